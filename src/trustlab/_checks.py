@@ -1,0 +1,205 @@
+"""Shared validation for the public boundary.
+
+Every public function converts and validates its inputs once, with these helpers, and raises
+:class:`trustlab.errors.InputError` naming the argument, what was expected and what came.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from trustlab.errors import InputError
+
+__all__ = [
+    "check_random_state",
+    "as_float_array",
+    "as_1d",
+    "check_finite",
+    "check_same_length",
+    "check_probability_vector",
+    "check_row_stochastic",
+    "check_labels",
+    "check_positive_int",
+    "check_in_range",
+    "check_choice",
+]
+
+
+def check_random_state(random_state: Any, name: str = "random_state") -> np.random.Generator:
+    """Turn None, an int or a numpy Generator into a Generator (the same seed, the same stream)."""
+    if random_state is None:
+        return np.random.default_rng()
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise InputError.bad(name, "a non-negative integer seed", random_state)
+        return np.random.default_rng(int(random_state))
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
+    raise InputError.bad(name, "None, an int seed or a numpy Generator", random_state)
+
+
+def as_float_array(
+    value: Any,
+    name: str,
+    *,
+    ndim: int | None = None,
+    shape: Sequence[int | None] | None = None,
+    allow_nan: bool = False,
+    min_size: int = 1,
+) -> np.ndarray:
+    """Convert ``value`` to a float64 array and check its dimensions, shape and finiteness."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError.bad(name, "numeric array-like", value) from None
+    if ndim is not None and arr.ndim != ndim:
+        raise InputError.bad(name, f"a {ndim}-dimensional array", arr)
+    if shape is not None:
+        if arr.ndim != len(shape) or any(
+            s is not None and s != a for s, a in zip(shape, arr.shape, strict=True)
+        ):
+            want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+            raise InputError.bad(name, f"shape {want}", arr)
+    if arr.size < min_size:
+        raise InputError.bad(name, f"at least {min_size} element(s)", arr)
+    if not allow_nan:
+        check_finite(arr, name)
+    return arr
+
+
+def check_finite(arr: np.ndarray, name: str) -> None:
+    """Raise if ``arr`` holds NaN or infinity, saying where the first one is."""
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise InputError(
+            f"{name}: expected finite values, got {arr[where]} at index {where} "
+            f"({int(bad.sum())} non-finite value(s) in all)",
+            argument=name,
+        )
+
+
+def as_1d(value: Any, name: str, *, min_size: int = 1) -> np.ndarray:
+    """A 1-D array of any dtype (labels, groups); pandas objects and lists are accepted."""
+    if hasattr(value, "to_numpy"):
+        value = value.to_numpy()
+    arr = np.asarray(value)
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise InputError.bad(name, "a 1-dimensional array", arr)
+    if arr.size < min_size:
+        raise InputError.bad(name, f"at least {min_size} element(s)", arr)
+    if arr.dtype.kind == "f" and np.isnan(arr).any():
+        raise InputError(f"{name}: expected no missing values, got NaN", argument=name)
+    if arr.dtype.kind == "O":
+        missing = [i for i, v in enumerate(arr) if v is None or (isinstance(v, float) and v != v)]
+        if missing:
+            raise InputError(
+                f"{name}: expected no missing values, got {len(missing)} (first at index "
+                f"{missing[0]})",
+                argument=name,
+            )
+    return arr
+
+
+def check_same_length(**arrays: Any) -> int:
+    """Check that all the named arrays have the same length and return it."""
+    lengths = {name: len(arr) for name, arr in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        desc = ", ".join(f"{k} has {v}" for k, v in lengths.items())
+        raise InputError(f"expected arrays of the same length, got: {desc}")
+    return next(iter(lengths.values()))
+
+
+def check_probability_vector(value: Any, name: str, *, atol: float = 1e-6) -> np.ndarray:
+    """A non-negative 1-D vector summing to 1 (within ``atol``)."""
+    arr = as_float_array(value, name, ndim=1)
+    if (arr < 0).any():
+        i = int(np.argmax(arr < 0))
+        raise InputError(
+            f"{name}: expected non-negative entries, got {arr[i]:g} at index {i}", argument=name
+        )
+    total = float(arr.sum())
+    if abs(total - 1.0) > atol:
+        raise InputError(f"{name}: expected entries summing to 1, got sum {total:.6g}", argument=name)
+    return arr
+
+
+def check_row_stochastic(value: Any, name: str, *, atol: float = 1e-6) -> np.ndarray:
+    """An array whose last axis holds probability distributions (non-negative, summing to 1)."""
+    arr = as_float_array(value, name)
+    if arr.ndim < 2:
+        raise InputError.bad(name, "an array of at least 2 dimensions with rows on the last axis", arr)
+    if (arr < 0).any():
+        where = tuple(int(i) for i in np.argwhere(arr < 0)[0])
+        raise InputError(
+            f"{name}: expected non-negative entries, got {arr[where]:g} at index {where}",
+            argument=name,
+        )
+    sums = arr.sum(axis=-1)
+    off = np.abs(sums - 1.0) > atol
+    if off.any():
+        where = tuple(int(i) for i in np.argwhere(off)[0])
+        raise InputError(
+            f"{name}: expected rows summing to 1, got a row at index {where} summing to "
+            f"{sums[where]:.6g}",
+            argument=name,
+        )
+    return arr
+
+
+def check_labels(values: np.ndarray, labels: Sequence[Any] | None, name: str) -> np.ndarray:
+    """The label set: given ``labels`` (checked to cover ``values``) or the sorted unique values."""
+    if labels is None:
+        return np.unique(values)
+    labels_arr = np.asarray(list(labels))
+    if len(np.unique(labels_arr)) != len(labels_arr):
+        raise InputError.bad("labels", "distinct values", list(labels))
+    unknown = np.setdiff1d(np.unique(values), labels_arr)
+    if unknown.size:
+        shown = ", ".join(repr(v) for v in unknown[:5].tolist())
+        raise InputError(
+            f"{name}: expected values among labels={labels_arr.tolist()!r}, got unknown "
+            f"value(s) {shown}",
+            argument=name,
+        )
+    return labels_arr
+
+
+def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise InputError.bad(name, f"an integer >= {minimum}", value)
+    return int(value)
+
+
+def check_in_range(
+    value: Any,
+    name: str,
+    low: float,
+    high: float,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise InputError.bad(name, "a number", value) from None
+    ok = (x > low if low_open else x >= low) and (x < high if high_open else x <= high)
+    if not ok or x != x:
+        lb = "(" if low_open else "["
+        rb = ")" if high_open else "]"
+        raise InputError.bad(name, f"a number in {lb}{low:g}, {high:g}{rb}", value)
+    return x
+
+
+def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
+    if value not in choices:
+        raise InputError.bad(name, "one of " + ", ".join(repr(c) for c in choices), value)
+    return value

@@ -1,0 +1,1 @@
+"""The ``trustlab`` command line. It only calls the public API."""

@@ -1,0 +1,73 @@
+"""Entry point of the ``trustlab`` command: ``trustlab <group> <command>``.
+
+Exit codes: 0 success, 2 bad input (one line on stderr), 1 failure.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import typer
+
+from trustlab import __version__
+from trustlab.cli import audit as _audit
+from trustlab.cli import data as _data
+from trustlab.cli import fairness as _fairness
+from trustlab.errors import ConfigError, InputError, TrustlabError
+
+app = typer.Typer(
+    name="trustlab",
+    help="Trustworthy-ML audits, explanations and checks for your models and data.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"trustlab {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
+    ),
+) -> None:
+    """trustlab: trustworthy-ML methods as dependable software."""
+
+
+app.command("audit")(_audit.audit)
+app.add_typer(_data.app, name="data")
+app.add_typer(_fairness.app, name="fairness")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; turn trustlab errors into one clear line and an exit code."""
+    try:
+        rv = app(args=argv, prog_name="trustlab", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        typer.echo("trustlab: interrupted", err=True)
+        sys.exit(130)
+    except (InputError, ConfigError) as exc:
+        typer.echo(f"trustlab: error: {exc}", err=True)
+        sys.exit(2)
+    except TrustlabError as exc:
+        typer.echo(f"trustlab: failed: {exc}", err=True)
+        sys.exit(1)
+    except Exception as exc:  # an unexpected failure still ends in one line and exit 1
+        typer.echo(f"trustlab: unexpected failure: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(1)
+    sys.exit(rv if isinstance(rv, int) else 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

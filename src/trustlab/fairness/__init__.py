@@ -1,0 +1,1 @@
+"""Fairness audits: multiclass disparate conditional prediction (DCP)."""
