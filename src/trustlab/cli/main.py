@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import sys
 
-import click
 import typer
 
 from trustlab import __version__
@@ -46,17 +45,13 @@ app.add_typer(_fairness.app, name="fairness")
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI; turn trustlab errors into one clear line and an exit code."""
+    """Run the CLI; turn trustlab errors into one clear line and an exit code.
+
+    Typer itself handles usage errors (exit 2) and Ctrl-C (exit 130); everything trustlab raises
+    on purpose ends here.
+    """
     try:
-        rv = app(args=argv, prog_name="trustlab", standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        typer.echo("trustlab: interrupted", err=True)
-        sys.exit(130)
+        app(args=argv, prog_name="trustlab")
     except (InputError, ConfigError) as exc:
         typer.echo(f"trustlab: error: {exc}", err=True)
         sys.exit(2)
@@ -66,7 +61,6 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # an unexpected failure still ends in one line and exit 1
         typer.echo(f"trustlab: unexpected failure: {type(exc).__name__}: {exc}", err=True)
         sys.exit(1)
-    sys.exit(rv if isinstance(rv, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover
