@@ -1,8 +1,55 @@
-"""CLI commands: placeholder until the module is written."""
+"""``trustlab data``: the bundled real datasets."""
+
+from __future__ import annotations
+
 import typer
+from rich.table import Table
 
-app = typer.Typer(no_args_is_help=True)
+from trustlab.cli._common import JSON_OPTION_HELP, console
+from trustlab.data import list_datasets, load_dataset
+
+app = typer.Typer(no_args_is_help=True, help="The real datasets bundled with trustlab.")
 
 
-def audit() -> None:
-    """Placeholder."""
+@app.command("list")
+def list_command(as_json: bool = typer.Option(False, "--json", help=JSON_OPTION_HELP)) -> None:
+    """List the bundled datasets with their label, protected attributes and licence."""
+    infos = list_datasets()
+    if as_json:
+        import json
+
+        typer.echo(json.dumps(infos, indent=2))
+        return
+    table = Table(title="Bundled datasets")
+    for col in ("name", "rows", "label (classes)", "protected", "licence"):
+        table.add_column(col)
+    for info in infos:
+        table.add_row(
+            info["name"],
+            str(info["rows"]),
+            f"{info['label']} ({len(info['classes'])})",
+            ", ".join(info["protected"]),
+            info["licence"],
+        )
+    console.print(table)
+
+
+@app.command("show")
+def show_command(
+    name: str = typer.Argument(..., help="Dataset name, e.g. chile."),
+    rows: int = typer.Option(5, "--rows", min=0, help="How many rows to print."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_OPTION_HELP),
+) -> None:
+    """Describe one bundled dataset and print its first rows."""
+    ds = load_dataset(name)
+    if as_json:
+        import json
+
+        typer.echo(json.dumps(ds.info(), indent=2))
+        return
+    info = ds.info()
+    console.print(f"[bold]{ds.name}[/bold]: {info['rows']} rows. {ds.description}")
+    console.print(f"label: {ds.label}  classes: {', '.join(info['classes'])}")
+    console.print(f"protected: {', '.join(ds.protected)}  features: {', '.join(ds.features)}")
+    console.print(f"source: {ds.source}\nlicence: {ds.licence}")
+    console.print(ds.frame.head(rows).to_string(index=False), markup=False, highlight=False)

@@ -1,0 +1,64 @@
+import json
+
+import numpy as np
+import pytest
+
+from trustlab.data import list_datasets, load_dataset
+from trustlab.errors import InputError
+
+
+def test_chile_is_the_documented_multiclass_table():
+    ds = load_dataset("chile")
+    assert ds.frame.shape == (2700 - 168, 8)
+    assert set(ds.y) == {"A", "N", "U", "Y"}
+    assert set(ds.groups()) == {"C", "M", "N", "S", "SA"}
+    assert set(ds.groups("sex")) == {"F", "M"}
+    assert ds.frame[ds.label].notna().all()
+    assert list(ds.X.columns) == list(ds.features)
+
+
+def test_logan_has_a_square_predictor_column():
+    ds = load_dataset("logan")
+    assert ds.frame.shape == (838, 4)
+    assert set(ds.frame["focc"]) == set(ds.y)
+    assert len(set(ds.y)) == 5
+
+
+def test_load_returns_independent_copies():
+    a = load_dataset("chile")
+    a.frame.loc[0, "vote"] = "changed"
+    assert load_dataset("chile").frame.loc[0, "vote"] != "changed"
+
+
+def test_list_datasets_is_json_safe_and_complete():
+    infos = list_datasets()
+    json.dumps(infos)
+    assert {i["name"] for i in infos} == {"chile", "logan"}
+    for info in infos:
+        assert info["licence"] and info["source"]
+        assert len(info["classes"]) >= 3
+
+
+def test_every_bundled_file_has_a_licence_note():
+    from importlib import resources
+
+    folder = resources.files("trustlab.data").joinpath("bundled")
+    notes = folder.joinpath("LICENSES.md").read_text()
+    for name in ("chile", "logan"):
+        assert f"{name}.csv.gz" in notes
+
+
+def test_unknown_dataset_names_the_argument():
+    with pytest.raises(InputError, match="name: expected one of 'chile', 'logan'"):
+        load_dataset("adult")
+
+
+def test_unknown_protected_column_is_rejected():
+    with pytest.raises(InputError, match="column"):
+        load_dataset("chile").groups("income")
+
+
+def test_numeric_columns_are_numeric():
+    ds = load_dataset("chile")
+    for col in ("population", "age", "income", "statusquo"):
+        assert np.issubdtype(ds.frame[col].dtype, np.number)
