@@ -19,7 +19,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from trustlab.errors import InputError
+from trustlab.data.tables import read_table, require_columns  # noqa: F401  (re-exported)
 
 console = Console()
 err_console = Console(stderr=True)
@@ -32,7 +32,7 @@ def emit(result: Any, as_json: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2, default=_json_default) + "\n")
     else:
-        console.print(result.summary(), highlight=False, markup=False)
+        console.print(result.summary(), highlight=False, markup=False, soft_wrap=True)
 
 
 def _json_default(obj: Any) -> Any:
@@ -62,33 +62,3 @@ def progress(enabled: bool = True) -> Iterator[Progress]:
     )
     with prog:
         yield prog
-
-
-def read_table(path: Path, name: str = "--data"):
-    """Read a CSV or Parquet file into a DataFrame, with a clear error for anything else."""
-    import pandas as pd
-
-    path = Path(path)
-    if not path.is_file():
-        raise InputError.bad(name, "an existing CSV or Parquet file", str(path))
-    suffix = "".join(path.suffixes[-2:]).lower()
-    try:
-        if suffix.endswith((".parquet", ".pq")):
-            return pd.read_parquet(path)
-        if suffix.endswith((".csv", ".csv.gz", ".txt", ".tsv")):
-            sep = "\t" if ".tsv" in suffix else ","
-            return pd.read_csv(path, sep=sep)
-    except Exception as exc:  # parser errors become one clear line
-        raise InputError(f"{name}: could not read {path}: {exc}", argument=name) from exc
-    raise InputError.bad(name, "a .csv, .tsv or .parquet file", str(path))
-
-
-def require_columns(df, columns: dict[str, str | None]) -> None:
-    """Check that each named option's column exists in ``df``."""
-    for option, col in columns.items():
-        if col is not None and col not in df.columns:
-            raise InputError(
-                f"{option}: expected a column of the data, got {col!r} "
-                f"(columns: {', '.join(map(str, df.columns[:20]))})",
-                argument=option,
-            )

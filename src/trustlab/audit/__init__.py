@@ -1,0 +1,16 @@
+"""``trustlab audit``: train or load models, audit them, write one self-contained report.
+
+Typical use (see :func:`run_audit` for a runnable example)::
+
+    from trustlab.audit import run_audit
+
+    result = run_audit(out="out")   # bundled chile data, default model zoo
+    print(result.summary())         # where out/report.html and out/report.json are
+
+Report sections live in :mod:`trustlab.audit.sections`; each receives an :class:`AuditContext`.
+"""
+
+from trustlab.audit.context import AuditContext
+from trustlab.audit.run import AuditResult, run_audit
+
+__all__ = ["run_audit", "AuditResult", "AuditContext"]

@@ -1,0 +1,88 @@
+"""What every report section receives: the data split, the fitted models and their predictions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["AuditContext"]
+
+
+@dataclass
+class AuditContext:
+    """The audited data, models and predictions, shared by all report sections.
+
+    Attributes
+    ----------
+    dataset : str
+        A bundled dataset name or the file name of the user's table.
+    label, group : str
+        The label column and the protected-group column.
+    labels : numpy.ndarray
+        The sorted class labels: every value of the true labels and of all predictions.
+    feature_names : list of str
+        The raw feature columns (before preprocessing).
+    X_train, X_test : pandas.DataFrame
+        Raw features. ``X_train`` has no rows when a given model or given predictions are
+        audited: then the whole table is the test set.
+    y_train, y_test, g_train, g_test : numpy.ndarray
+        Labels and groups of the two parts.
+    models : dict
+        Fitted estimators by name. The default zoo holds scikit-learn Pipelines with a
+        ColumnTransformer step ``"prep"`` and the estimator step ``"model"``; a model loaded from
+        the user's file is kept as it is (it may not have this shape). Empty when auditing
+        given predictions.
+    predictions : dict of numpy.ndarray
+        Predicted labels on ``X_test``, by model name.
+    probabilities : dict of numpy.ndarray
+        ``(n_test, K)`` class probabilities with columns in ``labels`` order; only for models with
+        ``predict_proba``.
+    random_state : int
+        The seed every section passes on to stochastic methods.
+    mode : str
+        ``"zoo"`` (default models trained here), ``"model"`` (the user's model) or
+        ``"predictions"`` (the user's predictions).
+    notes : list of str
+        What was done to the data on the way (rows dropped, imputation, ...), for the report.
+    """
+
+    dataset: str
+    label: str
+    group: str
+    labels: np.ndarray
+    feature_names: list[str]
+    X_train: pd.DataFrame
+    X_test: pd.DataFrame
+    y_train: np.ndarray
+    y_test: np.ndarray
+    g_train: np.ndarray
+    g_test: np.ndarray
+    models: dict[str, Any] = field(default_factory=dict)
+    predictions: dict[str, np.ndarray] = field(default_factory=dict)
+    probabilities: dict[str, np.ndarray] = field(default_factory=dict)
+    random_state: int = 0
+    mode: str = "zoo"
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def groups(self) -> np.ndarray:
+        """The sorted protected groups present in the test set."""
+        return np.unique(self.g_test)
+
+    @property
+    def n_train(self) -> int:
+        return len(self.y_train)
+
+    @property
+    def n_test(self) -> int:
+        return len(self.y_test)
+
+    def __repr__(self) -> str:
+        return (
+            f"AuditContext(dataset={self.dataset!r}, label={self.label!r}, group={self.group!r}, "
+            f"n_train={self.n_train}, n_test={self.n_test}, mode={self.mode!r}, "
+            f"models={list(self.predictions)})"
+        )

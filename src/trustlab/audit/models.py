@@ -1,0 +1,257 @@
+"""The default model zoo, its preprocessing, and secure loading of the user's model file.
+
+Model files are loaded with skops, which rebuilds objects without running arbitrary code. Only
+types from scikit-learn, NumPy and SciPy (and XGBoost / LightGBM when installed) are trusted
+automatically; anything else must be named by the user. Pickle and joblib files can run any code
+when loaded, so they are read only when the caller says it trusts the file.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import warnings
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from trustlab.errors import InputError
+
+__all__ = [
+    "ZOO_NAMES",
+    "default_zoo",
+    "make_preprocessor",
+    "make_pipeline",
+    "load_model",
+    "predict_labels",
+    "aligned_probabilities",
+]
+
+ZOO_NAMES = ("logistic_regression", "random_forest", "gradient_boosting")
+SKOPS_SUFFIXES = (".skops",)
+PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
+_LIBRARY_MODULES = ("sklearn", "numpy", "scipy")
+_OPTIONAL_LIBRARY_MODULES = ("xgboost", "lightgbm")
+
+
+def default_zoo(random_state: int = 0) -> dict[str, Any]:
+    """The unfitted default models: logistic regression, a random forest, gradient boosting."""
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+
+    return {
+        "logistic_regression": LogisticRegression(max_iter=1000),
+        "random_forest": RandomForestClassifier(
+            n_estimators=200, min_samples_leaf=5, random_state=random_state
+        ),
+        "gradient_boosting": HistGradientBoostingClassifier(random_state=random_state),
+    }
+
+
+def categorical_columns(X: pd.DataFrame) -> list[str]:
+    """Columns treated as categories: every non-numeric column, booleans included."""
+    return [
+        c
+        for c in X.columns
+        if not pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])
+    ]
+
+
+def make_preprocessor(X: pd.DataFrame):
+    """One-hot encode categorical columns, standardise numeric ones, impute missing values.
+
+    Missing categories get the most frequent value and missing numbers the median, so no row is
+    lost for a gap in a feature. Categories unseen in training are ignored at prediction time.
+    """
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    categorical = categorical_columns(X)
+    numeric = [c for c in X.columns if c not in categorical]
+    categorical_steps = Pipeline(
+        [
+            ("impute", SimpleImputer(strategy="most_frequent")),
+            ("onehot", OneHotEncoder(handle_unknown="ignore")),
+        ]
+    )
+    numeric_steps = Pipeline(
+        [("impute", SimpleImputer(strategy="median")), ("scale", StandardScaler())]
+    )
+    return ColumnTransformer(
+        [("categorical", categorical_steps, categorical), ("numeric", numeric_steps, numeric)]
+    )
+
+
+def make_pipeline(estimator, X: pd.DataFrame):
+    """``Pipeline([("prep", make_preprocessor(X)), ("model", estimator)])``."""
+    from sklearn.pipeline import Pipeline
+
+    return Pipeline([("prep", make_preprocessor(X)), ("model", estimator)])
+
+
+def load_model(
+    path: str | os.PathLike,
+    *,
+    trust_pickle: bool = False,
+    trust_types: Iterable[str] = (),
+):
+    """Load a fitted model from a skops file (or, when trusted, a pickle/joblib file).
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.skops`` file, or a ``.pkl`` / ``.pickle`` / ``.joblib`` file.
+    trust_pickle : bool, default False
+        Read pickle and joblib files. Loading a pickle runs whatever code the file contains:
+        only set this for files you made yourself or fully trust.
+    trust_types : iterable of str
+        Extra fully qualified type names (e.g. ``"mypackage.MyTransformer"``) to trust in a skops
+        file, beyond scikit-learn, NumPy and SciPy (and XGBoost / LightGBM when installed).
+
+    Returns
+    -------
+    The fitted estimator.
+
+    Raises
+    ------
+    InputError
+        The file is missing, has an unknown suffix, is a pickle without ``trust_pickle``, holds
+        untrusted types, cannot be read, or is not a fitted classifier.
+
+    Examples
+    --------
+    >>> import tempfile, skops.io
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> path = tempfile.mkdtemp() + "/model.skops"
+    >>> skops.io.dump(LogisticRegression().fit([[0], [1]], [0, 1]), path)
+    >>> load_model(path).predict([[1]]).tolist()
+    [1]
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError.bad("model", "an existing model file", str(path))
+    suffix = path.suffix.lower()
+    if suffix in SKOPS_SUFFIXES:
+        model = _load_skops(path, list(trust_types))
+    elif suffix in PICKLE_SUFFIXES:
+        if not trust_pickle:
+            raise InputError(
+                f"model: {path.name} is a pickle/joblib file, and loading one runs any code it "
+                "contains. Save the model with skops (skops.io.dump(model, 'model.skops')), or, if "
+                "you made this file yourself or fully trust it, pass --trust-pickle "
+                "(trust_pickle=True in Python).",
+                argument="model",
+            )
+        model = _load_pickle(path)
+    else:
+        raise InputError.bad(
+            "model",
+            "a .skops file (or .pkl, .pickle, .joblib with trust_pickle=True)",
+            str(path),
+        )
+    _check_fitted_classifier(model, path)
+    return model
+
+
+def trusted_library_modules() -> tuple[str, ...]:
+    """Top-level modules whose types are trusted in skops files: sklearn, numpy, scipy (+ extras)."""
+    extras = tuple(m for m in _OPTIONAL_LIBRARY_MODULES if importlib.util.find_spec(m) is not None)
+    return _LIBRARY_MODULES + extras
+
+
+def _load_skops(path: Path, trust_types: list[str]):
+    import skops.io as sio
+
+    try:
+        untrusted = sio.get_untrusted_types(file=path)
+    except Exception as exc:  # a corrupt or foreign file: say so in one line
+        raise InputError(
+            f"model: could not read {path.name} as a skops file ({type(exc).__name__}: {exc})",
+            argument="model",
+        ) from exc
+    libraries = trusted_library_modules()
+    refused = [t for t in untrusted if t.split(".")[0] not in libraries and t not in trust_types]
+    if refused:
+        flags = " ".join(f"--trust-type {t}" for t in refused)
+        raise InputError(
+            f"model: {path.name} contains types that are not from "
+            f"{', '.join(libraries)}: {', '.join(refused)}. Loading them may run their code. "
+            f"If you trust them, pass {flags} (trust_types=[...] in Python).",
+            argument="model",
+        )
+    try:
+        return sio.load(path, trusted=list(untrusted))
+    except Exception as exc:
+        raise InputError(
+            f"model: could not load {path.name} ({type(exc).__name__}: {exc})", argument="model"
+        ) from exc
+
+
+def _load_pickle(path: Path):
+    import joblib
+
+    try:
+        return joblib.load(path)  # reads plain pickles too
+    except Exception as exc:
+        raise InputError(
+            f"model: could not load {path.name} ({type(exc).__name__}: {exc})", argument="model"
+        ) from exc
+
+
+def _check_fitted_classifier(model, path: Path) -> None:
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    if not hasattr(model, "predict"):
+        raise InputError.bad("model", "an estimator with a predict method", model)
+    try:
+        check_is_fitted(model)
+    except NotFittedError:
+        raise InputError.bad(
+            "model", "a fitted estimator", f"an unfitted one in {path.name}"
+        ) from None
+    except TypeError:
+        pass  # not a scikit-learn estimator: trust that predict works, the call will tell
+
+
+def predict_labels(model, X: pd.DataFrame, name: str = "model") -> np.ndarray:
+    """``model.predict(X)`` as a 1-D array, with prediction failures named."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # e.g. feature-name warnings
+            pred = np.asarray(model.predict(X))
+    except Exception as exc:
+        raise InputError(
+            f"{name}: prediction on the data failed ({type(exc).__name__}: {exc})", argument=name
+        ) from exc
+    if pred.ndim == 2 and pred.shape[1] == 1:
+        pred = pred.ravel()
+    if pred.shape != (len(X),):
+        raise InputError.bad(name, f"one predicted label per row ({len(X)})", pred)
+    return pred
+
+
+def aligned_probabilities(model, X: pd.DataFrame, labels: np.ndarray) -> np.ndarray | None:
+    """``predict_proba`` with columns in ``labels`` order, or None when it is not available.
+
+    Labels the model never saw get probability 0. None is also returned when the model knows
+    classes outside ``labels`` (its columns would not sum to 1 over ``labels``).
+    """
+    classes = getattr(model, "classes_", None)
+    if not hasattr(model, "predict_proba") or classes is None:
+        return None
+    index = {label: i for i, label in enumerate(labels.tolist())}
+    if any(c not in index for c in np.asarray(classes).tolist()):
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        proba = np.asarray(model.predict_proba(X), dtype=np.float64)
+    aligned = np.zeros((len(X), len(labels)))
+    for j, c in enumerate(np.asarray(classes).tolist()):
+        aligned[:, index[c]] = proba[:, j]
+    return aligned

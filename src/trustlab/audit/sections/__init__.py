@@ -1,0 +1,28 @@
+"""Report sections of ``trustlab audit``.
+
+A section is a module ``trustlab.audit.sections.<name>`` with a function
+``build(ctx: AuditContext) -> Section | None`` (None when it does not apply to this audit).
+``SECTION_MODULES`` lists them in report order; a module is imported only when its section is
+built, so a heavy dependency of one section costs nothing to the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from trustlab.errors import InputError
+
+__all__ = ["SECTION_MODULES", "load_section"]
+
+SECTION_MODULES: list[str] = [
+    "overview",
+    "fairness",
+]
+
+
+def load_section(name: str) -> ModuleType:
+    """Import the section module ``name`` (one of :data:`SECTION_MODULES`)."""
+    if name not in SECTION_MODULES:
+        raise InputError.bad("sections", "names among " + ", ".join(SECTION_MODULES), name)
+    return importlib.import_module(f"{__name__}.{name}")

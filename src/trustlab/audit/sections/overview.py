@@ -1,0 +1,169 @@
+"""Report section "Data and models": the dataset, its split, who is in it, how accurate the models are."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from trustlab.audit.context import AuditContext
+from trustlab.report import Figure, Paragraph, Section, Table
+
+__all__ = ["build", "TITLE"]
+
+TITLE = "Data and models"
+
+
+def build(ctx: AuditContext) -> Section:
+    """The overview section: data description, label × group distribution, model accuracy."""
+    y_all = np.concatenate([ctx.y_train, ctx.y_test])
+    g_all = np.concatenate([ctx.g_train, ctx.g_test])
+    groups = np.unique(g_all)
+    distribution = _distribution(y_all, g_all, groups, ctx.labels)
+    scores = {
+        name: _scores(ctx.y_test, pred, ctx.g_test, groups)
+        for name, pred in ctx.predictions.items()
+    }
+    blocks = [Paragraph(_describe(ctx, len(y_all)))]
+    blocks += [Paragraph(note, "note") for note in ctx.notes]
+    blocks += [
+        _distribution_table(distribution, ctx),
+        _distribution_figure(distribution, ctx),
+        _scores_table(scores),
+        _group_accuracy_table(scores, groups),
+    ]
+    data = {
+        "dataset": ctx.dataset,
+        "label": ctx.label,
+        "group": ctx.group,
+        "mode": ctx.mode,
+        "features": list(ctx.feature_names),
+        "rows": {"all": int(len(y_all)), "train": ctx.n_train, "test": ctx.n_test},
+        "labels": ctx.labels.tolist(),
+        "groups": distribution,
+        "models": scores,
+        "notes": list(ctx.notes),
+    }
+    best = max(scores, key=lambda name: scores[name]["balanced_accuracy"], default=None)
+    summary = f"{len(y_all):,} rows, {len(ctx.labels)} classes of {ctx.label!r}, {len(groups)} groups of {ctx.group!r}."
+    if best is not None:
+        summary += f" Best balanced accuracy: {best} ({scores[best]['balanced_accuracy']:.3f})."
+    return Section("overview", TITLE, blocks, data, summary=summary)
+
+
+def _describe(ctx: AuditContext, n_rows: int) -> str:
+    features = ", ".join(ctx.feature_names) if ctx.feature_names else "none"
+    how = {
+        "zoo": (
+            f"The default models were trained on {ctx.n_train:,} rows (stratified by label) and are "
+            f"audited on the other {ctx.n_test:,}."
+        ),
+        "model": f"The given model predicts on all {ctx.n_test:,} rows, which are all audited.",
+        "predictions": f"The given predictions on all {ctx.n_test:,} rows are audited.",
+    }[ctx.mode]
+    return (
+        f"Dataset {ctx.dataset}: {n_rows:,} rows. Label: {ctx.label} "
+        f"({', '.join(map(str, ctx.labels))}). Protected group: {ctx.group}. "
+        f"Features: {features}. {how}"
+    )
+
+
+def _distribution(y, g, groups, labels) -> list[dict]:
+    rows = []
+    for group in groups:
+        in_group = g == group
+        n = int(in_group.sum())
+        counts = {str(label): int(np.sum(y[in_group] == label)) for label in labels}
+        rows.append(
+            {
+                "group": group,
+                "rows": n,
+                "share": n / len(y),
+                "label_counts": counts,
+                "label_shares": {k: v / n for k, v in counts.items()},
+            }
+        )
+    return rows
+
+
+def _distribution_table(distribution: list[dict], ctx: AuditContext) -> Table:
+    labels = [str(label) for label in ctx.labels]
+    columns = [ctx.group, "rows", "share of rows", *(f"{ctx.label} = {lab}" for lab in labels)]
+    rows = [
+        [str(d["group"]), d["rows"], d["share"], *(d["label_shares"][lab] for lab in labels)]
+        for d in distribution
+    ]
+    return Table(
+        columns,
+        rows,
+        caption="Rows per group (train and test) and the share of each label within the group",
+    )
+
+
+def _distribution_figure(distribution: list[dict], ctx: AuditContext) -> Figure:
+    from matplotlib.figure import Figure as MplFigure
+
+    labels = [str(label) for label in ctx.labels]
+    names = [str(d["group"]) for d in distribution]
+    fig = MplFigure(figsize=(7.0, 0.45 * len(names) + 1.4))
+    ax = fig.add_subplot()
+    left = np.zeros(len(names))
+    colours = _palette(len(labels))
+    for lab, colour in zip(labels, colours, strict=True):
+        shares = np.array([d["label_shares"][lab] for d in distribution])
+        ax.barh(names, shares, left=left, color=colour, label=f"{ctx.label} = {lab}")
+        left += shares
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share of the group")
+    ax.set_ylabel(ctx.group)
+    ax.invert_yaxis()
+    ax.legend(
+        loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=min(len(labels), 5), frameon=False
+    )
+    return Figure(
+        fig,
+        f"Label distribution within each group ({ctx.group})",
+        alt=f"Stacked bars: share of each {ctx.label} value within each {ctx.group} group",
+    )
+
+
+def _palette(n: int) -> list:
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab10"]
+    return [cmap(i % 10) for i in range(n)]
+
+
+def _scores(y_true, y_pred, g, groups) -> dict:
+    from sklearn.metrics import accuracy_score, balanced_accuracy_score
+
+    with warnings.catch_warnings():
+        # Predicted classes absent from y_true are fine here; sklearn warns about them.
+        warnings.simplefilter("ignore", UserWarning)
+        balanced = balanced_accuracy_score(y_true, y_pred)
+    by_group = {}
+    for group in groups:
+        in_group = g == group
+        by_group[str(group)] = (
+            float(accuracy_score(y_true[in_group], y_pred[in_group])) if in_group.any() else None
+        )
+    return {
+        "accuracy": float(accuracy_score(y_true, y_pred)),
+        "balanced_accuracy": float(balanced),
+        "accuracy_by_group": by_group,
+    }
+
+
+def _scores_table(scores: dict) -> Table:
+    rows = [[name, s["accuracy"], s["balanced_accuracy"]] for name, s in scores.items()]
+    return Table(
+        ["model", "accuracy", "balanced accuracy"],
+        rows,
+        caption="Accuracy on the audited rows",
+    )
+
+
+def _group_accuracy_table(scores: dict, groups) -> Table:
+    names = [str(g) for g in groups]
+    rows = [[name, *(s["accuracy_by_group"][g] for g in names)] for name, s in scores.items()]
+    return Table(["model", *names], rows, caption="Accuracy within each group")

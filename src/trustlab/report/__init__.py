@@ -1,0 +1,12 @@
+"""The audit report: sections of paragraphs, tables and figures, as self-contained HTML and JSON.
+
+>>> from trustlab.report import Paragraph, Report, Section
+>>> report = Report("Example")
+>>> _ = report.add(Section("intro", "Introduction", [Paragraph("Hello.")], data={"n": 1}))
+>>> [s["id"] for s in report.to_dict()["sections"]]
+['intro']
+"""
+
+from trustlab.report.builder import Figure, Paragraph, Report, Section, Table, to_jsonable
+
+__all__ = ["Report", "Section", "Paragraph", "Table", "Figure", "to_jsonable"]

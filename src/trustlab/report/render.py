@@ -1,0 +1,77 @@
+"""Render a :class:`~trustlab.report.builder.Report` as one self-contained HTML page."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from functools import lru_cache
+from typing import Any
+
+__all__ = ["render_html", "format_cell", "is_number"]
+
+TEMPLATE_NAME = "report.html.j2"
+
+
+def is_number(value: Any) -> bool:
+    """True for ints and floats (numpy included), False for booleans and everything else."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def format_cell(value: Any) -> str:
+    """How a table cell reads: 4 decimals for floats, separators for large numbers."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, numbers.Integral):
+        return f"{int(value):,}"
+    if isinstance(value, numbers.Real):
+        x = float(value)
+        if math.isnan(x):
+            return "n/a"
+        if math.isinf(x):
+            return "∞" if x > 0 else "−∞"
+        return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4f}"
+    return str(value)
+
+
+def _meta_value(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value))
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {v}" for k, v in value.items())
+    return format_cell(value) if is_number(value) else str(value)
+
+
+def _meta_label(key: str) -> str:
+    return key.replace("_", " ").capitalize()
+
+
+@lru_cache(maxsize=1)
+def _environment():
+    import jinja2
+
+    from trustlab.report.builder import Figure, Paragraph, Table
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("trustlab.report", "templates"),
+        # Every value from the data (column names, labels, error messages) is escaped.
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["cell"] = format_cell
+    env.filters["meta_value"] = _meta_value
+    env.filters["meta_label"] = _meta_label
+    env.tests["number"] = is_number
+    env.tests["paragraph"] = lambda block: isinstance(block, Paragraph)
+    env.tests["table"] = lambda block: isinstance(block, Table)
+    env.tests["figure"] = lambda block: isinstance(block, Figure)
+    return env
+
+
+def render_html(report) -> str:
+    """The report as an HTML string (inline CSS, figures as data: URIs, no scripts)."""
+    template = _environment().get_template(TEMPLATE_NAME)
+    return template.render(report=report, meta=report.meta, sections=report.sections)

@@ -1,0 +1,247 @@
+"""``trustlab fairness dcp`` and ``dcp-aggregate``: same numbers as the API, clear bad-input errors."""
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from trustlab.cli.fairness import read_aggregates
+from trustlab.cli.main import main
+from trustlab.errors import InputError
+from trustlab.report import to_jsonable
+
+
+def run(args, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+def one_line(err):
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def people(tmp_path_factory):
+    """Labels 1..3 (integers), predictions that are fairer for group 'u' than for 'v'."""
+    rng = np.random.default_rng(2)
+    n = 300
+    group = rng.choice(["u", "v"], size=n)
+    y = rng.integers(1, 4, size=n)
+    noise = rng.random(n) < np.where(group == "u", 0.1, 0.4)
+    pred = np.where(noise, rng.integers(1, 4, size=n), y)
+    table = pd.DataFrame({"y": y, "yhat": pred, "g": group})
+    path = tmp_path_factory.mktemp("fair") / "people.csv"
+    table.to_csv(path, index=False)
+    return path, table
+
+
+def aggregate_frame(weights, label_dist, pred_dist, names=("a", "b", "c")):
+    frame = pd.DataFrame({"group": [f"g{i}" for i in range(len(weights))], "weight": weights})
+    for k, name in enumerate(names):
+        frame[f"label:{name}"] = label_dist[:, k]
+    for k, name in enumerate(names):
+        frame[f"pred:{name}"] = pred_dist[:, k]
+    return frame
+
+
+AGG = aggregate_frame(
+    np.array([0.5, 0.3, 0.2]),
+    np.array([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2], [0.3, 0.3, 0.4]]),
+    np.array([[0.25, 0.25, 0.5], [0.5, 0.3, 0.2], [0.3, 0.4, 0.3]]),
+)
+
+
+def dcp_args(path, *extra):
+    return [
+        "fairness",
+        "dcp",
+        "--data",
+        str(path),
+        "--label",
+        "y",
+        "--pred",
+        "yhat",
+        "--group",
+        "g",
+        *extra,
+    ]
+
+
+def test_dcp_json_equals_the_api(people, capsys):
+    from trustlab.fairness import multiclass_dcp
+
+    path, table = people
+    code, out, _ = run(dcp_args(path, "--json", "--seed", "4", "--restarts", "2"), capsys)
+    assert code == 0
+    expected = multiclass_dcp(table["y"], table["yhat"], table["g"], restarts=2, random_state=4)
+    assert json.loads(out) == to_jsonable(expected.to_dict())
+
+
+def test_dcp_summary_is_printed_without_json(people, capsys):
+    from trustlab.fairness import multiclass_dcp
+
+    path, table = people
+    code, out, _ = run(dcp_args(path, "--no-aggregate"), capsys)
+    assert code == 0
+    expected = multiclass_dcp(
+        table["y"], table["yhat"], table["g"], aggregate=False, random_state=0
+    )
+    assert out.strip() == expected.summary().strip()
+
+
+def test_dcp_out_writes_result_json_and_plot(people, tmp_path, capsys):
+    path, _ = people
+    code, out, err = run(dcp_args(path, "--no-aggregate", "--json", "--out", str(tmp_path)), capsys)
+    assert code == 0
+    assert json.loads((tmp_path / "result.json").read_text()) == json.loads(out)
+    assert (tmp_path / "dcp.png").read_bytes().startswith(b"\x89PNG")
+    assert "dcp.png" in err  # the note goes to stderr: stdout stays pure JSON
+
+
+def test_dcp_labels_option_follows_the_integer_label_column(people, capsys):
+    path, _ = people
+    code, out, _ = run(dcp_args(path, "--no-aggregate", "--json", "--labels", "3,2,1"), capsys)
+    assert code == 0
+    assert json.loads(out)["known"]["labels"] == [3, 2, 1]
+
+
+def test_dcp_labels_must_cover_the_data(people, capsys):
+    path, _ = people
+    code, _, err = run(dcp_args(path, "--no-aggregate", "--labels", "1,2"), capsys)
+    assert code == 2
+    assert "--labels: expected every value of the --label and --pred columns" in one_line(err)
+    assert "which lacks 3" in err
+
+
+def test_dcp_missing_column_exits_2_with_one_line(people, capsys):
+    path, _ = people
+    args = [
+        "fairness",
+        "dcp",
+        "--data",
+        str(path),
+        "--label",
+        "y",
+        "--pred",
+        "nope",
+        "--group",
+        "g",
+    ]
+    code, _, err = run(args, capsys)
+    assert code == 2
+    assert "--pred: expected a column of the data, got 'nope'" in one_line(err)
+
+
+def test_dcp_bad_option_value_exits_2_with_one_line(people, capsys):
+    path, _ = people
+    code, _, err = run(dcp_args(path, "--greedy-attempts", "0"), capsys)
+    assert code == 2
+    assert "--greedy-attempts: expected an integer >= 1" in one_line(err)
+
+
+def test_dcp_aggregate_json_equals_the_api(tmp_path, capsys):
+    from trustlab.fairness import dcp_from_aggregates
+
+    AGG.to_csv(tmp_path / "agg.csv", index=False)
+    code, out, _ = run(
+        [
+            "fairness",
+            "dcp-aggregate",
+            "--data",
+            str(tmp_path / "agg.csv"),
+            "--restarts",
+            "2",
+            "--json",
+        ],
+        capsys,
+    )
+    assert code == 0
+    label_dist = AGG[["label:a", "label:b", "label:c"]].to_numpy()
+    pred_dist = AGG[["pred:a", "pred:b", "pred:c"]].to_numpy()
+    expected = dcp_from_aggregates(
+        AGG["weight"].to_numpy(),
+        label_dist,
+        pred_dist,
+        restarts=2,
+        random_state=0,
+        labels=["a", "b", "c"],
+        groups=["g0", "g1", "g2"],
+    )
+    assert json.loads(out) == to_jsonable(expected.to_dict())
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda f: f.drop(columns="pred:b"), "a column 'pred:b' to match 'label:b'"),
+        (lambda f: f.drop(columns="weight"), "expected a column of the data, got 'weight'"),
+        (lambda f: f.assign(extra=1), "column 'extra'"),
+        (lambda f: f.assign(**{"label:a": 0.9}), "shares summing to 1 in the row of group 'g0'"),
+        (lambda f: f.assign(weight=[0.5, 0.5, 0.5]), "shares summing to 1 in the weight column"),
+        (lambda f: f.assign(**{"pred:c": [0.5, -0.1, 0.3]}), "'pred:c'.*-0.1.*group 'g1'"),
+        (lambda f: f.assign(group=["g0", "g0", "g2"]), "group 'g0' repeated"),
+    ],
+)
+def test_dcp_aggregate_bad_table_exits_2_naming_the_problem(tmp_path, capsys, change, message):
+    change(AGG.copy()).to_csv(tmp_path / "agg.csv", index=False)
+    code, _, err = run(["fairness", "dcp-aggregate", "--data", str(tmp_path / "agg.csv")], capsys)
+    assert code == 2
+    line = one_line(err)
+    assert line.startswith("trustlab: error: --data")
+    assert re.search(message, line), line
+
+
+def test_rounded_shares_are_renormalised():
+    rounded = AGG.copy()
+    rounded["label:a"] += 0.0004  # published percentages rarely sum to exactly 1
+    _, weights, names, label_dist, pred_dist = read_aggregates(rounded)
+    assert names == ["a", "b", "c"]
+    np.testing.assert_allclose(label_dist.sum(axis=1), 1.0, atol=1e-15)
+    assert label_dist[0, 0] == pytest.approx(0.2004 / 1.0004, abs=1e-15)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 6), st.integers(2, 5), st.integers(0, 2**32 - 1))
+def test_read_aggregates_recovers_the_table(n_groups, n_labels, seed):
+    rng = np.random.default_rng(seed)
+    weights = rng.dirichlet(np.ones(n_groups))
+    label_dist = rng.dirichlet(np.ones(n_labels), size=n_groups)
+    pred_dist = rng.dirichlet(np.ones(n_labels), size=n_groups)
+    names = [f"c{k}" for k in range(n_labels)]
+    groups, w, got_names, pi, p = read_aggregates(
+        aggregate_frame(weights, label_dist, pred_dist, names)
+    )
+    assert groups == [f"g{i}" for i in range(n_groups)] and got_names == names
+    np.testing.assert_allclose(w, weights, atol=1e-12)
+    np.testing.assert_allclose(pi, label_dist, atol=1e-12)
+    np.testing.assert_allclose(p, pred_dist, atol=1e-12)
+
+
+def test_read_aggregates_needs_two_classes():
+    with pytest.raises(InputError, match="at least 2 classes"):
+        read_aggregates(AGG[["group", "weight", "label:a", "pred:a"]])
+
+
+def test_json_on_stdout_stays_parseable_in_a_real_process(people, tmp_path):
+    """Native solvers may print to file descriptor 1; stdout must still hold only the JSON."""
+    import subprocess
+    import sys
+
+    path, _ = people
+    command = [
+        sys.executable,
+        "-m",
+        "trustlab.cli.main",
+        *dcp_args(path, "--restarts", "1", "--json"),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["aggregate"]["regime"] == "aggregate"
