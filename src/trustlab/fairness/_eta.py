@@ -15,6 +15,8 @@ import numpy as np
 
 __all__ = ["eta", "eta_grad_a", "eta_branches"]
 
+_TINY = np.finfo(np.float64).tiny
+
 
 def eta_branches(a, b) -> tuple[np.ndarray, np.ndarray]:
     """The two smooth branches ``1 - b/a`` and ``1 - (1-b)/(1-a)`` with their limits."""
@@ -41,7 +43,8 @@ def eta_grad_a(a, b) -> np.ndarray:
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     a, b = np.broadcast_arrays(a, b)
+    # floor the squares, not a itself: (1e-300) ** 2 underflows to 0 and 0 / 0 gave NaN at a = b = 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        up = b / np.maximum(a, 1e-300) ** 2
-        down = -(1.0 - b) / np.maximum(1.0 - a, 1e-300) ** 2
+        up = b / np.maximum(a * a, _TINY)
+        down = -(1.0 - b) / np.maximum((1.0 - a) ** 2, _TINY)
     return np.where(a >= b, up, down)
