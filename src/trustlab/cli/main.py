@@ -12,6 +12,7 @@ import typer
 from trustlab import __version__
 from trustlab.cli import audit as _audit
 from trustlab.cli import data as _data
+from trustlab.cli import evaluate as _evaluate
 from trustlab.cli import fairness as _fairness
 from trustlab.errors import ConfigError, InputError, TrustlabError
 
@@ -42,6 +43,7 @@ def _root(
 app.command("audit")(_audit.audit)
 app.add_typer(_data.app, name="data")
 app.add_typer(_fairness.app, name="fairness")
+app.add_typer(_evaluate.app, name="evaluate")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,270 @@
+"""``trustlab evaluate``: rank models on unlabelled data by their own uncertainty."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from trustlab._checks import check_positive_int
+from trustlab.cli._common import JSON_OPTION_HELP, emit, err_console, progress, read_table
+from trustlab.errors import InputError
+
+__all__ = ["app", "read_predictions", "read_labels", "PREDICTIONS_FORMAT"]
+
+app = typer.Typer(
+    no_args_is_help=True,
+    help="Model evaluation without labels: rank models by their own uncertainty.",
+)
+
+PREDICTIONS_FORMAT = """\
+Prediction files (one model per file unless noted; the model's name is the
+file name without its extension):
+
+  .npy       an (n, K) array of class probabilities (or logits with
+             --from-logits); column k is class k
+  .csv       one column per class, with a header naming the classes; one
+             row per item (also .tsv and .parquet)
+  .npz       several models: each array's name is a model name
+  .json      several models: an object mapping each model name to its (n, K)
+             array as nested lists; for a generative model, to an object with
+             "token_logprobs" (per item, the list of its answer tokens'
+             log-probabilities) and optionally "key_positions" (per item, the
+             index of the key token) and "correct" (per item, 0 or 1)
+
+Labels (--labels): .npy, .txt (one label per line) or .csv/.tsv/.parquet
+(a header row, then one column, or a column named "label"); n labels, the
+class indices 0..K-1 or the class names of the CSV headers.
+
+Example:
+
+  trustlab evaluate rank --predictions runs/*.npy --labels y_test.npy --json
+"""
+
+
+@app.command("rank", help="Rank models by a label-free uncertainty score.\n\n" + PREDICTIONS_FORMAT)
+def rank_command(
+    predictions: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--predictions", "-p", help="Prediction files (repeat, or list them after it)."
+        ),
+    ] = None,
+    more_files: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            metavar="FILES", help="More prediction files (`--predictions *.npy` expands to these)."
+        ),
+    ] = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option("--labels", help="True labels: adds accuracy and rank correlations."),
+    ] = None,
+    score: Annotated[
+        str, typer.Option("--score", help="nll, entropy, max_prob or margin.")
+    ] = "nll",
+    from_logits: Annotated[
+        bool, typer.Option("--from-logits", help="The arrays are logits, not probabilities.")
+    ] = False,
+    token_position: Annotated[
+        str,
+        typer.Option(
+            "--token-position", help="For token log-probabilities: first, key, mean or sum."
+        ),
+    ] = "mean",
+    calibration_size: Annotated[
+        int | None,
+        typer.Option(
+            "--calibration-size",
+            help="With --labels: fit temperatures on this many labelled items, rank the rest.",
+        ),
+    ] = None,
+    bootstrap: Annotated[
+        int, typer.Option("--bootstrap", help="Bootstrap resamples (0: no intervals).")
+    ] = 1000,
+    confidence_level: Annotated[
+        float, typer.Option("--confidence-level", help="Coverage of the intervals.")
+    ] = 0.95,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Also write result.json and ranking.png into this directory."),
+    ] = None,
+) -> None:
+    from trustlab.evaluation import rank_models
+
+    files = [*(predictions or []), *(more_files or [])]
+    if not files:
+        raise InputError.bad("--predictions", "at least one prediction file", "none")
+    seed = check_positive_int(seed, "--seed", minimum=0)
+    outputs, classes, correct = read_predictions(files)
+    label_values = None if labels is None else read_labels(labels)
+    if label_values is not None and classes is not None:
+        label_values = [_label_text(v) for v in label_values]
+    with progress() as bar:
+        bar.add_task(f"ranking {len(outputs)} models", total=None)
+        result = rank_models(
+            outputs,
+            score=score,
+            from_logits=from_logits,
+            labels=label_values,
+            classes=classes,
+            correct=correct if labels is None else None,
+            token_position=token_position,
+            calibration_size=calibration_size,
+            n_bootstrap=bootstrap,
+            confidence_level=confidence_level,
+            random_state=seed,
+        )
+    emit(result, as_json)
+    if out is not None:
+        _write_outputs(result, out, as_json)
+
+
+def read_predictions(paths: list[Path]):
+    """Models' outputs from files (see PREDICTIONS_FORMAT).
+
+    Returns
+    -------
+    outputs : dict of str to ndarray or TokenLogProbs
+    classes : list of str or None
+        The class names of the CSV headers (the same in every CSV file; other files' columns
+        are taken in the same order), else None.
+    correct : dict of str to list, or None
+        Per-item correctness given in JSON files (for every model, or None).
+    """
+    outputs: dict[str, Any] = {}
+    headers: list[list[str]] = []
+    correct: dict[str, Any] = {}
+    for path in paths:
+        for name, value, header, right in _read_prediction_file(Path(path)):
+            if name in outputs:
+                raise InputError.bad("--predictions", "distinct model names", f"{name!r} twice")
+            outputs[name] = value
+            if header is not None:
+                headers.append(header)
+            if right is not None:
+                correct[name] = right
+    if any(h != headers[0] for h in headers):
+        raise InputError.bad("--predictions", "the same class columns in every CSV", headers)
+    if correct and len(correct) != len(outputs):
+        missing = [name for name in outputs if name not in correct]
+        raise InputError.bad(
+            "--predictions", '"correct" for every model or for none', f"none for {missing[:5]}"
+        )
+    return outputs, (headers[0] if headers else None), (correct or None)
+
+
+def _read_prediction_file(path: Path):
+    """Yield (model name, outputs, class header or None, correctness or None)."""
+    import numpy as np
+
+    if not path.is_file():
+        raise InputError.bad("--predictions", "an existing file", str(path))
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".npy":
+            yield path.stem, np.load(path, allow_pickle=False), None, None
+        elif suffix == ".npz":
+            with np.load(path, allow_pickle=False) as archive:
+                for key in archive.files:
+                    yield key, archive[key], None, None
+        elif suffix == ".json":
+            yield from _read_json_predictions(path)
+        elif suffix in (".csv", ".tsv", ".parquet", ".pq"):
+            table = read_table(path, "--predictions")
+            yield path.stem, table.to_numpy(), [str(c) for c in table.columns], None
+        else:
+            raise InputError.bad(
+                "--predictions", ".npy, .npz, .csv, .tsv, .parquet or .json", str(path)
+            )
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(
+            f"--predictions: could not read {path}: {exc}", argument="--predictions"
+        ) from exc
+
+
+def _read_json_predictions(path: Path):
+    from trustlab.evaluation import TokenLogProbs
+
+    content = json.loads(path.read_text())
+    if not isinstance(content, dict):
+        raise InputError.bad("--predictions", f"a JSON object of model names in {path}", content)
+    for name, value in content.items():
+        if isinstance(value, dict):
+            if "token_logprobs" not in value:
+                raise InputError.bad(
+                    f"--predictions ({path.name}: {name})",
+                    'an object with "token_logprobs"',
+                    list(value),
+                )
+            tokens = TokenLogProbs(value["token_logprobs"], value.get("key_positions"))
+            yield str(name), tokens, None, value.get("correct")
+        else:
+            yield str(name), value, None, None
+
+
+def read_labels(path: Path) -> list:
+    """n labels from .npy, .txt (one per line) or a one-column (or "label" column) table."""
+    import numpy as np
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError.bad("--labels", "an existing file", str(path))
+    suffix = path.suffix.lower()
+    if suffix == ".npy":
+        try:
+            return np.load(path, allow_pickle=False).ravel().tolist()
+        except (OSError, ValueError) as exc:
+            raise InputError(
+                f"--labels: could not read {path}: {exc}", argument="--labels"
+            ) from exc
+    if suffix == ".txt":
+        values = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+        return [_number_or_text(v) for v in values]
+    table = read_table(path, "--labels")
+    if table.shape[1] == 1:
+        return table.iloc[:, 0].tolist()
+    if "label" in table.columns:
+        return table["label"].tolist()
+    raise InputError.bad(
+        "--labels", 'one column, or a column named "label"', f"columns {list(table.columns)[:10]}"
+    )
+
+
+def _number_or_text(value: str):
+    try:
+        return int(value)
+    except ValueError:
+        return value
+
+
+def _label_text(value) -> str:
+    """A label as the CSV headers spell class names: 2.0 and 2 both as "2"."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _write_outputs(result, out: Path, as_json: bool) -> None:
+    from matplotlib.figure import Figure
+
+    from trustlab.report import to_jsonable
+
+    out.mkdir(parents=True, exist_ok=True)
+    json_path = out / "result.json"
+    json_path.write_text(json.dumps(to_jsonable(result.to_dict()), indent=2, allow_nan=False))
+    figure = Figure(figsize=(7, 4.5))
+    result.plot(ax=figure.add_subplot())
+    png_path = out / "ranking.png"
+    figure.savefig(png_path, dpi=144, bbox_inches="tight")
+    message = f"wrote {json_path} and {png_path}"
+    if as_json:  # keep stdout pure JSON
+        err_console.print(message, highlight=False, markup=False)
+    else:
+        typer.echo(message)

@@ -1,0 +1,205 @@
+"""``trustlab evaluate rank``: file formats, --json and --out, one-line errors with exit 2."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import typer
+
+from trustlab.cli import evaluate
+from trustlab.cli import main as cli_main
+from trustlab.evaluation import TokenLogProbs, rank_models
+
+
+@pytest.fixture
+def run(capsys, monkeypatch):
+    """Run ``trustlab ARGS`` through main(); until the lead registers the group, on a root app
+    that has it."""
+    if not any(group.name == "evaluate" for group in cli_main.app.registered_groups):
+        root = typer.Typer()
+        root.callback()(lambda: None)
+        root.add_typer(evaluate.app, name="evaluate")
+        monkeypatch.setattr(cli_main, "app", root)
+
+    def invoke(*args):
+        with pytest.raises(SystemExit) as exc:
+            cli_main.main([str(a) for a in args])
+        out, err = capsys.readouterr()
+        return exc.value.code, out, err
+
+    return invoke
+
+
+def one_line(err):
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def arrays():
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 3, size=150)
+    outputs = {}
+    for m, skill in enumerate((0.2, 1.0, 2.0)):
+        logits = rng.normal(size=(150, 3))
+        logits[np.arange(150), labels] += skill
+        outputs[f"model{m}"] = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    return outputs, labels
+
+
+@pytest.fixture
+def npy_files(arrays, tmp_path):
+    outputs, labels = arrays
+    paths = []
+    for name, probs in outputs.items():
+        np.save(tmp_path / f"{name}.npy", probs)
+        paths.append(tmp_path / f"{name}.npy")
+    np.save(tmp_path / "y.npy", labels)
+    return paths, tmp_path / "y.npy"
+
+
+def test_npy_files_with_labels_give_the_api_result(run, arrays, npy_files):
+    outputs, labels = arrays
+    paths, label_path = npy_files
+    code, out, _ = run(
+        "evaluate",
+        "rank",
+        "--predictions",
+        *paths,
+        "--labels",
+        label_path,
+        "--json",
+        "--bootstrap",
+        100,
+        "--seed",
+        3,
+    )
+    assert code == 0
+    expected = rank_models(outputs, labels=labels, n_bootstrap=100, random_state=3)
+    assert json.loads(out) == json.loads(json.dumps(expected.to_dict()))
+
+
+def test_summary_lists_models_in_predicted_order(run, arrays, npy_files):
+    paths, _ = npy_files
+    code, out, _ = run(
+        "evaluate", "rank", "-p", paths[0], "-p", paths[1], "-p", paths[2], "--bootstrap", 0
+    )
+    assert code == 0
+    order = [out.index(name) for name in ("model2", "model1", "model0")]
+    assert order == sorted(order)
+
+
+def test_csv_headers_name_the_classes_of_text_labels(run, arrays, tmp_path):
+    outputs, labels = arrays
+    classes = np.array(["no", "maybe", "yes"])
+    paths = []
+    for name, probs in outputs.items():
+        pd.DataFrame(probs, columns=classes).to_csv(tmp_path / f"{name}.csv", index=False)
+        paths.append(tmp_path / f"{name}.csv")
+    (tmp_path / "y.txt").write_text("\n".join(classes[labels]) + "\n")
+    code, out, _ = run(
+        "evaluate", "rank", "-p", *paths, "--labels", tmp_path / "y.txt", "--json", "--bootstrap", 0
+    )
+    assert code == 0
+    accuracy = {m["name"]: m["accuracy"] for m in json.loads(out)["models"]}
+    for name, probs in outputs.items():
+        assert accuracy[name] == pytest.approx(np.mean(probs.argmax(axis=1) == labels), abs=1e-12)
+
+
+def test_npz_and_json_hold_several_models(run, arrays, tmp_path):
+    outputs, _ = arrays
+    np.savez(tmp_path / "zoo.npz", **outputs)
+    code, out, _ = run("evaluate", "rank", "-p", tmp_path / "zoo.npz", "--json", "--bootstrap", 0)
+    assert code == 0 and json.loads(out)["predicted_ranking"][0] == "model2"
+    as_json = {name: probs.tolist() for name, probs in outputs.items()}
+    (tmp_path / "zoo.json").write_text(json.dumps(as_json))
+    code, out_json, _ = run(
+        "evaluate", "rank", "-p", tmp_path / "zoo.json", "--json", "--bootstrap", 0
+    )
+    assert code == 0
+    assert json.loads(out_json)["predicted_ranking"] == json.loads(out)["predicted_ranking"]
+
+
+def test_json_token_log_probabilities_with_correctness(run, tmp_path):
+    rng = np.random.default_rng(1)
+    content, outputs, correct = {}, {}, {}
+    for name, skill in (("small", 0.4), ("large", 0.8)):
+        right = (rng.random(60) < skill).astype(int)
+        logp = [np.log(rng.uniform(0.5, 1, 2) if r else rng.uniform(0.1, 0.5, 2)) for r in right]
+        keys = rng.integers(0, 2, 60)
+        content[name] = {
+            "token_logprobs": [lp.tolist() for lp in logp],
+            "key_positions": keys.tolist(),
+            "correct": right.tolist(),
+        }
+        outputs[name], correct[name] = TokenLogProbs(logp, keys), right
+    (tmp_path / "llms.json").write_text(json.dumps(content))
+    code, out, _ = run(
+        "evaluate",
+        "rank",
+        "-p",
+        tmp_path / "llms.json",
+        "--token-position",
+        "key",
+        "--json",
+        "--bootstrap",
+        50,
+    )
+    assert code == 0
+    expected = rank_models(
+        outputs, correct=correct, token_position="key", n_bootstrap=50, random_state=0
+    )
+    assert json.loads(out) == json.loads(json.dumps(expected.to_dict()))
+
+
+def test_out_writes_result_json_and_a_plot(run, npy_files, tmp_path):
+    paths, label_path = npy_files
+    out_dir = tmp_path / "ranking"
+    code, out, _ = run(
+        "evaluate",
+        "rank",
+        "-p",
+        *paths,
+        "--labels",
+        label_path,
+        "--out",
+        out_dir,
+        "--bootstrap",
+        50,
+        "--calibration-size",
+        30,
+    )
+    assert code == 0 and str(out_dir / "result.json") in out
+    result = json.loads((out_dir / "result.json").read_text())
+    assert result["n_items"] == 120 and all(m["temperature"] > 0 for m in result["models"])
+    assert (out_dir / "ranking.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    ("make_args", "message"),
+    [
+        (lambda paths, y, tmp: ["-p", tmp / "missing.npy"], "--predictions: expected an existing"),
+        (lambda paths, y, tmp: ["-p", paths[0]], "at least 2 models"),
+        (lambda paths, y, tmp: ["-p", *paths, "--labels", tmp / "short.npy"], "labels: expected"),
+        (lambda paths, y, tmp: ["-p", paths[0], "-p", tmp / "half.npy"], "same number of items"),
+        (
+            lambda paths, y, tmp: ["-p", paths[0], "-p", tmp / "unnormalised.npy"],
+            "probability distribution",
+        ),
+        (lambda paths, y, tmp: ["-p", *paths, "--score", "auc"], "score: expected one of"),
+        (lambda paths, y, tmp: ["-p", tmp / "bad.json", "-p", paths[0]], "could not read"),
+        (lambda paths, y, tmp: [], "--predictions: expected at least one prediction file"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(run, arrays, npy_files, tmp_path, make_args, message):
+    outputs, labels = arrays
+    paths, label_path = npy_files
+    np.save(tmp_path / "short.npy", labels[:10])
+    np.save(tmp_path / "half.npy", outputs["model0"][:75])
+    np.save(tmp_path / "unnormalised.npy", outputs["model0"] * 2)
+    (tmp_path / "bad.json").write_text("{not json")
+    code, _, err = run("evaluate", "rank", *make_args(paths, label_path, tmp_path))
+    assert code == 2
+    assert message in one_line(err)
