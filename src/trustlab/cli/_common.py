@@ -32,7 +32,7 @@ def emit(result: Any, as_json: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2, default=_json_default) + "\n")
     else:
-        console.print(result.summary(), highlight=False, markup=False, soft_wrap=True)
+        console.print(result.summary(), highlight=False, markup=False, emoji=False, soft_wrap=True)
 
 
 def _json_default(obj: Any) -> Any:

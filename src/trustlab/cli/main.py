@@ -13,6 +13,7 @@ from trustlab import __version__
 from trustlab.cli import audit as _audit
 from trustlab.cli import data as _data
 from trustlab.cli import evaluate as _evaluate
+from trustlab.cli import explain as _explain
 from trustlab.cli import fairness as _fairness
 from trustlab.errors import ConfigError, InputError, TrustlabError
 
@@ -44,6 +45,7 @@ app.command("audit")(_audit.audit)
 app.add_typer(_data.app, name="data")
 app.add_typer(_fairness.app, name="fairness")
 app.add_typer(_evaluate.app, name="evaluate")
+app.add_typer(_explain.app, name="explain")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -18,6 +18,7 @@ __all__ = ["SECTION_MODULES", "load_section"]
 SECTION_MODULES: list[str] = [
     "overview",
     "fairness",
+    "fastpd",
     "ranking",
 ]
 
