@@ -18,7 +18,8 @@ def is_number(value: Any) -> bool:
 
 
 def format_cell(value: Any) -> str:
-    """How a table cell reads: 4 decimals for floats, separators for large numbers."""
+    """How a table cell reads: 4 decimals for floats (3 significant digits below 5e-4),
+    separators for large numbers."""
     if value is None:
         return "n/a"
     if isinstance(value, bool):
@@ -31,7 +32,10 @@ def format_cell(value: Any) -> str:
             return "n/a"
         if math.isinf(x):
             return "∞" if x > 0 else "−∞"
-        return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4f}"
+        if abs(x) >= 1000:
+            return f"{x:,.0f}"
+        # Small but non-zero values keep three significant digits instead of reading as 0.0000.
+        return f"{x:.3g}" if 0 < abs(x) < 5e-4 else f"{x:.4f}"
     return str(value)
 
 

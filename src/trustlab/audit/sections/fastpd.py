@@ -180,7 +180,7 @@ def _blocks(name: str, result: dict) -> list:
     )
     table = Table(
         ["feature", "feature", "mean |m_jk|"],
-        [[a, b, f"{v:.4g}"] for (a, b), v in result["pairs"]],
+        [[a, b, float(v)] for (a, b), v in result["pairs"]],
         caption=f"Strongest pairwise interactions of {name}: mean absolute interaction component "
         "over the explained rows (summed over classes)",
     )

@@ -1,0 +1,30 @@
+"""Fixtures shared by the whole suite."""
+
+from __future__ import annotations
+
+import os
+
+import matplotlib
+import pytest
+
+# Two shared cores: numeric libraries run single-threaded in tests, and plots never need a display.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+matplotlib.use("Agg")
+
+
+@pytest.fixture(scope="session")
+def default_audit(tmp_path_factory):
+    """``run_audit()`` on the bundled chile data with the default zoo and seed 0, once a session."""
+    from trustlab.audit import run_audit
+
+    return run_audit(out=tmp_path_factory.mktemp("default_audit"), random_state=0)
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Close matplotlib figures a test leaves open, so memory stays flat over the suite."""
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
