@@ -96,6 +96,8 @@ class LabelBounds(Mapping):
     ``mass`` is the population fraction with true label y, sum_g w_g pi_g^y; ``lower`` and
     ``upper`` bracket min_a F_y(a); ``mean``, ``greedy``, ``mean_lm`` and ``greedy_lm`` are the
     values of the four upper-bound methods and ``method`` names the one that gave ``upper``.
+    ``greedy_lm`` includes trustlab's further search (see :func:`dcp_from_confusion`), so it can
+    be lower than the authors' greedy+LM.
     """
 
     label: Any
@@ -466,7 +468,12 @@ def dcp_from_confusion(
     Solved independently per true label y: the exact lower bound max_z min_a sum_g c_gy
     eta(a, alpha_g^{yz}); upper bounds from the c-weighted mean row, from a greedy assignment
     (``greedy_attempts`` random label orders, best kept) and from a sequential-LP local
-    minimisation (HiGHS) started at each, keeping the better of start and result.
+    minimisation (HiGHS) started at each, keeping the better of start and result. The greedy+LM
+    bound also takes the best of a further search beyond the authors' method: for small
+    problems (K = 3 up to about 46 groups, K = 4 up to 8) an exact search over the vertices
+    where F_y can have its minimum, which finds the global minimum; otherwise local
+    minimisations from the best groups' own rows, while their LPs are small (G K <= 400). Every
+    upper bound is the value of a feasible baseline, so ``lower <= DCP <= upper`` always holds.
 
     Parameters
     ----------
@@ -486,7 +493,8 @@ def dcp_from_confusion(
         Injected greedy orders: ``permutations[t, y]`` lists the label indices other than y in
         the order they are visited. Overrides ``greedy_attempts`` and ``random_state``.
     local_search : bool, default True
-        Run the local minimisation (otherwise mean_lm and greedy_lm equal mean and greedy).
+        Run the local minimisation and the further search (otherwise mean_lm and greedy_lm
+        equal mean and greedy).
     labels, groups : sequence, optional
         Names of the labels and groups (default 0..K-1 and 0..G-1).
 
