@@ -1,0 +1,311 @@
+"""``trustlab robustness``: train and certify smoothed classifiers against harmful mistakes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from trustlab.cli._common import JSON_OPTION_HELP, emit, err_console, read_table
+from trustlab.errors import InputError
+
+__all__ = ["app", "read_data", "read_cost_matrix", "parse_harmful", "FORMATS"]
+
+app = typer.Typer(
+    no_args_is_help=True,
+    help="Certified robustness by randomized smoothing, cost-sensitive: certify that no small "
+    "perturbation can cause a harmful mistake.",
+)
+
+FORMATS = """\
+Data (--data):
+
+  digits     scikit-learn's 8x8 digits, pixels scaled to [0, 1]; a fixed
+             stratified split: "train" (1,257 images) for train, "test"
+             (540) for certify (change it with --split)
+  .csv       one column per feature and a label column (--label, default
+             "label") holding class indices 0..K-1 (also .tsv, .parquet)
+  .npz       arrays "X" (n, features) and "y" (n,) of class indices
+
+Costs (--cost-matrix costs.csv): a K x K table of non-negative numbers, row =
+true class, column = predicted class, zeros on the diagonal; entry (y, j) > 0
+means reading a true y as j is harmful (real values weight the harm). No
+header, or a header row (and a first column) of the class indices 0..K-1.
+Or name the harmful pairs: --harmful 3:8 (repeatable; 3:5,8 for several
+targets). Without either, every mistake is harmful (standard robustness).
+
+Models (--model model.pt): a torch state dict written by `trustlab robustness
+train`, with its architecture in model.json beside it (mlp or cnn, see
+trustlab.robustness.digits_model); loaded with weights_only=True, so no code in
+the file is run.
+"""
+
+DataOption = Annotated[
+    str, typer.Option("--data", help="'digits', or a .csv/.tsv/.parquet/.npz file.")
+]
+LabelOption = Annotated[str, typer.Option("--label", help="Label column of a CSV/Parquet file.")]
+CostOption = Annotated[
+    Path | None, typer.Option("--cost-matrix", help="A K x K CSV of costs (see above).")
+]
+HarmfulOption = Annotated[
+    list[str] | None,
+    typer.Option("--harmful", help="Harmful pairs SEED:TARGET[,TARGET...] (repeatable)."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
+
+
+@app.command("train", help="Train a small base classifier for smoothing.\n\n" + FORMATS)
+def train_command(
+    data: DataOption = "digits",
+    out: Annotated[Path, typer.Option("--out", help="Directory for model.pt and model.json.")] = (
+        Path("model")
+    ),
+    split: Annotated[
+        str, typer.Option("--split", help="Digits split: train, test, all.")
+    ] = "train",
+    label: LabelOption = "label",
+    cost_matrix: CostOption = None,
+    harmful: HarmfulOption = None,
+    method: Annotated[str, typer.Option("--method", help="margin-cs or gaussian.")] = "margin-cs",
+    arch: Annotated[str, typer.Option("--arch", help="mlp or cnn.")] = "mlp",
+    hidden: Annotated[int, typer.Option("--hidden", help="Hidden units.")] = 128,
+    sigma: Annotated[float, typer.Option("--sigma", help="Noise level.")] = 0.25,
+    epochs: Annotated[int, typer.Option("--epochs", help="Training epochs.")] = 30,
+    lr: Annotated[float, typer.Option("--lr", help="SGD learning rate.")] = 0.05,
+    batch_size: Annotated[int, typer.Option("--batch-size", help="Inputs per step.")] = 64,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    as_json: JsonOption = False,
+) -> None:
+    from trustlab.robustness import digits_model, save_model, train_smoothed
+
+    X, y = read_data(data, label, split)
+    num_classes = _num_classes(y, cost_matrix, harmful)
+    costs = _costs(cost_matrix, harmful, num_classes)
+    model = digits_model(
+        arch, num_features=X.shape[1], num_classes=num_classes, hidden=hidden, random_state=seed
+    )
+    result = train_smoothed(
+        model, X, y, costs, method, sigma=sigma, epochs=epochs, lr=lr, batch_size=batch_size,
+        random_state=seed, progress=not as_json,
+    )  # fmt: skip
+    path, description = save_model(
+        model, out / "model.pt", method=method, sigma=sigma, data=data, training=result.to_dict()
+    )
+    emit(result, as_json)
+    _tell(f"wrote {path} and {description}", as_json)
+
+
+@app.command("certify", help="Certify a model's smoothed predictions on a dataset.\n\n" + FORMATS)
+def certify_command(
+    model: Annotated[Path, typer.Option("--model", help="model.pt written by train.")],
+    data: DataOption = "digits",
+    split: Annotated[str, typer.Option("--split", help="Digits split: train, test, all.")] = "test",
+    label: LabelOption = "label",
+    cost_matrix: CostOption = None,
+    harmful: HarmfulOption = None,
+    sigma: Annotated[
+        float | None, typer.Option("--sigma", help="Noise level (default: the model's).")
+    ] = None,
+    n0: Annotated[int, typer.Option("--n0", help="Selection samples per point.")] = 100,
+    n: Annotated[int, typer.Option("--n", help="Estimation samples per point.")] = 10_000,
+    alpha: Annotated[float, typer.Option("--alpha", help="Failure probability.")] = 0.001,
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="Certify only the first LIMIT points.")
+    ] = None,
+    batch_size: Annotated[int, typer.Option("--batch-size", help="Model batch size.")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    n_jobs: Annotated[int, typer.Option("--n-jobs", help="Parallel workers (-1: all).")] = 1,
+    dask_scheduler: Annotated[
+        str | None, typer.Option("--dask-scheduler", help="Run on this Dask scheduler.")
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Write result.json, certificates.csv and certified_accuracy.png here; the "
+            "run checkpoints to checkpoint.jsonl there and resumes from it.",
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    from trustlab.cli._common import progress
+    from trustlab.robustness import SmoothedClassifier, certify_dataset, load_model
+
+    network, description = load_model(model)
+    num_classes = int(description["num_classes"])
+    X, y = read_data(data, label, split)
+    if limit is not None:
+        if limit < 1:
+            raise InputError.bad("--limit", "a positive number of points", limit)
+        X, y = X[:limit], y[:limit]
+    if X.shape[1] != description["num_features"]:
+        raise InputError.bad(
+            "--data", f"{description['num_features']} features (the model's)", X.shape[1]
+        )
+    if y.max() >= num_classes:
+        raise InputError.bad("--data", f"labels in [0, {num_classes}) (the model's)", y.max())
+    sigma = description.get("sigma") if sigma is None else sigma
+    if sigma is None:
+        raise InputError.bad("--sigma", "a noise level (the model file names none)", None)
+    costs = _costs(cost_matrix, harmful, num_classes)
+    smooth = SmoothedClassifier(network, sigma, num_classes, batch_size=batch_size)
+    checkpoint = None if out is None else out / "checkpoint.jsonl"
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    with progress(enabled=not as_json) as bar:
+        task = bar.add_task(f"certifying {len(X)} points", total=len(X))
+        result = certify_dataset(
+            smooth, X, y, n0=n0, n=n, alpha=alpha, cost_matrix=costs, random_state=seed,
+            checkpoint=checkpoint, n_jobs=n_jobs, dask_scheduler=dask_scheduler,
+            progress=lambda done, total: bar.update(task, completed=done),
+        )  # fmt: skip
+    emit(result, as_json)
+    if out is not None:
+        _write_certification(result, out, as_json)
+
+
+def read_data(data: str, label: str = "label", split: str = "train"):
+    """Features (float32, (n, d)) and integer labels from 'digits', a table or an .npz file."""
+    import numpy as np
+
+    if data == "digits":
+        from trustlab.robustness import load_digits_split
+
+        return load_digits_split(split)
+    path = Path(data)
+    if not path.is_file():
+        raise InputError.bad("--data", "'digits' or an existing .csv/.parquet/.npz file", data)
+    if path.suffix.lower() == ".npz":
+        try:
+            with np.load(path, allow_pickle=False) as archive:
+                if "X" not in archive.files or "y" not in archive.files:
+                    raise InputError.bad("--data", 'an .npz with arrays "X" and "y"', archive.files)
+                X, y = archive["X"], archive["y"]
+        except (OSError, ValueError) as exc:
+            if isinstance(exc, InputError):
+                raise
+            raise InputError(f"--data: could not read {path}: {exc}", argument="--data") from exc
+    else:
+        table = read_table(path, "--data")
+        if label not in table.columns:
+            raise InputError.bad("--label", f"a column of {path.name}", label)
+        y = table[label].to_numpy()
+        X = table.drop(columns=[label]).to_numpy()
+    return _check_data(X, y)
+
+
+def _check_data(X: Any, y: Any):
+    import numpy as np
+
+    try:
+        X = np.asarray(X, dtype=np.float32)
+    except (TypeError, ValueError):
+        raise InputError.bad("--data", "numeric feature columns", "non-numeric values") from None
+    if X.ndim != 2 or len(X) == 0 or not np.all(np.isfinite(X)):
+        raise InputError.bad("--data", "a non-empty (n, features) array of finite numbers", X)
+    y = np.asarray(y)
+    if y.ndim != 1 or len(y) != len(X):
+        raise InputError.bad("--data", f"{len(X)} labels (one per row)", y)
+    if y.dtype.kind == "f" and np.all(y == np.round(y)):
+        y = y.astype(np.int64)
+    if y.dtype.kind not in "iu" or y.min() < 0:
+        raise InputError.bad("--data", "labels that are class indices 0..K-1", y[:5].tolist())
+    return X, y.astype(np.int64)
+
+
+def read_cost_matrix(path: Path):
+    """A K x K cost matrix from a CSV: no header, or a header row (and index column) of 0..K-1."""
+    import numpy as np
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError.bad("--cost-matrix", "an existing CSV file", str(path))
+    try:
+        table = pd.read_csv(path, header=None, dtype=str, skipinitialspace=True)
+    except Exception as exc:  # parser errors become one clear line
+        raise InputError(
+            f"--cost-matrix: could not read {path}: {exc}", argument="--cost-matrix"
+        ) from exc
+    values = table.to_numpy()
+    if values.shape[0] == values.shape[1] + 1:  # a header row of class indices
+        values = values[1:]
+    if values.shape[1] == values.shape[0] + 1:  # and an index column
+        values = values[:, 1:]
+    try:
+        costs = values.astype(np.float64)
+    except ValueError:
+        raise InputError.bad(
+            "--cost-matrix", f"a square table of numbers in {path.name}", values.tolist()
+        ) from None
+    if costs.ndim != 2 or costs.shape[0] != costs.shape[1] or np.isnan(costs).any():
+        raise InputError.bad("--cost-matrix", f"a full K x K table in {path.name}", costs)
+    return costs
+
+
+def parse_harmful(values: list[str], num_classes: int):
+    """Harmful pairs from "SEED:TARGET[,TARGET...]" strings, as a binary cost matrix."""
+    from trustlab.robustness import make_cost_matrix
+
+    pairs = []
+    for value in values:
+        seed, _, targets = value.partition(":")
+        try:
+            pairs += [(int(seed), int(t)) for t in targets.split(",")]
+        except ValueError:
+            raise InputError.bad(
+                "--harmful", "SEED:TARGET[,TARGET...] with class indices", value
+            ) from None
+    try:
+        return make_cost_matrix(num_classes, pairs)
+    except InputError as exc:
+        raise InputError(f"--harmful: {exc}", argument="--harmful") from None
+
+
+def _costs(cost_matrix: Path | None, harmful: list[str] | None, num_classes: int):
+    from trustlab.robustness import check_cost_matrix
+
+    if cost_matrix is not None and harmful:
+        raise InputError.bad("--harmful", "either --cost-matrix or --harmful, not both", harmful)
+    if harmful:
+        return parse_harmful(harmful, num_classes)
+    if cost_matrix is None:
+        return None
+    costs = read_cost_matrix(cost_matrix)
+    try:
+        return check_cost_matrix(costs, num_classes)
+    except InputError as exc:
+        raise InputError(f"--cost-matrix: {exc}", argument="--cost-matrix") from None
+
+
+def _num_classes(y, cost_matrix: Path | None, harmful: list[str] | None) -> int:
+    """K: the cost matrix's size when given, else the labels' (at least 2)."""
+    if cost_matrix is not None and not harmful:
+        return read_cost_matrix(cost_matrix).shape[0]
+    return max(int(y.max()) + 1, 2)
+
+
+def _write_certification(result, out: Path, as_json: bool) -> None:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    data = result.to_dict()
+    (out / "result.json").write_text(json.dumps(data, indent=2, allow_nan=False))
+    rows = [
+        {k: v for k, v in point.items() if k not in ("counts", "targets", "harmful")}
+        for point in data["points"]
+    ]
+    pd.DataFrame(rows).to_csv(out / "certificates.csv", index=False)
+    figure = Figure(figsize=(7, 4.5))
+    result.plot(ax=figure.add_subplot())
+    figure.savefig(out / "certified_accuracy.png", dpi=144, bbox_inches="tight")
+    _tell(f"wrote result.json, certificates.csv and certified_accuracy.png to {out}", as_json)
+
+
+def _tell(message: str, as_json: bool) -> None:
+    if as_json:  # keep stdout pure JSON
+        err_console.print(message, highlight=False, markup=False)
+    else:
+        typer.echo(message)

@@ -1,0 +1,171 @@
+"""Bundled data and architectures for smoothing on CPU: sklearn's digits, a small MLP and CNN.
+
+Models are saved as a torch state dict (``model.pt``, loaded with ``weights_only=True``, so no
+code is ever unpickled) beside a JSON description of the architecture (``model.json``), from
+which :func:`load_model` rebuilds the module. Inputs are always flat feature vectors; the CNN
+reshapes them to square one-channel images itself, so noise is added in the same space for both.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pickle
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trustlab._checks import check_choice, check_positive_int
+from trustlab.errors import InputError
+from trustlab.robustness._sampling import require_torch
+
+__all__ = ["ARCHITECTURES", "DIGITS_SPLITS", "digits_model", "load_digits_split", "load_model",
+           "save_model"]  # fmt: skip
+
+ARCHITECTURES = ("mlp", "cnn")
+DIGITS_SPLITS = ("train", "test", "all")
+# A fixed, stratified 70/30 split of the 1,797 digits (seed 0): 1,257 train, 540 test.
+_DIGITS_TEST_SIZE = 0.3
+
+
+def load_digits_split(split: str = "train") -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's 8x8 digits, pixels scaled to [0, 1], as (X (m, 64) float32, y (m,) int).
+
+    ``split`` is "train" (1,257 images), "test" (540) or "all" (1,797); the split is fixed and
+    stratified, so trained and certified models see the same partition everywhere.
+
+    Examples
+    --------
+    >>> X, y = load_digits_split("test")
+    >>> X.shape, float(X.max())
+    ((540, 64), 1.0)
+    """
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    check_choice(split, "split", DIGITS_SPLITS)
+    X, y = load_digits(return_X_y=True)
+    X = (X / 16.0).astype(np.float32)
+    if split == "all":
+        return X, y.astype(np.int64)
+    parts = train_test_split(X, y, test_size=_DIGITS_TEST_SIZE, stratify=y, random_state=0)
+    X_train, X_test, y_train, y_test = parts
+    if split == "train":
+        return X_train, y_train.astype(np.int64)
+    return X_test, y_test.astype(np.int64)
+
+
+def digits_model(
+    arch: str = "mlp",
+    *,
+    num_features: int = 64,
+    num_classes: int = 10,
+    hidden: int = 128,
+    random_state: int = 0,
+):
+    """A small classifier of flat inputs: ``"mlp"`` or ``"cnn"`` (square one-channel images).
+
+    mlp: Linear(d, h) - ReLU - Linear(h, h) - ReLU - Linear(h, K).
+    cnn: reshape to (1, s, s) - Conv(16, 3x3) - ReLU - Conv(32, 3x3) - ReLU - MaxPool(2) -
+    Linear(h) - ReLU - Linear(K), with ``d = s^2``.
+
+    The weights are initialised from ``random_state`` without touching torch's global state.
+    The returned module carries its description in ``model.trustlab_spec`` (for
+    :func:`save_model`).
+
+    Examples
+    --------
+    >>> model = digits_model("cnn", hidden=32)
+    >>> model.trustlab_spec["arch"]
+    'cnn'
+    """
+    spec = _check_spec(
+        {"arch": arch, "num_features": num_features, "num_classes": num_classes, "hidden": hidden}
+    )
+    return _build(spec, random_state)
+
+
+def _check_spec(spec: Any) -> dict[str, Any]:
+    if not isinstance(spec, dict):
+        raise InputError.bad("model description", "a JSON object", spec)
+    arch = check_choice(spec.get("arch"), "arch", ARCHITECTURES)
+    out = {"arch": arch}
+    for key, minimum in (("num_features", 1), ("num_classes", 2), ("hidden", 1)):
+        out[key] = check_positive_int(spec.get(key), key, minimum=minimum)
+    if arch == "cnn":
+        side = math.isqrt(out["num_features"])
+        if side * side != out["num_features"] or side < 2:
+            raise InputError.bad(
+                "num_features", "a square number of pixels (s * s, s >= 2) for the CNN",
+                out["num_features"],
+            )  # fmt: skip
+    return out
+
+
+def _build(spec: dict[str, Any], random_state: int = 0):
+    torch = require_torch()
+    nn = torch.nn
+    d, k, h = spec["num_features"], spec["num_classes"], spec["hidden"]
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(random_state)
+        if spec["arch"] == "mlp":
+            model = nn.Sequential(
+                nn.Linear(d, h), nn.ReLU(), nn.Linear(h, h), nn.ReLU(), nn.Linear(h, k)
+            )
+        else:
+            side = math.isqrt(d)
+            model = nn.Sequential(
+                nn.Unflatten(1, (1, side, side)),
+                nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(),
+                nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(),
+                nn.MaxPool2d(2), nn.Flatten(),
+                nn.Linear(32 * (side // 2) ** 2, h), nn.ReLU(),
+                nn.Linear(h, k),
+            )  # fmt: skip
+    model.trustlab_spec = dict(spec)
+    return model
+
+
+def save_model(model: Any, path: str | Path, **info: Any) -> tuple[Path, Path]:
+    """Write ``model``'s state dict to ``path`` and its description to ``path`` + ``.json``.
+
+    ``model`` must come from :func:`digits_model` (it carries ``trustlab_spec``); ``info``
+    (JSON-safe) is stored in the description too, e.g. the training method and sigma.
+    """
+    torch = require_torch()
+    spec = getattr(model, "trustlab_spec", None)
+    if spec is None:
+        raise InputError.bad("model", "a module built by trustlab.robustness.digits_model", model)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), path)
+    description = path.with_suffix(".json")
+    description.write_text(json.dumps({**info, **spec}, indent=2, sort_keys=True))
+    return path, description
+
+
+def load_model(path: str | Path):
+    """Rebuild a saved model: the architecture from ``path`` + ``.json``, the weights from
+    ``path`` with ``torch.load(weights_only=True)``. Returns ``(model, description)``."""
+    torch = require_torch()
+    path = Path(path)
+    description_path = path.with_suffix(".json")
+    for file in (path, description_path):
+        if not file.is_file():
+            raise InputError.bad("model", f"an existing file {file}", str(file))
+    try:
+        description = json.loads(description_path.read_text())
+    except ValueError as exc:
+        raise InputError.bad("model", f"JSON in {description_path}", str(exc)) from None
+    model = _build(_check_spec(description))
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        model.load_state_dict(state)
+    except (RuntimeError, ValueError, OSError, TypeError, pickle.UnpicklingError) as exc:
+        # Includes pickles that are not plain tensors: weights_only refuses to run their code.
+        raise InputError.bad(
+            "model", f"a state dict of the architecture in {description_path.name}", str(exc)
+        ) from None
+    model.eval()
+    return model, description

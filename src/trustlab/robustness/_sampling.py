@@ -1,0 +1,175 @@
+"""Counting a base classifier's labels under Gaussian noise, batched across points.
+
+Every point owns its own random stream (a numpy Generator seeded from the run's entropy and the
+point's index), so the counts of a point do not depend on which other points share its batches,
+on the batch size, on the number of workers or on a resumed run: the noise a point sees is the
+start of its own stream, drawn in order. The noise is float32 (standard normal times sigma),
+which is ample for smoothing and halves the memory and the cost of drawing it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from trustlab.errors import ConfigError, InputError
+
+__all__ = [
+    "LabelFunction",
+    "count_labels",
+    "eval_mode",
+    "is_torch_module",
+    "point_streams",
+    "require_torch",
+]
+
+
+def is_torch_module(model: Any) -> bool:
+    """True for a ``torch.nn.Module``; never imports torch itself."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(model, torch.nn.Module)
+
+
+@contextmanager
+def eval_mode(model: Any) -> Iterator[None]:
+    """A torch module in eval mode for the block (its mode restored after); others unchanged.
+
+    Callers put the model in eval mode once around a whole run, so that worker threads nested
+    inside never switch the mode under each other.
+    """
+    if not (is_torch_module(model) and model.training):
+        yield
+        return
+    model.eval()
+    try:
+        yield
+    finally:
+        model.train(True)
+
+
+def require_torch():
+    """The torch module, or ConfigError naming the optional extra that provides it."""
+    try:
+        import torch
+    except ImportError:
+        raise ConfigError.missing_extra("torch", "torch") from None
+    return torch
+
+
+def point_streams(entropy: int, indices: Sequence[int]) -> list[np.random.Generator]:
+    """One independent Generator per point, keyed by the run's entropy and the point's index."""
+    return [
+        np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(int(i),))))
+        for i in indices
+    ]
+
+
+class LabelFunction:
+    """The base classifier as a function from a batch of inputs to integer labels.
+
+    A torch module is run in eval mode without gradients on the module's device and dtype; its
+    output (scores) is reduced by argmax. Any other callable receives a numpy array of shape
+    ``(batch, *input_shape)`` and returns ``(batch, K)`` class scores or ``(batch,)`` labels.
+    """
+
+    def __init__(self, model: Any, num_classes: int):
+        self.model = model
+        self.num_classes = num_classes
+        self.torch = is_torch_module(model)
+
+    def __call__(self, batch: np.ndarray) -> np.ndarray:
+        output = self._torch_output(batch) if self.torch else np.asarray(self.model(batch))
+        return self._labels(output, len(batch))
+
+    def _torch_output(self, batch: np.ndarray) -> np.ndarray:
+        import torch
+
+        model = self.model
+        parameter = next(model.parameters(), None)
+        device = parameter.device if parameter is not None else torch.device("cpu")
+        dtype = parameter.dtype if parameter is not None else torch.float32
+        with eval_mode(model), torch.inference_mode():
+            tensor = torch.from_numpy(np.ascontiguousarray(batch)).to(device, dtype)
+            output = model(tensor)
+            if output.ndim == 2:
+                output = output.argmax(dim=1)
+            return output.cpu().numpy()
+
+    def _labels(self, output: np.ndarray, size: int) -> np.ndarray:
+        if output.ndim == 2 and output.shape == (size, self.num_classes):
+            return np.argmax(output, axis=1)
+        if output.ndim != 1 or output.shape[0] != size:
+            raise InputError.bad(
+                "base_model output",
+                f"({size}, {self.num_classes}) class scores or ({size},) labels for a batch "
+                f"of {size}",
+                output,
+            )
+        labels = output
+        if labels.dtype.kind == "f":
+            if not np.all(np.isfinite(labels)) or np.any(labels != np.round(labels)):
+                raise InputError.bad("base_model output", "integer class labels", output)
+        elif labels.dtype.kind not in "iub":
+            raise InputError.bad("base_model output", "integer class labels", output)
+        labels = labels.astype(np.intp)
+        if labels.size and (labels.min() < 0 or labels.max() >= self.num_classes):
+            raise InputError.bad(
+                "base_model output",
+                f"labels in [0, {self.num_classes})",
+                f"labels from {labels.min()} to {labels.max()}",
+            )
+        return labels
+
+
+def count_labels(
+    labels_of: Callable[[np.ndarray], np.ndarray],
+    X: np.ndarray,
+    num: int,
+    streams: list[np.random.Generator],
+    sigma: float,
+    num_classes: int,
+    batch_size: int,
+) -> np.ndarray:
+    """Counts of ``labels_of(X[i] + noise)`` over ``num`` draws of each point's own stream.
+
+    Points are packed back to back into batches of ``batch_size`` rows (a point may span
+    several batches), so small ``num`` and large ``num`` both keep the model's batches full.
+
+    Returns
+    -------
+    (len(X), num_classes) int64 array
+    """
+    m = len(X)
+    counts = np.zeros((m, num_classes), dtype=np.int64)
+    if num == 0 or m == 0:
+        return counts
+    rows = min(batch_size, m * num)
+    buffer = np.empty((rows, *X.shape[1:]), dtype=np.result_type(X.dtype, np.float32))
+    noise = np.empty((rows, *X.shape[1:]), dtype=np.float32)
+    owner = np.empty(rows, dtype=np.intp)
+    point, drawn = 0, 0  # the point being filled and how many of its draws are done
+    while point < m:
+        filled = 0
+        while filled < rows and point < m:
+            take = min(num - drawn, rows - filled)
+            part = slice(filled, filled + take)
+            streams[point].standard_normal(out=noise[part], dtype=np.float32)
+            np.multiply(noise[part], np.float32(sigma), out=noise[part])
+            np.add(X[point], noise[part], out=buffer[part])
+            owner[part] = point
+            filled += take
+            drawn += take
+            if drawn == num:
+                point, drawn = point + 1, 0
+        labels = labels_of(buffer[:filled])
+        first = owner[0]
+        local = (owner[:filled] - first) * num_classes + labels
+        span = owner[filled - 1] - first + 1
+        counts[first : first + span] += np.bincount(local, minlength=span * num_classes).reshape(
+            span, num_classes
+        )
+    return counts

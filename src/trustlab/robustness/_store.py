@@ -1,0 +1,119 @@
+"""An append-only JSONL checkpoint of a dataset certification, so an interrupted run resumes.
+
+Line 1 is a header naming the run (the model, data, noise and sampling settings and the random
+entropy); every later line is one point: its index, its selected top class and its estimation
+counts. A line is written whole, flushed and synced before the work it records counts as done,
+so a crash or Ctrl-C loses at most the chunks in flight; a torn last line (a crash mid-write) is
+dropped when the file is reopened. Counts, not certificates, are stored: alpha and the cost
+matrix act only after sampling, so a finished checkpoint can be re-certified under others.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from trustlab.errors import InputError
+
+__all__ = ["CheckpointStore"]
+
+FORMAT = "trustlab.robustness.certify_dataset"
+VERSION = 1
+
+
+class CheckpointStore:
+    """Records of finished points of one run, kept in a JSONL file.
+
+    Parameters
+    ----------
+    path : path-like
+        The file; created with ``header`` when missing.
+    header : dict
+        What identifies the run. An existing file with another header is refused, so a
+        checkpoint is never mixed with another model's, data's or seed's points.
+    """
+
+    def __init__(self, path: str | os.PathLike, header: dict[str, Any]):
+        self.path = Path(path)
+        self.header = {"format": FORMAT, "version": VERSION, **header}
+        self.records: dict[int, tuple[int, list[int]]] = {}
+        if not (self.path.exists() and self._load()):
+            self._create()
+
+    def _create(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(self.header, sort_keys=True) + "\n")
+            _sync(handle)
+
+    @staticmethod
+    def stored_entropy(path: str | os.PathLike) -> int | None:
+        """The random entropy recorded in an existing checkpoint, or None."""
+        path = Path(path)
+        if not path.exists() or path.stat().st_size == 0:
+            return None
+        with open(path, encoding="utf-8") as handle:
+            first = handle.readline()
+        try:
+            return int(json.loads(first)["entropy"])
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def _load(self) -> bool:
+        """Read the records of an existing file; False when it holds no whole header."""
+        with open(self.path, "rb") as handle:
+            content = handle.read()
+        *complete, _torn = content.split(b"\n")  # only lines ending in a newline are whole
+        if not complete:  # empty, or the header itself was torn: nothing was recorded yet
+            return False
+        try:
+            stored = json.loads(complete[0])
+        except ValueError:
+            stored = None
+        if not isinstance(stored, dict) or stored.get("format") != FORMAT:
+            raise InputError.bad(
+                "checkpoint", f"a trustlab certification checkpoint at {self.path}", "another file"
+            )
+        if stored != self.header:
+            changed = sorted(
+                key
+                for key in set(stored) | set(self.header)
+                if stored.get(key) != self.header.get(key)
+            )
+            raise InputError.bad(
+                "checkpoint",
+                f"a checkpoint of this run at {self.path} (delete it or choose another path)",
+                f"one written with other settings: {', '.join(changed)}",
+            )
+        whole = len(complete[0]) + 1
+        for line in complete[1:]:
+            try:
+                record = json.loads(line)
+                index, top = int(record["i"]), int(record["top"])
+                counts = [int(c) for c in record["counts"]]
+            except (ValueError, KeyError, TypeError):
+                break  # a damaged line: it and everything after it are redone
+            self.records[index] = (top, counts)
+            whole += len(line) + 1
+        if whole < len(content):
+            with open(self.path, "r+b") as handle:
+                handle.truncate(whole)
+                _sync(handle)
+        return True
+
+    def append(self, indices, tops, counts) -> None:
+        """Record finished points (their indices, top classes and count rows)."""
+        lines = []
+        for index, top, row in zip(indices, tops, counts, strict=True):
+            self.records[int(index)] = (int(top), [int(c) for c in row])
+            lines.append(json.dumps({"i": int(index), "top": int(top), "counts": row.tolist()}))
+        with open(self.path, "a", encoding="utf-8") as handle:
+            handle.write("\n".join(lines) + "\n")
+            _sync(handle)
+
+
+def _sync(handle) -> None:
+    handle.flush()
+    os.fsync(handle.fileno())
