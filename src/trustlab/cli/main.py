@@ -14,6 +14,7 @@ from trustlab.cli import audit as _audit
 from trustlab.cli import data as _data
 from trustlab.cli import evaluate as _evaluate
 from trustlab.cli import explain as _explain
+from trustlab.cli import explain_anova as _explain_anova
 from trustlab.cli import robustness as _robustness
 from trustlab.cli import fairness as _fairness
 from trustlab.errors import ConfigError, InputError, TrustlabError
@@ -46,6 +47,7 @@ app.command("audit")(_audit.audit)
 app.add_typer(_data.app, name="data")
 app.add_typer(_fairness.app, name="fairness")
 app.add_typer(_evaluate.app, name="evaluate")
+_explain.app.add_typer(_explain_anova.app, name="anova-tpnn")
 app.add_typer(_explain.app, name="explain")
 app.add_typer(_robustness.app, name="robustness")
 

@@ -19,6 +19,7 @@ SECTION_MODULES: list[str] = [
     "overview",
     "fairness",
     "fastpd",
+    "anova_tpnn",
     "ranking",
 ]
 

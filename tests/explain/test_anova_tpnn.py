@@ -1,0 +1,579 @@
+"""ANOVA-TPNN: the components are the unique functional ANOVA decomposition (checked with
+interpret's purification), predictions are their sum, the torch training network and the numpy
+inference agree, the hand-written gradients equal autograd's, inputs are validated."""
+
+import doctest
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from interpret.utils import purify
+from scipy.special import expit, softmax
+from sklearn.base import clone, is_classifier, is_regressor
+from sklearn.exceptions import NotFittedError
+from sklearn.metrics import r2_score
+from sklearn.preprocessing import QuantileTransformer
+
+import trustlab.explain.anova_tpnn as anova_module
+from trustlab.errors import BackendError, ConfigError, InputError
+from trustlab.explain._anova_tpnn_torch import (
+    TPNNNetwork,
+    _SumToZeroNeuron,
+    reference_neurons,
+)
+from trustlab.explain.anova_tpnn import (
+    ANOVATPNN,
+    ComponentValues,
+    _FeatureMap,
+    _guess_task,
+    _screen_pairs,
+    _TermGroup,
+    component_stability,
+)
+
+PURE = 1e-6  # the issue's tolerance, relative to a component's range
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread():
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+def discrete_regression(n=1200, seed=0):
+    """Three features with few distinct values (so the grid of observed values is small), one of
+    them skewed, and a target with main effects and an interaction."""
+    rng = np.random.default_rng(seed)
+    X = np.column_stack(
+        [
+            rng.integers(0, 25, n),
+            np.round(rng.gamma(2.0, 3.0, n)),
+            rng.integers(0, 8, n),
+        ]
+    ).astype(float)
+    y = np.sin(X[:, 0] / 4) + 0.1 * X[:, 1] + 0.2 * (X[:, 0] - 12) * (X[:, 2] - 3.5) / 10
+    return pd.DataFrame(X, columns=["a", "b", "c"]), y + 0.1 * rng.normal(size=n)
+
+
+def mixed_multiclass(n=900, seed=1):
+    """Two numeric and one categorical feature, three classes."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(18, 80, n).astype(float),
+            "income": np.round(rng.lognormal(3, 0.5, n), 1),
+            "colour": rng.choice(["red", "green", "blue", "grey"], n, p=[0.4, 0.3, 0.2, 0.1]),
+        }
+    )
+    score = (frame["age"] - 50) / 20 + (frame["colour"] == "red") - (frame["colour"] == "blue")
+    score = score + np.log(frame["income"]) - 3 + rng.normal(0, 0.5, n)
+    y = np.where(score < -0.5, "low", np.where(score < 0.7, "mid", "high"))
+    return frame, y
+
+
+@pytest.fixture(scope="module")
+def regression():
+    X, y = discrete_regression()
+    model = ANOVATPNN(max_epochs=25, random_state=0, n_threads=1).fit(X, y)
+    return model, X, y
+
+
+@pytest.fixture(scope="module")
+def multiclass():
+    X, y = mixed_multiclass()
+    model = ANOVATPNN(max_epochs=15, random_state=0, n_threads=1).fit(X, y)
+    return model, X, y
+
+
+@pytest.fixture(scope="module")
+def binary():
+    X, y = mixed_multiclass(n=600, seed=2)
+    y = np.where(y == "high", "yes", "no")
+    model = ANOVATPNN(max_epochs=10, random_state=0, n_threads=1).fit(X, y)
+    return model, X, y
+
+
+def grid_of_observed(X, columns):
+    """Every combination of the observed values of ``columns`` (the other features fixed at the
+    first row), with each value's count in the training data."""
+    values, counts = zip(*(np.unique(X[c], return_counts=True) for c in columns), strict=True)
+    mesh = np.meshgrid(*values, indexing="ij")
+    grid = pd.DataFrame({c: np.repeat(X[c].iloc[0], mesh[0].size) for c in X.columns})
+    for c, m in zip(columns, mesh, strict=True):
+        grid[c] = m.ravel()
+    return grid, [len(v) for v in values], counts
+
+
+def value_range(values):
+    return float(np.max(values) - np.min(values))
+
+
+# ---------------------------------------------------------------------------------- identifiability
+
+
+def test_main_effects_have_mean_zero_over_training_rows(regression, multiclass):
+    for model, X, _ in (regression, multiclass):
+        parts = model.components(X)
+        for name in model.feature_names_:
+            values = parts[name]
+            assert np.all(np.abs(values.mean(axis=0)) <= PURE * value_range(values))
+
+
+def test_pairs_have_weighted_mean_zero_in_each_variable(regression):
+    model, X, _ = regression
+    for a, b in [("a", "b"), ("a", "c"), ("b", "c")]:
+        grid, shape, (count_a, count_b) = grid_of_observed(X, [a, b])
+        values = model.components(grid)[(a, b)].reshape(shape)
+        tolerance = PURE * value_range(values)
+        assert np.abs(count_a @ values / count_a.sum()).max() <= tolerance  # over a, each b
+        assert np.abs(values @ count_b / count_b.sum()).max() <= tolerance  # over b, each a
+
+
+def test_purification_finds_no_impurity_in_pairs(regression):
+    model, X, _ = regression
+    for a, b in [("a", "b"), ("a", "c"), ("b", "c")]:
+        grid, shape, counts = grid_of_observed(X, [a, b])
+        values = model.components(grid)[(a, b)].reshape(shape)
+        pure, impurities, intercept = purify(values, np.outer(*counts).astype(float))
+        tolerance = PURE * value_range(values)
+        assert abs(float(np.ravel(intercept)[0])) <= tolerance
+        assert all(np.abs(impurity).max() <= tolerance for _, impurity in impurities)
+        np.testing.assert_allclose(pure, values, rtol=0, atol=tolerance)
+
+
+def test_purified_main_effects_of_the_sum_equal_ours(regression):
+    model, X, _ = regression
+    grid, shape, counts = grid_of_observed(X, ["a", "c"])
+    parts = model.components(grid)
+    g_a, g_c, g_ac = (parts[k].reshape(shape) for k in ("a", "c", ("a", "c")))
+    pure, impurities, intercept = purify(g_a + g_c + g_ac, np.outer(*counts).astype(float))
+    found = dict(impurities)
+    tolerance = PURE * value_range(g_a + g_c + g_ac)
+    np.testing.assert_allclose(found[(0,)], g_a[:, 0], rtol=0, atol=tolerance)
+    np.testing.assert_allclose(found[(1,)], g_c[0, :], rtol=0, atol=tolerance)
+    np.testing.assert_allclose(pure, g_ac, rtol=0, atol=tolerance)
+    assert abs(float(np.ravel(intercept)[0])) <= tolerance
+
+
+def test_categorical_interaction_sums_to_zero_in_each_variable_for_every_class(multiclass):
+    model, X, _ = multiclass
+    grid, shape, (count_age, count_colour) = grid_of_observed(X, ["age", "colour"])
+    values = model.components(grid)[("age", "colour")].reshape(*shape, -1)
+    tolerance = PURE * value_range(values)
+    assert np.abs(np.einsum("i,ijk->jk", count_age, values) / count_age.sum()).max() <= tolerance
+    assert np.abs(np.einsum("j,ijk->ik", count_colour, values) / count_colour.sum()).max() <= (
+        tolerance
+    )
+
+
+def test_multiclass_components_sum_to_zero_over_classes(multiclass):
+    model, X, _ = multiclass
+    parts = model.components(X)
+    assert parts.values.shape == (len(X), len(model.component_names_), 3)
+    assert np.abs(parts.values.sum(axis=2)).max() <= 1e-12 * np.abs(parts.values).max()
+    assert abs(float(np.sum(model.intercept_))) <= 1e-12
+
+
+def test_order_three_component_sums_to_zero_in_each_variable():
+    X, y = discrete_regression(n=600)
+    X = X.assign(a=X["a"] % 6, b=np.minimum(X["b"], 7))
+    model = ANOVATPNN(order=3, max_epochs=2, random_state=0, n_threads=1).fit(X, y)
+    assert model.component_names_[-1] == "a & b & c"
+    grid, shape, counts = grid_of_observed(X, ["a", "b", "c"])
+    values = model.components(grid)["a & b & c"].reshape(shape)
+    tolerance = PURE * value_range(values)
+    for axis, count in enumerate(counts):
+        means = np.tensordot(values, count / count.sum(), axes=([axis], [0]))
+        assert np.abs(means).max() <= tolerance
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(2, 60),
+    n_basis=st.integers(1, 4),
+    scale=st.floats(0.05, 5.0),
+)
+def test_tensor_product_of_neurons_sums_to_zero_for_any_parameters(seed, n, n_basis, scale):
+    """For any thresholds, temperatures and level weights: a numeric x categorical component,
+    with constants from n rows, sums to zero over those rows' values of each variable."""
+    rng = np.random.default_rng(seed)
+    x_num = np.column_stack([rng.uniform(-1, 1, n), np.zeros(n)])
+    x_cat = np.column_stack([np.zeros(n, np.int64), rng.integers(0, 3, n)])
+    shape = (2, 1, n_basis)
+    group = _TermGroup(
+        features=np.array([[0, 1]]),
+        pattern=np.array([False, True]),
+        threshold=rng.uniform(-1.5, 1.5, shape),
+        log_temperature=np.log(scale) + rng.normal(0, 0.5, shape),
+        level_weights=rng.normal(size=(2, 1, 3, n_basis)),
+        beta=rng.normal(size=(1, n_basis, 2)),
+    ).with_constants(x_num, x_cat)
+    # every (numeric value, level) combination of the n rows
+    rows_num = np.column_stack([np.repeat(x_num[:, 0], n), np.zeros(n * n)])
+    rows_cat = np.column_stack([np.zeros(n * n, np.int64), np.tile(x_cat[:, 1], n)])
+    values = group.values(rows_num, rows_cat)[:, 0, :].reshape(n, n, 2)
+    scale_of = max(1.0, np.abs(values).max())
+    assert np.abs(values.mean(axis=0)).max() <= 1e-9 * scale_of
+    assert np.abs(values.mean(axis=1)).max() <= 1e-9 * scale_of
+
+
+# ---------------------------------------------------------------------------------- predictions
+
+
+def test_prediction_is_intercept_plus_sum_of_components(regression, multiclass, binary):
+    for model, X, _ in (regression, multiclass, binary):
+        parts = model.components(X)
+        assert np.array_equal(model.decision_function(X), parts.intercept + parts.values.sum(1))
+    model, X, _ = regression
+    assert np.array_equal(model.predict(X), model.components(X).total())
+
+
+def test_probabilities_are_the_softmax_of_the_summed_components(multiclass, binary):
+    model, X, _ = multiclass
+    proba = model.predict_proba(X)
+    np.testing.assert_allclose(proba, softmax(model.components(X).total(), axis=1), atol=1e-12)
+    np.testing.assert_array_equal(model.predict(X), model.classes_[proba.argmax(axis=1)])
+    model, X, _ = binary
+    np.testing.assert_allclose(model.predict_proba(X)[:, 1], expit(model.components(X).total()))
+    assert set(model.predict(X)) <= {"no", "yes"}
+
+
+def test_numpy_inference_equals_the_torch_network(regression, multiclass):
+    for model, X, _ in (regression, multiclass):
+        x_num, x_cat = model._transform(X)
+        network = torch_copy(model)
+        network.eval()
+        with torch.no_grad():
+            values = network(torch.as_tensor(x_num), torch.as_tensor(x_cat)).numpy()
+            bias = network.bias().numpy()
+        np.testing.assert_allclose(values, model._component_array(x_num, x_cat), atol=1e-12)
+        np.testing.assert_allclose(bias, np.atleast_1d(model.intercept_), atol=1e-15)
+
+
+def test_training_mode_centres_each_batch_like_full_data_centring_of_that_batch(multiclass):
+    model, X, _ = multiclass
+    x_num, x_cat = model._transform(X.iloc[:100])
+    network = torch_copy(model)
+    network.train()
+    values = network(torch.as_tensor(x_num), torch.as_tensor(x_cat)).detach().numpy()
+    on_batch = [g.with_constants(x_num, x_cat) for g in model._term_groups]
+    expected = np.concatenate([g.values(x_num, x_cat) for g in on_batch], axis=1)
+    np.testing.assert_allclose(values, expected[:, model._order], atol=1e-12)
+
+
+def torch_copy(model):
+    """A float64 TPNNNetwork holding the fitted model's parameters and constants."""
+    groups = [(g.features, tuple(g.pattern)) for g in model._term_groups]
+    n_outputs = model._term_groups[0].beta.shape[-1]
+    network = TPNNNetwork(
+        groups, model._order, max(1, model._features.n_levels), model.n_basis, n_outputs
+    ).double()
+    with torch.no_grad():
+        for module, group in zip(network.groups, model._term_groups, strict=True):
+            for name in ("threshold", "log_temperature", "level_weights", "beta"):
+                getattr(module, name).copy_(torch.as_tensor(getattr(group, name)))
+            module.mean_sigmoid.copy_(torch.as_tensor(group.mean_sigmoid))
+            module.mean_level.copy_(torch.as_tensor(group.mean_level))
+        network.intercept.copy_(torch.as_tensor(np.atleast_1d(model.intercept_)))
+    return network
+
+
+def test_hand_written_neuron_gradients_equal_autograd():
+    generator = torch.Generator().manual_seed(0)
+    x = torch.rand(40, 3, dtype=torch.float64, generator=generator) * 2 - 1
+    threshold = (torch.rand(3, 4, dtype=torch.float64, generator=generator) - 0.5).requires_grad_()
+    log_t = (0.3 * torch.randn(3, 4, dtype=torch.float64, generator=generator)).requires_grad_()
+    assert torch.autograd.gradcheck(
+        lambda b, t: _SumToZeroNeuron.apply(x, b, t), (threshold, log_t)
+    )
+    weights = torch.randn(40, 3, 4, dtype=torch.float64, generator=generator)
+    ours = torch.autograd.grad(
+        (_SumToZeroNeuron.apply(x, threshold, log_t) * weights).sum(), (threshold, log_t)
+    )
+    plain = torch.autograd.grad(
+        (reference_neurons(x, threshold, log_t) * weights).sum(), (threshold, log_t)
+    )
+    for a, b in zip(ours, plain, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_quantile_scaling_matches_scikit_learn():
+    rng = np.random.default_rng(0)
+    train = np.concatenate([rng.normal(size=500), np.full(80, 0.25), rng.integers(0, 4, 120)])
+    new = np.concatenate([train[:50], [-10.0, 10.0, 0.25, train.min(), train.max()]])
+    frame = pd.DataFrame({"x": train})
+    for n_quantiles in (1000, 100):
+        features = _FeatureMap.fit(frame, [False], n_quantiles)
+        reference = QuantileTransformer(
+            n_quantiles=min(n_quantiles, len(train)), output_distribution="uniform"
+        )
+        reference.fit(train[:, None])
+        ours = features.transform(pd.DataFrame({"x": new}))[0][:, 0]
+        np.testing.assert_allclose(
+            ours, 2 * reference.transform(new[:, None])[:, 0] - 1, atol=1e-12
+        )
+
+
+def test_importance_is_root_mean_square_of_each_component(regression, multiclass):
+    for model, X, _ in (regression, multiclass):
+        values = model.components(X).values
+        expected = np.sqrt((values**2).reshape(len(X), values.shape[1], -1).mean(axis=(0, 2)))
+        np.testing.assert_allclose(model.importance().importance, expected, rtol=1e-12)
+        np.testing.assert_allclose(model.importance(X).importance, expected, rtol=1e-12)
+    ranked = model.importance().ranked()
+    assert [v for _, v in ranked] == sorted((v for _, v in ranked), reverse=True)
+
+
+def test_unseen_level_contributes_zero(multiclass):
+    model, X, _ = multiclass
+    row = X.iloc[:1].assign(colour="purple")
+    parts = model.components(row)
+    assert np.all(parts["colour"] == 0) and np.all(parts[("age", "colour")] == 0)
+    assert np.all(parts[("income", "colour")] == 0)
+
+
+# ---------------------------------------------------------------------------------- structure
+
+
+def test_auto_screen_ranks_the_true_pair_first():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, size=(2000, 6))
+    y = x[:, 0] + x[:, 1] ** 2 + 2 * x[:, 2] * x[:, 3] + 0.5 * x[:, 1] * x[:, 4]
+    y = y + 0.1 * rng.normal(size=2000)
+    cats = np.zeros_like(x, dtype=np.int64)
+    assert _screen_pairs(x, cats, [False] * 6, y[:, None], max_pairs=2) == [(1, 4), (2, 3)]
+    model = ANOVATPNN(interactions="auto", max_interactions=1, max_epochs=1, n_threads=1)
+    model.fit(x, y)
+    assert model.component_names_ == ["x0", "x1", "x2", "x3", "x4", "x5", "x2 & x3"]
+
+
+def test_interactions_are_taken_by_name_index_or_component_name():
+    X, y = discrete_regression(n=300)
+    model = ANOVATPNN(interactions=[("c", "a"), "b & c"], max_epochs=1, n_threads=1).fit(X, y)
+    assert model.component_names_ == ["a", "b", "c", "a & c", "b & c"]
+    model = ANOVATPNN(interactions=[(0, 1)], max_epochs=1, n_threads=1).fit(X.to_numpy(), y)
+    assert model.terms_ == [("x0",), ("x1",), ("x2",), ("x0", "x1")]
+    assert not hasattr(model, "feature_names_in_") and model.n_features_in_ == 3
+    assert ANOVATPNN(order=1, max_epochs=1, n_threads=1).fit(X, y).component_names_ == list("abc")
+
+
+def test_auto_task_tells_labels_from_numbers():
+    assert _guess_task(np.array(["a", "b", "a"])) == "classification"
+    assert _guess_task(np.array([True, False])) == "classification"
+    assert _guess_task(np.array([0.0, 1.0, 1.0])) == "classification"
+    assert _guess_task(np.arange(21) % 20) == "classification"
+    assert _guess_task(np.arange(25)) == "regression"  # e.g. a count or a score
+    assert _guess_task(np.array([0.5, 1.0, 2.0])) == "regression"
+
+
+def test_same_seed_gives_the_same_model():
+    X, y = discrete_regression(n=300)
+    fits = [ANOVATPNN(max_epochs=3, random_state=s, n_threads=1).fit(X, y) for s in (7, 7, 8)]
+    assert np.array_equal(fits[0].predict(X), fits[1].predict(X))
+    assert not np.array_equal(fits[0].predict(X), fits[2].predict(X))
+
+
+def test_early_stopping_keeps_the_best_epoch_and_waits_patience_epochs():
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(size=(300, 2)), rng.normal(size=300)  # nothing to learn
+    model = ANOVATPNN(patience=3, max_epochs=200, random_state=0, n_threads=1).fit(X, y)
+    history = model.history_
+    losses = history["validation_loss"]
+    assert len(losses) == history["n_epochs"] < 200
+    # stopped because the last 3 epochs did not improve on the earlier best by 1e-4 (relative)
+    assert min(losses[-3:]) >= min(losses[:-3]) * (1 - 1e-4)
+    assert history["best_validation_loss"] == min(losses)
+    assert history["best_epoch"] == 1 + int(np.argmin(losses))
+
+
+def test_training_that_never_gives_a_finite_loss_fails_clearly(monkeypatch):
+    import trustlab.explain._anova_tpnn_torch as backend
+
+    monkeypatch.setattr(backend, "_validation_loss", lambda *args: float("nan"))
+    X, y = discrete_regression(n=300)
+    with pytest.raises(BackendError, match="diverged"):
+        ANOVATPNN(max_epochs=5, n_threads=1).fit(X, y)
+
+
+def test_estimator_contract(regression):
+    model, X, y = regression
+    fresh = clone(model)
+    assert fresh.get_params() == model.get_params()
+    with pytest.raises(NotFittedError):
+        fresh.predict(X)
+    assert list(model.feature_names_in_) == ["a", "b", "c"]
+    assert model.history_["n_epochs"] == len(model.history_["validation_loss"]) <= 25
+    assert model.history_["best_epoch"] == 1 + int(np.argmin(model.history_["validation_loss"]))
+    assert model.score(X, y) == pytest.approx(r2_score(y, model.predict(X)), abs=1e-12)
+    assert is_classifier(ANOVATPNN(task="classification"))
+    assert is_regressor(ANOVATPNN(task="regression"))
+    shuffled = X[["c", "a", "b"]]  # columns are matched by name
+    np.testing.assert_array_equal(model.predict(shuffled), model.predict(X))
+
+
+def test_save_and_load_give_the_same_model(multiclass, tmp_path):
+    model, X, _ = multiclass
+    weights, meta = model.save(tmp_path / "model")
+    assert all(isinstance(v, torch.Tensor) for v in torch.load(weights, weights_only=True).values())
+    loaded = ANOVATPNN.load(tmp_path / "model")
+    np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+    np.testing.assert_array_equal(loaded.components(X).values, model.components(X).values)
+    assert loaded.component_names_ == model.component_names_
+    assert loaded.get_params() == model.get_params()
+    assert list(loaded.classes_) == list(model.classes_)
+    np.testing.assert_array_equal(loaded.importance().importance, model.importance().importance)
+    meta.write_text(meta.read_text().replace("trustlab.ANOVATPNN", "something.else"))
+    with pytest.raises(InputError, match="model"):
+        ANOVATPNN.load(tmp_path / "model")
+    with pytest.raises(InputError, match="model.pt"):
+        ANOVATPNN.load(tmp_path)
+
+
+def test_component_plots(regression, multiclass):
+    model, _, _ = regression
+    assert len(model.plot_component("a").lines) >= 1
+    axes = model.plot_component(("a", "b"))
+    assert axes.collections and axes.get_xlabel() == "a" and axes.get_ylabel() == "b"
+    model, _, _ = multiclass
+    assert len(model.plot_component("age").lines) == 1 + 3  # zero line + one per class
+    assert len(model.plot_component("age", target="high").lines) == 2
+    assert len(model.plot_component("colour").patches) == 4 * 3
+    assert len(model.plot_component("age & colour").lines) == 4 + 1
+    grid = model.component_grid(("income", "age"), n_points=30)
+    assert grid.values.shape == (*map(len, grid.axes), 3)
+    assert model.importance().plot().get_title()
+    with pytest.raises(InputError, match="component"):
+        model.plot_component("height")
+    with pytest.raises(InputError, match="target"):
+        model.plot_component("age", target="unknown")
+
+
+def test_component_grid_evaluates_the_component_at_raw_values(regression):
+    model, X, _ = regression
+    grid = model.component_grid("b", n_points=40)
+    rows = pd.DataFrame({"a": 0.0, "b": grid.axes[0].astype(float), "c": 0.0})
+    np.testing.assert_allclose(grid.values, model.components(rows)["b"], atol=1e-12)
+    assert grid.axes[0].min() == X["b"].min() and grid.axes[0].max() == X["b"].max()
+
+
+def test_component_stability_compares_components_across_models():
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=(50, 2))
+
+    class Fixed:
+        def __init__(self, v):
+            self.v = v
+
+        def components(self, X):
+            return ComponentValues(("p", "q"), (("p",), ("q",)), self.v, 0.0)
+
+    same = component_stability([Fixed(values), Fixed(values)], None)
+    np.testing.assert_allclose(same.mean_correlation, [1.0, 1.0])
+    np.testing.assert_allclose(same.normalised_variance, [0.0, 0.0], atol=1e-15)
+    flipped = component_stability([Fixed(values), Fixed(values * [1, -2])], None)
+    np.testing.assert_allclose(flipped.mean_correlation, [1.0, -1.0])
+    np.testing.assert_allclose(flipped.raw_variance[1], np.mean((1.5 * values[:, 1]) ** 2))
+    np.testing.assert_allclose(flipped.normalised_variance[1], 1.0)
+    assert flipped.to_dict()["components"]["q"]["mean_correlation"] == pytest.approx(-1.0)
+    with pytest.raises(InputError, match="models"):
+        component_stability([Fixed(values)], None)
+
+
+# ---------------------------------------------------------------------------------- bad input
+
+
+def test_nan_in_a_feature_is_refused():
+    X, y = discrete_regression(n=300)
+    X.loc[5, "b"] = np.nan
+    with pytest.raises(InputError, match="feature 'b'"):
+        ANOVATPNN(n_threads=1).fit(X, y)
+    frame, labels = mixed_multiclass(n=300)
+    frame.loc[3, "colour"] = None
+    with pytest.raises(InputError, match="missing values.*'colour'"):
+        ANOVATPNN(n_threads=1).fit(frame, labels)
+
+
+def test_constant_feature_is_refused():
+    X, y = discrete_regression(n=300)
+    with pytest.raises(InputError, match="feature 'c' to vary"):
+        ANOVATPNN(n_threads=1).fit(X.assign(c=3.0), y)
+    with pytest.raises(InputError, match="at least 2 values"):
+        ANOVATPNN(n_threads=1).fit(X.assign(c="same"), y)
+
+
+def test_too_few_rows_for_the_validation_split_are_refused():
+    X, y = discrete_regression(n=40)
+    with pytest.raises(InputError, match="at least 67 rows.*got 40 rows"):
+        ANOVATPNN(n_threads=1).fit(X, y)
+    labels = np.array(["a"] * 99 + ["b"])
+    with pytest.raises(InputError, match="2 rows of each class"):
+        ANOVATPNN(n_threads=1).fit(discrete_regression(n=100)[0], labels)
+
+
+def test_unknown_interaction_names_are_refused():
+    X, y = discrete_regression(n=300)
+    for bad in ([("a", "height")], ["a & height"], [("a", 7)], "some", [("a", "a")]):
+        with pytest.raises(InputError, match="interactions"):
+            ANOVATPNN(interactions=bad, n_threads=1).fit(X, y)
+    with pytest.raises(InputError, match="each term once"):
+        ANOVATPNN(interactions=[("a", "b"), ("b", "a")], n_threads=1).fit(X, y)
+    with pytest.raises(InputError, match="order=1"):
+        ANOVATPNN(order=1, interactions=[("a", "b")], n_threads=1).fit(X, y)
+
+
+def test_other_bad_input_is_refused(regression):
+    X, y = discrete_regression(n=300)
+    cases = [
+        (dict(order=0), "order"),
+        (dict(validation_fraction=0.9), "validation_fraction"),
+        (dict(learning_rate=0.0), "learning_rate"),
+        (dict(task="ranking"), "task"),
+        (dict(categorical_features=["height"]), "categorical_features"),
+    ]
+    for params, argument in cases:
+        with pytest.raises(InputError, match=argument):
+            ANOVATPNN(n_threads=1, **params).fit(X, y)
+    with pytest.raises(InputError, match="y: expected one value per row"):
+        ANOVATPNN(n_threads=1).fit(X, y[:-1])
+    with pytest.raises(InputError, match="at least 2 classes"):
+        ANOVATPNN(task="classification", n_threads=1).fit(X, np.zeros(300, int))
+    with pytest.raises(InputError, match="numbers in the numeric feature 'a'"):
+        ANOVATPNN(categorical_features=None, n_threads=1).fit(X.assign(a="x"), y)
+    model, X, _ = regression
+    with pytest.raises(InputError, match="without 'c'"):
+        model.predict(X[["a", "b"]])
+    with pytest.raises(InputError, match="3 columns"):
+        model.predict(X.to_numpy()[:, :2])
+    with pytest.raises(InputError, match="predict_proba"):
+        model.predict_proba(X)
+
+
+# ---------------------------------------------------------------------------------- packaging
+
+
+def test_importing_the_module_does_not_import_torch():
+    code = (
+        "import sys, trustlab.explain, trustlab.explain.anova_tpnn, trustlab.cli.explain_anova, "
+        "trustlab.audit.sections.anova_tpnn; assert 'torch' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_fitting_without_torch_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch now raises ImportError
+    X, y = discrete_regression(n=300)
+    with pytest.raises(ConfigError, match=r"trustlab\[torch\]"):
+        ANOVATPNN(max_epochs=1).fit(X, y)
+
+
+def test_docstring_examples_run():
+    failures, tried = doctest.testmod(anova_module, optionflags=doctest.ELLIPSIS)
+    assert tried >= 8 and failures == 0
