@@ -57,7 +57,9 @@ def test_normalised_vectors_pass_and_perturbed_fail(values):
 def test_row_stochastic_names_the_row():
     a = np.full((2, 3, 3), 1 / 3)
     a[1, 2] = [0.5, 0.5, 0.5]
-    with pytest.raises(InputError, match=r"alpha: expected rows summing to 1, got a row at index \(1, 2\)"):
+    with pytest.raises(
+        InputError, match=r"alpha: expected rows summing to 1, got a row at index \(1, 2\)"
+    ):
         c.check_row_stochastic(a, "alpha")
     a[1, 2] = [1.5, -0.5, 0.0]
     with pytest.raises(InputError, match="alpha: expected non-negative entries"):

@@ -13,7 +13,14 @@ from trustlab.errors import BackendError, ConfigError, InputError, ResourceError
 __version__ = "0.1.0"
 
 _SUBPACKAGES = {
-    "data", "evaluation", "explain", "fairness", "privacy", "report", "audit",
+    "data",
+    "evaluation",
+    "explain",
+    "fairness",
+    "privacy",
+    "report",
+    "robustness",
+    "audit",
 }
 
 __all__ = [

@@ -127,7 +127,9 @@ def check_probability_vector(value: Any, name: str, *, atol: float = 1e-6) -> np
         )
     total = float(arr.sum())
     if abs(total - 1.0) > atol:
-        raise InputError(f"{name}: expected entries summing to 1, got sum {total:.6g}", argument=name)
+        raise InputError(
+            f"{name}: expected entries summing to 1, got sum {total:.6g}", argument=name
+        )
     return arr
 
 
@@ -135,7 +137,9 @@ def check_row_stochastic(value: Any, name: str, *, atol: float = 1e-6) -> np.nda
     """An array whose last axis holds probability distributions (non-negative, summing to 1)."""
     arr = as_float_array(value, name)
     if arr.ndim < 2:
-        raise InputError.bad(name, "an array of at least 2 dimensions with rows on the last axis", arr)
+        raise InputError.bad(
+            name, "an array of at least 2 dimensions with rows on the last axis", arr
+        )
     if (arr < 0).any():
         where = tuple(int(i) for i in np.argwhere(arr < 0)[0])
         raise InputError(

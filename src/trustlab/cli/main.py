@@ -15,8 +15,8 @@ from trustlab.cli import data as _data
 from trustlab.cli import evaluate as _evaluate
 from trustlab.cli import explain as _explain
 from trustlab.cli import explain_anova as _explain_anova
-from trustlab.cli import robustness as _robustness
 from trustlab.cli import fairness as _fairness
+from trustlab.cli import robustness as _robustness
 from trustlab.errors import ConfigError, InputError, TrustlabError
 
 app = typer.Typer(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 import numpy as np
@@ -149,7 +149,7 @@ def load_dataset(name: str) -> Dataset:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _read(name: str) -> pd.DataFrame:
     entry = _REGISTRY[name]
     with resources.files("trustlab.data").joinpath("bundled", entry.file).open("rb") as fh:
