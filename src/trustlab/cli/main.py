@@ -16,6 +16,7 @@ from trustlab.cli import evaluate as _evaluate
 from trustlab.cli import explain as _explain
 from trustlab.cli import explain_anova as _explain_anova
 from trustlab.cli import fairness as _fairness
+from trustlab.cli import privacy as _privacy
 from trustlab.cli import robustness as _robustness
 from trustlab.errors import ConfigError, InputError, TrustlabError
 
@@ -50,6 +51,7 @@ app.add_typer(_evaluate.app, name="evaluate")
 _explain.app.add_typer(_explain_anova.app, name="anova-tpnn")
 app.add_typer(_explain.app, name="explain")
 app.add_typer(_robustness.app, name="robustness")
+app.add_typer(_privacy.app, name="privacy")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,23 @@
+"""The docstring examples and the docs page example run and print what they claim."""
+
+import doctest
+import re
+from pathlib import Path
+
+import trustlab.privacy.dsi as dsi_module
+
+DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "privacy-dsi.md"
+
+
+def test_docstring_examples_pass():
+    result = doctest.testmod(dsi_module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 5
+    assert result.failed == 0
+
+
+def test_docs_page_example_runs(capsys):
+    code = re.findall(r"```python\n(.*?)```", DOCS_PAGE.read_text(), re.S)[0]
+    exec(compile(code, str(DOCS_PAGE), "exec"), {})
+    out = capsys.readouterr().out
+    assert "trace 1.29552" in out
+    assert "exact accountant" in out
