@@ -6,21 +6,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
-from trustlab.cli.main import main
-
-
-def run(args, capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
-
-
-def one_line(err):
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, err
-    return lines[0]
+from cli_helpers import one_line
+from cli_helpers import run_main as run
 
 
 @pytest.fixture(scope="module")

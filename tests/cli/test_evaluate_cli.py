@@ -5,36 +5,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-import typer
+from cli_helpers import one_line
 
-from trustlab.cli import evaluate
-from trustlab.cli import main as cli_main
 from trustlab.evaluation import TokenLogProbs, rank_models
-
-
-@pytest.fixture
-def run(capsys, monkeypatch):
-    """Run ``trustlab ARGS`` through main(); until the lead registers the group, on a root app
-    that has it."""
-    if not any(group.name == "evaluate" for group in cli_main.app.registered_groups):
-        root = typer.Typer()
-        root.callback()(lambda: None)
-        root.add_typer(evaluate.app, name="evaluate")
-        monkeypatch.setattr(cli_main, "app", root)
-
-    def invoke(*args):
-        with pytest.raises(SystemExit) as exc:
-            cli_main.main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        return exc.value.code, out, err
-
-    return invoke
-
-
-def one_line(err):
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, err
-    return lines[0]
 
 
 @pytest.fixture(scope="module")

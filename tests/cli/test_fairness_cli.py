@@ -6,26 +6,14 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from cli_helpers import one_line
+from cli_helpers import run_main as run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trustlab.cli.fairness import read_aggregates
-from trustlab.cli.main import main
 from trustlab.errors import InputError
 from trustlab.report import to_jsonable
-
-
-def run(args, capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
-
-
-def one_line(err):
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, err
-    return lines[0]
 
 
 @pytest.fixture(scope="module")

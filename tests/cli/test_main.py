@@ -4,17 +4,9 @@ import json
 import subprocess
 import sys
 
-import pytest
+from cli_helpers import run_main as run
 
 from trustlab import __version__
-from trustlab.cli.main import main
-
-
-def run(args, capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 def test_version(capsys):

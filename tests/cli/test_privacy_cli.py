@@ -4,30 +4,8 @@ import json
 
 import numpy as np
 import pytest
-import typer
 
-from trustlab.cli import main as cli_main
-from trustlab.cli import privacy
 from trustlab.privacy import calibrate, optimal_gaussian_covariance
-
-
-@pytest.fixture
-def run(capsys, monkeypatch):
-    """Run ``trustlab ARGS`` through main(); until the lead registers the group, on a root app
-    that has it."""
-    if not any(group.name == "privacy" for group in cli_main.app.registered_groups):
-        root = typer.Typer()
-        root.callback()(lambda: None)
-        root.add_typer(privacy.app, name="privacy")
-        monkeypatch.setattr(cli_main, "app", root)
-
-    def invoke(*args):
-        with pytest.raises(SystemExit) as exc:
-            cli_main.main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        return exc.value.code, out, err
-
-    return invoke
 
 
 @pytest.fixture

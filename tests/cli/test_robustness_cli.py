@@ -8,10 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-import typer
+from cli_helpers import one_line
 from typer.testing import CliRunner
 
-from trustlab.cli import main as cli_main
 from trustlab.cli import robustness
 from trustlab.robustness import (
     SmoothedClassifier,
@@ -22,31 +21,6 @@ from trustlab.robustness import (
 )
 
 torch.set_num_threads(1)
-
-
-@pytest.fixture
-def run(capsys, monkeypatch):
-    """Run ``trustlab ARGS`` through main(); until the lead registers the group, on a root app
-    that has it."""
-    if not any(group.name == "robustness" for group in cli_main.app.registered_groups):
-        root = typer.Typer()
-        root.callback()(lambda: None)
-        root.add_typer(robustness.app, name="robustness")
-        monkeypatch.setattr(cli_main, "app", root)
-
-    def invoke(*args):
-        with pytest.raises(SystemExit) as exc:
-            cli_main.main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        return exc.value.code, out, err
-
-    return invoke
-
-
-def one_line(err):
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, err
-    return lines[0]
 
 
 @pytest.fixture(scope="module")

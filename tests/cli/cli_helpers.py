@@ -1,0 +1,22 @@
+"""Helpers for driving the CLI in tests (imported by the test modules of this folder)."""
+
+from __future__ import annotations
+
+import pytest
+
+from trustlab.cli.main import main
+
+
+def run_main(args, capsys):
+    """Run ``trustlab ARGS`` through main(); return (exit code, stdout, stderr)."""
+    with pytest.raises(SystemExit) as exc:
+        main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+def one_line(err: str) -> str:
+    """The single non-empty line of ``err`` (failing if there is not exactly one)."""
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    return lines[0]
