@@ -17,13 +17,23 @@ from trustlab.privacy import optimal_gaussian_covariance
 
 
 def cvxpy_trace(deltas: np.ndarray) -> float:
+    """The optimal trace from cvxpy (Clarabel), through the Lagrange dual as one SDP.
+
+    min tr(S) s.t. d_i' S^-1 d_i <= 1 has the dual max_mu 2 tr(M(mu)^1/2) - sum(mu) with
+    M(mu) = sum_i mu_i d_i d_i'; tr(M^1/2) = max tr(X) s.t. [[M, X], [X, I]] >= 0. Strong duality
+    gives the same optimal value. One LMI of size 2r solves in seconds, where the primal form with
+    ``cp.tr_inv`` did not finish in minutes at n = 30, d = 50.
+    """
     import cvxpy as cp
 
-    left, singular, right_t = np.linalg.svd(deltas.T, full_matrices=False)
-    coords = singular[:, None] * right_t
-    precision = cp.Variable((coords.shape[0],) * 2, PSD=True)
-    constraints = [cp.sum(cp.multiply(np.outer(x, x), precision)) <= 1 for x in coords.T]
-    problem = cp.Problem(cp.Minimize(cp.tr_inv(precision)), constraints)
+    _, singular, right_t = np.linalg.svd(deltas.T, full_matrices=False)
+    coords = singular[:, None] * right_t  # the differences in an orthonormal basis of their span
+    rank, n = coords.shape
+    mu = cp.Variable(n, nonneg=True)
+    root = cp.Variable((rank, rank), symmetric=True)
+    gram = sum(mu[i] * np.outer(coords[:, i], coords[:, i]) for i in range(n))
+    lmi = cp.bmat([[gram, root], [root, np.eye(rank)]])
+    problem = cp.Problem(cp.Maximize(2 * cp.trace(root) - cp.sum(mu)), [lmi >> 0])
     problem.solve(solver=cp.CLARABEL)
     return float(problem.value)
 
