@@ -576,10 +576,9 @@ class _HighspySolver:
     def __init__(self):
         import highspy
 
-        # highspy.Highs.__init__ prints the HiGHS banner on its first call in a process; the bare
-        # solver class does not, and output can be switched off before anything runs
-        self._highs = highspy._core._Highs()
-        self._highs.setOptionValue("output_flag", False)
+        from trustlab.fairness._highs import QuietHighs
+
+        self._highs = QuietHighs()
         self._optimal = highspy.HighsModelStatus.kOptimal
         self._basis = None
         self._simplex = None

@@ -31,6 +31,7 @@ import highspy
 import numpy as np
 
 from trustlab.errors import BackendError
+from trustlab.fairness._highs import QuietHighs
 
 __all__ = [
     "MIN_ALPHAG",
@@ -477,21 +478,6 @@ class LocalResult:
     converged: bool
 
 
-class _QuietHighs(highspy.Highs):
-    """``highspy.Highs`` that never writes to the console.
-
-    ``highspy.Highs.__init__`` registers its Python callback hub (``setCallback``) right after
-    creating the solver, and HiGHS prints its banner on that first call because ``output_flag``
-    is still on: the first ``Highs()`` of a process writes to stdout before any option can be
-    set. This constructs the solver alone and switches output off at once; the callback hub is not
-    needed (no callbacks are used, only ``passModel``, ``setBasis`` and ``run``).
-    """
-
-    def __init__(self):
-        super(highspy.Highs, self).__init__()  # the solver only, not highspy.Highs.__init__
-        self.setOptionValue("output_flag", False)
-
-
 class _LinearisedLP:
     """The LP of one sequential-LP step for one label, built once and updated in place.
 
@@ -514,7 +500,7 @@ class _LinearisedLP:
         self._row_lower = np.concatenate([np.full(n_rows, -highspy.kHighsInf), [1.0]])
         self._row_upper = np.ones(n_rows + 1)
         self._continuous = np.zeros(n_cols, dtype=np.int32)
-        self._solver, self._basis = _QuietHighs(), None
+        self._solver, self._basis = QuietHighs(), None
         for option, value in (("presolve", "off"), ("simplex_strategy", 4)):
             self._solver.setOptionValue(option, value)
 
