@@ -8,7 +8,7 @@ cheap; a method's module can also be imported directly.
 
 from __future__ import annotations
 
-import importlib
+from trustlab._lazy import lazy_getattr
 
 # public name -> the module that defines it
 _LAZY = {
@@ -27,8 +27,4 @@ _LAZY = {
 
 __all__ = list(_LAZY)
 
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'trustlab.explain' has no attribute {name!r}")
+__getattr__ = lazy_getattr("trustlab.explain", _LAZY)

@@ -7,7 +7,7 @@ cheap.
 
 from __future__ import annotations
 
-import importlib
+from trustlab._lazy import lazy_getattr
 
 # public name -> the module that defines it
 _LAZY = {
@@ -22,8 +22,4 @@ _LAZY = {
 
 __all__ = list(_LAZY)
 
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'trustlab.privacy' has no attribute {name!r}")
+__getattr__ = lazy_getattr("trustlab.privacy", _LAZY)
