@@ -21,6 +21,10 @@ _SUBPACKAGES = {
     "report",
     "robustness",
     "audit",
+    "llm",
+    "safety",
+    "strategic",
+    "federated",
 }
 
 __all__ = [
