@@ -236,6 +236,19 @@ def test_numeric_labels_and_groups_are_audited(tmp_path):
     assert fairness["data"]["models"]["p"]["result"] == to_jsonable(expected.to_dict())
 
 
+def test_group_sizes_are_counted_and_small_groups_flagged(tmp_path):
+    table = small_table(n=500)
+    table.loc[table.index[:30], "grp"] = "islands"  # a third group of 30 rows
+    result = run_audit(table, label="y", group="grp", pred="yhat", out=tmp_path)
+    fairness = sections_by_id(result.json_path)["fairness"]
+    expected = table["grp"].value_counts().to_dict()
+    assert fairness["data"]["group_sizes"] == expected
+    html = result.html_path.read_text()
+    small = [g for g, n in expected.items() if n < 100]
+    assert small == ["islands"]
+    assert "Small grp groups in the test split: islands (30 rows)" in html
+
+
 def test_user_parquet_is_read(tmp_path):
     path = tmp_path / "scored.parquet"
     small_table().to_parquet(path)

@@ -19,6 +19,7 @@ from trustlab.report import Figure, Paragraph, Section, Table, to_jsonable
 __all__ = ["build", "TITLE"]
 
 TITLE = "Disparate conditional prediction (DCP)"
+SMALL_GROUP = 100  # test rows below which a group's confusion matrix is called noisy
 
 EXPLANATION = (
     "DCP is the fraction of the population whose conditional prediction probabilities "
@@ -48,14 +49,17 @@ def build(ctx: AuditContext) -> Section | None:
         for name, pred in ctx.predictions.items()
     }
     headline = {name: _headline(result) for name, result in results.items()}
-    groups = [str(g) for g in next(iter(results.values())).known.groups]
+    group_values = next(iter(results.values())).known.groups
+    groups = [str(g) for g in group_values]
+    sizes = [int(np.sum(ctx.g_test == g)) for g in group_values]
     blocks: list = [Paragraph(EXPLANATION)]
     blocks += [Paragraph(_reading(name, h)) for name, h in headline.items()]
     blocks += [
         _bounds_table(headline),
         _bounds_figure(headline),
         _unfair_fraction_figure(results, groups, ctx.group),
-        _unfair_fraction_table(results, groups, ctx.group),
+        _unfair_fraction_table(results, groups, sizes, ctx.group),
+        *_small_group_note(groups, sizes, ctx.group),
         _per_label_table(results, ctx.label),
         Paragraph(AGGREGATE_NOTE, "note"),
     ]
@@ -63,6 +67,7 @@ def build(ctx: AuditContext) -> Section | None:
         "group": ctx.group,
         "labels": ctx.labels.tolist(),
         "groups": groups,
+        "group_sizes": dict(zip(groups, sizes, strict=True)),
         "models": {
             name: {**headline[name], "result": to_jsonable(result.to_dict())}
             for name, result in results.items()
@@ -194,12 +199,31 @@ def _unfair_fraction_figure(results: dict, groups: list[str], group_name: str) -
     )
 
 
-def _unfair_fraction_table(results: dict, groups: list[str], group_name: str) -> Table:
+def _unfair_fraction_table(
+    results: dict, groups: list[str], sizes: list[int], group_name: str
+) -> Table:
     rows = [
         [name, *np.asarray(result.known.unfair_fraction, dtype=float).tolist()]
         for name, result in results.items()
     ]
+    rows.append(["(test rows)", *sizes])
     return Table(["model", *groups], rows, caption=f"Unfair fraction per {group_name} group")
+
+
+def _small_group_note(groups: list[str], sizes: list[int], group_name: str) -> list[Paragraph]:
+    """Warn when a group is too small for its confusion matrix to be estimated well."""
+    small = [f"{g} ({n} rows)" for g, n in zip(groups, sizes, strict=True) if n < SMALL_GROUP]
+    if not small:
+        return []
+    return [
+        Paragraph(
+            f"Small {group_name} groups in the test split: {', '.join(small)}. Their confusion "
+            "matrices have many empty entries (read as 1e-5), so their unfair fraction can read "
+            "near 1 partly from sampling noise; DCP weighs each group by its size, but judge "
+            "these bars with care.",
+            "note",
+        )
+    ]
 
 
 def _per_label_table(results: dict, label_name: str) -> Table:
