@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -62,3 +63,25 @@ def progress(enabled: bool = True) -> Iterator[Progress]:
     )
     with prog:
         yield prog
+
+
+@contextmanager
+def native_stdout_to_stderr() -> Iterator[None]:
+    """Meanwhile, send what native code writes to file descriptor 1 to stderr instead.
+
+    Some compiled solvers print banners straight to file descriptor 1, below Python's sys.stdout;
+    stdout must hold only the result (``--json`` output is piped into other tools).
+    """
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:  # no usable descriptors (an embedded interpreter): nothing to protect
+        yield
+        return
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)

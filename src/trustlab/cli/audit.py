@@ -7,8 +7,7 @@ from typing import Annotated
 
 import typer
 
-from trustlab.cli._common import console, emit, err_console, progress
-from trustlab.cli.fairness import native_stdout_to_stderr
+from trustlab.cli._common import console, emit, err_console, native_stdout_to_stderr, progress
 
 __all__ = ["audit"]
 

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -18,13 +14,14 @@ from trustlab.cli._common import (
     JSON_OPTION_HELP,
     emit,
     err_console,
+    native_stdout_to_stderr,
     progress,
     read_table,
     require_columns,
 )
 from trustlab.errors import InputError
 
-__all__ = ["app", "read_aggregates", "native_stdout_to_stderr", "AGGREGATE_FORMAT"]
+__all__ = ["app", "read_aggregates", "AGGREGATE_FORMAT"]
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -157,28 +154,6 @@ def dcp_aggregate_command(
     emit(result, as_json)
     if out is not None:
         _write_outputs(result, out, "dcp_aggregate.png", as_json)
-
-
-@contextmanager
-def native_stdout_to_stderr() -> Iterator[None]:
-    """Meanwhile, send what native code writes to file descriptor 1 to stderr instead.
-
-    Some compiled solvers print banners straight to file descriptor 1, below Python's sys.stdout;
-    stdout must hold only the result (``--json`` output is piped into other tools).
-    """
-    sys.stdout.flush()
-    try:
-        saved = os.dup(1)
-        os.dup2(2, 1)
-    except OSError:  # no usable descriptors (an embedded interpreter): nothing to protect
-        yield
-        return
-    try:
-        yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 def read_aggregates(table):
