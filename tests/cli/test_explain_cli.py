@@ -127,8 +127,18 @@ def test_untrusted_types_in_a_skops_file_are_listed(files):
     result = invoke("--model", folder / "odd.skops", "--data", folder / "people.csv")
     assert isinstance(result.exception, InputError)
     message = str(result.exception)
-    assert message.startswith("--model: odd.skops holds types outside scikit-learn")
+    assert message.startswith("--model: odd.skops holds types outside sklearn, numpy, scipy")
+    assert "--trust-type" in message
     assert "NotALibraryType" in message
+
+
+def test_named_types_in_a_skops_file_are_trusted(files):
+    from trustlab.cli.explain import load_tree_model
+
+    folder, _ = files
+    name = f"{NotALibraryType.__module__}.{NotALibraryType.__qualname__}"
+    loaded = load_tree_model(folder / "odd.skops", trust_types=[name])
+    assert loaded["extra"].payload == 1
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,6 @@ when loaded, so they are read only when the caller says it trusts the file.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import warnings
 from collections.abc import Iterable
@@ -18,6 +17,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from trustlab._model_files import (  # noqa: F401  (trusted_library_modules is re-exported)
+    PICKLE_SUFFIXES,
+    SKOPS_SUFFIXES,
+    load_pickle,
+    load_skops,
+    trusted_library_modules,
+)
 from trustlab.errors import InputError
 
 __all__ = [
@@ -31,10 +37,6 @@ __all__ = [
 ]
 
 ZOO_NAMES = ("logistic_regression", "random_forest", "gradient_boosting")
-SKOPS_SUFFIXES = (".skops",)
-PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
-_LIBRARY_MODULES = ("sklearn", "numpy", "scipy")
-_OPTIONAL_LIBRARY_MODULES = ("xgboost", "lightgbm")
 
 
 def default_zoo(random_state: int = 0) -> dict[str, Any]:
@@ -137,17 +139,9 @@ def load_model(
         raise InputError.bad("model", "an existing model file", str(path))
     suffix = path.suffix.lower()
     if suffix in SKOPS_SUFFIXES:
-        model = _load_skops(path, list(trust_types))
+        model = load_skops(path, trust_types=trust_types)
     elif suffix in PICKLE_SUFFIXES:
-        if not trust_pickle:
-            raise InputError(
-                f"model: {path.name} is a pickle/joblib file, and loading one runs any code it "
-                "contains. Save the model with skops (skops.io.dump(model, 'model.skops')), or, if "
-                "you made this file yourself or fully trust it, pass --trust-pickle "
-                "(trust_pickle=True in Python).",
-                argument="model",
-            )
-        model = _load_pickle(path)
+        model = load_pickle(path, trust_pickle=trust_pickle)
     else:
         raise InputError.bad(
             "model",
@@ -156,51 +150,6 @@ def load_model(
         )
     _check_fitted_classifier(model, path)
     return model
-
-
-def trusted_library_modules() -> tuple[str, ...]:
-    """Top-level modules whose types are trusted in skops files: sklearn, numpy, scipy (+ extras)."""
-    extras = tuple(m for m in _OPTIONAL_LIBRARY_MODULES if importlib.util.find_spec(m) is not None)
-    return _LIBRARY_MODULES + extras
-
-
-def _load_skops(path: Path, trust_types: list[str]):
-    import skops.io as sio
-
-    try:
-        untrusted = sio.get_untrusted_types(file=path)
-    except Exception as exc:  # a corrupt or foreign file: say so in one line
-        raise InputError(
-            f"model: could not read {path.name} as a skops file ({type(exc).__name__}: {exc})",
-            argument="model",
-        ) from exc
-    libraries = trusted_library_modules()
-    refused = [t for t in untrusted if t.split(".")[0] not in libraries and t not in trust_types]
-    if refused:
-        flags = " ".join(f"--trust-type {t}" for t in refused)
-        raise InputError(
-            f"model: {path.name} contains types that are not from "
-            f"{', '.join(libraries)}: {', '.join(refused)}. Loading them may run their code. "
-            f"If you trust them, pass {flags} (trust_types=[...] in Python).",
-            argument="model",
-        )
-    try:
-        return sio.load(path, trusted=list(untrusted))
-    except Exception as exc:
-        raise InputError(
-            f"model: could not load {path.name} ({type(exc).__name__}: {exc})", argument="model"
-        ) from exc
-
-
-def _load_pickle(path: Path):
-    import joblib
-
-    try:
-        return joblib.load(path)  # reads plain pickles too
-    except Exception as exc:
-        raise InputError(
-            f"model: could not load {path.name} ({type(exc).__name__}: {exc})", argument="model"
-        ) from exc
 
 
 def _check_fitted_classifier(model, path: Path) -> None:

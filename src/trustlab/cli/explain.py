@@ -14,6 +14,13 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
+from trustlab._model_files import (
+    PICKLE_SUFFIXES,
+    SKOPS_SUFFIXES,
+    load_pickle,
+    load_skops,
+    read_or_raise,
+)
 from trustlab.cli._common import JSON_OPTION_HELP, console, emit, progress, read_table
 from trustlab.errors import ConfigError, InputError
 
@@ -30,8 +37,6 @@ def _group() -> None:
     """Explain models: FastPD (PD functions, SHAP, interactions) for tree ensembles."""
 
 
-TRUSTED_MODULES = ("sklearn", "numpy", "scipy", "xgboost", "lightgbm")
-PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
 MODEL_FILES = (
     "a .skops file, an xgboost .json/.ubj file, a LightGBM .txt file "
     "(or a .pkl/.pickle/.joblib file with --trust-pickle)"
@@ -87,6 +92,13 @@ def fastpd(
             "only for files you made yourself or fully trust.",
         ),
     ] = False,
+    trust_type: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--trust-type",
+            help="Trust this extra type in a .skops model (repeatable), e.g. mypackage.MyModel.",
+        ),
+    ] = None,
     random_state: Annotated[
         int, typer.Option("--random-state", help="Seed for drawing the rows.")
     ] = 0,
@@ -102,7 +114,7 @@ def fastpd(
     rng = check_random_state(random_state, "--random-state")
     with progress(not as_json) as bar:
         task = bar.add_task("FastPD", total=5)
-        estimator = load_tree_model(model, trust_pickle=trust_pickle)
+        estimator = load_tree_model(model, trust_pickle=trust_pickle, trust_types=trust_type or ())
         names, X = _feature_table(estimator, read_table(data), _split_names(exclude))
         bar.advance(task)
         background = X[_draw(len(X), background_size, rng)]
@@ -123,7 +135,9 @@ def fastpd(
         console.print(f"wrote {len(written)} files to {out}", highlight=False, markup=False)
 
 
-def load_tree_model(path: Path, *, trust_pickle: bool = False) -> Any:
+def load_tree_model(
+    path: Path, *, trust_pickle: bool = False, trust_types: list[str] | tuple[str, ...] = ()
+) -> Any:
     """Load a tree model file safely: skops (trusted library types only), xgboost, LightGBM.
 
     Pickle and joblib files can run arbitrary code when loaded, so they are read only with
@@ -133,51 +147,21 @@ def load_tree_model(path: Path, *, trust_pickle: bool = False) -> Any:
     if not path.is_file():
         raise InputError.bad("--model", "an existing model file", str(path))
     suffix = path.suffix.lower()
-    if suffix == ".skops":
-        return _load_skops(path)
+    if suffix in SKOPS_SUFFIXES:
+        return load_skops(path, trust_types=trust_types, argument="--model")
     if suffix in (".json", ".ubj"):
         xgb = _optional("xgboost")
-        return _read(lambda: xgb.Booster(model_file=str(path)), path, "an xgboost model")
+        return read_or_raise(
+            lambda: xgb.Booster(model_file=str(path)), path, "an xgboost model", "--model"
+        )
     if suffix == ".txt":
         lgb = _optional("lightgbm")
-        return _read(lambda: lgb.Booster(model_file=str(path)), path, "a LightGBM model")
-    if suffix in PICKLE_SUFFIXES:
-        if not trust_pickle:
-            raise InputError(
-                f"--model: {path.name} is a pickle/joblib file, and loading one runs any code it "
-                "contains; save the model with skops (skops.io.dump(model, 'model.skops')), or "
-                "pass --trust-pickle if you made this file yourself or fully trust it",
-                argument="--model",
-            )
-        import joblib
-
-        return _read(lambda: joblib.load(path), path, "a pickled model")
-    raise InputError.bad("--model", MODEL_FILES, str(path))
-
-
-def _load_skops(path: Path) -> Any:
-    import skops.io as sio
-
-    untrusted = _read(lambda: sio.get_untrusted_types(file=path), path, "a skops file")
-    refused = [t for t in untrusted if t.split(".")[0] not in TRUSTED_MODULES]
-    if refused:
-        raise InputError(
-            f"--model: {path.name} holds types outside scikit-learn, NumPy, SciPy, xgboost and "
-            f"LightGBM, which are not loaded: {', '.join(refused)}",
-            argument="--model",
+        return read_or_raise(
+            lambda: lgb.Booster(model_file=str(path)), path, "a LightGBM model", "--model"
         )
-    return _read(lambda: sio.load(path, trusted=untrusted), path, "a skops file")
-
-
-def _read(load, path: Path, what: str) -> Any:
-    try:
-        return load()
-    except InputError:
-        raise
-    except Exception as exc:  # any reader failure becomes one clear line
-        raise InputError(
-            f"--model: could not read {path.name} as {what}: {exc}", argument="--model"
-        ) from exc
+    if suffix in PICKLE_SUFFIXES:
+        return load_pickle(path, trust_pickle=trust_pickle, argument="--model")
+    raise InputError.bad("--model", MODEL_FILES, str(path))
 
 
 def _optional(module: str) -> Any:

@@ -1,0 +1,78 @@
+"""Safe reading of model files, shared by the audit and the explain CLI.
+
+skops rebuilds objects without running arbitrary code; only types from scikit-learn, NumPy and
+SciPy (and XGBoost / LightGBM when installed) are trusted automatically, anything else must be
+named by the user. Pickle and joblib files can run any code when loaded, so they are read only
+when the caller says it trusts the file.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from trustlab.errors import InputError
+
+SKOPS_SUFFIXES = (".skops",)
+PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
+_LIBRARY_MODULES = ("sklearn", "numpy", "scipy")
+_OPTIONAL_LIBRARY_MODULES = ("xgboost", "lightgbm")
+
+
+def trusted_library_modules() -> tuple[str, ...]:
+    """Top-level modules whose types are trusted in skops files: sklearn, numpy, scipy (+ extras)."""
+    extras = tuple(m for m in _OPTIONAL_LIBRARY_MODULES if importlib.util.find_spec(m) is not None)
+    return _LIBRARY_MODULES + extras
+
+
+def load_skops(path: Path, *, trust_types: Iterable[str] = (), argument: str = "model") -> Any:
+    """Load a skops file, refusing types outside the trusted libraries and ``trust_types``."""
+    import skops.io as sio
+
+    trust_types = set(trust_types)
+    untrusted = read_or_raise(
+        lambda: sio.get_untrusted_types(file=path), path, "a skops file", argument
+    )
+    libraries = trusted_library_modules()
+    refused = [t for t in untrusted if t.split(".")[0] not in libraries and t not in trust_types]
+    if refused:
+        flags = " ".join(f"--trust-type {t}" for t in refused)
+        raise InputError(
+            f"{argument}: {path.name} holds types outside {', '.join(libraries)}: "
+            f"{', '.join(refused)}. Loading them may run their code. If you trust them, pass "
+            f"{flags} (trust_types=[...] in Python).",
+            argument=argument,
+        )
+    return read_or_raise(
+        lambda: sio.load(path, trusted=list(untrusted)), path, "a skops file", argument
+    )
+
+
+def load_pickle(path: Path, *, trust_pickle: bool, argument: str = "model") -> Any:
+    """Load a pickle or joblib file, only when the caller trusts it."""
+    if not trust_pickle:
+        raise InputError(
+            f"{argument}: {path.name} is a pickle/joblib file, and loading one runs any code it "
+            "contains. Save the model with skops (skops.io.dump(model, 'model.skops')), or, if "
+            "you made this file yourself or fully trust it, pass --trust-pickle "
+            "(trust_pickle=True in Python).",
+            argument=argument,
+        )
+    import joblib
+
+    return read_or_raise(lambda: joblib.load(path), path, "a pickled model", argument)
+
+
+def read_or_raise(load: Callable[[], Any], path: Path, what: str, argument: str) -> Any:
+    """Run a reader; any failure becomes one clear InputError line."""
+    try:
+        return load()
+    except InputError:
+        raise
+    except Exception as exc:
+        raise InputError(
+            f"{argument}: could not read {path.name} as {what} ({type(exc).__name__}: {exc})",
+            argument=argument,
+        ) from exc
