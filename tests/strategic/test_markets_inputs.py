@@ -1,0 +1,119 @@
+"""Bad input raises InputError naming the argument; a missing torch raises ConfigError."""
+
+import sys
+
+import numpy as np
+import pytest
+
+from trustlab.errors import ConfigError, InputError
+from trustlab.strategic import (
+    MarketAwareClassifier,
+    NaiveMarketClassifier,
+    best_response,
+    make_market_population,
+    market_outcome,
+    market_price,
+    simulate,
+    soft_market_price,
+)
+
+X = np.array([[1.0, 0.0], [0.0, -1.0], [-2.0, 0.5]])
+W = np.array([1.0, 0.5])
+B = np.array([1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "argument", "expected"),
+    [
+        ({"w": [0.0, 0.0]}, "w", "non-zero"),
+        ({"w": [1.0, np.nan]}, "w", "finite"),
+        ({"w": [[1.0, 0.5]]}, "w", "1-dimensional"),
+        ({"b0": np.nan}, "b0", "finite"),
+        ({"b0": "a"}, "b0", "finite"),
+        ({"X": X[:, :1]}, "X", "2 column"),
+        ({"X": X[0]}, "X", "2-dimensional"),
+        ({"X": np.where(X == 0, np.nan, X)}, "X", "finite"),
+        ({"budgets": [1.0, -2.0, 3.0]}, "budgets", "non-negative"),
+        ({"budgets": [1.0, 2.0]}, "budgets", "3 values"),
+        ({"budgets": [1.0, np.inf, 3.0]}, "budgets", "finite"),
+        ({"budgets": [[1.0, 2.0, 3.0]]}, "budgets", "1-dimensional"),
+        ({"y": [1, 0]}, "y", "3 labels"),
+        ({"y": [1, 2, 0]}, "y", "binary"),
+        ({"y": [1, np.nan, 0]}, "y", "missing"),
+    ],
+)
+def test_market_price_names_the_bad_argument(kwargs, argument, expected):
+    args = {"w": W, "b0": 0.0, "X": X, "budgets": B} | kwargs
+    with pytest.raises(InputError, match=expected) as info:
+        market_price(args.pop("w"), args.pop("b0"), args.pop("X"), args.pop("budgets"), **args)
+    assert info.value.argument == argument
+    assert str(info.value).startswith(argument)
+
+
+@pytest.mark.parametrize("price", [-1.0, np.nan, "cheap"])
+def test_market_outcome_rejects_a_bad_price(price):
+    with pytest.raises(InputError, match="price") as info:
+        market_outcome(W, 0.0, X, B, price)
+    assert info.value.argument == "price"
+
+
+@pytest.mark.parametrize(
+    ("prices", "expected"),
+    [([1.0], "2 per-feature"), ([1.0, -1.0], "non-negative"), (-2.0, "non-negative number")],
+)
+def test_best_response_rejects_bad_prices(prices, expected):
+    with pytest.raises(InputError, match=expected) as info:
+        best_response(W, 0.0, X, B, prices)
+    assert info.value.argument == "prices"
+
+
+def test_soft_price_rejects_bad_temperatures():
+    with pytest.raises(InputError) as info:
+        soft_market_price(W, 0.0, X, B, sort_temperature=0.0)
+    assert info.value.argument == "sort_temperature"
+    with pytest.raises(InputError) as info:
+        soft_market_price([0.0, 0.0], 0.0, X, B)
+    assert info.value.argument == "w"
+
+
+def test_learners_need_budgets_two_classes_and_the_fitted_width():
+    Xp, y, b = make_market_population(40, random_state=0)
+    with pytest.raises(InputError) as info:
+        MarketAwareClassifier(max_epochs=1).fit(Xp, y)
+    assert info.value.argument == "budgets"
+    with pytest.raises(InputError) as info:
+        MarketAwareClassifier(max_epochs=1).fit(Xp, np.arange(40) % 3, budgets=b)
+    assert info.value.argument == "y"
+    with pytest.raises(InputError) as info:
+        MarketAwareClassifier(max_epochs=1).fit(Xp, y, budgets=-b)
+    assert info.value.argument == "budgets"
+    with pytest.raises(InputError) as info:
+        MarketAwareClassifier(init="zeros").fit(Xp, y, budgets=b)
+    assert info.value.argument == "init"
+    naive = NaiveMarketClassifier().fit(Xp, y)
+    with pytest.raises(InputError) as info:
+        naive.predict(Xp[:, :1], b)
+    assert info.value.argument == "X"
+    with pytest.raises(InputError) as info:
+        naive.predict(Xp, b[:5])
+    assert info.value.argument == "budgets"
+
+
+def test_simulation_and_population_arguments():
+    with pytest.raises(InputError) as info:
+        simulate("adult")
+    assert info.value.argument == "data"
+    with pytest.raises(InputError) as info:
+        make_market_population(10, budget_ratio=0.0)
+    assert info.value.argument == "budget_ratio"
+
+
+def test_missing_torch_is_a_config_error(monkeypatch):
+    Xp, y, b = make_market_population(40, random_state=0)
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now fails
+    with pytest.raises(ConfigError, match=r"trustlab\[torch\]"):
+        MarketAwareClassifier(max_epochs=1).fit(Xp, y, budgets=b)
+    with pytest.raises(ConfigError):
+        soft_market_price(W, 0.0, X, B)
+    # the exact market needs no torch
+    assert market_price(W, 0.0, X, B).n_users == 3
