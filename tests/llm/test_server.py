@@ -1,0 +1,296 @@
+"""make_server: the OpenAI schema, request checking, faults and life cycle, over real HTTP."""
+
+import queue
+import socket
+import threading
+
+import httpx
+import pytest
+
+from trustlab.errors import InputError
+from trustlab.llm import make_server
+
+# from the module: once trustlab.llm.server is imported, the package attribute `serve` is the module
+from trustlab.llm.server import Faults, serve
+
+
+class Reverser:
+    """A deterministic stand-in for LocalModel: each prompt reversed, tagged with the mode."""
+
+    name = "reverser"
+
+    def __init__(self, tokenizer=None):
+        self.calls = []
+        if tokenizer is not None:
+            self.tokenizer = tokenizer
+
+    def generate(self, prompts, max_new_tokens=64, *, chat=True, temperature=0.0, seed=None):
+        self.calls.append(
+            {
+                "prompts": list(prompts),
+                "max_new_tokens": max_new_tokens,
+                "chat": chat,
+                "temperature": temperature,
+                "seed": seed,
+            }  # fmt: skip
+        )
+        if any(p == "explode" for p in prompts):
+            raise RuntimeError("the model broke")
+        return [("chat " if chat else "text ") + p[::-1] for p in prompts]
+
+
+class WordTokenizer:
+    """Splits on spaces (a tokenizer with no chat template), to check the usage counts."""
+
+    chat_template = None
+
+    def __call__(self, text, add_special_tokens=True):
+        return {"input_ids": list(range(len(text.split())))}
+
+
+@pytest.fixture
+def backend():
+    return Reverser()
+
+
+@pytest.fixture
+def server(backend):
+    with make_server(backend) as srv:
+        yield srv
+
+
+def post(server, path, body):
+    return httpx.post(server.url + path, json=body, timeout=10)
+
+
+def test_chat_response_follows_the_openai_schema(server, backend):
+    body = {"model": "reverser", "messages": [{"role": "user", "content": "hello"}],
+            "max_tokens": 5, "temperature": 0.7, "seed": 3}  # fmt: skip
+    response = post(server, "/v1/chat/completions", body)
+    assert response.status_code == 200
+    data = response.json()
+    assert data["id"].startswith("chatcmpl-") and data["object"] == "chat.completion"
+    assert isinstance(data["created"], int) and data["model"] == "reverser"
+    (choice,) = data["choices"]
+    assert choice["index"] == 0 and choice["finish_reason"] == "stop"
+    assert choice["message"] == {"role": "assistant", "content": "chat olleh"}
+    assert "usage" not in data  # the backend has no tokenizer
+    assert backend.calls == [
+        {"prompts": ["hello"], "max_new_tokens": 5, "chat": True, "temperature": 0.7, "seed": 3}
+    ]
+
+
+def test_completions_answer_each_prompt_in_order(server, backend):
+    response = post(server, "/v1/completions", {"prompt": ["ab", "cde"], "max_tokens": 4})
+    data = response.json()
+    assert data["object"] == "text_completion" and data["id"].startswith("cmpl-")
+    assert [(c["index"], c["text"]) for c in data["choices"]] == [(0, "text ba"), (1, "text edc")]
+    assert backend.calls[0]["chat"] is False and backend.calls[0]["temperature"] == 1.0
+
+
+def test_conversation_without_template_is_a_role_transcript(server, backend):
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    post(server, "/v1/chat/completions", {"messages": messages})
+    assert backend.calls[0]["prompts"] == ["system: Be brief.\nuser: Hi\nassistant:"]
+    assert backend.calls[0]["chat"] is False
+
+
+def test_text_parts_are_joined(server, backend):
+    content = [{"type": "text", "text": "ab"}, {"type": "text", "text": "c"}]
+    data = post(server, "/chat/completions", {"messages": [{"role": "user", "content": content}]})
+    assert data.json()["choices"][0]["message"]["content"] == "chat cba"
+
+
+def test_stop_strings_cut_the_text(server):
+    data = post(server, "/v1/completions", {"prompt": "xyzabc", "stop": ["z", "b"]}).json()
+    assert data["choices"][0]["text"] == "text c" and data["choices"][0]["finish_reason"] == "stop"
+
+
+def test_usage_counts_tokens_and_length_finish():
+    with make_server(Reverser(WordTokenizer())) as srv:
+        data = post(srv, "/v1/completions", {"prompt": "one two three", "max_tokens": 4}).json()
+        assert data["usage"] == {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}
+        assert data["choices"][0]["finish_reason"] == "length"
+        data = post(srv, "/v1/completions", {"prompt": "a b", "max_tokens": 4}).json()
+        assert data["usage"]["completion_tokens"] == 3
+        assert data["choices"][0]["finish_reason"] == "stop"
+
+
+class StrictTemplate(WordTokenizer):
+    """A chat template that, like many, refuses conversations that do not alternate."""
+
+    chat_template = "{{ raise_exception('roles must alternate') }}"
+
+    def apply_chat_template(self, messages, tokenize=False, add_generation_prompt=True):
+        raise ValueError("roles must alternate user/assistant")
+
+
+def test_conversation_the_template_refuses_is_a_400():
+    with make_server(Reverser(StrictTemplate())) as srv:
+        messages = [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
+        response = post(srv, "/v1/chat/completions", {"messages": messages})
+    assert response.status_code == 400
+    assert "roles must alternate" in response.json()["error"]["message"]
+
+
+def test_api_key_is_required_when_set():
+    with make_server(Reverser(), api_key="sk-1") as srv:
+        assert httpx.get(srv.url + "/v1/models", timeout=10).status_code == 401
+        assert post(srv, "/v1/completions", {"prompt": "x"}).status_code == 401
+        good = {"Authorization": "Bearer sk-1"}
+        assert httpx.get(srv.url + "/v1/models", headers=good, timeout=10).status_code == 200
+        response = httpx.post(
+            srv.url + "/v1/completions", json={"prompt": "x"}, headers=good, timeout=10
+        )
+        assert response.status_code == 200
+
+
+def test_models_and_health(server):
+    data = httpx.get(server.url + "/v1/models", timeout=10).json()
+    assert data["object"] == "list" and [m["id"] for m in data["data"]] == ["reverser"]
+    assert httpx.get(server.url + "/health", timeout=10).json() == {"status": "ok"}
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({}, "messages"),
+        ({"messages": []}, "messages"),
+        ({"messages": [{"role": "user"}]}, "content"),
+        ({"messages": [{"role": "user", "content": "x"}], "max_tokens": 0}, "max_tokens"),
+        ({"messages": [{"role": "user", "content": "x"}], "temperature": 5}, "temperature"),
+        ({"messages": [{"role": "user", "content": "x"}], "stream": True}, "stream"),
+        ({"messages": [{"role": "user", "content": "x"}], "n": 2}, "n: "),
+        ({"messages": [{"role": "user", "content": "x"}], "seed": "s"}, "seed"),
+        ({"messages": [{"role": "user", "content": "x"}], "stop": 3}, "stop"),
+        ([1, 2], "JSON object"),
+    ],
+)
+def test_bad_requests_get_400_with_an_openai_error(server, backend, body, message):
+    response = post(server, "/v1/chat/completions", body)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert message in error["message"] and error["type"] == "invalid_request_error"
+    assert backend.calls == []
+
+
+def test_body_that_is_not_json_gets_400(server):
+    response = httpx.post(server.url + "/v1/completions", content=b"{oops", timeout=10)
+    assert response.status_code == 400 and "expected JSON" in response.json()["error"]["message"]
+
+
+def test_unknown_model_and_path_get_404(server):
+    response = post(server, "/v1/completions", {"model": "gpt-9", "prompt": "x"})
+    assert response.status_code == 404 and "'reverser'" in response.json()["error"]["message"]
+    assert post(server, "/v1/embeddings", {"input": "x"}).status_code == 404
+    assert httpx.get(server.url + "/nothing", timeout=10).status_code == 404
+
+
+def test_model_failure_is_a_500_and_the_server_lives_on(server):
+    response = post(server, "/v1/completions", {"prompt": "explode"})
+    assert response.status_code == 500 and "the model broke" in response.json()["error"]["message"]
+    assert post(server, "/v1/completions", {"prompt": "ok"}).status_code == 200
+
+
+def test_faults_hit_only_the_first_posts():
+    faults = Faults(count=2, status=429, retry_after=3)
+    with make_server(Reverser(), faults=faults) as srv:
+        assert httpx.get(srv.url + "/v1/models", timeout=10).status_code == 200
+        codes = [post(srv, "/v1/completions", {"prompt": "x"}) for _ in range(3)]
+        assert [r.status_code for r in codes] == [429, 429, 200]
+        assert codes[0].headers["Retry-After"] == "3"
+        assert srv.n_requests == 4
+
+
+def test_malformed_fault_answers_200_with_the_raw_body():
+    with make_server(Reverser(), faults=Faults(malformed="<html>")) as srv:
+        response = post(srv, "/v1/completions", {"prompt": "x"})
+        assert response.status_code == 200 and response.text == "<html>"
+
+
+def test_shutdown_frees_the_port_and_is_idempotent():
+    srv = make_server(Reverser()).start()
+    port = srv.port
+    assert post(srv, "/v1/completions", {"prompt": "x"}).status_code == 200
+    srv.shutdown()
+    srv.shutdown()
+    with socket.socket() as sock:
+        assert sock.connect_ex(("127.0.0.1", port)) != 0
+
+
+def test_serve_blocks_until_shut_down():
+    ready = queue.Queue()
+    thread = threading.Thread(target=serve, args=(Reverser(), "127.0.0.1", 0),
+                              kwargs={"model_name": "r", "on_ready": ready.put})  # fmt: skip
+    thread.start()
+    srv = ready.get(timeout=30)
+    try:
+        data = post(srv, "/v1/completions", {"model": "r", "prompt": "ab"}).json()
+        assert data["choices"][0]["text"] == "text ba"
+        assert thread.is_alive()
+    finally:
+        srv.shutdown()
+        thread.join(timeout=30)
+    assert not thread.is_alive()
+
+
+def test_busy_port_is_a_resource_error(server):
+    from trustlab.errors import ResourceError
+
+    with pytest.raises(ResourceError, match=f"{server.port}"):
+        make_server(Reverser(), port=server.port)
+
+
+@pytest.mark.parametrize(
+    "kwargs, argument",
+    [
+        ({"model": object()}, "model"),
+        ({"port": 70000}, "port"),
+        ({"port": -1}, "port"),
+        ({"host": ""}, "host"),
+        ({"model_name": ""}, "model_name"),
+        ({"faults": "503"}, "faults"),
+        ({"api_key": ""}, "api_key"),
+    ],
+)
+def test_bad_server_arguments(kwargs, argument):
+    kwargs = {"model": Reverser(), **kwargs}
+    with pytest.raises(InputError, match=f"^{argument}: expected"):
+        make_server(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs, argument",
+    [
+        ({"status": 200}, "status"),
+        ({"count": -1}, "count"),
+        ({"delay": -1.0}, "delay"),
+        ({"retry_after": float("inf")}, "retry_after"),
+    ],  # fmt: skip
+)
+def test_bad_faults(kwargs, argument):
+    with pytest.raises(InputError, match=f"^{argument}: expected"):
+        Faults(**kwargs)
+
+
+def test_smollm2_conversation_uses_its_chat_template(smollm2):
+    import torch
+
+    messages = [{"role": "system", "content": "Answer in French."},
+                {"role": "user", "content": "Name a colour."}]  # fmt: skip
+    tokenizer = smollm2.tokenizer
+    ids = tokenizer.apply_chat_template(
+        messages, add_generation_prompt=True, tokenize=True, return_dict=True
+    )["input_ids"]
+    with torch.inference_mode():
+        tokens = smollm2.model.generate(
+            torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+            max_new_tokens=8, do_sample=False, pad_token_id=tokenizer.eos_token_id,
+        )  # fmt: skip
+    expected = tokenizer.decode(tokens[0, len(ids) :], skip_special_tokens=True)
+    with make_server(smollm2) as srv:
+        body = {"model": smollm2.name, "messages": messages, "max_tokens": 8, "temperature": 0}
+        data = post(srv, "/v1/chat/completions", body).json()
+    assert data["choices"][0]["message"]["content"] == expected
+    assert data["usage"]["prompt_tokens"] == len(ids)
+    assert data["usage"]["total_tokens"] == len(ids) + data["usage"]["completion_tokens"]
