@@ -16,6 +16,7 @@ from trustlab.cli import evaluate as _evaluate
 from trustlab.cli import explain as _explain
 from trustlab.cli import explain_anova as _explain_anova
 from trustlab.cli import fairness as _fairness
+from trustlab.cli import federated as _federated
 from trustlab.cli import llm as _llm
 from trustlab.cli import privacy as _privacy
 from trustlab.cli import robustness as _robustness
@@ -56,6 +57,7 @@ app.add_typer(_robustness.app, name="robustness")
 app.add_typer(_privacy.app, name="privacy")
 app.add_typer(_strategic.app, name="strategic")
 app.add_typer(_llm.app, name="llm")
+app.add_typer(_federated.app, name="federated")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,250 @@
+"""Data silos with distribution shifts, built offline from scikit-learn's 8x8 digits.
+
+The 1,797 digits are shuffled with the seed and cut into contiguous slices, one per silo (as in
+the UEFL paper's code); each slice is split into a training and a test part, and the silo's
+shift (rotation, blur, noise) is applied to both, so a silo's test data share its distribution.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trustlab._checks import as_1d, as_float_array, check_positive_int
+from trustlab.errors import InputError
+
+__all__ = [
+    "Silo",
+    "SHIFT_PRESETS",
+    "make_digit_silos",
+    "check_silos",
+    "check_silo",
+    "default_shifts",
+    "load_digits_arrays",
+    "load_silo_file",
+]
+
+# The paper's rotation angles (degrees): three distributions over nine silos, and the
+# unbalanced five-silo setting.
+_PAPER_ROTATIONS = {9: (0, 0, 0, -50, -50, -50, 120, 120, 120), 5: (0, 0, 0, -50, 120)}
+_GROUP_ROTATIONS = (0, -50, 120)
+# "mixed": unshifted, rotated, blurred and noisy silos in equal groups.
+_MIXED_GROUPS = ({}, {"rotate": 120.0}, {"blur": 1.0, "noise": 0.15})
+SHIFT_PRESETS = ("rotation", "mixed", "none")
+_SHIFT_KEYS = {"rotate", "blur", "noise"}
+
+
+@dataclass(frozen=True)
+class Silo:
+    """One data silo: training and test features (n, d) and integer labels, and its shift."""
+
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    name: str = "silo"
+    shift: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def num_features(self) -> int:
+        return int(self.X_train.shape[1])
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-safe facts: name, shift, sizes."""
+        return {
+            "name": self.name,
+            "shift": {k: float(v) for k, v in self.shift.items()},
+            "n_train": int(len(self.y_train)),
+            "n_test": int(len(self.y_test)),
+        }
+
+
+def default_shifts(n_silos: int, preset: str = "rotation") -> list[dict[str, float]]:
+    """Per-silo shifts: the paper's rotations for 9 and 5 silos, otherwise three equal groups
+    (0, -50 and 120 degrees); "mixed" groups none, rotation and blur + noise; "none" is iid."""
+    n_silos = check_positive_int(n_silos, "n_silos")
+    if preset not in SHIFT_PRESETS:
+        raise InputError.bad("shift", f"one of {', '.join(SHIFT_PRESETS)}", preset)
+    if preset == "none":
+        return [{} for _ in range(n_silos)]
+    if preset == "mixed":
+        return [dict(_MIXED_GROUPS[i * 3 // n_silos]) for i in range(n_silos)]
+    angles = _PAPER_ROTATIONS.get(n_silos)
+    if angles is None:
+        angles = tuple(_GROUP_ROTATIONS[i * 3 // n_silos] for i in range(n_silos))
+    return [{"rotate": float(a)} if a else {} for a in angles]
+
+
+def make_digit_silos(
+    n_silos: int = 9,
+    shifts: str | Sequence[Mapping[str, float]] = "rotation",
+    *,
+    test_fraction: float = 0.25,
+    random_state: int = 0,
+) -> list[Silo]:
+    """Silos of scikit-learn's 8x8 digits (pixels in [0, 1]) with per-silo distribution shifts.
+
+    Parameters
+    ----------
+    n_silos : int
+        Number of silos (at most 40: each keeps at least 40 images).
+    shifts : str or sequence of dict
+        A preset name ("rotation", "mixed", "none", see :func:`default_shifts`) or one dict per
+        silo with optional keys ``rotate`` (degrees, ``scipy.ndimage.rotate``), ``blur``
+        (Gaussian sigma in pixels) and ``noise`` (standard deviation of additive Gaussian
+        noise, drawn from the seed).
+    test_fraction : float
+        Share of each silo's slice held out for testing.
+    random_state : int
+        Seed of the shuffle and of the noise: the same seed gives the same silos.
+
+    Examples
+    --------
+    >>> silos = make_digit_silos(3, random_state=0)
+    >>> [s.shift.get("rotate", 0.0) for s in silos], silos[0].X_train.shape
+    ([0.0, -50.0, 120.0], (449, 64))
+    """
+    n_silos = check_positive_int(n_silos, "n_silos")
+    if n_silos > 40:
+        raise InputError.bad("n_silos", "at most 40 silos (digits has 1,797 images)", n_silos)
+    if not 0.0 < float(test_fraction) < 1.0:
+        raise InputError.bad("test_fraction", "a number in (0, 1)", test_fraction)
+    shift_list = _check_shifts(shifts, n_silos)
+    X, y = load_digits_arrays()
+    rng = np.random.default_rng(random_state)
+    order = rng.permutation(len(y))
+    X, y = (X[order] / 16.0).astype(np.float32), y[order].astype(np.int64)
+    silos = []
+    for i, part in enumerate(np.array_split(np.arange(len(y)), n_silos)):
+        n_test = max(1, int(round(len(part) * test_fraction)))
+        train, test = part[:-n_test], part[-n_test:]
+        noise_rng = np.random.default_rng([random_state, i])
+        shift = shift_list[i]
+        silos.append(
+            Silo(
+                X_train=apply_shift(X[train], shift, noise_rng),
+                y_train=y[train],
+                X_test=apply_shift(X[test], shift, noise_rng),
+                y_test=y[test],
+                name=f"silo {i}" + (f" ({_shift_label(shift)})" if shift else ""),
+                shift=shift,
+            )
+        )
+    return silos
+
+
+def load_digits_arrays() -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's digits (X (1797, 64) in 0..16, y), read from the CSV file that ships with
+    scikit-learn without importing it: every Flower ClientApp process builds its silo, and
+    importing scikit-learn costs seconds there. Falls back to ``load_digits``."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("sklearn")
+    if spec is not None and spec.submodule_search_locations:
+        path = Path(spec.submodule_search_locations[0]) / "datasets" / "data" / "digits.csv.gz"
+        if path.is_file():
+            data = np.loadtxt(path, delimiter=",")
+            return data[:, :-1], data[:, -1].astype(np.int64)
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    return X, y.astype(np.int64)
+
+
+def apply_shift(X: np.ndarray, shift: Mapping[str, float], rng: np.random.Generator) -> np.ndarray:
+    """Rotate, blur and add noise to flat square images, clipping back to [0, 1]."""
+    from scipy import ndimage
+
+    if not shift:
+        return X.copy()
+    side = math.isqrt(X.shape[1])
+    images = X.reshape(-1, side, side).astype(np.float64)
+    if shift.get("rotate"):
+        images = ndimage.rotate(images, shift["rotate"], axes=(1, 2), reshape=False, order=1)
+    if shift.get("blur"):
+        images = ndimage.gaussian_filter(images, sigma=(0, shift["blur"], shift["blur"]))
+    if shift.get("noise"):
+        images = images + rng.normal(scale=shift["noise"], size=images.shape)
+    return np.clip(images, 0.0, 1.0).reshape(len(X), -1).astype(np.float32)
+
+
+def _shift_label(shift: Mapping[str, float]) -> str:
+    return ", ".join(f"{k} {v:g}" for k, v in shift.items())
+
+
+def _check_shifts(shifts: Any, n_silos: int) -> list[dict[str, float]]:
+    if isinstance(shifts, str):
+        return default_shifts(n_silos, shifts)
+    shifts = list(shifts)
+    if len(shifts) != n_silos:
+        raise InputError.bad("shifts", f"{n_silos} shift dicts (one per silo)", shifts)
+    out = []
+    for i, shift in enumerate(shifts):
+        if not isinstance(shift, Mapping) or not set(shift) <= _SHIFT_KEYS:
+            raise InputError.bad(f"shifts[{i}]", f"a dict with keys among {sorted(_SHIFT_KEYS)}",
+                                 shift)  # fmt: skip
+        values = {k: float(v) for k, v in shift.items()}
+        if values.get("blur", 0) < 0 or values.get("noise", 0) < 0:
+            raise InputError.bad(f"shifts[{i}]", "non-negative blur and noise", shift)
+        out.append({k: v for k, v in values.items() if v})
+    return out
+
+
+def check_silos(silos: Any, name: str = "silos") -> list[Silo]:
+    """Validate user silos: at least two, each with training and test rows, one feature count,
+    finite features and integer labels. Returns float32 / int64 copies."""
+    if isinstance(silos, Silo) or not isinstance(silos, Sequence) or len(silos) < 2:
+        raise InputError.bad(name, "a sequence of at least 2 Silo objects", silos)
+    first = check_silo(silos[0], f"{name}[0]")
+    checked = [first]
+    for i, silo in enumerate(silos[1:], start=1):
+        checked.append(check_silo(silo, f"{name}[{i}]", first.num_features, f"{name}[0]"))
+    return checked
+
+
+def check_silo(
+    silo: Any, name: str, num_features: int | None = None, like: str = "the first silo"
+) -> Silo:
+    """Validate one silo (rows in both parts, finite features, integer labels >= 0, and
+    ``num_features`` columns when given); return a float32 / int64 copy."""
+    if not isinstance(silo, Silo):
+        raise InputError.bad(name, "a trustlab.federated.Silo", silo)
+    parts = {}
+    for part in ("train", "test"):
+        X = np.asarray(getattr(silo, f"X_{part}"))
+        if X.ndim != 2 or X.shape[0] == 0:
+            raise InputError.bad(f"{name}.X_{part}", "a 2-D array with at least one row", X)
+        X = as_float_array(X, f"{name}.X_{part}", ndim=2).astype(np.float32)
+        y = as_1d(getattr(silo, f"y_{part}"), f"{name}.y_{part}")
+        if y.dtype.kind not in "iu" and not (y.dtype.kind == "f" and np.all(y == np.round(y))):
+            raise InputError.bad(f"{name}.y_{part}", "integer class labels", y)
+        if len(y) != len(X):
+            raise InputError.bad(f"{name}.y_{part}", f"{len(X)} labels (one per row)", y)
+        if (y < 0).any():
+            raise InputError.bad(f"{name}.y_{part}", "labels 0, 1, ..., K-1", y)
+        num_features = X.shape[1] if num_features is None else num_features
+        if X.shape[1] != num_features:
+            raise InputError.bad(f"{name}.X_{part}", f"{num_features} features, like {like}", X)
+        parts[f"X_{part}"], parts[f"y_{part}"] = X, y.astype(np.int64)
+    return Silo(**parts, name=silo.name, shift=dict(silo.shift))
+
+
+def load_silo_file(path: str | Path, name: str = "data-path") -> Silo:
+    """A silo from an .npz file with arrays X_train, y_train, X_test, y_test (a node's own data
+    in a real deployment)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError.bad(name, "an existing .npz file with X_train, y_train, X_test, y_test",
+                             str(path))  # fmt: skip
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            parts = {k: data[k] for k in ("X_train", "y_train", "X_test", "y_test")}
+    except (OSError, ValueError, KeyError) as exc:
+        raise InputError.bad(name, "an .npz file with X_train, y_train, X_test, y_test",
+                             f"{path}: {exc}") from None  # fmt: skip
+    return check_silo(Silo(**parts, name=path.stem), name)

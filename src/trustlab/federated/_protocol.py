@@ -1,0 +1,230 @@
+"""The UEFL server protocol, independent of the engine that carries the messages.
+
+A :class:`ProtocolDriver` owns the global arrays and the protocol state (round, iteration, book
+indices, the fixed threshold, the history). Each :meth:`ProtocolDriver.step` runs one federated
+round through an engine: the in-process engine below, or the Flower grid in
+:mod:`trustlab.federated.flower`. Both see the same plans and the same arrays, and both average
+with :func:`trustlab.federated.uefl.average_weights` over the replies sorted by silo, so the two
+engines end with the same parameters.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from trustlab.errors import BackendError
+from trustlab.federated._data import Silo
+from trustlab.federated._model import codebook_key, is_codebook_key
+from trustlab.federated.uefl import (
+    SiloEvaluation,
+    SiloPlan,
+    SiloState,
+    SiloUpdate,
+    UEFLConfig,
+    average_weights,
+    evaluate_silo,
+    select_uncertain,
+    train_silo,
+    uncertainty_threshold,
+)
+
+__all__ = ["Engine", "ProtocolState", "ProtocolDriver", "InProcessEngine", "arrays_for_silo"]
+
+Job = tuple[SiloPlan, dict[str, np.ndarray]]
+
+
+class Engine(Protocol):
+    """Carries one round's jobs to the silos and brings their replies back."""
+
+    def train(self, round_no: int, jobs: Sequence[Job]) -> list[SiloUpdate]: ...
+
+    def evaluate(self, round_no: int, jobs: Sequence[Job]) -> list[SiloEvaluation]: ...
+
+
+@dataclass
+class ProtocolState:
+    """Where a UEFL run stands (JSON-safe; the arrays are kept beside it)."""
+
+    n_silos: int
+    round: int = 0
+    iteration: int = 1
+    round_in_iteration: int = 0
+    book_idx: list[int] = field(default_factory=list)
+    init_pending: list[bool] = field(default_factory=list)
+    threshold: float | None = None
+    finished: bool = False
+    history: list[dict[str, Any]] = field(default_factory=list)
+    extensions: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.book_idx = self.book_idx or [0] * self.n_silos
+        self.init_pending = self.init_pending or [False] * self.n_silos
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> ProtocolState:
+        return cls(**values)
+
+
+def arrays_for_silo(
+    global_arrays: dict[str, np.ndarray], plan: SiloPlan, sharing: str
+) -> dict[str, np.ndarray]:
+    """What the server sends one silo: every shared array, and in "shared" codebook mode the
+    averaged book 0 and the silo's extension book (when one exists yet)."""
+    out = {k: v for k, v in global_arrays.items() if not is_codebook_key(k)}
+    if sharing == "shared" and plan.use_vq:
+        for book in {0, plan.book_idx}:
+            key = codebook_key(book)
+            if key in global_arrays and not (plan.init_ext and book == plan.book_idx):
+                out[key] = global_arrays[key]
+    return out
+
+
+class ProtocolDriver:
+    """The server side of UEFL (or of a baseline without extension), one round per step.
+
+    Iteration 1 runs ``config.rounds`` rounds with every silo on book 0. Its last evaluation
+    fixes the threshold ``(1 + thd) * mean`` (or min) of the silos' entropies. While some silo is
+    above it and fewer than ``max_iterations`` iterations ran, the silos above it move to a new
+    book (index = iteration - 1), created by k-means on their features in the iteration's first
+    round, and ``rounds_plus`` more rounds run.
+    """
+
+    def __init__(
+        self,
+        config: UEFLConfig,
+        n_silos: int,
+        initial_arrays: dict[str, np.ndarray],
+        *,
+        use_vq: bool = True,
+        state: ProtocolState | None = None,
+    ):
+        self.config = config
+        self.use_vq = use_vq
+        if state is None:
+            state = ProtocolState(n_silos)
+            # Round 1 creates book 0 by k-means on every silo, unless the authors' random
+            # initialisation is asked for.
+            state.init_pending = [use_vq and config.first_book_init == "kmeans"] * n_silos
+        self.state = state
+        keep = (lambda k: True) if config.codebook_sharing == "shared" or not use_vq else (
+            lambda k: not is_codebook_key(k)
+        )  # fmt: skip
+        self.arrays = {k: v for k, v in initial_arrays.items() if keep(k)}
+
+    @property
+    def finished(self) -> bool:
+        return self.state.finished
+
+    def plans(self, for_training: bool = True) -> list[SiloPlan]:
+        s = self.state
+        return [
+            SiloPlan(i, s.book_idx[i], for_training and s.init_pending[i], self.use_vq)
+            for i in range(s.n_silos)
+        ]
+
+    def jobs(self, for_training: bool = True) -> list[Job]:
+        sharing = self.config.codebook_sharing
+        return [(p, arrays_for_silo(self.arrays, p, sharing)) for p in self.plans(for_training)]
+
+    def step(self, engine: Engine) -> dict[str, Any]:
+        """Run one round (train, average, maybe evaluate and extend); return its record."""
+        s, cfg = self.state, self.config
+        if s.finished:
+            raise BackendError("the protocol has finished; no round is left to run")
+        round_no = s.round + 1
+        updates = _by_silo(engine.train(round_no, self.jobs()), s.n_silos, "train")
+        weights = None if cfg.weighting == "uniform" else [u.num_examples for u in updates]
+        self.arrays.update(average_weights([u.arrays for u in updates], weights))
+        s.round, s.round_in_iteration = round_no, s.round_in_iteration + 1
+        s.init_pending = [False] * s.n_silos
+        end = s.round_in_iteration >= (cfg.rounds if s.iteration == 1 else cfg.rounds_plus)
+        record: dict[str, Any] = {
+            "round": round_no,
+            "iteration": s.iteration,
+            "book_idx": list(s.book_idx),
+            "train": {k: [u.metrics.get(k) for u in updates] for k in updates[0].metrics},
+            "entropy": None,
+            "accuracy": None,
+        }
+        if end or cfg.evaluate_every_round:
+            results = _by_silo(engine.evaluate(round_no, self.jobs(False)), s.n_silos, "evaluate")
+            record["entropy"] = [r.entropy for r in results]
+            record["accuracy"] = [r.accuracy for r in results]
+        s.history.append(record)
+        if end:
+            self._end_iteration(np.asarray(record["entropy"]))
+        return record
+
+    def _end_iteration(self, entropies: np.ndarray) -> None:
+        s, cfg = self.state, self.config
+        if s.threshold is None:
+            s.threshold = uncertainty_threshold(
+                entropies, cfg.threshold_factor, cfg.threshold_reference
+            )
+        above = select_uncertain(entropies, s.threshold)
+        if not self.use_vq or not above.any() or s.iteration >= cfg.max_iterations:
+            s.finished = True
+            return
+        s.iteration += 1
+        s.round_in_iteration = 0
+        flagged = [int(i) for i in np.flatnonzero(above)]
+        for i in flagged:
+            s.book_idx[i] = s.iteration - 1
+            s.init_pending[i] = True
+        s.extensions.append(
+            {"iteration": s.iteration, "after_round": s.round, "flagged": flagged,
+             "entropy": [float(h) for h in entropies], "threshold": s.threshold}
+        )  # fmt: skip
+
+    def run(self, engine: Engine, on_round=None) -> ProtocolState:
+        while not self.finished:
+            record = self.step(engine)
+            if on_round is not None:
+                on_round(self, record)
+        return self.state
+
+
+def _by_silo(replies: Sequence[Any], n_silos: int, what: str) -> list[Any]:
+    """Replies sorted by silo; every silo must answer exactly once."""
+    ordered = sorted(replies, key=lambda r: r.silo)
+    if [r.silo for r in ordered] != list(range(n_silos)):
+        got = [r.silo for r in ordered]
+        raise BackendError(
+            f"{what}: expected one reply from each of the silos 0..{n_silos - 1}, got {got}"
+        )
+    return ordered
+
+
+class InProcessEngine:
+    """Runs every silo in this process, keeping each silo's state (its codebooks) here."""
+
+    def __init__(self, silos: Sequence[Silo], config: UEFLConfig, num_classes: int):
+        self.silos = list(silos)
+        self.config = config
+        self.num_classes = num_classes
+        self.states = [SiloState() for _ in self.silos]
+
+    def train(self, round_no: int, jobs: Sequence[Job]) -> list[SiloUpdate]:
+        updates = []
+        for plan, arrays in jobs:
+            update, self.states[plan.silo] = train_silo(
+                arrays, self.states[plan.silo], self.silos[plan.silo], plan, self.config,
+                round_no, num_classes=self.num_classes,
+            )  # fmt: skip
+            updates.append(update)
+        return updates
+
+    def evaluate(self, round_no: int, jobs: Sequence[Job]) -> list[SiloEvaluation]:
+        return [
+            evaluate_silo(arrays, self.states[plan.silo], self.silos[plan.silo], plan,
+                          self.config, round_no, num_classes=self.num_classes)
+            for plan, arrays in jobs
+        ]  # fmt: skip

@@ -1,0 +1,510 @@
+"""UEFL: uncertainty-based extensible-codebook federated learning, independent of any engine.
+
+Zhang, Cao and Liu, "Uncertainty-Based Extensible Codebook for Discrete Federated Learning in
+Heterogeneous Data Silos", ICML 2025. Encoder features are vector-quantised against a codebook;
+after a first federated iteration, silos whose predictive uncertainty exceeds a threshold get an
+extra codebook initialised by k-means on their own features, and training continues.
+
+This module holds the parts every engine shares: the configuration, the uncertainty test
+(predictive entropy under Monte Carlo dropout, with dropout really active), the threshold and
+the flagging of uncertain silos, k-means codebook initialisation, the weighted average of shared
+weights, and one silo's local training and evaluation. The in-process runner is
+:func:`trustlab.federated.simulate`; the Flower apps are in :mod:`trustlab.federated.flower`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from trustlab._checks import as_float_array, check_choice, check_positive_int
+from trustlab.errors import InputError
+from trustlab.federated._data import Silo
+from trustlab.federated._model import (
+    build_model,
+    codebook_key,
+    is_codebook_key,
+    load_arrays,
+    model_arrays,
+    require_torch,
+    vector_quantizer_class,
+)
+
+__all__ = [
+    "UEFLConfig",
+    "SiloPlan",
+    "SiloState",
+    "SiloUpdate",
+    "SiloEvaluation",
+    "predictive_entropy",
+    "average_weights",
+    "uncertainty_threshold",
+    "select_uncertain",
+    "kmeans_codebook",
+    "is_codebook_key",
+    "initial_weights",
+    "train_silo",
+    "evaluate_silo",
+    "mc_dropout_probabilities",
+    "build_model",
+    "VectorQuantizer",  # noqa: F822 - created on first use by __getattr__
+]
+
+WEIGHTINGS = ("uniform", "examples")
+SHARINGS = ("local", "shared")
+REFERENCES = ("mean", "min")
+ENCODERS = ("cnn", "mlp")
+
+
+def __getattr__(name: str) -> Any:
+    # The torch module class is created on first use so that importing this module needs no torch.
+    if name == "VectorQuantizer":
+        return vector_quantizer_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@dataclass(frozen=True)
+class UEFLConfig:
+    """Settings of a UEFL run, shared by every engine (defaults sized for CPU and 8x8 digits).
+
+    Parameters
+    ----------
+    rounds : int
+        Federated rounds of the first iteration (R; the paper uses 20-30).
+    rounds_plus : int
+        Rounds of each extension iteration (R+; paper 5-10).
+    local_epochs : int
+        Local epochs per round.
+    mc_passes : int
+        Stochastic forward passes T of the uncertainty test.
+    threshold_factor : float
+        ``thd``: a silo is uncertain when its entropy exceeds ``(1 + thd) * reference``.
+    threshold_reference : {"mean", "min"}
+        Reference of the threshold over the silos' first-iteration entropies.
+    max_iterations : int
+        Cap on iterations, the first included (1 means no extension); the authors have none.
+    n_codes, dim, seg, hidden : int
+        Codewords per codebook K; encoder channels; segments each position's channels are cut
+        into (codeword length ``dim / seg``, the authors' ``seg``); head width.
+    dropout, commitment : float
+        Dropout of the head (the source of Monte Carlo samples) and the VQ commitment weight.
+    lr, batch_size : float, int
+        Adam learning rate and minibatch size of local training.
+    weighting : {"uniform", "examples"}
+        Weights of the server average: 1/S as in the authors' code, or by training examples.
+    codebook_sharing : {"local", "shared"}
+        "local": every codebook stays on its silo (the authors' code); "shared": book 0 is
+        averaged over all silos and each extension over the silos that use it (the paper's text).
+    authors_compat : bool
+        Reproduce the authors' evaluation: dropout off, so the T passes coincide and the
+        "uncertainty" is the plain softmax entropy.
+    encoder : {"cnn", "mlp"}
+        CNN for square one-channel images, MLP for any flat features.
+    first_book_init : {"kmeans", "normal"}
+        Book 0: k-means on each silo's features in round 1 (trustlab's default; a randomly
+        initialised book tends to collapse to a few codewords on small models), or standard
+        normal draws from the seed, as in the authors' code.
+    seed : int
+        Seed of the initial weights, of each round's shuffling and dropout, and of MC passes.
+    evaluate_every_round : bool
+        Measure every silo after every round (curves); otherwise only when the protocol needs it.
+    """
+
+    rounds: int = 8
+    rounds_plus: int = 3
+    local_epochs: int = 2
+    mc_passes: int = 10
+    threshold_factor: float = 0.1
+    threshold_reference: str = "mean"
+    max_iterations: int = 5
+    n_codes: int = 16
+    dim: int = 16
+    seg: int = 4
+    hidden: int = 64
+    dropout: float = 0.1
+    commitment: float = 0.25
+    lr: float = 5e-3
+    batch_size: int = 32
+    weighting: str = "uniform"
+    codebook_sharing: str = "local"
+    authors_compat: bool = False
+    encoder: str = "cnn"
+    first_book_init: str = "kmeans"
+    seed: int = 0
+    evaluate_every_round: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("rounds", "rounds_plus", "local_epochs", "mc_passes", "max_iterations",
+                     "n_codes", "dim", "seg", "hidden", "batch_size"):  # fmt: skip
+            check_positive_int(getattr(self, name), name)
+        if self.dim % self.seg:
+            raise InputError.bad("seg", f"a divisor of dim={self.dim}", self.seg)
+        if (
+            isinstance(self.seed, bool)
+            or not isinstance(self.seed, (int, np.integer))
+            or self.seed < 0
+        ):
+            raise InputError.bad("seed", "a non-negative integer", self.seed)
+        for name, low, high in (("dropout", 0.0, 1.0), ("commitment", 0.0, np.inf),
+                                ("lr", 0.0, np.inf), ("threshold_factor", -1.0, np.inf)):  # fmt: skip
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise InputError.bad(name, f"a number in [{low}, {high})", value)
+            if not low <= float(value) < high:
+                raise InputError.bad(name, f"a number in [{low}, {high})", value)
+        for name in ("authors_compat", "evaluate_every_round"):
+            if not isinstance(getattr(self, name), bool):
+                raise InputError.bad(name, "True or False", getattr(self, name))
+        check_choice(self.threshold_reference, "threshold_reference", REFERENCES)
+        check_choice(self.weighting, "weighting", WEIGHTINGS)
+        check_choice(self.codebook_sharing, "codebook_sharing", SHARINGS)
+        check_choice(self.encoder, "encoder", ENCODERS)
+        check_choice(self.first_book_init, "first_book_init", ("kmeans", "normal"))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> UEFLConfig:
+        """Build from a mapping with the field names (``-`` accepted for ``_``); other keys are
+        ignored, so a Flower run config can be passed as it is."""
+        names = {f.name for f in fields(cls)}
+        picked = {key.replace("-", "_"): value for key, value in values.items()}
+        return cls(**{k: v for k, v in picked.items() if k in names})
+
+    def model_spec(self, num_features: int, num_classes: int, use_vq: bool = True) -> dict:
+        return {
+            "num_features": int(num_features), "num_classes": int(num_classes),
+            "encoder": self.encoder, "dim": self.dim, "n_codes": self.n_codes,
+            "hidden": self.hidden, "dropout": float(self.dropout),
+            "commitment": float(self.commitment), "use_vq": bool(use_vq), "seg": self.seg,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SiloPlan:
+    """What the server asks of one silo in one round: its codebook index, whether to create
+    that codebook by k-means first, and (for the model) whether the method uses a VQ layer."""
+
+    silo: int
+    book_idx: int = 0
+    init_ext: bool = False
+    use_vq: bool = True
+
+
+@dataclass
+class SiloState:
+    """What a silo keeps between rounds: its codebooks (``vq.books.<k>``) and book index."""
+
+    codebooks: dict[str, np.ndarray] = field(default_factory=dict)
+    book_idx: int = 0
+
+
+@dataclass(frozen=True)
+class SiloUpdate:
+    """A silo's reply after local training: the arrays it shares and its metrics."""
+
+    silo: int
+    arrays: dict[str, np.ndarray]
+    num_examples: int
+    metrics: dict[str, float]
+
+
+@dataclass(frozen=True)
+class SiloEvaluation:
+    """A silo's uncertainty test: mean predictive entropy and accuracy on its test data."""
+
+    silo: int
+    entropy: float
+    accuracy: float
+    num_examples: int
+
+
+def predictive_entropy(probabilities: Any, eps: float = sys.float_info.min) -> np.ndarray:
+    """Entropy of the mean prediction over Monte Carlo passes (axis 0), per point.
+
+    ``H = -sum_c pbar_c log(pbar_c + eps)`` with ``pbar`` the mean over axis 0, in nats. The
+    ``eps`` guard (the smallest positive double, as in the authors' ``utils.entropy``) makes
+    zero probabilities contribute zero.
+
+    Parameters
+    ----------
+    probabilities : array-like, shape (T, ..., C)
+        Softmax outputs of T stochastic passes.
+
+    Returns
+    -------
+    ndarray, shape (...)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> passes = np.array([[[0.9, 0.1]], [[0.5, 0.5]]])   # T = 2 passes, one point
+    >>> round(float(predictive_entropy(passes)[0]), 6)
+    0.610864
+    """
+    p = as_float_array(probabilities, "probabilities")
+    if p.ndim < 2:
+        raise InputError.bad("probabilities", "an array of shape (T, ..., C)", p)
+    if (p < 0).any():
+        raise InputError.bad("probabilities", "non-negative probabilities", p)
+    mean = p.mean(axis=0)
+    return -np.sum(mean * np.log(mean + eps), axis=-1)
+
+
+def average_weights(
+    updates: Sequence[Mapping[str, Any]],
+    weights: Sequence[float] | None = None,
+    *,
+    keys: Sequence[str] | None = None,
+) -> dict[str, np.ndarray]:
+    """Weighted average of named arrays, key by key, over the updates that carry each key.
+
+    Weights are renormalised over the updates holding a key, so an extension codebook is
+    averaged only over the silos that use it. Sums run in float64 in the given order; the
+    result keeps each key's input dtype.
+
+    Parameters
+    ----------
+    updates : sequence of mappings name -> array
+    weights : sequence of float, optional
+        Non-negative weights (e.g. example counts); equal weights when omitted.
+    keys : sequence of str, optional
+        Average only these names (default: every name in any update).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> avg = average_weights([{"w": np.array([0.0, 2.0])}, {"w": np.array([1.0, 4.0])}], [1, 3])
+    >>> avg["w"].tolist()
+    [0.75, 3.5]
+    """
+    if isinstance(updates, Mapping) or len(updates) == 0:
+        raise InputError.bad("updates", "a non-empty sequence of name -> array mappings", updates)
+    if weights is None:
+        w = np.ones(len(updates))
+    else:
+        w = as_float_array(weights, "weights", shape=(len(updates),))
+        if (w < 0).any() or w.sum() <= 0:
+            raise InputError.bad("weights", "non-negative weights with a positive sum", w)
+    names = list(dict.fromkeys(k for u in updates for k in u)) if keys is None else list(keys)
+    out = {}
+    for name in names:
+        holders = [(i, u[name]) for i, u in enumerate(updates) if name in u]
+        if not holders:
+            raise InputError.bad("keys", "names present in at least one update", name)
+        shape = np.shape(holders[0][1])
+        total = float(sum(w[i] for i, _ in holders))
+        if total <= 0:
+            raise InputError.bad("weights", f"a positive weight for a holder of {name!r}", w)
+        acc = np.zeros(shape, dtype=np.float64)
+        for i, value in holders:
+            value = np.asarray(value)
+            if value.shape != shape:
+                raise InputError.bad(f"updates[{i}][{name!r}]", f"shape {shape}", value)
+            acc += value.astype(np.float64) * (w[i] / total)
+        out[name] = acc.astype(np.asarray(holders[0][1]).dtype)
+    return out
+
+
+def uncertainty_threshold(entropies: Any, factor: float = 0.1, reference: str = "mean") -> float:
+    """The threshold ``(1 + factor) * mean(entropies)`` (or ``* min``), fixed after iteration 1.
+
+    Examples
+    --------
+    >>> round(uncertainty_threshold([0.2, 0.4, 0.9], factor=0.1), 6)
+    0.55
+    """
+    h = as_float_array(entropies, "entropies", ndim=1)
+    check_choice(reference, "reference", REFERENCES)
+    base = h.mean() if reference == "mean" else h.min()
+    return float((1.0 + float(factor)) * base)
+
+
+def select_uncertain(entropies: Any, threshold: float) -> np.ndarray:
+    """Boolean mask of the silos whose entropy is strictly above the threshold.
+
+    Examples
+    --------
+    >>> select_uncertain([0.2, 0.4, 0.9], 0.55).tolist()
+    [False, False, True]
+    """
+    return as_float_array(entropies, "entropies", ndim=1) > float(threshold)
+
+
+def kmeans_codebook(features: Any, n_codes: int, random_state: int = 0) -> np.ndarray:
+    """k-means centroids of feature vectors, as a codebook (n_codes, dim), float32.
+
+    scikit-learn ``KMeans(n_clusters=n_codes, random_state=random_state, n_init="auto")`` on
+    one thread (so the centroids do not depend on the machine's core count). With fewer distinct
+    vectors than codewords, the spare codewords repeat existing vectors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> feats = np.r_[np.zeros((5, 2)), np.ones((5, 2))]
+    >>> sorted(kmeans_codebook(feats, 2)[:, 0].tolist())
+    [0.0, 1.0]
+    """
+    from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
+
+    X = as_float_array(features, "features", ndim=2)
+    n_codes = check_positive_int(n_codes, "n_codes")
+    distinct = np.unique(X, axis=0)
+    if len(distinct) < n_codes:
+        # Too few distinct points for K clusters: keep them all and repeat to fill the book.
+        reps = np.resize(np.arange(len(distinct)), n_codes)
+        return distinct[reps].astype(np.float32)
+    with threadpool_limits(1):
+        km = KMeans(n_clusters=n_codes, random_state=random_state, n_init="auto").fit(X)
+    return km.cluster_centers_.astype(np.float32)
+
+
+def initial_weights(
+    config: UEFLConfig, num_features: int, num_classes: int, *, use_vq: bool = True
+) -> dict[str, np.ndarray]:
+    """The model's starting arrays (all of them, codebook 0 included) from ``config.seed``."""
+    spec = config.model_spec(num_features, num_classes, use_vq)
+    return model_arrays(build_model(spec, seed=config.seed))
+
+
+def round_seed(seed: int, round_no: int, silo: int, purpose: int = 0) -> int:
+    """A seed for one silo in one round, equal on every engine."""
+    return int(np.random.SeedSequence([seed, round_no, silo, purpose]).generate_state(1)[0])
+
+
+def _prepare_model(shared, state, silo: Silo, plan: SiloPlan, config: UEFLConfig, num_classes):
+    spec = config.model_spec(silo.num_features, num_classes, plan.use_vq)
+    model = build_model(spec, seed=config.seed)
+    if plan.use_vq:
+        books = dict(state.codebooks)
+        if not books:  # first round: book 0 from the common initialisation
+            books[codebook_key(0)] = model_arrays(model, [codebook_key(0)])[codebook_key(0)]
+        # In shared mode the server's averaged books replace the local copies.
+        books.update({k: v for k, v in shared.items() if is_codebook_key(k)})
+        load_arrays(model, books)
+    load_arrays(model, {k: v for k, v in shared.items() if not is_codebook_key(k)})
+    return model
+
+
+def _encoder_features(model, X) -> np.ndarray:
+    torch = require_torch()
+    model.eval()
+    with torch.no_grad():
+        z = model.features(torch.as_tensor(X))
+    return z.reshape(-1, z.shape[-1]).numpy()
+
+
+def train_silo(
+    shared: Mapping[str, np.ndarray],
+    state: SiloState,
+    silo: Silo,
+    plan: SiloPlan,
+    config: UEFLConfig,
+    round_no: int,
+    *,
+    num_classes: int = 10,
+) -> tuple[SiloUpdate, SiloState]:
+    """One round of local training on one silo; returns its reply and its new state.
+
+    The silo loads the shared arrays and its own codebooks, creates codebook ``book_idx`` by
+    k-means on its encoder features when ``plan.init_ext`` (every spatial position of its
+    training set), trains ``local_epochs`` epochs of Adam on cross-entropy + VQ loss, and shares
+    every non-codebook array (plus books 0 and ``book_idx`` in "shared" codebook mode).
+    Shuffling and dropout are seeded from (seed, round, silo), so every engine gets the same
+    result.
+    """
+    torch = require_torch()
+    model = _prepare_model(shared, state, silo, plan, config, num_classes)
+    book = plan.book_idx if plan.use_vq else 0
+    if plan.use_vq:
+        key = codebook_key(book)
+        if plan.init_ext or key not in model.state_dict():
+            codes = kmeans_codebook(_encoder_features(model, silo.X_train), config.n_codes)
+            load_arrays(model, {key: codes})
+        model.vq.active_book = book
+    X = torch.as_tensor(silo.X_train)
+    y = torch.as_tensor(silo.y_train)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
+    totals = np.zeros(3)
+    steps = 0
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(round_seed(config.seed, round_no, plan.silo))
+        model.train()
+        for _ in range(config.local_epochs):
+            order = torch.randperm(len(y))
+            for start in range(0, len(y), config.batch_size):
+                batch = order[start : start + config.batch_size]
+                logits, vq_loss, perplexity = model(X[batch])
+                ce = torch.nn.functional.cross_entropy(logits, y[batch])
+                optimizer.zero_grad()
+                (ce + vq_loss).backward()
+                optimizer.step()
+                totals += (ce.item(), vq_loss.item(), perplexity.item())
+                steps += 1
+    arrays = model_arrays(model)
+    books = {k: v for k, v in arrays.items() if is_codebook_key(k)}
+    if plan.use_vq:  # a silo only ever needs book 0 and its current book
+        books = {k: v for k, v in books.items() if k in (codebook_key(0), codebook_key(book))}
+    share = {k: v for k, v in arrays.items() if not is_codebook_key(k)}
+    if config.codebook_sharing == "shared":
+        share.update(books)
+    mean = totals / max(steps, 1)
+    metrics = {"train-loss": mean[0], "vq-loss": mean[1], "perplexity": mean[2]}
+    update = SiloUpdate(plan.silo, share, len(y), {k: float(v) for k, v in metrics.items()})
+    return update, SiloState(codebooks=books, book_idx=book)
+
+
+def mc_dropout_probabilities(model, X, passes: int, *, dropout: bool = True, seed: int = 0):
+    """Softmax outputs of ``passes`` forward passes, shape (passes, n, classes), float64.
+
+    With ``dropout`` the head's dropout layers are switched on for the passes (Monte Carlo
+    dropout); without it the module is in eval mode and every pass is the same, which is what
+    the authors' ``validate()`` measures. The encoder and VQ layer have no dropout, so they run
+    once. Dropout masks come from ``seed``; torch's global random stream is left as it was.
+    """
+    torch = require_torch()
+    X = torch.as_tensor(np.asarray(X, dtype=np.float32))
+    was_training = model.training
+    try:
+        with torch.no_grad(), torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            model.eval()
+            q, _, _ = model.quantized(X)
+            model.head.train(dropout)
+            runs = [torch.softmax(model.head(q), dim=1).double().numpy() for _ in range(passes)]
+    finally:
+        model.train(was_training)
+    return np.stack(runs)
+
+
+def evaluate_silo(
+    shared: Mapping[str, np.ndarray],
+    state: SiloState,
+    silo: Silo,
+    plan: SiloPlan,
+    config: UEFLConfig,
+    round_no: int,
+    *,
+    num_classes: int = 10,
+) -> SiloEvaluation:
+    """The uncertainty test of one silo: ``mc_passes`` passes with dropout active (the authors
+    evaluate in eval mode, so their passes coincide; ``authors_compat`` reproduces that), the
+    mean predictive entropy over the test points, and the accuracy of the deterministic model
+    (dropout off)."""
+    model = _prepare_model(shared, state, silo, plan, config, num_classes)
+    if plan.use_vq:
+        model.vq.active_book = plan.book_idx
+    deterministic = mc_dropout_probabilities(model, silo.X_test, 1, dropout=False)[0]
+    accuracy = float((deterministic.argmax(1) == silo.y_test).mean())
+    probs = mc_dropout_probabilities(
+        model, silo.X_test, config.mc_passes, dropout=not config.authors_compat,
+        seed=round_seed(config.seed, round_no, plan.silo, purpose=1),
+    )  # fmt: skip
+    entropy = float(predictive_entropy(probs).mean())
+    return SiloEvaluation(plan.silo, entropy, accuracy, len(silo.y_test))

@@ -1,0 +1,54 @@
+"""UEFL on a real Flower deployment on 127.0.0.1: a SuperLink and two SuperNodes as
+subprocesses (insecure mode, free ports, always stopped), the app submitted with `flwr run`."""
+
+import numpy as np
+import pytest
+
+from trustlab.errors import BackendError
+from trustlab.federated import UEFLConfig, simulate
+from trustlab.federated.flower import run_flower_app, run_loopback, write_flower_app
+
+# Rounds and epochs are minimal: every message starts a ClientApp process that imports torch.
+CONFIG = UEFLConfig(rounds=1, rounds_plus=1, local_epochs=1, mc_passes=3, max_iterations=2,
+                    threshold_factor=0.0, evaluate_every_round=False, seed=2)  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(420)
+def test_flower_run_ends_with_the_in_process_parameters(tmp_path):
+    flower = run_loopback(CONFIG, n_silos=2, workdir=tmp_path, timeout=300)
+    local = simulate(n_silos=2, config=CONFIG, baselines=()).methods["uefl"]
+    assert sorted(flower.weights) == sorted(local.weights)
+    assert not any(k.startswith("vq.books") for k in flower.weights)  # codebooks stay on nodes
+    for key, value in local.weights.items():
+        assert np.allclose(flower.weights[key], value, rtol=0, atol=1e-6), key
+    # Same decisions: the silo above the threshold got codebook 1 (k-means on its node).
+    assert flower.state.extensions[0]["flagged"] == local.extensions[0]["flagged"]
+    assert flower.state.book_idx == local.book_idx[-1].tolist()
+    assert max(flower.state.book_idx) == 1
+    assert np.allclose(flower.state.history[-1]["entropy"], local.entropy[-1], atol=1e-9)
+    assert sorted(flower.nodes.values()) == [0, 1]
+
+
+@pytest.mark.timeout(120)
+def test_an_unreachable_superlink_fails_fast_naming_it(tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a free port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    app = write_flower_app(tmp_path / "app", CONFIG, n_silos=2, result_dir=tmp_path / "out")
+    with pytest.raises(
+        BackendError, match=rf"superlink: no Flower SuperLink answers at 127\.0\.0\.1:{port}"
+    ):
+        run_flower_app(app, f"127.0.0.1:{port}", connect_timeout=2)
+
+
+def test_the_app_project_passes_flowers_own_validation(tmp_path):
+    from flwr.cli.config_utils import load_and_validate
+
+    app = write_flower_app(tmp_path, CONFIG, n_silos=4, shift="mixed")
+    config, _ = load_and_validate(app / "pyproject.toml", check_module=True)
+    run_config = config["tool"]["flwr"]["app"]["config"]
+    assert run_config["num-silos"] == 4 and run_config["shift"] == "mixed"
+    assert UEFLConfig.from_dict(run_config) == CONFIG

@@ -1,0 +1,163 @@
+"""The numeric pieces of UEFL against independent oracles: scipy's entropy, Flower's own FedAvg
+aggregation, scikit-learn's KMeans, brute-force nearest codewords and hand-derived gradients."""
+
+import sys
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import entropy as scipy_entropy
+
+from trustlab.errors import InputError
+from trustlab.federated import (
+    UEFLConfig,
+    average_weights,
+    kmeans_codebook,
+    predictive_entropy,
+    select_uncertain,
+    uncertainty_threshold,
+)
+from trustlab.federated.uefl import VectorQuantizer, build_model, mc_dropout_probabilities
+
+
+def _random_probs(seed, shape, zeros):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(shape[-1]) * 0.5, size=shape[:-1])
+    if zeros:
+        p[..., 0] = 0.0  # a class no pass ever predicts
+        p /= p.sum(-1, keepdims=True)
+    return p
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    passes=st.integers(1, 6),
+    points=st.integers(1, 5),
+    classes=st.integers(2, 7),
+    zeros=st.booleans(),
+)
+def test_predictive_entropy_equals_scipy_entropy_of_the_mean(seed, passes, points, classes, zeros):
+    probs = _random_probs(seed, (passes, points, classes), zeros)
+    expected = scipy_entropy(probs.mean(axis=0), axis=-1)
+    assert np.allclose(predictive_entropy(probs), expected, rtol=0, atol=1e-12)
+
+
+def test_predictive_entropy_of_the_authors_array_layout():
+    # The authors' utils.entropy takes (T, silos, N, C) and guards log with the smallest double.
+    probs = _random_probs(3, (4, 3, 6, 10), zeros=True)
+    mean = probs.mean(axis=0)
+    expected = -np.sum(mean * np.log(mean + sys.float_info.min), axis=-1)
+    assert np.allclose(predictive_entropy(probs), expected, rtol=0, atol=1e-12)
+    assert np.allclose(predictive_entropy(probs), scipy_entropy(mean, axis=-1), atol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), clients=st.integers(1, 6))
+def test_average_weights_equals_flower_fedavg_aggregation(seed, clients):
+    from flwr.app import Array, ArrayRecord, MetricRecord, RecordDict
+    from flwr.serverapp.strategy.strategy_utils import aggregate_arrayrecords
+
+    rng = np.random.default_rng(seed)
+    shapes = {"encoder.w": (3, 4), "head.b": (5,), "scalar": ()}
+    updates = [{k: rng.normal(size=s) for k, s in shapes.items()} for _ in range(clients)]
+    counts = rng.integers(1, 500, size=clients)
+    records = [
+        RecordDict({
+            "arrays": ArrayRecord({k: Array(np.asarray(v)) for k, v in u.items()}),
+            "metrics": MetricRecord({"num-examples": int(n)}),
+        })
+        for u, n in zip(updates, counts, strict=True)
+    ]  # fmt: skip
+    flower = aggregate_arrayrecords(records, "num-examples")
+    ours = average_weights(updates, counts)
+    for key in shapes:
+        assert np.allclose(ours[key], flower[key].numpy(), rtol=0, atol=1e-7)
+
+
+def test_average_weights_leaves_out_silos_without_a_key():
+    shared = [{"w": np.array([1.0]), "vq.books.1": np.array([4.0])}, {"w": np.array([3.0])}]
+    out = average_weights(shared, [1, 3])
+    assert out["w"].tolist() == [2.5]
+    assert out["vq.books.1"].tolist() == [4.0]  # only the silo that has book 1 counts
+
+
+def test_average_weights_rejects_mismatched_shapes_naming_the_update():
+    with pytest.raises(InputError, match=r"updates\[1\]\['w'\]"):
+        average_weights([{"w": np.zeros(2)}, {"w": np.zeros(3)}])
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    entropies=st.lists(st.floats(0.0, 3.0), min_size=2, max_size=9),
+    factor=st.floats(0.0, 0.5),
+    reference=st.sampled_from(["mean", "min"]),
+)
+def test_threshold_scales_the_reference_and_flags_strictly_above(entropies, factor, reference):
+    h = np.array(entropies)
+    base = h.mean() if reference == "mean" else h.min()
+    theta = uncertainty_threshold(h, factor, reference)
+    assert theta == pytest.approx((1 + factor) * base, abs=1e-12)
+    assert select_uncertain(h, theta).tolist() == [x > theta for x in h]
+
+
+def test_kmeans_codebook_equals_sklearn_centroids_up_to_order():
+    from sklearn.cluster import KMeans
+
+    features = np.random.default_rng(1).normal(size=(400, 4)) + np.repeat(np.eye(4) * 3, 100, 0)
+    ours = kmeans_codebook(features, 8)
+    reference = KMeans(n_clusters=8, random_state=0, n_init="auto").fit(features).cluster_centers_
+    order = lambda c: c[np.lexsort(c.T[::-1])]  # noqa: E731
+    assert np.allclose(order(ours), order(reference), atol=1e-6)
+
+
+def test_vq_layer_picks_nearest_codewords_with_straight_through_gradients():
+    torch.manual_seed(0)
+    beta = 0.25
+    vq = VectorQuantizer(dim=3, n_codes=5, commitment=beta)
+    vq.add_book(1, torch.randn(5, 3))
+    vq.active_book = 1
+    z = torch.randn(2, 4, 3, requires_grad=True)
+    out, loss, perplexity = vq(z)
+    codes = torch.cat([vq.books["0"], vq.books["1"]]).detach().numpy()
+    flat = z.detach().numpy().reshape(-1, 3)
+    nearest = codes[((flat[:, None, :] - codes[None]) ** 2).sum(-1).argmin(1)]
+    assert np.allclose(out.detach().numpy().reshape(-1, 3), nearest, atol=1e-6)
+    mse = ((nearest - flat) ** 2).mean()
+    assert loss.item() == pytest.approx((1 + beta) * mse, rel=1e-5)
+    usage = np.bincount(((flat[:, None] - codes[None]) ** 2).sum(-1).argmin(1), minlength=10) / 8
+    nz = usage[usage > 0]
+    assert perplexity.item() == pytest.approx(np.exp(-(nz * np.log(nz)).sum()), rel=1e-5)
+    # Straight through: d(sum(out * g))/dz = g, plus the commitment term beta * 2 (z - e) / n.
+    g = torch.randn_like(out)
+    (out * g).sum().add(loss).backward()
+    expected = g.numpy().reshape(-1, 3) + beta * 2 * (flat - nearest) / flat.size
+    assert np.allclose(z.grad.numpy().reshape(-1, 3), expected, atol=1e-6)
+    # The codebook moves only through the codebook loss, towards the vectors it serves.
+    book1 = vq.books["1"].grad.numpy()
+    hits = ((flat[:, None, :] - codes[None]) ** 2).sum(-1).argmin(1)
+    manual = np.zeros_like(codes)
+    np.add.at(manual, hits, 2 * (nearest - flat) / flat.size)
+    assert np.allclose(book1, manual[5:], atol=1e-6)
+
+
+def test_mc_dropout_is_active_at_evaluation_unless_authors_compat():
+    cfg = UEFLConfig(dropout=0.3)
+    model = build_model(cfg.model_spec(64, 10), seed=0)
+    X = np.random.default_rng(0).random((20, 64)).astype(np.float32)
+    active = mc_dropout_probabilities(model, X, 5, dropout=True, seed=1)
+    frozen = mc_dropout_probabilities(model, X, 5, dropout=False, seed=1)
+    assert active.shape == (5, 20, 10)
+    assert np.ptp(active, axis=0).max() > 1e-3  # the passes differ: dropout really is on
+    assert np.ptp(frozen, axis=0).max() == 0.0  # eval mode: every pass is the same
+    with torch.no_grad():
+        model.eval()
+        plain = torch.softmax(model(torch.as_tensor(X))[0], 1).double().numpy()
+    assert np.allclose(frozen[0], plain, atol=1e-12)
+    # Same seed, same masks; torch's global stream is untouched.
+    state = torch.random.get_rng_state()
+    again = mc_dropout_probabilities(model, X, 5, dropout=True, seed=1)
+    assert np.array_equal(active, again)
+    assert torch.equal(state, torch.random.get_rng_state())

@@ -1,0 +1,182 @@
+"""The in-process runner: what UEFL's extension does on shifted digit silos, determinism,
+resuming a checkpoint, the silos themselves, and bad input."""
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+from scipy import ndimage
+
+from trustlab.errors import InputError
+from trustlab.federated import Silo, UEFLConfig, make_digit_silos, simulate
+from trustlab.federated._data import load_digits_arrays
+
+TINY = dict(rounds=1, rounds_plus=1, local_epochs=1, mc_passes=2, max_iterations=2,
+            threshold_factor=0.0)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def shifted_run():
+    """3 digit silos rotated by 0, -50 and 120 degrees; UEFL, FedAvg and one-codebook VQ."""
+    return simulate(
+        n_silos=3, rounds=3, rounds_plus=2, local_epochs=1, max_iterations=2,
+        threshold_factor=0.0, baselines=("fedavg", "vq"), random_state=0,
+    )  # fmt: skip
+
+
+def test_rotated_silos_are_the_ones_extended(shifted_run):
+    uefl = shifted_run.methods["uefl"]
+    first = uefl.extensions[0]
+    assert first["after_round"] == 3 and first["flagged"] == [1, 2]
+    # The flagged set is exactly the silos above the threshold at that evaluation.
+    entropy = uefl.entropy[first["after_round"] - 1]
+    assert first["flagged"] == [i for i, h in enumerate(entropy) if h > uefl.threshold]
+    assert uefl.book_idx[first["after_round"], 0] == 0  # the unrotated silo keeps book 0
+
+
+def test_extension_codebooks_fit_the_flagged_silos_and_lower_their_uncertainty(shifted_run):
+    uefl, vq = shifted_run.methods["uefl"], shifted_run.methods["vq"]
+    start = uefl.extensions[0]["after_round"]
+    flagged = uefl.extensions[0]["flagged"]
+    # k-means codebooks on the silo's own features: the quantisation error of local training
+    # drops far below that of the single codebook in the same rounds.
+    assert uefl.vq_loss[start:, flagged].mean() < 0.5 * vq.vq_loss[start:, flagged].mean()
+    # Their predictive entropy ends well below the single codebook's (seeds 0, 1, 2: -0.35,
+    # -0.47, -0.38 nats); accuracy moves by a few test images either way, so it is not tested.
+    assert shifted_run.margins("vq")["entropy_extended"] < -0.1
+
+
+def test_uefl_against_fedavg_is_reported_for_every_silo_and_round(shifted_run):
+    data = json.loads(json.dumps(shifted_run.to_dict()))
+    fedavg = data["methods"]["fedavg"]
+    assert len(fedavg["rounds"]) == len(data["methods"]["uefl"]["rounds"])
+    assert set(data["margins"]) == {"fedavg", "vq"}
+    uefl_final = shifted_run.methods["uefl"].final_accuracy.mean()
+    fedavg_final = shifted_run.methods["fedavg"].final_accuracy.mean()
+    assert data["margins"]["fedavg"]["accuracy"] == pytest.approx(uefl_final - fedavg_final)
+    assert "UEFL - fedavg" in shifted_run.summary()
+
+
+def test_plots_show_every_silo_and_method(shifted_run, tmp_path):
+    ax = shifted_run.plot(metric="entropy")
+    assert len(ax.lines) >= 3 * 3
+    paths = shifted_run.save_plots(tmp_path)
+    assert [p.name for p in paths] == ["accuracy.png", "entropy.png"]
+    assert all(p.read_bytes()[:4] == b"\x89PNG" for p in paths)
+
+
+def test_same_seed_same_run_and_another_seed_differs():
+    a, b, c = (simulate(n_silos=2, baselines=(), random_state=seed, **TINY) for seed in (3, 3, 4))
+    wa, wb, wc = (r.methods["uefl"].weights for r in (a, b, c))
+    assert all(np.array_equal(wa[k], wb[k]) for k in wa)
+    assert any(not np.array_equal(wa[k], wc[k]) for k in wa)
+
+
+def test_an_interrupted_run_resumes_to_the_uninterrupted_result(tmp_path):
+    settings = dict(n_silos=2, baselines=("fedavg",), random_state=1, **TINY)
+    reference = simulate(**settings)
+
+    class Stop(Exception):
+        pass
+
+    def stop_in_fedavg(done, total):
+        if done == 3:  # after UEFL's two rounds and FedAvg's first
+            raise Stop
+
+    with pytest.raises(Stop):
+        simulate(checkpoint=tmp_path, progress=stop_in_fedavg, **settings)
+    resumed = simulate(checkpoint=tmp_path, **settings)
+    assert resumed.resumed
+    for name in ("uefl", "fedavg"):
+        ours, ref = resumed.methods[name], reference.methods[name]
+        assert all(np.array_equal(ours.weights[k], ref.weights[k]) for k in ref.weights)
+        assert np.array_equal(ours.entropy, ref.entropy)
+    with pytest.raises(InputError, match="checkpoint"):
+        simulate(checkpoint=tmp_path, **{**settings, "random_state": 2})
+
+
+def test_digit_silos_are_seeded_and_rotated_like_scipy():
+    a = make_digit_silos(3, random_state=5)
+    b = make_digit_silos(3, random_state=5)
+    assert all(np.array_equal(x.X_train, y.X_train) for x, y in zip(a, b, strict=True))
+    X, y = load_digits_arrays()
+    order = np.random.default_rng(5).permutation(len(y))
+    first = np.array_split(order, 3)[2][0]  # silo 2 (120 degrees) starts with this image
+    expected = ndimage.rotate((X[first] / 16.0).reshape(8, 8), 120, reshape=False, order=1)
+    assert np.allclose(a[2].X_train[0], np.clip(expected, 0, 1).ravel(), atol=1e-6)
+    assert a[2].y_train[0] == y[first]
+    assert sum(len(s.y_train) + len(s.y_test) for s in a) == 1797
+
+
+def test_fast_digits_reader_equals_sklearn_load_digits():
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits_arrays()
+    expected = load_digits()
+    assert np.array_equal(X, expected.data) and np.array_equal(y, expected.target)
+
+
+def _silos(n=3, features=64):
+    rng = np.random.default_rng(0)
+    return [
+        Silo(rng.random((20, features)), rng.integers(0, 3, 20), rng.random((5, features)),
+             rng.integers(0, 3, 5))
+        for _ in range(n)
+    ]  # fmt: skip
+
+
+def test_a_silo_without_data_is_rejected_by_name():
+    silos = _silos()
+    silos[1] = dataclasses.replace(silos[1], X_train=np.zeros((0, 64)), y_train=np.zeros(0, int))
+    with pytest.raises(InputError, match=r"silos\[1\]\.X_train"):
+        simulate(silos, **TINY)
+
+
+def test_mismatched_feature_shapes_are_rejected_by_name():
+    silos = _silos()
+    silos[2] = _silos(1, features=49)[0]
+    with pytest.raises(InputError, match=r"silos\[2\]\.X_train: expected 64 features"):
+        simulate(silos, **TINY)
+
+
+def test_non_square_images_need_the_mlp_encoder():
+    silos = _silos(2, features=10)
+    with pytest.raises(InputError, match="num_features"):
+        simulate(silos, **TINY)
+    result = simulate(silos, encoder="mlp", baselines=(), **TINY)
+    assert result.methods["uefl"].accuracy.shape == (2, 2)
+
+
+def test_shared_codebook_mode_averages_book_zero_and_each_extension_over_its_users():
+    result = simulate(n_silos=3, codebook_sharing="shared", first_book_init="normal",
+                      baselines=(), random_state=0, **TINY)  # fmt: skip
+    uefl = result.methods["uefl"]
+    flagged = uefl.extensions[0]["flagged"]
+    books = sorted(k for k in uefl.weights if k.startswith("vq.books."))
+    assert books == ["vq.books.0", "vq.books.1"] and flagged
+    assert uefl.book_idx[-1].tolist() == [1 if i in flagged else 0 for i in range(3)]
+
+
+def test_a_node_data_file_becomes_a_checked_silo(tmp_path):
+    from trustlab.federated._data import load_silo_file
+
+    silo = _silos(1)[0]
+    np.savez(tmp_path / "silo.npz", X_train=silo.X_train, y_train=silo.y_train,
+             X_test=silo.X_test, y_test=silo.y_test)  # fmt: skip
+    loaded = load_silo_file(tmp_path / "silo.npz")
+    assert loaded.X_train.dtype == np.float32 and np.allclose(loaded.X_train, silo.X_train)
+    np.savez(tmp_path / "bad.npz", X_train=silo.X_train)
+    with pytest.raises(InputError, match="data-path"):
+        load_silo_file(tmp_path / "bad.npz")
+
+
+def test_bad_settings_are_rejected_by_name():
+    with pytest.raises(InputError, match="rounds"):
+        UEFLConfig(rounds=0)
+    with pytest.raises(InputError, match="codebook_sharing"):
+        UEFLConfig(codebook_sharing="global")
+    with pytest.raises(InputError, match="settings"):
+        simulate(n_silos=2, round=3)
+    with pytest.raises(InputError, match="baselines"):
+        simulate(n_silos=2, baselines=("fedprox",))
