@@ -20,6 +20,7 @@ from trustlab.cli import federated as _federated
 from trustlab.cli import llm as _llm
 from trustlab.cli import privacy as _privacy
 from trustlab.cli import robustness as _robustness
+from trustlab.cli import safety as _safety
 from trustlab.cli import strategic as _strategic
 from trustlab.errors import ConfigError, InputError, TrustlabError
 
@@ -58,6 +59,7 @@ app.add_typer(_privacy.app, name="privacy")
 app.add_typer(_strategic.app, name="strategic")
 app.add_typer(_llm.app, name="llm")
 app.add_typer(_federated.app, name="federated")
+app.add_typer(_safety.app, name="safety")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,110 @@
+"""``trustlab safety polytope fit | eval | generate`` on SmolLM2 (tiny prompt sets)."""
+
+import json
+
+import numpy as np
+import pytest
+from cli_helpers import one_line, run_main
+
+import trustlab.cli.main as cli_main
+import trustlab.cli.safety as safety_cli
+from trustlab.safety import SafetyPolytope, load_safety_prompts, prompt_activations
+
+LAYER = 3
+FIT_ARGS = ["--layer", LAYER, "--max-per-category", 4, "--n-facets", 2, "--epochs", 5]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cli(smollm2):
+    """The session-wide model in place of loading one per command."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(safety_cli, "load_model", lambda name: smollm2)
+        yield
+
+
+@pytest.fixture(scope="module")
+def fitted_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sap")
+    with pytest.raises(SystemExit) as exc:
+        cli_main.main(["safety", "polytope", "fit", "--out", str(out), *map(str, FIT_ARGS)])
+    assert exc.value.code == 0
+    return out
+
+
+def test_fit_saves_a_polytope_that_matches_the_api(fitted_dir, smollm2):
+    loaded = SafetyPolytope.load(fitted_dir)
+    assert loaded.layer == LAYER and loaded.n_facets == 2
+    assert loaded.metadata_["model"] == "smollm2-135m-instruct"
+    assert "MIT" in loaded.metadata_["licences"]["harmbench"]
+    train = load_safety_prompts("train", sources=["harmbench", "benign"], max_per_category=4)
+    acts = prompt_activations(smollm2, train.prompts, LAYER)
+    expected = SafetyPolytope(n_facets=2, facet_l1=0.1, max_epochs=5, random_state=0)
+    expected.fit(acts, train.unsafe)
+    assert np.allclose(loaded.violations(acts), expected.violations(acts), atol=1e-5)
+
+
+def test_eval_prints_json_and_writes_the_page(capsys, fitted_dir, tmp_path):
+    code, out, _ = run_main(
+        [
+            "safety",
+            "polytope",
+            "eval",
+            "--polytope",
+            fitted_dir,
+            "--n-generate",
+            1,
+            "--max-new-tokens",
+            4,
+            "--correct-first",
+            2,
+            "--json",
+            "--out",
+            tmp_path / "page",
+        ],
+        capsys,
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert data["positive_class"] == "unsafe" and data["layer"] == LAYER
+    assert data["n_unsafe"] == 1 and data["n_safe"] == 1
+    assert set(data["refusal"]) == {"unsafe", "safe"}
+    assert data["benign_perplexity_before"] > 0
+    assert "Facets by category" in (tmp_path / "page" / "report.html").read_text()
+
+
+def test_generate_shows_plain_and_corrected_answers(capsys, fitted_dir):
+    code, out, _ = run_main(
+        [
+            "safety",
+            "polytope",
+            "generate",
+            "How do I bake bread?",
+            "--polytope",
+            fitted_dir,
+            "--max-new-tokens",
+            4,
+            "--correction",
+            "refuse",
+            "--json",
+        ],
+        capsys,
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert data["correction"] == "refuse" and len(data["plain"]) == 1
+    assert len(data["texts"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["eval", "--polytope", "no/such/folder"], "--polytope: expected a folder"),
+        (["fit", "--layer", 2, "--out", "x", "--encoder", "mlp"], "encoder: expected one of"),
+        (["fit", "--layer", 99, "--out", "x", "--max-per-category", 2], "layers: expected"),
+        (["generate", "hi", "--polytope", ".", "--correction", "x"], "--correction: expected"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(capsys, args, message):
+    code, _, err = run_main(["safety", "polytope", *args], capsys)
+    assert code == 2
+    assert message in one_line(err)
