@@ -25,7 +25,7 @@ def scored_csv(tmp_path_factory):
 
 
 def test_audit_with_predictions_exits_0_and_writes_both_files(scored_csv, tmp_path, capsys):
-    out_dir = tmp_path / "report"
+    out_dir = tmp_path / ("a-folder-name-long-enough-that-a-terminal-would-wrap-its-path-" * 2)
     args = ["audit", "--data", str(scored_csv), "--label", "y", "--group", "g", "--pred", "yhat"]
     code, out, _ = run([*args, "--out", str(out_dir)], capsys)
     assert code == 0

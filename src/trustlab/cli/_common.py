@@ -22,8 +22,8 @@ from rich.progress import (
 
 from trustlab.data.tables import read_table, require_columns  # noqa: F401  (re-exported)
 
-console = Console()
-err_console = Console(stderr=True)
+console = Console(soft_wrap=True)  # never break a path or a number across lines
+err_console = Console(stderr=True, soft_wrap=True)
 
 JSON_OPTION_HELP = "Print the result as JSON (the result's to_dict()) instead of a summary."
 
