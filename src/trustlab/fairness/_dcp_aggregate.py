@@ -620,12 +620,10 @@ class _HighspySolver:
     LPs, interior point (no crossover) from ``_HIGHS_IPM_ROWS`` rows on, where it is faster."""
 
     def __init__(self):
-        import highspy
 
         from trustlab.fairness._highs import QuietHighs
 
         self._highs = QuietHighs()
-        self._optimal = highspy.HighsModelStatus.kOptimal
         self._basis = None
         self._simplex = None
 
@@ -652,15 +650,8 @@ class _HighspySolver:
             matrix.data,
             np.zeros(matrix.n_cols, dtype=np.int32),  # every column continuous
         )
-        if self._basis is not None:
-            highs.setBasis(self._basis)
-        highs.run()
-        if highs.getModelStatus() != self._optimal:
-            self._basis = None
-            return None
-        if self._simplex:
-            self._basis = highs.getBasis()
-        return np.asarray(highs.getSolution().col_value)
+        x, self._basis = highs.run_from(self._basis, keep_basis=self._simplex)
+        return x
 
 
 class _ClarabelSolver:

@@ -95,14 +95,10 @@ class GroupLP:
         )
         if status == highspy.HighsStatus.kError:
             return None
-        if self._basis is not None:
-            solver.setBasis(self._basis)
-        solver.run()
-        if solver.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            self._basis = None
+        x, self._basis = solver.run_from(self._basis)
+        if x is None:
             return None
-        self._basis = solver.getBasis()
-        b = np.asarray(solver.getSolution().col_value[: k * k], dtype=np.float64).reshape(k, k)
+        b = x[: k * k].reshape(k, k)
         return b if self.violation(b) <= _FEASIBILITY_TOL else None
 
     def violation(self, confusion: np.ndarray) -> float:

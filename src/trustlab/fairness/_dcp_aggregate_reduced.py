@@ -136,14 +136,8 @@ class _Solver:
         )
         if status == highspy.HighsStatus.kError:
             return None
-        if self._basis is not None:
-            highs.setBasis(self._basis)
-        highs.run()
-        if highs.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            self._basis = None
-            return None
-        self._basis = highs.getBasis()
-        return np.asarray(highs.getSolution().col_value, dtype=np.float64)
+        x, self._basis = highs.run_from(self._basis)
+        return x
 
 
 def _row_caps(problem: ReducedProblem) -> np.ndarray:

@@ -548,14 +548,8 @@ class _LinearisedLP:
         )
         if status == highspy.HighsStatus.kError:  # else run() would solve the previous LP
             raise BackendError("HiGHS rejected the LP of a local-search step")
-        if self._basis is not None:
-            solver.setBasis(self._basis)
-        solver.run()
-        if solver.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            self._basis = None
-            return None
-        self._basis = solver.getBasis()
-        return np.asarray(solver.getSolution().col_value, dtype=np.float64)
+        x, self._basis = solver.run_from(self._basis)
+        return x
 
 
 def local_minimum(
