@@ -8,9 +8,14 @@ from trustlab.errors import BackendError
 from trustlab.federated import UEFLConfig, simulate
 from trustlab.federated.flower import run_flower_app, run_loopback, write_flower_app
 
-# Rounds and epochs are minimal: every message starts a ClientApp process that imports torch.
-CONFIG = UEFLConfig(rounds=1, rounds_plus=1, local_epochs=1, mc_passes=3, max_iterations=2,
-                    threshold_factor=0.0, evaluate_every_round=False, seed=2)  # fmt: skip
+# The least work that still runs the whole protocol: every message starts a ClientApp process
+# that imports torch, and a SuperNode looks for messages every 3 s, so the four exchanges (train,
+# evaluate, train with a k-means extension, evaluate) dominate. The smallest model, and book 0
+# drawn from the seed (no k-means, hence no scikit-learn import, in round 1); the extension
+# still creates codebook 1 by k-means on its node.
+CONFIG = UEFLConfig(rounds=1, rounds_plus=1, local_epochs=1, mc_passes=2, max_iterations=2,
+                    threshold_factor=0.0, evaluate_every_round=False, seed=2, dim=4, seg=1,
+                    n_codes=4, hidden=8, batch_size=128, first_book_init="normal")  # fmt: skip
 
 
 @pytest.mark.slow
