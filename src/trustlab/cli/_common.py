@@ -8,8 +8,9 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import typer
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -26,6 +27,23 @@ console = Console(soft_wrap=True)  # never break a path or a number across lines
 err_console = Console(stderr=True, soft_wrap=True)
 
 JSON_OPTION_HELP = "Print the result as JSON (the result's to_dict()) instead of a summary."
+
+# The model-file trust options, the same wherever a command reads a --model file.
+TrustPickleOption = Annotated[
+    bool,
+    typer.Option(
+        "--trust-pickle",
+        help="Allow a pickle/joblib --model. Loading a pickle runs any code it contains: "
+        "only for files you made yourself or fully trust.",
+    ),
+]
+TrustTypeOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--trust-type",
+        help="Trust this extra type in a .skops model (repeatable), e.g. mypackage.MyModel.",
+    ),
+]
 
 
 def emit(result: Any, as_json: bool) -> None:

@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from trustlab.cli._common import console, emit, err_console, native_stdout_to_stderr, progress
+from trustlab.cli._common import (
+    TrustPickleOption,
+    TrustTypeOption,
+    console,
+    emit,
+    err_console,
+    native_stdout_to_stderr,
+    progress,
+)
 
 __all__ = ["audit"]
 
@@ -42,21 +50,8 @@ def audit(
             help="Audit this fitted model: a .skops file (.pkl/.joblib only with --trust-pickle).",
         ),
     ] = None,
-    trust_pickle: Annotated[
-        bool,
-        typer.Option(
-            "--trust-pickle",
-            help="Allow a pickle/joblib --model. Loading a pickle runs any code it contains: "
-            "only for files you made or fully trust.",
-        ),
-    ] = False,
-    trust_type: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--trust-type",
-            help="Trust this extra type in a .skops model (repeatable), e.g. mypackage.MyScaler.",
-        ),
-    ] = None,
+    trust_pickle: TrustPickleOption = False,
+    trust_type: TrustTypeOption = None,
     group_as_feature: Annotated[
         bool | None,
         typer.Option(

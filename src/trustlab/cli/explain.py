@@ -21,7 +21,15 @@ from trustlab._model_files import (
     load_skops,
     read_or_raise,
 )
-from trustlab.cli._common import JSON_OPTION_HELP, console, emit, progress, read_table
+from trustlab.cli._common import (
+    JSON_OPTION_HELP,
+    TrustPickleOption,
+    TrustTypeOption,
+    console,
+    emit,
+    progress,
+    read_table,
+)
 from trustlab.errors import ConfigError, InputError
 
 __all__ = ["app", "fastpd", "load_tree_model"]
@@ -84,21 +92,8 @@ def fastpd(
     max_order: Annotated[
         int, typer.Option("--max-order", help="Largest component order in the importance table.")
     ] = 2,
-    trust_pickle: Annotated[
-        bool,
-        typer.Option(
-            "--trust-pickle",
-            help="Read a pickle/joblib model file. Loading a pickle runs any code it contains: "
-            "only for files you made yourself or fully trust.",
-        ),
-    ] = False,
-    trust_type: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--trust-type",
-            help="Trust this extra type in a .skops model (repeatable), e.g. mypackage.MyModel.",
-        ),
-    ] = None,
+    trust_pickle: TrustPickleOption = False,
+    trust_type: TrustTypeOption = None,
     random_state: Annotated[
         int, typer.Option("--random-state", help="Seed for drawing the rows.")
     ] = 0,

@@ -43,17 +43,23 @@ docs/federated-uefl.md for TLS and SuperNode authentication across machines.
 """
 
 
+# The protocol's schedule, shared by simulate and flower-app.
+RoundsOption = Annotated[int, typer.Option("--rounds", help="Rounds of iteration 1 (R).")]
+RoundsPlusOption = Annotated[
+    int, typer.Option("--rounds-plus", help="Rounds per extension iteration (R+).")
+]
+MaxIterationsOption = Annotated[
+    int, typer.Option("--max-iterations", help="Iteration cap, the first included.")
+]
+
+
 @app.command("simulate", help=SIMULATE_HELP)
 def simulate_command(
     out: Annotated[Path, typer.Option("--out", help="Directory for results and checkpoint.")],
     silos: Annotated[int, typer.Option("--silos", help="Number of silos (>= 2).")] = 5,
-    rounds: Annotated[int, typer.Option("--rounds", help="Rounds of iteration 1 (R).")] = 8,
-    rounds_plus: Annotated[
-        int, typer.Option("--rounds-plus", help="Rounds per extension iteration (R+).")
-    ] = 3,
-    max_iterations: Annotated[
-        int, typer.Option("--max-iterations", help="Iteration cap, the first included.")
-    ] = 3,
+    rounds: RoundsOption = 8,
+    rounds_plus: RoundsPlusOption = 3,
+    max_iterations: MaxIterationsOption = 3,
     epochs: Annotated[int, typer.Option("--epochs", help="Local epochs per round.")] = 2,
     threshold: Annotated[
         float, typer.Option("--threshold", help="thd: uncertain when H > (1 + thd) * mean H.")
@@ -120,13 +126,9 @@ class _AppReport:
 def flower_app_command(
     out: Annotated[Path, typer.Option("--out", help="Directory for the Flower App project.")],
     silos: Annotated[int, typer.Option("--silos", help="Number of silos / SuperNodes.")] = 3,
-    rounds: Annotated[int, typer.Option("--rounds", help="Rounds of iteration 1 (R).")] = 8,
-    rounds_plus: Annotated[
-        int, typer.Option("--rounds-plus", help="Rounds per extension iteration (R+).")
-    ] = 3,
-    max_iterations: Annotated[
-        int, typer.Option("--max-iterations", help="Iteration cap, the first included.")
-    ] = 3,
+    rounds: RoundsOption = 8,
+    rounds_plus: RoundsPlusOption = 3,
+    max_iterations: MaxIterationsOption = 3,
     shift: Annotated[str, typer.Option("--shift", help="rotation, mixed or none.")] = "rotation",
     result_dir: Annotated[
         Path | None,
