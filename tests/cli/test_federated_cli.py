@@ -51,3 +51,7 @@ def test_bad_input_is_one_line_and_exit_code_2(run, tmp_path):
     assert code == 2 and "--silos" in one_line(err)
     code, _, err = run("federated", "simulate", "--out", tmp_path, "--shift", "zoom")
     assert code == 2 and "shift" in one_line(err)
+    code, _, err = run("federated", "simulate", "--out", tmp_path, "--data", "cifar10")
+    assert code == 2 and "data" in one_line(err)
+    code, _, err = run("federated", "simulate", "--out", tmp_path, "--codewords", "both")
+    assert code == 2 and "codeword_gradient" in one_line(err)

@@ -57,3 +57,23 @@ def test_the_app_project_passes_flowers_own_validation(tmp_path):
     run_config = config["tool"]["flwr"]["app"]["config"]
     assert run_config["num-silos"] == 4 and run_config["shift"] == "mixed"
     assert UEFLConfig.from_dict(run_config) == CONFIG
+
+
+def test_nodes_of_an_mnist_app_build_the_mnist_silo_of_their_index(tmp_path):
+    from types import SimpleNamespace
+
+    from flwr.cli.config_utils import load_and_validate
+
+    from trustlab.federated import make_mnist_silos
+    from trustlab.federated.flower import _node_setup
+
+    app = write_flower_app(tmp_path, CONFIG, n_silos=5, data="mnist")
+    config, _ = load_and_validate(app / "pyproject.toml", check_module=True)
+    run_config = config["tool"]["flwr"]["app"]["config"]
+    assert run_config["data"] == "mnist" and run_config["num-features"] == 196
+    node = {"partition-id": 4, "num-partitions": 5}
+    index, silo, cfg, _ = _node_setup(SimpleNamespace(run_config=run_config, node_config=node))
+    expected = make_mnist_silos(5, random_state=CONFIG.seed)[4]
+    assert index == 4 and cfg == CONFIG
+    assert np.array_equal(silo.X_train, expected.X_train)
+    assert np.array_equal(silo.y_test, expected.y_test)

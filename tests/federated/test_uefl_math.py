@@ -143,6 +143,38 @@ def test_vq_layer_picks_nearest_codewords_with_straight_through_gradients():
     assert np.allclose(book1, manual[5:], atol=1e-6)
 
 
+def test_task_gradient_reaches_the_codewords_and_leaves_the_encoder_gradient_alone():
+    torch.manual_seed(1)
+    beta = 0.25
+    plain = VectorQuantizer(dim=3, n_codes=6, commitment=beta)
+    task = VectorQuantizer(dim=3, n_codes=6, commitment=beta, task_gradient=True)
+    task.load_state_dict(plain.state_dict())
+    z0 = torch.randn(3, 5, 3)
+    g = torch.randn(3, 5, 3)
+    grads = {}
+    for name, vq in (("plain", plain), ("task", task)):
+        z = z0.clone().requires_grad_(True)
+        out, loss, _ = vq(z)
+        (out * g).sum().add(loss).backward()
+        grads[name] = (out.detach(), z.grad.clone(), vq.books["0"].grad.clone())
+    codes = plain.books["0"].detach().numpy()
+    flat = z0.numpy().reshape(-1, 3)
+    hits = ((flat[:, None, :] - codes[None]) ** 2).sum(-1).argmin(1)
+    # Same forward value (the nearest codewords) and the same encoder gradient.
+    # (the task form gives the codewords exactly; z + (e - z) rounds)
+    assert np.array_equal(grads["task"][0].numpy().reshape(-1, 3), codes[hits])
+    assert torch.allclose(grads["task"][0], grads["plain"][0], atol=1e-6)
+    assert torch.allclose(grads["task"][1], grads["plain"][1], atol=1e-7)
+    # The codewords get the output's gradient summed over the vectors they serve, on top of
+    # the codebook loss (checked by hand, not by autograd).
+    task_part = np.zeros_like(codes)
+    np.add.at(task_part, hits, g.numpy().reshape(-1, 3))
+    book_loss = np.zeros_like(codes)
+    np.add.at(book_loss, hits, 2 * (codes[hits] - flat) / flat.size)
+    assert np.allclose(grads["plain"][2].numpy(), book_loss, atol=1e-6)
+    assert np.allclose(grads["task"][2].numpy(), book_loss + task_part, atol=1e-5)
+
+
 def test_mc_dropout_is_active_at_evaluation_unless_authors_compat():
     cfg = UEFLConfig(dropout=0.3)
     model = build_model(cfg.model_spec(64, 10), seed=0)

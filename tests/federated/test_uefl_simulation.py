@@ -176,6 +176,10 @@ def test_bad_settings_are_rejected_by_name():
         UEFLConfig(rounds=0)
     with pytest.raises(InputError, match="codebook_sharing"):
         UEFLConfig(codebook_sharing="global")
+    with pytest.raises(InputError, match="codeword_gradient"):
+        UEFLConfig(codeword_gradient="straight")
+    with pytest.raises(InputError, match="data"):
+        simulate(n_silos=2, data="cifar10")
     with pytest.raises(InputError, match="settings"):
         simulate(n_silos=2, round=3)
     with pytest.raises(InputError, match="baselines"):

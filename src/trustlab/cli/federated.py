@@ -44,6 +44,10 @@ docs/federated-uefl.md for TLS and SuperNode authentication across machines.
 
 
 # The protocol's schedule, shared by simulate and flower-app.
+DataOption = Annotated[
+    str,
+    typer.Option("--data", help="digits (8x8, seconds) or mnist (5,000 images, 14x14, minutes)."),
+]
 RoundsOption = Annotated[int, typer.Option("--rounds", help="Rounds of iteration 1 (R).")]
 RoundsPlusOption = Annotated[
     int, typer.Option("--rounds-plus", help="Rounds per extension iteration (R+).")
@@ -65,9 +69,18 @@ def simulate_command(
         float, typer.Option("--threshold", help="thd: uncertain when H > (1 + thd) * mean H.")
     ] = 0.1,
     shift: Annotated[str, typer.Option("--shift", help="rotation, mixed or none.")] = "rotation",
+    data: DataOption = "digits",
     sharing: Annotated[
         str, typer.Option("--codebooks", help="local (authors' code) or shared (paper).")
     ] = "local",
+    codewords: Annotated[
+        str,
+        typer.Option(
+            "--codewords",
+            help="What trains the codewords: task (the classification loss too; default) or "
+            "codebook_loss (the authors' code).",
+        ),
+    ] = "task",
     baseline: Annotated[
         list[str] | None, typer.Option("--baseline", help="fedavg and/or vq (repeatable).")
     ] = None,
@@ -88,6 +101,7 @@ def simulate_command(
         result = simulate(
             n_silos=silos,
             shift=shift,
+            data=data,
             baselines=tuple(baseline) if baseline else ("fedavg",),
             checkpoint=out,
             progress=advance,
@@ -98,6 +112,7 @@ def simulate_command(
             local_epochs=epochs,
             threshold_factor=threshold,
             codebook_sharing=sharing,
+            codeword_gradient=codewords,
         )
     _write(result, out)
     emit(result, as_json)
@@ -130,6 +145,7 @@ def flower_app_command(
     rounds_plus: RoundsPlusOption = 3,
     max_iterations: MaxIterationsOption = 3,
     shift: Annotated[str, typer.Option("--shift", help="rotation, mixed or none.")] = "rotation",
+    data: DataOption = "digits",
     result_dir: Annotated[
         Path | None,
         typer.Option(
@@ -147,5 +163,7 @@ def flower_app_command(
 
     config = UEFLConfig(rounds=rounds, rounds_plus=rounds_plus, max_iterations=max_iterations,
                         seed=seed)  # fmt: skip
-    app_dir = write_flower_app(out, config, n_silos=silos, shift=shift, result_dir=result_dir)
+    app_dir = write_flower_app(
+        out, config, n_silos=silos, shift=shift, data=data, result_dir=result_dir
+    )
     emit(_AppReport(app_dir, silos, launch_commands(silos, str(app_dir), port)), as_json)

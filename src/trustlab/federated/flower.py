@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from trustlab.errors import BackendError, ConfigError, InputError
-from trustlab.federated._data import SHIFT_PRESETS, load_silo_file, make_digit_silos
+from trustlab.federated._data import DATASETS, SHIFT_PRESETS, load_silo_file, make_silos
 from trustlab.federated._protocol import Job, ProtocolDriver, ProtocolState
 from trustlab.federated.uefl import (
     SiloEvaluation,
@@ -116,7 +116,8 @@ def _node_setup(context: Context):
     else:
         count = int(node.get("num-partitions", context.run_config.get("num-silos", index + 1)))
         shift = str(context.run_config.get("shift", "rotation"))
-        silo = make_digit_silos(count, shift, random_state=cfg.seed)[index]
+        data = str(context.run_config.get("data", "digits"))
+        silo = make_silos(data, count, shift, random_state=cfg.seed)[index]
     return index, silo, cfg, int(context.run_config.get("num-classes", 10))
 
 
@@ -438,8 +439,9 @@ def write_flower_app(
     *,
     n_silos: int = 3,
     shift: str = "rotation",
+    data: str = "digits",
     result_dir: str | os.PathLike | None = None,
-    num_features: int = 64,
+    num_features: int | None = None,
     num_classes: int = 10,
     node_timeout: float = 600.0,
 ) -> Path:
@@ -448,10 +450,12 @@ def write_flower_app(
     The components are ``trustlab.federated.flower:server_app`` and ``:client_app``, so every
     machine running a SuperLink or SuperNode needs trustlab with the ``federated`` extra
     installed; the run config holds every :class:`UEFLConfig` field plus ``num-silos``,
-    ``shift`` (the digit silos' preset, for nodes without ``data-path``), ``result-dir``
+    ``shift`` and ``data`` (the preset and data set, "digits" or "mnist", of the silos that
+    nodes without ``data-path`` build), ``result-dir``
     (where the ServerApp writes ``flower_result.json`` and ``flower_weights.npz``; on the
     SuperLink's machine), ``num-features``, ``num-classes`` and ``node-timeout`` (seconds to
-    wait for nodes and replies). Returns the project directory.
+    wait for nodes and replies; ``num_features`` defaults to the data set's: 64 for digits,
+    196 for MNIST at 14 x 14). Returns the project directory.
 
     Examples
     --------
@@ -465,11 +469,15 @@ def write_flower_app(
         raise InputError.bad("config", "a UEFLConfig", cfg)
     if shift not in SHIFT_PRESETS:
         raise InputError.bad("shift", f"one of {', '.join(SHIFT_PRESETS)}", shift)
+    if data not in DATASETS:
+        raise InputError.bad("data", f"one of {', '.join(DATASETS)}", data)
+    if num_features is None:
+        num_features = 64 if data == "digits" else 196
     if isinstance(n_silos, bool) or not isinstance(n_silos, int) or n_silos < 2:
         raise InputError.bad("n_silos", "an integer >= 2", n_silos)
     run_config: dict[str, Any] = {k.replace("_", "-"): v for k, v in cfg.to_dict().items()}
     run_config.update({
-        "num-silos": n_silos, "shift": shift, "num-features": int(num_features),
+        "num-silos": n_silos, "shift": shift, "data": data, "num-features": int(num_features),
         "num-classes": int(num_classes), "node-timeout": float(node_timeout),
         "result-dir": "" if result_dir is None else str(Path(result_dir).resolve()),
     })  # fmt: skip

@@ -59,6 +59,7 @@ WEIGHTINGS = ("uniform", "examples")
 SHARINGS = ("local", "shared")
 REFERENCES = ("mean", "min")
 ENCODERS = ("cnn", "mlp")
+CODEWORD_GRADIENTS = ("task", "codebook_loss")
 
 
 def __getattr__(name: str) -> Any:
@@ -100,6 +101,12 @@ class UEFLConfig:
     codebook_sharing : {"local", "shared"}
         "local": every codebook stays on its silo (the authors' code); "shared": book 0 is
         averaged over all silos and each extension over the silos that use it (the paper's text).
+    codeword_gradient : {"task", "codebook_loss"}
+        What moves the codewords in local training. "task": the classification loss reaches
+        them as well as the codebook loss, so each silo's local codebooks are trained for its
+        task (trustlab's default; on the shifted digit silos this is what lets UEFL beat FedAvg,
+        see the docs). "codebook_loss": only ``||sg(z) - e||^2`` moves them, as in the authors'
+        code and VQ-VAE. Either way the encoder gets the straight-through gradient.
     authors_compat : bool
         Reproduce the authors' evaluation: dropout off, so the T passes coincide and the
         "uncertainty" is the plain softmax entropy.
@@ -132,6 +139,7 @@ class UEFLConfig:
     batch_size: int = 32
     weighting: str = "uniform"
     codebook_sharing: str = "local"
+    codeword_gradient: str = "task"
     authors_compat: bool = False
     encoder: str = "cnn"
     first_book_init: str = "kmeans"
@@ -163,6 +171,7 @@ class UEFLConfig:
         check_choice(self.threshold_reference, "threshold_reference", REFERENCES)
         check_choice(self.weighting, "weighting", WEIGHTINGS)
         check_choice(self.codebook_sharing, "codebook_sharing", SHARINGS)
+        check_choice(self.codeword_gradient, "codeword_gradient", CODEWORD_GRADIENTS)
         check_choice(self.encoder, "encoder", ENCODERS)
         check_choice(self.first_book_init, "first_book_init", ("kmeans", "normal"))
 
@@ -183,6 +192,7 @@ class UEFLConfig:
             "encoder": self.encoder, "dim": self.dim, "n_codes": self.n_codes,
             "hidden": self.hidden, "dropout": float(self.dropout),
             "commitment": float(self.commitment), "use_vq": bool(use_vq), "seg": self.seg,
+            "codeword_gradient": self.codeword_gradient,
         }  # fmt: skip
 
 
