@@ -16,7 +16,7 @@ DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "federated-uefl.md"
 
 @pytest.mark.parametrize(
     ("module", "minimum"),
-    [(uefl_module, 5), (data_module, 1), (simulate_module, 1), (flower_module, 1)],
+    [(uefl_module, 5), (data_module, 2), (simulate_module, 1), (flower_module, 1)],
 )
 def test_docstring_examples_pass(module, minimum):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

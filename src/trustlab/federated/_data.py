@@ -145,8 +145,8 @@ def make_mnist_silos(
 
     Examples
     --------
-    >>> silos = make_mnist_silos(5, random_state=0)                # doctest: +SKIP
-    >>> [s.shift.get("rotate", 0.0) for s in silos], silos[0].X_train.shape  # doctest: +SKIP
+    >>> silos = make_mnist_silos(5, random_state=0)
+    >>> [s.shift.get("rotate", 0.0) for s in silos], silos[0].X_train.shape
     ([0.0, 0.0, 0.0, -50.0, 120.0], (750, 196))
     """
     n_silos = check_positive_int(n_silos, "n_silos")

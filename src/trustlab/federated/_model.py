@@ -150,7 +150,7 @@ def _modules():
                     spec["n_codes"],
                     spec["commitment"],
                     task_gradient=spec.get("codeword_gradient", "task") == "task",
-                )  # fmt: skip
+                )
                 if spec["use_vq"]
                 else None
             )
