@@ -44,6 +44,7 @@ docs/federated-uefl.md for TLS and SuperNode authentication across machines.
 
 
 # The protocol's schedule, shared by simulate and flower-app.
+ShiftOption = Annotated[str, typer.Option("--shift", help="rotation, mixed or none.")]
 DataOption = Annotated[
     str,
     typer.Option("--data", help="digits (8x8, seconds) or mnist (5,000 images, 14x14, minutes)."),
@@ -68,7 +69,7 @@ def simulate_command(
     threshold: Annotated[
         float, typer.Option("--threshold", help="thd: uncertain when H > (1 + thd) * mean H.")
     ] = 0.1,
-    shift: Annotated[str, typer.Option("--shift", help="rotation, mixed or none.")] = "rotation",
+    shift: ShiftOption = "rotation",
     data: DataOption = "digits",
     sharing: Annotated[
         str, typer.Option("--codebooks", help="local (authors' code) or shared (paper).")
@@ -144,7 +145,7 @@ def flower_app_command(
     rounds: RoundsOption = 8,
     rounds_plus: RoundsPlusOption = 3,
     max_iterations: MaxIterationsOption = 3,
-    shift: Annotated[str, typer.Option("--shift", help="rotation, mixed or none.")] = "rotation",
+    shift: ShiftOption = "rotation",
     data: DataOption = "digits",
     result_dir: Annotated[
         Path | None,
