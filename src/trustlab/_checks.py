@@ -6,7 +6,10 @@ Every public function converts and validates its inputs once, with these helpers
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,6 +28,15 @@ __all__ = [
     "check_positive_int",
     "check_in_range",
     "check_choice",
+    "check_positive",
+    "check_non_negative",
+    "check_probability",
+    "check_n_jobs",
+    "check_bool",
+    "check_string",
+    "check_callable",
+    "check_existing_file",
+    "check_class_indices",
 ]
 
 
@@ -207,3 +219,77 @@ def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
     if value not in choices:
         raise InputError.bad(name, "one of " + ", ".join(repr(c) for c in choices), value)
     return value
+
+
+def check_positive(value: Any, name: str) -> float:
+    """A finite number > 0 (as a float)."""
+    return check_in_range(value, name, 0.0, math.inf, low_open=True, high_open=True)
+
+
+def check_non_negative(value: Any, name: str) -> float:
+    """A finite number >= 0 (as a float)."""
+    return check_in_range(value, name, 0.0, math.inf, high_open=True)
+
+
+def check_probability(value: Any, name: str, *, open_ends: bool = True) -> float:
+    """A number in (0, 1) (or [0, 1] with ``open_ends=False``)."""
+    return check_in_range(value, name, 0.0, 1.0, low_open=open_ends, high_open=open_ends)
+
+
+def check_n_jobs(n_jobs: Any, name: str = "n_jobs") -> int:
+    """joblib's rule: None means 1, a positive count, or -1 for every core (-2: all but one ...).
+
+    Returns the number of workers to use on this machine.
+    """
+    if n_jobs is None:
+        return 1
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+        raise InputError.bad(name, "None or a non-zero integer (-1: every core)", n_jobs)
+    if n_jobs > 0:
+        return int(n_jobs)
+    cores = os.cpu_count() or 1
+    return max(cores + 1 + int(n_jobs), 1)
+
+
+def check_bool(value: Any, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError.bad(name, "True or False", value)
+    return bool(value)
+
+
+def check_string(value: Any, name: str, *, allow_none: bool = False) -> str | None:
+    """A non-empty string (or None when ``allow_none``)."""
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        expected = "a non-empty string or None" if allow_none else "a non-empty string"
+        raise InputError.bad(name, expected, value)
+    return value
+
+
+def check_callable(value: Any, name: str) -> Any:
+    if not callable(value):
+        raise InputError.bad(name, "a callable", value)
+    return value
+
+
+def check_existing_file(path: Any, name: str) -> Path:
+    """The path of an existing file (a str or PathLike)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError.bad(name, "a file path", path)
+    path = Path(path)
+    if not path.is_file():
+        raise InputError.bad(name, "an existing file", str(path))
+    return path
+
+
+def check_class_indices(values: Any, name: str, num_classes: int | None = None) -> np.ndarray:
+    """Integer class indices 0..K-1 as an int64 array (K = ``num_classes`` when given)."""
+    arr = as_1d(values, name)
+    if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "iu" or (arr < 0).any():
+        raise InputError.bad(name, "integer class indices 0..K-1", arr)
+    if num_classes is not None and arr.max() >= num_classes:
+        raise InputError.bad(name, f"class indices 0..{num_classes - 1}", f"index {arr.max()}")
+    return arr.astype(np.int64, copy=False)

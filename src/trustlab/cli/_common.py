@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from trustlab._results import json_text, write_outputs
 from trustlab.data.tables import read_table, require_columns  # noqa: F401  (re-exported)
 
 console = Console(soft_wrap=True)  # never break a path or a number across lines
@@ -46,24 +46,51 @@ TrustTypeOption = Annotated[
 ]
 
 
+# The library names its arguments; the CLI names its options. Where an option is not simply the
+# argument in kebab case (max_epochs -> --max-epochs), this is the one place that says which it is.
+OPTION_FOR_ARGUMENT = {
+    "random_state": "--seed",
+    "X": "--data",
+    "out_dir": "--out",
+}
+
+
+def option_message(message: str, argument: str | None, options: set[str]) -> str:
+    """An error message that names the CLI option instead of the library argument.
+
+    ``options`` are the invoked command's option names; a message about an argument that is not
+    one of them is returned as it is.
+    """
+    if not argument or argument.startswith("-") or not message.startswith(f"{argument}:"):
+        return message
+    option = OPTION_FOR_ARGUMENT.get(argument, "--" + argument.replace("_", "-"))
+    if option not in options:
+        return message
+    return option + message[len(argument) :]
+
+
 def emit(result: Any, as_json: bool) -> None:
     """Print a result: its ``to_dict()`` as JSON, or its ``summary()`` as text."""
     if as_json:
-        sys.stdout.write(json.dumps(result.to_dict(), indent=2, default=_json_default) + "\n")
+        sys.stdout.write(json_text(result.to_dict()))
     else:
         console.print(result.summary(), highlight=False, markup=False, emoji=False, soft_wrap=True)
 
 
-def _json_default(obj: Any) -> Any:
-    import numpy as np
+def tell(message: str, as_json: bool = False) -> None:
+    """A line for people: on stdout, or on stderr when stdout carries ``--json`` output."""
+    target = err_console if as_json else console
+    target.print(message, highlight=False, markup=False, emoji=False, soft_wrap=True)
 
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, Path):
-        return str(obj)
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+def save(result: Any, out: Path | None, as_json: bool = False) -> list[Path]:
+    """Write a result into ``--out`` (one writer for every command) and say where."""
+    if out is None:
+        return []
+    written = write_outputs(result, out)
+    names = ", ".join(p.name for p in written)
+    tell(f"wrote {names} to {out}", as_json)
+    return written
 
 
 @contextmanager

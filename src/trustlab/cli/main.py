@@ -22,6 +22,7 @@ from trustlab.cli import privacy as _privacy
 from trustlab.cli import robustness as _robustness
 from trustlab.cli import safety as _safety
 from trustlab.cli import strategic as _strategic
+from trustlab.cli._common import option_message
 from trustlab.errors import ConfigError, InputError, TrustlabError
 
 app = typer.Typer(
@@ -70,7 +71,11 @@ def main(argv: list[str] | None = None) -> None:
     """
     try:
         app(args=argv, prog_name="trustlab")
-    except (InputError, ConfigError) as exc:
+    except InputError as exc:
+        message = option_message(str(exc), exc.argument, _options(argv))
+        typer.echo(f"trustlab: error: {message}", err=True)
+        sys.exit(2)
+    except ConfigError as exc:
         typer.echo(f"trustlab: error: {exc}", err=True)
         sys.exit(2)
     except TrustlabError as exc:
@@ -79,6 +84,18 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # an unexpected failure still ends in one line and exit 1
         typer.echo(f"trustlab: unexpected failure: {type(exc).__name__}: {exc}", err=True)
         sys.exit(1)
+
+
+def _options(argv: list[str] | None) -> set[str]:
+    """The option names of the command that ``argv`` invokes (empty if it names none)."""
+    import click
+
+    command = typer.main.get_command(app)
+    for token in sys.argv[1:] if argv is None else argv:
+        if not isinstance(command, click.Group) or token not in command.commands:
+            break
+        command = command.commands[token]
+    return {name for param in command.params for name in param.opts}
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,23 +8,26 @@ cheap; a method's module can also be imported directly.
 
 from __future__ import annotations
 
-from trustlab._lazy import lazy_getattr
+from trustlab._lazy import lazy_names
 
-# public name -> the module that defines it
-_LAZY = {
-    "FastPD": "trustlab.explain.fastpd",
-    "Decomposition": "trustlab.explain.fastpd",
-    "PartialDependence": "trustlab.explain.fastpd",
-    "Importance": "trustlab.explain.fastpd",
-    "plot_shap_summary": "trustlab.explain.fastpd",
-    "ANOVATPNN": "trustlab.explain.anova_tpnn",
-    "ComponentValues": "trustlab.explain.anova_tpnn",
-    "ComponentImportance": "trustlab.explain.anova_tpnn",
-    "ComponentGrid": "trustlab.explain.anova_tpnn",
-    "ComponentStability": "trustlab.explain.anova_tpnn",
-    "component_stability": "trustlab.explain.anova_tpnn",
-}
-
-__all__ = list(_LAZY)
-
-__getattr__ = lazy_getattr("trustlab.explain", _LAZY)
+# module -> the public names it defines
+__getattr__, __all__, __dir__ = lazy_names(
+    __name__,
+    {
+        ".fastpd": [
+            "FastPD",
+            "Decomposition",
+            "PartialDependence",
+            "Importance",
+            "plot_shap_summary",
+        ],
+        ".anova_tpnn": [
+            "ANOVATPNN",
+            "ComponentValues",
+            "ComponentImportance",
+            "ComponentGrid",
+            "ComponentStability",
+            "component_stability",
+        ],
+    },
+)

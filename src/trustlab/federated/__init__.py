@@ -8,37 +8,31 @@ needs neither torch nor flwr.
 
 from __future__ import annotations
 
-from trustlab._lazy import lazy_getattr
+from trustlab._lazy import lazy_names
 
-# public name -> the module that defines it
-_LAZY = {
-    "UEFLConfig": "trustlab.federated.uefl",
-    "SiloPlan": "trustlab.federated.uefl",
-    "SiloState": "trustlab.federated.uefl",
-    "SiloUpdate": "trustlab.federated.uefl",
-    "SiloEvaluation": "trustlab.federated.uefl",
-    "predictive_entropy": "trustlab.federated.uefl",
-    "average_weights": "trustlab.federated.uefl",
-    "uncertainty_threshold": "trustlab.federated.uefl",
-    "select_uncertain": "trustlab.federated.uefl",
-    "kmeans_codebook": "trustlab.federated.uefl",
-    "is_codebook_key": "trustlab.federated.uefl",
-    "initial_weights": "trustlab.federated.uefl",
-    "train_silo": "trustlab.federated.uefl",
-    "evaluate_silo": "trustlab.federated.uefl",
-    "VectorQuantizer": "trustlab.federated.uefl",
-    "Silo": "trustlab.federated._data",
-    "make_mnist_silos": "trustlab.federated._data",
-    "make_silos": "trustlab.federated._data",
-    "make_digit_silos": "trustlab.federated._data",
-    "ProtocolDriver": "trustlab.federated._protocol",
-    "ProtocolState": "trustlab.federated._protocol",
-    "InProcessEngine": "trustlab.federated._protocol",
-    "simulate": "trustlab.federated._simulate",
-    "SimulationResult": "trustlab.federated._simulate",
-    "MethodRun": "trustlab.federated._simulate",
-}
-
-__all__ = list(_LAZY)
-
-__getattr__ = lazy_getattr("trustlab.federated", _LAZY)
+# module -> the public names it defines
+__getattr__, __all__, __dir__ = lazy_names(
+    __name__,
+    {
+        ".uefl": [
+            "UEFLConfig",
+            "SiloPlan",
+            "SiloState",
+            "SiloUpdate",
+            "SiloEvaluation",
+            "predictive_entropy",
+            "average_weights",
+            "uncertainty_threshold",
+            "select_uncertain",
+            "kmeans_codebook",
+            "is_codebook_key",
+            "initial_weights",
+            "train_silo",
+            "evaluate_silo",
+            "VectorQuantizer",
+        ],
+        "._data": ["Silo", "make_mnist_silos", "make_silos", "make_digit_silos"],
+        "._protocol": ["ProtocolDriver", "ProtocolState", "InProcessEngine"],
+        "._simulate": ["simulate", "SimulationResult", "MethodRun"],
+    },
+)

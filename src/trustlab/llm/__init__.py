@@ -7,19 +7,15 @@ and works without the ``llm`` extra until a model is actually needed.
 
 from __future__ import annotations
 
-from trustlab._lazy import lazy_getattr
+from trustlab._lazy import lazy_names
 
-# public name -> the module that defines it
-_LAZY = {
-    "available_models": "trustlab.llm.runtime",
-    "load_model": "trustlab.llm.runtime",
-    "LocalModel": "trustlab.llm.runtime",
-    "RemoteModel": "trustlab.llm.remote",
-    "ResultStore": "trustlab.llm.store",
-    "serve": "trustlab.llm.server",
-    "make_server": "trustlab.llm.server",
-}
-
-__all__ = list(_LAZY)
-
-__getattr__ = lazy_getattr("trustlab.llm", _LAZY)
+# module -> the public names it defines
+__getattr__, __all__, __dir__ = lazy_names(
+    __name__,
+    {
+        ".runtime": ["available_models", "load_model", "LocalModel"],
+        ".remote": ["RemoteModel"],
+        ".store": ["ResultStore"],
+        ".server": ["serve", "make_server"],
+    },
+)

@@ -7,19 +7,20 @@ cheap.
 
 from __future__ import annotations
 
-from trustlab._lazy import lazy_getattr
+from trustlab._lazy import lazy_names
 
-# public name -> the module that defines it
-_LAZY = {
-    "optimal_gaussian_covariance": "trustlab.privacy.dsi",
-    "DSICovariance": "trustlab.privacy.dsi",
-    "calibrate": "trustlab.privacy.dsi",
-    "dsi_epsilon": "trustlab.privacy.dsi",
-    "NoiseCalibration": "trustlab.privacy.dsi",
-    "DSIMechanism": "trustlab.privacy.dsi",
-    "group_gradient_differences": "trustlab.privacy.dsi",
-}
-
-__all__ = list(_LAZY)
-
-__getattr__ = lazy_getattr("trustlab.privacy", _LAZY)
+# module -> the public names it defines
+__getattr__, __all__, __dir__ = lazy_names(
+    __name__,
+    {
+        ".dsi": [
+            "optimal_gaussian_covariance",
+            "DSICovariance",
+            "calibrate",
+            "dsi_epsilon",
+            "NoiseCalibration",
+            "DSIMechanism",
+            "group_gradient_differences",
+        ],
+    },
+)

@@ -7,6 +7,8 @@
 ['intro']
 """
 
-from trustlab.report.builder import Figure, Paragraph, Report, Section, Table, to_jsonable
+from trustlab._results import to_jsonable
+from trustlab.report.blocks import Figure, Paragraph, Table
+from trustlab.report.builder import Report, Section
 
 __all__ = ["Report", "Section", "Paragraph", "Table", "Figure", "to_jsonable"]

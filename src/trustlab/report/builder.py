@@ -8,127 +8,22 @@ script, no network) and a JSON file holding ``Report.to_dict()``.
 
 from __future__ import annotations
 
-import base64
-import io
 import json
-import math
 import os
 import re
-import sys
-import tempfile
-from dataclasses import InitVar, dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
+from trustlab._results import output_dir, to_jsonable, write_atomic
 from trustlab.errors import InputError
+from trustlab.report.blocks import BLOCK_TYPES, Figure
 
-__all__ = ["Paragraph", "Table", "Figure", "Section", "Report", "to_jsonable"]
+__all__ = ["Section", "Report"]
 
 HTML_NAME = "report.html"
 JSON_NAME = "report.json"
 _SECTION_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
-_PARAGRAPH_KINDS = ("text", "note", "warning")
-_FIGURE_DPI = 144
-_CSS_PIXEL_SCALE = 96 / _FIGURE_DPI  # show figures at their physical size, sharp on HiDPI screens
-
-
-@dataclass(frozen=True)
-class Paragraph:
-    """A paragraph of plain text (HTML in it is shown as text, never interpreted).
-
-    ``kind`` is ``"text"``, ``"note"`` (a highlighted remark) or ``"warning"``.
-    """
-
-    text: str
-    kind: str = "text"
-
-    def __post_init__(self):
-        if not isinstance(self.text, str):
-            raise InputError.bad("text", "a string", self.text)
-        if self.kind not in _PARAGRAPH_KINDS:
-            raise InputError.bad(
-                "kind", "one of " + ", ".join(map(repr, _PARAGRAPH_KINDS)), self.kind
-            )
-
-
-@dataclass(frozen=True)
-class Table:
-    """A table of cells; numbers are formatted for reading, text is escaped.
-
-    Floats show 4 decimals (thousands separators from 1000 on); NaN or None show as "n/a".
-    """
-
-    columns: list[str]
-    rows: list[list]
-    caption: str = ""
-
-    def __post_init__(self):
-        width = len(self.columns)
-        if width == 0:
-            raise InputError.bad("columns", "at least one column name", self.columns)
-        for i, row in enumerate(self.rows):
-            if len(row) != width:
-                raise InputError(
-                    f"rows: expected {width} cells per row (one per column), got {len(row)} in "
-                    f"row {i}",
-                    argument="rows",
-                )
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A matplotlib figure, encoded once as a base64 PNG and then closed.
-
-    Parameters
-    ----------
-    figure : matplotlib.figure.Figure
-        The figure to embed. It is closed after encoding, so build a new one for each Figure.
-    caption : str
-        Shown under the picture.
-    alt : str, optional
-        Text alternative for screen readers; defaults to the caption.
-    """
-
-    figure: InitVar[Any]
-    caption: str
-    alt: str = ""
-    png_base64: str = field(init=False, repr=False)
-    width: int = field(init=False)
-    height: int = field(init=False)
-
-    def __post_init__(self, figure):
-        if not hasattr(figure, "savefig"):
-            raise InputError.bad("figure", "a matplotlib Figure", figure)
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", dpi=_FIGURE_DPI, bbox_inches="tight")
-        _close_figure(figure)
-        png = buffer.getvalue()
-        width, height = _png_size(png)
-        object.__setattr__(self, "png_base64", base64.b64encode(png).decode("ascii"))
-        object.__setattr__(self, "width", round(width * _CSS_PIXEL_SCALE))
-        object.__setattr__(self, "height", round(height * _CSS_PIXEL_SCALE))
-        if not self.alt:
-            object.__setattr__(self, "alt", self.caption)
-
-    @property
-    def data_uri(self) -> str:
-        return "data:image/png;base64," + self.png_base64
-
-
-def _close_figure(figure) -> None:
-    # Figures made with pyplot stay registered there until closed; plain Figure objects do not.
-    pyplot = sys.modules.get("matplotlib.pyplot")
-    if pyplot is not None:
-        pyplot.close(figure)
-
-
-def _png_size(png: bytes) -> tuple[int, int]:
-    # The IHDR chunk of every PNG starts at byte 16: width then height, big-endian.
-    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
-
-
-_BLOCK_TYPES = (Paragraph, Table, Figure)
 
 
 @dataclass
@@ -166,7 +61,7 @@ class Section:
                 "id", "letters, digits, '-' or '_', starting with a letter", self.id
             )
         for i, block in enumerate(self.blocks):
-            if not isinstance(block, _BLOCK_TYPES):
+            if not isinstance(block, BLOCK_TYPES):
                 raise InputError.bad(f"blocks[{i}]", "a Paragraph, Table or Figure", block)
         if not isinstance(self.data, dict):
             raise InputError.bad("data", "a dict", self.data)
@@ -267,7 +162,7 @@ class Report:
         """Write report.json only (used to save progress while an audit runs)."""
         out = _out_dir(out_dir)
         text = json.dumps(self.to_dict(), indent=2, ensure_ascii=False, allow_nan=False)
-        return _write_atomic(out / JSON_NAME, text)
+        return write_atomic(out / JSON_NAME, text)
 
     def write(self, out_dir: str | os.PathLike) -> tuple[Path, Path]:
         """Write report.html and report.json into ``out_dir`` (created if needed).
@@ -277,50 +172,11 @@ class Report:
         (html_path, json_path)
         """
         out = _out_dir(out_dir)
-        html_path = _write_atomic(out / HTML_NAME, self.to_html())
+        html_path = write_atomic(out / HTML_NAME, self.to_html())
         return html_path, self.write_json(out)
 
     def __repr__(self) -> str:
         return f"Report({self.title!r}, sections={[s.id for s in self.sections]})"
-
-
-def to_jsonable(value: Any, name: str = "value") -> Any:
-    """Convert numpy and pandas values to plain JSON values; NaN and infinity become None.
-
-    Objects with a ``to_dict()`` method are converted through it. Anything else that JSON cannot
-    hold raises :class:`InputError` naming where it was found.
-    """
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if type(value).__name__ in ("NAType", "NaTType"):  # pandas' missing values
-        return None
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {_key(k, name): to_jsonable(v, f"{name}[{k!r}]") for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v, f"{name}[{i}]") for i, v in enumerate(value)]
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    if hasattr(value, "tolist") and hasattr(value, "dtype"):  # numpy arrays and scalars
-        return to_jsonable(value.tolist(), name)
-    if hasattr(value, "to_dict") and callable(value.to_dict):
-        return to_jsonable(value.to_dict(), name)
-    if hasattr(value, "isoformat"):  # dates and times
-        return value.isoformat()
-    raise InputError.bad(name, "JSON-safe values (numbers, strings, lists, dicts)", value)
-
-
-def _key(key: Any, name: str) -> str:
-    if isinstance(key, str):
-        return key
-    if hasattr(key, "item"):
-        key = key.item()
-    if isinstance(key, (int, float, bool)) or key is None:
-        return str(key)
-    raise InputError.bad(f"{name} keys", "strings or numbers", key)
 
 
 def _version() -> str:
@@ -330,23 +186,4 @@ def _version() -> str:
 
 
 def _out_dir(out_dir: str | os.PathLike) -> Path:
-    out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError.bad("out_dir", "a directory that can be created", str(out)) from exc
-    return out
-
-
-def _write_atomic(path: Path, text: str) -> Path:
-    # Write beside the target, then rename: a reader never sees half a file, even after a crash.
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp makes the file private; a report is meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return output_dir(out_dir, "out_dir")

@@ -55,7 +55,7 @@ def _meta_label(key: str) -> str:
 def _environment():
     import jinja2
 
-    from trustlab.report.builder import Figure, Paragraph, Table
+    from trustlab.report.blocks import Figure, Paragraph, Table
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("trustlab.report", "templates"),

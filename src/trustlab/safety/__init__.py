@@ -8,24 +8,15 @@ cheap (no torch, no model runtime).
 
 from __future__ import annotations
 
-from trustlab._lazy import lazy_getattr
+from trustlab._lazy import lazy_names
 
-# public name -> the module that defines it
-_LAZY = {
-    "SafetyPolytope": "trustlab.safety.polytope",
-    "Projection": "trustlab.safety.polytope",
-    "FacetReport": "trustlab.safety.polytope",
-    "load_safety_prompts": "trustlab.safety.prompts",
-    "SafetyPrompts": "trustlab.safety.prompts",
-    "refusal_judge": "trustlab.safety._polytope_llm",
-    "prompt_activations": "trustlab.safety._polytope_llm",
-    "evaluate_polytope": "trustlab.safety._polytope_eval",
-    "benign_perplexity": "trustlab.safety._polytope_eval",
-    "PolytopeEvaluation": "trustlab.safety._polytope_eval",
-    "SteeredGeneration": "trustlab.safety._polytope_llm",
-    "safe_flow": "trustlab.safety._polytope_llm",
-}
-
-__all__ = list(_LAZY)
-
-__getattr__ = lazy_getattr("trustlab.safety", _LAZY)
+# module -> the public names it defines
+__getattr__, __all__, __dir__ = lazy_names(
+    __name__,
+    {
+        ".polytope": ["SafetyPolytope", "Projection", "FacetReport"],
+        ".prompts": ["load_safety_prompts", "SafetyPrompts"],
+        "._polytope_llm": ["refusal_judge", "prompt_activations", "SteeredGeneration", "safe_flow"],
+        "._polytope_eval": ["evaluate_polytope", "benign_perplexity", "PolytopeEvaluation"],
+    },
+)

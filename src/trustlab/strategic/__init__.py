@@ -8,26 +8,29 @@ cheap (torch is imported only when a learner is fitted).
 
 from __future__ import annotations
 
-from trustlab._lazy import lazy_getattr
+from trustlab._lazy import lazy_names
 
-# public name -> the module that defines it
-_LAZY = {
-    "market_price": "trustlab.strategic.markets",
-    "market_outcome": "trustlab.strategic.markets",
-    "best_response": "trustlab.strategic.markets",
-    "soft_market_price": "trustlab.strategic.markets",
-    "MarketResult": "trustlab.strategic.markets",
-    "BestResponse": "trustlab.strategic.markets",
-    "NaiveMarketClassifier": "trustlab.strategic.markets",
-    "FixedPriceStrategicClassifier": "trustlab.strategic.markets",
-    "MarketAwareClassifier": "trustlab.strategic.markets",
-    "make_market_population": "trustlab.strategic._simulation",
-    "load_market_data": "trustlab.strategic._simulation",
-    "MarketData": "trustlab.strategic._simulation",
-    "simulate": "trustlab.strategic._simulation",
-    "SimulationResult": "trustlab.strategic._simulation",
-}
-
-__all__ = list(_LAZY)
-
-__getattr__ = lazy_getattr("trustlab.strategic", _LAZY)
+# module -> the public names it defines
+__getattr__, __all__, __dir__ = lazy_names(
+    __name__,
+    {
+        ".markets": [
+            "market_price",
+            "market_outcome",
+            "best_response",
+            "soft_market_price",
+            "MarketResult",
+            "BestResponse",
+            "NaiveMarketClassifier",
+            "FixedPriceStrategicClassifier",
+            "MarketAwareClassifier",
+        ],
+        "._simulation": [
+            "make_market_population",
+            "load_market_data",
+            "MarketData",
+            "simulate",
+            "SimulationResult",
+        ],
+    },
+)

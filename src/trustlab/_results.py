@@ -1,0 +1,261 @@
+"""The one shape of every trustlab result: ``to_dict()``, ``summary()``, ``plot()`` and files.
+
+Every one-shot computation returns a frozen dataclass that derives from :class:`Result`:
+
+- ``to_dict()`` is built from the dataclass fields (minus those declared with
+  :func:`internal_field`) plus the properties named in ``_dict_extras``, and converted by the one
+  JSON converter, :func:`to_jsonable` (numpy to Python, NaN and infinity to ``None``);
+- ``summary()`` is a short text for people (every result overrides the generic one);
+- ``plot(ax=None)`` draws the result on a matplotlib Axes where a picture helps (not every result
+  has one: :func:`has_plot` tells);
+- ``files()`` names any further files a result is saved as (tables, arrays, more pictures).
+
+:func:`write_outputs` saves any result the same way: ``result.json``, the picture at one
+resolution and the extra files, each written atomically. The CLI's ``--out`` goes through it.
+
+>>> from dataclasses import dataclass
+>>> import numpy as np
+>>> @dataclass(frozen=True)
+... class Mean(Result):
+...     value: float
+...     samples: np.ndarray = internal_field()
+...     _dict_extras = ("n",)
+...     @property
+...     def n(self):
+...         return len(self.samples)
+>>> Mean(np.float64(2.5), np.arange(4)).to_dict()
+{'value': 2.5, 'n': 4}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from trustlab.errors import InputError
+
+__all__ = [
+    "FIGURE_DPI",
+    "Result",
+    "internal_field",
+    "to_jsonable",
+    "has_plot",
+    "new_axes",
+    "write_outputs",
+    "write_atomic",
+    "json_text",
+]
+
+#: The one resolution of every saved picture (report, CLI files).
+FIGURE_DPI = 144
+
+_IN_DICT = "trustlab_in_dict"
+
+
+def internal_field(**kwargs: Any) -> Any:
+    """A dataclass field kept out of ``to_dict()`` and ``repr`` (large arrays, live objects)."""
+    metadata = {**kwargs.pop("metadata", {}), _IN_DICT: False}
+    kwargs.setdefault("repr", False)
+    kwargs.setdefault("compare", False)
+    return dataclasses.field(metadata=metadata, **kwargs)
+
+
+class Result:
+    """Base of every trustlab result (a mixin for frozen dataclasses).
+
+    Subclasses list derived values for ``to_dict()`` in ``_dict_extras`` (property names) and
+    may override :meth:`_dict_items` when the JSON shape is not the fields' shape; everything still
+    goes through :func:`to_jsonable`. ``figure_name`` is the file :func:`write_outputs` saves
+    ``plot()`` as and ``figure_size`` its size in inches.
+    """
+
+    _dict_extras: ClassVar[tuple[str, ...]] = ()
+    figure_name: ClassVar[str] = "result.png"
+    figure_size: ClassVar[tuple[float, float]] = (7.0, 4.5)
+
+    def _dict_items(self) -> dict[str, Any]:
+        """The values of ``to_dict()`` before conversion: fields, then ``_dict_extras``."""
+        items: dict[str, Any] = {}
+        if dataclasses.is_dataclass(self):
+            for f in dataclasses.fields(self):
+                if f.metadata.get(_IN_DICT, True):
+                    items[f.name] = getattr(self, f.name)
+        for name in self._dict_extras:
+            items[name] = getattr(self, name)
+        return items
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as JSON-safe Python values (what ``--json`` prints and ``result.json`` holds)."""
+        return to_jsonable(self._dict_items(), type(self).__name__)
+
+    def summary(self) -> str:
+        """A short text for people: the scalar values of ``to_dict()``."""
+        lines = [type(self).__name__]
+        for key, value in self.to_dict().items():
+            if isinstance(value, (int, float, str, bool)) or value is None:
+                lines.append(f"  {key}: {value}")
+        return "\n".join(lines)
+
+    def files(self) -> Mapping[str, Any]:
+        """Further files to save: name -> DataFrame (CSV), ndarray (.npy), str, dict/list (JSON),
+        or a drawing function ``draw(ax)`` (PNG). None by default."""
+        return {}
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+def has_plot(result: Any) -> bool:
+    """Whether ``result`` draws itself (has a callable ``plot``)."""
+    return callable(getattr(result, "plot", None))
+
+
+def new_axes(ax: Any = None, figsize: tuple[float, float] = (6.4, 4.2)) -> Any:
+    """``ax`` itself, or the axes of a new pyplot figure (shown in notebooks) when it is None."""
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots(figsize=figsize)
+    return ax
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def to_jsonable(value: Any, name: str = "value") -> Any:
+    """Convert numpy and pandas values to plain JSON values; NaN and infinity become None.
+
+    Objects with a ``to_dict()`` method are converted through it. Anything else that JSON cannot
+    hold raises :class:`InputError` naming where it was found.
+    """
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if type(value).__name__ in ("NAType", "NaTType"):  # pandas' missing values
+        return None
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {_key(k, name): to_jsonable(v, f"{name}[{k!r}]") for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [to_jsonable(v, f"{name}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if hasattr(value, "tolist") and hasattr(value, "dtype"):  # numpy arrays and scalars
+        return to_jsonable(value.tolist(), name)
+    if hasattr(value, "to_dict") and callable(value.to_dict):
+        return to_jsonable(value.to_dict(), name)
+    if hasattr(value, "isoformat"):  # dates and times
+        return value.isoformat()
+    raise InputError.bad(name, "JSON-safe values (numbers, strings, lists, dicts)", value)
+
+
+def _key(key: Any, name: str) -> str:
+    if isinstance(key, str):
+        return key
+    if hasattr(key, "item"):
+        key = key.item()
+    if isinstance(key, (int, float, bool)) or key is None:
+        return str(key)
+    if isinstance(key, tuple):  # a pair of features, classes ...
+        return " x ".join(str(_key(k, name)) for k in key)
+    raise InputError.bad(f"{name} keys", "strings or numbers", key)
+
+
+def json_text(value: Any) -> str:
+    """``value`` as indented JSON text (through :func:`to_jsonable`; never NaN)."""
+    return json.dumps(to_jsonable(value), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+# --------------------------------------------------------------------------- files
+
+
+def write_atomic(path: str | os.PathLike, data: str | bytes | Callable[[Path], Any]) -> Path:
+    """Write ``data`` to ``path`` through a file beside it and a rename: never half a file.
+
+    ``data`` is text, bytes, or a function that writes the temporary path it is given.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
+    try:
+        if callable(data):
+            os.close(fd)
+            data(Path(tmp))
+        else:
+            mode = "wb" if isinstance(data, bytes) else "w"
+            encoding = None if isinstance(data, bytes) else "utf-8"
+            with os.fdopen(fd, mode, encoding=encoding) as fh:
+                fh.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp makes the file private; outputs are meant to be shared
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def output_dir(out_dir: str | os.PathLike, name: str = "out_dir") -> Path:
+    """``out_dir`` as a Path, created if needed (an InputError naming ``name`` if it cannot be)."""
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError.bad(name, "a directory that can be created", str(out)) from exc
+    return out
+
+
+def write_outputs(result: Any, out_dir: str | os.PathLike) -> list[Path]:
+    """Save a result: ``result.json``, its picture and its further files; return the paths.
+
+    ``result.json`` holds ``to_dict()``; ``plot()`` is saved as ``result.figure_name`` (PNG at
+    :data:`FIGURE_DPI`); ``result.files()`` adds tables (CSV), arrays (.npy), texts, JSON values
+    and further pictures. Every file is written atomically.
+    """
+    out = output_dir(out_dir, "out")
+    written = [write_atomic(out / "result.json", json_text(result.to_dict()))]
+    size = getattr(result, "figure_size", (7.0, 4.5))
+    if has_plot(result):
+        written.append(_write_figure(out / result.figure_name, result.plot, size))
+    extra = result.files() if callable(getattr(result, "files", None)) else {}
+    for name, content in extra.items():
+        written.append(_write_file(out / name, content, size))
+    return written
+
+
+def _write_file(path: Path, content: Any, size: tuple[float, float]) -> Path:
+    import numpy as np
+
+    if hasattr(content, "to_csv"):
+        return write_atomic(path, lambda tmp: content.to_csv(tmp, index=False))
+    if isinstance(content, np.ndarray):
+        return write_atomic(path, lambda tmp: _save_npy(tmp, content))
+    if isinstance(content, (str, bytes)):
+        return write_atomic(path, content)
+    if callable(content):
+        return _write_figure(path, content, size)
+    return write_atomic(path, json_text(content))
+
+
+def _save_npy(path: Path, array: Any) -> None:
+    import numpy as np
+
+    with open(path, "wb") as fh:  # a file object: np.save would append .npy to a bare name
+        np.save(fh, array, allow_pickle=False)
+
+
+def _write_figure(path: Path, draw: Callable[..., Any], size: tuple[float, float]) -> Path:
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=size)  # not registered with pyplot: nothing to close, nothing leaks
+    draw(ax=figure.add_subplot())
+    return write_atomic(
+        path, lambda tmp: figure.savefig(tmp, format="png", dpi=FIGURE_DPI, bbox_inches="tight")
+    )

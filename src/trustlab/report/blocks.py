@@ -1,0 +1,115 @@
+"""The blocks a report section shows: :class:`Paragraph`, :class:`Table` and :class:`Figure`."""
+
+from __future__ import annotations
+
+import base64
+import io
+import sys
+from dataclasses import InitVar, dataclass, field
+from typing import Any
+
+from trustlab._results import FIGURE_DPI
+from trustlab.errors import InputError
+
+__all__ = ["Paragraph", "Table", "Figure", "BLOCK_TYPES"]
+
+_PARAGRAPH_KINDS = ("text", "note", "warning")
+_CSS_PIXEL_SCALE = 96 / FIGURE_DPI  # show figures at their physical size, sharp on HiDPI screens
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """A paragraph of plain text (HTML in it is shown as text, never interpreted).
+
+    ``kind`` is ``"text"``, ``"note"`` (a highlighted remark) or ``"warning"``.
+    """
+
+    text: str
+    kind: str = "text"
+
+    def __post_init__(self):
+        if not isinstance(self.text, str):
+            raise InputError.bad("text", "a string", self.text)
+        if self.kind not in _PARAGRAPH_KINDS:
+            raise InputError.bad(
+                "kind", "one of " + ", ".join(map(repr, _PARAGRAPH_KINDS)), self.kind
+            )
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of cells; numbers are formatted for reading, text is escaped.
+
+    Floats show 4 decimals (thousands separators from 1000 on); NaN or None show as "n/a".
+    """
+
+    columns: list[str]
+    rows: list[list]
+    caption: str = ""
+
+    def __post_init__(self):
+        width = len(self.columns)
+        if width == 0:
+            raise InputError.bad("columns", "at least one column name", self.columns)
+        for i, row in enumerate(self.rows):
+            if len(row) != width:
+                raise InputError(
+                    f"rows: expected {width} cells per row (one per column), got {len(row)} in "
+                    f"row {i}",
+                    argument="rows",
+                )
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A matplotlib figure, encoded once as a base64 PNG and then closed.
+
+    Parameters
+    ----------
+    figure : matplotlib.figure.Figure
+        The figure to embed. It is closed after encoding, so build a new one for each Figure.
+    caption : str
+        Shown under the picture.
+    alt : str, optional
+        Text alternative for screen readers; defaults to the caption.
+    """
+
+    figure: InitVar[Any]
+    caption: str
+    alt: str = ""
+    png_base64: str = field(init=False, repr=False)
+    width: int = field(init=False)
+    height: int = field(init=False)
+
+    def __post_init__(self, figure):
+        if not hasattr(figure, "savefig"):
+            raise InputError.bad("figure", "a matplotlib Figure", figure)
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", dpi=FIGURE_DPI, bbox_inches="tight")
+        _close_figure(figure)
+        png = buffer.getvalue()
+        width, height = _png_size(png)
+        object.__setattr__(self, "png_base64", base64.b64encode(png).decode("ascii"))
+        object.__setattr__(self, "width", round(width * _CSS_PIXEL_SCALE))
+        object.__setattr__(self, "height", round(height * _CSS_PIXEL_SCALE))
+        if not self.alt:
+            object.__setattr__(self, "alt", self.caption)
+
+    @property
+    def data_uri(self) -> str:
+        return "data:image/png;base64," + self.png_base64
+
+
+def _close_figure(figure) -> None:
+    # Figures made with pyplot stay registered there until closed; plain Figure objects do not.
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:
+        pyplot.close(figure)
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    # The IHDR chunk of every PNG starts at byte 16: width then height, big-endian.
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+
+
+BLOCK_TYPES = (Paragraph, Table, Figure)
