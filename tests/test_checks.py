@@ -92,3 +92,94 @@ def test_describe_is_short():
 def test_missing_extra_names_the_extra():
     err = ConfigError.missing_extra("torch", "llm")
     assert "pip install 'trustlab[llm]'" in str(err)
+
+
+@pytest.mark.parametrize(
+    ("check", "good", "bad"),
+    [
+        (c.check_positive, [1e-300, 2, 3.5], [0, -1, float("inf"), float("nan"), "x", None]),
+        (c.check_non_negative, [0, 2.5], [-1e-9, float("inf"), float("nan")]),
+        (c.check_probability, [0.5, 1e-9], [0, 1, 1.5]),
+    ],
+)
+def test_number_checks_accept_and_name_what_they_refuse(check, good, bad):
+    for value in good:
+        assert check(value, "alpha") == float(value)
+    for value in bad:
+        with pytest.raises(InputError, match="^alpha: expected"):
+            check(value, "alpha")
+
+
+def test_probability_with_closed_ends_accepts_zero_and_one():
+    assert c.check_probability(0, "p", open_ends=False) == 0.0
+    assert c.check_probability(1, "p", open_ends=False) == 1.0
+
+
+@given(st.integers(-64, 64).filter(lambda n: n != 0))
+def test_n_jobs_follows_joblibs_rule(n_jobs):
+    from joblib import effective_n_jobs
+
+    assert c.check_n_jobs(n_jobs) == effective_n_jobs(n_jobs)
+
+
+@pytest.mark.parametrize("bad", [0, 1.5, "2", True])
+def test_n_jobs_refuses_zero_and_non_integers(bad):
+    with pytest.raises(InputError, match="n_jobs: expected None or a non-zero integer"):
+        c.check_n_jobs(bad)
+    assert c.check_n_jobs(None) == 1
+
+
+def test_bool_string_and_callable_checks():
+    assert c.check_bool(np.bool_(True), "flag") is True
+    with pytest.raises(InputError, match="flag: expected True or False, got 1"):
+        c.check_bool(1, "flag")
+    assert c.check_string("a", "name") == "a"
+    assert c.check_string(None, "name", allow_none=True) is None
+    with pytest.raises(InputError, match="name: expected a non-empty string, got ' '"):
+        c.check_string(" ", "name")
+    assert c.check_callable(len, "fn") is len
+    with pytest.raises(InputError, match="fn: expected a callable"):
+        c.check_callable(3, "fn")
+
+
+def test_existing_file(tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_text("x")
+    assert c.check_existing_file(str(path), "--data") == path
+    with pytest.raises(InputError, match="--data: expected an existing file"):
+        c.check_existing_file(tmp_path / "missing.txt", "--data")
+    with pytest.raises(InputError, match="--data: expected a file path"):
+        c.check_existing_file(3, "--data")
+
+
+def test_class_indices():
+    np.testing.assert_array_equal(c.check_class_indices([0.0, 2.0, 1.0], "y"), [0, 2, 1])
+    assert c.check_class_indices(np.array([1, 0], dtype=np.uint8), "y").dtype == np.int64
+    for bad in ([0, -1], [0.5, 1.0], ["a", "b"]):
+        with pytest.raises(InputError, match="y: expected integer class indices"):
+            c.check_class_indices(bad, "y")
+    with pytest.raises(InputError, match="y: expected class indices 0..2, got 'index 3'"):
+        c.check_class_indices([0, 3], "y", num_classes=3)
+
+
+def test_require_names_the_extra_to_install():
+    from trustlab._lazy import require
+
+    assert require("json", "dev").dumps([1]) == "[1]"
+    with pytest.raises(ConfigError, match=r"pip install 'trustlab\[llm\]'"):
+        require("no_such_module_for_trustlab.sub", "llm")
+
+
+def test_lazy_names_import_on_first_use_only():
+    from trustlab._lazy import lazy_names
+
+    getattr_, all_, dir_ = lazy_names(
+        "json", {".decoder": ["JSONDecodeError"], "os.path": ["join"]}
+    )
+    assert all_ == ["JSONDecodeError", "join"] and dir_() == ["JSONDecodeError", "join"]
+    from json.decoder import JSONDecodeError
+    from os.path import join
+
+    assert getattr_("JSONDecodeError") is JSONDecodeError and getattr_("join") is join
+    with pytest.raises(AttributeError, match="module 'json' has no attribute 'nope'"):
+        getattr_("nope")

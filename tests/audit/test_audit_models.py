@@ -12,7 +12,7 @@ from sklearn.pipeline import Pipeline
 from trustlab.audit.models import (
     aligned_probabilities,
     default_zoo,
-    load_model,
+    load_classifier,
     make_pipeline,
     trusted_library_modules,
 )
@@ -44,7 +44,7 @@ def test_skops_model_loads_and_predicts_the_same(tmp_path, data):
     X, y = data
     model = make_pipeline(LogisticRegression(), X).fit(X, y)
     sio.dump(model, tmp_path / "m.skops")
-    loaded = load_model(tmp_path / "m.skops")
+    loaded = load_classifier(tmp_path / "m.skops")
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
 
 
@@ -53,7 +53,7 @@ def test_skops_with_an_unknown_type_is_refused_and_the_type_named(tmp_path):
     model.fit([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1])
     sio.dump(model, tmp_path / "custom.skops")
     with pytest.raises(InputError) as error:
-        load_model(tmp_path / "custom.skops")
+        load_classifier(tmp_path / "custom.skops")
     assert CUSTOM_TYPE in str(error.value)
     assert f"--trust-type {CUSTOM_TYPE}" in str(error.value)
 
@@ -62,7 +62,7 @@ def test_skops_unknown_type_loads_once_trusted(tmp_path):
     model = Pipeline([("double", DoublingTransformer()), ("lr", LogisticRegression())])
     model.fit([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1])
     sio.dump(model, tmp_path / "custom.skops")
-    loaded = load_model(tmp_path / "custom.skops", trust_types=[CUSTOM_TYPE])
+    loaded = load_classifier(tmp_path / "custom.skops", trust_types=[CUSTOM_TYPE])
     assert loaded.predict([[3.0]]).tolist() == [1]
 
 
@@ -76,14 +76,14 @@ def test_pickle_is_refused_without_trust_and_explains_why(tmp_path, data):
     X, y = data
     joblib.dump(make_pipeline(LogisticRegression(), X).fit(X, y), tmp_path / "m.joblib")
     with pytest.raises(InputError, match=r"^model: .*runs any code.*--trust-pickle"):
-        load_model(tmp_path / "m.joblib")
+        load_classifier(tmp_path / "m.joblib")
 
 
 def test_pickle_loads_when_trusted(tmp_path, data):
     X, y = data
     model = make_pipeline(LogisticRegression(), X).fit(X, y)
     joblib.dump(model, tmp_path / "m.pkl")
-    loaded = load_model(tmp_path / "m.pkl", trust_pickle=True)
+    loaded = load_classifier(tmp_path / "m.pkl", trust_pickle=True)
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
 
 
@@ -97,18 +97,18 @@ def test_pickle_loads_when_trusted(tmp_path, data):
 def test_unreadable_model_files_raise_input_error(tmp_path, name, content, message):
     (tmp_path / name).write_bytes(content)
     with pytest.raises(InputError, match=message):
-        load_model(tmp_path / name)
+        load_classifier(tmp_path / name)
 
 
 def test_missing_model_file_raises(tmp_path):
     with pytest.raises(InputError, match="^model: expected an existing model file"):
-        load_model(tmp_path / "absent.skops")
+        load_classifier(tmp_path / "absent.skops")
 
 
 def test_unfitted_model_is_refused(tmp_path):
     sio.dump(LogisticRegression(), tmp_path / "raw.skops")
     with pytest.raises(InputError, match="a fitted estimator"):
-        load_model(tmp_path / "raw.skops")
+        load_classifier(tmp_path / "raw.skops")
 
 
 def test_preprocessing_one_hot_encodes_text_and_scales_numbers(data):

@@ -62,3 +62,30 @@ def test_import_is_light():
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.stdout.strip() == "False"
+
+
+def test_a_library_error_names_the_cli_option(capsys, tmp_path):
+    # The library names its parameter (epsilon); the CLI's error names the option (--epsilon).
+    import numpy as np
+
+    np.save(tmp_path / "deltas.npy", np.eye(2))
+    deltas = str(tmp_path / "deltas.npy")
+    code, _, err = run(
+        ["privacy", "dsi", "--deltas", deltas, "--epsilon", "-1", "--delta", "0.1"], capsys
+    )
+    assert code == 2
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("trustlab: error: --epsilon: expected")
+
+
+def test_option_message_maps_only_to_options_of_the_command():
+    from trustlab.cli._common import option_message
+
+    options = {"--seed", "--max-epochs", "--data"}
+    assert option_message("random_state: bad", "random_state", options) == "--seed: bad"
+    assert option_message("max_epochs: bad", "max_epochs", options) == "--max-epochs: bad"
+    assert option_message("X: bad", "X", options) == "--data: bad"
+    # an argument the command has no option for, or a message about something else, stays
+    assert option_message("sigma: bad", "sigma", options) == "sigma: bad"
+    assert option_message("rows differ", "random_state", options) == "rows differ"
+    assert option_message("--seed: bad", "--seed", options) == "--seed: bad"

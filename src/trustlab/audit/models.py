@@ -31,7 +31,7 @@ __all__ = [
     "default_zoo",
     "make_preprocessor",
     "make_pipeline",
-    "load_model",
+    "load_classifier",
     "predict_labels",
     "aligned_probabilities",
 ]
@@ -96,7 +96,7 @@ def make_pipeline(estimator, X: pd.DataFrame):
     return Pipeline([("prep", make_preprocessor(X)), ("model", estimator)])
 
 
-def load_model(
+def load_classifier(
     path: str | os.PathLike,
     *,
     trust_pickle: bool = False,
@@ -131,7 +131,7 @@ def load_model(
     >>> from sklearn.linear_model import LogisticRegression
     >>> path = tempfile.mkdtemp() + "/model.skops"
     >>> skops.io.dump(LogisticRegression().fit([[0], [1]], [0, 1]), path)
-    >>> load_model(path).predict([[1]]).tolist()
+    >>> load_classifier(path).predict([[1]]).tolist()
     [1]
     """
     path = Path(path)

@@ -12,14 +12,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from trustlab._checks import check_in_range, check_random_state
+from trustlab._checks import check_probability, check_random_state
+from trustlab._results import Result, output_dir
 from trustlab.audit import sections as section_registry
 from trustlab.audit.context import AuditContext
 from trustlab.audit.models import (
     ZOO_NAMES,
     aligned_probabilities,
     default_zoo,
-    load_model,
+    load_classifier,
     make_pipeline,
     predict_labels,
 )
@@ -34,7 +35,7 @@ logger = logging.getLogger("trustlab.audit")
 
 
 @dataclass(frozen=True)
-class AuditResult:
+class AuditResult(Result):
     """What :func:`run_audit` made: the report, where it was written, and the audit context."""
 
     report: Report
@@ -60,8 +61,8 @@ class AuditResult:
             }
         return headline
 
-    def to_dict(self) -> dict:
-        """JSON-safe: the file paths, the sections' status and the headline numbers."""
+    def _dict_items(self) -> dict:
+        """The file paths, the sections' status and the headline numbers."""
         return {
             "html_path": str(self.html_path),
             "json_path": str(self.json_path),
@@ -137,7 +138,7 @@ def run_audit(
     trust_pickle : bool, default False
         Allow loading pickle/joblib model files, which can run arbitrary code.
     trust_types : iterable of str
-        Extra type names to trust in a skops file (see :func:`trustlab.audit.models.load_model`).
+        Extra type names to trust in a skops file (see :func:`trustlab.audit.models.load_classifier`).
     out : path-like, default "out"
         Output directory (created if needed).
     test_size : float in (0, 1), default 0.5
@@ -187,7 +188,7 @@ def run_audit(
     ('report.html', 0.75)
     """
     seed = _seed(random_state)
-    test_size = check_in_range(test_size, "test_size", 0.0, 1.0, low_open=True, high_open=True)
+    test_size = check_probability(test_size, "test_size")
     names = _section_names(sections)
     mode = "predictions" if pred is not None else ("model" if model is not None else "zoo")
     if pred is not None and model is not None:
@@ -243,12 +244,7 @@ class _Steps:
 def _output_directory(out) -> Path:
     if not isinstance(out, (str, os.PathLike)):
         raise InputError.bad("out", "a directory path", out)
-    out = Path(out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError.bad("out", "a directory that can be created", f"{out} ({exc})") from None
-    return out
+    return output_dir(out, "out")
 
 
 def _seed(random_state) -> int:
@@ -466,7 +462,7 @@ def _context_from_model(table, model, trust_pickle, trust_types, seed, steps) ->
     if isinstance(model, (str, os.PathLike)):
         steps.start(f"loading model {Path(model).name}")
         name = Path(model).stem or "model"
-        estimator = load_model(model, trust_pickle=trust_pickle, trust_types=trust_types)
+        estimator = load_classifier(model, trust_pickle=trust_pickle, trust_types=trust_types)
     else:
         steps.start("predicting with the given model")
         name, estimator = type(model).__name__, model
