@@ -5,12 +5,12 @@ There is no peer library for multiclass DCP. For each (K labels, G groups) the s
 (``time.process_time``, one BLAS/OpenMP thread), best of the repeats and averaged over seeds,
 against the authors' method on the same work (no vertex search, no extra local starts) and
 prints both upper bounds; then ``dcp_from_aggregates`` (5 restarts; its default reduced
-sequential LP) against the authors' joint sequential LP on the same aggregates and seed
-(``solve_aggregate(method="joint")``), with both estimates (best of the restarts; lower is
-better). The joint method takes about 200 CPU-s at K = 10, G = 50, so it runs only up to
-``--joint-max-labels`` labels (default 6). At K = 3 it also times a global minimisation of the
-known-regime objective by SciPy's differential evolution (softmax parametrisation, per label)
-and prints how far the known-regime upper bound is from it.
+sequential LP) against the authors' joint sequential LP on the same aggregates and seed (the
+reference kept in ``tests/fairness/dcp_joint_reference.py``), with both estimates (best of the
+restarts; lower is better). The joint method takes about 200 CPU-s at K = 10, G = 50, so it runs
+only up to ``--joint-max-labels`` labels (default 6). At K = 3 it also times a global
+minimisation of the known-regime objective by SciPy's differential evolution (softmax
+parametrisation, per label) and prints how far the known-regime upper bound is from it.
 
     python benchmarks/bench_dcp.py                        # (3, 5), (6, 20), (10, 50)
     python benchmarks/bench_dcp.py --quick                # smaller and fewer repeats
@@ -25,16 +25,23 @@ for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")  # before numpy loads its BLAS
 
 import argparse  # noqa: E402
+import sys  # noqa: E402
 import time  # noqa: E402
 from functools import partial  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 from scipy.optimize import differential_evolution  # noqa: E402
 
-from trustlab.fairness import _dcp_known, dcp_from_aggregates, dcp_from_confusion  # noqa: E402
-from trustlab.fairness._dcp_aggregate import solve_aggregate  # noqa: E402
+from trustlab.fairness import dcp_from_aggregates, dcp_from_confusion  # noqa: E402
 from trustlab.fairness._eta import eta  # noqa: E402
-from trustlab.fairness.dcp import _random_orders  # noqa: E402
+from trustlab.fairness._greedy import random_orders  # noqa: E402
+from trustlab.fairness._known import solve_known  # noqa: E402
+from trustlab.fairness._label import clip_confusions  # noqa: E402
+
+# the authors' joint aggregate method lives with the tests, as the reference it is
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "fairness"))
+from dcp_joint_reference import solve_joint  # noqa: E402
 
 
 def problem(n_labels: int, n_groups: int, seed: int):
@@ -60,17 +67,16 @@ def best_cpu_time(fn, repeats: int) -> tuple[float, object]:
 
 def authors_method(alpha, weights, dist, seed: int) -> float:
     """The authors' known-regime upper bound on the same work (same greedy orders)."""
-    orders = _random_orders(np.random.default_rng(seed), 10, alpha.shape[1])
-    clipped = _dcp_known.clip_confusions(alpha)
-    solution = _dcp_known.solve_known(
-        clipped, weights[:, None] * dist, orders, local_starts=0, vertex_budget=0
+    orders = random_orders(np.random.default_rng(seed), 10, alpha.shape[1])
+    solution = solve_known(
+        clip_confusions(alpha), weights[:, None] * dist, orders, local_starts=0, vertex_budget=0
     )
     return float(solution.upper.sum())
 
 
 def differential_evolution_dcp(alpha, weights, dist, seed: int) -> float:
     """Global minimum of sum_y F_y by differential evolution on softmax(logits), per label."""
-    clipped = _dcp_known.clip_confusions(alpha)
+    clipped = clip_confusions(alpha)
     total = 0.0
     for y in range(alpha.shape[1]):
         conf, mass = clipped[:, y, :], weights * dist[:, y]
@@ -116,9 +122,8 @@ def aggregate_row(n_labels: int, n_groups: int, seed: int, restarts: int, joint:
         return (
             f"{n_labels:>3} {n_groups:>3} {ours_s:>8.3f} {skipped} {res.estimate:>9.4f} {'-':>11}"
         )
-    authors = partial(
-        solve_aggregate, weights, dist, pred, restarts=restarts, random_state=seed, method="joint"
-    )
+    rng = np.random.default_rng(seed)
+    authors = partial(solve_joint, weights, dist, pred, restarts=restarts, rng=rng)
     joint_s, joint_res = best_cpu_time(authors, 1)
     return (
         f"{n_labels:>3} {n_groups:>3} {ours_s:>8.3f} {joint_s:>10.3f} {ours_s / joint_s:>6.3f} "

@@ -35,8 +35,12 @@ from trustlab.fairness import (  # noqa: E402
     dcp_inputs,
     multiclass_dcp,
 )
-from trustlab.fairness import _dcp_known as known  # noqa: E402
+from trustlab.fairness import _greedy as greedy  # noqa: E402
+from trustlab.fairness import _known as known  # noqa: E402
+from trustlab.fairness import _local as local  # noqa: E402
+from trustlab.fairness import _vertex as vertex  # noqa: E402
 from trustlab.fairness._eta import eta, eta_grad_a  # noqa: E402
+from trustlab.fairness._label import TIE_TOL, LabelProblem, clip_confusions  # noqa: E402
 
 # --------------------------------------------------------------------------- helpers
 
@@ -206,14 +210,14 @@ def test_upper_bound_is_the_dcp_of_the_reported_baseline():
 def test_bounds_bracket_brute_force_minimum_for_three_labels(seed):
     alpha, weights, dist, minima = brute_case(seed)
     res = dcp_from_confusion(alpha, weights, dist, random_state=seed)
-    clipped = known.clip_confusions(alpha)
+    clipped = clip_confusions(alpha)
     for y, label in enumerate(res.per_label):
         brute, where = minima[y]
         assert label.lower <= brute + 1e-9
         assert label.upper >= brute - 1e-9
         # started in the global basin, the local search stays at the global minimum
-        problem = known.LabelProblem(y, clipped[:, y, :], weights * dist[:, y])
-        assert known.local_minimum(problem, where).value == pytest.approx(brute, abs=1e-6)
+        problem = LabelProblem(y, clipped[:, y, :], weights * dist[:, y])
+        assert local.local_minimum(problem, where).value == pytest.approx(brute, abs=1e-6)
 
 
 def test_upper_bound_is_within_1e3_of_the_global_minimum_for_three_labels():
@@ -235,10 +239,10 @@ def test_vertex_minimum_is_never_above_the_brute_force_minimum():
     minimum (a grid refined by Nelder-Mead, which can only overestimate the minimum)."""
     for seed in range(6):
         alpha, weights, dist, minima = brute_case(seed)
-        clipped = known.clip_confusions(alpha)
+        clipped = clip_confusions(alpha)
         for y in range(3):
-            problem = known.LabelProblem(y, clipped[:, y, :], weights * dist[:, y])
-            row, value = known.vertex_minimum(problem)
+            problem = LabelProblem(y, clipped[:, y, :], weights * dist[:, y])
+            row, value = vertex.vertex_minimum(problem)
             assert value <= minima[y][0] + 1e-12
             assert value == pytest.approx(float(problem.value(row)), abs=1e-15)
 
@@ -246,15 +250,15 @@ def test_vertex_minimum_is_never_above_the_brute_force_minimum():
 def test_vertex_minimum_matches_dense_search_for_four_labels():
     """K = 4, G = 3: a 0.02 grid of the 3-simplex refined by Nelder-Mead never beats it."""
     alpha, weights, dist = random_problem(31, 3, 4)
-    clipped = known.clip_confusions(alpha)
+    clipped = clip_confusions(alpha)
     n = 50
     counts = [
         (i, j, m) for i in range(n + 1) for j in range(n + 1 - i) for m in range(n + 1 - i - j)
     ]
     grid = np.array([(i, j, m, n - i - j - m) for i, j, m in counts]) / n
     for y in range(4):
-        problem = known.LabelProblem(y, clipped[:, y, :], weights * dist[:, y])
-        row, value = known.vertex_minimum(problem)
+        problem = LabelProblem(y, clipped[:, y, :], weights * dist[:, y])
+        row, value = vertex.vertex_minimum(problem)
         values = direct_objective(grid, problem.conf, problem.mass)
         best = values.min()
         for index in np.argsort(values)[:6]:
@@ -288,9 +292,9 @@ def test_vertex_minimum_is_the_least_value_anywhere(seed, n_groups, n_labels, co
     """The vertex value is F at its row, at least the lower bound and at most F at 3000 random
     points of the simplex and at every group's own row."""
     rng = np.random.default_rng(seed)
-    conf = known.clip_confusions(rng.dirichlet(np.full(n_labels, concentration), size=n_groups))
-    problem = known.LabelProblem(0, conf, rng.dirichlet(np.ones(n_groups)) * 0.7)
-    found = known.vertex_minimum(problem)
+    conf = clip_confusions(rng.dirichlet(np.full(n_labels, concentration), size=n_groups))
+    problem = LabelProblem(0, conf, rng.dirichlet(np.ones(n_groups)) * 0.7)
+    found = vertex.vertex_minimum(problem)
     assert found is not None
     row, value = found
     points = np.concatenate([rng.dirichlet(np.ones(n_labels), size=3000), conf])
@@ -301,17 +305,17 @@ def test_vertex_minimum_is_the_least_value_anywhere(seed, n_groups, n_labels, co
 
 def test_vertex_minimum_is_invariant_to_group_order_and_respects_its_budget():
     alpha, weights, dist = random_problem(32, 6, 3)
-    clipped = known.clip_confusions(alpha)
-    problem = known.LabelProblem(1, clipped[:, 1, :], weights * dist[:, 1])
+    clipped = clip_confusions(alpha)
+    problem = LabelProblem(1, clipped[:, 1, :], weights * dist[:, 1])
     perm = np.random.default_rng(0).permutation(6)
-    moved = known.LabelProblem(1, problem.conf[perm], problem.mass[perm])
-    row, value = known.vertex_minimum(problem)
-    moved_row, moved_value = known.vertex_minimum(moved)
+    moved = LabelProblem(1, problem.conf[perm], problem.mass[perm])
+    row, value = vertex.vertex_minimum(problem)
+    moved_row, moved_value = vertex.vertex_minimum(moved)
     assert moved_value == pytest.approx(value, abs=1e-15)
     assert np.allclose(moved_row, row, atol=1e-12)
-    work = known._vertex_count(6, 3) * 3 * (3 + 6)
-    assert known.vertex_minimum(problem, budget=work) is not None
-    assert known.vertex_minimum(problem, budget=work - 1) is None
+    work = vertex.vertex_count(6, 3) * 3 * (3 + 6)
+    assert vertex.vertex_minimum(problem, budget=work) is not None
+    assert vertex.vertex_minimum(problem, budget=work - 1) is None
 
 
 @pytest.mark.parametrize("k", [2, 3, 4, 5])
@@ -320,7 +324,7 @@ def test_null_directions_are_orthogonal_to_the_normals(k):
     normals = rng.normal(size=(40, k - 1, k))
     if k > 2:
         normals[0, -1] = 2.0 * normals[0, 0]  # dependent rows: no direction
-    directions = known._null_directions(normals)
+    directions = vertex._null_directions(normals)
     assert np.allclose(np.einsum("cjk,ck->cj", normals, directions), 0.0, atol=1e-12)
     if k > 2:
         assert np.allclose(directions[0], 0.0, atol=1e-12)
@@ -336,7 +340,7 @@ def test_further_search_never_worsens_the_authors_bounds(seed, n_groups, n_label
     authors' method (no extra starts, no vertex search) lower, mean, greedy and mean+LM are
     the same and greedy+LM and upper are never higher."""
     alpha, weights, dist = random_problem(seed, n_groups, n_labels)
-    clipped = known.clip_confusions(alpha)
+    clipped = clip_confusions(alpha)
     mass = weights[:, None] * dist
     orders = random_orders(np.random.default_rng(seed), 3, n_labels)
     ours = known.solve_known(clipped, mass, orders)
@@ -356,14 +360,14 @@ def test_further_search_never_worsens_the_authors_bounds(seed, n_groups, n_label
 
 def test_local_search_stops_at_its_floor():
     alpha, weights, dist = random_problem(33, 5, 4)
-    clipped = known.clip_confusions(alpha)
-    problem = known.LabelProblem(0, clipped[:, 0, :], weights * dist[:, 0])
+    clipped = clip_confusions(alpha)
+    problem = LabelProblem(0, clipped[:, 0, :], weights * dist[:, 0])
     start = known.mean_row(problem)
-    free = known.local_minimum(problem, start)
+    free = local.local_minimum(problem, start)
     assert free.iterations > 1
-    stopped = known.local_minimum(problem, start, floor=float(problem.value(start)))
+    stopped = local.local_minimum(problem, start, floor=float(problem.value(start)))
     assert stopped.iterations == 0 and np.array_equal(stopped.row, start / start.sum())
-    assert known.local_minimum(problem, start, floor=free.value).value <= free.value + 1e-12
+    assert local.local_minimum(problem, start, floor=free.value).value <= free.value + 1e-12
 
 
 def test_lower_bound_matches_brute_force_per_column():
@@ -442,16 +446,16 @@ def test_greedy_sweep_matches_direct_evaluation(rows, n_groups):
     candidate (also with many groups sharing a piece and with zero-mass groups), and the chosen
     candidate is the first minimiser of the direct values."""
     rng = np.random.default_rng(n_groups)
-    b = known.clip_confusions(rng.dirichlet(np.ones(4), size=(rows, n_groups)))
+    b = clip_confusions(rng.dirichlet(np.ones(4), size=(rows, n_groups)))
     b1, b2 = b[..., 0], b[..., 1] + b[..., 2]
     gamma = rng.uniform(0.05, 0.9, rows)
     gamma[:2] = [1.0, 0.0][:rows]
     v = rng.uniform(0.0, 0.5, (rows, n_groups)) * (rng.random((rows, n_groups)) < 0.7)
     v[0] = 0.0
     mass = rng.random((rows, n_groups)) * (rng.random((rows, n_groups)) < 0.8)
-    inflections = known._inflections(b1, b2, v, gamma)
-    cands = known._greedy_candidates(b1, b2, gamma, mass > 0, inflections)
-    swept = known._step_objective(cands, b1, b2, v, gamma, mass)
+    inflections = greedy._inflections(b1, b2, v, gamma)
+    cands = greedy._greedy_candidates(b1, b2, gamma, mass > 0, inflections)
+    swept = greedy._step_objective(cands, b1, b2, v, gamma, mass)
     ok = np.isfinite(cands)
     a = np.where(ok, cands, 0.0)[..., None]
     terms = np.maximum(
@@ -463,20 +467,20 @@ def test_greedy_sweep_matches_direct_evaluation(rows, n_groups):
     scale = mass.sum(axis=1, keepdims=True)
     assert np.array_equal(np.isfinite(swept), ok)
     assert np.allclose(swept[ok], direct[ok], rtol=0, atol=1e-13 * scale.max())
-    chosen = known._greedy_step(b1, b2, v, gamma, mass)
-    first = np.argmax(direct <= direct.min(axis=1, keepdims=True) + known.TIE_TOL, axis=1)
+    chosen = greedy._greedy_step(b1, b2, v, gamma, mass)
+    first = np.argmax(direct <= direct.min(axis=1, keepdims=True) + TIE_TOL, axis=1)
     assert np.array_equal(chosen, cands[np.arange(rows), first])
 
 
 def test_greedy_step_is_optimal_over_a_fine_grid():
     """The chosen a_z is as good as every point of a fine grid of [0, gamma] (up to rounding)."""
     rng = np.random.default_rng(4)
-    b = known.clip_confusions(rng.dirichlet(np.full(4, 3.0), size=(6, 8)))
+    b = clip_confusions(rng.dirichlet(np.full(4, 3.0), size=(6, 8)))
     b1, b2 = b[..., 0], b[..., 1] + b[..., 2]
     gamma = rng.uniform(0.2, 0.9, 6)
     v = rng.uniform(0.0, 0.3, (6, 8))
     mass = rng.random((6, 8))
-    chosen = known._greedy_step(b1, b2, v, gamma, mass)
+    chosen = greedy._greedy_step(b1, b2, v, gamma, mass)
 
     def values(a, r):
         a = np.atleast_1d(a)[:, None]
@@ -521,11 +525,11 @@ def linearisation(a, conf):
 
 def test_linearisation_matches_eta_and_its_slope_also_on_the_boundary():
     alpha, weights, dist = random_problem(16, 6, 4)
-    conf, mass = known.clip_confusions(alpha)[:, 2, :], weights * dist[:, 2]
+    conf, mass = clip_confusions(alpha)[:, 2, :], weights * dist[:, 2]
     points = np.concatenate([np.random.default_rng(0).dirichlet(np.ones(4), 5), np.eye(4)])
     points[0, :2] = [0.0, points[0, :2].sum()]
     for a in points:
-        point = known._linearise(a, conf, mass)
+        point = local.linearise(a, conf, mass)
         slopes, rhs = linearisation(a, conf)
         assert np.allclose(point.slopes, slopes, rtol=1e-13, atol=0)
         assert np.allclose(point.rhs, rhs, rtol=1e-12, atol=1e-15)
@@ -538,12 +542,12 @@ def test_highspy_lp_step_equals_linprog_on_the_same_lp():
     the same LP built here, at a point feasible for it; where the optimum is unique (checked by
     linprog over the optimal face) both give the same point. Also at points on the boundary."""
     alpha, weights, dist = random_problem(8, 8, 5)
-    clipped = known.clip_confusions(alpha)
+    clipped = clip_confusions(alpha)
     rng = np.random.default_rng(3)
     unique = 0
     for y in range(5):
         conf, mass = clipped[:, y, :], weights * dist[:, y]
-        ours, oracle = known._LinearisedLP(conf, mass), LinprogLP(conf, mass)
+        ours, oracle = local.LinearisedLP(conf, mass), LinprogLP(conf, mass)
         cost = np.concatenate([np.zeros(5), mass])
         points = rng.dirichlet(np.ones(5), size=4)
         points[0, :2] = [0.0, points[0, :2].sum()]  # a_0 = 0
@@ -585,12 +589,12 @@ def optimum_is_unique(oracle, slopes, rhs, value):
 
 def test_local_minimum_with_highspy_equals_local_minimum_with_linprog():
     alpha, weights, dist = random_problem(8, 8, 5)
-    clipped = known.clip_confusions(alpha)
+    clipped = clip_confusions(alpha)
     for y in range(5):
-        problem = known.LabelProblem(y, clipped[:, y, :], weights * dist[:, y])
+        problem = LabelProblem(y, clipped[:, y, :], weights * dist[:, y])
         start = known.mean_row(problem)
-        ours = known.local_minimum(problem, start)
-        reference = known.local_minimum(problem, start, lp=LinprogLP(problem.conf, problem.mass))
+        ours = local.local_minimum(problem, start)
+        reference = local.local_minimum(problem, start, lp=LinprogLP(problem.conf, problem.mass))
         assert ours.value == pytest.approx(reference.value, abs=1e-8)
         assert np.allclose(ours.row, reference.row, atol=1e-6)
         assert ours.value <= float(problem.value(start))
@@ -598,8 +602,8 @@ def test_local_minimum_with_highspy_equals_local_minimum_with_linprog():
 
 def test_rejected_lp_raises_backend_error():
     alpha, weights, dist = random_problem(15, 3, 3)
-    clipped = known.clip_confusions(alpha)
-    lp = known._LinearisedLP(clipped[:, 0, :], weights * dist[:, 0])
+    clipped = clip_confusions(alpha)
+    lp = local.LinearisedLP(clipped[:, 0, :], weights * dist[:, 0])
     slopes, rhs = linearisation(np.full(3, 1 / 3), clipped[:, 0, :])
     assert lp.solve(slopes, rhs) is not None
     slopes[0, 0] = np.inf  # HiGHS refuses infinite coefficients
@@ -890,6 +894,61 @@ def test_results_serialise_summarise_and_plot():
     known_dict = res.known.to_dict()
     assert known_dict["per_label"][0]["label"] == 0
     assert res.known.per_label[0]["upper"] == res.known.per_label[0].upper
+
+
+def test_to_dict_keeps_the_json_layout():
+    y_true, y_pred, groups = records(seed=7, n=600, n_labels=3)
+    res = multiclass_dcp(y_true, y_pred, groups, restarts=1, random_state=0).to_dict()
+    assert list(res) == ["inputs", "known", "aggregate"]
+    assert list(res["known"]) == [
+        "regime",
+        "lower",
+        "upper",
+        "ratio",
+        "bounds",
+        "per_label",
+        "baseline",
+        "unfair_fraction",
+        "labels",
+        "groups",
+        "group_weights",
+    ]
+    assert res["known"]["regime"] == "known" and res["aggregate"]["regime"] == "aggregate"
+    assert list(res["aggregate"])[1:] == [
+        "estimate",
+        "baseline",
+        "confusions",
+        "restart_values",
+        "iterations",
+        "converged",
+        "beta",
+        "labels",
+        "groups",
+    ]
+    assert list(res["known"]["per_label"][0]) == list(LABEL_FIELDS)
+    assert res["inputs"]["groups"] == ["east", "north", "south"]
+    assert all(isinstance(cell, list) for cell in res["inputs"]["empty_cells"])
+
+
+LABEL_FIELDS = (
+    "label",
+    "mass",
+    "lower",
+    "upper",
+    "mean",
+    "greedy",
+    "mean_lm",
+    "greedy_lm",
+    "method",
+)
+
+
+def test_unbounded_ratio_is_none_in_json():
+    alpha, weights, dist = random_problem(17, 2, 2)
+    res = dcp_from_confusion(alpha, weights, dist, random_state=0)
+    infinite = DCPResult(**{**res.__dict__, "ratio": float("inf")})
+    assert infinite.to_dict()["ratio"] is None
+    assert json.loads(json.dumps(infinite.to_dict(), allow_nan=False))["ratio"] is None
 
 
 def test_ratio_conventions():

@@ -4,40 +4,33 @@ Oracles: explicit-loop evaluations of the objective and of the constraints writt
 linprog on the beta = 0 problem (then J is linear and its global minimum is an LP) and on each
 group's problem for a fixed baseline (both eta branches as cuts), the known-regime upper bound
 for a warm start, exact zero on equalized-odds-fair aggregates, and the authors' joint
-sequential LP (``method="joint"``) for the default reduced method.
+sequential LP (``dcp_joint_reference.py`` beside this file) for trustlab's reduced method.
 """
 
 from __future__ import annotations
 
 import json
 
+import dcp_joint_reference as joint
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-import trustlab.fairness._dcp_aggregate as aggregate_module
 from trustlab.fairness import dcp_from_confusion
-from trustlab.fairness._dcp_aggregate import (
-    METHODS,
-    _available_backends,
-    _CutModel,
-    _draw_starts,
-    _feasible_start,
-    _make_solver,
-    _Problem,
-    _project,
-    _smooth_rows,
-    _solve_from_start,
-    _solve_reduced,
+from trustlab.fairness._aggregate import (
+    AggregateProblem,
     aggregate_objective,
+    draw_starts,
+    smooth_rows,
     solve_aggregate,
+    solve_restart,
 )
-from trustlab.fairness._dcp_aggregate_group import GroupLP
-from trustlab.fairness._dcp_aggregate_reduced import FairMassLP, ReducedProblem, descend, realise
+from trustlab.fairness._group import GroupLP
+from trustlab.fairness._reduced import FairMassLP, ReducedProblem, descend, realise
 
-BACKENDS = _available_backends()
+BACKENDS = joint.available_backends()
 SMOOTHING = 1.1e-5
 ENTRY_MIN = 1e-5
 
@@ -102,7 +95,13 @@ def constraint_residual(baseline, confusions, label_dist, pred_dist) -> float:
 
 
 def random_start(problem, seed: int):
-    return _draw_starts(problem, 1, np.random.default_rng(seed), None)[0]
+    return draw_starts(problem, 1, np.random.default_rng(seed), None)[0]
+
+
+def solve(weights, label_dist, pred_dist, *, seed=None, **options):
+    """The aggregate solver with its random starts drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    return solve_aggregate(weights, label_dist, pred_dist, rng=rng, **options)
 
 
 # --------------------------------------------------------------------------- constraints
@@ -120,10 +119,10 @@ def test_returned_point_satisfies_every_constraint(
     backend, force_ipm, n_groups, n_labels, seed, monkeypatch
 ):
     if force_ipm:
-        monkeypatch.setattr(aggregate_module, "_HIGHS_IPM_ROWS", 0)
+        monkeypatch.setattr(joint, "HIGHS_IPM_ROWS", 0)
     weights, label_dist, pred_dist, _ = random_aggregates(seed, n_groups, n_labels)
-    problem = _Problem.build(weights, label_dist, pred_dist, 1.0)
-    trace = _solve_from_start(problem, random_start(problem, seed), 250, backend)
+    problem = AggregateProblem.build(weights, label_dist, pred_dist, 1.0)
+    trace = joint.solve_from_start(problem, random_start(problem, seed), 250, backend)
     assert constraint_residual(trace.baseline, trace.confusions, label_dist, pred_dist) <= 1e-6
 
 
@@ -136,9 +135,7 @@ def test_returned_point_satisfies_every_constraint(
 )
 def test_solution_satisfies_every_constraint(seed, n_groups, n_labels, beta):
     weights, label_dist, pred_dist, _ = random_aggregates(seed, n_groups, n_labels)
-    solution = solve_aggregate(
-        weights, label_dist, pred_dist, beta=beta, restarts=2, random_state=seed
-    )
+    solution = solve(weights, label_dist, pred_dist, beta=beta, restarts=2, seed=seed)
     residual = constraint_residual(solution.baseline, solution.confusions, label_dist, pred_dist)
     assert residual <= 1e-6
 
@@ -150,7 +147,7 @@ def test_zero_mass_cells_and_zero_predictions_stay_feasible():
     alpha[2, :, 0] = 0.0  # group 2 never predicts label 0
     alpha /= alpha.sum(axis=2, keepdims=True)
     pred_dist = np.einsum("gy,gyz->gz", label_dist, alpha)
-    solution = solve_aggregate(weights, label_dist, pred_dist, restarts=2, random_state=0)
+    solution = solve(weights, label_dist, pred_dist, restarts=2, seed=0)
     residual = constraint_residual(solution.baseline, solution.confusions, label_dist, pred_dist)
     assert residual <= 1e-6
     at_point = objective_by_loops(solution.baseline, solution.confusions, weights, label_dist, 1.0)
@@ -159,10 +156,10 @@ def test_zero_mass_cells_and_zero_predictions_stay_feasible():
 
 def test_projection_lands_on_a_nearest_feasible_point():
     weights, label_dist, pred_dist, _ = random_aggregates(3, 3, 3)
-    problem = _Problem.build(weights, label_dist, pred_dist, 1.0)
-    model = _CutModel(problem)
+    problem = AggregateProblem.build(weights, label_dist, pred_dist, 1.0)
+    model = joint.CutModel(problem)
     start = np.concatenate([part.ravel() for part in random_start(problem, 3)])
-    projected = _project(problem, model, start, BACKENDS[0])
+    projected = joint.project(problem, model, start, BACKENDS[0])
     baseline, confusions = model.split(projected)
     assert constraint_residual(baseline, confusions, label_dist, pred_dist) <= 1e-6
     # a feasible point by construction: every group's rows equal its smoothed p
@@ -198,7 +195,7 @@ def test_beta_mixes_dcp_and_error_as_specified(seed, n_groups, n_labels, beta):
 
 def test_value_is_the_objective_at_the_best_restart():
     weights, label_dist, pred_dist, _ = random_aggregates(5, 4, 3)
-    solution = solve_aggregate(weights, label_dist, pred_dist, restarts=3, random_state=1)
+    solution = solve(weights, label_dist, pred_dist, restarts=3, seed=1)
     assert solution.value >= 0.0
     at_point = aggregate_objective(solution.baseline, solution.confusions, weights, label_dist, 1.0)
     assert solution.value == pytest.approx(at_point, abs=1e-9)
@@ -212,7 +209,7 @@ def test_value_is_the_objective_at_the_best_restart():
 
 def test_beta_below_one_scores_the_returned_point_with_that_beta():
     weights, label_dist, pred_dist, _ = random_aggregates(6, 3, 3)
-    solution = solve_aggregate(weights, label_dist, pred_dist, beta=0.4, restarts=2, random_state=0)
+    solution = solve(weights, label_dist, pred_dist, beta=0.4, restarts=2, seed=0)
     expected = objective_by_loops(solution.baseline, solution.confusions, weights, label_dist, 0.4)
     assert solution.value == pytest.approx(expected, abs=1e-9)
 
@@ -248,8 +245,8 @@ def test_error_only_objective_reaches_the_linprog_optimum(backend):
         cost, A_eq=np.array(rows), b_eq=rhs, bounds=(ENTRY_MIN, 1 - ENTRY_MIN), method="highs"
     )
     least_error = oracle.fun + float(np.sum(weights[:, None] * label_dist))
-    problem = _Problem.build(weights, label_dist, pred_dist, 0.0)
-    trace = _solve_from_start(problem, random_start(problem, 8), 250, backend)
+    problem = AggregateProblem.build(weights, label_dist, pred_dist, 0.0)
+    trace = joint.solve_from_start(problem, random_start(problem, 8), 250, backend)
     assert trace.value == pytest.approx(least_error, abs=1e-6)
 
 
@@ -270,7 +267,7 @@ def mean_row_start(weights, label_dist, alpha):
 @pytest.mark.parametrize(("n_groups", "n_labels", "seed"), RAISING_CASES)
 def test_line_search_is_monotone_from_the_first_iteration(backend, n_groups, n_labels, seed):
     weights, label_dist, pred_dist, alpha = random_aggregates(seed, n_groups, n_labels)
-    problem = _Problem.build(weights, label_dist, pred_dist, 1.0)
+    problem = AggregateProblem.build(weights, label_dist, pred_dist, 1.0)
     known = dcp_from_confusion(alpha, weights, label_dist, random_state=0)
     starts = [
         random_start(problem, seed),
@@ -278,7 +275,7 @@ def test_line_search_is_monotone_from_the_first_iteration(backend, n_groups, n_l
         (known.baseline, alpha),
     ]
     for start in starts:
-        trace = _solve_from_start(problem, start, 250, backend)
+        trace = joint.solve_from_start(problem, start, 250, backend)
         history = np.array(trace.history)
         assert len(history) >= 2  # at least one accepted step
         assert np.all(np.diff(history) <= 0.0)
@@ -293,13 +290,13 @@ def test_unguarded_first_step_would_raise_j(backend):
     # keeps the monotonicity test meaningful: its cases do need the guarded first step
     n_groups, n_labels, seed = RAISING_CASES[0]
     weights, label_dist, pred_dist, alpha = random_aggregates(seed, n_groups, n_labels)
-    problem = _Problem.build(weights, label_dist, pred_dist, 1.0)
+    problem = AggregateProblem.build(weights, label_dist, pred_dist, 1.0)
     known = dcp_from_confusion(alpha, weights, label_dist, random_state=0)
-    model = _CutModel(problem)
-    point = _feasible_start(problem, model, (known.baseline, alpha), backend)
-    full_step = _make_solver(backend).solve(model.update(point, np.inf))[: model.n_point]
+    model = joint.CutModel(problem)
+    point = joint.feasible_start(problem, model, (known.baseline, alpha), backend)
+    full_step = joint.make_solver(backend).solve(model.update(point, np.inf))[: model.n_point]
     assert problem.objective(*model.split(full_step)) > problem.objective(*model.split(point))
-    history = _solve_from_start(problem, (known.baseline, alpha), 250, backend).history
+    history = joint.solve_from_start(problem, (known.baseline, alpha), 250, backend).history
     assert history[1] < history[0]
 
 
@@ -311,8 +308,8 @@ def box_reach(slope, at, radius):
 def test_cuts_are_first_order_expansions_of_both_branches():
     n_groups, n_labels = 3, 3
     weights, label_dist, pred_dist, alpha = random_aggregates(40, n_groups, n_labels)
-    problem = _Problem.build(weights, label_dist, pred_dist, 1.0)
-    model = _CutModel(problem)
+    problem = AggregateProblem.build(weights, label_dist, pred_dist, 1.0)
+    model = joint.CutModel(problem)
     rng = np.random.default_rng(40)
     baseline = rng.dirichlet(np.ones(n_labels), size=n_labels)
     point = np.r_[baseline.ravel(), alpha.ravel()]
@@ -363,11 +360,11 @@ def test_cuts_are_first_order_expansions_of_both_branches():
 
 def test_convergence_test_stops_before_max_iter():
     weights, label_dist, pred_dist, _ = random_aggregates(13, 3, 3)
-    solution = solve_aggregate(weights, label_dist, pred_dist, restarts=2, random_state=0)
+    solution = solve(weights, label_dist, pred_dist, restarts=2, seed=0)
     assert all(solution.converged)
     assert max(solution.iterations) < 250
     # the same starts cut at two iterations: a prefix of the same monotone runs
-    capped = solve_aggregate(weights, label_dist, pred_dist, restarts=2, random_state=0, max_iter=2)
+    capped = solve(weights, label_dist, pred_dist, restarts=2, seed=0, max_iter=2)
     assert capped.iterations == (2, 2)
     assert capped.converged == (False, False)
     for short, full in zip(capped.restart_values, solution.restart_values, strict=True):
@@ -384,15 +381,15 @@ def test_warm_start_is_never_worsened(n_groups, n_labels, seed):
     start_value = aggregate_objective(known.baseline, alpha, weights, label_dist, 1.0)
     # the start is feasible for the raw p and scores the known-regime upper bound
     assert start_value == pytest.approx(known.upper, abs=1e-6)
-    warm = solve_aggregate(weights, label_dist, pred_dist, init=(known.baseline, alpha), restarts=1)
+    warm = solve(weights, label_dist, pred_dist, init=(known.baseline, alpha), restarts=1)
     assert warm.value <= start_value + 1e-4
-    with_random = solve_aggregate(
+    with_random = solve(
         weights,
         label_dist,
         pred_dist,
         init=(known.baseline, alpha),
         restarts=3,
-        random_state=0,
+        seed=0,
     )
     assert with_random.value <= start_value + 1e-3
     assert with_random.restart_values[0] == pytest.approx(warm.value, abs=1e-12)
@@ -407,14 +404,14 @@ def test_equalized_odds_fair_aggregates_give_zero():
     weights /= weights.sum()
     label_dist = np.tile(rng.dirichlet(np.ones(n_labels)), (n_groups, 1))
     pred_dist = label_dist @ common
-    solution = solve_aggregate(weights, label_dist, pred_dist, restarts=3, random_state=0)
+    solution = solve(weights, label_dist, pred_dist, restarts=3, seed=0)
     assert solution.value <= 1e-3
 
 
 def test_same_seed_gives_the_same_result():
     weights, label_dist, pred_dist, _ = random_aggregates(30, 3, 3)
-    first = solve_aggregate(weights, label_dist, pred_dist, restarts=3, random_state=7)
-    second = solve_aggregate(weights, label_dist, pred_dist, restarts=3, random_state=7)
+    first = solve(weights, label_dist, pred_dist, restarts=3, seed=7)
+    second = solve(weights, label_dist, pred_dist, restarts=3, seed=7)
     assert first.restart_values == second.restart_values
     np.testing.assert_array_equal(first.confusions, second.confusions)
     np.testing.assert_array_equal(first.baseline, second.baseline)
@@ -422,8 +419,8 @@ def test_same_seed_gives_the_same_result():
 
 def test_parallel_restarts_equal_serial_ones():
     weights, label_dist, pred_dist, _ = random_aggregates(31, 3, 3)
-    serial = solve_aggregate(weights, label_dist, pred_dist, restarts=3, random_state=7)
-    parallel = solve_aggregate(weights, label_dist, pred_dist, restarts=3, random_state=7, n_jobs=2)
+    serial = solve(weights, label_dist, pred_dist, restarts=3, seed=7)
+    parallel = solve(weights, label_dist, pred_dist, restarts=3, seed=7, n_jobs=2)
     assert parallel.restart_values == serial.restart_values
     assert parallel.iterations == serial.iterations
     np.testing.assert_array_equal(parallel.confusions, serial.confusions)
@@ -431,7 +428,7 @@ def test_parallel_restarts_equal_serial_ones():
 
 def test_to_dict_is_json_safe():
     weights, label_dist, pred_dist, _ = random_aggregates(32, 2, 3)
-    solution = solve_aggregate(weights, label_dist, pred_dist, restarts=2, random_state=0)
+    solution = solve(weights, label_dist, pred_dist, restarts=2, seed=0)
     payload = json.loads(json.dumps(solution.to_dict()))
     assert payload["value"] == solution.value
     assert np.array(payload["confusions"]).shape == (2, 3, 3)
@@ -440,7 +437,7 @@ def test_to_dict_is_json_safe():
 
 # --------------------------------------------------------------------------- reduced method
 #
-# The default method eliminates the confusion matrices (see _dcp_aggregate_reduced): Phi(a) is
+# The default method eliminates the confusion matrices (see trustlab.fairness._reduced): Phi(a) is
 # an upper bound on the best J for the baseline a, realised by an explicit feasible point, and
 # the exact group step re-solves each group's LP at the end.
 
@@ -492,7 +489,7 @@ def box_baseline(rng, n_labels):
 
 
 def reduced_problem(weights, label_dist, pred_dist, beta):
-    problem = _Problem.build(weights, label_dist, pred_dist, beta)
+    problem = AggregateProblem.build(weights, label_dist, pred_dist, beta)
     return problem, ReducedProblem.build(
         problem.cell_mass, problem.label_dist, problem.pred_dist, beta
     )
@@ -515,7 +512,7 @@ def test_group_step_reaches_the_linprog_optimum_for_a_fixed_baseline(
     beta, n_groups, n_labels, seed
 ):
     weights, label_dist, pred_dist, _ = random_aggregates(seed, n_groups, n_labels)
-    problem = _Problem.build(weights, label_dist, pred_dist, beta)
+    problem = AggregateProblem.build(weights, label_dist, pred_dist, beta)
     baseline = box_baseline(np.random.default_rng(seed), n_labels)
     confusions = np.stack(
         [
@@ -551,12 +548,14 @@ def test_fair_masses_are_realised_by_feasible_confusions_scoring_at_most_phi(
     pred_dist = np.einsum("gy,gyz->gz", label_dist, alpha)
     problem, reduced = reduced_problem(weights, label_dist, pred_dist, beta)
     baseline = box_baseline(np.random.default_rng(seed), n_labels)
-    phi, fair, diagonal = FairMassLP(reduced).solve(baseline)
-    confusions = realise(reduced, baseline, fair, diagonal)
+    found = FairMassLP(reduced).solve(baseline)
+    confusions = realise(reduced, baseline, found.fair, found.diagonal)
     assert constraint_residual(baseline, confusions, label_dist, pred_dist) <= 1e-6
     at_point = objective_by_loops(baseline, confusions, weights, label_dist, beta)
-    assert at_point <= phi + 1e-9
-    assert phi == pytest.approx(reduced.value(baseline, fair, diagonal), abs=1e-12)
+    assert at_point <= found.value + 1e-9
+    assert found.value == pytest.approx(
+        reduced.value(baseline, found.fair, found.diagonal), abs=1e-12
+    )
 
 
 @pytest.mark.parametrize("beta", [1.0, 0.5])
@@ -567,7 +566,7 @@ def test_phi_is_tight_to_the_best_confusions_for_the_baseline(beta, n_groups, n_
     assert pred_dist.min() >= 0.01
     problem, reduced = reduced_problem(weights, label_dist, pred_dist, beta)
     baseline = box_baseline(np.random.default_rng(seed), n_labels)
-    phi = FairMassLP(reduced).solve(baseline)[0]
+    phi = FairMassLP(reduced).solve(baseline).value
     best = exact_group_value_by_linprog(baseline, weights, label_dist, pred_dist, beta)
     assert best - 1e-9 <= phi <= best + 2 * n_labels * ENTRY_MIN
 
@@ -577,12 +576,12 @@ def test_phi_is_tight_to_the_best_confusions_for_the_baseline(beta, n_groups, n_
 def test_reduced_descent_never_increases_phi(beta, n_groups, n_labels, seed):
     weights, label_dist, pred_dist, _ = random_aggregates(seed, n_groups, n_labels)
     problem, reduced = reduced_problem(weights, label_dist, pred_dist, beta)
-    start = _smooth_rows(random_start(problem, seed)[0])
+    start = smooth_rows(random_start(problem, seed)[0])
     descent = descend(reduced, start, 250)
     history = np.array(descent.history)
     assert len(history) >= 2 and np.all(np.diff(history) < 0.0)
     assert descent.converged and descent.iterations < 250
-    at_end = FairMassLP(reduced).solve(descent.baseline)[0]
+    at_end = FairMassLP(reduced).solve(descent.baseline).value
     assert descent.value == pytest.approx(at_end, abs=1e-9)
     assert np.allclose(descent.baseline.sum(axis=1), 1.0, atol=1e-12)
     assert descent.baseline.min() >= ENTRY_MIN
@@ -592,17 +591,17 @@ def test_reduced_descent_never_increases_phi(beta, n_groups, n_labels, seed):
 @pytest.mark.parametrize(("n_groups", "n_labels", "seed"), RAISING_CASES)
 def test_reduced_restart_is_monotone_from_the_first_feasible_point(n_groups, n_labels, seed):
     weights, label_dist, pred_dist, alpha = random_aggregates(seed, n_groups, n_labels)
-    problem = _Problem.build(weights, label_dist, pred_dist, 1.0)
+    problem = AggregateProblem.build(weights, label_dist, pred_dist, 1.0)
     known = dcp_from_confusion(alpha, weights, label_dist, random_state=0)
     starts = [random_start(problem, seed), mean_row_start(weights, label_dist, alpha)]
     for start in starts + [(known.baseline, alpha)]:
-        trace = _solve_reduced(problem, start, 250)
+        trace = solve_restart(problem, start, 250)
         history = np.array(trace.history)
         assert np.all(np.diff(history) < 0.0)
-        first = _smooth_rows(start[1])
-        if constraint_residual(_smooth_rows(start[0]), first, label_dist, pred_dist) <= 1e-7:
+        first = smooth_rows(start[1])
+        if constraint_residual(smooth_rows(start[0]), first, label_dist, pred_dist) <= 1e-7:
             assert history[0] == pytest.approx(
-                objective_by_loops(_smooth_rows(start[0]), first, weights, label_dist, 1.0)
+                objective_by_loops(smooth_rows(start[0]), first, weights, label_dist, 1.0)
             )
         at_end = objective_by_loops(trace.baseline, trace.confusions, weights, label_dist, 1.0)
         assert trace.value == history[-1] == pytest.approx(at_end, abs=1e-12)
@@ -625,25 +624,22 @@ def test_reduced_method_is_no_worse_than_the_joint_method(
         alpha[:, :, 0] = 0.0
         alpha /= alpha.sum(axis=2, keepdims=True)
     pred_dist = np.einsum("gy,gyz->gz", label_dist, alpha)
-    values = {
-        method: solve_aggregate(
-            weights, label_dist, pred_dist, restarts=5, random_state=seed, method=method
-        ).value
-        for method in METHODS
-    }
-    assert values["reduced"] <= values["joint"] + 5e-3
+    reduced = solve(weights, label_dist, pred_dist, restarts=5, seed=seed)
+    rng = np.random.default_rng(seed)
+    reference = joint.solve_joint(weights, label_dist, pred_dist, restarts=5, rng=rng)
+    assert reduced.value <= reference.value + 5e-3
 
 
 @pytest.mark.parametrize(("n_groups", "n_labels", "seed"), [(3, 3, 31), (5, 4, 32)])
 def test_second_descent_never_worsens_a_restart(n_groups, n_labels, seed):
     weights, label_dist, pred_dist, _ = random_aggregates(seed, n_groups, n_labels)
-    problem = _Problem.build(weights, label_dist, pred_dist, 1.0)
-    start, second = _draw_starts(problem, 2, np.random.default_rng(seed), None)
-    alone = _solve_reduced(problem, start, 250)
-    both = _solve_reduced(problem, start, 250, second[0])
+    problem = AggregateProblem.build(weights, label_dist, pred_dist, 1.0)
+    start, second = draw_starts(problem, 2, np.random.default_rng(seed), None)
+    alone = solve_restart(problem, start, 250)
+    both = solve_restart(problem, start, 250, second[0])
     assert both.value <= alone.value
     assert both.history[: len(alone.history)] == alone.history
     assert np.all(np.diff(both.history) < 0.0)
     assert both.iterations > alone.iterations  # the second descent ran
-    capped = _solve_reduced(problem, start, alone.iterations, second[0])
+    capped = solve_restart(problem, start, alone.iterations, second[0])
     assert capped.iterations == alone.iterations  # max_iter bounds both descents together

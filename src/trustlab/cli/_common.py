@@ -52,6 +52,9 @@ OPTION_FOR_ARGUMENT = {
     "random_state": "--seed",
     "X": "--data",
     "out_dir": "--out",
+    "y_true": "--label",
+    "y_pred": "--pred",
+    "groups": "--group",
 }
 
 

@@ -1,4 +1,4 @@
-"""The per-cell unfairness function eta of DCP and its derivative, vectorised.
+"""The per-cell unfairness function eta of DCP, its derivative and the clip that keeps it finite.
 
 ``eta(a, b)`` is the smallest fraction t such that a conditional prediction probability b can be
 written as (1 - t) * a + t * q for some q in [0, 1]:
@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["eta", "eta_grad_a", "eta_branches"]
+__all__ = ["ENTRY_MIN", "eta", "eta_grad_a", "eta_branches", "eta_interior"]
+
+#: Every confusion-matrix entry is kept in [ENTRY_MIN, 1 - ENTRY_MIN] (the authors' MIN_ALPHAG):
+#: with b strictly inside (0, 1), eta(a, b) and its slope stay finite for every a in [0, 1].
+ENTRY_MIN = 1e-5
 
 _TINY = np.finfo(np.float64).tiny
 
@@ -36,6 +40,17 @@ def eta(a, b) -> np.ndarray:
     """eta(a, b) for broadcastable arrays a (baseline) and b (group), values in [0, 1]."""
     first, second = eta_branches(a, b)
     return np.maximum(first, second)
+
+
+def eta_interior(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """eta(a, b) for a in [0, 1] and b strictly inside (0, 1) (entries clipped to ENTRY_MIN).
+
+    ``1 - min(b/a, (1-b)/(1-a))`` equals max(1 - b/a, 1 - (1-b)/(1-a)); at a = 0 or a = 1 one
+    division gives +inf, so the minimum picks the other branch and the limits come out exactly
+    (eta(0, b) = b, eta(1, b) = 1 - b) with half the work of :func:`eta`.
+    """
+    with np.errstate(divide="ignore"):
+        return 1.0 - np.minimum(b / a, (1.0 - b) / (1.0 - a))
 
 
 def eta_grad_a(a, b) -> np.ndarray:

@@ -8,9 +8,6 @@ group and the per-label breakdown. The numbers come from :func:`trustlab.fairnes
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
 
 from trustlab.audit.context import AuditContext
@@ -82,19 +79,16 @@ def build(ctx: AuditContext) -> Section | None:
 
 
 def _headline(result) -> dict[str, float | None]:
-    known = result.known
-    aggregate = getattr(result, "aggregate", None)
-    return {
-        "lower": float(known.lower),
-        "upper": float(known.upper),
-        "ratio": _finite_or_none(known.ratio),
-        "aggregate_estimate": None if aggregate is None else float(aggregate.estimate),
-    }
-
-
-def _finite_or_none(value) -> float | None:
-    value = float(value)
-    return value if np.isfinite(value) else None
+    """The bracket, its certificate (None when infinite) and the aggregate estimate (or None)."""
+    known, aggregate = result.known, result.aggregate
+    return to_jsonable(
+        {
+            "lower": known.lower,
+            "upper": known.upper,
+            "ratio": known.ratio,
+            "aggregate_estimate": None if aggregate is None else aggregate.estimate,
+        }
+    )
 
 
 def _reading(name: str, h: dict) -> str:
@@ -227,19 +221,11 @@ def _small_group_note(groups: list[str], sizes: list[int], group_name: str) -> l
 
 
 def _per_label_table(results: dict, label_name: str) -> Table:
-    rows = []
-    for name, result in results.items():
-        for record in result.known.per_label:
-            rows.append(
-                [
-                    name,
-                    str(_field(record, "label")),
-                    float(_field(record, "mass")),
-                    float(_field(record, "lower")),
-                    float(_field(record, "upper")),
-                    str(_field(record, "method")),
-                ]
-            )
+    rows = [
+        [name, str(b.label), b.mass, b.lower, b.upper, b.method]
+        for name, result in results.items()
+        for b in result.known.per_label
+    ]
     return Table(
         [
             "model",
@@ -253,10 +239,3 @@ def _per_label_table(results: dict, label_name: str) -> Table:
         caption="Per-label breakdown: each true label's contribution to the bounds (they sum "
         "to the totals) and the upper-bound method that gave it",
     )
-
-
-def _field(record: Any, name: str):
-    """A field of a per-label record, whether it is a mapping or an object with attributes."""
-    if isinstance(record, Mapping):
-        return record[name]
-    return getattr(record, name)

@@ -1,10 +1,10 @@
-"""The reduced form of the aggregate-regime DCP problem (see :mod:`._dcp_aggregate`).
+"""The reduced form of the aggregate-regime DCP problem (see :mod:`._aggregate`).
 
 With the rows of the baseline a and of a group's confusion matrix b summing to 1,
 
     max_z eta(a^{yz}, b^{yz}) = 1 - s_y,   s_y = min_z b^{yz} / a^{yz}
 
-(see :mod:`._dcp_aggregate_group`), so row y of b treats the fraction s_y of the label fairly
+(see :mod:`._group`), so row y of b treats the fraction s_y of the label fairly
 exactly when ``b^{y.} >= s_y a^{y.}``. J depends on the confusion matrices only through the fair
 masses ``x_gy = pi_g^y s_gy`` and, for beta < 1, the correct predictions. Which of them some b
 with the entry bounds realises is a transport question with a closed answer. Write row y of
@@ -29,7 +29,9 @@ and the reduced problem is min over a of Phi(a) = min_{x, d} Phi(a; x, d). For a
 an LP with K (2K for beta < 1) columns per group (:class:`FairMassLP`, all groups at once). The
 only non-linearity is the product x a, so a sequential LP over (a, x, d), with
 ``x a ~ x0 a + x a0 - x0 a0`` (:class:`StepLP`), needs K^2 + G K (+ G K) columns and G K
-(+ G K) rows, against K^2 + G K^2 + G K columns and 2 G K^2 cut rows for the joint problem.
+(+ G K) rows, against K^2 + G K^2 + G K columns and 2 G K^2 cut rows when the confusion matrices
+are variables (the authors' joint problem). :func:`descend` runs the shared sequential-LP loop of
+:mod:`trustlab.fairness._slp` on it.
 
 Phi is an upper bound on min_b J(a, b), tight to about K eps (the floor (1 - s) eps is above
 max(eps, s a) by at most (1 - s) eps); the caller re-solves the exact group problem at the end,
@@ -38,24 +40,20 @@ so the reported J is the objective at a feasible point.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import highspy
 import numpy as np
 
-from trustlab.fairness._dcp_aggregate_group import ENTRY_MIN
+from trustlab.fairness import _slp
+from trustlab.fairness._eta import ENTRY_MIN
 from trustlab.fairness._highs import QuietHighs
 
-__all__ = ["Descent", "FairMassLP", "ReducedProblem", "StepLP", "descend", "realise"]
+__all__ = ["Descent", "FairMassLP", "FairMasses", "ReducedProblem", "StepLP", "descend", "realise"]
 
 _INF = highspy.kHighsInf
 _MOVE_COST = 1e-6  # per unit of |da|: among equally good LP steps the baseline stays put
-_STEP_CAP = 0.2  # trust box (max norm on a, x and d) after the first, whole-box step
-_MAX_HALVINGS = 30
-_STEP_TOL = 1e-7
-_WINDOW = 5
-_REL_TOL = 1e-3
-_ABS_TOL = 1e-9
 # HiGHS scales the matrix so its largest entries are 1 (strategy 4) instead of its default
 # equilibration: the step LPs then take about 60 % of the time (measured at K=10, G=50), with
 # the same iterates.
@@ -110,34 +108,25 @@ class _Solver:
     models are passed row-wise with every column continuous."""
 
     def __init__(self):
-        self._highs = QuietHighs()
-        self._highs.setOptionValue("presolve", "off")
-        self._highs.setOptionValue("simplex_scale_strategy", _SCALING)
+        self._highs = QuietHighs(presolve="off", simplex_scale_strategy=_SCALING)
         self._basis = None
 
-    def solve(self, cost, col_lower, col_upper, row_lower, row_upper, start, index, value):
-        highs = self._highs
-        status = highs.passModel(
-            len(cost),
-            len(row_upper),
-            len(value),
-            int(highspy.MatrixFormat.kRowwise),
-            int(highspy.ObjSense.kMinimize),
-            0.0,
-            cost,
-            col_lower,
-            col_upper,
-            row_lower,
-            row_upper,
-            start,
-            index,
-            value,
-            np.zeros(len(cost), dtype=np.int32),
-        )
-        if status == highspy.HighsStatus.kError:
+    def solve(self, *arrays):
+        """Solve the LP given as :meth:`QuietHighs.pass_lp`'s arrays; None if HiGHS fails."""
+        if not self._highs.pass_lp(*arrays, rowwise=True):
             return None
-        x, self._basis = highs.run_from(self._basis)
+        x, self._basis = self._highs.run_from(self._basis)
         return x
+
+
+@dataclass(frozen=True, eq=False)
+class FairMasses:
+    """Phi at a baseline and the fair and diagonal masses (G, K) that reach it."""
+
+    baseline: np.ndarray
+    value: float
+    fair: np.ndarray
+    diagonal: np.ndarray
 
 
 def _row_caps(problem: ReducedProblem) -> np.ndarray:
@@ -180,8 +169,8 @@ class FairMassLP:
         self._row_upper = np.r_[problem.room.ravel(), _row_caps(problem)]
         self._solver = _Solver()
 
-    def solve(self, baseline):
-        """(Phi(a), x (G, K), d (G, K)) at the baseline a, or None if HiGHS fails."""
+    def solve(self, baseline) -> FairMasses | None:
+        """Phi(a) and its masses x (G, K) and d (G, K) at the baseline a; None if HiGHS fails."""
         problem = self.problem
         k, n_x, n_d = problem.n_labels, problem.label_dist.size, problem.n_diagonal
         packing = self._value[: self._width * n_x].reshape(n_x, self._width)
@@ -205,7 +194,7 @@ class FairMassLP:
             return None
         fair = solution[:n_x].reshape(-1, k)
         diagonal = solution[n_x:].reshape(-1, k) if n_d else np.zeros_like(fair)
-        return problem.value(baseline, fair, diagonal), fair, diagonal
+        return FairMasses(baseline, problem.value(baseline, fair, diagonal), fair, diagonal)
 
 
 class StepLP:
@@ -349,51 +338,30 @@ class Descent:
 def descend(problem: ReducedProblem, baseline, max_iter: int) -> Descent | None:
     """Sequential LP on the reduced problem from ``baseline``; Phi never increases.
 
-    Iteration 1 solves the LP over the whole box, later ones inside a trust box of +-0.2. A
-    backtracking line search on the exact Phi follows each LP (step, step/2, ..., step/2**30; the
-    first strict decrease wins). Stops, converged, when the step is below 1e-7, when no step
-    length lowers Phi, or when Phi fell by at most 0.1 % (plus 1e-9) over the last 5 iterations;
-    unconverged after ``max_iter`` LPs or when an LP fails. None if Phi fails at the start.
+    The loop of :mod:`trustlab.fairness._slp` with its :data:`~trustlab.fairness._slp.REDUCED`
+    rules: iteration 1 solves the LP over the whole box, later ones inside the trust box of
+    half-width TRUST_RADIUS; the line search evaluates the exact Phi (:class:`FairMassLP`) at the
+    trial baselines, put back in the box. At most ``max_iter`` LPs; None if Phi fails at the start.
     """
     fair_mass, step_lp = FairMassLP(problem), StepLP(problem)
     start = fair_mass.solve(baseline)
     if start is None:
         return None
-    value, fair, diagonal = start
-    history = [value]
-    iterations, converged, radius = 0, False, np.inf
-    while iterations < max_iter:
-        iterations += 1
-        target = step_lp.solve(baseline, fair, diagonal, radius)
+
+    def lp_step(point: FairMasses, iteration: int):
+        radius = math.inf if iteration == 1 else _slp.TRUST_RADIUS
+        target = step_lp.solve(point.baseline, point.fair, point.diagonal, radius)
         if target is None:
-            break
-        step = target - baseline
-        if np.abs(step).max() < _STEP_TOL:
-            converged = True
-            break
-        accepted = _line_search(fair_mass, baseline, step, value)
-        if accepted is None:
-            converged = True
-            break
-        baseline, (value, fair, diagonal) = accepted
-        history.append(value)
-        radius = _STEP_CAP
-        if _stalled(history):
-            converged = True
-            break
-    return Descent(baseline, fair, diagonal, tuple(history), iterations, converged)
+            return None
+        step = target - point.baseline
+        return step, np.abs(step).max()
 
+    def trial(point: FairMasses, step: np.ndarray, rate: float) -> FairMasses | None:
+        return fair_mass.solve(_into_box(point.baseline + rate * step))
 
-def _line_search(fair_mass: FairMassLP, baseline, step, value):
-    """The first of step, step/2, ... that lowers Phi strictly: (baseline, (Phi, x, d))."""
-    rate = 1.0
-    for _ in range(_MAX_HALVINGS + 1):
-        trial = _into_box(baseline + rate * step)
-        result = fair_mass.solve(trial)
-        if result is not None and result[0] < value:
-            return trial, result
-        rate *= 0.5
-    return None
+    run = _slp.minimise(start, lp_step, trial, _slp.REDUCED, max_iter=max_iter)
+    end = run.point
+    return Descent(end.baseline, end.fair, end.diagonal, run.history, run.iterations, run.converged)
 
 
 def _into_box(rows):
@@ -405,11 +373,3 @@ def _into_box(rows):
     largest = np.argmax(rows, axis=1)
     rows[np.arange(len(rows)), largest] -= rows.sum(axis=1) - 1.0
     return rows
-
-
-def _stalled(history) -> bool:
-    """Phi fell by at most _REL_TOL (relative) over the last _WINDOW iterations."""
-    if len(history) <= _WINDOW:
-        return False
-    before, now = history[-1 - _WINDOW], history[-1]
-    return before - now <= _REL_TOL * before + _ABS_TOL

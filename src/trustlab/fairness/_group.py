@@ -1,4 +1,4 @@
-"""The exact group step of the aggregate-regime DCP solver (see :mod:`._dcp_aggregate`).
+"""The exact group step of the aggregate-regime DCP solver (see :mod:`._aggregate`).
 
 For a fixed baseline a the objective J separates over groups, and each group's part is convex in
 its confusion matrix b. With the rows of a and of b summing to 1,
@@ -16,12 +16,12 @@ from __future__ import annotations
 import highspy
 import numpy as np
 
+from trustlab.fairness._eta import ENTRY_MIN
 from trustlab.fairness._highs import QuietHighs
 
-__all__ = ["ENTRY_MIN", "GroupLP"]
+__all__ = ["FEASIBILITY_TOL", "GroupLP"]
 
-ENTRY_MIN = 1e-5  # every alpha entry lies in [1e-5, 1 - 1e-5]
-_FEASIBILITY_TOL = 1e-7  # an LP answer further than this from feasible counts as a failure
+FEASIBILITY_TOL = 1e-7  # an LP answer further than this from feasible counts as a failure
 
 
 class GroupLP:
@@ -63,8 +63,7 @@ class GroupLP:
         rhs = np.r_[np.ones(k), self._pred_dist[: k - 1]]
         self._row_lower = np.r_[np.full(n_b, -highspy.kHighsInf), rhs]
         self._row_upper = np.r_[np.full(n_b, -1.0), rhs]
-        self._solver = QuietHighs()
-        self._solver.setOptionValue("presolve", "off")
+        self._solver = QuietHighs(presolve="off")
         self._basis = None
 
     def solve(self, baseline: np.ndarray) -> np.ndarray | None:
@@ -75,31 +74,14 @@ class GroupLP:
         live = a > ENTRY_MIN * (1.0 + 1e-9)
         self._value[0 : 2 * k * k : 2] = np.where(live, -1.0 / a, 0.0)
         self._row_upper[: k * k] = np.where(live, -1.0, 0.0)
-        solver = self._solver
-        status = solver.passModel(
-            len(self._cost),
-            len(self._row_upper),
-            len(self._value),
-            int(highspy.MatrixFormat.kRowwise),
-            int(highspy.ObjSense.kMinimize),
-            0.0,
-            self._cost,
-            self._col_lower,
-            self._col_upper,
-            self._row_lower,
-            self._row_upper,
-            self._start,
-            self._index,
-            self._value,
-            np.zeros(len(self._cost), dtype=np.int32),  # every column continuous
-        )
-        if status == highspy.HighsStatus.kError:
+        arrays = (self._cost, self._col_lower, self._col_upper, self._row_lower, self._row_upper)
+        if not self._solver.pass_lp(*arrays, self._start, self._index, self._value, rowwise=True):
             return None
-        x, self._basis = solver.run_from(self._basis)
+        x, self._basis = self._solver.run_from(self._basis)
         if x is None:
             return None
         b = x[: k * k].reshape(k, k)
-        return b if self.violation(b) <= _FEASIBILITY_TOL else None
+        return b if self.violation(b) <= FEASIBILITY_TOL else None
 
     def violation(self, confusion: np.ndarray) -> float:
         """Largest violation of the row sums, all K aggregate rows and the entry bounds."""
