@@ -22,7 +22,7 @@ import numpy as np
 from scipy import stats
 
 from trustlab.evaluation import rank_models
-from trustlab.evaluation.ranking import _resampled_means
+from trustlab.evaluation._bootstrap import resampled_means
 
 
 def make_outputs(n_models: int, n: int, n_classes: int, seed: int):
@@ -64,7 +64,7 @@ def kernel_comparison(n: int, n_columns: int, n_resamples: int, seed: int) -> No
     def with_bincount():
         for start in range(0, n_resamples, chunk):
             size = min(chunk, n_resamples - start)
-            _resampled_means(values, rng.integers(0, n, size=(size, n)))
+            resampled_means(values, rng.integers(0, n, size=(size, n)))
 
     def with_multinomial():
         uniform = np.full(n, 1.0 / n)

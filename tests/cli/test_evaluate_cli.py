@@ -44,7 +44,7 @@ def test_npy_files_with_labels_give_the_api_result(run, arrays, npy_files):
         "--labels",
         label_path,
         "--json",
-        "--bootstrap",
+        "--n-bootstrap",
         100,
         "--seed",
         3,
@@ -57,7 +57,7 @@ def test_npy_files_with_labels_give_the_api_result(run, arrays, npy_files):
 def test_summary_lists_models_in_predicted_order(run, arrays, npy_files):
     paths, _ = npy_files
     code, out, _ = run(
-        "evaluate", "rank", "-p", paths[0], "-p", paths[1], "-p", paths[2], "--bootstrap", 0
+        "evaluate", "rank", "-p", paths[0], "-p", paths[1], "-p", paths[2], "--n-bootstrap", 0
     )
     assert code == 0
     order = [out.index(name) for name in ("model2", "model1", "model0")]
@@ -73,7 +73,15 @@ def test_csv_headers_name_the_classes_of_text_labels(run, arrays, tmp_path):
         paths.append(tmp_path / f"{name}.csv")
     (tmp_path / "y.txt").write_text("\n".join(classes[labels]) + "\n")
     code, out, _ = run(
-        "evaluate", "rank", "-p", *paths, "--labels", tmp_path / "y.txt", "--json", "--bootstrap", 0
+        "evaluate",
+        "rank",
+        "-p",
+        *paths,
+        "--labels",
+        tmp_path / "y.txt",
+        "--json",
+        "--n-bootstrap",
+        0,
     )
     assert code == 0
     accuracy = {m["name"]: m["accuracy"] for m in json.loads(out)["models"]}
@@ -84,12 +92,12 @@ def test_csv_headers_name_the_classes_of_text_labels(run, arrays, tmp_path):
 def test_npz_and_json_hold_several_models(run, arrays, tmp_path):
     outputs, _ = arrays
     np.savez(tmp_path / "zoo.npz", **outputs)
-    code, out, _ = run("evaluate", "rank", "-p", tmp_path / "zoo.npz", "--json", "--bootstrap", 0)
+    code, out, _ = run("evaluate", "rank", "-p", tmp_path / "zoo.npz", "--json", "--n-bootstrap", 0)
     assert code == 0 and json.loads(out)["predicted_ranking"][0] == "model2"
     as_json = {name: probs.tolist() for name, probs in outputs.items()}
     (tmp_path / "zoo.json").write_text(json.dumps(as_json))
     code, out_json, _ = run(
-        "evaluate", "rank", "-p", tmp_path / "zoo.json", "--json", "--bootstrap", 0
+        "evaluate", "rank", "-p", tmp_path / "zoo.json", "--json", "--n-bootstrap", 0
     )
     assert code == 0
     assert json.loads(out_json)["predicted_ranking"] == json.loads(out)["predicted_ranking"]
@@ -117,7 +125,7 @@ def test_json_token_log_probabilities_with_correctness(run, tmp_path):
         "--token-position",
         "key",
         "--json",
-        "--bootstrap",
+        "--n-bootstrap",
         50,
     )
     assert code == 0
@@ -139,12 +147,12 @@ def test_out_writes_result_json_and_a_plot(run, npy_files, tmp_path):
         label_path,
         "--out",
         out_dir,
-        "--bootstrap",
+        "--n-bootstrap",
         50,
         "--calibration-size",
         30,
     )
-    assert code == 0 and str(out_dir / "result.json") in out
+    assert code == 0 and "result.json" in out and "ranking.png" in out and str(out_dir) in out
     result = json.loads((out_dir / "result.json").read_text())
     assert result["n_items"] == 120 and all(m["temperature"] > 0 for m in result["models"])
     assert (out_dir / "ranking.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -164,6 +172,15 @@ def test_out_writes_result_json_and_a_plot(run, npy_files, tmp_path):
         (lambda paths, y, tmp: ["-p", *paths, "--score", "auc"], "score: expected one of"),
         (lambda paths, y, tmp: ["-p", tmp / "bad.json", "-p", paths[0]], "could not read"),
         (lambda paths, y, tmp: [], "--predictions: expected at least one prediction file"),
+        (
+            lambda paths, y, tmp: ["-p", *paths, "--n-bootstrap", "-1"],
+            "--n-bootstrap: expected an integer >= 0",
+        ),
+        (lambda paths, y, tmp: ["-p", *paths, "--seed", "-1"], "--seed: expected a non-negative"),
+        (
+            lambda paths, y, tmp: ["-p", *paths, "--confidence-level", "1"],
+            "--confidence-level: expected a number in (0, 1)",
+        ),
     ],
 )
 def test_bad_input_exits_2_with_one_line(run, arrays, npy_files, tmp_path, make_args, message):

@@ -57,7 +57,7 @@ def test_out_writes_a_factor_that_reproduces_sigma(run, deltas_file, tmp_path):
     factor = np.load(tmp_path / "res" / "factor.npy")
     sigma = basis @ factor @ factor.T @ basis.T
     assert np.allclose(sigma, optimal_gaussian_covariance(deltas).covariance(), atol=1e-9)
-    report = json.loads((tmp_path / "res" / "dsi.json").read_text())
+    report = json.loads((tmp_path / "res" / "result.json").read_text())
     assert report["calibration"]["accountant"] == "paper"
     released = np.load(tmp_path / "res" / "release.npy")
     assert released.shape == (9,) and not np.allclose(released, value)
@@ -109,3 +109,24 @@ def test_bad_deltas_exit_2(run, tmp_path):
         "privacy", "dsi", "--deltas", tmp_path / "missing.npy", "--epsilon", 1, "--delta", 1e-5
     )
     assert code == 2 and "--deltas" in err
+
+
+def test_output_of_the_wrong_size_names_the_option(run, deltas_file, tmp_path):
+    path, _ = deltas_file
+    np.save(tmp_path / "f.npy", np.zeros(4))
+    code, _, err = run(
+        "privacy",
+        "dsi",
+        "--deltas",
+        path,
+        "--epsilon",
+        1,
+        "--delta",
+        1e-5,
+        "--output",
+        tmp_path / "f.npy",
+        "--out",
+        tmp_path / "res",
+    )
+    assert code == 2 and "--output: expected 9 values" in err
+    assert not (tmp_path / "res").exists()

@@ -22,7 +22,17 @@ from hypothesis import strategies as st
 from scipy import special, stats
 
 from trustlab.errors import InputError
-from trustlab.evaluation import TokenLogProbs, _calibration, item_scores, rank_models, ranking
+from trustlab.evaluation import (
+    SCORES,
+    TokenLogProbs,
+    _bootstrap,
+    _calibration,
+    item_scores,
+    rank_models,
+    ranking,
+    scores,
+)
+from trustlab.evaluation._correlation import kendall_rows, spearman_rows
 
 SETTINGS = settings(max_examples=40, deadline=None)
 DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "evaluation-ranking.md"
@@ -78,7 +88,7 @@ def test_nll_max_prob_and_margin_equal_the_direct_formulas(raw):
 @given(hnp.arrays(np.float64, (7, 4), elements=st.floats(-30, 30)))
 def test_logit_scores_equal_the_scores_of_their_softmax(logits):
     probs = softmax_rows(logits)
-    for score in ranking.SCORES:
+    for score in SCORES:
         np.testing.assert_allclose(
             item_scores(logits, score, from_logits=True),
             item_scores(probs, score),
@@ -97,7 +107,7 @@ def test_logit_scores_equal_the_scores_of_their_softmax(logits):
     hnp.arrays(np.float64, (6, 1), elements=st.floats(-50, 50)),
 )
 def test_logit_scores_ignore_a_constant_added_to_a_row(logits, shift):
-    for score in ranking.SCORES:
+    for score in SCORES:
         np.testing.assert_allclose(
             item_scores(logits + shift, score, from_logits=True),
             item_scores(logits, score, from_logits=True),
@@ -147,7 +157,7 @@ tied_rows = st.integers(3, 9).flatmap(
 @given(tied_rows)
 def test_row_spearman_equals_scipy_spearmanr(pair):
     x, y = pair
-    ours = ranking.spearman_rows(x, y)
+    ours = spearman_rows(x, y)
     for b in range(len(x)):
         if np.ptp(x[b]) == 0 or np.ptp(y[b]) == 0:
             assert np.isnan(ours[b])
@@ -159,7 +169,7 @@ def test_row_spearman_equals_scipy_spearmanr(pair):
 @given(tied_rows)
 def test_row_kendall_equals_scipy_kendalltau_b(pair):
     x, y = pair
-    ours = ranking.kendall_rows(x, y)
+    ours = kendall_rows(x, y)
     for b in range(len(x)):
         if np.ptp(x[b]) == 0 or np.ptp(y[b]) == 0:
             assert np.isnan(ours[b])
@@ -185,16 +195,16 @@ def test_count_resampling_equals_index_resampling():
     values = rng.normal(size=(500, 7))
     indices = rng.integers(0, 500, size=(11, 500))
     naive = np.stack([values[idx].mean(axis=0) for idx in indices])
-    np.testing.assert_allclose(ranking._resampled_means(values, indices), naive, atol=1e-12)
+    np.testing.assert_allclose(_bootstrap.resampled_means(values, indices), naive, atol=1e-12)
 
 
 def test_bootstrap_equals_a_naive_loop_over_the_same_resamples(monkeypatch):
-    monkeypatch.setattr(ranking, "_CHUNK_ELEMENTS", 1000)  # several chunks, one partial
+    monkeypatch.setattr(_bootstrap, "CHUNK_ELEMENTS", 1000)  # several chunks, one partial
     rng = np.random.default_rng(4)
     values = rng.normal(size=(300, 3))
     correct = (rng.random((300, 2)) < 0.7).astype(np.float32)  # the exact float32 path
-    ours, ours_correct = ranking._bootstrap_means([values, correct], 17, np.random.default_rng(5))
-    chunks = list(ranking._bootstrap_index_chunks(300, 17, np.random.default_rng(5)))
+    ours, ours_correct = _bootstrap.bootstrap_means([values, correct], 17, np.random.default_rng(5))
+    chunks = list(_bootstrap.bootstrap_index_chunks(300, 17, np.random.default_rng(5)))
     naive = np.vstack([[values[idx].mean(axis=0) for idx in chunk] for chunk in chunks])
     assert ours.shape == (17, 3) and len(chunks) == 6
     np.testing.assert_allclose(ours, naive, atol=1e-12)
@@ -250,7 +260,7 @@ def test_identical_models_share_a_rank_in_every_resample():
 # --- ranking ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("score", ranking.SCORES)
+@pytest.mark.parametrize("score", SCORES)
 def test_predicted_ranking_puts_the_most_confident_model_first(score):
     sharp = softmax_rows(np.random.default_rng(0).normal(size=(200, 4)) * 4)
     vague = softmax_rows(np.random.default_rng(1).normal(size=(200, 4)) * 0.5)
@@ -617,7 +627,7 @@ def test_bad_token_log_probabilities_are_refused(sequences, keys, message):
 
 
 def test_docstring_examples_run():
-    for module in (ranking,):
+    for module in (scores, ranking):
         failures, tried = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert tried > 0 and failures == 0
 

@@ -4,15 +4,18 @@ import doctest
 import re
 from pathlib import Path
 
-import trustlab.privacy.dsi as dsi_module
+from trustlab.privacy import calibration, dsi, mechanism, results
 
 DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "privacy-dsi.md"
 
 
 def test_docstring_examples_pass():
-    result = doctest.testmod(dsi_module, optionflags=doctest.ELLIPSIS)
-    assert result.attempted >= 5
-    assert result.failed == 0
+    attempted = 0
+    for module in (dsi, calibration, mechanism, results):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.failed == 0, module.__name__
+        attempted += result.attempted
+    assert attempted >= 5
 
 
 def test_docs_page_example_runs(capsys):

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 from sklearn.datasets import load_digits
+from sklearn.exceptions import NotFittedError
 
 from trustlab.errors import InputError
 from trustlab.privacy import DSIMechanism, calibrate, group_gradient_differences
@@ -53,7 +54,7 @@ def test_mean_gradient_differences_equal_recomputed_means():
 
 def test_differences_are_leave_one_group_out_runs(digits_with_canary):
     x, y, groups = digits_with_canary
-    mech = DSIMechanism(train_logistic, (x, y), groups, epsilon=2.0, delta=1e-5).fit()
+    mech = DSIMechanism(train_logistic, epsilon=2.0, delta=1e-5).fit((x, y), groups)
     assert mech.group_labels_.tolist() == list(range(21))
     keep = groups != 5
     expected = train_logistic((x, y)) - train_logistic((x[keep], y[keep]))
@@ -65,7 +66,7 @@ def test_canary_influence_is_bounded_after_release(digits_with_canary):
     """Memorisation: the best test telling 'canary in' from 'canary out' from the released
     weights has power at most the Gaussian trade-off bound Phi(Phi^-1(alpha) + mu)."""
     x, y, groups = digits_with_canary
-    mech = DSIMechanism(train_logistic, (x, y), groups, epsilon=1.0, delta=1e-5).fit()
+    mech = DSIMechanism(train_logistic, epsilon=1.0, delta=1e-5).fit((x, y), groups)
     canary_shift = mech.differences_[20]
     cov = mech.covariance_
     assert cov.mahalanobis(canary_shift)[0] <= 1 + 1e-6
@@ -105,7 +106,7 @@ def test_poisoned_group_moves_predictions_no_more_than_the_noise():
         weights = train_logistic(data, steps=40)
         return 1 / (1 + np.exp(-probes @ weights))
 
-    mech = DSIMechanism(predict, (x, y), groups, epsilon=2.0, delta=1e-5).fit()
+    mech = DSIMechanism(predict, epsilon=2.0, delta=1e-5).fit((x, y), groups)
     shift = mech.differences_[10]
     assert mech.covariance_.mahalanobis(shift)[0] <= 1 + 1e-6
     assert mech.noise_multiplier_ > 1.0
@@ -117,33 +118,30 @@ def test_dataframe_and_list_data_give_the_same_differences():
     values = np.arange(20.0).reshape(10, 2) ** 1.5
     groups = [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]
     frame = pd.DataFrame(values, columns=["a", "b"])
-    from_array = DSIMechanism(lambda v: np.mean(v, axis=0), values, groups, epsilon=1, delta=1e-5)
-    from_frame = DSIMechanism(
-        lambda f: f.to_numpy().mean(axis=0), frame, groups, epsilon=1, delta=1e-5
-    )
-    from_list = DSIMechanism(
-        lambda rows: np.mean(rows, axis=0), list(values), groups, epsilon=1, delta=1e-5
-    )
-    base = from_array.fit().differences_
-    assert np.allclose(from_frame.fit().differences_, base)
-    assert np.allclose(from_list.fit().differences_, base)
+    from_array = DSIMechanism(lambda v: np.mean(v, axis=0), epsilon=1, delta=1e-5)
+    from_frame = DSIMechanism(lambda f: f.to_numpy().mean(axis=0), epsilon=1, delta=1e-5)
+    from_list = DSIMechanism(lambda rows: np.mean(rows, axis=0), epsilon=1, delta=1e-5)
+    base = from_array.fit(values, groups).differences_
+    assert np.allclose(from_frame.fit(frame, groups).differences_, base)
+    assert np.allclose(from_list.fit(list(values), groups).differences_, base)
 
 
 def test_uninformative_groups_are_left_out_of_the_solve():
     values = np.array([[1.0], [2.0], [3.0], [4.0]])
     # fn ignores group 9's record entirely; groups 0 and 1 give identical differences
-    mech = DSIMechanism(
-        lambda v: np.array([float(np.sum(v[v < 4]))]), values, [0, 1, 2, 9], epsilon=1.0, delta=1e-5
-    ).fit()
+    mech = DSIMechanism(lambda v: np.array([float(np.sum(v[v < 4]))]), epsilon=1.0, delta=1e-5).fit(
+        values, [0, 1, 2, 9]
+    )
     assert mech.constrained_.tolist() == [True, True, True, False]
     assert mech.covariance_.trace == pytest.approx(9.0, rel=1e-6)
 
 
-def test_release_is_reproducible_and_fits_on_demand():
+def test_release_is_reproducible_and_needs_a_fit():
     values = np.random.default_rng(5).normal(size=(12, 3))
-    mech = DSIMechanism(
-        lambda v: v.mean(axis=0), values, np.arange(12) % 4, epsilon=1.0, delta=1e-5
-    )
+    mech = DSIMechanism(lambda v: v.mean(axis=0), epsilon=1.0, delta=1e-5)
+    with pytest.raises(NotFittedError):
+        mech.release(random_state=11)
+    assert mech.fit(values, np.arange(12) % 4) is mech
     first = mech.release(random_state=11)
     assert np.array_equal(first, mech.release(random_state=11))
     assert not np.array_equal(first, mech.output_)
@@ -152,12 +150,16 @@ def test_release_is_reproducible_and_fits_on_demand():
 def test_mechanism_refuses_bad_input():
     values = np.ones((4, 2))
     with pytest.raises(InputError, match="groups"):
-        DSIMechanism(lambda v: v.mean(0), values, [0, 1, 2], epsilon=1, delta=1e-5).fit()
+        DSIMechanism(lambda v: v.mean(0), epsilon=1, delta=1e-5).fit(values, [0, 1, 2])
     with pytest.raises(InputError, match="fn"):
-        DSIMechanism(lambda v: np.ones(2), values, [0, 1, 2, 3], epsilon=1, delta=1e-5).fit()
+        DSIMechanism(lambda v: np.ones(2), epsilon=1, delta=1e-5).fit(values, [0, 1, 2, 3])
     with pytest.raises(InputError, match="fn\\(data\\)"):
-        DSIMechanism(
-            lambda v: v.sum(0)[: len(v) % 2 + 1], values, [0, 1, 2, 3], epsilon=1, delta=1e-5
-        ).fit()
+        DSIMechanism(lambda v: v.sum(0)[: len(v) % 2 + 1], epsilon=1, delta=1e-5).fit(
+            values, [0, 1, 2, 3]
+        )
     with pytest.raises(InputError, match="epsilon"):
-        DSIMechanism(lambda v: v.mean(0), values, [0, 1, 2, 3], epsilon=0, delta=1e-5).fit()
+        DSIMechanism(lambda v: v.mean(0), epsilon=0, delta=1e-5).fit(values, [0, 1, 2, 3])
+    with pytest.raises(InputError, match="fn: expected a callable"):
+        DSIMechanism("mean", epsilon=1, delta=1e-5).fit(values, [0, 1, 2, 3])
+    with pytest.raises(InputError, match="n_jobs"):
+        DSIMechanism(lambda v: v.mean(0), epsilon=1, delta=1e-5, n_jobs=0).fit(values, [0, 1])

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from trustlab._checks import check_positive_int
-from trustlab.cli._common import JSON_OPTION_HELP, emit, err_console, progress, read_table
+from trustlab._checks import check_existing_file
+from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, read_table, save
 from trustlab.errors import InputError
 
 __all__ = ["app", "read_predictions", "read_labels", "PREDICTIONS_FORMAT"]
@@ -81,8 +81,8 @@ def rank_command(
             help="With --labels: fit temperatures on this many labelled items, rank the rest.",
         ),
     ] = None,
-    bootstrap: Annotated[
-        int, typer.Option("--bootstrap", help="Bootstrap resamples (0: no intervals).")
+    n_bootstrap: Annotated[
+        int, typer.Option("--n-bootstrap", help="Bootstrap resamples (0: no intervals).")
     ] = 1000,
     confidence_level: Annotated[
         float, typer.Option("--confidence-level", help="Coverage of the intervals.")
@@ -99,7 +99,6 @@ def rank_command(
     files = [*(predictions or []), *(more_files or [])]
     if not files:
         raise InputError.bad("--predictions", "at least one prediction file", "none")
-    seed = check_positive_int(seed, "--seed", minimum=0)
     outputs, classes, correct = read_predictions(files)
     label_values = None if labels is None else read_labels(labels)
     if label_values is not None and classes is not None:
@@ -115,13 +114,12 @@ def rank_command(
             correct=correct if labels is None else None,
             token_position=token_position,
             calibration_size=calibration_size,
-            n_bootstrap=bootstrap,
+            n_bootstrap=n_bootstrap,
             confidence_level=confidence_level,
             random_state=seed,
         )
     emit(result, as_json)
-    if out is not None:
-        _write_outputs(result, out, as_json)
+    save(result, out, as_json)
 
 
 def read_predictions(paths: list[Path]):
@@ -162,8 +160,7 @@ def _read_prediction_file(path: Path):
     """Yield (model name, outputs, class header or None, correctness or None)."""
     import numpy as np
 
-    if not path.is_file():
-        raise InputError.bad("--predictions", "an existing file", str(path))
+    check_existing_file(path, "--predictions")
     suffix = path.suffix.lower()
     try:
         if suffix == ".npy":
@@ -213,9 +210,7 @@ def read_labels(path: Path) -> list:
     """n labels from .npy, .txt (one per line) or a one-column (or "label" column) table."""
     import numpy as np
 
-    path = Path(path)
-    if not path.is_file():
-        raise InputError.bad("--labels", "an existing file", str(path))
+    path = check_existing_file(path, "--labels")
     suffix = path.suffix.lower()
     if suffix == ".npy":
         try:
@@ -249,22 +244,3 @@ def _label_text(value) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
-
-
-def _write_outputs(result, out: Path, as_json: bool) -> None:
-    from matplotlib.figure import Figure
-
-    from trustlab.report import to_jsonable
-
-    out.mkdir(parents=True, exist_ok=True)
-    json_path = out / "result.json"
-    json_path.write_text(json.dumps(to_jsonable(result.to_dict()), indent=2, allow_nan=False))
-    figure = Figure(figsize=(7, 4.5))
-    result.plot(ax=figure.add_subplot())
-    png_path = out / "ranking.png"
-    figure.savefig(png_path, dpi=144, bbox_inches="tight")
-    message = f"wrote {json_path} and {png_path}"
-    if as_json:  # keep stdout pure JSON
-        err_console.print(message, highlight=False, markup=False)
-    else:
-        typer.echo(message)

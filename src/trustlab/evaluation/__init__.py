@@ -1,19 +1,20 @@
-"""Model evaluation without labels: rank models on new data by their own uncertainty."""
+"""Model evaluation without labels: rank models on new data by their own uncertainty.
 
-from trustlab.evaluation.ranking import (
-    SCORES,
-    TOKEN_POSITIONS,
-    RankingResult,
-    TokenLogProbs,
-    item_scores,
-    rank_models,
+``scores`` (per-item statistics, TokenLogProbs) · ``ranking`` (rank_models) · ``results``
+(RankingResult); the bootstrap, the rank correlations, the temperature scaling and the
+calibration caveat are private kernels beside them. Public names are imported on first use.
+"""
+
+from __future__ import annotations
+
+from trustlab._lazy import lazy_names
+
+# module -> the public names it defines
+__getattr__, __all__, __dir__ = lazy_names(
+    __name__,
+    {
+        ".scores": ["SCORES", "TOKEN_POSITIONS", "TokenLogProbs", "item_scores"],
+        ".ranking": ["rank_models"],
+        ".results": ["RankingResult"],
+    },
 )
-
-__all__ = [
-    "SCORES",
-    "TOKEN_POSITIONS",
-    "RankingResult",
-    "TokenLogProbs",
-    "item_scores",
-    "rank_models",
-]

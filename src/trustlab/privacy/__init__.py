@@ -1,8 +1,11 @@
-"""Privacy and indistinguishability. ``trustlab.privacy.dsi``: data-specific indistinguishability
-(DSI), the optimal anisotropic Gaussian mechanism and its noise calibration.
+"""Privacy and indistinguishability: data-specific indistinguishability (DSI), the optimal
+anisotropic Gaussian mechanism and its noise calibration.
 
-Public names are imported from their module on first use, so ``import trustlab.privacy`` stays
-cheap.
+``dsi`` (optimal_gaussian_covariance, dsi_noise, group_gradient_differences) · ``calibration``
+(calibrate, dsi_epsilon) · ``mechanism`` (DSIMechanism, the black-box estimator) · ``results``
+(DSICovariance, NoiseCalibration, DSINoise); the dual solver and the accountants are private
+kernels beside them. Public names are imported from their module on first use, so
+``import trustlab.privacy`` stays cheap.
 """
 
 from __future__ import annotations
@@ -13,14 +16,9 @@ from trustlab._lazy import lazy_names
 __getattr__, __all__, __dir__ = lazy_names(
     __name__,
     {
-        ".dsi": [
-            "optimal_gaussian_covariance",
-            "DSICovariance",
-            "calibrate",
-            "dsi_epsilon",
-            "NoiseCalibration",
-            "DSIMechanism",
-            "group_gradient_differences",
-        ],
+        ".dsi": ["optimal_gaussian_covariance", "dsi_noise", "group_gradient_differences"],
+        ".calibration": ["calibrate", "dsi_epsilon"],
+        ".mechanism": ["DSIMechanism"],
+        ".results": ["DSICovariance", "NoiseCalibration", "DSINoise"],
     },
 )

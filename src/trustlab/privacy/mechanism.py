@@ -1,0 +1,199 @@
+"""The black-box DSI mechanism: leave-one-group-out runs of any function, then calibrated noise."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from trustlab._checks import as_1d, as_float_array, check_callable, check_n_jobs
+from trustlab.errors import InputError
+from trustlab.privacy import _solver
+from trustlab.privacy.calibration import calibrate
+from trustlab.privacy.dsi import check_solver_options
+
+__all__ = ["DSIMechanism"]
+
+
+class DSIMechanism(BaseEstimator):
+    """Black-box DSI release of ``fn(data)`` protecting every group of records.
+
+    ``fit(data, groups)`` runs ``fn`` on the full data and once with each group left out, forms
+    the differences ``fn(U) - fn(U without group g)``, solves
+    :func:`~trustlab.privacy.optimal_gaussian_covariance` and calibrates the multiplier;
+    ``release`` adds ``noise_multiplier * N(0, Sigma)`` to ``fn(U)``. The output may be model
+    parameters, predictions or any fixed-shape array.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(subset) -> array-like`` of a fixed shape; deterministic (the same subset gives the
+        same output), or the differences measure its randomness, not the data.
+    epsilon, delta : float
+        The DSI guarantee per group.
+    steps : int, default 1
+        Number of releases the guarantee must cover (see :func:`~trustlab.privacy.calibrate`).
+    accountant : {"exact", "paper"}, default "exact"
+    max_iter, tol :
+        Passed to :func:`~trustlab.privacy.optimal_gaussian_covariance`.
+    n_jobs : int, optional
+        joblib workers for the ``n_groups + 1`` runs of ``fn`` (None: 1, -1: every core).
+
+    Attributes
+    ----------
+    output_ : ndarray
+        ``fn(data)``, the noiseless output.
+    differences_ : ndarray of shape (n_groups, d)
+        One row per group, flattened.
+    group_labels_ : ndarray
+        The group labels, in the order of ``differences_``.
+    constrained_ : ndarray of bool
+        False for groups whose removal does not change the output (or repeats another group's
+        difference): their constraint holds for any Sigma and is left out of the solve.
+    covariance_ : DSICovariance
+    calibration_ : NoiseCalibration
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from trustlab.privacy import DSIMechanism
+    >>> x = np.arange(12.0).reshape(6, 2)
+    >>> mech = DSIMechanism(lambda rows: rows.mean(axis=0), epsilon=2.0, delta=1e-5)
+    >>> mech.fit(x, groups=[0, 0, 1, 1, 2, 2]).release(random_state=0).shape
+    (2,)
+    """
+
+    def __init__(
+        self,
+        fn: Callable[[Any], Any],
+        *,
+        epsilon: float,
+        delta: float,
+        steps: int = 1,
+        accountant: str = "exact",
+        max_iter: int = 1000,
+        tol: float = 1e-7,
+        n_jobs: int | None = None,
+    ):
+        self.fn = fn
+        self.epsilon = epsilon
+        self.delta = delta
+        self.steps = steps
+        self.accountant = accountant
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_jobs = n_jobs
+
+    def fit(self, data: Any, groups: Any) -> DSIMechanism:
+        """Run ``fn`` on the data and on each leave-one-group-out subset, then solve.
+
+        Parameters
+        ----------
+        data : array-like, DataFrame, or tuple of them
+            The records, indexed by row. A tuple ``(X, y, ...)`` is subset element-wise.
+        groups : array-like of shape (n_samples,)
+            The group of each record; each distinct value is one reference set (its removal).
+            Give every record its own label to protect single records.
+
+        Returns
+        -------
+        self
+        """
+        check_callable(self.fn, "fn")
+        calibration = calibrate(self.epsilon, self.delta, self.steps, self.accountant)
+        max_iter, tol = check_solver_options(self.max_iter, self.tol)
+        n_jobs = check_n_jobs(self.n_jobs)
+        labels = as_1d(groups, "groups")
+        n_samples = _length_of(data)
+        if labels.size != n_samples:
+            raise InputError.bad("groups", f"one label per record ({n_samples})", labels)
+        group_labels = np.unique(labels)
+        outputs = _run_all(self.fn, data, [None, *(labels != g for g in group_labels)], n_jobs)
+        full = outputs[0].ravel()
+        differences = np.stack([full - out.ravel() for out in outputs[1:]])
+        constrained = _informative_rows(differences)
+        if not constrained.any():
+            raise InputError.bad(
+                "fn", "an output that changes when some group is left out", "the same output"
+            )
+        rows = differences[constrained]
+        self.covariance_ = _solver.solve(rows, np.ones(len(rows)), max_iter=max_iter, tol=tol)
+        self.calibration_ = calibration
+        self.output_ = outputs[0]
+        self.group_labels_ = group_labels
+        self.differences_ = differences
+        self.constrained_ = constrained
+        return self
+
+    @property
+    def noise_multiplier_(self) -> float:
+        return self.calibration_.noise_multiplier
+
+    def release(self, random_state=None) -> np.ndarray:
+        """``fn(data)`` plus calibrated DSI noise, in the shape of ``fn``'s output.
+
+        Parameters
+        ----------
+        random_state : None, int or numpy Generator
+            The noise draw; the same seed gives the same release.
+
+        Returns
+        -------
+        ndarray
+        """
+        check_is_fitted(self, "covariance_")
+        noise = self.covariance_.sample(scale=self.noise_multiplier_, random_state=random_state)
+        return self.output_ + noise.reshape(self.output_.shape)
+
+
+def _run_all(fn, data, masks: Sequence[np.ndarray | None], n_jobs: int) -> list[np.ndarray]:
+    """``fn`` on every subset (joblib workers), as float arrays of one shape."""
+    from joblib import Parallel, delayed
+
+    raw = Parallel(n_jobs=n_jobs)(delayed(fn)(_subset(data, mask)) for mask in masks)
+    outputs = [as_float_array(out, "fn(data)") for out in raw]
+    shape = outputs[0].shape
+    for out in outputs[1:]:
+        if out.shape != shape:
+            raise InputError.bad("fn(data)", f"the same output shape {shape} on every subset", out)
+    return outputs
+
+
+def _length_of(data: Any) -> int:
+    if isinstance(data, tuple):
+        if not data:
+            raise InputError.bad("data", "a non-empty tuple of arrays", data)
+        lengths = {len(part) for part in data}
+        if len(lengths) != 1:
+            raise InputError.bad("data", "tuple elements of the same length", sorted(lengths))
+        return lengths.pop()
+    try:
+        return len(data)
+    except TypeError:
+        raise InputError.bad(
+            "data", "records indexed by row (an array, DataFrame or list)", data
+        ) from None
+
+
+def _subset(data: Any, mask: np.ndarray | None) -> Any:
+    if mask is None:
+        return data
+    if isinstance(data, tuple):
+        return tuple(_subset(part, mask) for part in data)
+    if hasattr(data, "iloc"):
+        return data.iloc[np.flatnonzero(mask)]
+    if isinstance(data, np.ndarray):
+        return data[mask]
+    return [item for item, keep in zip(data, mask, strict=True) if keep]
+
+
+def _informative_rows(rows: np.ndarray) -> np.ndarray:
+    """False for zero rows and for repeats of an earlier row (their constraints are redundant)."""
+    keep = np.any(rows != 0, axis=1)
+    _, first = np.unique(rows, axis=0, return_index=True)
+    unique = np.zeros(rows.shape[0], dtype=bool)
+    unique[first] = True
+    return keep & unique
