@@ -19,7 +19,7 @@ __all__ = ["DSICovariance", "NoiseCalibration", "DSINoise"]
 GUARANTEE = "data-specific indistinguishability (not differential privacy)"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared by identity: its fields are arrays
 class DSICovariance(Result):
     """The minimum-trace Gaussian covariance for a set of output differences.
 
@@ -192,7 +192,7 @@ class NoiseCalibration(Result):
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared by identity: its fields are arrays
 class DSINoise(Result):
     """DSI noise for a release: the covariance, its calibration and optionally a noisy release.
 
