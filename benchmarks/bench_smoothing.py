@@ -91,7 +91,7 @@ def main() -> None:
     X, y = X[: args.points], y[: args.points]
     costs = make_cost_matrix(10, {3: [8]}) + make_cost_matrix(10, {j: [3] for j in (5, 8, 9)})
     model = digits_model("mlp", hidden=128, random_state=0)
-    train_smoothed(model, X_train, y_train, costs, "gaussian", sigma=args.sigma, epochs=5,
+    train_smoothed(model, X_train, y_train, costs, "gaussian", sigma=args.sigma, max_epochs=5,
                    random_state=0)  # fmt: skip
     settings = dict(n0=args.n0, n=args.n, alpha=args.alpha, cost_matrix=costs, random_state=0)
 

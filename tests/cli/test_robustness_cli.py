@@ -15,8 +15,8 @@ from trustlab.cli import robustness
 from trustlab.robustness import (
     SmoothedClassifier,
     certify_dataset,
+    load_base_model,
     load_digits_split,
-    load_model,
     make_cost_matrix,
 )
 
@@ -37,16 +37,17 @@ def trained(tmp_path_factory, costs_csv):
     out = tmp_path_factory.mktemp("model")
     result = CliRunner().invoke(
         robustness.app,
-        ["train", "--data", "digits", "--cost-matrix", str(costs_csv), "--epochs", "2",
+        ["train", "--data", "digits", "--cost-matrix", str(costs_csv), "--max-epochs", "2",
          "--hidden", "16", "--sigma", "0.25", "--out", str(out), "--json"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    return out / "model.pt", json.loads(result.stdout)
+    return out, json.loads(result.stdout)
 
 
 def test_train_writes_a_loadable_model_and_its_description(trained):
     path, summary = trained
-    model, description = load_model(path)
+    assert {p.name for p in path.iterdir()} == {"model.pt", "model.json"}
+    model, description = load_base_model(path)
     assert description["method"] == "margin-cs" and description["sigma"] == 0.25
     assert summary["method"] == "margin-cs" and len(summary["history"]) == 2
     assert model(torch.zeros(1, 64)).shape == (1, 10)
@@ -60,7 +61,7 @@ def test_certify_matches_the_library_and_writes_its_files(run, trained, costs_cs
     code, stdout, _ = run(*args, "--out", out, "--json")
     assert code == 0
     data = json.loads(stdout)
-    model, _ = load_model(path)
+    model, _ = load_base_model(path)
     X, y = load_digits_split("test")
     expected = certify_dataset(
         SmoothedClassifier(model, 0.25, 10), X[:30], y[:30], n=500,
@@ -97,11 +98,11 @@ def test_certify_reads_csv_and_npz_data_and_harmful_pairs(run, trained, tmp_path
 @pytest.mark.parametrize(
     "content, message",
     [
-        ("0,1\n1,0\n", r"--cost-matrix: cost_matrix: expected a \(10, 10\) matrix"),
+        ("0,1\n1,0\n", r"--cost-matrix: expected a \(10, 10\) matrix"),
         ("\n".join(",".join("-1" if (i, j) == (3, 8) else "0" for j in range(10)) for i in range(10)),
-         r"--cost-matrix: cost_matrix\[3, 8\]: expected a non-negative cost"),
+         r"--cost-matrix: expected non-negative costs, got -1 at index \(3, 8\)"),
         ("\n".join(",".join("1" if i == j else "0" for j in range(10)) for i in range(10)),
-         r"--cost-matrix: cost_matrix\[0, 0\]: expected 0 on the diagonal"),
+         r"--cost-matrix: expected 0 on the diagonal .*, got 1 at index \(0, 0\)"),
         ("a,b\nc,d\n", "--cost-matrix: expected a square table of numbers"),
     ],
 )  # fmt: skip

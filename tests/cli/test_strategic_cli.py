@@ -44,7 +44,7 @@ def test_price_json_matches_the_api(table):
     path, frame = table
     result = invoke(
         "price", "--data", path, "--weights", "income=0.8, tenure=-0.3",
-        "--intercept", -0.2, "--budget-col", "savings", "--label-col", "repaid", "--json",
+        "--intercept", -0.2, "--budget-col", "savings", "--label", "repaid", "--json",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -68,9 +68,9 @@ def test_price_out_writes_users_json_and_plot(table, tmp_path):
     users = pd.read_csv(out / "users.csv")
     assert len(users) == 50 and set(users.columns) >= {"distance", "buys", "paid", "decision"}
     expected = market_price([1.0], 0.0, frame[["income"]], frame["savings"])
-    report = json.loads((out / "market.json").read_text())
+    report = json.loads((out / "result.json").read_text())
     assert report["price"] == 0.5 and report["optimal_price"] == expected.price
-    assert report["features"] == ["income"]
+    assert report["feature_names"] == ["income"]
     assert users["paid"].sum() == pytest.approx(report["revenue"])
     assert (out / "revenue.png").stat().st_size > 1000
 
@@ -86,8 +86,8 @@ def test_price_out_writes_users_json_and_plot(table, tmp_path):
         (["--weights", "income=1", "--budget-col", "tenure"], "budgets"),
         (["--weights", "income=0", "--budget-col", "savings"], "w"),
         (
-            ["--weights", "income=1", "--budget-col", "savings", "--label-col", "notes"],
-            "--label-col",
+            ["--weights", "income=1", "--budget-col", "savings", "--label", "notes"],
+            "--label",
         ),
     ],
 )
@@ -105,8 +105,8 @@ def test_simulate_writes_plots_and_numbers(tmp_path):
     )
     assert result.exit_code == 0, result.output
     printed = json.loads(result.stdout)
-    saved = json.loads((out / "simulation.json").read_text())
-    assert printed == saved and saved["seed"] == 1 and saved["data"] == "synthetic"
+    saved = json.loads((out / "result.json").read_text())
+    assert printed == saved and saved["random_state"] == 1 and saved["data"] == "synthetic"
     assert set(saved["learners"]) == {
         "naive", "fixed_cost_short", "fixed_cost_long", "market_aware"
     }  # fmt: skip

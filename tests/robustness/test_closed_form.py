@@ -18,7 +18,7 @@ from interval_oracle import (
 from scipy import stats
 
 from trustlab.robustness import SmoothedClassifier, certify_dataset, make_cost_matrix
-from trustlab.robustness._stats import radii_from_bounds, standard_radius
+from trustlab.robustness.bounds import radii_from_bounds, standard_radius
 
 SPEC_THRESHOLDS = [0.0, 1.0, 1.5]  # t = (-inf, 0, 1, 1.5, inf)
 

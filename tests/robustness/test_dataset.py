@@ -11,7 +11,7 @@ from scipy import optimize, special, stats
 
 from trustlab.errors import InputError
 from trustlab.robustness import SmoothedClassifier, certify_dataset, make_cost_matrix
-from trustlab.robustness._stats import accuracy_deficit
+from trustlab.robustness.bounds import accuracy_deficit
 
 matplotlib.use("Agg")
 

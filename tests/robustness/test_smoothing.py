@@ -181,8 +181,11 @@ def test_n0_above_n_is_refused():
     "costs, message",
     [
         (np.zeros((3, 3)), r"cost_matrix: expected a \(4, 4\) matrix"),
-        (-make_cost_matrix(4, {1: [2]}), r"cost_matrix\[1, 2\]: expected a non-negative"),
-        (np.eye(4), r"cost_matrix\[0, 0\]: expected 0 on the diagonal"),
+        (
+            -make_cost_matrix(4, {1: [2]}),
+            r"cost_matrix: expected non-negative costs, got -1 at index \(1, 2\)",
+        ),
+        (np.eye(4), r"cost_matrix: expected 0 on the diagonal .*, got 1 at index \(0, 0\)"),
     ],
 )
 def test_bad_cost_matrix_is_refused_by_certify(costs, message):

@@ -231,13 +231,17 @@ def test_wrong_cost_matrix_shape_is_refused():
 def test_negative_cost_is_refused():
     costs = np.zeros((3, 3))
     costs[1, 2] = -1
-    with pytest.raises(InputError, match=r"cost_matrix\[1, 2\]: expected a non-negative cost"):
+    with pytest.raises(
+        InputError, match=r"cost_matrix: expected non-negative costs, got -1 at index \(1, 2\)"
+    ):
         check_cost_matrix(costs, 3)
 
 
 def test_nonzero_diagonal_is_refused():
     costs = np.eye(3)
-    with pytest.raises(InputError, match=r"cost_matrix\[0, 0\]: expected 0 on the diagonal"):
+    with pytest.raises(
+        InputError, match=r"cost_matrix: expected 0 on the diagonal .*, got 1 at index \(0, 0\)"
+    ):
         check_cost_matrix(costs, 3)
 
 

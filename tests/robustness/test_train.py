@@ -12,13 +12,13 @@ from trustlab.robustness import (
     SmoothedClassifier,
     certify_dataset,
     digits_model,
+    load_base_model,
     load_digits_split,
-    load_model,
     make_cost_matrix,
-    save_model,
+    save_base_model,
     train_smoothed,
 )
-from trustlab.robustness._train import gaussian_loss, margin_cs_loss
+from trustlab.robustness.training import gaussian_loss, margin_cs_loss
 
 torch.set_num_threads(1)
 
@@ -110,18 +110,19 @@ def test_training_is_reproducible_under_a_seed():
     states = []
     for _ in range(2):
         model = digits_model("mlp", hidden=16, random_state=0)
-        train_smoothed(model, X[:200], y[:200], costs, epochs=2, random_state=5)
+        train_smoothed(model, X[:200], y[:200], costs, max_epochs=2, random_state=5)
         states.append(model.state_dict())
     assert all(torch.equal(states[0][k], states[1][k]) for k in states[0])
 
 
 def test_saved_model_loads_back_with_the_same_outputs(tmp_path):
     model = digits_model("cnn", hidden=16, random_state=3)
-    path, description = save_model(model, tmp_path / "model.pt", method="gaussian")
-    loaded, info = load_model(path)
+    folder = save_base_model(model, tmp_path / "model", method="gaussian")
+    loaded, info = load_base_model(folder)
     x = torch.as_tensor(load_digits_split("test")[0][:5])
     assert torch.equal(model(x), loaded(x))
-    assert info["arch"] == "cnn" and info["method"] == "gaussian" and description.exists()
+    assert info["arch"] == "cnn" and info["method"] == "gaussian"
+    assert folder == tmp_path / "model" and (folder / "model.json").exists()
 
 
 class Payload:
@@ -131,10 +132,10 @@ class Payload:
 
 def test_model_file_with_code_is_refused_without_running_it(tmp_path):
     model = digits_model("mlp", hidden=8)
-    path, _ = save_model(model, tmp_path / "model.pt")
-    torch.save({"weight": Payload()}, path)
+    folder = save_base_model(model, tmp_path)
+    torch.save({"weight": Payload()}, folder / "model.pt")
     with pytest.raises(InputError, match="model"):
-        load_model(path)
+        load_base_model(folder)
     from pathlib import Path
 
     assert not Path("/tmp/trustlab-smoothing-payload-ran").exists()
@@ -167,8 +168,8 @@ def test_margin_cs_beats_gaussian_augmentation_on_digits():
         results = {}
         for method in ("gaussian", "margin-cs"):
             model = digits_model("mlp", hidden=64, random_state=seed)
-            train_smoothed(model, X, y, costs, method, sigma=sigma, epochs=15, lr=0.05,
-                           random_state=seed)  # fmt: skip
+            train_smoothed(model, X, y, costs, method, sigma=sigma, max_epochs=15,
+                           learning_rate=0.05, random_state=seed)  # fmt: skip
             smooth = SmoothedClassifier(model, sigma, 10, batch_size=5_000)
             certified = certify_dataset(smooth, X_test[threes], y_test[threes], n0=100, n=5_000,
                                         alpha=0.001, cost_matrix=costs, random_state=0)  # fmt: skip

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import torch
 
-import trustlab.strategic._simulation as simulation_module
-import trustlab.strategic.markets as markets_module
+import trustlab.strategic.learners as learners_module
+import trustlab.strategic.market as market_module
+import trustlab.strategic.simulation as simulation_module
 
 torch.set_num_threads(1)
 
@@ -15,7 +16,7 @@ DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "strategic-markets.md
 
 
 def test_docstring_examples_pass():
-    for module, least in ((markets_module, 6), (simulation_module, 3)):
+    for module, least in ((market_module, 6), (learners_module, 3), (simulation_module, 3)):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.attempted >= least, module.__name__
         assert result.failed == 0, module.__name__

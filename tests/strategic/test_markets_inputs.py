@@ -13,7 +13,7 @@ from trustlab.strategic import (
     make_market_population,
     market_outcome,
     market_price,
-    simulate,
+    simulate_market,
     soft_market_price,
 )
 
@@ -101,7 +101,7 @@ def test_learners_need_budgets_two_classes_and_the_fitted_width():
 
 def test_simulation_and_population_arguments():
     with pytest.raises(InputError) as info:
-        simulate("adult")
+        simulate_market("adult")
     assert info.value.argument == "data"
     with pytest.raises(InputError) as info:
         make_market_population(10, budget_ratio=0.0)

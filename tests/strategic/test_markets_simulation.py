@@ -8,14 +8,14 @@ import pytest
 import torch
 
 from trustlab.data import load_dataset
-from trustlab.strategic import load_market_data, make_market_population, simulate
+from trustlab.strategic import load_market_data, make_market_population, simulate_market
 
 torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="module")
 def result():
-    return simulate(n_samples=600, max_epochs=8, random_state=4)
+    return simulate_market(n_samples=600, max_epochs=8, random_state=4)
 
 
 def test_simulation_reports_every_learner_consistently(result):

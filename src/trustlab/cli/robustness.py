@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from trustlab.cli._common import JSON_OPTION_HELP, emit, err_console, read_table
+from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, read_table, save, tell
 from trustlab.errors import InputError
 
 __all__ = ["app", "read_data", "read_cost_matrix", "parse_harmful", "FORMATS"]
@@ -36,8 +35,8 @@ header, or a header row (and a first column) of the class indices 0..K-1.
 Or name the harmful pairs: --harmful 3:8 (repeatable; 3:5,8 for several
 targets). Without either, every mistake is harmful (standard robustness).
 
-Models (--model model.pt): a torch state dict written by `trustlab robustness
-train`, with its architecture in model.json beside it (mlp or cnn, see
+Models (--model DIR): the folder `trustlab robustness train --out DIR` writes:
+a torch state dict (model.pt) and its architecture (model.json: mlp or cnn, see
 trustlab.robustness.digits_model); loaded with weights_only=True, so no code in
 the file is run.
 """
@@ -59,9 +58,9 @@ JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
 @app.command("train", help="Train a small base classifier for smoothing.\n\n" + FORMATS)
 def train_command(
     data: DataOption = "digits",
-    out: Annotated[Path, typer.Option("--out", help="Directory for model.pt and model.json.")] = (
-        Path("model")
-    ),
+    out: Annotated[
+        Path, typer.Option("--out", help="The model folder: model.pt and model.json.")
+    ] = Path("model"),
     split: Annotated[
         str, typer.Option("--split", help="Digits split: train, test, all.")
     ] = "train",
@@ -72,34 +71,43 @@ def train_command(
     arch: Annotated[str, typer.Option("--arch", help="mlp or cnn.")] = "mlp",
     hidden: Annotated[int, typer.Option("--hidden", help="Hidden units.")] = 128,
     sigma: Annotated[float, typer.Option("--sigma", help="Noise level.")] = 0.25,
-    epochs: Annotated[int, typer.Option("--epochs", help="Training epochs.")] = 30,
-    lr: Annotated[float, typer.Option("--lr", help="SGD learning rate.")] = 0.05,
+    max_epochs: Annotated[int, typer.Option("--max-epochs", help="Training epochs.")] = 30,
+    learning_rate: Annotated[
+        float, typer.Option("--learning-rate", help="SGD learning rate.")
+    ] = 0.05,
     batch_size: Annotated[int, typer.Option("--batch-size", help="Inputs per step.")] = 64,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
     as_json: JsonOption = False,
 ) -> None:
-    from trustlab.robustness import digits_model, save_model, train_smoothed
+    from trustlab._checks import check_class_indices
+    from trustlab.robustness import digits_model, save_base_model, train_smoothed
 
     X, y = read_data(data, label, split)
-    num_classes = _num_classes(y, cost_matrix, harmful)
-    costs = _costs(cost_matrix, harmful, num_classes)
+    # K: the cost matrix's size when given, else the labels' (at least 2).
+    if cost_matrix is not None and not harmful:
+        costs = read_cost_matrix(cost_matrix)
+        num_classes = len(costs)
+    else:
+        num_classes = max(int(check_class_indices(y, "y").max()) + 1, 2)
+        costs = _costs(cost_matrix, harmful, num_classes)
     model = digits_model(
         arch, num_features=X.shape[1], num_classes=num_classes, hidden=hidden, random_state=seed
     )
     result = train_smoothed(
-        model, X, y, costs, method, sigma=sigma, epochs=epochs, lr=lr, batch_size=batch_size,
-        random_state=seed, progress=not as_json,
+        model, X, y, costs, method, sigma=sigma, max_epochs=max_epochs,
+        learning_rate=learning_rate, batch_size=batch_size, random_state=seed,
+        progress=not as_json,
     )  # fmt: skip
-    path, description = save_model(
-        model, out / "model.pt", method=method, sigma=sigma, data=data, training=result.to_dict()
+    folder = save_base_model(
+        model, out, method=method, sigma=sigma, data=data, training=result.to_dict()
     )
     emit(result, as_json)
-    _tell(f"wrote {path} and {description}", as_json)
+    tell(f"wrote the model (model.pt, model.json) to {folder}", as_json)
 
 
 @app.command("certify", help="Certify a model's smoothed predictions on a dataset.\n\n" + FORMATS)
 def certify_command(
-    model: Annotated[Path, typer.Option("--model", help="model.pt written by train.")],
+    model: Annotated[Path, typer.Option("--model", help="The model folder train wrote.")],
     data: DataOption = "digits",
     split: Annotated[str, typer.Option("--split", help="Digits split: train, test, all.")] = "test",
     label: LabelOption = "label",
@@ -130,10 +138,9 @@ def certify_command(
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    from trustlab.cli._common import progress
-    from trustlab.robustness import SmoothedClassifier, certify_dataset, load_model
+    from trustlab.robustness import SmoothedClassifier, certify_dataset, load_base_model
 
-    network, description = load_model(model)
+    network, description = load_base_model(model)
     num_classes = int(description["num_classes"])
     X, y = read_data(data, label, split)
     if limit is not None:
@@ -144,16 +151,12 @@ def certify_command(
         raise InputError.bad(
             "--data", f"{description['num_features']} features (the model's)", X.shape[1]
         )
-    if y.max() >= num_classes:
-        raise InputError.bad("--data", f"labels in [0, {num_classes}) (the model's)", y.max())
     sigma = description.get("sigma") if sigma is None else sigma
     if sigma is None:
         raise InputError.bad("--sigma", "a noise level (the model file names none)", None)
     costs = _costs(cost_matrix, harmful, num_classes)
     smooth = SmoothedClassifier(network, sigma, num_classes, batch_size=batch_size)
     checkpoint = None if out is None else out / "checkpoint.jsonl"
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
     with progress(enabled=not as_json) as bar:
         task = bar.add_task(f"certifying {len(X)} points", total=len(X))
         result = certify_dataset(
@@ -162,12 +165,15 @@ def certify_command(
             progress=lambda done, total: bar.update(task, completed=done),
         )  # fmt: skip
     emit(result, as_json)
-    if out is not None:
-        _write_certification(result, out, as_json)
+    save(result, out, as_json)
 
 
 def read_data(data: str, label: str = "label", split: str = "train"):
-    """Features (float32, (n, d)) and integer labels from 'digits', a table or an .npz file."""
+    """Features ``(n, d)`` and labels from 'digits', a table or an .npz file.
+
+    Only the file formats are checked here; the values (numbers, class indices, lengths) are
+    checked by the library functions they are passed to.
+    """
     import numpy as np
 
     if data == "digits":
@@ -187,32 +193,15 @@ def read_data(data: str, label: str = "label", split: str = "train"):
             if isinstance(exc, InputError):
                 raise
             raise InputError(f"--data: could not read {path}: {exc}", argument="--data") from exc
+        if X.ndim != 2:
+            raise InputError.bad("--data", 'an .npz array "X" of shape (n, features)', X)
     else:
         table = read_table(path, "--data")
         if label not in table.columns:
             raise InputError.bad("--label", f"a column of {path.name}", label)
         y = table[label].to_numpy()
         X = table.drop(columns=[label]).to_numpy()
-    return _check_data(X, y)
-
-
-def _check_data(X: Any, y: Any):
-    import numpy as np
-
-    try:
-        X = np.asarray(X, dtype=np.float32)
-    except (TypeError, ValueError):
-        raise InputError.bad("--data", "numeric feature columns", "non-numeric values") from None
-    if X.ndim != 2 or len(X) == 0 or not np.all(np.isfinite(X)):
-        raise InputError.bad("--data", "a non-empty (n, features) array of finite numbers", X)
-    y = np.asarray(y)
-    if y.ndim != 1 or len(y) != len(X):
-        raise InputError.bad("--data", f"{len(X)} labels (one per row)", y)
-    if y.dtype.kind == "f" and np.all(y == np.round(y)):
-        y = y.astype(np.int64)
-    if y.dtype.kind not in "iu" or y.min() < 0:
-        raise InputError.bad("--data", "labels that are class indices 0..K-1", y[:5].tolist())
-    return X, y.astype(np.int64)
+    return X, y
 
 
 def read_cost_matrix(path: Path):
@@ -246,7 +235,10 @@ def read_cost_matrix(path: Path):
 
 
 def parse_harmful(values: list[str], num_classes: int):
-    """Harmful pairs from "SEED:TARGET[,TARGET...]" strings, as a binary cost matrix."""
+    """Harmful pairs from "SEED:TARGET[,TARGET...]" strings, as a binary cost matrix.
+
+    The library checks the class indices (its errors name ``harmful``: ``--harmful`` here).
+    """
     from trustlab.robustness import make_cost_matrix
 
     pairs = []
@@ -258,54 +250,16 @@ def parse_harmful(values: list[str], num_classes: int):
             raise InputError.bad(
                 "--harmful", "SEED:TARGET[,TARGET...] with class indices", value
             ) from None
-    try:
-        return make_cost_matrix(num_classes, pairs)
-    except InputError as exc:
-        raise InputError(f"--harmful: {exc}", argument="--harmful") from None
+    return make_cost_matrix(num_classes, pairs)
 
 
 def _costs(cost_matrix: Path | None, harmful: list[str] | None, num_classes: int):
-    from trustlab.robustness import check_cost_matrix
+    """The cost matrix of --cost-matrix or of --harmful, or None (every mistake harmful).
 
+    The library checks it against the model's classes (its errors name ``--cost-matrix``).
+    """
     if cost_matrix is not None and harmful:
         raise InputError.bad("--harmful", "either --cost-matrix or --harmful, not both", harmful)
     if harmful:
         return parse_harmful(harmful, num_classes)
-    if cost_matrix is None:
-        return None
-    costs = read_cost_matrix(cost_matrix)
-    try:
-        return check_cost_matrix(costs, num_classes)
-    except InputError as exc:
-        raise InputError(f"--cost-matrix: {exc}", argument="--cost-matrix") from None
-
-
-def _num_classes(y, cost_matrix: Path | None, harmful: list[str] | None) -> int:
-    """K: the cost matrix's size when given, else the labels' (at least 2)."""
-    if cost_matrix is not None and not harmful:
-        return read_cost_matrix(cost_matrix).shape[0]
-    return max(int(y.max()) + 1, 2)
-
-
-def _write_certification(result, out: Path, as_json: bool) -> None:
-    import pandas as pd
-    from matplotlib.figure import Figure
-
-    data = result.to_dict()
-    (out / "result.json").write_text(json.dumps(data, indent=2, allow_nan=False))
-    rows = [
-        {k: v for k, v in point.items() if k not in ("counts", "targets", "harmful")}
-        for point in data["points"]
-    ]
-    pd.DataFrame(rows).to_csv(out / "certificates.csv", index=False)
-    figure = Figure(figsize=(7, 4.5))
-    result.plot(ax=figure.add_subplot())
-    figure.savefig(out / "certified_accuracy.png", dpi=144, bbox_inches="tight")
-    _tell(f"wrote result.json, certificates.csv and certified_accuracy.png to {out}", as_json)
-
-
-def _tell(message: str, as_json: bool) -> None:
-    if as_json:  # keep stdout pure JSON
-        err_console.print(message, highlight=False, markup=False)
-    else:
-        typer.echo(message)
+    return None if cost_matrix is None else read_cost_matrix(cost_matrix)

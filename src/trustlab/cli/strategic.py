@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, read_table, require_columns
+from trustlab.cli._common import (
+    JSON_OPTION_HELP,
+    emit,
+    progress,
+    read_table,
+    require_columns,
+    save,
+)
 from trustlab.errors import InputError
 
 __all__ = ["app", "parse_weights"]
@@ -28,18 +34,18 @@ a seller sets the price to maximise revenue. The price is per unit of distance a
 per-feature prices, price * max(w_j, 0) / ||w||, are printed with --json).
 
 --weights names each feature column with its weight: "income=0.8,age=-0.1". Columns not named
-are not features. --budget-col holds each user's budget (non-negative). With --label-col (0/1,
+are not features. --budget-col holds each user's budget (non-negative). With --label (0/1,
 -1/+1 or true/false; 1 = should be accepted) the accuracy and social burden are reported too.
 --price evaluates the market at a price you choose instead of the optimal one.
 
---out DIR writes market.json (every number printed), users.csv (per row: distance to the
+--out DIR writes result.json (every number printed), users.csv (per row: distance to the
 boundary, budget, whether the user buys, what they pay, the decision after the market) and
 revenue.png (revenue against price, optimum marked).
 
 Example:
 
   trustlab strategic price --data applicants.csv --budget-col savings \\
-      --weights "income=0.8,tenure=0.3" --intercept -2.5 --label-col repaid --out market/
+      --weights "income=0.8,tenure=0.3" --intercept -2.5 --label repaid --out market/
 """
 
 SIMULATE_HELP = """Naive, fixed-cost and market-aware (MASC) learners under the market they induce.
@@ -50,9 +56,9 @@ users. --data synthetic: a 2-D Gaussian mixture with log-normal budgets whose me
 logan: positive = a professional occupation, budgets simulated from the father's occupational
 status (see docs/strategic-markets.md).
 
---out DIR writes revenue.png (revenue against price, optima marked), accuracy.png (accuracy
-under the induced market per learner, with the no-market benchmark) and simulation.json (every
-number, the revenue curves included).
+--out DIR writes result.json (every number, the revenue curves included), revenue.png (revenue
+against price, optima marked) and accuracy.png (accuracy under the induced market per learner,
+with the no-market benchmark).
 
 Example:
 
@@ -88,7 +94,7 @@ def _labels_as_positive(column):
         mapping = {"true": 1.0, "false": 0.0, "1": 1.0, "0": 0.0, "-1": 0.0, "+1": 1.0}
         unknown = sorted(set(lowered) - set(mapping))
         if unknown:
-            raise InputError.bad("--label-col", "0/1, -1/+1 or true/false labels", unknown[:5])
+            raise InputError.bad("--label", "0/1, -1/+1 or true/false labels", unknown[:5])
         return lowered.map(mapping).to_numpy(dtype=np.float64)
     return values
 
@@ -101,8 +107,8 @@ def price_command(
     ],
     budget_col: Annotated[str, typer.Option("--budget-col", help="Column of budgets (>= 0).")],
     intercept: Annotated[float, typer.Option("--intercept", help="The intercept b0.")] = 0.0,
-    label_col: Annotated[
-        str | None, typer.Option("--label-col", help="Optional column of true binary labels.")
+    label: Annotated[
+        str | None, typer.Option("--label", help="Optional column of true binary labels.")
     ] = None,
     price: Annotated[
         float | None, typer.Option("--price", help="Evaluate at this price, not the optimum.")
@@ -110,7 +116,7 @@ def price_command(
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
     out: Annotated[
         Path | None,
-        typer.Option("--out", help="Write market.json, users.csv and revenue.png here."),
+        typer.Option("--out", help="Write result.json, users.csv and revenue.png here."),
     ] = None,
 ) -> None:
     from trustlab.strategic import market_outcome, market_price
@@ -119,10 +125,10 @@ def price_command(
     named = parse_weights(weights)
     for column in named:
         require_columns(table, {"--weights": column})
-    require_columns(table, {"--budget-col": budget_col, "--label-col": label_col})
-    features = _numeric(table[list(named)], "--weights")
-    budgets = _numeric(table[[budget_col]], "--budget-col")[:, 0]
-    labels = None if label_col is None else _labels_as_positive(table[label_col])
+    require_columns(table, {"--budget-col": budget_col, "--label": label})
+    features = _numeric(table[list(named)], "--weights")  # the column names name the features
+    budgets = _numeric(table[[budget_col]], "--budget-col")[budget_col]
+    labels = None if label is None else _labels_as_positive(table[label])
     w = list(named.values())
     with progress() as bar:
         bar.add_task(f"pricing the market of {len(table)} users", total=None)
@@ -131,61 +137,25 @@ def price_command(
         else:
             result = market_outcome(w, intercept, features, budgets, price, y=labels)
     emit(result, as_json)
-    if out is not None:
-        _write_market(result, list(named), table.index, out)
+    save(result, out, as_json)
 
 
 def _numeric(frame, option: str):
+    """The chosen columns as float64 (the library checks the values: finite, budgets >= 0)."""
     import numpy as np
 
     try:
-        values = frame.to_numpy(dtype=np.float64)
+        return frame.astype(np.float64)
     except (TypeError, ValueError) as exc:
         raise InputError.bad(option, "numeric columns", list(frame.dtypes.astype(str))) from exc
-    bad = ~np.isfinite(values)
-    if bad.any():
-        row, col = (int(i) for i in np.argwhere(bad)[0])
-        raise InputError(
-            f"{option}: expected finite numbers, got {values[row, col]} in column "
-            f"{frame.columns[col]!r} at row {row}",
-            argument=option,
-        )
-    return values
-
-
-def _write_market(result, feature_names, index, out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import pandas as pd
-
-    out.mkdir(parents=True, exist_ok=True)
-    payload = result.to_dict()
-    payload["features"] = feature_names
-    (out / "market.json").write_text(json.dumps(payload, indent=2) + "\n")
-    pd.DataFrame(
-        {
-            "row": index,
-            "distance": result.distances,
-            "budget": result.budgets,
-            "buys": result.buyers,
-            "paid": result.costs,
-            "decision": result.predictions,
-        }
-    ).to_csv(out / "users.csv", index=False)
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    result.plot(ax=ax)
-    fig.tight_layout()
-    fig.savefig(out / "revenue.png", dpi=120)
-    plt.close(fig)
 
 
 @app.command("simulate", help=SIMULATE_HELP)
 def simulate_command(
     out: Annotated[
-        Path, typer.Option("--out", help="Write revenue.png, accuracy.png, simulation.json.")
-    ],
+        Path | None,
+        typer.Option("--out", help="Write result.json, revenue.png and accuracy.png here."),
+    ] = None,
     data: Annotated[str, typer.Option("--data", help="synthetic, chile or logan.")] = "synthetic",
     seed: Annotated[int, typer.Option("--seed", help="Random seed (data, split, training).")] = 0,
     n_samples: Annotated[
@@ -200,15 +170,10 @@ def simulate_command(
     ] = 60,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from trustlab.strategic import simulate
+    from trustlab.strategic import simulate_market
 
     with progress() as bar:
-        task = bar.add_task("simulating", total=5)  # the five stages simulate() reports
+        task = bar.add_task("simulating", total=5)  # the five stages simulate_market() reports
         started: list[str] = []
 
         def advance(text: str) -> None:
@@ -217,7 +182,7 @@ def simulate_command(
             started.append(text)
             bar.update(task, description=text)
 
-        result = simulate(
+        result = simulate_market(
             data,
             n_samples=n_samples,
             budget_ratio=budget_ratio,
@@ -227,11 +192,4 @@ def simulate_command(
         )
         bar.advance(task)
     emit(result, as_json)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "simulation.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n")
-    for name, draw in (("revenue.png", result.plot), ("accuracy.png", result.plot_accuracy)):
-        fig, ax = plt.subplots(figsize=(7, 4.2))
-        draw(ax=ax)
-        fig.tight_layout()
-        fig.savefig(out / name, dpi=120)
-        plt.close(fig)
+    save(result, out, as_json)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from trustlab.errors import ConfigError, InputError
+from trustlab.errors import InputError
 
 __all__ = [
     "LabelFunction",
@@ -24,7 +24,6 @@ __all__ = [
     "eval_mode",
     "is_torch_module",
     "point_streams",
-    "require_torch",
 ]
 
 
@@ -49,15 +48,6 @@ def eval_mode(model: Any) -> Iterator[None]:
         yield
     finally:
         model.train(True)
-
-
-def require_torch():
-    """The torch module, or ConfigError naming the optional extra that provides it."""
-    try:
-        import torch
-    except ImportError:
-        raise ConfigError.missing_extra("torch", "torch") from None
-    return torch
 
 
 def point_streams(entropy: int, indices: Sequence[int]) -> list[np.random.Generator]:

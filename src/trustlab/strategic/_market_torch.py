@@ -1,7 +1,7 @@
 """The torch side of the feature-market learners: SoftSort, the soft price, the market hinge and
 the minibatch training loop.
 
-Imported only from :mod:`trustlab.strategic.markets` when a learner is fitted or a soft price is
+Imported only from :mod:`trustlab.strategic.market` when a learner is fitted or a soft price is
 asked for (torch is an optional extra). Everything runs in float64 on the caller's torch thread
 setting; randomness comes from the numpy Generator the caller passes.
 """

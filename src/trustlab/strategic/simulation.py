@@ -2,8 +2,8 @@
 
 Public names (re-exported by :mod:`trustlab.strategic`): :func:`make_market_population` (the
 spec's synthetic populations), :func:`load_market_data` (the bundled tables turned into a binary
-task with budgets) and :func:`simulate` (naive, fixed-cost and market-aware learners under the
-market they induce on held-out users).
+task with budgets) and :func:`simulate_market` (naive, fixed-cost and market-aware learners under
+the market they induce on held-out users, as a :class:`MarketSimulation`).
 """
 
 from __future__ import annotations
@@ -15,20 +15,28 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_choice, check_in_range, check_positive_int, check_random_state
-from trustlab.strategic.markets import (
+from trustlab._checks import (
+    check_choice,
+    check_in_range,
+    check_non_negative,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+)
+from trustlab._results import Result, internal_field, new_axes
+from trustlab.strategic.learners import (
     FixedPriceStrategicClassifier,
     MarketAwareClassifier,
-    MarketResult,
     NaiveMarketClassifier,
 )
+from trustlab.strategic.market import MarketResult
 
 __all__ = [
     "make_market_population",
     "MarketData",
     "load_market_data",
-    "SimulationResult",
-    "simulate",
+    "MarketSimulation",
+    "simulate_market",
 ]
 
 DATA_CHOICES = ("synthetic", "chile", "logan")
@@ -83,9 +91,9 @@ def make_market_population(
     """
     n = check_positive_int(n_samples, "n_samples", minimum=2)
     kind = check_choice(kind, "kind", _KINDS)
-    gap = check_in_range(separation, "separation", 0.0, math.inf)
-    ratio = check_in_range(budget_ratio, "budget_ratio", 0.0, math.inf, low_open=True)
-    spread = check_in_range(budget_spread, "budget_spread", 0.0, math.inf)
+    gap = check_non_negative(separation, "separation")
+    ratio = check_positive(budget_ratio, "budget_ratio")
+    spread = check_non_negative(budget_spread, "budget_spread")
     rng = check_random_state(random_state)
     y = rng.integers(0, 2, size=n)
     sign = np.where(y == 1, 1.0, -1.0)
@@ -194,8 +202,12 @@ def load_market_data(name: str, *, random_state: Any = None) -> MarketData:
 
 
 @dataclass(frozen=True)
-class SimulationResult:
+class MarketSimulation(Result):
     """Naive, fixed-cost and market-aware learners under the market they induce on test users.
+
+    Saved (``write_outputs``, the CLI's ``--out``) as ``result.json`` (every number, the revenue
+    curves included), ``revenue.png`` (:meth:`plot`) and ``accuracy.png``
+    (:meth:`plot_accuracy`).
 
     Attributes
     ----------
@@ -209,7 +221,8 @@ class SimulationResult:
     coefficients : dict of str to (list of float, float)
         Weights and intercept of each learner (on standardised features).
     feature_names : list of str
-    seed : int
+    random_state : int
+        The seed of the data, the split and the training.
     """
 
     data: str
@@ -217,10 +230,13 @@ class SimulationResult:
     budget_note: str
     n_train: int
     n_test: int
-    markets: dict[str, MarketResult] = field(repr=False)
-    coefficients: dict[str, tuple[list[float], float]] = field(repr=False)
+    markets: dict[str, MarketResult] = internal_field()
+    coefficients: dict[str, tuple[list[float], float]] = internal_field()
     feature_names: list[str]
-    seed: int
+    random_state: int
+
+    figure_name = "revenue.png"
+    figure_size = (7.0, 4.2)
 
     @property
     def benchmark_accuracy(self) -> float:
@@ -236,7 +252,7 @@ class SimulationResult:
         """Market-aware minus naive accuracy after the market (positive: MASC is better)."""
         return self.accuracy("market_aware") - self.accuracy("naive")
 
-    def to_dict(self) -> dict[str, Any]:
+    def _dict_items(self) -> dict[str, Any]:
         learners = {}
         for key in LEARNERS:
             market = self.markets[key]
@@ -245,22 +261,26 @@ class SimulationResult:
             learners[key] = {
                 "label": _LABELS[key],
                 **market.to_dict(),
-                "coef": [float(c) for c in coef],
-                "intercept": float(intercept),
+                "coef": coef,
+                "intercept": intercept,
                 "revenue_curve": {"price": curve_x, "revenue": curve_y},
             }
         return {
             "data": self.data,
             "positive_label": self.positive_label,
             "budget_note": self.budget_note,
-            "feature_names": list(self.feature_names),
+            "feature_names": self.feature_names,
             "n_train": self.n_train,
             "n_test": self.n_test,
-            "seed": self.seed,
+            "random_state": self.random_state,
             "benchmark_accuracy": self.benchmark_accuracy,
-            "margin_over_naive": float(self.margin_over_naive),
+            "margin_over_naive": self.margin_over_naive,
             "learners": learners,
         }
+
+    def files(self) -> dict[str, Any]:
+        """``accuracy.png``: :meth:`plot_accuracy`."""
+        return {"accuracy.png": self.plot_accuracy}
 
     def summary(self) -> str:
         lines = [
@@ -280,10 +300,7 @@ class SimulationResult:
 
     def plot(self, ax=None):
         """Revenue against price on the test users for each deployed learner, optima marked."""
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6.5, 4))
+        ax = new_axes(ax, figsize=(6.5, 4.0))
         for key in ("naive", "fixed_cost_long", "market_aware"):
             self.markets[key].plot(ax=ax, label=_LABELS[key])
         ax.set_title(f"Revenue against price ({self.data}, test users)")
@@ -291,10 +308,7 @@ class SimulationResult:
 
     def plot_accuracy(self, ax=None):
         """Accuracy under the induced market for each learner, with the no-market benchmark."""
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6.5, 4))
+        ax = new_axes(ax, figsize=(6.5, 4.0))
         names = ["benchmark\n(no market)"] + [_SHORT_LABELS[k] for k in LEARNERS]
         values = [self.benchmark_accuracy] + [self.accuracy(k) for k in LEARNERS]
         colors = ["tab:gray", "tab:red", "tab:orange", "tab:olive", "tab:green"]
@@ -341,7 +355,7 @@ def _population(data, n_samples, budget_ratio, seed):
     )
 
 
-def simulate(
+def simulate_market(
     data: str = "synthetic",
     *,
     n_samples: int = 2000,
@@ -350,7 +364,7 @@ def simulate(
     max_epochs: int = 60,
     random_state: int = 0,
     callback: Callable[[str], None] | None = None,
-) -> SimulationResult:
+) -> MarketSimulation:
     """Train the naive, fixed-cost and market-aware learners and deploy them on test users.
 
     The rows are split (stratified) into train and test; features are standardised on the
@@ -376,8 +390,8 @@ def simulate(
 
     Examples
     --------
-    >>> from trustlab.strategic import simulate
-    >>> res = simulate(n_samples=600, max_epochs=5, random_state=0)
+    >>> from trustlab.strategic import simulate_market
+    >>> res = simulate_market(n_samples=600, max_epochs=5, random_state=0)
     >>> sorted(res.markets) == sorted(["naive", "fixed_cost_short", "fixed_cost_long",
     ...                                "market_aware"])
     True
@@ -385,7 +399,7 @@ def simulate(
     data = check_choice(data, "data", DATA_CHOICES)
     n = check_positive_int(n_samples, "n_samples", minimum=20)
     share = check_in_range(test_size, "test_size", 0.05, 0.8)
-    epochs = check_positive_int(max_epochs, "max_epochs")
+    max_epochs = check_positive_int(max_epochs, "max_epochs")
     seed = check_positive_int(random_state, "random_state", minimum=0)
     step = callback or (lambda _text: None)
 
@@ -403,10 +417,10 @@ def simulate(
     step("fitting the naive learner")
     naive = NaiveMarketClassifier().fit(*fit_args, budgets=budgets[train])
     step("fitting the fixed-cost strategic learner")
-    fixed = FixedPriceStrategicClassifier(max_epochs=epochs, random_state=seed)
+    fixed = FixedPriceStrategicClassifier(max_epochs=max_epochs, random_state=seed)
     fixed.fit(*fit_args, budgets=budgets[train])
     step("fitting the market-aware learner (MASC)")
-    masc = MarketAwareClassifier(max_epochs=epochs, random_state=seed)
+    masc = MarketAwareClassifier(max_epochs=max_epochs, random_state=seed)
     masc.fit(*fit_args, budgets=budgets[train])
 
     step("forming the markets on the test users")
@@ -421,7 +435,7 @@ def simulate(
         key: ([float(c) for c in model.coef_], float(model.intercept_))
         for key, model in (("naive", naive), ("fixed_cost", fixed), ("market_aware", masc))
     }
-    return SimulationResult(
+    return MarketSimulation(
         data=data,
         positive_label=positive_label,
         budget_note=budget_note,
@@ -430,5 +444,5 @@ def simulate(
         markets=markets,
         coefficients=coefficients,
         feature_names=list(names),
-        seed=seed,
+        random_state=seed,
     )

@@ -33,8 +33,7 @@ margin-cs
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -43,13 +42,19 @@ from trustlab._checks import (
     as_1d,
     as_float_array,
     check_choice,
+    check_class_indices,
     check_in_range,
+    check_non_negative,
+    check_positive,
     check_positive_int,
     check_random_state,
 )
+from trustlab._lazy import require
+from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.robustness._progress import progress_reporter
-from trustlab.robustness._sampling import is_torch_module, require_torch
+from trustlab.robustness._sampling import is_torch_module
+from trustlab.robustness.certificates import check_cost_matrix
 
 __all__ = ["METHODS", "TrainingResult", "train_smoothed", "margin_cs_loss", "gaussian_loss"]
 
@@ -60,7 +65,7 @@ _SMALLEST = 1e-300
 
 
 @dataclass(frozen=True, eq=False)
-class TrainingResult:
+class TrainingResult(Result):
     """A trained base classifier and its per-epoch training record.
 
     Attributes
@@ -75,14 +80,12 @@ class TrainingResult:
         ``noisy_accuracy`` (smoothed-softmax accuracy on the noisy training copies).
     """
 
-    model: Any = field(repr=False)
+    model: Any = internal_field()  # the weights are saved with save_base_model, not as JSON
     method: str
     settings: dict[str, Any]
     history: list[dict[str, float]]
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe: the method, settings and history (not the weights)."""
-        return {"method": self.method, "settings": dict(self.settings), "history": self.history}
+    figure_name = "training.png"
 
     def summary(self) -> str:
         last = self.history[-1]
@@ -96,10 +99,7 @@ class TrainingResult:
 
     def plot(self, ax=None):
         """Loss terms and noisy accuracy per epoch."""
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6.0, 4.0))
+        ax = new_axes(ax, figsize=(6.0, 4.0))
         epochs = np.arange(1, len(self.history) + 1)
         for key in ("loss", "classification_loss", "robustness_loss"):
             ax.plot(epochs, [h[key] for h in self.history], label=key.replace("_", " "))
@@ -121,9 +121,9 @@ def train_smoothed(
     method: str = "margin-cs",
     *,
     sigma: float = 0.25,
-    epochs: int = 30,
+    max_epochs: int = 30,
     batch_size: int = 64,
-    lr: float = 0.05,
+    learning_rate: float = 0.05,
     momentum: float = 0.9,
     weight_decay: float = 5e-4,
     milestones: tuple[int, ...] | None = None,
@@ -153,10 +153,11 @@ def train_smoothed(
     method : {"margin-cs", "gaussian"}
     sigma : float
         Noise level, the one the smoothed classifier will use.
-    epochs, batch_size, lr, momentum, weight_decay, milestones
-        SGD with momentum; the learning rate is divided by 10 at each milestone epoch
-        (default: at 50 % and 90 % of the epochs, like the authors' 200 and 400 of 440). The
-        authors use lr 0.01 over 440 epochs; 0.05 suits the few epochs of a small CPU model.
+    max_epochs, batch_size, learning_rate, momentum, weight_decay, milestones
+        SGD with momentum for ``max_epochs`` epochs; the learning rate is divided by 10 at each
+        milestone epoch (default: at 50 % and 90 % of the epochs, like the authors' 200 and 400
+        of 440). The authors use a learning rate of 0.01 over 440 epochs; 0.05 suits the few
+        epochs of a small CPU model.
     gauss_num : int
         Noisy copies per input and step (16 in the paper).
     beta : float
@@ -176,7 +177,7 @@ def train_smoothed(
     random_state : None, int or numpy Generator
         Seeds the shuffling and the noise (the weights' initialisation is the model's).
     progress : bool or callable
-        A progress bar over epochs, or a callable receiving ``(epochs_done, epochs)``.
+        A progress bar over epochs, or a callable receiving ``(epochs_done, max_epochs)``.
 
     Returns
     -------
@@ -188,11 +189,11 @@ def train_smoothed(
     >>> X, y = load_digits_split("train")
     >>> model = digits_model("mlp", hidden=32)
     >>> result = train_smoothed(model, X[:256], y[:256], make_cost_matrix(10, {3: [8]}),
-    ...                         epochs=1, random_state=0)
+    ...                         max_epochs=1, random_state=0)
     >>> len(result.history)
     1
     """
-    torch = require_torch()
+    torch = require("torch", "torch")
     if not is_torch_module(model):
         raise InputError.bad("model", "a torch.nn.Module", model)
     method = check_choice(method, "method", METHODS)
@@ -203,10 +204,8 @@ def train_smoothed(
     if len(labels) != len(X):
         raise InputError.bad("y", f"{len(X)} labels (one per row of X)", labels)
     settings = _settings(locals())
-    num_classes = _output_width(model, X)
-    labels = _check_labels(labels, num_classes)
-    from trustlab.robustness.smoothing import check_cost_matrix
-
+    num_classes = _output_width(torch, model, X)
+    labels = check_class_indices(labels, "y", num_classes)
     costs = check_cost_matrix(cost_matrix, num_classes)
     if settings["pairwise"] is None:
         nonzero = costs[costs > 0]
@@ -221,63 +220,47 @@ def train_smoothed(
 
 def _settings(arguments: dict[str, Any]) -> dict[str, Any]:
     """Validated hyperparameters of :func:`train_smoothed`."""
-    epochs = check_positive_int(arguments["epochs"], "epochs")
+    max_epochs = check_positive_int(arguments["max_epochs"], "max_epochs")
     milestones = arguments["milestones"]
     if milestones is None:
-        milestones = (max(1, round(epochs * 0.5)), max(1, round(epochs * 0.9)))
+        milestones = (max(1, round(max_epochs * 0.5)), max(1, round(max_epochs * 0.9)))
     milestones = tuple(check_positive_int(m, "milestones") for m in milestones)
-    lbd = check_in_range(arguments["lbd"], "lbd", 0.0, math.inf)
+    lbd = check_non_negative(arguments["lbd"], "lbd")
     lbd_sensitive = arguments["lbd_sensitive"]
     lbd_sensitive = lbd if lbd_sensitive is None else lbd_sensitive
     pairwise = arguments["pairwise"]
     if pairwise is not None and not isinstance(pairwise, bool):
         raise InputError.bad("pairwise", "True, False or None", pairwise)
+    max_grad_norm = arguments["max_grad_norm"]
     return {
         "method": arguments["method"],
-        "sigma": check_in_range(arguments["sigma"], "sigma", 0.0, math.inf, low_open=True),
-        "epochs": epochs,
+        "sigma": check_positive(arguments["sigma"], "sigma"),
+        "max_epochs": max_epochs,
         "batch_size": check_positive_int(arguments["batch_size"], "batch_size"),
-        "lr": check_in_range(arguments["lr"], "lr", 0.0, math.inf, low_open=True),
+        "learning_rate": check_positive(arguments["learning_rate"], "learning_rate"),
         "momentum": check_in_range(arguments["momentum"], "momentum", 0.0, 1.0, high_open=True),
-        "weight_decay": check_in_range(arguments["weight_decay"], "weight_decay", 0.0, math.inf),
+        "weight_decay": check_non_negative(arguments["weight_decay"], "weight_decay"),
         "milestones": list(milestones),
         "gauss_num": check_positive_int(arguments["gauss_num"], "gauss_num"),
-        "beta": check_in_range(arguments["beta"], "beta", 0.0, math.inf, low_open=True),
+        "beta": check_positive(arguments["beta"], "beta"),
         "lbd": lbd,
-        "lbd_sensitive": check_in_range(lbd_sensitive, "lbd_sensitive", 0.0, math.inf),
-        "gamma_sensitive": check_in_range(
-            arguments["gamma_sensitive"], "gamma_sensitive", 0.0, math.inf, low_open=True
-        ),
-        "gamma_normal": check_in_range(
-            arguments["gamma_normal"], "gamma_normal", 0.0, math.inf, low_open=True
-        ),
+        "lbd_sensitive": check_non_negative(lbd_sensitive, "lbd_sensitive"),
+        "gamma_sensitive": check_positive(arguments["gamma_sensitive"], "gamma_sensitive"),
+        "gamma_normal": check_positive(arguments["gamma_normal"], "gamma_normal"),
         "pairwise": pairwise,
         "max_grad_norm": None
-        if arguments["max_grad_norm"] is None
-        else check_in_range(
-            arguments["max_grad_norm"], "max_grad_norm", 0.0, math.inf, low_open=True
-        ),
+        if max_grad_norm is None
+        else check_positive(max_grad_norm, "max_grad_norm"),
     }
 
 
-def _output_width(model: Any, X: np.ndarray) -> int:
+def _output_width(torch: Any, model: Any, X: np.ndarray) -> int:
     """K, from one forward pass of the first input."""
-    torch = require_torch()
     with torch.no_grad():
         out = model(torch.as_tensor(X[:1], dtype=torch.float32))
     if out.ndim != 2 or out.shape[1] < 2:
         raise InputError.bad("model", "a module returning (batch, K) logits, K >= 2", out.numpy())
     return int(out.shape[1])
-
-
-def _check_labels(labels: np.ndarray, num_classes: int) -> np.ndarray:
-    if labels.dtype.kind == "f" and np.all(labels == np.round(labels)):
-        labels = labels.astype(np.int64)
-    if labels.dtype.kind not in "iu" or labels.min() < 0 or labels.max() >= num_classes:
-        raise InputError.bad(
-            "y", f"class indices in [0, {num_classes}) (the model's outputs)", labels
-        )
-    return labels.astype(np.int64)
 
 
 def _fit(torch, model, X, labels, costs, method, settings, generator, progress):
@@ -289,16 +272,16 @@ def _fit(torch, model, X, labels, costs, method, settings, generator, progress):
     )
     optimizer = torch.optim.SGD(
         model.parameters(),
-        lr=settings["lr"],
+        lr=settings["learning_rate"],
         momentum=settings["momentum"],
         weight_decay=settings["weight_decay"],
     )
     scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer, settings["milestones"], 0.1)
     copies, sigma, size = settings["gauss_num"], settings["sigma"], settings["batch_size"]
-    report = progress_reporter(progress, settings["epochs"], "training")
+    report = progress_reporter(progress, settings["max_epochs"], "training")
     history = []
     try:
-        for epoch in range(settings["epochs"]):
+        for epoch in range(settings["max_epochs"]):
             model.train()
             totals = np.zeros(4)  # loss, classification, robustness, correct
             order = torch.randperm(len(X_t), generator=generator)
@@ -337,7 +320,7 @@ def _fit(torch, model, X, labels, costs, method, settings, generator, progress):
 
 def gaussian_loss(logits, targets):
     """Mean cross-entropy over every noisy copy; returns the loss and per-batch sums."""
-    torch = require_torch()
+    torch = require("torch", "torch")
     size, copies, num_classes = logits.shape
     ce = (
         torch.nn.functional.cross_entropy(
@@ -378,7 +361,7 @@ def margin_cs_loss(logits, targets, harmful, weights, settings):
     parts : ndarray
         Sums over the batch: total loss, CE, weighted robustness term, correct samples.
     """
-    torch = require_torch()
+    torch = require("torch", "torch")
     ndtri = torch.special.ndtri
     size = logits.shape[0]
     probs = logits.softmax(dim=2).mean(dim=1)

@@ -1,9 +1,11 @@
 """Bundled data and architectures for smoothing on CPU: sklearn's digits, a small MLP and CNN.
 
-Models are saved as a torch state dict (``model.pt``, loaded with ``weights_only=True``, so no
-code is ever unpickled) beside a JSON description of the architecture (``model.json``), from
-which :func:`load_model` rebuilds the module. Inputs are always flat feature vectors; the CNN
-reshapes them to square one-channel images itself, so noise is added in the same space for both.
+A model is saved as a folder: a torch state dict (``model.pt``, loaded with
+``weights_only=True``, so no code is ever unpickled) beside a JSON description of the
+architecture (``model.json``), from which :func:`load_base_model` rebuilds the module.
+:func:`save_base_model` returns the folder that :func:`load_base_model` takes (and the CLI's
+``--model``). Inputs are always flat feature vectors; the CNN reshapes them to square
+one-channel images itself, so noise is added in the same space for both.
 """
 
 from __future__ import annotations
@@ -17,16 +19,26 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import check_choice, check_positive_int
+from trustlab._lazy import require
+from trustlab._results import write_atomic
 from trustlab.errors import InputError
-from trustlab.robustness._sampling import require_torch
 
-__all__ = ["ARCHITECTURES", "DIGITS_SPLITS", "digits_model", "load_digits_split", "load_model",
-           "save_model"]  # fmt: skip
+__all__ = [
+    "ARCHITECTURES",
+    "DIGITS_SPLITS",
+    "digits_model",
+    "load_digits_split",
+    "load_base_model",
+    "save_base_model",
+]
 
 ARCHITECTURES = ("mlp", "cnn")
 DIGITS_SPLITS = ("train", "test", "all")
 # A fixed, stratified 70/30 split of the 1,797 digits (seed 0): 1,257 train, 540 test.
 _DIGITS_TEST_SIZE = 0.3
+# The two files of a saved model, in its folder.
+WEIGHTS_FILE = "model.pt"
+DESCRIPTION_FILE = "model.json"
 
 
 def load_digits_split(split: str = "train") -> tuple[np.ndarray, np.ndarray]:
@@ -72,7 +84,7 @@ def digits_model(
 
     The weights are initialised from ``random_state`` without touching torch's global state.
     The returned module carries its description in ``model.trustlab_spec`` (for
-    :func:`save_model`).
+    :func:`save_base_model`).
 
     Examples
     --------
@@ -104,7 +116,7 @@ def _check_spec(spec: Any) -> dict[str, Any]:
 
 
 def _build(spec: dict[str, Any], random_state: int = 0):
-    torch = require_torch()
+    torch = require("torch", "torch")
     nn = torch.nn
     d, k, h = spec["num_features"], spec["num_classes"], spec["hidden"]
     with torch.random.fork_rng(devices=[]):
@@ -127,31 +139,49 @@ def _build(spec: dict[str, Any], random_state: int = 0):
     return model
 
 
-def save_model(model: Any, path: str | Path, **info: Any) -> tuple[Path, Path]:
-    """Write ``model``'s state dict to ``path`` and its description to ``path`` + ``.json``.
+def save_base_model(model: Any, folder: str | Path, **info: Any) -> Path:
+    """Save ``model`` into ``folder`` (created if needed) and return the folder.
 
-    ``model`` must come from :func:`digits_model` (it carries ``trustlab_spec``); ``info``
-    (JSON-safe) is stored in the description too, e.g. the training method and sigma.
+    Writes the state dict to ``model.pt`` and the architecture, with ``info`` (JSON-safe, e.g.
+    the training method and sigma), to ``model.json``. ``model`` must come from
+    :func:`digits_model` (it carries ``trustlab_spec``). :func:`load_base_model` takes the
+    returned folder.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = save_base_model(digits_model(hidden=8), tempfile.mkdtemp(), sigma=0.25)
+    >>> model, description = load_base_model(folder)
+    >>> description["arch"], description["sigma"]
+    ('mlp', 0.25)
     """
-    torch = require_torch()
+    torch = require("torch", "torch")
     spec = getattr(model, "trustlab_spec", None)
     if spec is None:
         raise InputError.bad("model", "a module built by trustlab.robustness.digits_model", model)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(model.state_dict(), path)
-    description = path.with_suffix(".json")
-    description.write_text(json.dumps({**info, **spec}, indent=2, sort_keys=True))
-    return path, description
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomic(folder / WEIGHTS_FILE, lambda tmp: torch.save(model.state_dict(), tmp))
+    write_atomic(folder / DESCRIPTION_FILE, json.dumps({**info, **spec}, indent=2, sort_keys=True))
+    return folder
 
 
-def load_model(path: str | Path):
-    """Rebuild a saved model: the architecture from ``path`` + ``.json``, the weights from
-    ``path`` with ``torch.load(weights_only=True)``. Returns ``(model, description)``."""
-    torch = require_torch()
-    path = Path(path)
-    description_path = path.with_suffix(".json")
-    for file in (path, description_path):
+def load_base_model(folder: str | Path) -> tuple[Any, dict[str, Any]]:
+    """Rebuild a model saved by :func:`save_base_model`: ``(model, description)``.
+
+    The architecture comes from ``folder/model.json``, the weights from ``folder/model.pt``
+    with ``torch.load(weights_only=True)`` (a file that holds code is refused, never run). The
+    model is returned in eval mode; ``description`` holds the architecture and the saved info.
+    """
+    torch = require("torch", "torch")
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError.bad(
+            "model", f"a folder written by save_base_model ({WEIGHTS_FILE}, {DESCRIPTION_FILE})",
+            str(folder),
+        )  # fmt: skip
+    weights, description_path = folder / WEIGHTS_FILE, folder / DESCRIPTION_FILE
+    for file in (weights, description_path):
         if not file.is_file():
             raise InputError.bad("model", f"an existing file {file}", str(file))
     try:
@@ -160,12 +190,12 @@ def load_model(path: str | Path):
         raise InputError.bad("model", f"JSON in {description_path}", str(exc)) from None
     model = _build(_check_spec(description))
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
+        state = torch.load(weights, map_location="cpu", weights_only=True)
         model.load_state_dict(state)
     except (RuntimeError, ValueError, OSError, TypeError, pickle.UnpicklingError) as exc:
         # Includes pickles that are not plain tensors: weights_only refuses to run their code.
         raise InputError.bad(
-            "model", f"a state dict of the architecture in {description_path.name}", str(exc)
+            "model", f"a state dict of the architecture in {DESCRIPTION_FILE}", str(exc)
         ) from None
     model.eval()
     return model, description

@@ -1,0 +1,427 @@
+"""Linear classifiers for feature markets: MASC (market-aware) and the two baselines.
+
+All three are scikit-learn classifiers that take the users' budgets in ``fit`` and predict under
+the market the population they are applied to induces (:mod:`~trustlab.strategic.market`):
+
+- :class:`NaiveMarketClassifier`: logistic regression, market-unaware;
+- :class:`FixedPriceStrategicClassifier`: trained against the fixed price the naive model
+  induces (the standard strategic setting);
+- :class:`MarketAwareClassifier` (MASC): trained through a differentiable soft price of the
+  market it induces.
+
+torch is imported only when a trained learner is fitted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from trustlab._checks import (
+    as_1d,
+    check_choice,
+    check_in_range,
+    check_non_negative,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+)
+from trustlab.errors import InputError
+from trustlab.strategic._inputs import (
+    check_budgets,
+    check_features,
+    check_price,
+    check_weights,
+)
+from trustlab.strategic.market import MarketResult, outcome, torch_backend
+
+__all__ = ["NaiveMarketClassifier", "FixedPriceStrategicClassifier", "MarketAwareClassifier"]
+
+
+def _sklearn_base():
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+    return BaseEstimator, ClassifierMixin
+
+
+_BaseEstimator, _ClassifierMixin = _sklearn_base()
+
+
+class _MarketLinearClassifier(_ClassifierMixin, _BaseEstimator):
+    """Shared prediction under the market; subclasses set ``coef_`` and ``intercept_``.
+
+    ``classes_[1]`` (the larger label) is the positive decision users want.
+    """
+
+    def _check_fit_inputs(self, X, y, budgets, *, need_budgets=True):
+        """Features, the positive-class mask and budgets (zeros when not needed and not given);
+        sets ``classes_`` and ``n_features_in_``."""
+        features = check_features(X)
+        labels = as_1d(y, "y")
+        if labels.shape[0] != features.shape[0]:
+            raise InputError.bad("y", f"{features.shape[0]} labels (one per row of X)", labels)
+        classes = np.unique(labels)
+        if classes.size != 2:
+            raise InputError.bad("y", "exactly two classes", classes.tolist())
+        if budgets is None and not need_budgets:
+            budgets = np.zeros(features.shape[0])
+        if budgets is None:
+            raise InputError.bad("budgets", "the users' budgets (fit(X, y, budgets=...))", None)
+        money = check_budgets(budgets, features.shape[0])
+        self.classes_ = classes
+        self.n_features_in_ = features.shape[1]
+        return features, labels == classes[1], money
+
+    def _check_predict_X(self, X):
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "coef_")
+        return check_features(X, self.n_features_in_)
+
+    def _market(self, features, budgets, positive=None, price=None) -> MarketResult:
+        """The market of checked inputs (``budgets`` as given, checked here; ``price`` None:
+        the revenue-maximising one)."""
+        money = check_budgets(budgets, features.shape[0])
+        rho = None if price is None else check_price(price)
+        weights = check_weights(self.coef_)  # a constant model moves nobody: say so
+        return outcome(weights, float(self.intercept_), features, money, positive, rho)
+
+    def market(self, X: Any, budgets: Any, y: Any = None, *, price: Any = None) -> MarketResult:
+        """The market this classifier induces on the population ``X`` with ``budgets``
+        (``price=None``: the revenue-maximising price; a number: users face that price)."""
+        features = self._check_predict_X(X)
+        positive = None
+        if y is not None:
+            labels = as_1d(y, "y")
+            if labels.shape[0] != features.shape[0]:
+                raise InputError.bad("y", f"{features.shape[0]} labels", labels)
+            positive = labels == self.classes_[1]
+        return self._market(features, budgets, positive, price)
+
+    def decision_function(self, X: Any, budgets: Any = None, *, price: Any = None) -> np.ndarray:
+        """The margin after the market: ``w'x + b0 + ||w|| b_i / rho`` (the user's reach), with
+        the sign of the decision; without ``budgets`` the plain score ``w'x + b0``."""
+        features = self._check_predict_X(X)
+        score = features @ self.coef_ + self.intercept_
+        if budgets is None:
+            return score
+        res = self._market(features, budgets, price=price)
+        rho = res.price
+        norm = float(np.linalg.norm(self.coef_))
+        if not math.isfinite(rho):
+            return score
+        if rho == 0.0:
+            return np.where(res.predictions == 1, np.maximum(score, 0.0), score)
+        reach = norm * res.budgets / rho
+        margin = score + reach
+        # The decision compares b_i/u_i with rho; keep the sign exactly consistent with it.
+        return np.where(res.predictions == 1, np.maximum(margin, 0.0), np.minimum(margin, -1e-300))
+
+    def predict(self, X: Any, budgets: Any = None, *, price: Any = None) -> np.ndarray:
+        """Decisions after the market the population ``X`` induces (``budgets`` given), or the
+        plain classifier's decisions (``budgets=None``: no strategic response)."""
+        features = self._check_predict_X(X)
+        if budgets is None:
+            positive = features @ self.coef_ + self.intercept_ >= 0
+        else:
+            positive = self._market(features, budgets, price=price).predictions == 1
+        return self.classes_[positive.astype(int)]
+
+    def predict_proba(self, X: Any, budgets: Any = None, *, price: Any = None) -> np.ndarray:
+        """``sigmoid(decision_function)`` as two columns in ``classes_`` order: a monotone
+        squashing of the post-market margin, not a calibrated probability."""
+        margin = self.decision_function(X, budgets, price=price)
+        positive = 1.0 / (1.0 + np.exp(-np.clip(margin, -500, 500)))
+        return np.column_stack([1.0 - positive, positive])
+
+    def score(self, X: Any, y: Any, budgets: Any = None, *, price: Any = None) -> float:
+        """Accuracy of :meth:`predict` (after the market when ``budgets`` are given)."""
+        labels = as_1d(y, "y")
+        return float(np.mean(self.predict(X, budgets, price=price) == labels))
+
+
+def _fit_logistic(features, positive, C):
+    from sklearn.linear_model import LogisticRegression
+
+    model = LogisticRegression(C=C, max_iter=1000)
+    model.fit(features, positive.astype(int))
+    return model.coef_[0].astype(np.float64), float(model.intercept_[0])
+
+
+class NaiveMarketClassifier(_MarketLinearClassifier):
+    """The market-unaware baseline: logistic regression that ignores budgets and the market.
+
+    Prices are formed only after it is deployed (``predict(X, budgets)``).
+
+    Parameters
+    ----------
+    C : float
+        Inverse regularisation strength of the logistic regression (the spec's 0.01).
+
+    Examples
+    --------
+    >>> from trustlab.strategic import NaiveMarketClassifier, make_market_population
+    >>> X, y, b = make_market_population(400, random_state=0)
+    >>> clf = NaiveMarketClassifier().fit(X, y, budgets=b)
+    >>> clf.score(X, y) > clf.score(X, y, budgets=b)  # the market costs it accuracy
+    True
+    """
+
+    def __init__(self, C: float = 0.01):
+        self.C = C
+
+    def fit(self, X: Any, y: Any, budgets: Any = None) -> NaiveMarketClassifier:
+        """Fit on ``(X, y)``; ``budgets`` are accepted for a uniform call shape and ignored."""
+        features, positive, _ = self._check_fit_inputs(X, y, budgets, need_budgets=False)
+        C = check_positive(self.C, "C")
+        self.coef_, self.intercept_ = _fit_logistic(features, positive, C)
+        return self
+
+
+class _TrainedMarketClassifier(_MarketLinearClassifier):
+    """Training shared by the fixed-price and market-aware learners (the market hinge, Adam):
+    their common parameters, their checks and the training loop."""
+
+    def __init__(
+        self,
+        *,
+        alpha: float = 1.0,
+        learning_rate: float = 0.05,
+        batch_size: int = 128,
+        max_epochs: int = 100,
+        n_iter_no_change: int = 10,
+        validation_fraction: float = 0.2,
+        naive_C: float = 0.01,
+        random_state: Any = None,
+    ):
+        self.alpha = alpha
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.max_epochs = max_epochs
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.naive_C = naive_C
+        self.random_state = random_state
+
+    def _common_params(self):
+        return dict(
+            alpha=check_non_negative(self.alpha, "alpha"),
+            learning_rate=check_positive(self.learning_rate, "learning_rate"),
+            batch_size=check_positive_int(self.batch_size, "batch_size", minimum=2),
+            max_epochs=check_positive_int(self.max_epochs, "max_epochs"),
+            patience=check_positive_int(self.n_iter_no_change, "n_iter_no_change"),
+            validation_fraction=check_in_range(
+                self.validation_fraction, "validation_fraction", 0.0, 0.9
+            ),
+            naive_C=check_positive(self.naive_C, "naive_C"),
+        )
+
+    def _prepare(self, X, y, budgets):
+        features, positive, money = self._check_fit_inputs(X, y, budgets)
+        params = self._common_params()
+        rng = check_random_state(self.random_state)
+        # Budgets enter the loss only as b_i / rho; scaling them to median 1 leaves the market
+        # unchanged and makes the softmax scale mean the same thing whatever the currency.
+        paid = money[money > 0]
+        self.budget_scale_ = float(np.median(paid)) if paid.size else 1.0
+        scaled = money / self.budget_scale_
+        order = rng.permutation(features.shape[0])
+        n_val = int(round(params["validation_fraction"] * features.shape[0]))
+        if n_val and features.shape[0] - n_val < 2:
+            raise InputError.bad("X", "enough rows for a training and a validation part", features)
+        val, train = order[:n_val], order[n_val:]
+        if n_val == 0:
+            val = train
+        data = _Split(features, positive, scaled, train, val)
+        return data, params, rng
+
+    def _train(self, data, params, rng, price_fn: Callable, coef0, intercept0):
+        def validation_accuracy(coef, intercept):
+            rows = data.val
+            if not np.any(coef != 0):  # a constant classifier: nobody can move
+                return float(np.mean(data.positive[rows] == (intercept >= 0)))
+            res = outcome(
+                coef, intercept, data.X[rows], data.budgets[rows], data.positive[rows], None
+            )
+            return float(res.accuracy)
+
+        fit = torch_backend().train_linear(
+            data.X[data.train],
+            data.positive[data.train],
+            data.budgets[data.train],
+            coef0,
+            intercept0,
+            price_fn=price_fn,
+            evaluate=validation_accuracy,
+            alpha=params["alpha"],
+            learning_rate=params["learning_rate"],
+            batch_size=params["batch_size"],
+            max_epochs=params["max_epochs"],
+            patience=params["patience"],
+            rng=rng,
+        )
+        self.coef_ = fit.coef
+        self.intercept_ = fit.intercept
+        self.n_epochs_ = fit.n_epochs
+        self.best_epoch_ = fit.best_epoch
+        self.validation_accuracy_ = fit.best_accuracy
+        self.loss_curve_ = fit.losses
+        self.validation_curve_ = fit.accuracies
+        return self
+
+
+@dataclass(frozen=True)
+class _Split:
+    X: np.ndarray
+    positive: np.ndarray
+    budgets: np.ndarray
+    train: np.ndarray
+    val: np.ndarray
+
+
+class FixedPriceStrategicClassifier(_TrainedMarketClassifier):
+    """The standard strategic baseline ("Strat"): trained against a fixed, exogenous price.
+
+    The price is the one the naive (logistic) model induces on the training population; the
+    classifier is then trained with the market hinge at that fixed price, as if users' costs did
+    not respond to the classifier. ``predict(X, budgets, price=clf.fixed_price_)`` is its
+    short-run accuracy (users face the price it was trained for); ``predict(X, budgets)`` is the
+    long run, after the market re-prices for the new classifier.
+
+    Parameters
+    ----------
+    alpha : float
+        Weight ``lambda`` of ``||w||^2`` in the loss (the spec's 1).
+    learning_rate : float
+        Adam step size.
+    batch_size : int
+        Minibatch size; the soft price is computed per batch (O(batch^2)).
+    max_epochs : int
+    n_iter_no_change : int
+        Stop after this many epochs without a better validation accuracy; the best parameters
+        (the initial ones included) are kept.
+    validation_fraction : float
+        Share of the training rows held out for early stopping (0: validate on the training
+        rows).
+    naive_C : float
+        ``C`` of the logistic regression that gives the initial weights.
+    random_state : None, int or numpy Generator
+        Validation split and minibatch order.
+
+    Attributes
+    ----------
+    coef_, intercept_ : the weights and intercept.
+    fixed_price_ : float
+        The price trained against, in the units of the budgets.
+    budget_scale_ : float
+        Median positive training budget (budgets are divided by it inside training).
+    n_epochs_, best_epoch_, validation_accuracy_, loss_curve_, validation_curve_
+        Training record.
+    """
+
+    def fit(self, X: Any, y: Any, budgets: Any = None) -> FixedPriceStrategicClassifier:
+        data, params, rng = self._prepare(X, y, budgets)
+        train_X, train_positive = data.X[data.train], data.positive[data.train]
+        coef0, intercept0 = _fit_logistic(train_X, train_positive, params["naive_C"])
+        induced = outcome(
+            check_weights(coef0), intercept0, train_X, data.budgets[data.train], None, None
+        )
+        price = induced.price
+        self.fixed_price_ = float(price * self.budget_scale_)
+        price_fn = torch_backend().fixed_price_fn(price)
+        self._train(data, params, rng, price_fn, coef0, intercept0)
+        return self
+
+
+class MarketAwareClassifier(_TrainedMarketClassifier):
+    """MASC: a linear classifier trained through the market it induces.
+
+    Each minibatch's market price is replaced by a differentiable soft price (SoftSort of the
+    budget-per-distance values, softmax over the soft revenues); the market hinge
+    ``mean_i max(0, 1 - y_i (w'x_i + b0 + ||w|| b_i / rho~)) + alpha ||w||^2`` then scores each
+    user at the reach their budget buys, so no best-response solve is needed. Adam on
+    minibatches, early stopping on the validation accuracy under the exact (hard) market.
+    Predictions (``predict(X, budgets)``) use the exact price the population ``X`` induces.
+
+    Parameters
+    ----------
+    sort_temperature : float
+        SoftSort temperature ``tau_ss`` (0.1; smaller is closer to a hard sort).
+    softmax_scale : float
+        ``tau_sm`` in ``softmax(tau_sm * R)`` over the soft revenues (2; larger is closer to the
+        arg-max). Revenues are in units of the median training budget.
+    init : {"naive", "random"}
+        Start from the naive logistic model or from N(0, 1) weights.
+    alpha, learning_rate, batch_size, max_epochs, n_iter_no_change, validation_fraction, naive_C
+        As in :class:`FixedPriceStrategicClassifier`: the weight of ``||w||^2`` (1), Adam's
+        step size, the minibatch size (the soft price is O(batch^2)), the epoch cap, early
+        stopping after ``n_iter_no_change`` epochs without a better accuracy on the held-out
+        ``validation_fraction``, and ``C`` of the initial logistic model.
+    random_state : None, int or numpy Generator
+        Split, minibatch order and (``init="random"``) initial weights.
+
+    Attributes
+    ----------
+    coef_, intercept_ : the weights and intercept.
+    budget_scale_ : float
+        Median positive training budget (budgets are divided by it inside training).
+    n_epochs_, best_epoch_, validation_accuracy_, loss_curve_, validation_curve_
+        Training record.
+
+    Examples
+    --------
+    >>> from trustlab.strategic import MarketAwareClassifier, make_market_population
+    >>> X, y, b = make_market_population(600, random_state=0)
+    >>> clf = MarketAwareClassifier(max_epochs=5, random_state=0).fit(X, y, budgets=b)
+    >>> 0.5 < clf.score(X, y, budgets=b) <= 1.0
+    True
+    """
+
+    def __init__(
+        self,
+        *,
+        sort_temperature: float = 0.1,
+        softmax_scale: float = 2.0,
+        init: str = "naive",
+        alpha: float = 1.0,
+        learning_rate: float = 0.05,
+        batch_size: int = 128,
+        max_epochs: int = 100,
+        n_iter_no_change: int = 10,
+        validation_fraction: float = 0.2,
+        naive_C: float = 0.01,
+        random_state: Any = None,
+    ):
+        super().__init__(
+            alpha=alpha,
+            learning_rate=learning_rate,
+            batch_size=batch_size,
+            max_epochs=max_epochs,
+            n_iter_no_change=n_iter_no_change,
+            validation_fraction=validation_fraction,
+            naive_C=naive_C,
+            random_state=random_state,
+        )
+        self.sort_temperature = sort_temperature
+        self.softmax_scale = softmax_scale
+        self.init = init
+
+    def fit(self, X: Any, y: Any, budgets: Any = None) -> MarketAwareClassifier:
+        tau = check_positive(self.sort_temperature, "sort_temperature")
+        scale = check_positive(self.softmax_scale, "softmax_scale")
+        init = check_choice(self.init, "init", ("naive", "random"))
+        data, params, rng = self._prepare(X, y, budgets)
+        if init == "naive":
+            coef0, intercept0 = _fit_logistic(
+                data.X[data.train], data.positive[data.train], params["naive_C"]
+            )
+        else:
+            coef0 = rng.standard_normal(data.X.shape[1])
+            intercept0 = float(rng.standard_normal())
+        price_fn = torch_backend().soft_price_fn(tau, scale)
+        self._train(data, params, rng, price_fn, coef0, intercept0)
+        return self
