@@ -7,7 +7,7 @@ prompts, chat template, one prompt at a time) three ways, interleaved over repea
 * detection: a hook at the polytope's layer that evaluates every facet on the newest state of
   every step (``SafetyPolytope.is_unsafe``) and leaves the state as it is;
 * Safe Flow: detection plus the exact projection of flagged states at every step
-  (``SafetyPolytope.generate(correct_first=max_new_tokens)``).
+  (``steered_generate(polytope, model, prompts, correct_first=max_new_tokens)``).
 
 It prints the median seconds per generated token of each and the overheads against plain
 generation. On a shared machine the wall-clock difference of two runs is mostly noise, so the
@@ -37,7 +37,12 @@ def main() -> None:
     import torch
 
     from trustlab.llm import load_model
-    from trustlab.safety import SafetyPolytope, load_safety_prompts, prompt_activations
+    from trustlab.safety import (
+        SafetyPolytope,
+        load_safety_prompts,
+        prompt_activations,
+        steered_generate,
+    )
 
     torch.set_num_threads(args.threads)
     model = load_model("smollm2-135m-instruct")
@@ -68,7 +73,8 @@ def main() -> None:
             return [model.generate([p], new_tokens, batch_size=1)[0] for p in prompts]
 
     def safe_flow():
-        return list(polytope.generate(model, prompts, new_tokens, correct_first=new_tokens).texts)
+        steered = steered_generate(polytope, model, prompts, new_tokens, correct_first=new_tokens)
+        return list(steered.texts)
 
     runs = {"plain": plain, "detection": detection, "safe flow": safe_flow}
     per_token = {name: [] for name in runs}

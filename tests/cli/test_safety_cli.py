@@ -7,18 +7,18 @@ import pytest
 from cli_helpers import one_line, run_main
 
 import trustlab.cli.main as cli_main
-import trustlab.cli.safety as safety_cli
+import trustlab.llm
 from trustlab.safety import SafetyPolytope, load_safety_prompts, prompt_activations
 
 LAYER = 3
-FIT_ARGS = ["--layer", LAYER, "--max-per-category", 4, "--n-facets", 2, "--epochs", 5]
+FIT_ARGS = ["--layer", LAYER, "--max-per-category", 4, "--n-facets", 2, "--max-epochs", 5]
 
 
 @pytest.fixture(scope="module", autouse=True)
 def cli(smollm2):
     """The session-wide model in place of loading one per command."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(safety_cli, "load_model", lambda name: smollm2)
+        mp.setattr(trustlab.llm, "load_model", lambda name: smollm2)
         yield
 
 
@@ -32,6 +32,11 @@ def fitted_dir(tmp_path_factory):
 
 
 def test_fit_saves_a_polytope_that_matches_the_api(fitted_dir, smollm2):
+    written = sorted(p.name for p in fitted_dir.iterdir())
+    assert written == ["facets.png", "polytope.json", "polytope.npz", "result.json"]
+    result = json.loads((fitted_dir / "result.json").read_text())
+    assert result["layer"] == LAYER and (result["n_prompts"], result["n_unsafe"]) == (6, 3)
+    assert 0.0 <= result["training_accuracy"] <= 1.0
     loaded = SafetyPolytope.load(fitted_dir)
     assert loaded.layer == LAYER and loaded.n_facets == 2
     assert loaded.metadata_["model"] == "smollm2-135m-instruct"
@@ -70,6 +75,9 @@ def test_eval_prints_json_and_writes_the_page(capsys, fitted_dir, tmp_path):
     assert set(data["refusal"]) == {"unsafe", "safe"}
     assert data["benign_perplexity_before"] > 0
     assert "Facets by category" in (tmp_path / "page" / "report.html").read_text()
+    saved = json.loads((tmp_path / "page" / "result.json").read_text())
+    assert saved["auroc"] == data["auroc"]
+    assert (tmp_path / "page" / "roc.png").is_file()
 
 
 def test_generate_shows_plain_and_corrected_answers(capsys, fitted_dir):
@@ -99,12 +107,20 @@ def test_generate_shows_plain_and_corrected_answers(capsys, fitted_dir):
     ("args", "message"),
     [
         (["eval", "--polytope", "no/such/folder"], "--polytope: expected a folder"),
-        (["fit", "--layer", 2, "--out", "x", "--encoder", "mlp"], "encoder: expected one of"),
-        (["fit", "--layer", 99, "--out", "x", "--max-per-category", 2], "layers: expected"),
-        (["generate", "hi", "--polytope", ".", "--correction", "x"], "--correction: expected"),
+        (["fit", "--layer", 2, "--out", "x", "--encoder", "mlp"], "--encoder: expected one of"),
+        (["fit", "--layer", 99, "--out", "x", "--max-per-category", 2], "--layer: expected"),
+        (["fit", "--layer", -1, "--out", "x", "--max-per-category", 2], "--layer: expected"),
+        (["fit", "--layer", 2, "--out", "x", "--max-epochs", 0], "--max-epochs: expected"),
+        (["fit", "--layer", 2, "--out", "x", "--seed", -1], "--seed: expected"),
+        (
+            ["generate", "hi", "--polytope", "{fitted}", "--correction", "x"],
+            "--correction: expected",
+        ),
+        (["eval", "--polytope", "{fitted}", "--margin", -1], "--margin: expected"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(capsys, args, message):
+def test_bad_input_is_one_line_and_exit_2(capsys, fitted_dir, args, message):
+    args = [str(fitted_dir) if a == "{fitted}" else a for a in args]
     code, _, err = run_main(["safety", "polytope", *args], capsys)
     assert code == 2
     assert message in one_line(err)

@@ -4,16 +4,17 @@ import doctest
 import re
 from pathlib import Path
 
-import trustlab.safety._polytope_llm as llm_module
-import trustlab.safety.polytope as polytope_module
+import trustlab.safety.polytope.estimator as estimator_module
+import trustlab.safety.polytope.results as results_module
 import trustlab.safety.prompts as prompts_module
+import trustlab.safety.refusal as refusal_module
 
 DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "safety-polytope.md"
 
 
 def test_docstring_examples_pass():
     attempted = 0
-    for module in (polytope_module, prompts_module, llm_module):
+    for module in (estimator_module, results_module, prompts_module, refusal_module):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.failed == 0, module.__name__
         attempted += result.attempted

@@ -9,7 +9,7 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import mutual_info_score
 
 from trustlab.safety import FacetReport, SafetyPolytope
-from trustlab.safety._polytope_train import _assignment_entropy, assign_facets
+from trustlab.safety.polytope._train import _assignment_entropy, assign_facets
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import pytest
 from sklearn.exceptions import NotFittedError
 
 from trustlab.errors import InputError, ResourceError
-from trustlab.safety import SafetyPolytope
+from trustlab.safety import SafetyPolytope, fit_on_prompts
 
 
 @pytest.fixture(scope="module")
@@ -71,12 +71,24 @@ def test_non_finite_activations_are_rejected(small):
         ("margin", 0.0, "margin: expected a number in"),
         ("init", "zeros", "init: expected one of 'data', 'random'"),
         ("layer", -1, "layer: expected an integer >= 0"),
+        ("learning_rate", 0.0, "learning_rate: expected a number in"),
+        ("facet_l1", -1.0, "facet_l1: expected a number in"),
+        ("reassign", "yes", "reassign: expected True or False"),
+        ("random_state", -1, "random_state: expected"),
     ],
 )
 def test_bad_settings_name_the_parameter(small, param, value, message):
     _, X, y = small
     with pytest.raises(InputError, match=message):
         SafetyPolytope(**{param: value}).fit(X, y)
+
+
+def test_fitting_on_prompts_needs_the_layer_before_reading_any_state():
+    # neither the model nor the prompts are touched: the settings are checked first
+    with pytest.raises(InputError, match="layer: expected the decoder layer to read"):
+        fit_on_prompts(SafetyPolytope(), model=None, prompts=None)
+    with pytest.raises(InputError, match="n_facets: expected an integer >= 1"):
+        fit_on_prompts(SafetyPolytope(n_facets=0, layer=3), model=None, prompts=None)
 
 
 def test_bad_projection_options_are_rejected(small):

@@ -1,6 +1,8 @@
 """The safety polytope on SmolLM2-135M-Instruct: detection against a logistic probe, the layer
 convention, Safe Flow and the refusal correction (spec checks S3-S5, kept small)."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -9,6 +11,8 @@ from sklearn.metrics import roc_auc_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from trustlab._results import write_outputs
+from trustlab.audit.sections.safety_polytope import write_page
 from trustlab.safety import (
     SafetyPolytope,
     benign_perplexity,
@@ -17,8 +21,9 @@ from trustlab.safety import (
     prompt_activations,
     refusal_judge,
     safe_flow,
+    steered_generate,
 )
-from trustlab.safety._polytope_llm import REFUSAL_RESPONSE
+from trustlab.safety.refusal import REFUSAL_RESPONSE
 
 LAYER = 12
 SOURCES = ["harmbench", "benign"]
@@ -103,7 +108,7 @@ def test_correction_happens_at_the_layer_the_polytope_reads(smollm2, polytope, f
 def test_an_unflagged_prompt_generates_exactly_the_plain_text(smollm2, polytope, unflagged_benign):
     prompt = unflagged_benign[:1]
     plain = smollm2.generate(prompt, NEW_TOKENS, batch_size=1)
-    steered = polytope.generate(smollm2, prompt, NEW_TOKENS, correct_first=1)
+    steered = steered_generate(polytope, smollm2, prompt, NEW_TOKENS, correct_first=1)
     assert steered.texts == tuple(plain)
     assert steered.flagged_steps == (0,)
 
@@ -112,7 +117,9 @@ def test_safe_flow_ends_flagged_states_inside_and_keeps_benign_perplexity(
     smollm2, polytope, flagged_harmful, unflagged_benign
 ):
     plain = smollm2.generate(flagged_harmful, NEW_TOKENS, batch_size=1)
-    steered = polytope.generate(smollm2, flagged_harmful, NEW_TOKENS, correct_first=NEW_TOKENS)
+    steered = steered_generate(
+        polytope, smollm2, flagged_harmful, NEW_TOKENS, correct_first=NEW_TOKENS
+    )
     unsafe_before = 1 - refusal_judge(plain).mean()
     unsafe_after = 1 - refusal_judge(steered.texts).mean()
     print(f"Safe Flow, unsafe-completion rate (keyword judge): {unsafe_before} -> {unsafe_after}")
@@ -135,13 +142,13 @@ def test_refusal_correction_lowers_the_unsafe_completion_rate(
     harmful = [test.prompts[i] for i in np.flatnonzero(test.unsafe)[:4]]
     flagged = polytope.is_unsafe(prompt_activations(smollm2, harmful, LAYER))
     plain = smollm2.generate(harmful, NEW_TOKENS)
-    corrected = polytope.generate(smollm2, harmful, NEW_TOKENS, correction="refuse")
+    corrected = steered_generate(polytope, smollm2, harmful, NEW_TOKENS, correction="refuse")
     unsafe_before = 1 - refusal_judge(plain).mean()
     unsafe_after = 1 - refusal_judge(corrected.texts).mean()
     print(f"refusal correction, unsafe-completion rate: {unsafe_before} -> {unsafe_after}")
     assert flagged.any() and unsafe_after < unsafe_before
     assert [t == REFUSAL_RESPONSE for t in corrected.texts] == flagged.tolist()
-    benign = polytope.generate(smollm2, unflagged_benign, NEW_TOKENS, correction="refuse")
+    benign = steered_generate(polytope, smollm2, unflagged_benign, NEW_TOKENS, correction="refuse")
     assert benign.texts == tuple(smollm2.generate(unflagged_benign, NEW_TOKENS))
 
 
@@ -156,9 +163,11 @@ def test_evaluation_numbers_and_page(smollm2, polytope, split, tmp_path):
     assert result.tpr == pytest.approx((scores[small.unsafe] > 0).mean())
     assert result.n_unsafe == 3 and result.refusal["unsafe"]["n"] == 1
     assert "AUROC" in result.summary()
-    html, json_path = result.write_html(tmp_path / "page")
+    html = write_page(result, tmp_path / "page")
     page = html.read_text()
     for title in ("Detection", "Facets by category", "Correction: before and after"):
         assert title in page
     assert page.count("data:image/png;base64,") == 2
-    assert json_path.is_file()
+    written = write_outputs(result, tmp_path / "page")
+    assert [p.name for p in written] == ["result.json", "roc.png"]
+    assert json.loads(written[0].read_text())["auroc"] == pytest.approx(result.auroc)

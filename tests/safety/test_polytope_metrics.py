@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trustlab.safety import FacetReport, refusal_judge
-from trustlab.safety._polytope_eval import tpr_at_fpr
+from trustlab.safety.polytope.evaluation import tpr_at_fpr
 
 
 def _brute_force_tpr(unsafe, scores, max_fpr):

@@ -49,6 +49,22 @@ def test_l2_projection_equals_cvxpy_and_lands_inside(fitted):
     assert (polytope.violations(result.points) <= -0.1 + 1e-9).all()
     assert not polytope.is_unsafe(result.points).any()
     assert result.kkt_residual.max() <= 1e-9
+    summary = result.to_dict()
+    assert set(summary) == {
+        "method",
+        "norm",
+        "margin",
+        "n",
+        "n_moved",
+        "n_feasible",
+        "all_feasible",
+        "distance",
+        "moved",
+        "feasible",
+        "max_violation",
+    }
+    assert summary["n_moved"] == 25 and summary["all_feasible"] is True
+    assert summary["distance"] == pytest.approx(result.distance.tolist())
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

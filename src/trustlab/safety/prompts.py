@@ -19,7 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_choice, check_in_range, check_positive_int, check_random_state
+from trustlab._checks import (
+    check_choice,
+    check_positive_int,
+    check_probability,
+    check_random_state,
+)
+from trustlab._results import Result
 from trustlab.errors import ConfigError, InputError, ResourceError
 
 __all__ = ["SafetyPrompts", "load_safety_prompts", "SOURCES", "BENIGN_CATEGORY"]
@@ -57,7 +63,7 @@ LICENCES = {
 
 
 @dataclass(frozen=True)
-class SafetyPrompts:
+class SafetyPrompts(Result):
     """Prompts with an unsafe flag, a category and the source they come from.
 
     Attributes
@@ -102,13 +108,13 @@ class SafetyPrompts:
         names, counts = np.unique(np.array(self.categories), return_counts=True)
         return {str(n): int(c) for n, c in zip(names, counts, strict=True)}
 
-    def to_dict(self) -> dict[str, Any]:
+    def _dict_items(self) -> dict[str, Any]:
         return {
             "split": self.split,
             "n": len(self),
             "n_unsafe": int(self.unsafe.sum()),
             "counts": self.counts(),
-            "licences": dict(self.licences),
+            "licences": self.licences,
         }
 
     def summary(self) -> str:
@@ -152,7 +158,7 @@ def load_safety_prompts(
     """
     split = check_choice(split, "split", SPLITS)
     chosen = _check_sources(sources)
-    test_size = check_in_range(test_size, "test_size", 0.0, 1.0, low_open=True, high_open=True)
+    test_size = check_probability(test_size, "test_size")
     if max_per_category is not None:
         max_per_category = check_positive_int(max_per_category, "max_per_category")
     seed = _seed_of(random_state)

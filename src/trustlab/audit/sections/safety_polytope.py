@@ -1,12 +1,22 @@
-"""The HTML page of an evaluated safety polytope (built with :mod:`trustlab.report`)."""
+"""The HTML page of an evaluated safety polytope: detection, facets by category, before/after.
+
+A standalone page (``trustlab safety polytope eval --out DIR`` writes it as ``report.html``), not a
+section of the tabular audit: it reads a :class:`trustlab.safety.PolytopeEvaluation` and computes
+nothing itself.
+"""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
+from trustlab._results import output_dir, write_atomic
 from trustlab.report import Figure, Paragraph, Report, Section, Table
 
-__all__ = ["build_report"]
+__all__ = ["build_page", "write_page", "PAGE_NAME"]
+
+PAGE_NAME = "report.html"
 
 DETECTION_TEXT = (
     "The safety polytope (SaP, Chen, As and Krause, ICML 2025) flags a prompt as unsafe when its "
@@ -30,8 +40,9 @@ STEERING_TEXT = (
 )
 
 
-def build_report(evaluation: Any, title: str | None = None) -> Report:
-    """Detection, facets by category and before/after examples as a Report."""
+def build_page(evaluation: Any, title: str | None = None) -> Report:
+    """Detection, facets by category and before/after examples of a
+    :class:`~trustlab.safety.PolytopeEvaluation` as a :class:`~trustlab.report.Report`."""
     report = Report(
         title or f"Safety polytope: {evaluation.model}, layer {evaluation.layer}",
         {
@@ -45,6 +56,12 @@ def build_report(evaluation: Any, title: str | None = None) -> Report:
     report.add(_facet_section(evaluation))
     report.add(_steering_section(evaluation))
     return report
+
+
+def write_page(evaluation: Any, out_dir: str | os.PathLike, title: str | None = None) -> Path:
+    """Write the page of ``evaluation`` as ``report.html`` into ``out_dir``; return its path."""
+    out = output_dir(out_dir, "out_dir")
+    return write_atomic(out / PAGE_NAME, build_page(evaluation, title).to_html())
 
 
 def _detection_section(ev: Any) -> Section:

@@ -1,4 +1,5 @@
-"""Minimal corrections into a safety polytope (used by ``SafetyPolytope.project``).
+"""Minimal corrections into a safety polytope: the :class:`Projection` result and the solvers
+behind ``SafetyPolytope.project``.
 
 Linear facets, ``c(x) = A x - e`` with target ``c(x') <= -margin``:
 
@@ -27,11 +28,96 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["LinearSolve", "project_linear_l2", "project_linear_l1", "project_concept"]
+from trustlab._results import Result, internal_field
+
+__all__ = [
+    "Projection",
+    "LinearSolve",
+    "project_linear_l2",
+    "project_linear_l1",
+    "project_concept",
+    "NORMS",
+    "MAX_ITER",
+]
+
+NORMS = ("l2", "l1")
+#: Linearisation steps of the concept-encoder projection (``SafetyPolytope.project(max_iter=)``).
+MAX_ITER = 50
 
 # Relative tolerance of the KKT certificate (scaled by the size of the problem's numbers).
 _KKT_TOL = 1e-9
 _MAX_REFINEMENTS = 200
+
+
+@dataclass(frozen=True)
+class Projection(Result):
+    """Rows moved into the polytope by :meth:`SafetyPolytope.project`.
+
+    Attributes
+    ----------
+    method : str
+        "exact-l2", "exact-l1" (linear encoder) or "sequential-linearisation" (concept encoder).
+    norm : str
+        The norm of the distance, "l2" or "l1".
+    margin : float
+        The target: ``c_k(h') <= -margin``.
+    moved : ndarray of bool (n,)
+        Rows that were outside (``max_k c_k > -margin``) and got corrected.
+    feasible : ndarray of bool (n,)
+        Rows that end inside (always True for unmoved rows; certified for the linear encoder).
+    distance : ndarray (n,)
+        ``||h' - h||`` in the chosen norm.
+    max_violation : ndarray (n,)
+        ``max_k c_k(h')`` after the correction.
+    points : ndarray (n, d)
+        The corrected rows (unchanged rows are bit-identical copies); not in ``to_dict()``.
+    kkt_residual : ndarray (n,)
+        Linear encoder, L2: the KKT residual of the exact solve (0 for unmoved rows).
+    iterations : ndarray of int (n,)
+        Active-set refinements (linear) or linearisation steps (concept).
+    """
+
+    method: str
+    norm: str
+    margin: float
+    moved: np.ndarray
+    feasible: np.ndarray
+    distance: np.ndarray
+    max_violation: np.ndarray
+    points: np.ndarray = internal_field()
+    kkt_residual: np.ndarray = internal_field()
+    iterations: np.ndarray = internal_field()
+
+    _dict_extras = ("n", "n_moved", "n_feasible", "all_feasible")
+
+    @property
+    def n(self) -> int:
+        """Rows projected."""
+        return int(len(self.moved))
+
+    @property
+    def n_moved(self) -> int:
+        """Rows that were outside and got corrected."""
+        return int(self.moved.sum())
+
+    @property
+    def n_feasible(self) -> int:
+        """Rows that end inside."""
+        return int(self.feasible.sum())
+
+    @property
+    def all_feasible(self) -> bool:
+        """Whether every row ends inside."""
+        return bool(self.feasible.all())
+
+    def summary(self) -> str:
+        moved = self.moved
+        mean = float(self.distance[moved].mean()) if moved.any() else 0.0
+        return (
+            f"projection ({self.method}): {int(moved.sum())} of {len(moved)} rows moved, "
+            f"{int(self.feasible.sum())} feasible, mean {self.norm} distance of moved rows "
+            f"{mean:.4g}"
+        )
 
 
 @dataclass(frozen=True)

@@ -1,42 +1,11 @@
-"""SaP, the safety polytope: detect and correct unsafe states in a language model's representation.
-
-A convex polytope is learned in (an encoding of) a model's hidden states: a state is *safe* iff
-it satisfies every facet constraint ``c_k(h) = phi_k' f(h) - xi_k <= 0``, and each facet tends to
-specialise to one kind of harm (Chen, As, Krause, ICML 2025). ``f`` is the identity on the
-standardised activations (``encoder="linear"``) or a one-layer ReLU concept encoder
-(``encoder="concept"``). Detection needs only the facet values; correction moves a flagged state
-to the nearest point of the polytope (:meth:`SafetyPolytope.project`).
-
-Conventions of this implementation:
-
-- **unsafe is the positive class**: ``is_unsafe`` is True iff some ``c_k > 0``;
-  ``decision_function`` = ``max_k c_k`` is the score for AUROC (the authors' metrics treat *safe*
-  as positive and their probability output is all zeros);
-- activations are standardised with the training mean and standard deviation
-  (``standardize=True``) so that one margin works across models; the facets can be read back in
-  the raw activation space (``coef_``, ``intercept_`` for the linear encoder);
-- the entropy term of the paper's loss has zero gradient (it is computed from integer facet
-  assignments); it is not put in the loss, only the reassignment heuristic acts on it;
-- the projection is exact for the linear encoder (a certified quadratic program; L1 as a
-  linear program) and iterates to feasibility for the concept encoder, reporting whether it got
-  there (the authors take one gradient step per token);
-- a polytope carries the model ``layer`` it was fitted at, and generation corrects the output
-  of that same decoder layer (``trustlab.llm`` layer L = ``hidden_states[L + 1]``): the authors
-  read block 19 and steer after block 20.
-
-References
-----------
-Chen, X., As, Y., Krause, A. (2025). Learning Safety Constraints for Large Language Models.
-ICML 2025, arXiv:2505.24445.
-"""
+"""The estimator :class:`SafetyPolytope`: facets learned on hidden states, detection, correction
+and storage. The method and its conventions are described in :mod:`trustlab.safety.polytope`."""
 
 from __future__ import annotations
 
 import json
 import math
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,18 +16,30 @@ from sklearn.utils.validation import check_is_fitted
 from trustlab._checks import (
     as_1d,
     as_float_array,
+    check_bool,
     check_choice,
     check_in_range,
+    check_non_negative,
+    check_positive,
     check_positive_int,
     check_random_state,
 )
-from trustlab.errors import ConfigError, InputError, ResourceError
-from trustlab.safety import _polytope_project as _project
+from trustlab._results import json_text, output_dir, write_atomic
+from trustlab.errors import InputError, ResourceError
+from trustlab.safety.polytope._train import TrainingSettings, train_polytope
+from trustlab.safety.polytope.projection import (
+    MAX_ITER,
+    NORMS,
+    Projection,
+    project_concept,
+    project_linear_l1,
+    project_linear_l2,
+)
+from trustlab.safety.polytope.results import FacetReport
 
-__all__ = ["SafetyPolytope", "Projection", "FacetReport"]
+__all__ = ["SafetyPolytope"]
 
 ENCODERS = ("linear", "concept")
-NORMS = ("l2", "l1")
 INITS = ("data", "random")
 FORMAT_VERSION = 1
 PARAMS_FILE = "polytope.json"
@@ -79,7 +60,8 @@ class SafetyPolytope(BaseEstimator):
         features ``relu(W z + beta)`` of a learned one-layer encoder of width ``n_concepts``.
     layer : int or None
         The decoder layer (``trustlab.llm`` convention: the output of layer ``layer``) whose
-        states the polytope reads. Stored only; needed by :meth:`generate`.
+        states the polytope reads. Stored only; needed on a language model
+        (:func:`~trustlab.safety.fit_on_prompts`, :func:`~trustlab.safety.steered_generate`).
     n_concepts : int, default 1024
         Width of the concept encoder (the paper: 16,384).
     margin : float, default 1.0
@@ -88,12 +70,16 @@ class SafetyPolytope(BaseEstimator):
         Weight w_u of the unsafe samples' term.
     concept_l1, facet_l1 : float, default 1e-3
         L1 penalties on the concept features (mean over samples) and on the facet normals.
+    facet_l2 : float, default 0.0
+        L2 penalty on the facet normals.
     max_epochs, batch_size, learning_rate
         Adam over minibatches (default 40 epochs, batches of 128, learning rate 0.01).
     reassign : bool, default True
         Entropy-driven reassignment of unsafe samples to facets (facet specialisation).
     violation_threshold : float, default 0.0
         A facet counts as violated by a sample in the reassignment when ``c_k`` exceeds this.
+    init : {"data", "random"}, default "data"
+        Facets start between the safe mean and k-means clusters of the unsafe rows, or random.
     standardize : bool, default True
         Standardise activations with the training mean and standard deviation; ``False`` keeps
         the raw scale (then ``margin`` is in raw units, as in the authors' code).
@@ -154,23 +140,10 @@ class SafetyPolytope(BaseEstimator):
         standardize: bool = True,
         random_state: Any = None,
     ):
-        self.n_facets = n_facets
-        self.encoder = encoder
-        self.layer = layer
-        self.n_concepts = n_concepts
-        self.margin = margin
-        self.unsafe_weight = unsafe_weight
-        self.concept_l1 = concept_l1
-        self.facet_l1 = facet_l1
-        self.facet_l2 = facet_l2
-        self.max_epochs = max_epochs
-        self.batch_size = batch_size
-        self.learning_rate = learning_rate
-        self.reassign = reassign
-        self.violation_threshold = violation_threshold
-        self.init = init
-        self.standardize = standardize
-        self.random_state = random_state
+        # scikit-learn's contract: every parameter stored unchanged, under its own name
+        params = dict(locals())
+        del params["self"]
+        vars(self).update(params)
 
     # ------------------------------------------------------------------------------- fitting
 
@@ -186,52 +159,62 @@ class SafetyPolytope(BaseEstimator):
         categories : array-like (n,) of str, optional
             A category per example (e.g. the harm area; safe rows may carry "benign"). Only used
             for :attr:`training_report_`.
+
+        Returns
+        -------
+        SafetyPolytope
+            ``self``, fitted.
         """
-        settings = self._settings()
-        X = as_float_array(acts, "acts", ndim=2)
-        labels = _as_unsafe_labels(unsafe, len(X))
+        settings, rng = self._check_params()
+        return self._fit(acts, unsafe, categories, settings, rng)
+
+    def _check_params(self) -> tuple[TrainingSettings, np.random.Generator]:
+        """Every parameter, checked once before any work (``fit``, ``fit_on_prompts``)."""
         if self.layer is not None:
             check_positive_int(self.layer, "layer", minimum=0)
-        cats = None if categories is None else _as_categories(categories, len(X))
-        rng = check_random_state(self.random_state)
-        torch = _require_torch()
-        from trustlab.safety._polytope_train import train_polytope
-
-        self.n_features_in_ = X.shape[1]
-        self.mean_, self.scale_ = _standardisation(X, self.standardize)
-        z = (X - self.mean_) / self.scale_
-        torch.manual_seed(int(rng.integers(2**31 - 1)))
-        params, history = train_polytope(z, labels, settings, rng)
-        self._set_parameters(params)
-        self.loss_history_ = history
-        self.training_report_ = None if cats is None else self.facet_report(X, cats)
-        return self
-
-    def _settings(self):
-        from trustlab.safety._polytope_train import TrainingSettings
-
-        return TrainingSettings(
+        check_bool(self.standardize, "standardize")
+        settings = TrainingSettings(
             n_facets=check_positive_int(self.n_facets, "n_facets"),
             encoder=check_choice(self.encoder, "encoder", ENCODERS),
             n_concepts=check_positive_int(self.n_concepts, "n_concepts"),
-            margin=check_in_range(self.margin, "margin", 0.0, math.inf, low_open=True),
-            unsafe_weight=check_in_range(
-                self.unsafe_weight, "unsafe_weight", 0.0, math.inf, low_open=True
-            ),
-            concept_l1=check_in_range(self.concept_l1, "concept_l1", 0.0, math.inf),
-            facet_l1=check_in_range(self.facet_l1, "facet_l1", 0.0, math.inf),
-            facet_l2=check_in_range(self.facet_l2, "facet_l2", 0.0, math.inf),
+            margin=check_positive(self.margin, "margin"),
+            unsafe_weight=check_positive(self.unsafe_weight, "unsafe_weight"),
+            concept_l1=check_non_negative(self.concept_l1, "concept_l1"),
+            facet_l1=check_non_negative(self.facet_l1, "facet_l1"),
+            facet_l2=check_non_negative(self.facet_l2, "facet_l2"),
             max_epochs=check_positive_int(self.max_epochs, "max_epochs"),
             batch_size=check_positive_int(self.batch_size, "batch_size"),
-            learning_rate=check_in_range(
-                self.learning_rate, "learning_rate", 0.0, math.inf, low_open=True
-            ),
-            reassign=bool(self.reassign),
+            learning_rate=check_positive(self.learning_rate, "learning_rate"),
+            reassign=check_bool(self.reassign, "reassign"),
             violation_threshold=check_in_range(
                 self.violation_threshold, "violation_threshold", -math.inf, math.inf
             ),
             init=check_choice(self.init, "init", INITS),
         )
+        return settings, check_random_state(self.random_state)
+
+    def _fit(
+        self,
+        acts: Any,
+        unsafe: Any,
+        categories: Any,
+        settings: TrainingSettings,
+        rng: np.random.Generator,
+    ) -> SafetyPolytope:
+        """``fit`` with the parameters already checked."""
+        X = as_float_array(acts, "acts", ndim=2)
+        labels = _as_unsafe_labels(unsafe, len(X))
+        cats = None if categories is None else _as_categories(categories, len(X))
+        self.n_features_in_ = X.shape[1]
+        self.mean_, self.scale_ = _standardisation(X, self.standardize)
+        z = (X - self.mean_) / self.scale_
+        params, history = train_polytope(z, labels, settings, rng)
+        self._set_parameters(params)
+        self.loss_history_ = history
+        self.training_report_ = (
+            None if cats is None else FacetReport.from_violations(self._violations(X) > 0.0, cats)
+        )
+        return self
 
     def _set_parameters(self, params: dict[str, np.ndarray]) -> None:
         self.normals_ = np.asarray(params["normals"], dtype=np.float64)
@@ -278,6 +261,8 @@ class SafetyPolytope(BaseEstimator):
         scale = np.ones(d) if scale is None else as_float_array(scale, "scale", shape=(d,))
         if (scale <= 0).any():
             raise InputError.bad("scale", "positive entries", scale)
+        if layer is not None:
+            check_positive_int(layer, "layer", minimum=0)
         polytope = cls(n_facets=k, encoder="concept" if concept else "linear", layer=layer)
         if concept:
             polytope.n_concepts = width
@@ -329,8 +314,13 @@ class SafetyPolytope(BaseEstimator):
         return np.maximum(pre, 0.0), pre
 
     def _violations(self, X: np.ndarray) -> np.ndarray:
+        """The facet values of checked rows (the kernel behind every public detection method)."""
         features, _ = self._features(X)
         return features @ self.normals_.T - self.offsets_
+
+    def _is_unsafe(self, X: np.ndarray) -> np.ndarray:
+        """:meth:`is_unsafe` of checked rows."""
+        return self._violations(X).max(axis=1) > 0.0
 
     @property
     def coef_(self) -> np.ndarray:
@@ -349,7 +339,7 @@ class SafetyPolytope(BaseEstimator):
     # ---------------------------------------------------------------------------- correction
 
     def project(
-        self, acts: Any, *, margin: float = 1e-6, norm: str = "l2", max_iter: int = 50
+        self, acts: Any, *, margin: float = 1e-6, norm: str = "l2", max_iter: int = MAX_ITER
     ) -> Projection:
         """The minimal correction of each row into the polytope (``c_k(h') <= -margin``).
 
@@ -363,6 +353,10 @@ class SafetyPolytope(BaseEstimator):
         False on them despite rounding; a larger margin (in facet-value units) corrects more
         firmly.
 
+        Returns
+        -------
+        Projection
+
         Examples
         --------
         >>> from trustlab.safety import SafetyPolytope
@@ -372,12 +366,18 @@ class SafetyPolytope(BaseEstimator):
         ([[1.0, 0.0], [0.5, 0.5]], [True, False])
         """
         X = self._check_acts(acts)
-        margin = check_in_range(margin, "margin", 0.0, math.inf)
+        margin = check_non_negative(margin, "margin")
         norm = check_choice(norm, "norm", NORMS)
         max_iter = check_positive_int(max_iter, "max_iter")
-        concept = self.encoder_weight_ is not None
-        if concept and norm != "l2":
+        if self.encoder_weight_ is not None and norm != "l2":
             raise InputError.bad("norm", "'l2' for the concept encoder", norm)
+        return self._project(X, margin, norm, max_iter)
+
+    def _project(
+        self, X: np.ndarray, margin: float, norm: str = "l2", max_iter: int = MAX_ITER
+    ) -> Projection:
+        """:meth:`project` of checked rows with checked options."""
+        concept = self.encoder_weight_ is not None
         values = self._violations(X)
         tolerance = _inside_tolerance(values, margin)
         moved = values.max(axis=1) > -margin + tolerance
@@ -390,25 +390,24 @@ class SafetyPolytope(BaseEstimator):
             points[i], feasible[i] = solve.point, solve.feasible
             residual[i], iterations[i] = solve.kkt_residual, solve.iterations
         after = self._violations(points).max(axis=1)
-        method = "sequential-linearisation" if concept else f"exact-{norm}"
         return Projection(
-            points=points,
+            method="sequential-linearisation" if concept else f"exact-{norm}",
+            norm=norm,
+            margin=margin,
             moved=moved,
             feasible=feasible,
             distance=_distances(points - X, norm),
             max_violation=after,
+            points=points,
             kkt_residual=residual,
             iterations=iterations,
-            margin=margin,
-            norm=norm,
-            method=method,
         )
 
     def _project_row(self, x: np.ndarray, margin: float, norm: str, max_iter: int):
         if self.encoder_weight_ is None:
-            solve = _project.project_linear_l2 if norm == "l2" else _project.project_linear_l1
+            solve = project_linear_l2 if norm == "l2" else project_linear_l1
             return solve(x, self.coef_, -self.intercept_, margin)
-        return _project.project_concept(
+        return project_concept(
             x,
             lambda y: self._violations(y[None, :])[0],
             self._jacobian,
@@ -449,40 +448,41 @@ class SafetyPolytope(BaseEstimator):
         """Write ``polytope.json`` (settings, metadata) and ``polytope.npz`` (arrays; no pickle).
 
         ``metadata`` (JSON-safe; e.g. the model name and prompt format) is stored as is and
-        comes back as ``metadata_`` from :meth:`load`.
+        comes back as ``metadata_`` from :meth:`load`. Returns the folder, which :meth:`load`
+        reads back.
         """
         check_is_fitted(self, "normals_")
-        out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
+        out = output_dir(directory, "directory")
         arrays = {
             name: value
             for name in _ARRAY_NAMES
             if (value := getattr(self, name + "_", None)) is not None
         }
-        np.savez(out / ARRAYS_FILE, **arrays)
+        write_atomic(out / ARRAYS_FILE, lambda tmp: _save_npz(tmp, arrays))
+        params = self.get_params()
+        if not isinstance(params["random_state"], (int, np.integer)):
+            params["random_state"] = None  # a Generator cannot be stored
         info = {
             "format_version": FORMAT_VERSION,
-            "params": _json_params(self.get_params()),
-            "n_features_in": int(self.n_features_in_),
-            "loss_history": [float(v) for v in self.loss_history_],
-            "training_report": None
-            if self.training_report_ is None
-            else self.training_report_.to_dict(),
+            "params": params,
+            "n_features_in": self.n_features_in_,
+            "loss_history": self.loss_history_,
+            "training_report": self.training_report_,
             "metadata": metadata if metadata is not None else getattr(self, "metadata_", {}),
         }
-        (out / PARAMS_FILE).write_text(json.dumps(info, indent=2) + "\n")
+        write_atomic(out / PARAMS_FILE, json_text(info))
         return out
 
     @classmethod
     def load(cls, directory: str | os.PathLike) -> SafetyPolytope:
-        """Read a polytope written by :meth:`save`."""
+        """Read a polytope written by :meth:`save` from its folder."""
         folder = Path(directory)
         params_path, arrays_path = folder / PARAMS_FILE, folder / ARRAYS_FILE
         if not params_path.is_file() or not arrays_path.is_file():
             raise ResourceError(
                 f"{folder}: expected {PARAMS_FILE} and {ARRAYS_FILE} written by SafetyPolytope.save"
             )
-        info = json.loads(params_path.read_text())
+        info = json.loads(params_path.read_text(encoding="utf-8"))
         if info.get("format_version") != FORMAT_VERSION:
             raise ResourceError(
                 f"{params_path}: format version {info.get('format_version')!r}, this trustlab "
@@ -500,245 +500,8 @@ class SafetyPolytope(BaseEstimator):
         polytope.metadata_ = dict(info.get("metadata") or {})
         return polytope
 
-    # ---------------------------------------------------------------------------- generation
-
-    def generate(
-        self,
-        model: Any,
-        prompts: str | Sequence[str],
-        max_new_tokens: int = 64,
-        *,
-        correct_first: int = 20,
-        margin: float = 1e-6,
-        chat: bool = True,
-        correction: str = "project",
-    ):
-        """Greedy generation from a :class:`trustlab.llm.LocalModel` with unsafe states corrected.
-
-        ``correction="project"`` (Safe Flow): at the output of decoder layer ``self.layer``,
-        the newest state of each of the first ``correct_first`` steps (the prompt's last token,
-        then each generated token) is projected into the polytope (:meth:`project`, target
-        ``c_k <= -margin``) when it is flagged; later tokens see the corrected states through
-        the KV cache. ``correction="refuse"`` (the authors' "backup response"): a prompt whose
-        last state is flagged gets a fixed refusal instead of the model's answer.
-
-        Returns
-        -------
-        trustlab.safety.SteeredGeneration
-            Texts and per-prompt counts of corrected and still-infeasible steps.
-        """
-        from trustlab.safety._polytope_llm import steered_generate
-
-        return steered_generate(
-            self,
-            model,
-            prompts,
-            max_new_tokens,
-            correct_first=correct_first,
-            margin=margin,
-            chat=chat,
-            correction=correction,
-        )
-
-
-# =================================================================================== results
-
-
-@dataclass(frozen=True)
-class Projection:
-    """Rows moved into the polytope by :meth:`SafetyPolytope.project`.
-
-    Attributes
-    ----------
-    points : ndarray (n, d)
-        The corrected rows (unchanged rows are bit-identical copies).
-    moved : ndarray of bool (n,)
-        Rows that were outside (``max_k c_k > -margin``) and got corrected.
-    feasible : ndarray of bool (n,)
-        Rows that end inside (always True for unmoved rows; certified for the linear encoder).
-    distance : ndarray (n,)
-        ``||h' - h||`` in the chosen norm.
-    max_violation : ndarray (n,)
-        ``max_k c_k(h')`` after the correction.
-    kkt_residual : ndarray (n,)
-        Linear encoder, L2: the KKT residual of the exact solve (0 for unmoved rows).
-    iterations : ndarray of int (n,)
-        Active-set refinements (linear) or linearisation steps (concept).
-    """
-
-    points: np.ndarray
-    moved: np.ndarray
-    feasible: np.ndarray
-    distance: np.ndarray
-    max_violation: np.ndarray
-    kkt_residual: np.ndarray
-    iterations: np.ndarray
-    margin: float
-    norm: str
-    method: str
-
-    @property
-    def all_feasible(self) -> bool:
-        return bool(self.feasible.all())
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "method": self.method,
-            "norm": self.norm,
-            "margin": float(self.margin),
-            "n": int(len(self.moved)),
-            "n_moved": int(self.moved.sum()),
-            "n_feasible": int(self.feasible.sum()),
-            "all_feasible": self.all_feasible,
-            "distance": [float(v) for v in self.distance],
-            "moved": [bool(v) for v in self.moved],
-            "feasible": [bool(v) for v in self.feasible],
-            "max_violation": [float(v) for v in self.max_violation],
-        }
-
-    def summary(self) -> str:
-        moved = self.moved
-        mean = float(self.distance[moved].mean()) if moved.any() else 0.0
-        return (
-            f"projection ({self.method}): {int(moved.sum())} of {len(moved)} rows moved, "
-            f"{int(self.feasible.sum())} feasible, mean {self.norm} distance of moved rows "
-            f"{mean:.4g}"
-        )
-
-
-@dataclass(frozen=True)
-class FacetReport:
-    """Which facets fire for which category.
-
-    Attributes
-    ----------
-    categories : tuple of str
-        The categories (rows of the tables), sorted.
-    n_samples : tuple of int
-        Rows per category.
-    firing_rate : ndarray (n_categories, n_facets)
-        Fraction of a category's rows that violate each facet.
-    mutual_information : ndarray (n_categories, n_facets)
-        Mutual information, in bits, between the binary "row is in this category" and "facet
-        fires" indicators over all rows.
-    matched_facet : tuple of int
-        The facet matched to each category by maximum total mutual information (Hungarian
-        matching); -1 for categories left over when there are more categories than facets.
-    detection_rate : tuple of float
-        Fraction of each category's rows flagged unsafe (any facet fires).
-    """
-
-    categories: tuple[str, ...]
-    n_samples: tuple[int, ...]
-    firing_rate: np.ndarray
-    mutual_information: np.ndarray
-    matched_facet: tuple[int, ...]
-    detection_rate: tuple[float, ...]
-
-    @classmethod
-    def from_violations(cls, fired: np.ndarray, categories: np.ndarray) -> FacetReport:
-        """The report from a (n, K) boolean "facet fires" matrix and one category per row."""
-        from scipy.optimize import linear_sum_assignment
-
-        names = np.unique(categories)
-        member = categories[:, None] == names[None, :]  # (n, C)
-        counts = member.sum(axis=0)
-        firing = (member.T.astype(np.float64) @ fired.astype(np.float64)) / counts[:, None]
-        mi = np.array(
-            [
-                [
-                    _binary_mutual_information(member[:, c], fired[:, k])
-                    for k in range(fired.shape[1])
-                ]
-                for c in range(len(names))
-            ]
-        )
-        rows, cols = linear_sum_assignment(-mi)
-        matched = np.full(len(names), -1, dtype=np.int64)
-        matched[rows] = cols
-        detected = (member & fired.any(axis=1)[:, None]).sum(axis=0) / counts
-        return cls(
-            categories=tuple(str(c) for c in names),
-            n_samples=tuple(int(c) for c in counts),
-            firing_rate=firing,
-            mutual_information=mi,
-            matched_facet=tuple(int(k) for k in matched),
-            detection_rate=tuple(float(v) for v in detected),
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict) -> FacetReport:
-        return cls(
-            categories=tuple(data["categories"]),
-            n_samples=tuple(int(v) for v in data["n_samples"]),
-            firing_rate=np.asarray(data["firing_rate"], dtype=np.float64),
-            mutual_information=np.asarray(data["mutual_information"], dtype=np.float64),
-            matched_facet=tuple(int(v) for v in data["matched_facet"]),
-            detection_rate=tuple(float(v) for v in data["detection_rate"]),
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "categories": list(self.categories),
-            "n_samples": list(self.n_samples),
-            "firing_rate": self.firing_rate.tolist(),
-            "mutual_information": self.mutual_information.tolist(),
-            "matched_facet": list(self.matched_facet),
-            "detection_rate": list(self.detection_rate),
-        }
-
-    def summary(self) -> str:
-        lines = [
-            f"facet report: {len(self.categories)} categories x {self.firing_rate.shape[1]} facets"
-        ]
-        for c, name in enumerate(self.categories):
-            k = self.matched_facet[c]
-            facet = (
-                "no facet left"
-                if k < 0
-                else f"facet {k} (fires on {self.firing_rate[c, k]:.0%}, "
-                f"MI {self.mutual_information[c, k]:.3f} bits)"
-            )
-            lines.append(
-                f"  {name} (n={self.n_samples[c]}): flagged {self.detection_rate[c]:.0%}; {facet}"
-            )
-        return "\n".join(lines)
-
-    def facet_order(self) -> list[int]:
-        """Facets in the order of their matched categories, then the unmatched ones."""
-        matched = [k for k in self.matched_facet if k >= 0]
-        return matched + [k for k in range(self.firing_rate.shape[1]) if k not in matched]
-
-    def plot(self, ax=None, *, value: str = "firing_rate"):
-        """Heat map of categories x facets (``value``: "firing_rate" or "mutual_information"),
-        facets ordered by the matching. Returns the Axes."""
-        import matplotlib.pyplot as plt
-
-        check_choice(value, "value", ("firing_rate", "mutual_information"))
-        if ax is None:
-            _, ax = plt.subplots(
-                figsize=(1.0 + 0.35 * self.firing_rate.shape[1], 1.0 + 0.4 * len(self.categories))
-            )
-        order = self.facet_order()
-        table = getattr(self, value)[:, order]
-        image = ax.imshow(table, aspect="auto", cmap="viridis", vmin=0.0)
-        ax.set_xticks(range(len(order)), [str(k) for k in order])
-        ax.set_yticks(range(len(self.categories)), list(self.categories))
-        ax.set_xlabel("facet")
-        ax.set_title("facet firing rate" if value == "firing_rate" else "mutual information (bits)")
-        ax.figure.colorbar(image, ax=ax)
-        return ax
-
 
 # ================================================================================== helpers
-
-
-def _require_torch():
-    try:
-        import torch
-    except ImportError:
-        raise ConfigError.missing_extra("torch", "torch") from None
-    return torch
 
 
 def _as_unsafe_labels(unsafe: Any, n: int) -> np.ndarray:
@@ -784,28 +547,6 @@ def _distances(steps: np.ndarray, norm: str) -> np.ndarray:
     return np.abs(steps).sum(axis=1) if norm == "l1" else np.linalg.norm(steps, axis=1)
 
 
-def _binary_mutual_information(a: np.ndarray, b: np.ndarray) -> float:
-    """Mutual information (bits) between two boolean vectors."""
-    n = len(a)
-    joint = (
-        np.array(
-            [[np.sum(~a & ~b), np.sum(~a & b)], [np.sum(a & ~b), np.sum(a & b)]], dtype=np.float64
-        )
-        / n
-    )
-    pa = joint.sum(axis=1, keepdims=True)
-    pb = joint.sum(axis=0, keepdims=True)
-    nz = joint > 0
-    return float(np.sum(joint[nz] * np.log2(joint[nz] / (pa @ pb)[nz])))
-
-
-def _json_params(params: dict[str, Any]) -> dict[str, Any]:
-    """The estimator parameters as JSON (a Generator seed cannot be stored: saved as None)."""
-    out = {}
-    for key, value in params.items():
-        if isinstance(value, np.generic):
-            value = value.item()
-        if not isinstance(value, (int, float, str, bool, type(None))):
-            value = None
-        out[key] = value
-    return out
+def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    with open(path, "wb") as fh:  # a file object: np.savez would append .npz to a bare name
+        np.savez(fh, **arrays)

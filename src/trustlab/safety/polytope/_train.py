@@ -1,4 +1,4 @@
-"""Training loop of the safety polytope (torch; imported only by ``SafetyPolytope.fit``).
+"""Training loop of the safety polytope (torch, imported when ``SafetyPolytope.fit`` runs).
 
 Loss per minibatch of B standardised activations z with encoder features f = f(z) and facet
 values ``c_k = phi_k' f - xi_k``:
@@ -25,7 +25,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import torch
+
+from trustlab._lazy import require
 
 __all__ = ["TrainingSettings", "train_polytope", "assign_facets"]
 
@@ -34,6 +35,8 @@ _REASSIGN_TRIES = 100
 
 @dataclass(frozen=True)
 class TrainingSettings:
+    """The checked parameters of :class:`SafetyPolytope` that training reads."""
+
     n_facets: int
     encoder: str
     n_concepts: int
@@ -55,8 +58,11 @@ def train_polytope(
 ) -> tuple[dict[str, np.ndarray], list[float]]:
     """Fit the facets (and the concept encoder) on standardised activations ``z``.
 
-    Returns the parameters as float64 arrays and the mean loss of each epoch.
+    Returns the parameters as float64 arrays and the mean loss of each epoch. ``rng`` seeds torch
+    too, then the initialisation, the minibatch order and the reassignment.
     """
+    torch = require("torch", "torch")
+    torch.manual_seed(int(rng.integers(2**31 - 1)))
     params = _initial_parameters(z.shape[1], settings, rng)
     if settings.init == "data":
         _data_driven_facets(params, z, unsafe, settings, rng)
@@ -72,7 +78,7 @@ def train_polytope(
         total = 0.0
         for start in range(0, len(z), settings.batch_size):
             batch = order[start : start + settings.batch_size]
-            loss = _batch_loss(tensors, data[batch], labels[batch], settings, rng)
+            loss = _batch_loss(torch, tensors, data[batch], labels[batch], settings, rng)
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
@@ -133,7 +139,7 @@ def _numpy_features(params, z: np.ndarray) -> np.ndarray:
     return np.maximum(z @ params["encoder_weight"].T + params["encoder_bias"], 0.0)
 
 
-def _batch_loss(tensors, z, unsafe: np.ndarray, settings: TrainingSettings, rng) -> torch.Tensor:
+def _batch_loss(torch, tensors, z, unsafe: np.ndarray, settings: TrainingSettings, rng):
     if "encoder_weight" in tensors:
         features = torch.relu(z @ tensors["encoder_weight"].T + tensors["encoder_bias"])
     else:

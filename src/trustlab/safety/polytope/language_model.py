@@ -1,0 +1,151 @@
+"""The polytope on a language model: reading its hidden states, fitting on prompts, and the check
+that a fitted polytope belongs to a model.
+
+Works with a :class:`trustlab.llm.LocalModel`. Layer convention (the runtime's): ``layer=L`` is
+the output of decoder layer L, ``output_hidden_states[L + 1]``; the polytope is fitted on
+``model.activations(..., layers=L)`` and corrects the output of that same layer through
+``model.intervene(L, fn)`` (:mod:`trustlab.safety.polytope.steering`), so reading and steering
+happen at one point (the authors read block 19 and steer after block 20).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from trustlab._results import Result
+from trustlab.errors import InputError
+from trustlab.safety.polytope.results import FacetReport
+
+__all__ = ["prompt_activations", "fit_on_prompts", "PolytopeFit"]
+
+
+def prompt_activations(
+    model: Any, prompts: Sequence[str], layer: int, *, chat: bool = True, batch_size: int = 8
+) -> np.ndarray:
+    """Hidden states (n, hidden) of each prompt's last token at the output of decoder ``layer``.
+
+    With ``chat=True`` the prompt is wrapped in the model's chat template with the generation
+    prompt, so the state is the one from which the answer's first token is predicted, the same
+    state :func:`~trustlab.safety.steered_generate` corrects first.
+
+    Parameters
+    ----------
+    model : trustlab.llm.LocalModel
+    prompts : sequence of str
+    layer : int
+        The decoder layer (its output).
+    chat : bool, default True
+        Wrap each prompt in the chat template.
+    batch_size : int, default 8
+
+    Returns
+    -------
+    ndarray (n, hidden), float64
+    """
+    return model.activations(
+        list(prompts), int(layer), "last", chat=chat, batch_size=batch_size
+    ).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class PolytopeFit(Result):
+    """What :func:`fit_on_prompts` did: the data, the training accuracy and the facets.
+
+    Attributes
+    ----------
+    model : str
+        The model's name.
+    layer : int
+        The decoder layer read.
+    n_prompts, n_unsafe : int
+        Training prompts, and the unsafe ones among them.
+    training_accuracy : float
+        Share of training prompts the fitted polytope classifies right (unsafe iff flagged).
+    facets : FacetReport
+        Facets by category on the training prompts.
+    """
+
+    model: str
+    layer: int
+    n_prompts: int
+    n_unsafe: int
+    training_accuracy: float
+    facets: FacetReport
+
+    figure_name = "facets.png"
+
+    def summary(self) -> str:
+        return (
+            f"safety polytope fitted on {self.n_prompts} prompts ({self.n_unsafe} unsafe) of "
+            f"{self.model}, layer {self.layer}; training accuracy {self.training_accuracy:.3f}\n"
+            f"{self.facets.summary()}"
+        )
+
+    def plot(self, ax=None):
+        """The facets' firing rate by category (:meth:`FacetReport.plot`). Returns the Axes."""
+        return self.facets.plot(ax=ax)
+
+
+def fit_on_prompts(
+    polytope: Any, model: Any, prompts: Any, *, chat: bool = True, batch_size: int = 8
+) -> PolytopeFit:
+    """Fit a polytope on a language model's states of labelled prompts.
+
+    Reads each prompt's last state at ``polytope.layer`` (:func:`prompt_activations`) and fits
+    the polytope on them with the prompts' unsafe flags and categories. The polytope's settings
+    are checked before any state is read.
+
+    Parameters
+    ----------
+    polytope : SafetyPolytope
+        Unfitted, with ``layer`` set; fitted in place.
+    model : trustlab.llm.LocalModel
+    prompts : SafetyPrompts
+        Training prompts of both classes (e.g. ``load_safety_prompts("train")``).
+    chat, batch_size
+        As in :func:`prompt_activations`.
+
+    Returns
+    -------
+    PolytopeFit
+    """
+    settings, rng = polytope._check_params()
+    if polytope.layer is None:
+        raise InputError.bad("layer", "the decoder layer to read (SafetyPolytope(layer=L))", None)
+    acts = prompt_activations(
+        model, prompts.prompts, polytope.layer, chat=chat, batch_size=batch_size
+    )
+    polytope._fit(acts, prompts.unsafe, prompts.categories, settings, rng)
+    unsafe = np.asarray(prompts.unsafe, dtype=bool)
+    return PolytopeFit(
+        model=model.name,
+        layer=int(polytope.layer),
+        n_prompts=len(prompts.prompts),
+        n_unsafe=int(unsafe.sum()),
+        training_accuracy=float((polytope._is_unsafe(acts) == unsafe).mean()),
+        facets=polytope.training_report_,
+    )
+
+
+def _check_compatible(polytope: Any, model: Any) -> int:
+    """The polytope's layer, once it is known to be fitted and to match the model's width and
+    depth (an InputError otherwise)."""
+    check_is_fitted(polytope, "normals_")
+    if polytope.layer is None:
+        raise InputError.bad("polytope.layer", "the layer the polytope was fitted at", None)
+    if polytope.n_features_in_ != model.hidden_size:
+        raise InputError.bad(
+            "model",
+            f"a model with hidden size {polytope.n_features_in_} (the polytope's width)",
+            f"{model.name} with hidden size {model.hidden_size}",
+        )
+    if not 0 <= polytope.layer < model.n_layers:
+        raise InputError.bad(
+            "polytope.layer", f"a layer of {model.name} (0..{model.n_layers - 1})", polytope.layer
+        )
+    return int(polytope.layer)

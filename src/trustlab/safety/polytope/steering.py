@@ -1,0 +1,416 @@
+"""Correction during generation: Safe Flow (unsafe states projected into the polytope at its
+layer while the model runs) and the refusal correction.
+
+``correction="project"`` (Safe Flow): at the output of decoder layer ``polytope.layer``, the
+newest state of each of the first ``correct_first`` steps (the prompt's last token, then each
+generated token) is projected into the polytope when it is flagged (``SafetyPolytope.project``,
+target ``c_k <= -margin``); later tokens see the corrected states through the KV cache.
+``correction="refuse"`` (the authors' "backup response"): a prompt whose last state is flagged
+gets :data:`~trustlab.safety.refusal.REFUSAL_RESPONSE` instead of the model's answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from trustlab._checks import check_choice, check_non_negative, check_positive_int
+from trustlab._lazy import require
+from trustlab._results import Result
+from trustlab.errors import InputError
+from trustlab.safety.polytope.language_model import _check_compatible, prompt_activations
+from trustlab.safety.refusal import REFUSAL_RESPONSE
+
+__all__ = [
+    "safe_flow",
+    "SafeFlowStats",
+    "steered_generate",
+    "SteeredGeneration",
+    "compare_steering",
+    "SteeringComparison",
+    "POSITIONS",
+    "CORRECTIONS",
+]
+
+POSITIONS = ("newest", "all")
+CORRECTIONS = ("project", "refuse")
+
+
+@dataclass
+class SafeFlowStats:
+    """Counts gathered while :func:`safe_flow` is active (one entry per corrected forward pass).
+
+    ``checked[t]``, ``flagged[t]``, ``infeasible[t]``: states checked, found unsafe, and left
+    unsafe after the correction at forward pass t; ``distance``: L2 lengths of the corrections.
+    """
+
+    checked: list[int] = field(default_factory=list)
+    flagged: list[int] = field(default_factory=list)
+    infeasible: list[int] = field(default_factory=list)
+    distance: list[float] = field(default_factory=list)
+
+    @property
+    def n_checked(self) -> int:
+        return int(sum(self.checked))
+
+    @property
+    def n_flagged(self) -> int:
+        return int(sum(self.flagged))
+
+    @property
+    def n_infeasible(self) -> int:
+        return int(sum(self.infeasible))
+
+
+@contextlib.contextmanager
+def safe_flow(
+    polytope: Any,
+    model: Any,
+    *,
+    correct_first: int | None = None,
+    margin: float = 1e-6,
+    positions: str = "newest",
+    window: tuple[int, int] | None = None,
+    stats: SafeFlowStats | None = None,
+) -> Iterator[SafeFlowStats]:
+    """Context manager: correct unsafe states at the polytope's layer during forward passes.
+
+    ``positions="newest"``: in each forward pass only the newest position of every row (the one
+    that predicts the next token) is checked; the first ``correct_first`` passes are corrected
+    (None: all). With a KV cache the first pass is the prompt and each later pass one generated
+    token, so this is "the first k generated tokens". ``positions="all"``: every position of every
+    pass. ``window=(start, stop)`` instead checks positions ``start..stop-1`` of a single
+    teacher-forced pass (prompt and answer together): with ``start`` the prompt's last position
+    and ``stop = start + k`` it corrects exactly the states that generation would, which is how
+    :func:`~trustlab.safety.benign_perplexity` scores an answer under steering. A pass in which
+    no state is flagged returns the layer output untouched, so the model is unchanged on safe
+    inputs. "newest" assumes left padding, as in ``LocalModel.generate``; other calls that pad on
+    the right (``activations``, ``logprobs``) should run one prompt at a time (``batch_size=1``).
+
+    Yields
+    ------
+    SafeFlowStats
+        Filled while the context is active.
+    """
+    check_choice(positions, "positions", POSITIONS)
+    margin = check_non_negative(margin, "margin")
+    if correct_first is not None:
+        correct_first = check_positive_int(correct_first, "correct_first", minimum=0)
+    layer = _check_compatible(polytope, model)
+    with _corrected_states(
+        polytope,
+        model,
+        layer,
+        margin,
+        correct_first=correct_first,
+        positions=positions,
+        window=window,
+        stats=stats,
+    ) as record:
+        yield record
+
+
+@contextlib.contextmanager
+def _corrected_states(
+    polytope: Any,
+    model: Any,
+    layer: int,
+    margin: float,
+    *,
+    correct_first: int | None = None,
+    positions: str = "newest",
+    window: tuple[int, int] | None = None,
+    stats: SafeFlowStats | None = None,
+) -> Iterator[SafeFlowStats]:
+    """:func:`safe_flow` with checked arguments (the hook itself)."""
+    torch = require("torch", "torch")
+    record = stats if stats is not None else SafeFlowStats()
+    calls = [0]
+
+    def correct(h):
+        step = calls[0]
+        calls[0] += 1
+        if correct_first is not None and step >= correct_first:
+            return h
+        if window is not None:
+            cols = slice(window[0], min(window[1], h.shape[1]))
+        else:
+            cols = slice(h.shape[1] - 1, h.shape[1]) if positions == "newest" else slice(None)
+        states = h[:, cols, :]
+        flat = states.reshape(-1, states.shape[-1]).double().cpu().numpy()
+        unsafe = polytope._is_unsafe(flat)
+        record.checked.append(len(flat))
+        record.flagged.append(int(unsafe.sum()))
+        if not unsafe.any():
+            record.infeasible.append(0)
+            return h
+        fixed = polytope._project(flat[unsafe], margin)
+        record.infeasible.append(int((~fixed.feasible).sum()))
+        record.distance.extend(float(v) for v in fixed.distance)
+        flat[unsafe] = fixed.points
+        new = torch.from_numpy(flat).to(dtype=h.dtype, device=h.device).reshape(states.shape)
+        out = h.clone()
+        out[:, cols, :] = new
+        return out
+
+    with model.intervene(layer, correct):
+        yield record
+
+
+@dataclass(frozen=True)
+class SteeredGeneration(Result):
+    """Completions generated with a correction of unsafe states.
+
+    Attributes
+    ----------
+    correction : str
+        "project" (Safe Flow) or "refuse".
+    layer, correct_first : int
+        Where and for how many steps states were checked.
+    margin : float
+        The projection's target ``c_k <= -margin``.
+    prompts, texts : tuple of str
+    flagged_steps : tuple of int
+        Per prompt: corrected steps at which the newest state was unsafe (and got corrected).
+    infeasible_steps : tuple of int
+        Per prompt: steps whose state the correction could not bring inside (concept encoder).
+    checked_steps : tuple of int
+        Per prompt: steps that were checked (at most ``correct_first``).
+    """
+
+    correction: str
+    layer: int
+    correct_first: int
+    margin: float
+    prompts: tuple[str, ...]
+    texts: tuple[str, ...]
+    flagged_steps: tuple[int, ...]
+    infeasible_steps: tuple[int, ...]
+    checked_steps: tuple[int, ...]
+
+    @property
+    def steered(self) -> np.ndarray:
+        """Prompts whose generation was corrected at least once."""
+        return np.array(self.flagged_steps) > 0
+
+    def summary(self) -> str:
+        lines = [
+            f"{self.correction} correction at layer {self.layer}: "
+            f"{int(self.steered.sum())} of {len(self.texts)} "
+            f"generations corrected ({sum(self.flagged_steps)} steps, "
+            f"{sum(self.infeasible_steps)} left infeasible)"
+        ]
+        for prompt, text, k in zip(self.prompts, self.texts, self.flagged_steps, strict=True):
+            lines.append(f"- {prompt!r} [{k} corrected]: {text!r}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class SteeringComparison(Result):
+    """Plain and corrected answers to the same prompts, side by side.
+
+    Attributes
+    ----------
+    plain : tuple of str
+        The model's own greedy answers.
+    steered : SteeredGeneration
+        The corrected answers; its fields stand beside ``plain`` in ``to_dict()``.
+    """
+
+    plain: tuple[str, ...]
+    steered: SteeredGeneration
+
+    def _dict_items(self) -> dict[str, Any]:
+        return {"plain": self.plain, **self.steered._dict_items()}
+
+    def summary(self) -> str:
+        lines = []
+        steered = self.steered
+        for prompt, before, after, k in zip(
+            steered.prompts, self.plain, steered.texts, steered.flagged_steps, strict=True
+        ):
+            lines += [f"prompt: {prompt}", f"  plain:     {before}", f"  corrected: {after}"]
+            lines.append(f"  ({k} step(s) corrected)")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class _GenerationOptions:
+    """Checked options of a corrected generation (shared by generation and evaluation)."""
+
+    layer: int
+    max_new_tokens: int
+    correct_first: int
+    margin: float
+    correction: str
+    chat: bool
+
+
+def _check_generation(
+    polytope: Any,
+    model: Any,
+    max_new_tokens: Any,
+    correct_first: Any,
+    margin: Any,
+    correction: Any,
+    chat: Any,
+) -> _GenerationOptions:
+    """The options of a corrected generation, each checked once."""
+    return _GenerationOptions(
+        max_new_tokens=check_positive_int(max_new_tokens, "max_new_tokens"),
+        correct_first=check_positive_int(correct_first, "correct_first", minimum=0),
+        margin=check_non_negative(margin, "margin"),
+        correction=check_choice(correction, "correction", CORRECTIONS),
+        chat=bool(chat),
+        layer=_check_compatible(polytope, model),
+    )
+
+
+def steered_generate(
+    polytope: Any,
+    model: Any,
+    prompts: str | Sequence[str],
+    max_new_tokens: int = 64,
+    *,
+    correct_first: int = 20,
+    margin: float = 1e-6,
+    chat: bool = True,
+    correction: str = "project",
+) -> SteeredGeneration:
+    """Greedy generation from a :class:`trustlab.llm.LocalModel` with unsafe states corrected.
+
+    ``correction="project"`` (Safe Flow): at the output of decoder layer ``polytope.layer``, the
+    newest state of each of the first ``correct_first`` steps (the prompt's last token, then each
+    generated token) is projected into the polytope (``SafetyPolytope.project``, target
+    ``c_k <= -margin``) when it is flagged; later tokens see the corrected states through the KV
+    cache. ``correction="refuse"`` (the authors' "backup response"): when the state that predicts
+    the answer's first token (the prompt's last one) is flagged, the answer is
+    :data:`~trustlab.safety.refusal.REFUSAL_RESPONSE` instead of the model's text. Each prompt is
+    generated on its own (a batch of one), so the per-prompt counts are exact.
+
+    Parameters
+    ----------
+    polytope : SafetyPolytope
+        Fitted, with ``layer`` set.
+    model : trustlab.llm.LocalModel
+    prompts : str or sequence of str
+    max_new_tokens : int, default 64
+    correct_first : int, default 20
+        Steps whose newest state is checked and corrected.
+    margin : float, default 1e-6
+        The projection's target ``c_k <= -margin``.
+    chat : bool, default True
+        Wrap each prompt in the chat template.
+    correction : {"project", "refuse"}
+
+    Returns
+    -------
+    SteeredGeneration
+        Texts and per-prompt counts of corrected and still-infeasible steps.
+    """
+    texts = _as_prompts(prompts)
+    options = _check_generation(
+        polytope, model, max_new_tokens, correct_first, margin, correction, chat
+    )
+    return _generate_corrected(polytope, model, texts, options)
+
+
+def compare_steering(
+    polytope: Any,
+    model: Any,
+    prompts: str | Sequence[str],
+    max_new_tokens: int = 64,
+    *,
+    correct_first: int = 20,
+    margin: float = 1e-6,
+    chat: bool = True,
+    correction: str = "project",
+) -> SteeringComparison:
+    """The model's plain answers and its corrected ones (:func:`steered_generate`) side by side.
+
+    Parameters are those of :func:`steered_generate`; the plain answers are greedy too.
+
+    Returns
+    -------
+    SteeringComparison
+    """
+    texts = _as_prompts(prompts)
+    options = _check_generation(
+        polytope, model, max_new_tokens, correct_first, margin, correction, chat
+    )
+    return _generate_both(polytope, model, texts, options)
+
+
+def _generate_both(
+    polytope: Any, model: Any, texts: list[str], options: _GenerationOptions
+) -> SteeringComparison:
+    """:func:`compare_steering` with checked arguments."""
+    plain = model.generate(texts, options.max_new_tokens, chat=options.chat)
+    return SteeringComparison(
+        plain=tuple(plain), steered=_generate_corrected(polytope, model, texts, options)
+    )
+
+
+def _generate_corrected(
+    polytope: Any, model: Any, texts: list[str], options: _GenerationOptions
+) -> SteeredGeneration:
+    """:func:`steered_generate` with checked arguments."""
+    if options.correction == "refuse":
+        return _refusing_generate(polytope, model, texts, options)
+    out, flagged, infeasible, checked = [], [], [], []
+    for prompt in texts:
+        with _corrected_states(
+            polytope, model, options.layer, options.margin, correct_first=options.correct_first
+        ) as stats:
+            answer = model.generate(
+                [prompt], options.max_new_tokens, chat=options.chat, batch_size=1
+            )
+            out.append(answer[0])
+        flagged.append(stats.n_flagged)
+        infeasible.append(stats.n_infeasible)
+        checked.append(len(stats.checked))
+    return SteeredGeneration(
+        correction="project",
+        layer=options.layer,
+        correct_first=options.correct_first,
+        margin=options.margin,
+        prompts=tuple(texts),
+        texts=tuple(out),
+        flagged_steps=tuple(flagged),
+        infeasible_steps=tuple(infeasible),
+        checked_steps=tuple(checked),
+    )
+
+
+def _refusing_generate(
+    polytope: Any, model: Any, texts: list[str], options: _GenerationOptions
+) -> SteeredGeneration:
+    acts = prompt_activations(model, texts, options.layer, chat=options.chat)
+    unsafe = polytope._is_unsafe(acts)
+    safe_texts = [t for t, u in zip(texts, unsafe, strict=True) if not u]
+    answers = iter(
+        model.generate(safe_texts, options.max_new_tokens, chat=options.chat) if safe_texts else []
+    )
+    out = [REFUSAL_RESPONSE if u else next(answers) for u in unsafe]
+    return SteeredGeneration(
+        correction="refuse",
+        layer=options.layer,
+        correct_first=1,
+        margin=options.margin,
+        prompts=tuple(texts),
+        texts=tuple(out),
+        flagged_steps=tuple(int(u) for u in unsafe),
+        infeasible_steps=(0,) * len(texts),
+        checked_steps=(1,) * len(texts),
+    )
+
+
+def _as_prompts(prompts: Any) -> list[str]:
+    texts = [prompts] if isinstance(prompts, str) else list(prompts)
+    if not texts or not all(isinstance(p, str) for p in texts):
+        raise InputError.bad("prompts", "a string or a non-empty sequence of strings", prompts)
+    return texts
