@@ -1,8 +1,8 @@
 """UEFL rounds per second: in process (trustlab's engine) and over Flower on loopback.
 
 Runs the same protocol on the same digit silos and seeds twice: with
-trustlab.federated.simulate (every silo in this process) and with a real Flower deployment on
-127.0.0.1 (one SuperLink, one SuperNode per silo, the app submitted with `flwr run`). Prints the
+trustlab.federated.simulate_uefl (every silo in this process) and with a real Flower deployment
+on 127.0.0.1 (one SuperLink, one SuperNode per silo, the app submitted with `flwr run`). Prints the
 seconds, federated rounds per second (training rounds; the uncertainty tests between iterations
 are included in the time), the transport overhead ratio (Flower time / in-process time) and
 whether both ended with the same parameters. --quick: 2 silos, 1 + 1 rounds.
@@ -17,8 +17,7 @@ import time
 
 import numpy as np
 
-from trustlab.federated import UEFLConfig, simulate
-from trustlab.federated.flower import run_loopback
+from trustlab.federated import UEFLConfig, run_loopback, simulate_uefl
 
 
 def main() -> None:
@@ -29,11 +28,11 @@ def main() -> None:
     silos, rounds, plus = (2, 1, 1) if args.quick else (3, 3, 2)
     config = UEFLConfig(rounds=rounds, rounds_plus=plus, local_epochs=1, mc_passes=5,
                         max_iterations=2, threshold_factor=0.0, evaluate_every_round=False,
-                        seed=args.seed)  # fmt: skip
+                        random_state=args.seed)  # fmt: skip
 
     _warm_up()
     start = time.perf_counter()
-    local = simulate(n_silos=silos, config=config, baselines=()).methods["uefl"]
+    local = simulate_uefl(n_silos=silos, config=config, baselines=()).methods["uefl"]
     local_s = time.perf_counter() - start
     n_rounds = len(local.rounds)
     print(f"{silos} silos, {n_rounds} rounds (UEFL, {len(local.extensions)} extension(s))")

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from trustlab.errors import BackendError
-from trustlab.federated import UEFLConfig, simulate
-from trustlab.federated.flower import run_flower_app, run_loopback, write_flower_app
+from trustlab.federated import UEFLConfig, simulate_uefl
+from trustlab.federated.flower_launch import run_flower_app, run_loopback, write_flower_app
 
 # The least work that still runs the whole protocol: every message starts a ClientApp process
 # that imports torch, and a SuperNode looks for messages every 3 s, so the four exchanges (train,
@@ -14,15 +14,16 @@ from trustlab.federated.flower import run_flower_app, run_loopback, write_flower
 # drawn from the seed (no k-means, hence no scikit-learn import, in round 1); the extension
 # still creates codebook 1 by k-means on its node.
 CONFIG = UEFLConfig(rounds=1, rounds_plus=1, local_epochs=1, mc_passes=2, max_iterations=2,
-                    threshold_factor=0.0, evaluate_every_round=False, seed=2, dim=4, seg=1,
-                    n_codes=4, hidden=8, batch_size=128, first_book_init="normal")  # fmt: skip
+                    threshold_factor=0.0, evaluate_every_round=False, random_state=2, dim=4,
+                    seg=1, n_codes=4, hidden=8, batch_size=128,
+                    first_book_init="normal")  # fmt: skip
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(420)
 def test_flower_run_ends_with_the_in_process_parameters(tmp_path):
     flower = run_loopback(CONFIG, n_silos=2, workdir=tmp_path, timeout=300)
-    local = simulate(n_silos=2, config=CONFIG, baselines=()).methods["uefl"]
+    local = simulate_uefl(n_silos=2, config=CONFIG, baselines=()).methods["uefl"]
     assert sorted(flower.weights) == sorted(local.weights)
     assert not any(k.startswith("vq.books") for k in flower.weights)  # codebooks stay on nodes
     for key, value in local.weights.items():
@@ -53,7 +54,7 @@ def test_the_app_project_passes_flowers_own_validation(tmp_path):
     from flwr.cli.config_utils import load_and_validate
 
     app = write_flower_app(tmp_path, CONFIG, n_silos=4, shift="mixed")
-    config, _ = load_and_validate(app / "pyproject.toml", check_module=True)
+    config, _ = load_and_validate(app.pyproject, check_module=True)
     run_config = config["tool"]["flwr"]["app"]["config"]
     assert run_config["num-silos"] == 4 and run_config["shift"] == "mixed"
     assert UEFLConfig.from_dict(run_config) == CONFIG
@@ -68,12 +69,12 @@ def test_nodes_of_an_mnist_app_build_the_mnist_silo_of_their_index(tmp_path):
     from trustlab.federated.flower import _node_setup
 
     app = write_flower_app(tmp_path, CONFIG, n_silos=5, data="mnist")
-    config, _ = load_and_validate(app / "pyproject.toml", check_module=True)
+    config, _ = load_and_validate(app.pyproject, check_module=True)
     run_config = config["tool"]["flwr"]["app"]["config"]
     assert run_config["data"] == "mnist" and run_config["num-features"] == 196
     node = {"partition-id": 4, "num-partitions": 5}
     index, silo, cfg, _ = _node_setup(SimpleNamespace(run_config=run_config, node_config=node))
-    expected = make_mnist_silos(5, random_state=CONFIG.seed)[4]
+    expected = make_mnist_silos(5, random_state=CONFIG.random_state)[4]
     assert index == 4 and cfg == CONFIG
     assert np.array_equal(silo.X_train, expected.X_train)
     assert np.array_equal(silo.y_test, expected.y_test)

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-import trustlab.federated._data as data_module
-import trustlab.federated._simulate as simulate_module
-import trustlab.federated.flower as flower_module
+import trustlab.federated.flower_launch as launch_module
+import trustlab.federated.model as model_module
+import trustlab.federated.silos as silos_module
+import trustlab.federated.simulation as simulation_module
 import trustlab.federated.uefl as uefl_module
 
 DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "federated-uefl.md"
@@ -16,7 +17,13 @@ DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "federated-uefl.md"
 
 @pytest.mark.parametrize(
     ("module", "minimum"),
-    [(uefl_module, 5), (data_module, 2), (simulate_module, 1), (flower_module, 1)],
+    [
+        (uefl_module, 5),
+        (model_module, 2),
+        (silos_module, 3),
+        (simulation_module, 1),
+        (launch_module, 2),
+    ],
 )
 def test_docstring_examples_pass(module, minimum):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

@@ -13,7 +13,7 @@ does not win.
 
 import pytest
 
-from trustlab.federated import make_mnist_silos, simulate
+from trustlab.federated import make_mnist_silos, simulate_uefl
 
 HEADLINE = dict(data="mnist", n_silos=5, rounds=20, rounds_plus=10, local_epochs=2,
                 max_iterations=2, baselines=("fedavg",), evaluate_every_round=False)  # fmt: skip
@@ -22,7 +22,7 @@ HEADLINE = dict(data="mnist", n_silos=5, rounds=20, rounds_plus=10, local_epochs
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_uefl_beats_fedavg_in_accuracy_and_uncertainty_on_shifted_mnist_silos(seed):
-    result = simulate(random_state=seed, **HEADLINE)
+    result = simulate_uefl(random_state=seed, **HEADLINE)
     uefl = result.methods["uefl"]
     # The rotated silos (3 and 4) are the ones extended, once.
     assert uefl.extensions[0]["flagged"] == [3, 4]

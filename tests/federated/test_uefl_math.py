@@ -19,7 +19,8 @@ from trustlab.federated import (
     select_uncertain,
     uncertainty_threshold,
 )
-from trustlab.federated.uefl import VectorQuantizer, build_model, mc_dropout_probabilities
+from trustlab.federated.model import VectorQuantizer, build_model
+from trustlab.federated.uefl import mc_dropout_probabilities
 
 
 def _random_probs(seed, shape, zeros):
@@ -177,10 +178,10 @@ def test_task_gradient_reaches_the_codewords_and_leaves_the_encoder_gradient_alo
 
 def test_mc_dropout_is_active_at_evaluation_unless_authors_compat():
     cfg = UEFLConfig(dropout=0.3)
-    model = build_model(cfg.model_spec(64, 10), seed=0)
+    model = build_model(cfg.model_spec(64, 10), random_state=0)
     X = np.random.default_rng(0).random((20, 64)).astype(np.float32)
-    active = mc_dropout_probabilities(model, X, 5, dropout=True, seed=1)
-    frozen = mc_dropout_probabilities(model, X, 5, dropout=False, seed=1)
+    active = mc_dropout_probabilities(model, X, 5, dropout=True, random_state=1)
+    frozen = mc_dropout_probabilities(model, X, 5, dropout=False, random_state=1)
     assert active.shape == (5, 20, 10)
     assert np.ptp(active, axis=0).max() > 1e-3  # the passes differ: dropout really is on
     assert np.ptp(frozen, axis=0).max() == 0.0  # eval mode: every pass is the same
@@ -190,19 +191,22 @@ def test_mc_dropout_is_active_at_evaluation_unless_authors_compat():
     assert np.allclose(frozen[0], plain, atol=1e-12)
     # Same seed, same masks; torch's global stream is untouched.
     state = torch.random.get_rng_state()
-    again = mc_dropout_probabilities(model, X, 5, dropout=True, seed=1)
+    again = mc_dropout_probabilities(model, X, 5, dropout=True, random_state=1)
     assert np.array_equal(active, again)
     assert torch.equal(state, torch.random.get_rng_state())
 
 
 def test_local_adam_takes_the_same_steps_as_torch_adam():
-    from trustlab.federated.uefl import Adam
+    from trustlab.federated.model import Adam
 
     spec = UEFLConfig().model_spec(64, 10)
-    ours, ref = build_model(spec, seed=1), build_model(spec, seed=1)
+    ours, ref = build_model(spec, random_state=1), build_model(spec, random_state=1)
     for model in (ours, ref):  # an extension book that the active book 0 never uses
         model.vq.add_book(1, torch.arange(64.0).reshape(16, 4))
-    optimizers = (Adam(ours.parameters(), lr=5e-3), torch.optim.Adam(ref.parameters(), lr=5e-3))
+    optimizers = (
+        Adam(ours.parameters(), learning_rate=5e-3),
+        torch.optim.Adam(ref.parameters(), lr=5e-3),
+    )
     gen = torch.Generator().manual_seed(0)
     X, y = torch.rand(48, 64, generator=gen), torch.randint(0, 10, (48,), generator=gen)
     for model, optimizer in zip((ours, ref), optimizers, strict=True):

@@ -6,7 +6,7 @@ import pytest
 
 from trustlab.errors import BackendError
 from trustlab.federated import ProtocolDriver, SiloEvaluation, SiloUpdate, UEFLConfig
-from trustlab.federated._protocol import arrays_for_silo
+from trustlab.federated.protocol import arrays_for_silo
 from trustlab.federated.uefl import SiloPlan
 
 
@@ -164,7 +164,7 @@ def test_strategy_sends_each_node_its_own_configuration():
         # Without plans (as under Strategy.start): book 0 and the given arrays for every node.
         plain = strategy.configure_train(1, given, ConfigRecord({"lr": 0.1}), Grid())
         strategy.silo_of = {5: 0, 7: 1}
-        strategy.set_jobs([(SiloPlan(0, 0, False), {"w": np.zeros(2)}),
+        strategy.set_assignments([(SiloPlan(0, 0, False), {"w": np.zeros(2)}),
                            (SiloPlan(1, 1, True), {"w": np.zeros(2)})])  # fmt: skip
         messages = strategy.configure_train(3, given, ConfigRecord(), Grid())
     finally:

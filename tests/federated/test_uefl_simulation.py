@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from scipy import ndimage
 
+from trustlab._results import write_outputs
 from trustlab.errors import InputError
-from trustlab.federated import Silo, UEFLConfig, make_digit_silos, simulate
-from trustlab.federated._data import load_digits_arrays
+from trustlab.federated import Silo, UEFLConfig, make_digit_silos, simulate_uefl
+from trustlab.federated.silos import load_digits_arrays
 
 TINY = dict(rounds=1, rounds_plus=1, local_epochs=1, mc_passes=2, max_iterations=2,
             threshold_factor=0.0)  # fmt: skip
@@ -19,7 +20,7 @@ TINY = dict(rounds=1, rounds_plus=1, local_epochs=1, mc_passes=2, max_iterations
 @pytest.fixture(scope="module")
 def shifted_run():
     """3 digit silos rotated by 0, -50 and 120 degrees; UEFL, FedAvg and one-codebook VQ."""
-    return simulate(
+    return simulate_uefl(
         n_silos=3, rounds=3, rounds_plus=2, local_epochs=1, max_iterations=2,
         threshold_factor=0.0, baselines=("fedavg", "vq"), random_state=0,
     )  # fmt: skip
@@ -62,13 +63,15 @@ def test_uefl_against_fedavg_is_reported_for_every_silo_and_round(shifted_run):
 def test_plots_show_every_silo_and_method(shifted_run, tmp_path):
     ax = shifted_run.plot(metric="entropy")
     assert len(ax.lines) >= 3 * 3
-    paths = shifted_run.save_plots(tmp_path)
-    assert [p.name for p in paths] == ["accuracy.png", "entropy.png"]
-    assert all(p.read_bytes()[:4] == b"\x89PNG" for p in paths)
+    paths = write_outputs(shifted_run, tmp_path)
+    assert [p.name for p in paths] == ["result.json", "accuracy.png", "entropy.png"]
+    assert all(p.read_bytes()[:4] == b"\x89PNG" for p in paths[1:])
 
 
 def test_same_seed_same_run_and_another_seed_differs():
-    a, b, c = (simulate(n_silos=2, baselines=(), random_state=seed, **TINY) for seed in (3, 3, 4))
+    a, b, c = (
+        simulate_uefl(n_silos=2, baselines=(), random_state=seed, **TINY) for seed in (3, 3, 4)
+    )
     wa, wb, wc = (r.methods["uefl"].weights for r in (a, b, c))
     assert all(np.array_equal(wa[k], wb[k]) for k in wa)
     assert any(not np.array_equal(wa[k], wc[k]) for k in wa)
@@ -76,7 +79,7 @@ def test_same_seed_same_run_and_another_seed_differs():
 
 def test_an_interrupted_run_resumes_to_the_uninterrupted_result(tmp_path):
     settings = dict(n_silos=2, baselines=("fedavg",), random_state=1, **TINY)
-    reference = simulate(**settings)
+    reference = simulate_uefl(**settings)
 
     class Stop(Exception):
         pass
@@ -86,15 +89,15 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_result(tmp_path):
             raise Stop
 
     with pytest.raises(Stop):
-        simulate(checkpoint=tmp_path, progress=stop_in_fedavg, **settings)
-    resumed = simulate(checkpoint=tmp_path, **settings)
+        simulate_uefl(checkpoint=tmp_path, progress=stop_in_fedavg, **settings)
+    resumed = simulate_uefl(checkpoint=tmp_path, **settings)
     assert resumed.resumed
     for name in ("uefl", "fedavg"):
         ours, ref = resumed.methods[name], reference.methods[name]
         assert all(np.array_equal(ours.weights[k], ref.weights[k]) for k in ref.weights)
         assert np.array_equal(ours.entropy, ref.entropy)
     with pytest.raises(InputError, match="checkpoint"):
-        simulate(checkpoint=tmp_path, **{**settings, "random_state": 2})
+        simulate_uefl(checkpoint=tmp_path, **{**settings, "random_state": 2})
 
 
 def test_digit_silos_are_seeded_and_rotated_like_scipy():
@@ -131,26 +134,26 @@ def test_a_silo_without_data_is_rejected_by_name():
     silos = _silos()
     silos[1] = dataclasses.replace(silos[1], X_train=np.zeros((0, 64)), y_train=np.zeros(0, int))
     with pytest.raises(InputError, match=r"silos\[1\]\.X_train"):
-        simulate(silos, **TINY)
+        simulate_uefl(silos, **TINY)
 
 
 def test_mismatched_feature_shapes_are_rejected_by_name():
     silos = _silos()
     silos[2] = _silos(1, features=49)[0]
     with pytest.raises(InputError, match=r"silos\[2\]\.X_train: expected 64 features"):
-        simulate(silos, **TINY)
+        simulate_uefl(silos, **TINY)
 
 
 def test_non_square_images_need_the_mlp_encoder():
     silos = _silos(2, features=10)
     with pytest.raises(InputError, match="num_features"):
-        simulate(silos, **TINY)
-    result = simulate(silos, encoder="mlp", baselines=(), **TINY)
+        simulate_uefl(silos, **TINY)
+    result = simulate_uefl(silos, encoder="mlp", baselines=(), **TINY)
     assert result.methods["uefl"].accuracy.shape == (2, 2)
 
 
 def test_shared_codebook_mode_averages_book_zero_and_each_extension_over_its_users():
-    result = simulate(n_silos=3, codebook_sharing="shared", first_book_init="normal",
+    result = simulate_uefl(n_silos=3, codebook_sharing="shared", first_book_init="normal",
                       baselines=(), random_state=0, **TINY)  # fmt: skip
     uefl = result.methods["uefl"]
     flagged = uefl.extensions[0]["flagged"]
@@ -160,7 +163,7 @@ def test_shared_codebook_mode_averages_book_zero_and_each_extension_over_its_use
 
 
 def test_a_node_data_file_becomes_a_checked_silo(tmp_path):
-    from trustlab.federated._data import load_silo_file
+    from trustlab.federated.silos import load_silo_file
 
     silo = _silos(1)[0]
     np.savez(tmp_path / "silo.npz", X_train=silo.X_train, y_train=silo.y_train,
@@ -180,8 +183,8 @@ def test_bad_settings_are_rejected_by_name():
     with pytest.raises(InputError, match="codeword_gradient"):
         UEFLConfig(codeword_gradient="straight")
     with pytest.raises(InputError, match="data"):
-        simulate(n_silos=2, data="cifar10")
+        simulate_uefl(n_silos=2, data="cifar10")
     with pytest.raises(InputError, match="settings"):
-        simulate(n_silos=2, round=3)
+        simulate_uefl(n_silos=2, round=3)
     with pytest.raises(InputError, match="baselines"):
-        simulate(n_silos=2, baselines=("fedprox",))
+        simulate_uefl(n_silos=2, baselines=("fedprox",))

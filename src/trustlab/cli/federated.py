@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from trustlab.cli._common import JSON_OPTION_HELP, emit, progress
+from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, save
 
 __all__ = ["app"]
 
@@ -19,7 +18,7 @@ app = typer.Typer(
 
 SIMULATE_HELP = """Simulate UEFL against FedAvg on shifted digit silos, in this process.
 
-The silos are scikit-learn's 8x8 digits cut into --silos slices with a per-silo shift
+The silos are scikit-learn's 8x8 digits cut into --n-silos slices with a per-silo shift
 (--shift rotation: the paper's rotations 0/-50/120 degrees; mixed: none, rotation, blur +
 noise; none). UEFL trains --rounds rounds, fixes the uncertainty threshold (1 + thd) * mean
 entropy, gives every silo above it a new k-means-initialised codebook and trains --rounds-plus
@@ -31,7 +30,7 @@ again resumes an interrupted run.
 
 Example:
 
-  trustlab federated simulate --out uefl_run --silos 5 --rounds 8 --seed 0
+  trustlab federated simulate --out uefl_run --n-silos 5 --rounds 8 --seed 0
 """
 
 FLOWER_APP_HELP = """Write the Flower App project for UEFL and print how to launch it.
@@ -43,7 +42,8 @@ docs/federated-uefl.md for TLS and SuperNode authentication across machines.
 """
 
 
-# The protocol's schedule, shared by simulate and flower-app.
+# The protocol's schedule, shared by simulate and flower-app. The library checks every value and
+# its errors name these options.
 ShiftOption = Annotated[str, typer.Option("--shift", help="rotation, mixed or none.")]
 DataOption = Annotated[
     str,
@@ -56,16 +56,19 @@ RoundsPlusOption = Annotated[
 MaxIterationsOption = Annotated[
     int, typer.Option("--max-iterations", help="Iteration cap, the first included.")
 ]
+SeedOption = Annotated[int, typer.Option("--seed", help="Random seed.")]
 
 
 @app.command("simulate", help=SIMULATE_HELP)
 def simulate_command(
     out: Annotated[Path, typer.Option("--out", help="Directory for results and checkpoint.")],
-    silos: Annotated[int, typer.Option("--silos", help="Number of silos (>= 2).")] = 5,
+    n_silos: Annotated[int, typer.Option("--n-silos", help="Number of silos (>= 2).")] = 5,
     rounds: RoundsOption = 8,
     rounds_plus: RoundsPlusOption = 3,
     max_iterations: MaxIterationsOption = 3,
-    epochs: Annotated[int, typer.Option("--epochs", help="Local epochs per round.")] = 2,
+    local_epochs: Annotated[
+        int, typer.Option("--local-epochs", help="Local epochs per silo and round.")
+    ] = 2,
     threshold: Annotated[
         float, typer.Option("--threshold", help="thd: uncertain when H > (1 + thd) * mean H.")
     ] = 0.1,
@@ -85,22 +88,19 @@ def simulate_command(
     baseline: Annotated[
         list[str] | None, typer.Option("--baseline", help="fedavg and/or vq (repeatable).")
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    seed: SeedOption = 0,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
-    from trustlab.errors import InputError
-    from trustlab.federated import simulate
+    from trustlab.federated import simulate_uefl
 
-    if silos < 2:
-        raise InputError.bad("--silos", "at least 2 silos", silos)
     with progress() as bar:
         task = bar.add_task("UEFL and baselines", total=None)
 
         def advance(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        result = simulate(
-            n_silos=silos,
+        result = simulate_uefl(
+            n_silos=n_silos,
             shift=shift,
             data=data,
             baselines=tuple(baseline) if baseline else ("fedavg",),
@@ -110,38 +110,19 @@ def simulate_command(
             rounds=rounds,
             rounds_plus=rounds_plus,
             max_iterations=max_iterations,
-            local_epochs=epochs,
+            local_epochs=local_epochs,
             threshold_factor=threshold,
             codebook_sharing=sharing,
             codeword_gradient=codewords,
         )
-    _write(result, out)
+    save(result, out, as_json)
     emit(result, as_json)
-
-
-def _write(result: Any, out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "result.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n")
-    result.save_plots(out)
-
-
-class _AppReport:
-    """What flower-app wrote and how to launch it."""
-
-    def __init__(self, app_dir: Path, silos: int, commands: str):
-        self.app_dir, self.silos, self.commands = app_dir, silos, commands
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"app_dir": str(self.app_dir), "silos": self.silos, "commands": self.commands}
-
-    def summary(self) -> str:
-        return f"Flower App written to {self.app_dir}\nLaunch on one machine:\n{self.commands}"
 
 
 @app.command("flower-app", help=FLOWER_APP_HELP)
 def flower_app_command(
     out: Annotated[Path, typer.Option("--out", help="Directory for the Flower App project.")],
-    silos: Annotated[int, typer.Option("--silos", help="Number of silos / SuperNodes.")] = 3,
+    n_silos: Annotated[int, typer.Option("--n-silos", help="Number of silos / SuperNodes.")] = 3,
     rounds: RoundsOption = 8,
     rounds_plus: RoundsPlusOption = 3,
     max_iterations: MaxIterationsOption = 3,
@@ -156,15 +137,17 @@ def flower_app_command(
     port: Annotated[int, typer.Option("--port", help="SuperLink port in the printed commands.")] = (
         9093
     ),
-    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    seed: SeedOption = 0,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
-    from trustlab.federated import UEFLConfig
-    from trustlab.federated.flower import launch_commands, write_flower_app
+    from trustlab.federated import UEFLConfig, write_flower_app
 
-    config = UEFLConfig(rounds=rounds, rounds_plus=rounds_plus, max_iterations=max_iterations,
-                        seed=seed)  # fmt: skip
-    app_dir = write_flower_app(
-        out, config, n_silos=silos, shift=shift, data=data, result_dir=result_dir
+    # The project directory is the output: write_flower_app writes it (no result.json beside
+    # the pyproject.toml, which flwr would bundle with the app).
+    config = UEFLConfig(
+        rounds=rounds, rounds_plus=rounds_plus, max_iterations=max_iterations, random_state=seed
     )
-    emit(_AppReport(app_dir, silos, launch_commands(silos, str(app_dir), port)), as_json)
+    app = write_flower_app(
+        out, config, n_silos=n_silos, shift=shift, data=data, result_dir=result_dir, port=port
+    )
+    emit(app, as_json)

@@ -1,6 +1,11 @@
-"""Federated learning. ``trustlab.federated.uefl``: UEFL, uncertainty-based extensible-codebook
-federated learning (engine-independent core); :func:`simulate`: the in-process runner against
-FedAvg; ``trustlab.federated.flower``: the same protocol as Flower ServerApp and ClientApp.
+"""Federated learning: UEFL, uncertainty-based extensible-codebook federated learning.
+
+- ``uefl``: the engine-independent core (settings, uncertainty test, threshold, averaging, one
+  silo's training and evaluation); ``model``: the torch network and its optimiser;
+- ``silos``: shifted data silos; ``protocol``: the server protocol and the in-process engine;
+- ``simulation`` (:func:`simulate_uefl`) and ``results``: UEFL against FedAvg in one process;
+- ``flower``: the same protocol as Flower ServerApp, ClientApp and strategy; ``flower_launch``:
+  the Flower App project and the processes that run it.
 
 Public names are imported from their module on first use, so ``import trustlab.federated``
 needs neither torch nor flwr.
@@ -25,14 +30,21 @@ __getattr__, __all__, __dir__ = lazy_names(
             "uncertainty_threshold",
             "select_uncertain",
             "kmeans_codebook",
-            "is_codebook_key",
             "initial_weights",
             "train_silo",
             "evaluate_silo",
-            "VectorQuantizer",
         ],
-        "._data": ["Silo", "make_mnist_silos", "make_silos", "make_digit_silos"],
-        "._protocol": ["ProtocolDriver", "ProtocolState", "InProcessEngine"],
-        "._simulate": ["simulate", "SimulationResult", "MethodRun"],
+        ".model": ["VectorQuantizer", "is_codebook_key"],
+        ".silos": ["Silo", "make_mnist_silos", "make_silos", "make_digit_silos"],
+        ".protocol": ["ProtocolDriver", "ProtocolState", "InProcessEngine"],
+        ".simulation": ["simulate_uefl"],
+        ".results": ["UEFLSimulation", "MethodRun"],
+        ".flower_launch": [
+            "FlowerApp",
+            "FlowerRunResult",
+            "write_flower_app",
+            "run_flower_app",
+            "run_loopback",
+        ],
     },
 )

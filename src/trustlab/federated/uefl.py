@@ -8,31 +8,41 @@ extra codebook initialised by k-means on their own features, and training contin
 This module holds the parts every engine shares: the configuration, the uncertainty test
 (predictive entropy under Monte Carlo dropout, with dropout really active), the threshold and
 the flagging of uncertain silos, k-means codebook initialisation, the weighted average of shared
-weights, and one silo's local training and evaluation. The in-process runner is
-:func:`trustlab.federated.simulate`; the Flower apps are in :mod:`trustlab.federated.flower`.
+weights, and one silo's local training and evaluation. The network and its optimiser are in
+:mod:`trustlab.federated.model`, the server protocol in :mod:`trustlab.federated.protocol`; the
+in-process runner is :func:`trustlab.federated.simulate_uefl` and the Flower apps are in
+:mod:`trustlab.federated.flower`.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
 
-from trustlab._checks import as_float_array, check_choice, check_positive_int
+from trustlab._checks import (
+    as_float_array,
+    check_bool,
+    check_choice,
+    check_in_range,
+    check_non_negative,
+    check_positive_int,
+)
+from trustlab._lazy import require
+from trustlab._results import Result
 from trustlab.errors import InputError
-from trustlab.federated._data import Silo
-from trustlab.federated._model import (
+from trustlab.federated.model import (
+    Adam,
     build_model,
     codebook_key,
     is_codebook_key,
     load_arrays,
     model_arrays,
-    require_torch,
-    vector_quantizer_class,
 )
+from trustlab.federated.silos import Silo
 
 __all__ = [
     "UEFLConfig",
@@ -45,14 +55,10 @@ __all__ = [
     "uncertainty_threshold",
     "select_uncertain",
     "kmeans_codebook",
-    "is_codebook_key",
     "initial_weights",
     "train_silo",
     "evaluate_silo",
     "mc_dropout_probabilities",
-    "Adam",
-    "build_model",
-    "VectorQuantizer",  # noqa: F822 - created on first use by __getattr__
 ]
 
 WEIGHTINGS = ("uniform", "examples")
@@ -60,17 +66,11 @@ SHARINGS = ("local", "shared")
 REFERENCES = ("mean", "min")
 ENCODERS = ("cnn", "mlp")
 CODEWORD_GRADIENTS = ("task", "codebook_loss")
-
-
-def __getattr__(name: str) -> Any:
-    # The torch module class is created on first use so that importing this module needs no torch.
-    if name == "VectorQuantizer":
-        return vector_quantizer_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+FIRST_BOOK_INITS = ("kmeans", "normal")
 
 
 @dataclass(frozen=True)
-class UEFLConfig:
+class UEFLConfig(Result):
     """Settings of a UEFL run, shared by every engine (defaults sized for CPU and 8x8 digits).
 
     Parameters
@@ -94,7 +94,7 @@ class UEFLConfig:
         into (codeword length ``dim / seg``, the authors' ``seg``); head width.
     dropout, commitment : float
         Dropout of the head (the source of Monte Carlo samples) and the VQ commitment weight.
-    lr, batch_size : float, int
+    learning_rate, batch_size : float, int
         Adam learning rate and minibatch size of local training.
     weighting : {"uniform", "examples"}
         Weights of the server average: 1/S as in the authors' code, or by training examples.
@@ -116,8 +116,9 @@ class UEFLConfig:
         Book 0: k-means on each silo's features in round 1 (trustlab's default; a randomly
         initialised book tends to collapse to a few codewords on small models), or standard
         normal draws from the seed, as in the authors' code.
-    seed : int
-        Seed of the initial weights, of each round's shuffling and dropout, and of MC passes.
+    random_state : int
+        Seed of the initial weights, of each round's shuffling and dropout, and of MC passes
+        (an integer: the settings travel to Flower nodes as text).
     evaluate_every_round : bool
         Measure every silo after every round (curves); otherwise only when the protocol needs it.
     """
@@ -135,7 +136,7 @@ class UEFLConfig:
     hidden: int = 64
     dropout: float = 0.1
     commitment: float = 0.25
-    lr: float = 5e-3
+    learning_rate: float = 5e-3
     batch_size: int = 32
     weighting: str = "uniform"
     codebook_sharing: str = "local"
@@ -143,7 +144,7 @@ class UEFLConfig:
     authors_compat: bool = False
     encoder: str = "cnn"
     first_book_init: str = "kmeans"
-    seed: int = 0
+    random_state: int = 0
     evaluate_every_round: bool = True
 
     def __post_init__(self) -> None:
@@ -152,31 +153,24 @@ class UEFLConfig:
             check_positive_int(getattr(self, name), name)
         if self.dim % self.seg:
             raise InputError.bad("seg", f"a divisor of dim={self.dim}", self.seg)
-        if (
-            isinstance(self.seed, bool)
-            or not isinstance(self.seed, (int, np.integer))
-            or self.seed < 0
-        ):
-            raise InputError.bad("seed", "a non-negative integer", self.seed)
-        for name, low, high in (("dropout", 0.0, 1.0), ("commitment", 0.0, np.inf),
-                                ("lr", 0.0, np.inf), ("threshold_factor", -1.0, np.inf)):  # fmt: skip
+        check_positive_int(self.random_state, "random_state", minimum=0)
+        for name in ("dropout", "commitment", "learning_rate", "threshold_factor"):
+            # Numbers, not strings: the settings are written to a Flower run config as they are.
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise InputError.bad(name, f"a number in [{low}, {high})", value)
-            if not low <= float(value) < high:
-                raise InputError.bad(name, f"a number in [{low}, {high})", value)
-        for name in ("authors_compat", "evaluate_every_round"):
-            if not isinstance(getattr(self, name), bool):
-                raise InputError.bad(name, "True or False", getattr(self, name))
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+                raise InputError.bad(name, "a number", value)
+        check_in_range(self.dropout, "dropout", 0.0, 1.0, high_open=True)
+        check_non_negative(self.commitment, "commitment")
+        check_non_negative(self.learning_rate, "learning_rate")
+        check_in_range(self.threshold_factor, "threshold_factor", -1.0, np.inf, high_open=True)
+        check_bool(self.authors_compat, "authors_compat")
+        check_bool(self.evaluate_every_round, "evaluate_every_round")
         check_choice(self.threshold_reference, "threshold_reference", REFERENCES)
         check_choice(self.weighting, "weighting", WEIGHTINGS)
         check_choice(self.codebook_sharing, "codebook_sharing", SHARINGS)
         check_choice(self.codeword_gradient, "codeword_gradient", CODEWORD_GRADIENTS)
         check_choice(self.encoder, "encoder", ENCODERS)
-        check_choice(self.first_book_init, "first_book_init", ("kmeans", "normal"))
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        check_choice(self.first_book_init, "first_book_init", FIRST_BOOK_INITS)
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> UEFLConfig:
@@ -379,19 +373,20 @@ def kmeans_codebook(features: Any, n_codes: int, random_state: int = 0) -> np.nd
 def initial_weights(
     config: UEFLConfig, num_features: int, num_classes: int, *, use_vq: bool = True
 ) -> dict[str, np.ndarray]:
-    """The model's starting arrays (all of them, codebook 0 included) from ``config.seed``."""
+    """The model's starting arrays (all of them, codebook 0 included) from
+    ``config.random_state``."""
     spec = config.model_spec(num_features, num_classes, use_vq)
-    return model_arrays(build_model(spec, seed=config.seed))
+    return model_arrays(build_model(spec, random_state=config.random_state))
 
 
-def round_seed(seed: int, round_no: int, silo: int, purpose: int = 0) -> int:
+def _round_seed(random_state: int, round_no: int, silo: int, purpose: int = 0) -> int:
     """A seed for one silo in one round, equal on every engine."""
-    return int(np.random.SeedSequence([seed, round_no, silo, purpose]).generate_state(1)[0])
+    return int(np.random.SeedSequence([random_state, round_no, silo, purpose]).generate_state(1)[0])
 
 
 def _prepare_model(shared, state, silo: Silo, plan: SiloPlan, config: UEFLConfig, num_classes):
     spec = config.model_spec(silo.num_features, num_classes, plan.use_vq)
-    model = build_model(spec, seed=config.seed)
+    model = build_model(spec, random_state=config.random_state)
     if plan.use_vq:
         books = dict(state.codebooks)
         if not books:  # first round: book 0 from the common initialisation
@@ -404,7 +399,7 @@ def _prepare_model(shared, state, silo: Silo, plan: SiloPlan, config: UEFLConfig
 
 
 def _encoder_features(model, X) -> np.ndarray:
-    torch = require_torch()
+    torch = require("torch", "federated")
     model.eval()
     with torch.no_grad():
         z = model.features(torch.as_tensor(X))
@@ -430,7 +425,7 @@ def train_silo(
     Shuffling and dropout are seeded from (seed, round, silo), so every engine gets the same
     result.
     """
-    torch = require_torch()
+    torch = require("torch", "federated")
     model = _prepare_model(shared, state, silo, plan, config, num_classes)
     book = plan.book_idx if plan.use_vq else 0
     if plan.use_vq:
@@ -441,11 +436,11 @@ def train_silo(
         model.vq.active_book = book
     X = torch.as_tensor(silo.X_train)
     y = torch.as_tensor(silo.y_train)
-    optimizer = Adam(model.parameters(), lr=config.lr)
+    optimizer = Adam(model.parameters(), learning_rate=config.learning_rate)
     totals = np.zeros(3)
     steps = 0
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(round_seed(config.seed, round_no, plan.silo))
+        torch.manual_seed(_round_seed(config.random_state, round_no, plan.silo))
         model.train()
         for _ in range(config.local_epochs):
             order = torch.randperm(len(y))
@@ -471,66 +466,21 @@ def train_silo(
     return update, SiloState(codebooks=books, book_idx=book)
 
 
-class Adam:
-    """Adam (Kingma and Ba) with the defaults of ``torch.optim.Adam`` (betas 0.9 / 0.999,
-    eps 1e-8, no weight decay), step for step the same arithmetic as its CPU implementation.
-
-    Written out because constructing ``torch.optim.Adam`` imports ``torch._dynamo`` (about two
-    seconds), which every Flower ClientApp process, started anew for each message, would pay.
-    Parameters without a gradient in a step are left alone, as torch does.
-
-    Examples
-    --------
-    >>> import torch
-    >>> w = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
-    >>> opt = Adam([w], lr=0.1)
-    >>> (w ** 2).sum().backward(); opt.step()
-    >>> [round(v, 4) for v in w.tolist()]
-    [0.9, -1.9]
-    """
-
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8):
-        torch = require_torch()
-        self.params = list(params)
-        self.lr, self.betas, self.eps = float(lr), tuple(map(float, betas)), float(eps)
-        self.steps = [0] * len(self.params)
-        self.exp_avg = [torch.zeros_like(p) for p in self.params]
-        self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]
-
-    def zero_grad(self) -> None:
-        for p in self.params:
-            p.grad = None
-
-    def step(self) -> None:
-        torch = require_torch()
-        beta1, beta2 = self.betas
-        with torch.no_grad():
-            for i, p in enumerate(self.params):
-                if p.grad is None:
-                    continue
-                self.steps[i] += 1
-                grad, m, v = p.grad, self.exp_avg[i], self.exp_avg_sq[i]
-                m.lerp_(grad, 1 - beta1)
-                v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-                step_size = self.lr / (1 - beta1 ** self.steps[i])
-                denom = (v.sqrt() / (1 - beta2 ** self.steps[i]) ** 0.5).add_(self.eps)
-                p.addcdiv_(m, denom, value=-step_size)
-
-
-def mc_dropout_probabilities(model, X, passes: int, *, dropout: bool = True, seed: int = 0):
+def mc_dropout_probabilities(model, X, passes: int, *, dropout: bool = True, random_state: int = 0):
     """Softmax outputs of ``passes`` forward passes, shape (passes, n, classes), float64.
 
     With ``dropout`` the head's dropout layers are switched on for the passes (Monte Carlo
     dropout); without it the module is in eval mode and every pass is the same, which is what
     the authors' ``validate()`` measures. The encoder and VQ layer have no dropout, so they run
-    once. Dropout masks come from ``seed``; torch's global random stream is left as it was.
+    once. Dropout masks come from the seed ``random_state``; torch's global random stream is
+    left as it was.
     """
-    torch = require_torch()
+    torch = require("torch", "federated")
     X = torch.as_tensor(np.asarray(X, dtype=np.float32))
     was_training = model.training
     try:
         with torch.no_grad(), torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
+            torch.manual_seed(random_state)
             model.eval()
             q, _, _ = model.quantized(X)
             model.head.train(dropout)
@@ -561,7 +511,7 @@ def evaluate_silo(
     accuracy = float((deterministic.argmax(1) == silo.y_test).mean())
     probs = mc_dropout_probabilities(
         model, silo.X_test, config.mc_passes, dropout=not config.authors_compat,
-        seed=round_seed(config.seed, round_no, plan.silo, purpose=1),
+        random_state=_round_seed(config.random_state, round_no, plan.silo, purpose=1),
     )  # fmt: skip
     entropy = float(predictive_entropy(probs).mean())
     return SiloEvaluation(plan.silo, entropy, accuracy, len(silo.y_test))

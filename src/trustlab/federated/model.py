@@ -1,8 +1,10 @@
 """The torch side of UEFL: the vector-quantisation layer with extensible codebooks, a small
-encoder/classifier for CPU, and conversion between modules and plain numpy arrays.
+encoder/classifier for CPU, the optimiser of local training, and conversion between modules and
+plain numpy arrays.
 
 Everything that crosses an engine boundary (in-process or Flower) is a ``dict[str, ndarray]``
-keyed like the module's state dict; codebooks live under ``vq.books.<index>``.
+keyed like the module's state dict; codebooks live under ``vq.books.<index>``. The torch module
+classes are created on first use, so importing this module needs no torch.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from trustlab.errors import ConfigError, InputError
+from trustlab._lazy import require
+from trustlab.errors import InputError
 
 __all__ = [
     "CODEBOOK_PREFIX",
-    "require_torch",
+    "VectorQuantizer",  # noqa: F822 - created on first use by __getattr__
+    "Adam",
     "is_codebook_key",
     "codebook_key",
     "build_model",
@@ -28,21 +32,25 @@ __all__ = [
 CODEBOOK_PREFIX = "vq.books."
 
 
-def require_torch():
-    """Import torch or raise ConfigError naming the extra."""
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - torch is installed with the extra
-        raise ConfigError.missing_extra("torch", "federated") from None
-    return torch
+def __getattr__(name: str) -> Any:
+    if name == "VectorQuantizer":
+        return _modules()["VectorQuantizer"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def is_codebook_key(key: str) -> bool:
-    """Whether an array name is a codebook (kept out of the shared average by default)."""
+    """Whether an array name is a codebook (kept out of the shared average by default).
+
+    Examples
+    --------
+    >>> is_codebook_key("vq.books.1"), is_codebook_key("head.1.weight")
+    (True, False)
+    """
     return key.startswith(CODEBOOK_PREFIX)
 
 
 def codebook_key(book: int) -> str:
+    """The array name of codebook ``book``."""
     return f"{CODEBOOK_PREFIX}{int(book)}"
 
 
@@ -51,7 +59,7 @@ def _modules():
     global _MODULES
     if _MODULES is not None:
         return _MODULES
-    torch = require_torch()
+    torch = require("torch", "federated")
     nn, F = torch.nn, torch.nn.functional
 
     class VectorQuantizer(nn.Module):
@@ -185,11 +193,6 @@ def _modules():
 _MODULES: dict[str, Any] | None = None
 
 
-def vector_quantizer_class():
-    """The :class:`torch.nn.Module` class of the VQ layer."""
-    return _modules()["VectorQuantizer"]
-
-
 def check_model_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
     """Check that the data fit the encoder (a square image for the CNN)."""
     spec = dict(spec)
@@ -205,11 +208,12 @@ def check_model_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
     return spec
 
 
-def build_model(spec: Mapping[str, Any], seed: int = 0):
-    """A :class:`UEFLNet` initialised from ``seed`` without touching torch's global stream."""
-    torch = require_torch()
+def build_model(spec: Mapping[str, Any], random_state: int = 0):
+    """A :class:`UEFLNet` initialised from the seed ``random_state`` without touching torch's
+    global stream."""
+    torch = require("torch", "federated")
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+        torch.manual_seed(random_state)
         return _modules()["UEFLNet"](check_model_spec(spec))
 
 
@@ -222,7 +226,7 @@ def model_arrays(model, keys=None) -> dict[str, np.ndarray]:
 
 def load_arrays(model, arrays: Mapping[str, np.ndarray]) -> None:
     """Copy arrays into the module by name; codebooks missing from the module are added."""
-    torch = require_torch()
+    torch = require("torch", "federated")
     own = model.state_dict()
     for key, value in arrays.items():
         if is_codebook_key(key) and key not in own and model.vq is not None:
@@ -238,3 +242,51 @@ def load_arrays(model, arrays: Mapping[str, np.ndarray]) -> None:
             )
         with torch.no_grad():
             target.copy_(torch.as_tensor(np.asarray(value), dtype=target.dtype))
+
+
+class Adam:
+    """Adam (Kingma and Ba) with the defaults of ``torch.optim.Adam`` (betas 0.9 / 0.999,
+    eps 1e-8, no weight decay), step for step the same arithmetic as its CPU implementation
+    (``learning_rate`` is torch's ``lr``).
+
+    Written out because constructing ``torch.optim.Adam`` imports ``torch._dynamo`` (about two
+    seconds), which every Flower ClientApp process, started anew for each message, would pay.
+    Parameters without a gradient in a step are left alone, as torch does.
+
+    Examples
+    --------
+    >>> import torch
+    >>> w = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
+    >>> opt = Adam([w], learning_rate=0.1)
+    >>> (w ** 2).sum().backward(); opt.step()
+    >>> [round(v, 4) for v in w.tolist()]
+    [0.9, -1.9]
+    """
+
+    def __init__(self, params, learning_rate: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8):
+        torch = require("torch", "federated")
+        self.params = list(params)
+        self.learning_rate = float(learning_rate)
+        self.betas, self.eps = tuple(map(float, betas)), float(eps)
+        self.steps = [0] * len(self.params)
+        self.exp_avg = [torch.zeros_like(p) for p in self.params]
+        self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    def step(self) -> None:
+        torch = require("torch", "federated")
+        beta1, beta2 = self.betas
+        with torch.no_grad():
+            for i, p in enumerate(self.params):
+                if p.grad is None:
+                    continue
+                self.steps[i] += 1
+                grad, m, v = p.grad, self.exp_avg[i], self.exp_avg_sq[i]
+                m.lerp_(grad, 1 - beta1)
+                v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+                step_size = self.learning_rate / (1 - beta1 ** self.steps[i])
+                denom = (v.sqrt() / (1 - beta2 ** self.steps[i]) ** 0.5).add_(self.eps)
+                p.addcdiv_(m, denom, value=-step_size)
