@@ -169,6 +169,16 @@ def test_write_outputs_writes_json_picture_and_every_file_kind(tmp_path):
     assert sorted(os.listdir(out)) == sorted(names)  # no temporary file left behind
 
 
+def test_the_write_method_is_the_one_writer(tmp_path):
+    result = make_sample()
+    assert result.write(tmp_path / "a") == [
+        tmp_path / "a" / p.name for p in write_outputs(result, tmp_path / "b")
+    ]
+    assert (tmp_path / "a" / "result.json").read_text() == (
+        tmp_path / "b" / "result.json"
+    ).read_text()
+
+
 def test_a_result_without_plot_or_files_writes_only_its_json(tmp_path):
     written = write_outputs(Plain(1, 0.5, "a"), tmp_path)
     assert [p.name for p in written] == ["result.json"]

@@ -8,7 +8,8 @@ Every one-shot computation returns a frozen dataclass that derives from :class:`
 - ``summary()`` is a short text for people (every result overrides the generic one);
 - ``plot(ax=None)`` draws the result on a matplotlib Axes where a picture helps (not every result
   has one: :func:`has_plot` tells);
-- ``files()`` names any further files a result is saved as (tables, arrays, more pictures).
+- ``files()`` names any further files a result is saved as (tables, arrays, more pictures);
+- ``write(out_dir)`` saves it all.
 
 :func:`write_outputs` saves any result the same way: ``result.json``, the picture at one
 resolution and the extra files, each written atomically. The CLI's ``--out`` goes through it.
@@ -49,6 +50,7 @@ __all__ = [
     "new_axes",
     "write_outputs",
     "write_atomic",
+    "output_dir",
     "json_text",
 ]
 
@@ -106,6 +108,11 @@ class Result:
         """Further files to save: name -> DataFrame (CSV), ndarray (.npy), str, dict/list (JSON),
         or a drawing function ``draw(ax)`` (PNG). None by default."""
         return {}
+
+    def write(self, out_dir: str | os.PathLike) -> list[Path]:
+        """Save the result into ``out_dir`` (created if needed) as :func:`write_outputs` does:
+        ``result.json``, the picture and :meth:`files`; return the paths written."""
+        return write_outputs(self, out_dir)
 
     def __str__(self) -> str:
         return self.summary()

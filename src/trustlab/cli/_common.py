@@ -55,6 +55,15 @@ OPTION_FOR_ARGUMENT = {
     "y_true": "--label",
     "y_pred": "--pred",
     "groups": "--group",
+    "y": "--label",
+    "budgets": "--budget-col",
+    "w": "--weights",
+    "b0": "--intercept",
+    "checkpoint": "--out",
+    "layers": "--layer",
+    "threshold_factor": "--threshold",
+    "codebook_sharing": "--codebooks",
+    "codeword_gradient": "--codewords",
 }
 
 
