@@ -140,10 +140,23 @@ class SafetyPolytope(BaseEstimator):
         standardize: bool = True,
         random_state: Any = None,
     ):
-        # scikit-learn's contract: every parameter stored unchanged, under its own name
-        params = dict(locals())
-        del params["self"]
-        vars(self).update(params)
+        self.n_facets = n_facets
+        self.encoder = encoder
+        self.layer = layer
+        self.n_concepts = n_concepts
+        self.margin = margin
+        self.unsafe_weight = unsafe_weight
+        self.concept_l1 = concept_l1
+        self.facet_l1 = facet_l1
+        self.facet_l2 = facet_l2
+        self.max_epochs = max_epochs
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.reassign = reassign
+        self.violation_threshold = violation_threshold
+        self.init = init
+        self.standardize = standardize
+        self.random_state = random_state
 
     # ------------------------------------------------------------------------------- fitting
 
