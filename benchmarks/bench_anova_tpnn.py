@@ -9,7 +9,7 @@ the full ANOVA-TPNN fit in under 2 minutes on this CPU.
 * baseline: a neural additive model with pairs (NA2M-like: one ReLU network with hidden layers
   (32, 16) per component, centred afterwards), trained by the same loop: the same
   preprocessing, split, optimiser, batch size and early stopping
-  (``trustlab.explain._anova_tpnn_torch.NeuralAdditiveBaseline``).
+  (``NeuralAdditiveBaseline`` in ``benchmarks/nam_baseline.py``).
 
 Each fit runs until early stopping; the script prints the seconds, the epochs, the test RMSE
 against the noiseless truth, and the ratio of the fit times (baseline / ours).
@@ -50,24 +50,25 @@ def timed_fit(model, X, y):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2,000 rows x 5 features")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads for both models")
+    parser.add_argument("--n-jobs", type=int, default=1, help="torch threads for both models")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     n, d = (2_000, 6) if args.quick else (10_000, 10)
 
-    from trustlab.explain._anova_tpnn_torch import NeuralAdditiveBaseline
+    from nam_baseline import NeuralAdditiveBaseline  # beside this script
+
     from trustlab.explain.anova_tpnn import ANOVATPNN
 
     X, _, y = make_data(n, d, args.seed)
     X_test, truth_test, _ = make_data(5_000, d, args.seed + 1)
-    common = dict(random_state=args.seed, n_threads=args.threads)
+    common = dict(random_state=args.seed, n_jobs=args.n_jobs)
     models = {
         "ANOVA-TPNN (trustlab)": ANOVATPNN(**common),
         "neural additive baseline": NeuralAdditiveBaseline(**common),
     }
     print(
         f"{n:,} rows x {d} features, all pairs ({d + d * (d - 1) // 2} components), "
-        f"{args.threads} thread(s)"
+        f"{args.n_jobs} thread(s)"
     )
     seconds = {}
     for name, model in models.items():

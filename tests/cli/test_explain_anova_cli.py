@@ -90,7 +90,7 @@ def fitted(table, tmp_path_factory):
     path, _ = table
     out = tmp_path_factory.mktemp("fit")
     args = ["explain", "anova-tpnn", "fit", "--data", path, "--label", "kind", "--out", out]
-    args += ["--exclude", "id", "--drop-missing", "--max-epochs", "5", "--n-threads", "1"]
+    args += ["--exclude", "id", "--drop-missing", "--max-epochs", "5", "--n-jobs", "1"]
     return _exit_code([*args, "--json"]), out
 
 
@@ -119,13 +119,16 @@ def test_fit_prints_json_with_the_training_run(run, table, tmp_path):
     code, out, err = run(
         "explain", "anova-tpnn", "fit", "--data", path, "--label", "kind", "--out", tmp_path,
         "--exclude", "id", "--drop-missing", "--max-epochs", "2", "--order", "1",
-        "--n-threads", "1", "--top", "1", "--json",
+        "--n-jobs", "1", "--top", "1", "--json",
     )  # fmt: skip
     assert code == 0, err
     result = json.loads(out)
     assert result["task"] == "classification" and result["n_components"] == 2
     assert result["n_rows"] == 399 and result["n_epochs"] == 2
     assert len([f for f in result["files"] if f.endswith(".png")]) == 1 + 1
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == sorted(
+        f for f in result["files"] if f.endswith(".png")
+    )
 
 
 def test_predict_writes_predictions_probabilities_and_components(run, fitted, table, tmp_path):
@@ -159,12 +162,13 @@ def test_plot_draws_named_components(run, fitted, tmp_path):
     assert {p.name for p in tmp_path.iterdir()} == {
         "component_size__shape.png",
         "component_shape.png",
+        "result.json",
     }
 
 
 def test_bad_input_ends_in_one_line_and_exit_2(run, table, tmp_path):
     path, _ = table
-    base = ["explain", "anova-tpnn", "fit", "--data", path, "--out", tmp_path, "--n-threads", "1"]
+    base = ["explain", "anova-tpnn", "fit", "--data", path, "--out", tmp_path, "--n-jobs", "1"]
     cases = [
         (["--label", "colour"], "--label"),
         (["--label", "kind", "--exclude", "id"], "missing"),  # the gap in 'size'

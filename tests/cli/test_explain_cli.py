@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import skops.io as sio
 import xgboost as xgb
+from cli_helpers import one_line
 from sklearn.ensemble import RandomForestClassifier
 from typer.testing import CliRunner
 
@@ -60,13 +61,14 @@ def test_writes_the_api_shap_values_tables_and_plots(files, tmp_path):
     )
     assert result.exit_code == 0, result.output
     assert "FastPD importance of the probability over 120 rows" in result.output
-    explainer = FastPD(model, FRAME)  # sizes above N: every row is background and explained
+    explainer = FastPD(model).fit(FRAME)  # sizes above N: every row is background and explained
     phi = explainer.shap_values(FRAME)
     written = pd.read_csv(tmp_path / "shap_values.csv")
     assert list(written.columns[:3]) == ["0:age", "0:income", "0:hours"]
     assert np.abs(written.to_numpy() - phi.transpose(0, 2, 1).reshape(N, -1)).max() <= 1e-12
-    summary = json.loads((tmp_path / "fastpd.json").read_text())
+    summary = json.loads((tmp_path / "result.json").read_text())
     assert summary["n_background"] == N
+    assert summary["expected_value"] == pytest.approx(list(explainer.expected_value_), abs=1e-12)
     interactions = pd.read_csv(tmp_path / "interactions.csv")
     assert list(interactions.columns) == ["feature_1", "feature_2", "mean_abs_m"]
     assert len(interactions) == 3
@@ -74,15 +76,17 @@ def test_writes_the_api_shap_values_tables_and_plots(files, tmp_path):
         assert (tmp_path / name).stat().st_size > 1000
 
 
-def test_json_output_is_the_importance_of_the_api(files):
+def test_json_output_is_the_explanation_of_the_api(files):
     folder, model = files
     result = invoke("--model", folder / "forest.skops", "--data", folder / "people.csv", "--json")
     assert result.exit_code == 0, result.output
-    explainer = FastPD(model, FRAME)
+    explainer = FastPD(model).fit(FRAME)
     expected = Importance.from_values(
         explainer.shap_values(FRAME), explainer.decompose(FRAME, max_order=2)
     ).to_dict()
-    assert json.loads(result.output) == json.loads(json.dumps(expected))
+    printed = json.loads(result.output)
+    assert printed["importance"] == json.loads(json.dumps(expected))
+    assert printed == explainer.explain(FRAME).to_dict()
 
 
 def test_features_option_chooses_the_pd_plots(files, tmp_path):
@@ -147,40 +151,46 @@ def test_named_types_in_a_skops_file_are_trusted(files):
         (["--model", "missing.skops"], "--model: expected an existing model file"),
         (["--model", "people.csv"], "--model: expected a .skops file, an xgboost"),
         (["--data", "nowhere.csv"], "--data: expected an existing CSV or Parquet file"),
-        (["--features", "height"], "features: expected feature names among"),
+        (["--features", "height"], "--features: expected feature names among"),
         (["--background-size", "0"], "--background-size: expected an integer >= 1"),
         (["--exclude", "height"], "--exclude: expected a column of the data"),
     ],
 )
-def test_bad_input_is_named(files, args, message):
+def test_bad_input_is_named(files, args, message, run):
     folder, _ = files
     given = dict(zip(args[::2], args[1::2], strict=True))
     model = given.pop("--model", "forest.skops")
     data = given.pop("--data", "people.csv")
     extra = [item for pair in given.items() for item in pair]
-    result = invoke("--model", folder / model, "--data", folder / data, *extra)
-    assert isinstance(result.exception, InputError), result.output
-    assert str(result.exception).startswith(message)
+    assert error(run, "--model", folder / model, "--data", folder / data, *extra).startswith(
+        message
+    )
 
 
-def test_data_without_the_model_columns_is_refused(files, tmp_path):
+def error(run, *args) -> str:
+    """The one line ``trustlab explain fastpd ARGS`` prints for bad input (exit code 2)."""
+    code, _, err = run("explain", "fastpd", *args)
+    assert code == 2, err
+    return one_line(err).removeprefix("trustlab: error: ")
+
+
+def test_data_without_the_model_columns_is_refused(files, tmp_path, run):
     folder, _ = files
     FRAME.drop(columns="hours").to_csv(tmp_path / "short.csv", index=False)
-    result = invoke("--model", folder / "forest.skops", "--data", tmp_path / "short.csv")
-    assert str(result.exception).startswith("--data: expected the model's feature columns")
+    message = error(run, "--model", folder / "forest.skops", "--data", tmp_path / "short.csv")
+    assert message.startswith("--data: expected the model's feature columns")
 
 
-def test_unnamed_models_need_the_right_number_of_columns(files):
+def test_unnamed_models_need_the_right_number_of_columns(files, run):
     folder, _ = files
-    result = invoke("--model", folder / "booster.txt", "--data", folder / "people.csv")
-    message = str(result.exception)
+    message = error(run, "--model", folder / "booster.txt", "--data", folder / "people.csv")
     assert message.startswith("--data: expected 3 feature columns (the model's), got 4")
     assert "--exclude" in message
 
 
-def test_non_numeric_features_are_refused(files):
+def test_non_numeric_features_are_refused(files, run):
     folder, _ = files
-    result = invoke(
-        "--model", folder / "booster.txt", "--data", folder / "text.csv", "--exclude", "age"
+    message = error(
+        run, "--model", folder / "booster.txt", "--data", folder / "text.csv", "--exclude", "age"
     )
-    assert str(result.exception).startswith("--data: expected numeric feature columns")
+    assert message.startswith("--data: expected numeric feature columns")

@@ -19,21 +19,18 @@ from sklearn.exceptions import NotFittedError
 from sklearn.metrics import r2_score
 from sklearn.preprocessing import QuantileTransformer
 
-import trustlab.explain.anova_tpnn as anova_module
+import trustlab.explain.anova_tpnn.estimator
+import trustlab.explain.anova_tpnn.stability
 from trustlab.errors import BackendError, ConfigError, InputError
-from trustlab.explain._anova_tpnn_torch import (
+from trustlab.explain.anova_tpnn import ANOVATPNN, ComponentValues, component_stability
+from trustlab.explain.anova_tpnn._components import TermGroup
+from trustlab.explain.anova_tpnn._encoding import FeatureMap
+from trustlab.explain.anova_tpnn._target import guess_task
+from trustlab.explain.anova_tpnn._terms import screen_pairs
+from trustlab.explain.anova_tpnn._torch import (
     TPNNNetwork,
     _SumToZeroNeuron,
     reference_neurons,
-)
-from trustlab.explain.anova_tpnn import (
-    ANOVATPNN,
-    ComponentValues,
-    _FeatureMap,
-    _guess_task,
-    _screen_pairs,
-    _TermGroup,
-    component_stability,
 )
 
 PURE = 1e-6  # the tolerance, relative to a component's range
@@ -81,14 +78,14 @@ def mixed_multiclass(n=900, seed=1):
 @pytest.fixture(scope="module")
 def regression():
     X, y = discrete_regression()
-    model = ANOVATPNN(max_epochs=25, random_state=0, n_threads=1).fit(X, y)
+    model = ANOVATPNN(max_epochs=25, random_state=0, n_jobs=1).fit(X, y)
     return model, X, y
 
 
 @pytest.fixture(scope="module")
 def multiclass():
     X, y = mixed_multiclass()
-    model = ANOVATPNN(max_epochs=15, random_state=0, n_threads=1).fit(X, y)
+    model = ANOVATPNN(max_epochs=15, random_state=0, n_jobs=1).fit(X, y)
     return model, X, y
 
 
@@ -96,7 +93,7 @@ def multiclass():
 def binary():
     X, y = mixed_multiclass(n=600, seed=2)
     y = np.where(y == "high", "yes", "no")
-    model = ANOVATPNN(max_epochs=10, random_state=0, n_threads=1).fit(X, y)
+    model = ANOVATPNN(max_epochs=10, random_state=0, n_jobs=1).fit(X, y)
     return model, X, y
 
 
@@ -184,7 +181,7 @@ def test_multiclass_components_sum_to_zero_over_classes(multiclass):
 def test_order_three_component_sums_to_zero_in_each_variable():
     X, y = discrete_regression(n=600)
     X = X.assign(a=X["a"] % 6, b=np.minimum(X["b"], 7))
-    model = ANOVATPNN(order=3, max_epochs=2, random_state=0, n_threads=1).fit(X, y)
+    model = ANOVATPNN(order=3, max_epochs=2, random_state=0, n_jobs=1).fit(X, y)
     assert model.component_names_[-1] == "a & b & c"
     grid, shape, counts = grid_of_observed(X, ["a", "b", "c"])
     values = model.components(grid)["a & b & c"].reshape(shape)
@@ -208,7 +205,7 @@ def test_tensor_product_of_neurons_sums_to_zero_for_any_parameters(seed, n, n_ba
     x_num = np.column_stack([rng.uniform(-1, 1, n), np.zeros(n)])
     x_cat = np.column_stack([np.zeros(n, np.int64), rng.integers(0, 3, n)])
     shape = (2, 1, n_basis)
-    group = _TermGroup(
+    group = TermGroup(
         features=np.array([[0, 1]]),
         pattern=np.array([False, True]),
         threshold=rng.uniform(-1.5, 1.5, shape),
@@ -311,7 +308,7 @@ def test_quantile_scaling_matches_scikit_learn():
     new = np.concatenate([train[:50], [-10.0, 10.0, 0.25, train.min(), train.max()]])
     frame = pd.DataFrame({"x": train})
     for n_quantiles in (1000, 100):
-        features = _FeatureMap.fit(frame, [False], n_quantiles)
+        features = FeatureMap.fit(frame, [False], n_quantiles)
         reference = QuantileTransformer(
             n_quantiles=min(n_quantiles, len(train)), output_distribution="uniform"
         )
@@ -349,34 +346,34 @@ def test_auto_screen_ranks_the_true_pair_first():
     y = x[:, 0] + x[:, 1] ** 2 + 2 * x[:, 2] * x[:, 3] + 0.5 * x[:, 1] * x[:, 4]
     y = y + 0.1 * rng.normal(size=2000)
     cats = np.zeros_like(x, dtype=np.int64)
-    assert _screen_pairs(x, cats, [False] * 6, y[:, None], max_pairs=2) == [(1, 4), (2, 3)]
-    model = ANOVATPNN(interactions="auto", max_interactions=1, max_epochs=1, n_threads=1)
+    assert screen_pairs(x, cats, [False] * 6, y[:, None], max_pairs=2) == [(1, 4), (2, 3)]
+    model = ANOVATPNN(interactions="auto", max_interactions=1, max_epochs=1, n_jobs=1)
     model.fit(x, y)
     assert model.component_names_ == ["x0", "x1", "x2", "x3", "x4", "x5", "x2 & x3"]
 
 
 def test_interactions_are_taken_by_name_index_or_component_name():
     X, y = discrete_regression(n=300)
-    model = ANOVATPNN(interactions=[("c", "a"), "b & c"], max_epochs=1, n_threads=1).fit(X, y)
+    model = ANOVATPNN(interactions=[("c", "a"), "b & c"], max_epochs=1, n_jobs=1).fit(X, y)
     assert model.component_names_ == ["a", "b", "c", "a & c", "b & c"]
-    model = ANOVATPNN(interactions=[(0, 1)], max_epochs=1, n_threads=1).fit(X.to_numpy(), y)
+    model = ANOVATPNN(interactions=[(0, 1)], max_epochs=1, n_jobs=1).fit(X.to_numpy(), y)
     assert model.terms_ == [("x0",), ("x1",), ("x2",), ("x0", "x1")]
     assert not hasattr(model, "feature_names_in_") and model.n_features_in_ == 3
-    assert ANOVATPNN(order=1, max_epochs=1, n_threads=1).fit(X, y).component_names_ == list("abc")
+    assert ANOVATPNN(order=1, max_epochs=1, n_jobs=1).fit(X, y).component_names_ == list("abc")
 
 
 def test_auto_task_tells_labels_from_numbers():
-    assert _guess_task(np.array(["a", "b", "a"])) == "classification"
-    assert _guess_task(np.array([True, False])) == "classification"
-    assert _guess_task(np.array([0.0, 1.0, 1.0])) == "classification"
-    assert _guess_task(np.arange(21) % 20) == "classification"
-    assert _guess_task(np.arange(25)) == "regression"  # e.g. a count or a score
-    assert _guess_task(np.array([0.5, 1.0, 2.0])) == "regression"
+    assert guess_task(np.array(["a", "b", "a"])) == "classification"
+    assert guess_task(np.array([True, False])) == "classification"
+    assert guess_task(np.array([0.0, 1.0, 1.0])) == "classification"
+    assert guess_task(np.arange(21) % 20) == "classification"
+    assert guess_task(np.arange(25)) == "regression"  # e.g. a count or a score
+    assert guess_task(np.array([0.5, 1.0, 2.0])) == "regression"
 
 
 def test_same_seed_gives_the_same_model():
     X, y = discrete_regression(n=300)
-    fits = [ANOVATPNN(max_epochs=3, random_state=s, n_threads=1).fit(X, y) for s in (7, 7, 8)]
+    fits = [ANOVATPNN(max_epochs=3, random_state=s, n_jobs=1).fit(X, y) for s in (7, 7, 8)]
     assert np.array_equal(fits[0].predict(X), fits[1].predict(X))
     assert not np.array_equal(fits[0].predict(X), fits[2].predict(X))
 
@@ -384,7 +381,7 @@ def test_same_seed_gives_the_same_model():
 def test_early_stopping_keeps_the_best_epoch_and_waits_patience_epochs():
     rng = np.random.default_rng(0)
     X, y = rng.uniform(size=(300, 2)), rng.normal(size=300)  # nothing to learn
-    model = ANOVATPNN(patience=3, max_epochs=200, random_state=0, n_threads=1).fit(X, y)
+    model = ANOVATPNN(patience=3, max_epochs=200, random_state=0, n_jobs=1).fit(X, y)
     history = model.history_
     losses = history["validation_loss"]
     assert len(losses) == history["n_epochs"] < 200
@@ -395,12 +392,12 @@ def test_early_stopping_keeps_the_best_epoch_and_waits_patience_epochs():
 
 
 def test_training_that_never_gives_a_finite_loss_fails_clearly(monkeypatch):
-    import trustlab.explain._anova_tpnn_torch as backend
+    import trustlab.explain.anova_tpnn._torch as backend
 
     monkeypatch.setattr(backend, "_validation_loss", lambda *args: float("nan"))
     X, y = discrete_regression(n=300)
     with pytest.raises(BackendError, match="diverged"):
-        ANOVATPNN(max_epochs=5, n_threads=1).fit(X, y)
+        ANOVATPNN(max_epochs=5, n_jobs=1).fit(X, y)
 
 
 def test_estimator_contract(regression):
@@ -421,9 +418,11 @@ def test_estimator_contract(regression):
 
 def test_save_and_load_give_the_same_model(multiclass, tmp_path):
     model, X, _ = multiclass
-    weights, meta = model.save(tmp_path / "model")
+    saved = model.save(tmp_path / "model")
+    assert saved == tmp_path / "model"
+    weights, meta = saved / "model.pt", saved / "model.json"
     assert all(isinstance(v, torch.Tensor) for v in torch.load(weights, weights_only=True).values())
-    loaded = ANOVATPNN.load(tmp_path / "model")
+    loaded = ANOVATPNN.load(saved)
     np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
     np.testing.assert_array_equal(loaded.components(X).values, model.components(X).values)
     assert loaded.component_names_ == model.component_names_
@@ -487,6 +486,50 @@ def test_component_stability_compares_components_across_models():
         component_stability([Fixed(values)], None)
 
 
+def test_summary_saves_the_model_components_and_plots(multiclass, tmp_path):
+    from trustlab._results import write_outputs
+
+    model, X, y = multiclass
+    summary = model.summarize(X, y, n_points=20, top=2)
+    assert summary.training_score == model.score(X, y)
+    assert (summary.n_epochs, summary.best_epoch) == (
+        model.history_["n_epochs"],
+        model.history_["best_epoch"],
+    )
+    written = {p.name for p in write_outputs(summary, tmp_path)}
+    assert written == {"result.json", *summary.to_dict()["files"]}
+    assert len([n for n in written if n.startswith("component_")]) == 2
+    loaded = ANOVATPNN.load(tmp_path)
+    np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+    assert summary.to_dict()["classes"] == ["high", "low", "mid"]
+    with pytest.raises(InputError, match="top: expected an integer >= 0"):
+        model.summarize(X, y, top=-1)
+
+
+def test_prediction_table_lays_out_predictions_probabilities_and_components(multiclass):
+    model, X, _ = multiclass
+    table = model.prediction_table(X.iloc[:20], components=True)
+    np.testing.assert_array_equal(table["prediction"], model.predict(X.iloc[:20]))
+    np.testing.assert_array_equal(table["probability_mid"], model.predict_proba(X.iloc[:20])[:, 2])
+    values = model.components(X.iloc[:20]).values
+    np.testing.assert_array_equal(table["age & colour [low]"], values[:, 4, 1])
+    assert list(model.prediction_table(X.iloc[:3]).columns) == [
+        "prediction",
+        "probability_high",
+        "probability_low",
+        "probability_mid",
+    ]
+
+
+def test_component_figures_check_the_target_before_drawing(multiclass):
+    model, _, _ = multiclass
+    figures = model.component_figures(["age", ("age", "colour")], target="high")
+    assert list(figures.files()) == ["component_age.png", "component_age__colour.png"]
+    assert figures.to_dict()["components"] == ["age", "age & colour"]
+    with pytest.raises(InputError, match="target"):
+        model.component_figures(["age"], target="unknown")
+
+
 # ---------------------------------------------------------------------------------- bad input
 
 
@@ -494,39 +537,39 @@ def test_nan_in_a_feature_is_refused():
     X, y = discrete_regression(n=300)
     X.loc[5, "b"] = np.nan
     with pytest.raises(InputError, match="feature 'b'"):
-        ANOVATPNN(n_threads=1).fit(X, y)
+        ANOVATPNN(n_jobs=1).fit(X, y)
     frame, labels = mixed_multiclass(n=300)
     frame.loc[3, "colour"] = None
     with pytest.raises(InputError, match="missing values.*'colour'"):
-        ANOVATPNN(n_threads=1).fit(frame, labels)
+        ANOVATPNN(n_jobs=1).fit(frame, labels)
 
 
 def test_constant_feature_is_refused():
     X, y = discrete_regression(n=300)
     with pytest.raises(InputError, match="feature 'c' to vary"):
-        ANOVATPNN(n_threads=1).fit(X.assign(c=3.0), y)
+        ANOVATPNN(n_jobs=1).fit(X.assign(c=3.0), y)
     with pytest.raises(InputError, match="at least 2 values"):
-        ANOVATPNN(n_threads=1).fit(X.assign(c="same"), y)
+        ANOVATPNN(n_jobs=1).fit(X.assign(c="same"), y)
 
 
 def test_too_few_rows_for_the_validation_split_are_refused():
     X, y = discrete_regression(n=40)
     with pytest.raises(InputError, match="at least 67 rows.*got 40 rows"):
-        ANOVATPNN(n_threads=1).fit(X, y)
+        ANOVATPNN(n_jobs=1).fit(X, y)
     labels = np.array(["a"] * 99 + ["b"])
     with pytest.raises(InputError, match="2 rows of each class"):
-        ANOVATPNN(n_threads=1).fit(discrete_regression(n=100)[0], labels)
+        ANOVATPNN(n_jobs=1).fit(discrete_regression(n=100)[0], labels)
 
 
 def test_unknown_interaction_names_are_refused():
     X, y = discrete_regression(n=300)
     for bad in ([("a", "height")], ["a & height"], [("a", 7)], "some", [("a", "a")]):
         with pytest.raises(InputError, match="interactions"):
-            ANOVATPNN(interactions=bad, n_threads=1).fit(X, y)
+            ANOVATPNN(interactions=bad, n_jobs=1).fit(X, y)
     with pytest.raises(InputError, match="each term once"):
-        ANOVATPNN(interactions=[("a", "b"), ("b", "a")], n_threads=1).fit(X, y)
+        ANOVATPNN(interactions=[("a", "b"), ("b", "a")], n_jobs=1).fit(X, y)
     with pytest.raises(InputError, match="order=1"):
-        ANOVATPNN(order=1, interactions=[("a", "b")], n_threads=1).fit(X, y)
+        ANOVATPNN(order=1, interactions=[("a", "b")], n_jobs=1).fit(X, y)
 
 
 def test_other_bad_input_is_refused(regression):
@@ -537,16 +580,17 @@ def test_other_bad_input_is_refused(regression):
         (dict(learning_rate=0.0), "learning_rate"),
         (dict(task="ranking"), "task"),
         (dict(categorical_features=["height"]), "categorical_features"),
+        (dict(n_jobs=0), "n_jobs"),
     ]
     for params, argument in cases:
         with pytest.raises(InputError, match=argument):
-            ANOVATPNN(n_threads=1, **params).fit(X, y)
+            ANOVATPNN(**{"n_jobs": 1, **params}).fit(X, y)
     with pytest.raises(InputError, match="y: expected one value per row"):
-        ANOVATPNN(n_threads=1).fit(X, y[:-1])
+        ANOVATPNN(n_jobs=1).fit(X, y[:-1])
     with pytest.raises(InputError, match="at least 2 classes"):
-        ANOVATPNN(task="classification", n_threads=1).fit(X, np.zeros(300, int))
+        ANOVATPNN(task="classification", n_jobs=1).fit(X, np.zeros(300, int))
     with pytest.raises(InputError, match="numbers in the numeric feature 'a'"):
-        ANOVATPNN(categorical_features=None, n_threads=1).fit(X.assign(a="x"), y)
+        ANOVATPNN(categorical_features=None, n_jobs=1).fit(X.assign(a="x"), y)
     model, X, _ = regression
     with pytest.raises(InputError, match="without 'c'"):
         model.predict(X[["a", "b"]])
@@ -575,5 +619,7 @@ def test_fitting_without_torch_names_the_extra(monkeypatch):
 
 
 def test_docstring_examples_run():
-    failures, tried = doctest.testmod(anova_module, optionflags=doctest.ELLIPSIS)
+    modules = [trustlab.explain.anova_tpnn.estimator, trustlab.explain.anova_tpnn.stability]
+    results = [doctest.testmod(m, optionflags=doctest.ELLIPSIS) for m in modules]
+    tried, failures = sum(r.attempted for r in results), sum(r.failed for r in results)
     assert tried >= 8 and failures == 0

@@ -23,9 +23,10 @@ from sklearn.ensemble import (
 from sklearn.inspection import partial_dependence
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-import trustlab.explain.fastpd as fastpd_module
+import trustlab.explain.fastpd._engine as fastpd_engine
+import trustlab.explain.fastpd._kernel as fastpd_kernel
 from trustlab.explain import FastPD
-from trustlab.explain._trees import model_raw_output
+from trustlab.explain.fastpd._trees import model_raw_output
 
 D = 4
 FLOAT64_TOL = 1e-9
@@ -185,7 +186,7 @@ def model_and_data(name):
 def test_pd_of_every_subset_equals_brute_force_average(name):
     model, X = model_and_data(name)
     background, rows = X[:30], X[200:205]
-    explainer = FastPD(model, background)
+    explainer = FastPD(model).fit(background)
     for size in range(D + 1):
         for subset in itertools.combinations(range(D), size):
             ours = as_rows_outputs(explainer.pd_function(rows, list(subset)), len(rows))
@@ -197,7 +198,7 @@ def test_pd_of_every_subset_equals_brute_force_average(name):
 def test_shap_rows_sum_to_prediction_minus_mean_prediction(name):
     model, X = model_and_data(name)
     background, rows = X[:40], X[200:210]
-    explainer = FastPD(model, background)
+    explainer = FastPD(model).fit(background)
     phi = explainer.shap_values(rows).reshape(len(rows), D, -1)
     raw = model_raw_output(model, rows)
     mean = model_raw_output(model, background).mean(axis=0)
@@ -208,7 +209,7 @@ def test_shap_rows_sum_to_prediction_minus_mean_prediction(name):
 @pytest.mark.parametrize("name", ALL_NAMES)
 def test_components_sum_to_the_prediction(name):
     model, X = model_and_data(name)
-    explainer = FastPD(model, X[:40])
+    explainer = FastPD(model).fit(X[:40])
     decomposition = explainer.decompose(X[200:210])
     assert decomposition.complete
     total = as_rows_outputs(decomposition.prediction(), 10)
@@ -240,7 +241,7 @@ def test_shap_values_equal_shap_interventional_with_full_background(name):
     masker = shap.maskers.Independent(background, max_samples=len(background))
     oracle = shap.TreeExplainer(model, data=masker, feature_perturbation="interventional")
     theirs = np.asarray(oracle.shap_values(rows))
-    explainer = FastPD(model, background)
+    explainer = FastPD(model).fit(background)
     ours = explainer.shap_values(rows)
     assert ours.shape == theirs.shape
     assert np.abs(ours - theirs).max() <= 1e-6
@@ -266,7 +267,7 @@ SKLEARN_PD_MODELS = [
 def test_pd_grid_equals_sklearn_brute_partial_dependence(name):
     model, X = fitted(name)
     background = X[:80]
-    explainer = FastPD(model, background)
+    explainer = FastPD(model).fit(background)
     grids = [np.array([-1.5, -0.3, 0.0, 0.4, 1.2]), np.array([-0.8, 0.1, 0.9])]
     for features in ([0], [2], [0, 1], [1, 3]):
         custom = {j: grids[i] for i, j in enumerate(features)}
@@ -279,7 +280,7 @@ def test_pd_grid_equals_sklearn_brute_partial_dependence(name):
 
 def test_pd_grid_equals_sklearn_brute_partial_dependence_for_class_probabilities():
     model, X = fitted("random_forest_classifier")
-    explainer = FastPD(model, X[:80])
+    explainer = FastPD(model).fit(X[:80])
     grid = np.array([-1.0, 0.0, 0.5])
     theirs = partial_dependence(model, X[:80], [1], method="brute", custom_values={1: grid})[
         "average"
@@ -325,7 +326,7 @@ def brute_force_shapley(model, background, rows, output=0):
 def test_interaction_values_equal_brute_force_shapley_interaction_index(name):
     model, X = fitted(name)
     background, rows = X[:25], X[200:204]
-    explainer = FastPD(model, background)
+    explainer = FastPD(model).fit(background)
     values = explainer.interaction_values(rows)
     phi, pairs = brute_force_shapley(model, background, rows, output=1 if values.ndim == 4 else 0)
     values = values[..., 1] if values.ndim == 4 else values
@@ -335,14 +336,14 @@ def test_interaction_values_equal_brute_force_shapley_interaction_index(name):
 
 def test_shap_values_equal_brute_force_shapley_values():
     model, X = fitted("xgboost_regressor_missing")
-    explainer = FastPD(model, X[:25])
+    explainer = FastPD(model).fit(X[:25])
     phi, _ = brute_force_shapley(model, X[:25], X[200:204])
     assert np.abs(explainer.shap_values(X[200:204]) - phi).max() <= FLOAT32_TOL
 
 
 def test_decomposition_gives_the_shap_values_and_the_pd_functions():
     model, X = fitted("gradient_boosting_multiclass")
-    explainer = FastPD(model, X[:50])
+    explainer = FastPD(model).fit(X[:50])
     rows = X[200:210]
     decomposition = explainer.decompose(rows)
     assert np.abs(decomposition.shap_values() - explainer.shap_values(rows)).max() <= 1e-12
@@ -353,7 +354,7 @@ def test_decomposition_gives_the_shap_values_and_the_pd_functions():
 
 def test_truncated_decomposition_keeps_the_low_order_components_exactly():
     model, X = fitted("random_forest_missing")
-    explainer = FastPD(model, X[:50])
+    explainer = FastPD(model).fit(X[:50])
     full = explainer.decompose(X[200:210])
     low = explainer.decompose(X[200:210], max_order=2)
     assert not low.complete and low.max_order == 2
@@ -376,7 +377,7 @@ def additive_grid(f0, f1, repeats=3):
 def test_additive_tree_has_zero_interaction_components():
     X, y = additive_grid([0.0, 1.0, 1.5, -2.0], [0.0, 3.0, -1.0])
     tree = DecisionTreeRegressor().fit(X, y)
-    explainer = FastPD(tree, X)
+    explainer = FastPD(tree).fit(X)
     decomposition = explainer.decompose(X[::5])
     assert (0, 1) in decomposition.components  # the paths do use both features
     assert np.abs(decomposition.component(0, 1)).max() <= 1e-12
@@ -394,7 +395,7 @@ def test_additive_models_have_zero_interaction_components(f0, f1, seed):
     X, y = additive_grid(f0, f1)
     tree = DecisionTreeRegressor().fit(X, y)
     rows = np.random.default_rng(seed).permutation(X)[:10]
-    decomposition = FastPD(tree, X).decompose(rows, max_order=2)
+    decomposition = FastPD(tree).fit(X).decompose(rows, max_order=2)
     scale = 1.0 + float(np.abs(y).max())
     assert np.abs(decomposition.component(0, 1)).max() <= 1e-12 * scale
 
@@ -409,7 +410,7 @@ def test_additive_models_have_zero_interaction_components(f0, f1, seed):
 def test_random_forests_pd_and_shap_are_exact(seed, depth, n_trees, subset):
     X, y = make_data(seed, n=120, nan_share=0.05)
     model = RandomForestRegressor(n_trees, max_depth=depth, random_state=seed).fit(X, y)
-    explainer = FastPD(model, X[:20])
+    explainer = FastPD(model).fit(X[:20])
     rows = X[100:104]
     ours = explainer.pd_function(rows, subset)
     assert np.abs(ours - brute_force_pd(model, X[:20], rows, subset)[:, 0]).max() <= 1e-12
@@ -420,25 +421,25 @@ def test_random_forests_pd_and_shap_are_exact(seed, depth, n_trees, subset):
 def test_compact_tables_give_the_same_values_as_slot_tables(monkeypatch):
     model, X = fitted("gradient_boosting_multiclass")
     rows = X[200:210]
-    slot = FastPD(model, X[:50])
+    slot = FastPD(model).fit(X[:50])
     reference = slot.shap_values(rows), slot.interaction_values(rows)  # tables are built lazily
-    monkeypatch.setattr(fastpd_module, "_SLOT_TABLE_BYTES", 0)
-    compact = FastPD(model, X[:50])
+    monkeypatch.setattr(fastpd_engine, "SLOT_TABLE_BYTES", 0)
+    compact = FastPD(model).fit(X[:50])
     assert np.abs(compact.shap_values(rows) - reference[0]).max() <= 1e-13
     assert np.abs(compact.interaction_values(rows) - reference[1]).max() <= 1e-13
-    assert {"shap", "pairs"} <= compact._chunks[0].cache.keys()
-    assert {"shap_slots", "pair_slots"} <= slot._chunks[0].cache.keys()
+    assert {"shap", "pairs"} <= compact._engine.chunks[0].cache.keys()
+    assert {"shap_slots", "pair_slots"} <= slot._engine.chunks[0].cache.keys()
 
 
 def test_blocks_of_trees_threads_and_row_blocks_give_the_same_values(monkeypatch):
     model, X = fitted("random_forest_classifier")
     rows = X[200:260]
-    single = FastPD(model, X[:80])
+    single = FastPD(model).fit(X[:80])
     reference = (single.shap_values(rows), single.decompose(rows, max_order=2))
-    monkeypatch.setattr(fastpd_module, "_CHUNK_LEAVES", 20)
-    monkeypatch.setattr(fastpd_module, "_BLOCK_ELEMENTS", 100)
-    split = FastPD(model, X[:80], n_jobs=2)
-    assert len(split._chunks) > 1
+    monkeypatch.setattr(fastpd_kernel, "CHUNK_LEAVES", 20)
+    monkeypatch.setattr(fastpd_kernel, "BLOCK_ELEMENTS", 100)
+    split = FastPD(model, n_jobs=2).fit(X[:80])
+    assert len(split._engine.chunks) > 1
     assert np.abs(split.shap_values(rows) - reference[0]).max() <= 1e-13
     decomposition = split.decompose(rows, max_order=2)
     assert decomposition.components.keys() == reference[1].components.keys()
@@ -450,7 +451,7 @@ def test_multi_output_regression_gives_one_shap_slice_per_output():
     X, y = make_data(5)
     Y = np.column_stack([y, X[:, 3] * 2])
     model = RandomForestRegressor(5, max_depth=4, random_state=0).fit(X, Y)
-    explainer = FastPD(model, X[:50])
+    explainer = FastPD(model).fit(X[:50])
     phi = explainer.shap_values(X[200:205])
     assert phi.shape == (5, D, 2) and explainer.output_names_ == ("y0", "y1")
     assert np.abs(
@@ -461,7 +462,7 @@ def test_multi_output_regression_gives_one_shap_slice_per_output():
 def test_a_tree_without_splits_only_shifts_the_mean():
     X, _ = make_data(6, n=50)
     stump = DecisionTreeRegressor().fit(X, np.full(50, 3.5))
-    explainer = FastPD(stump, X)
+    explainer = FastPD(stump).fit(X)
     assert explainer.expected_value_ == 3.5
     assert np.all(explainer.shap_values(X[:5]) == 0.0)
     assert np.all(explainer.pd_function(X[:5], [0, 1]) == 3.5)
@@ -480,10 +481,9 @@ def test_output_of_each_model_kind_is_documented_and_checked():
     }
     for name, kind in kinds.items():
         model, X = fitted(name)
-        assert FastPD(model, X[:20]).output_kind_ == kind, name
-    binary = FastPD(
-        *fitted("gradient_boosting_binary")[:1], fitted("gradient_boosting_binary")[1][:20]
-    )
+        assert FastPD(model).fit(X[:20]).output_kind_ == kind, name
+    model, X = fitted("gradient_boosting_binary")
+    binary = FastPD(model).fit(X[:20])
     assert binary.output_names_ == ("1",)
     assert binary.shap_values(X_PLAIN[:3]).shape == (3, D)  # one output: the log-odds of class 1
 
@@ -493,7 +493,7 @@ def test_feature_names_come_from_a_data_frame_and_columns_are_matched_by_name():
 
     model, X = fitted("gradient_boosting_regressor")
     frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
-    explainer = FastPD(model, frame[:40])
+    explainer = FastPD(model).fit(frame[:40])
     assert explainer.feature_names_ == ("a", "b", "c", "d")
     shuffled = frame[["c", "a", "d", "b"]][200:205]
     assert np.array_equal(explainer.shap_values(shuffled), explainer.shap_values(X[200:205]))

@@ -85,7 +85,7 @@ def errors_at(n, rows):
             n_estimators=100, max_depth=3, learning_rate=0.1, random_state=rep
         ).fit(X, y)
         true_phi, true_pd = true_shap_and_pd(model, rows)
-        explainer = FastPD(model, X)
+        explainer = FastPD(model).fit(X)
         path = shap.TreeExplainer(model, feature_perturbation="tree_path_dependent")
         truth = rows[:, 0] + rows[:, 0] * rows[:, 1] - 0.3  # SHAP of the data-generating function
         fastpd_phi = explainer.shap_values(rows)[:, 0]

@@ -17,7 +17,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeRegressor
 
-import trustlab.explain.fastpd as fastpd_module
+import trustlab.explain.fastpd._engine as fastpd_engine
 from trustlab.errors import InputError, ResourceError
 from trustlab.explain import FastPD
 
@@ -28,16 +28,16 @@ GBR = GradientBoostingRegressor(n_estimators=5, max_depth=2).fit(X, Y)
 
 
 def test_feature_count_mismatch_is_refused():
-    explainer = FastPD(GBR, X[:20])
+    explainer = FastPD(GBR).fit(X[:20])
     with pytest.raises(InputError, match=r"X_eval: expected 3 feature columns.*shape \(5, 4\)"):
         explainer.shap_values(np.ones((5, 4)))
     with pytest.raises(InputError, match="background: expected 3 feature columns"):
-        FastPD(GBR, X[:20, :2])
+        FastPD(GBR).fit(X[:20, :2])
 
 
 def test_unsupported_model_error_lists_the_supported_ones():
     with pytest.raises(InputError) as info:
-        FastPD(LinearRegression().fit(X, Y), X)
+        FastPD(LinearRegression().fit(X, Y)).fit(X)
     message = str(info.value)
     assert message.startswith("model: expected a fitted tree model")
     for name in ("RandomForestRegressor", "HistGradientBoosting", "xgboost", "lightgbm"):
@@ -48,37 +48,37 @@ def test_unsupported_model_error_lists_the_supported_ones():
 def test_pipeline_error_says_how_to_explain_its_last_step():
     pipe = make_pipeline(StandardScaler(), DecisionTreeRegressor(max_depth=2)).fit(X, Y)
     with pytest.raises(InputError, match=r"Pipeline.*pipe\[-1\]"):
-        FastPD(pipe, X)
+        FastPD(pipe).fit(X)
 
 
 def test_unfitted_model_is_refused():
     with pytest.raises(InputError, match="model: expected a fitted model"):
-        FastPD(RandomForestRegressor(), X)
+        FastPD(RandomForestRegressor()).fit(X)
     with pytest.raises(InputError, match="model: expected a fitted model"):
-        FastPD(xgb.XGBRegressor(), X)
+        FastPD(xgb.XGBRegressor()).fit(X)
     with pytest.raises(InputError, match="model: expected a fitted model"):
-        FastPD(lgb.LGBMRegressor(), X)
+        FastPD(lgb.LGBMRegressor()).fit(X)
 
 
 def test_empty_background_is_refused():
     with pytest.raises(InputError, match="background: expected at least 1 element"):
-        FastPD(GBR, np.empty((0, 3)))
+        FastPD(GBR).fit(np.empty((0, 3)))
 
 
 def test_nan_is_refused_where_the_model_does_not_accept_it():
     holes = X[:20].copy()
     holes[3, 1] = np.nan
     with pytest.raises(InputError, match=r"background: expected no missing values.*\(3, 1\)"):
-        FastPD(GBR, holes)
+        FastPD(GBR).fit(holes)
     with pytest.raises(InputError, match=r"X_eval: expected no missing values"):
-        FastPD(GBR, X[:20]).pd_function(holes, [0])
+        FastPD(GBR).fit(X[:20]).pd_function(holes, [0])
 
 
 def test_nan_is_accepted_where_the_model_routes_it():
     holes = X[:20].copy()
     holes[3, 1] = np.nan
     model = HistGradientBoostingRegressor(max_iter=3).fit(X, Y)
-    assert np.isfinite(FastPD(model, holes).shap_values(holes)).all()
+    assert np.isfinite(FastPD(model).fit(holes).shap_values(holes)).all()
 
 
 def test_infinity_is_refused_everywhere():
@@ -88,11 +88,11 @@ def test_infinity_is_refused_everywhere():
     with pytest.raises(
         InputError, match=r"X_eval: expected finite values, got inf at index \(2, 0\)"
     ):
-        FastPD(model, X[:20]).shap_values(bad)
+        FastPD(model).fit(X[:20]).shap_values(bad)
 
 
 def test_bad_feature_subsets_are_refused():
-    explainer = FastPD(GBR, X[:20])
+    explainer = FastPD(GBR).fit(X[:20])
     with pytest.raises(InputError, match=r"subset: expected feature indices in \[0, 3\), got 3"):
         explainer.pd_function(X[:2], [3])
     with pytest.raises(InputError, match="subset: expected feature names among: x0, x1, x2"):
@@ -107,21 +107,21 @@ def test_bad_feature_subsets_are_refused():
 
 def test_bad_max_order_is_refused():
     with pytest.raises(InputError, match="max_order: expected an integer >= 1, got 0"):
-        FastPD(GBR, X[:20], max_order=0)
+        FastPD(GBR, max_order=0).fit(X[:20])
     with pytest.raises(InputError, match="max_order: expected an integer >= 1, got 1.5"):
-        FastPD(GBR, X[:20]).decompose(X[:2], max_order=1.5)
+        FastPD(GBR).fit(X[:20]).decompose(X[:2], max_order=1.5)
 
 
 def test_data_frame_without_the_model_columns_is_refused():
     frame = pd.DataFrame(X, columns=["a", "b", "c"])
     model = DecisionTreeRegressor(max_depth=2).fit(frame, Y)
-    explainer = FastPD(model, frame[:20])
+    explainer = FastPD(model).fit(frame[:20])
     with pytest.raises(InputError, match=r"X_eval: expected the feature columns \['a', 'b', 'c'\]"):
         explainer.shap_values(frame.rename(columns={"c": "z"}))
 
 
 def test_component_above_the_computed_order_is_refused():
-    decomposition = FastPD(GBR, X[:20]).decompose(X[:3], max_order=1)
+    decomposition = FastPD(GBR).fit(X[:20]).decompose(X[:3], max_order=1)
     with pytest.raises(InputError, match="features: expected at most max_order=1 features"):
         decomposition.component(0, 1)
 
@@ -129,39 +129,65 @@ def test_component_above_the_computed_order_is_refused():
 def test_gradient_boosting_with_a_model_as_init_is_refused():
     model = GradientBoostingRegressor(n_estimators=3, init=LinearRegression()).fit(X, Y)
     with pytest.raises(InputError, match="gradient boosting whose init is a constant"):
-        FastPD(model, X[:20])
+        FastPD(model).fit(X[:20])
     constant = GradientBoostingRegressor(n_estimators=3, init=DummyRegressor()).fit(X, Y)
-    assert FastPD(constant, X[:20]).decompose(X[:3]).complete
+    assert FastPD(constant).fit(X[:20]).decompose(X[:3]).complete
 
 
 def test_multi_output_classifier_is_refused():
     model = RandomForestClassifier(3, max_depth=2).fit(X, np.column_stack([Y > 0, Y > 1]))
     with pytest.raises(InputError, match="model: expected a single-output classifier"):
-        FastPD(model, X[:20])
+        FastPD(model).fit(X[:20])
 
 
 def test_categorical_splits_and_linear_boosters_are_refused():
     frame = pd.DataFrame({"a": X[:, 0], "c": pd.Categorical(RNG.integers(0, 3, 200))})
     model = xgb.XGBRegressor(n_estimators=3, enable_categorical=True, tree_method="hist")
     with pytest.raises(InputError, match="without categorical splits"):
-        FastPD(model.fit(frame, Y), frame)
+        FastPD(model.fit(frame, Y)).fit(frame)
     linear = xgb.XGBRegressor(n_estimators=3, booster="gblinear").fit(X, Y)
     with pytest.raises(InputError, match="a tree booster"):
-        FastPD(linear, X)
+        FastPD(linear).fit(X)
     lgbm = lgb.LGBMRegressor(n_estimators=3, verbose=-1, min_child_samples=5)
     with pytest.raises(InputError, match="LightGBM model without categorical splits"):
-        FastPD(lgbm.fit(frame, Y), frame)
+        FastPD(lgbm.fit(frame, Y)).fit(frame)
 
 
 def test_too_large_tables_raise_a_resource_error_naming_the_path_width(monkeypatch):
-    monkeypatch.setattr(fastpd_module, "_TABLE_BUDGET_BYTES", 100)
-    explainer = FastPD(GBR, X[:20])
+    monkeypatch.setattr(fastpd_engine, "TABLE_BUDGET_BYTES", 100)
+    explainer = FastPD(GBR).fit(X[:20])
     with pytest.raises(ResourceError, match=r"widest path here uses 2 features.*max_depth"):
         explainer.shap_values(X[:3])
     assert explainer.pd_function(X[:3], [0]).shape == (3,)  # PD functions need no tables
 
 
 def test_too_large_results_raise_a_resource_error_suggesting_max_order(monkeypatch):
-    monkeypatch.setattr(fastpd_module, "_RESULT_BUDGET_BYTES", 64)
+    monkeypatch.setattr(fastpd_engine, "RESULT_BUDGET_BYTES", 64)
     with pytest.raises(ResourceError, match="max_order"):
-        FastPD(GBR, X[:20]).decompose(X[:50])
+        FastPD(GBR).fit(X[:20]).decompose(X[:50])
+
+
+def test_parameters_are_stored_unchanged_and_checked_by_fit():
+    explainer = FastPD(GBR, max_order=0, n_jobs=0, feature_names=["a"])
+    assert (explainer.max_order, explainer.n_jobs, explainer.feature_names) == (0, 0, ["a"])
+    with pytest.raises(InputError, match="n_jobs: expected None or a non-zero integer"):
+        FastPD(GBR, n_jobs=0).fit(X[:20])
+    with pytest.raises(InputError, match="feature_names: expected 3 distinct names"):
+        FastPD(GBR, feature_names=["a"]).fit(X[:20])
+
+
+def test_an_unfitted_explainer_is_refused():
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError, match=r"fit\(background\)"):
+        FastPD(GBR).shap_values(X[:2])
+    with pytest.raises(NotFittedError):
+        FastPD(GBR).expected_value_  # noqa: B018
+
+
+def test_supports_tells_which_models_can_be_explained():
+    assert FastPD.supports(GBR)
+    assert FastPD.supports(lgb.LGBMRegressor(n_estimators=2, verbose=-1).fit(X, Y))
+    assert not FastPD.supports(LinearRegression().fit(X, Y))
+    assert not FastPD.supports(RandomForestRegressor())  # not fitted
+    assert not FastPD.supports(make_pipeline(StandardScaler(), DecisionTreeRegressor()).fit(X, Y))

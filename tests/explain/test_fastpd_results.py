@@ -20,14 +20,14 @@ NAMES = ["age", "income", "hours", "noise"]
 @pytest.fixture(scope="module")
 def regression():
     model = GradientBoostingRegressor(n_estimators=40, max_depth=3, random_state=0).fit(X, Y)
-    return FastPD(model, X[:150], feature_names=NAMES)
+    return FastPD(model, feature_names=NAMES).fit(X[:150])
 
 
 @pytest.fixture(scope="module")
 def classifier():
     labels = np.digitize(Y, [-1.0, 1.0])
     model = RandomForestClassifier(10, max_depth=4, random_state=0).fit(X, labels)
-    return FastPD(model, X[:100])
+    return FastPD(model).fit(X[:100])
 
 
 def plain_json(payload):
@@ -98,7 +98,7 @@ def test_pd_grid_uses_distinct_values_of_a_discrete_feature():
     discrete = X.copy()
     discrete[:, 3] = RNG.integers(0, 3, len(X))
     model = GradientBoostingRegressor(n_estimators=5).fit(discrete, Y)
-    curve = FastPD(model, discrete[:100]).pd_grid(3)
+    curve = FastPD(model).fit(discrete[:100]).pd_grid(3)
     assert curve.grid[0].tolist() == [0.0, 1.0, 2.0]
 
 
@@ -135,3 +135,75 @@ def test_plot_arguments_are_checked(classifier):
         classifier.pd_grid(0).plot(output="nope")
     with pytest.raises(InputError, match="kind: expected 'shap' or 'components'"):
         classifier.importance(X[:5]).plot(kind="x")
+
+
+def test_explanation_holds_the_api_values(regression):
+    rows = X[200:260]
+    explanation = regression.explain(rows, features=["hours", "age"])
+    np.testing.assert_array_equal(explanation.shap_values, regression.shap_values(rows))
+    direct = regression.importance(rows, max_order=2)
+    np.testing.assert_array_equal(explanation.importance.shap, direct.shap)
+    assert explanation.importance.to_dict() == direct.to_dict()
+    assert explanation.expected_value.tolist() == [regression.expected_value_]
+    assert [c.features for c in explanation.partial_dependence] == [("hours",), ("age",)]
+    np.testing.assert_array_equal(
+        explanation.partial_dependence[1].values, regression.pd_grid("age").values
+    )
+    payload = explanation.to_dict()
+    assert list(payload) == ["importance", "expected_value", "n_background", "partial_dependence"]
+    assert plain_json(payload) == payload
+    assert "FastPD importance of the prediction over 60 rows" in explanation.summary()
+
+
+def test_explanation_draws_the_most_important_features_by_default(regression):
+    explanation = regression.explain(X[200:260])
+    top = explanation.importance.top_features(3)
+    assert [c.features[0] for c in explanation.partial_dependence] == top
+
+
+def test_explanation_is_saved_as_tables_and_plots(classifier, tmp_path):
+    from trustlab._results import write_outputs
+
+    explanation = classifier.explain(X[200:230], features=[1])
+    written = {p.name for p in write_outputs(explanation, tmp_path)}
+    assert written == {
+        "result.json",
+        "shap_summary.png",
+        "shap_values.csv",
+        "interactions.csv",
+        "pd_x1.png",
+    }
+    table = explanation.shap_table()
+    assert list(table.columns[:4]) == ["0:x0", "0:x1", "0:x2", "0:x3"]
+    np.testing.assert_array_equal(table["2:x3"], explanation.shap_values[:, 3, 2])
+
+
+def test_predicted_class_shap_picks_each_rows_predicted_class(classifier):
+    rows = X[200:230]
+    explanation = classifier.explain(rows)
+    chosen = explanation.predicted_class_shap()
+    predicted = classifier.model.predict_proba(rows).argmax(axis=1)
+    np.testing.assert_array_equal(chosen, explanation.shap_values[np.arange(30), :, predicted])
+
+
+def test_explain_table_draws_rows_and_names_bad_columns():
+    import pandas as pd
+
+    from trustlab.explain import explain_table
+
+    frame = pd.DataFrame(X, columns=NAMES).assign(label=Y)
+    model = GradientBoostingRegressor(n_estimators=5).fit(X, Y)  # stores no feature names
+    explanation = explain_table(
+        model, frame, exclude=["label"], background_size=50, eval_size=20, random_state=0
+    )
+    assert explanation.n_background == 50 and explanation.importance.n_rows == 20
+    again = explain_table(
+        model, frame, exclude=["label"], background_size=50, eval_size=20, random_state=0
+    )
+    np.testing.assert_array_equal(explanation.shap_values, again.shap_values)
+    with pytest.raises(InputError, match="data: expected 4 feature columns .* got 5"):
+        explain_table(model, frame)
+    with pytest.raises(InputError, match="exclude: expected a column of the data"):
+        explain_table(model, frame, exclude=["height"])
+    with pytest.raises(InputError, match="eval_size: expected an integer >= 1"):
+        explain_table(model, frame, exclude=["label"], eval_size=0)

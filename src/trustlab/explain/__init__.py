@@ -1,16 +1,16 @@
-"""Explanations. Each method is one module: ``trustlab.explain.fastpd`` (partial dependence,
-decomposition and SHAP values for tree ensembles) and ``trustlab.explain.anova_tpnn`` (an
-interpretable network with a unique functional ANOVA decomposition; needs torch).
+"""Explanations. Each method is one small package: ``trustlab.explain.fastpd`` (partial
+dependence, decomposition and SHAP values for tree ensembles) and ``trustlab.explain.anova_tpnn``
+(an interpretable network with a unique functional ANOVA decomposition; needs torch to fit).
 
-Public names are imported from their module on first use, so ``import trustlab.explain`` stays
-cheap; a method's module can also be imported directly.
+Public names are imported from their package on first use, so ``import trustlab.explain`` stays
+cheap; a method's package can also be imported directly.
 """
 
 from __future__ import annotations
 
 from trustlab._lazy import lazy_names
 
-# module -> the public names it defines
+# package -> the public names it defines
 __getattr__, __all__, __dir__ = lazy_names(
     __name__,
     {
@@ -19,13 +19,17 @@ __getattr__, __all__, __dir__ = lazy_names(
             "Decomposition",
             "PartialDependence",
             "Importance",
+            "Explanation",
+            "explain_table",
             "plot_shap_summary",
         ],
         ".anova_tpnn": [
             "ANOVATPNN",
+            "ANOVATPNNSummary",
             "ComponentValues",
             "ComponentImportance",
             "ComponentGrid",
+            "ComponentFigures",
             "ComponentStability",
             "component_stability",
         ],

@@ -27,7 +27,7 @@ TITLE = "Glass-box model (ANOVA-TPNN)"
 MODEL_NAME = "anova_tpnn"
 TOP_COMPONENTS = 4
 TOP_TABLE = 10
-N_THREADS = 1  # the audit runs on shared machines; the network is small
+N_JOBS = 1  # the audit runs on shared machines; the network is small
 
 EXPLANATION = (
     "ANOVA-TPNN (Park et al., ICML 2025) is a neural network whose prediction is an intercept "
@@ -46,7 +46,7 @@ def build(ctx: AuditContext) -> Section | None:
     from trustlab.explain.anova_tpnn import ANOVATPNN
 
     X_train, X_test, notes = _imputed(ctx.X_train, ctx.X_test)
-    model = ANOVATPNN(random_state=ctx.random_state, n_threads=N_THREADS)
+    model = ANOVATPNN(random_state=ctx.random_state, n_jobs=N_JOBS)
     model.fit(X_train, ctx.y_train)
     predicted = model.predict(X_test)
     scores = {name: _scores(ctx.y_test, pred) for name, pred in ctx.predictions.items()}

@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from trustlab.audit.context import AuditContext
-from trustlab.errors import InputError
 from trustlab.report import Figure, Paragraph, Section, Table
 
 __all__ = ["build", "TITLE", "BACKGROUND_ROWS", "EXPLAINED_ROWS"]
@@ -27,7 +26,6 @@ __all__ = ["build", "TITLE", "BACKGROUND_ROWS", "EXPLAINED_ROWS"]
 TITLE = "Tree model explanations (FastPD)"
 BACKGROUND_ROWS = 150
 EXPLAINED_ROWS = 150
-TOP_FEATURES = 3
 TOP_PAIRS = 8
 
 EXPLANATION = (
@@ -62,14 +60,12 @@ def build(ctx: AuditContext) -> Section | None:
 
 def _tree_model(model: Any, ctx: AuditContext):
     """(tree model, transformed background, transformed rows, feature names), or None."""
-    from trustlab.explain._trees import as_tree_ensemble
+    from trustlab.explain.fastpd import FastPD
 
     steps = getattr(model, "named_steps", None)
     estimator = steps["model"] if steps is not None and "model" in steps else model
-    try:
-        as_tree_ensemble(estimator)
-    except InputError:
-        return None  # not a tree ensemble FastPD supports
+    if not FastPD.supports(estimator):
+        return None
     rng = np.random.default_rng(ctx.random_state)
     train = ctx.X_train if len(ctx.X_train) else ctx.X_test
     background = _sample(train, BACKGROUND_ROWS, rng)
@@ -104,45 +100,31 @@ def _readable(names) -> list[str]:
 
 
 def _explain(model, background, rows, names, ctx: AuditContext) -> dict:
-    from trustlab.explain.fastpd import FastPD, Importance
+    from trustlab.explain.fastpd import FastPD
 
-    explainer = FastPD(model, background, feature_names=names)
-    phi = explainer.shap_values(rows)
-    decomposition = explainer.decompose(rows, max_order=2)
-    importance = Importance.from_values(phi, decomposition)
-    top = importance.top_features(TOP_FEATURES)
-    curves = [explainer.pd_grid(feature) for feature in top]
+    explainer = FastPD(model, feature_names=names).fit(background)
+    explanation = explainer.explain(rows, max_order=2)
+    importance = explanation.importance
     pairs = importance.top_interactions(TOP_PAIRS)
     data = {
-        "output_kind": explainer.output_kind_,
-        "output_names": list(explainer.output_names_),
-        "n_background": len(background),
-        "n_rows": len(rows),
-        "expected_value": np.atleast_1d(explainer.expected_value_).tolist(),
+        "output_kind": importance.output_kind,
+        "output_names": list(importance.output_names),
+        "n_background": explanation.n_background,
+        "n_rows": importance.n_rows,
+        "expected_value": explanation.expected_value.tolist(),
         "mean_abs_shap": importance.to_dict()["mean_abs_shap"],
-        "top_features": top,
+        "top_features": [c.features[0] for c in explanation.partial_dependence],
         "top_interactions": [{"features": list(p), "mean_abs_m": v} for p, v in pairs],
-        "partial_dependence": [c.to_dict() for c in curves],
+        "partial_dependence": [c.to_dict() for c in explanation.partial_dependence],
     }
     return {
         "data": data,
-        "phi": _predicted_class_shap(phi, explainer),
+        "phi": explanation.predicted_class_shap(),
         "rows": rows,
         "names": names,
-        "curves": curves,
+        "curves": explanation.partial_dependence,
         "pairs": pairs,
     }
-
-
-def _predicted_class_shap(phi: np.ndarray, explainer) -> np.ndarray:
-    """(n, d): each row's SHAP values for the class the model predicts for it."""
-    values = phi.reshape(phi.shape[0], phi.shape[1], -1)
-    output = values.sum(axis=1) + np.atleast_1d(explainer.expected_value_)
-    if values.shape[2] > 1:
-        return values[np.arange(len(values)), :, output.argmax(axis=1)]
-    if explainer.output_kind_ == "log-odds":  # the negative class has the negated log-odds
-        return values[:, :, 0] * np.where(output[:, 0] > 0, 1.0, -1.0)[:, None]
-    return values[:, :, 0]
 
 
 def _blocks(name: str, result: dict) -> list:

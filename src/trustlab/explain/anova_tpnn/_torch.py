@@ -1,9 +1,10 @@
-"""The torch side of ANOVA-TPNN: the network, its training loop, and a neural additive baseline.
+"""The torch side of ANOVA-TPNN: the network and its training loop.
 
-This module imports torch at the top, so :mod:`trustlab.explain.anova_tpnn` imports it only
-inside ``fit`` (torch is an optional extra). Everything after training (the sum-to-zero
-constants on the full training data, predictions, components) runs in numpy float64 in
-:mod:`trustlab.explain.anova_tpnn`; torch only learns the parameters.
+This module imports torch at the top, so the estimator imports it only inside ``fit`` (torch is
+an optional extra). Everything after training (the sum-to-zero constants on the full training
+data, predictions, components) runs in numpy float64 (:mod:`._components`); torch only learns the
+parameters. ``train_network`` trains any network with the same interface (``benchmarks/`` trains
+a neural additive baseline with it).
 
 Shapes used throughout: ``B`` rows, ``C`` components of one group (one order ``m`` and one
 pattern of numeric/categorical positions: e.g. all numeric main effects, all numeric pairs),
@@ -25,13 +26,11 @@ from torch import nn
 from torch.nn import functional as F
 
 from trustlab.errors import BackendError
-from trustlab.explain.anova_tpnn import ANOVATPNN
 
 __all__ = [
     "TPNNNetwork",
-    "AdditiveMLPNetwork",
-    "NeuralAdditiveBaseline",
     "TrainingData",
+    "make_training_data",
     "train_network",
     "torch_threads",
 ]
@@ -49,13 +48,13 @@ _SHARPEST = 0.3
 
 @contextmanager
 def torch_threads(n_threads: int | None) -> Iterator[None]:
-    """Run torch with ``n_threads`` intra-op threads (default: its own setting, capped at the
-    cores this process may use), restoring the previous setting afterwards."""
+    """Run torch with ``n_threads`` intra-op threads (None: its own setting, capped at the cores
+    this process may use), restoring the previous setting afterwards."""
     previous = torch.get_num_threads()
     if n_threads is None:
         available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else previous
         n_threads = min(previous, available)
-    torch.set_num_threads(max(1, int(n_threads)))
+    torch.set_num_threads(max(1, n_threads))
     try:
         yield
     finally:
@@ -272,94 +271,6 @@ class TPNNNetwork(nn.Module):
         }
 
 
-class _MLPGroup(nn.Module):
-    """One small ReLU network per component of one order, run as batched matrix products."""
-
-    def __init__(self, features: np.ndarray, hidden_units: tuple[int, ...], n_outputs: int):
-        super().__init__()
-        n_components, order = features.shape
-        self.register_buffer("features", torch.as_tensor(features, dtype=torch.long))
-        widths = (order, *hidden_units, n_outputs)
-        self.weights = nn.ParameterList(
-            nn.Parameter(torch.zeros(n_components, a, b))
-            for a, b in zip(widths[:-1], widths[1:], strict=True)
-        )
-        self.biases = nn.ParameterList(
-            nn.Parameter(torch.zeros(n_components, b)) for b in widths[1:]
-        )
-        self.register_buffer("offset", torch.zeros(n_components, n_outputs))
-
-    def initialize(self, rng: np.random.Generator) -> None:
-        # He initialisation for the ReLU layers, small last layer (the sum starts near zero).
-        with torch.no_grad():
-            last = len(self.weights) - 1
-            for i, weight in enumerate(self.weights):
-                scale = (
-                    math.sqrt(2.0 / weight.shape[1])
-                    if i < last
-                    else 0.1 / math.sqrt(weight.shape[1])
-                )
-                weight.copy_(torch.as_tensor(rng.normal(0.0, scale, size=weight.shape)))
-
-    def raw(self, x_num: torch.Tensor) -> torch.Tensor:
-        h = x_num[:, self.features]  # (B, C, m)
-        last = len(self.weights) - 1
-        for i, (weight, bias) in enumerate(zip(self.weights, self.biases, strict=True)):
-            h = torch.einsum("bci,cio->bco", h, weight) + bias
-            if i < last:
-                h = torch.relu(h)
-        return h
-
-    def forward(self, x_num: torch.Tensor, x_cat: torch.Tensor) -> torch.Tensor:
-        values = self.raw(x_num)
-        return values if self.training else values - self.offset
-
-    @torch.no_grad()
-    def refresh_constants(self, x_num: torch.Tensor, x_cat: torch.Tensor) -> None:
-        self.offset.copy_(self.raw(x_num).mean(dim=0))
-
-
-class AdditiveMLPNetwork(nn.Module):
-    """A neural additive model with pairs (NA2M-like): each component is a free ReLU network,
-    centred afterwards by its mean only, as NAM does. Nothing stops a pair from carrying part of
-    the main effects, which is why its components are not identifiable."""
-
-    def __init__(
-        self,
-        groups: list[tuple[np.ndarray, tuple[bool, ...]]],
-        order: np.ndarray,
-        hidden_units: tuple[int, ...],
-        n_outputs: int,
-    ):
-        super().__init__()
-        self.groups = nn.ModuleList(
-            _MLPGroup(features, hidden_units, n_outputs) for features, _ in groups
-        )
-        self.register_buffer("order", torch.as_tensor(order, dtype=torch.long))
-        self.intercept = nn.Parameter(torch.zeros(n_outputs))
-
-    def initialize(
-        self, x_num: np.ndarray, rng: np.random.Generator, intercept: np.ndarray
-    ) -> None:
-        for group in self.groups:
-            group.initialize(rng)
-        with torch.no_grad():
-            self.intercept.copy_(torch.as_tensor(intercept))
-
-    def forward(self, x_num: torch.Tensor, x_cat: torch.Tensor) -> torch.Tensor:
-        values = torch.cat([group(x_num, x_cat) for group in self.groups], dim=1)
-        return values if len(self.groups) == 1 else values[:, self.order]
-
-    def bias(self) -> torch.Tensor:
-        if self.training:
-            return self.intercept
-        return self.intercept + sum(group.offset.sum(dim=0) for group in self.groups)
-
-    def refresh_constants(self, x_num: torch.Tensor, x_cat: torch.Tensor) -> None:
-        for group in self.groups:
-            group.refresh_constants(x_num, x_cat)
-
-
 @dataclass
 class TrainingData:
     """Model inputs as tensors: the training part, the validation part and all fitted rows
@@ -481,72 +392,3 @@ def _validation_loss(network: nn.Module, data: TrainingData, loss_fn) -> float:
 
 def _snapshot(network: nn.Module) -> dict[str, torch.Tensor]:
     return {key: value.detach().clone() for key, value in network.state_dict().items()}
-
-
-class NeuralAdditiveBaseline(ANOVATPNN):
-    """A neural additive model with pairwise components (NA2M-like), for comparisons only.
-
-    The same preprocessing, validation split, optimiser and early stopping as
-    :class:`~trustlab.explain.ANOVATPNN`, but each component is a small ReLU network
-    (``hidden_units``) centred by its mean afterwards, as NAM does, instead of a sum-to-zero
-    tensor-product network. Numeric features only. Inference runs in torch (float64).
-    """
-
-    def __init__(
-        self,
-        order=2,
-        hidden_units=(32, 16),
-        interactions="all",
-        *,
-        max_interactions=10,
-        task="auto",
-        categorical_features="auto",
-        penalty=0.0,
-        learning_rate=1e-2,
-        batch_size=256,
-        max_epochs=300,
-        patience=20,
-        validation_fraction=0.15,
-        n_quantiles=1000,
-        random_state=None,
-        n_threads=None,
-    ):
-        super().__init__(
-            order=order,
-            n_basis=1,
-            interactions=interactions,
-            max_interactions=max_interactions,
-            task=task,
-            categorical_features=categorical_features,
-            penalty=penalty,
-            learning_rate=learning_rate,
-            batch_size=batch_size,
-            max_epochs=max_epochs,
-            patience=patience,
-            validation_fraction=validation_fraction,
-            n_quantiles=n_quantiles,
-            random_state=random_state,
-            n_threads=n_threads,
-        )
-        self.hidden_units = hidden_units
-
-    def _make_network(self, groups, order, n_levels, n_outputs):
-        if any(any(pattern) for _, pattern in groups):
-            raise ValueError("NeuralAdditiveBaseline handles numeric features only")
-        return AdditiveMLPNetwork(groups, order, tuple(self.hidden_units), n_outputs)
-
-    def _finalise_network(self, network, x_num, x_cat) -> None:
-        self.network_ = network.double().eval()
-        self.network_.refresh_constants(
-            torch.as_tensor(x_num, dtype=torch.float64), torch.as_tensor(x_cat)
-        )
-
-    @torch.no_grad()
-    def _component_array(self, x_num: np.ndarray, x_cat: np.ndarray) -> np.ndarray:
-        values = self.network_(torch.as_tensor(x_num, dtype=torch.float64), torch.as_tensor(x_cat))
-        return self._output_scale_ * values.numpy()
-
-    def _intercept_array(self) -> np.ndarray:
-        with torch.no_grad():
-            bias = self.network_.bias().numpy()
-        return self._output_shift_ + self._output_scale_ * bias

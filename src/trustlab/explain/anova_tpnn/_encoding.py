@@ -1,0 +1,211 @@
+"""ANOVA-TPNN's inputs: a table's features encoded for the network.
+
+Numeric features go through a uniform quantile transform to [-1, 1] (scikit-learn's
+``QuantileTransformer``, mapped); categorical features become integer level codes (-1 for a level
+unseen in training). :class:`FeatureMap` is fitted on the training table and saved with the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from trustlab.errors import InputError
+
+__all__ = [
+    "FeatureMap",
+    "as_frame",
+    "categorical_flags",
+    "feature_index",
+    "python_value",
+]
+
+
+def as_frame(X: Any, name: str = "X") -> pd.DataFrame:
+    """A DataFrame with string column names (arrays get x0, x1, ...)."""
+    if isinstance(X, pd.DataFrame):
+        frame = X
+    else:
+        try:
+            arr = np.asarray(X)
+        except Exception:
+            raise InputError.bad(name, "a 2-dimensional array or DataFrame", X) from None
+        if arr.ndim != 2:
+            raise InputError.bad(name, "a 2-dimensional array or DataFrame", arr)
+        frame = pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])]).infer_objects()
+    if frame.shape[1] == 0 or frame.shape[0] == 0:
+        raise InputError.bad(name, "at least one row and one column", frame)
+    frame = frame.copy(deep=False)
+    frame.columns = [str(c) for c in frame.columns]
+    if len(set(frame.columns)) != frame.shape[1]:
+        raise InputError.bad(name, "distinct column names", list(frame.columns))
+    return frame
+
+
+def _is_categorical_dtype(column: pd.Series) -> bool:
+    return not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column)
+
+
+def python_value(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _sorted_levels(values: Sequence[Any]) -> tuple:
+    try:
+        return tuple(sorted(values))
+    except TypeError:  # mixed types: order by text
+        return tuple(sorted(values, key=str))
+
+
+@dataclass(frozen=True)
+class FeatureMap:
+    """Per feature: numeric (quantile transform to [-1, 1]) or categorical (integer codes)."""
+
+    names: tuple[str, ...]
+    categorical: tuple[bool, ...]
+    quantiles: tuple[np.ndarray | None, ...]
+    levels: tuple[tuple | None, ...]
+
+    @classmethod
+    def fit(cls, frame: pd.DataFrame, categorical: Sequence[bool], n_quantiles: int) -> FeatureMap:
+        quantiles, levels = [], []
+        for name, is_cat in zip(frame.columns, categorical, strict=True):
+            column = frame[name]
+            if is_cat:
+                _check_no_missing(column, name)
+                found = _sorted_levels([python_value(v) for v in pd.unique(column)])
+                if len(found) < 2:
+                    raise InputError.bad(
+                        "X", f"feature {name!r} to take at least 2 values", f"only {found[0]!r}"
+                    )
+                quantiles.append(None)
+                levels.append(found)
+            else:
+                values = _numeric_column(column, name)
+                if values.min() == values.max():
+                    raise InputError.bad(
+                        "X",
+                        f"feature {name!r} to vary (a constant carries no information)",
+                        f"the constant {values[0]:g} in every row",
+                    )
+                count = min(n_quantiles, len(values))
+                probabilities = np.linspace(0.0, 100.0, count)
+                quantiles.append(np.maximum.accumulate(np.percentile(values, probabilities)))
+                levels.append(None)
+        return cls(
+            tuple(frame.columns),
+            tuple(bool(c) for c in categorical),
+            tuple(quantiles),
+            tuple(levels),
+        )
+
+    @property
+    def n_levels(self) -> int:
+        return max([len(lv) for lv in self.levels if lv is not None], default=0)
+
+    def transform(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """``x_num`` (quantile-transformed numeric features, 0 elsewhere) and ``x_cat`` (level
+        codes of categorical features, -1 for an unseen level, 0 elsewhere)."""
+        n = len(frame)
+        x_num = np.zeros((n, len(self.names)))
+        x_cat = np.zeros((n, len(self.names)), dtype=np.int64)
+        for j, name in enumerate(self.names):
+            column = frame[name]
+            if self.categorical[j]:
+                _check_no_missing(column, name)
+                codes = {level: i for i, level in enumerate(self.levels[j])}
+                x_cat[:, j] = [codes.get(python_value(v), -1) for v in column]
+            else:
+                x_num[:, j] = self.quantile_scale(j, _numeric_column(column, name))
+        return x_num, x_cat
+
+    def quantile_scale(self, j: int, values: np.ndarray) -> np.ndarray:
+        """scikit-learn's uniform QuantileTransformer, mapped to [-1, 1]. Interpolating up and
+        down and averaging puts a tied value in the middle of its range of quantiles."""
+        q = self.quantiles[j]
+        r = np.linspace(0.0, 1.0, len(q))
+        u = 0.5 * (np.interp(values, q, r) - np.interp(-values, -q[::-1], -r[::-1]))
+        u[values == q[-1]] = 1.0
+        u[values == q[0]] = 0.0
+        return 2.0 * np.clip(u, 0.0, 1.0) - 1.0
+
+    def raw_grid(self, j: int, n_points: int) -> np.ndarray:
+        """Raw values to draw feature j on: levels, or an even grid joined with quantiles (so both
+        the range and the dense parts of the data are resolved)."""
+        if self.categorical[j]:
+            return np.asarray(self.levels[j], dtype=object)
+        q = self.quantiles[j]
+        even = np.linspace(q[0], q[-1], n_points)
+        spread = q[np.linspace(0, len(q) - 1, n_points).round().astype(int)]
+        return np.unique(np.concatenate([even, spread]))
+
+    def to_state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        meta = {
+            "names": list(self.names),
+            "categorical": list(self.categorical),
+            "levels": [None if lv is None else list(lv) for lv in self.levels],
+        }
+        arrays = {f"quantiles.{j}": q for j, q in enumerate(self.quantiles) if q is not None}
+        return meta, arrays
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> FeatureMap:
+        quantiles = tuple(arrays.get(f"quantiles.{j}") for j in range(len(meta["names"])))
+        levels = tuple(None if lv is None else tuple(lv) for lv in meta["levels"])
+        return cls(tuple(meta["names"]), tuple(meta["categorical"]), quantiles, levels)
+
+
+def _check_no_missing(column: pd.Series, name: str) -> None:
+    missing = column.isna().to_numpy()
+    if missing.any():
+        raise InputError(
+            f"X: expected no missing values, got {int(missing.sum())} in feature {name!r} (first "
+            f"at row {int(np.argmax(missing))}); impute them first",
+            argument="X",
+        )
+
+
+def _numeric_column(column: pd.Series, name: str) -> np.ndarray:
+    if _is_categorical_dtype(column):
+        raise InputError.bad("X", f"numbers in the numeric feature {name!r}", column.to_numpy())
+    values = column.to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        raise InputError(
+            f"X: expected finite values, got {values[bad][0]} in feature {name!r} (first at row "
+            f"{int(np.argmax(bad))}, {int(bad.sum())} in all); impute or drop them first",
+            argument="X",
+        )
+    return values
+
+
+def categorical_flags(frame: pd.DataFrame, categorical_features: Any) -> list[bool]:
+    names = list(frame.columns)
+    if isinstance(categorical_features, str) and categorical_features == "auto":
+        return [_is_categorical_dtype(frame[c]) for c in names]
+    if categorical_features is None:
+        return [False] * len(names)
+    if isinstance(categorical_features, str) or not isinstance(categorical_features, Sequence):
+        raise InputError.bad(
+            "categorical_features",
+            "'auto', None or a list of feature names or indices",
+            categorical_features,
+        )
+    chosen = {
+        names[feature_index(item, names, "categorical_features")] for item in categorical_features
+    }
+    return [c in chosen for c in names]
+
+
+def feature_index(item: Any, names: Sequence[str], argument: str) -> int:
+    if isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+        if 0 <= item < len(names):
+            return int(item)
+        raise InputError.bad(argument, f"feature indices in [0, {len(names) - 1}]", item)
+    if isinstance(item, str) and item in names:
+        return names.index(item)
+    raise InputError.bad(argument, "feature names among " + ", ".join(map(repr, names)), item)

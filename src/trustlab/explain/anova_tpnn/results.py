@@ -1,0 +1,460 @@
+"""ANOVA-TPNN's results: components at rows, their importance, one component on a grid, and
+what a fit did (:class:`ANOVATPNNSummary`) or what a plot draws (:class:`ComponentFigures`).
+
+Each is a frozen dataclass deriving from :class:`trustlab._results.Result`: ``to_dict()`` (JSON),
+``summary()`` (text), ``plot(ax=None)`` where a picture helps, and ``files()`` for what
+``trustlab explain anova-tpnn`` saves beside ``result.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, ClassVar
+
+import numpy as np
+
+from trustlab._results import Result, internal_field, new_axes
+from trustlab.errors import InputError
+from trustlab.explain.anova_tpnn._saving import META_FILE, MODEL_FILE, model_files
+
+__all__ = [
+    "ComponentValues",
+    "ComponentImportance",
+    "ComponentGrid",
+    "ComponentFigures",
+    "ANOVATPNNSummary",
+    "PAIR_SEPARATOR",
+    "component_name",
+    "component_file",
+]
+
+PAIR_SEPARATOR = " & "
+COMPONENTS_FILE = "components.json"
+
+
+def component_name(features: Sequence[str]) -> str:
+    """``"age"`` for a main effect, ``"age & income"`` for a pair."""
+    return PAIR_SEPARATOR.join(features)
+
+
+def component_file(name: str) -> str:
+    """The PNG file name of a component: ``component_age.png``, ``component_age__income.png``."""
+    safe = "".join(
+        ch if ch.isalnum() or ch in "-_." else "_" for ch in name.replace(PAIR_SEPARATOR, "__")
+    )
+    return f"component_{safe}.png"
+
+
+@dataclass(frozen=True)
+class ComponentValues(Result):
+    """Every component of a fitted :class:`ANOVATPNN` at some rows.
+
+    Attributes
+    ----------
+    names : tuple of str
+        Component names: the feature name for a main effect, ``"a & b"`` for a pair.
+    terms : tuple of tuple of str
+        The features of each component.
+    values : numpy.ndarray
+        ``(n, C)`` for regression (in the target's units) and binary classification (logit of
+        the second class); ``(n, C, n_classes)`` class logits for multiclass.
+    intercept : float or numpy.ndarray
+        beta_0 (one per class for multiclass).
+    classes : numpy.ndarray or None
+        The class labels for classification.
+    """
+
+    names: tuple[str, ...]
+    terms: tuple[tuple[str, ...], ...]
+    values: np.ndarray = field(repr=False)
+    intercept: float | np.ndarray
+    classes: np.ndarray | None = None
+
+    def total(self) -> np.ndarray:
+        """``intercept + sum of all components``: the model's prediction (regression) or its
+        logits (classification), exactly as ``decision_function`` returns them."""
+        return self.intercept + self.values.sum(axis=1)
+
+    def __getitem__(self, name: str | Sequence[str]) -> np.ndarray:
+        """The values of one component, by name or by its features (in any order)."""
+        return self.values[:, self.index(name)]
+
+    def index(self, name: str | Sequence[str]) -> int:
+        if isinstance(name, str) and name in self.names:
+            return self.names.index(name)
+        if not isinstance(name, str) and isinstance(name, Sequence):
+            wanted = frozenset(map(str, name))
+            for i, term in enumerate(self.terms):
+                if frozenset(term) == wanted:
+                    return i
+        raise InputError.bad("component", "one of " + ", ".join(map(repr, self.names)), name)
+
+    def summary(self) -> str:
+        spread = np.sqrt(
+            (self.values**2).reshape(len(self.values), len(self.names), -1).mean(axis=(0, 2))
+        )
+        lines = [f"{len(self.names)} components at {len(self.values)} rows (root mean square):"]
+        order = np.argsort(-spread)
+        lines += [f"  {self.names[i]:<30} {spread[i]:.4g}" for i in order[:10]]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class ComponentImportance(Result):
+    """How much each component varies over the data: its root mean square (the components have
+    mean zero over the training data, so this is their standard deviation there).
+
+    Attributes
+    ----------
+    names : tuple of str
+    terms : tuple of tuple of str
+    importance : numpy.ndarray
+        ``(C,)``; for multiclass the root mean square over rows and classes.
+    per_class : numpy.ndarray or None
+        ``(C, n_classes)`` for multiclass.
+    classes : numpy.ndarray or None
+    n_rows : int
+        The rows it was measured on.
+    """
+
+    names: tuple[str, ...]
+    terms: tuple[tuple[str, ...], ...]
+    importance: np.ndarray
+    per_class: np.ndarray | None
+    classes: np.ndarray | None
+    n_rows: int
+
+    def ranked(self) -> list[tuple[str, float]]:
+        """``(name, importance)`` pairs, most important first."""
+        order = np.argsort(-self.importance, kind="stable")
+        return [(self.names[i], float(self.importance[i])) for i in order]
+
+    def top(self, n: int = 5) -> list[str]:
+        """The names of the ``n`` most important components."""
+        return [name for name, _ in self.ranked()[:n]]
+
+    def _dict_items(self) -> dict[str, Any]:
+        return {
+            "components": [
+                {
+                    "name": self.names[i],
+                    "features": list(self.terms[i]),
+                    "importance": self.importance[i],
+                    **({} if self.per_class is None else {"per_class": self.per_class[i]}),
+                }
+                for i in np.argsort(-self.importance, kind="stable")
+            ],
+            "classes": self.classes,
+            "n_rows": self.n_rows,
+        }
+
+    def summary(self) -> str:
+        lines = [f"ANOVA-TPNN component importance (root mean square over {self.n_rows} rows):"]
+        lines += [f"  {name:<30} {value:.4g}" for name, value in self.ranked()[:15]]
+        if len(self.names) > 15:
+            lines.append(f"  ... and {len(self.names) - 15} more")
+        return "\n".join(lines)
+
+    def plot(self, ax=None, top: int = 15):
+        """Horizontal bars of the ``top`` most important components."""
+        ax = new_axes(ax, (6.0, 0.3 * min(top, len(self.names)) + 1.2))
+        ranked = self.ranked()[:top][::-1]
+        ax.barh([name for name, _ in ranked], [value for _, value in ranked], color="tab:blue")
+        ax.set_xlabel("root mean square of the component")
+        ax.set_title("ANOVA-TPNN component importance")
+        ax.grid(axis="x", alpha=0.3)
+        return ax
+
+
+@dataclass(frozen=True)
+class ComponentGrid(Result):
+    """One component on a grid of raw feature values, for plotting or export.
+
+    Attributes
+    ----------
+    name : str
+    features : tuple of str
+    axes : tuple of numpy.ndarray
+        Raw values of each feature (levels for a categorical feature).
+    categorical : tuple of bool
+    values : numpy.ndarray
+        Shape ``(len(axes[0]), ...)`` per feature, plus a last axis of classes for multiclass.
+    classes : numpy.ndarray or None
+    """
+
+    name: str
+    features: tuple[str, ...]
+    axes: tuple[np.ndarray, ...]
+    categorical: tuple[bool, ...]
+    values: np.ndarray = field(repr=False)
+    classes: np.ndarray | None = None
+
+    @property
+    def multiclass(self) -> bool:
+        return self.values.ndim == len(self.axes) + 1
+
+    def summary(self) -> str:
+        return (
+            f"component {self.name}: range [{self.values.min():.4g}, {self.values.max():.4g}] "
+            f"on a grid of {' x '.join(str(len(a)) for a in self.axes)} points"
+        )
+
+    def _class_index(self, target: Any) -> int | None:
+        if not self.multiclass:
+            return None
+        if target is None:  # the class whose component varies most
+            flat = self.values.reshape(-1, self.values.shape[-1])
+            return int(np.argmax(flat.std(axis=0)))
+        matches = [i for i, c in enumerate(self.classes) if c == target or str(c) == str(target)]
+        if not matches:
+            raise InputError.bad("target", "one of the classes " + repr(list(self.classes)), target)
+        return matches[0]
+
+    def plot(self, ax=None, target: Any = None):
+        """A curve (numeric main effect), bars (categorical main effect), a heat map (two numeric
+        or two categorical features) or one curve per level (numeric x categorical).
+
+        For multiclass, ``target`` picks the class; main effects show every class by default,
+        pairs the class whose component varies most.
+        """
+        ax = new_axes(ax, (6.0, 4.0))
+        k = self._class_index(target)
+        if len(self.axes) == 1:
+            self._plot_main(ax, target, k)
+        elif len(self.axes) == 2:
+            self._plot_pair(ax, k)
+        else:
+            raise InputError.bad("component", "a main effect or a pair to plot", self.name)
+        return ax
+
+    def _plot_main(self, ax, target, k) -> None:
+        values = self.values if self.multiclass else self.values[:, None]
+        columns = range(values.shape[1]) if (target is None or k is None) else [k]
+        labels = [None] if not self.multiclass else [f"class {self.classes[i]}" for i in columns]
+        axis = self.axes[0]
+        if self.categorical[0]:
+            width = 0.8 / len(labels)
+            positions = np.arange(len(axis))
+            for i, (c, label) in enumerate(zip(columns, labels, strict=True)):
+                ax.bar(
+                    positions + (i - (len(labels) - 1) / 2) * width,
+                    values[:, c],
+                    width,
+                    label=label,
+                )
+            ax.set_xticks(positions, [str(v) for v in axis])
+        else:
+            for c, label in zip(columns, labels, strict=True):
+                ax.plot(axis.astype(float), values[:, c], label=label)
+        ax.axhline(0.0, color="0.6", lw=0.8)
+        ax.set_xlabel(self.features[0])
+        ax.set_ylabel(self._value_label(k if len(labels) == 1 else None))
+        if self.multiclass and len(labels) > 1:
+            ax.legend(fontsize="small")
+        ax.set_title(f"main effect of {self.features[0]}")
+
+    def _plot_pair(self, ax, k) -> None:
+        values = self.values if k is None else self.values[..., k]
+        a, b = self.axes
+        cat_a, cat_b = self.categorical
+        if cat_a != cat_b:  # one curve per level of the categorical feature
+            if cat_a:
+                values, a, b = values.T, b, a
+            levels, names = b, (self.features[0], self.features[1])
+            numeric_name = names[1] if cat_a else names[0]
+            level_name = names[0] if cat_a else names[1]
+            for i, level in enumerate(levels):
+                ax.plot(a.astype(float), values[:, i], label=f"{level_name} = {level}")
+            ax.axhline(0.0, color="0.6", lw=0.8)
+            ax.set_xlabel(numeric_name)
+            ax.set_ylabel(self._value_label(k))
+            ax.legend(fontsize="small")
+        else:
+            limit = float(np.abs(values).max()) or 1.0
+            if cat_a:
+                mesh = ax.imshow(
+                    values.T, origin="lower", aspect="auto", cmap="RdBu_r", vmin=-limit, vmax=limit
+                )
+                ax.set_xticks(range(len(a)), [str(v) for v in a])
+                ax.set_yticks(range(len(b)), [str(v) for v in b])
+            else:
+                mesh = ax.pcolormesh(
+                    a.astype(float),
+                    b.astype(float),
+                    values.T,
+                    shading="nearest",
+                    cmap="RdBu_r",
+                    vmin=-limit,
+                    vmax=limit,
+                )
+            ax.figure.colorbar(mesh, ax=ax, label=self._value_label(k))
+            ax.set_xlabel(self.features[0])
+            ax.set_ylabel(self.features[1])
+        ax.set_title(f"interaction {self.name}")
+
+    def _value_label(self, k) -> str:
+        if k is not None:
+            return f"component (logit of class {self.classes[k]})"
+        return "component (logits)" if self.multiclass else "component"
+
+
+@dataclass(frozen=True)
+class ComponentFigures(Result):
+    """Chosen components of a fitted model on grids of raw values, saved as one PNG each
+    (``component_<name>.png``, see :func:`component_file`).
+
+    Attributes
+    ----------
+    grids : tuple of ComponentGrid
+    target : class label or None
+        The class drawn for a multiclass model (None: each plot's default).
+    """
+
+    grids: tuple[ComponentGrid, ...] = internal_field()
+    target: Any = None
+
+    _dict_extras = ("components", "file_names")
+
+    @property
+    def components(self) -> list[str]:
+        return [grid.name for grid in self.grids]
+
+    @property
+    def file_names(self) -> list[str]:
+        return [component_file(grid.name) for grid in self.grids]
+
+    def summary(self) -> str:
+        return f"{len(self.grids)} component plot(s): " + ", ".join(self.components)
+
+    def files(self) -> dict[str, Any]:
+        return {
+            component_file(grid.name): partial(grid.plot, target=self.target) for grid in self.grids
+        }
+
+
+@dataclass(frozen=True)
+class ANOVATPNNSummary(Result):
+    """What fitting an ANOVA-TPNN gave: the data, the training run, the score and the components.
+
+    Returned by :meth:`ANOVATPNN.summarize`. Saved (``trustlab explain anova-tpnn fit --out``)
+    as ``result.json`` (:meth:`to_dict`), the model (``model.pt``, ``model.json``: read back by
+    :meth:`ANOVATPNN.load`), ``components.json`` (the intercept, the importance and every
+    component on a grid of raw values), ``importance.png`` (:meth:`plot`) and
+    ``component_<name>.png`` for the ``top`` strongest main effects and pairs.
+
+    Attributes
+    ----------
+    n_rows : int
+        The rows the model was scored on.
+    task : str
+        ``"regression"`` or ``"classification"``.
+    classes : numpy.ndarray or None
+    n_components : int
+    training_score : float
+        R^2 (regression) or accuracy (classification) on the rows.
+    importance : ComponentImportance
+    history : dict
+        The training run (:attr:`ANOVATPNN.history_`): per-epoch losses, the best epoch;
+        ``n_epochs``, ``best_epoch`` and ``validation_loss`` are read from it.
+    intercept : float or numpy.ndarray
+    grids : tuple of ComponentGrid
+        Every component on a grid of raw feature values.
+    model : ANOVATPNN
+        The fitted model.
+    top : int
+        How many of the strongest components get a PNG.
+    """
+
+    n_rows: int
+    task: str
+    classes: np.ndarray | None
+    n_components: int
+    training_score: float
+    importance: ComponentImportance = field(repr=False)
+    history: dict = internal_field()
+    intercept: float | np.ndarray = internal_field()
+    grids: tuple[ComponentGrid, ...] = internal_field()
+    model: Any = internal_field()
+    top: int = internal_field(default=6)
+
+    figure_name: ClassVar[str] = "importance.png"
+    figure_size: ClassVar[tuple[float, float]] = (6.5, 4.2)
+
+    @property
+    def n_epochs(self) -> int:
+        """Epochs trained (early stopping may end before ``max_epochs``)."""
+        return int(self.history["n_epochs"])
+
+    @property
+    def best_epoch(self) -> int:
+        """The epoch whose checkpoint was kept (counted from 1)."""
+        return int(self.history["best_epoch"])
+
+    @property
+    def validation_loss(self) -> float:
+        """The best validation loss (on the standardised target for regression)."""
+        return float(self.history["best_validation_loss"])
+
+    def _dict_items(self) -> dict[str, Any]:
+        return {
+            "n_rows": self.n_rows,
+            "task": self.task,
+            "classes": self.classes,
+            "n_components": self.n_components,
+            "n_epochs": self.n_epochs,
+            "best_epoch": self.best_epoch,
+            "validation_loss": self.validation_loss,
+            "training_score": self.training_score,
+            "importance": self.importance,
+            "files": self.file_names,
+        }
+
+    @property
+    def plotted(self) -> list[str]:
+        """The strongest main effects and pairs, at most ``top`` of them (those get a PNG)."""
+        names = self.importance.top(self.n_components)
+        drawable = [n for n in names if n.count(PAIR_SEPARATOR) <= 1]
+        return drawable[: self.top]
+
+    @property
+    def file_names(self) -> list[str]:
+        """The files saved beside ``result.json``."""
+        return [
+            MODEL_FILE,
+            META_FILE,
+            COMPONENTS_FILE,
+            self.figure_name,
+            *(component_file(name) for name in self.plotted),
+        ]
+
+    def summary(self) -> str:
+        metric = "R^2" if self.task == "regression" else "accuracy"
+        head = (
+            f"ANOVA-TPNN ({self.task}) on {self.n_rows} rows: {self.n_components} components, "
+            f"best validation loss {self.validation_loss:.4g} at epoch {self.best_epoch} of "
+            f"{self.n_epochs}; training {metric} {self.training_score:.3f}"
+        )
+        return "\n".join([head, self.importance.summary()])
+
+    def plot(self, ax: Any = None, *, top: int = 15) -> Any:
+        """The importance of the ``top`` strongest components (bars)."""
+        return self.importance.plot(ax=ax, top=top)
+
+    def components_document(self) -> dict[str, Any]:
+        """What ``components.json`` holds: the intercept, the importance, every component."""
+        return {
+            "task": self.task,
+            "classes": self.classes,
+            "intercept": self.intercept,
+            "importance": self.importance,
+            "components": list(self.grids),
+        }
+
+    def files(self) -> dict[str, Any]:
+        files: dict[str, Any] = model_files(self.model)
+        files[COMPONENTS_FILE] = self.components_document()
+        for name in self.plotted:
+            files[component_file(name)] = partial(self.model.plot_component, name)
+        return files

@@ -1,0 +1,137 @@
+"""How much the components of several fitted models agree: seeds, resamples, model kinds.
+
+ANOVA-TPNN's claim is that its components are unique, so refitting with another seed or on a
+resample gives the same curves; :func:`component_stability` measures it for any models with a
+``components(X)`` method (the benchmark compares a neural additive model the same way).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from trustlab._results import Result, new_axes
+from trustlab.errors import InputError
+
+__all__ = ["ComponentStability", "component_stability"]
+
+
+@dataclass(frozen=True)
+class ComponentStability(Result):
+    """How much the components of several fitted models agree on the same rows.
+
+    Attributes
+    ----------
+    names : tuple of str
+    mean_correlation : numpy.ndarray
+        Per component, the mean Pearson correlation over all pairs of models (1 = identical
+        curves up to scale).
+    normalised_variance : numpy.ndarray
+        Per component, each model's values divided by their root mean square, then the variance
+        across models averaged over the rows (trustlab's version of the paper's stability
+        score; 0 = identical up to scale, lower is more stable).
+    raw_variance : numpy.ndarray
+        The same without the normalisation.
+    n_models, n_rows : int
+    """
+
+    names: tuple[str, ...]
+    mean_correlation: np.ndarray
+    normalised_variance: np.ndarray
+    raw_variance: np.ndarray
+    n_models: int
+    n_rows: int
+
+    @property
+    def overall_correlation(self) -> float:
+        """The mean over components of the mean pairwise correlation."""
+        return float(np.nanmean(self.mean_correlation))
+
+    def _dict_items(self) -> dict[str, Any]:
+        return {
+            "components": {
+                name: {
+                    "mean_correlation": self.mean_correlation[i],
+                    "normalised_variance": self.normalised_variance[i],
+                    "raw_variance": self.raw_variance[i],
+                }
+                for i, name in enumerate(self.names)
+            },
+            "overall_correlation": self.overall_correlation,
+            "n_models": self.n_models,
+            "n_rows": self.n_rows,
+        }
+
+    def summary(self) -> str:
+        lines = [
+            f"Component stability over {self.n_models} models and {self.n_rows} rows: mean "
+            f"pairwise correlation {self.overall_correlation:.3f}"
+        ]
+        lines += [
+            f"  {name:<30} r = {self.mean_correlation[i]:.3f}, normalised variance = "
+            f"{self.normalised_variance[i]:.3g}"
+            for i, name in enumerate(self.names)
+        ]
+        return "\n".join(lines)
+
+    def plot(self, ax=None):
+        """Bars of the mean pairwise correlation per component."""
+        ax = new_axes(ax, (6.0, 0.3 * len(self.names) + 1.2))
+        ax.barh(list(self.names)[::-1], self.mean_correlation[::-1], color="tab:green")
+        ax.set_xlim(min(0.0, float(np.nanmin(self.mean_correlation))), 1.0)
+        ax.set_xlabel("mean pairwise correlation across models")
+        ax.set_title(f"Component stability ({self.n_models} models)")
+        return ax
+
+
+def component_stability(models: Sequence[Any], X) -> ComponentStability:
+    """Compare the components of several fitted models (different seeds or resamples) on X.
+
+    Parameters
+    ----------
+    models : sequence of fitted models
+        At least 2, each with ``components(X)`` giving the same component names (e.g.
+        :class:`ANOVATPNN` fitted with different ``random_state``).
+    X : array-like or DataFrame
+        The rows to compare them on.
+
+    Returns
+    -------
+    ComponentStability
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from trustlab.explain.anova_tpnn import ANOVATPNN, component_stability
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(300, 2))
+    >>> y = X[:, 0] ** 2 + X[:, 1]
+    >>> runs = [ANOVATPNN(order=1, max_epochs=20, random_state=s, n_jobs=1).fit(X, y)
+    ...         for s in range(2)]
+    >>> component_stability(runs, X).names
+    ('x0', 'x1')
+    """
+    if isinstance(models, (str, bytes)) or not isinstance(models, Sequence) or len(models) < 2:
+        raise InputError.bad("models", "a sequence of at least 2 fitted models", models)
+    parts = [model.components(X) for model in models]
+    names = parts[0].names
+    for i, part in enumerate(parts[1:], start=1):
+        if part.names != names:
+            raise InputError.bad(f"models[{i}]", f"the components {list(names)}", list(part.names))
+    n = len(parts[0].values)
+    correlation, normalised, raw = [], [], []
+    for c in range(len(names)):
+        runs = np.stack([p.values[:, c].reshape(-1) for p in parts])  # (R, n * outputs)
+        raw.append(float(runs.var(axis=0).mean()))
+        norms = np.sqrt((runs**2).mean(axis=1, keepdims=True))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            normalised.append(float((runs / norms).var(axis=0).mean()))
+            matrix = np.corrcoef(runs)
+        upper = matrix[np.triu_indices(len(runs), k=1)]
+        correlation.append(float(upper.mean()))
+    return ComponentStability(
+        names, np.asarray(correlation), np.asarray(normalised), np.asarray(raw), len(models), n
+    )

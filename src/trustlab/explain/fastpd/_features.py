@@ -1,0 +1,58 @@
+"""Naming features and outputs: what a user passes (names or indices) and how subsets are shown."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from trustlab.errors import InputError
+
+__all__ = ["TIMES", "subset_label", "resolve_features", "resolve_output", "squeeze_output"]
+
+TIMES = " \u00d7 "
+
+
+def subset_label(subset: tuple[int, ...], names: Sequence[str], sep: str = ":") -> str:
+    """'a:b' in JSON keys (R's notation for an interaction), 'a × b' in text and plots."""
+    return sep.join(names[j] for j in subset) if subset else "(intercept)"
+
+
+def resolve_features(features: Any, names: Sequence[str], argument: str) -> list[int]:
+    """Feature names or indices (one, or a sequence) -> distinct indices, in the given order."""
+    if isinstance(features, (str, int, np.integer)):
+        features = [features]
+    items = list(features)
+    out = []
+    for item in items:
+        if isinstance(item, str):
+            if item not in names:
+                shown = ", ".join(list(names)[:20])
+                raise InputError.bad(argument, f"feature names among: {shown}", item)
+            out.append(list(names).index(item))
+        elif isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+            if not 0 <= item < len(names):
+                raise InputError.bad(argument, f"feature indices in [0, {len(names)})", item)
+            out.append(int(item))
+        else:
+            raise InputError.bad(argument, "feature names or integer indices", item)
+    if len(set(out)) != len(out):
+        raise InputError.bad(argument, "distinct features", items)
+    return out
+
+
+def resolve_output(output: int | str, names: Sequence[str]) -> int:
+    """An output name or index -> its index."""
+    if isinstance(output, str):
+        if output not in names:
+            raise InputError.bad("output", f"one of {list(names)}", output)
+        return list(names).index(output)
+    if isinstance(output, (int, np.integer)) and 0 <= output < len(names):
+        return int(output)
+    raise InputError.bad("output", f"an output name or an index below {len(names)}", output)
+
+
+def squeeze_output(arr: np.ndarray) -> np.ndarray:
+    """Drop the trailing output axis of a single-output result (shap's convention)."""
+    return arr[..., 0] if arr.shape[-1] == 1 else arr
