@@ -1,13 +1,14 @@
 """``trustlab llm``: models, generate (local and --endpoint), serve; one-line errors."""
 
 import json
+import socket
 
 import pytest
 from cli_helpers import one_line
 
+import trustlab.llm.generations as generations_module
 import trustlab.llm.remote as remote
-import trustlab.llm.server as serve_module
-from trustlab.cli import llm as llm_cli
+import trustlab.llm.server as server_module
 from trustlab.llm import make_server
 
 
@@ -16,7 +17,9 @@ class Reverser:
 
     name = "reverser"
 
-    def generate(self, prompts, max_new_tokens=64, *, chat=True, temperature=0.0, seed=None):
+    def generate(
+        self, prompts, max_new_tokens=64, *, chat=True, temperature=0.0, random_state=None
+    ):
         return [f"{'chat' if chat else 'text'}/{max_new_tokens} {p[::-1]}" for p in prompts]
 
 
@@ -27,7 +30,8 @@ def no_load(monkeypatch):
     def refuse(name):
         raise AssertionError(f"loaded {name}")
 
-    monkeypatch.setattr(llm_cli, "_load", refuse)
+    monkeypatch.setattr(generations_module, "load_model", refuse)
+    monkeypatch.setattr(server_module, "load_model", refuse)
 
 
 def test_models_json_lists_smollm2_as_installed(run):
@@ -105,22 +109,26 @@ def test_unreachable_endpoint_is_exit_1_in_one_line(run, monkeypatch):
 
 def test_serve_hands_the_loaded_model_to_the_server(run, monkeypatch):
     seen = {}
-
-    def fake_serve(model, host, port, *, model_name, api_key, on_ready):
-        seen.update(model=model, host=host, port=port, model_name=model_name, api_key=api_key)
-        with make_server(model, host, 0, model_name=model_name) as srv:
-            on_ready(srv)
-
     model = Reverser()
-    monkeypatch.setattr(llm_cli, "_load", lambda name: model)
-    monkeypatch.setattr(serve_module, "serve", fake_serve)
+
+    def fake_serve_forever(server):  # instead of blocking: record what runs, then stop
+        seen.update(model=server.model, host=server.host, port=server.port,
+                    model_name=server.model_name, api_key=server._authorised("Bearer k"),
+                    refuses_no_key=not server._authorised(None))  # fmt: skip
+        server.shutdown()
+
+    monkeypatch.setattr(server_module, "load_model", lambda name: seen.setdefault(name, model))
+    monkeypatch.setattr(server_module.LLMServer, "serve_forever", fake_serve_forever)
+    with socket.socket() as sock:  # a port that was free a moment ago
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
     code, _, err = run(
-        "llm", "serve", "--model", "x", "--port", 8123, "--name", "r", "--api-key", "k"
+        "llm", "serve", "--model", "x", "--port", port, "--name", "r", "--api-key", "k"
     )
     assert code == 0
-    assert seen == {"model": model, "host": "127.0.0.1", "port": 8123, "model_name": "r",
-                    "api_key": "k"}  # fmt: skip
-    assert "serving r at http://127.0.0.1:" in err and "/v1" in err
+    assert seen == {"x": model, "model": model, "host": "127.0.0.1", "port": port,
+                    "model_name": "r", "api_key": True, "refuses_no_key": True}  # fmt: skip
+    assert f"serving r at http://127.0.0.1:{port}/v1" in err
 
 
 def test_serve_bad_port_is_exit_2_before_loading(run, no_load):

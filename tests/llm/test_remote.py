@@ -3,6 +3,7 @@
 import socket
 import time
 
+import numpy as np
 import pytest
 
 import trustlab.llm.remote as remote
@@ -19,10 +20,12 @@ class Reverser:
     def __init__(self, pause=0.0):
         self.pause = pause  # seconds per call, so that concurrent requests overlap
 
-    def generate(self, prompts, max_new_tokens=64, *, chat=True, temperature=0.0, seed=None):
+    def generate(
+        self, prompts, max_new_tokens=64, *, chat=True, temperature=0.0, random_state=None
+    ):
         if self.pause:
             time.sleep(self.pause)
-        tag = f"{'chat' if chat else 'text'}/{max_new_tokens}/{temperature:g}/{seed}"
+        tag = f"{'chat' if chat else 'text'}/{max_new_tokens}/{temperature:g}/{random_state}"
         return [f"{tag} {p[::-1]}" for p in prompts]
 
 
@@ -47,21 +50,38 @@ def client(server, **kwargs):
 
 def test_chat_and_completion_round_trip():
     with serving() as srv, client(srv) as model:
-        assert model.chat("hello", max_tokens=5, temperature=0.5, seed=2) == "chat/5/0.5/2 olleh"
+        assert (
+            model.chat("hello", max_tokens=5, temperature=0.5, random_state=2)
+            == "chat/5/0.5/2 olleh"
+        )
         assert model.complete("abc", max_tokens=3) == "text/3/0/None cba"
         messages = [{"role": "user", "content": "xy"}]
         assert model.chat(messages) == "chat/256/0/None yx"
+        parts = [
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}],
+            }
+        ]
+        assert model.chat(parts) == "chat/256/0/None yx"
         assert model.models() == ["reverser"]
 
 
 @pytest.mark.parametrize("chat", [True, False])
 def test_generate_equals_the_backend_in_input_order(chat):
-    expected = Reverser().generate(PROMPTS, 9, chat=chat, temperature=0.0, seed=1)
+    expected = Reverser().generate(PROMPTS, 9, chat=chat, temperature=0.0, random_state=1)
     with serving() as srv, client(srv, max_concurrency=3) as model:
-        assert model.generate(PROMPTS, 9, chat=chat, seed=1) == expected
-        assert model.generate("one", 9, chat=chat, seed=1) == [
+        assert model.generate(PROMPTS, 9, chat=chat, random_state=1) == expected
+        assert model.generate("one", 9, chat=chat, random_state=1) == [
             expected[0].replace(PROMPTS[0][::-1], "eno")
         ]
+
+
+def test_a_generator_gives_every_prompt_of_a_call_one_seed():
+    with serving() as srv, client(srv) as model:
+        texts = model.generate(PROMPTS[:4], 9, random_state=np.random.default_rng(0))
+    seeds = {text.split(" ", 1)[0].rsplit("/", 1)[1] for text in texts}
+    assert len(seeds) == 1 and seeds.pop().isdigit()
 
 
 def test_retries_through_injected_503s(waits):
@@ -203,14 +223,16 @@ def test_bad_constructor_arguments(kwargs, argument):
     [
         (lambda m: m.chat("x", max_tokens=0), "max_tokens"),
         (lambda m: m.chat("x", temperature=3), "temperature"),
-        (lambda m: m.chat("x", seed=-1), "seed"),
+        (lambda m: m.chat("x", random_state=-1), "random_state"),
+        (lambda m: m.generate(["x"], temperature=2.5), "temperature"),
+        (lambda m: m.generate(["x"], chat=1), "chat"),
         (lambda m: m.chat("x", stop=[""]), "stop"),
         (lambda m: m.chat([{"role": "user"}]), "messages"),
         (lambda m: m.chat([]), "messages"),
         (lambda m: m.complete(["x"]), "prompt"),
         (lambda m: m.generate([1, 2]), "prompts"),
         (lambda m: m.generate([]), "prompts"),
-        (lambda m: m.generate(["x"], 0), "max_tokens"),
+        (lambda m: m.generate(["x"], 0), "max_new_tokens"),
     ],
 )
 def test_bad_call_arguments_fail_before_any_request(call, argument):

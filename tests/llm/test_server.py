@@ -24,14 +24,16 @@ class Reverser:
         if tokenizer is not None:
             self.tokenizer = tokenizer
 
-    def generate(self, prompts, max_new_tokens=64, *, chat=True, temperature=0.0, seed=None):
+    def generate(
+        self, prompts, max_new_tokens=64, *, chat=True, temperature=0.0, random_state=None
+    ):
         self.calls.append(
             {
                 "prompts": list(prompts),
                 "max_new_tokens": max_new_tokens,
                 "chat": chat,
                 "temperature": temperature,
-                "seed": seed,
+                "random_state": random_state,
             }  # fmt: skip
         )
         if any(p == "explode" for p in prompts):
@@ -76,7 +78,13 @@ def test_chat_response_follows_the_openai_schema(server, backend):
     assert choice["message"] == {"role": "assistant", "content": "chat olleh"}
     assert "usage" not in data  # the backend has no tokenizer
     assert backend.calls == [
-        {"prompts": ["hello"], "max_new_tokens": 5, "chat": True, "temperature": 0.7, "seed": 3}
+        {
+            "prompts": ["hello"],
+            "max_new_tokens": 5,
+            "chat": True,
+            "temperature": 0.7,
+            "random_state": 3,
+        }
     ]
 
 
@@ -162,6 +170,8 @@ def test_models_and_health(server):
         ({"messages": [{"role": "user", "content": "x"}], "stream": True}, "stream"),
         ({"messages": [{"role": "user", "content": "x"}], "n": 2}, "n: "),
         ({"messages": [{"role": "user", "content": "x"}], "seed": "s"}, "seed"),
+        ({"messages": [{"role": "user", "content": "x"}], "seed": -1}, "seed"),
+        ({"messages": [{"role": "user", "content": "x"}], "temperature": 2.5}, "temperature"),
         ({"messages": [{"role": "user", "content": "x"}], "stop": 3}, "stop"),
         ([1, 2], "JSON object"),
     ],
@@ -257,6 +267,21 @@ def test_bad_server_arguments(kwargs, argument):
     kwargs = {"model": Reverser(), **kwargs}
     with pytest.raises(InputError, match=f"^{argument}: expected"):
         make_server(**kwargs)
+
+
+def test_a_model_name_is_loaded_only_after_the_arguments_are_checked(monkeypatch):
+    import trustlab.llm.server as server_module
+
+    loaded = []
+    monkeypatch.setattr(server_module, "load_model", lambda name: loaded.append(name) or Reverser())
+    with pytest.raises(InputError, match="^port: expected"):
+        make_server("some-model", port=70000)
+    assert loaded == []
+    with make_server("some-model") as srv:
+        assert loaded == ["some-model"] and srv.model_name == "reverser"
+        assert post(srv, "/v1/completions", {"prompt": "ab"}).json()["choices"][0]["text"] == (
+            "text ba"
+        )
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trustlab.errors import InputError
-from trustlab.llm import ResultStore
+from trustlab.llm import ResultStore, generate_texts
+
+
+class Echo:
+    """A LanguageModel that returns each prompt."""
+
+    name = "echo"
+
+    def generate(self, prompts, max_new_tokens=64, **settings):
+        return list(prompts)
+
 
 ITEMS = list(range(12))
 
@@ -159,6 +169,14 @@ def test_mapping_items_pass_their_inputs(store):
 def test_numpy_values_are_stored_as_plain_numbers(store):
     store.put("run", "v", {"x": np.float32(0.5), "n": np.int64(3), "a": np.arange(3)})
     assert store.get("run", "v") == {"x": 0.5, "n": 3, "a": [0, 1, 2]}
+    store.put("run", "nan", np.array([1.0, np.nan]))  # trustlab's one JSON converter
+    assert store.get("run", "nan") == [1.0, None]
+
+
+def test_a_result_is_stored_as_its_dict(store):
+    result = generate_texts(Echo(), ["ab"], 2)
+    store.put("run", "g", result)
+    assert store.get("run", "g") == result.to_dict()
 
 
 def test_progress_reports_each_stored_item(store):

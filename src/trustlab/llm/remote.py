@@ -1,7 +1,7 @@
 """A client for OpenAI-compatible endpoints (vLLM, Ollama, llama.cpp server, ``trustlab llm serve``).
 
-:class:`RemoteModel` has the same ``generate`` call as :class:`~trustlab.llm.runtime.LocalModel`,
-so an evaluation takes either. Every request has a timeout; 429, 5xx, timeouts and connection
+:class:`RemoteModel` has the same ``generate`` call as :class:`~trustlab.llm.LocalModel` (both are
+a :class:`~trustlab.llm.LanguageModel`), so an evaluation takes either. Every request has a timeout; 429, 5xx, timeouts and connection
 errors are retried with exponential backoff (honouring ``Retry-After``); when it gives up, a
 :class:`~trustlab.errors.BackendError` names the URL, the last status and the server's words.
 """
@@ -21,8 +21,25 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from trustlab._checks import check_in_range, check_positive_int
-from trustlab.errors import BackendError, ConfigError, InputError
+import numpy as np
+
+from trustlab._checks import (
+    check_bool,
+    check_non_negative,
+    check_positive,
+    check_positive_int,
+    check_string,
+)
+from trustlab._lazy import require
+from trustlab.errors import BackendError, InputError
+from trustlab.llm._inputs import (
+    as_texts,
+    check_api_key,
+    check_messages,
+    check_seed,
+    check_stop,
+    check_temperature,
+)
 
 __all__ = ["RemoteModel"]
 
@@ -76,20 +93,13 @@ class RemoteModel:
         max_concurrency: int = 4,
     ):
         self.base_url = _check_base_url(base_url)
-        if not isinstance(model, str) or not model:
-            raise InputError.bad("model", "a non-empty model id", model)
-        if api_key is not None and (not isinstance(api_key, str) or not api_key):
-            raise InputError.bad("api_key", "a non-empty string or None", "<hidden>")
-        self.model = model
-        self.timeout = _check_seconds(timeout, "timeout", positive=True)
+        self.model = check_string(model, "model")
+        check_api_key(api_key)
+        self.timeout = check_positive(timeout, "timeout")
         self.max_retries = check_positive_int(max_retries, "max_retries", minimum=0)
-        self.backoff = _check_seconds(backoff, "backoff", positive=False)
+        self.backoff = check_non_negative(backoff, "backoff")
         self.max_concurrency = check_positive_int(max_concurrency, "max_concurrency")
-        try:
-            import httpx
-        except ImportError:
-            raise ConfigError.missing_extra("httpx", "llm") from None
-        self._httpx = httpx
+        self._httpx = httpx = require("httpx", "llm")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(
             timeout=httpx.Timeout(self.timeout),
@@ -129,7 +139,7 @@ class RemoteModel:
         max_tokens: int = 256,
         temperature: float = 0.0,
         *,
-        seed: int | None = None,
+        random_state: int | np.random.Generator | None = None,
         stop: str | Sequence[str] | None = None,
     ) -> str:
         """The assistant's reply to a prompt (one user message) or a list of messages.
@@ -137,13 +147,14 @@ class RemoteModel:
         Parameters
         ----------
         messages : str or list of dict
-            A prompt string, or OpenAI messages ``[{"role": "user", "content": "..."}, ...]``.
+            A prompt string, or OpenAI messages ``[{"role": "user", "content": "..."}, ...]``
+            (a content may also be a list of ``{"type": "text", "text": ...}`` parts).
         max_tokens : int, default 256
             The most tokens to generate.
         temperature : float, default 0.0
-            0 asks for greedy decoding.
-        seed : int, optional
-            Passed on to the endpoint (not every server honours it).
+            In [0, 2]; 0 asks for greedy decoding.
+        random_state : None, int or numpy.random.Generator
+            Sent as the request's ``seed`` (not every server honours it).
         stop : str or list of str, optional
             Strings that end the reply.
 
@@ -152,10 +163,9 @@ class RemoteModel:
         str
             The reply text.
         """
-        payload = self._payload(max_tokens, temperature, seed, stop)
-        payload["messages"] = _check_messages(messages)
-        data = self._request("POST", "/chat/completions", payload)
-        return _choice_text(data, "message", self._url("/chat/completions"))
+        payload = self._payload(max_tokens, temperature, random_state, stop)
+        payload["messages"] = check_messages(messages)
+        return self._post_text(payload, chat=True)
 
     def complete(
         self,
@@ -163,16 +173,18 @@ class RemoteModel:
         max_tokens: int = 256,
         temperature: float = 0.0,
         *,
-        seed: int | None = None,
+        random_state: int | np.random.Generator | None = None,
         stop: str | Sequence[str] | None = None,
     ) -> str:
-        """The continuation of a plain prompt (``/completions``, no chat template)."""
+        """The continuation of a plain prompt (``/completions``, no chat template).
+
+        The arguments are those of :meth:`chat`, with one prompt string instead of messages.
+        """
         if not isinstance(prompt, str):
             raise InputError.bad("prompt", "a string", prompt)
-        payload = self._payload(max_tokens, temperature, seed, stop)
+        payload = self._payload(max_tokens, temperature, random_state, stop)
         payload["prompt"] = prompt
-        data = self._request("POST", "/completions", payload)
-        return _choice_text(data, "text", self._url("/completions"))
+        return self._post_text(payload, chat=False)
 
     def generate(
         self,
@@ -182,14 +194,15 @@ class RemoteModel:
         chat: bool = True,
         temperature: float = 0.0,
         batch_size: int = 8,
-        seed: int | None = None,
+        random_state: int | np.random.Generator | None = None,
     ) -> list[str]:
         """New text for each prompt, as ``LocalModel.generate`` returns it.
 
         Prompts are sent concurrently (at most ``max_concurrency`` at once), one request each:
         ``chat=True`` uses ``/chat/completions`` with the prompt as the user message,
         ``chat=False`` uses ``/completions``. ``batch_size`` is accepted for call compatibility
-        with ``LocalModel.generate`` and has no effect here.
+        with ``LocalModel.generate`` and has no effect here. Every request carries the same
+        ``seed`` (one drawn from ``random_state`` when it is a Generator).
 
         Returns
         -------
@@ -198,14 +211,19 @@ class RemoteModel:
             retries) raises :class:`~trustlab.errors.BackendError` and cancels the prompts not
             yet sent.
         """
-        prompts = _check_prompts(prompts)
+        prompts = as_texts(prompts)
         check_positive_int(batch_size, "batch_size")
-        # validate once here, so a bad argument fails before any request
-        self._payload(max_new_tokens, temperature, seed, None)
-        one = self.chat if chat else self.complete
+        chat = check_bool(chat, "chat")
+        # checked once here, so a bad argument fails before any request
+        payload = self._payload(
+            max_new_tokens, temperature, random_state, None, tokens_name="max_new_tokens"
+        )
 
         def run(prompt: str) -> str:
-            return one(prompt, max_new_tokens, temperature, seed=seed)
+            if chat:
+                messages = [{"role": "user", "content": prompt}]
+                return self._post_text({**payload, "messages": messages}, chat=True)
+            return self._post_text({**payload, "prompt": prompt}, chat=False)
 
         if len(prompts) == 1:
             return [run(prompts[0])]
@@ -232,20 +250,34 @@ class RemoteModel:
     def _url(self, path: str) -> str:
         return self.base_url + path
 
-    def _payload(self, max_tokens: Any, temperature: Any, seed: Any, stop: Any) -> dict[str, Any]:
+    def _payload(
+        self,
+        max_tokens: Any,
+        temperature: Any,
+        random_state: Any,
+        stop: Any,
+        *,
+        tokens_name: str = "max_tokens",
+    ) -> dict[str, Any]:
+        """The checked request fields shared by every call (all but the prompt or messages)."""
         payload: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": check_positive_int(max_tokens, "max_tokens"),
-            "temperature": check_in_range(temperature, "temperature", 0.0, 2.0),
+            "max_tokens": check_positive_int(max_tokens, tokens_name),
+            "temperature": check_temperature(temperature),
         }
+        seed = check_seed(random_state)
         if seed is not None:
-            payload["seed"] = check_positive_int(seed, "seed", minimum=0)
-        if stop is not None:
-            stops = [stop] if isinstance(stop, str) else stop
-            if not isinstance(stops, Sequence) or not all(isinstance(s, str) and s for s in stops):
-                raise InputError.bad("stop", "a string or a list of non-empty strings", stop)
-            payload["stop"] = list(stops)
+            payload["seed"] = seed
+        stops = check_stop(stop)
+        if stops is not None:
+            payload["stop"] = stops
         return payload
+
+    def _post_text(self, payload: dict[str, Any], *, chat: bool) -> str:
+        """POST a checked payload to the chat or the completions endpoint; the answer's text."""
+        path = "/chat/completions" if chat else "/completions"
+        data = self._request("POST", path, payload)
+        return _choice_text(data, "message" if chat else "text", self._url(path))
 
     def _request(self, method: str, path: str, payload: dict[str, Any] | None) -> Any:
         """One call with retries; the decoded JSON body of the first 2xx answer."""
@@ -305,41 +337,6 @@ def _check_base_url(base_url: Any) -> str:
         raise InputError.bad("base_url", expected + " with a valid port", base_url) from None
     path = parts.path.rstrip("/") or "/v1"
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
-
-
-def _check_seconds(value: Any, name: str, *, positive: bool) -> float:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value < 0 or (positive and value == 0):
-        raise InputError.bad(
-            name, f"a finite number of seconds {'>' if positive else '>='} 0", value
-        )
-    return float(value)
-
-
-def _check_messages(messages: Any) -> list[dict[str, str]]:
-    if isinstance(messages, str):
-        return [{"role": "user", "content": messages}]
-    expected = "a prompt string or a non-empty list of {'role': str, 'content': str} dicts"
-    if not isinstance(messages, Sequence) or not messages:
-        raise InputError.bad("messages", expected, messages)
-    for message in messages:
-        if not (
-            isinstance(message, dict)
-            and isinstance(message.get("role"), str)
-            and isinstance(message.get("content"), str)
-        ):
-            raise InputError.bad("messages", expected, message)
-    return [{"role": m["role"], "content": m["content"]} for m in messages]
-
-
-def _check_prompts(prompts: Any) -> list[str]:
-    if isinstance(prompts, str):
-        return [prompts]
-    if not isinstance(prompts, Sequence) or not all(isinstance(p, str) for p in prompts):
-        raise InputError.bad("prompts", "a string or a sequence of strings", prompts)
-    if len(prompts) == 0:  # as LocalModel.generate
-        raise InputError.bad("prompts", "at least one string", prompts)
-    return list(prompts)
 
 
 def _decode(text: str, method: str, url: str) -> Any:

