@@ -158,7 +158,11 @@ def test_layers():
         own = _package(name)
         for target, _, line in targets:
             other = _package(target)
-            if other == own or other in {"trustlab", "trustlab.errors"} or other[9:].startswith("_"):
+            if (
+                other == own
+                or other in {"trustlab", "trustlab.errors"}
+                or other[9:].startswith("_")
+            ):
                 continue  # the same package, or trustlab's shared internals
             if own == "trustlab.cli":
                 continue

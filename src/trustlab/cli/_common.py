@@ -64,6 +64,8 @@ OPTION_FOR_ARGUMENT = {
     "threshold_factor": "--threshold",
     "codebook_sharing": "--codebooks",
     "codeword_gradient": "--codewords",
+    "base_url": "--endpoint",
+    "name_or_path": "--model",
 }
 
 
