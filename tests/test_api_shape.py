@@ -118,6 +118,17 @@ def test_every_public_result_derives_from_the_one_base():
     assert offenders == []
 
 
+def test_public_names_live_in_public_modules():
+    offenders = []
+    for package, name, obj in PUBLIC:
+        module = getattr(obj, "__module__", None) or ""
+        if module.startswith("trustlab") and any(
+            part.startswith("_") for part in module.split(".")
+        ):
+            offenders.append(f"{package}.{name} is defined in {module}")
+    assert offenders == []
+
+
 def test_public_names_are_unique_across_packages():
     where: dict[str, set[str]] = {}
     for package, name, obj in PUBLIC:

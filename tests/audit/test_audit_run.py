@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from trustlab._results import to_jsonable
 from trustlab.audit import AuditContext, AuditResult, run_audit
 from trustlab.audit.models import ZOO_NAMES
 from trustlab.data import load_dataset
 from trustlab.errors import InputError
-from trustlab.report import to_jsonable
 from trustlab.report.render import format_cell
 
 # --- helpers ----------------------------------------------------------------------------------

@@ -73,7 +73,7 @@ def test_audit_missing_column_exits_2_with_one_line(scored_csv, tmp_path, capsys
     args = ["audit", "--data", str(scored_csv), "--label", "nope", "--group", "g"]
     code, _, err = run([*args, "--out", str(tmp_path)], capsys)
     assert code == 2
-    assert "label: expected a column of the data, got 'nope'" in one_line(err)
+    assert "trustlab: error: --label: expected a column of the data, got 'nope'" in one_line(err)
 
 
 @pytest.mark.parametrize("name", ["absent.csv", "data.xlsx"])
@@ -83,7 +83,7 @@ def test_audit_bad_file_exits_2_with_one_line(tmp_path, capsys, name):
     args = ["audit", "--data", str(tmp_path / name), "--label", "y", "--group", "g"]
     code, _, err = run([*args, "--out", str(tmp_path)], capsys)
     assert code == 2
-    assert one_line(err).startswith("trustlab: error: data: expected")
+    assert one_line(err).startswith("trustlab: error: --data: expected")
 
 
 def test_audit_pickle_model_needs_trust_pickle(scored_csv, tmp_path, capsys):

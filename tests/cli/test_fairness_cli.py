@@ -9,7 +9,7 @@ import pytest
 from cli_helpers import one_line
 from cli_helpers import run_main as run
 
-from trustlab.report import to_jsonable
+from trustlab._results import to_jsonable
 
 
 @pytest.fixture(scope="module")

@@ -47,7 +47,8 @@ def trained(tmp_path_factory, costs_csv):
 def test_train_writes_a_loadable_model_and_its_description(trained):
     path, summary = trained
     assert {p.name for p in path.iterdir()} == {"model.pt", "model.json"}
-    model, description = load_base_model(path)
+    model = load_base_model(path)
+    description = model.trustlab_description
     assert description["method"] == "margin-cs" and description["sigma"] == 0.25
     assert summary["method"] == "margin-cs" and len(summary["history"]) == 2
     assert model(torch.zeros(1, 64)).shape == (1, 10)
@@ -61,7 +62,7 @@ def test_certify_matches_the_library_and_writes_its_files(run, trained, costs_cs
     code, stdout, _ = run(*args, "--out", out, "--json")
     assert code == 0
     data = json.loads(stdout)
-    model, _ = load_base_model(path)
+    model = load_base_model(path)
     X, y = load_digits_split("test")
     expected = certify_dataset(
         SmoothedClassifier(model, 0.25, 10), X[:30], y[:30], n=500,

@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from matplotlib.figure import Figure as MplFigure
 
+from trustlab._results import to_jsonable
 from trustlab.errors import InputError
-from trustlab.report import Figure, Paragraph, Report, Section, Table, to_jsonable
+from trustlab.report import Figure, Paragraph, Report, Section, Table
 from trustlab.report.render import format_cell
 
 INJECTION = '<script>alert("x")</script><img src=x onerror=alert(1)>'

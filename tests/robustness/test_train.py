@@ -118,11 +118,16 @@ def test_training_is_reproducible_under_a_seed():
 def test_saved_model_loads_back_with_the_same_outputs(tmp_path):
     model = digits_model("cnn", hidden=16, random_state=3)
     folder = save_base_model(model, tmp_path / "model", method="gaussian")
-    loaded, info = load_base_model(folder)
+    loaded = load_base_model(folder)
     x = torch.as_tensor(load_digits_split("test")[0][:5])
     assert torch.equal(model(x), loaded(x))
+    info = loaded.trustlab_description
     assert info["arch"] == "cnn" and info["method"] == "gaussian"
     assert folder == tmp_path / "model" and (folder / "model.json").exists()
+    # save takes what load gives: the description survives a second round trip
+    again = load_base_model(save_base_model(loaded, tmp_path / "again", sigma=0.5))
+    assert again.trustlab_description == {**info, "sigma": 0.5}
+    assert torch.equal(model(x), again(x))
 
 
 class Payload:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from trustlab.cli._common import JSON_OPTION_HELP, console
+from trustlab.cli._common import JSON_OPTION_HELP, console, json_text
 from trustlab.data import list_datasets, load_dataset
 
 app = typer.Typer(no_args_is_help=True, help="The real datasets bundled with trustlab.")
@@ -16,9 +16,7 @@ def list_command(as_json: bool = typer.Option(False, "--json", help=JSON_OPTION_
     """List the bundled datasets with their label, protected attributes and licence."""
     infos = list_datasets()
     if as_json:
-        import json
-
-        typer.echo(json.dumps(infos, indent=2))
+        typer.echo(json_text(infos), nl=False)
         return
     table = Table(title="Bundled datasets")
     for col in ("name", "rows", "label (classes)", "protected", "licence"):
@@ -43,9 +41,7 @@ def show_command(
     """Describe one bundled dataset and print its first rows."""
     ds = load_dataset(name)
     if as_json:
-        import json
-
-        typer.echo(json.dumps(ds.info(), indent=2))
+        typer.echo(json_text(ds.info()), nl=False)
         return
     info = ds.info()
     console.print(f"[bold]{ds.name}[/bold]: {info['rows']} rows. {ds.description}")

@@ -140,7 +140,8 @@ def certify_command(
 ) -> None:
     from trustlab.robustness import SmoothedClassifier, certify_dataset, load_base_model
 
-    network, description = load_base_model(model)
+    network = load_base_model(model)
+    description = network.trustlab_description
     num_classes = int(description["num_classes"])
     X, y = read_data(data, label, split)
     if limit is not None:

@@ -7,8 +7,7 @@
 ['intro']
 """
 
-from trustlab._results import to_jsonable
 from trustlab.report.blocks import Figure, Paragraph, Table
 from trustlab.report.builder import Report, Section
 
-__all__ = ["Report", "Section", "Paragraph", "Table", "Figure", "to_jsonable"]
+__all__ = ["Report", "Section", "Paragraph", "Table", "Figure"]

@@ -142,17 +142,18 @@ def _build(spec: dict[str, Any], random_state: int = 0):
 def save_base_model(model: Any, folder: str | Path, **info: Any) -> Path:
     """Save ``model`` into ``folder`` (created if needed) and return the folder.
 
-    Writes the state dict to ``model.pt`` and the architecture, with ``info`` (JSON-safe, e.g.
-    the training method and sigma), to ``model.json``. ``model`` must come from
-    :func:`digits_model` (it carries ``trustlab_spec``). :func:`load_base_model` takes the
-    returned folder.
+    Writes the state dict to ``model.pt`` and the architecture, with the model's description
+    (``trustlab_description``, set by :func:`load_base_model`) updated by ``info`` (JSON-safe,
+    e.g. the training method and sigma), to ``model.json``. ``model`` must come from
+    :func:`digits_model` or :func:`load_base_model` (it carries ``trustlab_spec``).
+    :func:`load_base_model` takes the returned folder and gives the model back.
 
     Examples
     --------
     >>> import tempfile
     >>> folder = save_base_model(digits_model(hidden=8), tempfile.mkdtemp(), sigma=0.25)
-    >>> model, description = load_base_model(folder)
-    >>> description["arch"], description["sigma"]
+    >>> model = load_base_model(folder)
+    >>> model.trustlab_description["arch"], model.trustlab_description["sigma"]
     ('mlp', 0.25)
     """
     torch = require("torch", "torch")
@@ -162,16 +163,18 @@ def save_base_model(model: Any, folder: str | Path, **info: Any) -> Path:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     write_atomic(folder / WEIGHTS_FILE, lambda tmp: torch.save(model.state_dict(), tmp))
-    write_atomic(folder / DESCRIPTION_FILE, json.dumps({**info, **spec}, indent=2, sort_keys=True))
+    saved = {**getattr(model, "trustlab_description", {}), **info, **spec}
+    write_atomic(folder / DESCRIPTION_FILE, json.dumps(saved, indent=2, sort_keys=True))
     return folder
 
 
-def load_base_model(folder: str | Path) -> tuple[Any, dict[str, Any]]:
-    """Rebuild a model saved by :func:`save_base_model`: ``(model, description)``.
+def load_base_model(folder: str | Path) -> Any:
+    """Rebuild the model :func:`save_base_model` saved into ``folder``.
 
     The architecture comes from ``folder/model.json``, the weights from ``folder/model.pt``
     with ``torch.load(weights_only=True)`` (a file that holds code is refused, never run). The
-    model is returned in eval mode; ``description`` holds the architecture and the saved info.
+    model is returned in eval mode; its ``trustlab_description`` holds the architecture and the
+    saved info (method, sigma ...), which :func:`save_base_model` writes back.
     """
     torch = require("torch", "torch")
     folder = Path(folder)
@@ -198,4 +201,5 @@ def load_base_model(folder: str | Path) -> tuple[Any, dict[str, Any]]:
             "model", f"a state dict of the architecture in {DESCRIPTION_FILE}", str(exc)
         ) from None
     model.eval()
-    return model, description
+    model.trustlab_description = description
+    return model

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from trustlab._results import to_jsonable
 from trustlab.audit.context import AuditContext
-from trustlab.report import Figure, Paragraph, Section, Table, to_jsonable
+from trustlab.report import Figure, Paragraph, Section, Table
 
 __all__ = ["build", "TITLE"]
 
