@@ -3,6 +3,7 @@ interpret's purification), predictions are their sum, the torch training network
 inference agree, the hand-written gradients equal autograd's, inputs are validated."""
 
 import doctest
+import os
 import subprocess
 import sys
 
@@ -623,3 +624,22 @@ def test_docstring_examples_run():
     results = [doctest.testmod(m, optionflags=doctest.ELLIPSIS) for m in modules]
     tried, failures = sum(r.attempted for r in results), sum(r.failed for r in results)
     assert tried >= 8 and failures == 0
+
+
+def test_n_jobs_none_keeps_torchs_own_thread_setting_and_ints_set_it():
+    import torch
+
+    from trustlab.explain.anova_tpnn._torch import torch_threads
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        with torch_threads(None):
+            assert torch.get_num_threads() == 1
+        with torch_threads(2):
+            assert torch.get_num_threads() == 2
+        assert torch.get_num_threads() == 1  # restored after each block
+    finally:
+        torch.set_num_threads(before)
+    assert ANOVATPNN(n_jobs=None)._check_params() is None
+    assert ANOVATPNN(n_jobs=-1)._check_params() == (os.cpu_count() or 1)
