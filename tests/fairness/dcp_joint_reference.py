@@ -66,15 +66,7 @@ def solve_joint(
         solve_from_start(problem, start, max_iter, backend)
         for start in draw_starts(problem, int(restarts), rng, init)
     ]
-    best = min(range(len(traces)), key=lambda i: traces[i].value)
-    return AggregateSolution(
-        value=traces[best].value,
-        baseline=traces[best].baseline,
-        confusions=traces[best].confusions,
-        restart_values=tuple(trace.value for trace in traces),
-        iterations=tuple(trace.iterations for trace in traces),
-        converged=tuple(trace.converged for trace in traces),
-    )
+    return AggregateSolution.best_of(traces)
 
 
 @dataclass(frozen=True, eq=False)

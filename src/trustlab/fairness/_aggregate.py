@@ -33,7 +33,9 @@ validates them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -85,6 +87,20 @@ class AggregateSolution(Result):
     restart_values: tuple[float, ...]
     iterations: tuple[int, ...]
     converged: tuple[bool, ...]
+
+    @classmethod
+    def best_of(cls, traces: Sequence[Any]) -> AggregateSolution:
+        """The best of the restarts' traces (each with value, baseline, confusions, iterations
+        and converged)."""
+        best = min(range(len(traces)), key=lambda i: traces[i].value)
+        return cls(
+            value=traces[best].value,
+            baseline=traces[best].baseline,
+            confusions=traces[best].confusions,
+            restart_values=tuple(trace.value for trace in traces),
+            iterations=tuple(trace.iterations for trace in traces),
+            converged=tuple(trace.converged for trace in traces),
+        )
 
 
 # --------------------------------------------------------------------------- problem data
@@ -278,15 +294,7 @@ def solve_aggregate(
         traces = Parallel(n_jobs=n_jobs)(
             delayed(solve_restart)(problem, start, max_iter, second) for start, second in jobs
         )
-    best = min(range(len(traces)), key=lambda i: traces[i].value)
-    return AggregateSolution(
-        value=traces[best].value,
-        baseline=traces[best].baseline,
-        confusions=traces[best].confusions,
-        restart_values=tuple(trace.value for trace in traces),
-        iterations=tuple(trace.iterations for trace in traces),
-        converged=tuple(trace.converged for trace in traces),
-    )
+    return AggregateSolution.best_of(traces)
 
 
 # --------------------------------------------------------------------------- one restart
