@@ -119,6 +119,29 @@ def test_count_level_certificates_match_closed_form(counts, harmful):
         assert cert.radius_std == 0.0 and cert.abstain
 
 
+@pytest.mark.parametrize(
+    "counts, harmful",
+    [
+        (padded(N), [1]),  # every sample on A: only the confidence budget differs
+        (padded(90_000, 10_000, classes=3), [1]),  # all other mass on the one harmful class
+    ],
+)
+def test_group_radius_from_split_bounds_can_fall_below_cohens(counts, harmful):
+    """The ordering r_cs >= r_std is a statement about probabilities (test_closed_form.py), not
+    about the Monte Carlo certificates: the group radius spends alpha / 2 on p_A and the rest on
+    the harmful bounds, so where comparing with Omega gains nothing it comes out below Cohen's
+    radius at alpha. The combined ``radius`` caps each bound at 1 - p_lower and so never falls
+    below Cohen's radius at alpha / 2."""
+    costs = make_cost_matrix(len(counts), {0: harmful})
+    cert = certify_counts(counts, 0, 0, sigma=SIGMA, alpha=ALPHA, cost_matrix=costs)
+    std, group, combined, _ = expected_radii(counts, 0, harmful)
+    assert cert.radius_cs == pytest.approx(group, abs=1e-9)
+    assert cert.radius_std == pytest.approx(std, abs=1e-9)
+    assert cert.radius_cs < cert.radius_std
+    assert cert.radius == pytest.approx(combined, abs=1e-9)
+    assert cert.radius >= SIGMA * stats.norm.ppf(lower(counts[0], N, ALPHA / 2)) - 1e-12
+
+
 def test_bonferroni_split_is_alpha_over_twice_omega_not_the_authors_precedence():
     counts, harmful = padded(45_000, 40_000, 10_000, 5_000), [2, 3]
     cert = certify_counts(

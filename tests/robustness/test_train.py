@@ -158,30 +158,59 @@ def test_bad_training_input_is_refused():
         train_smoothed(digits_model(hidden=8), X[:10], y[:10], np.ones((10, 10)))
 
 
-def test_margin_cs_beats_gaussian_augmentation_on_digits():
-    """Seed class 3, harmful target 8 ("reading 3 as 8"), sigma 0.25, two seeds.
+# Fresh seeds: none of them was used to choose a setting (docs/robustness-smoothing.md, "How the
+# settings were chosen": the learning rate was chosen on a validation split of the training
+# digits with seeds 0-9; the issue's earlier runs used seeds 0-7 on the test split).
+TEST_SEEDS = range(100, 108)
 
-    Certified on the 55 test threes with n = 5,000: Margin-CS has the larger mean certified
-    cost-sensitive radius (the area under the Rob_cs curve) and Rob_cs at radius sigma, at a
-    clean accuracy at most 3 points lower (the paper: no loss of accuracy).
+
+def train_and_certify(X, y, X_test, y_test, method, seed, sigma, costs):
+    model = digits_model("mlp", hidden=64, random_state=seed)
+    train_smoothed(model, X, y, costs, method, sigma=sigma, max_epochs=15, learning_rate=0.1,
+                   random_state=seed)  # fmt: skip
+    smooth = SmoothedClassifier(model, sigma, 10, batch_size=5_000)
+    threes = y_test == 3
+    certified = certify_dataset(smooth, X_test[threes], y_test[threes], n0=100, n=5_000,
+                                alpha=0.001, cost_matrix=costs, random_state=0)  # fmt: skip
+    with torch.no_grad():
+        clean = (model(torch.as_tensor(X_test)).argmax(1).numpy() == y_test).mean()
+    return certified.certified_accuracy(sigma)[0], certified.radius.mean(), clean
+
+
+@pytest.mark.slow
+def test_margin_cs_raises_certified_cs_accuracy_at_sigma_over_fresh_seeds():
+    """Seed class 3, harmful target 8 ("reading 3 as 8"), sigma 0.25, 15 epochs at learning
+    rate 0.1, an MLP with 64 hidden units; the 55 test threes certified with n = 5,000.
+
+    Claim: Margin-CS certifies more test threes against being read as 8 at radius sigma
+    (Rob_cs(sigma)) than Gaussian augmentation, at a clean-accuracy cost of a few points.
+    Not claimed: a larger mean certified radius (measured, printed, documented: it ties).
+
+    The margins come from the spread over the validation seeds 0-9 (39 validation threes, the
+    same settings), fixed before these seeds were run: Rob_cs(sigma) gain mean +0.018, sd
+    0.017, min 0.000; clean-accuracy cost mean 0.031, sd 0.007, max 0.040.
     """
     X, y = load_digits_split("train")
     X_test, y_test = load_digits_split("test")
     sigma, costs = 0.25, make_cost_matrix(10, {3: [8]})
-    threes = y_test == 3
-    for seed in (0, 1):
-        results = {}
-        for method in ("gaussian", "margin-cs"):
-            model = digits_model("mlp", hidden=64, random_state=seed)
-            train_smoothed(model, X, y, costs, method, sigma=sigma, max_epochs=15,
-                           learning_rate=0.05, random_state=seed)  # fmt: skip
-            smooth = SmoothedClassifier(model, sigma, 10, batch_size=5_000)
-            certified = certify_dataset(smooth, X_test[threes], y_test[threes], n0=100, n=5_000,
-                                        alpha=0.001, cost_matrix=costs, random_state=0)  # fmt: skip
-            with torch.no_grad():
-                clean = (model(torch.as_tensor(X_test)).argmax(1).numpy() == y_test).mean()
-            results[method] = (certified, clean)
-        (gauss, gauss_clean), (margin, margin_clean) = results["gaussian"], results["margin-cs"]
-        assert margin.radius.mean() > gauss.radius.mean()
-        assert margin.certified_accuracy(sigma)[0] > gauss.certified_accuracy(sigma)[0]
-        assert margin_clean >= gauss_clean - 0.03
+    gains, radius_gains, costs_clean = [], [], []
+    for seed in TEST_SEEDS:
+        rob_g, radius_g, clean_g = train_and_certify(X, y, X_test, y_test, "gaussian", seed,
+                                                     sigma, costs)  # fmt: skip
+        rob_m, radius_m, clean_m = train_and_certify(X, y, X_test, y_test, "margin-cs", seed,
+                                                     sigma, costs)  # fmt: skip
+        gains.append(rob_m - rob_g)
+        radius_gains.append(radius_m - radius_g)
+        costs_clean.append(clean_g - clean_m)
+        print(f"seed {seed}: Rob_cs(sigma) {rob_g:.3f} -> {rob_m:.3f}, mean radius "
+              f"{radius_g:.3f} -> {radius_m:.3f}, clean {clean_g:.3f} -> {clean_m:.3f}")  # fmt: skip
+    gains, costs_clean = np.array(gains), np.array(costs_clean)
+    print(f"mean radius gain (not asserted): mean {np.mean(radius_gains):+.3f}")
+    # Validation sd 0.017 per seed -> the mean of 8 seeds has sd 0.006; 0 is 3 sd below the
+    # validation mean (measured here on seeds 100-107: mean +0.070, min +0.036).
+    assert gains.mean() > 0
+    # Two test threes (2/55 = 0.036) below Gaussian on a seed is 3 sd below the validation mean.
+    assert gains.min() >= -2 / 55 - 1e-12
+    # A cost of 1 to 6 points: 3 sd either side of the validation mean (0.031 +- 0.007) with
+    # room for the split (measured here: median 0.019, max 0.024).
+    assert 0.01 <= np.median(costs_clean) <= 0.06

@@ -32,5 +32,7 @@ def test_docs_page_example_runs(capsys):
         if line.startswith(("naive,", "MASC,")):
             name, value = line.rsplit(":", 1)
             scores[" ".join(name.split())] = float(value)
+    # Seed 0 (a choosing seed): the naive model loses 0.216 to the market; MASC's margin over it
+    # was 0.230-0.286 (mean 0.248, sd 0.015) over twelve float paths (features + 1e-12 noise).
     assert scores["naive, no market"] > scores["naive, market"] + 0.1
     assert scores["MASC, market"] > scores["naive, market"] + 0.15

@@ -1,5 +1,6 @@
-"""The learners: MASC beats the naive classifier once the market forms (fixed seeds), the
-fixed-cost baseline trains against the naive model's price, and the scikit-learn contract."""
+"""The learners: MASC beats the naive and the fixed-cost classifiers once the market forms (a
+distribution over fresh seeds), the fixed-cost baseline trains against the naive model's price,
+restarts and resampled validation, and the scikit-learn contract."""
 
 import numpy as np
 import pytest
@@ -15,25 +16,93 @@ from trustlab.strategic import (
     market_outcome,
     market_price,
 )
+from trustlab.strategic.learners import _Split, _validation_scorer
 
 torch.set_num_threads(1)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_market_aware_beats_naive_after_the_market_forms(seed):
-    # positives' median budget is 4x negatives': the budget carries signal a market-aware
-    # classifier can use, while the naive boundary is priced so that most negatives cross
-    X, y, b = make_market_population(1500, budget_ratio=4.0, random_state=seed)
-    X_test, y_test, b_test = make_market_population(1000, budget_ratio=4.0, random_state=seed + 100)
+# Seeds: the settings of the learners (learning rate 0.02, 5 restarts, 20 validation resamples)
+# were chosen on populations 0-29 (test users 100-129); the test seeds below were run only after
+# the settings and the thresholds were fixed (docs/strategic-markets.md, "How it was measured").
+TEST_SEEDS = range(1000, 1020)
+
+
+@pytest.mark.slow
+def test_market_aware_beats_naive_and_fixed_cost_after_the_market_forms():
+    """Positives' median budget is 4x negatives': the budget carries signal a market-aware
+    classifier can use, while the naive boundary is priced so that most negatives cross.
+
+    Over 20 fresh populations (1,500 training users, 1,000 test users each), asserted as a
+    distribution (median and worst seed). The thresholds come from the 30 choosing seeds, whose
+    per-seed spread they are stated against. Also the negative result of the docs: a fixed-cost
+    learner selected under the market (not at its own price) ties MASC.
+    """
+    gains, over_fixed, over_selected, naive_losses = [], [], [], []
+    for seed in TEST_SEEDS:
+        X, y, b = make_market_population(1500, budget_ratio=4.0, random_state=seed)
+        X_test, y_test, b_test = make_market_population(
+            1000, budget_ratio=4.0, random_state=seed + 100
+        )
+        naive = NaiveMarketClassifier().fit(X, y, budgets=b)
+        masc = MarketAwareClassifier(max_epochs=40, random_state=seed).fit(X, y, budgets=b)
+        fixed = FixedPriceStrategicClassifier(max_epochs=40, random_state=seed)
+        fixed.fit(X, y, budgets=b)
+        selected = FixedPriceStrategicClassifier(
+            validate_under="market", max_epochs=40, random_state=seed
+        ).fit(X, y, budgets=b)
+        naive_market = naive.score(X_test, y_test, budgets=b_test)
+        masc_market = masc.score(X_test, y_test, budgets=b_test)
+        fixed_long = fixed.score(X_test, y_test, budgets=b_test)
+        gains.append(masc_market - naive_market)
+        over_fixed.append(masc_market - fixed_long)
+        over_selected.append(masc_market - selected.score(X_test, y_test, budgets=b_test))
+        naive_losses.append(naive.score(X_test, y_test) - naive_market)
+        print(f"seed {seed}: naive {naive_market:.3f}, fixed-cost (long run) {fixed_long:.3f}, "
+              f"MASC {masc_market:.3f}")  # fmt: skip
+    gains, over_fixed, over_selected, naive_losses = map(
+        np.array, (gains, over_fixed, over_selected, naive_losses)
+    )
+    # MASC - naive on the choosing seeds: mean 0.268, sd 0.049 per seed, min 0.148 (0.112 with
+    # the training features moved by 1e-12; the same seed moves by up to 0.06 between float
+    # paths). The median of 20 seeds has sd ~0.014: 0.20 is 5 sd below the choosing median 0.273.
+    assert np.median(gains) >= 0.20
+    # Worst seed: 0.05 is 4 per-seed sd below the choosing mean and below all 60 choosing runs
+    # (two float paths; lowest 0.112).
+    assert gains.min() >= 0.05
+    # MASC - fixed-cost strategic learner in the long run (the market re-priced for it, the
+    # control without the soft market price): choosing seeds mean 0.042, sd 0.025, median
+    # 0.045, min 0.000. Median of 20 seeds: sd ~0.007, so 0.01 is 5 sd below; worst seed -0.05
+    # is 3.7 per-seed sd below the mean.
+    assert np.median(over_fixed) >= 0.01
+    assert over_fixed.min() >= -0.05
+    # The documented negative result: a fixed-cost learner whose checkpoints are selected under
+    # the market ties MASC. Choosing seeds: median +0.002 (mean 0.012, sd 0.053, skewed by one
+    # +0.263); the bootstrap median of 20 seeds has sd 0.005 and 99.9 % within [-0.006, 0.019].
+    print(f"MASC - fixed-cost selected under the market: median {np.median(over_selected):+.3f}")
+    assert abs(np.median(over_selected)) <= 0.03
+    # The naive model loses accuracy to the market it creates: choosing seeds median 0.206, sd
+    # 0.039, min 0.109.
+    assert np.median(naive_losses) >= 0.10
+    assert naive_losses.min() >= 0.05
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [2000, 2001, 2002])
+def test_with_uniform_budgets_no_learner_keeps_its_accuracy(seed):
+    """docs/strategic-markets.md, Limits: with the same budget for everyone nothing separates the
+    buyers, and accuracy after the market falls towards the base rate for naive and MASC alike.
+    Choosing seeds 0-4: accuracy after the market at most 0.085 above the base rate (naive and
+    MASC), without a market at least 0.31 above it; 0.15 and 0.25 leave room for the spread."""
+    X, y, b = make_market_population(1500, budget_ratio=1.0, budget_spread=0.0, random_state=seed)
+    X_test, y_test, b_test = make_market_population(
+        1000, budget_ratio=1.0, budget_spread=0.0, random_state=seed + 100
+    )
+    base_rate = max(y_test.mean(), 1 - y_test.mean())
     naive = NaiveMarketClassifier().fit(X, y, budgets=b)
     masc = MarketAwareClassifier(max_epochs=40, random_state=seed).fit(X, y, budgets=b)
-    naive_accuracy = naive.score(X_test, y_test, budgets=b_test)
-    masc_accuracy = masc.score(X_test, y_test, budgets=b_test)
-    print(f"seed {seed}: naive {naive_accuracy:.3f}, MASC {masc_accuracy:.3f}")
-    # measured: naive 0.640 / 0.634 / 0.647, MASC 0.907 / 0.893 / 0.911
-    assert masc_accuracy - naive_accuracy >= 0.15
-    # and the naive model loses accuracy to the market it creates
-    assert naive.score(X_test, y_test) - naive_accuracy >= 0.1
+    assert naive.score(X_test, y_test) >= base_rate + 0.25
+    assert naive.score(X_test, y_test, budgets=b_test) <= base_rate + 0.15
+    assert masc.score(X_test, y_test, budgets=b_test) <= base_rate + 0.15
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +134,51 @@ def test_training_keeps_the_best_validation_accuracy(population):
     assert masc.validation_curve_[masc.best_epoch_] == masc.validation_accuracy_
     assert len(masc.loss_curve_) == masc.n_epochs_ == len(masc.validation_curve_) - 1
     assert masc.budget_scale_ == pytest.approx(np.median(b))
+
+
+def test_restarts_keep_the_run_with_the_best_validation_score(population):
+    X, y, b = population
+    masc = MarketAwareClassifier(max_epochs=6, n_restarts=3, random_state=2).fit(X, y, budgets=b)
+    assert len(masc.restart_scores_) == 3
+    assert masc.validation_accuracy_ == max(masc.restart_scores_)
+    assert masc.validation_accuracy_ == max(masc.validation_curve_)
+    # one restart is the first run of three (the same streams, in the same order)
+    single = MarketAwareClassifier(max_epochs=6, n_restarts=1, random_state=2)
+    assert single.fit(X, y, budgets=b).restart_scores_ == masc.restart_scores_[:1]
+
+
+@pytest.mark.parametrize("validate_under", ["fixed_price", "market"])
+def test_validation_score_is_accuracy_at_the_fixed_price_or_under_the_market(
+    population, validate_under
+):
+    """Validated on the training rows once (no resamples): the kept score is the accuracy that
+    market_outcome (at the fixed price) or market_price (the induced market) gives."""
+    X, y, b = population
+    fixed = FixedPriceStrategicClassifier(
+        validate_under=validate_under, validation_fraction=0.0, validation_resamples=0,
+        n_restarts=2, max_epochs=6, random_state=0,
+    ).fit(X, y, budgets=b)  # fmt: skip
+    if validate_under == "fixed_price":
+        res = market_outcome(fixed.coef_, fixed.intercept_, X, b, fixed.fixed_price_, y=y)
+    else:
+        res = market_price(fixed.coef_, fixed.intercept_, X, b, y=y)
+    assert fixed.validation_accuracy_ == pytest.approx(res.accuracy, abs=1e-12)
+
+
+def test_resampled_validation_score_is_the_mean_over_bootstrap_markets(population):
+    X, y, b = population
+    data = _Split(X, y == 1, b, np.arange(300), np.arange(300, 500))
+    coef, intercept = np.array([0.8, 0.6]), -0.3
+    score = _validation_scorer(data, 7, np.random.default_rng(4))(coef, intercept)
+    rng = np.random.default_rng(4)
+    expected = []
+    for _ in range(7):
+        rows = rng.choice(data.val, data.val.size)
+        expected.append(market_price(coef, intercept, X[rows], b[rows], y=y[rows]).accuracy)
+    assert score == pytest.approx(np.mean(expected), abs=1e-12)
+    once = _validation_scorer(data, 0, np.random.default_rng(4))(coef, intercept)
+    val = data.val
+    assert once == market_price(coef, intercept, X[val], b[val], y=y[val]).accuracy
 
 
 def test_same_seed_same_model_and_random_init(population):

@@ -74,7 +74,7 @@ def train_command(
     max_epochs: Annotated[int, typer.Option("--max-epochs", help="Training epochs.")] = 30,
     learning_rate: Annotated[
         float, typer.Option("--learning-rate", help="SGD learning rate.")
-    ] = 0.05,
+    ] = 0.1,
     batch_size: Annotated[int, typer.Option("--batch-size", help="Inputs per step.")] = 64,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
     as_json: JsonOption = False,
