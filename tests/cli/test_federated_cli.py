@@ -28,6 +28,17 @@ def test_simulate_writes_results_plots_and_a_checkpoint_matching_the_api(run, tm
     assert code == 0 and json.loads(stdout)["resumed"] is True
 
 
+def test_simulate_defaults_are_the_papers_rule_and_threshold(run, tmp_path):
+    one_round = ["--rounds", 1, "--max-iterations", 1, "--local-epochs", 1, "--json"]
+    code, stdout, _ = run("federated", "simulate", "--out", tmp_path / "five", *one_round)
+    config = json.loads(stdout)["config"]
+    assert code == 0 and config["threshold_factor"] == 0.3  # 5 rotated silos: the paper's
+    assert config["codeword_gradient"] == "codebook_loss"
+    code, stdout, _ = run("federated", "simulate", "--out", tmp_path / "three", "--n-silos", 3,
+                          *one_round)  # fmt: skip
+    assert code == 0 and json.loads(stdout)["config"]["threshold_factor"] == 0.1
+
+
 def test_simulate_summary_names_the_extended_silos(run, tmp_path):
     code, stdout, _ = run("federated", "simulate", "--out", tmp_path, *SMALL)
     assert code == 0

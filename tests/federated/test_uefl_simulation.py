@@ -17,36 +17,59 @@ TINY = dict(rounds=1, rounds_plus=1, local_epochs=1, mc_passes=2, max_iterations
             threshold_factor=0.0)  # fmt: skip
 
 
+SHIFTED = dict(n_silos=3, rounds=3, rounds_plus=2, local_epochs=1, max_iterations=2,
+               threshold_factor=0.0)  # fmt: skip
+# Digit seeds 0-9 were run to set the bounds below; 20-24 had never been run when they were set.
+HELD_OUT = (20, 21, 22, 23, 24)
+
+
 @pytest.fixture(scope="module")
 def shifted_run():
     """3 digit silos rotated by 0, -50 and 120 degrees; UEFL, FedAvg and one-codebook VQ."""
-    return simulate_uefl(
-        n_silos=3, rounds=3, rounds_plus=2, local_epochs=1, max_iterations=2,
-        threshold_factor=0.0, baselines=("fedavg", "vq"), random_state=0,
-    )  # fmt: skip
+    return simulate_uefl(**SHIFTED, baselines=("fedavg", "vq"), random_state=0)
 
 
-def test_rotated_silos_are_the_ones_extended(shifted_run):
+@pytest.fixture(scope="module")
+def held_out_runs():
+    """The same silos and schedule on held-out seeds, UEFL against the one-codebook control."""
+    return [simulate_uefl(**SHIFTED, baselines=("vq",), random_state=s) for s in HELD_OUT]
+
+
+def test_the_silos_above_the_threshold_are_the_ones_extended(shifted_run):
+    # Which silos these are is not claimed on digits: after 3 rounds the silos' entropies are
+    # close to their mean, the threshold (seeds 0-9: the unrotated silo at 0.89-1.00 of it, the
+    # rotated ones at 0.99-1.07), so a CPU with another floating-point path may flag another
+    # set. tests/federated/test_uefl_headline.py tests the choice on MNIST.
     uefl = shifted_run.methods["uefl"]
     first = uefl.extensions[0]
-    assert first["after_round"] == 3 and first["flagged"] == [1, 2]
+    assert first["after_round"] == 3 and first["flagged"]
     # The flagged set is exactly the silos above the threshold at that evaluation.
     entropy = uefl.entropy[first["after_round"] - 1]
     assert first["flagged"] == [i for i, h in enumerate(entropy) if h > uefl.threshold]
-    assert uefl.book_idx[first["after_round"], 0] == 0  # the unrotated silo keeps book 0
+    assert uefl.book_idx[first["after_round"]].tolist() == [
+        1 if i in first["flagged"] else 0 for i in range(3)
+    ]
 
 
-def test_extension_codebooks_fit_the_flagged_silos_and_lower_their_uncertainty(shifted_run):
-    uefl, vq = shifted_run.methods["uefl"], shifted_run.methods["vq"]
-    start = uefl.extensions[0]["after_round"]
-    flagged = uefl.extensions[0]["flagged"]
+def test_extension_codebooks_fit_the_flagged_silos_and_lower_their_uncertainty(held_out_runs):
+    ratios, entropy_gaps = [], []
+    for run in held_out_runs:
+        uefl, vq = run.methods["uefl"], run.methods["vq"]
+        start = uefl.extensions[0]["after_round"]
+        flagged = uefl.extensions[0]["flagged"]
+        ratios.append(uefl.vq_loss[start:, flagged].mean() / vq.vq_loss[start:, flagged].mean())
+        entropy_gaps.append(run.margins("vq")["entropy_extended"])
     # k-means codebooks on the silo's own features: the quantisation error of local training
-    # drops far below that of the single codebook in the same rounds.
-    assert uefl.vq_loss[start:, flagged].mean() < 0.5 * vq.vq_loss[start:, flagged].mean()
-    # Their predictive entropy ends well below the single codebook's (seeds 0, 1, 2: -0.18,
-    # -0.26, -0.19 nats; -0.35, -0.47, -0.38 with codeword_gradient="codebook_loss"); accuracy
-    # moves by a few test images either way, so it is not tested.
-    assert shifted_run.margins("vq")["entropy_extended"] < -0.1
+    # after the extension, over that of the single codebook in the same rounds. Calibration
+    # (seeds 0-9): mean 0.087, sd 0.031, largest 0.156; the bound 0.3 on the median of five
+    # and 0.5 on each seed are 12.6 and 13.1 sd away.
+    assert np.median(ratios) < 0.3 and max(ratios) < 0.5
+    # Predictive entropy of the extended silos, UEFL - control. Calibration: mean -0.439, sd
+    # 0.060, largest -0.336; median bound -0.2 is 7.5 sd of a median of five away, per-seed
+    # bound -0.1 is 5.7 sd. Accuracy moves by a few test images either way (calibration -0.08
+    # to +0.05), so it is not tested here; tests/federated/test_uefl_headline.py tests it on
+    # MNIST.
+    assert np.median(entropy_gaps) < -0.2 and max(entropy_gaps) < -0.1
 
 
 def test_uefl_against_fedavg_is_reported_for_every_silo_and_round(shifted_run):
@@ -188,3 +211,15 @@ def test_bad_settings_are_rejected_by_name():
         simulate_uefl(n_silos=2, round=3)
     with pytest.raises(InputError, match="baselines"):
         simulate_uefl(n_silos=2, baselines=("fedprox",))
+
+
+def test_the_threshold_defaults_to_the_papers_value_for_the_silos_asked_for():
+    one_round = dict(rounds=1, max_iterations=1, local_epochs=1, mc_passes=2, baselines=())
+    five = simulate_uefl(n_silos=5, random_state=0, **one_round)
+    assert five.config.threshold_factor == 0.3  # the paper's unbalanced five-silo setting
+    assert five.config.codeword_gradient == "codebook_loss"  # the paper's rule
+    assert simulate_uefl(n_silos=3, random_state=0, **one_round).config.threshold_factor == 0.1
+    own = simulate_uefl(make_digit_silos(5, random_state=0), **one_round)
+    assert own.config.threshold_factor == UEFLConfig().threshold_factor == 0.1
+    chosen = simulate_uefl(n_silos=5, threshold_factor=0.2, random_state=0, **one_round)
+    assert chosen.config.threshold_factor == 0.2

@@ -22,7 +22,9 @@ The silos are scikit-learn's 8x8 digits cut into --n-silos slices with a per-sil
 (--shift rotation: the paper's rotations 0/-50/120 degrees; mixed: none, rotation, blur +
 noise; none). UEFL trains --rounds rounds, fixes the uncertainty threshold (1 + thd) * mean
 entropy, gives every silo above it a new k-means-initialised codebook and trains --rounds-plus
-more rounds, up to --max-iterations iterations. FedAvg (no codebook) runs as many rounds.
+more rounds, up to --max-iterations iterations. FedAvg (no codebook) and, with --baseline vq,
+the control (one local codebook, never extended) run as many rounds. The codewords follow the
+paper's rule (codebook loss only) unless --codewords task.
 
 --out DIR gets result.json (accuracy and MC-dropout entropy per silo and round, margins),
 accuracy.png, entropy.png and a checkpoint written after every round: running the same command
@@ -70,8 +72,13 @@ def simulate_command(
         int, typer.Option("--local-epochs", help="Local epochs per silo and round.")
     ] = 2,
     threshold: Annotated[
-        float, typer.Option("--threshold", help="thd: uncertain when H > (1 + thd) * mean H.")
-    ] = 0.1,
+        float | None,
+        typer.Option(
+            "--threshold",
+            help="thd: uncertain when H > (1 + thd) * mean H (default: the paper's, 0.3 for "
+            "the unbalanced 5-silo rotation setting, 0.1 otherwise).",
+        ),
+    ] = None,
     shift: ShiftOption = "rotation",
     data: DataOption = "digits",
     sharing: Annotated[
@@ -81,10 +88,10 @@ def simulate_command(
         str,
         typer.Option(
             "--codewords",
-            help="What trains the codewords: task (the classification loss too; default) or "
-            "codebook_loss (the authors' code).",
+            help="What trains the codewords: codebook_loss (the paper's rule; default) or "
+            "task (the classification loss too).",
         ),
-    ] = "task",
+    ] = "codebook_loss",
     baseline: Annotated[
         list[str] | None, typer.Option("--baseline", help="fedavg and/or vq (repeatable).")
     ] = None,
@@ -93,6 +100,8 @@ def simulate_command(
 ) -> None:
     from trustlab.federated import simulate_uefl
 
+    # Without --threshold the library picks the paper's thd for the silos asked for.
+    settings = {} if threshold is None else {"threshold_factor": threshold}
     with progress() as bar:
         task = bar.add_task("UEFL and baselines", total=None)
 
@@ -111,9 +120,9 @@ def simulate_command(
             rounds_plus=rounds_plus,
             max_iterations=max_iterations,
             local_epochs=local_epochs,
-            threshold_factor=threshold,
             codebook_sharing=sharing,
             codeword_gradient=codewords,
+            **settings,
         )
     save(result, out, as_json)
     emit(result, as_json)
@@ -140,13 +149,14 @@ def flower_app_command(
     seed: SeedOption = 0,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
-    from trustlab.federated import UEFLConfig, write_flower_app
+    from trustlab.federated import UEFLConfig, paper_threshold_factor, write_flower_app
 
     # The project directory is the output: write_flower_app writes it (no result.json beside
     # the pyproject.toml, which flwr would bundle with the app).
     config = UEFLConfig(
-        rounds=rounds, rounds_plus=rounds_plus, max_iterations=max_iterations, random_state=seed
-    )
+        rounds=rounds, rounds_plus=rounds_plus, max_iterations=max_iterations, random_state=seed,
+        threshold_factor=paper_threshold_factor(n_silos, shift),
+    )  # fmt: skip
     app = write_flower_app(
         out, config, n_silos=n_silos, shift=shift, data=data, result_dir=result_dir, port=port
     )

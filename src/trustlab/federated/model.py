@@ -157,7 +157,7 @@ def _modules():
                     dim // self.seg,
                     spec["n_codes"],
                     spec["commitment"],
-                    task_gradient=spec.get("codeword_gradient", "task") == "task",
+                    task_gradient=spec.get("codeword_gradient", "codebook_loss") == "task",
                 )
                 if spec["use_vq"]
                 else None

