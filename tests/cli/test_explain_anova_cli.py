@@ -2,16 +2,15 @@
 predict and plot use the saved model; bad input ends in one line and exit code 2."""
 
 import json
-from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
-import typer
+from cli_helpers import one_line
 
 from trustlab.cli import explain_anova
-from trustlab.cli import main as cli_main
+from trustlab.cli.main import main
 from trustlab.explain.anova_tpnn import ANOVATPNN
 
 
@@ -23,45 +22,11 @@ def _one_torch_thread():
     torch.set_num_threads(previous)
 
 
-def _registered(app, name):
-    return next((g.typer_instance for g in app.registered_groups if g.name == name), None)
-
-
-@contextmanager
-def _cli():
-    """main() runs ``explain anova-tpnn``: on the real app once the lead mounts the command,
-    until then on a root app that has it."""
-    explain = _registered(cli_main.app, "explain")
-    if explain is not None and _registered(explain, "anova-tpnn") is not None:
-        yield
-        return
-    group = typer.Typer()
-    group.callback()(lambda: None)
-    group.add_typer(explain_anova.app, name="anova-tpnn")
-    root = typer.Typer()
-    root.callback()(lambda: None)
-    root.add_typer(group, name="explain")
-    saved, cli_main.app = cli_main.app, root
-    try:
-        yield
-    finally:
-        cli_main.app = saved
-
-
 def _exit_code(args) -> int:
-    with _cli(), pytest.raises(SystemExit) as exc:
-        cli_main.main([str(a) for a in args])
+    """Run ``trustlab ARGS`` (for module-scoped fixtures, which cannot use capsys)."""
+    with pytest.raises(SystemExit) as exc:
+        main([str(a) for a in args])
     return exc.value.code
-
-
-@pytest.fixture
-def run(capsys):
-    def invoke(*args):
-        code = _exit_code(args)
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return invoke
 
 
 @pytest.fixture(scope="module")
@@ -177,7 +142,6 @@ def test_bad_input_ends_in_one_line_and_exit_2(run, table, tmp_path):
     ]
     for extra, text in cases:
         code, _, err = run(*base, *extra)
-        lines = [line for line in err.splitlines() if line.strip()]
-        assert code == 2 and len(lines) == 1 and text in lines[0], err
+        assert code == 2 and text in one_line(err), err
     code, _, err = run("explain", "anova-tpnn", "predict", "--model", tmp_path, "--data", path)
     assert code == 2 and "model.pt" in err

@@ -392,6 +392,43 @@ def test_early_stopping_keeps_the_best_epoch_and_waits_patience_epochs():
     assert history["best_epoch"] == 1 + int(np.argmin(losses))
 
 
+def plateau_schedule(losses, patience, n_decays, rate, decay):
+    """The learning rate of each epoch and the stopping epoch by the documented rule, replayed
+    from the validation losses: a plateau is ``patience`` epochs without a 1e-4 relative
+    improvement; the first ``n_decays`` cut the rate, the next one stops."""
+    rates, best, waited, cuts = [], np.inf, 0, 0
+    for epoch, loss in enumerate(losses):
+        rates.append(rate)
+        improved = not np.isfinite(best) or loss < best - 1e-4 * abs(best)
+        best = min(best, loss)
+        waited = 0 if improved else waited + 1
+        if waited >= patience:
+            if cuts == n_decays:
+                return rates, epoch + 1
+            cuts, waited, rate = cuts + 1, 0, rate * decay
+    return rates, len(losses)
+
+
+def test_plateaus_cut_the_learning_rate_then_stop():
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(size=(300, 2)), rng.normal(size=300)  # nothing to learn: plateaus
+    settings = dict(patience=3, max_epochs=200, learning_rate=0.02, random_state=0, n_jobs=1)
+    model = ANOVATPNN(lr_decay=0.5, n_decays=2, **settings).fit(X, y)
+    history = model.history_
+    rates, stop = plateau_schedule(history["validation_loss"], 3, 2, 0.02, 0.5)
+    assert history["n_epochs"] == stop < 200
+    np.testing.assert_allclose(history["learning_rate"], rates, rtol=1e-12)
+    assert sorted(set(rates)) == pytest.approx([0.005, 0.01, 0.02])
+    # without cuts the run is the same up to its first plateau, where it stops
+    constant = ANOVATPNN(lr_decay=1.0, n_decays=2, **settings).fit(X, y).history_
+    first = constant["n_epochs"]
+    assert constant["learning_rate"] == [0.02] * first
+    assert constant["validation_loss"] == history["validation_loss"][:first]
+    assert first == plateau_schedule(history["validation_loss"], 3, 0, 0.02, 0.5)[1]
+    no_cuts = ANOVATPNN(lr_decay=0.5, n_decays=0, **settings).fit(X, y).history_
+    assert no_cuts["validation_loss"] == constant["validation_loss"]
+
+
 def test_training_that_never_gives_a_finite_loss_fails_clearly(monkeypatch):
     import trustlab.explain.anova_tpnn._torch as backend
 
@@ -579,6 +616,9 @@ def test_other_bad_input_is_refused(regression):
         (dict(order=0), "order"),
         (dict(validation_fraction=0.9), "validation_fraction"),
         (dict(learning_rate=0.0), "learning_rate"),
+        (dict(lr_decay=0.0), "lr_decay"),
+        (dict(lr_decay=1.5), "lr_decay"),
+        (dict(n_decays=-1), "n_decays"),
         (dict(task="ranking"), "task"),
         (dict(categorical_features=["height"]), "categorical_features"),
         (dict(n_jobs=0), "n_jobs"),

@@ -317,16 +317,20 @@ def train_network(
     patience: int,
     penalty: float,
     rng: np.random.Generator,
+    lr_decay: float = 1.0,
+    n_decays: int = 0,
     progress: Callable[[int, int, float], None] | None = None,
 ) -> dict:
     """Adam with the authors' betas (0.95, 0.998) on shuffled minibatches; after each epoch the
     evaluation-mode constants are recomputed on all rows and the validation loss is measured.
-    Training stops after ``patience`` epochs without a relative improvement of 1e-4, and the
-    network is left at its best validation checkpoint.
+    An improvement is a relative one of 1e-4. After ``patience`` epochs without one, the
+    learning rate is multiplied by ``lr_decay`` and training goes on from where it is, at most
+    ``n_decays`` times; the next such plateau ends training. Until the first plateau the run is
+    the same as without cuts. The network is left at its best validation checkpoint.
 
     Returns the history: per-epoch training and validation losses (for regression, on the
-    standardised target), the best epoch (counted from 1) and its loss. Raises BackendError when
-    no epoch gives a finite validation loss.
+    standardised target) and learning rates, the best epoch (counted from 1) and its loss.
+    Raises BackendError when no epoch gives a finite validation loss.
     """
     loss_fn = _loss_function(loss)
     optimizer = torch.optim.Adam(
@@ -335,10 +339,13 @@ def train_network(
     n = data.x_num_train.shape[0]
     n_batches = max(1, math.ceil(n / batch_size))
     best_loss, best_epoch, waited = math.inf, -1, 0
+    decays = 0 if lr_decay != 1.0 else n_decays
     best_state = _snapshot(network)
     train_losses: list[float] = []
     valid_losses: list[float] = []
+    rates: list[float] = []
     for epoch in range(max_epochs):
+        rates.append(float(optimizer.param_groups[0]["lr"]))
         network.train()
         total = 0.0
         for batch in np.array_split(rng.permutation(n), n_batches):
@@ -363,8 +370,14 @@ def train_network(
         waited = 0 if significant and best_epoch == epoch else waited + 1
         if progress is not None:
             progress(epoch + 1, max_epochs, valid_loss)
-        if not math.isfinite(valid_loss) or waited >= patience:
+        if not math.isfinite(valid_loss):
             break
+        if waited >= patience:  # a plateau: a smaller step while cuts remain, else stop
+            if decays >= n_decays:
+                break
+            decays, waited = decays + 1, 0
+            for group in optimizer.param_groups:
+                group["lr"] *= lr_decay
     if best_epoch < 0:
         raise BackendError(
             "ANOVA-TPNN training diverged: no epoch gave a finite validation loss; try a smaller "
@@ -376,6 +389,7 @@ def train_network(
     return {
         "train_loss": train_losses,
         "validation_loss": valid_losses,
+        "learning_rate": rates,
         "best_epoch": best_epoch + 1,
         "best_validation_loss": best_loss,
         "n_epochs": len(train_losses),

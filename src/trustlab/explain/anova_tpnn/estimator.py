@@ -87,8 +87,16 @@ class ANOVATPNN(BaseEstimator):
     batch_size : int, default 256
     max_epochs : int, default 300
     patience : int, default 20
-        Stop after this many epochs without improving the validation loss by 1e-4 (relative);
-        the best checkpoint is kept.
+        A plateau is this many epochs without improving the validation loss by 1e-4
+        (relative). The first ``n_decays`` plateaus cut the learning rate; the next one stops
+        training. The best checkpoint is kept.
+    lr_decay : float, default 0.3
+        What a plateau multiplies the learning rate by (training goes on from where it is).
+        1.0 keeps the rate constant, as the authors do: training then stops at the first
+        plateau.
+    n_decays : int, default 2
+        How many plateaus cut the learning rate before one stops training (0: the first one
+        stops it).
     validation_fraction : float, default 0.15
         Rows held out for early stopping (stratified for classification). They still count as
         training data for the quantile transform and the sum-to-zero constants.
@@ -116,7 +124,8 @@ class ANOVATPNN(BaseEstimator):
     importance_ : numpy.ndarray
         Root mean square of each component over the training rows.
     history_ : dict
-        Per-epoch training and validation losses, ``best_epoch``, ``n_epochs``.
+        Per-epoch training and validation losses and learning rates, ``best_epoch``,
+        ``n_epochs``.
     n_features_in_ : int
     feature_names_in_ : numpy.ndarray
         Only when fitted on a DataFrame.
@@ -152,6 +161,8 @@ class ANOVATPNN(BaseEstimator):
         batch_size=256,
         max_epochs=300,
         patience=20,
+        lr_decay=0.3,
+        n_decays=2,
         validation_fraction=0.15,
         n_quantiles=1000,
         random_state=None,
@@ -168,6 +179,8 @@ class ANOVATPNN(BaseEstimator):
         self.batch_size = batch_size
         self.max_epochs = max_epochs
         self.patience = patience
+        self.lr_decay = lr_decay
+        self.n_decays = n_decays
         self.validation_fraction = validation_fraction
         self.n_quantiles = n_quantiles
         self.random_state = random_state
@@ -200,6 +213,8 @@ class ANOVATPNN(BaseEstimator):
         check_positive_int(self.batch_size, "batch_size")
         check_positive_int(self.max_epochs, "max_epochs")
         check_positive_int(self.patience, "patience")
+        check_in_range(self.lr_decay, "lr_decay", 0.0, 1.0, low_open=True)
+        check_positive_int(self.n_decays, "n_decays", minimum=0)
         check_in_range(self.validation_fraction, "validation_fraction", 0.0, 0.5, low_open=True)
         check_positive_int(self.n_quantiles, "n_quantiles", minimum=2)
         return None if self.n_jobs is None else check_n_jobs(self.n_jobs)
@@ -322,6 +337,8 @@ class ANOVATPNN(BaseEstimator):
                 patience=self.patience,
                 penalty=self.penalty,
                 rng=rng,
+                lr_decay=self.lr_decay,
+                n_decays=self.n_decays,
                 progress=progress,
             )
             self._finalise_network(network, x_num, x_cat)
