@@ -48,10 +48,10 @@ def optimal_gaussian_covariance(
 
     Solves ``min tr(Sigma)`` over ``Sigma > 0`` subject to ``delta_i' Sigma^-1 delta_i <= c_i``
     through its dual, ``max_{mu >= 0} 2 tr((X diag(mu) X')^{1/2}) - sum_i c_i mu_i``, by mirror
-    ascent with backtracking, in the n-dimensional span of the differences (cost
-    ``O(n^2 d)`` once, then ``O(n^3)`` per iteration; no d x d matrix). The returned Sigma is
-    always feasible (rescaled onto the constraints) and ``duality_gap`` certifies how close its
-    trace is to the optimum.
+    ascent with backtracking finished by projected Newton steps, in the n-dimensional span of
+    the differences (cost ``O(n^2 d)`` once, then ``O(n^3)`` per iteration; no d x d matrix).
+    The returned Sigma is always feasible (rescaled onto the constraints) and ``duality_gap``
+    certifies how close its trace is to the optimum.
 
     Parameters
     ----------
