@@ -98,19 +98,33 @@ def test_unmoved_rows_are_bit_identical_and_moved_ones_are_not(fitted):
     assert (result.distance[result.moved] > 0).all()
 
 
+@st.composite
+def _inside_points(draw):
+    """A random polytope and a point whose deepest-cut facet lies exactly ``depth`` away
+    (``max_k c_k(x) = -depth``): every example is an inside point near a facet."""
+    polytope = _random_polytope(draw(st.integers(0, 10_000)))
+    depth = draw(st.floats(1e-3, 5.0))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    normals, offsets = polytope.normals_, polytope.offsets_  # c(z) = normals @ z - offsets
+    # 5 facets in 8 dimensions: w with normals @ w = -1 exists, and s * w is deep inside
+    w = np.linalg.lstsq(normals, -np.ones(len(offsets)), rcond=None)[0]
+    deep = (depth + 1.0) * w  # c(deep) = -(depth + 1) - offsets < -depth
+    u = rng.normal(size=normals.shape[1])
+    slope = normals @ u
+    if (slope <= 0).all():
+        u, slope = -u, -slope
+    # walk from ``deep`` along u until the first facet reaches -depth
+    rise = -depth - (normals @ deep - offsets)
+    step = np.min(rise[slope > 0] / slope[slope > 0])
+    z = deep + step * u
+    return polytope, polytope.mean_ + polytope.scale_ * z, depth
+
+
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 10_000), depth=st.floats(1e-3, 5.0))
-def test_projection_of_an_inside_point_is_itself(seed, depth):
-    polytope = _random_polytope(seed % 7)
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=8)
-    # slide x along the direction of the most violated facet until it is ``depth`` inside
-    values = polytope.violations(x)[0]
-    k = int(np.argmax(values))
-    normal = polytope.coef_[k]
-    x = x - (values[k] + depth) * normal / (normal @ normal)
-    if polytope.violations(x).max() > -1e-3:  # another facet still cuts x: not an inside point
-        return
+@given(case=_inside_points())
+def test_projection_of_an_inside_point_is_itself(case):
+    polytope, x, depth = case
+    assert polytope.violations(x).max() == pytest.approx(-depth, abs=1e-9)  # the generator
     result = polytope.project(x)
     assert not result.moved[0]
     assert np.array_equal(result.points[0], x)
