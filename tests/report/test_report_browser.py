@@ -92,3 +92,30 @@ def test_browser_log_has_no_errors(opened_report):
     browser, _ = opened_report
     severe = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
     assert severe == []
+
+
+@pytest.mark.parametrize("width", [1300, 800])
+def test_the_page_never_scrolls_sideways_and_wide_tables_scroll_in_their_card(opened_report, width):
+    browser, _ = opened_report
+    browser.set_window_size(width, 900)
+    try:
+        page = browser.execute_script(
+            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+        )
+        assert page[0] <= page[1], f"the page is {page[0]} px wide in a {page[1]} px window"
+        wraps = browser.execute_script(
+            """return Array.from(document.querySelectorAll('.table-wrap')).map(w => {
+                 const card = w.closest('section.card').getBoundingClientRect();
+                 const box = w.getBoundingClientRect();
+                 const first = w.querySelector('tbody td');
+                 return {inside: box.left >= card.left - 0.5 && box.right <= card.right + 0.5,
+                         overflow: getComputedStyle(w).overflowX,
+                         sticky: first ? getComputedStyle(first).position : 'sticky'};
+               })"""
+        )
+        assert wraps, "the default audit has tables"
+        for wrap in wraps:
+            assert wrap["inside"] and wrap["overflow"] == "auto"
+            assert wrap["sticky"] == "sticky"  # the row names stay in view while scrolling
+    finally:
+        browser.set_window_size(1200, 900)
