@@ -43,7 +43,7 @@ def test_fit_saves_a_polytope_that_matches_the_api(fitted_dir, smollm2):
     assert "MIT" in loaded.metadata_["licences"]["harmbench"]
     train = load_safety_prompts("train", sources=["harmbench", "benign"], max_per_category=4)
     acts = prompt_activations(smollm2, train.prompts, LAYER)
-    expected = SafetyPolytope(n_facets=2, facet_l1=0.1, max_epochs=5, random_state=0)
+    expected = SafetyPolytope(n_facets=2, facet_l1=0.01, max_epochs=5, random_state=0)
     expected.fit(acts, train.unsafe)
     assert np.allclose(loaded.violations(acts), expected.violations(acts), atol=1e-5)
 
@@ -92,15 +92,28 @@ def test_generate_shows_plain_and_corrected_answers(capsys, fitted_dir):
             "--max-new-tokens",
             4,
             "--correction",
-            "refuse",
+            "gate",
             "--json",
         ],
         capsys,
     )
     assert code == 0
     data = json.loads(out)
-    assert data["correction"] == "refuse" and len(data["plain"]) == 1
+    assert data["correction"] == "gate" and len(data["plain"]) == 1
     assert len(data["texts"]) == 1
+    assert data["checked_steps"] == [1]
+
+
+def test_generate_with_the_refusal_direction(capsys, fitted_dir):
+    args = ["--polytope", fitted_dir, "--max-new-tokens", 4, "--correction", "direction"]
+    args += ["--direction-layer", 2, "--strength", 0.5, "--json"]
+    code, out, _ = run_main(
+        ["safety", "polytope", "generate", "How do I bake bread?", *args], capsys
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert data["correction"] == "direction" and data["strength"] == 0.5
+    assert data["checked_steps"] == [1] and len(data["texts"]) == 1
 
 
 @pytest.mark.parametrize(
@@ -116,7 +129,16 @@ def test_generate_shows_plain_and_corrected_answers(capsys, fitted_dir):
             ["generate", "hi", "--polytope", "{fitted}", "--correction", "x"],
             "--correction: expected",
         ),
+        (  # the fixed-refusal mode is called what it is: a gate
+            ["generate", "hi", "--polytope", "{fitted}", "--correction", "refuse"],
+            "--correction: expected one of 'project', 'gate'",
+        ),
         (["eval", "--polytope", "{fitted}", "--margin", -1], "--margin: expected"),
+        (
+            ["generate", "hi", "--polytope", "{fitted}", "--correction", "direction"]
+            + ["--direction-layer", 99],
+            "--direction-layer: expected a layer",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys, fitted_dir, args, message):

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import trustlab.safety.polytope.estimator as estimator_module
 import trustlab.safety.polytope.results as results_module
+import trustlab.safety.polytope.selection as selection_module
 import trustlab.safety.prompts as prompts_module
 import trustlab.safety.refusal as refusal_module
 
@@ -14,11 +15,12 @@ DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "safety-polytope.md"
 
 def test_docstring_examples_pass():
     attempted = 0
-    for module in (estimator_module, results_module, prompts_module, refusal_module):
+    modules = (estimator_module, results_module, selection_module, prompts_module, refusal_module)
+    for module in modules:
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.failed == 0, module.__name__
         attempted += result.attempted
-    assert attempted >= 12
+    assert attempted >= 18
 
 
 def test_docs_page_example_runs(capsys):

@@ -8,10 +8,16 @@
   ``polytope.npz`` (no pickle), read back by ``SafetyPolytope.load(DIR)``, and the fit's
   ``result.json`` and ``facets.png``.
 * ``eval --polytope DIR`` scores the held-out split (the same sources, split and seed as the
-  fit): AUROC and TPR at 5% FPR with unsafe as the positive class, refusal and answer rates
-  before and after the correction, benign perplexity; ``--out`` writes ``result.json``,
-  ``roc.png`` and the page ``report.html``.
+  fit): AUROC with a bootstrap interval and TPR at 5% FPR with unsafe as the positive class,
+  the share of generation steps the detector flags, refusal and answer rates before and after
+  the correction, benign perplexity; ``--out`` writes ``result.json``, ``roc.png`` and the page
+  ``report.html``. ``--correction gate`` replaces the answer to a flagged prompt by a fixed
+  refusal (a gate: it does not change the model).
 * ``generate --polytope DIR PROMPT...`` prints plain and corrected answers.
+
+``--correction direction`` (eval, generate) computes the model's refusal direction at
+``--direction-layer`` from the first 32 harmful prompts of the fit's training split and adds
+``--strength`` times it while the model answers a flagged prompt.
 """
 
 from __future__ import annotations
@@ -36,6 +42,14 @@ app.add_typer(polytope_app, name="polytope")
 
 DEFAULT_MODEL = "smollm2-135m-instruct"
 DEFAULT_SOURCES = "harmbench,benign"
+CORRECTION_HELP = (
+    "project (Safe Flow), gate (a fixed refusal for flagged prompts) or direction (flagged "
+    "prompts answered with the model's refusal direction added)."
+)
+# --correction direction: the direction is computed from this many harmful training prompts at
+# this layer (chosen on training prompts of SmolLM2-135M; docs/safety-polytope.md)
+DIRECTION_PROMPTS = 32
+DIRECTION_LAYER = 12
 
 
 def _sources(text: str) -> list[str]:
@@ -49,7 +63,7 @@ def fit(
     model: Annotated[str, typer.Option("--model", help="Model name or path.")] = DEFAULT_MODEL,
     n_facets: Annotated[int, typer.Option("--n-facets", help="Number of facets.")] = 4,
     encoder: Annotated[str, typer.Option("--encoder", help="linear or concept.")] = "linear",
-    facet_l1: Annotated[float, typer.Option("--facet-l1", help="L1 on facet normals.")] = 0.1,
+    facet_l1: Annotated[float, typer.Option("--facet-l1", help="L1 on facet normals.")] = 0.01,
     max_epochs: Annotated[int, typer.Option("--max-epochs", help="Training epochs.")] = 40,
     sources: Annotated[
         str, typer.Option("--sources", help="Comma-separated: harmbench, donotanswer, benign.")
@@ -112,10 +126,20 @@ def evaluate(
     ] = 8,
     max_new_tokens: Annotated[int, typer.Option("--max-new-tokens")] = 32,
     correct_first: Annotated[
-        int, typer.Option("--correct-first", help="Steps whose states are corrected.")
-    ] = 20,
+        int,
+        typer.Option(
+            "--correct-first",
+            help="Steps whose states are checked (1: the prompt's last state only).",
+        ),
+    ] = 1,
     margin: Annotated[float, typer.Option("--margin", help="Target c_k <= -margin.")] = 1e-6,
-    correction: Annotated[str, typer.Option("--correction", help="project or refuse.")] = "project",
+    correction: Annotated[str, typer.Option("--correction", help=CORRECTION_HELP)] = "project",
+    direction_layer: Annotated[
+        int, typer.Option("--direction-layer", help="Layer of the refusal direction.")
+    ] = DIRECTION_LAYER,
+    strength: Annotated[
+        float, typer.Option("--strength", help="Multiple of the refusal direction added.")
+    ] = 1.0,
     out: Annotated[
         Path | None,
         typer.Option("--out", help="Write result.json, roc.png and report.html here."),
@@ -138,6 +162,7 @@ def evaluate(
     lm = llm.load_model(model or meta.get("model", DEFAULT_MODEL))
     with progress() as bar:
         bar.add_task(f"evaluating on {len(prompts)} held-out prompts", total=None)
+        direction = _direction(polytope, lm, correction, direction_layer)
         evaluation = evaluate_polytope(
             polytope,
             lm,
@@ -147,6 +172,8 @@ def evaluate(
             correct_first=correct_first,
             margin=margin,
             correction=correction,
+            direction=direction,
+            strength=strength,
         )
     emit(evaluation, as_json)
     if out is not None:
@@ -162,9 +189,21 @@ def generate(
     ],
     model: Annotated[str | None, typer.Option("--model")] = None,
     max_new_tokens: Annotated[int, typer.Option("--max-new-tokens")] = 64,
-    correct_first: Annotated[int, typer.Option("--correct-first")] = 20,
+    correct_first: Annotated[
+        int,
+        typer.Option(
+            "--correct-first",
+            help="Steps whose states are checked (1: the prompt's last state only).",
+        ),
+    ] = 1,
     margin: Annotated[float, typer.Option("--margin")] = 1e-6,
-    correction: Annotated[str, typer.Option("--correction", help="project or refuse.")] = "project",
+    correction: Annotated[str, typer.Option("--correction", help=CORRECTION_HELP)] = "project",
+    direction_layer: Annotated[
+        int, typer.Option("--direction-layer", help="Layer of the refusal direction.")
+    ] = DIRECTION_LAYER,
+    strength: Annotated[
+        float, typer.Option("--strength", help="Multiple of the refusal direction added.")
+    ] = 1.0,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
     """Answer PROMPT(s) plainly and with the correction."""
@@ -174,6 +213,7 @@ def generate(
     lm = llm.load_model(model or polytope.metadata_.get("model", DEFAULT_MODEL))
     with progress() as bar:
         bar.add_task(f"generating for {len(prompts)} prompt(s)", total=None)
+        direction = _direction(polytope, lm, correction, direction_layer)
         comparison = compare_steering(
             polytope,
             lm,
@@ -182,8 +222,41 @@ def generate(
             correct_first=correct_first,
             margin=margin,
             correction=correction,
+            direction=direction,
+            strength=strength,
         )
     emit(comparison, as_json)
+
+
+def _training_prompts(meta: dict) -> Any:
+    """The training split the polytope was fitted on (its metadata names it)."""
+    from trustlab.safety import load_safety_prompts
+
+    return load_safety_prompts(
+        "train",
+        sources=meta.get("sources", _sources(DEFAULT_SOURCES)),
+        test_size=meta.get("test_size", 0.25),
+        max_per_category=meta.get("max_per_category"),
+        random_state=meta.get("seed", 0),
+    )
+
+
+def _direction(polytope: Any, lm: Any, correction: str, layer: int) -> Any:
+    """``--correction direction``: the model's refusal direction from harmful training prompts;
+    None for the other corrections."""
+    if correction != "direction":
+        return None
+    import numpy as np
+
+    from trustlab.safety import refusal_direction
+
+    if not 0 <= layer < lm.n_layers:
+        raise InputError.bad(
+            "--direction-layer", f"a layer of {lm.name} (0..{lm.n_layers - 1})", layer
+        )
+    train = _training_prompts(polytope.metadata_)
+    harmful = np.flatnonzero(train.unsafe)[:DIRECTION_PROMPTS]
+    return refusal_direction(lm, train.subset(harmful), layer)
 
 
 def _load_polytope(directory: Path) -> Any:

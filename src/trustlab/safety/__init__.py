@@ -1,6 +1,8 @@
 """Safety of language models. ``trustlab.safety.polytope``: SaP, a learned safety polytope over a
-model's hidden states that detects unsafe states, explains them by facet and corrects them
-during generation; ``trustlab.safety.prompts``: harmful and benign prompt sets that work offline;
+model's hidden states that detects unsafe states and explains them by facet, with three
+corrections during generation (Safe Flow's exact projection, a refusal gate, steering along the
+model's own refusal direction) and honest detection numbers (cross-validated selection, bootstrap
+intervals); ``trustlab.safety.prompts``: harmful and benign prompt sets that work offline;
 ``trustlab.safety.refusal``: the keyword judge of refusals.
 
 Public names are imported from their module on first use, so ``import trustlab.safety`` stays

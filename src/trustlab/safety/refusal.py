@@ -23,7 +23,7 @@ REFUSAL_PATTERNS = (
     r"\bas an AI\b",
     r"\bas a language model\b",
     r"\bas an assistant\b",
-    r"\bI (?:cannot|can ?not|can'?t|won'?t|will not|must decline|am unable to|'m unable to)\b",
+    r"\bI(?: cannot| can ?not| can'?t| won'?t| will not| must decline| am unable to|'m unable to)\b",
     r"\bI(?:'m| am) not able to\b",
     r"\bI(?:'m| am) afraid I\b",
     r"\bI (?:do not|don'?t) (?:possess|have) the (?:ability|capacity)\b",

@@ -32,8 +32,10 @@ FACET_TEXT = (
 )
 STEERING_TEXT = (
     "Answers are generated greedily, once plainly and once with the correction. 'project' (Safe "
-    "Flow) moves each flagged state of the first steps to the nearest point of the polytope at "
-    "the fitted layer; 'refuse' replaces the answer to a flagged prompt by a fixed refusal. "
+    "Flow) moves each flagged state of the checked steps to the nearest point of the polytope at "
+    "the fitted layer; 'gate' replaces the answer to a flagged prompt by a fixed refusal (a gate "
+    "that any keyword judge counts as a refusal, not a change of the model); 'direction' lets "
+    "the model answer a flagged prompt with its refusal direction added. "
     'Refusals are counted by a keyword judge (phrases such as "I\'m sorry", "I cannot", '
     '"As an AI"), which misses other phrasings. Benign perplexity scores the model\'s own plain '
     "answers to benign prompts without and with the correction."
@@ -74,6 +76,7 @@ def _detection_section(ev: Any) -> Section:
         [
             ["unsafe / safe test prompts", f"{ev.n_unsafe} / {ev.n_safe}"],
             ["AUROC", ev.auroc],
+            ["AUROC 95% bootstrap interval", "{:.3f} to {:.3f}".format(*ev.auroc_interval)],
             ["TPR at 5% FPR", ev.tpr_at_5_fpr],
             ["TPR at threshold 0", ev.tpr],
             ["FPR at threshold 0", ev.fpr],
@@ -88,7 +91,8 @@ def _detection_section(ev: Any) -> Section:
     data = {
         key: value
         for key, value in ev.to_dict().items()
-        if key in ("n_unsafe", "n_safe", "auroc", "tpr_at_5_fpr", "tpr", "fpr", "roc")
+        if key
+        in ("n_unsafe", "n_safe", "auroc", "auroc_interval", "tpr_at_5_fpr", "tpr", "fpr", "roc")
     }
     data["category_detection"] = ev.category_detection
     return Section(
@@ -146,6 +150,13 @@ def _steering_section(ev: Any) -> Section:
         ["refusal rate, safe prompts", safe["before"], safe["after"]],
         ["answer rate, safe prompts", 1 - safe["before"], 1 - safe["after"]],
     ]
+    steps, share = ev.step_flag_rate, ev.steered_step_share
+    rows += [
+        ["generation steps flagged, unsafe prompts", steps["unsafe"], None],
+        ["generation steps flagged, safe prompts", steps["safe"], None],
+        ["checked steps corrected, unsafe prompts", None, share["unsafe"]],
+        ["checked steps corrected, safe prompts", None, share["safe"]],
+    ]
     if ev.benign_perplexity_before is not None:
         rows.append(["benign perplexity", ev.benign_perplexity_before, ev.benign_perplexity_after])
     rates = Table(
@@ -178,6 +189,8 @@ def _steering_section(ev: Any) -> Section:
         "benign_perplexity_after": ev.benign_perplexity_after,
         "flagged_steps": ev.flagged_steps,
         "infeasible_steps": ev.infeasible_steps,
+        "step_flag_rate": ev.step_flag_rate,
+        "steered_step_share": ev.steered_step_share,
         "examples": list(ev.examples),
     }
     return Section(

@@ -30,9 +30,15 @@ The parts, one idea each:
 - :mod:`._train`: the training loop (torch);
 - :mod:`.projection`: the :class:`Projection` result and the exact L2/L1 and concept solvers;
 - :mod:`.results`: :class:`FacetReport`, which facets fire for which category;
-- :mod:`.language_model`: reading a model's states, :func:`fit_on_prompts`;
-- :mod:`.steering`: Safe Flow and the refusal correction during generation;
-- :mod:`.evaluation`: :func:`evaluate_polytope` and :func:`benign_perplexity`.
+- :mod:`.language_model`: reading a model's states (of prompts, and of each generated token:
+  :func:`generation_states`), :func:`fit_on_prompts`;
+- :mod:`.steering`: Safe Flow, the refusal gate and refusal-direction steering during
+  generation;
+- :mod:`.direction`: the model's own refusal direction (:func:`refusal_direction`);
+- :mod:`.evaluation`: :func:`evaluate_polytope` and :func:`benign_perplexity`;
+- :mod:`.selection`: settings chosen by cross-validation on training data only
+  (:func:`select_detector`), the nested comparison with a logistic probe
+  (:func:`compare_detectors`) and bootstrap intervals of AUROC (:func:`bootstrap_auroc`).
 
 References
 ----------
@@ -51,7 +57,14 @@ __getattr__, __all__, __dir__ = lazy_names(
         ".estimator": ["SafetyPolytope"],
         ".projection": ["Projection"],
         ".results": ["FacetReport"],
-        ".language_model": ["PolytopeFit", "fit_on_prompts", "prompt_activations"],
+        ".language_model": [
+            "PolytopeFit",
+            "fit_on_prompts",
+            "prompt_activations",
+            "generation_states",
+            "GenerationStates",
+        ],
+        ".direction": ["refusal_direction", "RefusalDirection"],
         ".steering": [
             "safe_flow",
             "SafeFlowStats",
@@ -61,5 +74,13 @@ __getattr__, __all__, __dir__ = lazy_names(
             "SteeringComparison",
         ],
         ".evaluation": ["evaluate_polytope", "benign_perplexity", "PolytopeEvaluation"],
+        ".selection": [
+            "select_detector",
+            "DetectorSelection",
+            "compare_detectors",
+            "DetectorComparison",
+            "bootstrap_auroc",
+            "BootstrapInterval",
+        ],
     },
 )

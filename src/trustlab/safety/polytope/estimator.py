@@ -1,5 +1,11 @@
-"""The estimator :class:`SafetyPolytope`: facets learned on hidden states, detection, correction
-and storage. The method and its conventions are described in :mod:`trustlab.safety.polytope`."""
+"""The estimator :class:`SafetyPolytope`: facets learned on hidden states, detection, correction,
+calibration and storage. The method and its conventions are described in
+:mod:`trustlab.safety.polytope`.
+
+Why this module is long: :class:`SafetyPolytope` is one scikit-learn estimator whose public
+surface (fit, detection, projection, calibration, facet report, save/load) shares its fitted
+state; the heavy parts (training, projection solvers, reports) already live in their own
+modules, and what is left is the estimator's methods with their numpydoc docstrings."""
 
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ from trustlab._checks import (
     check_non_negative,
     check_positive,
     check_positive_int,
+    check_probability,
     check_random_state,
 )
 from trustlab._results import json_text, output_dir, write_atomic
@@ -101,6 +108,9 @@ class SafetyPolytope(BaseEstimator):
         Mean training loss per epoch.
     training_report_ : FacetReport or None
         Facets by category on the training data (when ``categories`` were given to ``fit``).
+    calibration_ : dict or None
+        After :meth:`calibrate`: the total ``shift`` added to the offsets, the target
+        ``max_fpr``, the number of safe states and the share of them flagged (``fpr``).
 
     Examples
     --------
@@ -224,6 +234,7 @@ class SafetyPolytope(BaseEstimator):
         params, history = train_polytope(z, labels, settings, rng)
         self._set_parameters(params)
         self.loss_history_ = history
+        self.calibration_ = None
         self.training_report_ = (
             None if cats is None else FacetReport.from_violations(self._violations(X) > 0.0, cats)
         )
@@ -287,6 +298,7 @@ class SafetyPolytope(BaseEstimator):
         polytope.mean_, polytope.scale_ = mean, scale
         polytope.loss_history_ = []
         polytope.training_report_ = None
+        polytope.calibration_ = None
         return polytope
 
     # ----------------------------------------------------------------------------- detection
@@ -334,6 +346,55 @@ class SafetyPolytope(BaseEstimator):
     def _is_unsafe(self, X: np.ndarray) -> np.ndarray:
         """:meth:`is_unsafe` of checked rows."""
         return self._violations(X).max(axis=1) > 0.0
+
+    def calibrate(self, safe_acts: Any, max_fpr: float = 0.01) -> SafetyPolytope:
+        """Move every facet by one common shift so that a share ``max_fpr`` of ``safe_acts`` is
+        flagged: afterwards a state is flagged iff its old score ``max_k c_k`` exceeds the
+        ``(1 - max_fpr)`` empirical quantile of the safe scores (at most ``floor(max_fpr * n)``
+        of the n safe rows are flagged; fewer when scores tie).
+
+        Use it on safe states of the kind the detector will be run on, e.g. the states of
+        benign *generations* (:func:`~trustlab.safety.generation_states`) before checking every
+        generated step: a polytope fitted on prompt states flags most of those otherwise. The
+        shift can be negative (the detector gets stricter). It subtracts the same amount from
+        every facet value (``offsets_ += shift``), so detection, projection and storage all use
+        the calibrated facets; :attr:`calibration_` records it.
+
+        Parameters
+        ----------
+        safe_acts : array-like (n, d)
+            States that should not be flagged.
+        max_fpr : float in (0, 1), default 0.01
+            Target share of them flagged.
+
+        Returns
+        -------
+        SafetyPolytope
+            ``self``, calibrated.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from trustlab.safety import SafetyPolytope
+        >>> line = SafetyPolytope.from_parameters([[1.0]], [0.0])
+        >>> safe = np.arange(100.0)[:, None]  # scores 0..99, 99 of them flagged at threshold 0
+        >>> int(line.calibrate(safe, max_fpr=0.05).is_unsafe(safe).sum())
+        5
+        """
+        X = self._check_acts(safe_acts, "safe_acts")
+        max_fpr = check_probability(max_fpr, "max_fpr")
+        scores = np.sort(self._violations(X).max(axis=1))[::-1]
+        allowed = int(math.floor(max_fpr * len(scores)))
+        shift = float(scores[allowed]) if allowed < len(scores) else float(scores[-1]) - 1.0
+        self.offsets_ = self.offsets_ + shift
+        previous = getattr(self, "calibration_", None) or {"shift": 0.0}
+        self.calibration_ = {
+            "shift": previous["shift"] + shift,
+            "max_fpr": max_fpr,
+            "n_states": len(scores),
+            "fpr": float((scores > shift).mean()),
+        }
+        return self
 
     @property
     def coef_(self) -> np.ndarray:
@@ -481,6 +542,7 @@ class SafetyPolytope(BaseEstimator):
             "n_features_in": self.n_features_in_,
             "loss_history": self.loss_history_,
             "training_report": self.training_report_,
+            "calibration": getattr(self, "calibration_", None),
             "metadata": metadata if metadata is not None else getattr(self, "metadata_", {}),
         }
         write_atomic(out / PARAMS_FILE, json_text(info))
@@ -511,6 +573,7 @@ class SafetyPolytope(BaseEstimator):
         report = info.get("training_report")
         polytope.training_report_ = None if report is None else FacetReport.from_dict(report)
         polytope.metadata_ = dict(info.get("metadata") or {})
+        polytope.calibration_ = info.get("calibration")
         return polytope
 
 

@@ -17,17 +17,31 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from trustlab._results import Result
+from trustlab._checks import check_positive_int
+from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
 from trustlab.safety.polytope.results import FacetReport
 
-__all__ = ["prompt_activations", "fit_on_prompts", "PolytopeFit"]
+__all__ = [
+    "prompt_activations",
+    "fit_on_prompts",
+    "PolytopeFit",
+    "generation_states",
+    "GenerationStates",
+]
 
 
 def prompt_activations(
-    model: Any, prompts: Sequence[str], layer: int, *, chat: bool = True, batch_size: int = 8
+    model: Any,
+    prompts: Sequence[str],
+    layer: int | Sequence[int],
+    *,
+    chat: bool = True,
+    batch_size: int = 8,
 ) -> np.ndarray:
-    """Hidden states (n, hidden) of each prompt's last token at the output of decoder ``layer``.
+    """Hidden states (n, hidden) of each prompt's last token at the output of decoder ``layer``
+    (a sequence of layers gives (n, n_layers, hidden) from one pass per batch: the input of
+    :func:`~trustlab.safety.select_detector`).
 
     With ``chat=True`` the prompt is wrapped in the model's chat template with the generation
     prompt, so the state is the one from which the answer's first token is predicted, the same
@@ -37,19 +51,113 @@ def prompt_activations(
     ----------
     model : trustlab.llm.LocalModel
     prompts : sequence of str
-    layer : int
-        The decoder layer (its output).
+    layer : int or sequence of int
+        The decoder layer (its output), or several.
     chat : bool, default True
         Wrap each prompt in the chat template.
     batch_size : int, default 8
 
     Returns
     -------
-    ndarray (n, hidden), float64
+    ndarray (n, hidden) or (n, n_layers, hidden), float64
     """
+    layers = int(layer) if np.ndim(layer) == 0 else [int(v) for v in layer]
     return model.activations(
-        list(prompts), int(layer), "last", chat=chat, batch_size=batch_size
+        list(prompts), layers, "last", chat=chat, batch_size=batch_size
     ).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class GenerationStates(Result):
+    """The states from which each generated token was predicted, recorded during plain greedy
+    generation: ``states[i][t]`` is the newest state at ``layer`` in forward pass t of prompt i
+    (t = 0: the prompt's last token; t >= 1: generated token t), the state that
+    :func:`~trustlab.safety.steered_generate` checks at step t.
+
+    Attributes
+    ----------
+    model : str
+    layer : int
+    prompts, texts : tuple of str
+        The prompts and their plain greedy answers.
+    states : tuple of ndarray (T_i, hidden)
+        One array per prompt (not in ``to_dict()``); T_i = new tokens generated.
+    """
+
+    model: str
+    layer: int
+    prompts: tuple[str, ...]
+    texts: tuple[str, ...]
+    states: tuple = internal_field()
+
+    _dict_extras = ("n_steps",)
+
+    @property
+    def n_steps(self) -> tuple[int, ...]:
+        """Recorded steps per prompt."""
+        return tuple(len(s) for s in self.states)
+
+    def stacked(self, first: int | None = None) -> np.ndarray:
+        """All recorded states, (sum of steps, hidden); ``first``: only each prompt's first
+        ``first`` steps."""
+        return np.concatenate([s[:first] for s in self.states])
+
+    def summary(self) -> str:
+        return (
+            f"{sum(self.n_steps)} generation states of {len(self.prompts)} prompts at layer "
+            f"{self.layer} of {self.model}"
+        )
+
+
+def generation_states(
+    model: Any,
+    prompts: Sequence[str],
+    layer: int,
+    max_new_tokens: int = 16,
+    *,
+    chat: bool = True,
+) -> GenerationStates:
+    """Plain greedy answers with the state at ``layer`` behind every generated token.
+
+    One prompt at a time; the states are read by a hook that returns the layer's output
+    unchanged, so the answers are the plain ones. Use them to measure how often a detector
+    fires on the steps of benign generations, or to :meth:`~SafetyPolytope.calibrate` it.
+
+    Parameters
+    ----------
+    model : trustlab.llm.LocalModel
+    prompts : sequence of str
+    layer : int
+    max_new_tokens : int, default 16
+    chat : bool, default True
+
+    Returns
+    -------
+    GenerationStates
+    """
+    texts = [prompts] if isinstance(prompts, str) else list(prompts)
+    if not texts or not all(isinstance(p, str) for p in texts):
+        raise InputError.bad("prompts", "a string or a non-empty sequence of strings", prompts)
+    max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
+    layer = check_positive_int(layer, "layer", minimum=0)
+    answers, states = [], []
+    for prompt in texts:
+        seen: list[np.ndarray] = []
+
+        def record(h, seen=seen):
+            seen.append(h[0, -1].double().cpu().numpy().copy())
+            return h
+
+        with model.intervene(layer, record):
+            answers.append(model.generate([prompt], max_new_tokens, chat=chat, batch_size=1)[0])
+        states.append(np.array(seen))
+    return GenerationStates(
+        model=model.name,
+        layer=layer,
+        prompts=tuple(texts),
+        texts=tuple(answers),
+        states=tuple(states),
+    )
 
 
 @dataclass(frozen=True)

@@ -1,24 +1,39 @@
 """Correction during generation: Safe Flow (unsafe states projected into the polytope at its
-layer while the model runs) and the refusal correction.
+layer while the model runs), the refusal gate, and steering along the refusal direction.
 
 ``correction="project"`` (Safe Flow): at the output of decoder layer ``polytope.layer``, the
 newest state of each of the first ``correct_first`` steps (the prompt's last token, then each
 generated token) is projected into the polytope when it is flagged (``SafetyPolytope.project``,
-target ``c_k <= -margin``); later tokens see the corrected states through the KV cache.
-``correction="refuse"`` (the authors' "backup response"): a prompt whose last state is flagged
-gets :data:`~trustlab.safety.refusal.REFUSAL_RESPONSE` instead of the model's answer.
+target ``c_k <= -margin``); later tokens see the corrected states through the KV cache. The
+default ``correct_first=1`` checks only the prompt's last state, the kind of state a polytope
+fitted on prompts was trained on: on SmolLM2-135M such a polytope flags most states of benign
+*generations* (docs/safety-polytope.md has the table); calibrate it on benign generation states
+(``SafetyPolytope.calibrate``) before checking more steps.
+``correction="gate"`` (the authors' "backup response"): a prompt whose last state is flagged
+gets the fixed text :data:`~trustlab.safety.refusal.REFUSAL_RESPONSE` instead of the model's
+answer; other prompts get the plain answer. It is a refusal gate, not a correction of the
+model: any keyword judge counts its output as a refusal.
+``correction="direction"``: a prompt whose last state is flagged is answered by the model with
+``strength * direction.vector`` added at ``direction.layer`` (every position, every step; a
+:class:`~trustlab.safety.RefusalDirection`); other prompts get the plain answer.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_choice, check_non_negative, check_positive_int
+from trustlab._checks import (
+    check_choice,
+    check_in_range,
+    check_non_negative,
+    check_positive_int,
+)
 from trustlab._lazy import require
 from trustlab._results import Result
 from trustlab.errors import InputError
@@ -34,10 +49,13 @@ __all__ = [
     "SteeringComparison",
     "POSITIONS",
     "CORRECTIONS",
+    "CORRECT_FIRST",
 ]
 
 POSITIONS = ("newest", "all")
-CORRECTIONS = ("project", "refuse")
+CORRECTIONS = ("project", "gate", "direction")
+#: Steps checked by default: the prompt's last state only (see the module docstring).
+CORRECT_FIRST = 1
 
 
 @dataclass
@@ -45,13 +63,15 @@ class SafeFlowStats:
     """Counts gathered while :func:`safe_flow` is active (one entry per corrected forward pass).
 
     ``checked[t]``, ``flagged[t]``, ``infeasible[t]``: states checked, found unsafe, and left
-    unsafe after the correction at forward pass t; ``distance``: L2 lengths of the corrections.
+    unsafe after the correction at forward pass t; ``distance``: L2 lengths of the corrections;
+    ``scores``: the detector's score ``max_k c_k`` of every checked state before its correction.
     """
 
     checked: list[int] = field(default_factory=list)
     flagged: list[int] = field(default_factory=list)
     infeasible: list[int] = field(default_factory=list)
     distance: list[float] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
 
     @property
     def n_checked(self) -> int:
@@ -142,7 +162,9 @@ def _corrected_states(
             cols = slice(h.shape[1] - 1, h.shape[1]) if positions == "newest" else slice(None)
         states = h[:, cols, :]
         flat = states.reshape(-1, states.shape[-1]).double().cpu().numpy()
-        unsafe = polytope._is_unsafe(flat)
+        scores = polytope._violations(flat).max(axis=1)
+        unsafe = scores > 0.0
+        record.scores.extend(float(v) for v in scores)
         record.checked.append(len(flat))
         record.flagged.append(int(unsafe.sum()))
         if not unsafe.any():
@@ -168,14 +190,18 @@ class SteeredGeneration(Result):
     Attributes
     ----------
     correction : str
-        "project" (Safe Flow) or "refuse".
+        "project" (Safe Flow), "gate" (fixed refusal for flagged prompts) or "direction"
+        (refusal-direction steering of flagged prompts).
     layer, correct_first : int
-        Where and for how many steps states were checked.
+        Where and for how many steps states were checked (1 for "gate" and "direction", which
+        check the prompt's last state).
     margin : float
         The projection's target ``c_k <= -margin``.
+    strength : float or None
+        "direction": the multiple of the direction added; None otherwise.
     prompts, texts : tuple of str
     flagged_steps : tuple of int
-        Per prompt: corrected steps at which the newest state was unsafe (and got corrected).
+        Per prompt: checked steps at which the newest state was unsafe (and got corrected).
     infeasible_steps : tuple of int
         Per prompt: steps whose state the correction could not bring inside (concept encoder).
     checked_steps : tuple of int
@@ -186,6 +212,7 @@ class SteeredGeneration(Result):
     layer: int
     correct_first: int
     margin: float
+    strength: float | None
     prompts: tuple[str, ...]
     texts: tuple[str, ...]
     flagged_steps: tuple[int, ...]
@@ -197,12 +224,18 @@ class SteeredGeneration(Result):
         """Prompts whose generation was corrected at least once."""
         return np.array(self.flagged_steps) > 0
 
+    @property
+    def steered_step_share(self) -> float:
+        """Share of the checked steps that were flagged (and corrected)."""
+        checked = sum(self.checked_steps)
+        return sum(self.flagged_steps) / checked if checked else float("nan")
+
     def summary(self) -> str:
         lines = [
             f"{self.correction} correction at layer {self.layer}: "
             f"{int(self.steered.sum())} of {len(self.texts)} "
-            f"generations corrected ({sum(self.flagged_steps)} steps, "
-            f"{sum(self.infeasible_steps)} left infeasible)"
+            f"generations corrected ({sum(self.flagged_steps)} of {sum(self.checked_steps)} "
+            f"checked steps, {sum(self.infeasible_steps)} left infeasible)"
         ]
         for prompt, text, k in zip(self.prompts, self.texts, self.flagged_steps, strict=True):
             lines.append(f"- {prompt!r} [{k} corrected]: {text!r}")
@@ -248,6 +281,8 @@ class _GenerationOptions:
     margin: float
     correction: str
     chat: bool
+    direction: Any = None
+    strength: float | None = None
 
 
 def _check_generation(
@@ -258,16 +293,40 @@ def _check_generation(
     margin: Any,
     correction: Any,
     chat: Any,
+    direction: Any = None,
+    strength: Any = 1.0,
 ) -> _GenerationOptions:
     """The options of a corrected generation, each checked once."""
+    correction = check_choice(correction, "correction", CORRECTIONS)
+    if correction == "direction":
+        _check_direction(direction, model)
+        strength = check_in_range(
+            strength, "strength", -math.inf, math.inf, low_open=True, high_open=True
+        )
     return _GenerationOptions(
         max_new_tokens=check_positive_int(max_new_tokens, "max_new_tokens"),
         correct_first=check_positive_int(correct_first, "correct_first", minimum=0),
         margin=check_non_negative(margin, "margin"),
-        correction=check_choice(correction, "correction", CORRECTIONS),
+        correction=correction,
         chat=bool(chat),
         layer=_check_compatible(polytope, model),
+        direction=direction if correction == "direction" else None,
+        strength=float(strength) if correction == "direction" else None,
     )
+
+
+def _check_direction(direction: Any, model: Any) -> None:
+    vector = getattr(direction, "vector", None)
+    if vector is None or np.shape(vector) != (model.hidden_size,):
+        raise InputError.bad(
+            "direction",
+            f"a RefusalDirection of width {model.hidden_size} for correction='direction'",
+            direction,
+        )
+    if not 0 <= direction.layer < model.n_layers:
+        raise InputError.bad(
+            "direction.layer", f"a layer of {model.name} (0..{model.n_layers - 1})", direction
+        )
 
 
 def steered_generate(
@@ -276,10 +335,12 @@ def steered_generate(
     prompts: str | Sequence[str],
     max_new_tokens: int = 64,
     *,
-    correct_first: int = 20,
+    correct_first: int = CORRECT_FIRST,
     margin: float = 1e-6,
     chat: bool = True,
     correction: str = "project",
+    direction: Any = None,
+    strength: float = 1.0,
 ) -> SteeredGeneration:
     """Greedy generation from a :class:`trustlab.llm.LocalModel` with unsafe states corrected.
 
@@ -287,10 +348,12 @@ def steered_generate(
     newest state of each of the first ``correct_first`` steps (the prompt's last token, then each
     generated token) is projected into the polytope (``SafetyPolytope.project``, target
     ``c_k <= -margin``) when it is flagged; later tokens see the corrected states through the KV
-    cache. ``correction="refuse"`` (the authors' "backup response"): when the state that predicts
-    the answer's first token (the prompt's last one) is flagged, the answer is
-    :data:`~trustlab.safety.refusal.REFUSAL_RESPONSE` instead of the model's text. Each prompt is
-    generated on its own (a batch of one), so the per-prompt counts are exact.
+    cache. ``correction="gate"`` (the authors' "backup response"): when the state that predicts
+    the answer's first token (the prompt's last one) is flagged, the answer is the fixed text
+    :data:`~trustlab.safety.refusal.REFUSAL_RESPONSE`; otherwise it is the plain answer.
+    ``correction="direction"``: a flagged prompt is answered by the model with
+    ``strength * direction.vector`` added at ``direction.layer``; otherwise plainly. Safe Flow
+    generates each prompt on its own (a batch of one), so the per-prompt counts are exact.
 
     Parameters
     ----------
@@ -299,13 +362,19 @@ def steered_generate(
     model : trustlab.llm.LocalModel
     prompts : str or sequence of str
     max_new_tokens : int, default 64
-    correct_first : int, default 20
-        Steps whose newest state is checked and corrected.
+    correct_first : int, default 1
+        "project": steps whose newest state is checked and corrected (1: the prompt's last
+        state only; more only with a polytope calibrated on generation states, see
+        ``SafetyPolytope.calibrate``).
     margin : float, default 1e-6
         The projection's target ``c_k <= -margin``.
     chat : bool, default True
         Wrap each prompt in the chat template.
-    correction : {"project", "refuse"}
+    correction : {"project", "gate", "direction"}
+    direction : RefusalDirection, optional
+        Needed by ``correction="direction"`` (:func:`~trustlab.safety.refusal_direction`).
+    strength : float, default 1.0
+        The multiple of ``direction.vector`` added.
 
     Returns
     -------
@@ -314,7 +383,15 @@ def steered_generate(
     """
     texts = _as_prompts(prompts)
     options = _check_generation(
-        polytope, model, max_new_tokens, correct_first, margin, correction, chat
+        polytope,
+        model,
+        max_new_tokens,
+        correct_first,
+        margin,
+        correction,
+        chat,
+        direction,
+        strength,
     )
     return _generate_corrected(polytope, model, texts, options)
 
@@ -325,10 +402,12 @@ def compare_steering(
     prompts: str | Sequence[str],
     max_new_tokens: int = 64,
     *,
-    correct_first: int = 20,
+    correct_first: int = CORRECT_FIRST,
     margin: float = 1e-6,
     chat: bool = True,
     correction: str = "project",
+    direction: Any = None,
+    strength: float = 1.0,
 ) -> SteeringComparison:
     """The model's plain answers and its corrected ones (:func:`steered_generate`) side by side.
 
@@ -338,29 +417,28 @@ def compare_steering(
     -------
     SteeringComparison
     """
-    texts = _as_prompts(prompts)
-    options = _check_generation(
-        polytope, model, max_new_tokens, correct_first, margin, correction, chat
+    steered = steered_generate(
+        polytope,
+        model,
+        prompts,
+        max_new_tokens,
+        correct_first=correct_first,
+        margin=margin,
+        chat=chat,
+        correction=correction,
+        direction=direction,
+        strength=strength,
     )
-    return _generate_both(polytope, model, texts, options)
-
-
-def _generate_both(
-    polytope: Any, model: Any, texts: list[str], options: _GenerationOptions
-) -> SteeringComparison:
-    """:func:`compare_steering` with checked arguments."""
-    plain = model.generate(texts, options.max_new_tokens, chat=options.chat)
-    return SteeringComparison(
-        plain=tuple(plain), steered=_generate_corrected(polytope, model, texts, options)
-    )
+    plain = model.generate(list(steered.prompts), max_new_tokens, chat=chat)
+    return SteeringComparison(plain=tuple(plain), steered=steered)
 
 
 def _generate_corrected(
     polytope: Any, model: Any, texts: list[str], options: _GenerationOptions
 ) -> SteeredGeneration:
     """:func:`steered_generate` with checked arguments."""
-    if options.correction == "refuse":
-        return _refusing_generate(polytope, model, texts, options)
+    if options.correction != "project":
+        return _gated_generate(polytope, model, texts, options)
     out, flagged, infeasible, checked = [], [], [], []
     for prompt in texts:
         with _corrected_states(
@@ -378,6 +456,7 @@ def _generate_corrected(
         layer=options.layer,
         correct_first=options.correct_first,
         margin=options.margin,
+        strength=None,
         prompts=tuple(texts),
         texts=tuple(out),
         flagged_steps=tuple(flagged),
@@ -386,27 +465,42 @@ def _generate_corrected(
     )
 
 
-def _refusing_generate(
+def _gated_generate(
     polytope: Any, model: Any, texts: list[str], options: _GenerationOptions
 ) -> SteeredGeneration:
-    acts = prompt_activations(model, texts, options.layer, chat=options.chat)
+    """ "gate" and "direction": the prompt's last state decides; flagged prompts get the fixed
+    refusal ("gate") or a generation along the refusal direction ("direction")."""
+    acts = prompt_activations(model, texts, options.layer, chat=options.chat, batch_size=1)
     unsafe = polytope._is_unsafe(acts)
     safe_texts = [t for t, u in zip(texts, unsafe, strict=True) if not u]
-    answers = iter(
-        model.generate(safe_texts, options.max_new_tokens, chat=options.chat) if safe_texts else []
-    )
-    out = [REFUSAL_RESPONSE if u else next(answers) for u in unsafe]
+    answers = iter(_plain(model, safe_texts, options))
+    if options.correction == "gate":
+        flagged_answers = iter([REFUSAL_RESPONSE] * int(unsafe.sum()))
+    else:
+        direction = options.direction
+        with model.steer(direction.vector, direction.layer, options.strength):
+            flagged = [t for t, u in zip(texts, unsafe, strict=True) if u]
+            flagged_answers = iter(_plain(model, flagged, options))
+    out = [next(flagged_answers) if u else next(answers) for u in unsafe]
     return SteeredGeneration(
-        correction="refuse",
+        correction=options.correction,
         layer=options.layer,
         correct_first=1,
         margin=options.margin,
+        strength=options.strength,
         prompts=tuple(texts),
         texts=tuple(out),
         flagged_steps=tuple(int(u) for u in unsafe),
         infeasible_steps=(0,) * len(texts),
         checked_steps=(1,) * len(texts),
     )
+
+
+def _plain(model: Any, texts: list[str], options: _GenerationOptions) -> list[str]:
+    """Greedy answers (``LocalModel.generate`` gives a prompt the same text in any batch)."""
+    if not texts:
+        return []
+    return model.generate(texts, options.max_new_tokens, chat=options.chat)
 
 
 def _as_prompts(prompts: Any) -> list[str]:
