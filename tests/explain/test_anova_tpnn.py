@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from interpret.utils import purify
 from scipy.special import expit, softmax
 from sklearn.base import clone, is_classifier, is_regressor
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import DataConversionWarning, NotFittedError
 from sklearn.metrics import r2_score
 from sklearn.preprocessing import QuantileTransformer
 
@@ -590,13 +590,78 @@ def test_constant_feature_is_refused():
         ANOVATPNN(n_jobs=1).fit(X.assign(c="same"), y)
 
 
-def test_too_few_rows_for_the_validation_split_are_refused():
+def test_small_data_holds_nothing_out_and_follows_the_training_loss():
+    """Below 67 rows (validation_fraction=0.15), or with a class of a single row, no rows are held
+    out (these fits used to be refused): the plateaus and the kept checkpoint follow the loss on
+    the training rows, which is what ``best_validation_loss`` then reports."""
     X, y = discrete_regression(n=40)
-    with pytest.raises(InputError, match="at least 67 rows.*got 40 rows"):
-        ANOVATPNN(n_jobs=1).fit(X, y)
+    model = ANOVATPNN(max_epochs=40, patience=3, random_state=0, n_jobs=1).fit(X, y)
+    history = model.history_
+    assert history["n_validation_rows"] == 0
+    standardised_mse = np.mean(((y - model.predict(X)) / y.std()) ** 2)
+    assert history["best_validation_loss"] == pytest.approx(standardised_mse, rel=1e-4)
+    assert "training loss (no rows held out)" in model.summarize(X, y).summary()
     labels = np.array(["a"] * 99 + ["b"])
-    with pytest.raises(InputError, match="2 rows of each class"):
-        ANOVATPNN(n_jobs=1).fit(discrete_regression(n=100)[0], labels)
+    single = ANOVATPNN(max_epochs=2, n_jobs=1).fit(discrete_regression(n=100)[0], labels)
+    assert single.history_["n_validation_rows"] == 0
+    assert list(single.classes_) == ["a", "b"]
+    held_out = ANOVATPNN(max_epochs=2, n_jobs=1).fit(*discrete_regression(n=67))
+    assert held_out.history_["n_validation_rows"] == 11  # ceil(0.15 * 67)
+    with pytest.raises(InputError, match=r"X: found array with 1 sample\(s\)"):
+        ANOVATPNN(n_jobs=1).fit(X.iloc[:1], y[:1])
+
+
+def test_scikit_learn_facing_errors_are_input_errors_naming_the_argument(regression):
+    """scikit-learn's checks look for fragments of its own messages (tests/test_estimator_checks.py);
+    each refusal is still an InputError that names the argument."""
+    from scipy import sparse
+
+    X, y = discrete_regression(n=100)
+    cases = [
+        (sparse.csr_matrix(X.to_numpy()), y, "X", "sparse"),
+        (X.to_numpy() + 1j, y, "X", "Complex data not supported"),
+        (X.iloc[:0], y[:0], "X", r"0 sample\(s\)"),
+        (X[[]], y, "X", r"0 feature\(s\) \(shape=\(100, 0\)\)"),
+        (
+            X.assign(a=np.where(np.arange(100) == 5, np.inf, X["a"])),
+            y,
+            "X",
+            "got inf in feature 'a'",
+        ),
+        (
+            X.assign(a=np.where(np.arange(100) == 5, np.nan, X["a"])),
+            y,
+            "X",
+            "got NaN in feature 'a'",
+        ),
+        (X.to_numpy()[:, 0], y, "X", "Reshape your data"),
+        (X, None, "y", "requires y to be passed, but the target y is None"),
+    ]
+    for data, target, argument, message in cases:
+        with pytest.raises(InputError, match=message) as info:
+            ANOVATPNN(max_epochs=1, n_jobs=1).fit(data, target)
+        assert info.value.argument == argument
+    model, X, _ = regression
+    with pytest.raises(InputError, match="X has 2 features, but ANOVATPNN is expecting 3") as info:
+        model.predict(X.to_numpy()[:, :2])
+    assert info.value.argument == "X"
+    with pytest.warns(DataConversionWarning, match="column-vector y"):
+        ANOVATPNN(max_epochs=1, n_jobs=1).fit(*discrete_regression(n=100)[:1], y[:, None])
+    # regressors have neither decision_function nor predict_proba, as in scikit-learn
+    assert not hasattr(ANOVATPNN(task="regression"), "predict_proba")
+    assert not hasattr(ANOVATPNN(task="regression"), "decision_function")
+    assert hasattr(ANOVATPNN(), "predict_proba") and hasattr(ANOVATPNN(), "decision_function")
+
+
+def test_object_columns_with_unhashable_values_are_levels_by_their_text():
+    X, y = discrete_regression(n=100)
+    column = X["c"].to_numpy().astype(object)
+    column[0] = {"kind": "odd"}
+    table = X.assign(c=column)
+    model = ANOVATPNN(max_epochs=2, random_state=0, n_jobs=1).fit(table, y)
+    assert model.categorical_ == [False, False, True]
+    assert "{'kind': 'odd'}" in model._features.levels[2]
+    np.testing.assert_array_equal(model.predict(table.iloc[:3]), model.predict(table)[:3])
 
 
 def test_unknown_interaction_names_are_refused():

@@ -8,6 +8,7 @@ import torch
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 
+from trustlab.errors import InputError
 from trustlab.strategic import (
     FixedPriceStrategicClassifier,
     MarketAwareClassifier,
@@ -219,3 +220,88 @@ def test_decision_function_is_the_post_market_margin(population):
     reach = np.linalg.norm(naive.coef_) * b / res.price
     expected = X @ naive.coef_ + naive.intercept_ + reach
     assert np.allclose(margin, expected, atol=1e-12)
+
+
+def test_without_budgets_no_market_fits_as_if_nobody_could_pay(population):
+    """The default refuses fit(X, y) without budgets (tests/strategic/test_markets_inputs.py);
+    ``without_budgets="no_market"`` is the fit with every budget 0: no market forms."""
+    X, y, b = population
+    params = dict(max_epochs=4, n_restarts=2, random_state=0)
+    for learner in (MarketAwareClassifier, FixedPriceStrategicClassifier):
+        free = learner(without_budgets="no_market", **params).fit(X, y)
+        broke = learner(**params).fit(X, y, budgets=np.zeros(len(y)))
+        assert np.array_equal(free.coef_, broke.coef_) and free.intercept_ == broke.intercept_
+        given = learner(without_budgets="no_market", **params).fit(X, y, budgets=b)
+        assert np.array_equal(given.coef_, learner(**params).fit(X, y, budgets=b).coef_)
+    assert FixedPriceStrategicClassifier(without_budgets="no_market", **params).fit(
+        X, y
+    ).fixed_price_ == float("inf")  # no market: no price
+
+
+def test_small_data_validates_on_the_training_users():
+    """Fewer than 10 users on either side of the split (below 50 rows at 0.2): nothing is held
+    out, so the kept score is the accuracy on every training user's market."""
+    X, y, b = make_market_population(40, budget_ratio=4.0, random_state=5)
+    fixed = FixedPriceStrategicClassifier(
+        validation_resamples=0, n_restarts=1, max_epochs=5, random_state=0
+    ).fit(X, y, budgets=b)
+    res = market_outcome(fixed.coef_, fixed.intercept_, X, b, fixed.fixed_price_, y=y)
+    assert fixed.validation_accuracy_ == pytest.approx(res.accuracy, abs=1e-12)
+
+
+def test_budgets_are_routed_through_scikit_learn_tools(population):
+    """With metadata routing on, set_fit_request / set_score_request pass each fold its users'
+    budgets, so cross_validate scores accuracy after each test fold's own market."""
+    import sklearn
+    from sklearn.model_selection import KFold, cross_validate
+
+    X, y, b = population
+    masc = MarketAwareClassifier(max_epochs=3, n_restarts=1, random_state=0)
+    folds = KFold(3, shuffle=True, random_state=0)
+    with sklearn.config_context(enable_metadata_routing=True):
+        routed = masc.set_fit_request(budgets=True).set_score_request(budgets=True)
+        scores = cross_validate(routed, X, y, cv=folds, params={"budgets": b})["test_score"]
+    for (train, test), score in zip(folds.split(X), scores, strict=True):
+        fitted = clone(masc).fit(X[train], y[train], budgets=b[train])
+        assert score == fitted.score(X[test], y[test], budgets=b[test])
+
+
+def test_learner_refusals_are_input_errors_naming_the_argument(population):
+    """The words scikit-learn's checks look for (tests/test_estimator_checks.py), in trustlab's
+    InputError that names the argument."""
+    from scipy import sparse
+
+    X, y, b = population
+    masc = MarketAwareClassifier(max_epochs=1, n_restarts=1)
+    cases = [
+        (X, np.arange(len(y)) % 3, "y", "3 classes.*Only binary classification is supported"),
+        (X, X[:, 0], "y", "Unknown label type: continuous"),
+        (X, None, "y", "requires y to be passed, but the target y is None"),
+        (sparse.csr_matrix(X), y, "X", "[Ss]parse"),
+        (np.where(X > 2.5, np.nan, X), y, "X", "NaN"),
+        (X[:, :0], y, "X", r"0 feature\(s\)"),
+    ]
+    for features, labels, argument, message in cases:
+        with pytest.raises(InputError, match=message) as info:
+            masc.fit(features, labels, budgets=b)
+        assert info.value.argument == argument
+    fitted = NaiveMarketClassifier().fit(X, y)
+    with pytest.raises(InputError, match="X has 1 features, but NaiveMarketClassifier is") as info:
+        fitted.predict(X[:, :1])
+    assert info.value.argument == "X"
+    assert fitted.__sklearn_tags__().classifier_tags.multi_class is False
+
+
+def test_docs_scikit_learn_example_runs(capsys):
+    """docs/strategic-markets.md, "In scikit-learn": the routed cross-validation example."""
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "strategic-markets.md"
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
+    (code,) = [block for block in blocks if "set_fit_request" in block]
+    exec(compile(code, str(page), "exec"), {})
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("accuracy after each fold's market: [")
+    scores = [float(v) for v in line.split("[")[1].rstrip("]").split()]
+    assert len(scores) == 3 and all(0.5 < s <= 1.0 for s in scores)

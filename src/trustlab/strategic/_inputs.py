@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
+from scipy.sparse import issparse
 
 from trustlab._checks import as_1d, as_float_array
-from trustlab.errors import InputError
+from trustlab.errors import InputError, describe
 
 __all__ = [
+    "MIN_HELD_OUT",
+    "check_learner_features",
+    "check_binary_target",
     "check_weights",
     "check_intercept",
     "check_features",
@@ -20,6 +25,116 @@ __all__ = [
     "feature_names",
     "validate",
 ]
+
+# The learners hold out validation users only when each side of the split has this many.
+MIN_HELD_OUT = 10
+
+
+class _NotNumbers(InputError, TypeError):
+    """Values that are not numbers: an InputError, and a TypeError as numpy's own conversion
+    error is (scikit-learn's checks expect that type)."""
+
+    def __init__(self, message: str, argument: str):
+        super().__init__(message, argument=argument)
+
+
+def check_learner_features(X: Any, estimator: str, n_features: int | None = None) -> np.ndarray:
+    """The learners' ``X``: a dense, finite, 2-D float array with ``n_features`` columns when
+    given. Refusals carry the words scikit-learn's estimator checks look for ("sparse",
+    "Complex data not supported", "Reshape your data", "NaN", "inf", "0 feature(s)", "X has 1
+    features, but ... is expecting 2 features as input")."""
+    if issparse(X):
+        raise InputError(
+            "X: expected a dense array, got a scipy sparse matrix (sparse input is not "
+            "supported; convert it with .toarray())",
+            argument="X",
+        )
+    raw = np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X)
+    if np.iscomplexobj(raw):
+        raise InputError(
+            "X: expected real numbers, got complex numbers (Complex data not supported)",
+            argument="X",
+        )
+    try:
+        features = raw.astype(np.float64)
+    except TypeError as error:  # a dict, say: numpy's TypeError, kept a TypeError
+        raise _NotNumbers(
+            f"X: expected numbers, got a value that is not a number ({error})", "X"
+        ) from None
+    except ValueError as error:  # text
+        raise InputError(f"X: expected numbers, got text ({error})", argument="X") from None
+    if features.ndim != 2:
+        raise InputError(
+            f"X: expected a 2-dimensional array, got {describe(features)}. Reshape your data "
+            "with X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single row",
+            argument="X",
+        )
+    rows, columns = features.shape
+    if rows == 0 or columns == 0:
+        kind = "sample" if rows == 0 else "feature"
+        raise InputError(
+            f"X: found array with 0 {kind}(s) (shape={features.shape}) while a minimum of 1 "
+            f"is required by {estimator}.",
+            argument="X",
+        )
+    bad = ~np.isfinite(features)
+    if bad.any():
+        row, column = (int(i) for i in np.argwhere(bad)[0])
+        value = features[row, column]
+        word = "NaN" if np.isnan(value) else ("inf" if value > 0 else "-inf")
+        raise InputError(
+            f"X: expected finite values, got {word} at row {row}, column {column} "
+            f"({int(bad.sum())} non-finite value(s) in all)",
+            argument="X",
+        )
+    if n_features is not None and columns != n_features:
+        raise InputError(
+            f"X: expected {n_features} column(s), got {columns} (X has {columns} features, but "
+            f"{estimator} is expecting {n_features} features as input)",
+            argument="X",
+        )
+    return features
+
+
+def check_binary_target(y: Any, n_rows: int, estimator: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(labels, classes)`` for a learner: one label per row of X, exactly two classes. A column
+    vector is flattened with scikit-learn's DataConversionWarning; refusals use the words its
+    estimator checks look for."""
+    from sklearn.exceptions import DataConversionWarning
+    from sklearn.utils.multiclass import type_of_target
+
+    if y is None:
+        raise InputError(
+            f"y: {estimator} requires y to be passed, but the target y is None", argument="y"
+        )
+    raw = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
+    if raw.ndim == 2 and raw.shape[1] == 1:
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected. Please change the shape "
+            "of y to (n_samples,), for example using ravel().",
+            DataConversionWarning,
+            stacklevel=4,
+        )
+    labels = as_1d(raw, "y")
+    if labels.shape[0] != n_rows:
+        raise InputError.bad("y", f"{n_rows} labels (one per row of X)", labels)
+    if labels.dtype.kind == "f" and not np.isfinite(labels).all():
+        raise InputError("y: expected finite class labels, got infinite values", argument="y")
+    # labels in an object array (ints, say) are typed by their values
+    kind = type_of_target(np.asarray(labels.tolist()) if labels.dtype == object else labels)
+    classes = np.unique(labels)
+    if classes.size != 2:
+        found = f"a target of type {kind!r} (Unknown label type: {kind})"
+        if kind != "continuous":
+            shown = ", ".join(map(repr, classes[:5].tolist())) + (
+                ", ..." if classes.size > 5 else ""
+            )
+            found = f"{classes.size} class{'es' if classes.size > 1 else ''} ({shown})"
+        raise InputError(
+            f"y: expected two classes, got {found}. Only binary classification is supported.",
+            argument="y",
+        )
+    return labels, classes
 
 
 def check_weights(w: Any) -> np.ndarray:

@@ -33,8 +33,10 @@ from trustlab._checks import (
 )
 from trustlab.errors import InputError
 from trustlab.strategic._inputs import (
+    MIN_HELD_OUT,
+    check_binary_target,
     check_budgets,
-    check_features,
+    check_learner_features,
     check_price,
     check_weights,
 )
@@ -58,20 +60,31 @@ class _MarketLinearClassifier(_ClassifierMixin, _BaseEstimator):
     ``classes_[1]`` (the larger label) is the positive decision users want.
     """
 
+    def __sklearn_tags__(self):
+        """Binary classifiers of dense, finite numeric features (no sparse input, no missing
+        values, no strings). ``budgets`` is a fit argument: scikit-learn has no tag for a required
+        one (see ``without_budgets`` of the trained learners)."""
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = tags.input_tags.allow_nan = False
+        tags.input_tags.string = tags.input_tags.categorical = False
+        return tags
+
     def _check_fit_inputs(self, X, y, budgets, *, need_budgets=True):
-        """Features, the positive-class mask and budgets (zeros when not needed and not given);
-        sets ``classes_`` and ``n_features_in_``."""
-        features = check_features(X)
-        labels = as_1d(y, "y")
-        if labels.shape[0] != features.shape[0]:
-            raise InputError.bad("y", f"{features.shape[0]} labels (one per row of X)", labels)
-        classes = np.unique(labels)
-        if classes.size != 2:
-            raise InputError.bad("y", "exactly two classes", classes.tolist())
+        """Features, the positive-class mask and budgets (zeros, nobody can pay, when not needed
+        and not given); sets ``classes_`` and ``n_features_in_``."""
+        name = type(self).__name__
+        features = check_learner_features(X, name)
+        labels, classes = check_binary_target(y, features.shape[0], name)
         if budgets is None and not need_budgets:
             budgets = np.zeros(features.shape[0])
         if budgets is None:
-            raise InputError.bad("budgets", "the users' budgets (fit(X, y, budgets=...))", None)
+            raise InputError(
+                "budgets: expected the users' budgets, fit(X, y, budgets=...) (in a Pipeline or "
+                "a search, route them with set_fit_request(budgets=True); "
+                "without_budgets='no_market' fits as if nobody could pay), got None",
+                argument="budgets",
+            )
         money = check_budgets(budgets, features.shape[0])
         self.classes_ = classes
         self.n_features_in_ = features.shape[1]
@@ -81,7 +94,7 @@ class _MarketLinearClassifier(_ClassifierMixin, _BaseEstimator):
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self, "coef_")
-        return check_features(X, self.n_features_in_)
+        return check_learner_features(X, type(self).__name__, self.n_features_in_)
 
     def _market(self, features, budgets, positive=None, price=None) -> MarketResult:
         """The market of checked inputs (``budgets`` as given, checked here; ``price`` None:
@@ -199,6 +212,7 @@ class _TrainedMarketClassifier(_MarketLinearClassifier):
         n_restarts: int = 5,
         validation_resamples: int = 20,
         naive_C: float = 0.01,
+        without_budgets: str = "raise",
         random_state: Any = None,
     ):
         self.alpha = alpha
@@ -210,6 +224,7 @@ class _TrainedMarketClassifier(_MarketLinearClassifier):
         self.n_restarts = n_restarts
         self.validation_resamples = validation_resamples
         self.naive_C = naive_C
+        self.without_budgets = without_budgets
         self.random_state = random_state
 
     def _common_params(self):
@@ -230,7 +245,10 @@ class _TrainedMarketClassifier(_MarketLinearClassifier):
         )
 
     def _prepare(self, X, y, budgets):
-        features, positive, money = self._check_fit_inputs(X, y, budgets)
+        without = check_choice(self.without_budgets, "without_budgets", ("raise", "no_market"))
+        features, positive, money = self._check_fit_inputs(
+            X, y, budgets, need_budgets=without == "raise"
+        )
         params = self._common_params()
         rng = check_random_state(self.random_state)
         # Budgets enter the loss only as b_i / rho; scaling them to median 1 leaves the market
@@ -240,8 +258,8 @@ class _TrainedMarketClassifier(_MarketLinearClassifier):
         scaled = money / self.budget_scale_
         order = rng.permutation(features.shape[0])
         n_val = int(round(params["validation_fraction"] * features.shape[0]))
-        if n_val and features.shape[0] - n_val < 2:
-            raise InputError.bad("X", "enough rows for a training and a validation part", features)
+        if min(n_val, features.shape[0] - n_val) < MIN_HELD_OUT:  # small data: no held-out part
+            n_val = 0
         val, train = order[:n_val], order[n_val:]
         if n_val == 0:
             val = train
@@ -352,7 +370,8 @@ class FixedPriceStrategicClassifier(_TrainedMarketClassifier):
         (the initial ones included) are kept.
     validation_fraction : float
         Share of the training rows held out for early stopping (0: validate on the training
-        rows).
+        rows). Small data: when either part would have fewer than 10 users (below 50 rows at
+        0.2), nothing is held out and the validation users are the training users.
     n_restarts : int
         Independent training runs from the same start, each with its own minibatch order; the
         one with the best validation score is kept (5).
@@ -363,6 +382,14 @@ class FixedPriceStrategicClassifier(_TrainedMarketClassifier):
         next; averaging over resamples prefers classifiers whose market does not.
     naive_C : float
         ``C`` of the logistic regression that gives the initial weights.
+    without_budgets : {"raise", "no_market"}
+        What ``fit(X, y)`` without ``budgets`` does: "raise" (default: the learner is about the
+        market budgets create, so they are required) or "no_market": fit as if nobody could pay
+        (every budget 0), so no market forms and the market hinge is the plain hinge; for
+        tools that cannot pass budgets (scikit-learn's estimator checks, a search without
+        metadata routing). With routing on (``sklearn.set_config(enable_metadata_routing=True)``)
+        ``set_fit_request(budgets=True)`` passes them through a Pipeline, ``GridSearchCV`` or
+        ``cross_validate`` instead.
     random_state : None, int or numpy Generator
         Validation split, resamples and minibatch orders.
 
@@ -392,6 +419,7 @@ class FixedPriceStrategicClassifier(_TrainedMarketClassifier):
         n_restarts: int = 5,
         validation_resamples: int = 20,
         naive_C: float = 0.01,
+        without_budgets: str = "raise",
         random_state: Any = None,
     ):
         super().__init__(**_shared_params(locals()))
@@ -444,6 +472,9 @@ class MarketAwareClassifier(_TrainedMarketClassifier):
         step size (0.02), the minibatch size (the soft price is O(batch^2)), the epoch cap,
         early stopping after ``n_iter_no_change`` epochs without a better score on the held-out
         ``validation_fraction``.
+    without_budgets : {"raise", "no_market"}
+        As in :class:`FixedPriceStrategicClassifier`: budgets are required by default;
+        "no_market" fits without them as if nobody could pay.
     n_restarts, validation_resamples, naive_C
         As in :class:`FixedPriceStrategicClassifier`: the best of 5 runs (``init="random"``:
         each from its own N(0, 1) draw), each checkpoint scored over 20 bootstrap markets of
@@ -488,6 +519,7 @@ class MarketAwareClassifier(_TrainedMarketClassifier):
         n_restarts: int = 5,
         validation_resamples: int = 20,
         naive_C: float = 0.01,
+        without_budgets: str = "raise",
         random_state: Any = None,
     ):
         super().__init__(**_shared_params(locals()))

@@ -13,20 +13,32 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.sparse import issparse
 
-from trustlab.errors import InputError
+from trustlab.errors import InputError, describe
 
 __all__ = [
     "FeatureMap",
     "as_frame",
     "categorical_flags",
     "feature_index",
+    "level_key",
     "python_value",
 ]
 
 
-def as_frame(X: Any, name: str = "X") -> pd.DataFrame:
-    """A DataFrame with string column names (arrays get x0, x1, ...)."""
+def as_frame(X: Any, name: str = "X", *, min_rows: int = 1) -> pd.DataFrame:
+    """A DataFrame with string column names (arrays get x0, x1, ...).
+
+    Refused, in scikit-learn's words where its checks look for them: sparse and complex input,
+    anything but 2 dimensions, no column, fewer than ``min_rows`` rows.
+    """
+    if issparse(X):
+        raise InputError(
+            f"{name}: expected a dense array or DataFrame, got a scipy sparse matrix (sparse "
+            "input is not supported; convert it with .toarray())",
+            argument=name,
+        )
     if isinstance(X, pd.DataFrame):
         frame = X
     else:
@@ -35,15 +47,41 @@ def as_frame(X: Any, name: str = "X") -> pd.DataFrame:
         except Exception:
             raise InputError.bad(name, "a 2-dimensional array or DataFrame", X) from None
         if arr.ndim != 2:
-            raise InputError.bad(name, "a 2-dimensional array or DataFrame", arr)
+            raise InputError(
+                f"{name}: expected a 2-dimensional array or DataFrame, got "
+                f"{describe(arr)}. Reshape your data with X.reshape(-1, 1) for a single "
+                "feature or X.reshape(1, -1) for a single row",
+                argument=name,
+            )
         frame = pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])]).infer_objects()
-    if frame.shape[1] == 0 or frame.shape[0] == 0:
-        raise InputError.bad(name, "at least one row and one column", frame)
+    if any(pd.api.types.is_complex_dtype(dtype) for dtype in frame.dtypes):
+        raise InputError(
+            f"{name}: expected real numbers or labels, got complex numbers (Complex data not "
+            "supported)",
+            argument=name,
+        )
+    _check_size(frame.shape, name, min_rows)
     frame = frame.copy(deep=False)
     frame.columns = [str(c) for c in frame.columns]
     if len(set(frame.columns)) != frame.shape[1]:
         raise InputError.bad(name, "distinct column names", list(frame.columns))
     return frame
+
+
+def _check_size(shape: tuple[int, int], name: str, min_rows: int) -> None:
+    """At least one column and ``min_rows`` rows, said as scikit-learn says it."""
+    if shape[1] == 0:
+        raise InputError(
+            f"{name}: found array with 0 feature(s) (shape={shape}) while a minimum of 1 is "
+            "required.",
+            argument=name,
+        )
+    if shape[0] < min_rows:
+        raise InputError(
+            f"{name}: found array with {shape[0]} sample(s) (shape={shape}) while a minimum of "
+            f"{min_rows} is required.",
+            argument=name,
+        )
 
 
 def _is_categorical_dtype(column: pd.Series) -> bool:
@@ -52,6 +90,17 @@ def _is_categorical_dtype(column: pd.Series) -> bool:
 
 def python_value(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
+
+
+def level_key(value: Any) -> Any:
+    """A categorical level as it is stored: a Python scalar, or the text of a value that cannot
+    be hashed (a dict or a list in an object column)."""
+    value = python_value(value)
+    try:
+        hash(value)
+    except TypeError:
+        return str(value)
+    return value
 
 
 def _sorted_levels(values: Sequence[Any]) -> tuple:
@@ -77,7 +126,11 @@ class FeatureMap:
             column = frame[name]
             if is_cat:
                 _check_no_missing(column, name)
-                found = _sorted_levels([python_value(v) for v in pd.unique(column)])
+                try:
+                    unique = pd.unique(column)
+                except TypeError:  # unhashable values: levels by their text
+                    unique = pd.unique(column.map(level_key))
+                found = _sorted_levels([level_key(v) for v in unique])
                 if len(found) < 2:
                     raise InputError.bad(
                         "X", f"feature {name!r} to take at least 2 values", f"only {found[0]!r}"
@@ -118,7 +171,7 @@ class FeatureMap:
             if self.categorical[j]:
                 _check_no_missing(column, name)
                 codes = {level: i for i, level in enumerate(self.levels[j])}
-                x_cat[:, j] = [codes.get(python_value(v), -1) for v in column]
+                x_cat[:, j] = [codes.get(level_key(v), -1) for v in column]
             else:
                 x_num[:, j] = self.quantile_scale(j, _numeric_column(column, name))
         return x_num, x_cat
@@ -175,8 +228,10 @@ def _numeric_column(column: pd.Series, name: str) -> np.ndarray:
     values = column.to_numpy(dtype=np.float64, na_value=np.nan)
     bad = ~np.isfinite(values)
     if bad.any():
+        first = values[bad][0]
+        word = "NaN" if np.isnan(first) else ("inf" if first > 0 else "-inf")
         raise InputError(
-            f"X: expected finite values, got {values[bad][0]} in feature {name!r} (first at row "
+            f"X: expected finite values, got {word} in feature {name!r} (first at row "
             f"{int(np.argmax(bad))}, {int(bad.sum())} in all); impute or drop them first",
             argument="X",
         )

@@ -7,9 +7,12 @@ class labels become codes 0..K-1 (binary: one logit, multiclass: one per class).
 from __future__ import annotations
 
 import math
+import warnings
+from typing import Any
 
 import numpy as np
 
+from trustlab._checks import as_1d
 from trustlab.errors import InputError
 
 __all__ = [
@@ -19,6 +22,7 @@ __all__ = [
     "guess_task",
     "encode_target",
     "validation_split",
+    "as_target",
     "initial_intercept",
 ]
 
@@ -45,7 +49,6 @@ def encode_target(
     "binary" or "multiclass"; a regression target is encoded as ``(y - shift) / scale``."""
     from sklearn.utils.multiclass import type_of_target
 
-    kind = type_of_target(target)
     if task == "auto":
         task = guess_task(target)
     if task == "regression":
@@ -57,11 +60,15 @@ def encode_target(
             raise InputError.bad("y", "finite, non-constant numbers for regression", target)
         shift, scale = float(values.mean()), float(values.std())
         return "regression", (values - shift) / scale, None, shift, scale
+    if target.dtype.kind == "f" and not np.isfinite(target).all():
+        raise InputError("y: expected finite class labels, got infinite values", argument="y")
+    # labels in an object array (ints, say) are typed by their values, as in a typed array
+    kind = type_of_target(np.asarray(target.tolist()) if target.dtype == object else target)
     if kind not in ("binary", "multiclass"):
-        raise InputError.bad(
-            "y",
-            "class labels for classification (task='classification')",
-            f"a target of type {kind!r}",
+        raise InputError(
+            "y: expected class labels for classification (task='classification'), got a target "
+            f"of type {kind!r} (Unknown label type: {kind})",
+            argument="y",
         )
     classes, encoded = np.unique(target, return_inverse=True)
     if len(classes) < 2:
@@ -73,34 +80,47 @@ def encode_target(
 def validation_split(
     n: int, fraction: float, labels: np.ndarray | None, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Training and validation row indices (stratified by ``labels`` when it can be)."""
+    """Training and validation row indices (stratified by ``labels`` when it can be).
+
+    The small-data fallback: when the split would hold fewer than MIN_VALIDATION_ROWS validation
+    or MIN_TRAINING_ROWS training rows (fewer than 67 rows at the default fraction 0.15), or a
+    class has a single row, no rows are held out: both index arrays are every row, so early
+    stopping and the learning-rate cuts follow the loss on the training rows.
+    """
     from sklearn.model_selection import train_test_split
 
     n_valid = math.ceil(fraction * n)
-    if n_valid < MIN_VALIDATION_ROWS or n - n_valid < MIN_TRAINING_ROWS:
-        need = max(
-            math.ceil(MIN_VALIDATION_ROWS / fraction),
-            MIN_VALIDATION_ROWS + MIN_TRAINING_ROWS,
-        )
-        raise InputError(
-            f"X: expected at least {need} rows, so that the validation split "
-            f"(validation_fraction={fraction}) holds {MIN_VALIDATION_ROWS} "
-            f"rows and training {MIN_TRAINING_ROWS}, got {n} rows",
-            argument="X",
-        )
-    if labels is not None:
-        counts = np.bincount(labels)
-        if counts.min() < 2:
-            raise InputError.bad(
-                "y",
-                "at least 2 rows of each class (for the stratified validation split)",
-                f"{int(counts.min())} row(s) of a class",
-            )
+    too_small = n_valid < MIN_VALIDATION_ROWS or n - n_valid < MIN_TRAINING_ROWS
+    if too_small or (labels is not None and np.bincount(labels).min() < 2):
+        every = np.arange(n)
+        return every, every
     seed = int(rng.integers(2**31 - 1))
     try:
         return train_test_split(np.arange(n), test_size=n_valid, random_state=seed, stratify=labels)
     except ValueError:  # too few rows of a class for a stratified split of this size
         return train_test_split(np.arange(n), test_size=n_valid, random_state=seed)
+
+
+def as_target(y: Any, estimator: str) -> np.ndarray:
+    """``y`` as a 1-D array; None is refused and a column vector is flattened with scikit-learn's
+    DataConversionWarning."""
+    if y is None:
+        raise InputError(
+            f"y: {estimator} requires y to be passed, but the target y is None", argument="y"
+        )
+    if hasattr(y, "to_numpy"):
+        y = y.to_numpy()
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        from sklearn.exceptions import DataConversionWarning
+
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected. Please change the shape "
+            "of y to (n_samples,), for example using ravel().",
+            DataConversionWarning,
+            stacklevel=3,
+        )
+    return as_1d(y, "y")
 
 
 def initial_intercept(encoded: np.ndarray, task: str, n_outputs: int) -> np.ndarray:

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, log_softmax
 from sklearn.base import BaseEstimator
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from trustlab._checks import (
@@ -39,7 +40,12 @@ from trustlab.explain.anova_tpnn._encoding import (
     feature_index,
 )
 from trustlab.explain.anova_tpnn._saving import read_model, write_model
-from trustlab.explain.anova_tpnn._target import encode_target, initial_intercept, validation_split
+from trustlab.explain.anova_tpnn._target import (
+    as_target,
+    encode_target,
+    initial_intercept,
+    validation_split,
+)
 from trustlab.explain.anova_tpnn._terms import resolve_terms, screen_pairs
 from trustlab.explain.anova_tpnn.results import (
     ANOVATPNNSummary,
@@ -51,6 +57,12 @@ from trustlab.explain.anova_tpnn.results import (
 )
 
 __all__ = ["ANOVATPNN"]
+
+
+def _may_classify(model: ANOVATPNN) -> bool:
+    """``decision_function`` and ``predict_proba`` exist unless ``task="regression"`` says the
+    model is a regressor (as scikit-learn's regressors, which have neither)."""
+    return model.task != "regression"
 
 
 class ANOVATPNN(BaseEstimator):
@@ -99,7 +111,12 @@ class ANOVATPNN(BaseEstimator):
         stops it).
     validation_fraction : float, default 0.15
         Rows held out for early stopping (stratified for classification). They still count as
-        training data for the quantile transform and the sum-to-zero constants.
+        training data for the quantile transform and the sum-to-zero constants. Small data: when
+        the split would leave fewer than 10 validation or 20 training rows (below 67 rows at
+        0.15), or a class has a single row, nothing is held out and the plateaus (early stopping,
+        learning-rate cuts) and the kept checkpoint follow the loss on all training rows, as
+        scikit-learn's MLP does without ``early_stopping``; ``history_["n_validation_rows"]`` is
+        then 0.
     n_quantiles : int, default 1000
         Quantiles of the uniform quantile transform (at most the number of rows).
     random_state : None, int or numpy Generator
@@ -125,7 +142,8 @@ class ANOVATPNN(BaseEstimator):
         Root mean square of each component over the training rows.
     history_ : dict
         Per-epoch training and validation losses and learning rates, ``best_epoch``,
-        ``n_epochs``.
+        ``n_epochs``, ``n_validation_rows`` (0: no rows held out, the "validation" loss is the
+        loss on the training rows).
     n_features_in_ : int
     feature_names_in_ : numpy.ndarray
         Only when fitted on a DataFrame.
@@ -187,13 +205,14 @@ class ANOVATPNN(BaseEstimator):
         self.n_jobs = n_jobs
 
     def __sklearn_tags__(self):
-        """A classifier or a regressor for scikit-learn when ``task`` says which; categorical
-        (string) features are accepted."""
+        """A classifier (multiclass) or a regressor for scikit-learn when ``task`` says which;
+        categorical and string features are accepted, sparse input and missing values are not."""
         from sklearn.utils import ClassifierTags, RegressorTags
 
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
         tags.input_tags.categorical = tags.input_tags.string = True
+        tags.input_tags.sparse = tags.input_tags.allow_nan = False
         if self.task == "classification":
             tags.estimator_type, tags.classifier_tags = "classifier", ClassifierTags()
         elif self.task == "regression":
@@ -225,15 +244,16 @@ class ANOVATPNN(BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame, shape (n, d)
-            No missing values; numeric features must vary.
+            At least 2 rows; no missing values; numeric features must vary. Dense only (a
+            scipy sparse matrix is refused).
         y : array-like, shape (n,)
         progress : callable, optional
             Called after each epoch as ``progress(epoch, max_epochs, validation_loss)``.
         """
         n_threads = self._check_params()
         rng = check_random_state(self.random_state)
-        frame = as_frame(X)
-        target = as_1d(y, "y")
+        frame = as_frame(X, min_rows=2)
+        target = as_target(y, type(self).__name__)
         if len(target) != len(frame):
             raise InputError.bad("y", f"one value per row of X ({len(frame)})", target)
         features = FeatureMap.fit(
@@ -252,6 +272,7 @@ class ANOVATPNN(BaseEstimator):
         self._set_structure(features, terms, task, classes, isinstance(X, pd.DataFrame))
         data = (x_num, x_cat, encoded, train_idx, valid_idx)
         self._train(data, task, classes, rng, n_threads, progress)
+        self.history_["n_validation_rows"] = len(valid_idx) if len(train_idx) < len(frame) else 0
         self._n_fit = len(frame)
         self.importance_, self._importance_per_class_ = self._importance_values(
             self._component_array(x_num, x_cat)
@@ -392,7 +413,12 @@ class ANOVATPNN(BaseEstimator):
                 )
             frame = frame[list(names)]
         elif frame.shape[1] != len(names):
-            raise InputError.bad("X", f"{len(names)} columns", frame)
+            raise InputError(
+                f"X: expected {len(names)} columns, got {frame.shape[1]} (X has {frame.shape[1]} "
+                f"features, but {type(self).__name__} is expecting {len(names)} features as "
+                "input)",
+                argument="X",
+            )
         else:
             frame.columns = list(names)
         return self._features.transform(frame)
@@ -416,21 +442,25 @@ class ANOVATPNN(BaseEstimator):
             getattr(self, "classes_", None),
         )
 
+    @available_if(_may_classify)
     def decision_function(self, X) -> np.ndarray:
-        """``intercept + sum of components``: the prediction (regression), the logit of the second
-        class (binary) or the class logits (multiclass, shape (n, n_classes))."""
+        """``intercept + sum of components``: the logit of the second class (binary), the class
+        logits (multiclass, shape (n, n_classes)) or, fitted with ``task="auto"`` on numbers, the
+        prediction. Absent with ``task="regression"`` (use ``components(X).total()``)."""
         return self.components(X).total()
 
     def predict(self, X) -> np.ndarray:
         """Predicted values (regression) or class labels (classification)."""
-        return self._predict_from(self.decision_function(X))
+        return self._predict_from(self.components(X).total())
 
+    @available_if(_may_classify)
     def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities, shape (n, n_classes), columns in ``classes_`` order."""
+        """Class probabilities, shape (n, n_classes), columns in ``classes_`` order (absent with
+        ``task="regression"``)."""
         check_is_fitted(self, "terms_")
         if self.task_ != "classification":
             raise InputError.bad("task", "a classifier for predict_proba", "a regression model")
-        return self._proba_from(self.decision_function(X))
+        return self._proba_from(self.components(X).total())
 
     def _predict_from(self, decision: np.ndarray) -> np.ndarray:
         if self.task_ == "regression":

@@ -394,7 +394,8 @@ class ANOVATPNNSummary(Result):
 
     @property
     def validation_loss(self) -> float:
-        """The best validation loss (on the standardised target for regression)."""
+        """The best validation loss (on the standardised target for regression; on the training
+        rows when none were held out)."""
         return float(self.history["best_validation_loss"])
 
     def _dict_items(self) -> dict[str, Any]:
@@ -431,9 +432,11 @@ class ANOVATPNNSummary(Result):
 
     def summary(self) -> str:
         metric = "R^2" if self.task == "regression" else "accuracy"
+        held_out = self.history.get("n_validation_rows", 1)
+        loss = "validation loss" if held_out else "training loss (no rows held out)"
         head = (
             f"ANOVA-TPNN ({self.task}) on {self.n_rows} rows: {self.n_components} components, "
-            f"best validation loss {self.validation_loss:.4g} at epoch {self.best_epoch} of "
+            f"best {loss} {self.validation_loss:.4g} at epoch {self.best_epoch} of "
             f"{self.n_epochs}; training {metric} {self.training_score:.3f}"
         )
         return "\n".join([head, self.importance.summary()])

@@ -1,0 +1,95 @@
+"""scikit-learn's own estimator checks (``parametrize_with_checks``) on every trustlab estimator.
+
+The one place for them: ``ESTIMATORS`` lists the instances the checks run on (settings small
+enough for CI: a few seconds per estimator), ``EXPECTED_FAILURES`` names, per estimator class,
+each check that cannot apply and why. Adding an estimator is one line in ``ESTIMATORS`` (and
+its entries in ``EXPECTED_FAILURES``, if any). Expected failures are strict: a listed check
+that passes fails the run, so every listed reason stays true.
+"""
+
+from __future__ import annotations
+
+import pytest
+from sklearn.utils.estimator_checks import check_estimator, parametrize_with_checks
+
+from trustlab.errors import InputError
+from trustlab.explain.anova_tpnn import ANOVATPNN
+from trustlab.strategic import (
+    FixedPriceStrategicClassifier,
+    MarketAwareClassifier,
+    NaiveMarketClassifier,
+)
+
+# 10 epochs (not up to 300) in minibatches of 32 (more steps per epoch on the checks' 10-300
+# rows): above the checks' score thresholds (R^2 > 0.5, accuracy > 0.83) with room to spare
+# (R^2 0.81, accuracy 0.94 measured).
+SMALL_TPNN = dict(max_epochs=10, batch_size=32, random_state=0, n_jobs=1)
+# One run, no resampled validation, few epochs. ``without_budgets="no_market"``: the checks call
+# fit(X, y) without budgets, which the default instance refuses (see the last test below).
+SMALL_MARKET = dict(
+    max_epochs=5, n_restarts=1, validation_resamples=0, without_budgets="no_market", random_state=0
+)
+
+ESTIMATORS = [
+    ANOVATPNN(**SMALL_TPNN),  # task="auto": neither classifier nor regressor until fitted
+    ANOVATPNN(task="classification", **SMALL_TPNN),
+    ANOVATPNN(task="regression", **SMALL_TPNN),
+    NaiveMarketClassifier(),
+    FixedPriceStrategicClassifier(**SMALL_MARKET),
+    MarketAwareClassifier(**SMALL_MARKET),
+]
+
+# estimator class name -> {check name: why it cannot pass}
+EXPECTED_FAILURES: dict[str, dict[str, str]] = {}
+
+
+def expected_failures(estimator) -> dict[str, str]:
+    return EXPECTED_FAILURES.get(type(estimator).__name__, {})
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread():
+    """The fits are tiny: one torch thread is the fastest (and the same on every machine)."""
+    try:
+        import torch
+    except ImportError:  # estimators that need torch say so themselves
+        yield
+        return
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failures, xfail_strict=True)
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def _causes(error: BaseException):
+    while error is not None:
+        yield error
+        error = error.__cause__ or error.__context__
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        FixedPriceStrategicClassifier(**{**SMALL_MARKET, "without_budgets": "raise"}),
+        MarketAwareClassifier(**{**SMALL_MARKET, "without_budgets": "raise"}),
+    ],
+    ids=lambda estimator: type(estimator).__name__,
+)
+def test_default_market_learners_fail_the_checks_only_for_want_of_budgets(estimator):
+    """The default trained learners require budgets in fit (scikit-learn has no tag that says
+    so): every check they fail fails on that refusal, and nothing else."""
+    results = check_estimator(estimator, on_fail=None, on_skip=None)
+    failed = [r for r in results if r["status"] == "failed"]
+    assert len(failed) >= 20
+    for result in failed:
+        refusals = [
+            e
+            for e in _causes(result["exception"])
+            if isinstance(e, InputError) and e.argument == "budgets"
+        ]
+        assert refusals, (result["check_name"], result["exception"])
