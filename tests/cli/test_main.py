@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from cli_helpers import run_main as run
 
 from trustlab import __version__
@@ -89,3 +90,33 @@ def test_option_message_maps_only_to_options_of_the_command():
     assert option_message("sigma: bad", "sigma", options) == "sigma: bad"
     assert option_message("rows differ", "random_state", options) == "rows differ"
     assert option_message("--seed: bad", "--seed", options) == "--seed: bad"
+
+
+@pytest.mark.parametrize(
+    ("args", "start"),
+    [
+        (["data", "show", "chile", "--rows", "x"], "trustlab: error: Invalid value for '--rows'"),
+        (["nosuch"], "trustlab: error: No such command 'nosuch'."),
+        (["data", "show"], "trustlab: error: Missing argument 'NAME'."),
+    ],
+)
+def test_usage_errors_are_one_line_and_exit_2(capsys, args, start):
+    code, out, err = run(args, capsys)
+    assert code == 2 and out == ""
+    assert err.startswith(start) and err.endswith("--help')\n") and err.count("\n") == 1
+
+
+def test_bad_input_leaves_no_stray_blank_line(capsys, tmp_path):
+    # a command that opened its progress display before failing: stderr is the error line only
+    table = tmp_path / "t.csv"
+    table.write_text("a,b\n1,2\n")
+    code, _, err = run(
+        ["explain", "fastpd", "--model", tmp_path / "no.skops", "--data", table], capsys
+    )
+    assert code == 2
+    assert (
+        err
+        == "trustlab: error: --model: expected an existing model file, got "
+        + repr(str(tmp_path / "no.skops"))
+        + "\n"
+    )

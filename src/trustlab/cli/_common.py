@@ -11,16 +11,9 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from trustlab._results import json_text, write_outputs
+from trustlab.cli._progress import YesOption, announce, progress  # noqa: F401  (re-exported)
 from trustlab.data.tables import read_table, require_columns  # noqa: F401  (re-exported)
 
 console = Console(soft_wrap=True)  # never break a path or a number across lines
@@ -66,6 +59,7 @@ OPTION_FOR_ARGUMENT = {
     "codeword_gradient": "--codewords",
     "base_url": "--endpoint",
     "name_or_path": "--model",
+    "outputs": "--predictions",
 }
 
 
@@ -105,23 +99,6 @@ def save(result: Any, out: Path | None, as_json: bool = False) -> list[Path]:
     names = ", ".join(p.name for p in written)
     tell(f"wrote {names} to {out}", as_json)
     return written
-
-
-@contextmanager
-def progress(enabled: bool = True) -> Iterator[Progress]:
-    """A Rich progress display on stderr (silent when ``enabled`` is False or not a terminal)."""
-    prog = Progress(
-        SpinnerColumn(),
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        disable=not enabled,
-        transient=True,
-    )
-    with prog:
-        yield prog
 
 
 @contextmanager

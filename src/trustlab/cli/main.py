@@ -64,13 +64,25 @@ app.add_typer(_safety.app, name="safety")
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI; turn trustlab errors into one clear line and an exit code.
+    """Run the CLI; turn every error into one clear line on stderr and an exit code.
 
-    Typer itself handles usage errors (exit 2) and Ctrl-C (exit 130); everything trustlab raises
-    on purpose ends here.
+    Exit codes: 0 success, 2 bad input (trustlab's InputError/ConfigError and usage errors such as
+    ``--sigma abc``), 1 failure, 130 interrupted.
     """
+    import click
+
     try:
-        app(args=argv, prog_name="trustlab")
+        code = app(args=argv, prog_name="trustlab", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:  # a group without a command: its help
+        typer.echo(exc.ctx.get_help() if exc.ctx is not None else str(exc))
+        sys.exit(2)
+    except click.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx is not None else "trustlab"
+        typer.echo(f"trustlab: error: {exc.format_message()} (see '{where} --help')", err=True)
+        sys.exit(2)
+    except (click.Abort, KeyboardInterrupt):
+        typer.echo("trustlab: interrupted", err=True)
+        sys.exit(130)
     except InputError as exc:
         message = option_message(str(exc), exc.argument, _options(argv))
         typer.echo(f"trustlab: error: {message}", err=True)
@@ -81,9 +93,13 @@ def main(argv: list[str] | None = None) -> None:
     except TrustlabError as exc:
         typer.echo(f"trustlab: failed: {exc}", err=True)
         sys.exit(1)
+    except click.ClickException as exc:  # e.g. a file option that cannot be opened
+        typer.echo(f"trustlab: error: {exc.format_message()}", err=True)
+        sys.exit(exc.exit_code)
     except Exception as exc:  # an unexpected failure still ends in one line and exit 1
         typer.echo(f"trustlab: unexpected failure: {type(exc).__name__}: {exc}", err=True)
         sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def _options(argv: list[str] | None) -> set[str]:

@@ -1,0 +1,82 @@
+"""Progress of long commands without a terminal, and the up-front plan with its --yes bound."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import pytest
+
+from trustlab.cli._progress import LineProgress, announce, format_seconds
+from trustlab.errors import InputError
+
+
+def test_seconds_read_like_a_person_writes_them():
+    assert [format_seconds(s) for s in (0.4, 7, 65, 3600 + 125)] == [
+        "0 s",
+        "7 s",
+        "1 min 05 s",
+        "1 h 02 min",
+    ]
+
+
+def test_a_quick_task_writes_nothing():
+    stream = io.StringIO()
+    with LineProgress(stream, delay=5.0, interval=1.0) as bar:
+        task = bar.add_task("certifying 3 points", total=3)
+        for _ in range(3):
+            bar.advance(task)
+    assert stream.getvalue() == ""
+
+
+def test_a_long_task_writes_lines_with_totals_and_a_last_line():
+    stream = io.StringIO()
+    with LineProgress(stream, delay=0.0, interval=0.05) as bar:
+        task = bar.add_task("certifying 4 points", total=4)
+        for _ in range(4):
+            time.sleep(0.06)
+            bar.advance(task)
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith("trustlab: certifying 4 points: ")
+    assert any("/4 (" in line for line in lines)
+    assert lines[-1].startswith("trustlab: certifying 4 points: done in ")
+
+
+def test_a_task_without_total_still_says_it_is_running():
+    # the background ticker writes even when the command gives no updates (an opaque solve)
+    stream = io.StringIO()
+    with LineProgress(stream, delay=0.05, interval=0.05) as bar:
+        bar.add_task("solving", total=None)
+        time.sleep(0.7)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) >= 2 and lines[0].startswith("trustlab: solving: ")
+    assert lines[-1].startswith("trustlab: solving: done in")
+
+
+def test_a_new_stage_is_said_at_once():
+    stream = io.StringIO()
+    with LineProgress(stream, delay=0.0, interval=60.0) as bar:
+        task = bar.add_task("stage one", total=2)
+        bar.advance(task)
+        bar.update(task, description="stage two")
+    text = stream.getvalue()
+    assert "trustlab: stage one: 1/2 (50%)" in text and "trustlab: stage two:" in text
+
+
+def test_no_last_line_after_an_error():
+    stream = io.StringIO()
+    with pytest.raises(RuntimeError), LineProgress(stream, delay=0.0, interval=60.0) as bar:
+        bar.add_task("working", total=2)
+        time.sleep(0.01)
+        bar.advance(0)
+        raise RuntimeError("boom")
+    assert "done in" not in stream.getvalue()
+
+
+def test_announce_says_the_plan_or_asks_for_yes(capsys):
+    announce("certifying 5 points x 1,000 samples", work=5e3, limit=1e9, yes=False)
+    assert capsys.readouterr().err == "trustlab: certifying 5 points x 1,000 samples\n"
+    with pytest.raises(InputError, match=r"^--yes: certifying .* is 5e\+12 samples, beyond"):
+        announce("certifying 5 points", work=5e12, limit=1e9, yes=False, unit=" samples")
+    announce("certifying 5 points", work=5e12, limit=1e9, yes=True)
+    assert "certifying 5 points" in capsys.readouterr().err
