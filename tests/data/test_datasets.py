@@ -62,3 +62,16 @@ def test_numeric_columns_are_numeric():
     ds = load_dataset("chile")
     for col in ("population", "age", "income", "statusquo"):
         assert np.issubdtype(ds.frame[col].dtype, np.number)
+
+
+def test_read_table_reads_other_encodings_and_names_the_option(tmp_path):
+    from trustlab.data.tables import read_table
+    from trustlab.errors import InputError
+
+    path = tmp_path / "latin.csv"
+    path.write_bytes("city,n\nMálaga,2\n".encode("latin-1"))
+    assert read_table(path, encoding="latin-1")["city"].tolist() == ["Málaga"]
+    with pytest.raises(InputError, match=r"--data: could not read .* as utf-8 text .*--encoding"):
+        read_table(path)
+    with pytest.raises(InputError, match="--encoding: expected a text encoding"):
+        read_table(path, encoding="no-such-encoding")

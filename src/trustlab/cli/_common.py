@@ -39,6 +39,15 @@ TrustTypeOption = Annotated[
 ]
 
 
+EncodingOption = Annotated[
+    str | None,
+    typer.Option(
+        "--encoding",
+        help="Text encoding of CSV/TSV input (default utf-8), e.g. latin-1 or cp1252.",
+    ),
+]
+
+
 # The library names its arguments; the CLI names its options. Where an option is not simply the
 # argument in kebab case (max_epochs -> --max-epochs), this is the one place that says which it is.
 OPTION_FOR_ARGUMENT = {
