@@ -10,14 +10,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
 from trustlab._results import json_text, write_outputs
+from trustlab.cli._console import console, err_console, tell  # noqa: F401  (re-exported)
 from trustlab.cli._progress import YesOption, announce, progress  # noqa: F401  (re-exported)
 from trustlab.data.tables import read_table, require_columns  # noqa: F401  (re-exported)
-
-console = Console(soft_wrap=True)  # never break a path or a number across lines
-err_console = Console(stderr=True, soft_wrap=True)
 
 JSON_OPTION_HELP = "Print the result as JSON (the result's to_dict()) instead of a summary."
 
@@ -92,12 +89,6 @@ def emit(result: Any, as_json: bool) -> None:
         sys.stdout.write(json_text(result.to_dict()))
     else:
         console.print(result.summary(), highlight=False, markup=False, emoji=False, soft_wrap=True)
-
-
-def tell(message: str, as_json: bool = False) -> None:
-    """A line for people: on stdout, or on stderr when stdout carries ``--json`` output."""
-    target = err_console if as_json else console
-    target.print(message, highlight=False, markup=False, emoji=False, soft_wrap=True)
 
 
 def save(result: Any, out: Path | None, as_json: bool = False) -> list[Path]:

@@ -20,6 +20,7 @@ from typing import Annotated, Any, TextIO
 
 import typer
 
+from trustlab.cli._console import err_console, tell
 from trustlab.errors import InputError
 
 __all__ = ["LineProgress", "YesOption", "announce", "format_seconds", "progress"]
@@ -155,8 +156,6 @@ class LineProgress:
 def progress(enabled: bool = True) -> Iterator[Any]:
     """A Rich progress bar on a terminal, :class:`LineProgress` lines on stderr otherwise (and
     nothing at all when ``enabled`` is False)."""
-    from trustlab.cli._common import err_console
-
     if enabled and not err_console.is_terminal:
         with LineProgress() as lines:
             yield lines
@@ -196,6 +195,4 @@ def announce(plan: str, *, work: float, limit: float, yes: bool, unit: str = "")
             "without asking (it may take very long); check the options or pass --yes",
             argument="--yes",
         )
-    from trustlab.cli._common import tell
-
     tell(f"trustlab: {plan}", as_json=True)
