@@ -28,6 +28,7 @@ The parts, one idea each:
 
 - :mod:`.estimator`: :class:`SafetyPolytope` (fit, detection, projection, facet report, storage);
 - :mod:`._train`: the training loop (torch);
+- :mod:`._inputs`: the checks of activations, labels and categories (scikit-learn's words);
 - :mod:`.projection`: the :class:`Projection` result and the exact L2/L1 and concept solvers;
 - :mod:`.results`: :class:`FacetReport`, which facets fire for which category;
 - :mod:`.language_model`: reading a model's states (of prompts, and of each generated token:

@@ -4,7 +4,7 @@ calibration and storage. The method and its conventions are described in
 
 Why this module is long: :class:`SafetyPolytope` is one scikit-learn estimator whose public
 surface (fit, detection, projection, calibration, facet report, save/load) shares its fitted
-state; the heavy parts (training, projection solvers, reports) already live in their own
+state; the heavy parts (input checks, training, projection solvers, reports) live in their own
 modules, and what is left is the estimator's methods with their numpydoc docstrings."""
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import metadata_routing
 from sklearn.utils.validation import check_is_fitted
 
 from trustlab._checks import (
-    as_1d,
     as_float_array,
     check_bool,
     check_choice,
@@ -33,6 +33,12 @@ from trustlab._checks import (
 )
 from trustlab._results import json_text, output_dir, write_atomic
 from trustlab.errors import InputError, ResourceError
+from trustlab.safety.polytope._inputs import (
+    CLASSES,
+    as_categories,
+    as_unsafe_labels,
+    check_activations,
+)
 from trustlab.safety.polytope._train import TrainingSettings, train_polytope
 from trustlab.safety.polytope.projection import (
     MAX_ITER,
@@ -54,7 +60,7 @@ ARRAYS_FILE = "polytope.npz"
 _ARRAY_NAMES = ("normals", "offsets", "encoder_weight", "encoder_bias", "mean", "scale")
 
 
-class SafetyPolytope(BaseEstimator):
+class SafetyPolytope(ClassifierMixin, BaseEstimator):
     """A learned safety polytope over hidden states: detection, facet explanations, correction.
 
     Parameters
@@ -104,6 +110,8 @@ class SafetyPolytope(BaseEstimator):
     mean_, scale_ : ndarray (n_features_in_,)
         The standardisation.
     n_features_in_ : int
+    classes_ : ndarray ``[0, 1]``
+        0 safe, 1 unsafe: unsafe is the positive class (``classes_[1]``), as ``predict`` says.
     loss_history_ : list of float
         Mean training loss per epoch.
     training_report_ : FacetReport or None
@@ -168,6 +176,20 @@ class SafetyPolytope(BaseEstimator):
         self.standardize = standardize
         self.random_state = random_state
 
+    # acts and unsafe are the data (scikit-learn's X and y), not metadata to route
+    __metadata_request__fit = {"acts": metadata_routing.UNUSED, "unsafe": metadata_routing.UNUSED}
+    __metadata_request__predict = {"acts": metadata_routing.UNUSED}
+    __metadata_request__decision_function = {"acts": metadata_routing.UNUSED}
+
+    def __sklearn_tags__(self):
+        """A binary classifier (1 = unsafe) of dense, finite numeric activations: no sparse
+        input, no missing values, no strings. ``unsafe`` must be 0/1 or boolean."""
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = tags.input_tags.allow_nan = False
+        tags.input_tags.string = tags.input_tags.categorical = False
+        return tags
+
     # ------------------------------------------------------------------------------- fitting
 
     def fit(self, acts: Any, unsafe: Any, categories: Any = None) -> SafetyPolytope:
@@ -178,7 +200,8 @@ class SafetyPolytope(BaseEstimator):
         acts : array-like (n, d)
             Hidden states, one row per example.
         unsafe : array-like (n,)
-            1/True for unsafe examples, 0/False for safe ones; both must occur.
+            1/True for unsafe examples, 0/False for safe ones; both must occur (any number of
+            rows from 2 on: one of each class). Other label pairs are refused.
         categories : array-like (n,) of str, optional
             A category per example (e.g. the harm area; safe rows may carry "benign"). Only used
             for :attr:`training_report_`.
@@ -225,10 +248,11 @@ class SafetyPolytope(BaseEstimator):
         rng: np.random.Generator,
     ) -> SafetyPolytope:
         """``fit`` with the parameters already checked."""
-        X = as_float_array(acts, "acts", ndim=2)
-        labels = _as_unsafe_labels(unsafe, len(X))
-        cats = None if categories is None else _as_categories(categories, len(X))
+        X = check_activations(acts)
+        labels = as_unsafe_labels(unsafe, len(X))
+        cats = None if categories is None else as_categories(categories, len(X))
         self.n_features_in_ = X.shape[1]
+        self.classes_ = CLASSES.copy()
         self.mean_, self.scale_ = _standardisation(X, self.standardize)
         z = (X - self.mean_) / self.scale_
         params, history = train_polytope(z, labels, settings, rng)
@@ -295,6 +319,7 @@ class SafetyPolytope(BaseEstimator):
             params.update(encoder_weight=weight, encoder_bias=bias)
         polytope._set_parameters(params)
         polytope.n_features_in_ = d
+        polytope.classes_ = CLASSES.copy()
         polytope.mean_, polytope.scale_ = mean, scale
         polytope.loss_history_ = []
         polytope.training_report_ = None
@@ -308,27 +333,24 @@ class SafetyPolytope(BaseEstimator):
         return self._violations(self._check_acts(acts))
 
     def decision_function(self, acts: Any) -> np.ndarray:
-        """Unsafety score ``max_k c_k(h)`` (> 0 iff unsafe); use it for AUROC."""
-        return self.violations(acts).max(axis=1)
+        """Unsafety score ``max_k c_k(h)`` (> 0 iff unsafe); use it for AUROC. ``acts`` is 2-D,
+        as scikit-learn has it (:meth:`violations` and :meth:`is_unsafe` also take one state as
+        a 1-D vector)."""
+        return self._violations(self._check_acts(acts, one_row=False)).max(axis=1)
 
     def is_unsafe(self, acts: Any) -> np.ndarray:
         """True where some facet is violated (``max_k c_k > 0``)."""
-        return self.decision_function(acts) > 0.0
+        return self._is_unsafe(self._check_acts(acts))
 
     def predict(self, acts: Any) -> np.ndarray:
-        """1 for unsafe, 0 for safe (scikit-learn style; unsafe is the positive class)."""
-        return self.is_unsafe(acts).astype(np.int64)
+        """1 for unsafe, 0 for safe (scikit-learn style; unsafe is the positive class); ``acts``
+        is 2-D, as for :meth:`decision_function`."""
+        return self._is_unsafe(self._check_acts(acts, one_row=False)).astype(np.int64)
 
-    def _check_acts(self, acts: Any, name: str = "acts") -> np.ndarray:
+    def _check_acts(self, acts: Any, name: str = "acts", *, one_row: bool = True) -> np.ndarray:
+        """Rows of the fitted width; ``one_row``: a 1-D vector is one state."""
         check_is_fitted(self, "normals_")
-        X = as_float_array(acts, name)
-        if X.ndim == 1:
-            X = X[None, :]
-        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-            raise InputError.bad(
-                name, f"activations of width {self.n_features_in_} (n, {self.n_features_in_})", X
-            )
-        return X
+        return check_activations(acts, name, n_features=self.n_features_in_, one_row=one_row)
 
     def _features(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """(encoder features, ReLU pre-activations or None) of raw rows ``X``."""
@@ -513,7 +535,7 @@ class SafetyPolytope(BaseEstimator):
         if acts is None or categories is None:
             raise InputError.bad("acts, categories", "both or neither", "only one of them")
         X = self._check_acts(acts)
-        cats = _as_categories(categories, len(X))
+        cats = as_categories(categories, len(X))
         return FacetReport.from_violations(self._violations(X) > 0.0, cats)
 
     # ------------------------------------------------------------------------------- storage
@@ -569,6 +591,7 @@ class SafetyPolytope(BaseEstimator):
         polytope._set_parameters(arrays)
         polytope.mean_, polytope.scale_ = arrays["mean"], arrays["scale"]
         polytope.n_features_in_ = int(info["n_features_in"])
+        polytope.classes_ = CLASSES.copy()
         polytope.loss_history_ = list(info.get("loss_history", []))
         report = info.get("training_report")
         polytope.training_report_ = None if report is None else FacetReport.from_dict(report)
@@ -578,30 +601,6 @@ class SafetyPolytope(BaseEstimator):
 
 
 # ================================================================================== helpers
-
-
-def _as_unsafe_labels(unsafe: Any, n: int) -> np.ndarray:
-    labels = as_1d(unsafe, "unsafe")
-    if len(labels) != n:
-        raise InputError.bad("unsafe", f"{n} labels (one per row of acts)", labels)
-    values = set(np.unique(labels).tolist())
-    if not values <= {0, 1}:  # True and False compare equal to 1 and 0
-        raise InputError.bad(
-            "unsafe", "0/1 or boolean labels (1 = unsafe)", sorted(values, key=str)
-        )
-    labels = labels.astype(bool)
-    if not labels.any():
-        raise InputError.bad("unsafe", "at least one unsafe example (label 1)", "none")
-    if labels.all():
-        raise InputError.bad("unsafe", "at least one safe example (label 0)", "none")
-    return labels
-
-
-def _as_categories(categories: Any, n: int) -> np.ndarray:
-    cats = as_1d(categories, "categories")
-    if len(cats) != n:
-        raise InputError.bad("categories", f"{n} categories (one per row of acts)", cats)
-    return cats.astype(str)
 
 
 def _standardisation(X: np.ndarray, standardize: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,181 @@
+"""Checks of :class:`~trustlab.safety.SafetyPolytope`'s inputs: activations, labels, categories.
+
+Every refusal is an :class:`~trustlab.errors.InputError` naming the argument. Where
+scikit-learn's estimator checks look for particular words, the message carries them as well
+("sparse", "Complex data not supported", "Reshape your data", "NaN", "inf", "0 feature(s)",
+"X has 1 features, but SafetyPolytope is expecting 2 features as input", "only one class",
+"Unknown label type: continuous", "requires y to be passed").
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from scipy.sparse import issparse
+
+from trustlab._checks import as_1d
+from trustlab.errors import InputError, describe
+
+__all__ = ["CLASSES", "check_activations", "as_unsafe_labels", "as_categories"]
+
+ESTIMATOR = "SafetyPolytope"
+# The labels, in scikit-learn's order: 0 safe, 1 unsafe (the positive class, ``classes_[1]``).
+CLASSES = np.array([0, 1], dtype=np.int64)
+
+
+class _NotNumbers(InputError, TypeError):
+    """Values that are not numbers (a dict, say): an InputError, and a TypeError as numpy's own
+    conversion error is (the type scikit-learn's checks expect)."""
+
+    def __init__(self, message: str, argument: str):
+        super().__init__(message, argument=argument)
+
+
+def check_activations(
+    acts: Any, name: str = "acts", *, n_features: int | None = None, one_row: bool = False
+) -> np.ndarray:
+    """Activations as a dense, finite float64 array of shape (n, d) with n, d >= 1.
+
+    ``n_features``: the width the fitted polytope reads (None while fitting). ``one_row``: a 1-D
+    vector is one state (the detection and correction methods); otherwise it is refused, as
+    scikit-learn's ``predict`` and ``decision_function`` refuse it.
+    """
+    if issparse(acts):
+        raise InputError(
+            f"{name}: expected a dense array, got a scipy sparse matrix (sparse input is not "
+            "supported; convert it with .toarray())",
+            argument=name,
+        )
+    try:
+        raw = np.asarray(acts)
+    except (TypeError, ValueError):  # ragged rows, say
+        raise InputError.bad(name, "numeric array-like", acts) from None
+    if np.iscomplexobj(raw):
+        raise InputError(
+            f"{name}: expected real numbers, got complex numbers (Complex data not supported)",
+            argument=name,
+        )
+    try:
+        X = raw.astype(np.float64)
+    except TypeError as error:  # a dict in an object array: numpy's TypeError, kept one
+        raise _NotNumbers(
+            f"{name}: expected numbers, got a value that is not a number ({error})", name
+        ) from None
+    except ValueError:  # text
+        raise InputError.bad(name, "numeric array-like", acts) from None
+    if X.ndim == 1 and one_row:
+        X = X[None, :]
+    if X.ndim != 2:
+        raise InputError(
+            f"{name}: expected a 2-dimensional array (n, d), got {describe(X)}. Reshape your "
+            "data with X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single row",
+            argument=name,
+        )
+    rows, columns = X.shape
+    if n_features is not None and columns != n_features:
+        raise InputError(
+            f"{name}: expected activations of width {n_features} (n, {n_features}), got "
+            f"{describe(X)} (X has {columns} features, but {ESTIMATOR} is expecting "
+            f"{n_features} features as input)",
+            argument=name,
+        )
+    if rows == 0 or columns == 0:
+        kind = "sample" if rows == 0 else "feature"
+        raise InputError(
+            f"{name}: found array with 0 {kind}(s) (shape={X.shape}) while a minimum of 1 is "
+            "required.",
+            argument=name,
+        )
+    bad = ~np.isfinite(X)
+    if bad.any():
+        row, column = (int(i) for i in np.argwhere(bad)[0])
+        value = X[row, column]
+        word = "NaN" if np.isnan(value) else ("inf" if value > 0 else "-inf")
+        raise InputError(
+            f"{name}: expected finite values, got {word} at row {row}, column {column} "
+            f"({int(bad.sum())} non-finite value(s) in all)",
+            argument=name,
+        )
+    return X
+
+
+def as_unsafe_labels(unsafe: Any, n: int) -> np.ndarray:
+    """The labels as a boolean mask (True = unsafe): 0/1 or booleans, one per row, both present.
+
+    Other pairs of labels ({1, 2}, {-1, 1}, text) are refused rather than ordered as
+    scikit-learn orders classes: with {1, 2} that order would call 1 safe, while 1 means unsafe
+    here. A column vector is flattened with scikit-learn's DataConversionWarning.
+    """
+    from sklearn.exceptions import DataConversionWarning
+
+    if unsafe is None:
+        raise InputError(
+            f"unsafe: expected one label per row of acts (1 = unsafe, 0 = safe), got None "
+            f"({ESTIMATOR} requires y to be passed, but the target y is None)",
+            argument="unsafe",
+        )
+    raw = np.asarray(unsafe.to_numpy() if hasattr(unsafe, "to_numpy") else unsafe)
+    if raw.ndim == 2 and raw.shape[1] == 1:
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected. Please change the shape "
+            "of y to (n_samples,), for example using ravel().",
+            DataConversionWarning,
+            stacklevel=4,
+        )
+    labels = as_1d(raw, "unsafe")
+    if len(labels) != n:
+        raise InputError.bad("unsafe", f"{n} labels (one per row of acts)", labels)
+    values = _distinct(labels)
+    if not values <= {0, 1}:  # True and False compare equal to 1 and 0
+        shown = sorted(values, key=str)
+        raise InputError(
+            f"unsafe: expected 0/1 or boolean labels (1 = unsafe), got {describe(shown[:5])}"
+            f"{_label_type(labels)}; other pairs of labels are refused, since which of them "
+            "means unsafe would be a guess",
+            argument="unsafe",
+        )
+    mask = labels.astype(bool)
+    for present, label, side in ((mask.any(), 1, "unsafe"), (not mask.all(), 0, "safe")):
+        if not present:
+            other = "safe" if side == "unsafe" else "unsafe"
+            raise InputError(
+                f"unsafe: expected at least one {side} example (label {label}), got none: only "
+                f"one class ({other}) is present",
+                argument="unsafe",
+            )
+    return mask
+
+
+def _distinct(labels: np.ndarray) -> set:
+    try:
+        return set(np.unique(labels).tolist())
+    except TypeError:  # an object array of values that do not compare
+        return set(labels.tolist())
+
+
+def _label_type(labels: np.ndarray) -> str:
+    """scikit-learn's words for labels that are not two classes ("Unknown label type: ...",
+    "Only binary classification is supported.")."""
+    from sklearn.utils.multiclass import type_of_target
+
+    if labels.dtype.kind == "f" and not np.isfinite(labels).all():
+        return " (infinite values)"
+    try:  # labels in an object array are typed by their values
+        kind = type_of_target(np.asarray(labels.tolist()) if labels.dtype == object else labels)
+    except ValueError:
+        kind = "unknown"
+    if kind == "binary":
+        return ""
+    if kind == "multiclass":
+        return " (more than two classes. Only binary classification is supported.)"
+    return f" (Unknown label type: {kind})"
+
+
+def as_categories(categories: Any, n: int) -> np.ndarray:
+    """One category (text) per row of acts."""
+    cats = as_1d(categories, "categories")
+    if len(cats) != n:
+        raise InputError.bad("categories", f"{n} categories (one per row of acts)", cats)
+    return cats.astype(str)
