@@ -135,3 +135,28 @@ def test_serve_bad_port_is_exit_2_before_loading(run, no_load):
     code, _, err = run("llm", "serve", "--model", "x", "--port", 70000)
     assert code == 2
     assert one_line(err).startswith("trustlab: error: --port: expected")
+
+
+def test_serve_bad_batch_size_is_exit_2_before_loading(run, no_load):
+    code, _, err = run("llm", "serve", "--model", "x", "--max-batch-size", 0)
+    assert code == 2
+    assert one_line(err).startswith("trustlab: error: --max-batch-size: expected")
+
+
+@pytest.mark.parametrize(
+    ("command", "sentence"),
+    [
+        ("serve", "Keep the default host 127.0.0.1 unless other machines must reach the server."),
+        ("generate", "With --endpoint URL it is the model id of an OpenAI-compatible endpoint"),
+    ],
+)
+def test_help_paragraphs_are_whole_sentences(run, command, sentence):
+    from trustlab.cli import llm
+
+    text = {"serve": llm.SERVE_HELP, "generate": llm.GENERATE_HELP}[command]
+    for paragraph in text.strip().split("\n\n"):
+        # one line each: the help formatter wraps them, never where a source line ended
+        assert "\n" not in paragraph, paragraph
+    code, out, _ = run("llm", command, "--help")
+    assert code == 0
+    assert sentence in " ".join(out.split())  # the help as it reads, wrapping undone

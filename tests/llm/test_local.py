@@ -242,6 +242,45 @@ def test_a_likely_continuation_scores_higher(smollm2):
     assert scores[0] > scores[1] + 3.0
 
 
+# ---- completions: the server's token loop -------------------------------------------------------
+
+
+def test_completions_give_the_greedy_text_of_generate_in_any_batch(smollm2, generations):
+    done = smollm2.completions(PROMPTS, MAX_NEW, batch_size=len(PROMPTS))
+    assert [c.text for c in done] == generations
+    assert [c.text for c in smollm2.completions(PROMPTS, MAX_NEW, batch_size=1)] == generations
+    for c in done:
+        assert c.finish_reason in ("stop", "length") and "".join(c.tokens) == c.text
+        assert len(c.logprobs) == len(c.tokens) and set(c.top_logprobs) == {()}
+
+
+@pytest.mark.parametrize("chat", [True, False])
+def test_completion_logprobs_are_the_models_log_softmax(smollm2, direct_greedy, chat):
+    prompt = PROMPTS[0] if chat else "The capital of France is"
+    (done,) = smollm2.completions(prompt, 6, chat=chat, top_logprobs=3)
+    ids = smollm2._encode([prompt], chat)[0]
+    oracle = direct_greedy(smollm2, ids, 6, top=3)
+    decode = smollm2._token_text
+    assert done.tokens == tuple(decode(token) for token, _, _ in oracle)
+    assert "".join(done.tokens) == done.text
+    np.testing.assert_allclose(done.logprobs, [v for _, v, _ in oracle], rtol=0, atol=1e-4)
+    for ours, (_, _, top) in zip(done.top_logprobs, oracle, strict=True):
+        assert [t for t, _ in ours] == [decode(i) for i, _ in top]
+        np.testing.assert_allclose([v for _, v in ours], [v for _, v in top], rtol=0, atol=1e-4)
+    assert done.total_logprob == pytest.approx(sum(done.logprobs))
+
+
+def test_completions_stop_before_a_stop_string(smollm2, generations):
+    (done,) = smollm2.completions(PROMPTS[0], MAX_NEW, stop=[" is", "zzz"])
+    assert generations[0].startswith(done.text + " is") and done.finish_reason == "stop"
+
+
+def test_seeded_sampling_does_not_depend_on_the_batch(smollm2):
+    together = smollm2.completions(PROMPTS, 6, temperature=1.0, random_state=5, batch_size=3)
+    alone = smollm2.completions(PROMPTS[::-1], 6, temperature=1.0, random_state=5, batch_size=1)
+    assert [c.text for c in together] == [c.text for c in alone][::-1]
+
+
 # ---- bad input -----------------------------------------------------------------------------------
 
 
@@ -264,6 +303,9 @@ def test_a_likely_continuation_scores_higher(smollm2):
         (lambda m: m.generate([1, 2], 4), "prompts"),
         (lambda m: m.logprobs(PROMPTS, CONTINUATIONS[:2]), None),
         (lambda m: m.logprobs(PROMPTS[:1], [""]), "continuations"),
+        (lambda m: m.completions(PROMPTS, 4, top_logprobs=21), "top_logprobs"),
+        (lambda m: m.completions(PROMPTS, 4, stop=[""]), "stop"),
+        (lambda m: m.completions(PROMPTS, 0), "max_new_tokens"),
     ],
 )
 def test_bad_input_raises_naming_the_argument(smollm2, call, argument):

@@ -253,6 +253,73 @@ def test_api_key_is_sent_as_a_bearer_token(waits):
         assert srv.n_requests == 3
 
 
+def test_stream_yields_the_answer_in_pieces():
+    with serving() as srv, client(srv) as model:
+        assert "".join(model.stream("hello", 5)) == "chat/5/0/None olleh"
+        assert list(model.stream("abc", 3, chat=False, stop=["z"])) == ["text/3/0/None cba"]
+
+
+def test_stream_is_retried_before_the_first_piece(waits):
+    with serving(Faults(count=2, status=503)) as srv, client(srv, max_retries=2) as model:
+        assert list(model.stream("ab")) == ["chat/256/0/None ba"]
+        assert srv.n_requests == 3
+    assert len(waits) == 2
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ('data: {"choices": [{"index": 0, "text": "x"}]}\n\n', "ended without \\[DONE\\]"),
+        ('data: {"error": {"message": "boom"}}\n\n', "stream failed.*boom"),
+        ("data: <html>\n\n", "not JSON"),
+        ('data: {"choices": 3}\n\n', "malformed stream chunk"),
+    ],
+)
+def test_a_broken_stream_is_a_backend_error(body, reason):
+    with serving(Faults(malformed=body)) as srv, client(srv) as model:
+        with pytest.raises(BackendError, match=reason):
+            list(model.stream("x", chat=False))
+
+
+def test_completions_from_a_server_without_logprobs_is_a_backend_error(waits):
+    with serving() as srv, client(srv) as model:
+        with pytest.raises(BackendError, match="HTTP 400.*logprobs: not supported.*not retried"):
+            model.completions(["a", "b"])
+
+
+@pytest.mark.parametrize(
+    ("call", "argument"),
+    [
+        (lambda m: m.completions(["x"], top_logprobs=21), "top_logprobs"),
+        (lambda m: m.completions(["x"], stop=[""]), "stop"),
+        (lambda m: m.stream(["x"], chat=False), "messages"),
+        (lambda m: m.stream("x", max_tokens=0), "max_tokens"),
+    ],
+)
+def test_bad_stream_and_completions_arguments_fail_before_any_request(call, argument):
+    with serving() as srv, client(srv) as model:
+        with pytest.raises(InputError, match=f"^{argument}: expected"):
+            call(model)
+        assert srv.n_requests == 0
+
+
+def test_remote_completions_and_stream_equal_local_smollm2(smollm2):
+    prompts = ["Name a colour.", "What is the capital of France?"]
+    local = smollm2.completions(prompts, 5, top_logprobs=2)
+    with make_server(smollm2) as srv, RemoteModel(srv.url, smollm2.name) as model:
+        remote = model.completions(prompts, 5, top_logprobs=2)
+        plain = model.completions("The capital of France is", 3, chat=False, top_logprobs=1)
+        streamed = "".join(model.stream(prompts[1], 5))
+    assert [r.text for r in remote] == [c.text for c in local] and streamed == local[1].text
+    for r, c in zip(remote, local, strict=True):
+        assert r.tokens == c.tokens and r.finish_reason == c.finish_reason
+        np.testing.assert_allclose(r.logprobs, c.logprobs, atol=1e-4)
+        assert [[t for t, _ in top] for top in r.top_logprobs] == [
+            [t for t, _ in top] for top in c.top_logprobs
+        ]
+    assert plain[0].text == smollm2.completions("The capital of France is", 3, chat=False)[0].text
+
+
 def test_remote_generate_equals_local_smollm2(smollm2):
     prompts = ["Name a colour.", "What is the capital of France?"]
     with make_server(smollm2) as srv, RemoteModel(srv.url, smollm2.name) as model:

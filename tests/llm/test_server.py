@@ -1,10 +1,12 @@
 """make_server: the OpenAI schema, request checking, faults and life cycle, over real HTTP."""
 
+import json
 import queue
 import socket
 import threading
 
 import httpx
+import openai
 import pytest
 
 from trustlab.errors import InputError
@@ -167,8 +169,10 @@ def test_models_and_health(server):
         ({"messages": [{"role": "user"}]}, "content"),
         ({"messages": [{"role": "user", "content": "x"}], "max_tokens": 0}, "max_tokens"),
         ({"messages": [{"role": "user", "content": "x"}], "temperature": 5}, "temperature"),
-        ({"messages": [{"role": "user", "content": "x"}], "stream": True}, "stream"),
-        ({"messages": [{"role": "user", "content": "x"}], "n": 2}, "n: "),
+        ({"messages": [{"role": "user", "content": "x"}], "stream": "yes"}, "stream"),
+        ({"messages": [{"role": "user", "content": "x"}], "n": 0}, "n: "),
+        ({"messages": [{"role": "user", "content": "x"}], "n": 65}, "n: "),
+        ({"messages": [{"role": "user", "content": "x"}], "top_p": 0}, "top_p"),
         ({"messages": [{"role": "user", "content": "x"}], "seed": "s"}, "seed"),
         ({"messages": [{"role": "user", "content": "x"}], "seed": -1}, "seed"),
         ({"messages": [{"role": "user", "content": "x"}], "temperature": 2.5}, "temperature"),
@@ -261,6 +265,9 @@ def test_busy_port_is_a_resource_error(server):
         ({"model_name": ""}, "model_name"),
         ({"faults": "503"}, "faults"),
         ({"api_key": ""}, "api_key"),
+        ({"max_batch_size": 0}, "max_batch_size"),
+        ({"batch_window": -0.1}, "batch_window"),
+        ({"batch_window": 5}, "batch_window"),
     ],
 )
 def test_bad_server_arguments(kwargs, argument):
@@ -296,6 +303,139 @@ def test_a_model_name_is_loaded_only_after_the_arguments_are_checked(monkeypatch
 def test_bad_faults(kwargs, argument):
     with pytest.raises(InputError, match=f"^{argument}: expected"):
         Faults(**kwargs)
+
+
+# ---- streaming, n and the field rules for a text-only model (any LanguageModel) ----------------
+
+
+def sse(response) -> list:
+    """The JSON events of a raw server-sent-event body, checking the wire format on the way."""
+    text = response.read().decode()
+    assert text.endswith("data: [DONE]\n\n")
+    events = text.split("\n\n")[:-2]
+    assert all(e.startswith("data: ") and "\n" not in e for e in events)
+    return [json.loads(e[len("data: ") :]) for e in events]
+
+
+def test_stream_wire_format(server):
+    body = {"messages": [{"role": "user", "content": "hello"}], "stream": True}
+    with httpx.stream("POST", server.url + "/v1/chat/completions", json=body, timeout=10) as r:
+        assert r.status_code == 200 and r.headers["content-type"] == "text/event-stream"
+        assert r.headers["transfer-encoding"] == "chunked"
+        events = sse(r)
+    assert [e["object"] for e in events] == ["chat.completion.chunk"] * 3
+    assert [e["choices"][0]["delta"] for e in events] == [
+        {"role": "assistant", "content": ""}, {"content": "chat olleh"}, {}
+    ]  # fmt: skip
+    assert [e["choices"][0]["finish_reason"] for e in events] == [None, None, "stop"]
+    assert "usage" not in events[0]
+
+
+def test_a_text_only_model_streams_its_whole_answer_with_usage_through_the_client():
+    with (
+        make_server(Reverser(WordTokenizer())) as srv,
+        openai.OpenAI(base_url=srv.url + "/v1", api_key="x", max_retries=0) as client,
+    ):
+        chunks = list(client.completions.create(
+            model="reverser", prompt="a b c", max_tokens=9, stream=True,
+            stream_options={"include_usage": True},
+        ))  # fmt: skip
+        whole = client.completions.create(model="reverser", prompt="a b c", max_tokens=9)
+    assert "".join(c.choices[0].text for c in chunks if c.choices) == "text c b a"
+    assert chunks[-1].choices == [] and chunks[-1].usage == whole.usage
+    assert whole.usage.prompt_tokens == 3 and whole.usage.completion_tokens == 4
+
+
+def test_n_repeats_the_prompt_for_a_text_only_model(server, backend):
+    data = post(server, "/v1/completions", {"prompt": ["ab", "c"], "n": 2}).json()
+    assert [(c["index"], c["text"]) for c in data["choices"]] == [
+        (0, "text ba"), (1, "text ba"), (2, "text c"), (3, "text c")
+    ]  # fmt: skip
+    assert backend.calls[0]["prompts"] == ["ab", "ab", "c", "c"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [({"logprobs": True}, "logprobs"), ({"top_p": 0.5}, "top_p")],
+)
+def test_what_a_text_only_model_cannot_do_is_a_400(server, backend, body, field):
+    body = {"messages": [{"role": "user", "content": "x"}], **body}
+    error = post(server, "/v1/chat/completions", body).json()["error"]
+    assert error["param"] == field and error["message"].startswith(f"{field}: not supported")
+    assert backend.calls == []
+
+
+CHAT_REFUSED = [
+    ("tools", [{"type": "function", "function": {"name": "f"}}]),
+    ("tool_choice", "required"),
+    ("functions", [{"name": "f"}]),
+    ("function_call", {"name": "f"}),
+    ("response_format", {"type": "json_object"}),
+    ("logit_bias", {"50256": -100}),
+    ("frequency_penalty", 0.5),
+    ("presence_penalty", -1),
+    ("audio", {"voice": "alloy", "format": "wav"}),
+    ("modalities", ["text", "audio"]),
+    ("prediction", {"type": "content", "content": "x"}),
+    ("reasoning_effort", "low"),
+    ("verbosity", "low"),
+    ("web_search_options", {}),
+    ("store", True),
+    ("service_tier", "flex"),
+]
+CHAT_ACCEPTED = {
+    "frequency_penalty": 0, "presence_penalty": 0.0, "logit_bias": {}, "tools": [],
+    "tool_choice": "none", "parallel_tool_calls": False, "response_format": {"type": "text"},
+    "modalities": ["text"], "store": False, "service_tier": "auto", "user": "me",
+    "metadata": {"run": "1"}, "safety_identifier": "u1", "prompt_cache_key": "k",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("field", "value"), CHAT_REFUSED)
+def test_the_client_gets_a_400_naming_an_unsupported_chat_field(server, backend, field, value):
+    with openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0) as client:
+        with pytest.raises(openai.BadRequestError) as info:
+            client.chat.completions.create(
+                model="reverser", messages=[{"role": "user", "content": "x"}], **{field: value}
+            )
+    assert info.value.param == field and f"400 - {field}: not supported" in info.value.message
+    assert backend.calls == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"echo": True}, "echo"),
+        ({"suffix": "end"}, "suffix"),
+        ({"best_of": 3}, "best_of"),
+        ({"logit_bias": {"1": 1}}, "logit_bias"),
+        ({"extra_body": {"top_k": 4}}, "top_k"),
+        ({"extra_body": {"repetition_penalty": 1.1}}, "repetition_penalty"),
+        (
+            {"stream": True, "stream_options": {"include_obfuscation": True}},
+            "stream_options.include_obfuscation",
+        ),
+        ({"logprobs": 21}, "logprobs"),
+    ],  # fmt: skip
+)
+def test_the_client_gets_a_400_naming_an_unsupported_completions_field(
+    server, backend, kwargs, field
+):
+    with openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0) as client:
+        with pytest.raises(openai.BadRequestError) as info:
+            client.completions.create(model="reverser", prompt="x", **kwargs)
+    assert info.value.param == field and f"400 - {field}: " in info.value.message
+    assert backend.calls == []
+
+
+def test_fields_at_their_off_value_are_accepted(server, backend):
+    body = {"messages": [{"role": "user", "content": "ab"}], **CHAT_ACCEPTED}
+    assert post(server, "/v1/chat/completions", body).json()["choices"][0]["message"] == {
+        "role": "assistant", "content": "chat ba"
+    }  # fmt: skip
+    body = {"prompt": "ab", "echo": False, "suffix": "", "best_of": 1, "n": 1, "seed": None}
+    assert post(server, "/v1/completions", body).status_code == 200
+    assert len(backend.calls) == 2
 
 
 def test_smollm2_conversation_uses_its_chat_template(smollm2):

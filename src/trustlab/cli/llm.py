@@ -15,30 +15,29 @@ app = typer.Typer(
     help="Language models: what loads offline, generation (local or remote), an OpenAI server.",
 )
 
-GENERATE_HELP = """Generate text for one or more prompts.
+# Help texts: one line per paragraph (the help formatter wraps them to the terminal), so that
+# no sentence breaks where the source line happens to end. Example commands keep their lines.
+GENERATE_HELP = (
+    "Generate text for one or more prompts.\n\n"
+    "--model is a model name (see `trustlab llm models`), a .gguf file or a Hugging Face "
+    "folder, loaded locally. With --endpoint URL it is the model id of an OpenAI-compatible "
+    "endpoint (vLLM, Ollama, llama.cpp, `trustlab llm serve`) and nothing is loaded.\n\n"
+    "Examples:\n\n"
+    '  trustlab llm generate --model smollm2-135m-instruct "Name a colour."\n\n'
+    "  trustlab llm generate --endpoint http://localhost:8000/v1 --model smollm2-135m-instruct "
+    '--max-new-tokens 32 "Name a colour." "Name a fruit."\n'
+)
 
---model is a model name (see `trustlab llm models`), a .gguf file or a Hugging Face folder,
-loaded locally; with --endpoint URL it is the model id of an OpenAI-compatible endpoint
-(vLLM, Ollama, llama.cpp, `trustlab llm serve`) and nothing is loaded.
-
-Examples:
-
-  trustlab llm generate --model smollm2-135m-instruct "Name a colour."
-
-  trustlab llm generate --endpoint http://localhost:8000/v1 --model smollm2-135m-instruct \\
-      --max-new-tokens 32 "Name a colour." "Name a fruit."
-"""
-
-SERVE_HELP = """Serve a local model as an OpenAI-compatible endpoint (Ctrl-C to stop).
-
-Endpoints: GET /v1/models, POST /v1/chat/completions, POST /v1/completions. Keep the default
-host 127.0.0.1 unless other machines must reach the server, and then set --api-key (or
-TRUSTLAB_API_KEY): clients must send it as a Bearer token.
-
-Example:
-
-  trustlab llm serve --model smollm2-135m-instruct --port 8000
-"""
+SERVE_HELP = (
+    "Serve a local model as an OpenAI-compatible endpoint (Ctrl-C to stop).\n\n"
+    "Endpoints: GET /v1/models, POST /v1/chat/completions and POST /v1/completions, with "
+    "streaming (stream: true), logprobs, n, seed and stop. Requests that arrive together are "
+    "batched into shared forward passes (--max-batch-size 1 serves one at a time).\n\n"
+    "Keep the default host 127.0.0.1 unless other machines must reach the server. Then set "
+    "--api-key (or TRUSTLAB_API_KEY), which clients must send as a Bearer token.\n\n"
+    "Example:\n\n"
+    "  trustlab llm serve --model smollm2-135m-instruct --port 8000\n"
+)
 
 
 @app.command("models")
@@ -111,13 +110,22 @@ def serve_command(
         str | None,
         typer.Option("--api-key", envvar="TRUSTLAB_API_KEY", help="Require this Bearer key."),
     ] = None,
+    max_batch_size: Annotated[
+        int,
+        typer.Option(
+            "--max-batch-size",
+            help="The most requests run together in one batch (1: one at a time).",
+        ),
+    ] = 32,
 ) -> None:
     from trustlab.llm import make_server
 
     with progress() as bar:
         bar.add_task(f"loading {model}", total=None)
         # checks the options, then loads the model
-        server = make_server(model, host, port, model_name=name, api_key=api_key)
+        server = make_server(
+            model, host, port, model_name=name, api_key=api_key, max_batch_size=max_batch_size
+        )
     err_console.print(
         f"serving {server.model_name} at {server.url}/v1 (OpenAI-compatible); Ctrl-C to stop",
         markup=False,

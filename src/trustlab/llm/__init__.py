@@ -3,10 +3,12 @@ activation capture and steering, OpenAI-compatible endpoints, and a resumable re
 
 - ``registry``: the models known by name, ``available_models`` and ``load_model``;
 - ``local``: ``LocalModel`` (generation, activations, hooks, log-probabilities);
+- ``completion``: ``Completion``, generated text with its tokens' log-probabilities;
 - ``remote``: ``RemoteModel``, a client for OpenAI-compatible endpoints;
 - ``protocol``: ``LanguageModel``, the ``name`` and ``generate`` call both share;
 - ``generations``: ``generate_texts`` and its ``Generations`` result;
-- ``server``: ``make_server`` / ``serve``, an OpenAI-compatible endpoint over a model;
+- ``server``: ``make_server`` / ``serve``, an OpenAI-compatible endpoint over a model (streaming,
+  log-probabilities, concurrent requests batched into shared forward passes);
 - ``store``: ``ResultStore``, results that survive a crash.
 
 Public names are imported from their module on first use, so ``import trustlab.llm`` stays cheap
@@ -23,6 +25,7 @@ __getattr__, __all__, __dir__ = lazy_names(
     {
         ".registry": ["available_models", "load_model", "ModelList"],
         ".local": ["LocalModel"],
+        ".completion": ["Completion"],
         ".protocol": ["LanguageModel"],
         ".generations": ["generate_texts", "Generations"],
         ".remote": ["RemoteModel"],

@@ -13,11 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_in_range
+from trustlab._checks import check_in_range, check_positive_int
 from trustlab.errors import InputError
 
 # the most a seed drawn from a numpy Generator can be: servers take 32-bit seeds
 _SEED_BOUND = 2**31
+# the most alternatives per token the OpenAI API returns (chat's top_logprobs)
+MAX_TOP_LOGPROBS = 20
 
 _MESSAGES = (
     "a prompt string or a non-empty list of {'role': str, 'content': str or a list of "
@@ -28,6 +30,19 @@ _MESSAGES = (
 def check_temperature(value: Any, name: str = "temperature") -> float:
     """A sampling temperature in [0, 2] (0: greedy decoding), as the OpenAI API allows."""
     return check_in_range(value, name, 0.0, 2.0)
+
+
+def check_top_p(value: Any, name: str = "top_p") -> float:
+    """Nucleus sampling's probability mass in (0, 1] (1: the whole vocabulary)."""
+    return check_in_range(value, name, 0.0, 1.0, low_open=True)
+
+
+def check_top_logprobs(value: Any, name: str = "top_logprobs") -> int:
+    """How many most likely alternatives to report per token: an integer in [0, 20]."""
+    count = check_positive_int(value, name, minimum=0)
+    if count > MAX_TOP_LOGPROBS:
+        raise InputError.bad(name, f"an integer in [0, {MAX_TOP_LOGPROBS}]", value)
+    return count
 
 
 def check_seed(random_state: Any, name: str = "random_state") -> int | None:

@@ -29,7 +29,15 @@ from trustlab._checks import (
 )
 from trustlab._lazy import require
 from trustlab.errors import BackendError, InputError
-from trustlab.llm._inputs import as_texts, check_seed, check_temperature
+from trustlab.llm._decoding import DecodeRequest, decode, row_seed
+from trustlab.llm._inputs import (
+    as_texts,
+    check_seed,
+    check_stop,
+    check_temperature,
+    check_top_logprobs,
+)
+from trustlab.llm.completion import Completion, completion_from_steps
 
 __all__ = ["LocalModel"]
 
@@ -86,6 +94,7 @@ class LocalModel:
         self._eos_ids = eos if eos is not None else tokenizer.eos_token_id
         # not every architecture can compute logits for the last positions only
         self._keeps_logits = "logits_to_keep" in inspect.signature(model.forward).parameters
+        self._token_texts: dict[int, str] = {}  # token id -> its text, for log-probabilities
 
     @property
     def has_chat_template(self) -> bool:
@@ -172,6 +181,74 @@ class LocalModel:
                     new = tokens[row, input_ids.shape[1] :]
                     out[i] = self.tokenizer.decode(new, skip_special_tokens=True)
         return out
+
+    def completions(
+        self,
+        prompts: str | Sequence[str],
+        max_new_tokens: int = 64,
+        *,
+        chat: bool = True,
+        temperature: float = 0.0,
+        top_logprobs: int = 0,
+        stop: str | Sequence[str] | None = None,
+        batch_size: int = 8,
+        random_state: int | np.random.Generator | None = None,
+    ) -> list[Completion]:
+        """Continue each prompt and keep the log-probability of every generated token.
+
+        The token loop of the OpenAI-compatible server (``trustlab llm serve``), called
+        directly: prompts run in batches of ``batch_size`` with a key-value cache; greedy text
+        equals :meth:`generate`'s.
+
+        Parameters
+        ----------
+        prompts, max_new_tokens, chat, temperature, batch_size
+            As in :meth:`generate`.
+        top_logprobs : int, default 0
+            How many most likely alternatives to keep per token, in [0, 20].
+        stop : str or sequence of str, optional
+            Generation ends before the first stop string; it is not part of the text.
+        random_state : None, int or numpy.random.Generator
+            Seed for sampling. Each prompt is sampled from its own stream derived from the seed
+            (as the server samples a request with that ``seed``), so its text does not depend
+            on the other prompts or the batch size.
+
+        Returns
+        -------
+        list of Completion
+            One per prompt, in order: the text, the finish reason (``"stop"`` or ``"length"``)
+            and each token's log-probability (the model's log-softmax, before temperature).
+
+        Examples
+        --------
+        >>> lm = load_model("smollm2-135m-instruct")  # doctest: +SKIP
+        >>> best = lm.completions("Name a colour.", 4, top_logprobs=2)[0]  # doctest: +SKIP
+        >>> best.tokens, best.logprobs[0], best.top_logprobs[0]  # doctest: +SKIP
+        (('Blue', '.'), -0.9, (('Blue', -0.9), ('Red', -1.4)))
+        """
+        texts = as_texts(prompts)
+        check_positive_int(max_new_tokens, "max_new_tokens")
+        check_positive_int(batch_size, "batch_size")
+        temperature = check_temperature(temperature)
+        top_logprobs = check_top_logprobs(top_logprobs)
+        stops = tuple(check_stop(stop) or ())
+        seed = row_seed(check_seed(random_state), 0)
+        ids = self._encode(texts, chat)
+        requests = [
+            DecodeRequest(
+                tuple(p), int(max_new_tokens), temperature, 1.0, seed, stops, top_logprobs
+            )
+            for p in ids
+        ]
+        out: list[Completion | None] = [None] * len(ids)
+        for batch in _batches(ids, batch_size):
+            steps: dict[int, list] = {i: [] for i in batch}
+            for updates in decode(self, [requests[i] for i in batch]):
+                for step in updates:
+                    steps[batch[step.index]].append(step)
+            for i in batch:
+                out[i] = completion_from_steps(steps[i])
+        return out  # type: ignore[return-value]
 
     # ---- activations -------------------------------------------------------------------
 
@@ -407,6 +484,13 @@ class LocalModel:
             if not seq:
                 raise InputError.bad("prompts", "texts of at least one token", text)
         return ids
+
+    def _token_text(self, token_id: int) -> str:
+        """The text of one token as the tokenizer decodes it alone (cached)."""
+        text = self._token_texts.get(token_id)
+        if text is None:
+            text = self._token_texts[token_id] = self.tokenizer.decode([token_id])
+        return text
 
     def _pad(self, seqs: list[list[int]], side: str, torch: Any) -> tuple[Any, Any]:
         width = max(len(s) for s in seqs)

@@ -1,9 +1,12 @@
 """A client for OpenAI-compatible endpoints (vLLM, Ollama, llama.cpp server, ``trustlab llm serve``).
 
 :class:`RemoteModel` has the same ``generate`` call as :class:`~trustlab.llm.LocalModel` (both are
-a :class:`~trustlab.llm.LanguageModel`), so an evaluation takes either. Every request has a timeout; 429, 5xx, timeouts and connection
-errors are retried with exponential backoff (honouring ``Retry-After``); when it gives up, a
-:class:`~trustlab.errors.BackendError` names the URL, the last status and the server's words.
+a :class:`~trustlab.llm.LanguageModel`), so an evaluation takes either; ``completions`` asks the
+server for token log-probabilities as ``LocalModel.completions`` computes them, and ``stream``
+reads an answer as server-sent events while it is generated. Every request has a timeout; 429,
+5xx, timeouts and connection errors are retried with exponential backoff (honouring
+``Retry-After``); when it gives up, a :class:`~trustlab.errors.BackendError` names the URL, the
+last status and the server's words.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import ssl
 import threading
 import time
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -39,7 +42,9 @@ from trustlab.llm._inputs import (
     check_seed,
     check_stop,
     check_temperature,
+    check_top_logprobs,
 )
+from trustlab.llm.completion import Completion
 
 __all__ = ["RemoteModel"]
 
@@ -220,19 +225,92 @@ class RemoteModel:
         )
 
         def run(prompt: str) -> str:
-            if chat:
-                messages = [{"role": "user", "content": prompt}]
-                return self._post_text({**payload, "messages": messages}, chat=True)
-            return self._post_text({**payload, "prompt": prompt}, chat=False)
+            return self._post_text(_with_prompt(payload, prompt, chat), chat=chat)
 
-        if len(prompts) == 1:
-            return [run(prompts[0])]
-        pool = ThreadPoolExecutor(min(self.max_concurrency, len(prompts)))
-        try:
-            futures = [pool.submit(run, prompt) for prompt in prompts]
-            return [future.result() for future in futures]
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+        return self._map(run, prompts)
+
+    def completions(
+        self,
+        prompts: str | Sequence[str],
+        max_new_tokens: int = 64,
+        *,
+        chat: bool = True,
+        temperature: float = 0.0,
+        top_logprobs: int = 0,
+        stop: str | Sequence[str] | None = None,
+        batch_size: int = 8,
+        random_state: int | np.random.Generator | None = None,
+    ) -> list[Completion]:
+        """Text and token log-probabilities for each prompt, as ``LocalModel.completions``.
+
+        Each prompt is one request (sent concurrently, as in :meth:`generate`) that asks for
+        log-probabilities: ``logprobs: true, top_logprobs: k`` on ``/chat/completions``
+        (``chat=True``), ``logprobs: k`` on ``/completions``. A server that answers without them
+        raises :class:`~trustlab.errors.BackendError`.
+
+        Parameters
+        ----------
+        prompts, max_new_tokens, chat, temperature, batch_size, random_state
+            As in :meth:`generate` (every request carries the same ``seed``).
+        top_logprobs : int, default 0
+            Alternatives to ask for per token, in [0, 20].
+        stop : str or sequence of str, optional
+            Strings that end each text.
+
+        Returns
+        -------
+        list of Completion
+        """
+        prompts = as_texts(prompts)
+        check_positive_int(batch_size, "batch_size")
+        chat = check_bool(chat, "chat")
+        top = check_top_logprobs(top_logprobs)
+        payload = self._payload(
+            max_new_tokens, temperature, random_state, stop, tokens_name="max_new_tokens"
+        )
+        payload.update({"logprobs": True, "top_logprobs": top} if chat else {"logprobs": top})
+        path = "/chat/completions" if chat else "/completions"
+
+        def run(prompt: str) -> Completion:
+            data = self._request("POST", path, _with_prompt(payload, prompt, chat))
+            return _choice_completion(data, chat, self._url(path))
+
+        return self._map(run, prompts)
+
+    def stream(
+        self,
+        messages: str | Sequence[dict[str, str]],
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        *,
+        chat: bool = True,
+        random_state: int | np.random.Generator | None = None,
+        stop: str | Sequence[str] | None = None,
+    ) -> Iterator[str]:
+        """The reply's text in pieces as the server generates it (``stream: true``).
+
+        The arguments are those of :meth:`chat`; with ``chat=False`` ``messages`` is one prompt
+        string sent to ``/completions``. They are checked now; the request is sent when the
+        iteration starts. Failures before the first piece are retried as in :meth:`chat`; a
+        stream that breaks or ends without ``[DONE]`` raises
+        :class:`~trustlab.errors.BackendError`. Stopping the iteration early closes the
+        connection (the server then stops generating).
+
+        Examples
+        --------
+        >>> model = RemoteModel("http://localhost:8000/v1", "smollm2-135m-instruct")
+        >>> for piece in model.stream("Tell me a story.", 32):  # doctest: +SKIP
+        ...     print(piece, end="", flush=True)
+        """
+        payload = self._payload(max_tokens, temperature, random_state, stop)
+        if chat:
+            payload["messages"] = check_messages(messages)
+        elif isinstance(messages, str):
+            payload["prompt"] = messages
+        else:
+            raise InputError.bad("messages", "a prompt string with chat=False", messages)
+        payload["stream"] = True
+        return self._stream_texts(payload, chat)
 
     def models(self) -> list[str]:
         """The model ids the endpoint lists at ``GET /models``."""
@@ -279,16 +357,62 @@ class RemoteModel:
         data = self._request("POST", path, payload)
         return _choice_text(data, "message" if chat else "text", self._url(path))
 
-    def _request(self, method: str, path: str, payload: dict[str, Any] | None) -> Any:
-        """One call with retries; the decoded JSON body of the first 2xx answer."""
+    def _map(self, run: Callable[[str], Any], prompts: list[str]) -> list[Any]:
+        """``run`` on every prompt on a thread pool (``max_concurrency``), results in order."""
+        if len(prompts) == 1:
+            return [run(prompts[0])]
+        pool = ThreadPoolExecutor(min(self.max_concurrency, len(prompts)))
+        try:
+            futures = [pool.submit(run, prompt) for prompt in prompts]
+            return [future.result() for future in futures]
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _stream_texts(self, payload: dict[str, Any], chat: bool) -> Iterator[str]:
+        """The text pieces of a streamed answer (holding one concurrency slot throughout)."""
+        path = "/chat/completions" if chat else "/completions"
+        url = self._url(path)
+        with self._slots:
+            response = self._request("POST", path, payload, stream=True)
+            try:
+                for data in _sse_data(response, url, self._httpx):
+                    if data == "[DONE]":
+                        return
+                    chunk = _decode(data, "POST", url)
+                    if isinstance(chunk, dict) and chunk.get("error"):
+                        raise BackendError(f"POST {url}: the stream failed: {_snippet(data)}")
+                    for choice in _chunk_choices(chunk, url):
+                        delta = choice.get("delta") or {}
+                        piece = delta.get("content") if chat else choice.get("text")
+                        if piece:
+                            yield str(piece)
+            finally:
+                response.close()
+        raise BackendError(f"POST {url}: the stream ended without [DONE]")
+
+    def _request(
+        self, method: str, path: str, payload: dict[str, Any] | None, *, stream: bool = False
+    ) -> Any:
+        """One call with retries; the decoded JSON body of the first 2xx answer.
+
+        With ``stream=True``, the open 2xx response instead (the caller closes it and holds
+        the concurrency slot).
+        """
         httpx = self._httpx
         url = self._url(path)
         last = "no attempt made"
         for attempt in range(self.max_retries + 1):
             retry_after = None
             try:
-                with self._slots:
-                    response = self._client.request(method, url, json=payload)
+                if stream:
+                    request = self._client.build_request(method, url, json=payload)
+                    response = self._client.send(request, stream=True)
+                    if not 200 <= response.status_code < 300:
+                        response.read()
+                        response.close()
+                else:
+                    with self._slots:
+                        response = self._client.request(method, url, json=payload)
             except httpx.TimeoutException:
                 last = f"no answer within the {self.timeout:g} s timeout"
             except httpx.TransportError as exc:
@@ -296,7 +420,7 @@ class RemoteModel:
             else:
                 status = response.status_code
                 if 200 <= status < 300:
-                    return _decode(response.text, method, url)
+                    return response if stream else _decode(response.text, method, url)
                 last = f"HTTP {status}: {_snippet(response.text)}"
                 if status != 429 and status < 500:
                     raise BackendError(f"{method} {url}: {last} (not retried)")
@@ -346,6 +470,66 @@ def _decode(text: str, method: str, url: str) -> Any:
         raise BackendError(
             f"{method} {url}: malformed response (not JSON): {_snippet(text)}"
         ) from None
+
+
+def _with_prompt(payload: dict[str, Any], prompt: str, chat: bool) -> dict[str, Any]:
+    """The payload for one prompt: a user message (chat) or the plain prompt."""
+    if chat:
+        return {**payload, "messages": [{"role": "user", "content": prompt}]}
+    return {**payload, "prompt": prompt}
+
+
+def _sse_data(response: Any, url: str, httpx: Any) -> Iterator[str]:
+    """The ``data:`` fields of a server-sent-event stream (comments and other fields skipped)."""
+    try:
+        for line in response.iter_lines():
+            if line.startswith("data:"):
+                yield line[5:].strip()
+    except httpx.TimeoutException:
+        raise BackendError(f"POST {url}: the stream stalled (no data within the timeout)") from None
+    except httpx.TransportError as exc:
+        raise BackendError(f"POST {url}: the stream broke ({type(exc).__name__}: {exc})") from None
+
+
+def _chunk_choices(chunk: Any, url: str) -> list[dict[str, Any]]:
+    choices = chunk.get("choices") if isinstance(chunk, dict) else None
+    if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
+        raise BackendError(f"POST {url}: malformed stream chunk: {_snippet(json.dumps(chunk))}")
+    return choices
+
+
+def _choice_completion(data: Any, chat: bool, url: str) -> Completion:
+    """``choices[0]`` with its log-probabilities as a Completion."""
+    text = _choice_text(data, "message" if chat else "text", url)
+    choice = data["choices"][0]
+    logprobs = choice.get("logprobs")
+    if not logprobs:
+        raise BackendError(
+            f"POST {url}: the response has no logprobs (the server does not offer them)"
+        )
+    try:
+        if chat:
+            entries = logprobs["content"] or []
+            tokens = [str(e["token"]) for e in entries]
+            values = [float(e["logprob"]) for e in entries]
+            tops = [[(str(t["token"]), float(t["logprob"])) for t in e["top_logprobs"]]
+                    for e in entries]  # fmt: skip
+        else:
+            tokens = [str(t) for t in logprobs["tokens"]]
+            values = [float(v) for v in logprobs["token_logprobs"]]
+            tops = [sorted(((str(t), float(v)) for t, v in (top or {}).items()),
+                           key=lambda tv: -tv[1]) for top in logprobs["top_logprobs"]]  # fmt: skip
+    except (KeyError, TypeError, ValueError):
+        raise BackendError(
+            f"POST {url}: malformed logprobs: {_snippet(json.dumps(logprobs))}"
+        ) from None
+    return Completion(
+        text=text,
+        finish_reason=str(choice.get("finish_reason") or "stop"),
+        tokens=tuple(tokens),
+        logprobs=tuple(values),
+        top_logprobs=tuple(tuple(top) for top in tops),
+    )
 
 
 def _choice_text(data: Any, field: str, url: str) -> str:

@@ -3,9 +3,12 @@
 ``make_server(model)`` serves any :class:`~trustlab.llm.LanguageModel` (a
 :class:`~trustlab.llm.LocalModel`, or a model name it loads) at ``GET /v1/models``,
 ``POST /v1/chat/completions`` and ``POST /v1/completions``, so that OpenAI clients (and
-:class:`~trustlab.llm.RemoteModel`) can use it. Requests are served on threads; the model itself
-runs one request at a time. This module is the HTTP side; the OpenAI schema (request fields in,
-response objects out) is in ``trustlab.llm._openai``.
+:class:`~trustlab.llm.RemoteModel`) can use it, with or without server-sent-event streaming.
+Requests are served on threads; a local model batches the requests that arrive together into
+shared forward passes (``trustlab.llm._serving``), any other model runs one request at a time.
+This module holds the server's life cycle; the request handler (JSON answers, event streams,
+clients that hang up) is in ``trustlab.llm._http`` and the OpenAI schema (request fields in,
+response objects and stream chunks out) in ``trustlab.llm._openai``.
 
 A :class:`Faults` object makes the server misbehave on purpose for its first requests (errors,
 ``Retry-After``, malformed bodies, slow answers): the tests use it to check clients against a real
@@ -15,28 +18,23 @@ server, and it helps to check a pipeline's error handling by hand.
 from __future__ import annotations
 
 import hmac
-import json
-import logging
 import os
 import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from trustlab._checks import check_non_negative, check_positive_int, check_string
+from trustlab._checks import check_in_range, check_non_negative, check_positive_int, check_string
 from trustlab.errors import InputError, ResourceError
+from trustlab.llm._http import HTTPServer
 from trustlab.llm._inputs import check_api_key
-from trustlab.llm._openai import OpenAIResponder, RequestError
+from trustlab.llm._serving import LocalBackend, SerialBackend
+from trustlab.llm.local import LocalModel
 from trustlab.llm.protocol import LanguageModel
 from trustlab.llm.registry import load_model
 
 __all__ = ["Faults", "LLMServer", "make_server", "serve"]
-
-log = logging.getLogger(__name__)
-
-MAX_BODY_BYTES = 16 * 2**20
 
 
 @dataclass
@@ -81,19 +79,6 @@ class Faults:
             raise InputError.bad("malformed", "a string body or None", self.malformed)
 
 
-def _unauthorised() -> RequestError:
-    return RequestError(401, "missing or wrong API key (Authorization: Bearer)", "invalid_api_key")
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self, address: tuple[str, int], app: LLMServer):
-        self.app = app
-        super().__init__(address, _Handler)
-
-
 class LLMServer:
     """A running (or ready to run) OpenAI-compatible server; build it with :func:`make_server`.
 
@@ -107,6 +92,10 @@ class LLMServer:
         Requests received so far.
     max_in_flight : int
         The largest number of requests that were being handled at the same time.
+    n_batches, largest_batch, n_abandoned : int
+        Batches a local model ran so far, the most rows (choices) one of them held, and the
+        rows dropped unfinished because their client hung up (all 0 for a model that is not a
+        LocalModel).
     """
 
     def __init__(
@@ -117,12 +106,19 @@ class LLMServer:
         model_name: str,
         faults: Faults | None,
         api_key: str | None = None,
+        *,
+        max_batch_size: int = 32,
+        batch_window: float = 0.01,
     ):
         self.model = model
         self._api_key = api_key
         self.model_name = model_name
         self.faults = faults
-        self._responder = OpenAIResponder(model, model_name)
+        self._backend: LocalBackend | SerialBackend
+        if isinstance(model, LocalModel):
+            self._backend = LocalBackend(model, max_batch_size, batch_window)
+        else:
+            self._backend = SerialBackend(model)
         self.n_requests = 0
         self.in_flight = 0
         self.max_in_flight = 0
@@ -132,8 +128,9 @@ class LLMServer:
         self._connections: set[socket.socket] = set()
         self._thread: threading.Thread | None = None
         try:
-            self._httpd = _HTTPServer((host, port), self)
+            self._httpd = HTTPServer((host, port), self)
         except OSError as exc:
+            self._backend.close()
             raise ResourceError(f"could not listen on {host}:{port}: {exc}") from None
         self.host, self.port = host, int(self._httpd.server_address[1])
         self.url = f"http://{host}:{self.port}"
@@ -170,6 +167,7 @@ class LLMServer:
         if self._stopping.is_set():
             return
         self._stopping.set()  # wakes handlers sleeping on a fault delay
+        self._backend.close()  # answers what waits for the model with "shutting down"
         if self._thread is not None and self._thread is not threading.current_thread():
             self._httpd.shutdown()
             self._thread.join()
@@ -189,6 +187,22 @@ class LLMServer:
 
     def __repr__(self) -> str:
         return f"LLMServer(url={self.url!r}, model_name={self.model_name!r})"
+
+    @property
+    def n_batches(self) -> int:
+        return self._scheduler_stat("n_batches")
+
+    @property
+    def largest_batch(self) -> int:
+        return self._scheduler_stat("largest_batch")
+
+    @property
+    def n_abandoned(self) -> int:
+        return self._scheduler_stat("n_abandoned")
+
+    def _scheduler_stat(self, name: str) -> int:
+        scheduler = getattr(self._backend, "scheduler", None)
+        return int(getattr(scheduler, name)) if scheduler is not None else 0
 
     # -- bookkeeping used by the handler -----------------------------------------------------
 
@@ -217,136 +231,6 @@ class LLMServer:
         return None
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, so pooled clients reuse connections
-    disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms stall
-    server_version = "trustlab-llm"
-    timeout = 60  # an idle keep-alive connection closes after this many seconds
-    server: _HTTPServer
-
-    def setup(self) -> None:
-        super().setup()
-        with self.server.app._stats_lock:
-            self.server.app._connections.add(self.connection)
-
-    def finish(self) -> None:
-        with self.server.app._stats_lock:
-            self.server.app._connections.discard(self.connection)
-        try:
-            super().finish()
-        except OSError:
-            pass
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base signature)
-        log.info("%s %s", self.address_string(), format % args)
-
-    def do_GET(self) -> None:
-        app = self.server.app
-        app._enter()
-        try:
-            path = self.path.split("?", 1)[0].rstrip("/")
-            if not app._authorised(self.headers.get("Authorization")):
-                self._send_error(_unauthorised())
-            elif path in ("/v1/models", "/models"):
-                self._send_json(200, app._responder.models())
-            elif path == "/health":
-                self._send_json(200, {"status": "ok"})
-            else:
-                self._send_error(RequestError(404, f"no such endpoint: GET {path}", "not_found"))
-        finally:
-            app._leave()
-
-    def do_POST(self) -> None:
-        app = self.server.app
-        app._enter()
-        try:
-            self._post(app)
-        finally:
-            app._leave()
-
-    def _post(self, app: LLMServer) -> None:
-        path = self.path.split("?", 1)[0].rstrip("/")
-        responder = app._responder
-        routes = {
-            "/v1/chat/completions": responder.chat,
-            "/chat/completions": responder.chat,
-            "/v1/completions": responder.completion,
-            "/completions": responder.completion,
-        }
-        try:
-            body = self._read_json()
-            if not app._authorised(self.headers.get("Authorization")):
-                raise _unauthorised()
-            fault = app._next_fault()
-            if fault is not None and self._inject(app, fault):
-                return
-            if path not in routes:
-                raise RequestError(404, f"no such endpoint: POST {path}", "not_found")
-            self._send_json(200, routes[path](body))
-        except RequestError as exc:
-            self._send_error(exc)
-        except InputError as exc:  # a request field (or a model argument) the input rules refuse
-            self._send_error(RequestError(400, str(exc)))
-        except Exception as exc:  # a model failure: a 500 with the reason, the server lives on
-            log.exception("request failed")
-            self._send_error(RequestError(500, f"{type(exc).__name__}: {exc}", "server_error"))
-
-    def _read_json(self) -> dict[str, Any]:
-        length = self.headers.get("Content-Length")
-        if length is None:
-            raise RequestError(411, "a Content-Length header is required")
-        try:
-            size = int(length)
-        except ValueError:
-            raise RequestError(400, f"bad Content-Length {length!r}") from None
-        if size > MAX_BODY_BYTES:
-            raise RequestError(413, f"request body over {MAX_BODY_BYTES} bytes")
-        raw = self.rfile.read(size)
-        try:
-            body = json.loads(raw)
-        except (UnicodeDecodeError, ValueError):
-            raise RequestError(400, "request body: expected JSON") from None
-        if not isinstance(body, dict):
-            raise RequestError(400, "request body: expected a JSON object")
-        return body
-
-    def _inject(self, app: LLMServer, fault: Faults) -> bool:
-        """Apply a fault; True when it answered the request itself."""
-        if fault.delay and app._stopping.wait(fault.delay):
-            return True  # shutting down: leave the connection unanswered
-        if fault.malformed is not None:
-            self._send_raw(200, fault.malformed.encode())
-            return True
-        if fault.status is not None:
-            headers = {}
-            if fault.retry_after is not None:
-                headers["Retry-After"] = f"{fault.retry_after:g}"
-            kind = "rate_limit_exceeded" if fault.status == 429 else "server_error"
-            error = RequestError(fault.status, f"injected fault (HTTP {fault.status})", kind)
-            self._send_error(error, headers)
-            return True
-        return False
-
-    def _send_error(self, exc: RequestError, headers: dict[str, str] | None = None) -> None:
-        body = {"error": {"message": str(exc), "type": exc.kind, "param": None, "code": None}}
-        self._send_json(exc.status, body, headers)
-
-    def _send_json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
-        self._send_raw(status, json.dumps(obj).encode(), headers)
-
-    def _send_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for key, value in (headers or {}).items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(data)
-        except OSError:  # the client went away (e.g. it timed out); nothing left to tell it
-            self.close_connection = True
-
-
 def make_server(
     model: LanguageModel | str | os.PathLike,
     host: str = "127.0.0.1",
@@ -355,17 +239,20 @@ def make_server(
     model_name: str | None = None,
     faults: Faults | None = None,
     api_key: str | None = None,
+    max_batch_size: int = 32,
+    batch_window: float = 0.01,
 ) -> LLMServer:
     """An OpenAI-compatible server over ``model``, bound but not yet serving.
 
     Parameters
     ----------
     model : LanguageModel, str or path
-        Anything with the ``LocalModel.generate(prompts, max_new_tokens, *, chat, temperature,
-        random_state)`` method (a :class:`~trustlab.llm.LanguageModel`); or a model name or path,
-        loaded with :func:`~trustlab.llm.load_model` once the other arguments are checked. When
-        the model has a ``tokenizer`` (transformers), responses carry token ``usage`` and
-        multi-message conversations use its chat template.
+        A :class:`~trustlab.llm.LocalModel` (batched, streamed token by token, with
+        log-probabilities), any other object with the ``LocalModel.generate(prompts,
+        max_new_tokens, *, chat, temperature, random_state)`` method (a
+        :class:`~trustlab.llm.LanguageModel`, served one request at a time, text only), or a
+        model name or path, loaded with :func:`~trustlab.llm.load_model` once the other
+        arguments are checked.
     host : str, default "127.0.0.1"
         The IPv4 address or host name to listen on. Keep the default unless other machines must
         reach the server (and then set ``api_key``).
@@ -377,6 +264,11 @@ def make_server(
         Misbehave on the first requests (tests, diagnostics).
     api_key : str, optional
         When given, every request must carry ``Authorization: Bearer <api_key>`` (else 401).
+    max_batch_size : int, default 32
+        The most choices (rows) a local model runs in one batch; 1 serves one at a time.
+    batch_window : float, default 0.01
+        Seconds in [0, 1]: a batch starts once no new request has arrived for this long (at most
+        ten windows after the first waiting one) or when ``max_batch_size`` rows wait.
 
     Returns
     -------
@@ -388,15 +280,16 @@ def make_server(
     -----
     Endpoints: ``GET /v1/models``, ``GET /health``, ``POST /v1/chat/completions`` and
     ``POST /v1/completions`` (also without the ``/v1`` prefix). A chat request with a single user
-    message generates with ``chat=True`` (exactly ``model.generate([content], chat=True)``);
+    message is generated with the chat template (as ``model.generate([content], chat=True)``);
     a longer conversation is rendered with the tokenizer's chat template (or, without one, as
-    ``role: content`` lines ending in ``assistant:``) and generated with ``chat=False``. Request
-    fields: ``max_tokens`` (or ``max_completion_tokens``, default 256), ``temperature`` (in
-    [0, 2], default 1.0 as in the OpenAI API), ``seed`` (passed on as ``random_state``) and
-    ``stop`` (the text is cut at the first stop string); they are checked by the same rules as
-    :class:`~trustlab.llm.RemoteModel`'s arguments. ``stream``, ``n > 1`` and ``echo`` are
-    refused with a 400. Token counts in ``usage`` come from re-tokenizing the text;
-    ``finish_reason`` is ``"length"`` when the answer used all of ``max_tokens``.
+    ``role: content`` lines ending in ``assistant:``) and generated as plain text. Request
+    fields: ``max_tokens`` / ``max_completion_tokens`` (default 256), ``temperature`` (in [0, 2],
+    default 1.0 as in the OpenAI API), ``top_p``, ``n`` (up to 64), ``seed``, ``stop``,
+    ``stream`` with ``stream_options.include_usage``, ``logprobs`` and ``top_logprobs`` (chat) or
+    ``logprobs`` (completions, up to 20 alternatives); they are checked by the same rules as
+    :class:`~trustlab.llm.RemoteModel`'s arguments. Any other field is refused with a 400 that
+    names it unless it is null or at its "off" value (``tools: []``, ``frequency_penalty: 0``,
+    ...). See ``docs/llm-remote.md`` for the whole list.
 
     Examples
     --------
@@ -420,11 +313,22 @@ def make_server(
     if faults is not None and not isinstance(faults, Faults):
         raise InputError.bad("faults", "a trustlab.llm.server.Faults or None", faults)
     check_api_key(api_key)
+    check_positive_int(max_batch_size, "max_batch_size")
+    batch_window = check_in_range(batch_window, "batch_window", 0.0, 1.0)
     if loads:
         model = load_model(model)
     if model_name is None:
         model_name = getattr(model, "name", None) or "local-model"
-    return LLMServer(model, host, port, model_name, faults, api_key)
+    return LLMServer(
+        model,
+        host,
+        port,
+        model_name,
+        faults,
+        api_key,
+        max_batch_size=int(max_batch_size),
+        batch_window=batch_window,
+    )
 
 
 def serve(
@@ -434,6 +338,7 @@ def serve(
     *,
     model_name: str | None = None,
     api_key: str | None = None,
+    max_batch_size: int = 32,
     on_ready: Callable[[LLMServer], None] | None = None,
 ) -> None:
     """Serve ``model`` on ``host:port`` until Ctrl-C (blocking; see :func:`make_server`).
@@ -443,7 +348,9 @@ def serve(
     server listens (read ``server.url``; ``server.shutdown()`` from another thread also ends
     the call).
     """
-    server = make_server(model, host, port, model_name=model_name, api_key=api_key)
+    server = make_server(
+        model, host, port, model_name=model_name, api_key=api_key, max_batch_size=max_batch_size
+    )
     try:
         if on_ready is not None:
             on_ready(server)
