@@ -160,3 +160,26 @@ def test_help_paragraphs_are_whole_sentences(run, command, sentence):
     code, out, _ = run("llm", command, "--help")
     assert code == 0
     assert sentence in " ".join(out.split())  # the help as it reads, wrapping undone
+
+
+def test_generate_reports_progress_with_a_total(run, monkeypatch):
+    # without a terminal the shared progress writes lines with these totals ("2/2 (100%)")
+    import trustlab.cli.llm as cli_llm
+
+    reported = []
+    real_tracker = cli_llm.tracker
+
+    def spy(bar, description, total=None):
+        report = real_tracker(bar, description, total)
+
+        def both(done, total):
+            reported.append((done, total))
+            report(done, total)
+
+        return both
+
+    monkeypatch.setattr(cli_llm, "tracker", spy)
+    with make_server(Reverser()) as srv:
+        code, _, _ = run("llm", "generate", "--endpoint", srv.url, "--model", "reverser", "a", "b")
+    assert code == 0
+    assert sorted(reported) == [(1, 2), (2, 2)]

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from trustlab.cli._progress import LineProgress, announce, format_seconds
+from trustlab.cli._progress import LineProgress, announce, format_seconds, progress, tracker
 from trustlab.errors import InputError
 
 
@@ -80,3 +80,34 @@ def test_announce_says_the_plan_or_asks_for_yes(capsys):
         announce("certifying 5 points", work=5e12, limit=1e9, yes=False, unit=" samples")
     announce("certifying 5 points", work=5e12, limit=1e9, yes=True)
     assert "certifying 5 points" in capsys.readouterr().err
+
+
+def test_a_tracker_moves_its_task_to_the_reported_count():
+    stream = io.StringIO()
+    with LineProgress(stream, delay=0.0, interval=0.0) as bar:
+        report = tracker(bar, "reading 3 prompts", 3)
+        report(2, 3)
+        report(3, 3)
+    lines = stream.getvalue().splitlines()
+    assert "trustlab: reading 3 prompts: 2/3 (67%), 0 s" in lines
+    assert lines[-1].startswith("trustlab: reading 3 prompts: done in ")
+
+
+def test_the_terminal_bar_shows_no_count_without_a_total():
+    # Rich's own column shows "0/?" for a spinner task (a model load); ours shows nothing
+    from rich.console import Console
+
+    import trustlab.cli._progress as module
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=100)
+    original = module.err_console
+    module.err_console = console
+    try:
+        with progress() as bar:
+            bar.add_task("loading a model", total=None)
+            counted = bar.add_task("reading", total=4)
+            bar.update(counted, completed=1)
+            rows = [str(column.render(task)) for task in bar.tasks for column in bar.columns[3:4]]
+    finally:
+        module.err_console = original
+    assert rows == ["", "1/4"]

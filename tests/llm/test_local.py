@@ -341,3 +341,19 @@ def test_batches_cover_every_prompt_once_and_padding_keeps_the_tokens(
             real = mask[row].nonzero().flatten().tolist()
             assert real == list(range(real[0], real[0] + len(seqs[i])))  # contiguous
             assert (real[-1] == ids.shape[1] - 1) if side == "left" else (real[0] == 0)
+
+
+# ---- progress ------------------------------------------------------------------------------------
+
+
+def test_generation_and_activations_report_progress_per_batch(smollm2, generations):
+    seen = []
+    texts = smollm2.generate(
+        PROMPTS, MAX_NEW, batch_size=2, progress=lambda done, total: seen.append((done, total))
+    )
+    n = len(PROMPTS)
+    assert texts == generations  # reporting changes nothing
+    assert seen == [(min(k, n), n) for k in range(2, n + 2, 2)]
+    seen.clear()
+    smollm2.activations(PROMPTS, 3, batch_size=2, progress=lambda d, t: seen.append((d, t)))
+    assert seen == [(min(k, n), n) for k in range(2, n + 2, 2)]

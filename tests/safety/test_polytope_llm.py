@@ -24,6 +24,7 @@ from trustlab.safety import (
     SafetyPolytope,
     benign_perplexity,
     compare_detectors,
+    compare_steering,
     evaluate_polytope,
     generation_states,
     load_safety_prompts,
@@ -201,6 +202,20 @@ def test_gate_answers_flagged_prompts_with_the_fixed_refusal_and_others_plainly(
     assert gated.texts[n:] == tuple(plain[n:])  # unflagged: exactly the plain generation
     assert all(t != REFUSAL_RESPONSE for t in plain)
 
+    # progress: each prompt's state, then its answer, then (comparison) its plain answer
+    seen = []
+    compared = compare_steering(
+        polytope,
+        smollm2,
+        prompts,
+        NEW_TOKENS,
+        correction="gate",
+        progress=lambda done, total: seen.append((done, total)),
+    )
+    assert compared.steered.texts == gated.texts and compared.plain == tuple(plain)
+    assert {total for _, total in seen} == {3 * len(prompts)}
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen) and seen[-1][0] == 3 * len(prompts)
+
 
 def test_an_unflagged_prompt_generates_exactly_the_plain_text(smollm2, polytope, unflagged_benign):
     prompt = unflagged_benign[:1]
@@ -229,9 +244,19 @@ def test_safe_flow_ends_every_flagged_state_inside_and_keeps_benign_perplexity(
 def test_evaluation_numbers_and_page(smollm2, polytope, split, tmp_path):
     _, test = split
     small = test.subset(np.r_[np.flatnonzero(test.unsafe)[:3], np.flatnonzero(~test.unsafe)[:3]])
+    seen = []
     result = evaluate_polytope(
-        polytope, smollm2, small, n_generate=1, max_new_tokens=6, correct_first=3
+        polytope,
+        smollm2,
+        small,
+        n_generate=1,
+        max_new_tokens=6,
+        correct_first=3,
+        progress=lambda done, total: seen.append((done, total)),
     )
+    # 6 prompts' states, 2 plain and 2 corrected answers, 1 benign answer scored twice
+    assert {total for _, total in seen} == {12}
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen) and seen[-1][0] == 12
     scores = polytope.decision_function(prompt_activations(smollm2, small.prompts, polytope.layer))
     from sklearn.metrics import roc_auc_score
 

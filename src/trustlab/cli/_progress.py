@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Annotated, Any, TextIO
@@ -23,7 +23,7 @@ import typer
 from trustlab.cli._console import err_console, tell
 from trustlab.errors import InputError
 
-__all__ = ["LineProgress", "YesOption", "announce", "format_seconds", "progress"]
+__all__ = ["LineProgress", "YesOption", "announce", "format_seconds", "progress", "tracker"]
 
 YesOption = Annotated[
     bool,
@@ -169,11 +169,19 @@ def progress(enabled: bool = True) -> Iterator[Any]:
         TimeElapsedColumn,
     )
 
+    class CountColumn(MofNCompleteColumn):
+        """``12/540``, and nothing (not ``0/?``) while the total is unknown."""
+
+        def render(self, task: Any) -> Any:
+            from rich.text import Text
+
+            return Text("") if task.total is None else super().render(task)
+
     bar = Progress(
         SpinnerColumn(),
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
-        MofNCompleteColumn(),
+        CountColumn(),
         TimeElapsedColumn(),
         console=err_console,
         disable=not enabled,
@@ -181,6 +189,17 @@ def progress(enabled: bool = True) -> Iterator[Any]:
     )
     with bar:
         yield bar
+
+
+def tracker(bar: Any, description: str, total: int | None = None) -> Callable[[int, int], None]:
+    """A new task on ``bar`` and the ``progress(done, total)`` callback that moves it (the
+    shape library functions take)."""
+    task = bar.add_task(description, total=total)
+
+    def report(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
+    return report
 
 
 def announce(plan: str, *, work: float, limit: float, yes: bool, unit: str = "") -> None:

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from trustlab.cli._common import JSON_OPTION_HELP, emit, err_console, progress
+from trustlab.cli._common import JSON_OPTION_HELP, emit, err_console, progress, tracker
 
 __all__ = ["app"]
 
@@ -84,7 +84,7 @@ def generate_command(
     # a local model is loaded by generate_texts after it checked the options
     backend: Any = model if endpoint is None else _remote(endpoint, model, api_key, timeout)
     with progress() as bar:
-        bar.add_task(f"generating for {len(prompts)} prompt(s)", total=None)
+        report = tracker(bar, f"generating for {len(prompts)} prompt(s)", len(prompts))
         result = generate_texts(
             backend,
             prompts,
@@ -92,6 +92,7 @@ def generate_command(
             chat=chat,
             temperature=temperature,
             random_state=seed,
+            progress=report,
         )
     emit(result, as_json)
 

@@ -28,7 +28,7 @@ from typing import Annotated, Any
 import typer
 
 from trustlab import llm
-from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, save, tell
+from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, save, tell, tracker
 from trustlab.errors import InputError, ResourceError
 
 __all__ = ["app", "polytope_app", "fit", "evaluate", "generate"]
@@ -94,10 +94,10 @@ def fit(
         max_epochs=max_epochs,
         random_state=seed,
     )
-    lm = llm.load_model(model)
+    lm = _load_model(model)
     with progress() as bar:
-        bar.add_task(f"reading {len(prompts)} prompts at layer {layer}", total=None)
-        result = fit_on_prompts(polytope, lm, prompts)
+        report = tracker(bar, f"reading {len(prompts)} prompts at layer {layer}", len(prompts))
+        result = fit_on_prompts(polytope, lm, prompts, progress=report)
     metadata = {
         "model": model,
         "chat": True,
@@ -159,10 +159,10 @@ def evaluate(
         max_per_category=meta.get("max_per_category"),
         random_state=meta.get("seed", 0),
     )
-    lm = llm.load_model(model or meta.get("model", DEFAULT_MODEL))
+    lm = _load_model(model or meta.get("model", DEFAULT_MODEL))
+    direction = _direction(polytope, lm, correction, direction_layer)
     with progress() as bar:
-        bar.add_task(f"evaluating on {len(prompts)} held-out prompts", total=None)
-        direction = _direction(polytope, lm, correction, direction_layer)
+        report = tracker(bar, f"evaluating on {len(prompts)} held-out prompts")
         evaluation = evaluate_polytope(
             polytope,
             lm,
@@ -174,6 +174,7 @@ def evaluate(
             correction=correction,
             direction=direction,
             strength=strength,
+            progress=report,
         )
     emit(evaluation, as_json)
     if out is not None:
@@ -210,10 +211,10 @@ def generate(
     from trustlab.safety import compare_steering
 
     polytope = _load_polytope(polytope_dir)
-    lm = llm.load_model(model or polytope.metadata_.get("model", DEFAULT_MODEL))
+    lm = _load_model(model or polytope.metadata_.get("model", DEFAULT_MODEL))
+    direction = _direction(polytope, lm, correction, direction_layer)
     with progress() as bar:
-        bar.add_task(f"generating for {len(prompts)} prompt(s)", total=None)
-        direction = _direction(polytope, lm, correction, direction_layer)
+        report = tracker(bar, f"generating for {len(prompts)} prompt(s)")
         comparison = compare_steering(
             polytope,
             lm,
@@ -224,6 +225,7 @@ def generate(
             correction=correction,
             direction=direction,
             strength=strength,
+            progress=report,
         )
     emit(comparison, as_json)
 
@@ -241,6 +243,13 @@ def _training_prompts(meta: dict) -> Any:
     )
 
 
+def _load_model(name: str) -> Any:
+    """The language model, with a spinner while it loads (its size is not known up front)."""
+    with progress() as bar:
+        bar.add_task(f"loading {name}", total=None)
+        return llm.load_model(name)
+
+
 def _direction(polytope: Any, lm: Any, correction: str, layer: int) -> Any:
     """``--correction direction``: the model's refusal direction from harmful training prompts;
     None for the other corrections."""
@@ -256,7 +265,9 @@ def _direction(polytope: Any, lm: Any, correction: str, layer: int) -> Any:
         )
     train = _training_prompts(polytope.metadata_)
     harmful = np.flatnonzero(train.unsafe)[:DIRECTION_PROMPTS]
-    return refusal_direction(lm, train.subset(harmful), layer)
+    with progress() as bar:
+        bar.add_task(f"finding the refusal direction at layer {layer}", total=None)
+        return refusal_direction(lm, train.subset(harmful), layer)
 
 
 def _load_polytope(directory: Path) -> Any:

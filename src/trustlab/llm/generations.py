@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,6 +72,7 @@ def generate_texts(
     temperature: float = 0.0,
     batch_size: int = 8,
     random_state: int | np.random.Generator | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Generations:
     """Generate text for each prompt and keep it with the prompts and settings.
 
@@ -84,6 +86,10 @@ def generate_texts(
     prompts : str or sequence of str
     max_new_tokens, chat, temperature, batch_size, random_state
         As in :meth:`LanguageModel.generate <trustlab.llm.LanguageModel.generate>`.
+    progress : callable, optional
+        Called with ``(prompts done, prompts in all)``: after each batch when the model's
+        ``generate`` takes a ``progress`` argument (``LocalModel`` and ``RemoteModel`` do),
+        otherwise once at the end.
 
     Returns
     -------
@@ -108,6 +114,7 @@ def generate_texts(
         check_positive_int(batch_size, "batch_size")
         random_state = check_seed(random_state)  # a Generator gives its one seed now
         model = load_model(model)
+    reports = progress is not None and _takes_progress(model.generate)
     texts = model.generate(
         prompts,
         max_new_tokens,
@@ -115,7 +122,10 @@ def generate_texts(
         temperature=temperature,
         batch_size=batch_size,
         random_state=random_state,
+        **({"progress": progress} if reports else {}),
     )
+    if progress is not None and not reports:
+        progress(len(texts), len(texts))
     return Generations(
         model=str(model.name),
         endpoint=getattr(model, "base_url", None),
@@ -125,3 +135,10 @@ def generate_texts(
         prompts=tuple([prompts] if isinstance(prompts, str) else prompts),
         texts=tuple(texts),
     )
+
+
+def _takes_progress(method: Callable[..., Any]) -> bool:
+    try:
+        return "progress" in inspect.signature(method).parameters
+    except (TypeError, ValueError):  # a builtin or C method without a signature
+        return False

@@ -117,6 +117,7 @@ class LocalModel:
         temperature: float = 0.0,
         batch_size: int = 8,
         random_state: int | np.random.Generator | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> list[str]:
         """Continue each prompt; return only the new text, one string per prompt.
 
@@ -140,6 +141,8 @@ class LocalModel:
             Seed for sampling, used in a private random stream (torch's global one is left as it
             was; a Generator gives one seed). The same seed, prompts and batch size give the same
             text.
+        progress : callable, optional
+            Called after each batch with ``(prompts done, prompts in all)``.
 
         Returns
         -------
@@ -171,6 +174,7 @@ class LocalModel:
             eos_token_id=self._eos_ids,
         )
         out: list[str] = [""] * len(ids)
+        done = 0
         with torch.inference_mode(), _private_rng(torch, seed if sample else None):
             for batch in _batches(ids, batch_size):
                 input_ids, mask = self._pad([ids[i] for i in batch], "left", torch)
@@ -180,6 +184,9 @@ class LocalModel:
                 for row, i in enumerate(batch):
                     new = tokens[row, input_ids.shape[1] :]
                     out[i] = self.tokenizer.decode(new, skip_special_tokens=True)
+                done += len(batch)
+                if progress is not None:
+                    progress(done, len(ids))
         return out
 
     def completions(
@@ -260,6 +267,7 @@ class LocalModel:
         *,
         chat: bool = False,
         batch_size: int = 8,
+        progress: Callable[[int, int], None] | None = None,
     ) -> np.ndarray | list[np.ndarray]:
         """Residual-stream activations (float32) at the output of the given decoder layers.
 
@@ -275,6 +283,8 @@ class LocalModel:
         chat : bool
             Wrap each prompt with the chat template first (with the generation prompt).
         batch_size : int
+        progress : callable, optional
+            Called after each batch with ``(prompts done, prompts in all)``.
 
         Returns
         -------
@@ -296,12 +306,16 @@ class LocalModel:
         ids = self._encode(texts, chat)
         torch = require("torch", "llm")
         per_prompt: list[np.ndarray] = [np.empty(0)] * len(ids)
+        done = 0
         with torch.inference_mode():
             for batch in _batches(ids, batch_size):
                 seqs = [ids[i] for i in batch]
                 stacked = self._capture(seqs, wanted, torch)  # (b, T, len(wanted), hidden)
                 for row, (i, seq) in enumerate(zip(batch, seqs, strict=True)):
                     per_prompt[i] = _reduce(stacked[row, : len(seq)], positions)
+                done += len(batch)
+                if progress is not None:
+                    progress(done, len(ids))
         if single:
             per_prompt = [a[..., 0, :] for a in per_prompt]
         if positions == "all":

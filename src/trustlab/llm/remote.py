@@ -21,7 +21,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 import numpy as np
@@ -200,6 +200,7 @@ class RemoteModel:
         temperature: float = 0.0,
         batch_size: int = 8,
         random_state: int | np.random.Generator | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> list[str]:
         """New text for each prompt, as ``LocalModel.generate`` returns it.
 
@@ -207,7 +208,8 @@ class RemoteModel:
         ``chat=True`` uses ``/chat/completions`` with the prompt as the user message,
         ``chat=False`` uses ``/completions``. ``batch_size`` is accepted for call compatibility
         with ``LocalModel.generate`` and has no effect here. Every request carries the same
-        ``seed`` (one drawn from ``random_state`` when it is a Generator).
+        ``seed`` (one drawn from ``random_state`` when it is a Generator). ``progress``, if given,
+        is called with ``(answers received, prompts in all)`` as answers arrive.
 
         Returns
         -------
@@ -227,7 +229,7 @@ class RemoteModel:
         def run(prompt: str) -> str:
             return self._post_text(_with_prompt(payload, prompt, chat), chat=chat)
 
-        return self._map(run, prompts)
+        return self._map(run, prompts, progress)
 
     def completions(
         self,
@@ -357,13 +359,26 @@ class RemoteModel:
         data = self._request("POST", path, payload)
         return _choice_text(data, "message" if chat else "text", self._url(path))
 
-    def _map(self, run: Callable[[str], Any], prompts: list[str]) -> list[Any]:
-        """``run`` on every prompt on a thread pool (``max_concurrency``), results in order."""
+    def _map(
+        self,
+        run: Callable[[str], Any],
+        prompts: list[str],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[Any]:
+        """``run`` on every prompt on a thread pool (``max_concurrency``), results in order;
+        ``progress(done, total)`` after each answer."""
         if len(prompts) == 1:
-            return [run(prompts[0])]
+            result = [run(prompts[0])]
+            if progress is not None:
+                progress(1, 1)
+            return result
         pool = ThreadPoolExecutor(min(self.max_concurrency, len(prompts)))
         try:
             futures = [pool.submit(run, prompt) for prompt in prompts]
+            if progress is not None:
+                for done, future in enumerate(as_completed(futures), 1):
+                    future.result()  # the first failure raises now (the rest are cancelled)
+                    progress(done, len(prompts))
             return [future.result() for future in futures]
         finally:
             pool.shutdown(wait=True, cancel_futures=True)

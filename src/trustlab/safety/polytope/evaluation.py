@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import check_non_negative, check_positive_int
+from trustlab._progress import Progress, WorkCounter
 from trustlab._results import Result, new_axes
 from trustlab.errors import InputError
 from trustlab.safety.polytope.language_model import (
@@ -36,6 +37,7 @@ from trustlab.safety.polytope.steering import (
     CORRECT_FIRST,
     _check_generation,
     _corrected_states,
+    _corrected_units,
     _generate_corrected,
 )
 from trustlab.safety.refusal import refusal_judge
@@ -180,6 +182,7 @@ def evaluate_polytope(
     strength: float = 1.0,
     chat: bool = True,
     random_state: Any = 0,
+    progress: Progress | None = None,
 ) -> PolytopeEvaluation:
     """Evaluate a fitted polytope on held-out prompts.
 
@@ -197,6 +200,9 @@ def evaluate_polytope(
         As in :func:`~trustlab.safety.steered_generate`.
     random_state : int, default 0
         Seeds the bootstrap of the AUROC interval.
+    progress : callable, optional
+        Called with ``(done, total)`` as the work goes on, in prompt units: the held-out
+        prompts' states, then the plain and corrected answers, then the benign perplexities.
 
     Returns
     -------
@@ -219,19 +225,34 @@ def evaluate_polytope(
     unsafe = np.asarray(prompts.unsafe, dtype=bool)
     if unsafe.all() or not unsafe.any():
         raise InputError.bad("prompts", "held-out prompts of both classes", prompts.summary())
-    acts = prompt_activations(model, prompts.prompts, options.layer, chat=options.chat)
+    chosen = _first_of_each_class(unsafe, n_generate)
+    n_safe_chosen = int((~unsafe[chosen]).sum())
+    counter = WorkCounter(
+        progress,
+        len(prompts.prompts)
+        + len(chosen)
+        + _corrected_units(options.correction, len(chosen))
+        + (2 * n_safe_chosen if options.correction == "project" else 0),
+    )
+    acts = prompt_activations(
+        model, prompts.prompts, options.layer, chat=options.chat, progress=counter.part()
+    )
     scores = polytope._violations(acts).max(axis=1)
     flagged = scores > 0.0
     fpr_curve, tpr_curve, _ = roc_curve(unsafe, scores)
     interval = bootstrap_auroc(unsafe, scores, random_state=random_state)
     categories = np.array(prompts.categories)
-    chosen = _first_of_each_class(unsafe, n_generate)
     texts = [prompts.prompts[i] for i in chosen]
     recorded = generation_states(
-        model, texts, options.layer, options.max_new_tokens, chat=options.chat
+        model,
+        texts,
+        options.layer,
+        options.max_new_tokens,
+        chat=options.chat,
+        progress=counter.part(),
     )
     plain = recorded.texts
-    corrected = _generate_corrected(polytope, model, texts, options)
+    corrected = _generate_corrected(polytope, model, texts, options, counter)
     is_unsafe = unsafe[chosen]
     step_flags = [polytope._is_unsafe(s) for s in recorded.states]
     before, after = refusal_judge(plain), refusal_judge(corrected.texts)
@@ -240,7 +261,9 @@ def evaluate_polytope(
         safe_texts = [t for t, u in zip(texts, is_unsafe, strict=True) if not u]
         safe_plain = [a for a, u in zip(plain, is_unsafe, strict=True) if not u]
         if safe_texts:
-            ppl_before = _perplexity(polytope, model, safe_texts, safe_plain, options.chat)
+            ppl_before = _perplexity(
+                polytope, model, safe_texts, safe_plain, options.chat, counter=counter
+            )
             ppl_after = _perplexity(
                 polytope,
                 model,
@@ -250,6 +273,7 @@ def evaluate_polytope(
                 options.layer,
                 options.margin,
                 options.correct_first,
+                counter=counter,
             )
     return PolytopeEvaluation(
         model=model.name,
@@ -372,12 +396,16 @@ def _perplexity(
     layer: int | None = None,
     margin: float = 0.0,
     correct_first: int | None = None,
+    counter: WorkCounter | None = None,
 ) -> float:
-    """:func:`benign_perplexity` with checked arguments (``correct_first`` None: no correction)."""
+    """:func:`benign_perplexity` with checked arguments (``correct_first`` None: no correction;
+    ``counter`` advances by one per prompt)."""
+    counter = WorkCounter(None, 0) if counter is None else counter
     total, tokens = 0.0, 0
     for prompt, answer in zip(prompts, answers, strict=True):
         ids = model.tokenizer(answer, add_special_tokens=False)["input_ids"]
         if not ids:
+            counter.advance()
             continue
         if correct_first is None:
             logp = model.logprobs([prompt], [answer], chat=chat, batch_size=1)[0]
@@ -388,6 +416,7 @@ def _perplexity(
                 logp = model.logprobs([prompt], [answer], chat=chat, batch_size=1)[0]
         total += float(logp)
         tokens += len(ids)
+        counter.advance()
     return math.exp(-total / tokens) if tokens else float("nan")
 
 

@@ -18,6 +18,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from trustlab._checks import check_positive_int
+from trustlab._progress import Progress
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
 from trustlab.safety.polytope.results import FacetReport
@@ -38,6 +39,7 @@ def prompt_activations(
     *,
     chat: bool = True,
     batch_size: int = 8,
+    progress: Progress | None = None,
 ) -> np.ndarray:
     """Hidden states (n, hidden) of each prompt's last token at the output of decoder ``layer``
     (a sequence of layers gives (n, n_layers, hidden) from one pass per batch: the input of
@@ -56,14 +58,17 @@ def prompt_activations(
     chat : bool, default True
         Wrap each prompt in the chat template.
     batch_size : int, default 8
+    progress : callable, optional
+        Called after each batch with ``(prompts done, prompts in all)``.
 
     Returns
     -------
     ndarray (n, hidden) or (n, n_layers, hidden), float64
     """
     layers = int(layer) if np.ndim(layer) == 0 else [int(v) for v in layer]
+    extra = {} if progress is None else {"progress": progress}
     return model.activations(
-        list(prompts), layers, "last", chat=chat, batch_size=batch_size
+        list(prompts), layers, "last", chat=chat, batch_size=batch_size, **extra
     ).astype(np.float64)
 
 
@@ -116,6 +121,7 @@ def generation_states(
     max_new_tokens: int = 16,
     *,
     chat: bool = True,
+    progress: Progress | None = None,
 ) -> GenerationStates:
     """Plain greedy answers with the state at ``layer`` behind every generated token.
 
@@ -130,6 +136,8 @@ def generation_states(
     layer : int
     max_new_tokens : int, default 16
     chat : bool, default True
+    progress : callable, optional
+        Called after each prompt with ``(prompts done, prompts in all)``.
 
     Returns
     -------
@@ -151,6 +159,8 @@ def generation_states(
         with model.intervene(layer, record):
             answers.append(model.generate([prompt], max_new_tokens, chat=chat, batch_size=1)[0])
         states.append(np.array(seen))
+        if progress is not None:
+            progress(len(states), len(texts))
     return GenerationStates(
         model=model.name,
         layer=layer,
@@ -200,7 +210,13 @@ class PolytopeFit(Result):
 
 
 def fit_on_prompts(
-    polytope: Any, model: Any, prompts: Any, *, chat: bool = True, batch_size: int = 8
+    polytope: Any,
+    model: Any,
+    prompts: Any,
+    *,
+    chat: bool = True,
+    batch_size: int = 8,
+    progress: Progress | None = None,
 ) -> PolytopeFit:
     """Fit a polytope on a language model's states of labelled prompts.
 
@@ -215,8 +231,8 @@ def fit_on_prompts(
     model : trustlab.llm.LocalModel
     prompts : SafetyPrompts
         Training prompts of both classes (e.g. ``load_safety_prompts("train")``).
-    chat, batch_size
-        As in :func:`prompt_activations`.
+    chat, batch_size, progress
+        As in :func:`prompt_activations` (progress counts the prompts read).
 
     Returns
     -------
@@ -226,7 +242,7 @@ def fit_on_prompts(
     if polytope.layer is None:
         raise InputError.bad("layer", "the decoder layer to read (SafetyPolytope(layer=L))", None)
     acts = prompt_activations(
-        model, prompts.prompts, polytope.layer, chat=chat, batch_size=batch_size
+        model, prompts.prompts, polytope.layer, chat=chat, batch_size=batch_size, progress=progress
     )
     polytope._fit(acts, prompts.unsafe, prompts.categories, settings, rng)
     unsafe = np.asarray(prompts.unsafe, dtype=bool)

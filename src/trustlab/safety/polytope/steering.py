@@ -35,6 +35,7 @@ from trustlab._checks import (
     check_positive_int,
 )
 from trustlab._lazy import require
+from trustlab._progress import Progress, WorkCounter
 from trustlab._results import Result
 from trustlab.errors import InputError
 from trustlab.safety.polytope.language_model import _check_compatible, prompt_activations
@@ -341,6 +342,7 @@ def steered_generate(
     correction: str = "project",
     direction: Any = None,
     strength: float = 1.0,
+    progress: Progress | None = None,
 ) -> SteeredGeneration:
     """Greedy generation from a :class:`trustlab.llm.LocalModel` with unsafe states corrected.
 
@@ -375,6 +377,9 @@ def steered_generate(
         Needed by ``correction="direction"`` (:func:`~trustlab.safety.refusal_direction`).
     strength : float, default 1.0
         The multiple of ``direction.vector`` added.
+    progress : callable, optional
+        Called with ``(done, total)`` as the work goes on: one unit per prompt for "project",
+        two for "gate" and "direction" (its state, then its answer).
 
     Returns
     -------
@@ -393,7 +398,13 @@ def steered_generate(
         direction,
         strength,
     )
-    return _generate_corrected(polytope, model, texts, options)
+    counter = WorkCounter(progress, _corrected_units(options.correction, len(texts)))
+    return _generate_corrected(polytope, model, texts, options, counter)
+
+
+def _corrected_units(correction: str, n_prompts: int) -> int:
+    """Progress units of correcting ``n_prompts`` answers (see :func:`steered_generate`)."""
+    return n_prompts if correction == "project" else 2 * n_prompts
 
 
 def compare_steering(
@@ -408,15 +419,20 @@ def compare_steering(
     correction: str = "project",
     direction: Any = None,
     strength: float = 1.0,
+    progress: Progress | None = None,
 ) -> SteeringComparison:
     """The model's plain answers and its corrected ones (:func:`steered_generate`) side by side.
 
-    Parameters are those of :func:`steered_generate`; the plain answers are greedy too.
+    Parameters are those of :func:`steered_generate`; the plain answers are greedy too, and
+    ``progress`` counts them as one unit per prompt after the corrected ones.
 
     Returns
     -------
     SteeringComparison
     """
+    n_prompts = len(_as_prompts(prompts))
+    corrected = _corrected_units(str(correction), n_prompts)
+    counter = WorkCounter(progress, corrected + n_prompts)
     steered = steered_generate(
         polytope,
         model,
@@ -428,17 +444,24 @@ def compare_steering(
         correction=correction,
         direction=direction,
         strength=strength,
+        progress=counter.part(),
     )
-    plain = model.generate(list(steered.prompts), max_new_tokens, chat=chat)
+    plain = _plain_generate(model, list(steered.prompts), max_new_tokens, chat, counter)
     return SteeringComparison(plain=tuple(plain), steered=steered)
 
 
 def _generate_corrected(
-    polytope: Any, model: Any, texts: list[str], options: _GenerationOptions
+    polytope: Any,
+    model: Any,
+    texts: list[str],
+    options: _GenerationOptions,
+    counter: WorkCounter | None = None,
 ) -> SteeredGeneration:
-    """:func:`steered_generate` with checked arguments."""
+    """:func:`steered_generate` with checked arguments (``counter`` advances by
+    :func:`_corrected_units`)."""
+    counter = WorkCounter(None, 0) if counter is None else counter
     if options.correction != "project":
-        return _gated_generate(polytope, model, texts, options)
+        return _gated_generate(polytope, model, texts, options, counter)
     out, flagged, infeasible, checked = [], [], [], []
     for prompt in texts:
         with _corrected_states(
@@ -448,6 +471,7 @@ def _generate_corrected(
                 [prompt], options.max_new_tokens, chat=options.chat, batch_size=1
             )
             out.append(answer[0])
+        counter.advance()
         flagged.append(stats.n_flagged)
         infeasible.append(stats.n_infeasible)
         checked.append(len(stats.checked))
@@ -466,21 +490,24 @@ def _generate_corrected(
 
 
 def _gated_generate(
-    polytope: Any, model: Any, texts: list[str], options: _GenerationOptions
+    polytope: Any, model: Any, texts: list[str], options: _GenerationOptions, counter: WorkCounter
 ) -> SteeredGeneration:
     """ "gate" and "direction": the prompt's last state decides; flagged prompts get the fixed
     refusal ("gate") or a generation along the refusal direction ("direction")."""
-    acts = prompt_activations(model, texts, options.layer, chat=options.chat, batch_size=1)
+    acts = prompt_activations(
+        model, texts, options.layer, chat=options.chat, batch_size=1, progress=counter.part()
+    )
     unsafe = polytope._is_unsafe(acts)
     safe_texts = [t for t, u in zip(texts, unsafe, strict=True) if not u]
-    answers = iter(_plain(model, safe_texts, options))
+    answers = iter(_plain(model, safe_texts, options, counter))
     if options.correction == "gate":
         flagged_answers = iter([REFUSAL_RESPONSE] * int(unsafe.sum()))
+        counter.advance(int(unsafe.sum()))
     else:
         direction = options.direction
         with model.steer(direction.vector, direction.layer, options.strength):
             flagged = [t for t, u in zip(texts, unsafe, strict=True) if u]
-            flagged_answers = iter(_plain(model, flagged, options))
+            flagged_answers = iter(_plain(model, flagged, options, counter))
     out = [next(flagged_answers) if u else next(answers) for u in unsafe]
     return SteeredGeneration(
         correction=options.correction,
@@ -496,11 +523,22 @@ def _gated_generate(
     )
 
 
-def _plain(model: Any, texts: list[str], options: _GenerationOptions) -> list[str]:
+def _plain(
+    model: Any, texts: list[str], options: _GenerationOptions, counter: WorkCounter
+) -> list[str]:
     """Greedy answers (``LocalModel.generate`` gives a prompt the same text in any batch)."""
+    return _plain_generate(model, texts, options.max_new_tokens, options.chat, counter)
+
+
+def _plain_generate(
+    model: Any, texts: list[str], max_new_tokens: int, chat: bool, counter: WorkCounter
+) -> list[str]:
+    """``model.generate`` that moves ``counter`` by one per prompt as its batches finish."""
     if not texts:
         return []
-    return model.generate(texts, options.max_new_tokens, chat=options.chat)
+    part = counter.part()
+    extra = {} if part is None else {"progress": part}
+    return model.generate(texts, max_new_tokens, chat=chat, **extra)
 
 
 def _as_prompts(prompts: Any) -> list[str]:
