@@ -23,6 +23,7 @@ from trustlab.cli import robustness as _robustness
 from trustlab.cli import safety as _safety
 from trustlab.cli import strategic as _strategic
 from trustlab.cli._common import option_message
+from trustlab.cli._help import reflow_app
 from trustlab.errors import ConfigError, InputError, TrustlabError
 
 app = typer.Typer(
@@ -61,6 +62,7 @@ app.add_typer(_strategic.app, name="strategic")
 app.add_typer(_llm.app, name="llm")
 app.add_typer(_federated.app, name="federated")
 app.add_typer(_safety.app, name="safety")
+reflow_app(app)
 
 
 def main(argv: list[str] | None = None) -> None:
