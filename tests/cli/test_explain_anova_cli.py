@@ -2,6 +2,9 @@
 predict and plot use the saved model; bad input ends in one line and exit code 2."""
 
 import json
+import shlex
+from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -139,9 +142,269 @@ def test_bad_input_ends_in_one_line_and_exit_2(run, table, tmp_path):
         (["--label", "kind", "--exclude", "id"], "missing"),  # the gap in 'size'
         (["--label", "kind", "--exclude", "id", "--interactions", "size"], "--interactions"),
         (["--label", "kind", "--features", "size,weight"], "--features"),
+        (["--label", "kind", "--features", "size,kind"], "--features: expected feature columns"),
     ]
     for extra, text in cases:
         code, _, err = run(*base, *extra)
         assert code == 2 and text in one_line(err), err
     code, _, err = run("explain", "anova-tpnn", "predict", "--model", tmp_path, "--data", path)
     assert code == 2 and "model.pt" in err
+
+
+# ---------------------------------------------------------------- the commands the docs show
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def documented(page: str, command: str) -> list[list[str]]:
+    """The command lines starting with ``command`` in a page's code blocks, as arguments."""
+    found, inside = [], False
+    for line in (ROOT / page).read_text().splitlines():
+        if line.startswith("```"):
+            inside = not inside
+        elif inside and line.startswith(command + " "):
+            found.append(shlex.split(line, comments=True)[1:])
+    assert found, f"{page} shows no '{command}' command"
+    return found
+
+
+def _voters(n: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(
+        {
+            "id": np.arange(n),
+            "age": rng.uniform(20, 70, n).round(1),
+            "income": rng.uniform(1, 9, n).round(2),
+            "sex": rng.choice(["f", "m"], n),
+        }
+    )
+    score = (frame.age - 45) / 10 * (frame.income - 5) / 2 + (frame.sex == "f")
+    frame["vote"] = np.where(score + rng.normal(0, 0.5, n) > 0.5, "yes", "no")
+    return frame
+
+
+def test_the_docs_commands_run(tmp_path, monkeypatch, run):
+    monkeypatch.chdir(tmp_path)
+    _voters(200).to_csv("train.csv", index=False)
+    _voters(20, seed=1).drop(columns="vote").to_csv("new.csv", index=False)
+    commands = documented("docs/explain-anova-tpnn.md", "trustlab explain anova-tpnn")
+    assert len(commands) >= 5
+    for args in commands:
+        code, out, err = run(*args, "--n-jobs", "1") if "fit" in args else run(*args)
+        assert code == 0, (args, err)
+        if "--json" in args:
+            json.loads(out)
+    assert ANOVATPNN.load("model").feature_names_ == ["age", "income", "sex"]
+    assert list(pd.read_csv("pred.csv").columns[:2]) == ["row", "prediction"]
+    assert {p.name for p in Path("plots").iterdir()} == {
+        "result.json",
+        "component_age.png",
+        "component_age__income.png",
+    }
+
+
+def test_the_readme_command_runs(tmp_path, monkeypatch, run):
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame(rng.uniform(-1, 1, size=(150, 3)), columns=["a", "b", "c"])
+    table["y"] = np.sin(3 * table.a) + table.a * table.b + 0.1 * rng.normal(size=150)
+    table.to_csv("table.csv", index=False)
+    (args,) = documented("README.md", "trustlab explain anova-tpnn")
+    code, out, err = run(*args, "--max-epochs", "20", "--n-jobs", "1")
+    assert code == 0, err
+    assert "held-out RMSE" in out
+    assert (tmp_path / "tpnn" / "model.pt").is_file()
+
+
+# ---------------------------------------------------------------- fit
+
+
+def _fit(run, table, *extra):
+    path, _ = table
+    return run(
+        "explain", "anova-tpnn", "fit", "--data", path, "--label", "kind", "--exclude", "id",
+        "--drop-missing", "--max-epochs", "3", "--order", "1", "--n-jobs", "1", *extra,
+    )  # fmt: skip
+
+
+def test_fit_json_without_out_prints_the_fit_and_saves_nothing(run, table, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _fit(run, table, "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["task"] == "classification" and result["n_held_out"] == 60
+    assert "nothing saved" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_fit_reports_the_held_out_accuracy_and_which_rows(fitted, table):
+    _, out = fitted
+    _, frame = table
+    result = json.loads((out / "result.json").read_text())
+    held_out = pd.read_csv(out / "held_out_rows.csv")["row"].to_numpy()
+    assert len(held_out) == result["n_held_out"] == 60  # 15% of the 399 rows without a gap
+    assert 7 not in held_out and held_out.max() < len(frame)  # the file's rows (row 7 dropped)
+    rows = frame.loc[held_out]
+    accuracy = np.mean(ANOVATPNN.load(out).predict(rows) == rows["kind"].to_numpy())
+    assert result["held_out_metric"] == "accuracy"
+    assert result["held_out_score"] == pytest.approx(accuracy, abs=1e-12)
+
+
+def test_fit_prints_the_held_out_rmse_for_regression(run, tmp_path):
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"x": rng.uniform(-1, 1, 200), "z": rng.uniform(-1, 1, 200)})
+    frame["y"] = frame.x**2 + frame.z + 0.1 * rng.normal(size=200)
+    frame.to_csv(tmp_path / "reg.csv", index=False)
+    code, out, err = run(
+        "explain", "anova-tpnn", "fit", "--data", tmp_path / "reg.csv", "--label", "y",
+        "--max-epochs", "5", "--n-jobs", "1", "--out", tmp_path / "m",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "held-out RMSE" in out and "on the 30 rows kept out of training" in out
+    held_out = pd.read_csv(tmp_path / "m" / "held_out_rows.csv")["row"]
+    rows = frame.loc[held_out]
+    predicted = ANOVATPNN.load(tmp_path / "m").predict(rows[["x", "z"]])
+    rmse = float(np.sqrt(np.mean((predicted - rows.y) ** 2)))
+    assert json.loads((tmp_path / "m" / "result.json").read_text())["held_out_score"] == (
+        pytest.approx(rmse, rel=1e-9)
+    )
+
+
+def test_refitting_into_the_same_out_needs_overwrite(run, table, tmp_path):
+    code, _, err = _fit(run, table, "--out", tmp_path, "--top", "2")
+    assert code == 0, err
+    code, _, err = _fit(run, table, "--out", tmp_path)
+    assert code == 2
+    assert one_line(err).startswith(f"trustlab: error: --out: {tmp_path} already holds an earlier")
+    code, _, err = _fit(run, table, "--out", tmp_path, "--overwrite", "--top", "1")
+    assert code == 0, err
+    assert len(list(tmp_path.glob("component_*.png"))) == 1  # the earlier run's second is gone
+
+
+def test_fit_progress_counts_epochs_and_the_plan_is_said_first(run, table, monkeypatch):
+    seen = Recorder()
+    monkeypatch.setattr(explain_anova, "progress", seen.progress)
+    code, _, err = _fit(run, table)
+    assert code == 0, err
+    assert seen.totals == [3] and seen.completed == [0, 1, 2, 3]
+    assert err.splitlines()[0] == (
+        "trustlab: fitting ANOVA-TPNN on 399 rows of items.csv (1 with a missing value dropped): "
+        "2 components x 10 basis neurons, at most 3 epochs"
+    )
+    monkeypatch.setattr(explain_anova, "MAX_FIT_WORK", 1000)
+    code, _, err = _fit(run, table)
+    assert code == 2 and one_line(err).startswith("trustlab: error: --yes: fitting ANOVA-TPNN")
+
+
+class Recorder:
+    """Stands for the progress bar: records the tasks' totals and what was completed."""
+
+    def __init__(self):
+        self.totals, self.completed = [], []
+
+    @contextmanager
+    def progress(self, enabled=True):
+        yield self
+
+    def add_task(self, description, total=None, **_):
+        self.totals.append(total)
+        return len(self.totals) - 1
+
+    def update(self, task, *, completed=None, total=None, **_):
+        if completed is not None:
+            self.completed.append(completed)
+
+
+def test_fit_errors_name_the_options_and_the_files_rows(run, table, tmp_path):
+    _, frame = table
+    broken = frame.copy()
+    broken.loc[120, "size"] = np.inf  # after the gap in row 7, which --drop-missing drops
+    broken.to_csv(tmp_path / "inf.csv", index=False)
+    cases = [
+        (["--max-epochs", "0"], "'--max-epochs'"),
+        (["--order", "0"], "'--order'"),
+        (["--task", "guess"], "--task: expected one of 'auto', 'regression', 'classification'"),
+        (["--n-jobs", "0"], "--n-jobs: expected"),
+        (["--interactions", "size:weight"], "--interactions: expected a column of the data"),
+    ]
+    for extra, text in cases:
+        code, _, err = _fit(run, table, *extra)
+        assert code == 2 and text in one_line(err), err
+    code, _, err = _fit(run, (tmp_path / "inf.csv", broken))
+    assert code == 2
+    assert "got inf in 'size' at row 120 (counted from 0 after the header" in one_line(err)
+
+
+def test_input_the_library_refuses_is_one_line_before_any_plan(run, tmp_path):
+    """What only the fit can check (a constant feature, one class) is refused before the plan is
+    announced, so bad input stays one line."""
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"a": rng.normal(size=80), "b": 1.0, "y": rng.normal(size=80)})
+    frame.to_csv(tmp_path / "constant.csv", index=False)
+    frame.assign(b=rng.normal(size=80), y="same").to_csv(tmp_path / "one_class.csv", index=False)
+    for name, text in [("constant.csv", "'b' to vary"), ("one_class.csv", "--label: expected")]:
+        code, _, err = run(
+            "explain", "anova-tpnn", "fit", "--data", tmp_path / name, "--label", "y",
+            "--task", "classification" if name == "one_class.csv" else "auto", "--n-jobs", "1",
+        )  # fmt: skip
+        assert code == 2 and text in one_line(err), err
+
+
+# ---------------------------------------------------------------- predict and plot
+
+
+def test_predict_json_and_encoding(run, fitted, table, tmp_path):
+    _, model_dir = fitted
+    _, frame = table
+    clean = frame.dropna().assign(note="café")
+    clean.to_csv(tmp_path / "latin.csv", index=False, encoding="latin-1")
+    args = ["explain", "anova-tpnn", "predict", "--model", model_dir / "model.pt"]
+    code, _, err = run(*args, "--data", tmp_path / "latin.csv", "--json")
+    assert code == 2 and "--encoding" in one_line(err)
+    code, out, err = run(*args, "--data", tmp_path / "latin.csv", "--json", "--encoding", "latin-1")
+    assert code == 0, err
+    printed = json.loads(out)
+    model = ANOVATPNN.load(model_dir)
+    assert printed["n_rows"] == len(clean) and printed["classes"] == ["large", "medium", "small"]
+    assert [r["row"] for r in printed["rows"]] == list(range(len(clean)))  # the file's rows
+    assert [r["prediction"] for r in printed["rows"]] == list(model.predict(clean))
+
+
+def test_predict_refuses_to_replace_a_file_unless_overwrite(run, fitted, table, tmp_path):
+    _, model_dir = fitted
+    _, frame = table
+    frame.dropna().to_csv(tmp_path / "clean.csv", index=False)
+    target = tmp_path / "pred.csv"
+    target.write_text("keep me")
+    args = [
+        "explain",
+        "anova-tpnn",
+        "predict",
+        "--model",
+        model_dir,
+        "--data",
+        tmp_path / "clean.csv",
+    ]
+    code, _, err = run(*args, "--out", target)
+    assert code == 2 and "--overwrite" in one_line(err)
+    assert target.read_text() == "keep me"
+    assert run(*args, "--out", target, "--overwrite")[0] == 0
+    assert len(pd.read_csv(target)) == len(frame) - 1
+
+
+def test_plot_json_and_a_second_plot_into_the_same_out(run, fitted, tmp_path):
+    _, model_dir = fitted
+    args = ["explain", "anova-tpnn", "plot", "--model", model_dir, "--out", tmp_path]
+    code, out, err = run(*args, "--component", "size", "--json")
+    assert code == 0, err
+    assert json.loads(out)["file_names"] == ["component_size.png"]
+    code, _, err = run(*args, "--component", "shape")
+    assert code == 2 and "--overwrite" in one_line(err)
+    assert run(*args, "--component", "shape", "--overwrite")[0] == 0
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == ["component_shape.png"]
+
+
+def test_a_file_as_out_is_refused_before_the_fit(run, table, tmp_path):
+    (tmp_path / "taken").write_text("not a folder")
+    code, _, err = _fit(run, table, "--out", tmp_path / "taken")
+    assert code == 2 and one_line(err).startswith("trustlab: error: --out: expected a directory")

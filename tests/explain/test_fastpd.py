@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import shap
 import xgboost as xgb
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from sklearn.ensemble import (
     ExtraTreesRegressor,
@@ -392,6 +392,9 @@ def test_additive_tree_has_zero_interaction_components():
     seed=st.integers(0, 1000),
 )
 def test_additive_models_have_zero_interaction_components(f0, f1, seed):
+    # scikit-learn does not split on a difference too small to lower its impurity measurably
+    # (5.96e-8 was found), and then the fitted tree is not additive: keep values apart or equal
+    assume(all(a == b or abs(a - b) > 1e-3 for f in (f0, f1) for a in f for b in f))
     X, y = additive_grid(f0, f1)
     tree = DecisionTreeRegressor().fit(X, y)
     rows = np.random.default_rng(seed).permutation(X)[:10]

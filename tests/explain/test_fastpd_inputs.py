@@ -45,10 +45,48 @@ def test_unsupported_model_error_lists_the_supported_ones():
     assert "LinearRegression" in message
 
 
-def test_pipeline_error_says_how_to_explain_its_last_step():
-    pipe = make_pipeline(StandardScaler(), DecisionTreeRegressor(max_depth=2)).fit(X, Y)
-    with pytest.raises(InputError, match=r"Pipeline.*pipe\[-1\]"):
+def test_a_pipeline_is_explained_through_its_transform():
+    pipe = make_pipeline(StandardScaler(), DecisionTreeRegressor(max_depth=3)).fit(X, Y)
+    explainer = FastPD(pipe).fit(X[:100])
+    direct = FastPD(pipe[-1]).fit(pipe[:-1].transform(X[:100]))
+    np.testing.assert_array_equal(
+        explainer.shap_values(X[100:110]), direct.shap_values(pipe[:-1].transform(X[100:110]))
+    )
+    phi = explainer.shap_values(X[100:110])
+    np.testing.assert_allclose(
+        phi.sum(axis=1) + explainer.expected_value_, pipe.predict(X[100:110]), atol=1e-12
+    )
+    assert explainer.feature_names_ == ("x0", "x1", "x2")  # get_feature_names_out
+    assert FastPD.supports(pipe)
+
+
+def test_a_pipeline_with_one_hot_columns_names_the_transformed_features():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OneHotEncoder
+
+    frame = pd.DataFrame({"size": X[:, 0], "colour": np.where(X[:, 1] > 0, "red", "blue")})
+    encode = ColumnTransformer(
+        [("num", "passthrough", ["size"]), ("cat", OneHotEncoder(), ["colour"])]
+    )
+    pipe = make_pipeline(encode, GradientBoostingRegressor(n_estimators=5)).fit(frame, Y)
+    explainer = FastPD(pipe).fit(frame)
+    assert explainer.feature_names_ == ("num__size", "cat__colour_blue", "cat__colour_red")
+    explanation = explainer.explain(frame.iloc[5:9])
+    assert list(explanation.shap_table()["row"]) == [5, 6, 7, 8]  # the frame's index
+
+
+def test_a_pipeline_not_ending_in_a_tree_model_is_refused():
+    pipe = make_pipeline(StandardScaler(), LinearRegression()).fit(X, Y)
+    assert not FastPD.supports(pipe)
+    with pytest.raises(InputError, match="model: expected a fitted tree model.*LinearRegression"):
         FastPD(pipe).fit(X)
+
+
+def test_a_transform_that_fails_is_one_clear_error():
+    pipe = make_pipeline(StandardScaler(), DecisionTreeRegressor(max_depth=2)).fit(X, Y)
+    explainer = FastPD(pipe).fit(X)
+    with pytest.raises(InputError, match="X_eval: the pipeline's transform .* failed on it"):
+        explainer.shap_values(np.ones((3, 5)))
 
 
 def test_unfitted_model_is_refused():
@@ -190,4 +228,5 @@ def test_supports_tells_which_models_can_be_explained():
     assert FastPD.supports(lgb.LGBMRegressor(n_estimators=2, verbose=-1).fit(X, Y))
     assert not FastPD.supports(LinearRegression().fit(X, Y))
     assert not FastPD.supports(RandomForestRegressor())  # not fitted
-    assert not FastPD.supports(make_pipeline(StandardScaler(), DecisionTreeRegressor()).fit(X, Y))
+    assert FastPD.supports(make_pipeline(StandardScaler(), DecisionTreeRegressor()).fit(X, Y))
+    assert not FastPD.supports(make_pipeline(StandardScaler(), LinearRegression()).fit(X, Y))

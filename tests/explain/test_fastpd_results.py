@@ -174,7 +174,8 @@ def test_explanation_is_saved_as_tables_and_plots(classifier, tmp_path):
         "pd_x1.png",
     }
     table = explanation.shap_table()
-    assert list(table.columns[:4]) == ["0:x0", "0:x1", "0:x2", "0:x3"]
+    assert list(table.columns[:5]) == ["row", "0:x0", "0:x1", "0:x2", "0:x3"]
+    assert list(table["row"]) == list(range(30))
     np.testing.assert_array_equal(table["2:x3"], explanation.shap_values[:, 3, 2])
 
 
@@ -186,24 +187,21 @@ def test_predicted_class_shap_picks_each_rows_predicted_class(classifier):
     np.testing.assert_array_equal(chosen, explanation.shap_values[np.arange(30), :, predicted])
 
 
-def test_explain_table_draws_rows_and_names_bad_columns():
+def test_explain_table_draws_the_background_and_names_bad_columns():
     import pandas as pd
 
     from trustlab.explain import explain_table
 
     frame = pd.DataFrame(X, columns=NAMES).assign(label=Y)
     model = GradientBoostingRegressor(n_estimators=5).fit(X, Y)  # stores no feature names
-    explanation = explain_table(
-        model, frame, exclude=["label"], background_size=50, eval_size=20, random_state=0
-    )
+    args = {"label": "label", "background_size": 50, "rows": slice(0, 20), "random_state": 0}
+    explanation = explain_table(model, frame, **args)
     assert explanation.n_background == 50 and explanation.importance.n_rows == 20
-    again = explain_table(
-        model, frame, exclude=["label"], background_size=50, eval_size=20, random_state=0
-    )
+    again = explain_table(model, frame, **args)
     np.testing.assert_array_equal(explanation.shap_values, again.shap_values)
     with pytest.raises(InputError, match="data: expected 4 feature columns .* got 5"):
         explain_table(model, frame)
     with pytest.raises(InputError, match="exclude: expected a column of the data"):
         explain_table(model, frame, exclude=["height"])
-    with pytest.raises(InputError, match="eval_size: expected an integer >= 1"):
-        explain_table(model, frame, exclude=["label"], eval_size=0)
+    with pytest.raises(InputError, match="background_size: expected an integer >= 1"):
+        explain_table(model, frame, label="label", background_size=0)

@@ -1,12 +1,15 @@
 """``trustlab explain anova-tpnn``: fit, apply and draw an ANOVA-TPNN glass-box model.
 
-``fit --data F --label Y --out DIR`` trains the model on a table and saves what
-:meth:`~trustlab.explain.ANOVATPNN.summarize` returns into DIR: ``result.json`` (the training run
-and the importance), ``model.pt`` and ``model.json`` (read back by ``ANOVATPNN.load(DIR)``),
-``components.json`` (the intercept, the importance and every component on a grid of raw
-feature values), ``importance.png`` and ``component_<name>.png`` for the strongest components.
+``fit --data F --label Y [--out DIR]`` trains the model on a table, prints what
+:meth:`~trustlab.explain.ANOVATPNN.summarize` returns (with the score on the rows held out for
+early stopping) and, with ``--out``, saves it into DIR: ``result.json`` (the training run, the
+scores and the importance), ``model.pt`` and ``model.json`` (read back by
+``ANOVATPNN.load(DIR)``), ``components.json`` (the intercept, the importance and every component
+on a grid of raw feature values), ``importance.png``, ``component_<name>.png`` for the strongest
+components and ``held_out_rows.csv``. An earlier run's files in DIR are refused unless
+``--overwrite``.
 
-``predict --model DIR --data F`` writes predictions (and class probabilities) as CSV;
+``predict --model DIR --data F`` writes predictions (and class probabilities) as CSV or JSON;
 ``plot --model DIR --component NAME --out DIR`` draws chosen components.
 """
 
@@ -15,9 +18,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
 import typer
 
-from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, read_table, save, tell
+from trustlab.cli._common import (
+    JSON_OPTION_HELP,
+    EncodingOption,
+    YesOption,
+    announce,
+    emit,
+    progress,
+    read_table,
+    save,
+    tell,
+)
+from trustlab.cli.explain import earlier_outputs, remove_stale
 from trustlab.errors import InputError
 
 __all__ = ["app", "fit", "predict", "plot"]
@@ -28,6 +43,26 @@ app = typer.Typer(
 )
 
 GRID_POINTS = 60
+# What fit and plot write into --out (an earlier run's files are refused without --overwrite).
+FIT_FILES = (
+    "result.json",
+    "model.pt",
+    "model.json",
+    "components.json",
+    "importance.png",
+    "component_*.png",
+    "held_out_rows.csv",
+)
+PLOT_FILES = ("result.json", "component_*.png")
+# A fit beyond this much work (rows x components x basis neurons x epochs) asks for --yes: one
+# core does about 2e6 to 3e6 a second (5,000 rows, 15 components, 10 neurons, 10 epochs: 4 s), so
+# this is about two hours on one core. Fitting 100,000 rows with 15 components and the default
+# 10 neurons and 300 epochs (4.5e9) runs without asking.
+MAX_FIT_WORK = 2e10
+ROW_WORDS = "counted from 0 after the header"
+OVERWRITE_HELP = (
+    "Replace an earlier run's files in --out (those this run does not write again are removed)."
+)
 
 
 @app.callback()
@@ -60,16 +95,60 @@ def _feature_frame(frame, label: str | None, features: list[str], exclude: list[
         for name in names:
             require_columns(frame, {option: name})
     if features:
+        if label in features:
+            raise InputError(
+                f"--features: expected feature columns other than the label, got {label!r} "
+                "(the --label column) among them",
+                argument="--features",
+            )
         return frame[features]
     dropped = set(exclude) | ({label} if label else set())
     return frame[[c for c in frame.columns if c not in dropped]]
+
+
+def _check_rows(frame, X, label: str, drop_missing: bool) -> np.ndarray:
+    """Every row of the table, before any is dropped: no infinity; missing values only with
+    --drop-missing. Returns the rows to keep; rows are named as in the file."""
+    import pandas as pd
+
+    numeric = X.select_dtypes("number")
+    infinite = np.isinf(numeric.to_numpy(dtype=np.float64, na_value=np.nan))
+    if infinite.any():
+        row, col = (int(i) for i in np.argwhere(infinite)[0])
+        raise InputError(
+            f"--data: expected finite values, got {numeric.iat[row, col]} in "
+            f"{numeric.columns[col]!r} at row {row} ({ROW_WORDS}; {int(infinite.sum())} in "
+            "all); fix or drop those rows",
+            argument="--data",
+        )
+    y = frame[label]
+    missing = (X.isna().any(axis=1) | y.isna()).to_numpy()
+    if missing.any() and not drop_missing:
+        first = int(missing.argmax())
+        columns = [c for c in [*X.columns, label] if pd.isna(frame[c].iloc[first])]
+        raise InputError(
+            f"--data: expected no missing values, got {int(missing.sum())} row(s) with gaps (first "
+            f"at row {first}, {ROW_WORDS}, in {', '.join(map(repr, columns))}); impute them or "
+            "pass --drop-missing",
+            argument="--data",
+        )
+    return ~missing
 
 
 @app.command("fit")
 def fit(
     data: Annotated[Path, typer.Option("--data", help="CSV, TSV or Parquet training table.")],
     label: Annotated[str, typer.Option("--label", help="The target column.")],
-    out: Annotated[Path, typer.Option("--out", help="Directory for the model and plots.")],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Directory for the model, its components and plots (without it the fit is "
+            "printed and nothing is saved). An earlier run's files there are refused unless "
+            "--overwrite.",
+        ),
+    ] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)] = False,
     features: Annotated[
         str | None,
         typer.Option("--features", help="Comma-separated feature columns (default: all others)."),
@@ -80,13 +159,17 @@ def fit(
     task: Annotated[
         str, typer.Option("--task", help="auto, regression or classification.")
     ] = "auto",
-    order: Annotated[int, typer.Option("--order", help="Largest component order.")] = 2,
-    n_basis: Annotated[int, typer.Option("--n-basis", help="Basis neurons per component.")] = 10,
+    order: Annotated[int, typer.Option("--order", min=1, help="Largest component order.")] = 2,
+    n_basis: Annotated[
+        int, typer.Option("--n-basis", min=1, help="Basis neurons per component.")
+    ] = 10,
     interactions: Annotated[
         str,
         typer.Option("--interactions", help="all, auto, none, or pairs like 'age:income,age:sex'."),
     ] = "all",
-    max_epochs: Annotated[int, typer.Option("--max-epochs", help="Most training epochs.")] = 300,
+    max_epochs: Annotated[
+        int, typer.Option("--max-epochs", min=1, help="Most training epochs.")
+    ] = 300,
     drop_missing: Annotated[
         bool,
         typer.Option("--drop-missing", help="Drop rows with a missing value instead of failing."),
@@ -98,28 +181,26 @@ def fit(
     n_jobs: Annotated[
         int | None, typer.Option("--n-jobs", help="Torch threads (default 1; -1: every core).")
     ] = None,
+    encoding: EncodingOption = None,
+    yes: YesOption = False,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
-    """Fit ANOVA-TPNN on a table; save the model, its components and their plots."""
+    """Fit ANOVA-TPNN on a table: print the fit (with the accuracy or RMSE on the rows held out
+    for early stopping) and, with --out, save the model, its components and their plots."""
     from trustlab.cli._common import require_columns
     from trustlab.explain.anova_tpnn import ANOVATPNN
 
+    earlier = earlier_outputs(out, overwrite, FIT_FILES)
     terms = _interactions(interactions)
-    frame = read_table(data)
+    frame = read_table(data, encoding=encoding)
     require_columns(frame, {"--label": label})
     X = _feature_frame(frame, label, _names(features), _names(exclude))
-    y = frame[label]
-    missing = (X.isna().any(axis=1) | y.isna()).to_numpy()
-    if missing.any() and not drop_missing:
-        first = int(missing.argmax())
-        columns = [c for c in [*X.columns, label] if frame[c].iloc[first] != frame[c].iloc[first]]
-        raise InputError(
-            f"--data: expected no missing values, got {int(missing.sum())} row(s) with gaps (first "
-            f"at row {first}, in {', '.join(map(repr, columns))}); impute them or pass "
-            "--drop-missing",
-            argument="--data",
-        )
-    X, y = X[~missing], y[~missing]
+    for term in terms if isinstance(terms, list) else ():  # before the plan is announced
+        for name in term:
+            require_columns(X, {"--interactions": name})
+    keep = _check_rows(frame, X, label, drop_missing)
+    dropped = f" ({int((~keep).sum())} with a missing value dropped)" if not keep.all() else ""
+    X, y = X[keep], frame[label][keep]
     model = ANOVATPNN(
         order=order,
         n_basis=n_basis,
@@ -129,12 +210,30 @@ def fit(
         random_state=seed,
         n_jobs=n_jobs,
     )
-    with progress(not as_json) as bar:
+    n_rows = len(X)
+
+    def epoch_done(epoch: int, total: int, loss: float) -> None:
+        if epoch == 0:  # the library has checked X and y: say what the training will be
+            announce(
+                f"fitting ANOVA-TPNN on {n_rows:,} rows of {data.name}{dropped}: "
+                f"{len(model.component_names_)} components x {n_basis} basis neurons, at most "
+                f"{max_epochs} epochs",
+                work=float(n_rows) * len(model.component_names_) * n_basis * max_epochs,
+                limit=MAX_FIT_WORK,
+                yes=yes,
+                unit=" row-neuron-epochs",
+            )
+        bar.update(epochs, completed=epoch)
+
+    with progress() as bar:  # on stderr, beside --json output too
         epochs = bar.add_task("ANOVA-TPNN epochs", total=max_epochs)
-        model.fit(X, y, progress=lambda epoch, total, loss: bar.update(epochs, completed=epoch))
+        model.fit(X, y, progress=epoch_done)
     summary = model.summarize(X, y, n_points=GRID_POINTS, top=top)
     emit(summary, as_json)
-    save(summary, out, as_json)
+    if out is None:
+        tell("trustlab: nothing saved: pass --out DIR to keep the model and its plots", True)
+    else:
+        remove_stale(earlier, save(summary, out, as_json), as_json)
 
 
 def _load(model: Path):
@@ -145,39 +244,81 @@ def _load(model: Path):
 
 @app.command("predict")
 def predict(
-    model: Annotated[Path, typer.Option("--model", help="Directory written by `fit`.")],
+    model: Annotated[
+        Path, typer.Option("--model", help="Directory written by `fit` (or its model.pt).")
+    ],
     data: Annotated[Path, typer.Option("--data", help="CSV, TSV or Parquet table to predict.")],
     out: Annotated[
-        Path | None, typer.Option("--out", help="CSV file for the predictions (default: stdout).")
+        Path | None,
+        typer.Option(
+            "--out",
+            help="CSV file for the predictions (default: stdout). An existing file is refused "
+            "unless --overwrite.",
+        ),
     ] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing --out file.")
+    ] = False,
     components: Annotated[
         bool, typer.Option("--components", help="Also write every component's value per row.")
     ] = False,
+    encoding: EncodingOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
-    """Predict with a saved model: one row per input row (prediction, probabilities)."""
-    table = _load(model).prediction_table(read_table(data), components=components)
-    if out is None:
-        typer.echo(table.to_csv(index=False), nl=False)
-    else:
+    """Predict with a saved model: one row per input row (its row id, the prediction, class
+    probabilities and, with --components, every component)."""
+    from trustlab.explain.anova_tpnn import PredictionTable
+
+    if out is not None and out.is_dir():
+        raise InputError.bad("--out", "a CSV file name", f"the directory {out}")
+    if out is not None and out.exists() and not overwrite:
+        raise InputError(
+            f"--out: {out} already exists; pass --overwrite to replace it, or choose another --out",
+            argument="--out",
+        )
+    fitted = _load(model)
+    frame = read_table(data, encoding=encoding)
+    table = fitted.prediction_table(frame, components=components)
+    table.insert(0, "row_id" if "row" in table.columns else "row", frame.index.to_numpy())
+    result = PredictionTable(fitted.task_, getattr(fitted, "classes_", None), table)
+    if as_json:
+        emit(result, as_json)
+    if out is not None:
         table.to_csv(out, index=False)
-        tell(f"wrote {len(table)} predictions to {out}")
+        tell(f"wrote {len(table)} predictions to {out}", as_json)
+    elif not as_json:
+        typer.echo(table.to_csv(index=False), nl=False)
 
 
 @app.command("plot")
 def plot(
-    model: Annotated[Path, typer.Option("--model", help="Directory written by `fit`.")],
+    model: Annotated[
+        Path, typer.Option("--model", help="Directory written by `fit` (or its model.pt).")
+    ],
     component: Annotated[
         list[str],
         typer.Option(
             "--component", help="A feature ('age') or pair ('age & income', 'age:income'); repeat."
         ),
     ],
-    out: Annotated[Path, typer.Option("--out", help="Directory for the PNG files.")],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            help="Directory for the PNG files (and result.json naming them). An earlier run's "
+            "files there are refused unless --overwrite.",
+        ),
+    ],
+    overwrite: Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)] = False,
     target: Annotated[
         str | None, typer.Option("--target", help="The class to draw (multiclass models).")
     ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
     """Draw chosen components of a saved model as PNG files."""
+    earlier = earlier_outputs(out, overwrite, PLOT_FILES)
     keys = [[p.strip() for p in name.split(":")] if ":" in name else name for name in component]
     figures = _load(model).component_figures(keys, target=target)
-    save(figures, out)
+    if as_json:
+        emit(figures, as_json)
+    remove_stale(earlier, save(figures, out, as_json), as_json)

@@ -21,6 +21,8 @@ __getattr__, __all__, __dir__ = lazy_names(
             "Importance",
             "Explanation",
             "explain_table",
+            "plan_table",
+            "TablePlan",
             "plot_shap_summary",
         ],
         ".anova_tpnn": [
@@ -30,6 +32,7 @@ __getattr__, __all__, __dir__ = lazy_names(
             "ComponentImportance",
             "ComponentGrid",
             "ComponentFigures",
+            "PredictionTable",
             "ComponentStability",
             "component_stability",
         ],

@@ -58,6 +58,7 @@ from trustlab.explain.anova_tpnn.results import (
     ComponentGrid,
     ComponentImportance,
     ComponentValues,
+    PredictionTable,
 )
 from trustlab.explain.anova_tpnn.stability import ComponentStability, component_stability
 
@@ -68,6 +69,7 @@ __all__ = [
     "ComponentImportance",
     "ComponentGrid",
     "ComponentFigures",
+    "PredictionTable",
     "ComponentStability",
     "component_stability",
 ]

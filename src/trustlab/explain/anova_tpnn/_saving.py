@@ -75,6 +75,8 @@ def read_model(cls: type, directory: str | os.PathLike) -> Any:
     """A model of class ``cls`` read from a directory written by :func:`write_model`."""
     torch = require("torch", "torch")
     directory = Path(directory)
+    if directory.is_file() and directory.name in (MODEL_FILE, META_FILE):
+        directory = directory.parent  # model/model.pt names the same model as model/
     weights_path, meta_path = directory / MODEL_FILE, directory / META_FILE
     if not weights_path.is_file() or not meta_path.is_file():
         raise InputError.bad(

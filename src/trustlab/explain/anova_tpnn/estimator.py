@@ -143,7 +143,13 @@ class ANOVATPNN(BaseEstimator):
     history_ : dict
         Per-epoch training and validation losses and learning rates, ``best_epoch``,
         ``n_epochs``, ``n_validation_rows`` (0: no rows held out, the "validation" loss is the
-        loss on the training rows).
+        loss on the training rows), and the fitted model's score on the held-out rows:
+        ``validation_metric`` (``"accuracy"`` or ``"rmse"``, in the target's units) and
+        ``validation_score`` (None when no rows were held out). The held-out rows chose the
+        checkpoint and the learning-rate cuts, so the score is slightly optimistic.
+    validation_rows_ : numpy.ndarray
+        Positions (in the rows given to ``fit``) of the rows held out for early stopping; empty
+        when none were. Not saved by :meth:`save`.
     n_features_in_ : int
     feature_names_in_ : numpy.ndarray
         Only when fitted on a DataFrame.
@@ -248,7 +254,10 @@ class ANOVATPNN(BaseEstimator):
             scipy sparse matrix is refused).
         y : array-like, shape (n,)
         progress : callable, optional
-            Called after each epoch as ``progress(epoch, max_epochs, validation_loss)``.
+            Called after each epoch as ``progress(epoch, max_epochs, validation_loss)``, and
+            once as ``progress(0, max_epochs, nan)`` when X and y have been checked and the
+            components chosen (``component_names_`` is set), before the first epoch: a caller
+            can say what the training will be only once the input is known to be good.
         """
         n_threads = self._check_params()
         rng = check_random_state(self.random_state)
@@ -270,14 +279,37 @@ class ANOVATPNN(BaseEstimator):
         mains = [(j,) for j in range(len(features.names))]
         terms = mains + sorted(terms, key=len)  # grouped by order, as the network computes them
         self._set_structure(features, terms, task, classes, isinstance(X, pd.DataFrame))
+        if progress is not None:  # the input is good: training starts
+            progress(0, self.max_epochs, math.nan)
         data = (x_num, x_cat, encoded, train_idx, valid_idx)
         self._train(data, task, classes, rng, n_threads, progress)
-        self.history_["n_validation_rows"] = len(valid_idx) if len(train_idx) < len(frame) else 0
+        held_out = len(train_idx) < len(frame)
+        self.history_["n_validation_rows"] = len(valid_idx) if held_out else 0
+        self.validation_rows_ = np.sort(valid_idx) if held_out else np.empty(0, dtype=np.int64)
+        self._score_held_out(x_num, x_cat, target, encoded)
         self._n_fit = len(frame)
         self.importance_, self._importance_per_class_ = self._importance_values(
             self._component_array(x_num, x_cat)
         )
         return self
+
+    def _score_held_out(self, x_num, x_cat, target, encoded) -> None:
+        """The fitted model's accuracy (classification) or RMSE (regression, in the target's
+        units) on the rows held out for early stopping, kept in ``history_``."""
+        rows = self.validation_rows_
+        self.history_["validation_metric"] = "rmse" if self.task_ == "regression" else "accuracy"
+        self.history_["validation_score"] = None
+        if len(rows) == 0:
+            return
+        values = self._component_array(x_num[rows], x_cat[rows])
+        decision = self._intercept_array() + values.sum(axis=1)
+        if self.task_ == "regression":
+            truth = np.asarray(target[rows], dtype=np.float64)
+            score = math.sqrt(float(np.mean((decision[:, 0] - truth) ** 2)))
+        else:
+            codes = decision.argmax(axis=1) if decision.shape[1] > 1 else (decision[:, 0] > 0)
+            score = float(np.mean(codes.astype(np.int64) == encoded[rows]))
+        self.history_["validation_score"] = score
 
     def _screen(self, x_num, x_cat, features, encoded, task, classes, train_idx):
         if self.order < 2 or self.max_interactions == 0:
@@ -624,12 +656,14 @@ class ANOVATPNN(BaseEstimator):
         return table
 
     def summarize(self, X, y, *, n_points: int = 60, top: int = 6) -> ANOVATPNNSummary:
-        """What the fit gave: the training run, the score on X, y, the importance and every
-        component on a grid; saving the summary saves the model with it.
+        """What the fit gave: the training run, the score on X, y and on the rows held out for
+        early stopping, the importance and every component on a grid; saving the summary saves
+        the model with it.
 
         Parameters
         ----------
-        X, y : the rows to score the model on (usually the training rows)
+        X, y : the rows to score the model on (usually the training rows; when they are the
+            rows given to ``fit``, the held-out rows are named by X's index, else by position)
         n_points : int, default 60
             Grid points per main effect in ``components.json`` (pairs: a third per axis).
         top : int, default 6
@@ -643,12 +677,23 @@ class ANOVATPNN(BaseEstimator):
         top = check_positive_int(top, "top", minimum=0)
         n_points = check_positive_int(n_points, "n_points", minimum=2)
         grids = tuple(self._grid(i, n_points) for i in range(len(self.component_names_)))
+        frame = as_frame(X)
+        score = self.history_.get("validation_score")
+        held_out = getattr(self, "validation_rows_", None)
+        if held_out is not None and len(held_out) and len(frame) == self._n_fit:
+            held_out = frame.index.to_numpy()[held_out]  # a DataFrame's own row labels
+        else:
+            held_out = None
         return ANOVATPNNSummary(
-            n_rows=len(as_frame(X)),
+            n_rows=len(frame),
             task=self.task_,
             classes=getattr(self, "classes_", None),
             n_components=len(self.component_names_),
             training_score=self.score(X, y),
+            held_out_metric=self.history_.get("validation_metric"),
+            held_out_score=None if score is None else float(score),
+            n_held_out=int(self.history_.get("n_validation_rows", 0)),
+            held_out_rows=held_out,
             importance=self.importance(),
             history=self.history_,
             intercept=self.intercept_,
@@ -668,6 +713,7 @@ class ANOVATPNN(BaseEstimator):
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> ANOVATPNN:
-        """Read a model written by :meth:`save` from the directory ``path``. No pickled code is
-        executed: the tensors are read with ``torch.load(weights_only=True)``, the rest is JSON."""
+        """Read a model written by :meth:`save` from the directory ``path`` (or from its
+        ``model.pt`` / ``model.json``, which name the same model). No pickled code is executed:
+        the tensors are read with ``torch.load(weights_only=True)``, the rest is JSON."""
         return read_model(cls, path)

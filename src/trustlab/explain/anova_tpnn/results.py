@@ -25,6 +25,7 @@ __all__ = [
     "ComponentGrid",
     "ComponentFigures",
     "ANOVATPNNSummary",
+    "PredictionTable",
     "PAIR_SEPARATOR",
     "component_name",
     "component_file",
@@ -32,6 +33,7 @@ __all__ = [
 
 PAIR_SEPARATOR = " & "
 COMPONENTS_FILE = "components.json"
+HELD_OUT_FILE = "held_out_rows.csv"
 
 
 def component_name(features: Sequence[str]) -> str:
@@ -335,14 +337,51 @@ class ComponentFigures(Result):
 
 
 @dataclass(frozen=True)
+class PredictionTable(Result):
+    """Predictions of a fitted model, one row per input row, as a result (what
+    ``trustlab explain anova-tpnn predict --json`` prints).
+
+    Attributes
+    ----------
+    task : str
+        ``"regression"`` or ``"classification"``.
+    classes : numpy.ndarray or None
+    table : pandas.DataFrame
+        :meth:`ANOVATPNN.prediction_table`, possibly with a ``row`` id column first.
+    """
+
+    task: str
+    classes: np.ndarray | None
+    table: Any = internal_field()
+
+    def _dict_items(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "classes": self.classes,
+            "n_rows": len(self.table),
+            "columns": [str(c) for c in self.table.columns],
+            "rows": self.table.to_dict(orient="records"),
+        }
+
+    def summary(self) -> str:
+        columns = ", ".join(map(str, self.table.columns[:8]))
+        return f"{len(self.table)} predictions ({self.task}); columns: {columns}"
+
+    def files(self) -> dict[str, Any]:
+        return {"predictions.csv": self.table}
+
+
+@dataclass(frozen=True)
 class ANOVATPNNSummary(Result):
     """What fitting an ANOVA-TPNN gave: the data, the training run, the score and the components.
 
     Returned by :meth:`ANOVATPNN.summarize`. Saved (``trustlab explain anova-tpnn fit --out``)
     as ``result.json`` (:meth:`to_dict`), the model (``model.pt``, ``model.json``: read back by
     :meth:`ANOVATPNN.load`), ``components.json`` (the intercept, the importance and every
-    component on a grid of raw values), ``importance.png`` (:meth:`plot`) and
-    ``component_<name>.png`` for the ``top`` strongest main effects and pairs.
+    component on a grid of raw values), ``importance.png`` (:meth:`plot`),
+    ``component_<name>.png`` for the ``top`` strongest main effects and pairs, and
+    ``held_out_rows.csv`` (the ``row`` ids of the rows held out for early stopping) when some
+    were.
 
     Attributes
     ----------
@@ -354,6 +393,17 @@ class ANOVATPNNSummary(Result):
     n_components : int
     training_score : float
         R^2 (regression) or accuracy (classification) on the rows.
+    held_out_metric : str
+        ``"accuracy"`` (classification) or ``"rmse"`` (regression, in the target's units).
+    held_out_score : float or None
+        The fitted model's score on the rows held out for early stopping (None when none were:
+        small data). Those rows chose the checkpoint and the learning-rate cuts, so it is
+        slightly optimistic; it is still the only score on rows the weights never trained on.
+    n_held_out : int
+        How many rows were held out (``validation_fraction`` of them, stratified by class).
+    held_out_rows : numpy.ndarray or None
+        Their ids: X's index labels (for a file read by the CLI: rows counted from 0 after the
+        header), when known.
     importance : ComponentImportance
     history : dict
         The training run (:attr:`ANOVATPNN.history_`): per-epoch losses, the best epoch;
@@ -372,12 +422,16 @@ class ANOVATPNNSummary(Result):
     classes: np.ndarray | None
     n_components: int
     training_score: float
+    held_out_metric: str
+    held_out_score: float | None
+    n_held_out: int
     importance: ComponentImportance = field(repr=False)
     history: dict = internal_field()
     intercept: float | np.ndarray = internal_field()
     grids: tuple[ComponentGrid, ...] = internal_field()
     model: Any = internal_field()
     top: int = internal_field(default=6)
+    held_out_rows: np.ndarray | None = internal_field(default=None)
 
     figure_name: ClassVar[str] = "importance.png"
     figure_size: ClassVar[tuple[float, float]] = (6.5, 4.2)
@@ -408,6 +462,9 @@ class ANOVATPNNSummary(Result):
             "best_epoch": self.best_epoch,
             "validation_loss": self.validation_loss,
             "training_score": self.training_score,
+            "held_out_metric": self.held_out_metric,
+            "held_out_score": self.held_out_score,
+            "n_held_out": self.n_held_out,
             "importance": self.importance,
             "files": self.file_names,
         }
@@ -428,6 +485,7 @@ class ANOVATPNNSummary(Result):
             COMPONENTS_FILE,
             self.figure_name,
             *(component_file(name) for name in self.plotted),
+            *([HELD_OUT_FILE] if self.held_out_rows is not None else []),
         ]
 
     def summary(self) -> str:
@@ -439,7 +497,19 @@ class ANOVATPNNSummary(Result):
             f"best {loss} {self.validation_loss:.4g} at epoch {self.best_epoch} of "
             f"{self.n_epochs}; training {metric} {self.training_score:.3f}"
         )
-        return "\n".join([head, self.importance.summary()])
+        return "\n".join([head, self.held_out_line(), self.importance.summary()])
+
+    def held_out_line(self) -> str:
+        """One line: the score on the held-out rows and which rows they were."""
+        if self.held_out_score is None:
+            return "held-out score: none (too few rows to hold any out; every row trained)"
+        name = "accuracy" if self.held_out_metric == "accuracy" else "RMSE"
+        how = "drawn at random, stratified by class" if name == "accuracy" else "drawn at random"
+        where = f"; their ids: {HELD_OUT_FILE}" if self.held_out_rows is not None else ""
+        return (
+            f"held-out {name} {self.held_out_score:.4g} on the {self.n_held_out} rows kept out of "
+            f"training ({how}; they chose when to stop, so slightly optimistic{where})"
+        )
 
     def plot(self, ax: Any = None, *, top: int = 15) -> Any:
         """The importance of the ``top`` strongest components (bars)."""
@@ -460,4 +530,8 @@ class ANOVATPNNSummary(Result):
         files[COMPONENTS_FILE] = self.components_document()
         for name in self.plotted:
             files[component_file(name)] = partial(self.model.plot_component, name)
+        if self.held_out_rows is not None:
+            import pandas as pd
+
+            files[HELD_OUT_FILE] = pd.DataFrame({"row": self.held_out_rows})
         return files

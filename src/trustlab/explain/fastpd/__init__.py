@@ -35,7 +35,8 @@ The parts: ``_ensemble`` (the internal tree form), ``_sklearn_trees`` / ``_boost
 from scikit-learn, xgboost, LightGBM), ``_trees`` (choosing the adapter, checking it against the
 model), ``_subsets`` (subset transforms and Shapley weights), ``_kernel`` (a block of trees:
 routing and leaf tables), ``_engine`` (all blocks: tables, weights, sums), ``results``,
-``explainer`` (:class:`FastPD`), ``plots`` and ``table`` (:func:`explain_table`).
+``_pipeline`` (Pipelines explained through their transform), ``explainer`` (:class:`FastPD`),
+``plots`` and ``table`` (:func:`plan_table`, :func:`explain_table`).
 
 References
 ----------
@@ -55,7 +56,7 @@ from trustlab.explain.fastpd.results import (
     Importance,
     PartialDependence,
 )
-from trustlab.explain.fastpd.table import explain_table
+from trustlab.explain.fastpd.table import TablePlan, explain_table, plan_table
 
 __all__ = [
     "FastPD",
@@ -64,5 +65,7 @@ __all__ = [
     "Importance",
     "Explanation",
     "explain_table",
+    "plan_table",
+    "TablePlan",
     "plot_shap_summary",
 ]

@@ -114,6 +114,10 @@ class Engine:
         )
         return keys, total.T.reshape(len(X), len(keys), n_out)
 
+    def n_components(self, order: int) -> int:
+        """How many components up to ``order`` the ensemble has (feature subsets on a path)."""
+        return len(self._component_plan(order)[0])
+
     def check_result_size(self, n_values: int, advice: str) -> None:
         if n_values * 8 > RESULT_BUDGET_BYTES:
             raise ResourceError(

@@ -34,6 +34,7 @@ from trustlab.explain.fastpd._boosters import (
     is_xgboost,
 )
 from trustlab.explain.fastpd._ensemble import SUPPORTED_MODELS, TreeEnsemble
+from trustlab.explain.fastpd._pipeline import is_pipeline
 from trustlab.explain.fastpd._sklearn_trees import from_sklearn, is_forest, sklearn_raw_output
 
 __all__ = ["as_tree_ensemble", "calibrate", "model_raw_output"]
@@ -47,10 +48,10 @@ def as_tree_ensemble(model: Any) -> TreeEnsemble:
     Call :func:`calibrate` next: it measures the constant offset and checks the conversion.
     Raises InputError for a model FastPD does not support.
     """
-    if hasattr(model, "steps") and hasattr(model, "named_steps"):
+    if is_pipeline(model):  # FastPD splits a Pipeline first: this is one inside another
         raise InputError(
-            "model: expected a fitted tree model, got a Pipeline; explain its last step on "
-            "transformed data: FastPD(pipe[-1]).fit(pipe[:-1].transform(X_background))",
+            "model: expected a fitted tree model or a Pipeline whose last step is one, got a "
+            "Pipeline ending in a Pipeline",
             argument="model",
         )
     module = type(model).__module__

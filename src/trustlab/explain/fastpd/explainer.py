@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -12,6 +12,7 @@ from trustlab.errors import InputError
 from trustlab.explain.fastpd._engine import Engine
 from trustlab.explain.fastpd._ensemble import TreeEnsemble
 from trustlab.explain.fastpd._features import resolve_features, squeeze_output
+from trustlab.explain.fastpd._pipeline import split_pipeline, transform_rows, transformed_names
 from trustlab.explain.fastpd._trees import as_tree_ensemble, calibrate
 from trustlab.explain.fastpd.results import (
     Decomposition,
@@ -29,6 +30,10 @@ GRID_RESOLUTION = 20
 PERCENTILES = (0.05, 0.95)
 # Background rows the model's own output is checked on (and the constant offset measured on).
 _PROBE_ROWS = 64
+# explain() works through its rows in batches of at most this many (fewer when the components
+# of a batch would exceed _BATCH_VALUES numbers), reporting progress after each.
+BATCH_ROWS = 4096
+_BATCH_VALUES = 2**25
 
 
 class FastPD:
@@ -39,12 +44,15 @@ class FastPD:
 
     Parameters
     ----------
-    model : fitted tree model
+    model : fitted tree model, or a scikit-learn Pipeline whose last step is one
         scikit-learn DecisionTree, RandomForest, ExtraTrees, GradientBoosting or
         HistGradientBoosting (regressor or classifier), an xgboost Booster / XGBModel, or a
         LightGBM Booster / LGBMModel (:meth:`supports` tells). What is decomposed: the
         prediction for regressors, the class probabilities for forest classifiers and the raw
-        margin (log-odds, softmax logits) for boosting classifiers.
+        margin (log-odds, softmax logits) for boosting classifiers. A Pipeline is explained
+        through its transform: rows given to :meth:`fit` and the other methods are raw input
+        rows, passed through the steps before the tree model, and the features are the
+        transformed columns (named by the transform's ``get_feature_names_out``).
     max_order : int, optional
         Default largest component order for :meth:`decompose` and :meth:`importance`. SHAP
         values and interaction values are always exact (all orders).
@@ -52,7 +60,8 @@ class FastPD:
         Threads over blocks of trees (joblib's rule: None or 1 runs in the calling thread, -1
         uses every core).
     feature_names : sequence of str, optional
-        Defaults to the model's, then the background's columns, then ``x0, x1, ...``.
+        Defaults to the model's (a Pipeline's: its transform's output names), then the
+        background's columns, then ``x0, x1, ...``.
 
     Attributes
     ----------
@@ -100,7 +109,7 @@ class FastPD:
         False
         """
         try:
-            as_tree_ensemble(model)
+            as_tree_ensemble(split_pipeline(model)[1])
         except InputError:
             return False
         return True
@@ -119,11 +128,18 @@ class FastPD:
         if max_order is not None:
             max_order = check_positive_int(max_order, "max_order")
         n_workers = check_n_jobs(self.n_jobs)
-        ensemble = as_tree_ensemble(self.model)
-        names, named = _feature_names(ensemble, background, self.feature_names)
+        transform, estimator = split_pipeline(self.model)
+        ensemble = as_tree_ensemble(estimator)
+        given = self.feature_names
+        if transform is not None:
+            background = transform_rows(transform, background, "background")
+            if given is None:
+                given = transformed_names(transform, background.shape[1])
+        names, named = _feature_names(ensemble, background, given)
         rows = _rows(background, "background", ensemble, names, named)
         probe = np.unique(np.linspace(0, len(rows) - 1, _PROBE_ROWS).astype(int))
-        self.ensemble_ = calibrate(self.model, ensemble, rows[probe])
+        self.ensemble_ = calibrate(estimator, ensemble, rows[probe])
+        self._transform = transform
         self.background_ = rows
         self.n_features_in_ = ensemble.n_features
         self.feature_names_ = names
@@ -273,7 +289,15 @@ class FastPD:
         order = self._order(max_order)
         return Importance.from_values(self._engine.shap(X), self._decompose(X, order))
 
-    def explain(self, X_eval: Any, *, features: Any = None, max_order: int = 2) -> Explanation:
+    def explain(
+        self,
+        X_eval: Any,
+        *,
+        features: Any = None,
+        max_order: int = 2,
+        row_ids: Any = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Explanation:
         """Explain rows at once: SHAP values, importance (components up to ``max_order``), the
         mean output and PD curves.
 
@@ -286,6 +310,11 @@ class FastPD:
             mean |SHAP|).
         max_order : int, default 2
             Largest component order in the importance.
+        row_ids : array-like (n,), optional
+            An id per row, kept in the ``row`` column of ``shap_table()`` so the values join
+            back to the input (default: a DataFrame's index, else 0 .. n-1).
+        progress : callable, optional
+            Called as ``progress(rows_done, n_rows)`` after each batch of rows.
 
         Returns
         -------
@@ -302,13 +331,15 @@ class FastPD:
         >>> explanation.shap_values.shape, [c.features for c in explanation.partial_dependence]
         ((50, 3), [('x0',)])
         """
+        ids = _row_ids(X_eval, row_ids)
         X = self._rows(X_eval, "X_eval")
+        if ids is not None and len(ids) != len(X):
+            raise InputError.bad("row_ids", f"one id per row ({len(X)})", ids)
         order = self._order(max_order)
         chosen = None
         if features is not None:
             chosen = resolve_features(features, self.feature_names_, "features")
-        phi = squeeze_output(self._engine.shap(X))
-        importance = Importance.from_values(phi, self._decompose(X, order))
+        phi, importance = self._explain_rows(X, order, progress)
         if chosen is None:
             top = importance.top_features(PD_FEATURES)
             chosen = [self.feature_names_.index(name) for name in top]
@@ -322,7 +353,40 @@ class FastPD:
             partial_dependence=curves,
             shap_values=phi,
             rows=X,
+            row_ids=ids,
         )
+
+    def _explain_rows(self, X: np.ndarray, order: int, progress) -> tuple[np.ndarray, Importance]:
+        """SHAP values and their importance over the rows of X, in batches of rows."""
+        n, d, n_out = len(X), self.n_features_in_, len(self.output_names_)
+        self._engine.check_result_size(n * d * n_out, "fewer rows")
+        step = max(64, min(BATCH_ROWS, _BATCH_VALUES // max(1, self._engine.n_components(order))))
+        if n <= step:
+            phi = squeeze_output(self._engine.shap(X))
+            importance = Importance.from_values(phi, self._decompose(X, order))
+            if progress is not None:
+                progress(n, n)
+            return phi, importance
+        parts, total = [], None
+        for start in range(0, n, step):
+            block = X[start : start + step]
+            parts.append(self._engine.shap(block))
+            keys, values = self._engine.components(block, order)
+            summed = np.abs(values).sum(axis=0)  # (n_components, n_outputs)
+            total = summed if total is None else total + summed
+            if progress is not None:
+                progress(min(start + step, n), n)
+        phi = np.concatenate(parts)
+        importance = Importance(
+            feature_names=self.feature_names_,
+            output_names=self.output_names_,
+            output_kind=self.output_kind_,
+            shap=np.abs(phi).mean(axis=0),
+            components={key: total[i] / n for i, key in enumerate(keys)},
+            n_rows=n,
+            max_order=order,
+        )
+        return squeeze_output(phi), importance
 
     # ------------------------------------------------------------------ internals
 
@@ -334,6 +398,8 @@ class FastPD:
 
     def _rows(self, X: Any, name: str) -> np.ndarray:
         self._check_fitted()
+        if self._transform is not None:
+            X = transform_rows(self._transform, X, name)
         return _rows(X, name, self.ensemble_, self.feature_names_, self._named)
 
     def _order(self, max_order: int | None) -> int:
@@ -397,6 +463,14 @@ class FastPD:
         if len(grids) != len(index):
             raise InputError.bad("grid", f"{len(index)} grid arrays, one per feature", grid)
         return [as_float_array(g, "grid", ndim=1) for g in grids]
+
+
+def _row_ids(X: Any, row_ids: Any) -> np.ndarray | None:
+    """The ids of the explained rows: as given, else a DataFrame's index, else None (0..n-1)."""
+    if row_ids is not None:
+        return np.asarray(row_ids.to_numpy() if hasattr(row_ids, "to_numpy") else row_ids)
+    index = getattr(X, "index", None)
+    return None if index is None else index.to_numpy()
 
 
 def _feature_names(

@@ -310,6 +310,9 @@ class Explanation(Result):
     shap_values : ndarray (n, d) or (n, d, n_outputs)
     rows : ndarray (n, d)
         The explained rows (they colour the beeswarm).
+    row_ids : ndarray (n,) or None
+        An id per explained row (``trustlab explain fastpd``: the row's position in the input
+        file, counted from 0 after the header); None: 0 .. n-1.
     """
 
     importance: Importance
@@ -318,6 +321,7 @@ class Explanation(Result):
     partial_dependence: tuple[PartialDependence, ...]
     shap_values: np.ndarray = internal_field()
     rows: np.ndarray = internal_field()
+    row_ids: np.ndarray | None = internal_field(default=None)
 
     figure_name: ClassVar[str] = "shap_summary.png"
     figure_size: ClassVar[tuple[float, float]] = (6.4, 4.8)
@@ -345,8 +349,9 @@ class Explanation(Result):
         return values[:, :, 0]
 
     def shap_table(self):
-        """The SHAP values as a DataFrame: a column per feature (``output:feature`` for several
-        outputs), a row per explained row."""
+        """The SHAP values as a DataFrame: first ``row`` (each explained row's id, see
+        ``row_ids``; ``row_id`` if a feature is called ``row``), then a column per feature
+        (``output:feature`` for several outputs), a row per explained row."""
         import pandas as pd
 
         names, n = list(self.feature_names), len(self.rows)
@@ -355,7 +360,10 @@ class Explanation(Result):
             columns = names
         else:
             columns = [f"{o}:{f}" for o in self.output_names for f in names]
-        return pd.DataFrame(phi.transpose(0, 2, 1).reshape(n, -1), columns=columns)
+        table = pd.DataFrame(phi.transpose(0, 2, 1).reshape(n, -1), columns=columns)
+        ids = np.arange(n) if self.row_ids is None else np.asarray(self.row_ids)
+        table.insert(0, "row_id" if "row" in columns else "row", ids)
+        return table
 
     def interaction_table(self):
         """Every computed pair's mean |m_jk| (summed over outputs), strongest first."""
