@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml | system-demo
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(VENV)/bin/trustlab audit --out out/
+	$(VENV)/bin/trustlab audit --out out/ --overwrite
 
 test: system-test $(STAMP)
 	$(THREADS) $(PY) -m pytest -q

@@ -470,7 +470,7 @@ def test_partial_json_is_written_after_each_section(tmp_path):
 def test_progress_counts_up_to_the_total(small_zoo_audit):
     _, _, calls = small_zoo_audit
     done = [c[1] for c in calls]
-    total = 1 + len(ZOO_NAMES) + 1 + 1  # data, models, one section, writing
+    total = 1 + len(ZOO_NAMES) + 1 + 1 + 1  # data, models, saving, one section, writing
     assert done == sorted(done) and {c[2] for c in calls} == {total}
     assert calls[-1] == ("done", total, total)
     assert [d for d, _, _ in calls if d.startswith("training")] == [

@@ -1,6 +1,7 @@
 """``trustlab audit``: files written, --json output, one-line errors with exit 2."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -108,3 +109,181 @@ def test_audit_json_stays_parseable_in_a_real_process(scored_csv, tmp_path):
     assert done.returncode == 0, done.stderr
     assert Path(json.loads(done.stdout)["html_path"]) == Path("out") / "report.html"
     assert (tmp_path / "out" / "report.html").is_file()
+
+
+# --- #18: saved models and predictions, --out re-runs, option names, --encoding, progress -----
+
+PRED_ARGS = ["--label", "y", "--group", "g", "--pred", "yhat"]
+
+
+def test_audit_rerun_into_the_same_out_is_refused_unless_overwrite(scored_csv, tmp_path, capsys):
+    args = ["audit", "--data", scored_csv, *PRED_ARGS, "--out", tmp_path]
+    assert run(args, capsys)[0] == 0
+    first = (tmp_path / "report.json").read_text()
+    code, out, err = run(args, capsys)
+    assert code == 2 and out == ""
+    line = one_line(err)
+    assert line.startswith(f"trustlab: error: --out: {tmp_path} already holds an audit")
+    assert line.endswith(
+        "pass --overwrite (overwrite=True in Python) to replace it, or choose another directory"
+    )
+    assert (tmp_path / "report.json").read_text() == first  # untouched
+    code, _, err = run([*args, "--overwrite", "--seed", "7"], capsys)
+    assert code == 0
+    assert f"trustlab: replacing the earlier audit in {tmp_path} (report.json of scored.csv" in err
+    assert json.loads((tmp_path / "report.json").read_text())["meta"]["random_state"] == 7
+
+
+def test_audit_saves_models_and_predictions_and_lists_them(scored_csv, tmp_path, capsys):
+    from trustlab.audit.models import ZOO_NAMES, load_classifier
+
+    args = ["audit", "--data", scored_csv, "--label", "y", "--group", "g", "--out", tmp_path]
+    code, out, _ = run([*args, "--json"], capsys)
+    assert code == 0
+    result = json.loads(out)
+    assert result["predictions_path"] == str(tmp_path / "predictions.csv")
+    assert set(result["model_paths"]) == set(ZOO_NAMES)
+    saved = pd.read_csv(result["predictions_path"])
+    data = pd.read_csv(scored_csv)
+    for name, path in result["model_paths"].items():
+        rows = data.loc[saved["row"]].drop(columns=["y", "g"])  # the features
+        assert load_classifier(path).predict(rows).tolist() == saved[name].tolist()
+
+
+@pytest.mark.parametrize(
+    ("extra", "start"),
+    [
+        (["--test-size", "1.5"], "--test-size: expected"),
+        (["--seed", "-1"], "--seed: expected a non-negative integer seed"),
+        (["--group", "y"], "--group: expected a column other than the label column"),
+        (["--encoding", "klingon"], "--encoding: expected a text encoding"),
+        (["--pred", "age"], "--pred: expected predictions of the same kind as the labels"),
+        (["--model", "MODEL"], "--model: expected predictions of the same kind as the labels"),
+        (["--out", "FILE"], "--out: expected a directory that can be created"),
+    ],
+)
+def test_audit_errors_name_the_cli_options(scored_csv, tmp_path, capsys, extra, start):
+    import skops.io
+    from sklearn.dummy import DummyClassifier
+
+    skops.io.dump(DummyClassifier().fit([[0], [1]], [0, 1]), tmp_path / "ints.skops")
+    (tmp_path / "file").write_text("not a directory")
+    where = {"MODEL": tmp_path / "ints.skops", "FILE": tmp_path / "file" / "out"}
+    extra = [where.get(x, x) for x in extra]
+    args = ["audit", "--data", scored_csv, "--label", "y", "--group", "g"]
+    code, _, err = run([*args, "--out", tmp_path / "out", *extra], capsys)
+    assert code == 2
+    assert one_line(err).startswith(f"trustlab: error: {start}")
+
+
+def test_audit_reads_a_csv_in_the_given_encoding(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    y = rng.choice(["oui", "non"], size=120)
+    table = pd.DataFrame({"y": y, "g": rng.choice(["Zürich", "Genève"], size=120), "yhat": y})
+    table.to_csv(tmp_path / "latin1.csv", index=False, encoding="latin-1")
+    args = ["audit", "--data", tmp_path / "latin1.csv", *PRED_ARGS]
+    code, _, err = run([*args, "--out", tmp_path / "a"], capsys)
+    assert code == 2 and "--encoding latin-1" in one_line(err)
+    code, out, _ = run([*args, "--out", tmp_path / "b", "--encoding", "latin-1", "--json"], capsys)
+    assert code == 0
+    saved = pd.read_csv(json.loads(out)["predictions_path"])
+    assert set(saved["g"]) == {"Zürich", "Genève"}
+
+
+def test_audit_says_what_it_does_and_logs_progress_without_a_terminal(
+    scored_csv, tmp_path, capsys, monkeypatch
+):
+    from trustlab.cli._progress import LineProgress
+
+    # lines from the start (not after 2 s) so that a quick test sees them
+    monkeypatch.setattr(LineProgress.__init__, "__kwdefaults__", {"delay": 0.0, "interval": 0.5})
+    args = ["audit", "--data", scored_csv, *PRED_ARGS, "--out", tmp_path]
+    code, _, err = run(args, capsys)
+    assert code == 0
+    lines = err.splitlines()
+    plan = (
+        "trustlab: auditing scored.csv: the predictions in yhat: the report (overview, fairness, "
+        "fastpd, anova_tpnn, ranking) on 200 rows"
+    )
+    assert lines.count(plan) == 1
+    assert lines.index(plan) < min(i for i, line in enumerate(lines) if "section:" in line)
+    steps = [line for line in lines[:-1] if line.startswith("trustlab: audit: ")]
+    assert steps and all(re.search(r": \d+/8 \(\d+%\), ", line) for line in steps)
+    assert any("audit: section: fairness: " in line for line in steps)
+    assert re.fullmatch(r"trustlab: audit: writing the report: done in .*", lines[-1])
+
+
+def test_audit_beyond_the_row_limit_needs_yes(scored_csv, tmp_path, capsys, monkeypatch):
+    import trustlab.cli.audit as audit_cli
+
+    monkeypatch.setattr(audit_cli, "ROW_LIMIT", 100)
+    args = ["audit", "--data", scored_csv, *PRED_ARGS, "--out", tmp_path]
+    code, _, err = run(args, capsys)
+    assert code == 2
+    line = one_line(err)
+    assert line.startswith("trustlab: error: --yes: auditing scored.csv: the predictions in yhat")
+    assert "200 rows, beyond the 100 rows this command runs without asking" in line
+    assert not (tmp_path / "report.json").exists() and not (tmp_path / "predictions.csv").exists()
+    assert run([*args, "--yes"], capsys)[0] == 0
+
+
+# --- the commands README.md and docs/audit.md show run as written ----------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def documented(page: str, *commands: str) -> list[list[str]]:
+    """The command lines starting with one of ``commands`` in a page's code blocks."""
+    import shlex
+
+    found, inside = [], False
+    for line in (ROOT / page).read_text().splitlines():
+        if line.startswith("```"):
+            inside = not inside
+        elif inside and any(line == c or line.startswith(c + " ") for c in commands):
+            found.append(shlex.split(line, comments=True)[1:])
+    assert found, f"{page} shows no {commands} command"
+    return found
+
+
+def example_files(folder: Path) -> None:
+    """The files the examples name, small and made up."""
+    import skops.io
+    from sklearn.tree import DecisionTreeClassifier
+
+    rng = np.random.default_rng(0)
+    n = 160
+    x = rng.normal(size=(n, 2))
+    y = np.where(x[:, 0] + rng.normal(scale=0.5, size=n) > 0, "yes", "no")
+    sex = rng.choice(["f", "m"], size=n)
+    table = pd.DataFrame({"x1": x[:, 0], "x2": x[:, 1], "sex": sex, "y": y})
+    model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(table[["x1", "x2"]], y)
+    table.to_csv(folder / "mine.csv", index=False)
+    table.to_parquet(folder / "eval.parquet")
+    table.assign(yhat=model.predict(table[["x1", "x2"]])).to_parquet(folder / "scored.parquet")
+    skops.io.dump(model, folder / "clf.skops")
+    skops.io.dump(model, folder / "model.skops")
+    region = rng.choice(["Zürich", "Genève"], size=n)
+    y_hat = model.predict(table[["x1", "x2"]])
+    scored = pd.DataFrame({"x1": x[:, 0], "y": y, "region": region, "y_hat": y_hat})
+    scored.to_csv(folder / "scored.csv", index=False)
+    scored.drop(columns="y_hat").to_csv(folder / "survey.csv", index=False, encoding="latin-1")
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/audit.md"])
+def test_the_documented_audit_commands_run_as_written(page, tmp_path, monkeypatch, capsys):
+    import trustlab.audit.sections as sections
+
+    monkeypatch.setattr(sections, "SECTION_MODULES", ["overview", "fairness"])  # quicker
+    monkeypatch.chdir(tmp_path)
+    example_files(tmp_path)
+    commands = documented(page, "trustlab audit", "trustlab data")
+    assert sum(args[0] == "audit" for args in commands) >= 4
+    for args in commands:
+        code, out, err = run(args, capsys)
+        assert code == 0, (args, err)
+        if "--json" in args:
+            json.loads(out)
+        if args[0] == "audit":
+            out_dir = Path(args[args.index("--out") + 1] if "--out" in args else "out")
+            assert (out_dir / "report.html").is_file() and (out_dir / "predictions.csv").is_file()

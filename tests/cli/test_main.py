@@ -28,7 +28,20 @@ def test_bad_input_is_one_line_and_exit_2(capsys):
     assert code == 2
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1
-    assert "name: expected one of" in lines[0]
+    # the command's argument is NAME (not the library's "name"), and where the names are
+    assert lines[0].startswith("trustlab: error: NAME: expected one of 'chile', ")
+    assert lines[0].endswith("got 'nosuchdata' (see 'trustlab data list')")
+
+
+def test_data_show_prints_plain_text_and_json(capsys):
+    code, out, err = run(["data", "show", "chile", "--rows", "0"], capsys)
+    assert code == 0 and err == ""
+    assert out.startswith("chile: 2532 rows. ") and "licence: " in out
+    assert "statusquo" in out.splitlines()[2]  # the features line
+    code, with_rows, _ = run(["data", "show", "chile", "--rows", "2"], capsys)
+    assert code == 0 and len(with_rows.splitlines()) == len(out.splitlines()) + 3  # head + 2 rows
+    code, out, _ = run(["data", "show", "chile", "--json"], capsys)
+    assert code == 0 and json.loads(out)["name"] == "chile"
 
 
 def test_usage_error_exits_2(capsys):

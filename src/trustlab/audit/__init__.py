@@ -5,12 +5,12 @@ Typical use (see :func:`run_audit` for a runnable example)::
     from trustlab.audit import run_audit
 
     result = run_audit(out="out")   # bundled chile data, default model zoo
-    print(result.summary())         # where out/report.html and out/report.json are
+    print(result.summary())         # where out/report.html, report.json, predictions.csv are
 
 Report sections live in :mod:`trustlab.audit.sections`; each receives an :class:`AuditContext`.
 """
 
-from trustlab.audit.context import AuditContext
+from trustlab.audit.context import AuditContext, AuditPlan
 from trustlab.audit.run import AuditResult, run_audit
 
-__all__ = ["run_audit", "AuditResult", "AuditContext"]
+__all__ = ["run_audit", "AuditResult", "AuditContext", "AuditPlan"]

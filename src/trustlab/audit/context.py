@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["AuditContext"]
+__all__ = ["AuditContext", "AuditPlan"]
 
 
 @dataclass
@@ -47,6 +47,13 @@ class AuditContext:
         ``"predictions"`` (the user's predictions).
     notes : list of str
         What was done to the data on the way (rows dropped, imputation, ...), for the report.
+    rows_test : numpy.ndarray or None
+        Each audited row's index in the input table (for a file, 0 is the first data row), in
+        the order of ``X_test``; None when unknown.
+    files : dict
+        What the audit saved beside the report, relative to the output directory:
+        ``{"predictions": "predictions.csv", "models": {name: "models/<name>.skops"}}``
+        (empty until the files are written).
     """
 
     dataset: str
@@ -66,6 +73,8 @@ class AuditContext:
     random_state: int = 0
     mode: str = "zoo"
     notes: list[str] = field(default_factory=list)
+    rows_test: np.ndarray | None = None
+    files: dict[str, Any] = field(default_factory=dict)
 
     @property
     def groups(self) -> np.ndarray:
@@ -86,3 +95,45 @@ class AuditContext:
             f"n_train={self.n_train}, n_test={self.n_test}, mode={self.mode!r}, "
             f"models={list(self.predictions)})"
         )
+
+
+@dataclass(frozen=True)
+class AuditPlan:
+    """What an audit is about to do, known once its input is checked (see ``run_audit(plan=)``).
+
+    Attributes
+    ----------
+    dataset : str
+    mode : str
+        ``"zoo"``, ``"model"`` or ``"predictions"``.
+    models : list of str
+        The models to train (zoo) or audit.
+    n_train, n_test : int
+        Rows to train the zoo on (0 otherwise) and rows to audit.
+    sections : list of str
+        The report sections to build.
+    """
+
+    dataset: str
+    mode: str
+    models: list[str]
+    n_train: int
+    n_test: int
+    sections: list[str]
+
+    @property
+    def rows(self) -> int:
+        """Every row the audit uses (trained on or audited)."""
+        return self.n_train + self.n_test
+
+    def describe(self) -> str:
+        """``"auditing chile: training 3 models on 1,266 rows, then the report (overview,
+        fairness, ...) on 1,266 rows"``."""
+        n = len(self.models)
+        what = {
+            "zoo": f"training {n} model{'s' * (n != 1)} on {self.n_train:,} rows, then ",
+            "model": f"model {', '.join(self.models)}: ",
+            "predictions": f"the predictions in {', '.join(self.models)}: ",
+        }[self.mode]
+        sections = ", ".join(self.sections) or "no sections"
+        return f"auditing {self.dataset}: {what}the report ({sections}) on {self.n_test:,} rows"

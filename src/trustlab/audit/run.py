@@ -1,4 +1,9 @@
-"""``run_audit``: load data, train or load models, build every report section, write the report."""
+"""``run_audit``: load data, train or load models, build every report section, write the report.
+
+Besides report.html and report.json an audit saves what it made (:mod:`trustlab.audit.outputs`):
+each model it trained as ``models/<name>.skops`` and the predictions, with row ids, as
+``predictions.csv``.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +17,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from trustlab._checks import check_probability, check_random_state
-from trustlab._results import Result, output_dir
+from trustlab._checks import check_bool, check_probability, check_random_state
+from trustlab._results import Result
+from trustlab.audit import outputs
 from trustlab.audit import sections as section_registry
-from trustlab.audit.context import AuditContext
+from trustlab.audit.context import AuditContext, AuditPlan
 from trustlab.audit.models import (
     ZOO_NAMES,
     aligned_probabilities,
@@ -24,40 +30,60 @@ from trustlab.audit.models import (
     make_pipeline,
     predict_labels,
 )
+from trustlab.audit.table import (
+    DEFAULT_DATASET,
+    AuditTable,
+    check_classes_and_groups,
+    class_labels,
+    imputation_note,
+    load_table,
+)
 from trustlab.errors import InputError
 from trustlab.report import Report, Section
 
-__all__ = ["run_audit", "AuditResult", "DEFAULT_DATASET"]
+__all__ = ["run_audit", "AuditResult", "AuditPlan", "DEFAULT_DATASET"]
 
-DEFAULT_DATASET = "chile"
 ProgressCallback = Callable[[str, int, int], None]
+PlanCallback = Callable[[AuditPlan], None]
 logger = logging.getLogger("trustlab.audit")
 
 
 @dataclass(frozen=True)
 class AuditResult(Result):
-    """What :func:`run_audit` made: the report, where it was written, and the audit context."""
+    """What :func:`run_audit` made: the report, where it and the other files were written, and
+    the audit context.
+
+    ``predictions_path`` is ``out/predictions.csv``; ``model_paths`` maps each model the audit
+    trained to its ``out/models/<name>.skops`` file (empty when no model was trained here).
+    """
 
     report: Report
     html_path: Path
     json_path: Path
     context: AuditContext = field(repr=False)
+    predictions_path: Path | None = None
+    model_paths: dict[str, Path] = field(default_factory=dict)
 
     def headline(self) -> dict[str, dict[str, Any]]:
-        """Per model: accuracy, balanced accuracy and the DCP bounds, where the sections have them."""
+        """Per model: accuracy, balanced accuracy, the DCP bounds and the largest demographic
+        parity and equalized odds differences over the classes, where the sections have them."""
         data = {s.id: s.data for s in self.report.sections}
         overview = data.get("overview", {}).get("models", {})
         fairness = data.get("fairness", {}).get("models", {})
+        group_metrics = data.get("fairness", {}).get("group_metrics", {}).get("models", {})
         headline = {}
         for name in self.context.predictions:
             scores = overview.get(name, {})
             dcp = fairness.get(name, {})
+            classes = group_metrics.get(name, {})
             headline[name] = {
                 "accuracy": scores.get("accuracy"),
                 "balanced_accuracy": scores.get("balanced_accuracy"),
                 "dcp_lower": dcp.get("lower"),
                 "dcp_upper": dcp.get("upper"),
                 "dcp_aggregate": dcp.get("aggregate_estimate"),
+                "demographic_parity_difference": _worst(classes, "demographic_parity_difference"),
+                "equalized_odds_difference": _worst(classes, "equalized_odds_difference"),
             }
         return headline
 
@@ -66,6 +92,10 @@ class AuditResult(Result):
         return {
             "html_path": str(self.html_path),
             "json_path": str(self.json_path),
+            "predictions_path": None
+            if self.predictions_path is None
+            else str(self.predictions_path),
+            "model_paths": {name: str(path) for name, path in self.model_paths.items()},
             "dataset": self.context.dataset,
             "label": self.context.label,
             "group": self.context.group,
@@ -86,14 +116,31 @@ class AuditResult(Result):
             f"  report: {self.html_path}",
             f"  data:   {self.json_path}",
         ]
+        if self.predictions_path is not None:
+            lines.append(f"  predictions: {self.predictions_path}")
+        if self.model_paths:
+            folder = next(iter(self.model_paths.values())).parent
+            lines.append(f"  models: {folder} ({len(self.model_paths)} skops files)")
         for name, numbers in self.headline().items():
             parts = []
             if numbers["accuracy"] is not None:
                 parts.append(f"accuracy {numbers['accuracy']:.3f}")
             if numbers["dcp_lower"] is not None and numbers["dcp_upper"] is not None:
                 parts.append(f"DCP in [{numbers['dcp_lower']:.4f}, {numbers['dcp_upper']:.4f}]")
+            if numbers["equalized_odds_difference"] is not None:
+                parts.append(
+                    "equalized odds difference"
+                    + (" (largest over the classes)" if len(ctx.labels) > 2 else "")
+                    + f" {numbers['equalized_odds_difference']:.4f}"
+                )
             lines.append(f"  {name}: " + (", ".join(parts) or "no numbers"))
         return "\n".join(lines)
+
+
+def _worst(classes: dict, metric: str) -> float | None:
+    values = [c[metric]["estimate"] for c in classes.values() if c.get(metric)]
+    values = [v for v in values if v is not None]
+    return max(values) if values else None
 
 
 def run_audit(
@@ -106,13 +153,17 @@ def run_audit(
     trust_pickle: bool = False,
     trust_types: Iterable[str] = (),
     out: str | os.PathLike = "out",
+    overwrite: bool = False,
+    encoding: str | None = None,
     test_size: float = 0.5,
     random_state: int | np.random.Generator | None = 0,
     sections: Sequence[str] | None = None,
     group_as_feature: bool | None = None,
     progress: ProgressCallback | None = None,
+    plan: PlanCallback | None = None,
 ) -> AuditResult:
-    """Audit a dataset and its models; write ``report.html`` and ``report.json`` into ``out``.
+    """Audit a dataset and its models; write the report, the predictions and the trained models
+    into ``out``.
 
     Three modes, chosen by the arguments:
 
@@ -120,6 +171,11 @@ def run_audit(
       gradient boosting) is trained on a stratified train split and audited on the test split;
     * ``model``: the user's fitted model predicts on the whole table, which is the test set;
     * ``pred``: the predictions in that column are audited as given (whole table, no model).
+
+    Files written into ``out``: ``report.html``, ``report.json``, ``predictions.csv`` (each
+    audited row's ``row`` id in the input table, its label and group, every model's prediction
+    and class probabilities ``<model>:proba:<class>`` where available) and, for the zoo,
+    ``models/<name>.skops`` (load with :func:`trustlab.audit.models.load_classifier`).
 
     Parameters
     ----------
@@ -141,11 +197,17 @@ def run_audit(
         Extra type names to trust in a skops file (see :func:`trustlab.audit.models.load_classifier`).
     out : path-like, default "out"
         Output directory (created if needed).
+    overwrite : bool, default False
+        Replace an earlier audit in ``out``. Without it a directory holding ``report.json``,
+        ``report.html``, ``predictions.csv`` or ``models/*.skops`` is refused before any work,
+        so a re-run never mixes its files with an older run's. Only those files are replaced.
+    encoding : str, optional
+        Text encoding of a CSV/TSV ``data`` file (default UTF-8), e.g. ``"latin-1"``.
     test_size : float in (0, 1), default 0.5
         Share of the rows held out for the audit when the zoo is trained.
     random_state : int, numpy Generator or None, default 0
-        Seed of the split, the models and every stochastic section. None draws a fresh seed;
-        the seed used is recorded in the report either way.
+        Seed of the split, the models, the bootstrap intervals and every stochastic section.
+        None draws a fresh seed; the seed used is recorded in the report either way.
     sections : sequence of str, optional
         Names from :data:`trustlab.audit.sections.SECTION_MODULES`, in report order; all by
         default.
@@ -155,6 +217,10 @@ def run_audit(
         leaves the group column out. True or False forces it either way.
     progress : callable, optional
         Called as ``progress(description, done, total)`` as steps start and end.
+    plan : callable, optional
+        Called once with an :class:`AuditPlan` when the input is checked, before any model is
+        trained and any section built: to say what the audit will do, or to stop it (by raising)
+        when the work is too large.
 
     Returns
     -------
@@ -164,7 +230,8 @@ def run_audit(
     ------
     InputError
         Unknown dataset or file, missing or clashing columns, fewer than two classes or groups,
-        an untrusted or unreadable model file.
+        an untrusted or unreadable model file, an earlier audit in ``out`` without
+        ``overwrite``.
 
     Notes
     -----
@@ -186,27 +253,45 @@ def run_audit(
     ...                    sections=["overview"])
     >>> result.html_path.name, result.headline()["yhat"]["accuracy"]
     ('report.html', 0.75)
+    >>> result.predictions_path.name
+    'predictions.csv'
     """
     seed = _seed(random_state)
     test_size = check_probability(test_size, "test_size")
+    overwrite = check_bool(overwrite, "overwrite")
     names = _section_names(sections)
     mode = "predictions" if pred is not None else ("model" if model is not None else "zoo")
     if pred is not None and model is not None:
         raise InputError.bad("pred", "None when a model is given (audit one or the other)", pred)
     n_model_steps = {"zoo": len(ZOO_NAMES), "model": 1, "predictions": 0}[mode]
-    steps = _Steps(progress, total=1 + n_model_steps + len(names) + 1)
-    out = _output_directory(out)  # fail before any training, not after
+    steps = _Steps(progress, total=1 + n_model_steps + 1 + len(names) + 1)
+    out = outputs.prepare_output(out, overwrite)  # fail before any training, not after
 
     steps.start("loading data")
-    table = _load_table(data, label, group, pred, group_as_feature)
+    table = load_table(data, label, group, pred, group_as_feature, encoding)
     steps.finish()
+
+    def tell_plan(models: Sequence[str], n_train: int, n_test: int) -> None:
+        if plan is not None:
+            plan(AuditPlan(table.name, mode, list(models), n_train, n_test, list(names)))
+
     if mode == "predictions":
         ctx = _context_from_predictions(table, seed)
+        tell_plan([table.pred], 0, ctx.n_test)
     elif mode == "model":
         trusted = [trust_types] if isinstance(trust_types, str) else list(trust_types)
-        ctx = _context_from_model(table, model, trust_pickle, trusted, seed, steps)
+        ctx = _context_from_model(table, model, trust_pickle, trusted, seed, steps, tell_plan)
     else:
-        ctx = _context_from_zoo(table, test_size, seed, steps)
+        ctx = _context_from_zoo(table, test_size, seed, steps, tell_plan)
+
+    steps.start("saving models and predictions" if ctx.mode == "zoo" else "saving predictions")
+    outputs.clear_previous(out)
+    trained = ctx.models if ctx.mode == "zoo" else {}
+    ctx.files = {
+        "predictions": outputs.save_predictions(out, ctx),
+        "models": outputs.save_models(out, trained),
+    }
+    steps.finish()
 
     report = Report(f"trustlab audit: {ctx.dataset}", _meta(ctx, test_size))
     report.complete = False
@@ -219,7 +304,14 @@ def run_audit(
     report.complete = True
     html_path, json_path = report.write(out)
     steps.finish()
-    return AuditResult(report=report, html_path=html_path, json_path=json_path, context=ctx)
+    return AuditResult(
+        report=report,
+        html_path=html_path,
+        json_path=json_path,
+        context=ctx,
+        predictions_path=out / ctx.files["predictions"],
+        model_paths={name: out / path for name, path in ctx.files["models"].items()},
+    )
 
 
 # --- steps and sections ---------------------------------------------------------------------
@@ -239,12 +331,6 @@ class _Steps:
         self.done += 1
         if self.callback is not None and self.done == self.total:
             self.callback("done", self.done, self.total)
-
-
-def _output_directory(out) -> Path:
-    if not isinstance(out, (str, os.PathLike)):
-        raise InputError.bad("out", "a directory path", out)
-    return output_dir(out, "out")
 
 
 def _seed(random_state) -> int:
@@ -303,140 +389,20 @@ def _meta(ctx: AuditContext, test_size: float) -> dict:
         "audit": how,
         "rows": {"train": ctx.n_train, "test": ctx.n_test},
         "random_state": ctx.random_state,
+        "files": [ctx.files["predictions"], *ctx.files["models"].values()],
     }
-
-
-# --- data -----------------------------------------------------------------------------------
-
-
-@dataclass
-class _Table:
-    frame: pd.DataFrame
-    name: str
-    label: str
-    group: str
-    features: list[str]
-    pred: str | None
-    notes: list[str]
-
-
-def _load_table(data, label, group, pred, group_as_feature) -> _Table:
-    frame, name, dataset = _read_data(data)
-    if dataset is not None:
-        label = dataset.label if label is None else label
-        group = dataset.protected[0] if group is None else group
-    for option, value in (("label", label), ("group", group)):
-        if value is None:
-            raise InputError.bad(option, f"the name of the {option} column of the table", None)
-    _check_columns(frame, label=label, group=group, pred=pred)
-    if group == label:
-        raise InputError.bad("group", "a column other than the label column", group)
-    if pred is not None and pred in (label, group):
-        raise InputError.bad("pred", "a column other than the label and group columns", pred)
-    features = _feature_columns(frame, dataset, label, group, pred, group_as_feature)
-    frame, notes = _drop_missing(frame, [c for c in (label, group, pred) if c is not None])
-    return _Table(frame, name, label, group, features, pred, notes)
-
-
-def _read_data(data):
-    """(frame, display name, bundled Dataset or None)."""
-    from trustlab.data import list_datasets, load_dataset
-
-    if data is None:
-        data = DEFAULT_DATASET
-    if isinstance(data, pd.DataFrame):
-        return data.copy(), "data frame", None
-    if not isinstance(data, (str, os.PathLike)):
-        raise InputError.bad("data", "None, a dataset name, a file path or a DataFrame", data)
-    path = Path(data)
-    if path.is_file():
-        from trustlab.data.tables import read_table
-
-        return read_table(path, name="data"), path.name, None
-    names = [info["name"] for info in list_datasets()]
-    if isinstance(data, str) and data.lower() in names:
-        dataset = load_dataset(data)
-        return dataset.frame, dataset.name, dataset
-    raise InputError.bad(
-        "data",
-        f"a bundled dataset name ({', '.join(names)}) or an existing CSV or Parquet file",
-        str(data),
-    )
-
-
-def _check_columns(frame: pd.DataFrame, **columns: str | None) -> None:
-    from trustlab.data.tables import require_columns
-
-    require_columns(frame, columns)
-
-
-def _feature_columns(frame, dataset, label, group, pred, group_as_feature) -> list[str]:
-    excluded = {label, pred}
-    if dataset is not None:
-        features = [c for c in dataset.features if c not in excluded]
-    else:
-        features = [c for c in frame.columns if c not in excluded and c != group]
-    if group_as_feature is True and group not in features:
-        features.append(group)
-    elif group_as_feature is False and group in features:
-        features.remove(group)
-    return features
-
-
-def _drop_missing(frame: pd.DataFrame, columns: list[str]) -> tuple[pd.DataFrame, list[str]]:
-    missing = frame[columns].isna().any(axis=1)
-    notes = []
-    if missing.any():
-        per_column = ", ".join(
-            f"{c}: {int(frame[c].isna().sum())}" for c in columns if frame[c].isna().any()
-        )
-        notes.append(
-            f"Dropped {int(missing.sum())} of {len(frame)} rows with a missing value in a "
-            f"required column ({per_column})."
-        )
-        frame = frame.loc[~missing]
-    if len(frame) == 0:
-        raise InputError.bad("data", "rows with a label and a group value", "none")
-    return frame.reset_index(drop=True), notes
-
-
-def _class_labels(*arrays: np.ndarray) -> np.ndarray:
-    try:
-        return np.unique(np.concatenate([np.asarray(a) for a in arrays if len(a)]))
-    except TypeError as exc:  # e.g. numbers in the label column and strings in the predictions
-        kinds = sorted({type(v).__name__ for a in arrays for v in np.asarray(a, dtype=object)})
-        raise InputError.bad(
-            "pred", "predictions of the same kind as the labels", f"a mix of {', '.join(kinds)}"
-        ) from exc
-
-
-def _check_classes_and_groups(labels: np.ndarray, groups: np.ndarray) -> None:
-    if len(labels) < 2:
-        raise InputError.bad("label", "at least 2 classes", f"only {labels.tolist()!r}")
-    if len(np.unique(groups)) < 2:
-        raise InputError.bad(
-            "group", "at least 2 groups in the audited rows", f"only {np.unique(groups).tolist()!r}"
-        )
-
-
-def _imputation_note(X: pd.DataFrame) -> list[str]:
-    gaps = {c: int(n) for c, n in X.isna().sum().items() if n}
-    if not gaps:
-        return []
-    listed = ", ".join(f"{c}: {n}" for c, n in gaps.items())
-    return [f"Missing feature values were imputed (median or most frequent value): {listed}."]
 
 
 # --- the three modes ------------------------------------------------------------------------
 
 
-def _context_from_predictions(table: _Table, seed: int) -> AuditContext:
+def _context_from_predictions(table: AuditTable, seed: int) -> AuditContext:
     frame = table.frame
     y = frame[table.label].to_numpy()
     g = frame[table.group].to_numpy()
     pred = frame[table.pred].to_numpy()
-    labels = _class_labels(y, pred)
-    _check_classes_and_groups(labels, g)
+    labels = class_labels(y, pred)
+    check_classes_and_groups(labels, g)
     X = frame[table.features]
     return AuditContext(
         dataset=table.name,
@@ -454,10 +420,13 @@ def _context_from_predictions(table: _Table, seed: int) -> AuditContext:
         random_state=seed,
         mode="predictions",
         notes=table.notes,
+        rows_test=table.row_ids,
     )
 
 
-def _context_from_model(table, model, trust_pickle, trust_types, seed, steps) -> AuditContext:
+def _context_from_model(
+    table, model, trust_pickle, trust_types, seed, steps, tell_plan
+) -> AuditContext:
     frame = table.frame
     if isinstance(model, (str, os.PathLike)):
         steps.start(f"loading model {Path(model).name}")
@@ -471,10 +440,11 @@ def _context_from_model(table, model, trust_pickle, trust_types, seed, steps) ->
     y = frame[table.label].to_numpy()
     g = frame[table.group].to_numpy()
     pred = predict_labels(estimator, X, "model")
-    labels = _class_labels(y, pred)
-    _check_classes_and_groups(labels, g)
+    labels = class_labels(y, pred, argument="model")
+    check_classes_and_groups(labels, g)
     probabilities = aligned_probabilities(estimator, X, labels)
     steps.finish()
+    tell_plan([name], 0, len(y))
     return AuditContext(
         dataset=table.name,
         label=table.label,
@@ -493,6 +463,7 @@ def _context_from_model(table, model, trust_pickle, trust_types, seed, steps) ->
         random_state=seed,
         mode="model",
         notes=table.notes,
+        rows_test=table.row_ids,
     )
 
 
@@ -511,7 +482,7 @@ def _model_columns(estimator, frame: pd.DataFrame, features: list[str]) -> list[
     return wanted
 
 
-def _context_from_zoo(table: _Table, test_size: float, seed: int, steps: _Steps) -> AuditContext:
+def _context_from_zoo(table: AuditTable, test_size, seed, steps, tell_plan) -> AuditContext:
     frame = table.frame
     if not table.features:
         raise InputError.bad(
@@ -520,7 +491,7 @@ def _context_from_zoo(table: _Table, test_size: float, seed: int, steps: _Steps)
     X = frame[table.features]
     y = frame[table.label].to_numpy()
     g = frame[table.group].to_numpy()
-    _check_classes_and_groups(_class_labels(y), g)
+    check_classes_and_groups(class_labels(y), g)
     train, test, notes = _split(y, test_size, seed)
     X_train, X_test = X.iloc[train].reset_index(drop=True), X.iloc[test].reset_index(drop=True)
     y_train, y_test = y[train], y[test]
@@ -528,14 +499,16 @@ def _context_from_zoo(table: _Table, test_size: float, seed: int, steps: _Steps)
         raise InputError.bad(
             "test_size", "a split leaving 2 or more classes to train on", test_size
         )
+    zoo = default_zoo(seed)
+    tell_plan(list(zoo), len(train), len(test))
     models, predictions = {}, {}
-    for name, estimator in default_zoo(seed).items():
+    for name, estimator in zoo.items():
         steps.start(f"training {name}")
         pipeline = make_pipeline(estimator, X_train).fit(X_train, y_train)
         models[name] = pipeline
         predictions[name] = predict_labels(pipeline, X_test, name)
         steps.finish()
-    labels = _class_labels(y, *predictions.values())
+    labels = class_labels(y, *predictions.values())
     probabilities = {name: aligned_probabilities(m, X_test, labels) for name, m in models.items()}
     return AuditContext(
         dataset=table.name,
@@ -554,7 +527,8 @@ def _context_from_zoo(table: _Table, test_size: float, seed: int, steps: _Steps)
         probabilities={k: v for k, v in probabilities.items() if v is not None},
         random_state=seed,
         mode="zoo",
-        notes=table.notes + notes + _imputation_note(X),
+        notes=table.notes + notes + imputation_note(X),
+        rows_test=table.row_ids[test],
     )
 
 

@@ -8,16 +8,23 @@ from typing import Annotated
 import typer
 
 from trustlab.cli._common import (
+    EncodingOption,
     TrustPickleOption,
     TrustTypeOption,
+    YesOption,
+    announce,
     console,
     emit,
-    err_console,
     native_stdout_to_stderr,
     progress,
+    tell,
 )
 
 __all__ = ["audit"]
+
+# Rows trained on and audited that run without --yes: far beyond usual tables (the bundled
+# chile audit, 2,532 rows, takes seconds), so only a wrong file or a runaway table needs --yes.
+ROW_LIMIT = 2_000_000
 
 
 def audit(
@@ -60,7 +67,24 @@ def audit(
             "uses its declared features, a file leaves the group column out.",
         ),
     ] = None,
-    out: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("out"),
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            help="Output directory: report.html, report.json, predictions.csv and, for the "
+            "default models, models/<name>.skops. One that already holds an audit is refused "
+            "unless --overwrite.",
+        ),
+    ] = Path("out"),
+    overwrite: Annotated[
+        bool,
+        typer.Option(
+            "--overwrite",
+            help="Replace an earlier audit in --out (its report, predictions.csv and "
+            "models/*.skops; nothing else there is touched).",
+        ),
+    ] = False,
+    encoding: EncodingOption = None,
     test_size: Annotated[
         float,
         typer.Option(
@@ -73,6 +97,7 @@ def audit(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the file paths and headline numbers as JSON.")
     ] = False,
+    yes: YesOption = False,
 ) -> None:
     """Audit a dataset and its models; write a self-contained report.html and report.json.
 
@@ -82,15 +107,34 @@ def audit(
     With --data FILE --label COL --group COL: audit your table. Add --pred COL
     to audit existing predictions, or --model FILE to audit your fitted model;
     with neither, the default models are trained on your data.
+
+    Beside the report, --out gets predictions.csv (each audited row's id in
+    the input table, its label and group, every model's prediction and class
+    probabilities) and each trained model as models/<name>.skops. Re-running
+    into a folder that holds an audit is refused unless --overwrite.
+
+    It says on stderr what it will do before it starts, logs progress there
+    (lines when stderr is not a terminal) and asks for --yes beyond
+    2,000,000 rows.
     """
     from trustlab.audit import run_audit
+    from trustlab.audit.outputs import previous_audit
 
-    # The bar is drawn only on a terminal: logs and CI get no stray lines on stderr.
-    with progress(err_console.is_terminal) as bar, native_stdout_to_stderr():
-        task = bar.add_task("auditing", total=None)
+    def check_plan(plan) -> None:  # the input is checked: say what comes, or ask for --yes
+        announce(plan.describe(), work=plan.rows, limit=ROW_LIMIT, yes=yes, unit=" rows")
+        previous = previous_audit(out) if overwrite else None
+        if previous is not None:
+            tell(f"trustlab: replacing the earlier audit in {out} ({previous})", as_json=True)
+
+    # A bar on a terminal; elsewhere a line on stderr every few seconds once it runs long.
+    with progress() as bar, native_stdout_to_stderr():
+        task = bar.add_task("audit", total=None)
 
         def show(description: str, done: int, total: int) -> None:
-            bar.update(task, description=description, completed=done, total=total)
+            if description == "done":  # the last step's name stays: "...: done in 45 s"
+                bar.update(task, completed=done, total=total)
+            else:
+                bar.update(task, description=f"audit: {description}", completed=done, total=total)
 
         result = run_audit(
             data,
@@ -101,10 +145,13 @@ def audit(
             trust_pickle=trust_pickle,
             trust_types=trust_type or (),
             out=out,
+            overwrite=overwrite,
+            encoding=encoding,
             test_size=test_size,
             random_state=seed,
             group_as_feature=group_as_feature,
             progress=show,
+            plan=check_plan,
         )
     if as_json:
         emit(result, as_json=True)

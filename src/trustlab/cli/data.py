@@ -7,6 +7,7 @@ from rich.table import Table
 
 from trustlab.cli._common import JSON_OPTION_HELP, console, json_text
 from trustlab.data import list_datasets, load_dataset
+from trustlab.errors import InputError
 
 app = typer.Typer(no_args_is_help=True, help="The real datasets bundled with trustlab.")
 
@@ -39,13 +40,25 @@ def show_command(
     as_json: bool = typer.Option(False, "--json", help=JSON_OPTION_HELP),
 ) -> None:
     """Describe one bundled dataset and print its first rows."""
-    ds = load_dataset(name)
+    try:
+        ds = load_dataset(name)
+    except InputError as exc:  # the library names its parameter; the command names NAME
+        if exc.argument != "name":
+            raise
+        message = "NAME" + str(exc)[len("name") :] + " (see 'trustlab data list')"
+        raise InputError(message, argument="NAME") from None
     if as_json:
         typer.echo(json_text(ds.info()), nl=False)
         return
     info = ds.info()
-    console.print(f"[bold]{ds.name}[/bold]: {info['rows']} rows. {ds.description}")
-    console.print(f"label: {ds.label}  classes: {', '.join(info['classes'])}")
-    console.print(f"protected: {', '.join(ds.protected)}  features: {', '.join(ds.features)}")
-    console.print(f"source: {ds.source}\nlicence: {ds.licence}")
-    console.print(ds.frame.head(rows).to_string(index=False), markup=False, highlight=False)
+    lines = [
+        f"{ds.name}: {info['rows']} rows. {ds.description}",
+        f"label: {ds.label}  classes: {', '.join(info['classes'])}",
+        f"protected: {', '.join(ds.protected)}  features: {', '.join(ds.features)}",
+        f"source: {ds.source}",
+        f"licence: {ds.licence}",
+    ]
+    if rows:  # --rows 0: the description only
+        lines.append(ds.frame.head(rows).to_string(index=False))
+    for line in lines:  # plain text: a "[...]" in a description is not Rich markup
+        console.print(line, markup=False, highlight=False)

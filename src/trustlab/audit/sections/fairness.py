@@ -1,9 +1,13 @@
-"""Report section "Disparate conditional prediction (DCP)": how far each model is from equalized odds.
+"""Report section "Fairness": DCP, and the group metrics fairlearn users know, for each model.
 
 For each model the section shows the certified lower and upper bounds on multiclass DCP (the
 fraction of the population whose conditional prediction probabilities differ from the closest
 common baseline), the certificate UB/LB, the aggregate-regime estimate J*, the unfair fraction per
 group and the per-label breakdown. The numbers come from :func:`trustlab.fairness.multiclass_dcp`.
+
+Beside DCP: selection rates, true and false positive rates per group and the demographic-parity
+and equalized-odds differences, computed by fairlearn (one-vs-rest per class for more than two
+classes), with bootstrap intervals over the audited rows (:mod:`trustlab.audit.group_metrics`).
 """
 
 from __future__ import annotations
@@ -12,11 +16,13 @@ import numpy as np
 
 from trustlab._results import to_jsonable
 from trustlab.audit.context import AuditContext
+from trustlab.audit.group_metrics import group_metrics
 from trustlab.report import Figure, Paragraph, Section, Table
+from trustlab.report.render import format_cell
 
 __all__ = ["build", "TITLE"]
 
-TITLE = "Disparate conditional prediction (DCP)"
+TITLE = "Fairness: DCP and group metrics"
 SMALL_GROUP = 100  # test rows below which a group's confusion matrix is called noisy
 
 EXPLANATION = (
@@ -61,6 +67,8 @@ def build(ctx: AuditContext) -> Section | None:
         _per_label_table(results, ctx.label),
         Paragraph(AGGREGATE_NOTE, "note"),
     ]
+    group_data, group_blocks = _group_metrics(ctx)
+    blocks += group_blocks
     data = {
         "group": ctx.group,
         "labels": ctx.labels.tolist(),
@@ -70,6 +78,7 @@ def build(ctx: AuditContext) -> Section | None:
             name: {**headline[name], "result": to_jsonable(result.to_dict())}
             for name, result in results.items()
         },
+        "group_metrics": group_data,
     }
     worst = max(headline, key=lambda name: headline[name]["upper"])
     summary = (
@@ -240,3 +249,182 @@ def _per_label_table(results: dict, label_name: str) -> Table:
         caption="Per-label breakdown: each true label's contribution to the bounds (they sum "
         "to the totals) and the upper-bound method that gave it",
     )
+
+
+# --- fairlearn's group metrics ----------------------------------------------------------------
+
+GROUP_METRICS_EXPLANATION = (
+    "Group metrics as fairlearn computes them (MetricFrame, demographic_parity_difference, "
+    "equalized_odds_difference): the selection rate (the share predicted positive), the true "
+    "and false positive rates in each group, the demographic parity difference (largest minus "
+    "smallest selection rate) and the equalized odds difference (the larger of the TPR and FPR "
+    "differences). 0 means parity; both are at most 1."
+)
+_DIFFERENCES = {
+    "demographic_parity_difference": "demographic parity difference",
+    "equalized_odds_difference": "equalized odds difference",
+}
+_RATES = {
+    "selection_rate": "selection rate",
+    "true_positive_rate": "TPR",
+    "false_positive_rate": "FPR",
+}
+
+
+def _group_metrics(ctx: AuditContext) -> tuple[dict, list]:
+    """(data, blocks) of fairlearn's metrics for every model."""
+    per_model = {
+        name: group_metrics(ctx.y_test, pred, ctx.g_test, ctx.labels, random_state=ctx.random_state)
+        for name, pred in ctx.predictions.items()
+    }
+    first = next(iter(per_model.values()))
+    data = {
+        **{key: value for key, value in first.items() if key != "classes"},
+        "models": {name: result["classes"] for name, result in per_model.items()},
+    }
+    blocks: list = [Paragraph(GROUP_METRICS_EXPLANATION + " " + _classes_reading(first, ctx.label))]
+    interval = _interval_caption(first, ctx.n_test, differences=True)
+    blocks.append(_differences_table(data["models"], first, interval))
+    blocks.append(_differences_figure(data["models"], first))
+    interval = _interval_caption(first, ctx.n_test, differences=False)
+    blocks += [
+        _rates_table(name, classes, ctx.group, interval) for name, classes in data["models"].items()
+    ]
+    blocks += _outside_note(data["models"])
+    return data, blocks
+
+
+def _classes_reading(result: dict, label_name: str) -> str:
+    if not result["one_vs_rest"]:
+        return (
+            f"These metrics are binary: the positive class is {label_name} = "
+            f"{result['positive_classes'][0]} (the second of the two sorted labels)."
+        )
+    return (
+        f"These metrics are binary, so each class of {label_name} is read one-vs-rest: "
+        "positive means truly that class, selected means predicted as that class."
+    )
+
+
+def _interval_caption(result: dict, n_rows: int, differences: bool) -> str:
+    text = (
+        f"{result['confidence']:.0%} intervals: percentiles of a bootstrap over the {n_rows:,} "
+        f"audited rows ({result['n_boot']:,} resamples drawn with replacement, seed "
+        f"{result['random_state']})"
+    )
+    if differences:
+        text += (
+            ", re-centred on the estimate (estimate + resampled value - mean of the resamples), "
+            "since a largest-minus-smallest difference reads higher in resamples"
+        )
+    return text
+
+
+def _interval(value: dict) -> str:
+    if value["lower"] is None:
+        return "n/a"
+    return f"[{format_cell(value['lower'])}, {format_cell(value['upper'])}]"
+
+
+def _differences_table(models: dict, result: dict, interval: str) -> Table:
+    heading = "class (one-vs-rest)" if result["one_vs_rest"] else "positive class"
+    rows = []
+    for name, classes in models.items():
+        for k, metrics in classes.items():
+            row = [name, k]
+            for key in _DIFFERENCES:
+                row += [metrics[key]["estimate"], _interval(metrics[key])]
+            rows.append(row)
+    columns = ["model", heading]
+    for label in _DIFFERENCES.values():
+        columns += [label, "interval"]
+    return Table(
+        columns,
+        rows,
+        caption=f"Demographic parity and equalized odds differences (fairlearn). {interval}.",
+    )
+
+
+def _rates_table(name: str, classes: dict, group_name: str, interval: str) -> Table:
+    rows = []
+    for k, metrics in classes.items():
+        for group, values in metrics["by_group"].items():
+            row = [k, group, values["count"]]
+            for key in _RATES:
+                row += [values[key]["estimate"], _interval(values[key])]
+            rows.append(row)
+    columns = ["class", group_name, "rows"]
+    for label in _RATES.values():
+        columns += [label, "interval"]
+    return Table(
+        columns,
+        rows,
+        caption=f"{name}: selection rate, true and false positive rate per {group_name} group "
+        f"(fairlearn MetricFrame). {interval}.",
+    )
+
+
+def _outside_note(models: dict) -> list[Paragraph]:
+    """Say where an estimate lies outside its interval (rare once the differences' intervals are
+    re-centred: only for a very lopsided bootstrap distribution)."""
+    outside = [
+        f"{name} / {k} / {_DIFFERENCES[key]}"
+        for name, classes in models.items()
+        for k, metrics in classes.items()
+        for key in _DIFFERENCES
+        if metrics[key]["lower"] is not None
+        and not metrics[key]["lower"] <= metrics[key]["estimate"] <= metrics[key]["upper"]
+    ]
+    if not outside:
+        return []
+    return [
+        Paragraph(
+            "Estimates outside their interval: " + "; ".join(outside) + ". The resampled "
+            "differences are very lopsided there (typically a tiny group): read these intervals "
+            "with care.",
+            "note",
+        )
+    ]
+
+
+def _differences_figure(models: dict, result: dict) -> Figure:
+    from matplotlib.figure import Figure as MplFigure
+
+    keys = [(name, k) for name, classes in models.items() for k in classes]
+    fig = MplFigure(figsize=(7.0, 0.32 * len(keys) + 1.8))
+    ax = fig.add_subplot()
+    ypos = np.arange(len(keys))
+    for offset, (key, label), colour in zip(
+        (-0.15, 0.15), _DIFFERENCES.items(), ("#0b5cad", "#d1242f"), strict=True
+    ):
+        values = [models[name][k][key] for name, k in keys]
+        y = ypos + offset
+        lower = np.array([np.nan if v["lower"] is None else v["lower"] for v in values])
+        upper = np.array([np.nan if v["upper"] is None else v["upper"] for v in values])
+        ax.hlines(y, lower, upper, color=colour, linewidth=1.5)  # the interval, as computed
+        ax.plot(lower, y, "|", upper, y, "|", color=colour, markersize=7)
+        ax.plot([v["estimate"] for v in values], y, "o", color=colour, label=label)
+    ax.set_yticks(ypos, [f"{name}: {k}" for name, k in keys])
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.02 * max(1e-3, float(np.nanmax(_all_upper(models))) * 1.1))
+    ax.set_xlabel("difference between groups (0 = parity)")
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
+    ax.grid(axis="x", alpha=0.3)
+    what = "class" if result["one_vs_rest"] else "positive class"
+    return Figure(
+        fig,
+        f"Demographic parity and equalized odds differences per model and {what}, with "
+        "bootstrap intervals",
+        alt="Points with horizontal interval bars for each model and class",
+    )
+
+
+def _all_upper(models: dict) -> list[float]:
+    values = [
+        metrics[key][end]
+        for classes in models.values()
+        for metrics in classes.values()
+        for key in _DIFFERENCES
+        for end in ("estimate", "upper")
+    ]
+    return [v for v in values if v is not None] or [0.0]

@@ -31,6 +31,7 @@ def build(ctx: AuditContext) -> Section:
         _distribution_figure(distribution, ctx),
         _scores_table(scores),
         _group_accuracy_table(scores, groups),
+        *_files_table(ctx),
     ]
     data = {
         "dataset": ctx.dataset,
@@ -43,6 +44,7 @@ def build(ctx: AuditContext) -> Section:
         "groups": distribution,
         "models": scores,
         "notes": list(ctx.notes),
+        "files": dict(ctx.files),
     }
     best = max(scores, key=lambda name: scores[name]["balanced_accuracy"], default=None)
     summary = f"{len(y_all):,} rows, {len(ctx.labels)} classes of {ctx.label!r}, {len(groups)} groups of {ctx.group!r}."
@@ -167,3 +169,24 @@ def _group_accuracy_table(scores: dict, groups) -> Table:
     names = [str(g) for g in groups]
     rows = [[name, *(s["accuracy_by_group"][g] for g in names)] for name, s in scores.items()]
     return Table(["model", *names], rows, caption="Accuracy within each group")
+
+
+def _files_table(ctx: AuditContext) -> list[Table]:
+    """The files saved beside this report (relative to its folder), or nothing."""
+    rows = []
+    if ctx.files.get("predictions"):
+        rows.append(
+            [
+                ctx.files["predictions"],
+                f"the {ctx.n_test:,} audited rows: row (the row's index in the input table), "
+                f"{ctx.label}, {ctx.group}, each model's predicted label and, where the model "
+                "gives them, its class probabilities (<model>:proba:<class>)",
+            ]
+        )
+    for name, path in ctx.files.get("models", {}).items():
+        rows.append(
+            [path, f"the trained model {name} (skops; trustlab.audit.models.load_classifier)"]
+        )
+    if not rows:
+        return []
+    return [Table(["file", "contents"], rows, caption="Files saved beside this report")]

@@ -1,0 +1,227 @@
+"""Group fairness metrics as fairlearn computes them, with bootstrap intervals over rows.
+
+The point estimates come from fairlearn itself: ``MetricFrame`` (count, selection rate, true and
+false positive rate per group), ``demographic_parity_difference`` and
+``equalized_odds_difference`` (``method="between_groups"``, ``agg="worst_case"``, the defaults).
+These metrics are binary: with two classes the positive class is the second of the sorted labels;
+with more, each class is read one-vs-rest (positive = "truly this class", selected = "predicted
+this class").
+
+The intervals come from a bootstrap over the audited rows: ``n_boot`` times, as many rows as
+there are are drawn with replacement and every metric is computed again. A per-group rate gets the
+percentile interval of its resampled values. A difference (largest minus smallest value over the
+groups) reads higher in resamples than in the data it is resampled from, by about as much as the
+estimate itself reads above the true difference, and most where groups are small; its percentile
+interval can then lie wholly above the estimate. So a difference gets the percentile interval of
+its resampled values re-centred on the estimate: ``estimate + (resampled - mean of the
+resamples)``, the bootstrap's spread without its bias (clipped to [0, 1]).
+
+Calling fairlearn on each resample would take about a second per model and class, so the
+resamples are drawn as counts of the (true label, prediction, group) cells, which is the same
+distribution (a multinomial), and the metrics are evaluated from those counts with fairlearn's
+definitions (a group without positives has a true positive rate of 0, as fairlearn's confusion
+matrix gives). Every run checks that this evaluation reproduces fairlearn's own numbers on the
+audited rows; the tests check it on resamples too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["N_BOOT", "CONFIDENCE", "group_metrics", "cell_counts", "rates_from_counts"]
+
+N_BOOT = 1000
+CONFIDENCE = 0.95
+_RATES = ("selection_rate", "true_positive_rate", "false_positive_rate")
+
+
+def group_metrics(
+    y_true,
+    y_pred,
+    groups,
+    labels,
+    *,
+    random_state: int,
+    n_boot: int = N_BOOT,
+    confidence: float = CONFIDENCE,
+) -> dict[str, Any]:
+    """fairlearn's group metrics per positive class, with bootstrap intervals.
+
+    Parameters
+    ----------
+    y_true, y_pred, groups : array-like of shape (n,)
+    labels : array-like
+        The sorted class labels (every value of ``y_true`` and ``y_pred``).
+    random_state : int
+        Seed of the bootstrap.
+    n_boot : int
+        Bootstrap resamples.
+    confidence : float
+        Coverage of the percentile intervals.
+
+    Returns
+    -------
+    dict
+        ``{"classes": {class: {"demographic_parity_difference": {"estimate", "lower",
+        "upper"}, "equalized_odds_difference": {...}, "by_group": {group: {"count",
+        "selection_rate": {...}, "true_positive_rate": {...}, "false_positive_rate": {...}}}}},
+        "one_vs_rest", "positive_classes", "groups", "n_boot", "confidence", "random_state",
+        "fairlearn_version"}``.
+    """
+    import fairlearn  # imported here: the audit's other sections do not need it
+    import fairlearn.metrics as metrics
+
+    y_true, y_pred, groups = (np.asarray(a) for a in (y_true, y_pred, groups))
+    labels = np.asarray(labels)
+    group_values = np.unique(groups)
+    counts = cell_counts(y_true, y_pred, groups, labels, group_values)
+    rng = np.random.default_rng(random_state)
+    n = int(counts.sum())
+    resampled = rng.multinomial(n, counts.ravel() / n, size=n_boot).reshape((n_boot, *counts.shape))
+    positives = [labels[1]] if len(labels) == 2 else list(labels)
+    tail = (1 - confidence) / 2
+    classes = {}
+    for k in positives:
+        index = int(np.flatnonzero(labels == k)[0])
+        point = _fairlearn_point(metrics, y_true == k, y_pred == k, groups, group_values)
+        check = rates_from_counts(counts[None], index)
+        _check_agrees(point, check, k)
+        boot = rates_from_counts(resampled, index)
+        classes[_key(k)] = _with_intervals(point, boot, group_values, tail)
+    return {
+        "fairlearn_version": fairlearn.__version__,
+        "one_vs_rest": len(labels) > 2,
+        "positive_classes": [_key(k) for k in positives],
+        "groups": [_key(g) for g in group_values],
+        "n_boot": n_boot,
+        "confidence": confidence,
+        "random_state": random_state,
+        "classes": classes,
+    }
+
+
+def cell_counts(y_true, y_pred, groups, labels, group_values) -> np.ndarray:
+    """Rows per (true label, predicted label, group): an int array of shape (K, K, G)."""
+    k, n_groups = len(labels), len(group_values)
+    yi = _codes(y_true, labels)
+    pi = _codes(y_pred, labels)
+    gi = _codes(groups, group_values)
+    flat = np.bincount((yi * k + pi) * n_groups + gi, minlength=k * k * n_groups)
+    return flat.reshape(k, k, n_groups)
+
+
+def rates_from_counts(counts: np.ndarray, k: int) -> dict[str, np.ndarray]:
+    """Per-group rates and the two differences of class ``k`` (one-vs-rest) from cell counts.
+
+    ``counts`` has shape (B, K, K, G); returns arrays of shape (B, G) (NaN for a group absent
+    from a resample) and (B,) for the differences, with fairlearn's definitions.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    rows = counts.sum(axis=(1, 2))
+    selected = counts[:, :, k, :].sum(axis=1)
+    positive = counts[:, k, :, :].sum(axis=1)
+    true_pos = counts[:, k, k, :]
+    negative = rows - positive
+    false_pos = selected - true_pos
+    present = rows > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = {
+            "count": np.where(present, rows, np.nan),
+            "selection_rate": np.where(present, selected / rows, np.nan),
+            "true_positive_rate": np.where(positive > 0, true_pos / positive, 0.0),
+            "false_positive_rate": np.where(negative > 0, false_pos / negative, 0.0),
+        }
+    for name in ("true_positive_rate", "false_positive_rate"):
+        rates[name] = np.where(present, rates[name], np.nan)
+    spread = {name: _spread(rates[name]) for name in _RATES}
+    rates["demographic_parity_difference"] = spread["selection_rate"]
+    rates["equalized_odds_difference"] = np.maximum(
+        spread["true_positive_rate"], spread["false_positive_rate"]
+    )
+    return rates
+
+
+def _spread(values: np.ndarray) -> np.ndarray:
+    """Largest minus smallest value over the groups present (fairlearn's between_groups)."""
+    return np.nanmax(values, axis=1) - np.nanmin(values, axis=1)
+
+
+def _codes(values: np.ndarray, categories: np.ndarray) -> np.ndarray:
+    """The position of each value in the sorted ``categories``."""
+    return np.searchsorted(categories, values)
+
+
+def _fairlearn_point(metrics, positive, selected, groups, group_values) -> dict[str, Any]:
+    """The per-group rates (MetricFrame) and both differences, as fairlearn computes them."""
+    y_true, y_pred = positive.astype(int), selected.astype(int)
+    frame = metrics.MetricFrame(
+        metrics={
+            "count": metrics.count,
+            "selection_rate": metrics.selection_rate,
+            "true_positive_rate": metrics.true_positive_rate,
+            "false_positive_rate": metrics.false_positive_rate,
+        },
+        y_true=y_true,
+        y_pred=y_pred,
+        sensitive_features=groups,
+    )
+    by_group = frame.by_group
+    return {
+        "by_group": {
+            g: {name: float(by_group.loc[g, name]) for name in ("count", *_RATES)}
+            for g in group_values
+        },
+        "demographic_parity_difference": float(
+            metrics.demographic_parity_difference(y_true, y_pred, sensitive_features=groups)
+        ),
+        "equalized_odds_difference": float(
+            metrics.equalized_odds_difference(y_true, y_pred, sensitive_features=groups)
+        ),
+    }
+
+
+def _check_agrees(point: dict, counted: dict, k) -> None:
+    """The counts-based evaluation must give fairlearn's numbers on the audited rows."""
+    found = [
+        counted[name][0] for name in ("demographic_parity_difference", "equalized_odds_difference")
+    ]
+    wanted = [point["demographic_parity_difference"], point["equalized_odds_difference"]]
+    for j, g in enumerate(point["by_group"]):
+        for name in _RATES:
+            found.append(counted[name][0, j])
+            wanted.append(point["by_group"][g][name])
+    if not np.allclose(found, wanted, rtol=0, atol=1e-9):
+        raise RuntimeError(
+            f"the bootstrap's evaluation of class {k!r} differs from fairlearn's on the audited "
+            "rows; intervals would not match fairlearn's definitions"
+        )
+
+
+def _with_intervals(point: dict, boot: dict, group_values, tail: float) -> dict[str, Any]:
+    def interval(estimate: float, samples: np.ndarray, recentre: bool = False) -> dict:
+        samples = samples[np.isfinite(samples)]
+        if samples.size == 0:
+            return {"estimate": estimate, "lower": None, "upper": None}
+        if recentre:  # a difference: the resamples' spread around the estimate, not their bias
+            samples = np.clip(estimate + (samples - samples.mean()), 0.0, 1.0)
+        lower, upper = np.quantile(samples, [tail, 1 - tail])
+        return {"estimate": estimate, "lower": float(lower), "upper": float(upper)}
+
+    by_group = {}
+    for j, g in enumerate(group_values):
+        values = point["by_group"][g]
+        by_group[_key(g)] = {
+            "count": int(values["count"]),
+            **{name: interval(values[name], boot[name][:, j]) for name in _RATES},
+        }
+    return {
+        name: interval(point[name], boot[name], recentre=True)
+        for name in ("demographic_parity_difference", "equalized_odds_difference")
+    } | {"by_group": by_group}
+
+
+def _key(value) -> str:
+    """A class or group value as a JSON key."""
+    return str(value.item() if hasattr(value, "item") else value)

@@ -1,0 +1,146 @@
+"""What an audit leaves in its output directory besides the report: models and predictions.
+
+- ``models/<name>.skops``: each model trained by the audit (the default zoo), saved with skops
+  and readable with :func:`trustlab.audit.models.load_classifier`;
+- ``predictions.csv``: one row per audited row: ``row`` (the row's index in the input table),
+  the label and group columns, each model's predicted label and, where the model has
+  ``predict_proba``, its class probabilities (``<model>:proba:<class>``). A model named like
+  the label or group column gets the column ``pred:<model>``; ``row`` is ``input_row`` when a
+  column is already called ``row``.
+
+An output directory that already holds an audit is not written over unless the caller says so
+(``overwrite=True``, ``--overwrite``): a re-run never mixes its files with an older run's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from trustlab._results import output_dir, write_atomic
+from trustlab.errors import InputError
+
+__all__ = [
+    "PREDICTIONS_NAME",
+    "MODELS_DIR",
+    "prepare_output",
+    "previous_audit",
+    "clear_previous",
+    "save_models",
+    "save_predictions",
+    "predictions_frame",
+]
+
+PREDICTIONS_NAME = "predictions.csv"
+MODELS_DIR = "models"
+_REPORT_FILES = ("report.json", "report.html", PREDICTIONS_NAME)
+
+
+def prepare_output(out, overwrite: bool) -> Path:
+    """The output directory, created if needed; refused when it holds an audit (unless
+    ``overwrite``). Nothing is deleted here: :func:`clear_previous` does that once the new
+    audit is ready to write."""
+    if not isinstance(out, (str, os.PathLike)):
+        raise InputError.bad("out", "a directory path", out)
+    path = Path(out)
+    previous = previous_audit(path)
+    if previous is not None and not overwrite:
+        raise InputError(
+            f"out: {path} already holds an audit ({previous}); pass --overwrite "
+            "(overwrite=True in Python) to replace it, or choose another directory",
+            argument="out",
+        )
+    return output_dir(path, "out")
+
+
+def previous_audit(out: str | os.PathLike) -> str | None:
+    """What earlier audit ``out`` holds (``"report.json of chile, 2025-01-02T03:04:05+00:00"``,
+    or the names of its files), or None when it holds none."""
+    out = Path(out)
+    previous = _previous_outputs(out)
+    if not previous:
+        return None
+    try:
+        report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+        meta = report["meta"]
+        state = "" if report.get("complete", True) else ", unfinished"
+        return f"report.json of {meta['dataset']}, {meta['created']}{state}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return ", ".join(previous)
+
+
+def clear_previous(out: Path) -> list[str]:
+    """Delete the files an earlier audit wrote into ``out`` (and only those); return their names."""
+    removed = []
+    for name in _previous_outputs(out):
+        target = out / name
+        if target.is_dir():
+            for model in sorted(target.glob("*.skops")):
+                model.unlink()
+                removed.append(f"{name}/{model.name}")
+            if not any(target.iterdir()):
+                target.rmdir()
+        else:
+            target.unlink()
+            removed.append(name)
+    return removed
+
+
+def _previous_outputs(out: Path) -> list[str]:
+    if not out.is_dir():
+        return []
+    found = [name for name in _REPORT_FILES if (out / name).is_file()]
+    models = out / MODELS_DIR
+    if models.is_dir() and any(models.glob("*.skops")):
+        found.append(MODELS_DIR)
+    return found
+
+
+def save_models(out: Path, models: dict[str, Any]) -> dict[str, str]:
+    """Save each model as ``out/models/<name>.skops``; return name -> path relative to ``out``."""
+    import skops.io as sio
+
+    if not models:
+        return {}
+    folder = output_dir(out / MODELS_DIR, "out")
+    saved = {}
+    for name, model in models.items():
+        relative = f"{MODELS_DIR}/{_file_name(name)}.skops"
+        write_atomic(folder.parent / relative, lambda tmp, model=model: sio.dump(model, tmp))
+        saved[name] = relative
+    return saved
+
+
+def _file_name(name: str) -> str:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in str(name)).strip(".")
+    return safe or "model"
+
+
+def predictions_frame(ctx) -> pd.DataFrame:
+    """The audited rows with their ids, label, group, predictions and class probabilities."""
+    row_ids = ctx.rows_test if ctx.rows_test is not None else np.arange(ctx.n_test)
+    taken = {ctx.label, ctx.group, *ctx.predictions}
+    id_column = "row" if "row" not in taken else "input_row"
+    columns: dict[str, Any] = {
+        id_column: np.asarray(row_ids),
+        ctx.label: ctx.y_test,
+        ctx.group: ctx.g_test,
+    }
+    for name, pred in ctx.predictions.items():  # a model file named like the label: "pred:y"
+        columns[name if name not in columns else f"pred:{name}"] = pred
+    for name, proba in ctx.probabilities.items():
+        for j, label in enumerate(ctx.labels.tolist()):
+            columns[f"{name}:proba:{label}"] = proba[:, j]
+    return pd.DataFrame(columns)
+
+
+def save_predictions(out: Path, ctx) -> str:
+    """Write ``out/predictions.csv``; return its name (relative to ``out``)."""
+    frame = predictions_frame(ctx)
+    write_atomic(out / PREDICTIONS_NAME, lambda tmp: frame.to_csv(tmp, index=False))
+    return PREDICTIONS_NAME

@@ -1,0 +1,156 @@
+"""The audited table: read it, check its columns, choose the features, drop unusable rows."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from trustlab.errors import InputError
+
+__all__ = [
+    "DEFAULT_DATASET",
+    "AuditTable",
+    "load_table",
+    "class_labels",
+    "check_classes_and_groups",
+    "imputation_note",
+]
+
+DEFAULT_DATASET = "chile"
+
+
+@dataclass
+class AuditTable:
+    """The table to audit, after checks: rows with a label and a group (and prediction).
+
+    ``row_ids`` holds each kept row's index in the input table (for a file: 0 is the first data
+    row), so predictions can be joined back to it.
+    """
+
+    frame: pd.DataFrame
+    name: str
+    label: str
+    group: str
+    features: list[str]
+    pred: str | None
+    notes: list[str]
+    row_ids: np.ndarray
+
+
+def load_table(data, label, group, pred, group_as_feature, encoding=None) -> AuditTable:
+    """Read ``data`` and check the label, group and prediction columns."""
+    frame, name, dataset = _read_data(data, encoding)
+    if dataset is not None:
+        label = dataset.label if label is None else label
+        group = dataset.protected[0] if group is None else group
+    for option, value in (("label", label), ("group", group)):
+        if value is None:
+            raise InputError.bad(option, f"the name of the {option} column of the table", None)
+    _check_columns(frame, label=label, group=group, pred=pred)
+    if group == label:
+        raise InputError.bad("group", "a column other than the label column", group)
+    if pred is not None and pred in (label, group):
+        raise InputError.bad("pred", "a column other than the label and group columns", pred)
+    features = _feature_columns(frame, dataset, label, group, pred, group_as_feature)
+    row_ids = frame.index.to_numpy()
+    required = [c for c in (label, group, pred) if c is not None]
+    frame, kept, notes = _drop_missing(frame, required)
+    return AuditTable(frame, name, label, group, features, pred, notes, row_ids[kept])
+
+
+def _read_data(data, encoding):
+    """(frame, display name, bundled Dataset or None)."""
+    from trustlab.data import list_datasets, load_dataset
+
+    if data is None:
+        data = DEFAULT_DATASET
+    if isinstance(data, pd.DataFrame):
+        return data.copy(), "data frame", None
+    if not isinstance(data, (str, os.PathLike)):
+        raise InputError.bad("data", "None, a dataset name, a file path or a DataFrame", data)
+    path = Path(data)
+    if path.is_file():
+        from trustlab.data.tables import read_table
+
+        return read_table(path, name="data", encoding=encoding), path.name, None
+    names = [info["name"] for info in list_datasets()]
+    if isinstance(data, str) and data.lower() in names:
+        dataset = load_dataset(data)
+        return dataset.frame, dataset.name, dataset
+    raise InputError.bad(
+        "data",
+        f"a bundled dataset name ({', '.join(names)}) or an existing CSV or Parquet file",
+        str(data),
+    )
+
+
+def _check_columns(frame: pd.DataFrame, **columns: str | None) -> None:
+    from trustlab.data.tables import require_columns
+
+    require_columns(frame, columns)
+
+
+def _feature_columns(frame, dataset, label, group, pred, group_as_feature) -> list[str]:
+    excluded = {label, pred}
+    if dataset is not None:
+        features = [c for c in dataset.features if c not in excluded]
+    else:
+        features = [c for c in frame.columns if c not in excluded and c != group]
+    if group_as_feature is True and group not in features:
+        features.append(group)
+    elif group_as_feature is False and group in features:
+        features.remove(group)
+    return features
+
+
+def _drop_missing(frame: pd.DataFrame, columns: list[str]):
+    """(frame without rows missing a required value, positions kept, notes)."""
+    missing = frame[columns].isna().any(axis=1).to_numpy()
+    notes = []
+    if missing.any():
+        per_column = ", ".join(
+            f"{c}: {int(frame[c].isna().sum())}" for c in columns if frame[c].isna().any()
+        )
+        notes.append(
+            f"Dropped {int(missing.sum())} of {len(frame)} rows with a missing value in a "
+            f"required column ({per_column})."
+        )
+        frame = frame.loc[~missing]
+    if len(frame) == 0:
+        raise InputError.bad("data", "rows with a label and a group value", "none")
+    return frame.reset_index(drop=True), np.flatnonzero(~missing), notes
+
+
+def class_labels(*arrays: np.ndarray, argument: str = "pred") -> np.ndarray:
+    """The sorted labels of the true labels and every prediction (an InputError naming
+    ``argument`` when they cannot be compared, e.g. numbers against text)."""
+    try:
+        return np.unique(np.concatenate([np.asarray(a) for a in arrays if len(a)]))
+    except TypeError as exc:  # e.g. numbers in the label column and strings in the predictions
+        kinds = sorted({type(v).__name__ for a in arrays for v in np.asarray(a, dtype=object)})
+        raise InputError.bad(
+            argument,
+            "predictions of the same kind as the labels",
+            f"a mix of {', '.join(kinds)}",
+        ) from exc
+
+
+def check_classes_and_groups(labels: np.ndarray, groups: np.ndarray) -> None:
+    if len(labels) < 2:
+        raise InputError.bad("label", "at least 2 classes", f"only {labels.tolist()!r}")
+    if len(np.unique(groups)) < 2:
+        raise InputError.bad(
+            "group", "at least 2 groups in the audited rows", f"only {np.unique(groups).tolist()!r}"
+        )
+
+
+def imputation_note(X: pd.DataFrame) -> list[str]:
+    gaps = {c: int(n) for c, n in X.isna().sum().items() if n}
+    if not gaps:
+        return []
+    listed = ", ".join(f"{c}: {n}" for c, n in gaps.items())
+    return [f"Missing feature values were imputed (median or most frequent value): {listed}."]
