@@ -193,3 +193,34 @@ def test_bad_input_exits_2_with_one_line(run, arrays, npy_files, tmp_path, make_
     code, _, err = run("evaluate", "rank", *make_args(paths, label_path, tmp_path))
     assert code == 2
     assert message in one_line(err)
+
+
+# Issue 18, section 4: reruns into --out are refused without --overwrite; --encoding for CSV.
+
+
+def test_rerun_into_the_same_out_is_refused_without_overwrite(run, npy_files, tmp_path):
+    paths, _ = npy_files
+    args = ["evaluate", "rank", "-p", *paths, "--n-bootstrap", 0, "--out", tmp_path / "r"]
+    assert run(*args)[0] == 0
+    code, _, err = run(*args)
+    assert code == 2 and one_line(err).startswith("trustlab: error: --out:")
+    assert "--overwrite" in err
+    assert run(*args, "--overwrite")[0] == 0
+
+
+def test_csv_predictions_and_labels_take_an_encoding(run, arrays, tmp_path):
+    outputs, labels = arrays
+    names = ["chat", "chien", "élan"]
+    for name, probs in outputs.items():
+        pd.DataFrame(probs, columns=names).to_csv(
+            tmp_path / f"{name}.csv", index=False, encoding="latin-1"
+        )
+    (tmp_path / "y.txt").write_text("\n".join(names[k] for k in labels), encoding="latin-1")
+    files = [tmp_path / f"{name}.csv" for name in outputs]
+    args = ["evaluate", "rank", "-p", *files, "--labels", tmp_path / "y.txt", "--n-bootstrap", 0]
+    code, _, err = run(*args)
+    assert code == 2 and "--encoding" in one_line(err)
+    code, out, err = run(*args, "--encoding", "latin-1", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["n_items"] == len(labels) and len(result["true_ranking"]) == 3

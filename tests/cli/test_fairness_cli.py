@@ -203,3 +203,37 @@ def test_json_on_stdout_stays_parseable_in_a_real_process(people, tmp_path):
     done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["aggregate"]["regime"] == "aggregate"
+
+
+# Issue 18, section 4: reruns into --out are refused without --overwrite; --encoding for CSV;
+# notes in the "trustlab:" prefix style.
+
+
+def test_dcp_commands_refuse_an_existing_result_without_overwrite(people, tmp_path, capsys):
+    path, _ = people
+    out = tmp_path / "dcp"
+    args = dcp_args(path, "--no-aggregate", "--greedy-attempts", "1", "--out", str(out))
+    assert run(args, capsys)[0] == 0
+    code, _, err = run(args, capsys)
+    assert code == 2 and one_line(err).startswith("trustlab: error: --out:")
+    assert "--overwrite" in err
+    assert run([*args, "--overwrite"], capsys)[0] == 0
+    AGG.to_csv(tmp_path / "agg.csv", index=False)
+    args = ["fairness", "dcp-aggregate", "--data", str(tmp_path / "agg.csv"), "--restarts", "1",
+            "--out", str(tmp_path / "agg")]  # fmt: skip
+    assert run(args, capsys)[0] == 0
+    code, _, err = run(args, capsys)
+    assert code == 2 and "--overwrite" in one_line(err)
+
+
+def test_dcp_reads_a_table_in_another_encoding_and_notes_dropped_rows(people, tmp_path, capsys):
+    _, table = people
+    frame = table.assign(g=table["g"].map({"u": "ü", "v": "v"}))
+    frame.loc[0, "y"] = None
+    frame.to_csv(tmp_path / "latin.csv", index=False, encoding="latin-1")
+    args = dcp_args(tmp_path / "latin.csv", "--no-aggregate", "--greedy-attempts", "1")
+    code, _, err = run(args, capsys)
+    assert code == 2 and "--encoding" in one_line(err)
+    code, _, err = run([*args, "--encoding", "latin-1", "--json"], capsys)
+    assert code == 0
+    assert one_line(err).startswith("trustlab: note: dropped 1 of 300 rows")

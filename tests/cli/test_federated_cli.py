@@ -2,6 +2,7 @@
 writes a valid Flower App; bad input is one line and exit code 2."""
 
 import json
+import re
 
 import numpy as np
 
@@ -66,3 +67,86 @@ def test_bad_input_is_one_line_and_exit_code_2(run, tmp_path):
     assert code == 2 and one_line(err).startswith("trustlab: error: --data: expected")
     code, _, err = run("federated", "simulate", "--out", tmp_path, "--codewords", "both")
     assert code == 2 and one_line(err).startswith("trustlab: error: --codewords: expected")
+
+
+# Issue 18, section 4: plans and progress, "R + E extension rounds", reruns into --out.
+
+
+def _fast_lines(monkeypatch):
+    """Progress lines without a terminal from the first update on (no 2 s wait)."""
+    from functools import partial
+
+    from trustlab.cli import _progress
+
+    monkeypatch.setattr(
+        _progress, "LineProgress", partial(_progress.LineProgress, delay=0.0, interval=0.0)
+    )
+
+
+def test_runaway_simulation_is_refused_up_front_without_yes(run, tmp_path):
+    from cli_helpers import one_line
+
+    out = tmp_path / "run"
+    code, _, err = run("federated", "simulate", "--out", out, "--rounds", 1000000000)
+    line = one_line(err)
+    assert code == 2 and line.startswith("trustlab: error: --yes: UEFL: 10^9 rounds + up to 6")
+    assert not (out / "checkpoint.json").exists()
+
+
+def test_simulate_says_its_plan_and_logs_rounds_of_each_method(run, tmp_path, monkeypatch):
+    _fast_lines(monkeypatch)
+    code, _, err = run("federated", "simulate", "--out", tmp_path / "run", *SMALL, "--json")
+    assert code == 0
+    assert ("trustlab: UEFL: 1 round + up to 1 extension round on 2 digits silos (rotation "
+            "shift), 1 local epoch per round; then FedAvg for as many rounds") in err  # fmt: skip
+    assert re.search(r"trustlab: UEFL rounds: [0-2]/2 \(\d+%\)", err), err
+    assert re.search(r"trustlab: FedAvg rounds: [0-2]/2 \(\d+%\)", err), err
+
+
+def test_rounds_are_reported_as_first_iteration_plus_extension(run, tmp_path):
+    code, stdout, _ = run("federated", "simulate", "--out", tmp_path / "a", *SMALL)
+    assert code == 0
+    assert "UEFL simulation: 2 silos, 1 + 1 extension rounds" in stdout
+    assert "FedAvg (no codebook): 2 rounds (as many as UEFL)" in stdout
+    code, stdout, _ = run("federated", "simulate", "--out", tmp_path / "b", *SMALL, "--json")
+    data = json.loads(stdout)
+    assert data["uefl_rounds"] == {"first_iteration": 1, "extension": 1, "total": 2}
+    assert "1 + 1 extension rounds" in _library_summaries(data, tmp_path / "b")
+
+
+def _library_summaries(data, out):
+    """The summary of the saved run, as the library prints it (MethodRun included)."""
+    from trustlab.federated import simulate_uefl
+
+    result = simulate_uefl(n_silos=2, rounds=1, rounds_plus=1, max_iterations=2, local_epochs=1,
+                           threshold_factor=0.0, random_state=3, checkpoint=out)  # fmt: skip
+    return result.summary() + "\n" + result.methods["uefl"].summary()
+
+
+def test_simulate_resumes_and_says_so_or_refuses_other_settings(run, tmp_path):
+    from cli_helpers import one_line
+
+    out = tmp_path / "run"
+    code, first, err = run("federated", "simulate", "--out", out, *SMALL, "--json")
+    assert code == 0 and "resuming" not in err
+    code, again, err = run("federated", "simulate", "--out", out, *SMALL, "--json")
+    assert code == 0 and f"trustlab: resuming from {out / 'checkpoint.json'}: 4 of" in err
+    code, _, err = run("federated", "simulate", "--out", out, *SMALL[:-1], 4)  # another --seed
+    line = one_line(err)
+    assert code == 2 and line.startswith("trustlab: error: --out:") and "--overwrite" in line
+    code, stdout, err = run("federated", "simulate", "--out", out, *SMALL[:-1], 4, "--overwrite",
+                            "--json")  # fmt: skip
+    assert code == 0 and "resuming" not in err and json.loads(stdout)["resumed"] is False
+    (out / "checkpoint.json").unlink()  # results without their checkpoint: refused
+    code, _, err = run("federated", "simulate", "--out", out, *SMALL)
+    assert code == 2 and "--overwrite" in one_line(err)
+
+
+def test_flower_app_refuses_an_existing_project_without_overwrite(run, tmp_path):
+    from cli_helpers import one_line
+
+    args = ["federated", "flower-app", "--out", tmp_path / "app", "--n-silos", 3, "--json"]
+    assert run(*args)[0] == 0
+    code, _, err = run(*args)
+    assert code == 2 and "--overwrite" in one_line(err)
+    assert run(*args, "--overwrite")[0] == 0

@@ -1,9 +1,12 @@
 """``trustlab privacy dsi``: files in, --json and --out, one-line errors with exit 2."""
 
 import json
+import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
+from cli_helpers import one_line
 
 from trustlab.privacy import calibrate, optimal_gaussian_covariance
 
@@ -130,3 +133,66 @@ def test_output_of_the_wrong_size_names_the_option(run, deltas_file, tmp_path):
     )
     assert code == 2 and "--output: expected 9 values" in err
     assert not (tmp_path / "res").exists()
+
+
+# Issue 18, section 4: extreme values, reruns into --out, --encoding, option names in errors.
+
+
+@pytest.mark.parametrize(
+    ("args", "start"),
+    [
+        (["--epsilon", "1e308", "--delta", "1e-5"], "--epsilon: expected a number in (0, 100]"),
+        (["--epsilon", "inf", "--delta", "1e-5"], "--epsilon: expected a number in (0, 100]"),
+        (["--epsilon", "1", "--delta", "1", "--steps", "5"], "--delta: expected a number in (0, 1)"),
+        (["--epsilon", "1", "--delta", "1e-5", "--steps", "1000000000000000"],
+         "--steps: expected an integer in [1, 10^12]"),
+        (["--epsilon", "1e-300", "--delta", "1e-5", "--accountant", "paper"], "--epsilon: "),
+    ],
+)  # fmt: skip
+def test_extreme_values_are_one_line_naming_the_option_and_range(run, deltas_file, args, start):
+    path, _ = deltas_file
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning leaks
+        code, _, err = run("privacy", "dsi", "--deltas", path, *args)
+    assert code == 2 and one_line(err).startswith("trustlab: error: " + start)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--epsilon", "1e-12", "--delta", "1e-5"], ["--epsilon", "1", "--delta", "1e-300"],
+     ["--epsilon", "1", "--delta", "0.999999"], ["--epsilon", "100", "--delta", "1e-5"],
+     ["--epsilon", "1", "--delta", "1e-5", "--steps", "1000000000000"]],
+)  # fmt: skip
+def test_extreme_but_valid_values_are_handled_without_warnings(run, deltas_file, args):
+    path, _ = deltas_file
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        code, out, err = run("privacy", "dsi", "--deltas", path, *args, "--json")
+    assert code == 0 and err == ""
+    assert np.isfinite(json.loads(out)["calibration"]["noise_multiplier"])
+
+
+def test_rerun_into_the_same_out_is_refused_without_overwrite(run, deltas_file, tmp_path):
+    path, _ = deltas_file
+    out = tmp_path / "dsi"
+    np.save(tmp_path / "f.npy", np.zeros(9))
+    args = ["privacy", "dsi", "--deltas", path, "--epsilon", 1, "--delta", 1e-5, "--out", out]
+    assert run(*args, "--output", tmp_path / "f.npy")[0] == 0
+    assert (out / "release.npy").is_file()
+    code, _, err = run(*args)
+    assert code == 2 and one_line(err).startswith("trustlab: error: --out:")
+    assert "--overwrite" in err
+    code, _, _ = run(*args, "--overwrite")
+    assert code == 0 and not (out / "release.npy").exists()  # nothing of the old run is left
+
+
+def test_csv_input_takes_an_encoding_and_budget_errors_name_the_option(run, tmp_path):
+    table = pd.DataFrame({"größe": [1.0, 0.0, 2.0], "b": [0.0, 1.0, 1.0]})
+    table.to_csv(tmp_path / "d.csv", index=False, encoding="latin-1")
+    args = ["privacy", "dsi", "--deltas", tmp_path / "d.csv", "--epsilon", 1, "--delta", 1e-5]
+    code, _, err = run(*args)
+    assert code == 2 and "--encoding" in one_line(err)
+    assert run(*args, "--encoding", "latin-1")[0] == 0
+    np.save(tmp_path / "budgets.npy", np.array([1.0, 0.0, 1.0]))
+    code, _, err = run(*args, "--encoding", "latin-1", "--budgets", tmp_path / "budgets.npy")
+    assert code == 2 and one_line(err).startswith("trustlab: error: --budgets: expected")

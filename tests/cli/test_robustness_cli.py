@@ -3,6 +3,7 @@
 
 import json
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -136,3 +137,154 @@ def test_bad_certify_input_is_one_line_with_exit_2(run, trained, args, message):
 def test_missing_model_file_is_one_line_with_exit_2(run, tmp_path):
     code, _, err = run("robustness", "certify", "--model", tmp_path / "none.pt")
     assert code == 2 and "model" in one_line(err)
+
+
+# Issue 18, section 4: plans and progress, what the model was trained for, reruns into --out.
+
+
+@pytest.fixture
+def line_progress(monkeypatch):
+    """Progress lines without a terminal from the first update on (no 2 s wait)."""
+    from functools import partial
+
+    from trustlab.cli import _progress
+
+    monkeypatch.setattr(
+        _progress, "LineProgress", partial(_progress.LineProgress, delay=0.0, interval=0.0)
+    )
+
+
+CHEAP = ["--limit", "3", "--n0", "10", "--n", "50"]
+
+
+def test_runaway_certify_is_refused_up_front_without_yes(run, trained, tmp_path):
+    path, _ = trained
+    out = tmp_path / "cert"
+    code, _, err = run("robustness", "certify", "--model", path, "--n", "1000000000000",
+                       "--limit", "1", "--out", out)  # fmt: skip
+    line = one_line(err)
+    assert code == 2 and line.startswith("trustlab: error: --yes: certifying 1 point x 10^12")
+    assert not (out / "checkpoint.jsonl").exists()  # refused before any work
+
+
+def test_certify_says_its_plan_and_logs_progress_lines_without_a_terminal(
+    run, trained, line_progress
+):
+    path, _ = trained
+    code, _, err = run("robustness", "certify", "--model", path, *CHEAP, "--json")
+    assert code == 0
+    assert "trustlab: certifying 3 points x 60 samples (10 + 50) at sigma 0.25" in err
+    assert re.search(r"trustlab: certifying 3 points: [0-3]/3 \(\d+%\)", err), err
+    assert re.search(r"trustlab: certifying 3 points: done in", err), err
+
+
+def test_training_says_its_plan_and_refuses_beyond_the_bound(run, tmp_path, line_progress):
+    code, _, err = run("robustness", "train", "--max-epochs", "100000000", "--out", tmp_path / "m")
+    assert code == 2 and "--yes: training an mlp" in one_line(err)
+    assert not (tmp_path / "m" / "model.pt").exists()
+
+
+def test_model_records_what_it_was_trained_for_and_held_out_accuracy(trained):
+    path, summary = trained
+    description = json.loads((path / "model.json").read_text())
+    assert description["sigma"] == 0.25
+    assert description["cost_matrix"] == make_cost_matrix(10, {3: [8]}).tolist()
+    assert description["harmful"] == [[3, 8]]
+    validation = description["training"]["validation"]
+    assert validation["source"] == "the digits test split" and validation["size"] == 540
+    assert summary["validation"] == validation and 0 <= validation["accuracy"] <= 1
+
+
+def test_training_on_a_table_holds_out_a_share_and_reports_it(run, tmp_path):
+    X, y = load_digits_split("train")
+    table = pd.DataFrame(X[:100], columns=[f"p{i}" for i in range(64)]).assign(label=y[:100])
+    table.to_csv(tmp_path / "train.csv", index=False)
+    code, stdout, _ = run("robustness", "train", "--data", tmp_path / "train.csv", "--max-epochs",
+                          "1", "--hidden", "8", "--out", tmp_path / "m")  # fmt: skip
+    assert code == 0
+    assert re.search(
+        r"held-out accuracy on 20% of the data held out \(--holdout\) \(20 points", stdout
+    )
+    code, _, err = run("robustness", "train", "--data", tmp_path / "train.csv", "--holdout", "0.9",
+                       "--out", tmp_path / "m2")  # fmt: skip
+    assert code == 2 and one_line(err).startswith("trustlab: error: --holdout:")
+
+
+def test_certify_uses_what_the_model_was_trained_for_and_says_so(run, trained, costs_csv):
+    path, _ = trained
+    code, implicit, err = run("robustness", "certify", "--model", path, *CHEAP, "--json")
+    assert code == 0
+    assert "at sigma 0.25 (the model's), against harmful 3->8 (what the model was trained " in err
+    code, explicit, _ = run("robustness", "certify", "--model", path / "model.pt", *CHEAP,
+                            "--sigma", "0.25", "--cost-matrix", costs_csv, "--json")  # fmt: skip
+    assert code == 0 and json.loads(implicit) == json.loads(explicit)
+    assert json.loads(implicit)["cost_matrix"][3][8] == 1.0
+
+
+def test_certify_warns_where_its_options_contradict_the_model(run, trained):
+    path, _ = trained
+    code, stdout, err = run("robustness", "certify", "--model", path, *CHEAP, "--sigma", "0.5",
+                            "--harmful", "1:7", "--json")  # fmt: skip
+    assert code == 0 and json.loads(stdout)["sigma"] == 0.5
+    assert "trustlab: warning: --sigma 0.5 differs from the 0.25 the model was trained at" in err
+    assert "trustlab: warning: --harmful (harmful 1->7) differs from what the model was" in err
+
+
+def test_certify_resumes_from_its_checkpoint_and_says_so(run, trained, tmp_path):
+    path, _ = trained
+    out = tmp_path / "cert"
+    args = ["robustness", "certify", "--model", path, *CHEAP, "--out", out, "--json"]
+    code, first, err = run(*args)
+    assert code == 0 and "resuming" not in err
+    code, again, err = run(*args)
+    assert code == 0 and json.loads(again) == json.loads(first)
+    assert f"trustlab: resuming from {out / 'checkpoint.jsonl'}: 3 of 3 points" in err
+    # A checkpoint of other settings is refused in one line; --overwrite starts afresh.
+    code, _, err = run(*args, "--seed", "5")
+    line = one_line(err)
+    assert code == 2 and line.startswith("trustlab: error: --out:") and "--overwrite" in line
+    code, _, err = run(*args, "--seed", "5", "--overwrite")
+    assert code == 0 and "resuming" not in err
+    # Results without their checkpoint are never returned as if new.
+    (out / "checkpoint.jsonl").unlink()
+    code, _, err = run(*args)
+    assert code == 2 and "--overwrite" in one_line(err)
+
+
+def test_train_refuses_an_existing_model_without_overwrite(run, trained):
+    path, _ = trained
+    code, _, err = run("robustness", "train", "--out", path)
+    assert code == 2 and "--out" in one_line(err) and "--overwrite" in one_line(err)
+
+
+def test_errors_name_options_and_csv_input_takes_an_encoding(run, trained, tmp_path):
+    table = pd.DataFrame({"a": [0.1, 0.2, 0.3, 0.4, 0.5], "b": [1.0] * 5, "größe": [0.2] * 5,
+                          "label": [0, 1, 0, 1, 0]})  # fmt: skip
+    table.to_csv(tmp_path / "t.csv", index=False, encoding="latin-1")
+    args = ["robustness", "train", "--data", tmp_path / "t.csv", "--holdout", "0", "--max-epochs",
+            "1", "--out", tmp_path / "m"]  # fmt: skip
+    code, _, err = run(*args)
+    assert code == 2 and "--encoding" in one_line(err)
+    code, _, err = run(*args, "--encoding", "latin-1", "--arch", "cnn")
+    assert code == 2 and one_line(err).startswith("trustlab: error: --arch: expected 'mlp'")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing leaks to the user
+        code, _, err = run(*args, "--encoding", "latin-1")
+    assert code == 0, err
+    X, y = load_digits_split("test")
+    digits = pd.DataFrame(X[:3], columns=[f"pé{i}" for i in range(64)]).assign(label=y[:3])
+    digits.to_csv(tmp_path / "d.csv", index=False, encoding="latin-1")
+    code, stdout, _ = run("robustness", "certify", "--model", trained[0], "--data",
+                          tmp_path / "d.csv", "--encoding", "latin-1", *CHEAP, "--json")  # fmt: skip
+    assert code == 0 and json.loads(stdout)["num_points"] == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "start"),
+    [(["--hidden", "0"], "--hidden: expected"), (["--learning-rate", "-1"], "--learning-rate: "),
+     (["--method", "foo"], "--method: expected"), (["--sigma", "-1"], "--sigma: expected"),
+     (["--batch-size", "0"], "--batch-size: expected")],
+)  # fmt: skip
+def test_train_errors_name_the_options_not_python_arguments(run, tmp_path, args, start):
+    code, _, err = run("robustness", "train", "--out", tmp_path / "m", *args)
+    assert code == 2 and one_line(err).startswith("trustlab: error: " + start)

@@ -117,3 +117,35 @@ def test_simulate_writes_plots_and_numbers(tmp_path):
 def test_simulate_rejects_unknown_data(tmp_path):
     result = invoke("simulate", "--out", tmp_path, "--data", "adult")
     assert isinstance(result.exception, InputError) and result.exception.argument == "data"
+
+
+# Issue 18, section 4: reruns into --out are refused without --overwrite; --encoding for CSV.
+
+
+def test_price_and_simulate_refuse_an_existing_result_without_overwrite(table, tmp_path):
+    path, _ = table
+    out = tmp_path / "market"
+    args = ["price", "--data", path, "--weights", "income=1", "--budget-col", "savings", "--out",
+            out]  # fmt: skip
+    assert invoke(*args).exit_code == 0
+    result = invoke(*args)
+    assert isinstance(result.exception, InputError) and result.exception.argument == "--out"
+    assert "--overwrite" in str(result.exception)
+    assert invoke(*args, "--overwrite").exit_code == 0
+    (tmp_path / "sim").mkdir()
+    (tmp_path / "sim" / "result.json").write_text("{}")
+    result = invoke("simulate", "--out", tmp_path / "sim")  # refused before simulating
+    assert isinstance(result.exception, InputError) and "--overwrite" in str(result.exception)
+
+
+def test_price_reads_a_table_in_another_encoding(table, tmp_path):
+    _, frame = table
+    frame.rename(columns={"income": "einkünfte"}).to_csv(
+        tmp_path / "latin.csv", index=False, encoding="latin-1"
+    )
+    args = ["price", "--data", tmp_path / "latin.csv", "--weights", "einkünfte=1", "--budget-col",
+            "savings", "--json"]  # fmt: skip
+    result = invoke(*args)
+    assert isinstance(result.exception, InputError) and "--encoding" in str(result.exception)
+    result = invoke(*args, "--encoding", "latin-1")
+    assert result.exit_code == 0, result.output

@@ -1,6 +1,7 @@
 """calibrate / dsi_epsilon against dp-accounting's PLD accountant and the paper's table."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -91,3 +92,40 @@ def test_calibration_to_dict_names_the_accountant():
     assert data["accountant"] == "paper" and data["steps"] == 10
     assert all(isinstance(v, (int, float, str)) for v in data.values())
     assert np.isfinite(data["noise_multiplier"])
+
+
+# Issue 18, section 4: extreme budgets are refused with the range, or calibrated exactly, and no
+# solver warning ("Failed to converge", overflow) reaches the caller.
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "argument", "range_text"),
+    [
+        ({"epsilon": 1e308, "delta": 1e-5}, "epsilon", "(0, 100]"),
+        ({"epsilon": math.nan, "delta": 1e-5}, "epsilon", "(0, 100]"),
+        ({"epsilon": 1.0, "delta": 1e-5, "steps": 10**15}, "steps", "[1, 10^12]"),
+        ({"epsilon": 1e-300, "delta": 1e-5, "accountant": "paper"}, "epsilon", "1e+100"),
+    ],
+)
+def test_extreme_values_are_refused_naming_the_range(kwargs, argument, range_text):
+    from trustlab.errors import InputError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError) as info:
+            calibrate(**kwargs)
+    assert info.value.argument == argument and range_text in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("epsilon", "delta", "steps"),
+    [(100.0, 1e-5, 1), (1e-12, 1e-5, 1), (1.0, 1e-300, 1), (1.0, 0.999999, 1),
+     (1e-8, 1e-300, 1), (1.0, 1e-5, 10**12), (1e-6, 1 - 1e-10, 1)],
+)  # fmt: skip
+def test_extreme_but_valid_budgets_calibrate_exactly_without_warnings(epsilon, delta, steps):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        calibration = calibrate(epsilon, delta, steps)
+        back = dsi_epsilon(calibration.noise_multiplier, delta, steps)
+    assert math.isfinite(calibration.noise_multiplier) and calibration.noise_multiplier > 0
+    assert back == pytest.approx(epsilon, rel=1e-6, abs=1e-12)

@@ -9,7 +9,15 @@ from typing import Annotated, Any
 import typer
 
 from trustlab._checks import check_existing_file
-from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, read_table, save
+from trustlab.cli._common import (
+    JSON_OPTION_HELP,
+    EncodingOption,
+    emit,
+    progress,
+    read_table,
+    save,
+)
+from trustlab.cli._runs import OverwriteOption, options_named, refuse_existing
 from trustlab.errors import InputError
 
 __all__ = ["app", "read_predictions", "read_labels", "PREDICTIONS_FORMAT"]
@@ -41,7 +49,11 @@ class indices 0..K-1 or the class names of the CSV headers.
 Example:
 
   trustlab evaluate rank --predictions runs/*.npy --labels y_test.npy --json
+
+A --out that already holds a ranking (result.json, ranking.png) is refused unless --overwrite.
 """
+
+RESULT_FILES = ("result.json", "ranking.png")
 
 
 @app.command("rank", help="Rank models by a label-free uncertainty score.\n\n" + PREDICTIONS_FORMAT)
@@ -93,17 +105,22 @@ def rank_command(
         Path | None,
         typer.Option("--out", help="Also write result.json and ranking.png into this directory."),
     ] = None,
+    encoding: EncodingOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     from trustlab.evaluation import rank_models
 
     files = [*(predictions or []), *(more_files or [])]
     if not files:
         raise InputError.bad("--predictions", "at least one prediction file", "none")
-    outputs, classes, correct = read_predictions(files)
-    label_values = None if labels is None else read_labels(labels)
+    refuse_existing(out, overwrite, RESULT_FILES, "a ranking")
+    outputs, classes, correct = read_predictions(files, encoding)
+    label_values = None if labels is None else read_labels(labels, encoding)
     if label_values is not None and classes is not None:
         label_values = [_label_text(v) for v in label_values]
-    with progress() as bar:
+    # The class names come from the CSV headers and "correct" from the JSON files.
+    names = {"classes": "--predictions", "correct": "--predictions"}
+    with progress() as bar, options_named(names):
         bar.add_task(f"ranking {len(outputs)} models", total=None)
         result = rank_models(
             outputs,
@@ -122,7 +139,7 @@ def rank_command(
     save(result, out, as_json)
 
 
-def read_predictions(paths: list[Path]):
+def read_predictions(paths: list[Path], encoding: str | None = None):
     """Models' outputs from files (see PREDICTIONS_FORMAT).
 
     Returns
@@ -138,7 +155,7 @@ def read_predictions(paths: list[Path]):
     headers: list[list[str]] = []
     correct: dict[str, Any] = {}
     for path in paths:
-        for name, value, header, right in _read_prediction_file(Path(path)):
+        for name, value, header, right in _read_prediction_file(Path(path), encoding):
             if name in outputs:
                 raise InputError.bad("--predictions", "distinct model names", f"{name!r} twice")
             outputs[name] = value
@@ -156,7 +173,7 @@ def read_predictions(paths: list[Path]):
     return outputs, (headers[0] if headers else None), (correct or None)
 
 
-def _read_prediction_file(path: Path):
+def _read_prediction_file(path: Path, encoding: str | None = None):
     """Yield (model name, outputs, class header or None, correctness or None)."""
     import numpy as np
 
@@ -172,7 +189,7 @@ def _read_prediction_file(path: Path):
         elif suffix == ".json":
             yield from _read_json_predictions(path)
         elif suffix in (".csv", ".tsv", ".parquet", ".pq"):
-            table = read_table(path, "--predictions")
+            table = read_table(path, "--predictions", encoding=encoding)
             yield path.stem, table.to_numpy(), [str(c) for c in table.columns], None
         else:
             raise InputError.bad(
@@ -206,7 +223,7 @@ def _read_json_predictions(path: Path):
             yield str(name), value, None, None
 
 
-def read_labels(path: Path) -> list:
+def read_labels(path: Path, encoding: str | None = None) -> list:
     """n labels from .npy, .txt (one per line) or a one-column (or "label" column) table."""
     import numpy as np
 
@@ -220,9 +237,9 @@ def read_labels(path: Path) -> list:
                 f"--labels: could not read {path}: {exc}", argument="--labels"
             ) from exc
     if suffix == ".txt":
-        values = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+        values = [line.strip() for line in _text(path, encoding).splitlines() if line.strip()]
         return [_number_or_text(v) for v in values]
-    table = read_table(path, "--labels")
+    table = read_table(path, "--labels", encoding=encoding)
     if table.shape[1] == 1:
         return table.iloc[:, 0].tolist()
     if "label" in table.columns:
@@ -230,6 +247,22 @@ def read_labels(path: Path) -> list:
     raise InputError.bad(
         "--labels", 'one column, or a column named "label"', f"columns {list(table.columns)[:10]}"
     )
+
+
+def _text(path: Path, encoding: str | None) -> str:
+    """A text file's content in ``encoding`` (default UTF-8), or one line naming --encoding."""
+    try:
+        return path.read_text(encoding=encoding or "utf-8")
+    except LookupError:
+        raise InputError.bad(
+            "--encoding", "a text encoding such as utf-8 or latin-1", encoding
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"--labels: could not read {path} as {encoding or 'utf-8'} text ({exc.reason}); name "
+            "its encoding with --encoding, e.g. --encoding latin-1",
+            argument="--labels",
+        ) from None
 
 
 def _number_or_text(value: str):

@@ -13,6 +13,7 @@ import typer
 
 from trustlab.cli._common import (
     JSON_OPTION_HELP,
+    EncodingOption,
     emit,
     err_console,
     native_stdout_to_stderr,
@@ -20,7 +21,9 @@ from trustlab.cli._common import (
     read_table,
     require_columns,
     save,
+    tell,
 )
+from trustlab.cli._runs import OverwriteOption, refuse_existing
 from trustlab.errors import InputError
 from trustlab.fairness.tables import AGGREGATE_FORMAT
 
@@ -63,16 +66,21 @@ def dcp_command(
         Path | None,
         typer.Option("--out", help="Also write result.json and dcp.png into this directory."),
     ] = None,
+    encoding: EncodingOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Certified lower/upper bounds on multiclass DCP from labels, predictions and groups.
 
     DCP is the fraction of the population treated off the closest common
     baseline of P(prediction | true label); it is 0 exactly under multiclass
     equalized odds.
+
+    A --out that already holds a result (result.json, dcp.png) is refused unless --overwrite.
     """
     from trustlab.fairness import multiclass_dcp
 
-    table = read_table(data)
+    refuse_existing(out, overwrite, ("result.json", "dcp.png"), "a DCP result")
+    table = read_table(data, "--data", encoding=encoding)
     require_columns(table, {"--label": label, "--pred": pred, "--group": group})
     table = _drop_missing(table, [label, pred, group])
     label_list = _parse_labels(labels, table[label])
@@ -92,9 +100,15 @@ def dcp_command(
     save(result, out, as_json)
 
 
-@app.command(
-    "dcp-aggregate", help="Estimate DCP from aggregate statistics only.\n\n" + AGGREGATE_FORMAT
-)
+AGGREGATE_HELP = """Estimate DCP from aggregate statistics only.
+
+A --out that already holds a result (result.json, dcp_aggregate.png) is refused unless
+--overwrite.
+
+"""
+
+
+@app.command("dcp-aggregate", help=AGGREGATE_HELP + AGGREGATE_FORMAT)
 def dcp_aggregate_command(
     data: Annotated[Path, typer.Option("--data", help="AGG.csv (see the format above).")],
     beta: Annotated[
@@ -111,10 +125,13 @@ def dcp_aggregate_command(
             "--out", help="Also write result.json and dcp_aggregate.png into this directory."
         ),
     ] = None,
+    encoding: EncodingOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     from trustlab.fairness import aggregates_from_table, dcp_from_aggregates
 
-    table = aggregates_from_table(read_table(data))
+    refuse_existing(out, overwrite, ("result.json", "dcp_aggregate.png"), "a DCP result")
+    table = aggregates_from_table(read_table(data, "--data", encoding=encoding))
     with progress(err_console.is_terminal) as bar, native_stdout_to_stderr():
         bar.add_task("estimating DCP from aggregates", total=None)
         result = dcp_from_aggregates(
@@ -134,11 +151,10 @@ def dcp_aggregate_command(
 def _drop_missing(table, columns: list[str]):
     missing = table[columns].isna().any(axis=1)
     if missing.any():
-        err_console.print(
-            f"note: dropped {int(missing.sum())} of {len(table)} rows with a missing value in "
-            f"{', '.join(columns)}",
-            highlight=False,
-            markup=False,
+        tell(
+            f"trustlab: note: dropped {int(missing.sum())} of {len(table)} rows with a missing "
+            f"value in {', '.join(columns)}",
+            as_json=True,
         )
         table = table.loc[~missing].reset_index(drop=True)
     if len(table) == 0:

@@ -7,7 +7,14 @@ from typing import Annotated
 
 import typer
 
-from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, save
+from trustlab.cli._common import JSON_OPTION_HELP, YesOption, announce, emit, progress, save, tell
+from trustlab.cli._runs import (
+    OverwriteOption,
+    counted,
+    options_named,
+    refuse_existing,
+    remove_stale,
+)
 
 __all__ = ["app"]
 
@@ -26,9 +33,18 @@ more rounds, up to --max-iterations iterations. FedAvg (no codebook) and, with -
 the control (one local codebook, never extended) run as many rounds. The codewords follow the
 paper's rule (codebook loss only) unless --codewords task.
 
+Rounds are reported as "8 + 6 extension rounds": the --rounds of the first iteration, then the
+rounds of the extension iterations that ran; every baseline runs as many rounds as UEFL did.
+
+It says up front what it will run; beyond 100,000 silo-epochs (rounds x silos x local epochs x
+methods: hours on digits) it asks for --yes.
+
 --out DIR gets result.json (accuracy and MC-dropout entropy per silo and round, margins),
 accuracy.png, entropy.png and a checkpoint written after every round: running the same command
-again resumes an interrupted run.
+again resumes from it (saying so on stderr), an interrupted run where it stopped, a finished
+one without training. A checkpoint of other settings is refused; --overwrite deletes the
+checkpoint and results in DIR and starts afresh. Results without a checkpoint are refused unless
+--overwrite.
 
 Example:
 
@@ -36,6 +52,8 @@ Example:
 """
 
 FLOWER_APP_HELP = """Write the Flower App project for UEFL and print how to launch it.
+
+A folder that already holds a project (pyproject.toml) is refused unless --overwrite.
 
 The project (a pyproject.toml) names trustlab.federated.flower:server_app and :client_app and
 holds the run config; start one SuperLink and one SuperNode per silo (node config
@@ -59,6 +77,12 @@ MaxIterationsOption = Annotated[
     int, typer.Option("--max-iterations", help="Iteration cap, the first included.")
 ]
 SeedOption = Annotated[int, typer.Option("--seed", help="Random seed.")]
+
+# The sanity bound of simulate's plan, in silo-epochs (rounds x silos x local epochs x methods):
+# about 0.05 s each on digits, so hours; the paper's MNIST setting is 600.
+SIMULATE_LIMIT = 1e5
+_NAMES = {"uefl": "UEFL", "fedavg": "FedAvg", "vq": "VQ (one codebook)"}
+RESULT_FILES = ("result.json", "accuracy.png", "entropy.png")
 
 
 @app.command("simulate", help=SIMULATE_HELP)
@@ -96,34 +120,64 @@ def simulate_command(
         list[str] | None, typer.Option("--baseline", help="fedavg and/or vq (repeatable).")
     ] = None,
     seed: SeedOption = 0,
+    overwrite: OverwriteOption = False,
+    yes: YesOption = False,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
     from trustlab.federated import simulate_uefl
 
     # Without --threshold the library picks the paper's thd for the silos asked for.
     settings = {} if threshold is None else {"threshold_factor": threshold}
+    methods = ["uefl", *dict.fromkeys(baseline or ["fedavg"])]
+    if overwrite:
+        remove_stale(out, ["checkpoint.json", *RESULT_FILES])
+        for old in out.glob("checkpoint-*.npz") if out.is_dir() else ():
+            old.unlink()
+    elif not (out / "checkpoint.json").exists():
+        refuse_existing(out, overwrite, RESULT_FILES, "a simulation without its checkpoint")
+    extension = rounds_plus * (max_iterations - 1)
+    others = " and ".join(_NAMES.get(m, m) for m in methods[1:])
+    plan = (
+        f"UEFL: {counted(rounds, 'round')} + up to {counted(extension, 'extension round')} on "
+        f"{n_silos} {data} silos ({shift} shift), {counted(local_epochs, 'local epoch')} per "
+        f"round; then {others} for as many rounds"
+    )
+    work = float(rounds + extension) * n_silos * local_epochs * len(methods)
     with progress() as bar:
-        task = bar.add_task("UEFL and baselines", total=None)
+        tasks = [bar.add_task(f"{_NAMES.get(m, m)} rounds", total=None) for m in methods]
+        started: list[bool] = []
 
-        def advance(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+        def report(done: int, total: int) -> None:
+            if not started:  # every input, the checkpoint included, is checked: say what comes
+                started.append(True)
+                announce(plan, work=work, limit=SIMULATE_LIMIT, yes=yes, unit=" silo-epochs")
+                if done:
+                    tell(f"trustlab: resuming from {out / 'checkpoint.json'}: {done} of up to "
+                         f"{total} rounds done", as_json=True)  # fmt: skip
+            per_method = total // len(methods)  # methods run one after another
+            for k, task in enumerate(tasks):
+                done_here = min(max(done - k * per_method, 0), per_method)
+                bar.update(task, completed=done_here, total=per_method)
 
-        result = simulate_uefl(
-            n_silos=n_silos,
-            shift=shift,
-            data=data,
-            baselines=tuple(baseline) if baseline else ("fedavg",),
-            checkpoint=out,
-            progress=advance,
-            random_state=seed,
-            rounds=rounds,
-            rounds_plus=rounds_plus,
-            max_iterations=max_iterations,
-            local_epochs=local_epochs,
-            codebook_sharing=sharing,
-            codeword_gradient=codewords,
-            **settings,
-        )
+        names = {"baselines": "--baseline", "checkpoint": "--out"}
+        hints = {"checkpoint": "--overwrite deletes it and starts afresh"}
+        with options_named(names, hints):
+            result = simulate_uefl(
+                n_silos=n_silos,
+                shift=shift,
+                data=data,
+                baselines=tuple(methods[1:]),
+                checkpoint=out,
+                progress=report,
+                random_state=seed,
+                rounds=rounds,
+                rounds_plus=rounds_plus,
+                max_iterations=max_iterations,
+                local_epochs=local_epochs,
+                codebook_sharing=sharing,
+                codeword_gradient=codewords,
+                **settings,
+            )
     save(result, out, as_json)
     emit(result, as_json)
 
@@ -147,10 +201,12 @@ def flower_app_command(
         9093
     ),
     seed: SeedOption = 0,
+    overwrite: OverwriteOption = False,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
     from trustlab.federated import UEFLConfig, paper_threshold_factor, write_flower_app
 
+    refuse_existing(out, overwrite, ("pyproject.toml",), "a Flower App")
     # The project directory is the output: write_flower_app writes it (no result.json beside
     # the pyproject.toml, which flwr would bundle with the app).
     config = UEFLConfig(

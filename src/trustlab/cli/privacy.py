@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, read_table, save
+from trustlab.cli._common import (
+    JSON_OPTION_HELP,
+    EncodingOption,
+    emit,
+    progress,
+    read_table,
+    save,
+)
+from trustlab.cli._runs import OverwriteOption, options_named, refuse_existing, remove_stale
 from trustlab.errors import InputError
 
 __all__ = ["app", "read_array"]
@@ -24,9 +32,14 @@ DSI_HELP = """Optimal data-specific Gaussian noise for a set of output differenc
 release (epsilon, delta)-indistinguishable between U and every U_i over --steps releases.
 DSI is a guarantee relative to these reference sets; it is not differential privacy.
 
+Ranges: --epsilon in (0, 100] (beyond, e^epsilon > 1e43 bounds nothing; a tiny epsilon is
+fine); --delta in (0, 1), down to the smallest float; --steps from 1 to 10^12; a tiny epsilon
+and a tiny delta together are refused where the noise multiplier would pass 1e100.
+
 --out DIR writes result.json (every number printed), basis.npy (d, r) and factor.npy (r, r):
 the noise is noise_multiplier * basis @ factor @ z with z ~ N(0, I_r). With --output F.npy it
-also writes release.npy, F plus one noise draw (seed --seed).
+also writes release.npy, F plus one noise draw (seed --seed). A --out that already holds a
+result is refused unless --overwrite.
 
 Example:
 
@@ -37,11 +50,13 @@ Example:
 @app.command("dsi", help=DSI_HELP)
 def dsi_command(
     deltas: Annotated[Path, typer.Option("--deltas", help="Differences, shape (n, d).")],
-    epsilon: Annotated[float, typer.Option("--epsilon", help="Target epsilon (> 0).")],
+    epsilon: Annotated[float, typer.Option("--epsilon", help="Target epsilon, in (0, 100].")],
     delta: Annotated[float, typer.Option("--delta", help="Target delta, in (0, 1).")],
     steps: Annotated[
         int,
-        typer.Option("--steps", help="Releases each difference takes part in (epochs)."),
+        typer.Option(
+            "--steps", help="Releases each difference takes part in (epochs), 1 to 10^12."
+        ),
     ] = 1,
     accountant: Annotated[
         str, typer.Option("--accountant", help="exact (tight GDP) or paper (RDP conversion).")
@@ -60,13 +75,16 @@ def dsi_command(
     out: Annotated[
         Path | None, typer.Option("--out", help="Write result.json, basis.npy, factor.npy here.")
     ] = None,
+    encoding: EncodingOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     from trustlab.privacy import dsi_noise
 
-    rows = read_array(deltas, "--deltas")
-    caps = None if budgets is None else read_array(budgets, "--budgets").ravel()
-    value = None if output is None else read_array(output, "--output")
-    with progress() as bar:
+    refuse_existing(out, overwrite, RESULT_FILES, "a DSI result")
+    rows = read_array(deltas, "--deltas", encoding)
+    caps = None if budgets is None else read_array(budgets, "--budgets", encoding).ravel()
+    value = None if output is None else read_array(output, "--output", encoding)
+    with progress() as bar, options_named({"budgets": "--budgets"}):
         bar.add_task("solving for the optimal noise covariance", total=None)
         result = dsi_noise(
             rows,
@@ -80,10 +98,15 @@ def dsi_command(
             random_state=seed,
         )
     emit(result, as_json)
+    if overwrite:
+        remove_stale(out, RESULT_FILES)  # release.npy of an earlier run with --output
     save(result, out, as_json)
 
 
-def read_array(path: Path, name: str):
+RESULT_FILES = ("result.json", "basis.npy", "factor.npy", "release.npy")
+
+
+def read_array(path: Path, name: str, encoding: str | None = None):
     """A float array from a .npy file or a numeric table."""
     import numpy as np
 
@@ -95,7 +118,7 @@ def read_array(path: Path, name: str):
             return np.asarray(np.load(path, allow_pickle=False), dtype=np.float64)
         except (OSError, ValueError) as exc:
             raise InputError(f"{name}: could not read {path}: {exc}", argument=name) from exc
-    table = read_table(path, name)
+    table = read_table(path, name, encoding=encoding)
     try:
         return table.to_numpy(dtype=np.float64)
     except (TypeError, ValueError) as exc:

@@ -7,7 +7,25 @@ from typing import Annotated
 
 import typer
 
-from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, read_table, save, tell
+from trustlab.cli._common import (
+    JSON_OPTION_HELP,
+    EncodingOption,
+    YesOption,
+    announce,
+    emit,
+    progress,
+    read_table,
+    save,
+    tell,
+)
+from trustlab.cli._runs import (
+    OverwriteOption,
+    amount,
+    counted,
+    options_named,
+    refuse_existing,
+    remove_stale,
+)
 from trustlab.errors import InputError
 
 __all__ = ["app", "read_data", "read_cost_matrix", "parse_harmful", "FORMATS"]
@@ -33,13 +51,27 @@ true class, column = predicted class, zeros on the diagonal; entry (y, j) > 0
 means reading a true y as j is harmful (real values weight the harm). No
 header, or a header row (and a first column) of the class indices 0..K-1.
 Or name the harmful pairs: --harmful 3:8 (repeatable; 3:5,8 for several
-targets). Without either, every mistake is harmful (standard robustness).
+targets). Without either, train treats every mistake as harmful (standard
+robustness), and certify uses what the model was trained for.
 
 Models (--model DIR): the folder `trustlab robustness train --out DIR` writes:
-a torch state dict (model.pt) and its architecture (model.json: mlp or cnn, see
-trustlab.robustness.digits_model); loaded with weights_only=True, so no code in
-the file is run.
+a torch state dict (model.pt) and its description (model.json: the
+architecture, mlp or cnn, and what it was trained for: sigma, the cost matrix
+and harmful pairs, the held-out accuracy); loaded with weights_only=True, so no
+code in the file is run. --model DIR/model.pt names the same model.
 """
+
+# Sanity bounds of the up-front plans (beyond them a command asks for --yes): about a day of a
+# small model on one CPU core, minutes to hours on a GPU or a Dask cluster.
+TRAIN_LIMIT = 1e10  # noisy training examples: epochs x examples x noisy copies
+CERTIFY_LIMIT = 1e10  # noise samples: points x (n0 + n)
+# Noisy copies per input in training (train_smoothed's default gauss_num, the paper's).
+GAUSS_NUM = 16
+# The files of a model folder and of a certification in --out.
+MODEL_FILES = ("model.pt", "model.json")
+CERTIFY_FILES = ("result.json", "certificates.csv", "certified_accuracy.png")
+CHECKPOINT = "checkpoint.jsonl"
+
 
 DataOption = Annotated[
     str, typer.Option("--data", help="'digits', or a .csv/.tsv/.parquet/.npz file.")
@@ -55,7 +87,21 @@ HarmfulOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
 
 
-@app.command("train", help="Train a small base classifier for smoothing.\n\n" + FORMATS)
+TRAIN_HELP = """Train a small base classifier for smoothing.
+
+The model folder (--out, model.pt and model.json) records what the model was trained for:
+sigma, the cost matrix (or harmful pairs) and the held-out accuracy; certify uses them when its
+--sigma, --cost-matrix and --harmful are omitted. An existing model in --out is refused unless
+--overwrite.
+
+Held-out accuracy (reported in the summary and model.json): with --data digits --split train,
+on the digits test split (540 images, which certify uses by default); otherwise on --holdout of
+the data (default 0.2, stratified, seeded by --seed), which is then not trained on.
+
+"""
+
+
+@app.command("train", help=TRAIN_HELP + FORMATS)
 def train_command(
     data: DataOption = "digits",
     out: Annotated[
@@ -76,36 +122,131 @@ def train_command(
         float, typer.Option("--learning-rate", help="SGD learning rate.")
     ] = 0.1,
     batch_size: Annotated[int, typer.Option("--batch-size", help="Inputs per step.")] = 64,
+    holdout: Annotated[
+        float | None,
+        typer.Option(
+            "--holdout",
+            help="Share of the data held out for the accuracy report, never trained on (0: "
+            "none; default: the digits test split for --split train, else 0.2).",
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    encoding: EncodingOption = None,
+    overwrite: OverwriteOption = False,
+    yes: YesOption = False,
     as_json: JsonOption = False,
 ) -> None:
     from trustlab._checks import check_class_indices
     from trustlab.robustness import digits_model, save_base_model, train_smoothed
 
-    X, y = read_data(data, label, split)
+    refuse_existing(out, overwrite, MODEL_FILES, "a model")
+    X, y = read_data(data, label, split, encoding)
     # K: the cost matrix's size when given, else the labels' (at least 2).
     if cost_matrix is not None and not harmful:
-        costs = read_cost_matrix(cost_matrix)
+        costs = read_cost_matrix(cost_matrix, encoding)
         num_classes = len(costs)
     else:
         num_classes = max(int(check_class_indices(y, "y").max()) + 1, 2)
-        costs = _costs(cost_matrix, harmful, num_classes)
+        costs = _costs(cost_matrix, harmful, num_classes, encoding)
+    X, y, held_out, source = _held_out(X, y, data, split, holdout, seed)
     model = digits_model(
         arch, num_features=X.shape[1], num_classes=num_classes, hidden=hidden, random_state=seed
     )
-    result = train_smoothed(
-        model, X, y, costs, method, sigma=sigma, max_epochs=max_epochs,
-        learning_rate=learning_rate, batch_size=batch_size, random_state=seed,
-        progress=not as_json,
-    )  # fmt: skip
-    folder = save_base_model(
-        model, out, method=method, sigma=sigma, data=data, training=result.to_dict()
+    plan = (
+        f"training an {arch} ({counted(hidden, 'hidden unit')}) with {method} at sigma "
+        f"{sigma:g} on {counted(len(X), 'example')}: {counted(max_epochs, 'epoch')} x "
+        f"{GAUSS_NUM} noisy copies, against {_costs_text(costs)}"
     )
+    with progress() as bar:
+        task = bar.add_task(f"training, {counted(max_epochs, 'epoch')}", total=max_epochs)
+
+        def report(done: int, total: int) -> None:
+            if done == 0:  # every input is checked: say what comes
+                work = float(max_epochs) * len(X) * GAUSS_NUM
+                announce(plan, work=work, limit=TRAIN_LIMIT, yes=yes, unit=" noisy examples")
+            bar.update(task, completed=done, total=total)
+
+        result = train_smoothed(
+            model, X, y, costs, method, sigma=sigma, max_epochs=max_epochs,
+            learning_rate=learning_rate, batch_size=batch_size, random_state=seed,
+            gauss_num=GAUSS_NUM, progress=report, validation_data=held_out,
+            validation_source=source,
+        )  # fmt: skip
+    folder = save_base_model(
+        model, out, method=method, sigma=sigma, data=data,
+        cost_matrix=None if costs is None else costs.tolist(),
+        harmful=None if costs is None else _harmful_pairs(costs),
+        training=result.to_dict(),
+    )  # fmt: skip
     emit(result, as_json)
     tell(f"wrote the model (model.pt, model.json) to {folder}", as_json)
 
 
-@app.command("certify", help="Certify a model's smoothed predictions on a dataset.\n\n" + FORMATS)
+def _held_out(X, y, data: str, split: str, holdout: float | None, seed: int):
+    """(training X, y, held-out (X, y) or None, what the held-out data are)."""
+    import numpy as np
+
+    if holdout is None and data == "digits" and split == "train":
+        from trustlab.robustness import load_digits_split
+
+        return X, y, load_digits_split("test"), "the digits test split"
+    share = 0.2 if holdout is None else holdout
+    if not 0 <= share <= 0.5:
+        raise InputError.bad("--holdout", "a share of the data in [0, 0.5]", holdout)
+    n_out = int(round(share * len(X)))
+    if n_out == 0:
+        return X, y, None, ""
+    if len(X) - n_out < 2:
+        raise InputError.bad("--holdout", f"a share that leaves rows to train on ({len(X)})", share)
+    from sklearn.model_selection import train_test_split
+
+    _, counts = np.unique(y, return_counts=True)
+    stratify = y if counts.min() >= 2 and n_out >= len(counts) else None
+    X_train, X_out, y_train, y_out = train_test_split(
+        X, y, test_size=n_out, stratify=stratify, random_state=seed
+    )
+    return X_train, y_train, (X_out, y_out), f"{share:.0%} of the data held out (--holdout)"
+
+
+def _harmful_pairs(costs) -> list[list[int]]:
+    """The ``[true, predicted]`` pairs a cost matrix marks harmful."""
+    import numpy as np
+
+    return [[int(i), int(j)] for i, j in zip(*np.nonzero(costs > 0), strict=True)]
+
+
+def _costs_text(costs) -> str:
+    """What a cost matrix (or None) counts as harmful, in a few words."""
+    if costs is None:
+        return "every mistake (standard robustness)"
+    pairs = _harmful_pairs(costs)
+    size = len(costs)
+    if len(pairs) == size * (size - 1) and len(set(costs[costs > 0].tolist())) == 1:
+        return "every mistake (standard robustness)"
+    if not pairs:
+        return "no harmful mistake"
+    listed = ", ".join(f"{i}->{j}" for i, j in pairs[:6])
+    more = f" and {len(pairs) - 6} more" if len(pairs) > 6 else ""
+    return f"harmful {listed}{more}"
+
+
+CERTIFY_HELP = """Certify a model's smoothed predictions on a dataset.
+
+Without --sigma, --cost-matrix and --harmful, certify uses what the model was trained for (its
+model.json; said on stderr). Options that contradict it are used as given, with a warning on
+stderr (certifying a model at another sigma or against other harmful pairs is a fair question,
+but rarely the intended one).
+
+--out DIR: the run records every finished point in DIR/checkpoint.jsonl, and the same command
+again resumes from it (saying so on stderr): only the missing points are sampled, and --alpha
+and the costs may change, as they act after sampling. A checkpoint of another model, data,
+sigma, --n0, --n or --seed is refused; --overwrite deletes it (and the results in DIR) and starts
+afresh. Results without a checkpoint are refused unless --overwrite.
+
+"""
+
+
+@app.command("certify", help=CERTIFY_HELP + FORMATS)
 def certify_command(
     model: Annotated[Path, typer.Option("--model", help="The model folder train wrote.")],
     data: DataOption = "digits",
@@ -136,6 +277,9 @@ def certify_command(
             "run checkpoints to checkpoint.jsonl there and resumes from it.",
         ),
     ] = None,
+    encoding: EncodingOption = None,
+    overwrite: OverwriteOption = False,
+    yes: YesOption = False,
     as_json: JsonOption = False,
 ) -> None:
     from trustlab.robustness import SmoothedClassifier, certify_dataset, load_base_model
@@ -143,7 +287,7 @@ def certify_command(
     network = load_base_model(model)
     description = network.trustlab_description
     num_classes = int(description["num_classes"])
-    X, y = read_data(data, label, split)
+    X, y = read_data(data, label, split, encoding)
     if limit is not None:
         if limit < 1:
             raise InputError.bad("--limit", "a positive number of points", limit)
@@ -152,24 +296,95 @@ def certify_command(
         raise InputError.bad(
             "--data", f"{description['num_features']} features (the model's)", X.shape[1]
         )
-    sigma = description.get("sigma") if sigma is None else sigma
-    if sigma is None:
-        raise InputError.bad("--sigma", "a noise level (the model file names none)", None)
-    costs = _costs(cost_matrix, harmful, num_classes)
+    sigma, sigma_note = _sigma(sigma, description)
+    costs, costs_note = _certify_costs(cost_matrix, harmful, num_classes, description, encoding)
     smooth = SmoothedClassifier(network, sigma, num_classes, batch_size=batch_size)
-    checkpoint = None if out is None else out / "checkpoint.jsonl"
-    with progress(enabled=not as_json) as bar:
-        task = bar.add_task(f"certifying {len(X)} points", total=len(X))
-        result = certify_dataset(
-            smooth, X, y, n0=n0, n=n, alpha=alpha, cost_matrix=costs, random_state=seed,
-            checkpoint=checkpoint, n_jobs=n_jobs, dask_scheduler=dask_scheduler,
-            progress=lambda done, total: bar.update(task, completed=done),
-        )  # fmt: skip
+    checkpoint = None if out is None else out / CHECKPOINT
+    if out is not None and overwrite:
+        remove_stale(out, (CHECKPOINT, *CERTIFY_FILES))
+    elif checkpoint is not None and not checkpoint.exists():
+        refuse_existing(out, overwrite, CERTIFY_FILES, "a certification without its checkpoint")
+    plan = (
+        f"certifying {counted(len(X), 'point')} x {counted(n0 + n, 'sample')} ({amount(n0)} + "
+        f"{amount(n)}) at sigma {sigma:g}{sigma_note}, against {_costs_text(costs)}{costs_note}"
+    )
+    warnings = _contradictions(sigma, costs, cost_matrix, harmful, description)
+    with progress() as bar:
+        task = bar.add_task(f"certifying {counted(len(X), 'point')}", total=len(X))
+        started: list[bool] = []
+
+        def report(done: int, total: int) -> None:
+            if not started:  # every input, the checkpoint included, is checked: say what comes
+                started.append(True)
+                announce(plan, work=float(len(X)) * (n0 + n), limit=CERTIFY_LIMIT, yes=yes,
+                         unit=" samples")  # fmt: skip
+                for warning in warnings:
+                    tell(f"trustlab: warning: {warning}", as_json=True)
+                if done:
+                    tell(f"trustlab: resuming from {checkpoint}: {done:,} of {total:,} points "
+                         "already sampled", as_json=True)  # fmt: skip
+            bar.update(task, completed=done)
+
+        hint = "--overwrite deletes it and starts afresh"
+        with options_named({"checkpoint": "--out"}, {"checkpoint": hint}):
+            result = certify_dataset(
+                smooth, X, y, n0=n0, n=n, alpha=alpha, cost_matrix=costs, random_state=seed,
+                checkpoint=checkpoint, n_jobs=n_jobs, dask_scheduler=dask_scheduler,
+                progress=report,
+            )  # fmt: skip
     emit(result, as_json)
     save(result, out, as_json)
 
 
-def read_data(data: str, label: str = "label", split: str = "train"):
+def _sigma(sigma: float | None, description: dict) -> tuple[float, str]:
+    """The noise level to certify at, and a note when it is the model's."""
+    stored = description.get("sigma")
+    if sigma is not None:
+        return sigma, ""
+    if stored is None:
+        raise InputError.bad("--sigma", "a noise level (the model file names none)", None)
+    return float(stored), " (the model's)"
+
+
+def _certify_costs(cost_matrix, harmful, num_classes: int, description: dict, encoding):
+    """The cost matrix to certify against (--cost-matrix/--harmful, else the model's) and a note
+    saying where it came from."""
+    import numpy as np
+
+    given = _costs(cost_matrix, harmful, num_classes, encoding)
+    if cost_matrix is not None or harmful:
+        return given, ""
+    if "cost_matrix" not in description:  # a model saved before costs were recorded
+        return None, " (the model records no costs; --harmful or --cost-matrix names them)"
+    stored = description["cost_matrix"]
+    costs = None if stored is None else np.asarray(stored, dtype=np.float64)
+    return costs, " (what the model was trained for)"
+
+
+def _contradictions(sigma, costs, cost_matrix, harmful, description: dict) -> list[str]:
+    """Warnings where the options differ from what the model was trained for."""
+    import numpy as np
+
+    out = []
+    stored = description.get("sigma")
+    if stored is not None and not np.isclose(sigma, float(stored), rtol=1e-9, atol=0):
+        out.append(f"--sigma {sigma:g} differs from the {float(stored):g} the model was "
+                   f"trained at; certifying at {sigma:g} as asked")  # fmt: skip
+    if (cost_matrix is not None or harmful) and "cost_matrix" in description:
+        trained = description["cost_matrix"]
+        trained = None if trained is None else np.asarray(trained, dtype=np.float64)
+        same = (costs is None and trained is None) or (
+            costs is not None and trained is not None and costs.shape == trained.shape
+            and np.array_equal(costs > 0, trained > 0) and np.allclose(costs, trained)
+        )  # fmt: skip
+        if not same:
+            option = "--cost-matrix" if cost_matrix is not None else "--harmful"
+            out.append(f"{option} ({_costs_text(costs)}) differs from what the model was "
+                       f"trained for ({_costs_text(trained)}); certifying as asked")  # fmt: skip
+    return out
+
+
+def read_data(data: str, label: str = "label", split: str = "train", encoding: str | None = None):
     """Features ``(n, d)`` and labels from 'digits', a table or an .npz file.
 
     Only the file formats are checked here; the values (numbers, class indices, lengths) are
@@ -197,7 +412,7 @@ def read_data(data: str, label: str = "label", split: str = "train"):
         if X.ndim != 2:
             raise InputError.bad("--data", 'an .npz array "X" of shape (n, features)', X)
     else:
-        table = read_table(path, "--data")
+        table = read_table(path, "--data", encoding=encoding)
         if label not in table.columns:
             raise InputError.bad("--label", f"a column of {path.name}", label)
         y = table[label].to_numpy()
@@ -205,7 +420,7 @@ def read_data(data: str, label: str = "label", split: str = "train"):
     return X, y
 
 
-def read_cost_matrix(path: Path):
+def read_cost_matrix(path: Path, encoding: str | None = None):
     """A K x K cost matrix from a CSV: no header, or a header row (and index column) of 0..K-1."""
     import numpy as np
     import pandas as pd
@@ -214,7 +429,17 @@ def read_cost_matrix(path: Path):
     if not path.is_file():
         raise InputError.bad("--cost-matrix", "an existing CSV file", str(path))
     try:
-        table = pd.read_csv(path, header=None, dtype=str, skipinitialspace=True)
+        table = pd.read_csv(path, header=None, dtype=str, skipinitialspace=True, encoding=encoding)
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"--cost-matrix: could not read {path} as {encoding or 'utf-8'} text ({exc.reason}); "
+            "name its encoding with --encoding, e.g. --encoding latin-1",
+            argument="--cost-matrix",
+        ) from None
+    except LookupError:
+        raise InputError.bad(
+            "--encoding", "a text encoding such as utf-8 or latin-1", encoding
+        ) from None
     except Exception as exc:  # parser errors become one clear line
         raise InputError(
             f"--cost-matrix: could not read {path}: {exc}", argument="--cost-matrix"
@@ -254,7 +479,7 @@ def parse_harmful(values: list[str], num_classes: int):
     return make_cost_matrix(num_classes, pairs)
 
 
-def _costs(cost_matrix: Path | None, harmful: list[str] | None, num_classes: int):
+def _costs(cost_matrix: Path | None, harmful: list[str] | None, num_classes: int, encoding=None):
     """The cost matrix of --cost-matrix or of --harmful, or None (every mistake harmful).
 
     The library checks it against the model's classes (its errors name ``--cost-matrix``).
@@ -263,4 +488,4 @@ def _costs(cost_matrix: Path | None, harmful: list[str] | None, num_classes: int
         raise InputError.bad("--harmful", "either --cost-matrix or --harmful, not both", harmful)
     if harmful:
         return parse_harmful(harmful, num_classes)
-    return None if cost_matrix is None else read_cost_matrix(cost_matrix)
+    return None if cost_matrix is None else read_cost_matrix(cost_matrix, encoding)

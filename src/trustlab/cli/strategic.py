@@ -10,12 +10,14 @@ import typer
 
 from trustlab.cli._common import (
     JSON_OPTION_HELP,
+    EncodingOption,
     emit,
     progress,
     read_table,
     require_columns,
     save,
 )
+from trustlab.cli._runs import OverwriteOption, refuse_existing
 from trustlab.errors import InputError
 
 __all__ = ["app", "parse_weights"]
@@ -40,7 +42,8 @@ are not features. --budget-col holds each user's budget (non-negative). With --l
 
 --out DIR writes result.json (every number printed), users.csv (per row: distance to the
 boundary, budget, whether the user buys, what they pay, the decision after the market) and
-revenue.png (revenue against price, optimum marked).
+revenue.png (revenue against price, optimum marked); a --out that already holds them is
+refused unless --overwrite.
 
 Example:
 
@@ -58,12 +61,16 @@ status (see docs/strategic-markets.md).
 
 --out DIR writes result.json (every number, the revenue curves included), revenue.png (revenue
 against price, optima marked) and accuracy.png (accuracy under the induced market per learner,
-with the no-market benchmark).
+with the no-market benchmark); a --out that already holds them is refused unless --overwrite.
 
 Example:
 
   trustlab strategic simulate --out sim/ --data synthetic --seed 0
 """
+
+
+PRICE_FILES = ("result.json", "users.csv", "revenue.png")
+SIMULATE_FILES = ("result.json", "revenue.png", "accuracy.png")
 
 
 def parse_weights(text: str) -> dict[str, float]:
@@ -118,10 +125,13 @@ def price_command(
         Path | None,
         typer.Option("--out", help="Write result.json, users.csv and revenue.png here."),
     ] = None,
+    encoding: EncodingOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     from trustlab.strategic import market_outcome, market_price
 
-    table = read_table(data, "--data")
+    refuse_existing(out, overwrite, PRICE_FILES, "a market")
+    table = read_table(data, "--data", encoding=encoding)
     named = parse_weights(weights)
     for column in named:
         require_columns(table, {"--weights": column})
@@ -169,9 +179,11 @@ def simulate_command(
         int, typer.Option("--max-epochs", help="Epoch cap of the trained learners.")
     ] = 60,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
+    overwrite: OverwriteOption = False,
 ) -> None:
     from trustlab.strategic import simulate_market
 
+    refuse_existing(out, overwrite, SIMULATE_FILES, "a simulation")
     with progress() as bar:
         task = bar.add_task("simulating", total=5)  # the five stages simulate_market() reports
         started: list[str] = []

@@ -62,11 +62,11 @@ class Checkpoint:
             raise InputError.bad("checkpoint", f"a readable checkpoint in {self.directory}",
                                  str(exc)) from None  # fmt: skip
         if meta.get("fingerprint") != self.fingerprint:
-            raise InputError.bad(
-                "checkpoint",
-                f"a checkpoint of the same silos and settings (or an empty directory instead of "
-                f"{self.directory})",
-                "a checkpoint written with other data or settings",
+            raise InputError(
+                f"checkpoint: expected a checkpoint of the same silos and settings in "
+                f"{self.directory}, got one written with other data or settings; delete it or "
+                "choose another directory",
+                argument="checkpoint",
             )
         self.meta, self.arrays = meta, arrays
 

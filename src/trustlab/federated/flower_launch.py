@@ -32,6 +32,7 @@ from trustlab._results import Result, internal_field
 from trustlab.errors import BackendError, ConfigError, InputError
 from trustlab.federated.flower import RESULT_ARRAYS, RESULT_JSON
 from trustlab.federated.protocol import ProtocolState
+from trustlab.federated.results import round_counts, rounds_text
 from trustlab.federated.silos import DATASETS, SHIFT_PRESETS
 from trustlab.federated.uefl import UEFLConfig
 
@@ -70,6 +71,7 @@ class FlowerRunResult(Result):
         last = self.state.history[-1] if self.state.history else {}
         return {
             "rounds": self.state.round,
+            "extension_rounds": round_counts(self.state.round, self.state.extensions)[1],
             "book_idx": self.state.book_idx,
             "threshold": self.state.threshold,
             "extensions": self.state.extensions,
@@ -82,7 +84,8 @@ class FlowerRunResult(Result):
 
     def summary(self) -> str:
         d = self.to_dict()
-        lines = [f"Flower UEFL run: {d['rounds']} rounds over {len(self.nodes)} SuperNodes in "
+        rounds = rounds_text(d["rounds"], d["extensions"])
+        lines = [f"Flower UEFL run: {rounds} over {len(self.nodes)} SuperNodes in "
                  f"{d['wall_seconds']:.1f} s (server loop {d['seconds']:.1f} s)",
                  f"  final book indices: {d['book_idx']}"]  # fmt: skip
         if d["final_accuracy"] is not None:
@@ -180,6 +183,8 @@ def write_flower_app(
     check_choice(shift, "shift", SHIFT_PRESETS)
     check_choice(data, "data", DATASETS)
     n_silos = check_positive_int(n_silos, "n_silos", minimum=2)
+    if check_positive_int(port, "port") > 65535:
+        raise InputError.bad("port", "a TCP port in [1, 65535]", port)
     if num_features is None:
         num_features = 64 if data == "digits" else 196
     run_config: dict[str, Any] = {k.replace("_", "-"): v for k, v in cfg.to_dict().items()}

@@ -14,12 +14,28 @@ from trustlab._results import Result, internal_field, new_axes
 from trustlab.federated.protocol import ProtocolState
 from trustlab.federated.uefl import UEFLConfig
 
-__all__ = ["MethodRun", "UEFLSimulation", "METHODS"]
+__all__ = ["MethodRun", "UEFLSimulation", "METHODS", "round_counts", "rounds_text"]
 
 METHODS = ("uefl", "fedavg", "vq")
 _LABELS = {"uefl": "UEFL", "fedavg": "FedAvg (no codebook)", "vq": "VQ, one codebook"}
 _STYLES = {"uefl": "-", "fedavg": "--", "vq": ":"}
 _METRICS = ("accuracy", "entropy")
+
+
+def round_counts(total: int, extensions: list[dict[str, Any]]) -> tuple[int, int]:
+    """(rounds of the first iteration, extension rounds) of a UEFL run of ``total`` rounds whose
+    extensions are ``extensions`` (each with its ``after_round``)."""
+    first = min((int(e["after_round"]) for e in extensions), default=total)
+    return first, total - first
+
+
+def rounds_text(total: int, extensions: list[dict[str, Any]]) -> str:
+    """``"8 + 6 extension rounds"`` (or ``"8 rounds, no extension"``): how a UEFL run's rounds
+    split between its first iteration and the extensions."""
+    first, extra = round_counts(total, extensions)
+    if not extra:
+        return f"{first} rounds, no extension"
+    return f"{first} + {extra} extension rounds"
 
 
 @dataclass(frozen=True)
@@ -60,8 +76,13 @@ class MethodRun(Result):
         }
 
     def summary(self) -> str:
+        rounds = (
+            rounds_text(len(self.rounds), self.extensions)
+            if self.name == "uefl"
+            else f"{len(self.rounds)} rounds"
+        )
         return (
-            f"{_LABELS.get(self.name, self.name)}: {len(self.rounds)} rounds, final mean "
+            f"{_LABELS.get(self.name, self.name)}: {rounds}, final mean "
             f"accuracy {self.final_accuracy.mean():.3f}, entropy {self.final_entropy.mean():.3f}"
         )
 
@@ -142,9 +163,18 @@ class UEFLSimulation(Result):
             )
         return out
 
+    @property
+    def uefl_rounds(self) -> dict[str, int]:
+        """UEFL's rounds: ``first_iteration`` (R), ``extension`` (the rounds after it) and
+        ``total``; every baseline ran ``total`` rounds."""
+        run = self.methods["uefl"]
+        first, extra = round_counts(len(run.rounds), run.extensions)
+        return {"first_iteration": first, "extension": extra, "total": first + extra}
+
     def _dict_items(self) -> dict[str, Any]:
         return {
             "config": self.config,
+            "uefl_rounds": self.uefl_rounds,
             "silos": self.silos,
             "methods": self.methods,
             "margins": {k: self.margins(k) for k in self.methods if k != "uefl"},
@@ -153,9 +183,16 @@ class UEFLSimulation(Result):
         }
 
     def summary(self) -> str:
-        n_rounds = len(self.methods["uefl"].rounds)
+        uefl = self.methods["uefl"]
+        n_rounds = len(uefl.rounds)
         seed = self.config.random_state
-        lines = [f"UEFL simulation: {len(self.silos)} silos, {n_rounds} rounds, seed {seed}"]
+        lines = [
+            f"UEFL simulation: {len(self.silos)} silos, "
+            f"{rounds_text(n_rounds, uefl.extensions)}, seed {seed}"
+        ]
+        baselines = [_LABELS.get(name, name) for name in self.methods if name != "uefl"]
+        if baselines:
+            lines.append(f"  {' and '.join(baselines)}: {n_rounds} rounds (as many as UEFL)")
         for e in self.methods["uefl"].extensions:
             lines.append(
                 f"  after round {e['after_round']}: silos {e['flagged']} above "

@@ -62,7 +62,11 @@ def simulate_uefl(
         A later call with the same arguments continues from it (the same final result as an
         uninterrupted run); different arguments raise InputError.
     progress : callable, optional
-        Called with ``(rounds done, rounds expected)`` after every round.
+        Called with ``(rounds done, rounds expected)`` over all methods, which run one after
+        another (UEFL first, then each baseline for as many rounds as UEFL ran): first once every
+        input (the checkpoint included) is checked and before any training, with the rounds the
+        checkpoint already holds, then after every round. Until UEFL finishes, its length is the
+        most it can run (every extension iteration).
     random_state : int, optional
         Shorthand for ``settings["random_state"]``: seeds the silos, the initial weights, the
         shuffling and dropout of every round and the Monte Carlo passes.
@@ -100,6 +104,8 @@ def simulate_uefl(
         silos = check_silos(silos)
     num_classes = max(2, int(max(max(s.y_train.max(), s.y_test.max()) for s in silos)) + 1)
     store = Checkpoint(checkpoint, fingerprint(cfg, silos, baselines), baselines)
+    if progress is not None:
+        progress(*_stored_counts(store, cfg))
     started = time.perf_counter()
     done_runs: dict[str, MethodRun] = {}
     resumed = False
@@ -178,6 +184,19 @@ def _counts(name, state, done, cfg, n_methods, run=None) -> tuple[int, int]:
         left = (cfg.rounds if state.iteration == 1 else cfg.rounds_plus) - state.round_in_iteration
         uefl_rounds = state.round + left + cfg.rounds_plus * (cfg.max_iterations - state.iteration)
     return finished + current, uefl_rounds * n_methods
+
+
+def _stored_counts(store: Checkpoint, cfg: UEFLConfig) -> tuple[int, int]:
+    """(rounds done, rounds expected) over all methods before a run, from its checkpoint."""
+    n_methods = 1 + len(store.baselines)
+    runs = [store.completed(name) for name in ("uefl", *store.baselines)]
+    done = sum(len(run.rounds) for run in runs if run is not None)
+    current = store.meta.get("current")
+    if current:
+        done += int(current["state"]["round"])
+    if runs[0] is not None:
+        return done, len(runs[0].rounds) * n_methods
+    return done, (cfg.rounds + cfg.rounds_plus * (cfg.max_iterations - 1)) * n_methods
 
 
 @contextlib.contextmanager

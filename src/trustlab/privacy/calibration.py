@@ -9,11 +9,30 @@ from __future__ import annotations
 
 import math
 
-from trustlab._checks import check_choice, check_positive, check_positive_int, check_probability
+import numpy as np
+
+from trustlab._checks import (
+    check_choice,
+    check_in_range,
+    check_positive,
+    check_positive_int,
+    check_probability,
+)
+from trustlab.errors import InputError
 from trustlab.privacy import _accounting
 from trustlab.privacy.results import NoiseCalibration
 
-__all__ = ["calibrate", "dsi_epsilon"]
+__all__ = ["calibrate", "dsi_epsilon", "MAX_EPSILON", "MAX_STEPS", "MAX_MULTIPLIER"]
+
+#: The largest epsilon :func:`calibrate` takes: beyond it the guarantee bounds the likelihood
+#: ratio of the two data sets by e^100 > 1e43, which says nothing (a larger value is a mistake
+#: in the units, e.g. a log-base or a percentage).
+MAX_EPSILON = 100.0
+#: The most releases :func:`calibrate` composes (a trillion; more is surely a slip of the units).
+MAX_STEPS = 10**12
+#: The largest noise multiplier :func:`calibrate` returns (a tiny epsilon and a tiny delta
+#: together ask for more; such a release is noise alone, and its square would overflow).
+MAX_MULTIPLIER = 1e100
 
 
 def calibrate(
@@ -24,11 +43,14 @@ def calibrate(
     Parameters
     ----------
     epsilon : float
-        Target epsilon, > 0.
+        Target epsilon, in (0, 100] (:data:`MAX_EPSILON`); a tiny epsilon is fine (the noise then
+        approaches the delta-only limit).
     delta : float
-        Target delta, in (0, 1).
+        Target delta, in (0, 1); any such value is calibrated exactly (the accountants work in
+        log space, so a delta of 1e-300 does not underflow).
     steps : int, default 1
-        How many noisy releases each reference difference takes part in (the paper's ``E``:
+        How many noisy releases each reference difference takes part in, 1 to 10^12
+        (:data:`MAX_STEPS`; the paper's ``E``:
         the number of epochs when every group is touched once per epoch; the number of training
         steps when every step solves for every group). The guarantee is for all of them
         composed.
@@ -41,6 +63,12 @@ def calibrate(
     -------
     NoiseCalibration
 
+    Raises
+    ------
+    InputError
+        For values outside these ranges, and where the multiplier would exceed 1e100
+        (:data:`MAX_MULTIPLIER`: a tiny epsilon and a tiny delta together).
+
     Examples
     --------
     >>> from trustlab.privacy import calibrate
@@ -49,16 +77,31 @@ def calibrate(
     >>> calibrate(1.0, 1e-5).noise_multiplier < 4.90056
     True
     """
-    epsilon = check_positive(epsilon, "epsilon")
+    try:
+        epsilon = check_in_range(epsilon, "epsilon", 0.0, MAX_EPSILON, low_open=True)
+    except InputError:
+        raise InputError.bad(
+            "epsilon",
+            f"a number in (0, {MAX_EPSILON:g}] (beyond, e^epsilon > 1e43: no guarantee at all)",
+            epsilon,
+        ) from None
     delta, steps, accountant = _check_composition(delta, steps, accountant)
     if accountant == "paper":
         single = _accounting.paper_multiplier(epsilon, delta)
-        return NoiseCalibration(
-            epsilon, delta, steps, accountant, single * math.sqrt(steps), epsilon
+        multiplier, per_release = single * math.sqrt(steps), epsilon
+    else:
+        mu = _accounting.exact_mu(epsilon, delta)
+        multiplier = math.sqrt(steps) / mu if mu > 0 else math.inf
+        per_release = None
+    if not multiplier <= MAX_MULTIPLIER:
+        raise InputError.bad(
+            "epsilon",
+            f"a larger epsilon (or delta): at delta = {delta!r} the noise multiplier is beyond "
+            f"{MAX_MULTIPLIER:g} (the release would be noise alone)",
+            epsilon,
         )
-    mu = _accounting.exact_mu(epsilon, delta)
-    multiplier = math.sqrt(steps) / mu
-    per_release = _accounting.exact_epsilon(1.0 / multiplier, delta)
+    if per_release is None:
+        per_release = _accounting.exact_epsilon(1.0 / multiplier, delta)
     return NoiseCalibration(epsilon, delta, steps, accountant, multiplier, per_release)
 
 
@@ -90,6 +133,8 @@ def dsi_epsilon(
     """
     multiplier = check_positive(noise_multiplier, "noise_multiplier")
     delta, steps, accountant = _check_composition(delta, steps, accountant)
+    if multiplier < 1e-100:  # so little noise that epsilon is beyond any float use
+        return math.inf
     if accountant == "paper":
         return _accounting.paper_epsilon(multiplier / math.sqrt(steps), delta)
     return _accounting.exact_epsilon(math.sqrt(steps) / multiplier, delta)
@@ -97,6 +142,10 @@ def dsi_epsilon(
 
 def _check_composition(delta, steps, accountant) -> tuple[float, int, str]:
     delta = check_probability(delta, "delta")
-    steps = check_positive_int(steps, "steps")
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
+        steps = check_positive_int(steps, "steps")  # refuses it, saying what it takes
+    if not 1 <= steps <= MAX_STEPS:
+        raise InputError.bad("steps", "an integer in [1, 10^12] (releases)", steps)
+    steps = int(steps)
     accountant = check_choice(accountant, "accountant", _accounting.ACCOUNTANTS)
     return delta, steps, accountant

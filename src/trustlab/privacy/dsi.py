@@ -36,6 +36,11 @@ from trustlab.privacy.results import DSICovariance, DSINoise
 
 __all__ = ["optimal_gaussian_covariance", "dsi_noise", "group_gradient_differences"]
 
+# The solver works with squared norms and budgets' square roots: the largest difference must have
+# a square that is a normal float, and budgets stay within a range that keeps that so.
+_MIN_MAGNITUDE, _MAX_MAGNITUDE = 1e-100, 1e100
+_MIN_BUDGET, _MAX_BUDGET = 1e-100, 1e100
+
 
 def optimal_gaussian_covariance(
     deltas: Any,
@@ -209,6 +214,7 @@ def _check_differences(deltas: Any, budgets: Any) -> tuple[np.ndarray, np.ndarra
     rows = as_float_array(deltas, "deltas", ndim=2)
     caps = _check_budgets(budgets, rows.shape[0])
     _check_distinct_nonzero(rows)
+    _check_magnitude(rows)
     return rows, caps
 
 
@@ -218,9 +224,26 @@ def _check_budgets(budgets: Any, n: int) -> np.ndarray:
     caps = as_float_array(budgets, "budgets", ndim=1)
     if caps.size != n:
         raise InputError.bad("budgets", f"one budget per difference ({n})", caps)
-    if (caps <= 0).any():
-        raise InputError.bad("budgets", "positive budgets", caps)
+    outside = (caps < _MIN_BUDGET) | (caps > _MAX_BUDGET)
+    if outside.any():
+        i = int(np.argmax(outside))
+        raise InputError(
+            f"budgets: expected positive budgets between {_MIN_BUDGET:g} and {_MAX_BUDGET:g}, "
+            f"got {caps[i]:g} at index {i}",
+            argument="budgets",
+        )
     return caps
+
+
+def _check_magnitude(rows: np.ndarray) -> None:
+    """Differences whose squares are normal floats: the solver works with squared norms."""
+    largest = float(np.abs(rows).max())
+    if not _MIN_MAGNITUDE <= largest <= _MAX_MAGNITUDE:
+        raise InputError(
+            f"deltas: expected differences of magnitude between {_MIN_MAGNITUDE:g} and "
+            f"{_MAX_MAGNITUDE:g} (rescale the output), got a largest |value| of {largest:g}",
+            argument="deltas",
+        )
 
 
 def _check_distinct_nonzero(rows: np.ndarray) -> None:

@@ -29,7 +29,8 @@ class CheckpointStore:
     Parameters
     ----------
     path : path-like
-        The file; created with ``header`` when missing.
+        The file; created with ``header`` when the first points are recorded (so a run refused
+        before any work leaves nothing behind).
     header : dict
         What identifies the run. An existing file with another header is refused, so a
         checkpoint is never mixed with another model's, data's or seed's points.
@@ -39,8 +40,7 @@ class CheckpointStore:
         self.path = Path(path)
         self.header = {"format": FORMAT, "version": VERSION, **header}
         self.records: dict[int, tuple[int, list[int]]] = {}
-        if not (self.path.exists() and self._load()):
-            self._create()
+        self._created = self.path.exists() and self._load()
 
     def _create(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -82,10 +82,10 @@ class CheckpointStore:
                 for key in set(stored) | set(self.header)
                 if stored.get(key) != self.header.get(key)
             )
-            raise InputError.bad(
-                "checkpoint",
-                f"a checkpoint of this run at {self.path} (delete it or choose another path)",
-                f"one written with other settings: {', '.join(changed)}",
+            raise InputError(
+                f"checkpoint: expected a checkpoint of this run at {self.path}, got one written "
+                f"with other settings ({', '.join(changed)}); delete it or choose another path",
+                argument="checkpoint",
             )
         whole = len(complete[0]) + 1
         for line in complete[1:]:
@@ -105,6 +105,9 @@ class CheckpointStore:
 
     def append(self, indices, tops, counts) -> None:
         """Record finished points (their indices, top classes and count rows)."""
+        if not self._created:
+            self._create()
+            self._created = True
         lines = []
         for index, top, row in zip(indices, tops, counts, strict=True):
             self.records[int(index)] = (int(top), [int(c) for c in row])

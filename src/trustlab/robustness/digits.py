@@ -109,9 +109,11 @@ def _check_spec(spec: Any) -> dict[str, Any]:
         side = math.isqrt(out["num_features"])
         if side * side != out["num_features"] or side < 2:
             raise InputError.bad(
-                "num_features", "a square number of pixels (s * s, s >= 2) for the CNN",
-                out["num_features"],
-            )  # fmt: skip
+                "arch",
+                f"'mlp' for {out['num_features']} features (the CNN needs square images: a "
+                "square number s * s of features, s >= 2)",
+                arch,
+            )
     return out
 
 
@@ -143,10 +145,21 @@ def save_base_model(model: Any, folder: str | Path, **info: Any) -> Path:
     """Save ``model`` into ``folder`` (created if needed) and return the folder.
 
     Writes the state dict to ``model.pt`` and the architecture, with the model's description
-    (``trustlab_description``, set by :func:`load_base_model`) updated by ``info`` (JSON-safe,
-    e.g. the training method and sigma), to ``model.json``. ``model`` must come from
-    :func:`digits_model` or :func:`load_base_model` (it carries ``trustlab_spec``).
-    :func:`load_base_model` takes the returned folder and gives the model back.
+    (``trustlab_description``, set by :func:`load_base_model`) updated by ``info`` (JSON-safe),
+    to ``model.json``. ``model`` must come from :func:`digits_model` or :func:`load_base_model`
+    (it carries ``trustlab_spec``). :func:`load_base_model` takes the returned folder and gives
+    the model back.
+
+    What the model was trained for belongs in ``info``, so that certifying it later needs no
+    memory of the training command (``trustlab robustness train`` stores all of these and
+    ``certify`` uses them when their options are omitted):
+
+    - ``sigma``: the noise level it was trained at;
+    - ``cost_matrix``: the K x K costs it was trained against (a list of lists), or None for
+      standard robustness (every mistake harmful); ``harmful``: the same as a list of
+      ``[true, predicted]`` pairs, for people reading the file;
+    - ``method``, ``data`` and ``training`` (the :class:`TrainingResult` as a dict, with its
+      held-out accuracy).
 
     Examples
     --------
@@ -174,10 +187,14 @@ def load_base_model(folder: str | Path) -> Any:
     The architecture comes from ``folder/model.json``, the weights from ``folder/model.pt``
     with ``torch.load(weights_only=True)`` (a file that holds code is refused, never run). The
     model is returned in eval mode; its ``trustlab_description`` holds the architecture and the
-    saved info (method, sigma ...), which :func:`save_base_model` writes back.
+    saved info (method, sigma, cost matrix ...), which :func:`save_base_model` writes back.
+    ``folder`` may also name one of the two files in it (``model/model.pt``): the folder is the
+    model either way.
     """
     torch = require("torch", "torch")
     folder = Path(folder)
+    if folder.name in (WEIGHTS_FILE, DESCRIPTION_FILE) and folder.is_file():
+        folder = folder.parent
     if not folder.is_dir():
         raise InputError.bad(
             "model", f"a folder written by save_base_model ({WEIGHTS_FILE}, {DESCRIPTION_FILE})",

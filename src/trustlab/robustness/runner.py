@@ -78,7 +78,10 @@ def certify_dataset(
     points_per_task : int, optional
         Points per task and per checkpoint write (default: about 200,000 samples' worth).
     progress : bool or callable
-        True: a progress bar on stderr; a callable receives ``(points_done, points_total)``.
+        True: a progress bar on stderr; a callable receives ``(points_done, points_total)``:
+        first with the points the checkpoint already holds, once every input (the checkpoint
+        included) is checked and before any sampling, then as tasks finish. Nothing is written
+        before that first call returns.
 
     Returns
     -------

@@ -1,0 +1,105 @@
+"""Helpers of the run-like commands: reruns into an ``--out`` that holds results, option names
+for library arguments, and amounts in the plans they announce.
+
+A command that resumes (``robustness certify``, ``federated simulate``) reads its own checkpoint;
+every other command that writes ``--out`` refuses a folder that already holds its results unless
+``--overwrite`` is given (:func:`refuse_existing`), so a rerun never leaves an old result looking
+like a new one. :func:`remove_stale` drops files of an earlier run that this run does not write.
+
+:func:`options_named` names options for library arguments that the shared table
+(``OPTION_FOR_ARGUMENT`` in ``_common``) maps to another command's option, or not at all.
+:func:`amount` and :func:`counted` write the numbers of a plan ("540 points x 10^12 samples").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from trustlab.errors import InputError
+
+__all__ = [
+    "OverwriteOption",
+    "amount",
+    "counted",
+    "options_named",
+    "refuse_existing",
+    "remove_stale",
+]
+
+OverwriteOption = Annotated[
+    bool,
+    typer.Option(
+        "--overwrite",
+        help="Replace the results already in --out (without it, a rerun into the same --out is "
+        "refused).",
+    ),
+]
+
+
+def refuse_existing(
+    out: Path | None,
+    overwrite: bool,
+    names: Iterable[str] = ("result.json",),
+    what: str = "results",
+) -> None:
+    """Refuse an ``--out`` that already holds one of ``names`` unless ``overwrite``."""
+    if out is None or overwrite:
+        return
+    found = [name for name in names if (Path(out) / name).exists()]
+    if found:
+        raise InputError(
+            f"--out: {out} already holds {what} ({', '.join(found)}); pass --overwrite to replace "
+            "them, or choose another --out",
+            argument="--out",
+        )
+
+
+def remove_stale(out: Path | None, names: Iterable[str]) -> None:
+    """Delete the files ``names`` in ``out`` (an earlier run's, which this run does not write)."""
+    if out is None:
+        return
+    for name in names:
+        (Path(out) / name).unlink(missing_ok=True)
+
+
+@contextmanager
+def options_named(
+    options: Mapping[str, str], hints: Mapping[str, str] | None = None
+) -> Iterator[None]:
+    """Meanwhile, an :class:`InputError` about a library argument in ``options`` names the option
+    instead (``budgets: ...`` -> ``--budgets: ...``); ``hints`` adds a sentence to the errors of
+    an argument (e.g. how to start afresh)."""
+    try:
+        yield
+    except InputError as exc:
+        argument, message = exc.argument, str(exc)
+        if argument is None or not message.startswith(f"{argument}:"):
+            raise
+        option = options.get(argument, argument)
+        extra = (hints or {}).get(argument)
+        if option == argument and extra is None:
+            raise
+        text = option + message[len(argument) :] + (f"; {extra}" if extra else "")
+        raise InputError(text, argument=option) from exc
+
+
+def amount(value: float) -> str:
+    """A count for people: ``"10,100"``, and from ten million on ``"10^12"`` or
+    ``"2.5 x 10^9"``."""
+    if value < 1e7:
+        return f"{int(round(value)):,}"
+    exponent = len(str(int(value))) - 1
+    mantissa = value / 10**exponent
+    if round(mantissa, 3) == 1:
+        return f"10^{exponent}"
+    return f"{mantissa:.3g} x 10^{exponent}"
+
+
+def counted(value: float, noun: str) -> str:
+    """``"1 point"``, ``"540 points"``, ``"10^12 samples"``."""
+    return f"{amount(value)} {noun}{'' if value == 1 else 's'}"
