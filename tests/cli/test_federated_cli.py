@@ -137,6 +137,12 @@ def test_simulate_resumes_and_says_so_or_refuses_other_settings(run, tmp_path):
     code, stdout, err = run("federated", "simulate", "--out", out, *SMALL[:-1], 4, "--overwrite",
                             "--json")  # fmt: skip
     assert code == 0 and "resuming" not in err and json.loads(stdout)["resumed"] is False
+    # --overwrite with bad input, or beyond the --yes bound, deletes nothing
+    kept = sorted(p.name for p in out.iterdir())
+    for bad in (["--shift", "sideways"], ["--rounds", 10**9]):
+        code, _, err = run("federated", "simulate", "--out", out, *SMALL, *bad, "--overwrite")
+        assert code == 2 and one_line(err).startswith("trustlab: error:")
+        assert sorted(p.name for p in out.iterdir()) == kept
     (out / "checkpoint.json").unlink()  # results without their checkpoint: refused
     code, _, err = run("federated", "simulate", "--out", out, *SMALL)
     assert code == 2 and "--overwrite" in one_line(err)

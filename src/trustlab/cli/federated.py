@@ -129,11 +129,7 @@ def simulate_command(
     # Without --threshold the library picks the paper's thd for the silos asked for.
     settings = {} if threshold is None else {"threshold_factor": threshold}
     methods = ["uefl", *dict.fromkeys(baseline or ["fedavg"])]
-    if overwrite:
-        remove_stale(out, ["checkpoint.json", *RESULT_FILES])
-        for old in out.glob("checkpoint-*.npz") if out.is_dir() else ():
-            old.unlink()
-    elif not (out / "checkpoint.json").exists():
+    if not overwrite and not (out / "checkpoint.json").exists():
         refuse_existing(out, overwrite, RESULT_FILES, "a simulation without its checkpoint")
     extension = rounds_plus * (max_iterations - 1)
     others = " and ".join(_NAMES.get(m, m) for m in methods[1:])
@@ -143,6 +139,8 @@ def simulate_command(
         f"round; then {others} for as many rounds"
     )
     work = float(rounds + extension) * n_silos * local_epochs * len(methods)
+    if work > SIMULATE_LIMIT and not yes:  # refused before anything (a checkpoint) is touched
+        announce(plan, work=work, limit=SIMULATE_LIMIT, yes=yes, unit=" silo-epochs")
     with progress() as bar:
         tasks = [bar.add_task(f"{_NAMES.get(m, m)} rounds", total=None) for m in methods]
         started: list[bool] = []
@@ -151,6 +149,8 @@ def simulate_command(
             if not started:  # every input, the checkpoint included, is checked: say what comes
                 started.append(True)
                 announce(plan, work=work, limit=SIMULATE_LIMIT, yes=yes, unit=" silo-epochs")
+                if overwrite:  # the library deleted the old checkpoint; its results go too
+                    remove_stale(out, RESULT_FILES)
                 if done:
                     tell(f"trustlab: resuming from {out / 'checkpoint.json'}: {done} of up to "
                          f"{total} rounds done", as_json=True)  # fmt: skip
@@ -168,6 +168,7 @@ def simulate_command(
                 data=data,
                 baselines=tuple(methods[1:]),
                 checkpoint=out,
+                fresh=overwrite,
                 progress=report,
                 random_state=seed,
                 rounds=rounds,

@@ -42,14 +42,26 @@ class Checkpoint:
     atomically after every round; a ``directory`` of None keeps nothing."""
 
     def __init__(
-        self, directory: str | os.PathLike | None, fingerprint: str, baselines: Sequence[str]
+        self,
+        directory: str | os.PathLike | None,
+        fingerprint: str,
+        baselines: Sequence[str],
+        *,
+        fresh: bool = False,
     ):
+        """``fresh``: delete a checkpoint already in ``directory`` instead of resuming it."""
         self.directory = None if directory is None else Path(directory)
         self.fingerprint = fingerprint
         self.baselines = tuple(baselines)
         self.meta: dict[str, Any] = {"version": _VERSION, "fingerprint": fingerprint,
                                      "generation": 0, "completed": {}, "current": None}  # fmt: skip
         self.arrays: dict[str, np.ndarray] = {}
+        if fresh and self.directory is not None and self.directory.is_dir():
+            for old in [
+                self.directory / "checkpoint.json",
+                *self.directory.glob("checkpoint-*.npz"),
+            ]:
+                old.unlink(missing_ok=True)
         if self.directory is not None and (self.directory / "checkpoint.json").is_file():
             self._load()
 

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from trustlab._checks import check_positive_int
+from trustlab._checks import check_bool, check_positive_int
 from trustlab._lazy import require
 from trustlab.errors import InputError
 from trustlab.federated._checkpoint import Checkpoint, fingerprint
@@ -35,6 +35,7 @@ def simulate_uefl(
     checkpoint: str | os.PathLike | None = None,
     progress: Callable[[int, int], None] | None = None,
     random_state: int | None = None,
+    fresh: bool = False,
     **settings: Any,
 ) -> UEFLSimulation:
     """Run UEFL and its baselines in this process, on the same silos and seeds.
@@ -70,6 +71,9 @@ def simulate_uefl(
     random_state : int, optional
         Shorthand for ``settings["random_state"]``: seeds the silos, the initial weights, the
         shuffling and dropout of every round and the Monte Carlo passes.
+    fresh : bool, default False
+        Start afresh: a checkpoint already in ``checkpoint`` is deleted (once every other input
+        is checked, so a bad argument deletes nothing) instead of resumed.
 
     Returns
     -------
@@ -103,7 +107,9 @@ def simulate_uefl(
     else:
         silos = check_silos(silos)
     num_classes = max(2, int(max(max(s.y_train.max(), s.y_test.max()) for s in silos)) + 1)
-    store = Checkpoint(checkpoint, fingerprint(cfg, silos, baselines), baselines)
+    store = Checkpoint(
+        checkpoint, fingerprint(cfg, silos, baselines), baselines, fresh=check_bool(fresh, "fresh")
+    )
     if progress is not None:
         progress(*_stored_counts(store, cfg))
     started = time.perf_counter()
