@@ -174,6 +174,7 @@ def test_audit_errors_name_the_cli_options(scored_csv, tmp_path, capsys, extra, 
     code, _, err = run([*args, "--out", tmp_path / "out", *extra], capsys)
     assert code == 2
     assert one_line(err).startswith(f"trustlab: error: {start}")
+    assert not (tmp_path / "out").exists()  # bad input leaves no empty folder behind
 
 
 def test_audit_reads_a_csv_in_the_given_encoding(tmp_path, capsys):

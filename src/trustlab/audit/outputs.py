@@ -42,9 +42,10 @@ _REPORT_FILES = ("report.json", "report.html", PREDICTIONS_NAME)
 
 
 def prepare_output(out, overwrite: bool) -> Path:
-    """The output directory, created if needed; refused when it holds an audit (unless
-    ``overwrite``). Nothing is deleted here: :func:`clear_previous` does that once the new
-    audit is ready to write."""
+    """The output directory, checked but not yet created (bad input leaves no empty folder
+    behind); refused when it holds an audit (unless ``overwrite``) or is a file. Nothing is
+    deleted here: :func:`clear_previous` creates it, or deletes the earlier audit's files, once
+    the new audit is ready to write."""
     if not isinstance(out, (str, os.PathLike)):
         raise InputError.bad("out", "a directory path", out)
     path = Path(out)
@@ -55,7 +56,10 @@ def prepare_output(out, overwrite: bool) -> Path:
             "(overwrite=True in Python) to replace it, or choose another directory",
             argument="out",
         )
-    return output_dir(path, "out")
+    existing = next(p for p in (path, *path.absolute().parents) if p.exists())
+    if not existing.is_dir():
+        raise InputError.bad("out", "a directory that can be created", str(path))
+    return path
 
 
 def previous_audit(out: str | os.PathLike) -> str | None:
@@ -75,7 +79,9 @@ def previous_audit(out: str | os.PathLike) -> str | None:
 
 
 def clear_previous(out: Path) -> list[str]:
-    """Delete the files an earlier audit wrote into ``out`` (and only those); return their names."""
+    """Create ``out`` if needed and delete the files an earlier audit wrote into it (and only
+    those); return their names."""
+    output_dir(out, "out")
     removed = []
     for name in _previous_outputs(out):
         target = out / name
