@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 
 from trustlab.cli.main import main
@@ -20,3 +22,22 @@ def one_line(err: str) -> str:
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1, err
     return lines[0]
+
+
+class Recorder:
+    """Stands for the progress bar: records the tasks' totals and what was completed."""
+
+    def __init__(self):
+        self.totals, self.completed = [], []
+
+    @contextmanager
+    def progress(self, enabled=True):
+        yield self
+
+    def add_task(self, description, total=None, **_):
+        self.totals.append(total)
+        return len(self.totals) - 1
+
+    def update(self, task, *, completed=None, total=None, **_):
+        if completed is not None:
+            self.completed.append(completed)

@@ -3,14 +3,13 @@ predict and plot use the saved model; bad input ends in one line and exit code 2
 
 import json
 import shlex
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
-from cli_helpers import one_line
+from cli_helpers import Recorder, one_line
 
 from trustlab.cli import explain_anova
 from trustlab.cli.main import main
@@ -294,25 +293,6 @@ def test_fit_progress_counts_epochs_and_the_plan_is_said_first(run, table, monke
     monkeypatch.setattr(explain_anova, "MAX_FIT_WORK", 1000)
     code, _, err = _fit(run, table)
     assert code == 2 and one_line(err).startswith("trustlab: error: --yes: fitting ANOVA-TPNN")
-
-
-class Recorder:
-    """Stands for the progress bar: records the tasks' totals and what was completed."""
-
-    def __init__(self):
-        self.totals, self.completed = [], []
-
-    @contextmanager
-    def progress(self, enabled=True):
-        yield self
-
-    def add_task(self, description, total=None, **_):
-        self.totals.append(total)
-        return len(self.totals) - 1
-
-    def update(self, task, *, completed=None, total=None, **_):
-        if completed is not None:
-            self.completed.append(completed)
 
 
 def test_fit_errors_name_the_options_and_the_files_rows(run, table, tmp_path):

@@ -2,7 +2,6 @@
 
 import json
 import shlex
-from contextlib import contextmanager
 from pathlib import Path
 
 import joblib
@@ -12,7 +11,7 @@ import pandas as pd
 import pytest
 import skops.io as sio
 import xgboost as xgb
-from cli_helpers import one_line
+from cli_helpers import Recorder, one_line
 from sklearn.ensemble import RandomForestClassifier
 from typer.testing import CliRunner
 
@@ -434,25 +433,6 @@ def test_progress_counts_the_explained_rows(files, monkeypatch, run):
     assert code == 0, err
     assert seen.totals == [N]
     assert seen.completed == [64, N]
-
-
-class Recorder:
-    """Stands for the progress bar: records the tasks' totals and what was completed."""
-
-    def __init__(self):
-        self.totals, self.completed = [], []
-
-    @contextmanager
-    def progress(self, enabled=True):
-        yield self
-
-    def add_task(self, description, total=None, **_):
-        self.totals.append(total)
-        return len(self.totals) - 1
-
-    def update(self, task, *, completed=None, total=None, **_):
-        if completed is not None:
-            self.completed.append(completed)
 
 
 def test_the_plan_is_said_up_front_and_huge_runs_need_yes(files, monkeypatch, run):
