@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -41,3 +43,20 @@ class Recorder:
     def update(self, task, *, completed=None, total=None, **_):
         if completed is not None:
             self.completed.append(completed)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def documented(page: str, *commands: str) -> list[list[str]]:
+    """The command lines of a page's code blocks that start with one of ``commands`` (e.g.
+    ``"trustlab audit"``), as arguments without the leading ``trustlab``. Every example also runs
+    in tests/test_cli_examples.py; the command's own tests use this to check its output."""
+    found, inside = [], False
+    for line in (ROOT / page).read_text().splitlines():
+        if line.startswith("```"):
+            inside = not inside
+        elif inside and any(line == c or line.startswith(c + " ") for c in commands):
+            found.append(shlex.split(line, comments=True)[1:])
+    assert found, f"{page} shows no {commands} command"
+    return found

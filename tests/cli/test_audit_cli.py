@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from cli_helpers import one_line
+from cli_helpers import documented, one_line
 from cli_helpers import run_main as run
 
 
@@ -229,22 +229,6 @@ def test_audit_beyond_the_row_limit_needs_yes(scored_csv, tmp_path, capsys, monk
 
 
 # --- the commands README.md and docs/audit.md show run as written ----------------------------
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def documented(page: str, *commands: str) -> list[list[str]]:
-    """The command lines starting with one of ``commands`` in a page's code blocks."""
-    import shlex
-
-    found, inside = [], False
-    for line in (ROOT / page).read_text().splitlines():
-        if line.startswith("```"):
-            inside = not inside
-        elif inside and any(line == c or line.startswith(c + " ") for c in commands):
-            found.append(shlex.split(line, comments=True)[1:])
-    assert found, f"{page} shows no {commands} command"
-    return found
 
 
 def example_files(folder: Path) -> None:

@@ -2,14 +2,13 @@
 predict and plot use the saved model; bad input ends in one line and exit code 2."""
 
 import json
-import shlex
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
-from cli_helpers import Recorder, one_line
+from cli_helpers import Recorder, documented, one_line
 
 from trustlab.cli import explain_anova
 from trustlab.cli.main import main
@@ -151,20 +150,6 @@ def test_bad_input_ends_in_one_line_and_exit_2(run, table, tmp_path):
 
 
 # ---------------------------------------------------------------- the commands the docs show
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def documented(page: str, command: str) -> list[list[str]]:
-    """The command lines starting with ``command`` in a page's code blocks, as arguments."""
-    found, inside = [], False
-    for line in (ROOT / page).read_text().splitlines():
-        if line.startswith("```"):
-            inside = not inside
-        elif inside and line.startswith(command + " "):
-            found.append(shlex.split(line, comments=True)[1:])
-    assert found, f"{page} shows no '{command}' command"
-    return found
 
 
 def _voters(n: int, seed: int = 0) -> pd.DataFrame:

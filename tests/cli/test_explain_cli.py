@@ -1,8 +1,6 @@
 """``trustlab explain fastpd``: the API's numbers on disk, safe model loading, clear bad input."""
 
 import json
-import shlex
-from pathlib import Path
 
 import joblib
 import lightgbm as lgb
@@ -11,7 +9,7 @@ import pandas as pd
 import pytest
 import skops.io as sio
 import xgboost as xgb
-from cli_helpers import Recorder, one_line
+from cli_helpers import Recorder, documented, one_line
 from sklearn.ensemble import RandomForestClassifier
 from typer.testing import CliRunner
 
@@ -214,20 +212,6 @@ def test_non_numeric_features_are_refused(files, run):
 
 
 # ---------------------------------------------------------------- the commands the docs show
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def documented(page: str, command: str) -> list[list[str]]:
-    """The ``trustlab explain ...`` command lines in a page's code blocks, as arguments."""
-    found, inside = [], False
-    for line in (ROOT / page).read_text().splitlines():
-        if line.startswith("```"):
-            inside = not inside
-        elif inside and line.startswith(command + " "):
-            found.append(shlex.split(line, comments=True)[1:])
-    assert found, f"{page} shows no '{command}' command"
-    return found
 
 
 def test_the_readme_command_runs_on_a_table_with_a_label_column(tmp_path, monkeypatch, run):
