@@ -183,3 +183,21 @@ def test_generate_reports_progress_with_a_total(run, monkeypatch):
         code, _, _ = run("llm", "generate", "--endpoint", srv.url, "--model", "reverser", "a", "b")
     assert code == 0
     assert sorted(reported) == [(1, 2), (2, 2)]
+
+
+def test_runaway_generation_needs_yes_before_a_model_loads(run, no_load):
+    code, _, err = run("llm", "generate", "--model", "smollm2-135m-instruct",
+                       "--max-new-tokens", 10**7, "hi")  # fmt: skip
+    assert code == 2
+    assert one_line(err) == (
+        "trustlab: error: --yes: generating up to 10^7 new tokens for each of 1 prompt with "
+        "smollm2-135m-instruct is 1e+07 tokens, beyond the 1e+06 tokens this command runs "
+        "without asking (it may take very long); check the options or pass --yes"
+    )
+
+
+def test_generate_says_its_plan(run, no_load):
+    with make_server(Reverser()) as srv:
+        code, _, err = run("llm", "generate", "--endpoint", srv.url, "--model", "reverser", "a")
+    assert code == 0
+    assert "trustlab: generating up to 64 new tokens for each of 1 prompt with reverser" in err

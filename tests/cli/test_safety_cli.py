@@ -81,7 +81,7 @@ def test_eval_prints_json_and_writes_the_page(capsys, fitted_dir, tmp_path):
 
 
 def test_generate_shows_plain_and_corrected_answers(capsys, fitted_dir):
-    code, out, _ = run_main(
+    code, out, err = run_main(
         [
             "safety",
             "polytope",
@@ -98,6 +98,8 @@ def test_generate_shows_plain_and_corrected_answers(capsys, fitted_dir):
         capsys,
     )
     assert code == 0
+    # the plan, said once the input is checked
+    assert "trustlab: answering 1 prompt plainly and corrected (up to 4 new tokens each)" in err
     data = json.loads(out)
     assert data["correction"] == "gate" and len(data["plain"]) == 1
     assert len(data["texts"]) == 1
@@ -146,3 +148,28 @@ def test_bad_input_is_one_line_and_exit_2(capsys, fitted_dir, args, message):
     code, _, err = run_main(["safety", "polytope", *args], capsys)
     assert code == 2
     assert message in one_line(err)
+
+
+def test_a_rerun_into_a_full_out_is_refused_unless_overwrite(capsys, fitted_dir, tmp_path):
+    code, _, err = run_main(
+        ["safety", "polytope", "fit", "--out", fitted_dir, *map(str, FIT_ARGS)], capsys
+    )
+    assert code == 2 and "--overwrite" in one_line(err)
+    (tmp_path / "result.json").write_text("{}")
+    args = ["safety", "polytope", "eval", "--polytope", fitted_dir, "--out", tmp_path]
+    code, _, err = run_main(args, capsys)
+    assert code == 2 and one_line(err).startswith(f"trustlab: error: --out: {tmp_path} already")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["eval", "--polytope", "{fitted}", "--n-generate", 10**4, "--max-new-tokens", 10**3],
+        ["generate", "hi", "--polytope", "{fitted}", "--max-new-tokens", 10**7],
+    ],
+)
+def test_runaway_generation_needs_yes(capsys, fitted_dir, args, monkeypatch):
+    monkeypatch.setattr(trustlab.llm, "load_model", lambda name: pytest.fail("loaded a model"))
+    args = [fitted_dir if a == "{fitted}" else a for a in args]
+    code, _, err = run_main(["safety", "polytope", *args], capsys)
+    assert code == 2 and one_line(err).startswith("trustlab: error: --yes: answering ")

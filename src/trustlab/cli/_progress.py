@@ -23,7 +23,15 @@ import typer
 from trustlab.cli._console import err_console, tell
 from trustlab.errors import InputError
 
-__all__ = ["LineProgress", "YesOption", "announce", "format_seconds", "progress", "tracker"]
+__all__ = [
+    "LineProgress",
+    "YesOption",
+    "announce",
+    "format_seconds",
+    "planned",
+    "progress",
+    "tracker",
+]
 
 YesOption = Annotated[
     bool,
@@ -200,6 +208,21 @@ def tracker(bar: Any, description: str, total: int | None = None) -> Callable[[i
         bar.update(task, completed=done, total=total)
 
     return report
+
+
+def planned(report: Callable[[int, int], None], plan: str) -> Callable[[int, int], None]:
+    """``report`` that first says ``plan`` on stderr: at the library's first progress call, so
+    once it has checked its input (bad input stays one line) and started the work."""
+    said = False
+
+    def first_says(done: int, total: int) -> None:
+        nonlocal said
+        if not said:
+            said = True
+            tell(f"trustlab: {plan}", as_json=True)
+        report(done, total)
+
+    return first_says
 
 
 def announce(plan: str, *, work: float, limit: float, yes: bool, unit: str = "") -> None:

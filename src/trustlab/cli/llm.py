@@ -6,7 +6,20 @@ from typing import Annotated, Any
 
 import typer
 
-from trustlab.cli._common import JSON_OPTION_HELP, emit, err_console, progress, tracker
+from trustlab.cli._common import (
+    JSON_OPTION_HELP,
+    YesOption,
+    announce,
+    emit,
+    err_console,
+    planned,
+    progress,
+    tracker,
+)
+from trustlab.cli._runs import counted
+
+#: Generated tokens run without --yes: hours for a small model on a CPU.
+GENERATION_LIMIT = 1_000_000
 
 __all__ = ["app"]
 
@@ -77,14 +90,23 @@ def generate_command(
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds per request attempt (--endpoint).")
     ] = 60.0,
+    yes: YesOption = False,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
     from trustlab.llm import generate_texts
 
+    plan = (
+        f"generating up to {counted(max_new_tokens, 'new token')} for each of "
+        f"{counted(len(prompts), 'prompt')} with {model}"
+    )
+    tokens = float(len(prompts)) * max(max_new_tokens, 0)
+    if tokens > GENERATION_LIMIT and not yes:  # refused before a model loads
+        announce(plan, work=tokens, limit=GENERATION_LIMIT, yes=yes, unit=" tokens")
     # a local model is loaded by generate_texts after it checked the options
     backend: Any = model if endpoint is None else _remote(endpoint, model, api_key, timeout)
     with progress() as bar:
         report = tracker(bar, f"generating for {len(prompts)} prompt(s)", len(prompts))
+        report = planned(report, plan)
         result = generate_texts(
             backend,
             prompts,

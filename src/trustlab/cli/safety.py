@@ -28,7 +28,19 @@ from typing import Annotated, Any
 import typer
 
 from trustlab import llm
-from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, save, tell, tracker
+from trustlab.cli._common import (
+    JSON_OPTION_HELP,
+    YesOption,
+    announce,
+    emit,
+    planned,
+    progress,
+    save,
+    tell,
+    tracker,
+)
+from trustlab.cli._runs import OverwriteOption, counted, refuse_existing
+from trustlab.cli.llm import GENERATION_LIMIT
 from trustlab.errors import InputError, ResourceError
 
 __all__ = ["app", "polytope_app", "fit", "evaluate", "generate"]
@@ -50,6 +62,8 @@ CORRECTION_HELP = (
 # this layer (chosen on training prompts of SmolLM2-135M; docs/safety-polytope.md)
 DIRECTION_PROMPTS = 32
 DIRECTION_LAYER = 12
+FIT_FILES = ("polytope.json", "polytope.npz", "result.json", "facets.png")
+EVAL_FILES = ("result.json", "roc.png", "report.html")
 
 
 def _sources(text: str) -> list[str]:
@@ -73,10 +87,14 @@ def fit(
     ] = None,
     test_size: Annotated[float, typer.Option("--test-size", help="Held-out share.")] = 0.25,
     seed: Annotated[int, typer.Option("--seed", help="Split and training seed.")] = 0,
+    overwrite: OverwriteOption = False,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
-    """Fit a safety polytope on the training split and save it to --out."""
+    """Fit a safety polytope on the training split and save it to --out (a folder that holds a
+    polytope is refused unless --overwrite)."""
     from trustlab.safety import SafetyPolytope, fit_on_prompts, load_safety_prompts
+
+    refuse_existing(out, overwrite, FIT_FILES, "a polytope")
 
     chosen = _sources(sources)
     prompts = load_safety_prompts(
@@ -97,7 +115,11 @@ def fit(
     lm = _load_model(model)
     with progress() as bar:
         report = tracker(bar, f"reading {len(prompts)} prompts at layer {layer}", len(prompts))
-        result = fit_on_prompts(polytope, lm, prompts, progress=report)
+        plan = (
+            f"reading {counted(len(prompts), 'prompt')} at layer {layer} of {lm.name}, then "
+            f"fitting {counted(n_facets, 'facet')} for up to {counted(max_epochs, 'epoch')}"
+        )
+        result = fit_on_prompts(polytope, lm, prompts, progress=planned(report, plan))
     metadata = {
         "model": model,
         "chat": True,
@@ -144,12 +166,25 @@ def evaluate(
         Path | None,
         typer.Option("--out", help="Write result.json, roc.png and report.html here."),
     ] = None,
+    overwrite: OverwriteOption = False,
+    yes: YesOption = False,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
-    """Detection, refusal rates before/after and benign perplexity on the held-out split."""
+    """Detection, refusal rates before/after and benign perplexity on the held-out split.
+
+    An --out that holds an evaluation is refused unless --overwrite."""
     from trustlab.audit.sections.safety_polytope import write_page
     from trustlab.safety import evaluate_polytope, load_safety_prompts
 
+    refuse_existing(out, overwrite, EVAL_FILES, "an evaluation")
+    # plain and corrected answers for n_generate prompts of each class
+    tokens = 2.0 * 2 * max(n_generate, 0) * max(max_new_tokens, 0)
+    generation = (
+        f"answering {counted(2 * n_generate, 'prompt')} plainly and corrected "
+        f"(up to {counted(max_new_tokens, 'new token')} each)"
+    )
+    if tokens > GENERATION_LIMIT and not yes:
+        announce(generation, work=tokens, limit=GENERATION_LIMIT, yes=yes, unit=" tokens")
     polytope = _load_polytope(polytope_dir)
     meta = polytope.metadata_
     prompts = load_safety_prompts(
@@ -163,6 +198,8 @@ def evaluate(
     direction = _direction(polytope, lm, correction, direction_layer)
     with progress() as bar:
         report = tracker(bar, f"evaluating on {len(prompts)} held-out prompts")
+        plan = f"scoring {counted(len(prompts), 'held-out prompt')}, then {generation}"
+        report = planned(report, plan)
         evaluation = evaluate_polytope(
             polytope,
             lm,
@@ -205,16 +242,24 @@ def generate(
     strength: Annotated[
         float, typer.Option("--strength", help="Multiple of the refusal direction added.")
     ] = 1.0,
+    yes: YesOption = False,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
     """Answer PROMPT(s) plainly and with the correction."""
     from trustlab.safety import compare_steering
 
+    plan = (
+        f"answering {counted(len(prompts), 'prompt')} plainly and corrected "
+        f"(up to {counted(max_new_tokens, 'new token')} each)"
+    )
+    tokens = 2.0 * len(prompts) * max(max_new_tokens, 0)
+    if tokens > GENERATION_LIMIT and not yes:
+        announce(plan, work=tokens, limit=GENERATION_LIMIT, yes=yes, unit=" tokens")
     polytope = _load_polytope(polytope_dir)
     lm = _load_model(model or polytope.metadata_.get("model", DEFAULT_MODEL))
     direction = _direction(polytope, lm, correction, direction_layer)
     with progress() as bar:
-        report = tracker(bar, f"generating for {len(prompts)} prompt(s)")
+        report = planned(tracker(bar, f"generating for {len(prompts)} prompt(s)"), plan)
         comparison = compare_steering(
             polytope,
             lm,
