@@ -21,6 +21,7 @@ from trustlab._results import Result
 PACKAGES = [
     "trustlab.audit",
     "trustlab.data",
+    "trustlab.evals",
     "trustlab.evaluation",
     "trustlab.explain",
     "trustlab.fairness",

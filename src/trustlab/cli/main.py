@@ -12,6 +12,7 @@ import typer
 from trustlab import __version__
 from trustlab.cli import audit as _audit
 from trustlab.cli import data as _data
+from trustlab.cli import evals as _evals
 from trustlab.cli import evaluate as _evaluate
 from trustlab.cli import explain as _explain
 from trustlab.cli import explain_anova as _explain_anova
@@ -21,6 +22,7 @@ from trustlab.cli import llm as _llm
 from trustlab.cli import privacy as _privacy
 from trustlab.cli import robustness as _robustness
 from trustlab.cli import safety as _safety
+from trustlab.cli import safety_context as _safety_context
 from trustlab.cli import strategic as _strategic
 from trustlab.cli._common import option_message
 from trustlab.cli._help import reflow_app
@@ -61,7 +63,9 @@ app.add_typer(_privacy.app, name="privacy")
 app.add_typer(_strategic.app, name="strategic")
 app.add_typer(_llm.app, name="llm")
 app.add_typer(_federated.app, name="federated")
+_safety.app.add_typer(_safety_context.app, name="context")
 app.add_typer(_safety.app, name="safety")
+app.add_typer(_evals.app, name="eval")
 reflow_app(app)
 
 

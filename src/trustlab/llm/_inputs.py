@@ -75,6 +75,19 @@ def as_texts(values: Any, name: str = "prompts") -> list[str]:
     return list(values)
 
 
+def as_prompts(prompts: Any, chat: Any) -> list[str | list[dict]]:
+    """Prompt strings, or with ``chat`` also conversations (lists of message dicts)."""
+    if isinstance(prompts, str) or not isinstance(prompts, Sequence):
+        return as_texts(prompts)
+    if prompts and all(isinstance(p, dict) for p in prompts):
+        prompts = [prompts]  # one conversation alone
+    if not any(isinstance(p, Sequence) and not isinstance(p, str) for p in prompts):
+        return as_texts(prompts)
+    if chat is not True:
+        raise InputError.bad("prompts", "strings (conversations need chat=True)", prompts)
+    return [p if isinstance(p, str) else check_messages(p) for p in prompts]
+
+
 def check_stop(stop: Any) -> list[str] | None:
     """Stop strings: None, one non-empty string, or a sequence of them (as a list)."""
     if stop is None:

@@ -31,6 +31,7 @@ from trustlab._lazy import require
 from trustlab.errors import BackendError, InputError
 from trustlab.llm._decoding import DecodeRequest, decode, row_seed
 from trustlab.llm._inputs import (
+    as_prompts,
     as_texts,
     check_seed,
     check_stop,
@@ -191,7 +192,7 @@ class LocalModel:
 
     def completions(
         self,
-        prompts: str | Sequence[str],
+        prompts: str | Sequence[str | Sequence[dict[str, Any]]] | Sequence[dict[str, Any]],
         max_new_tokens: int = 64,
         *,
         chat: bool = True,
@@ -209,7 +210,13 @@ class LocalModel:
 
         Parameters
         ----------
-        prompts, max_new_tokens, chat, temperature, batch_size
+        prompts : str, sequence of str, or conversations
+            As in :meth:`generate`; with ``chat=True`` a prompt may also be a conversation, a
+            list of ``{"role": ..., "content": ...}`` messages (system, user and assistant
+            turns) rendered with the model's chat template and its generation prompt. A prompt
+            string is the same as the conversation ``[{"role": "user", "content": prompt}]``.
+            One conversation alone (a list of message dicts) is one prompt.
+        max_new_tokens, chat, temperature, batch_size
             As in :meth:`generate`.
         top_logprobs : int, default 0
             How many most likely alternatives to keep per token, in [0, 20].
@@ -233,7 +240,7 @@ class LocalModel:
         >>> best.tokens, best.logprobs[0], best.top_logprobs[0]  # doctest: +SKIP
         (('Blue', '.'), -0.9, (('Blue', -0.9), ('Red', -1.4)))
         """
-        texts = as_texts(prompts)
+        texts = as_prompts(prompts, chat)
         check_positive_int(max_new_tokens, "max_new_tokens")
         check_positive_int(batch_size, "batch_size")
         temperature = check_temperature(temperature)
@@ -478,7 +485,8 @@ class LocalModel:
 
     # ---- helpers -----------------------------------------------------------------------
 
-    def _encode(self, texts: list[str], chat: bool) -> list[list[int]]:
+    def _encode(self, texts: list[str] | list[str | list[dict]], chat: bool) -> list[list[int]]:
+        """Token ids of prompts (strings, or with ``chat`` also conversations)."""
         if check_bool(chat, "chat"):
             if not self.has_chat_template:
                 raise InputError.bad(
@@ -488,7 +496,9 @@ class LocalModel:
                 )
             texts = [
                 self.tokenizer.apply_chat_template(
-                    [{"role": "user", "content": t}], add_generation_prompt=True, tokenize=False
+                    [{"role": "user", "content": t}] if isinstance(t, str) else t,
+                    add_generation_prompt=True,
+                    tokenize=False,
                 )
                 for t in texts
             ]

@@ -1,0 +1,122 @@
+"""``trustlab eval``: run inspect tasks on models and turn their logs into a report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from trustlab.cli._common import JSON_OPTION_HELP, emit, err_console, tell
+from trustlab.errors import InputError
+
+app = typer.Typer(
+    help="LLM evaluations on inspect_ai: run tasks (trustlab/<model> runs local models) and report "
+    "their logs.",
+    no_args_is_help=True,
+)
+
+JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
+
+
+@app.command("tasks")
+def list_tasks(as_json: JsonOption = False) -> None:
+    """List the trustlab tasks that 'trustlab eval run NAME' knows."""
+    from trustlab.evals import tasks
+
+    emit(tasks(), as_json)
+
+
+@app.command("run")
+def run(
+    task: Annotated[
+        str,
+        typer.Argument(
+            help="A trustlab task name (see 'trustlab eval tasks'), a task file or file.py@task."
+        ),
+    ],
+    model: Annotated[
+        list[str],
+        typer.Option(
+            "--model",
+            help="An inspect model, e.g. trustlab/smollm2-135m-instruct or "
+            "openai-api/<service>/<model> (repeatable: one log per model).",
+        ),
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", help="The log folder (inspect's --log-dir).")
+    ] = Path("logs"),
+    limit: Annotated[int | None, typer.Option("--limit", help="At most this many samples.")] = None,
+    task_arg: Annotated[
+        list[str] | None,
+        typer.Option("-T", "--task-arg", help="A task argument key=value (repeatable)."),
+    ] = None,
+    model_arg: Annotated[
+        list[str] | None,
+        typer.Option("-M", "--model-arg", help="A model argument key=value (repeatable)."),
+    ] = None,
+    fresh: Annotated[
+        bool,
+        typer.Option("--fresh", help="Start afresh even when --out holds an unfinished run."),
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Run TASK on each --model with inspect; an unfinished run in --out is resumed.
+
+    An eval that ends in error exits 1 with one line naming its log and error.
+    """
+    from trustlab.evals import run_eval
+
+    result = run_eval(
+        task,
+        model,
+        log_dir=out,
+        limit=limit,
+        task_args=_pairs(task_arg, "-T"),
+        model_args=_pairs(model_arg, "-M"),
+        resume=not fresh,
+        on_resume=lambda message: tell(message, as_json=True),  # on stderr
+    )
+    emit(result, as_json)
+
+
+@app.command("report")
+def report(
+    log_dir: Annotated[Path, typer.Argument(help="A folder of inspect logs.")],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Where report.html and report.json go (default: LOG_DIR)."),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Read the logs in LOG_DIR into report.html and report.json (errored logs marked as such)."""
+    from trustlab.audit.sections.evals import write_page
+    from trustlab.evals import read_logs
+
+    logs = read_logs(log_dir)
+    html, data = write_page(logs, out or log_dir)
+    for log in logs.logs:
+        if log["status"] != "success":
+            err_console.print(
+                f"warning: {log['path']}: {log['status']}"
+                + (f": {log['error']}" if log["error"] else " (unfinished)"),
+                highlight=False,
+                markup=False,
+            )
+    tell(f"wrote {html.name}, {data.name} to {html.parent}", as_json)
+    emit(logs, as_json)
+
+
+def _pairs(items: list[str] | None, option: str) -> dict[str, object]:
+    """``key=value`` options as a dict; values are read as JSON when they parse, else text."""
+    pairs: dict[str, object] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InputError.bad(option, "key=value", item)
+        try:
+            pairs[key] = json.loads(value)
+        except json.JSONDecodeError:
+            pairs[key] = value
+    return pairs

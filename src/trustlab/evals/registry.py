@@ -1,0 +1,112 @@
+"""The registry of trustlab's inspect tasks: names that ``trustlab eval run NAME`` resolves.
+
+A task is an inspect ``@task`` function. trustlab's own tasks are listed in :data:`BUILTIN_TASKS`
+as ``"module:function"`` (imported only when the task is used, so listing them imports neither
+inspect nor the task's dependencies); :func:`register_task` adds one at run time.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from trustlab._checks import check_string
+from trustlab._results import Result
+from trustlab.errors import InputError
+
+__all__ = ["BUILTIN_TASKS", "TaskList", "register_task", "tasks", "resolve_task"]
+
+#: name -> ("module:function", one-line description)
+BUILTIN_TASKS: dict[str, tuple[str, str]] = {
+    "demo": (
+        "trustlab.evals.demo:demo",
+        "20 questions about capital cities, scored by whether the answer includes the city",
+    ),
+}
+
+_REGISTERED: dict[str, tuple[Callable[..., Any] | str, str]] = {}
+
+
+@dataclass(frozen=True)
+class TaskList(Result):
+    """The registered tasks: ``names`` and one description each."""
+
+    names: tuple[str, ...]
+    descriptions: tuple[str, ...]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.names
+
+    def summary(self) -> str:
+        width = max((len(n) for n in self.names), default=4)
+        lines = [f"{len(self.names)} trustlab task(s) (trustlab eval run NAME --model M)"]
+        lines += [
+            f"  {n:<{width}}  {d}" for n, d in zip(self.names, self.descriptions, strict=True)
+        ]
+        return "\n".join(lines)
+
+
+def tasks() -> TaskList:
+    """The trustlab tasks known by name (built in and registered).
+
+    Examples
+    --------
+    >>> "demo" in tasks()
+    True
+    """
+    table = {**BUILTIN_TASKS, **_REGISTERED}
+    names = tuple(sorted(table))
+    return TaskList(names, tuple(table[n][1] for n in names))
+
+
+def register_task(name: str, task: Callable[..., Any] | str, description: str = "") -> None:
+    """Make ``task`` (an inspect ``@task`` function, or ``"module:function"``) known as ``name``.
+
+    Examples
+    --------
+    >>> register_task("my-demo", "trustlab.evals.demo:demo", "the demo under another name")
+    >>> "my-demo" in tasks()
+    True
+    """
+    check_string(name, "name")
+    if "/" in name or "@" in name or name.endswith(".py"):
+        raise InputError.bad("name", "a task name without '/', '@' or '.py'", name)
+    if not (callable(task) or (isinstance(task, str) and ":" in task)):
+        raise InputError.bad("task", "an inspect @task function or 'module:function'", task)
+    if not isinstance(description, str):
+        raise InputError.bad("description", "a string", description)
+    _REGISTERED[name] = (task, description)
+
+
+def resolve_task(spec: str) -> Callable[..., Any] | str:
+    """A registered name as its task function; anything else (a file, ``file.py@task``, an
+    inspect registry name) unchanged, for inspect to resolve."""
+    check_string(spec, "task")
+    table = {**BUILTIN_TASKS, **_REGISTERED}
+    if spec not in table:
+        if "/" in spec or "@" in spec or spec.endswith(".py"):
+            return spec
+        raise InputError.bad(
+            "task",
+            "a trustlab task (" + ", ".join(sorted(table)) + "), a task file or file.py@task",
+            spec,
+        )
+    task = table[spec][0]
+    if callable(task):
+        return task
+    module, _, function = task.partition(":")
+    return getattr(importlib.import_module(module), function)
+
+
+def load_builtin_tasks() -> None:
+    """Import every built-in task module (registers their ``@task`` functions with inspect)."""
+    for target, _ in BUILTIN_TASKS.values():
+        importlib.import_module(target.partition(":")[0])

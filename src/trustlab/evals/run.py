@@ -1,0 +1,218 @@
+"""``run_eval``: an inspect task on one or more models, resumable, with errors reported as errors.
+
+It wraps ``inspect_ai.eval``. Before running, the log folder is searched for an unfinished log of
+the same task and model (status "started", "cancelled" or "error", not already followed by a
+successful retry); such a log is resumed with inspect's ``eval_retry``, which keeps the samples
+that were finished. An eval whose log ends with status "error" raises
+:class:`~trustlab.errors.BackendError` naming the log and its error: it is never returned as a
+result.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trustlab._checks import check_positive_int
+from trustlab._lazy import require
+from trustlab._results import Result, output_dir
+from trustlab.errors import BackendError, InputError
+from trustlab.evals.registry import resolve_task
+
+__all__ = ["EvalRun", "run_eval", "UNFINISHED"]
+
+UNFINISHED = ("started", "cancelled", "error")
+
+
+@dataclass(frozen=True)
+class EvalRun(Result):
+    """The logs one :func:`run_eval` call wrote.
+
+    Attributes
+    ----------
+    log_dir : str
+    logs : tuple of dict
+        One per model: ``path``, ``task``, ``model``, ``status``, ``samples`` (completed),
+        ``metrics`` ({scorer/metric: value}) and ``resumed`` (the unfinished log it continued,
+        or None).
+    """
+
+    log_dir: str
+    logs: tuple[dict[str, Any], ...]
+
+    def summary(self) -> str:
+        lines = []
+        for log in self.logs:
+            metrics = ", ".join(f"{k} {v:.4g}" for k, v in log["metrics"].items())
+            again = f" (resumed {Path(log['resumed']).name})" if log["resumed"] else ""
+            lines.append(
+                f"{log['task']} on {log['model']}: {log['status']}, {log['samples']} samples"
+                f"{again}; {metrics or 'no metrics'}"
+            )
+        lines.append(
+            f"logs in {self.log_dir}; open them with: inspect view --log-dir {self.log_dir}"
+        )
+        return "\n".join(lines)
+
+
+def run_eval(
+    task: str,
+    model: str | Sequence[str],
+    *,
+    log_dir: str | os.PathLike,
+    limit: int | None = None,
+    task_args: dict[str, Any] | None = None,
+    model_args: dict[str, Any] | None = None,
+    resume: bool = True,
+    on_resume: Callable[[str], None] | None = None,
+) -> EvalRun:
+    """Run ``task`` on each model with inspect; resume unfinished runs; raise on errored evals.
+
+    Parameters
+    ----------
+    task : str
+        A trustlab task name (see :func:`~trustlab.evals.tasks`), a task file, or
+        ``file.py@task``.
+    model : str or sequence of str
+        inspect model names: ``trustlab/<local model>``, ``openai-api/<service>/<model>``, ...
+    log_dir : path
+        Where inspect writes its logs (created if needed).
+    limit : int, optional
+        At most this many samples per model.
+    task_args, model_args : dict, optional
+        Passed to the task function and the model providers (``-T`` and ``-M`` in inspect).
+    resume : bool, default True
+        Continue an unfinished log of the same task and model in ``log_dir`` (inspect's
+        ``eval_retry``) instead of starting afresh.
+    on_resume : callable, optional
+        Called with a message before each resumed log.
+
+    Returns
+    -------
+    EvalRun
+
+    Raises
+    ------
+    BackendError
+        When an eval ends with status "error" (the message names the log and the error).
+
+    Examples
+    --------
+    >>> run = run_eval("demo", "trustlab/smollm2-135m-instruct", log_dir="logs", limit=2)  # doctest: +SKIP
+    >>> run.logs[0]["status"]  # doctest: +SKIP
+    'success'
+    """
+    models = [model] if isinstance(model, str) else list(model)
+    if not models or not all(isinstance(m, str) and "/" in m for m in models):
+        raise InputError.bad("model", "inspect model names such as trustlab/<model>", model)
+    if limit is not None:
+        check_positive_int(limit, "limit")
+    for name, value in (("task_args", task_args), ("model_args", model_args)):
+        if value is not None and not isinstance(value, dict):
+            raise InputError.bad(name, "a dict of keyword arguments", value)
+    resolved = resolve_task(task)
+    if isinstance(resolved, str):
+        resolved = _relative_file(resolved)
+    out = output_dir(log_dir, "log_dir")
+    inspect_ai = require("inspect_ai", "evals")
+    require("trustlab.evals.provider", "evals")  # the trustlab provider, for trustlab/<model>
+
+    logs, resumed, fresh = [], {}, []
+    for name in models:
+        old = _unfinished_log(out, task, name) if resume else None
+        if old is None:
+            fresh.append(name)
+            continue
+        if on_resume is not None:
+            on_resume(f"resuming {old} ({name}) with inspect's eval_retry")
+        for log in inspect_ai.eval_retry(old, log_dir=str(out), display="none"):
+            resumed[log.location] = old
+            logs.append(log)
+    if fresh:
+        logs += inspect_ai.eval(
+            resolved,
+            model=fresh,
+            task_args=task_args or {},
+            model_args=model_args or {},
+            limit=limit,
+            log_dir=str(out),
+            display="none",
+        )
+    _raise_on_errors(logs)
+    return EvalRun(str(out), tuple(_describe(log, resumed.get(log.location)) for log in logs))
+
+
+def _relative_file(spec: str) -> str:
+    """A task file spec relative to the working folder (inspect's loader globs it from there)."""
+    file, at, name = spec.partition("@")
+    if not file.endswith(".py") or not os.path.isabs(file):
+        return spec
+    if not os.path.isfile(file):
+        raise InputError.bad("task", "an existing task file", file)
+    return os.path.relpath(file) + at + name
+
+
+def _raise_on_errors(logs: list[Any]) -> None:
+    failed = [log for log in logs if log.status != "success"]
+    if failed:
+        parts = [f"{log.location}: {log.status}: {_error_text(log)}" for log in failed]
+        raise BackendError("the eval failed: " + "; ".join(parts))
+
+
+def _error_text(log: Any) -> str:
+    if log.error is None:
+        return "no error message"
+    return str(log.error.message).strip().splitlines()[-1] if log.error.message else "error"
+
+
+def _describe(log: Any, resumed: str | None) -> dict[str, Any]:
+    return {
+        "path": log.location,
+        "task": log.eval.task,
+        "model": log.eval.model,
+        "status": log.status,
+        "samples": log.results.completed_samples if log.results else 0,
+        "metrics": metrics_of(log),
+        "resumed": resumed,
+    }
+
+
+def metrics_of(log: Any) -> dict[str, float]:
+    """``{"scorer/metric": value}`` of a log's results (empty without results)."""
+    if log.results is None:
+        return {}
+    return {
+        f"{score.name}/{name}": float(metric.value)
+        for score in log.results.scores
+        for name, metric in score.metrics.items()
+    }
+
+
+def _unfinished_log(log_dir: Path, task: str, model: str) -> str | None:
+    """The newest unfinished log of ``task`` on ``model`` that no successful retry followed."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    headers = [read_eval_log(info, header_only=True) for info in list_eval_logs(str(log_dir))]
+    done = {h.eval.task_id for h in headers if h.status == "success"}
+    candidates = [
+        h
+        for h in headers
+        if h.status in UNFINISHED
+        and h.eval.task_id not in done
+        and h.eval.model == model
+        and _same_task(h.eval, task)
+    ]
+    if not candidates:
+        return None
+    return max(candidates, key=lambda h: h.eval.created).location
+
+
+def _same_task(spec: Any, task: str) -> bool:
+    file, _, name = task.partition("@")
+    if file.endswith(".py"):
+        same_file = spec.task_file is not None and Path(spec.task_file).name == Path(file).name
+        return same_file and (not name or spec.task.split("/")[-1] == name)
+    return spec.task.split("/")[-1] == task.split("/")[-1]

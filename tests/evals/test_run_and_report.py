@@ -1,0 +1,149 @@
+"""run_eval / trustlab eval run: errors are errors, interrupted runs resume; logs into a report;
+the task registry and report hooks. A trivial model (a trivial model) keeps these fast."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("inspect_ai")
+
+from trustlab.cli.main import main  # noqa: E402
+from trustlab.errors import BackendError, InputError  # noqa: E402
+from trustlab.evals import (  # noqa: E402
+    ReportTable,
+    ReportText,
+    read_logs,
+    register_report_hook,
+    register_task,
+    run_eval,
+    tasks,
+)
+
+MOCK = "trivial/model"
+
+
+def cli(capsys, *argv):
+    with pytest.raises(SystemExit) as exit_info:
+        main(list(argv))
+    out, err = capsys.readouterr()
+    return exit_info.value.code, out, err
+
+
+def test_an_errored_eval_raises_naming_its_log(flaky_task, tmp_path):
+    with pytest.raises(BackendError, match=r"\.eval: error: .*the scorer broke on purpose"):
+        run_eval(str(flaky_task), MOCK, log_dir=tmp_path / "logs")
+
+
+def test_rerunning_an_errored_run_resumes_it(flaky_task, tmp_path):
+    logs = tmp_path / "logs"
+    with pytest.raises(BackendError):
+        run_eval(str(flaky_task), MOCK, log_dir=logs)
+    (flaky_task.parent / "fail").unlink()
+    said = []
+    result = run_eval(str(flaky_task), MOCK, log_dir=logs, on_resume=said.append)
+    (first,) = result.logs
+    assert first["status"] == "success" and first["samples"] == 4
+    assert first["resumed"] is not None and said and "eval_retry" in said[0]
+    # the successful retry supersedes the errored log: a third run starts afresh
+    again = run_eval(str(flaky_task), MOCK, log_dir=logs)
+    assert again.logs[0]["resumed"] is None
+
+
+def test_cli_reports_an_errored_eval_as_one_line_and_exit_1(flaky_task, tmp_path, capsys):
+    code, out, err = cli(
+        capsys, "eval", "run", str(flaky_task), "--model", MOCK, "--out", str(tmp_path / "l")
+    )
+    assert code == 1 and out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert "the scorer broke on purpose" in err and ".eval" in err
+
+
+def test_cli_resumes_and_says_so_on_stderr(flaky_task, tmp_path, capsys):
+    out_dir = str(tmp_path / "l")
+    cli(capsys, "eval", "run", str(flaky_task), "--model", MOCK, "--out", out_dir)
+    (flaky_task.parent / "fail").unlink()
+    code, out, err = cli(
+        capsys, "eval", "run", str(flaky_task), "--model", MOCK, "--out", out_dir, "--json"
+    )
+    assert code == 0 and "resuming" in err
+    result = json.loads(out)
+    assert result["logs"][0]["status"] == "success" and result["logs"][0]["resumed"]
+
+
+def test_run_and_report_a_registered_task_on_two_models(tmp_path, capsys):
+    logs = tmp_path / "logs"
+    code, out, _ = cli(
+        capsys, "eval", "run", "demo", "--model", MOCK, "--model", "trivial/other",
+        "--limit", "3", "--out", str(logs), "-T", "max_tokens=4",
+    )  # fmt: skip
+    assert code == 0
+    assert "inspect view --log-dir" in out and out.count("success, 3 samples") == 2
+    code, out, _ = cli(capsys, "eval", "report", str(logs), "--out", str(tmp_path / "r"), "--json")
+    assert code == 0
+    result = json.loads(out)
+    assert sorted(log["model"] for log in result["logs"]) == ["trivial/model", "trivial/other"]
+    page = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert page["sections"][0]["id"] == "logs"
+    html = (tmp_path / "r" / "report.html").read_text()
+    assert "trivial/other" in html and "inspect view --log-dir" in html
+
+
+def test_the_report_marks_errored_logs_and_hides_their_numbers(flaky_task, tmp_path, capsys):
+    logs = tmp_path / "logs"
+    with pytest.raises(BackendError):
+        run_eval(str(flaky_task), MOCK, log_dir=logs)
+    code, out, err = cli(capsys, "eval", "report", str(logs))
+    assert code == 0 and "warning" in err and "the scorer broke on purpose" in err
+    assert "the scorer broke on purpose" in read_logs(logs).errored[0]["error"]
+    assert "its numbers are not results" in (logs / "report.html").read_text()
+
+
+def test_a_report_hook_adds_its_tasks_blocks(tmp_path):
+    run_eval("demo", MOCK, log_dir=tmp_path, limit=2)
+
+    def hook(logs):
+        return [
+            ReportText("Per model."),
+            ReportTable(["model", "n"], [[g.eval.model, len(g.samples)] for g in logs]),
+        ]
+
+    register_report_hook("demo", hook)
+    result = read_logs(tmp_path)
+    assert result.extra_tables["demo"][0]["rows"] == [["trivial/model", 2]]
+    from trustlab.audit.sections.evals import build_page
+
+    ids = [s["id"] for s in build_page(result).to_dict()["sections"]]
+    assert ids == ["logs", "task-demo"]
+
+
+def test_the_registry_resolves_names_and_refuses_unknown_ones(tmp_path):
+    assert "demo" in tasks()
+    register_task("demo-again", "trustlab.evals.demo:demo", "the demo task again")
+    assert "demo-again" in tasks().names
+    run = run_eval("demo-again", MOCK, log_dir=tmp_path, limit=1)
+    assert run.logs[0]["status"] == "success"
+    with pytest.raises(InputError, match="task: expected a trustlab task"):
+        run_eval("no-such-task", MOCK, log_dir=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["-T", "novalue"], "-T: expected key=value"),
+        (["--limit", "0"], "--limit"),
+        (["--model", "nomodelslash"], "--model"),
+    ],
+)
+def test_cli_bad_input_exits_2(argv, message, tmp_path, capsys):
+    base = ["eval", "run", "demo", "--out", str(tmp_path)]
+    if "--model" not in argv:
+        base += ["--model", MOCK]
+    code, _, err = cli(capsys, *base, *argv)
+    assert code == 2 and message in err
+
+
+def test_report_of_a_folder_without_logs_is_bad_input(tmp_path, capsys):
+    code, _, err = cli(capsys, "eval", "report", str(tmp_path))
+    assert code == 2 and "inspect logs" in err
