@@ -270,6 +270,15 @@ def _strategic_files(here: Path) -> None:
     table.to_csv(here / "applicants.csv", index=False)
 
 
+def _safety_context_files(here: Path) -> None:
+    """Two output files in the CASE-Bench authors' released format (a simulated judge)."""
+    from trustlab.safety.context import make_synthetic_outputs, synthetic_casebench
+
+    for mode in ("score", "binary"):
+        records = make_synthetic_outputs(synthetic_casebench(), mode, model="toy-judge")
+        (here / f"output_{mode}.json").write_text(json.dumps(records))
+
+
 def _nothing(here: Path) -> None:
     """The examples use bundled data only."""
 
@@ -278,12 +287,14 @@ BUILDERS = {
     "README.md": _readme_files,
     "audit.md": _audit_files,
     "evaluation-ranking.md": _ranking_files,
+    "evals-inspect.md": _nothing,
     "explain-anova-tpnn.md": _anova_files,
     "explain-fastpd.md": _fastpd_files,
     "federated-uefl.md": _nothing,
     "llm-remote.md": _nothing,
     "privacy-dsi.md": _dsi_files,
     "robustness-smoothing.md": _robustness_files,
+    "safety-context.md": _safety_context_files,
     "safety-polytope.md": _nothing,
     "strategic-markets.md": _strategic_files,
 }

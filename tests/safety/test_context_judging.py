@@ -1,0 +1,99 @@
+"""The three judging modes: prompts and parsing of one answer."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from trustlab.errors import InputError
+from trustlab.safety.context import (
+    judge_prompt,
+    parse_judgement,
+    safe_probability,
+    synthetic_casebench,
+)
+
+
+@pytest.fixture(scope="module")
+def item():
+    data = synthetic_casebench()
+    return data.queries[0], data.contexts[0]
+
+
+@pytest.mark.parametrize("mode", ["binary", "score", "logits"])
+def test_prompts_carry_the_query_and_the_context_as_json(item, mode):
+    query, context = item
+    prompt = judge_prompt(query, context, mode)
+    assert query in prompt
+    assert json.dumps(context, indent=2, ensure_ascii=False) in prompt
+    assert "verified" in prompt
+
+
+def test_ablated_prompts_lose_the_group(item):
+    query, context = item
+    prompt = judge_prompt(query, context, "binary", ablate="sender")
+    assert "platform_type" not in prompt and "confidentiality" in prompt
+    with pytest.raises(InputError, match="^ablate"):
+        judge_prompt(query, context, "binary", ablate="nope")
+
+
+def test_unknown_mode_is_refused(item):
+    with pytest.raises(InputError, match="^mode: expected one of 'binary', 'score', 'logits'"):
+        judge_prompt(*item, "stars")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"judgement": "safe", "explanation": "x"}', "safe"),
+        (
+            'Here: {"judgement": "Unsafe", "explanation": "a {nested} brace"} {"judgement": "safe"}',
+            "unsafe",
+        ),
+        ('{"judgement": "not safe at all"}', "safe"),  # the authors' rule: contains "safe"
+        ('{"explanation": "x", "judgement": "UNSAFE."}', "unsafe"),
+        ('{"judgement": "maybe"}', ""),
+        ("safe", ""),  # no JSON block
+        ("", ""),
+        ('{"judgement": "safe" "explanation": "missing comma"}', "safe"),
+        ('{"explanation": "contains } in a string", "judgement": "unsafe"}', "unsafe"),
+    ],
+)
+def test_binary_parsing(text, expected):
+    assert parse_judgement(text, "binary") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"judgement": 7, "explanation": "x"}', 7.0),
+        ('{"judgement": "8/10"}', 8.0),
+        ('{"judgement": "6.5"}', 6.5),
+        ('{"judgement": 11}', ""),
+        ('{"judgement": "high"}', ""),
+        ("I would say 7", ""),
+    ],
+)
+def test_score_parsing(text, expected):
+    assert parse_judgement(text, "score") == expected
+
+
+def test_safe_probability_sums_spellings_and_renormalises():
+    top = {
+        "safe": math.log(0.3),
+        " Safe": math.log(0.1),
+        "unsafe": math.log(0.05),
+        " UNSAFE": math.log(0.05),
+        "The": math.log(0.5),
+    }
+    assert safe_probability(top) == pytest.approx(0.4 / 0.5, rel=1e-12)
+    pairs = [
+        {"token": "▁safe", "logprob": math.log(0.2)},
+        {"token": "Ġunsafe", "logprob": math.log(0.6)},
+    ]
+    assert safe_probability(pairs) == pytest.approx(0.25, rel=1e-12)
+    assert safe_probability([("Sure", -0.1), ("I", -3.0)]) == ""
+    with pytest.raises(InputError, match="^top_logprobs"):
+        safe_probability([1, 2, 3])
