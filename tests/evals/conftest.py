@@ -21,6 +21,20 @@ def _register_trivial_model() -> None:
 _register_trivial_model()
 
 
+def _register_always_safe_model() -> None:
+    """``casebench-fixed/<name>``: answers every prompt with a parseable binary "safe" verdict."""
+    from inspect_ai.model import ModelAPI, ModelOutput, modelapi
+
+    @modelapi(name="casebench-fixed")
+    class AlwaysSafe(ModelAPI):
+        async def generate(self, input, tools, tool_choice, config):
+            answer = '{"judgement": "safe", "explanation": "verified professional"}'
+            return ModelOutput.from_content(self.model_name, answer)
+
+
+_register_always_safe_model()
+
+
 @pytest.fixture(scope="session")
 def provider_model(smollm2):
     """The session's SmolLM2, served by the trustlab provider as ``trustlab/smollm2-...``."""

@@ -125,12 +125,23 @@ def test_system_and_user_messages_go_through_the_chat_template(provider_model, s
 
 
 @pytest.mark.parametrize(
-    "setting", [{"frequency_penalty": 0.5}, {"top_k": 5}, {"num_choices": 2}, {"top_p": 0.9}]
+    "setting", [{"frequency_penalty": 0.5}, {"top_k": 5}, {"num_choices": 2}, {"top_p": 1.5}]
 )
 def test_unsupported_settings_are_refused_not_ignored(provider_model, setting, tmp_path):
     log = run(demo(), provider_model, log_dir=str(tmp_path), limit=1, **setting)
     assert log.status == "error"
     assert f"config.{next(iter(setting))}" in log.error.message
+
+
+def test_top_p_is_used_a_tiny_nucleus_samples_the_greedy_text(provider_model, tmp_path):
+    def answers(**config):
+        return texts(
+            run(demo(max_tokens=8), provider_model, log_dir=str(tmp_path), limit=4, **config)
+        )
+
+    greedy = answers(temperature=0.0)
+    assert answers(temperature=1.0, top_p=1e-6, seed=3) == greedy  # only the best token is left
+    assert answers(temperature=1.0, top_p=1.0, seed=3) != greedy  # the same seed without it
 
 
 def test_tokens_are_counted_with_the_models_tokenizer(provider_model, smollm2, monkeypatch):

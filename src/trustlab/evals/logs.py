@@ -9,6 +9,7 @@ builder turns them into report blocks), kept in ``EvalLogs.extras`` under the ta
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from trustlab._checks import check_string
 from trustlab._lazy import require
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
+from trustlab.evals.registry import BUILTIN_TASKS
 from trustlab.evals.run import metrics_of
 
 __all__ = [
@@ -161,6 +163,9 @@ def read_logs(log_dir: str | os.PathLike) -> EvalLogs:
     extras: dict[str, tuple[Any, ...]] = {}
     for task in dict.fromkeys(_short(h.eval.task) for h in headers):
         hook = _HOOKS.get(task)
+        if hook is None and task in BUILTIN_TASKS:  # a built-in task registers its hook on import
+            importlib.import_module(BUILTIN_TASKS[task][0].partition(":")[0])
+            hook = _HOOKS.get(task)
         if hook is None:
             continue
         full = [read_eval_log(h.location) for h in headers if _short(h.eval.task) == task]

@@ -15,10 +15,10 @@ command line finds it before any task file is read) and by importing this module
   ``trustlab llm serve`` renders them; a model without a template gets ``role: content`` lines
   ending in ``assistant:`` and plain continuation (also as the server does).
 - ``GenerateConfig``: ``max_tokens`` (default 256), ``temperature`` (default 1.0, the OpenAI
-  API's; pass 0 for greedy decoding), ``top_p`` (1 only), ``seed``, ``stop_seqs``, ``logprobs``
-  and ``top_logprobs`` (up to 20) are used; settings that change an answer and are not supported
-  (penalties, ``top_k``, several choices, tools, response schemas, reasoning options ...) are
-  refused with an error naming them, never ignored.
+  API's; pass 0 for greedy decoding), ``top_p`` (nucleus sampling), ``seed``, ``stop_seqs``,
+  ``logprobs`` and ``top_logprobs`` (up to 20) are used; settings that change an answer and are
+  not supported (penalties, ``top_k``, several choices, tools, response schemas, reasoning
+  options ...) are refused with an error naming them, never ignored.
 - Token counting uses the model's own tokenizer (inspect's default would download a tiktoken file).
 
 Model arguments (``-M key=value``): ``max_batch_size`` (default 32) and ``batch_window`` (seconds a
@@ -185,10 +185,8 @@ def _settings(config: Any) -> dict[str, Any]:
             "stop_seqs, logprobs, top_logprobs), or this one unset",
             value,
         )
-    if config.top_p is not None and config.top_p != 1:
-        raise InputError.bad(
-            "config.top_p", "1 or unset (the provider samples without top-p)", config.top_p
-        )
+    if config.top_p is not None and not 0 < config.top_p <= 1:
+        raise InputError.bad("config.top_p", "a probability mass in (0, 1]", config.top_p)
     top = config.top_logprobs if config.top_logprobs is not None else 0
     wants_logprobs = bool(config.logprobs) or config.top_logprobs is not None
     return {
@@ -196,6 +194,7 @@ def _settings(config: Any) -> dict[str, Any]:
         if config.max_tokens is not None
         else DEFAULT_MAX_TOKENS,
         "temperature": DEFAULT_TEMPERATURE if config.temperature is None else config.temperature,
+        "top_p": 1.0 if config.top_p is None else float(config.top_p),
         "random_state": config.seed,
         "stop": list(config.stop_seqs) if config.stop_seqs else None,
         "top_logprobs": top if wants_logprobs else None,
@@ -319,6 +318,7 @@ class _Batcher:
                 stop=settings["stop"],
                 batch_size=len(prompts),
                 random_state=settings["random_state"],
+                top_p=settings["top_p"],
             )
             n_input = [self._count(p, chat) for p in prompts]
         return list(zip(completions, n_input, strict=True))

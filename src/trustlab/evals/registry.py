@@ -24,6 +24,11 @@ BUILTIN_TASKS: dict[str, tuple[str, str]] = {
         "trustlab.evals.demo:demo",
         "20 questions about capital cities, scored by whether the answer includes the city",
     ),
+    "casebench": (
+        "trustlab.evals.casebench:casebench",
+        "CASE-Bench context-aware safety judging (-T mode=binary|score|logits, -T ablate=..., "
+        "-T data=CASEBench_data.json; default the shipped synthetic set)",
+    ),
 }
 
 _REGISTERED: dict[str, tuple[Callable[..., Any] | str, str]] = {}

@@ -37,6 +37,7 @@ from trustlab.llm._inputs import (
     check_stop,
     check_temperature,
     check_top_logprobs,
+    check_top_p,
 )
 from trustlab.llm.completion import Completion, completion_from_steps
 
@@ -201,6 +202,7 @@ class LocalModel:
         stop: str | Sequence[str] | None = None,
         batch_size: int = 8,
         random_state: int | np.random.Generator | None = None,
+        top_p: float = 1.0,
     ) -> list[Completion]:
         """Continue each prompt and keep the log-probability of every generated token.
 
@@ -226,6 +228,10 @@ class LocalModel:
             Seed for sampling. Each prompt is sampled from its own stream derived from the seed
             (as the server samples a request with that ``seed``), so its text does not depend
             on the other prompts or the batch size.
+        top_p : float, default 1.0
+            Nucleus sampling when ``temperature > 0``: draw among the most likely tokens whose
+            probabilities (after temperature) reach ``top_p`` (the one crossing included); 1
+            keeps the whole vocabulary. Greedy decoding ignores it.
 
         Returns
         -------
@@ -244,13 +250,14 @@ class LocalModel:
         check_positive_int(max_new_tokens, "max_new_tokens")
         check_positive_int(batch_size, "batch_size")
         temperature = check_temperature(temperature)
+        top_p = check_top_p(top_p)
         top_logprobs = check_top_logprobs(top_logprobs)
         stops = tuple(check_stop(stop) or ())
         seed = row_seed(check_seed(random_state), 0)
         ids = self._encode(texts, chat)
         requests = [
             DecodeRequest(
-                tuple(p), int(max_new_tokens), temperature, 1.0, seed, stops, top_logprobs
+                tuple(p), int(max_new_tokens), temperature, top_p, seed, stops, top_logprobs
             )
             for p in ids
         ]

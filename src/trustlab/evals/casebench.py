@@ -1,0 +1,461 @@
+"""CASE-Bench on inspect_ai: the ``casebench`` task, its scorer and metrics, logs as scores.
+
+``trustlab eval run casebench --model M -T mode=binary|score|logits [-T ablate=sender,...]``
+judges each CASE-Bench record (the shipped synthetic set, or ``-T data=CASEBench_data.json``)
+with the spec's prompt of the mode (:func:`trustlab.safety.context.judge_prompt`):
+
+- binary and score: the open-model sampling of the authors (temperature 0.6, top-p 0.9, one
+  sample; ``-T temperature=... -T top_p=...`` change it, e.g. 1.0 and 1 for API models); an
+  answer with nothing parseable is asked again up to ``retries`` (2) more times, as the authors
+  re-query failed items;
+- logits: greedy decoding of one token with ``top_logprobs=20``; P(safe) comes from the first
+  token's alternatives.
+
+The scorer's value per sample is what the authors' output files hold: "safe" / "unsafe" / ""
+(binary, :func:`~trustlab.safety.context.parse_judgement`), a score 1-10 or "" (score) and
+P(safe) or "" (logits, :func:`~trustlab.safety.context.safe_probability`). A parse failure is a
+value (""), counted by the ``parse_failure_rate`` metric, never an error. Every metric
+(accuracy, safe/unsafe recall, per-class F1 and, for score and logits, Pearson x 100, BCE and
+Brier) is :func:`~trustlab.safety.context.context_scores` of those values: the same code scores
+the authors' output files, inspect logs (:func:`casebench_scores`) and the report.
+
+:func:`casebench_outputs` turns a log into the authors' released output format;
+:func:`casebench_report` is the report hook of ``trustlab eval report`` (per-model metrics with
+bootstrap intervals, the ablation table, mismatches by context and category, the human statistics
+of the data set).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from trustlab._checks import check_choice, check_in_range, check_positive_int
+from trustlab._lazy import require
+from trustlab.errors import InputError
+from trustlab.evals.logs import ReportFigure, ReportTable, ReportText, register_report_hook
+from trustlab.safety.context import (
+    MODES,
+    VOTES_PER_ITEM,
+    CaseBench,
+    ContextScores,
+    context_scores,
+    human_statistics,
+    judge_prompt,
+    load_casebench,
+    load_casebench_outputs,
+    parse_judgement,
+    safe_probability,
+    synthetic_casebench,
+)
+from trustlab.safety.context.data import check_ablate
+
+_inspect = require("inspect_ai", "evals")
+from inspect_ai.dataset import Sample  # noqa: E402
+from inspect_ai.model import GenerateConfig  # noqa: E402
+from inspect_ai.scorer import SampleScore, Score, metric, scorer  # noqa: E402
+from inspect_ai.solver import solver  # noqa: E402
+
+__all__ = [
+    "casebench",
+    "casebench_scores",
+    "casebench_outputs",
+    "casebench_report",
+    "SAMPLING",
+    "METRICS",
+]
+
+TASK = "casebench"
+SCORER = "casebench_judgement"
+#: mode -> (temperature, top_p, max_tokens): the spec's settings for open models.
+SAMPLING: dict[str, tuple[float, float, int]] = {
+    "binary": (0.6, 0.9, 256),
+    "score": (0.6, 0.9, 256),
+    "logits": (0.0, 1.0, 1),
+}
+TOP_LOGPROBS = 20
+#: The metrics of each mode (the headline keys of ContextScores and the parse-failure rate).
+METRICS: dict[str, tuple[str, ...]] = {
+    "binary": ("accuracy", "safe_recall", "unsafe_recall", "f1_safe", "f1_unsafe"),
+    **{
+        mode: (
+            "accuracy",
+            "safe_recall",
+            "unsafe_recall",
+            "f1_safe",
+            "f1_unsafe",
+            "pearson",
+            "bce",
+            "brier",
+        )
+        for mode in ("score", "logits")
+    },
+}
+# what a sample's metadata carries: the record as the authors' files hold it
+_RECORD = ("query", "category", "context", "context_intended_to_be_safe", "safe_rate")
+
+
+# --------------------------------------------------------------------------- the task
+
+
+def _dataset(data: Any) -> tuple[CaseBench, str]:
+    """The records to judge and how the log names their source."""
+    if data is None or data == "":
+        return synthetic_casebench(), "synthetic"
+    if not isinstance(data, (str, os.PathLike)):
+        raise InputError.bad("data", "a path to a CASEBench_data.json file (or unset)", data)
+    try:
+        return load_casebench(data), str(Path(data).resolve())
+    except InputError as exc:
+        message = str(exc)
+        if exc.argument == "path" and message.startswith("path:"):
+            message = "data:" + message[len("path:") :]
+        raise InputError(message, argument="data") from None
+
+
+def _samples(data: CaseBench, mode: str, ablate: tuple[str, ...]) -> list[Any]:
+    samples = []
+    for i, record in enumerate(data.records()):
+        samples.append(
+            Sample(
+                id=i,
+                input=judge_prompt(record["query"], record["context"], mode, ablate),
+                metadata={key: record[key] for key in _RECORD},
+            )
+        )
+    return samples
+
+
+@_inspect.task
+def casebench(
+    mode: str = "binary",
+    data: str | None = None,
+    ablate: str | Sequence[str] = "",
+    temperature: float | None = None,
+    top_p: float | None = None,
+    max_tokens: int | None = None,
+    retries: int = 2,
+) -> Any:
+    """CASE-Bench judging in one mode (see the module docstring).
+
+    Parameters
+    ----------
+    mode : {"binary", "score", "logits"}
+    data : path, optional
+        A ``CASEBench_data.json`` in the authors' format; default the shipped synthetic set.
+    ablate : str or sequence of str
+        CI groups or keys removed from every context ("sender,recipient", "confidentiality";
+        all three groups: no context). An unknown name is an InputError before any sample runs.
+    temperature, top_p, max_tokens : optional
+        Override the mode's sampling (:data:`SAMPLING`); logits mode always decodes one token
+        greedily.
+    retries : int
+        Binary and score modes: ask again, up to this many times, when nothing is parseable.
+    """
+    mode = check_choice(mode, "mode", MODES)
+    removed = check_ablate(ablate)
+    default_t, default_p, default_tokens = SAMPLING[mode]
+    if mode == "logits":
+        for name, value, greedy in (("temperature", temperature, 0), ("top_p", top_p, 1)):
+            if value is not None and value != greedy:
+                raise InputError.bad(name, f"unset or {greedy} in logits mode (greedy)", value)
+    temperature = (
+        default_t if temperature is None else check_in_range(temperature, "temperature", 0.0, 2.0)
+    )
+    top_p = default_p if top_p is None else check_in_range(top_p, "top_p", 0.0, 1.0, low_open=True)
+    tokens = default_tokens if max_tokens is None else check_positive_int(max_tokens, "max_tokens")
+    retries = check_positive_int(retries, "retries", minimum=0)
+    records, source = _dataset(data)
+    config = GenerateConfig(temperature=temperature, top_p=top_p, max_tokens=tokens)
+    if mode == "logits":
+        config = GenerateConfig(
+            temperature=0.0, max_tokens=tokens, logprobs=True, top_logprobs=TOP_LOGPROBS
+        )
+    return _inspect.Task(
+        dataset=_samples(records, mode, removed),
+        solver=_judge(mode, retries if mode != "logits" else 0),
+        scorer=casebench_judgement(mode),
+        metrics=[_METRIC_FACTORIES[key]() for key in (*METRICS[mode], "parse_failure_rate")],
+        config=config,
+        metadata={"mode": mode, "ablate": ",".join(removed), "data": source},
+    )
+
+
+@solver
+def _judge(mode: str, retries: int) -> Any:
+    """Generate; while nothing is parseable, generate again from the prompt (``retries`` times)."""
+
+    async def solve(state: Any, generate: Any) -> Any:
+        prompt, attempts = list(state.messages), 0
+        while attempts <= retries:
+            state.messages = list(prompt)
+            state = await generate(state)
+            attempts += 1
+            if _value(state.output, mode) != "":
+                break
+        state.metadata["attempts"] = attempts
+        return state
+
+    return solve
+
+
+def _value(output: Any, mode: str) -> str | float:
+    """The value of one answer as the authors' files hold it ("" when nothing parses)."""
+    if mode != "logits":
+        return parse_judgement(output.completion or "", mode)
+    choices = output.choices or []
+    logprobs = choices[0].logprobs if choices else None
+    if logprobs is None or not logprobs.content:
+        return ""
+    return safe_probability(logprobs.content[0].top_logprobs or [])
+
+
+@scorer(metrics=[], name=SCORER)
+def casebench_judgement(mode: str) -> Any:
+    """The parsed judgement of each sample (see :func:`_value`); the record rides along."""
+    check_choice(mode, "mode", MODES)
+
+    async def score(state: Any, target: Any) -> Any:
+        value = _value(state.output, mode)
+        return Score(
+            value=value,
+            answer=state.output.completion,
+            metadata={
+                "mode": mode,
+                "parsed": value != "",
+                "attempts": state.metadata.get("attempts", 1),
+                **{key: state.metadata[key] for key in _RECORD},
+            },
+        )
+
+    return score
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def _scores_of(sample_scores: list[SampleScore]) -> ContextScores:
+    meta = [s.score.metadata or {} for s in sample_scores]
+    if not meta or "mode" not in meta[0]:
+        raise InputError.bad("scores", "casebench_judgement scores", len(meta))
+    return context_scores(
+        [s.score.value for s in sample_scores],
+        [m["safe_rate"] for m in meta],
+        meta[0]["mode"],
+        categories=[m["category"] for m in meta],
+        intended_safe=[m["context_intended_to_be_safe"] for m in meta],
+        n_bootstrap=0,
+    )
+
+
+def _define_metric(key: str) -> Any:
+    def factory() -> Any:
+        def compute(scores: list[SampleScore]) -> float:
+            result = _scores_of(scores)
+            value = getattr(result, key)
+            return math.nan if value is None else float(value)
+
+        return compute
+
+    factory.__name__ = factory.__qualname__ = key
+    return metric(name=key, scores="unreduced")(factory)
+
+
+_METRIC_FACTORIES = {key: _define_metric(key) for key in (*METRICS["score"], "parse_failure_rate")}
+
+
+# --------------------------------------------------------------------------- logs
+
+
+def _log(log: Any) -> Any:
+    """An inspect EvalLog with its samples (a path is read)."""
+    if isinstance(log, (str, os.PathLike)):
+        from inspect_ai.log import read_eval_log
+
+        log = read_eval_log(str(log))
+    task = getattr(getattr(log, "eval", None), "task", None)
+    if not isinstance(task, str) or task.split("/")[-1] != TASK:
+        raise InputError.bad("log", "an inspect log of the casebench task", task or log)
+    if log.status != "success":
+        raise InputError.bad("log", "a successful casebench log (status 'success')", log.status)
+    if not log.samples:
+        raise InputError.bad("log", "a casebench log with its samples", "no samples")
+    return log
+
+
+def casebench_outputs(log: Any) -> list[dict]:
+    """A casebench log as the authors' released output file: the records (21-vote lists) with
+    each prediction under the model's name, in the data set's order.
+
+    ``log``: an inspect ``EvalLog`` (samples included) or its path.
+    """
+    log = _log(log)
+    model = log.eval.model
+    records = []
+    for sample in sorted(log.samples, key=lambda s: int(s.id)):
+        score = (sample.scores or {}).get(SCORER)
+        if score is None:
+            raise InputError.bad("log", f"samples scored by {SCORER}", sample.id)
+        meta = sample.metadata
+        k = round(float(meta["safe_rate"]) * VOTES_PER_ITEM)
+        record = {key: meta[key] for key in _RECORD}
+        record["scores"] = [1] * k + [2] * (VOTES_PER_ITEM - k)
+        record[model] = score.value
+        records.append(record)
+    return records
+
+
+def casebench_scores(
+    log: Any, n_bootstrap: int = 1000, confidence_level: float = 0.95, random_state: Any = 0
+) -> ContextScores:
+    """The metrics of a casebench log, as ``trustlab safety context score`` gives them for the
+    same predictions in an output file (:func:`casebench_outputs`)."""
+    log = _log(log)
+    data = load_casebench_outputs(casebench_outputs(log), log.eval.model)
+    return context_scores(
+        data.predictions,
+        data.safe_rate,
+        log.eval.metadata["mode"],
+        categories=data.categories,
+        intended_safe=data.intended_safe,
+        model=data.model,
+        n_bootstrap=n_bootstrap,
+        confidence_level=confidence_level,
+        random_state=random_state,
+    )
+
+
+# --------------------------------------------------------------------------- report
+
+
+def _band(result: ContextScores, key: str) -> str:
+    value = getattr(result, key)
+    if value is None or value != value:
+        return "n/a"
+    low, high = result.intervals.get(key, (None, None))
+    return f"{value:.3f}" if low is None else f"{value:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def _human_panel(logs: list[Any]) -> list[Any]:
+    """The human statistics of each data set the logs judged (the full set when readable)."""
+    blocks: list[Any] = []
+    for source in dict.fromkeys(log.eval.metadata.get("data", "synthetic") for log in logs):
+        if source == "synthetic":
+            data, where = synthetic_casebench(), "the shipped synthetic set"
+        elif Path(source).is_file():
+            data, where = load_casebench(source), source
+        else:
+            blocks.append(ReportText(f"Human statistics: {source} is no longer readable."))
+            continue
+        try:
+            stats = human_statistics(data)
+        except InputError as exc:
+            blocks.append(ReportText(f"Human statistics of {where}: not available ({exc})."))
+            continue
+        ci = stats.cluster_interval
+        rows = [
+            ["queries (paired)", stats.n_queries],
+            ["safe-vote share, safe-intended", round(stats.safe_rate_safe_context, 4)],
+            ["safe-vote share, unsafe-intended", round(stats.safe_rate_unsafe_context, 4)],
+            ["pooled z", round(stats.pooled.statistic, 3)],
+            ["pooled p", f"{stats.pooled.p_value:.3g}"],
+            [f"queries with a significant increase (p < {stats.alpha:g})", stats.n_significant],
+            ["majority flips", stats.n_flips],
+            ["mean per-query difference", round(stats.mean_difference, 4)],
+            ["Wilcoxon p", f"{stats.wilcoxon.p_value:.3g}"],
+            [f"cluster bootstrap {ci.confidence_level:.0%} CI", f"[{ci.low:.4f}, {ci.high:.4f}]"],
+            [f"power with {stats.votes_per_item} votes", round(stats.power_at_votes, 3)],
+        ]
+        blocks.append(ReportTable(["statistic", "value"], rows, f"Human statistics of {where}"))
+        blocks.append(
+            ReportFigure(stats.plot, f"Per-query context effect on the human votes ({where})")
+        )
+    return blocks
+
+
+def casebench_report(logs: list[Any]) -> list[Any]:
+    """The report blocks of the casebench logs (the hook of ``trustlab eval report``)."""
+    done = [log for log in logs if log.status == "success" and log.samples]
+    blocks: list[Any] = [
+        ReportText(
+            "CASE-Bench judging: metrics against the human majority (soft label safe_rate for "
+            "Pearson x 100, BCE and Brier) with percentile bootstrap intervals over items; "
+            "parse failures count as unsafe (score mode: 1.0) and are reported separately. "
+            f"{len(logs) - len(done)} unfinished or errored log(s) left out."
+        )
+    ]
+    if not done:
+        return blocks
+    scored = [(log, casebench_scores(log)) for log in done]
+    keys = ("accuracy", "safe_recall", "unsafe_recall", "f1_safe", "f1_unsafe")
+    extra = ("pearson", "bce", "brier")
+    rows = []
+    for log, result in scored:
+        meta = log.eval.metadata
+        rows.append(
+            [log.eval.model, meta["mode"], meta["ablate"] or "none", result.n_items]
+            + [_band(result, k) for k in (*keys, *extra)]
+            + [f"{result.n_parse_failures} ({result.parse_failure_rate:.1%})"]
+        )
+    columns = ["model", "mode", "ablated", "items", *keys, *extra, "parse failures"]
+    blocks.append(ReportTable(columns, rows, "Per-model metrics (95% bootstrap intervals)"))
+    blocks.append(_ablation_table(scored))
+    context_rows, category_rows = [], []
+    for log, result in scored:
+        who = [log.eval.model, log.eval.metadata["mode"], log.eval.metadata["ablate"] or "none"]
+        for row in result.by_context:
+            context_rows.append(
+                who + [row["context"], row["human"], row["items"], row["mismatches"],
+                       round(row["mismatch_rate"], 4)]
+            )  # fmt: skip
+        for row in result.by_category:
+            category_rows.append(
+                who + [row["category"], row["items"], row["mismatches"], round(row["accuracy"], 4)]
+            )
+    blocks.append(
+        ReportTable(
+            ["model", "mode", "ablated", "context", "human", "items", "mismatches", "rate"],
+            context_rows,
+            "Mismatches by intended context and human label",
+        )
+    )
+    blocks.append(
+        ReportTable(
+            ["model", "mode", "ablated", "category", "items", "mismatches", "accuracy"],
+            category_rows,
+            "Mismatches by category",
+        )
+    )
+    return blocks + _human_panel(done)
+
+
+def _ablation_table(scored: list[tuple[Any, ContextScores]]) -> ReportTable:
+    """One row per log's ablation, with the change from the same model and mode's full context
+    (the newest such log)."""
+    full = {
+        (log.eval.model, log.eval.metadata["mode"]): result
+        for log, result in scored
+        if not log.eval.metadata["ablate"]
+    }
+    rows = []
+    for log, result in scored:
+        mode = log.eval.metadata["mode"]
+        base = full.get((log.eval.model, mode))
+        change = None if base is None else round(result.accuracy - base.accuracy, 4)
+        rows.append(
+            [log.eval.model, mode, log.eval.metadata["ablate"] or "none (full context)",
+             round(result.accuracy, 4), round(result.safe_recall, 4),
+             round(result.unsafe_recall, 4), change]
+        )  # fmt: skip
+    return ReportTable(
+        ["model", "mode", "removed from the context", "accuracy", "safe_recall", "unsafe_recall",
+         "accuracy change vs full context"],
+        rows,
+        "Context ablations",
+    )  # fmt: skip
+
+
+register_report_hook(TASK, casebench_report)

@@ -1,0 +1,114 @@
+"""The casebench report hook: its tables in trustlab eval report's report.json and report.html,
+with numbers equal to casebench_scores and human_statistics."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("inspect_ai")
+
+from trustlab.cli.main import main  # noqa: E402
+from trustlab.evals import read_logs, run_eval  # noqa: E402
+from trustlab.evals.casebench import casebench_scores  # noqa: E402
+from trustlab.safety.context import human_statistics, synthetic_casebench  # noqa: E402
+
+JUNK = "trivial/junk"  # nothing parseable (conftest.py)
+SAFE = "casebench-fixed/safe"  # always a parseable "safe" (conftest.py)
+
+
+def cli(capsys, *argv):
+    with pytest.raises(SystemExit) as exit_info:
+        main(list(argv))
+    out, err = capsys.readouterr()
+    return exit_info.value.code, out, err
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    """Logs of two models, one with an ablation, and the report of their folder."""
+    logs = tmp_path_factory.mktemp("casebench-logs")
+    run_eval("casebench", [SAFE, JUNK], log_dir=logs, limit=6, task_args={"retries": 0})
+    run_eval("casebench", SAFE, log_dir=logs, limit=6, task_args={"ablate": "recipient"})
+    out = tmp_path_factory.mktemp("casebench-report")
+    return logs, out
+
+
+def test_the_report_holds_the_casebench_tables(report, capsys):
+    logs, out = report
+    code, _, err = cli(capsys, "eval", "report", str(logs), "--out", str(out))
+    assert code == 0, err
+    page = json.loads((out / "report.json").read_text())
+    (section,) = [s for s in page["sections"] if s["id"] == "task-casebench"]
+    captions = [t["caption"] for t in section["data"]["tables"]]
+    assert captions == [
+        "Per-model metrics (95% bootstrap intervals)",
+        "Context ablations",
+        "Mismatches by intended context and human label",
+        "Mismatches by category",
+        "Human statistics of the shipped synthetic set",
+    ]
+    html = (out / "report.html").read_text()
+    for caption in captions:
+        assert caption in html
+
+
+def test_the_reports_numbers_are_the_scores_of_each_log(report):
+    logs, _ = report
+    result = read_logs(logs)
+    tables = {t["caption"]: t for t in result.extra_tables["casebench"]}
+    per_model = tables["Per-model metrics (95% bootstrap intervals)"]
+    from inspect_ai.log import read_eval_log
+
+    full = {}
+    for entry in result.logs:
+        log = read_eval_log(entry["path"])
+        scores = casebench_scores(log)
+        row = next(
+            r
+            for r in per_model["rows"]
+            if r[0] == log.eval.model and r[2] == (log.eval.metadata["ablate"] or "none")
+        )
+        low, high = scores.intervals["accuracy"]
+        assert row[4] == f"{scores.accuracy:.3f} [{low:.3f}, {high:.3f}]"
+        assert row[-1].startswith(f"{scores.n_parse_failures} (")
+        if not log.eval.metadata["ablate"]:
+            full[log.eval.model] = scores
+    assert per_model["rows"][[r[0] for r in per_model["rows"]].index(JUNK)][-1] == "6 (100.0%)"
+    ablations = tables["Context ablations"]["rows"]
+    (cut,) = [r for r in ablations if r[2] == "recipient"]
+    assert cut[0] == SAFE and cut[-1] == pytest.approx(cut[3] - full[SAFE].accuracy, abs=1e-4)
+    assert {r[2] for r in ablations} == {"none (full context)", "recipient"}
+    by_context = tables["Mismatches by intended context and human label"]["rows"]
+    assert sum(r[5] for r in by_context) == 3 * 6  # every item of each of the 3 logs, once
+
+
+def test_the_human_panel_is_human_statistics_of_the_whole_data_set(report):
+    logs, _ = report
+    tables = {t["caption"]: t for t in read_logs(logs).extra_tables["casebench"]}
+    panel = dict(tables["Human statistics of the shipped synthetic set"]["rows"])
+    stats = human_statistics(synthetic_casebench())
+    assert panel["queries (paired)"] == stats.n_queries == 30  # the full set, not the 6 judged
+    assert panel["pooled z"] == round(stats.pooled.statistic, 3)
+    assert panel["majority flips"] == stats.n_flips
+
+
+def test_a_fresh_process_finds_the_hook_of_a_builtin_task(report):
+    """``trustlab eval report`` in a new process imports no task module itself: read_logs loads
+    the built-in task's module (and so its hook) for the logs it finds."""
+    logs, _ = report
+    code = (
+        "import sys; from trustlab.evals import read_logs; "
+        "assert 'trustlab.evals.casebench' not in sys.modules; "
+        f"print(sorted(read_logs({str(logs)!r}).extra_tables))"
+    )
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "['casebench']"
