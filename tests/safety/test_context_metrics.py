@@ -168,3 +168,14 @@ def test_bad_inputs_are_refused():
         context_scores([11.0, 3.0], _rates([3, 4]), "score")
     with pytest.raises(InputError, match="same length"):
         context_scores(["safe"], _rates([3, 4]), "binary")
+
+
+@pytest.mark.parametrize("value", [7.0, 7.3, 0.1 + 0.2])
+def test_a_constant_prediction_has_no_correlation_not_a_rounding_artifact(value):
+    # one-pass moments give E[x^2] - E[x]^2 = a rounding residue for a constant x, and so a
+    # spurious r; scipy's pearsonr gives NaN for constant input
+    rng = np.random.default_rng(0)
+    safe_rate = rng.integers(0, 22, 12) / 21
+    mode, x = ("score", [value] * 12) if value > 1 else ("logits", [value] * 12)
+    result = context_scores(x, safe_rate, mode, n_bootstrap=50, random_state=0)
+    assert result.pearson != result.pearson

@@ -193,15 +193,30 @@ def _weighted_metrics(w: np.ndarray, truth: np.ndarray, pred: np.ndarray, score,
         }
         if score is not None:
             x, p = score
-            mx, my = (w @ x) / total, (w @ y) / total
-            cov = (w @ (x * y)) / total - mx * my
-            vx = (w @ (x * x)) / total - mx**2
-            vy = (w @ (y * y)) / total - my**2
-            out["pearson"] = 100.0 * cov / np.sqrt(vx * vy)
+            out["pearson"] = 100.0 * _weighted_pearson(w, x, y, total)
             loss = -(xlogy(y, p) + (1 - y) * np.log(1 - p + BCE_EPSILON))
             out["bce"] = (w @ loss) / total
             out["brier"] = (w @ (p - y) ** 2) / total
     return out
+
+
+def _weighted_pearson(w: np.ndarray, x: np.ndarray, y: np.ndarray, total: np.ndarray):
+    """Pearson r per row of weights (centred two-pass sums); NaN where x or y is constant on
+    the row's items, as scipy's ``pearsonr`` gives (a one-pass E[x^2] - E[x]^2 turns rounding
+    into a spurious r there)."""
+    mx, my = (w @ x) / total, (w @ y) / total
+    dx, dy = x[None, :] - mx[:, None], y[None, :] - my[:, None]
+    cov = (w * dx * dy).sum(axis=1)
+    vx, vy = (w * dx * dx).sum(axis=1), (w * dy * dy).sum(axis=1)
+    used = w > 0
+    constant = np.zeros(len(w), dtype=bool)
+    for values in (x, y):
+        high = np.where(used, values[None, :], -np.inf).max(axis=1)
+        low = np.where(used, values[None, :], np.inf).min(axis=1)
+        constant |= high == low
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = cov / np.sqrt(vx * vy)
+    return np.where(constant, np.nan, np.clip(r, -1.0, 1.0))
 
 
 def _breakdowns(truth, pred, intended, categories) -> tuple[list, list]:
