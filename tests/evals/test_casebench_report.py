@@ -78,7 +78,9 @@ def test_the_reports_numbers_are_the_scores_of_each_log(report):
         assert row[-1].startswith(f"{scores.n_parse_failures} (")
         if not log.eval.metadata["ablate"]:
             full[log.eval.model] = scores
-    assert per_model["rows"][[r[0] for r in per_model["rows"]].index(JUNK)][-1] == "6 (100.0%)"
+    junk = per_model["rows"][[r[0] for r in per_model["rows"]].index(JUNK)]
+    assert junk[-1] == "6 (100.0%)"  # items with no parsed answer
+    assert junk[-2] == "6 of 6 (100.0%)"  # unparseable answers (one per item here)
     ablations = tables["Context ablations"]["rows"]
     (cut,) = [r for r in ablations if r[2] == "recipient"]
     assert cut[0] == SAFE and cut[-1] == pytest.approx(cut[3] - full[SAFE].accuracy, abs=1e-4)
