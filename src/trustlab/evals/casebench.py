@@ -61,6 +61,7 @@ from trustlab.safety.context import (
     synthetic_casebench,
 )
 from trustlab.safety.context.data import check_ablate
+from trustlab.safety.context.metrics import HEADLINE_KEYS
 
 _inspect = require("inspect_ai", "evals")
 from inspect_ai import Epochs  # noqa: E402
@@ -90,23 +91,8 @@ SAMPLING: dict[str, tuple[float, float, int]] = {
     "logits": (0.0, 1.0, 1),
 }
 TOP_LOGPROBS = 20
-#: The metrics of each mode (the headline keys of ContextScores and the parse-failure rate).
-METRICS: dict[str, tuple[str, ...]] = {
-    "binary": ("accuracy", "safe_recall", "unsafe_recall", "f1_safe", "f1_unsafe"),
-    **{
-        mode: (
-            "accuracy",
-            "safe_recall",
-            "unsafe_recall",
-            "f1_safe",
-            "f1_unsafe",
-            "pearson",
-            "bce",
-            "brier",
-        )
-        for mode in ("score", "logits")
-    },
-}
+#: The metrics of each mode: the headline keys of ContextScores (the parse-failure rate comes beside them).
+METRICS: dict[str, tuple[str, ...]] = HEADLINE_KEYS
 # what a sample's metadata carries: the record as the authors' files hold it
 _RECORD = ("query", "category", "context", "context_intended_to_be_safe", "safe_rate")
 
