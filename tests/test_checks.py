@@ -183,3 +183,15 @@ def test_lazy_names_import_on_first_use_only():
     assert getattr_("JSONDecodeError") is JSONDecodeError and getattr_("join") is join
     with pytest.raises(AttributeError, match="module 'json' has no attribute 'nope'"):
         getattr_("nope")
+
+
+def test_check_finite_rows_names_the_first_value_by_row_and_column():
+    from trustlab._checks import check_finite_rows
+
+    X = np.zeros((3, 2))
+    X[1, 1], X[2, 0] = -np.inf, np.nan
+    with pytest.raises(
+        InputError, match=r"^X: expected finite values, got -inf at row 1, column 1 \(2 "
+    ):
+        check_finite_rows(X, "X")
+    check_finite_rows(np.ones((2, 2)), "X")

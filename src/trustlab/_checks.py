@@ -96,6 +96,21 @@ def check_finite(arr: np.ndarray, name: str) -> None:
         )
 
 
+def check_finite_rows(X: np.ndarray, name: str) -> None:
+    """Raise if the 2-D ``X`` holds NaN or infinity, naming the first one as ``NaN``/``inf``/
+    ``-inf`` at its row and column (the words scikit-learn's estimator checks look for)."""
+    bad = ~np.isfinite(X)
+    if bad.any():
+        row, column = (int(i) for i in np.argwhere(bad)[0])
+        value = X[row, column]
+        word = "NaN" if np.isnan(value) else ("inf" if value > 0 else "-inf")
+        raise InputError(
+            f"{name}: expected finite values, got {word} at row {row}, column {column} "
+            f"({int(bad.sum())} non-finite value(s) in all)",
+            argument=name,
+        )
+
+
 def as_1d(value: Any, name: str, *, min_size: int = 1) -> np.ndarray:
     """A 1-D array of any dtype (labels, groups); pandas objects and lists are accepted."""
     if hasattr(value, "to_numpy"):

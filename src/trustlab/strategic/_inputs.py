@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from scipy.sparse import issparse
 
-from trustlab._checks import as_1d, as_float_array
+from trustlab._checks import as_1d, as_float_array, check_finite_rows
 from trustlab.errors import InputError, describe
 
 __all__ = [
@@ -77,16 +77,7 @@ def check_learner_features(X: Any, estimator: str, n_features: int | None = None
             f"is required by {estimator}.",
             argument="X",
         )
-    bad = ~np.isfinite(features)
-    if bad.any():
-        row, column = (int(i) for i in np.argwhere(bad)[0])
-        value = features[row, column]
-        word = "NaN" if np.isnan(value) else ("inf" if value > 0 else "-inf")
-        raise InputError(
-            f"X: expected finite values, got {word} at row {row}, column {column} "
-            f"({int(bad.sum())} non-finite value(s) in all)",
-            argument="X",
-        )
+    check_finite_rows(features, "X")
     if n_features is not None and columns != n_features:
         raise InputError(
             f"X: expected {n_features} column(s), got {columns} (X has {columns} features, but "

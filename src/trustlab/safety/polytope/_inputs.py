@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from scipy.sparse import issparse
 
-from trustlab._checks import as_1d
+from trustlab._checks import as_1d, check_finite_rows
 from trustlab.errors import InputError, describe
 
 __all__ = ["CLASSES", "check_activations", "as_unsafe_labels", "as_categories"]
@@ -88,16 +88,7 @@ def check_activations(
             "required.",
             argument=name,
         )
-    bad = ~np.isfinite(X)
-    if bad.any():
-        row, column = (int(i) for i in np.argwhere(bad)[0])
-        value = X[row, column]
-        word = "NaN" if np.isnan(value) else ("inf" if value > 0 else "-inf")
-        raise InputError(
-            f"{name}: expected finite values, got {word} at row {row}, column {column} "
-            f"({int(bad.sum())} non-finite value(s) in all)",
-            argument=name,
-        )
+    check_finite_rows(X, name)
     return X
 
 
