@@ -62,6 +62,21 @@ CORRECTION_HELP = (
 # this layer (chosen on training prompts of SmolLM2-135M; docs/safety-polytope.md)
 DIRECTION_PROMPTS = 32
 DIRECTION_LAYER = 12
+# options shared by `eval` and `generate`
+CorrectFirstOption = Annotated[
+    int,
+    typer.Option(
+        "--correct-first", help="Steps whose states are checked (1: the prompt's last state only)."
+    ),
+]
+MarginOption = Annotated[float, typer.Option("--margin", help="Target c_k <= -margin.")]
+CorrectionOption = Annotated[str, typer.Option("--correction", help=CORRECTION_HELP)]
+DirectionLayerOption = Annotated[
+    int, typer.Option("--direction-layer", help="Layer of the refusal direction.")
+]
+StrengthOption = Annotated[
+    float, typer.Option("--strength", help="Multiple of the refusal direction added.")
+]
 FIT_FILES = ("polytope.json", "polytope.npz", "result.json", "facets.png")
 EVAL_FILES = ("result.json", "roc.png", "report.html")
 
@@ -147,21 +162,11 @@ def evaluate(
         int, typer.Option("--n-generate", help="Prompts of each class to generate for.")
     ] = 8,
     max_new_tokens: Annotated[int, typer.Option("--max-new-tokens")] = 32,
-    correct_first: Annotated[
-        int,
-        typer.Option(
-            "--correct-first",
-            help="Steps whose states are checked (1: the prompt's last state only).",
-        ),
-    ] = 1,
-    margin: Annotated[float, typer.Option("--margin", help="Target c_k <= -margin.")] = 1e-6,
-    correction: Annotated[str, typer.Option("--correction", help=CORRECTION_HELP)] = "project",
-    direction_layer: Annotated[
-        int, typer.Option("--direction-layer", help="Layer of the refusal direction.")
-    ] = DIRECTION_LAYER,
-    strength: Annotated[
-        float, typer.Option("--strength", help="Multiple of the refusal direction added.")
-    ] = 1.0,
+    correct_first: CorrectFirstOption = 1,
+    margin: MarginOption = 1e-6,
+    correction: CorrectionOption = "project",
+    direction_layer: DirectionLayerOption = DIRECTION_LAYER,
+    strength: StrengthOption = 1.0,
     out: Annotated[
         Path | None,
         typer.Option("--out", help="Write result.json, roc.png and report.html here."),
@@ -227,21 +232,11 @@ def generate(
     ],
     model: Annotated[str | None, typer.Option("--model")] = None,
     max_new_tokens: Annotated[int, typer.Option("--max-new-tokens")] = 64,
-    correct_first: Annotated[
-        int,
-        typer.Option(
-            "--correct-first",
-            help="Steps whose states are checked (1: the prompt's last state only).",
-        ),
-    ] = 1,
-    margin: Annotated[float, typer.Option("--margin")] = 1e-6,
-    correction: Annotated[str, typer.Option("--correction", help=CORRECTION_HELP)] = "project",
-    direction_layer: Annotated[
-        int, typer.Option("--direction-layer", help="Layer of the refusal direction.")
-    ] = DIRECTION_LAYER,
-    strength: Annotated[
-        float, typer.Option("--strength", help="Multiple of the refusal direction added.")
-    ] = 1.0,
+    correct_first: CorrectFirstOption = 1,
+    margin: MarginOption = 1e-6,
+    correction: CorrectionOption = "project",
+    direction_layer: DirectionLayerOption = DIRECTION_LAYER,
+    strength: StrengthOption = 1.0,
     yes: YesOption = False,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
