@@ -28,6 +28,7 @@ from typing import Annotated, Any
 import typer
 
 from trustlab import llm
+from trustlab.cli import safety_neutrality as _neutrality
 from trustlab.cli._common import (
     JSON_OPTION_HELP,
     YesOption,
@@ -51,6 +52,7 @@ polytope_app = typer.Typer(
     help="The safety polytope (SaP): detect and correct unsafe hidden states of a local model.",
 )
 app.add_typer(polytope_app, name="polytope")
+app.add_typer(_neutrality.app, name="neutrality")
 
 DEFAULT_MODEL = "smollm2-135m-instruct"
 DEFAULT_SOURCES = "harmbench,benign"
