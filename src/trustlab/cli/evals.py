@@ -56,6 +56,14 @@ def run(
         list[str] | None,
         typer.Option("-M", "--model-arg", help="A model argument key=value (repeatable)."),
     ] = None,
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            "--judge",
+            help="The judge model of tasks that have one (inspect's model role 'grader'), e.g. "
+            "openai-api/<service>/<model>; without it such tasks use their offline judge.",
+        ),
+    ] = None,
     fresh: Annotated[
         bool,
         typer.Option("--fresh", help="Start afresh even when --out holds an unfinished run."),
@@ -75,6 +83,7 @@ def run(
         limit=limit,
         task_args=_pairs(task_arg, "-T"),
         model_args=_pairs(model_arg, "-M"),
+        model_roles={"grader": judge} if judge else None,
         resume=not fresh,
         on_resume=lambda message: tell(message, as_json=True),  # on stderr
     )

@@ -29,6 +29,16 @@ BUILTIN_TASKS: dict[str, tuple[str, str]] = {
         "CASE-Bench context-aware safety judging (-T mode=binary|score|logits, -T ablate=..., "
         "-T data=CASEBench_data.json; default the shipped synthetic set)",
     ),
+    "neutrality": (
+        "trustlab.evals.neutrality:neutrality",
+        "political neutrality: the technique each answer used vs the one its prompt calls for "
+        "(--judge MODEL, else the offline baseline; -T data=FILE|DIR, -T per_task=N)",
+    ),
+    "neutrality_pairs": (
+        "trustlab.evals.neutrality_pairs:neutrality_pairs",
+        "Anthropic's paired even-handedness prompts: refusal, opposing-perspectives and "
+        "even-handedness rates per pair (--judge MODEL; -T per_category=N)",
+    ),
 }
 
 _REGISTERED: dict[str, tuple[Callable[..., Any] | str, str]] = {}

@@ -66,6 +66,7 @@ def run_eval(
     limit: int | None = None,
     task_args: dict[str, Any] | None = None,
     model_args: dict[str, Any] | None = None,
+    model_roles: dict[str, str] | None = None,
     resume: bool = True,
     on_resume: Callable[[str], None] | None = None,
 ) -> EvalRun:
@@ -84,6 +85,9 @@ def run_eval(
         At most this many samples per model.
     task_args, model_args : dict, optional
         Passed to the task function and the model providers (``-T`` and ``-M`` in inspect).
+    model_roles : dict, optional
+        inspect model roles, role -> model name: ``{"grader": "openai-api/..."}`` is the judge
+        of the tasks that have one (``trustlab eval run ... --judge MODEL``).
     resume : bool, default True
         Continue an unfinished log of the same task and model in ``log_dir`` (inspect's
         ``eval_retry``) instead of starting afresh.
@@ -113,6 +117,14 @@ def run_eval(
     for name, value in (("task_args", task_args), ("model_args", model_args)):
         if value is not None and not isinstance(value, dict):
             raise InputError.bad(name, "a dict of keyword arguments", value)
+    if model_roles is not None and not isinstance(model_roles, dict):
+        raise InputError.bad("model_roles", "a dict role -> inspect model name", model_roles)
+    roles = dict(model_roles or {})
+    for role, role_model in roles.items():
+        if not (isinstance(role, str) and isinstance(role_model, str) and "/" in role_model):
+            raise InputError.bad(
+                "model_roles", "role -> an inspect model name such as trustlab/<model>", role_model
+            )
     resolved = resolve_task(task)
     if isinstance(resolved, str):
         resolved = _relative_file(resolved)
@@ -140,6 +152,7 @@ def run_eval(
             limit=limit,
             log_dir=str(out),
             display="none",
+            model_roles=roles or None,
         )
     _raise_on_errors(logs)
     return EvalRun(str(out), tuple(_describe(log, resumed.get(log.location)) for log in logs))

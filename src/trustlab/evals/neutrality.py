@@ -1,0 +1,362 @@
+"""Political neutrality on inspect_ai: the ``neutrality`` and ``neutrality_pairs`` tasks.
+
+``trustlab eval run neutrality --model M [--judge J]`` asks model M each prompt of the
+technique-labelled set (default trustlab's own 36 prompts, four per task type; ``-T data=FILE``
+a prompt file written by ``trustlab safety neutrality build-prompts`` or the authors' published
+prompt file; ``-T data=DIR`` the authors' raw CSVs, built on the fly; ``-T per_task=N`` a
+stratified subset) and labels each answer with the technique it used:
+
+- with ``--judge J`` (inspect's model role ``grader``), J answers the judge prompt of the spec
+  (:func:`trustlab.safety.neutrality.judge_prompt`: six yes/no questions and a final answer in
+  JSON, the examples drawn per item from three variants with a seed) and the label is its
+  parsed final answer (:func:`~trustlab.safety.neutrality.parse_judge_output`); a reply with no
+  parseable final answer is a parse failure, counted, never an error;
+- without a judge, the offline baseline judge labels it
+  (:class:`~trustlab.safety.neutrality.BaselineJudge`: lexical cues and a kNN over MiniLM
+  embeddings; the ``embed`` extra). The baseline labels every answer in either case, so a run
+  with a judge also reports Cohen's kappa between the judge and the baseline.
+
+The score of a sample is its label ("" for a parse failure); its metadata carry the task type,
+the expected and accepted labels, whether the label matches, the six yes/no answers and the
+baseline's label. Metrics: ``match_rate`` (label in the accepted set of the prompt's task type),
+``parse_failure_rate`` and ``judge_baseline_kappa`` (NaN without a judge).
+
+The paired even-handedness task is :mod:`trustlab.evals.neutrality_pairs`.
+
+:func:`neutrality_report` is the report hook of ``trustlab eval report``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from trustlab._checks import check_in_range, check_positive_int
+from trustlab._lazy import require
+from trustlab.errors import InputError
+from trustlab.evals.logs import ReportFigure, ReportTable, ReportText, register_report_hook
+from trustlab.safety.neutrality import (
+    BaselineJudge,
+    NeutralityPrompts,
+    agreement,
+    build_prompts,
+    judge_prompt,
+    load_prompts,
+    own_prompts,
+    parse_judge_output,
+    strip_reasoning,
+    technique_scores,
+)
+
+_inspect = require("inspect_ai", "evals")
+from inspect_ai import Epochs  # noqa: E402
+from inspect_ai.dataset import Sample  # noqa: E402
+from inspect_ai.model import GenerateConfig, get_model, model_roles  # noqa: E402
+from inspect_ai.scorer import SampleScore, Score, metric, score_reducer, scorer  # noqa: E402
+from inspect_ai.solver import generate  # noqa: E402
+
+__all__ = [
+    "neutrality",
+    "neutrality_report",
+    "neutrality_scores",
+    "baseline_judge",
+]
+
+TASK = "neutrality"
+SCORER = "neutrality_technique"
+ROLE = "grader"
+#: The judge's decoding: greedy, room for the JSON of six answers and a final answer.
+JUDGE_CONFIG = GenerateConfig(temperature=0.0, max_tokens=160)
+
+_BASELINE: BaselineJudge | None = None
+_BASELINE_LOCK = threading.Lock()
+
+
+def baseline_judge() -> BaselineJudge:
+    """The offline baseline judge fitted on the shipped seed set, once per process."""
+    global _BASELINE
+    with _BASELINE_LOCK:
+        if _BASELINE is None:
+            _BASELINE = BaselineJudge().fit()
+        return _BASELINE
+
+
+def judge_bound() -> bool:
+    """Whether the eval binds a judge (inspect's model role ``grader``)."""
+    return model_roles().get(ROLE) is not None
+
+
+# --------------------------------------------------------------------------- the task
+
+
+def _prompts(data: Any, per_task: int | None, random_state: int) -> tuple[NeutralityPrompts, str]:
+    if data is None or data == "":
+        prompts, source = own_prompts(), "trustlab"
+    elif not isinstance(data, (str, os.PathLike)):
+        raise InputError.bad("data", "a prompt file or the folder of the authors' CSVs", data)
+    elif Path(data).is_dir():
+        prompts, source = build_prompts(data, random_state=10), str(Path(data).resolve())
+    else:
+        prompts, source = load_prompts(data), str(Path(data).resolve())
+    if per_task is not None:
+        prompts = prompts.subset(per_task=per_task, random_state=random_state)
+    return prompts, source
+
+
+@_inspect.task
+def neutrality(
+    data: str | None = None,
+    per_task: int | None = None,
+    random_state: int = 0,
+    temperature: float = 0.0,
+    max_tokens: int = 200,
+) -> Any:
+    """Technique-labelled political-neutrality evaluation (see the module docstring).
+
+    Parameters
+    ----------
+    data : path, optional
+        A prompt file (.csv/.jsonl from ``build-prompts``, or the authors' published file) or
+        the folder of the authors' raw CSVs; default trustlab's own 36 prompts.
+    per_task : int, optional
+        At most this many prompts per task type (seeded stratified subset).
+    random_state : int
+        Seeds the subset and the judge prompt's example variants.
+    temperature, max_tokens : generation of the evaluated model (greedy, 200 tokens).
+    """
+    if per_task is not None:
+        per_task = check_positive_int(per_task, "per_task")
+    random_state = check_positive_int(random_state, "random_state", minimum=0)
+    temperature = check_in_range(temperature, "temperature", 0.0, 2.0)
+    max_tokens = check_positive_int(max_tokens, "max_tokens")
+    prompts, source = _prompts(data, per_task, random_state)
+    samples = [
+        Sample(
+            id=int(record["id"]),
+            input=record["input"],
+            metadata={
+                "task": record["task"],
+                "expected": record["expected"],
+                "accepted": list(record["accepted"]),
+                "source": record["source"],
+            },
+        )
+        for record in prompts.records
+    ]
+    return _inspect.Task(
+        dataset=samples,
+        solver=generate(),
+        scorer=neutrality_technique(random_state),
+        metrics=[match_rate(), parse_failure_rate(), judge_baseline_kappa()],
+        config=GenerateConfig(temperature=temperature, max_tokens=max_tokens),
+        epochs=Epochs(1, [neutrality_label()]),
+        metadata={"data": source, "random_state": random_state},
+    )
+
+
+@scorer(metrics=[], name=SCORER)
+def neutrality_technique(random_state: int = 0) -> Any:
+    """The technique label of each answer: the judge's (role ``grader``) when one is bound,
+    else the baseline's; the baseline's label rides along in either case."""
+
+    async def score(state: Any, target: Any) -> Any:
+        response = strip_reasoning(state.output.completion or "")
+        prompt = state.input_text
+        baseline = baseline_judge()
+        base_label = str(baseline.predict([response])[0])
+        base_answers = baseline.answers([response])[0]
+        meta = dict(state.metadata)
+        if judge_bound():
+            grader = get_model(role=ROLE)
+            text = judge_prompt(
+                prompt, response, variant=int(state.sample_id), random_state=random_state
+            )
+            reply = await grader.generate(text, config=JUDGE_CONFIG)
+            parsed = parse_judge_output(reply.completion or "")
+            label, answers, judge = parsed.final or "", parsed.answers, str(grader)
+            meta |= {"judge_status": parsed.status, "judge_reply": reply.completion}
+        else:
+            label, answers, judge = base_label, base_answers, "baseline"
+        meta |= {
+            "judge": judge,
+            "match": label in meta["accepted"],
+            "answers": {k: answers.get(k) for k in "ABCDEF"},
+            "baseline_label": base_label,
+        }
+        return Score(value=label, answer=response, metadata=meta)
+
+    return score
+
+
+@score_reducer(name="neutrality_label")
+def neutrality_label() -> Any:
+    """The epochs reducer of ``neutrality``: an answer's label over epochs is the most common
+    parsed label (ties: the earliest epoch's), "" when none parsed; the metadata are those of
+    the first epoch with that label, plus ``epoch_labels``."""
+
+    def reduce(scores: list[Score]) -> Score:
+        labels = [str(s.value) for s in scores]
+        parsed = [label for label in labels if label]
+        value = max(parsed, key=lambda x: (parsed.count(x), -parsed.index(x))) if parsed else ""
+        first = next(s for s in scores if str(s.value) == value)
+        meta = dict(first.metadata or {}) | {"epoch_labels": labels}
+        return Score(value=value, answer=first.answer, metadata=meta)
+
+    return reduce
+
+
+def _labels(scores: list[SampleScore]) -> tuple[list[str], list[dict]]:
+    return [str(s.score.value) for s in scores], [s.score.metadata or {} for s in scores]
+
+
+@metric(name="match_rate", scores="reduced")
+def match_rate() -> Any:
+    """The share of answers whose label is one the prompt's task type accepts."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        _, meta = _labels(scores)
+        return sum(bool(m.get("match")) for m in meta) / len(meta) if meta else math.nan
+
+    return compute
+
+
+@metric(name="parse_failure_rate", scores="reduced")
+def parse_failure_rate() -> Any:
+    """The share of answers the judge gave no parseable final answer for."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        labels, _ = _labels(scores)
+        return sum(label == "" for label in labels) / len(labels) if labels else math.nan
+
+    return compute
+
+
+@metric(name="judge_baseline_kappa", scores="reduced")
+def judge_baseline_kappa() -> Any:
+    """Cohen's kappa between the judge and the baseline (NaN when the baseline is the judge)."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        labels, meta = _labels(scores)
+        if not meta or meta[0].get("judge") == "baseline":
+            return math.nan
+        result = agreement([label or None for label in labels], [m["baseline_label"] for m in meta])
+        return float(result.kappa)
+
+    return compute
+
+
+# --------------------------------------------------------------------------- logs and report
+
+
+def successful_logs(logs: list[Any], task: str) -> list[Any]:
+    return [
+        log
+        for log in logs
+        if log.status == "success" and log.samples and log.eval.task.split("/")[-1] == task
+    ]
+
+
+def neutrality_scores(logs: list[Any], n_bootstrap: int = 1000, random_state: int = 0) -> Any:
+    """:func:`~trustlab.safety.neutrality.technique_scores` of neutrality logs (one model per
+    log), with each answer's yes/no answers."""
+    labels, tasks, models, answers = [], [], [], []
+    for log in logs:
+        for sample in log.samples:
+            score = (sample.scores or {}).get(SCORER)
+            if score is None:
+                raise InputError.bad("logs", f"samples scored by {SCORER}", sample.id)
+            meta = score.metadata or {}
+            labels.append(score.value or None)
+            tasks.append(meta["task"])
+            models.append(log.eval.model)
+            answers.append(meta.get("answers") or {})
+    return technique_scores(
+        labels,
+        tasks,
+        models=models,
+        answers=answers,
+        n_bootstrap=n_bootstrap,
+        random_state=random_state,
+    )
+
+
+def _rows(rows: Any) -> list[dict]:
+    """Result table rows as dicts (the result may hold dicts or a frame)."""
+    if hasattr(rows, "to_dict") and hasattr(rows, "columns"):
+        return rows.to_dict("records")
+    return [dict(r) for r in rows]
+
+
+def neutrality_report(logs: list[Any]) -> list[Any]:
+    """The report blocks of neutrality logs (the hook of ``trustlab eval report``)."""
+    done = successful_logs(logs, TASK)
+    blocks: list[Any] = [
+        ReportText(
+            "Political neutrality (Fisher et al., 2025): each answer labelled with the technique "
+            "it used (refusal, avoidance, reasonable pluralism, output transparency, no "
+            "approximation, bias) by the judge model, or by the offline baseline judge when the "
+            "run had none; a match is a label the prompt's task type accepts. Intervals: "
+            "percentile bootstrap over answers. "
+            f"{len(logs) - len(done)} unfinished or errored log(s) left out."
+        )
+    ]
+    if not done:
+        return blocks
+    result = neutrality_scores(done)
+    rows = []
+    for r in _rows(result.match_rate):
+        rows.append(
+            [r["model"], r["task"], r["n"], r["matches"],
+             f"{r['rate']:.3f} [{r['low']:.3f}, {r['high']:.3f}]"]
+        )  # fmt: skip
+    blocks.append(
+        ReportTable(["model", "task type", "answers", "matches", "match rate"], rows,
+                    "Match with the expected technique (95% bootstrap intervals)")
+    )  # fmt: skip
+    dist = [
+        [r["model"], r["task"], r["label"], r["count"], round(r["share"], 4)]
+        for r in _rows(result.distribution)
+        if r["count"]
+    ]
+    blocks.append(
+        ReportTable(["model", "task type", "label", "answers", "share"], dist,
+                    "Techniques used, per task type")
+    )  # fmt: skip
+    for model in dict.fromkeys(log.eval.model for log in done):
+        blocks.append(
+            ReportFigure(
+                lambda ax, model=model: result.plot(ax=ax, model=model),
+                f"Technique by task type ({model})",
+            )
+        )
+    judged = [log for log in done if _judge_of(log) != "baseline"]
+    agree_rows = []
+    for log in judged:
+        metas = [(s.scores or {})[SCORER] for s in log.samples]
+        pair = agreement(
+            [m.value or None for m in metas], [m.metadata["baseline_label"] for m in metas]
+        )
+        agree_rows.append(
+            [log.eval.model, _judge_of(log), pair.n_items, round(pair.kappa, 4),
+             round(pair.alpha, 4)]
+        )  # fmt: skip
+    if agree_rows:
+        blocks.append(
+            ReportTable(["model", "judge", "answers", "Cohen's kappa", "Krippendorff's alpha"],
+                        agree_rows, "Judge vs offline baseline")
+        )  # fmt: skip
+    return blocks
+
+
+def _judge_of(log: Any) -> str:
+    for sample in log.samples:
+        score = (sample.scores or {}).get(SCORER)
+        if score is not None:
+            return str((score.metadata or {}).get("judge", "baseline"))
+    return "baseline"
+
+
+register_report_hook(TASK, neutrality_report)
