@@ -279,6 +279,14 @@ def _safety_context_files(here: Path) -> None:
         (here / f"output_{mode}.json").write_text(json.dumps(records))
 
 
+def _neutrality_files(here: Path) -> None:
+    """The authors' raw CSVs where a clone of their repository keeps them (test data, GPL-3.0)."""
+    shutil.copytree(
+        ROOT / "tests" / "safety" / "neutrality_authors_data",
+        here / "Approximation_Political_Neutrality" / "Data",
+    )
+
+
 def _nothing(here: Path) -> None:
     """The examples use bundled data only."""
 
@@ -292,6 +300,7 @@ BUILDERS = {
     "explain-fastpd.md": _fastpd_files,
     "federated-uefl.md": _nothing,
     "llm-remote.md": _nothing,
+    "neutrality.md": _neutrality_files,
     "privacy-dsi.md": _dsi_files,
     "robustness-smoothing.md": _robustness_files,
     "safety-context.md": _safety_context_files,
@@ -417,5 +426,11 @@ def test_cli_examples_run(document, tmp_path, monkeypatch, capsys, local_models)
             )
             if path != ("llm", "serve"):  # serve says where it listens on stderr
                 assert stdout.strip() or out is not None, f"{example} printed nothing"
+            if "--json" in args:
+                json.loads(stdout)  # the whole of stdout is one JSON document
+            if path == ("audit",):
+                audit_out = tmp_path / (out or "out")
+                assert (audit_out / "report.html").is_file(), example
+                assert (audit_out / "predictions.csv").is_file(), example
     finally:
         servers.close()

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from cli_helpers import documented, one_line
+from cli_helpers import one_line
 from cli_helpers import run_main as run
 
 
@@ -226,49 +226,3 @@ def test_audit_beyond_the_row_limit_needs_yes(scored_csv, tmp_path, capsys, monk
     assert "200 rows, beyond the 100 rows this command runs without asking" in line
     assert not (tmp_path / "report.json").exists() and not (tmp_path / "predictions.csv").exists()
     assert run([*args, "--yes"], capsys)[0] == 0
-
-
-# --- the commands README.md and docs/audit.md show run as written ----------------------------
-
-
-def example_files(folder: Path) -> None:
-    """The files the examples name, small and made up."""
-    import skops.io
-    from sklearn.tree import DecisionTreeClassifier
-
-    rng = np.random.default_rng(0)
-    n = 160
-    x = rng.normal(size=(n, 2))
-    y = np.where(x[:, 0] + rng.normal(scale=0.5, size=n) > 0, "yes", "no")
-    sex = rng.choice(["f", "m"], size=n)
-    table = pd.DataFrame({"x1": x[:, 0], "x2": x[:, 1], "sex": sex, "y": y})
-    model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(table[["x1", "x2"]], y)
-    table.to_csv(folder / "mine.csv", index=False)
-    table.to_parquet(folder / "eval.parquet")
-    table.assign(yhat=model.predict(table[["x1", "x2"]])).to_parquet(folder / "scored.parquet")
-    skops.io.dump(model, folder / "clf.skops")
-    skops.io.dump(model, folder / "model.skops")
-    region = rng.choice(["Zürich", "Genève"], size=n)
-    y_hat = model.predict(table[["x1", "x2"]])
-    scored = pd.DataFrame({"x1": x[:, 0], "y": y, "region": region, "y_hat": y_hat})
-    scored.to_csv(folder / "scored.csv", index=False)
-    scored.drop(columns="y_hat").to_csv(folder / "survey.csv", index=False, encoding="latin-1")
-
-
-@pytest.mark.parametrize("page", ["README.md", "docs/audit.md"])
-def test_the_documented_audit_commands_run_as_written(page, tmp_path, monkeypatch, capsys):
-    import trustlab.audit.sections as sections
-
-    monkeypatch.setattr(sections, "SECTION_MODULES", ["overview", "fairness"])  # quicker
-    monkeypatch.chdir(tmp_path)
-    example_files(tmp_path)
-    commands = documented(page, "trustlab audit", "trustlab data")
-    assert sum(args[0] == "audit" for args in commands) >= 4
-    for args in commands:
-        code, out, err = run(args, capsys)
-        assert code == 0, (args, err)
-        if "--json" in args:
-            json.loads(out)
-        if args[0] == "audit":
-            out_dir = Path(args[args.index("--out") + 1] if "--out" in args else "out")
-            assert (out_dir / "report.html").is_file() and (out_dir / "predictions.csv").is_file()
