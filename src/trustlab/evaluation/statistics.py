@@ -4,7 +4,8 @@ Generic building blocks shared by the evaluations (CASE-Bench's human statistics
 
 - :func:`two_proportion_ztest` (pooled), :func:`per_item_ztests` (one pooled test per item,
   vectorised), :func:`wilcoxon_signed_rank` (paired differences), :func:`mcnemar_test` (paired
-  binary outcomes);
+  binary outcomes), :func:`paired_comparison` (two paired success vectors: the 2x2 table,
+  both success rates with :func:`wilson_interval` intervals, McNemar's test);
 - :func:`cluster_bootstrap_ci`: a percentile interval that resamples whole clusters (votes are
   clustered by item, so resampling single votes understates the uncertainty);
 - :func:`cohens_h`, :func:`normal_power`, :func:`normal_sample_size` (statsmodels'
@@ -35,6 +36,7 @@ from scipy import optimize, stats
 from trustlab._checks import (
     as_1d,
     as_float_array,
+    check_bool,
     check_choice,
     check_in_range,
     check_positive,
@@ -53,10 +55,13 @@ __all__ = [
     "ItemTests",
     "ClusterInterval",
     "SampleSize",
+    "PairedComparison",
     "two_proportion_ztest",
     "per_item_ztests",
     "wilcoxon_signed_rank",
     "mcnemar_test",
+    "paired_comparison",
+    "wilson_interval",
     "cluster_bootstrap_ci",
     "cohens_h",
     "normal_power",
@@ -306,27 +311,221 @@ def wilcoxon_signed_rank(
     )
 
 
-def mcnemar_test(only_first: int, only_second: int, exact: bool = True) -> SignificanceTest:
+def _mcnemar_method(exact: bool, correction: bool) -> str:
+    if exact:
+        return "McNemar (exact binomial)"
+    return "McNemar (chi-square, continuity-corrected)" if correction else "McNemar (chi-square)"
+
+
+def mcnemar_test(
+    only_first: int, only_second: int, exact: bool = True, *, correction: bool = False
+) -> SignificanceTest:
     """McNemar's test on paired binary outcomes from the discordant pairs.
 
     ``only_first`` (b) counts pairs positive under the first condition only, ``only_second``
-    (c) under the second only. Exact: the two-sided binomial test of b among b + c at 1/2;
-    otherwise the chi-square statistic (b - c)^2 / (b + c) without continuity correction.
+    (c) under the second only. Exact: the two-sided binomial test of b among b + c at 1/2
+    (``2 P(X <= min(b, c))`` clipped at 1); otherwise the chi-square statistic
+    (b - c)^2 / (b + c) on one degree of freedom, or with ``correction=True`` Edwards'
+    continuity-corrected (|b - c| - 1)^2 / (b + c) (statsmodels' ``mcnemar`` default; as there,
+    the correction is not clipped at 0, so b = c gives 1 / (b + c)). ``correction`` is ignored
+    when ``exact``.
+
+    >>> round(mcnemar_test(5, 15).p_value, 6)
+    0.041389
+    >>> round(mcnemar_test(5, 15, exact=False, correction=True).p_value, 6)
+    0.044171
     """
     b = check_positive_int(only_first, "only_first", minimum=0)
     c = check_positive_int(only_second, "only_second", minimum=0)
+    exact = check_bool(exact, "exact")
+    correction = check_bool(correction, "correction")
     total = b + c
     if total == 0:
         raise InputError.bad("only_first", "at least one discordant pair (b + c > 0)", 0)
     if exact:
         statistic = float(min(b, c))
         p_value = min(1.0, 2.0 * stats.binom.cdf(min(b, c), total, 0.5))
-        method = "McNemar (exact binomial)"
     else:
-        statistic = (b - c) ** 2 / total
+        statistic = (abs(b - c) - int(correction)) ** 2 / total
         p_value = float(stats.chi2.sf(statistic, 1))
-        method = "McNemar (chi-square)"
-    return SignificanceTest(method, statistic, float(p_value), "two-sided", (b - c) / total, total)
+    return SignificanceTest(
+        _mcnemar_method(exact, correction),
+        statistic,
+        float(p_value),
+        "two-sided",
+        (b - c) / total,
+        total,
+    )
+
+
+@dataclass(frozen=True)
+class PairedComparison(Result):
+    """Two paired success vectors compared: the 2x2 table, both rates and McNemar's test.
+
+    Attributes
+    ----------
+    table : tuple of tuples
+        ``((both, first only), (second only, neither))``: pair counts.
+    rate_first, rate_second : float
+        Success rates of the two conditions.
+    interval_first, interval_second : tuple of float
+        Their Wilson score intervals at ``confidence_level``.
+    p_value, statistic : float
+        McNemar's test on the discordant pairs (1.0 and 0.0 when there are none).
+    method : str
+    n : int
+        Pairs.
+    confidence_level : float
+    """
+
+    table: tuple[tuple[int, int], tuple[int, int]]
+    rate_first: float
+    rate_second: float
+    interval_first: tuple[float, float]
+    interval_second: tuple[float, float]
+    p_value: float
+    statistic: float
+    method: str
+    n: int
+    confidence_level: float = 0.95
+
+    figure_size = (5.0, 3.6)
+
+    @property
+    def discordant(self) -> int:
+        """Pairs where exactly one condition succeeded (b + c)."""
+        return self.table[0][1] + self.table[1][0]
+
+    def summary(self) -> str:
+        (lo1, hi1), (lo2, hi2) = self.interval_first, self.interval_second
+        level = f"{self.confidence_level:.0%} Wilson"
+        lines = [
+            f"{self.n} pairs: first {self.rate_first:.3f} [{lo1:.3f}, {hi1:.3f}], "
+            f"second {self.rate_second:.3f} [{lo2:.3f}, {hi2:.3f}] ({level})",
+            f"first only {self.table[0][1]}, second only {self.table[1][0]}, "
+            f"both {self.table[0][0]}, neither {self.table[1][1]}",
+        ]
+        if self.discordant == 0:
+            lines.append(f"{self.method}: no discordant pairs, no evidence of a difference (p = 1)")
+        else:
+            lines.append(f"{self.method}: statistic {self.statistic:.4g}, p = {self.p_value:.3g}")
+        return "\n".join(lines)
+
+    def plot(self, ax=None):
+        """Both success rates with their Wilson intervals."""
+        ax = new_axes(ax, figsize=self.figure_size)
+        rates = np.array([self.rate_first, self.rate_second])
+        intervals = np.array([self.interval_first, self.interval_second])
+        errors = np.abs(intervals.T - rates)
+        ax.bar([0, 1], rates, yerr=errors, capsize=6, color=["tab:red", "tab:blue"])
+        ax.set_xticks([0, 1], ["first", "second"])
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("success rate")
+        ax.set_title(f"McNemar p = {self.p_value:.3g} ({self.n} pairs)")
+        return ax
+
+
+def _paired_outcomes(value: Any, name: str) -> np.ndarray:
+    arr = as_1d(value, name)
+    if arr.dtype.kind == "b":
+        return arr
+    if arr.dtype.kind in "iuf" and np.isin(arr, (0, 1)).all():
+        return arr.astype(bool)
+    raise InputError.bad(name, "boolean outcomes (True/False or 0/1)", value)
+
+
+def paired_comparison(
+    first: Any,
+    second: Any,
+    *,
+    exact: bool = True,
+    correction: bool = True,
+    confidence_level: float = 0.95,
+) -> PairedComparison:
+    """Compare two conditions on the same items: success rates and McNemar's test.
+
+    ``first[i]`` and ``second[i]`` are the outcomes of item i under the two conditions (e.g. a
+    model combination and the strong model alone on one task). The table is
+    ``[[both, first only], [second only, neither]]``; the test is :func:`mcnemar_test` on the
+    discordant pairs (exact binomial, or chi-square with ``correction`` when ``exact=False``).
+    Without discordant pairs there is nothing to test: p = 1 and statistic 0 (the summary says
+    so). The rates' intervals are :func:`wilson_interval`.
+
+    Parameters
+    ----------
+    first, second : array-like of bool (or 0/1)
+        Paired outcomes, one per item, the same length.
+    exact : bool, default True
+    correction : bool, default True
+        The continuity correction of the chi-square test (used when ``exact`` is False).
+    confidence_level : float, default 0.95
+
+    Returns
+    -------
+    PairedComparison
+
+    >>> result = paired_comparison([1, 1, 1, 0, 1], [0, 0, 1, 0, 0])
+    >>> result.table, result.p_value
+    (((1, 3), (0, 1)), 0.25)
+    """
+    a = _paired_outcomes(first, "first")
+    b = _paired_outcomes(second, "second")
+    if len(b) != len(a):
+        raise InputError.bad("second", f"{len(a)} outcomes (one per item of first)", len(b))
+    exact = check_bool(exact, "exact")
+    correction = check_bool(correction, "correction")
+    level = check_probability(confidence_level, "confidence_level")
+    table = (
+        (int(np.sum(a & b)), int(np.sum(a & ~b))),
+        (int(np.sum(~a & b)), int(np.sum(~a & ~b))),
+    )
+    only_first, only_second = table[0][1], table[1][0]
+    if only_first + only_second == 0:
+        statistic, p_value = 0.0, 1.0
+    else:
+        test = mcnemar_test(only_first, only_second, exact, correction=correction)
+        statistic, p_value = test.statistic, test.p_value
+    n = len(a)
+    k1, k2 = int(a.sum()), int(b.sum())
+    return PairedComparison(
+        table=table,
+        rate_first=k1 / n,
+        rate_second=k2 / n,
+        interval_first=wilson_interval(k1, n, level),
+        interval_second=wilson_interval(k2, n, level),
+        p_value=float(p_value),
+        statistic=float(statistic),
+        method=_mcnemar_method(exact, correction),
+        n=n,
+        confidence_level=level,
+    )
+
+
+def wilson_interval(
+    successes: int, trials: int, confidence_level: float = 0.95
+) -> tuple[float, float]:
+    """Wilson's score interval for a binomial proportion.
+
+    With z the two-sided normal quantile of ``confidence_level`` and p = k / n:
+    (k + z^2/2) / (n + z^2) -/+ z sqrt(n) / (n + z^2) sqrt(p (1 - p) + z^2 / (4 n)), the
+    proportions p0 whose score test |p - p0| / sqrt(p0 (1 - p0) / n) <= z. It stays inside
+    [0, 1]; its ends are exactly 0 for k = 0 and 1 for k = n.
+
+    >>> [round(x, 4) for x in wilson_interval(8, 10)]
+    [0.4902, 0.9433]
+    """
+    n = check_positive_int(trials, "trials")
+    k = check_positive_int(successes, "successes", minimum=0)
+    if k > n:
+        raise InputError.bad("successes", f"at most trials = {n}", k)
+    level = check_probability(confidence_level, "confidence_level")
+    z = float(stats.norm.isf((1.0 - level) / 2.0))
+    p = k / n
+    centre = (k + z * z / 2.0) / (n + z * z)
+    half = z * math.sqrt(n) / (n + z * z) * math.sqrt(p * (1.0 - p) + z * z / (4.0 * n))
+    low = 0.0 if k == 0 else max(0.0, centre - half)
+    high = 1.0 if k == n else min(1.0, centre + half)
+    return low, high
 
 
 # --------------------------------------------------------------------------- bootstrap
