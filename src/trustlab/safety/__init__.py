@@ -4,7 +4,10 @@ corrections during generation (Safe Flow's exact projection, a refusal gate, ste
 model's own refusal direction) and honest detection numbers (cross-validated selection, bootstrap
 intervals); ``trustlab.safety.prompts``: harmful and benign prompt sets that work offline;
 ``trustlab.safety.refusal``: the keyword judge of refusals; ``trustlab.safety.context``:
-CASE-Bench, context-aware safety judging and human-agreement statistics.
+CASE-Bench, context-aware safety judging and human-agreement statistics;
+``trustlab.safety.neutrality``: political neutrality, technique-labelled evaluation;
+``trustlab.safety.misuse``: misuse through model combinations (benign proxy suites, checkers,
+decomposition, the defence-side monitor). The last two are imported from their packages.
 
 Public names are imported from their module on first use, so ``import trustlab.safety`` stays
 cheap (no torch, no model runtime).
