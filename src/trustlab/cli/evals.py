@@ -37,13 +37,14 @@ def run(
         ),
     ],
     model: Annotated[
-        list[str],
+        list[str] | None,
         typer.Option(
             "--model",
             help="An inspect model, e.g. trustlab/smollm2-135m-instruct or "
-            "openai-api/<service>/<model> (repeatable: one log per model).",
+            "openai-api/<service>/<model> (repeatable: one log per model). Tasks of two models "
+            "(misuse) take --strong and --weak instead; then the default is the --weak model.",
         ),
-    ],
+    ] = None,
     out: Annotated[
         Path, typer.Option("--out", help="The log folder (inspect's --log-dir).")
     ] = Path("logs"),
@@ -64,6 +65,22 @@ def run(
             "openai-api/<service>/<model>; without it such tasks use their offline judge.",
         ),
     ] = None,
+    strong: Annotated[
+        str | None,
+        typer.Option(
+            "--strong", help="The strong, aligned model of the misuse task (role 'strong')."
+        ),
+    ] = None,
+    weak: Annotated[
+        str | None,
+        typer.Option("--weak", help="The weak, unaligned model of the misuse task (role 'weak')."),
+    ] = None,
+    decomposer: Annotated[
+        str | None,
+        typer.Option(
+            "--decomposer", help="The misuse task's decomposition: manual or auto (-T decomposer)."
+        ),
+    ] = None,
     fresh: Annotated[
         bool,
         typer.Option("--fresh", help="Start afresh even when --out holds an unfinished run."),
@@ -76,14 +93,23 @@ def run(
     """
     from trustlab.evals import run_eval
 
+    roles = {"grader": judge, "strong": strong, "weak": weak}
+    roles = {role: name for role, name in roles.items() if name}
+    task_args = _pairs(task_arg, "-T")
+    if decomposer is not None:
+        task_args["decomposer"] = decomposer
+    if not model:
+        if weak is None:
+            raise InputError.bad("--model", "an inspect model (or --strong and --weak)", "none")
+        model = [weak]
     result = run_eval(
         task,
         model,
         log_dir=out,
         limit=limit,
-        task_args=_pairs(task_arg, "-T"),
+        task_args=task_args,
         model_args=_pairs(model_arg, "-M"),
-        model_roles={"grader": judge} if judge else None,
+        model_roles=roles or None,
         resume=not fresh,
         on_resume=lambda message: tell(message, as_json=True),  # on stderr
     )

@@ -39,7 +39,15 @@ BUILTIN_TASKS: dict[str, tuple[str, str]] = {
         "Anthropic's paired even-handedness prompts: refusal, opposing-perspectives and "
         "even-handedness rates per pair (--judge MODEL; -T per_category=N)",
     ),
+    "misuse": (
+        "trustlab.evals.misuse:misuse",
+        "misuse through model combinations on benign proxy tasks: strong + weak vs each alone "
+        "(--strong S --weak W; -T decomposer=manual|auto, -T suite=code|text, -T n=N)",
+    ),
 }
+
+#: task name -> the inspect model roles it needs (``run_eval`` refuses a run without them).
+REQUIRED_ROLES: dict[str, tuple[str, ...]] = {"misuse": ("strong", "weak")}
 
 _REGISTERED: dict[str, tuple[Callable[..., Any] | str, str]] = {}
 

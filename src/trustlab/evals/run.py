@@ -20,7 +20,7 @@ from trustlab._checks import check_positive_int
 from trustlab._lazy import require
 from trustlab._results import Result, output_dir
 from trustlab.errors import BackendError, InputError
-from trustlab.evals.registry import resolve_task
+from trustlab.evals.registry import REQUIRED_ROLES, resolve_task
 
 __all__ = ["EvalRun", "run_eval", "UNFINISHED"]
 
@@ -124,6 +124,13 @@ def run_eval(
         if not (isinstance(role, str) and isinstance(role_model, str) and "/" in role_model):
             raise InputError.bad(
                 "model_roles", "role -> an inspect model name such as trustlab/<model>", role_model
+            )
+    for role in REQUIRED_ROLES.get(task, ()):
+        if role not in roles:
+            raise InputError.bad(
+                "model_roles",
+                f"a model for the role '{role}' of the {task} task (--{role})",
+                ", ".join(sorted(roles)) or "none",
             )
     resolved = resolve_task(task)
     if isinstance(resolved, str):
