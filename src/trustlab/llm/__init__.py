@@ -9,7 +9,8 @@ activation capture and steering, OpenAI-compatible endpoints, and a resumable re
 - ``generations``: ``generate_texts`` and its ``Generations`` result;
 - ``server``: ``make_server`` / ``serve``, an OpenAI-compatible endpoint over a model (streaming,
   log-probabilities, concurrent requests batched into shared forward passes);
-- ``store``: ``ResultStore``, results that survive a crash.
+- ``store``: ``ResultStore``, results that survive a crash;
+- ``embeddings``: ``load_sentence_embedder``, the shipped MiniLM sentence embedder, once a process.
 
 Public names are imported from their module on first use, so ``import trustlab.llm`` stays cheap
 and works without the ``llm`` extra until a model is actually needed.
@@ -28,6 +29,7 @@ __getattr__, __all__, __dir__ = lazy_names(
         ".completion": ["Completion"],
         ".protocol": ["LanguageModel"],
         ".generations": ["generate_texts", "Generations"],
+        ".embeddings": ["load_sentence_embedder", "SENTENCE_EMBEDDER"],
         ".remote": ["RemoteModel"],
         ".store": ["ResultStore"],
         ".server": ["serve", "make_server"],

