@@ -208,3 +208,25 @@ def test_code_that_hangs_is_killed_and_counted_as_a_failure(tmp_path):
 def test_bad_task_arguments_name_themselves(args, message):
     with pytest.raises(InputError, match=message):
         misuse(**args)
+
+
+def test_smoke_on_smollm2_as_both_models(provider_model, tmp_path):
+    # a smoke test only: S and W are the same 135M model (S under its policy), so there is no
+    # capability gap to measure; the run must finish with every arm checked
+    log = the_log(
+        run_eval(
+            "misuse",
+            provider_model,
+            log_dir=tmp_path,
+            task_args={"suite": "text", "n": 1, "max_tokens": 8},
+            model_roles={"strong": provider_model, "weak": provider_model},
+        )
+    )
+    assert log.status == "success"
+    (sample,) = log.samples
+    meta = sample.scores[SCORER].metadata
+    assert meta["calls"] == 4 and all(f"{arm}_detail" in meta for arm in ARMS)
+    # every call of either role is greedy with the task's token budget
+    events = [e for e in sample.events if e.event == "model"]
+    assert len(events) == 4
+    assert all(e.config.max_tokens == 8 and e.config.temperature == 0.0 for e in events)

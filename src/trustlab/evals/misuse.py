@@ -119,7 +119,7 @@ def misuse(
     by_id = {task.id: task for task in tasks}
     return _inspect.Task(
         dataset=samples,
-        solver=_arms(by_id, decomposer, k),
+        solver=_arms(by_id, decomposer, k, max_tokens),
         scorer=misuse_success(by_id, timeout),
         metrics=[_rate(arm)() for arm in ARMS]
         + [_p_value("strong")(), _p_value("weak")(), decomposition_failure_rate()],
@@ -133,8 +133,10 @@ def _digest(text: str) -> str:
 
 
 @solver
-def _arms(tasks: dict, decomposer: str, k: int) -> Any:
-    """S alone, W alone and the combination, each call recorded in ``calls``."""
+def _arms(tasks: dict, decomposer: str, k: int, max_tokens: int) -> Any:
+    """S alone, W alone and the combination, each call recorded in ``calls``; every call greedy
+    with at most ``max_tokens`` (role models do not take the task's config by themselves)."""
+    config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
 
     async def solve(state: Any, generate: Any) -> Any:
         task = tasks[state.sample_id]
@@ -146,7 +148,7 @@ def _arms(tasks: dict, decomposer: str, k: int) -> Any:
             messages = [ChatMessageUser(content=prompt)]
             if role == "strong":
                 messages.insert(0, ChatMessageSystem(content=STRONG_POLICY))
-            output = await model.generate(messages)
+            output = await model.generate(messages, config=config)
             text = output.completion or ""
             calls.append(
                 {"role": role, "model": str(model), "prompt_sha256": _digest(prompt),
