@@ -300,6 +300,7 @@ BUILDERS = {
     "explain-fastpd.md": _fastpd_files,
     "federated-uefl.md": _nothing,
     "llm-remote.md": _nothing,
+    "misuse.md": _nothing,
     "neutrality.md": _neutrality_files,
     "privacy-dsi.md": _dsi_files,
     "robustness-smoothing.md": _robustness_files,
