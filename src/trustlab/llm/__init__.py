@@ -29,7 +29,7 @@ __getattr__, __all__, __dir__ = lazy_names(
         ".completion": ["Completion"],
         ".protocol": ["LanguageModel"],
         ".generations": ["generate_texts", "Generations"],
-        ".embeddings": ["load_sentence_embedder", "SENTENCE_EMBEDDER"],
+        ".embeddings": ["load_sentence_embedder", "embed_texts", "SENTENCE_EMBEDDER"],
         ".remote": ["RemoteModel"],
         ".store": ["ResultStore"],
         ".server": ["serve", "make_server"],

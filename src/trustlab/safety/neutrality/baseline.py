@@ -28,7 +28,6 @@ its first 256 word pieces.
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
 from collections.abc import Sequence
@@ -40,9 +39,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import metadata_routing
 from sklearn.utils.validation import check_is_fitted
 
-from trustlab._checks import as_float_array, check_bool, check_positive_int
+from trustlab._checks import check_bool, check_positive_int
 from trustlab.errors import InputError
-from trustlab.llm.embeddings import load_sentence_embedder
+from trustlab.llm.embeddings import embed_texts, load_sentence_embedder
 from trustlab.safety.neutrality.taxonomy import LABELS, QUESTIONS
 
 __all__ = ["BaselineJudge", "load_seed_responses"]
@@ -248,14 +247,6 @@ def load_seed_responses() -> tuple[list[str], list[str]]:
 _default_embedder = load_sentence_embedder
 
 
-def _accepts(method: Any, name: str) -> bool:
-    try:
-        params = inspect.signature(method).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
-
-
 def _check_responses(responses: Any, name: str = "responses") -> list[str]:
     if isinstance(responses, str) or not hasattr(responses, "__len__"):
         raise InputError.bad(name, "a list of strings", responses)
@@ -414,29 +405,7 @@ class BaselineJudge(ClassifierMixin, BaseEstimator):
             )
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        if self.embedder is None:
-            model = _default_embedder()
-            raw = model.encode(
-                texts,
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-                convert_to_numpy=True,
-            )
-        else:
-            encode = self.embedder.encode
-            kwargs = {"batch_size": self.batch_size} if _accepts(encode, "batch_size") else {}
-            raw = encode(list(texts), **kwargs)
-        try:
-            emb = as_float_array(raw, "embedder", ndim=2)
-        except InputError:
-            raise InputError.bad(
-                "embedder", "encode(list of str) to return a 2-D numeric array", raw
-            ) from None
-        if emb.shape[0] != len(texts):
-            raise InputError.bad("embedder", f"{len(texts)} rows from encode (one per text)", emb)
-        norms = np.linalg.norm(emb, axis=1, keepdims=True)
-        return emb / np.where(norms > 0, norms, 1.0)
+        return embed_texts(texts, self.embedder, batch_size=self.batch_size)
 
     # ------------------------------------------------------------------------ prediction
 
