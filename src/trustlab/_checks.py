@@ -18,6 +18,7 @@ from trustlab.errors import InputError
 
 __all__ = [
     "check_random_state",
+    "check_string_list",
     "as_float_array",
     "as_1d",
     "check_finite",
@@ -280,6 +281,20 @@ def check_string(value: Any, name: str, *, allow_none: bool = False) -> str | No
         expected = "a non-empty string or None" if allow_none else "a non-empty string"
         raise InputError.bad(name, expected, value)
     return value
+
+
+def check_string_list(value: Any, name: str, *, what: str = "strings") -> list[str]:
+    """A non-empty sequence of strings (a list, tuple or 1-D array) as a list; ``what`` names
+    the items in the message ("request strings")."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise InputError.bad(name, f"a sequence of {what}", value)
+    items = list(value.tolist() if hasattr(value, "tolist") else value)
+    if not items:
+        raise InputError.bad(name, f"at least one of the {what}", value)
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise InputError.bad(f"{name}[{i}]", "a string", item)
+    return items
 
 
 def check_callable(value: Any, name: str) -> Any:

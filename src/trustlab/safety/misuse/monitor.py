@@ -33,6 +33,7 @@ from trustlab._checks import (
     check_probability,
     check_random_state,
     check_string,
+    check_string_list,
 )
 from trustlab._results import Result, new_axes
 from trustlab.errors import InputError
@@ -62,15 +63,7 @@ _minilm = load_sentence_embedder
 
 
 def _requests(requests: Any, name: str = "requests") -> list[str]:
-    if isinstance(requests, (str, bytes)) or not isinstance(requests, Iterable):
-        raise InputError.bad(name, "a sequence of request strings", requests)
-    items = list(requests)
-    if not items:
-        raise InputError.bad(name, "at least one request", requests)
-    for i, item in enumerate(items):
-        if not isinstance(item, str):
-            raise InputError.bad(f"{name}[{i}]", "a string", item)
-    return items
+    return check_string_list(requests, name, what="request strings")
 
 
 class ReconstructionMonitor:

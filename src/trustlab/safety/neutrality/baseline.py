@@ -39,7 +39,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import metadata_routing
 from sklearn.utils.validation import check_is_fitted
 
-from trustlab._checks import check_bool, check_positive_int
+from trustlab._checks import check_bool, check_positive_int, check_string_list
 from trustlab.errors import InputError
 from trustlab.llm.embeddings import embed_texts, load_sentence_embedder
 from trustlab.safety.neutrality.taxonomy import LABELS, QUESTIONS
@@ -248,15 +248,7 @@ _default_embedder = load_sentence_embedder
 
 
 def _check_responses(responses: Any, name: str = "responses") -> list[str]:
-    if isinstance(responses, str) or not hasattr(responses, "__len__"):
-        raise InputError.bad(name, "a list of strings", responses)
-    items = list(responses.tolist() if hasattr(responses, "tolist") else responses)
-    if not items:
-        raise InputError.bad(name, "at least one response", responses)
-    for i, item in enumerate(items):
-        if not isinstance(item, str):
-            raise InputError.bad(f"{name}[{i}]", "a string", item)
-    return items
+    return check_string_list(responses, name, what="response strings")
 
 
 # ----------------------------------------------------------------------------- estimator
