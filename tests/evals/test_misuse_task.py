@@ -230,3 +230,25 @@ def test_smoke_on_smollm2_as_both_models(provider_model, tmp_path):
     events = [e for e in sample.events if e.event == "model"]
     assert len(events) == 4
     assert all(e.config.max_tokens == 8 and e.config.temperature == 0.0 for e in events)
+
+
+def test_smoke_with_gemma_as_the_strong_model(provider_model, tmp_path):
+    # Gemma-3-270M (a base model: plain text, no chat template) as S, SmolLM2 as W: the roles
+    # may be different local models; a smoke test, the gap between them is tiny
+    from trustlab.evals import use_local_model
+    from trustlab.llm import load_model
+
+    gemma = f"trustlab/{use_local_model(load_model('gemma3-270m'))}"
+    log = the_log(
+        run_eval(
+            "misuse",
+            provider_model,
+            log_dir=tmp_path,
+            task_args={"suite": "text", "n": 1, "max_tokens": 8},
+            model_roles={"strong": gemma, "weak": provider_model},
+        )
+    )
+    assert log.status == "success"
+    (sample,) = log.samples
+    models = [e.model for e in sample.events if e.event == "model"]
+    assert models == [gemma, provider_model, gemma, provider_model]

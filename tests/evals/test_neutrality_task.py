@@ -166,6 +166,7 @@ def test_the_report_of_a_smollm2_log(smollm2_run, tmp_path, capsys):
     html = (tmp_path / "report.html").read_text()
     assert "Match with the expected technique" in html
     assert "Technique by task type" in html and "<img" in html
+    assert "Multi-label yes-rates" in html
     result = neutrality_scores([log], n_bootstrap=0)
     overall = next(r for r in result.match_rate if r["task"] == "all")
     assert overall["n"] == len(log.samples)

@@ -325,6 +325,17 @@ def neutrality_report(logs: list[Any]) -> list[Any]:
         ReportTable(["model", "task type", "label", "answers", "share"], dist,
                     "Techniques used, per task type")
     )  # fmt: skip
+    yes_rows = [
+        [r["model"], r["task"], f"{r['question']} ({r['label']})", r["n_answered"], r["yes"],
+         "n/a" if r["rate"] != r["rate"] else f"{r['rate']:.3f} [{r['low']:.3f}, {r['high']:.3f}]"]
+        for r in _rows(result.yes_rates or [])
+        if r["task"] == "all"
+    ]  # fmt: skip
+    if yes_rows:
+        blocks.append(
+            ReportTable(["model", "task type", "question", "answered", "yes", "yes-rate"],
+                        yes_rows, "Multi-label yes-rates of the six questions (all task types)")
+        )  # fmt: skip
     for model in dict.fromkeys(log.eval.model for log in done):
         blocks.append(
             ReportFigure(
