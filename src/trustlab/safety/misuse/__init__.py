@@ -4,7 +4,8 @@ A red-teaming harness with benign proxy tasks only: ``suites`` (the code and tex
 their canaries and the strong model's policy: ``load_suite``, ``MisuseTask``, ``is_flagged``) ·
 ``checks`` (success checkers: the isolated HumanEval runner, Bandit findings, ``check_success``)
 · ``decompose`` (manual and automated decomposition prompts) · ``monitor`` (the defence side: a
-monitor that scores whether a sequence of benign requests reconstructs a flagged objective).
+monitor that scores whether a sequence of benign requests reconstructs a flagged objective) ·
+``judge`` (``ModelJudge``: a language model as the monitor's judge).
 trustlab ships no malicious task content. Public names are imported on first use.
 """
 
@@ -43,6 +44,7 @@ __getattr__, __all__, __dir__ = lazy_names(
             "solve_prompt",
             "fill_previous",
         ],
+        ".judge": ["ModelJudge", "judge_question"],
         ".monitor": [
             "ReconstructionMonitor",
             "monitor_sequences",
