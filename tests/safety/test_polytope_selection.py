@@ -107,3 +107,14 @@ def test_bad_input_is_rejected():
         select_detector(X[:12], np.r_[np.zeros(8), np.ones(4)], [0, 1], n_splits=5)
     with pytest.raises(InputError, match="unsafe: expected labels of both classes"):
         bootstrap_auroc(np.ones(5), np.arange(5.0))
+
+
+def test_parallel_selection_equals_the_serial_one():
+    # every fit is seeded: two processes give the same cross-validated scores and winner
+    X, y = _layered(7, n=80, d=4)
+    grid = {"n_facets": (2, 3), "facet_l1": (1e-2,)}
+    serial = select_detector(X, y, [0, 1], grid=grid, n_splits=3, max_epochs=20)
+    parallel = select_detector(X, y, [0, 1], grid=grid, n_splits=3, max_epochs=20, n_jobs=2)
+    assert parallel.settings == serial.settings and parallel.best == serial.best
+    with pytest.raises(InputError, match="n_jobs"):
+        select_detector(X, y, [0, 1], grid=grid, n_jobs=0)

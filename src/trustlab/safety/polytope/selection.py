@@ -26,6 +26,7 @@ from trustlab._checks import (
     as_1d,
     as_float_array,
     check_choice,
+    check_n_jobs,
     check_positive_int,
     check_probability,
     check_random_state,
@@ -211,6 +212,7 @@ def select_detector(
     grid: dict[str, Sequence[Any]] | None = None,
     n_splits: int = 4,
     random_state: int = 0,
+    n_jobs: int | None = None,
     **polytope_params: Any,
 ) -> DetectorSelection:
     """Choose a detector's layer and settings by stratified k-fold CV on training rows.
@@ -231,6 +233,9 @@ def select_detector(
     n_splits : int, default 4
     random_state : int, default 0
         Seeds the folds and every polytope fit.
+    n_jobs : int, optional
+        Processes for the cross-validation fits (joblib; None: 1, -1: every core). Every fit
+        is seeded, so the selection is the same for any value.
     **polytope_params
         Further fixed ``SafetyPolytope`` parameters (e.g. ``max_epochs``).
 
@@ -245,23 +250,39 @@ def select_detector(
     grid = dict(grid if grid is not None else _default_grid(detector))
     names = list(grid)
     combos = list(itertools.product(*(grid[k] for k in names)))
+    workers = check_n_jobs(n_jobs)
     folds = _folds(labels, n_splits, int(random_state))
+    jobs = [
+        (j, dict(zip(names, combo, strict=True)), fold)
+        for j in range(len(layer_list))
+        for combo in combos
+        for fold in folds
+    ]
+    if workers == 1:
+        flat = [
+            _cv_score(detector, params, polytope_params, X[:, j], labels, fold, random_state)
+            for j, params, fold in jobs
+        ]
+    else:
+        from joblib import Parallel, delayed
+
+        flat = Parallel(n_jobs=workers)(
+            delayed(_cv_score)(detector, params, polytope_params, X[:, j], labels, fold,
+                               random_state)
+            for j, params, fold in jobs
+        )  # fmt: skip
     rows = []
-    for j, layer in enumerate(layer_list):
-        for combo in combos:
-            params = dict(zip(names, combo, strict=True))
-            scores = [
-                _cv_score(detector, params, polytope_params, X[:, j], labels, fold, random_state)
-                for fold in folds
-            ]
-            rows.append(
-                {
-                    "layer": layer,
-                    **params,
-                    "cv_auroc": float(np.mean(scores)),
-                    "cv_std": float(np.std(scores)),
-                }
-            )
+    for index, (j, params, _) in enumerate(jobs[:: len(folds)]):  # one row per (layer, combo)
+        layer = layer_list[j]
+        scores = flat[index * len(folds) : (index + 1) * len(folds)]
+        rows.append(
+            {
+                "layer": layer,
+                **params,
+                "cv_auroc": float(np.mean(scores)),
+                "cv_std": float(np.std(scores)),
+            }
+        )
     best = max(rows, key=lambda r: r["cv_auroc"])  # max keeps the first of equal scores
     return DetectorSelection(
         detector=detector,
@@ -374,6 +395,7 @@ def compare_detectors(
     polytope_seeds: Sequence[int] = (0,),
     n_bootstrap: int = 2000,
     random_state: int = 0,
+    n_jobs: int | None = None,
     **polytope_params: Any,
 ) -> DetectorComparison:
     """Nested evaluation of the safety polytope against a logistic probe.
@@ -397,6 +419,8 @@ def compare_detectors(
     n_bootstrap : int, default 2000
     random_state : int, default 0
         Seeds the cross-validation folds, the selection fits and the bootstrap.
+    n_jobs : int, optional
+        Processes for the selection's cross-validation fits (see :func:`select_detector`).
     **polytope_params
         Further fixed ``SafetyPolytope`` parameters.
 
@@ -409,7 +433,7 @@ def compare_detectors(
     if Xte.shape[2] != Xtr.shape[2]:
         raise InputError.bad("test_acts", f"width {Xtr.shape[2]} (as train_acts)", Xte.shape)
     seeds = [int(s) for s in as_1d(polytope_seeds, "polytope_seeds")]
-    common = {"n_splits": n_splits, "random_state": random_state}
+    common = {"n_splits": n_splits, "random_state": random_state, "n_jobs": n_jobs}
     sap = select_detector(Xtr, ytr, layer_list, grid=polytope_grid, **common, **polytope_params)
     probe = select_detector(Xtr, ytr, layer_list, detector="probe", grid=probe_grid, **common)
     j_sap, j_probe = layer_list.index(sap.layer), layer_list.index(probe.layer)
