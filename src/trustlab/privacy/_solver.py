@@ -143,7 +143,17 @@ def _dual_ascent(x: np.ndarray, *, max_iter: int, tol: float):
     ``t = (tr M^{1/2} / sum mu)^2``), which removes the slow scale direction. After the rescaling
     the gap is ``1 - 1 / max_i(value_i)``, accurate to rounding even where the dual values
     themselves no longer differ. Returns the state with the smallest gap met on the way.
+
+    A span of dimension one (every difference on one line) has the optimum in closed form: all
+    the dual weight on the longest row, Sigma its squared length, no gap. The ascent would crawl
+    there when two rows are nearly as long (the gradient between them vanishes).
     """
+    if x.shape[0] == 1:
+        mu = np.zeros(x.shape[1])
+        mu[int(np.argmax(np.abs(x[0])))] = 1.0
+        mu, state = _best_scale(mu, _dual_state(x, mu))
+        gap = state.gap
+        return state.eigvals, state.eigvecs, state.values, mu, 0, max(gap, 0.0), gap <= tol
     mu = np.full(x.shape[1], 10.0)
     step = _INITIAL_STEP
     iteration = 0
