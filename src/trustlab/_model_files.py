@@ -1,4 +1,4 @@
-"""Safe reading of model files, shared by the audit and the explain CLI.
+"""Safe reading of model files, shared by the audit, the explain CLI and the saved estimators.
 
 skops rebuilds objects without running arbitrary code; only types from scikit-learn, NumPy and
 SciPy (and XGBoost / LightGBM when installed) are trusted automatically, anything else must be
@@ -9,11 +9,12 @@ when the caller says it trusts the file.
 from __future__ import annotations
 
 import importlib.util
+import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from trustlab.errors import InputError
+from trustlab.errors import InputError, ResourceError
 
 SKOPS_SUFFIXES = (".skops",)
 PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
@@ -76,3 +77,21 @@ def read_or_raise(load: Callable[[], Any], path: Path, what: str, argument: str)
             f"{argument}: could not read {path.name} as {what} ({type(exc).__name__}: {exc})",
             argument=argument,
         ) from exc
+
+
+def read_saved_params(
+    folder: Path, params_file: str, data_file: str, writer: str, version: int
+) -> dict[str, Any]:
+    """The JSON ``params_file`` of a folder an estimator's ``save`` wrote (beside its arrays in
+    ``data_file``): a ResourceError names the folder when a file is missing, and the file when
+    it is of another format version than this trustlab reads."""
+    params_path, data_path = folder / params_file, folder / data_file
+    if not params_path.is_file() or not data_path.is_file():
+        raise ResourceError(f"{folder}: expected {params_file} and {data_file} written by {writer}")
+    info = json.loads(params_path.read_text(encoding="utf-8"))
+    if info.get("format_version") != version:
+        raise ResourceError(
+            f"{params_path}: format version {info.get('format_version')!r}, this trustlab reads "
+            f"{version}"
+        )
+    return info

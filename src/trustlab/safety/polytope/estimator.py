@@ -9,7 +9,6 @@ modules, and what is left is the estimator's methods with their numpydoc docstri
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
@@ -31,8 +30,9 @@ from trustlab._checks import (
     check_probability,
     check_random_state,
 )
+from trustlab._model_files import read_saved_params
 from trustlab._results import json_text, output_dir, write_atomic
-from trustlab.errors import InputError, ResourceError
+from trustlab.errors import InputError
 from trustlab.safety.polytope._inputs import (
     CLASSES,
     as_categories,
@@ -574,17 +574,10 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
     def load(cls, directory: str | os.PathLike) -> SafetyPolytope:
         """Read a polytope written by :meth:`save` from its folder."""
         folder = Path(directory)
-        params_path, arrays_path = folder / PARAMS_FILE, folder / ARRAYS_FILE
-        if not params_path.is_file() or not arrays_path.is_file():
-            raise ResourceError(
-                f"{folder}: expected {PARAMS_FILE} and {ARRAYS_FILE} written by SafetyPolytope.save"
-            )
-        info = json.loads(params_path.read_text(encoding="utf-8"))
-        if info.get("format_version") != FORMAT_VERSION:
-            raise ResourceError(
-                f"{params_path}: format version {info.get('format_version')!r}, this trustlab "
-                f"reads {FORMAT_VERSION}"
-            )
+        info = read_saved_params(
+            folder, PARAMS_FILE, ARRAYS_FILE, "SafetyPolytope.save", FORMAT_VERSION
+        )
+        arrays_path = folder / ARRAYS_FILE
         with np.load(arrays_path, allow_pickle=False) as data:
             arrays = {name: data[name] for name in data.files}
         polytope = cls(**info["params"])

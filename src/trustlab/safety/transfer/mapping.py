@@ -29,7 +29,6 @@ checks; the training loop and the numpydoc docstrings make up most of the length
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass
@@ -50,6 +49,7 @@ from trustlab._checks import (
     check_string_list,
 )
 from trustlab._lazy import require
+from trustlab._model_files import read_saved_params
 from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
 from trustlab.errors import InputError, ResourceError
 
@@ -478,17 +478,10 @@ def load_activation_map(directory: str | os.PathLike) -> ActivationMap:
     if not isinstance(directory, (str, os.PathLike)):
         raise InputError.bad("directory", "a folder path", directory)
     folder = Path(directory)
-    params_path, weights_path = folder / PARAMS_FILE, folder / WEIGHTS_FILE
-    if not params_path.is_file() or not weights_path.is_file():
-        raise ResourceError(
-            f"{folder}: expected {PARAMS_FILE} and {WEIGHTS_FILE} written by ActivationMap.save"
-        )
-    info = json.loads(params_path.read_text(encoding="utf-8"))
-    if info.get("format_version") != FORMAT_VERSION:
-        raise ResourceError(
-            f"{params_path}: format version {info.get('format_version')!r}, this trustlab reads "
-            f"{FORMAT_VERSION}"
-        )
+    info = read_saved_params(
+        folder, PARAMS_FILE, WEIGHTS_FILE, "ActivationMap.save", FORMAT_VERSION
+    )
+    weights_path = folder / WEIGHTS_FILE
     activation_map = ActivationMap(**info["params"])
     kind = check_choice(activation_map.kind, "kind", KINDS)
     arrays = require("safetensors.numpy", "llm").load_file(str(weights_path))
