@@ -31,12 +31,8 @@ $(STAMP): pyproject.toml | system-demo
 demo: $(STAMP)
 	$(VENV)/bin/trustlab audit --out out/ --overwrite
 
-# Two test processes (pytest-xdist), one thread each, on the two cores; a file's tests stay in one
-# process so its module fixtures are built once. TEST_WORKERS=0 runs everything in this process.
-TEST_WORKERS ?= 2
-
 test: system-test $(STAMP)
-	$(THREADS) $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(THREADS) $(PY) -m pytest -q
 
 bench: $(STAMP)
 	@set -e; for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b; done
