@@ -309,9 +309,12 @@ def test_subset_differs_between_seeds(built):
 # --------------------------------------------------------------------------- bad input
 
 
-def test_missing_folder_names_data_dir(tmp_path):
+def test_missing_folder_names_data_dir(tmp_path, monkeypatch):
+    # a short relative path: an error shortens a long value it echoes (a deep tmp folder, as
+    # under pytest-xdist, would cut "nowhere" off)
+    monkeypatch.chdir(tmp_path)
     with pytest.raises(InputError, match=r"^data_dir: expected an existing folder") as exc:
-        build_prompts(tmp_path / "nowhere")
+        build_prompts("nowhere")
     assert "nowhere" in str(exc.value) and exc.value.argument == "data_dir"
 
 
