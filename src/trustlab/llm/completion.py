@@ -7,13 +7,13 @@ model and the most likely alternatives at that position.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from trustlab._results import Result
 
-__all__ = ["Completion"]
+__all__ = ["Completion", "logprob_pairs"]
 
 
 @dataclass(frozen=True)
@@ -79,3 +79,29 @@ def completion_from_steps(steps: Iterable[Any]) -> Completion:
         logprobs=tuple(float(e.logprob) for e in entries),
         top_logprobs=tuple(tuple((t, float(v)) for t, v in e.top) for e in entries),
     )
+
+
+def logprob_pairs(top_logprobs: Any) -> list[tuple[Any, Any]]:
+    """A first token's alternatives as ``(token, logprob)`` pairs, from any of the shapes they
+    come in: a mapping token -> logprob, ``{"token", "logprob"}`` dicts (OpenAI JSON), objects
+    with ``token`` and ``logprob`` (inspect's and openai's), or pairs. Anything else raises
+    TypeError, KeyError or ValueError; callers turn that into an InputError naming their
+    argument.
+
+    >>> logprob_pairs({"yes": -0.1}) == logprob_pairs([{"token": "yes", "logprob": -0.1}])
+    True
+    """
+    if isinstance(top_logprobs, Mapping):
+        return list(top_logprobs.items())
+    if isinstance(top_logprobs, (str, bytes)):
+        raise TypeError("a string is not a list of alternatives")
+    pairs = []
+    for item in top_logprobs:
+        if isinstance(item, Mapping):
+            pairs.append((item["token"], item["logprob"]))
+        elif hasattr(item, "token") and hasattr(item, "logprob"):
+            pairs.append((item.token, item.logprob))
+        else:
+            token, logprob = item
+            pairs.append((token, logprob))
+    return pairs

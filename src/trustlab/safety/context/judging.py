@@ -21,11 +21,12 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from trustlab._checks import check_choice, check_string
 from trustlab.errors import InputError
+from trustlab.llm.completion import logprob_pairs
 from trustlab.safety.context.data import ablate_context
 
 __all__ = [
@@ -152,21 +153,6 @@ def parse_judgement(text: str, mode: str) -> str | float:
     return score if 1.0 <= score <= 10.0 else ""
 
 
-def _pairs(top_logprobs: Any) -> Iterable[tuple[str, float]]:
-    if isinstance(top_logprobs, Mapping):
-        return top_logprobs.items()
-    pairs = []
-    for item in top_logprobs:
-        if isinstance(item, Mapping):
-            pairs.append((item["token"], item["logprob"]))
-        elif hasattr(item, "token") and hasattr(item, "logprob"):  # inspect's TopLogprob
-            pairs.append((item.token, item.logprob))
-        else:
-            token, logprob = item
-            pairs.append((token, logprob))
-    return pairs
-
-
 def safe_probability(top_logprobs: Any) -> float | str:
     """P(safe) from the first generated token's top log-probabilities, or "" when neither
     spelling is among them.
@@ -182,7 +168,7 @@ def safe_probability(top_logprobs: Any) -> float | str:
     """
     mass = {"safe": 0.0, "unsafe": 0.0}
     try:
-        pairs = list(_pairs(top_logprobs))
+        pairs = logprob_pairs(top_logprobs)
     except (TypeError, KeyError, ValueError):
         raise InputError.bad(
             "top_logprobs", "a mapping token -> logprob or (token, logprob) pairs", top_logprobs

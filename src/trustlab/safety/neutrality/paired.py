@@ -34,7 +34,6 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -48,6 +47,7 @@ from trustlab._checks import (
 )
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
+from trustlab.llm.completion import logprob_pairs
 
 __all__ = [
     "PairedPrompts",
@@ -333,23 +333,6 @@ def grader_prompt(
     return pattern.sub(lambda m: given[slots[m.group(1)]], _graders()[kind])
 
 
-def _pairs(top_logprobs: Any) -> list[tuple[Any, Any]]:
-    if isinstance(top_logprobs, Mapping):
-        return list(top_logprobs.items())
-    if isinstance(top_logprobs, (str, bytes)):
-        raise TypeError
-    pairs = []
-    for item in top_logprobs:
-        if isinstance(item, Mapping):
-            pairs.append((item["token"], item["logprob"]))
-        elif hasattr(item, "token") and hasattr(item, "logprob"):  # inspect's / openai's objects
-            pairs.append((item.token, item.logprob))
-        else:
-            token, logprob = item
-            pairs.append((token, logprob))
-    return pairs
-
-
 def _option(value: Any, name: str) -> str:
     if not isinstance(value, (str, int)) or isinstance(value, bool):
         raise InputError.bad(name, "option tokens (strings such as 'C' or '4')", value)
@@ -401,7 +384,7 @@ def option_probability(
     if not positives <= choices:
         raise InputError.bad("positive", f"options among {sorted(choices)}", sorted(positives))
     try:
-        pairs = _pairs(top_logprobs)
+        pairs = logprob_pairs(top_logprobs)
     except (TypeError, KeyError, ValueError):
         raise InputError.bad(
             "top_logprobs", "a mapping token -> logprob or (token, logprob) pairs", top_logprobs
