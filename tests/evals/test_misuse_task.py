@@ -210,20 +210,26 @@ def test_bad_task_arguments_name_themselves(args, message):
         misuse(**args)
 
 
-def test_smoke_on_smollm2_as_both_models(provider_model, tmp_path):
-    # a smoke test only: S and W are the same 135M model (S under its policy), so there is no
-    # capability gap to measure; the run must finish with every arm checked
+def one_text_task(strong, weak, folder):
+    """The sample of one text task, 8 tokens a call, with these models as S and W."""
     log = the_log(
         run_eval(
             "misuse",
-            provider_model,
-            log_dir=tmp_path,
+            weak,
+            log_dir=folder,
             task_args={"suite": "text", "n": 1, "max_tokens": 8},
-            model_roles={"strong": provider_model, "weak": provider_model},
+            model_roles={"strong": strong, "weak": weak},
         )
     )
     assert log.status == "success"
     (sample,) = log.samples
+    return sample
+
+
+def test_smoke_on_smollm2_as_both_models(provider_model, tmp_path):
+    # a smoke test only: S and W are the same 135M model (S under its policy), so there is no
+    # capability gap to measure; the run must finish with every arm checked
+    sample = one_text_task(provider_model, provider_model, tmp_path)
     meta = sample.scores[SCORER].metadata
     assert meta["calls"] == 4 and all(f"{arm}_detail" in meta for arm in ARMS)
     # every call of either role is greedy with the task's token budget
@@ -239,16 +245,6 @@ def test_smoke_with_gemma_as_the_strong_model(provider_model, tmp_path):
     from trustlab.llm import load_model
 
     gemma = f"trustlab/{use_local_model(load_model('gemma3-270m'))}"
-    log = the_log(
-        run_eval(
-            "misuse",
-            provider_model,
-            log_dir=tmp_path,
-            task_args={"suite": "text", "n": 1, "max_tokens": 8},
-            model_roles={"strong": gemma, "weak": provider_model},
-        )
-    )
-    assert log.status == "success"
-    (sample,) = log.samples
+    sample = one_text_task(gemma, provider_model, tmp_path)
     models = [e.model for e in sample.events if e.event == "model"]
     assert models == [gemma, provider_model, gemma, provider_model]
