@@ -95,3 +95,14 @@ def read_saved_params(
             f"{version}"
         )
     return info
+
+
+def storable_params(estimator: Any) -> dict[str, Any]:
+    """``estimator.get_params()`` as saved next to its arrays: a ``random_state`` that is not an
+    int (a Generator cannot be stored) is saved as None."""
+    import numpy as np
+
+    params = estimator.get_params()
+    if not isinstance(params.get("random_state"), (int, np.integer)):
+        params["random_state"] = None
+    return params

@@ -30,7 +30,7 @@ from trustlab._checks import (
     check_probability,
     check_random_state,
 )
-from trustlab._model_files import read_saved_params
+from trustlab._model_files import read_saved_params, storable_params
 from trustlab._results import json_text, output_dir, write_atomic
 from trustlab.errors import InputError
 from trustlab.safety.polytope._inputs import (
@@ -555,9 +555,7 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
             if (value := getattr(self, name + "_", None)) is not None
         }
         write_atomic(out / ARRAYS_FILE, lambda tmp: _save_npz(tmp, arrays))
-        params = self.get_params()
-        if not isinstance(params["random_state"], (int, np.integer)):
-            params["random_state"] = None  # a Generator cannot be stored
+        params = storable_params(self)
         info = {
             "format_version": FORMAT_VERSION,
             "params": params,

@@ -49,7 +49,7 @@ from trustlab._checks import (
     check_string_list,
 )
 from trustlab._lazy import require
-from trustlab._model_files import read_saved_params
+from trustlab._model_files import read_saved_params, storable_params
 from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
 from trustlab.errors import InputError, ResourceError
 
@@ -404,9 +404,7 @@ class ActivationMap(BaseEstimator):
         safetensors = require("safetensors.numpy", "llm")
         arrays = {n: np.ascontiguousarray(getattr(self, n + "_")) for n in WEIGHT_NAMES[self.kind]}
         write_atomic(out / WEIGHTS_FILE, lambda tmp: safetensors.save_file(arrays, str(tmp)))
-        params = self.get_params()
-        if not isinstance(params["random_state"], (int, np.integer)):
-            params["random_state"] = None  # a Generator cannot be stored
+        params = storable_params(self)
         info = {
             "format_version": FORMAT_VERSION,
             "params": params,
