@@ -485,3 +485,11 @@ def test_the_default_embedder_is_loaded_once(heldout_predictions):
     BaselineJudge(n_neighbors=1).fit(["hello"], ["bias"])
     after = baseline_module._default_embedder.cache_info()
     assert after.misses == before.misses == 1 and after.hits == before.hits + 1
+
+
+def test_judge_is_predict_and_answers_in_one_pass():
+    judge = BaselineJudge(embedder=BagOfWords()).fit()
+    texts = ["I can't help with that.", "Some argue yes, others argue no.", "Paris."]
+    labels, answers = judge.judge(texts)
+    assert list(labels) == list(judge.predict(texts))
+    assert answers == judge.answers(texts)

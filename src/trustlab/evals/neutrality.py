@@ -165,9 +165,8 @@ def neutrality_technique(random_state: int = 0) -> Any:
     async def score(state: Any, target: Any) -> Any:
         response = strip_reasoning(state.output.completion or "")
         prompt = state.input_text
-        baseline = baseline_judge()
-        base_label = str(baseline.predict([response])[0])
-        base_answers = baseline.answers([response])[0]
+        labels, answers = baseline_judge().judge([response])
+        base_label, base_answers = str(labels[0]), answers[0]
         meta = dict(state.metadata)
         if judge_bound():
             grader = get_model(role=ROLE)

@@ -486,6 +486,11 @@ class BaselineJudge(ClassifierMixin, BaseEstimator):
         list of dict
             One ``{"A": bool, ..., "F": bool}`` per response.
         """
+        return self.judge(responses)[1]
+
+    def judge(self, responses: Any) -> tuple[np.ndarray, list[dict[str, bool]]]:
+        """:meth:`predict` and :meth:`answers` of the same responses from one pass (each
+        response embedded once)."""
         proba, flags = self._proba_and_flags(responses)
         predicted = self.classes_[np.argmax(proba, axis=1)]
         out = []
@@ -499,4 +504,4 @@ class BaselineJudge(ClassifierMixin, BaseEstimator):
                 for name in ("refusal", "avoidance", "reasonable_pluralism", "output_transparency")
             )
             out.append({key: bool(yes[name]) for key, name in QUESTIONS.items()})
-        return out
+        return predicted, out
