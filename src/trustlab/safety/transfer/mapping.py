@@ -4,12 +4,20 @@ An :class:`ActivationMap` M takes a source model's activation ``a_s`` (width d_s
 the target model's activation ``a_t`` (width d_t) at another; it is fitted on *paired*
 activations, the same text run through both models (:func:`paired_activations`). Two kinds:
 
-- ``"affine"``: M(a) = A a + b, closed-form least squares (numpy ``lstsq`` on centred data; no
-  training, no random numbers);
+- ``"affine"``: M(a) = A a + b; by default closed-form least squares (numpy ``lstsq`` on
+  centred data; no training, no random numbers), or with ``solver="adam"`` trained by the same
+  loop as the autoencoder (the spec's "Adam-trained affine mapper");
 - ``"autoencoder"`` (Oozeer et al., ICML 2025; named so although input and output spaces
   differ): M(a) = W2 ReLU(W1 a + b1) + b2 with hidden width floor(sqrt(d_s d_t)), trained by Adam
   on the mean squared error with a cosine learning-rate decay, gradient clipping at norm 1 and
   early stopping on the held-out fraction of unexplained variance (FVU).
+
+Paired activations come from two models that share a tokenizer (every token a pair;
+``align="tokens"``), or from two different fast tokenizers aligned by character offsets: a
+target token pairs with the source token whose span ends at the same character, other tokens
+are dropped (``align="offsets"``; the rules are in :mod:`trustlab.safety.transfer._alignment`).
+How the target model fares with its layer output replaced by M(a_s) (next-token loss, KL) is
+:func:`trustlab.safety.transfer.fidelity.mapped_lm_loss`.
 
 Layers follow the one hook convention of :mod:`trustlab.safety.transfer`: layer ``k`` is the
 output of 0-based decoder block k ("resid_post of block k", Hugging Face's
@@ -20,7 +28,7 @@ A steering vector is transferred by mapping *activations*, not the vector (M is 
 ``A v_s``. :func:`random_like` draws the equal-norm random vector every transfer report shows as
 its baseline.
 
-torch (autoencoder training) and safetensors (storage) are imported only when needed.
+torch (Adam training) and safetensors (storage) are imported only when needed.
 
 Why this module is long: the estimator, its fit result, its storage, the paired activations it
 is fitted on and the transfer of vectors through it share the map's fitted state and input
@@ -52,6 +60,7 @@ from trustlab._lazy import require
 from trustlab._model_files import read_saved_params, storable_params
 from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
 from trustlab.errors import InputError, ResourceError
+from trustlab.safety.transfer._alignment import boundary_pairs, token_ends
 
 __all__ = [
     "ActivationMap",
@@ -61,9 +70,15 @@ __all__ = [
     "random_like",
     "load_activation_map",
     "KINDS",
+    "SOLVERS",
+    "ALIGNMENTS",
 ]
 
 KINDS = ("autoencoder", "affine")
+#: How an affine map is fitted: closed-form least squares, or Adam (the autoencoder's loop)
+SOLVERS = ("lstsq", "adam")
+#: How :func:`paired_activations` pairs tokens: same token ids, or character-span ends
+ALIGNMENTS = ("tokens", "offsets")
 FORMAT_VERSION = 1
 WEIGHTS_FILE = "activation_map.safetensors"
 PARAMS_FILE = "activation_map.json"
@@ -159,7 +174,7 @@ class MapFit(Result):
         where = "held-out" if self.n_heldout else "training"
         fvu = self.heldout_fvu if self.n_heldout else self.fvu
         cosine = self.heldout_cosine if self.n_heldout else self.cosine
-        training = "closed form" if self.kind == "affine" else f"{self.epochs} epochs"
+        training = "closed form" if self.epochs == 0 else f"{self.epochs} epochs of Adam"
         if self.stopped_early:
             training += f", stopped early (best epoch {self.best_epoch})"
         return (
@@ -169,8 +184,8 @@ class MapFit(Result):
         )
 
     def plot(self, ax: Any = None) -> Any:
-        """The held-out FVU per epoch (log scale) with the kept epoch marked; for the affine
-        map, its FVU on all and on held-out rows."""
+        """The held-out FVU per epoch (log scale) with the kept epoch marked; for the
+        closed-form affine map, its FVU on all and on held-out rows."""
         ax = new_axes(ax)
         if self.history:
             epochs = [h["epoch"] for h in self.history]
@@ -198,6 +213,7 @@ class _Settings(NamedTuple):
     validation_fraction: float
     patience: int
     rng: np.random.Generator
+    solver: str
 
 
 class ActivationMap(BaseEstimator):
@@ -206,8 +222,8 @@ class ActivationMap(BaseEstimator):
     Parameters
     ----------
     kind : {"autoencoder", "affine"}, default "autoencoder"
-        ``"affine"``: M(a) = A a + b by closed-form least squares with intercept (the training
-        settings below are not used). ``"autoencoder"``: M(a) = W2 ReLU(W1 a + b1) + b2, trained.
+        ``"affine"``: M(a) = A a + b, fitted as ``solver`` says. ``"autoencoder"``: M(a) = W2
+        ReLU(W1 a + b1) + b2, trained by Adam.
     hidden : int or None
         Hidden width of the autoencoder; None is floor(sqrt(d_s d_t)).
     max_epochs : int, default 200
@@ -226,19 +242,25 @@ class ActivationMap(BaseEstimator):
         ``IMPROVEMENT`` (1e-3); the weights of the best epoch are kept.
     random_state : None, int or numpy Generator, default 0
         Seeds the held-out split, the initial weights and the order of the rows.
+    solver : {"lstsq", "adam"}, default "lstsq"
+        How an affine map is fitted: ``"lstsq"``, closed-form least squares with intercept (the
+        training settings above other than ``validation_fraction`` are not used); ``"adam"``,
+        trained by the autoencoder's loop (Adam, cosine decay, clipping, early stopping on the
+        held-out FVU) with A and b as the only weights. The autoencoder ignores it.
 
     Attributes
     ----------
     source_width_, target_width_ : int
         d_s and d_t.
     coef_ : ndarray (d_t, d_s), intercept_ : ndarray (d_t,)
-        The affine map (float64; ``kind="affine"``).
+        The affine map (float64; ``kind="affine"``, either solver).
     weight1_ : ndarray (hidden, d_s), bias1_ : ndarray (hidden,), weight2_ : ndarray (d_t,
     hidden), bias2_ : ndarray (d_t,)
         The autoencoder (float32; ``kind="autoencoder"``), in the raw units of the activations.
     history_ : list of dict
         Per epoch: ``epoch``, ``train_mse`` (per coordinate, raw units) and ``heldout_fvu`` (the
-        training rows' FVU when ``validation_fraction=0``); empty for the affine map.
+        training rows' FVU when ``validation_fraction=0``); empty for the closed-form affine
+        map.
     fit_ : MapFit
         Errors of the fitted map on all and on the held-out rows.
     source_model_, target_model_ : str or None
@@ -247,12 +269,15 @@ class ActivationMap(BaseEstimator):
 
     Notes
     -----
-    The autoencoder trains on standardised rows: each source coordinate is centred and divided
-    by its standard deviation (massive-activation coordinates of language models would
-    otherwise dominate the first layer), and the target rows are centred and divided by one
-    common scale, their root-mean-square deviation, so that the loss stays proportional to the
-    raw squared error and the FVU. After training the standardisation is folded into the
-    weights, so the stored map is exactly M(a) = W2 ReLU(W1 a + b1) + b2 on raw activations.
+    Adam (the autoencoder, and the affine map with ``solver="adam"``) trains on standardised
+    rows: each source coordinate is centred and divided by its standard deviation
+    (massive-activation coordinates of language models would otherwise dominate the first
+    layer), and the target rows are centred and divided by one common scale, their
+    root-mean-square deviation, so that the loss stays proportional to the raw squared error and
+    the FVU. After training the standardisation is folded into the weights, so the stored map is
+    exactly M(a) = W2 ReLU(W1 a + b1) + b2 (or A a + b) on raw activations. Adam moves each
+    weight by about ``learning_rate`` a step: on few rows (few steps an epoch) the default may
+    stop short of the least-squares affine map, which ``solver="lstsq"`` gives exactly.
     With fewer training rows than d_s + 1 the affine least-squares problem is underdetermined
     and ``lstsq`` returns its minimum-norm solution: pair more tokens than the source width.
     The initial weights are uniform in +-1/sqrt(fan-in) (torch's ``Linear`` rule) from a private
@@ -282,6 +307,7 @@ class ActivationMap(BaseEstimator):
         validation_fraction: float = 0.1,
         patience: int = 10,
         random_state: Any = 0,
+        solver: str = "lstsq",
     ):
         self.kind = kind
         self.hidden = hidden
@@ -291,6 +317,7 @@ class ActivationMap(BaseEstimator):
         self.validation_fraction = validation_fraction
         self.patience = patience
         self.random_state = random_state
+        self.solver = solver
 
     def fit(
         self,
@@ -329,15 +356,17 @@ class ActivationMap(BaseEstimator):
             "target_layer": _optional_layer(target_layer, "target_layer"),
         }
         train, held = _split(len(S), settings.validation_fraction, settings.rng)
-        if settings.kind == "affine":
+        if settings.kind == "affine" and settings.solver == "lstsq":
             weights = _fit_affine(S[train], T[train])
             history: list[dict[str, float]] = []
             epochs = best = 0
             stopped = False
         else:
             watch = held if len(held) else train
-            hidden = settings.hidden or math.isqrt(S.shape[1] * T.shape[1])
-            weights, history, best, stopped = _train_autoencoder(
+            hidden = None
+            if settings.kind == "autoencoder":
+                hidden = settings.hidden or math.isqrt(S.shape[1] * T.shape[1])
+            weights, history, best, stopped = _train_adam(
                 S[train], T[train], S[watch], T[watch], hidden, settings
             )
             epochs = len(history)
@@ -436,6 +465,7 @@ class ActivationMap(BaseEstimator):
             ),
             check_positive_int(self.patience, "patience"),
             check_random_state(self.random_state),
+            check_choice(self.solver, "solver", SOLVERS),
         )
 
     def _check_source(self, source: Any, name: str) -> np.ndarray:
@@ -511,13 +541,13 @@ def paired_activations(
     target_layer: int,
     *,
     batch_size: int = 8,
+    align: str = "tokens",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Activations of the same texts in two models, one row per (text, token) in both.
+    """Activations of the same texts in two models, one row per paired token in both.
 
-    Every token of every text (plain text, the tokenizer's special tokens included, no chat
-    template; never padding) gives one row: the output of decoder layer ``source_layer`` of the
-    source model and of ``target_layer`` of the target model. The two models must share their
-    tokenizer: each text must give the same token ids in both.
+    Each text is tokenized by each model as plain text with the tokenizer's special tokens (no
+    chat template; never padding). A paired token gives one row: the output of decoder layer
+    ``source_layer`` of the source model and of ``target_layer`` of the target model.
 
     Parameters
     ----------
@@ -527,12 +557,25 @@ def paired_activations(
     source_layer, target_layer : int
         0-based decoder layers of each model.
     batch_size : int, default 8
+    align : {"tokens", "offsets"}, default "tokens"
+        How tokens are paired. ``"tokens"``: the models must share their tokenizer (each text
+        gives the same token ids in both) and every token is a pair. ``"offsets"``: for
+        different tokenizers (fast ones); a target token is paired with the source token whose
+        character span ends at the same character of the text, and tokens without such an exact
+        boundary match are dropped, as are special tokens without a span; when several tokens of
+        one tokenizer end at the same character, the last of them counts (see
+        :mod:`trustlab.safety.transfer._alignment`).
 
     Returns
     -------
-    source_acts : ndarray (n_tokens, d_s), float32
-    target_acts : ndarray (n_tokens, d_t), float32
+    source_acts : ndarray (n_pairs, d_s), float32
+    target_acts : ndarray (n_pairs, d_t), float32
         Rows in the order of the texts, then of their tokens.
+
+    Examples
+    --------
+    >>> small = load_model("smollm2-135m-instruct")  # doctest: +SKIP
+    >>> s, t = paired_activations(small, other, texts, 9, 6, align="offsets")  # doctest: +SKIP
     """
     texts = check_string_list(texts, "texts", what="texts")
     check_language_model(source_model, "source_model")
@@ -540,14 +583,31 @@ def paired_activations(
     s_layer = check_model_layer(source_model, source_layer, "source_layer")
     t_layer = check_model_layer(target_model, target_layer, "target_layer")
     batch_size = check_positive_int(batch_size, "batch_size")
+    align = check_choice(align, "align", ALIGNMENTS)
+    if align == "offsets":
+        pairs = [
+            boundary_pairs(
+                token_ends(source_model, text, "source_model"),
+                token_ends(target_model, text, "target_model"),
+            )
+            for text in texts
+        ]
+        if not any(len(s) for s, _ in pairs):
+            raise InputError.bad(
+                "texts", "texts where the two tokenizers share at least one token end", texts
+            )
+    elif source_model is not target_model:
+        _check_same_tokens(source_model, target_model, texts)
     if source_model is target_model:
         both = source_model.activations(texts, [s_layer, t_layer], "all", batch_size=batch_size)
         source_rows = [a[:, 0] for a in both]
         target_rows = [a[:, 1] for a in both]
     else:
-        _check_same_tokens(source_model, target_model, texts)
         source_rows = source_model.activations(texts, s_layer, "all", batch_size=batch_size)
         target_rows = target_model.activations(texts, t_layer, "all", batch_size=batch_size)
+    if align == "offsets":
+        source_rows = [rows[s] for rows, (s, _) in zip(source_rows, pairs, strict=True)]
+        target_rows = [rows[t] for rows, (_, t) in zip(target_rows, pairs, strict=True)]
     return np.concatenate(source_rows), np.concatenate(target_rows)
 
 
@@ -583,8 +643,7 @@ def _check_same_tokens(source_model: Any, target_model: Any, texts: list[str]) -
                 f"{target_model.name!r}, which tokenizes texts[{i}] differently "
                 f"({len(ids[0])} vs {len(ids[1])} tokens). Pairing activations across "
                 "tokenizers needs an alignment by character offsets (pair tokens whose spans "
-                "end at the same character), which paired_activations does not do; use two "
-                "models that share a tokenizer.",
+                "end at the same character): pass align='offsets' to paired_activations.",
                 argument="target_model",
             )
 
@@ -697,16 +756,18 @@ def _standardisation(S: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, ...]:
     return s_mean, s_scale, t_mean, np.float64(t_scale if t_scale > 0 else 1.0)
 
 
-def _train_autoencoder(
+def _train_adam(
     S: np.ndarray,
     T: np.ndarray,
     S_watch: np.ndarray,
     T_watch: np.ndarray,
-    hidden: int,
+    hidden: int | None,
     settings: _Settings,
 ) -> tuple[dict[str, np.ndarray], list[dict[str, float]], int, bool]:
-    """Adam on standardised rows; returns the best epoch's weights folded into raw units, the
-    history, the best epoch and whether training stopped early."""
+    """Adam on standardised rows, for the autoencoder (``hidden`` units) or, with ``hidden``
+    None, the affine map; returns the best epoch's weights folded into raw units (float32 for
+    the autoencoder, float64 for the affine map), the history, the best epoch and whether
+    training stopped early."""
     torch = require("torch", "torch")
     s_mean, s_scale, t_mean, t_scale = _standardisation(S, T)
 
@@ -726,12 +787,20 @@ def _train_autoencoder(
         return values.requires_grad_(True)
 
     d_s, d_t = S.shape[1], T.shape[1]
-    params = [uniform((hidden, d_s), d_s), uniform((hidden,), d_s)]
-    params += [uniform((d_t, hidden), hidden), uniform((d_t,), hidden)]
+    linear = torch.nn.functional.linear
+    if hidden is None:
+        params = [uniform((d_t, d_s), d_s), uniform((d_t,), d_s)]
 
-    def forward(x: Any) -> Any:
-        w1, b1, w2, b2 = params
-        return torch.nn.functional.linear(torch.relu(torch.nn.functional.linear(x, w1, b1)), w2, b2)
+        def forward(x: Any) -> Any:
+            return linear(x, *params)
+
+    else:
+        params = [uniform((hidden, d_s), d_s), uniform((hidden,), d_s)]
+        params += [uniform((d_t, hidden), hidden), uniform((d_t,), hidden)]
+
+        def forward(x: Any) -> Any:
+            w1, b1, w2, b2 = params
+            return linear(torch.relu(linear(x, w1, b1)), w2, b2)
 
     n = len(X)
     n_batches = math.ceil(n / settings.batch_size)
@@ -770,10 +839,15 @@ def _train_autoencoder(
         if waited >= settings.patience and epoch < settings.max_epochs:
             stopped = True
             break
-    w1, b1, w2, b2 = (p.numpy().astype(np.float64) for p in best)
-    # fold the standardisation into the weights: M(a) = W2 relu(W1 a + b1) + b2 on raw rows
+    w1, b1, *rest = (p.numpy().astype(np.float64) for p in best)
+    # fold the standardisation into the weights, so the stored map takes and gives raw rows:
+    # the first layer reads (a - s_mean) / s_scale, the last one writes t_mean + t_scale y
     w1 = w1 / s_scale
     b1 = b1 - w1 @ s_mean
+    if hidden is None:
+        coef, intercept = w1 * t_scale, b1 * t_scale + t_mean
+        return {"coef": coef, "intercept": intercept}, history, best_epoch, stopped
+    w2, b2 = rest
     w2, b2 = w2 * t_scale, b2 * t_scale + t_mean
     weights = dict(zip(WEIGHT_NAMES["autoencoder"], (w1, b1, w2, b2), strict=True))
     return {k: v.astype(np.float32) for k, v in weights.items()}, history, best_epoch, stopped
