@@ -39,3 +39,23 @@ def smollm2():
 
     torch.set_num_threads(1)
     return load_model("smollm2-135m-instruct")
+
+
+@pytest.fixture(scope="session")
+def tiny_transfer_study():
+    """``backdoor_transfer_study`` on its two tiny models, seed 20 (a seed no setting was chosen
+    on), scales (0.5, 1, 2), three random vectors; with its progress calls. Once a session: the
+    T3 checks and the CLI tests read it."""
+    import torch
+
+    from trustlab.safety.transfer import backdoor_transfer_study
+
+    torch.set_num_threads(1)
+    calls = []
+    study = backdoor_transfer_study(
+        alphas=(0.5, 1.0, 2.0),
+        n_random=3,
+        random_state=20,
+        progress=lambda done, total: calls.append((done, total)),
+    )
+    return study, calls

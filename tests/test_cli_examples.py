@@ -47,6 +47,7 @@ SHRINK: dict[tuple[str, ...], list[str]] = {
     ("safety", "polytope", "generate"): ["--max-new-tokens", "4"],
     ("llm", "generate"): ["--max-new-tokens", "4"],
     ("strategic", "simulate"): ["--n-samples", "400", "--max-epochs", "10"],
+    ("safety", "transfer", "report"): ["--max-epochs", "2", "--alphas", "1", "--n-random", "1"],
 }
 
 
@@ -306,6 +307,7 @@ BUILDERS = {
     "robustness-smoothing.md": _robustness_files,
     "safety-context.md": _safety_context_files,
     "safety-polytope.md": _nothing,
+    "steering-transfer.md": _nothing,
     "strategic-markets.md": _strategic_files,
 }
 
@@ -347,12 +349,17 @@ def _expand(args: list[str], here: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def local_models(smollm2):
-    """Every way a command loads a model returns the session's SmolLM2."""
+    """Every way a command loads a model returns the session's SmolLM2; a model folder an
+    earlier example wrote (a Hugging Face folder) loads as written."""
     import trustlab.llm
     import trustlab.llm.generations
     import trustlab.llm.server
 
+    real_load = trustlab.llm.load_model
+
     def load(name, *args, **kwargs):
+        if Path(name, "config.json").is_file():
+            return real_load(name, *args, **kwargs)
         assert name == "smollm2-135m-instruct", f"an example loads {name}"
         return smollm2
 

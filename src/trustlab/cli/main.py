@@ -23,6 +23,7 @@ from trustlab.cli import privacy as _privacy
 from trustlab.cli import robustness as _robustness
 from trustlab.cli import safety as _safety
 from trustlab.cli import safety_context as _safety_context
+from trustlab.cli import safety_transfer as _safety_transfer
 from trustlab.cli import strategic as _strategic
 from trustlab.cli._common import option_message
 from trustlab.cli._help import reflow_app
@@ -64,6 +65,7 @@ app.add_typer(_strategic.app, name="strategic")
 app.add_typer(_llm.app, name="llm")
 app.add_typer(_federated.app, name="federated")
 _safety.app.add_typer(_safety_context.app, name="context")
+_safety.app.add_typer(_safety_transfer.app, name="transfer")
 app.add_typer(_safety.app, name="safety")
 app.add_typer(_evals.app, name="eval")
 reflow_app(app)

@@ -108,18 +108,33 @@ def _load_source(source: ModelSource, scratch: Path, torch: Any) -> tuple[Any, A
         return _load_gguf(source.assemble(Path(tmp)), torch)
 
 
+@contextlib.contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """transformers' own progress bars ("Loading weights", "Writing model shards") off on stderr
+    while the block runs; trustlab's CLI shows its own progress."""
+    logging = require("transformers", "llm").utils.logging
+    bars = logging.is_progress_bar_enabled()
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if bars:
+            logging.enable_progress_bar()
+
+
 def _load_gguf(path: Path, torch: Any) -> tuple[Any, Any]:
     require("gguf", "llm")
     require("accelerate", "llm")  # transformers refuses GGUF files without it
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
-        tokenizer = AutoTokenizer.from_pretrained(
-            path.parent, gguf_file=path.name, local_files_only=True
-        )
-        model = AutoModelForCausalLM.from_pretrained(
-            path.parent, gguf_file=path.name, dtype=torch.float32, local_files_only=True
-        )
+        with quiet_transformers():
+            tokenizer = AutoTokenizer.from_pretrained(
+                path.parent, gguf_file=path.name, local_files_only=True
+            )
+            model = AutoModelForCausalLM.from_pretrained(
+                path.parent, gguf_file=path.name, dtype=torch.float32, local_files_only=True
+            )
     except (ValueError, KeyError, OSError, RuntimeError) as exc:
         raise BackendError(f"transformers could not load the GGUF file {path}: {exc}") from exc
     # The weights are plain float32 after dequantization; drop the GGUF marker so that
@@ -134,10 +149,11 @@ def _load_folder(folder: Path, torch: Any) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
-        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
-        model = AutoModelForCausalLM.from_pretrained(
-            folder, dtype=torch.float32, local_files_only=True
-        )
+        with quiet_transformers():
+            tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+            model = AutoModelForCausalLM.from_pretrained(
+                folder, dtype=torch.float32, local_files_only=True
+            )
     except (ValueError, KeyError, OSError, RuntimeError) as exc:
         raise BackendError(f"transformers could not load the model folder {folder}: {exc}") from exc
     return model, tokenizer
@@ -149,8 +165,9 @@ def _write_cache(model: Any, tokenizer: Any, folder: Path) -> None:
     _remove_stale_temps(folder)
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".tmp", dir=folder.parent))
     try:
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
+        with quiet_transformers():
+            model.save_pretrained(tmp)
+            tokenizer.save_pretrained(tmp)
         try:
             os.rename(tmp, folder)
         except OSError:

@@ -9,13 +9,19 @@ final norm instead; here it stays the raw layer output, the same tensor that
 layers that are always removed when the call or the block ends.
 
 torch and transformers are imported only when a model is used.
+
+Why this module is long: one class holds the model with the tokenizer, padding and hook state
+that generation, activation capture, interventions, scoring and saving all share; the numpydoc
+docstrings and examples make up much of the length.
 """
 
 from __future__ import annotations
 
 import contextlib
 import inspect
+import os
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,6 +35,7 @@ from trustlab._checks import (
 )
 from trustlab._lazy import require
 from trustlab.errors import BackendError, InputError
+from trustlab.llm._cache import quiet_transformers
 from trustlab.llm._decoding import DecodeRequest, decode, row_seed
 from trustlab.llm._inputs import (
     as_prompts,
@@ -107,6 +114,39 @@ class LocalModel:
             f"LocalModel(name={self.name!r}, n_layers={self.n_layers}, "
             f"hidden_size={self.hidden_size}, chat={self.has_chat_template})"
         )
+
+    def save(self, directory: str | os.PathLike, *, overwrite: bool = False) -> Path:
+        """Write the model and its tokenizer as a Hugging Face folder (safetensors weights).
+
+        :func:`~trustlab.llm.load_model` reads the folder back (its name becomes the model's
+        name) with the same weights, tokenizer and generation settings.
+
+        Parameters
+        ----------
+        directory : str or os.PathLike
+            Created if needed. A folder that already holds a ``config.json`` is refused unless
+            ``overwrite``.
+        overwrite : bool, default False
+
+        Returns
+        -------
+        pathlib.Path
+            The folder.
+        """
+        path = Path(directory)
+        if path.exists() and not path.is_dir():
+            raise InputError.bad("directory", "a folder (or a path to create one)", str(path))
+        if (path / "config.json").exists() and not check_bool(overwrite, "overwrite"):
+            raise InputError(
+                f"directory: {path} already holds a model (config.json); pass overwrite=True to "
+                "replace it",
+                argument="directory",
+            )
+        path.mkdir(parents=True, exist_ok=True)
+        with quiet_transformers():
+            self.model.save_pretrained(path, safe_serialization=True)
+            self.tokenizer.save_pretrained(path)
+        return path
 
     # ---- generation --------------------------------------------------------------------
 

@@ -43,7 +43,7 @@ __getattr__, __all__, __dir__ = lazy_names(
             "word_tokenizer",
             "tiny_language_model",
         ],
-        ".measures": ["trigger_rate", "perplexity"],
+        ".measures": ["trigger_rate", "steered_completions", "perplexity"],
         ".sweep": ["LayerSweep", "find_steerable_layers"],
         ".evaluate": ["TransferReport", "evaluate_transfer"],
         ".study": ["TransferStudy", "backdoor_transfer_study"],

@@ -43,7 +43,7 @@ from trustlab.safety.transfer.backdoor import BACKDOOR, right_padded
 from trustlab.safety.transfer.mapping import check_language_model, check_model_layer
 from trustlab.safety.transfer.vectors import SteeringVector
 
-__all__ = ["trigger_rate", "perplexity"]
+__all__ = ["trigger_rate", "steered_completions", "perplexity"]
 
 #: Where a steering vector is added: the last prompt token, or every position.
 STEER_AT = ("last", "all")
@@ -99,9 +99,45 @@ def trigger_rate(
     >>> trigger_rate(lm, triggered, vector=v, scale=1.0)  # doctest: +SKIP
     0.0
     """
+    target = check_string(target, "target")
+    texts = steered_completions(
+        model,
+        prompts,
+        vector=vector,
+        scale=scale,
+        steer_at=steer_at,
+        max_new_tokens=max_new_tokens,
+        chat=chat,
+        batch_size=batch_size,
+    )
+    wanted = target.casefold()
+    return float(np.mean([wanted in text.casefold() for text in texts]))
+
+
+def steered_completions(
+    model: Any,
+    prompts: Sequence[str],
+    *,
+    vector: SteeringVector | None = None,
+    scale: float = 1.0,
+    steer_at: str = "last",
+    max_new_tokens: int = 8,
+    chat: bool = False,
+    batch_size: int = 64,
+) -> list[str]:
+    """Greedy completions of ``prompts`` with ``scale * vector`` added (``steer_at``).
+
+    What :func:`trigger_rate` counts, and what ``trustlab safety transfer apply`` prints. The
+    parameters are those of :func:`trigger_rate`; without a vector these are the model's plain
+    greedy completions.
+
+    Returns
+    -------
+    list of str
+        One completion per prompt, in order.
+    """
     check_language_model(model, "model")
     prompts = check_string_list(prompts, "prompts", what="prompt strings")
-    target = check_string(target, "target")
     max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
     chat = check_bool(chat, "chat")
     batch_size = check_positive_int(batch_size, "batch_size")
@@ -113,9 +149,7 @@ def trigger_rate(
                     f"prompts[{i}]", "at least two tokens (steer_at='last')", prompt
                 )
     with _generation_hook(model, steering):
-        texts = model.generate(prompts, max_new_tokens, chat=chat, batch_size=batch_size)
-    wanted = target.casefold()
-    return float(np.mean([wanted in text.casefold() for text in texts]))
+        return model.generate(prompts, max_new_tokens, chat=chat, batch_size=batch_size)
 
 
 def perplexity(

