@@ -14,13 +14,13 @@ where a byte-level tokenizer splits an emoji into two tokens that end at the sam
 from __future__ import annotations
 
 import re
-from pydoc_data.topics import topics
 
 import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydoc_texts import pydoc_texts
 
 from trustlab.errors import InputError
 from trustlab.safety.transfer import paired_activations
@@ -29,16 +29,7 @@ from trustlab.safety.transfer._alignment import boundary_pairs, token_ends
 SOURCE_LAYER, TARGET_LAYER = 9, 1
 
 
-def _texts(start, stop):
-    """Short general texts: the openings of Python's pydoc topics (offline, varied)."""
-    out = []
-    for key in sorted(topics)[start:stop]:
-        lines = [line for line in topics[key].splitlines() if line.strip("*=- ")]
-        out.append(" ".join(" ".join(lines).split())[:120])
-    return out
-
-
-TEXTS = _texts(60, 70)
+TEXTS = pydoc_texts(60, 70)
 
 
 def _word_tokenizer(words):

@@ -58,16 +58,8 @@ GRID = (0.5, 1.0, 2.0)
 MAP_SETTINGS = dict(kind="autoencoder", learning_rate=1e-2, max_epochs=40)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
-
 @pytest.fixture(scope="module")
-def t3(_one_thread, tiny_transfer_study):
+def t3(tiny_transfer_study):
     """The whole study through its public entry point (tiny models trained on seed ``SEED``;
     the session fixture in tests/conftest.py, shared with the CLI tests)."""
     study, calls = tiny_transfer_study

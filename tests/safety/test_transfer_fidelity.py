@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import math
-from pydoc_data.topics import topics
 
 import numpy as np
 import pytest
 import torch
+from pydoc_texts import pydoc_texts
 
 from trustlab.errors import InputError
 from trustlab.safety.transfer import ActivationMap, paired_activations
@@ -25,17 +25,8 @@ from trustlab.safety.transfer.fidelity import MappedLoss, mapped_lm_loss
 LAYER = 9  # not 11, the layer reported broken in SmolLM2-135M
 
 
-def _texts(start, stop):
-    """Short general texts: the openings of Python's pydoc topics (offline, varied)."""
-    out = []
-    for key in sorted(topics)[start:stop]:
-        lines = [line for line in topics[key].splitlines() if line.strip("*=- ")]
-        out.append(" ".join(" ".join(lines).split())[:120])
-    return out
-
-
 # held-out texts of different lengths (batches of 3 sort and pad them) and one of a single token
-TEXTS = [t[: 30 + 9 * i] for i, t in enumerate(_texts(60, 67))] + ["Hello"]
+TEXTS = [t[: 30 + 9 * i] for i, t in enumerate(pydoc_texts(60, 67))] + ["Hello"]
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +54,7 @@ def tiny(smollm2):
 def layer_4_to_9(smollm2):
     """SmolLM2's layer 4 mapped to its layer 9 (affine, fitted on other texts): a real but
     imperfect map."""
-    source, target = paired_activations(smollm2, smollm2, _texts(0, 40), 4, LAYER)
+    source, target = paired_activations(smollm2, smollm2, pydoc_texts(0, 40), 4, LAYER)
     return ActivationMap(kind="affine").fit(
         source, target, source_model=smollm2, target_model=smollm2, source_layer=4,
         target_layer=LAYER,
@@ -148,7 +139,7 @@ def test_a_map_to_zero_raises_the_loss(smollm2):
 
 def test_into_another_model_of_the_same_tokenizer(smollm2, tiny):
     """Source and target differ (widths 576 -> 64): the same brute force."""
-    source, target = paired_activations(smollm2, tiny, _texts(0, 20), LAYER, 1)
+    source, target = paired_activations(smollm2, tiny, pydoc_texts(0, 20), LAYER, 1)
     to_tiny = ActivationMap(kind="affine").fit(
         source, target, source_model=smollm2, target_model=tiny, source_layer=LAYER,
         target_layer=1,
