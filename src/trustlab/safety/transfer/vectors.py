@@ -467,11 +467,11 @@ def _check_layer(model: Any, layer: Any) -> int:
     return int(layer)
 
 
-def _check_pairs(pairs: Any) -> tuple[list[str], list[str]]:
+def _check_pairs(pairs: Any, name: str = "pairs") -> tuple[list[str], list[str]]:
     if isinstance(pairs, (str, bytes, dict)) or not isinstance(pairs, Sequence):
-        raise InputError.bad("pairs", "a sequence of (clean, triggered) prompt pairs", pairs)
+        raise InputError.bad(name, "a sequence of (clean, triggered) prompt pairs", pairs)
     if len(pairs) == 0:
-        raise InputError.bad("pairs", "at least one (clean, triggered) prompt pair", pairs)
+        raise InputError.bad(name, "at least one (clean, triggered) prompt pair", pairs)
     clean: list[str] = []
     triggered: list[str] = []
     for i, pair in enumerate(pairs):
@@ -480,7 +480,7 @@ def _check_pairs(pairs: Any) -> tuple[list[str], list[str]]:
             or len(pair) != 2
             or not all(isinstance(p, str) for p in pair)
         ):
-            raise InputError.bad(f"pairs[{i}]", "a (clean, triggered) pair of strings", pair)
+            raise InputError.bad(f"{name}[{i}]", "a (clean, triggered) pair of strings", pair)
         clean.append(pair[0])
         triggered.append(pair[1])
     return clean, triggered
