@@ -33,6 +33,7 @@ from typing import Annotated, Any
 import typer
 
 from trustlab import llm
+from trustlab._results import json_text, write_atomic
 from trustlab.cli._common import JSON_OPTION_HELP, emit, planned, progress, save, tell, tracker
 from trustlab.cli._runs import OverwriteOption, counted, refuse_existing
 from trustlab.errors import InputError, ResourceError
@@ -387,7 +388,7 @@ def fit_map(
     activation_map.save(out)
     save(activation_map.fit_, out, as_json)
     if loss is not None:
-        (out / "lm_loss.json").write_text(json.dumps(loss.to_dict(), indent=2), encoding="utf-8")
+        write_atomic(out / "lm_loss.json", json_text(loss.to_dict()))
 
 
 # ============================================================================== apply, switch
