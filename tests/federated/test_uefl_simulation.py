@@ -100,6 +100,26 @@ def test_same_seed_same_run_and_another_seed_differs():
     assert any(not np.array_equal(wa[k], wc[k]) for k in wa)
 
 
+@pytest.mark.parametrize("every_round", [False, True])
+def test_the_vq_control_equals_its_own_run_from_scratch(every_round):
+    """The control goes on from UEFL's state after the first iteration; that must be what
+    training it from the start gives: one codebook, UEFL's number of rounds, no extension."""
+    settings = dict(SHIFTED, random_state=5, evaluate_every_round=every_round)
+    branched = simulate_uefl(**settings, baselines=("vq",))
+    uefl, vq = branched.methods["uefl"], branched.methods["vq"]
+    assert len(uefl.rounds) > SHIFTED["rounds"]  # UEFL extended: the control was branched
+    scratch = simulate_uefl(
+        **{**settings, "rounds": len(uefl.rounds), "max_iterations": 1}, baselines=()
+    ).methods["uefl"]
+    assert vq.weights.keys() == scratch.weights.keys()
+    assert all(np.array_equal(vq.weights[k], scratch.weights[k]) for k in vq.weights)
+    for field in ("rounds", "book_idx", "vq_loss"):
+        assert np.array_equal(getattr(vq, field), getattr(scratch, field)), field
+    for field in ("accuracy", "entropy"):
+        assert np.array_equal(getattr(vq, field), getattr(scratch, field), equal_nan=True), field
+    assert vq.threshold == scratch.threshold and vq.extensions == scratch.extensions == []
+
+
 def test_an_interrupted_run_resumes_to_the_uninterrupted_result(tmp_path):
     settings = dict(n_silos=2, baselines=("fedavg",), random_state=1, **TINY)
     reference = simulate_uefl(**settings)

@@ -4,6 +4,7 @@ on the same silos, with a checkpoint after every round so an interrupted run res
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import os
 import time
@@ -14,10 +15,10 @@ from trustlab._checks import check_bool, check_positive_int
 from trustlab._lazy import require
 from trustlab.errors import InputError
 from trustlab.federated._checkpoint import Checkpoint, fingerprint
-from trustlab.federated.protocol import InProcessEngine, ProtocolDriver
+from trustlab.federated.protocol import InProcessEngine, ProtocolDriver, ProtocolState
 from trustlab.federated.results import MethodRun, UEFLSimulation
 from trustlab.federated.silos import Silo, check_silos, make_silos, paper_threshold_factor
-from trustlab.federated.uefl import UEFLConfig, initial_weights
+from trustlab.federated.uefl import SiloState, UEFLConfig, initial_weights
 
 __all__ = ["simulate_uefl"]
 
@@ -57,7 +58,9 @@ def simulate_uefl(
         0.3 for the unbalanced five-silo rotation setting, 0.1 otherwise).
     baselines : sequence of str
         Methods to compare with: "fedavg" (no codebook) and/or "vq" (one codebook, no
-        extension). Each runs as many rounds as UEFL did.
+        extension). Each runs as many rounds as UEFL did. "vq" trains exactly what UEFL's
+        first iteration trained (same seeds, book 0 everywhere), so it goes on from UEFL's
+        state at that point instead of training those rounds again (the same arrays; tested).
     checkpoint : path, optional
         A directory for ``checkpoint.json`` and its arrays, written after every round.
         A later call with the same arguments continues from it (the same final result as an
@@ -115,10 +118,11 @@ def simulate_uefl(
     started = time.perf_counter()
     done_runs: dict[str, MethodRun] = {}
     resumed = False
+    branch: dict[str, Any] = {}  # UEFL after its first iteration, where the "vq" control goes on
     with _one_torch_thread():
         for name in ("uefl", *baselines):
             run, was_resumed = _run_method(
-                name, cfg, silos, num_classes, done_runs, store, progress
+                name, cfg, silos, num_classes, done_runs, store, progress, branch
             )
             done_runs[name] = run
             resumed = resumed or was_resumed
@@ -148,7 +152,7 @@ def _method_config(name: str, cfg: UEFLConfig, done: Mapping[str, MethodRun]) ->
     return dataclasses.replace(cfg, rounds=len(done["uefl"].rounds), max_iterations=1)
 
 
-def _run_method(name, cfg, silos, num_classes, done, store, progress):
+def _run_method(name, cfg, silos, num_classes, done, store, progress, branch):
     n_methods = 1 + len(store.baselines)
     if (run := store.completed(name)) is not None:
         if progress is not None:
@@ -160,8 +164,13 @@ def _run_method(name, cfg, silos, num_classes, done, store, progress):
     initial = initial_weights(method_cfg, silos[0].num_features, num_classes, use_vq=use_vq)
     driver = ProtocolDriver(method_cfg, len(silos), initial, use_vq=use_vq)
     resumed = store.restore(name, driver, engine)
+    if name == "vq" and not resumed and branch and method_cfg.rounds > cfg.rounds:
+        _go_on_from(branch, driver, engine)
+    keep_branch = name == "uefl" and "vq" in store.baselines
 
     def on_round(drv, _record):
+        if keep_branch and drv.state.round == cfg.rounds:
+            branch.update(_first_iteration(drv, engine, cfg))
         store.save_progress(name, drv, engine)
         if progress is not None:
             progress(*_counts(name, drv.state, done, cfg, n_methods))
@@ -170,6 +179,33 @@ def _run_method(name, cfg, silos, num_classes, done, store, progress):
     run = MethodRun.from_protocol(name, driver.state, driver.arrays)
     store.save_completed(name, run)
     return run, resumed
+
+
+def _first_iteration(driver: ProtocolDriver, engine: InProcessEngine, cfg: UEFLConfig) -> dict:
+    """UEFL's driver and silo states at the end of its first iteration as the "vq" control has
+    them after as many rounds: the control trains the same rounds with the same seeds (every
+    silo on book 0, each round seeded by round and silo), but evaluates only at its own end
+    (unless every round is evaluated) and fixes no threshold or extension yet."""
+    state = ProtocolState.from_dict(copy.deepcopy(driver.state.to_dict()))
+    n = state.n_silos
+    state.iteration, state.round_in_iteration, state.finished = 1, cfg.rounds, False
+    state.book_idx, state.init_pending = [0] * n, [False] * n
+    state.threshold, state.extensions = None, []
+    if not cfg.evaluate_every_round:
+        state.history[-1].update(entropy=None, accuracy=None)
+    return {
+        "state": state,
+        "arrays": {k: v.copy() for k, v in driver.arrays.items()},
+        "silos": [(dict(s.codebooks), s.book_idx) for s in engine.states],
+    }
+
+
+def _go_on_from(branch: dict, driver: ProtocolDriver, engine: InProcessEngine) -> None:
+    """Start the "vq" control where UEFL's first iteration ended (see :func:`_first_iteration`):
+    the same arrays as running those rounds again, without the work."""
+    driver.state = ProtocolState.from_dict(copy.deepcopy(branch["state"].to_dict()))
+    driver.arrays = {k: v.copy() for k, v in branch["arrays"].items()}
+    engine.states = [SiloState(dict(books), book) for books, book in branch["silos"]]
 
 
 def _counts(name, state, done, cfg, n_methods, run=None) -> tuple[int, int]:
