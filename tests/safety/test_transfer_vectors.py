@@ -1,8 +1,8 @@
 """Steering vectors (spec 06, part 1): hook parity, the T4 oracle, files and validation.
 
 Oracles: Hugging Face ``hidden_states`` from ``model.model(..., output_hidden_states=True)`` and
-the final norm's input (hook parity, the last-token and mean-token vectors), and the
-``steering-vectors`` library 0.12.2 (T4). Layer conventions: trustlab's ``layer=k`` is "resid_post
+the final norm's input (hook parity, the last-token and mean-token vectors), nnsight's reading of
+the block's output (hook parity), and the ``steering-vectors`` library 0.12.2 (T4). Layer conventions: trustlab's ``layer=k`` is "resid_post
 of block k", the output of ``model.layers[k]`` = ``hidden_states[k + 1]``; steering-vectors'
 ``layers=[k]`` (layer_type "decoder_block", matcher ``model.layers.{num}``) hooks the same module,
 so the same ``k`` means the same point. In transformers 5.24 ``hidden_states[n_layers]`` (the last
@@ -104,6 +104,24 @@ def test_read_point_is_hidden_states_k_plus_1(smollm2):
         with torch.inference_mode():
             normed = lm.model.model.norm(torch.from_numpy(acts[:, 1])).numpy()
         np.testing.assert_allclose(normed, hs[last + 1].numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_read_point_is_nnsights_output_of_the_block(smollm2):
+    """The spec's second hook-parity oracle: nnsight's reading of ``model.layers[k].output``
+    (a trace of the same transformers module), for a middle block and the last one."""
+    from nnsight import NNsight
+
+    lm = smollm2
+    last = lm.n_layers - 1
+    text = "Hook points must mean the same module to every tool."
+    ours = lm.activations([text], [3, last], "all", batch_size=1)[0]
+    traced = NNsight(lm.model)
+    with traced.trace(input_ids=torch.tensor([_plain_ids(lm, text)])):
+        middle = traced.model.layers[3].output.save()
+        final = traced.model.layers[last].output.save()
+    for column, saved in ((0, middle), (1, final)):
+        state = saved[0] if isinstance(saved, tuple) else saved  # older transformers: a tuple
+        np.testing.assert_allclose(ours[:, column], state[0].detach().numpy(), rtol=1e-5, atol=1e-5)
 
 
 def test_write_point_is_read_point(smollm2):
