@@ -7,10 +7,32 @@ import os
 import matplotlib
 import pytest
 
+from background_jobs import Background
+
 # Two shared cores: numeric libraries run single-threaded in tests, and plots never need a display.
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 matplotlib.use("Agg")
+
+_BACKGROUND = Background()
+
+
+def pytest_collection_finish(session):
+    """Start the selected modules' ``BACKGROUND_JOBS`` (tests/background_jobs.py)."""
+    jobs = {}
+    for module in dict.fromkeys(getattr(item, "module", None) for item in session.items):
+        jobs.update(getattr(module, "BACKGROUND_JOBS", None) or {})
+    _BACKGROUND.start(jobs)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _BACKGROUND.stop()
+
+
+@pytest.fixture(scope="session")
+def background():
+    """The session's background jobs: ``background.result(name, job)``."""
+    return _BACKGROUND
 
 
 @pytest.fixture(scope="session")

@@ -28,32 +28,37 @@ HELD_OUT = (10, 11, 12, 13)  # no setting or bound was chosen on these seeds
 HELD_OUT_TASK = (10, 11)
 
 
-@pytest.fixture(scope="module")
-def _runs():
-    """Every run of this module, two at a time: each is one seed's simulation on one thread in
-    its own process (joblib), as it would be in this one; the machine has two cores."""
-    from joblib import Parallel, delayed
-
-    jobs = [(s, {"baselines": ("fedavg", "vq")}) for s in HELD_OUT]
-    jobs += [(s, {"baselines": ("vq",), "codeword_gradient": "task"}) for s in HELD_OUT_TASK]
-    runs = Parallel(n_jobs=2)(
-        delayed(simulate_uefl)(random_state=s, **options, **HEADLINE) for s, options in jobs
+#: Every run of this module: one seed's simulation each (single-threaded), started in the
+#: background worker when the suite is collected (tests/background_jobs.py).
+_JOBS = [(s, {"baselines": ("fedavg", "vq")}) for s in HELD_OUT]
+_JOBS += [(s, {"baselines": ("vq",), "codeword_gradient": "task"}) for s in HELD_OUT_TASK]
+BACKGROUND_JOBS = {
+    f"uefl-headline/{s}/{options.get('codeword_gradient', 'codebook_loss')}": (
+        simulate_uefl,
+        {"random_state": s, **options, **HEADLINE},
     )
-    return {(s, options.get("codeword_gradient", "codebook_loss")): run
-            for (s, options), run in zip(jobs, runs, strict=True)}  # fmt: skip
+    for s, options in _JOBS
+}
+
+
+@pytest.fixture(scope="module")
+def _runs(background):
+    """(seed, codeword rule) -> the simulation."""
+    runs = background.results(BACKGROUND_JOBS)
+    return {tuple(name.split("/")[1:]): run for name, run in runs.items()}
 
 
 @pytest.fixture(scope="module")
 def paper_rule(_runs):
     """UEFL with the defaults (the paper's rule and threshold), FedAvg and the control."""
-    return {s: _runs[(s, "codebook_loss")] for s in HELD_OUT}
+    return {s: _runs[(str(s), "codebook_loss")] for s in HELD_OUT}
 
 
 @pytest.fixture(scope="module")
 def task_rule(_runs):
     """The same with codewords trained by the task loss too; FedAvg has no codewords, so its
     runs are those of ``paper_rule``."""
-    return {s: _runs[(s, "task")] for s in HELD_OUT_TASK}
+    return {s: _runs[(str(s), "task")] for s in HELD_OUT_TASK}
 
 
 def _margin(ours, base, metric, silos=None):

@@ -1,0 +1,111 @@
+"""Long, self-contained computations of test fixtures, started in a second process as soon as the
+suite is collected.
+
+The suite runs its tests one after another with numeric libraries on one thread, so one of the
+machine's two cores is mostly idle. A test module whose fixtures need such a computation lists it
+in a module-level ``BACKGROUND_JOBS`` dict: name -> ``(function, keyword arguments)``, the
+function importable by the worker (a ``trustlab`` function, or one in a helper module of
+``tests/``). Once collection ends, every selected module's jobs are queued in collection order
+for one worker process (spawned: a fresh interpreter; the environment keeps libraries on one
+thread), which runs them one by one while the other tests run. A fixture then calls
+``background.result(name, job)`` or ``background.results(jobs)`` and gets the worker's return
+value: the same call with the same arguments and seeds as in the test process, so the tests
+assert on exactly the numbers they would compute themselves. A job the worker has not begun is
+taken back and run in the test process at that moment, so a run of one such module keeps both
+cores busy and nothing waits on a busy worker. With ``TRUSTLAB_TEST_BACKGROUND=0`` every job
+runs in the test process when its fixture asks.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any
+
+Job = tuple[Callable[..., Any], Mapping[str, Any]]
+
+
+class Background:
+    """The session's jobs: those not begun, and the worker's."""
+
+    def __init__(self) -> None:
+        self.executor: ProcessPoolExecutor | None = None
+        self.pending: dict[str, Job] = {}  # not handed to the worker yet
+        self.futures: dict[str, Future] = {}  # handed to the worker
+        self.lock = threading.Lock()
+        self.workers: list[Any] = []
+
+    def start(self, jobs: Mapping[str, Job]) -> None:
+        if not jobs or os.environ.get("TRUSTLAB_TEST_BACKGROUND", "1") == "0":
+            return
+        self.pending = dict(jobs)
+        before = set(multiprocessing.active_children())
+        self.executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        self._hand_over()  # the first job, which also starts the worker
+        self.workers = [p for p in multiprocessing.active_children() if p not in before]
+        threading.Thread(target=self._feed, name="background-jobs", daemon=True).start()
+
+    def _hand_over(self) -> Future | None:
+        """Give the worker the next job not begun (one at a time, so the others stay
+        takeable)."""
+        with self.lock:
+            if not self.pending or self.executor is None:
+                return None
+            name, (function, kwargs) = next(iter(self.pending.items()))
+            try:
+                future = self.executor.submit(function, **kwargs)
+            except Exception:  # the worker died: what is left runs in the test process
+                return None
+            del self.pending[name]
+            self.futures[name] = future
+            return future
+
+    def _feed(self) -> None:
+        future = next(iter(self.futures.values()))
+        while future is not None:
+            try:
+                future.exception()  # wait until it ends, however it ends
+            except Exception:  # cancelled at shutdown
+                return
+            future = self._hand_over()
+
+    def _take(self, name: str) -> Future | Job | None:
+        with self.lock:
+            if name in self.pending:
+                return self.pending.pop(name)
+            return self.futures.pop(name, None)
+
+    def result(self, name: str, job: Job) -> Any:
+        """The job's value: the worker's, or computed here when the worker has not begun it (or
+        it was never queued)."""
+        return self.results({name: job})[name]
+
+    def results(self, jobs: Mapping[str, Job]) -> dict[str, Any]:
+        """Several jobs' values (name -> value): those the worker has not begun run here, one
+        after another, while it works through the others."""
+        values, futures = {}, {}
+        for name, job in jobs.items():
+            taken = self._take(name)
+            if isinstance(taken, Future):
+                futures[name] = taken
+            else:
+                function, kwargs = job
+                values[name] = function(**kwargs)
+        for name, future in futures.items():
+            values[name] = future.result()
+        return {name: values[name] for name in jobs}
+
+    def stop(self) -> None:
+        """Drop what is left and end the worker (also after a failure or Ctrl-C)."""
+        with self.lock:
+            executor, self.executor = self.executor, None
+            self.pending.clear()
+        if executor is None:
+            return
+        executor.shutdown(wait=False, cancel_futures=True)
+        for process in self.workers:
+            if process.is_alive():
+                process.terminate()

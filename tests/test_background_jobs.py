@@ -1,0 +1,36 @@
+"""The suite's background worker (tests/background_jobs.py): values equal the calls, a job the
+worker has not begun runs in the test process, and stopping ends a busy worker."""
+
+import textwrap
+import time
+from functools import partial
+
+from background_jobs import Background
+
+
+def test_values_are_the_calls_and_a_job_not_begun_runs_here():
+    background = Background()
+    slow = (partial(time.sleep, 2), {})
+    quick = (textwrap.shorten, {"text": "background jobs of the suite", "width": 15})
+    background.start({"slow": slow, "quick": quick})
+    try:
+        assert "slow" in background.futures and "quick" in background.pending
+        # the worker is busy with "slow" for two seconds: "quick" is taken back and run here
+        assert background.result("quick", quick) == textwrap.shorten(**quick[1])
+        assert "quick" not in background.pending and "quick" not in background.futures
+        assert background.result("slow", slow) is None
+        # not queued at all (another selection): computed here
+        assert background.results({"other": quick}) == {"other": textwrap.shorten(**quick[1])}
+    finally:
+        background.stop()
+
+
+def test_stop_ends_a_busy_worker():
+    background = Background()
+    background.start({"long": (partial(time.sleep, 60), {})})
+    assert background.workers and all(p.is_alive() for p in background.workers)
+    background.stop()
+    deadline = time.monotonic() + 10
+    while any(p.is_alive() for p in background.workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(p.is_alive() for p in background.workers)
