@@ -31,7 +31,6 @@ A ``--pairs`` file is JSON lines with ``clean`` and ``triggered`` or a CSV with 
 from __future__ import annotations
 
 import csv
-import dataclasses
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -572,9 +571,8 @@ def _cached_backdoor(out: Path, settings: dict, result_type: Any) -> Any:
     folder = stored.pop("folder", None) if isinstance(stored, dict) else None
     if stored != settings or not folder or not (out / folder / "config.json").exists():
         return None
-    names = [f.name for f in dataclasses.fields(result_type)]
     try:
-        return result_type(**{name: saved[name] for name in names})
+        return result_type.from_dict(saved)
     except (KeyError, TypeError):
         return None
 

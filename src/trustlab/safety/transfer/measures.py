@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -366,6 +366,11 @@ class BackdoorCheck(Result):
     ordinary_with_trigger: float | None
     trigger: str
     target: str
+
+    @classmethod
+    def from_dict(cls, data: dict) -> BackdoorCheck:
+        """The check back from its :meth:`to_dict` (``backdoor-model`` reuses a saved one)."""
+        return cls(**{f.name: data[f.name] for f in fields(cls)})
 
     def summary(self) -> str:
         lines = [
