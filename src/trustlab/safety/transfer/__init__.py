@@ -34,6 +34,7 @@ __getattr__, __all__, __dir__ = lazy_names(
             "MapFit",
             "paired_activations",
             "transfer_vector",
+            "mapped_steering_vector",
             "random_like",
             "load_activation_map",
         ],

@@ -31,8 +31,8 @@ from trustlab.safety.transfer.mapping import (
     ActivationMap,
     check_language_model,
     check_model_layer,
+    mapped_steering_vector,
     random_like,
-    transfer_vector,
 )
 from trustlab.safety.transfer.measures import STEER_AT, perplexity, trigger_rate
 from trustlab.safety.transfer.sweep import DEFAULT_ALPHAS, check_alphas
@@ -304,8 +304,15 @@ def evaluate_transfer(
     build = dict(positions=positions, chat=chat, batch_size=measure["batch_size"])
     source_vector = prompt_steering_vector(source, pair_list, source_layer, **build)
     native = prompt_steering_vector(target, pair_list, target_layer, **build)
-    mapped = _mapped_vector(
-        activation_map, source, clean, triggered, source_layer, target_layer, target.name, build
+    mapped = mapped_steering_vector(
+        activation_map,
+        source,
+        clean,
+        triggered,
+        source_layer=source_layer,
+        target=target,
+        target_layer=target_layer,
+        **build,
     )
     randoms = [
         SteeringVector(
@@ -436,44 +443,3 @@ def _check_map(
             raise InputError.bad(name, f"layer {recorded}, where the map was fitted", given)
         layers.append(layer)
     return layers[0], layers[1]
-
-
-def _mapped_vector(
-    activation_map: ActivationMap,
-    source: Any,
-    clean: list[str],
-    triggered: list[str],
-    source_layer: int,
-    target_layer: int,
-    target_name: str,
-    build: dict[str, Any],
-) -> SteeringVector:
-    """``mean M(a_s(clean)) - mean M(a_s(triggered))`` as a vector of the target."""
-    chat, batch_size = build["chat"], build["batch_size"]
-    if build["positions"] == "last":
-        acts = [
-            source.activations(p, source_layer, "last", chat=chat, batch_size=batch_size)
-            for p in (clean, triggered)
-        ]
-        vector = transfer_vector(activation_map, *acts)
-    else:  # each prompt's tokens mapped, then averaged (token 0 left out, as activations does)
-        means = []
-        for prompts in (clean, triggered):
-            rows = source.activations(
-                prompts, source_layer, "all", chat=chat, batch_size=batch_size
-            )
-            mapped = [activation_map.transform(r[1:] if len(r) > 1 else r) for r in rows]
-            means.append(np.mean([m.astype(np.float64).mean(axis=0) for m in mapped], axis=0))
-        vector = means[0] - means[1]
-    n = len(clean)
-    return SteeringVector(
-        vector=vector,
-        layer=target_layer,
-        kind="prompt",
-        model=f"{target_name} (mapped from {source.name})",
-        n_pairs=n,
-        n_positive=n,
-        n_negative=n,
-        positions=build["positions"],
-        chat=chat,
-    )

@@ -35,7 +35,8 @@ from trustlab.safety.transfer.mapping import (
     ActivationMap,
     _check_same_tokens,
     check_language_model,
-    check_model_layer,
+    check_map_model,
+    map_layer,
 )
 
 __all__ = ["MappedLoss", "mapped_lm_loss"]
@@ -184,9 +185,10 @@ def mapped_lm_loss(
         raise InputError.bad("activation_map", "a fitted ActivationMap", activation_map)
     check_language_model(source_model, "source_model")
     check_language_model(target_model, "target_model")
-    _check_map_models(activation_map, source_model, target_model)
-    s_layer = _layer(activation_map, source_model, source_layer, "source")
-    t_layer = _layer(activation_map, target_model, target_layer, "target")
+    check_map_model(activation_map, source_model, "source")
+    check_map_model(activation_map, target_model, "target")
+    s_layer = map_layer(activation_map, source_model, source_layer, "source")
+    t_layer = map_layer(activation_map, target_model, target_layer, "target")
     texts = check_string_list(texts, "texts", what="texts")
     batch_size = check_positive_int(batch_size, "batch_size")
     if source_model is not target_model:
@@ -269,41 +271,3 @@ def _batch_sums(
             float(kl.sum()),
         )
     return sums
-
-
-def _check_map_models(activation_map: ActivationMap, source_model: Any, target_model: Any) -> None:
-    """The map must come from and go to these models' widths (and names, when it records them)."""
-    for side, model in (("source", source_model), ("target", target_model)):
-        recorded = getattr(activation_map, f"{side}_model_", None)
-        if recorded is not None and recorded != model.name:
-            raise InputError.bad(
-                f"{side}_model",
-                f"the model the map was fitted {'from' if side == 'source' else 'to'}, "
-                f"{recorded!r}",
-                f"{model.name!r}",
-            )
-        width = getattr(activation_map, f"{side}_width_")
-        if int(model.hidden_size) != width:
-            raise InputError.bad(
-                "activation_map",
-                f"a map {'from' if side == 'source' else 'to'} width {model.hidden_size}, the "
-                f"hidden size of {side}_model {model.name!r}",
-                f"a map from width {activation_map.source_width_} to width "
-                f"{activation_map.target_width_}",
-            )
-
-
-def _layer(activation_map: ActivationMap, model: Any, layer: Any, side: str) -> int:
-    """The layer given, or the one the map records; a layer given must equal the recorded one."""
-    name = f"{side}_layer"
-    recorded = getattr(activation_map, name + "_", None)
-    if layer is None:
-        if recorded is None:
-            raise InputError.bad(
-                name, f"a decoder layer of {model.name!r} (the map records none)", layer
-            )
-        layer = recorded
-    layer = check_model_layer(model, layer, name)
-    if recorded is not None and recorded != layer:
-        raise InputError.bad(name, f"layer {recorded}, where the map was fitted", layer)
-    return layer

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -49,6 +50,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from trustlab._checks import (
     as_float_array,
+    check_bool,
     check_choice,
     check_in_range,
     check_positive,
@@ -61,12 +63,15 @@ from trustlab._model_files import read_saved_params, storable_params
 from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
 from trustlab.errors import InputError, ResourceError
 from trustlab.safety.transfer._alignment import boundary_pairs, token_ends
+from trustlab.safety.transfer.vectors import KINDS as VECTOR_KINDS
+from trustlab.safety.transfer.vectors import POSITIONS, SteeringVector
 
 __all__ = [
     "ActivationMap",
     "MapFit",
     "paired_activations",
     "transfer_vector",
+    "mapped_steering_vector",
     "random_like",
     "load_activation_map",
     "KINDS",
@@ -630,6 +635,50 @@ def check_model_layer(model: Any, layer: Any, name: str) -> int:
     return int(layer)
 
 
+def check_map_model(
+    activation_map: ActivationMap, model: Any, side: str, argument: str | None = None
+) -> None:
+    """The map must come from (``side="source"``) or go to (``"target"``) ``model``: its width,
+    and its name where the map records one. ``argument`` names the model's argument in the error
+    (default ``"<side>_model"``)."""
+    argument = argument or f"{side}_model"
+    recorded = getattr(activation_map, f"{side}_model_", None)
+    if recorded is not None and recorded != model.name:
+        raise InputError.bad(
+            argument,
+            f"the model the map was fitted {'from' if side == 'source' else 'to'}, {recorded!r}",
+            f"{model.name!r}",
+        )
+    width = getattr(activation_map, f"{side}_width_")
+    if int(model.hidden_size) != width:
+        raise InputError.bad(
+            "activation_map",
+            f"a map {'from' if side == 'source' else 'to'} width {model.hidden_size}, the "
+            f"hidden size of {argument} {model.name!r}",
+            f"a map from width {activation_map.source_width_} to width "
+            f"{activation_map.target_width_}",
+        )
+
+
+def map_layer(
+    activation_map: ActivationMap, model: Any, layer: Any, side: str, argument: str | None = None
+) -> int:
+    """The layer given, or the one the map records for ``side``; a layer given must equal the
+    recorded one. ``argument`` names the layer's argument in errors (default ``"<side>_layer"``)."""
+    name = argument or f"{side}_layer"
+    recorded = getattr(activation_map, f"{side}_layer_", None)
+    if layer is None:
+        if recorded is None:
+            raise InputError.bad(
+                name, f"a decoder layer of {model.name!r} (the map records none)", layer
+            )
+        layer = recorded
+    layer = check_model_layer(model, layer, name)
+    if recorded is not None and recorded != layer:
+        raise InputError.bad(name, f"layer {recorded}, where the map was fitted", layer)
+    return layer
+
+
 def _check_same_tokens(source_model: Any, target_model: Any, texts: list[str]) -> None:
     for i, text in enumerate(texts):
         ids = [
@@ -678,6 +727,134 @@ def transfer_vector(
     return activation_map._apply(positive).mean(axis=0) - activation_map._apply(negative).mean(
         axis=0
     )
+
+
+def mapped_steering_vector(
+    activation_map: ActivationMap,
+    source: Any,
+    positive: Sequence[str],
+    negative: Sequence[str],
+    *,
+    kind: str = "prompt",
+    source_layer: int | None = None,
+    target: Any = None,
+    target_layer: int | None = None,
+    positions: str = "last",
+    chat: bool = False,
+    batch_size: int = 8,
+) -> SteeringVector:
+    """A steering vector of the map's target model, built from ``source``'s activations.
+
+    The prompts are read in ``source`` at the map's source layer and mapped before averaging:
+    ``v_t = mean M(a(positive)) - mean M(a(negative))`` (the spec's transfer of *activations*;
+    for an affine map this is ``A v_s``). With ``positions="mean"`` each prompt's tokens are
+    mapped one by one and averaged (token 0 left out, as
+    :meth:`~trustlab.llm.LocalModel.activations` does), so a non-linear map sees real activations,
+    never an average of them.
+
+    Parameters
+    ----------
+    activation_map : ActivationMap
+        Fitted from ``source`` (its width, and its name where the map records one).
+    source : trustlab.llm.LocalModel
+    positive, negative : sequence of str
+        ``kind="prompt"``: the clean and the triggered prompts, pair by pair (equal lengths).
+        ``kind="diff_in_means"``: harmful and harmless prompts (any lengths).
+    kind : {"prompt", "diff_in_means"}, default "prompt"
+    source_layer : int or None
+        The layer read in ``source``; None takes the one the map records (a layer given must
+        equal it).
+    target : trustlab.llm.LocalModel or None
+        The target model, when at hand: its width, name and layer range are checked, and its
+        name labels the vector. None labels it with the map's recorded target name.
+    target_layer : int or None
+        The vector's layer in the target; None takes the one the map records.
+    positions : {"last", "mean"}, default "last"
+    chat : bool, default False
+        Render the prompts with ``source``'s chat template first.
+    batch_size : int, default 8
+
+    Returns
+    -------
+    SteeringVector
+        At ``target_layer``, labelled ``"<target> (mapped from <source>)"``.
+    """
+    if not isinstance(activation_map, ActivationMap) or not hasattr(activation_map, "fit_"):
+        raise InputError.bad("activation_map", "a fitted ActivationMap", activation_map)
+    check_language_model(source, "source")
+    check_map_model(activation_map, source, "source", "source")
+    s_layer = map_layer(activation_map, source, source_layer, "source")
+    if target is not None:
+        check_language_model(target, "target")
+        check_map_model(activation_map, target, "target", "target")
+        t_layer = map_layer(activation_map, target, target_layer, "target")
+        target_name = target.name
+    else:
+        recorded = activation_map.target_layer_
+        t_layer = (
+            recorded if target_layer is None else _optional_layer(target_layer, "target_layer")
+        )
+        if t_layer is None:
+            raise InputError.bad(
+                "target_layer", "a decoder layer of the target (the map records none)", None
+            )
+        if recorded is not None and t_layer != recorded:
+            raise InputError.bad(
+                "target_layer", f"layer {recorded}, where the map was fitted", target_layer
+            )
+        target_name = activation_map.target_model_ or "target"
+    kind = check_choice(kind, "kind", VECTOR_KINDS)
+    sides = [
+        check_string_list(positive, "positive", what="prompt strings"),
+        check_string_list(negative, "negative", what="prompt strings"),
+    ]
+    if kind == "prompt" and len(sides[1]) != len(sides[0]):
+        raise InputError.bad(
+            "negative",
+            f"{len(sides[0])} prompts, the triggered prompt of each clean one in positive",
+            negative,
+        )
+    positions = check_choice(positions, "positions", POSITIONS)
+    chat = check_bool(chat, "chat")
+    batch_size = check_positive_int(batch_size, "batch_size")
+    vector = _mapped_mean_difference(
+        activation_map, source, sides, s_layer, positions, chat, batch_size
+    )
+    return SteeringVector(
+        vector=vector,
+        layer=t_layer,
+        kind=kind,
+        model=f"{target_name} (mapped from {source.name})",
+        n_pairs=len(sides[0]) if kind == "prompt" else None,
+        n_positive=len(sides[0]),
+        n_negative=len(sides[1]),
+        positions=positions,
+        chat=chat,
+    )
+
+
+def _mapped_mean_difference(
+    activation_map: ActivationMap,
+    source: Any,
+    sides: list[list[str]],
+    layer: int,
+    positions: str,
+    chat: bool,
+    batch_size: int,
+) -> np.ndarray:
+    """``mean M(a(sides[0])) - mean M(a(sides[1]))`` at ``positions`` (checked arguments)."""
+    if positions == "last":
+        acts = [
+            source.activations(prompts, layer, "last", chat=chat, batch_size=batch_size)
+            for prompts in sides
+        ]
+        return transfer_vector(activation_map, *acts)
+    means = []
+    for prompts in sides:  # each prompt's tokens mapped, then averaged (token 0 left out)
+        rows = source.activations(prompts, layer, "all", chat=chat, batch_size=batch_size)
+        mapped = [activation_map.transform(r[1:] if len(r) > 1 else r) for r in rows]
+        means.append(np.mean([m.astype(np.float64).mean(axis=0) for m in mapped], axis=0))
+    return means[0] - means[1]
 
 
 def random_like(vector: Any, random_state: Any) -> np.ndarray:
