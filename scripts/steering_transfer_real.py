@@ -39,6 +39,7 @@ from trustlab.safety.transfer import (
     check_backdoor,
     evaluate_switch,
     evaluate_transfer,
+    find_steerable_layers,
     lora_backdoor,
     mapped_lm_loss,
     paired_activations,
@@ -94,7 +95,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("real-transfer"))
     parser.add_argument("--layer", type=int, default=15)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--part", choices=("all", "t5", "switch", "transfer"), default="all")
+    parser.add_argument("--part", choices=("all", "t5", "switch", "transfer", "sweep"), default="all")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     results: dict = {"layer": args.layer, "seed": args.seed}
@@ -120,6 +121,8 @@ def main() -> None:
         switch(results, base, bad, fit_texts, data, layer)
     if "transfer" in parts:
         transfer(results, base, bad, fit_texts, data, layer, args)
+    if args.part == "sweep":
+        sweep_then_transfer(results, base, bad, fit_texts, data, args)
     results["seconds"] = time.perf_counter() - started
     (args.out / f"real_transfer_{args.part}.json").write_text(json_text(results))
     print(json.dumps({k: results[k] for k in ("layer", "seconds")}))
@@ -137,7 +140,8 @@ def t5(results, base, bad, fit_texts, heldout, layer, seed) -> None:
         if kind is None:
             activation_map = identity
         else:
-            activation_map = ActivationMap(kind=kind, random_state=seed).fit(
+            # max_epochs=200: the estimator's default when these numbers were documented
+            activation_map = ActivationMap(kind=kind, max_epochs=200, random_state=seed).fit(
                 src, tgt, source_model=base, target_model=bad, source_layer=layer,
                 target_layer=layer,
             )  # fmt: skip
@@ -181,6 +185,46 @@ def transfer(results, base, bad, fit_texts, data, layer, args) -> None:
         data.heldout_clean_answers, alphas=(1.0, 2.0), chat=True, random_state=args.seed,
     )  # fmt: skip
     print(report.summary())
+    results["transfer"] = report.to_dict()
+
+
+SWEEP_ALPHAS = (1.0, 2.0, 4.0, 8.0)
+
+
+def sweep_then_transfer(results, base, bad, fit_texts, data, args) -> None:
+    """Sweep the source copy on training topics; transfer at the best cell on held-out topics."""
+    build, measure = data.train_pairs[:64], [t for _, t in data.train_pairs[64:128]]
+    layers = list(range(0, bad.n_layers, 3))
+    results["sweep"] = {}
+    best = None
+    for mode in ("last", "all"):
+        started = time.perf_counter()
+        sweep = find_steerable_layers(
+            bad, build, measure, layers=layers, alphas=SWEEP_ALPHAS, steer_at=mode, chat=True,
+            progress=lambda done, total, m=mode: print(f"  sweep {m}: {done}/{total}", flush=True),
+        )  # fmt: skip
+        print(sweep.summary(), f"({time.perf_counter() - started:.0f} s)")
+        results["sweep"][mode] = sweep.to_dict()
+        sweep.plot().figure.savefig(args.out / f"layer_sweep_{mode}.png", dpi=120)
+        if best is None or sweep.best_success > best[0].best_success:
+            best = (sweep, mode)
+    sweep, mode = best
+    layer = sweep.best_layer
+    print(f"chosen: block {layer}, steer_at {mode} (drop {sweep.best_success:.2f} at alpha "
+          f"{sweep.best_alpha:g})")  # fmt: skip
+    variant = backdoored(base, args.out, args.seed + 1, rank=4, suffix="-variant")
+    src, tgt = paired_activations(bad, variant, fit_texts, layer, layer)
+    activation_map = ActivationMap(kind="affine").fit(
+        src, tgt, source_model=bad, target_model=variant, source_layer=layer, target_layer=layer
+    )
+    report = evaluate_transfer(
+        bad, variant, activation_map, data.train_pairs, data.heldout_pairs,
+        data.heldout_clean_answers, alphas=SWEEP_ALPHAS, steer_at=mode, chat=True,
+        random_state=args.seed,
+    )  # fmt: skip
+    print(report.summary())
+    results["chosen"] = {"layer": layer, "steer_at": mode}
+    results["map_fit"] = activation_map.fit_.to_dict()
     results["transfer"] = report.to_dict()
 
 

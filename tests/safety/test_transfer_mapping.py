@@ -36,6 +36,7 @@ from trustlab.safety.transfer import (
     random_like,
     transfer_vector,
 )
+from trustlab.safety.transfer.mapping import AUTO_EPOCHS, AUTO_STEPS, auto_epochs
 
 D_S, D_T, N, NOISE = 64, 80, 4000, 1e-3
 # lr 1e-2 instead of the default 1e-3: the same accuracy here (R^2 0.997 vs 0.993) in 0.6 s
@@ -196,6 +197,45 @@ def test_fit_is_reproducible_with_the_same_seed(linear_data):
     c = ActivationMap(**{**settings_, "random_state": 6}).fit(X[:500], Y[:500])
     assert np.array_equal(a.weight1_, b.weight1_) and a.history_ == b.history_
     assert not np.array_equal(a.weight1_, c.weight1_)
+
+
+# ----------------------------------------------------------------------------- epochs by default
+
+
+@settings(max_examples=300, deadline=None)
+@given(n=st.integers(1, 3_000_000), batch=st.integers(1, 4096))
+def test_default_epochs_make_the_step_budget_within_the_bounds(n, batch):
+    epochs, per_epoch, (low, high) = auto_epochs(n, batch), math.ceil(n / batch), AUTO_EPOCHS
+    assert low <= epochs <= high
+    if epochs > low:  # one epoch fewer would not reach the budget
+        assert (epochs - 1) * per_epoch < AUTO_STEPS
+    if epochs < high:  # and these epochs reach it
+        assert epochs * per_epoch >= AUTO_STEPS
+
+
+def test_default_epochs_on_the_benchmark_and_small_maps():
+    # 10^5 pairs with 10 % held out at the default batch size: 10 epochs (about 80 s on one
+    # core at 576 -> 640, benchmarks/bench_transfer.py); a few thousand rows: 200
+    assert auto_epochs(90_000, 256) == 10
+    assert auto_epochs(3_600, 256) == 200
+    assert auto_epochs(10**6, 256) == 3
+
+
+def test_the_default_is_the_same_fit_as_its_epochs_given():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(3000, 6))
+    Y = np.tanh(X @ rng.normal(size=(6, 5))) + 0.05 * rng.normal(size=(3000, 5))
+    auto = ActivationMap(hidden=4, batch_size=64, random_state=3).fit(X, Y)
+    allowed = auto_epochs(2700, 64)
+    assert allowed == 82 and auto.fit_.max_epochs == allowed
+    assert 1 <= auto.fit_.epochs <= allowed and f"at most {allowed}" in auto.fit_.summary()
+    given_ = ActivationMap(hidden=4, batch_size=64, random_state=3, max_epochs=allowed).fit(X, Y)
+    assert given_.history_ == auto.history_
+    assert np.array_equal(given_.weight2_, auto.weight2_)
+    # a smaller budget is a different schedule (the cosine decay spans max_epochs)
+    fewer = ActivationMap(hidden=4, batch_size=64, random_state=3, max_epochs=allowed // 2)
+    assert fewer.fit(X, Y).history_[0] != auto.history_[0]
+    assert ActivationMap(kind="affine").fit(X, Y).fit_.max_epochs == 0
 
 
 # ----------------------------------------------------------------------------- early stopping

@@ -342,7 +342,13 @@ def fit_map(
     align: Annotated[
         str, typer.Option("--align", help="tokens (one tokenizer) or offsets (two).")
     ] = "tokens",
-    max_epochs: Annotated[int, typer.Option("--max-epochs", help="Adam epochs at most.")] = 200,
+    max_epochs: Annotated[
+        int | None,
+        typer.Option(
+            "--max-epochs",
+            help="Adam epochs at most (default: about 3,500 steps' worth, 3 to 200 epochs).",
+        ),
+    ] = None,
     learning_rate: Annotated[float, typer.Option("--learning-rate", help="Adam's rate.")] = 1e-3,
     lm_loss: Annotated[
         bool,

@@ -95,6 +95,12 @@ WEIGHT_NAMES = {
 # a held-out FVU below (1 - this) x the reference resets the patience counter (the best weights
 # are kept on any decrease)
 IMPROVEMENT = 1e-3
+# max_epochs=None: about this many Adam steps, in whole epochs (at least AUTO_EPOCHS[0], at most
+# AUTO_EPOCHS[1]). Small maps get the many epochs they need; 10^5 token pairs get 10 epochs
+# (about 80 s at 576 -> 640 on one core; benchmarks/bench_transfer.py), the spec's "1-3 epochs"
+# from about 4 * 10^5 pairs on.
+AUTO_STEPS = 3500
+AUTO_EPOCHS = (3, 200)
 _METRICS = ("mse", "cosine", "fvu", "r2")
 
 
@@ -121,6 +127,9 @@ class MapFit(Result):
         The epoch whose weights were kept (0 for the affine map).
     stopped_early : bool
         Training stopped before ``max_epochs`` because the held-out FVU stopped improving.
+    max_epochs : int
+        The epochs allowed (the estimator's ``max_epochs``, or the number it chose for None; 0
+        for the closed-form affine map).
     mse : float
         Mean squared error per coordinate, ``mean((t - M(s))**2)``.
     cosine : float
@@ -153,6 +162,7 @@ class MapFit(Result):
     heldout_cosine: float
     heldout_fvu: float
     heldout_r2: float
+    max_epochs: int = 0
     history: tuple = internal_field(default=())
 
     figure_name = "activation_map_fit.png"
@@ -171,6 +181,7 @@ class MapFit(Result):
             epochs=int(values["epochs"]),
             best_epoch=int(values["best_epoch"]),
             stopped_early=bool(values["stopped_early"]),
+            max_epochs=int(values.get("max_epochs", 0)),  # absent in maps saved before 2026-12
             history=tuple(dict(h) for h in history),
             **floats,
         )
@@ -179,7 +190,11 @@ class MapFit(Result):
         where = "held-out" if self.n_heldout else "training"
         fvu = self.heldout_fvu if self.n_heldout else self.fvu
         cosine = self.heldout_cosine if self.n_heldout else self.cosine
-        training = "closed form" if self.epochs == 0 else f"{self.epochs} epochs of Adam"
+        training = (
+            "closed form"
+            if self.epochs == 0
+            else f"{self.epochs} epochs of Adam (at most {self.max_epochs})"
+        )
         if self.stopped_early:
             training += f", stopped early (best epoch {self.best_epoch})"
         return (
@@ -212,7 +227,7 @@ class MapFit(Result):
 class _Settings(NamedTuple):
     kind: str
     hidden: int | None
-    max_epochs: int
+    max_epochs: int | None
     learning_rate: float
     batch_size: int
     validation_fraction: float
@@ -231,8 +246,11 @@ class ActivationMap(BaseEstimator):
         ReLU(W1 a + b1) + b2, trained by Adam.
     hidden : int or None
         Hidden width of the autoencoder; None is floor(sqrt(d_s d_t)).
-    max_epochs : int, default 200
-        Passes over the training rows at most.
+    max_epochs : int or None, default None
+        Passes over the training rows at most. None sizes it to the data: as many epochs as make
+        about ``AUTO_STEPS`` (3,500) Adam steps, between 3 and 200 (200 epochs for a few thousand
+        rows; 10 for 10^5 rows at the default batch size; 3 from about 3 x 10^5 rows on, the
+        spec's "1-3 epochs" on real data). The number used is ``fit_.max_epochs``.
     learning_rate : float, default 1e-3
         Adam's initial learning rate, decayed to 0 over ``max_epochs`` on a cosine schedule.
     batch_size : int, default 256
@@ -306,7 +324,7 @@ class ActivationMap(BaseEstimator):
         self,
         kind: str = "autoencoder",
         hidden: int | None = None,
-        max_epochs: int = 200,
+        max_epochs: int | None = None,
         learning_rate: float = 1e-3,
         batch_size: int = 256,
         validation_fraction: float = 0.1,
@@ -364,13 +382,15 @@ class ActivationMap(BaseEstimator):
         if settings.kind == "affine" and settings.solver == "lstsq":
             weights = _fit_affine(S[train], T[train])
             history: list[dict[str, float]] = []
-            epochs = best = 0
+            epochs = best = allowed = 0
             stopped = False
         else:
             watch = held if len(held) else train
             hidden = None
             if settings.kind == "autoencoder":
                 hidden = settings.hidden or math.isqrt(S.shape[1] * T.shape[1])
+            allowed = settings.max_epochs or auto_epochs(len(train), settings.batch_size)
+            settings = settings._replace(max_epochs=allowed)
             weights, history, best, stopped = _train_adam(
                 S[train], T[train], S[watch], T[watch], hidden, settings
             )
@@ -395,6 +415,7 @@ class ActivationMap(BaseEstimator):
             stopped,
             *_metrics(T, predicted),
             *held_metrics,
+            max_epochs=allowed,
             history=tuple(history),
         )
         return self
@@ -462,7 +483,7 @@ class ActivationMap(BaseEstimator):
         return _Settings(
             kind,
             hidden,
-            check_positive_int(self.max_epochs, "max_epochs"),
+            None if self.max_epochs is None else check_positive_int(self.max_epochs, "max_epochs"),
             check_positive(self.learning_rate, "learning_rate"),
             check_positive_int(self.batch_size, "batch_size"),
             check_in_range(
@@ -924,6 +945,14 @@ def _metrics(target: np.ndarray, predicted: np.ndarray) -> tuple[float, float, f
     return sse / target.size, cosine, fvu, 1.0 - fvu
 
 
+def auto_epochs(n_rows: int, batch_size: int) -> int:
+    """The epochs ``max_epochs=None`` allows for ``n_rows`` training rows: about ``AUTO_STEPS``
+    Adam steps in whole epochs, clipped to ``AUTO_EPOCHS``."""
+    steps_per_epoch = max(1, math.ceil(n_rows / batch_size))
+    low, high = AUTO_EPOCHS
+    return int(min(high, max(low, math.ceil(AUTO_STEPS / steps_per_epoch))))
+
+
 def _standardisation(S: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, ...]:
     """Per-coordinate source mean and scale; target mean and one common target scale."""
     s_mean, s_scale = S.mean(axis=0), S.std(axis=0)
@@ -981,15 +1010,14 @@ def _train_adam(
 
     n = len(X)
     n_batches = math.ceil(n / settings.batch_size)
+    max_epochs = settings.max_epochs  # resolved by fit
     optimizer = torch.optim.Adam(params, lr=settings.learning_rate)
-    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(
-        optimizer, T_max=settings.max_epochs * n_batches
-    )
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=max_epochs * n_batches)
     history: list[dict[str, float]] = []
     best_fvu, reference, waited = math.inf, math.inf, 0
     best = [p.detach().clone() for p in params]
     best_epoch, stopped = 0, False
-    for epoch in range(1, settings.max_epochs + 1):
+    for epoch in range(1, max_epochs + 1):
         order = torch.as_tensor(settings.rng.permutation(n))
         total = 0.0
         for start in range(0, n, settings.batch_size):
@@ -1013,7 +1041,7 @@ def _train_adam(
             reference, waited = fvu, 0
         else:
             waited += 1
-        if waited >= settings.patience and epoch < settings.max_epochs:
+        if waited >= settings.patience and epoch < max_epochs:
             stopped = True
             break
     w1, b1, *rest = (p.numpy().astype(np.float64) for p in best)
