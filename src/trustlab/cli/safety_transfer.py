@@ -393,7 +393,9 @@ def fit_map(
             source_layer=source_layer,
             target_layer=target_layer,
         )
-        loss = mapped_lm_loss(activation_map, s_model, t_model, corpus) if lm_loss else None
+        loss = None
+        if lm_loss:
+            loss = mapped_lm_loss(activation_map, s_model, t_model, corpus, align=align)
     emit(activation_map.fit_, as_json)
     if loss is not None and not as_json:
         emit(loss, as_json)

@@ -8,8 +8,12 @@ the target's mean next-token loss (nats per token) with and without the replacem
 relative rise, and the mean Kullback-Leibler divergence KL(clean target || mapped target) of the
 next-token distributions.
 
-Both models must share their tokenizer (the same token ids for every text), so that every
-token of the target has its own mapped activation. Layers follow the one hook convention of
+With ``align="tokens"`` (the default) both models share their tokenizer (the same token ids for
+every text) and every token of the target gets its mapped activation. With ``align="offsets"``
+(two tokenizers) only the target tokens that pair with a source token, their spans ending at
+the same character (the pairing :func:`~trustlab.safety.transfer.paired_activations` fits
+on), are replaced; the other target tokens keep their own layer output. ``n_replaced`` says how
+many were replaced. Layers follow the one hook convention of
 :mod:`trustlab.safety.transfer`: layer ``k`` is the output of 0-based decoder block k
 ("resid_post of block k").
 
@@ -27,11 +31,13 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_positive_int, check_string_list
+from trustlab._checks import check_choice, check_positive_int, check_string_list
 from trustlab._lazy import require
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
+from trustlab.safety.transfer._alignment import boundary_pairs, token_ends
 from trustlab.safety.transfer.mapping import (
+    ALIGNMENTS,
     ActivationMap,
     _check_same_tokens,
     check_language_model,
@@ -65,6 +71,11 @@ class MappedLoss(Result):
         The same with layer ``target_layer``'s output replaced by M(a_s).
     kl : float
         Mean KL(clean || mapped) between the two next-token distributions (nats per token).
+    align : {"tokens", "offsets"}
+        How target tokens got their mapped activation (see the module docstring).
+    n_replaced : int
+        Target tokens (of all texts, the first included) whose layer output was replaced: every
+        token with ``align="tokens"``, the paired ones with ``"offsets"``.
     relative_rise : float
         ``(mapped_loss - clean_loss) / clean_loss`` (in ``to_dict()``).
     clean_perplexity, mapped_perplexity : float
@@ -84,6 +95,8 @@ class MappedLoss(Result):
     clean_loss: float
     mapped_loss: float
     kl: float
+    align: str = "tokens"
+    n_replaced: int = 0
     text_tokens: np.ndarray = internal_field(default=None)
     text_clean_loss: np.ndarray = internal_field(default=None)
     text_mapped_loss: np.ndarray = internal_field(default=None)
@@ -111,6 +124,7 @@ class MappedLoss(Result):
             f"{self.clean_loss:.4f} -> {self.mapped_loss:.4f} nats/token "
             f"({100 * self.relative_rise:+.2f} %), KL(clean || mapped) {self.kl:.4g} nats/token;"
             f" {self.n_tokens} tokens of {self.n_texts} texts"
+            + (f", {self.n_replaced} tokens replaced (offsets)" if self.align == "offsets" else "")
         )
 
     def plot(self, ax: Any = None) -> Any:
@@ -139,6 +153,7 @@ def mapped_lm_loss(
     source_layer: int | None = None,
     target_layer: int | None = None,
     *,
+    align: str = "tokens",
     batch_size: int = 8,
 ) -> MappedLoss:
     """The target's next-token loss with its layer-``target_layer`` output replaced by M(a_s).
@@ -157,12 +172,16 @@ def mapped_lm_loss(
         records the models it was fitted for (``source_model_`` / ``target_model_``), they must
         be these (by name).
     source_model, target_model : trustlab.llm.LocalModel
-        Sharing a tokenizer; may be the same model.
+        Sharing a tokenizer (may be the same model), or with ``align="offsets"`` two models
+        with fast tokenizers.
     texts : sequence of str
         Texts of one token add nothing (no token is predicted); at least one must have two.
     source_layer, target_layer : int or None
         0-based decoder layers; None takes the layer the map records (``source_layer_`` /
         ``target_layer_``). A layer given must equal the one recorded.
+    align : {"tokens", "offsets"}, default "tokens"
+        ``"tokens"``: every target token replaced (one tokenizer). ``"offsets"``: the target
+        tokens paired by character offsets replaced, the others kept.
     batch_size : int, default 8
         Texts per forward pass (similar lengths together).
 
@@ -190,12 +209,27 @@ def mapped_lm_loss(
     s_layer = map_layer(activation_map, source_model, source_layer, "source")
     t_layer = map_layer(activation_map, target_model, target_layer, "target")
     texts = check_string_list(texts, "texts", what="texts")
+    align = check_choice(align, "align", ALIGNMENTS)
     batch_size = check_positive_int(batch_size, "batch_size")
-    if source_model is not target_model:
+    if align == "tokens" and source_model is not target_model:
         _check_same_tokens(source_model, target_model, texts)
     ids = [list(target_model.tokenizer(t, add_special_tokens=True)["input_ids"]) for t in texts]
     if max(len(seq) for seq in ids) < 2:
         raise InputError.bad("texts", "at least one text of two or more tokens", texts)
+    if align == "offsets":  # (source rows, target positions) of each text
+        pairs = [
+            boundary_pairs(
+                token_ends(source_model, text, "source_model"),
+                token_ends(target_model, text, "target_model"),
+            )
+            for text in texts
+        ]
+        if not any(len(t) for _, t in pairs):
+            raise InputError.bad(
+                "texts", "texts where the two tokenizers share at least one token end", texts
+            )
+    else:
+        pairs = [(np.arange(len(seq)), np.arange(len(seq))) for seq in ids]
 
     torch = require("torch", "llm")
     n = len(texts)
@@ -208,8 +242,16 @@ def mapped_lm_loss(
             rows = source_model.activations(
                 [texts[i] for i in batch], s_layer, "all", batch_size=len(batch)
             )
-            mapped = activation_map.apply_torch(torch.from_numpy(np.concatenate(rows)))
-            sums[batch] = _batch_sums(target_model, t_layer, [ids[i] for i in batch], mapped, torch)
+            picked = np.concatenate([r[pairs[i][0]] for r, i in zip(rows, batch, strict=True)])
+            mapped = activation_map.apply_torch(torch.from_numpy(picked))
+            sums[batch] = _batch_sums(
+                target_model,
+                t_layer,
+                [ids[i] for i in batch],
+                [pairs[i][1] for i in batch],
+                mapped,
+                torch,
+            )
     totals = sums.sum(axis=0) / tokens.sum()
     with np.errstate(invalid="ignore", divide="ignore"):
         per_text = sums / tokens[:, None]
@@ -223,6 +265,8 @@ def mapped_lm_loss(
         clean_loss=float(totals[0]),
         mapped_loss=float(totals[1]),
         kl=float(totals[2]),
+        align=align,
+        n_replaced=int(sum(len(t) for _, t in pairs)),
         text_tokens=tokens,
         text_clean_loss=per_text[:, 0],
         text_mapped_loss=per_text[:, 1],
@@ -231,10 +275,16 @@ def mapped_lm_loss(
 
 
 def _batch_sums(
-    model: Any, layer: int, seqs: list[list[int]], mapped: Any, torch: Any
+    model: Any,
+    layer: int,
+    seqs: list[list[int]],
+    positions: list[np.ndarray],
+    mapped: Any,
+    torch: Any,
 ) -> np.ndarray:
     """Per sequence: summed clean NLL, mapped NLL and KL(clean || mapped) over its predicted
-    tokens. ``mapped`` holds the replacement rows of every real token, sequence by sequence."""
+    tokens. ``mapped`` holds the replacement rows of the tokens at ``positions`` (increasing
+    indices into each sequence), sequence by sequence; other tokens keep the layer's output."""
     width = max(len(seq) for seq in seqs)
     pad = model.tokenizer.pad_token_id
     input_ids = torch.full((len(seqs), width), int(pad or 0), dtype=torch.long)
@@ -244,11 +294,15 @@ def _batch_sums(
         real[row, : len(seq)] = True
     device = model.model.device
     input_ids, real = input_ids.to(device), real.to(device)
-    # the real tokens in row-major order are the rows of ``mapped``, text by text
+    # the replaced tokens in row-major order are the rows of ``mapped``, text by text
+    replaced = torch.zeros((len(seqs), width), dtype=torch.bool)
+    for row, where in enumerate(positions):
+        replaced[row, torch.as_tensor(where, dtype=torch.long)] = True
+    replaced = replaced.to(device)
     replacement = torch.zeros((len(seqs), width, mapped.shape[-1]), dtype=mapped.dtype)
     replacement = replacement.to(device)
-    replacement[real] = mapped.to(device)
-    keep = real[..., None]
+    replacement[replaced] = mapped.to(device)
+    keep = replaced[..., None]
 
     def forward() -> Any:
         out = model.model(input_ids=input_ids, attention_mask=real.long(), use_cache=False)
