@@ -1,0 +1,18 @@
+"""Interpretability of language-model internals: ``trustlab.interpret.sae`` (sparse
+autoencoders on a model's residual stream, trained and saved in a format sae_lens reads).
+
+Public names are imported from their package on first use, so ``import trustlab.interpret``
+stays cheap (torch is imported only when an SAE is trained or applied).
+"""
+
+from __future__ import annotations
+
+from trustlab._lazy import lazy_names
+
+# package -> the public names it defines
+__getattr__, __all__, __dir__ = lazy_names(
+    __name__,
+    {
+        ".sae": ["SparseAutoencoder", "SAEFit", "load_sae", "sae_activations", "pydoc_texts"],
+    },
+)

@@ -1,0 +1,20 @@
+"""Sparse autoencoders on a language model's residual stream (Paulo et al., ICML 2025, build on
+them): ``model`` (TopK and ReLU + L1 SAEs in torch, unit-norm decoder rows, dead-latent
+resampling, saved as sae_lens reads them) · ``corpus`` (offline training text and the model
+activations an SAE trains on).
+
+Public names are imported on first use.
+"""
+
+from __future__ import annotations
+
+from trustlab._lazy import lazy_names
+
+# module -> the public names it defines
+__getattr__, __all__, __dir__ = lazy_names(
+    __name__,
+    {
+        ".model": ["SparseAutoencoder", "SAEFit", "load_sae"],
+        ".corpus": ["pydoc_texts", "sae_activations"],
+    },
+)
