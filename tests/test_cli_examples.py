@@ -48,6 +48,7 @@ SHRINK: dict[tuple[str, ...], list[str]] = {
     ("llm", "generate"): ["--max-new-tokens", "4"],
     ("strategic", "simulate"): ["--n-samples", "400", "--max-epochs", "10"],
     ("safety", "transfer", "report"): ["--max-epochs", "2", "--alphas", "1", "--n-random", "1"],
+    ("interpret", "sae", "train"): ["--max-texts", "12", "--max-epochs", "1", "--n-latents", "256"],
 }
 
 
@@ -308,6 +309,7 @@ BUILDERS = {
     "safety-context.md": _safety_context_files,
     "safety-polytope.md": _nothing,
     "steering-transfer.md": _nothing,
+    "interpret-sae.md": _nothing,
     "strategic-markets.md": _strategic_files,
 }
 

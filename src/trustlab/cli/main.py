@@ -18,6 +18,7 @@ from trustlab.cli import explain as _explain
 from trustlab.cli import explain_anova as _explain_anova
 from trustlab.cli import fairness as _fairness
 from trustlab.cli import federated as _federated
+from trustlab.cli import interpret as _interpret
 from trustlab.cli import llm as _llm
 from trustlab.cli import privacy as _privacy
 from trustlab.cli import robustness as _robustness
@@ -68,6 +69,7 @@ _safety.app.add_typer(_safety_context.app, name="context")
 _safety.app.add_typer(_safety_transfer.app, name="transfer")
 app.add_typer(_safety.app, name="safety")
 app.add_typer(_evals.app, name="eval")
+app.add_typer(_interpret.app, name="interpret")
 reflow_app(app)
 
 

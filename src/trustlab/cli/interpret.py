@@ -1,0 +1,112 @@
+"""``trustlab interpret``: interpretability of language-model internals.
+
+* ``sae train --model M --layer L --out DIR``: a sparse autoencoder trained on the model's
+  activations at "resid_post of block L" over ``--texts FILE`` (one text per line; default:
+  Python's pydoc topics; ``--max-texts N`` takes the first N), saved in the folder sae_lens reads (``cfg.json``,
+  ``sae_weights.safetensors``) with trustlab's ``trustlab_sae.json`` and the fit
+  (``result.json``, ``sae_fit.png``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, save, tell, tracker
+from trustlab.cli._runs import OverwriteOption, counted, refuse_existing
+from trustlab.errors import InputError
+
+__all__ = ["app", "sae_app", "train"]
+
+app = typer.Typer(
+    no_args_is_help=True, help="Interpretability of language-model internals (sparse autoencoders)."
+)
+sae_app = typer.Typer(
+    no_args_is_help=True,
+    help="Sparse autoencoders on a language model's residual stream (Paulo et al., ICML 2025).",
+)
+app.add_typer(sae_app, name="sae")
+
+SAE_FILES = ("cfg.json", "sae_weights.safetensors", "trustlab_sae.json", "result.json")
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError.bad(
+            "--texts", "a readable UTF-8 text file, one text a line", str(path)
+        ) from exc
+    lines = [ln for ln in lines if ln]
+    if not lines:
+        raise InputError.bad("--texts", "a file with at least one non-empty line", str(path))
+    return lines
+
+
+@sae_app.command("train")
+def train(
+    model: Annotated[str, typer.Option("--model", help="Model name or folder.")],
+    layer: Annotated[int, typer.Option("--layer", help="Decoder block read (0-based output).")],
+    out: Annotated[Path, typer.Option("--out", help="Write the SAE here.")],
+    texts: Annotated[
+        Path | None,
+        typer.Option("--texts", help="Training texts, one per line (default: pydoc topics)."),
+    ] = None,
+    max_texts: Annotated[
+        int | None, typer.Option("--max-texts", help="Use only the first N texts.")
+    ] = None,
+    n_latents: Annotated[
+        int | None, typer.Option("--n-latents", help="Latents (default: 8 x the width).")
+    ] = None,
+    activation: Annotated[str, typer.Option("--activation", help="topk or relu.")] = "topk",
+    k: Annotated[int, typer.Option("--k", help="Latents kept per token (topk).")] = 32,
+    l1_coefficient: Annotated[
+        float, typer.Option("--l1-coefficient", help="L1 weight (relu).")
+    ] = 5.0,
+    max_epochs: Annotated[int, typer.Option("--max-epochs", help="Passes over the tokens.")] = 10,
+    learning_rate: Annotated[
+        float | None, typer.Option("--learning-rate", help="Adam's rate (default: by width).")
+    ] = None,
+    batch_size: Annotated[int, typer.Option("--batch-size", help="Tokens per step.")] = 1024,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the split and weights.")] = 0,
+    overwrite: OverwriteOption = False,
+    as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
+) -> None:
+    """Train a sparse autoencoder on a model's activations at one block and save it."""
+    from trustlab.interpret import SparseAutoencoder, pydoc_texts, sae_activations
+    from trustlab.llm import load_model
+
+    refuse_existing(out, overwrite, SAE_FILES, "a sparse autoencoder")
+    corpus = pydoc_texts() if texts is None else _lines(texts)
+    if max_texts is not None:
+        if max_texts < 1:
+            raise InputError.bad("--max-texts", "a positive number of texts", max_texts)
+        corpus = corpus[:max_texts]
+    sae = SparseAutoencoder(
+        n_latents=n_latents,
+        activation=activation,
+        k=k,
+        l1_coefficient=l1_coefficient,
+        max_epochs=max_epochs,
+        learning_rate=learning_rate,
+        batch_size=batch_size,
+        random_state=seed,
+    )
+    with progress() as bar:
+        task = bar.add_task(f"loading {model}", total=None)
+        lm = load_model(model)
+        bar.update(task, description=f"reading {counted(len(corpus), 'text')} at block {layer}")
+        rows = sae_activations(lm, corpus, layer)
+        bar.update(task, visible=False)
+        sae.fit(
+            rows,
+            model_name=lm.name,
+            layer=layer,
+            progress=tracker(bar, f"training on {counted(len(rows), 'token')}"),
+        )
+    emit(sae.fit_, as_json)
+    sae.save(out)
+    save(sae.fit_, out, as_json)
+    tell(f"the SAE is in {out} (sae_lens: SAE.load_from_disk({str(out)!r}))", as_json)

@@ -1,0 +1,120 @@
+"""``trustlab interpret sae train``: the command trains the library's SAE and saves it."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from cli_helpers import one_line, run_main
+
+from trustlab.interpret import SparseAutoencoder, load_sae, sae_activations
+from trustlab.llm import load_model
+
+TEXTS = [
+    "Sparse autoencoders split activations into many rarely active latents.",
+    "Each latent should stand for one thing a reader can name.",
+    "The cat sat on the mat, and the dog lay by the door.",
+    "Numbers such as 12, 345 and 6789 appear in many texts.",
+] * 3
+SETTINGS = ["--n-latents", 64, "--k", 4, "--max-epochs", 2, "--batch-size", 32, "--seed", 3]
+
+
+@pytest.fixture(scope="module")
+def tiny_folder(tmp_path_factory, smollm2):
+    """A 2-layer Llama of width 48 with random weights on SmolLM2's tokenizer, saved."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from trustlab.llm import LocalModel
+
+    config = LlamaConfig(
+        vocab_size=smollm2.model.config.vocab_size,
+        hidden_size=48,
+        intermediate_size=96,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        tie_word_embeddings=True,
+    )
+    torch.manual_seed(0)
+    folder = tmp_path_factory.mktemp("tiny") / "tiny-llama"
+    LocalModel(LlamaForCausalLM(config), smollm2.tokenizer, name="tiny-llama").save(folder)
+    return folder
+
+
+def test_train_saves_the_library_sae(tmp_path, capsys, tiny_folder):
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(TEXTS) + "\n\n", encoding="utf-8")
+    out = tmp_path / "sae"
+    args = ["interpret", "sae", "train", "--model", tiny_folder, "--layer", 1, "--texts", texts]
+    code, stdout, err = run_main([*args, *SETTINGS, "--out", out, "--json"], capsys)
+    assert code == 0, err
+    fit = json.loads(stdout)
+    assert (fit["d_in"], fit["n_latents"], fit["k"], fit["epochs"]) == (48, 64, 4, 2)
+    assert {p.name for p in out.iterdir()} >= {
+        "cfg.json",
+        "sae_weights.safetensors",
+        "trustlab_sae.json",
+        "result.json",
+        "sae_fit.png",
+    }
+    saved = load_sae(out)
+    # the library call with the same arguments gives the same SAE
+    torch.set_num_threads(1)
+    lm = load_model(tiny_folder)
+    rows = sae_activations(lm, TEXTS, 1)
+    own = SparseAutoencoder(
+        n_latents=64, k=4, max_epochs=2, batch_size=32, random_state=3
+    ).fit(rows, model_name=lm.name, layer=1)  # fmt: skip
+    assert np.allclose(saved.W_dec_, own.W_dec_, atol=1e-5)
+    assert saved.fit_.fvu == pytest.approx(own.fit_.fvu, rel=1e-4)
+    assert (saved.model_name_, saved.layer_) == ("tiny-llama", 1)
+    assert json.loads((out / "cfg.json").read_text())["metadata"]["hook_name"] == (
+        "blocks.1.hook_resid_post"
+    )
+    # a second run into the same folder is refused without --overwrite
+    code, _, err = run_main([*args, *SETTINGS, "--out", out], capsys)
+    assert code == 2 and "--overwrite" in one_line(err)
+
+
+@pytest.mark.parametrize(
+    "extra, option",
+    [
+        (["--k", 100], "--k"),
+        (["--activation", "gelu"], "--activation"),
+        (["--max-epochs", 0], "--max-epochs"),
+        (["--max-texts", 0], "--max-texts"),
+    ],
+)
+def test_bad_options_are_one_line(tmp_path, capsys, tiny_folder, extra, option):
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(TEXTS), encoding="utf-8")
+    args = ["interpret", "sae", "train", "--model", tiny_folder, "--texts", texts]
+    code, _, err = run_main(
+        [*args, "--layer", 1, *SETTINGS, *extra, "--out", tmp_path / "o"], capsys
+    )
+    assert code == 2 and one_line(err).startswith(f"trustlab: error: {option}"), err
+
+
+def test_bad_layer_and_texts_are_one_line(tmp_path, capsys, tiny_folder):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n", encoding="utf-8")
+    base = ["interpret", "sae", "train", "--model", tiny_folder, "--out", tmp_path / "o"]
+    code, _, err = run_main([*base, "--layer", 5], capsys)
+    assert code == 2 and one_line(err).startswith("trustlab: error: --layer"), err
+    code, _, err = run_main([*base, "--layer", 1, "--texts", empty], capsys)
+    assert code == 2 and one_line(err).startswith("trustlab: error: --texts"), err
+
+
+def test_max_texts_trains_on_the_first_texts(tmp_path, capsys, tiny_folder):
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(TEXTS), encoding="utf-8")
+    args = ["interpret", "sae", "train", "--model", tiny_folder, "--layer", 0, "--texts", texts]
+    code, stdout, err = run_main(
+        [*args, *SETTINGS, "--max-texts", 2, "--out", tmp_path / "o", "--json"], capsys
+    )
+    assert code == 0, err
+    lm = load_model(tiny_folder)
+    assert json.loads(stdout)["n_rows"] == len(sae_activations(lm, TEXTS[:2], 0))
