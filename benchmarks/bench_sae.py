@@ -1,0 +1,105 @@
+"""Sparse autoencoders: training steps per second, ours against sae_lens on the same work.
+
+The work (issue 23, "Speed"): a TopK SAE of SmolLM2-135M's width (d = 576), 8x wide (4,608
+latents), k = 32, batches of 1,024 rows, float32 on CPU. Rows are synthetic (Gaussian with a
+few large coordinates, the shape of residual-stream activations); a training step's cost does
+not depend on their values.
+
+- ours: ``SparseAutoencoder(...).fit`` on ``steps x 1,024`` rows for one epoch (Adam, the
+  decoder kept at unit norm, the resampling check included), timed from the first step to the
+  last (the progress callback marks them, so set-up and the final metrics are left out);
+- peer: sae_lens 6's ``TopKTrainingSAE`` (the class its trainer steps): per step
+  ``training_forward_pass`` (its forward, MSE and the TopK auxiliary loss), ``backward`` and an
+  Adam step, the same batch size and widths.
+
+It prints steps/s for both and the ratio ours / peer. Caching throughput (issue 23) comes with
+the latent cache, which is not built yet.
+
+Run: python benchmarks/bench_sae.py [--steps 60] [--threads 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+D, LATENTS, K, BATCH = 576, 4608, 32, 1024
+
+
+def rows(n: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, D)).astype(np.float32)
+    X[:, :4] *= 30.0  # a few massive coordinates, as in a residual stream
+    return X
+
+
+def bench_ours(steps: int) -> float:
+    from trustlab.interpret import SparseAutoencoder
+
+    X = rows(steps * BATCH)
+    marks: list[float] = []
+    sae = SparseAutoencoder(
+        n_latents=LATENTS, k=K, max_epochs=1, batch_size=BATCH, validation_fraction=0.0
+    )
+    sae.fit(X, progress=lambda done, total: marks.append(time.perf_counter()))
+    return (len(marks) - 1) / (marks[-1] - marks[0])
+
+
+def bench_peer(steps: int, torch) -> float:
+    from sae_lens.saes.sae import TrainStepInput
+    from sae_lens.saes.topk_sae import TopKTrainingSAE, TopKTrainingSAEConfig
+
+    cfg = TopKTrainingSAEConfig(d_in=D, d_sae=LATENTS, k=K, dtype="float32", device="cpu")
+    sae = TopKTrainingSAE(cfg)
+    optimizer = torch.optim.Adam(sae.parameters(), lr=2e-4)
+    X = torch.from_numpy(rows(steps * BATCH))
+    dead = torch.zeros(LATENTS, dtype=torch.bool)
+    times = []
+    for step in range(steps):
+        times.append(time.perf_counter())
+        batch = X[step * BATCH : (step + 1) * BATCH]
+        out = sae.training_forward_pass(
+            TrainStepInput(
+                sae_in=batch,
+                coefficients={},
+                dead_neuron_mask=dead,
+                n_training_steps=step,
+                is_logging_step=False,
+            )
+        )
+        optimizer.zero_grad()
+        out.loss.backward()
+        optimizer.step()
+    times.append(time.perf_counter())
+    return (len(times) - 2) / (times[-1] - times[1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=60, help="training steps timed (default 60)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    args = parser.parse_args()
+
+    import torch
+
+    torch.set_num_threads(args.threads)
+    print(
+        f"TopK SAE d={D} -> {LATENTS} latents, k={K}, batch {BATCH}; torch threads "
+        f"{torch.get_num_threads()}; load average {os.getloadavg()[0]:.2f}"
+    )
+    ours = bench_ours(args.steps)
+    print(f"ours (trustlab SparseAutoencoder.fit): {ours:.2f} steps/s")
+    try:
+        peer = bench_peer(args.steps, torch)
+    except ImportError:
+        print("peer: sae_lens is not installed (pip install sae-lens)")
+        return
+    print(f"peer (sae_lens TopKTrainingSAE step + Adam): {peer:.2f} steps/s")
+    print(f"ratio ours / peer: {ours / peer:.2f}x; load average after {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
