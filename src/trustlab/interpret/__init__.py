@@ -13,6 +13,15 @@ from trustlab._lazy import lazy_names
 __getattr__, __all__, __dir__ = lazy_names(
     __name__,
     {
-        ".sae": ["SparseAutoencoder", "SAEFit", "load_sae", "sae_activations", "pydoc_texts"],
+        ".sae": [
+            "SparseAutoencoder",
+            "SAEFit",
+            "load_sae",
+            "sae_activations",
+            "pydoc_texts",
+            "LatentCache",
+            "cache_latents",
+            "load_latent_cache",
+        ],
     },
 )

@@ -1,7 +1,8 @@
 """Sparse autoencoders on a language model's residual stream (Paulo et al., ICML 2025, build on
 them): ``model`` (TopK and ReLU + L1 SAEs in torch, unit-norm decoder rows, dead-latent
 resampling, saved as sae_lens reads them) · ``corpus`` (offline training text and the model
-activations an SAE trains on).
+activations an SAE trains on) · ``cache`` (where each latent fires over a corpus, sparse and
+checkpointed).
 
 Public names are imported on first use.
 """
@@ -16,5 +17,6 @@ __getattr__, __all__, __dir__ = lazy_names(
     {
         ".model": ["SparseAutoencoder", "SAEFit", "load_sae"],
         ".corpus": ["pydoc_texts", "sae_activations"],
+        ".cache": ["LatentCache", "cache_latents", "load_latent_cache"],
     },
 )

@@ -1,0 +1,333 @@
+"""The latent cache: where each SAE latent fires over a corpus, stored sparsely.
+
+:func:`cache_latents` runs each text (a context) through the model up to the SAE's block, encodes
+every token's activation with the SAE and keeps the non-zero latent activations as records
+(latent, context, position, activation), with each context's token ids. The first token of each
+context is left out (a beginning-of-sequence token, or an attention sink; the spec filters BOS
+positions). Records are grouped by latent (CSR-like), so one latent's records are one slice.
+
+Long corpora checkpoint: with ``checkpoint=DIR`` every ``checkpoint_every`` texts are written to
+``DIR`` as one ``.npz`` file (no pickle) as soon as they are done; a second call with the same
+model, SAE, layer and texts reads the finished chunks instead of computing them again, so a
+crash or Ctrl-C loses at most one chunk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trustlab._checks import check_positive_int, check_string_list
+from trustlab._progress import WorkCounter
+from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
+from trustlab.errors import InputError, ResourceError
+from trustlab.interpret.sae.model import SparseAutoencoder
+
+__all__ = ["LatentCache", "cache_latents", "load_latent_cache"]
+
+_META = "cache.json"
+_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class LatentCache(Result):
+    """Non-zero SAE latent activations over a corpus, grouped by latent.
+
+    Attributes
+    ----------
+    model, layer : str, int
+        The model and the 0-based block ("resid_post of block k") the SAE read.
+    n_latents : int
+    n_contexts, n_tokens : int
+        Contexts (texts) and the tokens encoded (each context's first token left out).
+    tokens : ndarray of int64 (all context tokens, first ones included), not in ``to_dict()``
+    token_offsets : ndarray (n_contexts + 1,)
+        Context ``c``'s token ids are ``tokens[token_offsets[c]:token_offsets[c + 1]]``.
+    latent_offsets : ndarray (n_latents + 1,)
+        Latent ``i``'s records are rows ``latent_offsets[i]:latent_offsets[i + 1]`` of the three
+        arrays below (in context, then position order).
+    contexts, positions : ndarray of int32
+        Each record's context and its token index in that context (>= 1).
+    activations : ndarray of float32
+        Each record's latent activation (> 0).
+
+    Properties: ``n_records``, ``firing_counts`` (records per latent) and, in ``to_dict()``,
+    ``n_dead`` (latents with no record) and the median firing rate.
+    """
+
+    model: str
+    layer: int
+    n_latents: int
+    n_contexts: int
+    n_tokens: int
+    tokens: np.ndarray = internal_field()
+    token_offsets: np.ndarray = internal_field()
+    latent_offsets: np.ndarray = internal_field()
+    contexts: np.ndarray = internal_field()
+    positions: np.ndarray = internal_field()
+    activations: np.ndarray = internal_field()
+
+    _dict_extras = ("n_records", "n_dead", "median_firing_rate")
+    figure_name = "latent_firing.png"
+
+    @property
+    def n_records(self) -> int:
+        return int(len(self.activations))
+
+    @property
+    def firing_counts(self) -> np.ndarray:
+        """Records (tokens where it fires) per latent."""
+        return np.diff(self.latent_offsets)
+
+    @property
+    def n_dead(self) -> int:
+        return int((self.firing_counts == 0).sum())
+
+    @property
+    def median_firing_rate(self) -> float:
+        """Median over latents of the share of tokens where each fires."""
+        return float(np.median(self.firing_counts / max(self.n_tokens, 1)))
+
+    def latent(self, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(contexts, positions, activations)`` of latent ``index``."""
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+            raise InputError.bad("index", f"a latent index in [0, {self.n_latents - 1}]", index)
+        if not 0 <= index < self.n_latents:
+            raise InputError.bad("index", f"a latent index in [0, {self.n_latents - 1}]", index)
+        rows = slice(self.latent_offsets[index], self.latent_offsets[index + 1])
+        return self.contexts[rows], self.positions[rows], self.activations[rows]
+
+    def context_tokens(self, context: int) -> np.ndarray:
+        """The token ids of context ``context``."""
+        return self.tokens[self.token_offsets[context] : self.token_offsets[context + 1]]
+
+    def summary(self) -> str:
+        return (
+            f"latent cache of {self.model} block {self.layer}: {self.n_records} records of "
+            f"{self.n_latents} latents over {self.n_tokens} tokens ({self.n_contexts} contexts); "
+            f"{self.n_dead} latents never fire, median firing rate "
+            f"{100 * self.median_firing_rate:.3g} %"
+        )
+
+    def plot(self, ax: Any = None) -> Any:
+        """Histogram of the latents' firing rates (log10 of the share of tokens)."""
+        ax = new_axes(ax)
+        rates = self.firing_counts[self.firing_counts > 0] / max(self.n_tokens, 1)
+        ax.hist(np.log10(rates), bins=40)
+        ax.set_xlabel("log10 firing rate (share of tokens)")
+        ax.set_ylabel("latents")
+        ax.set_title(f"{self.model} block {self.layer}: {self.n_dead} latents never fire")
+        return ax
+
+    def save(self, directory: str | os.PathLike) -> Path:
+        """Write ``latent_cache.npz`` and ``latent_cache.json`` into ``directory``."""
+        out = output_dir(directory, "directory")
+        arrays = {n: getattr(self, n) for n in _ARRAYS}
+        write_atomic(out / "latent_cache.npz", lambda tmp: _save_npz(tmp, arrays))
+        info = {"format": _FORMAT, **{n: getattr(self, n) for n in _SCALARS}}
+        write_atomic(out / "latent_cache.json", json_text(info))
+        return out
+
+
+_ARRAYS = ("tokens", "token_offsets", "latent_offsets", "contexts", "positions", "activations")
+_SCALARS = ("model", "layer", "n_latents", "n_contexts", "n_tokens")
+
+
+def load_latent_cache(directory: str | os.PathLike) -> LatentCache:
+    """Read a cache written by :meth:`LatentCache.save`."""
+    folder = Path(directory)
+    meta, data = folder / "latent_cache.json", folder / "latent_cache.npz"
+    if not meta.is_file() or not data.is_file():
+        raise ResourceError(f"{folder}: expected latent_cache.json and latent_cache.npz")
+    info = json.loads(meta.read_text(encoding="utf-8"))
+    if info.get("format") != _FORMAT:
+        raise ResourceError(f"{meta}: format {info.get('format')!r}, this trustlab reads {_FORMAT}")
+    with np.load(data, allow_pickle=False) as arrays:
+        return LatentCache(**{n: info[n] for n in _SCALARS}, **{n: arrays[n] for n in _ARRAYS})
+
+
+def cache_latents(
+    model: Any,
+    sae: SparseAutoencoder,
+    texts: Sequence[str],
+    *,
+    layer: int | None = None,
+    batch_size: int = 8,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: int = 256,
+    progress: Callable[[int, int], None] | None = None,
+) -> LatentCache:
+    """Run ``texts`` through ``model`` and ``sae`` and keep where each latent fires.
+
+    Parameters
+    ----------
+    model : trustlab.llm.LocalModel
+    sae : SparseAutoencoder
+        Fitted, of the model's width.
+    texts : sequence of str
+        The contexts (for example :func:`~trustlab.interpret.sae.corpus.pydoc_texts`).
+    layer : int or None
+        The block the SAE reads; None takes the one it was trained on (``sae.layer_``).
+    batch_size : int, default 8
+        Texts per forward pass.
+    checkpoint : path or None
+        A folder for finished chunks of texts (see the module docstring); None keeps nothing.
+    checkpoint_every : int, default 256
+        Texts per chunk.
+    progress : callable, optional
+        Called with ``(texts done, texts in all)``.
+
+    Returns
+    -------
+    LatentCache
+    """
+    needed = ("name", "n_layers", "hidden_size", "activations", "tokenizer")
+    if any(not hasattr(model, a) for a in needed):
+        raise InputError.bad("model", "a trustlab.llm.LocalModel", model)
+    if not isinstance(sae, SparseAutoencoder) or not hasattr(sae, "fit_"):
+        raise InputError.bad("sae", "a fitted SparseAutoencoder", sae)
+    if sae.d_in_ != model.hidden_size:
+        raise InputError(
+            f"sae: expected an SAE of width {model.hidden_size} (the hidden size of "
+            f"{model.name!r}), got one of width {sae.d_in_}"
+            + (f" trained on {sae.model_name_!r}" if sae.model_name_ else ""),
+            argument="sae",
+        )
+    texts = check_string_list(texts, "texts", what="texts")
+    layer = sae.layer_ if layer is None else layer
+    n = int(model.n_layers)
+    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < n:
+        raise InputError.bad(
+            "layer", f"a decoder layer of {model.name!r} in [0, {n - 1}] (the SAE records none)"
+            if sae.layer_ is None else f"a decoder layer of {model.name!r} in [0, {n - 1}]",
+            layer,
+        )  # fmt: skip
+    layer = int(layer)
+    batch_size = check_positive_int(batch_size, "batch_size")
+    every = check_positive_int(checkpoint_every, "checkpoint_every")
+    folder = (
+        None if checkpoint is None else _checkpoint_folder(checkpoint, model, sae, layer, texts)
+    )
+    counter = WorkCounter(progress, len(texts))
+    chunks = []
+    for start in range(0, len(texts), every):
+        part = texts[start : start + every]
+        path = None if folder is None else folder / f"chunk_{start // every:06d}.npz"
+        if path is not None and path.is_file():
+            with np.load(path, allow_pickle=False) as saved:
+                chunk = {name: saved[name] for name in saved.files}
+            counter.advance(len(part))
+        else:
+            chunk = _encode_chunk(model, sae, part, layer, batch_size, counter)
+            if path is not None:
+                write_atomic(path, lambda tmp, c=chunk: _save_npz(tmp, c))
+        chunks.append(chunk)
+    return _assemble(chunks, model.name, layer, sae.n_latents_)
+
+
+def _encode_chunk(
+    model: Any, sae: SparseAutoencoder, texts: list[str], layer: int, batch_size: int,
+    counter: WorkCounter,
+) -> dict[str, np.ndarray]:  # fmt: skip
+    """One chunk's tokens and records (context indices local to the chunk)."""
+    tokens, lengths, latents, contexts, positions, values = [], [], [], [], [], []
+    for start in range(0, len(texts), batch_size):
+        batch = texts[start : start + batch_size]
+        rows = model.activations(batch, layer, "all", batch_size=batch_size)
+        for offset, (text, acts) in enumerate(zip(batch, rows, strict=True)):
+            ids = np.asarray(model.tokenizer(text)["input_ids"], dtype=np.int64)
+            if len(ids) != len(acts):
+                raise ResourceError(
+                    f"{model.name}: {len(ids)} token ids but {len(acts)} activations for a text"
+                )
+            tokens.append(ids)
+            lengths.append(len(ids))
+            if len(acts) < 2:
+                continue
+            z = sae.encode(acts[1:], sparse=True).tocoo()
+            latents.append(z.col.astype(np.int32))
+            contexts.append(np.full(len(z.col), start + offset, dtype=np.int32))
+            positions.append((z.row + 1).astype(np.int32))
+            values.append(z.data.astype(np.float32))
+        counter.advance(len(batch))
+
+    def joined(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+        return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
+
+    return {
+        "tokens": joined(tokens, np.int64),
+        "lengths": np.asarray(lengths, dtype=np.int64),
+        "latents": joined(latents, np.int32),
+        "contexts": joined(contexts, np.int32),
+        "positions": joined(positions, np.int32),
+        "activations": joined(values, np.float32),
+    }
+
+
+def _assemble(chunks: list[dict[str, np.ndarray]], model: str, layer: int, m: int) -> LatentCache:
+    lengths = np.concatenate([c["lengths"] for c in chunks])
+    shift = np.cumsum([0] + [len(c["lengths"]) for c in chunks[:-1]])
+    latents = np.concatenate([c["latents"] for c in chunks])
+    contexts = np.concatenate([c["contexts"] + s for c, s in zip(chunks, shift, strict=True)])
+    positions = np.concatenate([c["positions"] for c in chunks])
+    values = np.concatenate([c["activations"] for c in chunks])
+    order = np.lexsort((positions, contexts, latents))
+    counts = np.bincount(latents, minlength=m)
+    return LatentCache(
+        model=model,
+        layer=layer,
+        n_latents=m,
+        n_contexts=len(lengths),
+        n_tokens=int(np.maximum(lengths - 1, 0).sum()),
+        tokens=np.concatenate([c["tokens"] for c in chunks]),
+        token_offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+        latent_offsets=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+        contexts=contexts[order].astype(np.int32),
+        positions=positions[order].astype(np.int32),
+        activations=values[order].astype(np.float32),
+    )
+
+
+def _checkpoint_folder(
+    checkpoint: Any, model: Any, sae: SparseAutoencoder, layer: int, texts: list[str]
+) -> Path:
+    """The checkpoint folder; a folder of another run (model, SAE, layer or texts) is refused."""
+    if not isinstance(checkpoint, (str, os.PathLike)):
+        raise InputError.bad("checkpoint", "a folder path or None", checkpoint)
+    folder = output_dir(checkpoint, "checkpoint")
+    digest = hashlib.sha256()
+    for name in ("W_enc_", "b_enc_", "W_dec_", "b_dec_"):
+        digest.update(np.ascontiguousarray(getattr(sae, name)).tobytes())
+    run = {
+        "format": _FORMAT,
+        "model": model.name,
+        "layer": layer,
+        "sae": digest.hexdigest(),
+        "texts": hashlib.sha256("\x00".join(texts).encode()).hexdigest(),
+        "n_texts": len(texts),
+    }
+    meta = folder / _META
+    if meta.is_file():
+        found = json.loads(meta.read_text(encoding="utf-8"))
+        if found != run:
+            differs = sorted(k for k in run if found.get(k) != run[k])
+            raise InputError(
+                f"checkpoint: {folder} holds the chunks of another run (its {', '.join(differs)} "
+                "differ); choose another folder or empty this one",
+                argument="checkpoint",
+            )
+    else:
+        write_atomic(meta, json_text(run))
+    return folder
+
+
+def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    with open(path, "wb") as handle:
+        np.savez(handle, **arrays)
