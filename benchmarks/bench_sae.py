@@ -1,4 +1,4 @@
-"""Sparse autoencoders: training steps per second, ours against sae_lens on the same work.
+"""Sparse autoencoders: training steps/s against sae_lens, and caching throughput.
 
 The work (issue 23, "Speed"): a TopK SAE of SmolLM2-135M's width (d = 576), 8x wide (4,608
 latents), k = 32, batches of 1,024 rows, float32 on CPU. Rows are synthetic (Gaussian with a
@@ -12,10 +12,18 @@ not depend on their values.
   ``training_forward_pass`` (its forward, MSE and the TopK auxiliary loss), ``backward`` and an
   Adam step, the same batch size and widths.
 
-It prints steps/s for both and the ratio ours / peer. Caching throughput (issue 23) comes with
-the latent cache, which is not built yet.
+It prints steps/s for both and the ratio ours / peer.
 
-Run: python benchmarks/bench_sae.py [--steps 60] [--threads 1]
+Caching (``--part cache``): the latent cache of a TopK SAE (576 -> 4,608, k=32; random weights:
+the cost does not depend on them) over pydoc texts of up to 1,000 characters through
+SmolLM2-135M-Instruct at block 15. Ours: ``cache_latents`` (batches of 8 texts, the forward
+pass stopped after the block, sparse records). The naive loop: plain transformers one text at a
+time with ``output_hidden_states=True`` (the whole model), the SAE applied in torch, the
+non-zero entries kept. Tokens/s for both and the ratio (target >= 3x); the two must keep the
+same records.
+
+Run: python benchmarks/bench_sae.py [--part all|train|cache] [--steps 60] [--texts 64]
+[--threads 1]
 """
 
 from __future__ import annotations
@@ -77,10 +85,43 @@ def bench_peer(steps: int, torch) -> float:
     return (len(times) - 2) / (times[-1] - times[1])
 
 
+def bench_cache(n_texts: int, torch) -> None:
+    from trustlab.interpret import SparseAutoencoder, cache_latents, pydoc_texts
+    from trustlab.llm import load_model
+
+    lm = load_model("smollm2-135m-instruct")
+    texts = pydoc_texts()[:n_texts]
+    layer = 15
+    sae = SparseAutoencoder(n_latents=LATENTS, k=K, max_epochs=1, batch_size=BATCH)
+    sae.fit(rows(2 * BATCH), model_name=lm.name, layer=layer)
+    start = time.perf_counter()
+    cache = cache_latents(lm, sae, texts, batch_size=8)
+    ours = time.perf_counter() - start
+    weights = [torch.from_numpy(getattr(sae, n + "_")) for n in ("W_enc", "b_enc")]
+    b_dec = torch.from_numpy(sae.b_dec_)
+    start = time.perf_counter()
+    n_records = 0
+    with torch.inference_mode():
+        for text in texts:
+            ids = lm.tokenizer(text, return_tensors="pt").input_ids
+            hidden = lm.model(ids, output_hidden_states=True).hidden_states[layer + 1][0, 1:]
+            pre = (hidden - b_dec) @ weights[0] + weights[1]
+            values, _ = pre.topk(K, dim=-1)
+            n_records += int((values > 0).sum())
+    naive = time.perf_counter() - start
+    tokens = cache.n_tokens
+    print(f"cache: {len(texts)} texts, {tokens} tokens, {cache.n_records} records (naive loop: "
+          f"{n_records})")  # fmt: skip
+    print(f"ours (cache_latents): {tokens / ours:.0f} tokens/s; naive per-text loop: "
+          f"{tokens / naive:.0f} tokens/s; ratio {naive / ours:.2f}x (target >= 3x)")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=60, help="training steps timed (default 60)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    parser.add_argument("--part", choices=("all", "train", "cache"), default="all")
+    parser.add_argument("--texts", type=int, default=64, help="texts cached (default 64)")
     args = parser.parse_args()
 
     import torch
@@ -90,6 +131,10 @@ def main() -> None:
         f"TopK SAE d={D} -> {LATENTS} latents, k={K}, batch {BATCH}; torch threads "
         f"{torch.get_num_threads()}; load average {os.getloadavg()[0]:.2f}"
     )
+    if args.part in ("all", "cache"):
+        bench_cache(args.texts, torch)
+    if args.part == "cache":
+        return
     ours = bench_ours(args.steps)
     print(f"ours (trustlab SparseAutoencoder.fit): {ours:.2f} steps/s")
     try:
