@@ -22,6 +22,9 @@ __getattr__, __all__, __dir__ = lazy_names(
             "LatentCache",
             "cache_latents",
             "load_latent_cache",
+            "Example",
+            "LatentExamples",
+            "latent_examples",
         ],
     },
 )

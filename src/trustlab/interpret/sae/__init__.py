@@ -2,7 +2,8 @@
 them): ``model`` (TopK and ReLU + L1 SAEs in torch, unit-norm decoder rows, dead-latent
 resampling, saved as sae_lens reads them) · ``corpus`` (offline training text and the model
 activations an SAE trains on) · ``cache`` (where each latent fires over a corpus, sparse and
-checkpointed).
+checkpointed) · ``examples`` (one latent's windows by activation quantile, for its explainer and
+scorers).
 
 Public names are imported on first use.
 """
@@ -18,5 +19,6 @@ __getattr__, __all__, __dir__ = lazy_names(
         ".model": ["SparseAutoencoder", "SAEFit", "load_sae"],
         ".corpus": ["pydoc_texts", "sae_activations"],
         ".cache": ["LatentCache", "cache_latents", "load_latent_cache"],
+        ".examples": ["Example", "LatentExamples", "latent_examples"],
     },
 )
