@@ -25,6 +25,12 @@ __getattr__, __all__, __dir__ = lazy_names(
             "Example",
             "LatentExamples",
             "latent_examples",
+            "Explanation",
+            "explain_latent",
+            "explanation_prompt",
+            "parse_explanation",
+            "template_explanation",
+            "highlight",
         ],
     },
 )

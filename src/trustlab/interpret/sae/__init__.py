@@ -3,7 +3,7 @@ them): ``model`` (TopK and ReLU + L1 SAEs in torch, unit-norm decoder rows, dead
 resampling, saved as sae_lens reads them) · ``corpus`` (offline training text and the model
 activations an SAE trains on) · ``cache`` (where each latent fires over a corpus, sparse and
 checkpointed) · ``examples`` (one latent's windows by activation quantile, for its explainer and
-scorers).
+scorers) · ``explain`` (the explainer's prompt, last-marker parsing, a template baseline).
 
 Public names are imported on first use.
 """
@@ -20,5 +20,13 @@ __getattr__, __all__, __dir__ = lazy_names(
         ".corpus": ["pydoc_texts", "sae_activations"],
         ".cache": ["LatentCache", "cache_latents", "load_latent_cache"],
         ".examples": ["Example", "LatentExamples", "latent_examples"],
+        ".explain": [
+            "Explanation",
+            "explain_latent",
+            "explanation_prompt",
+            "parse_explanation",
+            "template_explanation",
+            "highlight",
+        ],
     },
 )
