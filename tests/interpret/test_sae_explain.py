@@ -34,10 +34,13 @@ def decode(token: int) -> str:
     return " " + VOCAB[token]
 
 
-def digit_cache(seed=0, n_contexts=80, length=40):
-    """Latent 0 fires exactly on digit tokens (activation 1-3)."""
+def digit_cache(seed=0, n_contexts=80, length=40, digit_rate=0.5):
+    """Latent 0 fires exactly on digit tokens (activation 1-3); a token is a digit with
+    probability ``digit_rate``."""
     rng = np.random.default_rng(seed)
-    tokens = rng.integers(0, len(VOCAB), size=(n_contexts, length))
+    words = rng.integers(0, len(WORDS), size=(n_contexts, length))
+    digits = rng.integers(len(WORDS), len(VOCAB), size=(n_contexts, length))
+    tokens = np.where(rng.random((n_contexts, length)) < digit_rate, digits, words)
     contexts, positions, values = [], [], []
     for c in range(n_contexts):
         for p in range(1, length):

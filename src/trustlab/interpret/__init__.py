@@ -31,6 +31,9 @@ __getattr__, __all__, __dir__ = lazy_names(
             "parse_explanation",
             "template_explanation",
             "highlight",
+            "ClassificationScore",
+            "detection_score",
+            "fuzzing_score",
         ],
     },
 )

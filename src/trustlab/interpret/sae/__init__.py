@@ -3,7 +3,8 @@ them): ``model`` (TopK and ReLU + L1 SAEs in torch, unit-norm decoder rows, dead
 resampling, saved as sae_lens reads them) · ``corpus`` (offline training text and the model
 activations an SAE trains on) · ``cache`` (where each latent fires over a corpus, sparse and
 checkpointed) · ``examples`` (one latent's windows by activation quantile, for its explainer and
-scorers) · ``explain`` (the explainer's prompt, last-marker parsing, a template baseline).
+scorers) · ``explain`` (the explainer's prompt, last-marker parsing, a template baseline) ·
+``scoring`` (detection and fuzzing scores with bootstrap intervals).
 
 Public names are imported on first use.
 """
@@ -28,5 +29,6 @@ __getattr__, __all__, __dir__ = lazy_names(
             "template_explanation",
             "highlight",
         ],
+        ".scoring": ["ClassificationScore", "detection_score", "fuzzing_score"],
     },
 )

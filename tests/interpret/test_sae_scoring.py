@@ -1,0 +1,144 @@
+"""Detection and fuzzing scores.
+
+Oracles: a rule-based scripted scorer that reads each excerpt from the prompt and answers by a
+rule tied to the explanation (the spec's check D4: the correct explanation scores a balanced
+accuracy of exactly 1, a wrong one 0.5 +- 0.1 over 100 examples); scikit-learn's metrics on
+the per-example answers; a scorer whose answers do not parse.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from sklearn.metrics import (
+    accuracy_score,
+    balanced_accuracy_score,
+    f1_score,
+    precision_score,
+    recall_score,
+)
+from test_sae_explain import DIGITS, decode, digit_cache
+
+from trustlab.errors import InputError
+from trustlab.interpret import detection_score, fuzzing_score, latent_examples
+
+
+def excerpts(prompt):
+    """The excerpt texts after the prompt's last ``Feature:`` line (the demonstration's come
+    before it)."""
+    lines = prompt.splitlines()
+    last = max(i for i, line in enumerate(lines) if line.startswith("Feature:"))
+    texts = [m.group(1) for ln in lines[last:] if (m := re.match(r"Excerpt \d+: (.*)$", ln))]
+    return texts, lines[last]
+
+
+class RuleScorer:
+    """Answers by a rule: for "digits", detection = any digit word, fuzzing = every marked word
+    a digit; for any other explanation, the same with that word."""
+
+    name = "rules"
+
+    def __init__(self, garbage_every=0):
+        self.prompts, self.garbage_every = [], garbage_every
+
+    def generate(self, prompts, max_new_tokens=64, *, chat=True, temperature=0.0, **kwargs):
+        (prompt,) = prompts
+        self.prompts.append(prompt)
+        if self.garbage_every and len(self.prompts) % self.garbage_every == 0:
+            return ["I cannot tell."]
+        texts, feature = excerpts(prompt)
+        wanted = set(DIGITS) if "digits" in feature else {feature.split()[-1]}
+        fuzzing = "marked" in prompt.splitlines()[0]
+        answers = []
+        for text in texts:
+            if fuzzing:
+                marked = [w for span in re.findall(r"<<(.*?)>>", text) for w in span.split()]
+                answers.append(int(bool(marked) and all(w in wanted for w in marked)))
+            else:
+                answers.append(int(any(w in wanted for w in text.split())))
+        return [f"Sure. {answers}"]
+
+
+@pytest.fixture(scope="module")
+def examples():
+    cache = digit_cache(4, n_contexts=200, length=80, digit_rate=0.02)
+    return latent_examples(cache, 0, ctx_len=16, random_state=4)
+
+
+@pytest.mark.parametrize("score", [detection_score, fuzzing_score])
+def test_the_right_explanation_scores_one_and_a_wrong_one_one_half(examples, score):
+    assert examples.n_test + examples.n_not_active == 100
+    right = score(examples, "digits", RuleScorer(), decode)
+    assert right.balanced_accuracy == 1.0 and right.n_failed == 0
+    assert right.interval == (1.0, 1.0) and right.f1 == 1.0
+    wrong = score(examples, "the word cat", RuleScorer(), decode)
+    assert abs(wrong.balanced_accuracy - 0.5) <= 0.1
+
+
+@pytest.mark.parametrize("score", [detection_score, fuzzing_score])
+def test_metrics_are_sklearns_on_the_answers(examples, score):
+    scorer = RuleScorer()
+    result = score(examples, "the word 5", scorer, decode, batch_size=7, random_state=1)
+    t, p = result.activating, result.predicted
+    assert len(t) == result.n_examples == 100 and len(scorer.prompts) == 15  # ceil(100 / 7)
+    assert result.balanced_accuracy == pytest.approx(balanced_accuracy_score(t, p))
+    assert result.accuracy == pytest.approx(accuracy_score(t, p))
+    assert result.precision == pytest.approx(precision_score(t, p, zero_division=np.nan))
+    assert result.recall == pytest.approx(recall_score(t, p))
+    assert result.f1 == pytest.approx(f1_score(t, p))
+    assert result.tp + result.tn + result.fp + result.fn == 100
+    low, high = result.interval
+    assert low <= result.balanced_accuracy <= high
+    assert (
+        set(result.quantiles[t].tolist()) <= set(range(10)) and (result.quantiles[~t] == -1).all()
+    )
+    assert result.plot() is not None and "balanced accuracy" in result.summary()
+
+
+def test_unparsed_batches_are_left_out_and_counted(examples):
+    result = detection_score(examples, "digits", RuleScorer(garbage_every=3), decode)
+    # 20 batches of 5: every third answer does not parse
+    assert result.n_failed == 6 * 5 and len(result.activating) == 70
+    assert result.balanced_accuracy == 1.0
+
+
+def test_fuzzing_marks_the_right_number_of_wrong_tokens(examples):
+    scorer = RuleScorer()
+    fuzzing_score(examples, "digits", scorer, decode)
+    texts = [t for prompt in scorer.prompts for t in excerpts(prompt)[0]]
+    n_wrong = int(np.ceil(np.mean([(e.activations > 0).sum() for e in examples.test])))
+    plain = [t.replace("<<", " ").replace(">>", " ") for t in texts]
+    negatives = [t for t, p in zip(texts, plain, strict=True) if not set(p.split()) & set(DIGITS)]
+    assert len(negatives) == examples.n_not_active
+    for text in negatives:
+        assert sum(len(span.split()) for span in re.findall(r"<<(.*?)>>", text)) == n_wrong
+
+
+def test_a_prompt_builder_replaces_our_wording(examples):
+    seen = []
+
+    def builder(explanation, texts):
+        seen.append((explanation, list(texts)))
+        return "Feature: digits\n" + "\n".join(f"Excerpt {i}: {t}" for i, t in enumerate(texts, 1))
+
+    result = detection_score(examples, "digits", RuleScorer(), decode, prompt_builder=builder)
+    assert len(seen) == 20 and all(e == "digits" and len(t) == 5 for e, t in seen)
+    assert result.balanced_accuracy == 1.0
+
+
+def test_bad_inputs_are_named(examples):
+    cases = [
+        (lambda: detection_score("x", "digits", RuleScorer(), decode), "examples"),
+        (lambda: detection_score(examples, 3, RuleScorer(), decode), "explanation"),
+        (lambda: detection_score(examples, "digits", object(), decode), "scorer"),
+        (lambda: detection_score(examples, "digits", RuleScorer(), decode, batch_size=0),
+         "batch_size"),
+        (lambda: fuzzing_score(examples, "digits", RuleScorer(), decode, threshold=2.0),
+         "threshold"),
+    ]  # fmt: skip
+    for call, argument in cases:
+        with pytest.raises(InputError) as err:
+            call()
+        assert err.value.argument == argument
