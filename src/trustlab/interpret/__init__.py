@@ -34,6 +34,9 @@ __getattr__, __all__, __dir__ = lazy_names(
             "ClassificationScore",
             "detection_score",
             "fuzzing_score",
+            "RankingScore",
+            "embedding_score",
+            "surprisal_score",
         ],
     },
 )

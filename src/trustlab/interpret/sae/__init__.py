@@ -4,7 +4,8 @@ resampling, saved as sae_lens reads them) · ``corpus`` (offline training text a
 activations an SAE trains on) · ``cache`` (where each latent fires over a corpus, sparse and
 checkpointed) · ``examples`` (one latent's windows by activation quantile, for its explainer and
 scorers) · ``explain`` (the explainer's prompt, last-marker parsing, a template baseline) ·
-``scoring`` (detection and fuzzing scores with bootstrap intervals).
+``scoring`` (detection and fuzzing scores with bootstrap intervals) · ``ranking`` (embedding
+and surprisal scores: AUROC with bootstrap intervals).
 
 Public names are imported on first use.
 """
@@ -30,5 +31,6 @@ __getattr__, __all__, __dir__ = lazy_names(
             "highlight",
         ],
         ".scoring": ["ClassificationScore", "detection_score", "fuzzing_score"],
+        ".ranking": ["RankingScore", "embedding_score", "surprisal_score"],
     },
 )

@@ -1,0 +1,219 @@
+"""Embedding and surprisal scores of a latent's explanation (the spec's two ranking scorers).
+
+Both give every test and non-activating example a number and report the AUROC of that number
+for activating against non-activating examples (with a percentile bootstrap interval):
+
+- **embedding**: the cosine between the embedding of ``QUERY + explanation`` and that of the
+  example's text (all-MiniLM-L6-v2 by default, shipped offline; the instruct prefix means
+  nothing to MiniLM and is kept for parity with the authors' setup);
+- **surprisal**: how much the explanation helps a language model predict the example: a fixed
+  few-shot prompt of (description, sentences) blocks, then ``Description: <explanation>
+  Sentences:`` followed by the example's text; the score is the example's total
+  log-probability with the explanation minus that with a neutral description ("various
+  unrelated sentences"), in nats (equivalently, the neutral cross-entropy minus the explained
+  one, summed over the example's tokens).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from trustlab._checks import check_positive_int, check_random_state
+from trustlab._results import Result, internal_field, new_axes
+from trustlab.errors import InputError
+from trustlab.interpret.sae.examples import LatentExamples
+
+__all__ = ["RankingScore", "embedding_score", "surprisal_score", "QUERY", "NEUTRAL"]
+
+#: The embedding query's prefix (the authors' instruct prefix; MiniLM ignores its meaning).
+QUERY = "instruct: retrieve sentences related to the explanation. query: "
+#: The surprisal scorer's neutral description.
+NEUTRAL = "various unrelated sentences"
+_FEW_SHOT = (
+    "Description: the names of fruits\n"
+    "Sentences: She bought apples, pears and a ripe mango at the market.\n\n"
+    "Description: past-tense verbs\n"
+    "Sentences: He walked home, cooked dinner and watched the rain.\n\n"
+    "Description: numbers written as digits\n"
+    "Sentences: The train leaves at 7 and arrives 45 minutes later.\n\n"
+)
+
+
+@dataclass(frozen=True)
+class RankingScore(Result):
+    """An embedding or surprisal score of one latent's explanation.
+
+    Attributes
+    ----------
+    latent : int
+    method : {"embedding", "surprisal"}
+    explanation : str
+    auroc : float
+        Of the per-example scores, activating (positive) against non-activating (NaN when a
+        class is empty).
+    interval : tuple of float
+        95 % percentile bootstrap interval of the AUROC.
+    n_activating, n_not_active : int
+    scores, activating, quantiles : ndarray
+        Per example (test examples first, then non-activating ones); not in ``to_dict()``.
+    """
+
+    latent: int
+    method: str
+    explanation: str
+    auroc: float
+    interval: tuple[float, float]
+    n_activating: int
+    n_not_active: int
+    scores: np.ndarray = internal_field(default=None)
+    activating: np.ndarray = internal_field(default=None)
+    quantiles: np.ndarray = internal_field(default=None)
+
+    figure_name = "ranking_scores.png"
+
+    def summary(self) -> str:
+        low, high = self.interval
+        return (
+            f"{self.method} of latent {self.latent} ({self.explanation!r}): AUROC "
+            f"{self.auroc:.3f} [{low:.3f}, {high:.3f}] over {self.n_activating} activating and "
+            f"{self.n_not_active} non-activating examples"
+        )
+
+    def plot(self, ax: Any = None) -> Any:
+        """The per-example scores of the two classes."""
+        ax = new_axes(ax)
+        bins = np.histogram_bin_edges(self.scores, bins=20)
+        ax.hist(self.scores[self.activating], bins=bins, alpha=0.6, label="activating")
+        ax.hist(self.scores[~self.activating], bins=bins, alpha=0.6, label="non-activating")
+        ax.set_xlabel("cosine" if self.method == "embedding" else "log-probability gain (nats)")
+        ax.set_ylabel("examples")
+        ax.set_title(f"{self.method}, latent {self.latent}: AUROC {self.auroc:.3f}")
+        ax.legend()
+        return ax
+
+
+def embedding_score(
+    examples: LatentExamples,
+    explanation: str,
+    decode: Callable[[int], str],
+    *,
+    embedder: Any = None,
+    n_bootstrap: int = 1000,
+    random_state: Any = 0,
+) -> RankingScore:
+    """Embedding score: AUROC of the cosine between ``QUERY + explanation`` and each example.
+
+    ``embedder``: None (the shipped MiniLM) or anything with ``encode(list of str)``.
+    """
+    from trustlab.llm.embeddings import embed_texts
+
+    texts, activating, quantiles = _check(examples, explanation, decode)
+    rows = embed_texts([QUERY + explanation, *texts], embedder)
+    scores = rows[1:] @ rows[0]
+    return _result("embedding", examples, explanation, scores, activating, quantiles,
+                   n_bootstrap, random_state)  # fmt: skip
+
+
+def surprisal_prompts(explanation: str) -> tuple[str, str]:
+    """The explained and the neutral prompt the example texts continue."""
+    return (
+        f"{_FEW_SHOT}Description: {explanation}\nSentences:",
+        f"{_FEW_SHOT}Description: {NEUTRAL}\nSentences:",
+    )
+
+
+def surprisal_score(
+    examples: LatentExamples,
+    explanation: str,
+    model: Any,
+    decode: Callable[[int], str],
+    *,
+    batch_size: int = 8,
+    n_bootstrap: int = 1000,
+    random_state: Any = 0,
+) -> RankingScore:
+    """Surprisal score: AUROC of the log-probability each example gains from the explanation.
+
+    ``model``: a :class:`~trustlab.llm.LocalModel` (its ``logprobs``); the example's text is
+    the continuation, with one leading space.
+    """
+    if not hasattr(model, "logprobs"):
+        raise InputError.bad("model", "a trustlab.llm.LocalModel (with logprobs)", model)
+    texts, activating, quantiles = _check(examples, explanation, decode)
+    batch_size = check_positive_int(batch_size, "batch_size")
+    explained, neutral = surprisal_prompts(explanation)
+    continuations = [" " + " ".join(t.split()) for t in texts]
+    n = len(continuations)
+    totals = model.logprobs([explained] * n + [neutral] * n, continuations * 2,
+                            batch_size=batch_size)  # fmt: skip
+    scores = totals[:n] - totals[n:]
+    return _result("surprisal", examples, explanation, scores, activating, quantiles,
+                   n_bootstrap, random_state)  # fmt: skip
+
+
+def _check(
+    examples: Any, explanation: Any, decode: Any
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    if not isinstance(examples, LatentExamples):
+        raise InputError.bad("examples", "LatentExamples (latent_examples)", examples)
+    if not isinstance(explanation, str) or not explanation.strip():
+        raise InputError.bad("explanation", "a non-empty string", explanation)
+    if not callable(decode):
+        raise InputError.bad("decode", "a callable token id -> text", decode)
+    shown = list(examples.test) + list(examples.not_active)
+    if not shown:
+        raise InputError.bad("examples", "test or non-activating examples", examples.summary())
+    texts = ["".join(decode(int(t)) for t in e.tokens) for e in shown]
+    activating = np.array([e.quantile is not None for e in shown], dtype=bool)
+    quantiles = np.array([-1 if e.quantile is None else e.quantile for e in shown], np.int64)
+    return texts, activating, quantiles
+
+
+def _auroc(scores: np.ndarray, positive: np.ndarray) -> float:
+    if positive.all() or not positive.any():
+        return math.nan
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(positive, scores))
+
+
+def _result(
+    method: str,
+    examples: LatentExamples,
+    explanation: str,
+    scores: np.ndarray,
+    activating: np.ndarray,
+    quantiles: np.ndarray,
+    n_bootstrap: int,
+    random_state: Any,
+) -> RankingScore:
+    n_bootstrap = check_positive_int(n_bootstrap, "n_bootstrap")
+    rng = check_random_state(random_state)
+    scores = np.asarray(scores, dtype=np.float64)
+    interval = (math.nan, math.nan)
+    if activating.sum() >= 2 and (~activating).sum() >= 2:
+        draws = []
+        for _ in range(n_bootstrap):
+            rows = rng.integers(0, len(scores), len(scores))
+            value = _auroc(scores[rows], activating[rows])
+            if not math.isnan(value):
+                draws.append(value)
+        low, high = np.percentile(draws, [2.5, 97.5])
+        interval = (float(low), float(high))
+    return RankingScore(
+        latent=examples.latent,
+        method=method,
+        explanation=explanation,
+        auroc=_auroc(scores, activating),
+        interval=interval,
+        n_activating=int(activating.sum()),
+        n_not_active=int((~activating).sum()),
+        scores=scores,
+        activating=activating,
+        quantiles=quantiles,
+    )

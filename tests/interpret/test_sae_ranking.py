@@ -1,0 +1,77 @@
+"""Embedding and surprisal scores.
+
+Oracles: sentence-transformers' own ``encode`` and ``cos_sim`` on the shipped MiniLM (to
+1e-6); a direct log-probability computation with the Hugging Face SmolLM2 model, one unpadded
+sequence at a time (to 1e-4 nats on sums over about 20 tokens); scikit-learn's
+``roc_auc_score``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from sklearn.metrics import roc_auc_score
+from test_sae_explain import decode, digit_cache
+
+from trustlab.errors import InputError
+from trustlab.interpret import embedding_score, latent_examples, surprisal_score
+from trustlab.interpret.sae.ranking import QUERY, surprisal_prompts
+
+
+@pytest.fixture(scope="module")
+def examples():
+    cache = digit_cache(5, n_contexts=120, length=60, digit_rate=0.03)
+    return latent_examples(cache, 0, ctx_len=16, n_test=10, n_not_active=10, random_state=5)
+
+
+def _texts(examples):
+    return ["".join(decode(int(t)) for t in e.tokens) for e in examples.test + examples.not_active]
+
+
+def test_embedding_scores_are_sentence_transformers_cosines(examples):
+    from sentence_transformers import util
+
+    from trustlab.llm.embeddings import load_sentence_embedder
+
+    result = embedding_score(examples, "numbers written as digits", decode)
+    model = load_sentence_embedder()
+    query = model.encode([QUERY + "numbers written as digits"], convert_to_tensor=True)
+    rows = model.encode(_texts(examples), convert_to_tensor=True)
+    expected = util.cos_sim(query, rows)[0].numpy()
+    assert np.allclose(result.scores, expected, atol=1e-6)
+    assert result.auroc == pytest.approx(roc_auc_score(result.activating, result.scores))
+    assert (result.n_activating, result.n_not_active) == (10, 10)
+    low, high = result.interval
+    assert low <= result.auroc <= high
+    assert "AUROC" in result.summary() and result.plot() is not None
+
+
+def test_surprisal_scores_are_direct_log_probability_gains(examples, smollm2):
+    torch.set_num_threads(1)
+    result = surprisal_score(examples, "numbers written as digits", smollm2, decode, batch_size=1)
+    explained, neutral = surprisal_prompts("numbers written as digits")
+    tok, lm = smollm2.tokenizer, smollm2.model
+    for score, text in zip(result.scores[:6], _texts(examples)[:6], strict=True):
+        cont = tok(" " + " ".join(text.split()), add_special_tokens=False)["input_ids"]
+        totals = []
+        for prompt in (explained, neutral):
+            ids = tok(prompt)["input_ids"]
+            with torch.inference_mode():
+                logits = lm(torch.tensor([ids + cont])).logits[0].double()
+            logp = torch.log_softmax(logits[len(ids) - 1 : -1], dim=-1)
+            totals.append(float(logp[torch.arange(len(cont)), torch.tensor(cont)].sum()))
+        assert score == pytest.approx(totals[0] - totals[1], abs=1e-4)
+    assert result.auroc == pytest.approx(roc_auc_score(result.activating, result.scores))
+
+
+def test_bad_inputs_are_named(examples):
+    for call, argument in [
+        (lambda: embedding_score(examples, "", decode), "explanation"),
+        (lambda: embedding_score("x", "digits", decode), "examples"),
+        (lambda: surprisal_score(examples, "digits", object(), decode), "model"),
+        (lambda: embedding_score(examples, "digits", decode, embedder=object()), "embedder"),
+    ]:
+        with pytest.raises(InputError) as err:
+            call()
+        assert err.value.argument == argument
