@@ -21,6 +21,8 @@ fine-tuning, which is cached in ``--out``).
   64 training pairs, measured on 64 triggered prompts of other training pairs. The cell with
   the largest drop is chosen there; the transfer to the variant copy then runs at that block
   and steering mode on the held-out topics (never seen by the sweep), with the sweep's scales.
+* **Identity control** (``--part identity --layer 21``): the same transfer with the source
+  copy's activations carried unmapped (an identity map), scales 2 and 4.
 * **Across tokenizers** (``--part cross``): SmolLM2-135M-Instruct block 15 (of 30) ->
   Gemma-3-270M block 9 (of 18; half depth in both, fixed before any run), token pairs by
   character offsets (``align="offsets"``) on the same fit and held-out texts as T5: held-out
@@ -30,7 +32,7 @@ fine-tuning, which is cached in ``--out``).
   pairing removed: what the alignment adds).
 
 Run: ``python scripts/steering_transfer_real.py [--out real-transfer/] [--layer 15]
-[--part all|t5|switch|transfer|sweep|cross]``; it prints each result and writes
+[--part all|t5|switch|transfer|sweep|cross|identity]``; it prints each result and writes
 ``real_transfer_<part>.json`` into ``--out`` (``sweep`` also ``layer_sweep_<mode>.png``).
 """
 
@@ -109,7 +111,9 @@ def main() -> None:
     parser.add_argument("--layer", type=int, default=15)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--part", choices=("all", "t5", "switch", "transfer", "sweep", "cross"), default="all"
+        "--part",
+        choices=("all", "t5", "switch", "transfer", "sweep", "cross", "identity"),
+        default="all",
     )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -146,6 +150,8 @@ def main() -> None:
         transfer(results, base, bad, fit_texts, data, layer, args)
     if args.part == "sweep":
         sweep_then_transfer(results, base, bad, fit_texts, data, args)
+    if args.part == "identity":
+        identity_transfer(results, base, bad, fit_texts, data, args)
     results["seconds"] = time.perf_counter() - started
     (args.out / f"real_transfer_{args.part}.json").write_text(json_text(results))
     print(json.dumps({k: results[k] for k in ("layer", "seconds")}))
@@ -209,6 +215,24 @@ def transfer(results, base, bad, fit_texts, data, layer, args) -> None:
     )  # fmt: skip
     print(report.summary())
     results["transfer"] = report.to_dict()
+
+
+def identity_transfer(results, base, bad, fit_texts, data, args) -> None:
+    """The control of the sweep's transfer: the source copy's activations carried unmapped (an
+    identity map named source -> variant) at ``--layer``, scales 2 and 4."""
+    variant = backdoored(base, args.out, args.seed + 1, rank=4, suffix="-variant")
+    src, _ = paired_activations(bad, variant, fit_texts[:20], args.layer, args.layer)
+    identity = ActivationMap(kind="affine", validation_fraction=0.0).fit(
+        src, src, source_model=bad, target_model=variant, source_layer=args.layer,
+        target_layer=args.layer,
+    )  # fmt: skip
+    report = evaluate_transfer(
+        bad, variant, identity, data.train_pairs, data.heldout_pairs,
+        data.heldout_clean_answers, alphas=(2.0, 4.0), n_random=1, chat=True,
+        random_state=args.seed,
+    )  # fmt: skip
+    print(report.summary())
+    results["identity_transfer"] = report.to_dict()
 
 
 CROSS_LAYERS = (15, 9)  # SmolLM2 block 15 of 30 -> Gemma-3-270M block 9 of 18
