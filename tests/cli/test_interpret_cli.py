@@ -67,10 +67,10 @@ def test_train_saves_the_library_sae(tmp_path, capsys, tiny_folder):
     rows = sae_activations(lm, TEXTS, 1)
     own = SparseAutoencoder(
         n_latents=64, k=4, max_epochs=2, batch_size=32, random_state=3
-    ).fit(rows, model_name=lm.name, layer=1)  # fmt: skip
+    ).fit(rows, model_name=str(tiny_folder), layer=1)  # fmt: skip
     assert np.allclose(saved.W_dec_, own.W_dec_, atol=1e-5)
     assert saved.fit_.fvu == pytest.approx(own.fit_.fvu, rel=1e-4)
-    assert (saved.model_name_, saved.layer_) == ("tiny-llama", 1)
+    assert (saved.model_name_, saved.layer_) == (str(tiny_folder), 1)  # as given to --model
     assert json.loads((out / "cfg.json").read_text())["metadata"]["hook_name"] == (
         "blocks.1.hook_resid_post"
     )
@@ -118,3 +118,33 @@ def test_max_texts_trains_on_the_first_texts(tmp_path, capsys, tiny_folder):
     assert code == 0, err
     lm = load_model(tiny_folder)
     assert json.loads(stdout)["n_rows"] == len(sae_activations(lm, TEXTS[:2], 0))
+
+
+def test_cache_saves_the_library_cache_and_resumes(tmp_path, capsys, tiny_folder):
+    from trustlab.interpret import cache_latents, load_latent_cache
+
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(TEXTS), encoding="utf-8")
+    sae_dir = tmp_path / "sae"
+    train = ["interpret", "sae", "train", "--model", tiny_folder, "--layer", 1, "--texts", texts]
+    assert run_main([*train, *SETTINGS, "--out", sae_dir], capsys)[0] == 0
+    out = tmp_path / "cache"
+    args = ["interpret", "sae", "cache", "--sae", sae_dir, "--texts", texts, "--out", out]
+    code, stdout, err = run_main([*args, "--batch-size", 3, "--json"], capsys)
+    assert code == 0, err
+    summary = json.loads(stdout)
+    saved = load_latent_cache(out)
+    own = cache_latents(load_model(tiny_folder), load_sae(sae_dir), TEXTS, batch_size=3)
+    assert summary == own.to_dict() == saved.to_dict()
+    assert np.array_equal(saved.contexts, own.contexts)
+    assert np.allclose(saved.activations, own.activations, atol=1e-6)
+    # an interrupted run (no result yet) resumes from its chunks; a finished one is refused
+    for name in ("result.json", "latent_cache.json", "latent_cache.npz", "latent_firing.png"):
+        (out / name).unlink()
+    (out / "chunks" / "chunk_000000.npz").stat()  # the finished chunk is there to resume from
+    assert run_main([*args, "--batch-size", 3], capsys)[0] == 0
+    assert load_latent_cache(out).to_dict() == own.to_dict()
+    code, _, err = run_main(args, capsys)
+    assert code == 2 and "--overwrite" in one_line(err)
+    code, _, err = run_main([*args[:4], tmp_path, *args[5:], "--overwrite"], capsys)
+    assert code == 2 and one_line(err).startswith("trustlab: error: --sae"), err

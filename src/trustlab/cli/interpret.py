@@ -5,10 +5,15 @@
   Python's pydoc topics; ``--max-texts N`` takes the first N), saved in the folder sae_lens reads (``cfg.json``,
   ``sae_weights.safetensors``) with trustlab's ``trustlab_sae.json`` and the fit
   (``result.json``, ``sae_fit.png``).
+* ``sae cache --sae DIR --model M --out DIR``: where each latent fires over ``--texts FILE``
+  (default: pydoc topics), saved as ``latent_cache.npz`` / ``latent_cache.json`` with a summary
+  (``result.json``, ``latent_firing.png``); chunks are checkpointed in ``--out``, so a stopped
+  run resumes.
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Annotated
 
@@ -18,7 +23,7 @@ from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, save, tell, t
 from trustlab.cli._runs import OverwriteOption, counted, refuse_existing
 from trustlab.errors import InputError
 
-__all__ = ["app", "sae_app", "train"]
+__all__ = ["app", "sae_app", "train", "cache"]
 
 app = typer.Typer(
     no_args_is_help=True, help="Interpretability of language-model internals (sparse autoencoders)."
@@ -30,6 +35,19 @@ sae_app = typer.Typer(
 app.add_typer(sae_app, name="sae")
 
 SAE_FILES = ("cfg.json", "sae_weights.safetensors", "trustlab_sae.json", "result.json")
+CACHE_FILES = ("latent_cache.npz", "latent_cache.json", "result.json")
+
+
+def _corpus(texts: Path | None, max_texts: int | None) -> list[str]:
+    """The texts of ``--texts`` (default: pydoc topics), the first ``--max-texts`` of them."""
+    from trustlab.interpret import pydoc_texts
+
+    corpus = pydoc_texts() if texts is None else _lines(texts)
+    if max_texts is not None:
+        if max_texts < 1:
+            raise InputError.bad("--max-texts", "a positive number of texts", max_texts)
+        corpus = corpus[:max_texts]
+    return corpus
 
 
 def _lines(path: Path) -> list[str]:
@@ -75,15 +93,11 @@ def train(
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
     """Train a sparse autoencoder on a model's activations at one block and save it."""
-    from trustlab.interpret import SparseAutoencoder, pydoc_texts, sae_activations
+    from trustlab.interpret import SparseAutoencoder, sae_activations
     from trustlab.llm import load_model
 
     refuse_existing(out, overwrite, SAE_FILES, "a sparse autoencoder")
-    corpus = pydoc_texts() if texts is None else _lines(texts)
-    if max_texts is not None:
-        if max_texts < 1:
-            raise InputError.bad("--max-texts", "a positive number of texts", max_texts)
-        corpus = corpus[:max_texts]
+    corpus = _corpus(texts, max_texts)
     sae = SparseAutoencoder(
         n_latents=n_latents,
         activation=activation,
@@ -102,7 +116,7 @@ def train(
         bar.update(task, visible=False)
         sae.fit(
             rows,
-            model_name=lm.name,
+            model_name=model,  # as given, so that `sae cache` loads it again by default
             layer=layer,
             progress=tracker(bar, f"training on {counted(len(rows), 'token')}"),
         )
@@ -110,3 +124,59 @@ def train(
     sae.save(out)
     save(sae.fit_, out, as_json)
     tell(f"the SAE is in {out} (sae_lens: SAE.load_from_disk({str(out)!r}))", as_json)
+
+
+@sae_app.command("cache")
+def cache(
+    sae_dir: Annotated[Path, typer.Option("--sae", help="Folder written by `sae train`.")],
+    out: Annotated[Path, typer.Option("--out", help="Write the cache here.")],
+    model: Annotated[
+        str | None, typer.Option("--model", help="Model name or folder (default: the SAE's).")
+    ] = None,
+    texts: Annotated[
+        Path | None,
+        typer.Option("--texts", help="Texts, one per line (default: pydoc topics)."),
+    ] = None,
+    max_texts: Annotated[
+        int | None, typer.Option("--max-texts", help="Use only the first N texts.")
+    ] = None,
+    batch_size: Annotated[int, typer.Option("--batch-size", help="Texts per pass.")] = 8,
+    overwrite: OverwriteOption = False,
+    as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
+) -> None:
+    """Record where each SAE latent fires over a corpus (resumable)."""
+    from trustlab.interpret import cache_latents, load_sae
+    from trustlab.llm import load_model
+
+    refuse_existing(out, overwrite, CACHE_FILES, "a latent cache")
+    if overwrite and (out / "chunks").is_dir():
+        shutil.rmtree(out / "chunks")  # --overwrite starts afresh
+    sae = _load_sae(load_sae, sae_dir)
+    name = model or sae.model_name_
+    if name is None:
+        raise InputError.bad("--model", "a model (the SAE records none)", None)
+    corpus = _corpus(texts, max_texts)
+    with progress() as bar:
+        task = bar.add_task(f"loading {name}", total=None)
+        lm = load_model(name)
+        bar.update(task, visible=False)
+        result = cache_latents(
+            lm,
+            sae,
+            corpus,
+            batch_size=batch_size,
+            checkpoint=out / "chunks",
+            progress=tracker(bar, f"caching {counted(len(corpus), 'text')}"),
+        )
+    emit(result, as_json)
+    result.save(out)
+    save(result, out, as_json)
+
+
+def _load_sae(load_sae, folder: Path):
+    from trustlab.errors import ResourceError
+
+    try:
+        return load_sae(folder)
+    except ResourceError as exc:
+        raise InputError.bad("--sae", "a folder written by `sae train`", str(folder)) from exc
