@@ -148,3 +148,67 @@ def test_cache_saves_the_library_cache_and_resumes(tmp_path, capsys, tiny_folder
     assert code == 2 and "--overwrite" in one_line(err)
     code, _, err = run_main([*args[:4], tmp_path, *args[5:], "--overwrite"], capsys)
     assert code == 2 and one_line(err).startswith("trustlab: error: --sae"), err
+
+
+class _Canned:
+    """An explainer double: answers with the marker and a fixed text."""
+
+    name = "canned"
+
+    def __init__(self):
+        self.prompts = []
+
+    def generate(self, prompts, max_new_tokens=64, **kwargs):
+        self.prompts.extend(prompts)
+        return ["thinking... [EXPLANATION]: short words" for _ in prompts]
+
+
+def test_explain_writes_one_line_per_latent_and_resumes(tmp_path, capsys, tiny_folder, monkeypatch):
+    import trustlab.llm as llm
+    from trustlab.interpret import latent_examples, load_latent_cache, template_explanation
+
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(TEXTS), encoding="utf-8")
+    sae_dir, cache_dir, out = tmp_path / "sae", tmp_path / "cache", tmp_path / "expl"
+    train = ["interpret", "sae", "train", "--model", tiny_folder, "--layer", 1, "--texts", texts]
+    assert run_main([*train, *SETTINGS, "--out", sae_dir], capsys)[0] == 0
+    cache_args = ["interpret", "sae", "cache", "--sae", sae_dir, "--texts", texts]
+    assert run_main([*cache_args, "--out", cache_dir], capsys)[0] == 0
+    cache = load_latent_cache(cache_dir)
+    busiest = [int(i) for i in np.argsort(-cache.firing_counts)[:3]]
+    base = ["interpret", "sae", "explain", "--cache", cache_dir, "--subject", tiny_folder]
+    latents = ",".join(map(str, busiest))
+    code, stdout, err = run_main(
+        [*base, "--explainer", "template", "--latents", latents, "--n-train", 5, "--out", out,
+         "--json"], capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    assert json.loads(stdout)["n_latents"] == 3
+    rows = [json.loads(line) for line in (out / "explanations.jsonl").read_text().splitlines()]
+    assert [r["latent"] for r in rows] == busiest
+    tokenizer = load_model(tiny_folder).tokenizer
+    for r in rows:
+        examples = latent_examples(cache, r["latent"], n_train=5, min_examples=200,
+                                   random_state=r["latent"])  # fmt: skip
+        own = template_explanation(examples, lambda t: tokenizer.decode([t]))
+        assert r["text"] == own.text and r["explainer"] == "template"
+    # a model explainer, drawn latents: the store answers a rerun without asking the model again
+    canned = _Canned()
+    real_load = llm.load_model
+    monkeypatch.setattr(
+        llm, "load_model", lambda name: canned if name == "canned" else real_load(name)
+    )
+    args = [*base, "--explainer", "canned", "--max-latents", 2, "--min-examples", 1,
+            "--n-train", 4, "--out", tmp_path / "e2"]  # fmt: skip
+    assert run_main(args, capsys)[0] == 0
+    asked = len(canned.prompts)
+    assert asked == 2
+    assert run_main([*args, "--overwrite"], capsys)[0] == 0
+    assert len(canned.prompts) == asked  # resumed from explanations.sqlite
+    rows = [
+        json.loads(x) for x in (tmp_path / "e2" / "explanations.jsonl").read_text().splitlines()
+    ]
+    assert all(r["text"] == "short words" and r["marker_found"] for r in rows)
+    code, _, err = run_main([*base, "--explainer", "template", "--latents", "5-x", "--out",
+                             tmp_path / "e3"], capsys)  # fmt: skip
+    assert code == 2 and one_line(err).startswith("trustlab: error: --latents"), err

@@ -69,7 +69,7 @@ def test_sampling_invariants(seed, n_quantiles, ctx):
     assert list(ex.quantile_edges) == sorted(ex.quantile_edges)
     per_bin = ex.n_test and np.bincount([e.quantile for e in ex.test], minlength=n_quantiles)
     for q, size in enumerate(sizes):
-        assert per_bin[q] == min(size, 50 // n_quantiles) if size else True
+        assert per_bin[q] == min(size // 2, 50 // n_quantiles) if size else True
     for e in ex.test:
         low = ex.quantile_edges[e.quantile]
         high = ex.quantile_edges[e.quantile + 1] if e.quantile + 1 < len(ex.quantile_edges) else 99

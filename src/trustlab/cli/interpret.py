@@ -9,11 +9,17 @@
   (default: pydoc topics), saved as ``latent_cache.npz`` / ``latent_cache.json`` with a summary
   (``result.json``, ``latent_firing.png``); chunks are checkpointed in ``--out``, so a stopped
   run resumes.
+* ``sae explain --cache DIR --explainer M --out DIR``: explanations of latents (``--latents
+  3,7,10-19``, or up to ``--max-latents`` explainable ones drawn with ``--seed``) by a local
+  model, or ``--explainer template`` (the tokens most often marked, no model), written to
+  ``explanations.jsonl`` as each arrives (``explanations.sqlite`` lets a stopped run resume).
 """
 
 from __future__ import annotations
 
+import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -23,7 +29,7 @@ from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, save, tell, t
 from trustlab.cli._runs import OverwriteOption, counted, refuse_existing
 from trustlab.errors import InputError
 
-__all__ = ["app", "sae_app", "train", "cache"]
+__all__ = ["app", "sae_app", "train", "cache", "explain"]
 
 app = typer.Typer(
     no_args_is_help=True, help="Interpretability of language-model internals (sparse autoencoders)."
@@ -36,6 +42,7 @@ app.add_typer(sae_app, name="sae")
 
 SAE_FILES = ("cfg.json", "sae_weights.safetensors", "trustlab_sae.json", "result.json")
 CACHE_FILES = ("latent_cache.npz", "latent_cache.json", "result.json")
+EXPLAIN_FILES = ("explanations.jsonl", "result.json")
 
 
 def _corpus(texts: Path | None, max_texts: int | None) -> list[str]:
@@ -180,3 +187,130 @@ def _load_sae(load_sae, folder: Path):
         return load_sae(folder)
     except ResourceError as exc:
         raise InputError.bad("--sae", "a folder written by `sae train`", str(folder)) from exc
+
+
+def _latents(text: str, n_latents: int) -> list[int]:
+    """``3,7,10-19`` as a list of latent indices."""
+    chosen: list[int] = []
+    try:
+        for part in text.split(","):
+            if "-" in part.strip()[1:]:
+                low, high = part.split("-")
+                chosen += list(range(int(low), int(high) + 1))
+            elif part.strip():
+                chosen.append(int(part))
+    except ValueError:
+        raise InputError.bad("--latents", "indices and ranges such as 3,7,10-19", text) from None
+    if not chosen or any(not 0 <= i < n_latents for i in chosen):
+        raise InputError.bad("--latents", f"latents in [0, {n_latents - 1}]", text)
+    return list(dict.fromkeys(chosen))
+
+
+@sae_app.command("explain")
+def explain(
+    cache_dir: Annotated[Path, typer.Option("--cache", help="Folder written by `sae cache`.")],
+    explainer: Annotated[
+        str, typer.Option("--explainer", help="Model name or folder, or 'template'.")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Write the explanations here.")],
+    subject: Annotated[
+        str | None,
+        typer.Option(
+            "--subject", help="The cached model, for its tokenizer (default: the cache's)."
+        ),
+    ] = None,
+    latents: Annotated[
+        str | None, typer.Option("--latents", help="Latents such as 3,7,10-19.")
+    ] = None,
+    max_latents: Annotated[
+        int, typer.Option("--max-latents", help="Latents drawn when --latents is not given.")
+    ] = 50,
+    min_examples: Annotated[
+        int, typer.Option("--min-examples", help="Activating examples a latent needs.")
+    ] = 200,
+    n_train: Annotated[int, typer.Option("--n-train", help="Examples shown per latent.")] = 40,
+    max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", help="Answer length.")] = 64,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the latents and examples.")] = 0,
+    overwrite: OverwriteOption = False,
+    as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
+) -> None:
+    """Explain SAE latents in words from their cached examples (resumable)."""
+    import numpy as np
+
+    from trustlab._results import json_text, to_jsonable, write_atomic
+    from trustlab.interpret import (
+        explain_latent,
+        latent_examples,
+        load_latent_cache,
+        template_explanation,
+    )
+    from trustlab.llm import ResultStore, load_model
+
+    refuse_existing(out, overwrite, EXPLAIN_FILES, "explanations")
+    try:
+        cache_data = load_latent_cache(cache_dir)
+    except Exception as exc:
+        raise InputError.bad("--cache", "a folder written by `sae cache`", str(cache_dir)) from exc
+    if latents is not None:
+        chosen = _latents(latents, cache_data.n_latents)
+    else:
+        if max_latents < 1:
+            raise InputError.bad("--max-latents", "a positive number", max_latents)
+        eligible = np.flatnonzero(cache_data.firing_counts >= max(min_examples, 1))
+        rng = np.random.default_rng(seed)
+        chosen = sorted(int(i) for i in rng.permutation(eligible)[:max_latents])
+        if not chosen:
+            raise InputError.bad(
+                "--min-examples",
+                f"a bound some latent reaches (the most active fires on "
+                f"{int(cache_data.firing_counts.max())} tokens)",
+                min_examples,
+            )
+    with progress() as bar:
+        task = bar.add_task("loading the models", total=None)
+        tokenizer = load_model(subject or cache_data.model).tokenizer
+        model = None if explainer == "template" else load_model(explainer)
+        bar.update(task, visible=False)
+        out.mkdir(parents=True, exist_ok=True)
+        run = f"explain:{explainer}:{n_train}:{min_examples}:{seed}"
+
+        def decode(token: int) -> str:
+            return tokenizer.decode([token])
+
+        def one(latent: int) -> dict:
+            examples = latent_examples(
+                cache_data, latent, n_train=n_train, min_examples=min_examples,
+                random_state=seed + latent,
+            )  # fmt: skip
+            if not examples.train:
+                return {"latent": latent, "text": "", "marker_found": False,
+                        "explainer": explainer, "answer": "", "n_activating": 0}  # fmt: skip
+            if model is None:
+                result = template_explanation(examples, decode)
+            else:
+                result = explain_latent(examples, model, decode, max_new_tokens=max_new_tokens)
+            return {**result.to_dict(), "n_activating": examples.n_activating}
+
+        with ResultStore(out / "explanations.sqlite") as store:
+            found = store.map(
+                run,
+                chosen,
+                one,
+                progress=tracker(bar, f"explaining {counted(len(chosen), 'latent')}"),
+            )
+    rows = [found[i] for i in chosen]
+    lines = [json.dumps(to_jsonable(r), ensure_ascii=False) + "\n" for r in rows]
+    write_atomic(out / "explanations.jsonl", "".join(lines))
+    summary = {
+        "explainer": explainer,
+        "n_latents": len(rows),
+        "n_without_marker": sum(not r["marker_found"] for r in rows),
+        "n_empty": sum(not r["text"] for r in rows),
+    }
+    write_atomic(out / "result.json", json_text(summary))
+    if as_json:
+        sys.stdout.write(json_text(summary))
+    else:
+        for r in rows[:10]:
+            tell(f"latent {r['latent']}: {r['text']!r}", as_json)
+        tell(f"wrote {len(rows)} explanations to {out / 'explanations.jsonl'}", as_json)

@@ -9,8 +9,9 @@ From a :class:`~trustlab.interpret.sae.cache.LatentCache`:
   window; two blocks moved onto the same window give one example);
 - **quantiles**: the activating examples sorted by their largest activation and split into
   ``n_quantiles`` bins of equal count (sizes differ by at most one); bin 0 holds the weakest;
-- **test examples** (scorers): ``n_test // n_quantiles`` drawn at random from each bin, each
-  remembering its bin;
+- **test examples** (scorers): ``n_test // n_quantiles`` drawn at random from each bin (at
+  most half of the bin, so that a rare latent keeps examples to explain), each remembering its
+  bin;
 - **train examples** (explainer), from the others: ``"quantiles"`` (``n_train // n_quantiles``
   per bin), ``"top"`` (the strongest), ``"random"``, or ``"mix"`` (a fifth the strongest, the
   rest by quantiles); bins too small and the division's remainder are filled at random;
@@ -185,7 +186,7 @@ def latent_examples(
         int(i)
         for members in bins_of
         if members
-        for i in rng.choice(members, min(len(members), n_test // n_quantiles), replace=False)
+        for i in rng.choice(members, min(len(members) // 2, n_test // n_quantiles), replace=False)
     ]
     rest = sorted(set(range(len(labelled))) - set(test_idx))
     train_idx = _train_indices(labelled, rest, bins_of, n_train, n_quantiles, strategy, rng)
