@@ -49,6 +49,8 @@ SHRINK: dict[tuple[str, ...], list[str]] = {
     ("strategic", "simulate"): ["--n-samples", "400", "--max-epochs", "10"],
     ("safety", "transfer", "report"): ["--max-epochs", "2", "--alphas", "1", "--n-random", "1"],
     ("interpret", "sae", "train"): ["--max-texts", "12", "--max-epochs", "1", "--n-latents", "256"],
+    ("interpret", "sae", "cache"): ["--max-texts", "12"],
+    ("interpret", "sae", "explain"): ["--min-examples", "1", "--max-latents", "3"],
 }
 
 
