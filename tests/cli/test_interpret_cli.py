@@ -212,3 +212,75 @@ def test_explain_writes_one_line_per_latent_and_resumes(tmp_path, capsys, tiny_f
     code, _, err = run_main([*base, "--explainer", "template", "--latents", "5-x", "--out",
                              tmp_path / "e3"], capsys)  # fmt: skip
     assert code == 2 and one_line(err).startswith("trustlab: error: --latents"), err
+
+
+class _Judge:
+    """A scorer double: answers 1 for excerpts with an even number of characters."""
+
+    name = "judge"
+
+    def __init__(self):
+        self.calls = 0
+
+    def generate(self, prompts, max_new_tokens=64, **kwargs):
+        import re
+
+        self.calls += 1
+        tail = prompts[0][prompts[0].rfind("Feature:") :]
+        texts = re.findall(r"^Excerpt \d+: (.*)$", tail, flags=re.M)
+        return [str([int(len(t) % 2 == 0) for t in texts])]
+
+
+def test_score_writes_true_and_shuffled_rows_and_resumes(
+    tmp_path, capsys, tiny_folder, monkeypatch
+):
+    import trustlab.llm as llm
+    from trustlab.interpret import detection_score, latent_examples, load_latent_cache, pydoc_texts
+
+    texts = tmp_path / "texts.txt"  # long enough for 10 test examples of the busiest latents
+    texts.write_text("\n".join(pydoc_texts(600)[:60]), encoding="utf-8")
+    sae_dir, cache_dir, expl = tmp_path / "sae", tmp_path / "cache", tmp_path / "expl"
+    train = ["interpret", "sae", "train", "--model", tiny_folder, "--layer", 1, "--texts", texts]
+    assert run_main([*train, *SETTINGS, "--out", sae_dir], capsys)[0] == 0
+    cache_args = ["interpret", "sae", "cache", "--sae", sae_dir, "--texts", texts]
+    assert run_main([*cache_args, "--out", cache_dir], capsys)[0] == 0
+    explain = ["interpret", "sae", "explain", "--cache", cache_dir, "--subject", tiny_folder,
+               "--explainer", "template", "--max-latents", 3, "--min-examples", 40,
+               "--n-train", 4, "--out", expl]  # fmt: skip
+    assert run_main(explain, capsys)[0] == 0
+    judge = _Judge()
+    real_load = llm.load_model
+    monkeypatch.setattr(
+        llm, "load_model", lambda name: judge if name == "judge" else real_load(name)
+    )
+    args = ["interpret", "sae", "score", "--explanations", expl, "--scorer", "judge",
+            "--methods", "detection", "--n-test", 10, "--n-not-active", 10,
+            "--out", tmp_path / "scores", "--json"]  # fmt: skip
+    code, stdout, err = run_main(args, capsys)
+    assert code == 0, err
+    summary = json.loads(stdout)
+    assert summary["methods"] == ["detection"] and set(summary["means"]) == {"true", "shuffled"}
+    rows = [json.loads(x) for x in (tmp_path / "scores" / "scores.jsonl").read_text().splitlines()]
+    explained = {
+        json.loads(x)["latent"]: json.loads(x)["text"]
+        for x in (expl / "explanations.jsonl").read_text().splitlines()
+    }
+    assert len(rows) == 2 * len(explained)
+    assert all(row["detection"] is not None for row in rows)
+    cache = load_latent_cache(cache_dir)
+    tokenizer = load_model(tiny_folder).tokenizer
+    for row in rows:
+        examples = latent_examples(cache, row["latent"], n_train=4, n_test=10, n_not_active=10,
+                                   min_examples=40, random_state=row["latent"])  # fmt: skip
+        own = detection_score(examples, row["explanation"], _Judge(),
+                              lambda t: tokenizer.decode([t]))  # fmt: skip
+        got = np.nan if row["detection"] is None else row["detection"]  # JSON null is NaN
+        assert got == pytest.approx(own.balanced_accuracy, nan_ok=True)
+        assert (row["explanation"] == explained[row["latent"]]) != row["shuffled"]
+    calls = judge.calls
+    assert run_main([*args, "--overwrite"], capsys)[0] == 0
+    assert judge.calls == calls  # resumed from scores.sqlite
+    bad = ["interpret", "sae", "score", "--explanations", expl, "--methods", "simulation",
+           "--out", tmp_path / "s2"]  # fmt: skip
+    code, _, err = run_main(bad, capsys)
+    assert code == 2 and one_line(err).startswith("trustlab: error: --methods"), err

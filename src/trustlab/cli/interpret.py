@@ -13,6 +13,10 @@
   3,7,10-19``, or up to ``--max-latents`` explainable ones drawn with ``--seed``) by a local
   model, or ``--explainer template`` (the tokens most often marked, no model), written to
   ``explanations.jsonl`` as each arrives (``explanations.sqlite`` lets a stopped run resume).
+* ``sae score --explanations DIR --out DIR``: each explanation's detection, fuzzing (both with
+  ``--scorer M``), embedding (MiniLM) and surprisal (``--scorer M``) scores (``--methods``), on
+  the same latents' test examples, with a shuffled explanation (another latent's) as the
+  control: ``scores.jsonl`` and the means in ``result.json`` (``scores.sqlite`` resumes).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, save, tell, t
 from trustlab.cli._runs import OverwriteOption, counted, refuse_existing
 from trustlab.errors import InputError
 
-__all__ = ["app", "sae_app", "train", "cache", "explain"]
+__all__ = ["app", "sae_app", "train", "cache", "explain", "score"]
 
 app = typer.Typer(
     no_args_is_help=True, help="Interpretability of language-model internals (sparse autoencoders)."
@@ -43,6 +47,8 @@ app.add_typer(sae_app, name="sae")
 SAE_FILES = ("cfg.json", "sae_weights.safetensors", "trustlab_sae.json", "result.json")
 CACHE_FILES = ("latent_cache.npz", "latent_cache.json", "result.json")
 EXPLAIN_FILES = ("explanations.jsonl", "result.json")
+SCORE_FILES = ("scores.jsonl", "result.json")
+METHODS = ("detection", "fuzzing", "embedding", "surprisal")
 
 
 def _corpus(texts: Path | None, max_texts: int | None) -> list[str]:
@@ -303,6 +309,11 @@ def explain(
     write_atomic(out / "explanations.jsonl", "".join(lines))
     summary = {
         "explainer": explainer,
+        "subject": subject or cache_data.model,
+        "cache": str(cache_dir.resolve()),
+        "n_train": n_train,
+        "min_examples": min_examples,
+        "seed": seed,
         "n_latents": len(rows),
         "n_without_marker": sum(not r["marker_found"] for r in rows),
         "n_empty": sum(not r["text"] for r in rows),
@@ -314,3 +325,121 @@ def explain(
         for r in rows[:10]:
             tell(f"latent {r['latent']}: {r['text']!r}", as_json)
         tell(f"wrote {len(rows)} explanations to {out / 'explanations.jsonl'}", as_json)
+
+
+@sae_app.command("score")
+def score(
+    explanations_dir: Annotated[
+        Path, typer.Option("--explanations", help="Folder written by `sae explain`.")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Write the scores here.")],
+    scorer: Annotated[
+        str, typer.Option("--scorer", help="Model for detection, fuzzing and surprisal.")
+    ] = "smollm2-135m-instruct",
+    methods: Annotated[
+        str,
+        typer.Option("--methods", help="Comma-separated: detection,fuzzing,embedding,surprisal."),
+    ] = ",".join(METHODS),
+    n_test: Annotated[int, typer.Option("--n-test", help="Activating examples shown.")] = 50,
+    n_not_active: Annotated[
+        int, typer.Option("--n-not-active", help="Non-activating examples shown.")
+    ] = 50,
+    overwrite: OverwriteOption = False,
+    as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
+) -> None:
+    """Score explanations (and shuffled ones, the control) with the four cheap scorers."""
+    import numpy as np
+
+    from trustlab._results import json_text, to_jsonable, write_atomic
+    from trustlab.interpret import (
+        detection_score,
+        embedding_score,
+        fuzzing_score,
+        latent_examples,
+        load_latent_cache,
+        surprisal_score,
+    )
+    from trustlab.llm import ResultStore, load_model
+
+    refuse_existing(out, overwrite, SCORE_FILES, "scores")
+    chosen = [m.strip() for m in methods.split(",") if m.strip()]
+    if not chosen or any(m not in METHODS for m in chosen):
+        raise InputError.bad(
+            "--methods", "a comma-separated subset of " + ",".join(METHODS), methods
+        )
+    try:
+        info = json.loads((explanations_dir / "result.json").read_text(encoding="utf-8"))
+        rows = [
+            json.loads(line)
+            for line in (explanations_dir / "explanations.jsonl").read_text().splitlines()
+        ]
+    except (OSError, ValueError) as exc:
+        raise InputError.bad(
+            "--explanations", "a folder written by `sae explain`", str(explanations_dir)
+        ) from exc
+    rows = [r for r in rows if r["text"]]
+    if len(rows) < 2:
+        raise InputError.bad(
+            "--explanations", "at least two non-empty explanations (one is the other's control)",
+            str(explanations_dir),
+        )  # fmt: skip
+    cache_data = load_latent_cache(info["cache"])
+    texts = {r["latent"]: r["text"] for r in rows}
+    latents = list(texts)
+    shuffled = {i: texts[latents[(k + 1) % len(latents)]] for k, i in enumerate(latents)}
+    with progress() as bar:
+        task = bar.add_task("loading the models", total=None)
+        subject = load_model(info["subject"])
+        needs_scorer = any(m != "embedding" for m in chosen)
+        judge = load_model(scorer) if needs_scorer else None
+        bar.update(task, visible=False)
+
+        def decode(token: int) -> str:
+            return subject.tokenizer.decode([token])
+
+        def one(key: str) -> dict:
+            latent, control = int(key.split(":")[0]), key.endswith(":shuffled")
+            examples = latent_examples(
+                cache_data, latent, n_train=info["n_train"], n_test=n_test,
+                n_not_active=n_not_active, min_examples=info["min_examples"],
+                random_state=info["seed"] + latent,
+            )  # fmt: skip
+            text = shuffled[latent] if control else texts[latent]
+            row = {"latent": latent, "shuffled": control, "explanation": text}
+            for method in chosen:
+                if method == "detection":
+                    row[method] = detection_score(examples, text, judge, decode).balanced_accuracy
+                elif method == "fuzzing":
+                    row[method] = fuzzing_score(examples, text, judge, decode).balanced_accuracy
+                elif method == "embedding":
+                    row[method] = embedding_score(examples, text, decode).auroc
+                else:
+                    row[method] = surprisal_score(examples, text, judge, decode).auroc
+            return row
+
+        keys = [f"{i}:{kind}" for i in latents for kind in ("true", "shuffled")]
+        out.mkdir(parents=True, exist_ok=True)
+        run = f"score:{scorer}:{','.join(chosen)}:{n_test}:{n_not_active}"
+        with ResultStore(out / "scores.sqlite") as store:
+            found = store.map(
+                run, keys, one, progress=tracker(bar, f"scoring {len(keys)} explanations")
+            )
+    scored = [found[k] for k in keys]
+    lines = [json.dumps(to_jsonable(r), ensure_ascii=False) + "\n" for r in scored]
+    write_atomic(out / "scores.jsonl", "".join(lines))
+    means = {
+        kind: {
+            m: float(np.nanmean([r[m] for r in scored if r["shuffled"] == (kind == "shuffled")]))
+            for m in chosen
+        }
+        for kind in ("true", "shuffled")
+    }
+    summary = {"scorer": scorer, "methods": chosen, "n_latents": len(latents), "means": means}
+    write_atomic(out / "result.json", json_text(summary))
+    if as_json:
+        sys.stdout.write(json_text(summary))
+    else:
+        for kind, values in means.items():
+            shown = ", ".join(f"{m} {v:.3f}" for m, v in values.items())
+            tell(f"{kind} explanations: {shown}", as_json)
+        tell(f"wrote {len(scored)} rows to {out / 'scores.jsonl'}", as_json)
