@@ -63,6 +63,19 @@ def test_a_new_stage_is_said_at_once():
     assert "trustlab: stage one: 1/2 (50%)" in text and "trustlab: stage two:" in text
 
 
+def test_a_hidden_task_ends_there():
+    # Rich's update(task, visible=False): the loading spinner stops once the model is loaded
+    stream = io.StringIO()
+    with LineProgress(stream, delay=0.0, interval=0.05) as bar:
+        task = bar.add_task("loading", total=None)
+        time.sleep(0.12)
+        bar.update(task, visible=False)
+        at_hiding = stream.getvalue()
+        time.sleep(0.3)  # the ticker runs on: it must not speak of the task again
+    assert at_hiding.splitlines()[-1].startswith("trustlab: loading: done in ")
+    assert stream.getvalue() == at_hiding
+
+
 def test_no_last_line_after_an_error():
     stream = io.StringIO()
     with pytest.raises(RuntimeError), LineProgress(stream, delay=0.0, interval=60.0) as bar:

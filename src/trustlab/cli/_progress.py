@@ -93,9 +93,13 @@ class LineProgress:
         total: float | None = None,
         advance: float | None = None,
         description: str | None = None,
+        visible: bool | None = None,
         **_: Any,
     ) -> None:
         task = self.tasks[task_id]
+        if visible is False:  # Rich hides the task; here it ends (its last line if it had one)
+            self._finish(task, time.monotonic())
+            return
         with task.lock:
             if total is not None:
                 task.total = total
@@ -154,10 +158,14 @@ class LineProgress:
             self._thread.join()
         now = time.monotonic()
         for task in self.tasks:
-            with task.lock:
-                announced, task.finished = task.last_line is not None, True
-            if announced and exc_type is None:
-                self._write(self.line(task, now, done=True))
+            self._finish(task, now, quiet=exc_type is not None)
+
+    def _finish(self, task: _Task, now: float, quiet: bool = False) -> None:
+        with task.lock:
+            announced = task.last_line is not None and not task.finished
+            task.finished = True
+        if announced and not quiet:
+            self._write(self.line(task, now, done=True))
 
 
 @contextmanager
