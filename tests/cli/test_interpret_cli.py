@@ -9,6 +9,7 @@ import pytest
 import torch
 from cli_helpers import one_line, run_main
 
+from tiny_llama import tiny_llama
 from trustlab.interpret import SparseAutoencoder, load_sae, sae_activations
 from trustlab.llm import load_model
 
@@ -24,23 +25,8 @@ SETTINGS = ["--n-latents", 64, "--k", 4, "--max-epochs", 2, "--batch-size", 32, 
 @pytest.fixture(scope="module")
 def tiny_folder(tmp_path_factory, smollm2):
     """A 2-layer Llama of width 48 with random weights on SmolLM2's tokenizer, saved."""
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    from trustlab.llm import LocalModel
-
-    config = LlamaConfig(
-        vocab_size=smollm2.model.config.vocab_size,
-        hidden_size=48,
-        intermediate_size=96,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-        tie_word_embeddings=True,
-    )
-    torch.manual_seed(0)
     folder = tmp_path_factory.mktemp("tiny") / "tiny-llama"
-    LocalModel(LlamaForCausalLM(config), smollm2.tokenizer, name="tiny-llama").save(folder)
+    tiny_llama(smollm2.tokenizer, smollm2.model.config.vocab_size, hidden_size=48).save(folder)
     return folder
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from tiny_llama import tiny_llama
 from trustlab.errors import InputError
 from trustlab.interpret import (
     SparseAutoencoder,
@@ -27,23 +28,8 @@ LAYER = 1
 @pytest.fixture(scope="module")
 def tiny(smollm2):
     """A 2-layer Llama of width 48 with random weights on SmolLM2's tokenizer."""
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    from trustlab.llm import LocalModel
-
-    config = LlamaConfig(
-        vocab_size=smollm2.model.config.vocab_size,
-        hidden_size=48,
-        intermediate_size=96,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-        tie_word_embeddings=True,
-    )
-    torch.manual_seed(0)
     torch.set_num_threads(1)
-    return LocalModel(LlamaForCausalLM(config), smollm2.tokenizer, name="tiny-llama")
+    return tiny_llama(smollm2.tokenizer, smollm2.model.config.vocab_size, hidden_size=48)
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydoc_texts import pydoc_texts
+from test_transfer_fidelity import _brute_force
 
 from trustlab.errors import InputError
 from trustlab.safety.transfer import ActivationMap, mapped_lm_loss, paired_activations
@@ -235,49 +236,14 @@ def test_bad_alignments_are_named(smollm2, word_model):
 # ----------------------------------------------------------------------------- loss with offsets
 
 
-def _brute_force_offsets_loss(activation_map, source, target, texts):
-    """Token-weighted clean loss, mapped loss and KL, one unpadded text at a time: the source's
-    hidden states from ``output_hidden_states``, the pairs matched by brute force over decoded
-    spans, only the paired target tokens replaced by a hook registered here."""
-    totals, n, replaced = np.zeros(3), 0, 0
-    block = target.model.model.layers[TARGET_LAYER]
-    with torch.inference_mode():
-        for text in texts:
-            pairs = _brute_force_pairs(_decoded_ends(source, text), _word_ends(target, text))
-            s_index = torch.tensor([i for i, _ in pairs], dtype=torch.long)
-            t_index = torch.tensor([j for _, j in pairs], dtype=torch.long)
-            replaced += len(pairs)
-            s_ids = source.tokenizer(text, return_tensors="pt").input_ids
-            hidden = source.model(s_ids, output_hidden_states=True).hidden_states
-            rows = torch.from_numpy(
-                activation_map.transform(hidden[SOURCE_LAYER + 1][0, s_index].numpy())
-            )
-            ids = target.tokenizer(text, return_tensors="pt").input_ids
-
-            def replace(module, args, output, rows=rows, where=t_index):
-                h = (output if torch.is_tensor(output) else output[0]).clone()
-                h[0, where] = rows.to(h.dtype)
-                return h if torch.is_tensor(output) else (h, *output[1:])
-
-            clean = torch.log_softmax(target.model(ids).logits[0, :-1].double(), dim=-1)
-            handle = block.register_forward_hook(replace)
-            try:
-                changed = torch.log_softmax(target.model(ids).logits[0, :-1].double(), dim=-1)
-            finally:
-                handle.remove()
-            picked = torch.arange(ids.shape[1] - 1), ids[0, 1:]
-            totals += (
-                -float(clean[picked].sum()),
-                -float(changed[picked].sum()),
-                float((clean.exp() * (clean - changed)).sum()),
-            )
-            n += ids.shape[1] - 1
-    return totals / n, n, replaced
+def _offset_pairs(source, target):
+    """The brute-force pairs of a text (decoded spans against the words)."""
+    return lambda text: _brute_force_pairs(_decoded_ends(source, text), _word_ends(target, text))
 
 
 def test_loss_with_offsets_replaces_the_paired_tokens_only(smollm2, word_model):
-    """mapped_lm_loss(align="offsets") against the brute force above (the unpaired target
-    tokens, the BOS among them, keep their own output)."""
+    """mapped_lm_loss(align="offsets") against the fidelity tests' brute force with the
+    brute-force pairs (the unpaired target tokens, the BOS among them, keep their output)."""
     fit_source, fit_target = paired_activations(
         smollm2, word_model, pydoc_texts(0, 20), SOURCE_LAYER, TARGET_LAYER, align="offsets"
     )
@@ -287,9 +253,10 @@ def test_loss_with_offsets_replaces_the_paired_tokens_only(smollm2, word_model):
     )  # fmt: skip
     texts = TEXTS[:6]
     result = mapped_lm_loss(to_words, smollm2, word_model, texts, align="offsets", batch_size=4)
-    (clean, mapped, kl), n, replaced = _brute_force_offsets_loss(
-        to_words, smollm2, word_model, texts
-    )
+    (clean, mapped, kl), n, replaced = _brute_force(
+        to_words, smollm2, word_model, texts, SOURCE_LAYER, TARGET_LAYER,
+        pairs=_offset_pairs(smollm2, word_model),
+    )  # fmt: skip
     assert (result.n_tokens, result.n_replaced, result.align) == (n, replaced, "offsets")
     assert result.n_replaced < sum(len(word_model.tokenizer(t)["input_ids"]) for t in texts)
     assert result.clean_loss == pytest.approx(clean, abs=1e-5)

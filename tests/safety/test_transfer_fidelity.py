@@ -18,6 +18,7 @@ import pytest
 import torch
 from pydoc_texts import pydoc_texts
 
+from tiny_llama import tiny_llama
 from trustlab.errors import InputError
 from trustlab.safety.transfer import ActivationMap, paired_activations
 from trustlab.safety.transfer.fidelity import MappedLoss, mapped_lm_loss
@@ -32,22 +33,7 @@ TEXTS = [t[: 30 + 9 * i] for i, t in enumerate(pydoc_texts(60, 67))] + ["Hello"]
 @pytest.fixture(scope="module")
 def tiny(smollm2):
     """A 2-layer Llama of width 64 with random weights on SmolLM2's tokenizer."""
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    from trustlab.llm import LocalModel
-
-    config = LlamaConfig(
-        vocab_size=smollm2.model.config.vocab_size,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-        tie_word_embeddings=True,
-    )
-    torch.manual_seed(0)
-    return LocalModel(LlamaForCausalLM(config), smollm2.tokenizer, name="tiny-llama")
+    return tiny_llama(smollm2.tokenizer, smollm2.model.config.vocab_size)
 
 
 @pytest.fixture(scope="module")
@@ -68,20 +54,29 @@ def _constant_map(source_width, target_width, coef):
     return ActivationMap(kind="affine", validation_fraction=0.0).fit(X, X @ coef.T)
 
 
-def _brute_force(activation_map, source, target, texts, source_layer, target_layer):
-    """Token-weighted mean clean loss, mapped loss and KL, one unpadded text at a time."""
-    totals, n = np.zeros(3), 0
+def _brute_force(activation_map, source, target, texts, source_layer, target_layer, pairs=None):
+    """Token-weighted mean clean loss, mapped loss and KL, one unpadded text at a time, and the
+    tokens compared and replaced. ``pairs(text)``: the (source index, target index) of the
+    target tokens to replace (two tokenizers); None replaces every token (one tokenizer)."""
+    totals, n, replaced = np.zeros(3), 0, 0
     layer = target.model.model.layers[target_layer]
     with torch.inference_mode():
         for text in texts:
-            ids = source.tokenizer(text, return_tensors="pt").input_ids
+            ids = target.tokenizer(text, return_tensors="pt").input_ids
             if ids.shape[1] < 2:
                 continue
-            hidden = source.model(ids, output_hidden_states=True).hidden_states[source_layer + 1]
-            mapped = torch.from_numpy(activation_map.transform(hidden[0].numpy()))[None]
+            matched = [(i, i) for i in range(ids.shape[1])] if pairs is None else pairs(text)
+            s_index = torch.tensor([i for i, _ in matched], dtype=torch.long)
+            t_index = torch.tensor([j for _, j in matched], dtype=torch.long)
+            replaced += len(matched)
+            s_ids = source.tokenizer(text, return_tensors="pt").input_ids
+            hidden = source.model(s_ids, output_hidden_states=True).hidden_states[source_layer + 1]
+            rows = torch.from_numpy(activation_map.transform(hidden[0, s_index].numpy()))
 
-            def replace(module, args, output, mapped=mapped):
-                return mapped if torch.is_tensor(output) else (mapped, *output[1:])
+            def replace(module, args, output, rows=rows, where=t_index):
+                h = (output if torch.is_tensor(output) else output[0]).clone()
+                h[0, where] = rows.to(h.dtype)
+                return h if torch.is_tensor(output) else (h, *output[1:])
 
             clean = torch.log_softmax(target.model(ids).logits[0, :-1].double(), dim=-1)
             handle = layer.register_forward_hook(replace)
@@ -96,7 +91,7 @@ def _brute_force(activation_map, source, target, texts, source_layer, target_lay
                 float((clean.exp() * (clean - changed)).sum()),
             )
             n += ids.shape[1] - 1
-    return totals / n, n
+    return totals / n, n, replaced
 
 
 def test_an_identity_map_leaves_the_loss_unchanged(smollm2):
@@ -110,7 +105,7 @@ def test_an_identity_map_leaves_the_loss_unchanged(smollm2):
 
 def test_losses_and_kl_equal_a_brute_force_computation(smollm2, layer_4_to_9):
     result = mapped_lm_loss(layer_4_to_9, smollm2, smollm2, TEXTS, batch_size=3)
-    (clean, mapped, kl), n = _brute_force(layer_4_to_9, smollm2, smollm2, TEXTS, 4, LAYER)
+    (clean, mapped, kl), n, _ = _brute_force(layer_4_to_9, smollm2, smollm2, TEXTS, 4, LAYER)
     assert (result.source_layer, result.target_layer) == (4, LAYER)  # from the map
     assert result.n_tokens == n and result.n_texts == len(TEXTS)
     assert result.clean_loss == pytest.approx(clean, abs=1e-5)
@@ -145,7 +140,7 @@ def test_into_another_model_of_the_same_tokenizer(smollm2, tiny):
         target_layer=1,
     )  # fmt: skip
     result = mapped_lm_loss(to_tiny, smollm2, tiny, TEXTS, batch_size=3)
-    (clean, mapped, kl), n = _brute_force(to_tiny, smollm2, tiny, TEXTS, LAYER, 1)
+    (clean, mapped, kl), n, _ = _brute_force(to_tiny, smollm2, tiny, TEXTS, LAYER, 1)
     assert result.n_tokens == n and result.target_model == "tiny-llama"
     assert result.clean_loss == pytest.approx(clean, abs=1e-5)
     assert result.mapped_loss == pytest.approx(mapped, abs=1e-4)

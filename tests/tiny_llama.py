@@ -1,0 +1,25 @@
+"""A tiny Llama with random weights on a given tokenizer, as a trustlab LocalModel (tests)."""
+
+from __future__ import annotations
+
+
+def tiny_llama(tokenizer, vocab_size, *, hidden_size=64, name="tiny-llama", seed=0):
+    """Two decoder layers of width ``hidden_size`` (4 heads, 2 key-value heads), tied
+    embeddings, weights from ``torch.manual_seed(seed)``."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from trustlab.llm import LocalModel
+
+    config = LlamaConfig(
+        vocab_size=vocab_size,
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        tie_word_embeddings=True,
+    )
+    torch.manual_seed(seed)
+    return LocalModel(LlamaForCausalLM(config), tokenizer, name=name)
