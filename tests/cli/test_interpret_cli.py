@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -256,8 +257,14 @@ def test_score_writes_true_and_shuffled_rows_and_resumes(
     cache = load_latent_cache(cache_dir)
     tokenizer = load_model(tiny_folder).tokenizer
     for row in rows:
-        examples = latent_examples(cache, row["latent"], n_train=4, n_test=10, n_not_active=10,
+        examples = latent_examples(cache, row["latent"], n_train=4, n_test=50, n_not_active=10,
                                    min_examples=40, random_state=row["latent"])  # fmt: skip
+        keep = np.random.default_rng(row["latent"]).choice(len(examples.test), 10, replace=False)
+        shown = tuple(examples.test[i] for i in sorted(keep))
+        # never an example the explainer saw
+        seen = {(e.context, e.start) for e in examples.train}
+        assert not seen & {(e.context, e.start) for e in shown}
+        examples = dataclasses.replace(examples, test=shown)
         own = detection_score(examples, row["explanation"], _Judge(),
                               lambda t: tokenizer.decode([t]))  # fmt: skip
         got = np.nan if row["detection"] is None else row["detection"]  # JSON null is NaN

@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import sys
@@ -49,6 +50,10 @@ CACHE_FILES = ("latent_cache.npz", "latent_cache.json", "result.json")
 EXPLAIN_FILES = ("explanations.jsonl", "result.json")
 SCORE_FILES = ("scores.jsonl", "result.json")
 METHODS = ("detection", "fuzzing", "embedding", "surprisal")
+# the test examples `explain` sets aside (its training examples come from the others); `score`
+# rebuilds the same split and shows at most this many of them, so it never scores on an
+# example the explainer saw
+EXPLAIN_N_TEST = 50
 
 
 def _corpus(texts: Path | None, max_texts: int | None) -> list[str]:
@@ -285,8 +290,8 @@ def explain(
 
         def one(latent: int) -> dict:
             examples = latent_examples(
-                cache_data, latent, n_train=n_train, min_examples=min_examples,
-                random_state=seed + latent,
+                cache_data, latent, n_train=n_train, n_test=EXPLAIN_N_TEST,
+                min_examples=min_examples, random_state=seed + latent,
             )  # fmt: skip
             if not examples.train:
                 return {"latent": latent, "text": "", "marker_found": False,
@@ -312,6 +317,7 @@ def explain(
         "subject": subject or cache_data.model,
         "cache": str(cache_dir.resolve()),
         "n_train": n_train,
+        "n_test": EXPLAIN_N_TEST,
         "min_examples": min_examples,
         "seed": seed,
         "n_latents": len(rows),
@@ -340,7 +346,9 @@ def score(
         str,
         typer.Option("--methods", help="Comma-separated: detection,fuzzing,embedding,surprisal."),
     ] = ",".join(METHODS),
-    n_test: Annotated[int, typer.Option("--n-test", help="Activating examples shown.")] = 50,
+    n_test: Annotated[
+        int, typer.Option("--n-test", help="Activating examples shown (at most 50).")
+    ] = EXPLAIN_N_TEST,
     n_not_active: Annotated[
         int, typer.Option("--n-not-active", help="Non-activating examples shown.")
     ] = 50,
@@ -362,6 +370,8 @@ def score(
     from trustlab.llm import ResultStore, load_model
 
     refuse_existing(out, overwrite, SCORE_FILES, "scores")
+    if not 1 <= n_test <= EXPLAIN_N_TEST:
+        raise InputError.bad("--n-test", f"a number in [1, {EXPLAIN_N_TEST}]", n_test)
     chosen = [m.strip() for m in methods.split(",") if m.strip()]
     if not chosen or any(m not in METHODS for m in chosen):
         raise InputError.bad(
@@ -400,10 +410,17 @@ def score(
         def one(key: str) -> dict:
             latent, control = int(key.split(":")[0]), key.endswith(":shuffled")
             examples = latent_examples(
-                cache_data, latent, n_train=info["n_train"], n_test=n_test,
+                cache_data, latent, n_train=info["n_train"], n_test=info["n_test"],
                 n_not_active=n_not_active, min_examples=info["min_examples"],
                 random_state=info["seed"] + latent,
             )  # fmt: skip
+            if len(examples.test) > n_test:  # a subset of explain's held-out examples
+                keep = np.random.default_rng(info["seed"] + latent).choice(
+                    len(examples.test), n_test, replace=False
+                )
+                examples = dataclasses.replace(
+                    examples, test=tuple(examples.test[i] for i in sorted(keep))
+                )
             text = shuffled[latent] if control else texts[latent]
             row = {"latent": latent, "shuffled": control, "explanation": text}
             for method in chosen:
