@@ -6,7 +6,8 @@ activating examples in the cache:
 
 - explanations by SmolLM2-135M-Instruct (``explain_latent``) and by the template baseline (the
   tokens most often marked);
-- scores of each explanation: detection and fuzzing with SmolLM2 as the scorer, embedding with
+- scores of each explanation: detection and fuzzing with SmolLM2 as the scorer (its answer
+  read from P("1") vs P("0"): the 135M model writes no well-formed list), embedding with
   MiniLM, surprisal with SmolLM2;
 - the control: the same scores of a shuffled explanation (another drawn latent's, a
   derangement), the paper's "random explanation".
@@ -82,8 +83,10 @@ def main() -> None:
                 text = explanations[shift[i] if control else i][source]
                 row = {"latent": i, "explainer": source, "shuffled": control, "text": text}
                 ex = examples[i]
-                row["detection"] = detection_score(ex, text, lm, decode).balanced_accuracy
-                row["fuzzing"] = fuzzing_score(ex, text, lm, decode).balanced_accuracy
+                found = detection_score(ex, text, lm, decode, answer="logprob")
+                row["detection"], row["detection_auroc"] = found.balanced_accuracy, found.auroc
+                found = fuzzing_score(ex, text, lm, decode, answer="logprob")
+                row["fuzzing"], row["fuzzing_auroc"] = found.balanced_accuracy, found.auroc
                 row["embedding"] = embedding_score(ex, text, decode).auroc
                 row["surprisal"] = surprisal_score(ex, text, lm, decode).auroc
                 rows.append(row)
@@ -95,7 +98,14 @@ def main() -> None:
             key = f"{source}{' shuffled' if control else ''}"
             summary[key] = {
                 m: float(np.nanmean([r[m] for r in picked]))
-                for m in ("detection", "fuzzing", "embedding", "surprisal")
+                for m in (
+                    "detection",
+                    "detection_auroc",
+                    "fuzzing",
+                    "fuzzing_auroc",
+                    "embedding",
+                    "surprisal",
+                )  # fmt: skip
             }
             print(key, {m: round(v, 3) for m, v in summary[key].items()})
     result = {"latents": chosen, "explanations": explanations, "rows": rows,

@@ -241,7 +241,7 @@ def test_score_writes_true_and_shuffled_rows_and_resumes(
         llm, "load_model", lambda name: judge if name == "judge" else real_load(name)
     )
     args = ["interpret", "sae", "score", "--explanations", expl, "--scorer", "judge",
-            "--methods", "detection", "--n-test", 10, "--n-not-active", 10,
+            "--methods", "detection", "--answer", "list", "--n-test", 10, "--n-not-active", 10,
             "--out", tmp_path / "scores", "--json"]  # fmt: skip
     code, stdout, err = run_main(args, capsys)
     assert code == 0, err

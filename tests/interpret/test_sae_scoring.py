@@ -8,6 +8,7 @@ the per-example answers; a scorer whose answers do not parse.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -18,6 +19,7 @@ from sklearn.metrics import (
     f1_score,
     precision_score,
     recall_score,
+    roc_auc_score,
 )
 from test_sae_explain import DIGITS, decode, digit_cache
 
@@ -142,3 +144,69 @@ def test_bad_inputs_are_named(examples):
         with pytest.raises(InputError) as err:
             call()
         assert err.value.argument == argument
+
+
+class RuleLogprobs:
+    """A LocalModel double for answer="logprob": log p("1") is high for excerpts with a digit
+    word (for the explanation "digits"), log p("0") otherwise."""
+
+    name = "rule-logprobs"
+    has_chat_template = False
+
+    def __init__(self):
+        self.calls = []
+
+    def logprobs(self, prompts, continuations, *, chat=False, batch_size=8):
+        self.calls.append((list(prompts), list(continuations), chat))
+        out = []
+        for prompt, cont in zip(prompts, continuations, strict=True):
+            text = prompt.split("\nExcerpt: ", 1)[1].split("\nAnswer", 1)[0]
+            present = "digits" in prompt and any(w in DIGITS for w in text.split())
+            out.append(-0.2 if (cont == "1") == present else -2.5)
+        return np.array(out)
+
+
+@pytest.mark.parametrize("score", [detection_score, fuzzing_score])
+def test_logprob_answers_are_probabilities_of_one_against_zero(examples, score):
+    scorer = RuleLogprobs()
+    result = score(examples, "digits", scorer, decode, answer="logprob")
+    ((prompts, continuations, chat),) = scorer.calls
+    assert len(prompts) == 200 and continuations == ["1"] * 100 + ["0"] * 100 and not chat
+    assert result.n_failed == 0 and result.answer == "logprob"
+    p_high = 1 / (1 + np.exp(-2.5 + 0.2))
+    assert np.allclose(np.sort(np.unique(result.probabilities)), [1 - p_high, p_high])
+    assert result.auroc == pytest.approx(roc_auc_score(result.activating, result.probabilities))
+    if score is detection_score:
+        assert result.balanced_accuracy == 1.0 and result.auroc == 1.0
+    assert "AUROC" in result.summary()
+    with pytest.raises(InputError) as err:
+        score(examples, "digits", RuleScorer(), decode, answer="logprob")
+    assert err.value.argument == "scorer"
+
+
+def test_logprob_answers_on_smollm2_equal_a_direct_computation(examples, smollm2):
+    import torch
+
+    from trustlab.interpret.sae.scoring import render_one
+
+    torch.set_num_threads(1)
+    few = dataclasses.replace(examples, test=examples.test[:3], not_active=examples.not_active[:3])
+    result = detection_score(few, "numbers written as digits", smollm2, decode, answer="logprob",
+                             random_state=0)  # fmt: skip
+    order = np.random.default_rng(0).permutation(6)
+    shown = [(list(few.test) + list(few.not_active))[i] for i in order]
+    tok, lm = smollm2.tokenizer, smollm2.model
+    for p, example in zip(result.probabilities, shown, strict=True):
+        text = "".join(decode(int(t)) for t in example.tokens)
+        chat = tok.apply_chat_template(
+            [{"role": "user", "content": render_one("detection", "numbers written as digits", text)}],
+            add_generation_prompt=True, tokenize=False,
+        )  # fmt: skip
+        ids = tok(chat, add_special_tokens=False)["input_ids"]
+        with torch.inference_mode():
+            logits = lm(torch.tensor([ids])).logits[0, -1].double()
+        logp = torch.log_softmax(logits, dim=-1)
+        one, zero = (tok(x, add_special_tokens=False)["input_ids"] for x in ("1", "0"))
+        assert len(one) == len(zero) == 1
+        expected = 1 / (1 + np.exp(float(logp[zero[0]] - logp[one[0]])))
+        assert p == pytest.approx(expected, abs=1e-5)

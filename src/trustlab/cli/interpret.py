@@ -346,6 +346,12 @@ def score(
         str,
         typer.Option("--methods", help="Comma-separated: detection,fuzzing,embedding,surprisal."),
     ] = ",".join(METHODS),
+    answer: Annotated[
+        str,
+        typer.Option(
+            "--answer", help="logprob (P('1') vs P('0'), for small models) or list (generated)."
+        ),
+    ] = "logprob",
     n_test: Annotated[
         int, typer.Option("--n-test", help="Activating examples shown (at most 50).")
     ] = EXPLAIN_N_TEST,
@@ -370,6 +376,8 @@ def score(
     from trustlab.llm import ResultStore, load_model
 
     refuse_existing(out, overwrite, SCORE_FILES, "scores")
+    if answer not in ("list", "logprob"):
+        raise InputError.bad("--answer", "logprob or list", answer)
     if not 1 <= n_test <= EXPLAIN_N_TEST:
         raise InputError.bad("--n-test", f"a number in [1, {EXPLAIN_N_TEST}]", n_test)
     chosen = [m.strip() for m in methods.split(",") if m.strip()]
@@ -424,10 +432,12 @@ def score(
             text = shuffled[latent] if control else texts[latent]
             row = {"latent": latent, "shuffled": control, "explanation": text}
             for method in chosen:
-                if method == "detection":
-                    row[method] = detection_score(examples, text, judge, decode).balanced_accuracy
-                elif method == "fuzzing":
-                    row[method] = fuzzing_score(examples, text, judge, decode).balanced_accuracy
+                if method in ("detection", "fuzzing"):
+                    scoring = detection_score if method == "detection" else fuzzing_score
+                    result = scoring(examples, text, judge, decode, answer=answer)
+                    row[method] = result.balanced_accuracy
+                    if answer == "logprob":
+                        row[f"{method}_auroc"] = result.auroc
                 elif method == "embedding":
                     row[method] = embedding_score(examples, text, decode).auroc
                 else:
@@ -436,7 +446,7 @@ def score(
 
         keys = [f"{i}:{kind}" for i in latents for kind in ("true", "shuffled")]
         out.mkdir(parents=True, exist_ok=True)
-        run = f"score:{scorer}:{','.join(chosen)}:{n_test}:{n_not_active}"
+        run = f"score:{scorer}:{answer}:{','.join(chosen)}:{n_test}:{n_not_active}"
         with ResultStore(out / "scores.sqlite") as store:
             found = store.map(
                 run, keys, one, progress=tracker(bar, f"scoring {len(keys)} explanations")

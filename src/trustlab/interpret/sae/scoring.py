@@ -14,7 +14,14 @@ of examples, and ask for a Python list of 0/1, one per example:
 
 An example counts as correct when the answer equals whether it is activating. A batch whose
 answer holds no list of as many 0/1 values as examples fails as a whole: its examples are left
-out of the metrics and counted in ``n_failed``. Per latent: the confusion matrix, balanced
+out of the metrics and counted in ``n_failed``.
+
+``answer="logprob"`` reads the answer from token probabilities instead of generated text (for
+small local models, which rarely write a well-formed list): each example is its own prompt,
+ending in "Answer (1 or 0):", and ``P = p("1") / (p("0") + p("1"))`` from the scorer's
+``logprobs`` (a :class:`~trustlab.llm.LocalModel`; the chat template when it has one); the
+example is called activating when ``P > 0.5``, nothing fails to parse, and the AUROC of ``P``
+is reported too. Per latent: the confusion matrix, balanced
 accuracy ((TPR + TNR) / 2, what the authors' code calls "accuracy"), accuracy, precision,
 recall, F1, and a percentile bootstrap interval of the balanced accuracy over examples.
 
@@ -39,9 +46,11 @@ from trustlab.errors import InputError
 from trustlab.interpret.sae.examples import Example, LatentExamples
 from trustlab.interpret.sae.explain import highlight
 
-__all__ = ["ClassificationScore", "detection_score", "fuzzing_score", "METHODS"]
+__all__ = ["ClassificationScore", "detection_score", "fuzzing_score", "METHODS", "ANSWERS"]
 
 METHODS = ("detection", "fuzzing")
+#: How the scorer's answer is read: a generated Python list, or the probabilities of "1"/"0".
+ANSWERS = ("list", "logprob")
 
 _DEMOS = {
     "detection": (
@@ -84,6 +93,9 @@ class ClassificationScore(Result):
     interval : tuple of float
         95 % percentile bootstrap interval of the balanced accuracy (NaN when fewer than two
         parsed examples of each class).
+    answer : {"list", "logprob"}
+    auroc : float
+        AUROC of ``P("1")`` (``answer="logprob"``; NaN otherwise).
     activating, predicted, quantiles : ndarray
         Per parsed example: whether it is activating, the answer, and its activation quantile
         (-1 for non-activating ones); not in ``to_dict()``.
@@ -104,17 +116,21 @@ class ClassificationScore(Result):
     recall: float
     f1: float
     interval: tuple[float, float]
+    answer: str = "list"
+    auroc: float = math.nan
     activating: np.ndarray = internal_field(default=None)
     predicted: np.ndarray = internal_field(default=None)
     quantiles: np.ndarray = internal_field(default=None)
+    probabilities: np.ndarray = internal_field(default=None)
 
     figure_name = "score_by_quantile.png"
 
     def summary(self) -> str:
         low, high = self.interval
+        auroc = f", AUROC {self.auroc:.3f}" if self.answer == "logprob" else ""
         return (
             f"{self.method} of latent {self.latent} ({self.explanation!r}): balanced accuracy "
-            f"{self.balanced_accuracy:.3f} [{low:.3f}, {high:.3f}], F1 {self.f1:.3f}; "
+            f"{self.balanced_accuracy:.3f} [{low:.3f}, {high:.3f}], F1 {self.f1:.3f}{auroc}; "
             f"{self.n_examples - self.n_failed} of {self.n_examples} examples parsed"
         )
 
@@ -141,6 +157,7 @@ def detection_score(
     decode: Callable[[int], str],
     *,
     batch_size: int = 5,
+    answer: str = "list",
     prompt_builder: Callable[[str, list[str]], str] | None = None,
     n_bootstrap: int = 1000,
     random_state: Any = 0,
@@ -158,7 +175,9 @@ def detection_score(
     decode : callable
         Token id -> text.
     batch_size : int, default 5
-        Examples per prompt.
+        Examples per prompt (``answer="list"``).
+    answer : {"list", "logprob"}, default "list"
+        Read a generated list, or the probabilities of "1" and "0" (module docstring).
     prompt_builder : callable, optional
         ``(explanation, example texts) -> prompt`` instead of ours.
     n_bootstrap : int, default 1000
@@ -166,7 +185,7 @@ def detection_score(
         Seeds the shuffle and the bootstrap.
     """
     return _score(
-        "detection", examples, explanation, scorer, decode, batch_size, prompt_builder,
+        "detection", examples, explanation, scorer, decode, batch_size, answer, prompt_builder,
         n_bootstrap, random_state, 0.3,
     )  # fmt: skip
 
@@ -179,6 +198,7 @@ def fuzzing_score(
     *,
     threshold: float = 0.3,
     batch_size: int = 5,
+    answer: str = "list",
     prompt_builder: Callable[[str, list[str]], str] | None = None,
     n_bootstrap: int = 1000,
     random_state: Any = 0,
@@ -187,9 +207,19 @@ def fuzzing_score(
     explanation? Parameters as :func:`detection_score`, and ``threshold`` (share of an
     example's largest activation above which a token is marked)."""
     return _score(
-        "fuzzing", examples, explanation, scorer, decode, batch_size, prompt_builder,
+        "fuzzing", examples, explanation, scorer, decode, batch_size, answer, prompt_builder,
         n_bootstrap, random_state, threshold,
     )  # fmt: skip
+
+
+def render_one(method: str, explanation: str, text: str) -> str:
+    """Our prompt for one example read by probabilities: the task, the explanation, the
+    example, and "Answer (1 or 0):"."""
+    method = check_choice(method, "method", METHODS)
+    return (
+        f"A feature of a language model is described below. For the excerpt, {_TASK[method]}.\n\n"
+        f"Feature: {explanation}\nExcerpt: {' '.join(text.split())}\nAnswer (1 or 0):"
+    )
 
 
 def render(method: str, explanation: str, texts: Sequence[str]) -> str:
@@ -225,6 +255,7 @@ def _score(
     scorer: Any,
     decode: Callable[[int], str],
     batch_size: int,
+    answer: str,
     prompt_builder: Callable[[str, list[str]], str] | None,
     n_bootstrap: int,
     random_state: Any,
@@ -234,8 +265,12 @@ def _score(
         raise InputError.bad("examples", "LatentExamples (latent_examples)", examples)
     if not isinstance(explanation, str):
         raise InputError.bad("explanation", "a string", explanation)
-    if not hasattr(scorer, "generate") or not hasattr(scorer, "name"):
+    answer = check_choice(answer, "answer", ANSWERS)
+    if answer == "list" and (not hasattr(scorer, "generate") or not hasattr(scorer, "name")):
         raise InputError.bad("scorer", "a language model with name and generate", scorer)
+    if answer == "logprob" and not hasattr(scorer, "logprobs"):
+        raise InputError.bad("scorer", "a trustlab.llm.LocalModel (logprobs) for answer='logprob'",
+                             scorer)  # fmt: skip
     if not callable(decode):
         raise InputError.bad("decode", "a callable token id -> text", decode)
     if prompt_builder is not None and not callable(prompt_builder):
@@ -255,8 +290,19 @@ def _score(
     texts = [
         _text(method, e, active, decode, threshold, wrong, rng) for e, active in shown
     ]  # fmt: skip
+    probabilities = None
+    if answer == "logprob":
+        one = prompt_builder or (lambda expl, batch: render_one(method, expl, batch[0]))
+        prompts = [one(explanation, [t]) for t in texts]
+        chat = bool(getattr(scorer, "has_chat_template", False))
+        totals = scorer.logprobs(prompts * 2, ["1"] * len(texts) + ["0"] * len(texts), chat=chat)
+        yes, no = np.asarray(totals[: len(texts)]), np.asarray(totals[len(texts) :])
+        probabilities = 1.0 / (1.0 + np.exp(no - yes))
+        predicted: list[int | None] = [int(p > 0.5) for p in probabilities]
+        texts = []  # nothing left to generate
     build = prompt_builder or (lambda expl, batch: render(method, expl, batch))
-    predicted: list[int | None] = []
+    if answer == "list":
+        predicted = []
     for start in range(0, len(texts), batch_size):
         batch = texts[start : start + batch_size]
         (answer,) = scorer.generate([build(explanation, batch)], 16 + 4 * len(batch), chat=True,
@@ -270,6 +316,11 @@ def _score(
         [shown[i][0].quantile if shown[i][1] else -1 for i in parsed], dtype=np.int64
     )
     counts = _confusion(truth, guess)
+    auroc = math.nan
+    if probabilities is not None and truth.any() and not truth.all():
+        from sklearn.metrics import roc_auc_score
+
+        auroc = float(roc_auc_score(truth, probabilities))
     return ClassificationScore(
         latent=examples.latent,
         method=method,
@@ -279,9 +330,12 @@ def _score(
         **counts,
         **_metrics(**counts),
         interval=_bootstrap(truth, guess, n_bootstrap, rng),
+        answer=answer,
+        auroc=auroc,
         activating=truth,
         predicted=guess,
         quantiles=quantiles,
+        probabilities=probabilities,
     )
 
 
