@@ -51,6 +51,7 @@ SHRINK: dict[tuple[str, ...], list[str]] = {
     ("interpret", "sae", "train"): ["--max-texts", "12", "--max-epochs", "1", "--n-latents", "256"],
     ("interpret", "sae", "cache"): ["--max-texts", "12"],
     ("interpret", "sae", "explain"): ["--min-examples", "1", "--max-latents", "3"],
+    ("interpret", "sae", "score"): ["--n-test", "5", "--n-not-active", "5"],
 }
 
 
