@@ -237,7 +237,11 @@ def explain(
         int, typer.Option("--max-latents", help="Latents drawn when --latents is not given.")
     ] = 50,
     min_examples: Annotated[
-        int, typer.Option("--min-examples", help="Activating examples a latent needs.")
+        int,
+        typer.Option(
+            "--min-examples",
+            help="Drawn latents fire on at least this many tokens (the spec's 200 examples).",
+        ),
     ] = 200,
     n_train: Annotated[int, typer.Option("--n-train", help="Examples shown per latent.")] = 40,
     max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", help="Answer length.")] = 64,
