@@ -37,6 +37,9 @@ __getattr__, __all__, __dir__ = lazy_names(
             "RankingScore",
             "embedding_score",
             "surprisal_score",
+            "Calibration",
+            "calibrate_strength",
+            "intervention_kl",
         ],
     },
 )

@@ -5,7 +5,8 @@ activations an SAE trains on) · ``cache`` (where each latent fires over a corpu
 checkpointed) · ``examples`` (one latent's windows by activation quantile, for its explainer and
 scorers) · ``explain`` (the explainer's prompt, last-marker parsing, a template baseline) ·
 ``scoring`` (detection and fuzzing scores with bootstrap intervals) · ``ranking`` (embedding
-and surprisal scores: AUROC with bootstrap intervals).
+and surprisal scores: AUROC with bootstrap intervals) · ``intervention`` (raising one latent,
+and the strength calibration of intervention scoring).
 
 Public names are imported on first use.
 """
@@ -32,5 +33,6 @@ __getattr__, __all__, __dir__ = lazy_names(
         ],
         ".scoring": ["ClassificationScore", "detection_score", "fuzzing_score"],
         ".ranking": ["RankingScore", "embedding_score", "surprisal_score"],
+        ".intervention": ["Calibration", "calibrate_strength", "intervention_kl"],
     },
 )

@@ -1,0 +1,213 @@
+"""Intervening on one SAE latent, and calibrating the strength (the spec's intervention scoring,
+steps 2 and 3).
+
+Step 2: at the SAE's block, encode ``h``, keep the reconstruction error ``e = h - dec(enc(h))``,
+add ``s`` to latent ``i``, decode and add ``e`` back. The decoder is linear, so this is exactly
+``h + s * W_dec[i]`` (for TopK too: the added latent is not re-selected); :func:`intervention_kl`
+applies it at each prompt's last token and measures the mean KL(clean || intervened) of the
+next-token distributions there.
+
+Step 3: :func:`calibrate_strength` searches ``s`` so that this KL is about ``target`` (0.5 nats,
+relative tolerance 0.1): ``log10 s`` in ``[-3, 4]`` from 2, a decade at a time until the target
+is bracketed, then a secant step on ``log KL`` against ``log s`` (regula falsi, keeping the
+bracket), at most 10 evaluations. It works for any increasing ``kl(s)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from trustlab._checks import check_positive, check_positive_int, check_string_list
+from trustlab._lazy import require
+from trustlab._results import Result, new_axes
+from trustlab.errors import InputError
+from trustlab.interpret.sae.model import SparseAutoencoder
+
+__all__ = ["Calibration", "calibrate_strength", "intervention_kl"]
+
+
+@dataclass(frozen=True)
+class Calibration(Result):
+    """The strength found for one latent.
+
+    Attributes
+    ----------
+    strength : float
+        The last strength tried (the one whose KL was closest to the target when not
+        converged).
+    kl : float
+        Its mean KL (nats).
+    target, rtol : float
+    converged : bool
+        ``|kl - target| <= rtol * target``.
+    evaluations : tuple of (float, float)
+        Every (strength, KL) tried, in order.
+    """
+
+    strength: float
+    kl: float
+    target: float
+    rtol: float
+    converged: bool
+    evaluations: tuple[tuple[float, float], ...]
+
+    def summary(self) -> str:
+        state = "converged" if self.converged else "not converged"
+        return (
+            f"strength {self.strength:.4g}: KL {self.kl:.4g} nats (target {self.target:g} +- "
+            f"{100 * self.rtol:g} %), {state} after {len(self.evaluations)} evaluations"
+        )
+
+    def plot(self, ax: Any = None) -> Any:
+        """KL against strength (log-log) at the points tried, the target dashed."""
+        ax = new_axes(ax)
+        s, kl = zip(*self.evaluations, strict=True)
+        ax.loglog(s, kl, marker="o", linestyle="")
+        ax.axhline(self.target, color="grey", linestyle="--")
+        ax.set_xlabel("strength s")
+        ax.set_ylabel("mean KL (nats)")
+        return ax
+
+
+def calibrate_strength(
+    kl: Callable[[float], float],
+    *,
+    target: float = 0.5,
+    rtol: float = 0.1,
+    log10_bounds: tuple[float, float] = (-3.0, 4.0),
+    start: float = 2.0,
+    max_evaluations: int = 10,
+) -> Calibration:
+    """The strength ``s`` at which the increasing function ``kl(s)`` is about ``target``.
+
+    Parameters
+    ----------
+    kl : callable
+        ``s -> mean KL`` (for example ``lambda s: intervention_kl(model, sae, i, prompts, s)``).
+    target : float, default 0.5
+    rtol : float, default 0.1
+    log10_bounds : (float, float), default (-3, 4)
+    start : float, default 2
+        ``log10`` of the first strength tried.
+    max_evaluations : int, default 10
+
+    Returns
+    -------
+    Calibration
+
+    Examples
+    --------
+    >>> calibrate_strength(lambda s: 0.01 * s**2).strength  # KL 0.5 at s = sqrt(50)
+    7.0...
+    """
+    if not callable(kl):
+        raise InputError.bad("kl", "a callable strength -> KL", kl)
+    target = check_positive(target, "target")
+    rtol = check_positive(rtol, "rtol")
+    max_evaluations = check_positive_int(max_evaluations, "max_evaluations")
+    low_bound, high_bound = (float(b) for b in log10_bounds)
+    if not low_bound < high_bound or not low_bound <= start <= high_bound:
+        raise InputError.bad("log10_bounds", f"(low, high) around start {start}", log10_bounds)
+    tried: list[tuple[float, float]] = []
+    below: tuple[float, float] | None = None  # (log10 s, log KL) under the target
+    above: tuple[float, float] | None = None
+    x = float(start)
+    for _ in range(max_evaluations):
+        value = float(kl(10.0**x))
+        tried.append((10.0**x, value))
+        if abs(value - target) <= rtol * target:
+            break
+        point = (x, math.log(max(value, 1e-300)))
+        if value < target:
+            below = point if below is None or x > below[0] else below
+        else:
+            above = point if above is None or x < above[0] else above
+        if below is not None and above is not None:  # secant on log KL vs log s
+            (x0, y0), (x1, y1) = below, above
+            goal = math.log(target)
+            x = x0 + (goal - y0) * (x1 - x0) / (y1 - y0) if y1 != y0 else (x0 + x1) / 2
+            x = min(max(x, x0 + 1e-3 * (x1 - x0)), x1 - 1e-3 * (x1 - x0))
+        elif below is not None:
+            if x >= high_bound:
+                break
+            x = min(x + 1.0, high_bound)
+        else:
+            if x <= low_bound:
+                break
+            x = max(x - 1.0, low_bound)
+    best = min(tried, key=lambda p: abs(p[1] - target))
+    last = tried[-1]
+    chosen = last if abs(last[1] - target) <= rtol * target else best
+    return Calibration(
+        strength=chosen[0],
+        kl=chosen[1],
+        target=target,
+        rtol=rtol,
+        converged=abs(chosen[1] - target) <= rtol * target,
+        evaluations=tuple(tried),
+    )
+
+
+def intervention_kl(
+    model: Any,
+    sae: SparseAutoencoder,
+    latent: int,
+    prompts: Sequence[str],
+    strength: float,
+    *,
+    layer: int | None = None,
+) -> float:
+    """Mean KL(clean || intervened) of the next-token distribution at each prompt's last token,
+    with latent ``latent`` raised by ``strength`` there (``h + strength * W_dec[latent]`` at the
+    SAE's block; see the module docstring).
+
+    Parameters
+    ----------
+    model : trustlab.llm.LocalModel
+    sae : SparseAutoencoder
+        Fitted, of the model's width.
+    latent : int
+    prompts : sequence of str
+        Plain text (no chat template), each run alone (no padding).
+    strength : float
+    layer : int or None
+        The block; None takes ``sae.layer_``.
+    """
+    if not hasattr(model, "intervene") or not hasattr(model, "model"):
+        raise InputError.bad("model", "a trustlab.llm.LocalModel", model)
+    if not isinstance(sae, SparseAutoencoder) or not hasattr(sae, "fit_"):
+        raise InputError.bad("sae", "a fitted SparseAutoencoder", sae)
+    if sae.d_in_ != model.hidden_size:
+        raise InputError.bad("sae", f"an SAE of width {model.hidden_size}", f"width {sae.d_in_}")
+    if isinstance(latent, bool) or not isinstance(latent, (int, np.integer)):
+        raise InputError.bad("latent", f"a latent index in [0, {sae.n_latents_ - 1}]", latent)
+    if not 0 <= latent < sae.n_latents_:
+        raise InputError.bad("latent", f"a latent index in [0, {sae.n_latents_ - 1}]", latent)
+    prompts = check_string_list(prompts, "prompts", what="prompt strings")
+    if not math.isfinite(float(strength)):
+        raise InputError.bad("strength", "a finite number", strength)
+    layer = sae.layer_ if layer is None else layer
+    if layer is None:
+        raise InputError.bad("layer", "a decoder layer (the SAE records none)", layer)
+    torch = require("torch", "torch")
+    direction = torch.as_tensor(float(strength) * sae.W_dec_[int(latent)])
+
+    def raise_last(h: Any) -> Any:
+        out = h.clone()
+        out[:, -1] += direction.to(h.dtype)
+        return out
+
+    total = 0.0
+    with torch.inference_mode():
+        for prompt in prompts:
+            ids = torch.tensor([model.tokenizer(prompt)["input_ids"]])
+            clean = torch.log_softmax(model.model(ids).logits[0, -1].double(), dim=-1)
+            with model.intervene(int(layer), raise_last):
+                changed = torch.log_softmax(model.model(ids).logits[0, -1].double(), dim=-1)
+            total += float((clean.exp() * (clean - changed)).sum())
+    return total / len(prompts)
