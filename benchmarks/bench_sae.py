@@ -12,7 +12,8 @@ not depend on their values.
   ``training_forward_pass`` (its forward, MSE and the TopK auxiliary loss), ``backward`` and an
   Adam step, the same batch size and widths.
 
-It prints steps/s for both and the ratio ours / peer.
+The two run alternately ``--repeats`` times (the load of a shared machine drifts); it prints
+each round's steps/s and ratio, and the median ratio ours / peer.
 
 Caching (``--part cache``): the latent cache of a TopK SAE (576 -> 4,608, k=32; random weights:
 the cost does not depend on them) over pydoc texts of up to 1,000 characters through
@@ -22,8 +23,8 @@ time with ``output_hidden_states=True`` (the whole model), the SAE applied in to
 non-zero entries kept. Tokens/s for both and the ratio (target >= 3x); the two must keep the
 same records.
 
-Run: python benchmarks/bench_sae.py [--part all|train|cache] [--steps 60] [--texts 64]
-[--threads 1]
+Run: python benchmarks/bench_sae.py [--part all|train|cache] [--steps 60] [--repeats 3]
+[--texts 64] [--threads 1]
 """
 
 from __future__ import annotations
@@ -122,6 +123,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     parser.add_argument("--part", choices=("all", "train", "cache"), default="all")
     parser.add_argument("--texts", type=int, default=64, help="texts cached (default 64)")
+    parser.add_argument("--repeats", type=int, default=3, help="alternating rounds (default 3)")
     args = parser.parse_args()
 
     import torch
@@ -135,15 +137,23 @@ def main() -> None:
         bench_cache(args.texts, torch)
     if args.part == "cache":
         return
-    ours = bench_ours(args.steps)
-    print(f"ours (trustlab SparseAutoencoder.fit): {ours:.2f} steps/s")
-    try:
-        peer = bench_peer(args.steps, torch)
-    except ImportError:
-        print("peer: sae_lens is not installed (pip install sae-lens)")
-        return
-    print(f"peer (sae_lens TopKTrainingSAE step + Adam): {peer:.2f} steps/s")
-    print(f"ratio ours / peer: {ours / peer:.2f}x; load average after {os.getloadavg()[0]:.2f}")
+    ratios = []
+    for round_ in range(1, args.repeats + 1):
+        ours = bench_ours(args.steps)
+        try:
+            peer = bench_peer(args.steps, torch)
+        except ImportError:
+            print("peer: sae_lens is not installed (pip install sae-lens)")
+            return
+        ratios.append(ours / peer)
+        print(
+            f"round {round_}: ours (SparseAutoencoder.fit) {ours:.2f} steps/s, peer (sae_lens "
+            f"TopKTrainingSAE step + Adam) {peer:.2f} steps/s, ratio {ours / peer:.2f}x"
+        )
+    print(
+        f"median ratio ours / peer: {float(np.median(ratios)):.2f}x; load average after "
+        f"{os.getloadavg()[0]:.2f}"
+    )
 
 
 if __name__ == "__main__":
