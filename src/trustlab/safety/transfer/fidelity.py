@@ -35,11 +35,11 @@ from trustlab._checks import check_choice, check_positive_int, check_string_list
 from trustlab._lazy import require
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
-from trustlab.safety.transfer._alignment import boundary_pairs, token_ends
 from trustlab.safety.transfer.mapping import (
     ALIGNMENTS,
     ActivationMap,
     _check_same_tokens,
+    _offset_pairs,
     check_language_model,
     check_map_model,
     map_layer,
@@ -217,17 +217,7 @@ def mapped_lm_loss(
     if max(len(seq) for seq in ids) < 2:
         raise InputError.bad("texts", "at least one text of two or more tokens", texts)
     if align == "offsets":  # (source rows, target positions) of each text
-        pairs = [
-            boundary_pairs(
-                token_ends(source_model, text, "source_model"),
-                token_ends(target_model, text, "target_model"),
-            )
-            for text in texts
-        ]
-        if not any(len(t) for _, t in pairs):
-            raise InputError.bad(
-                "texts", "texts where the two tokenizers share at least one token end", texts
-            )
+        pairs = _offset_pairs(source_model, target_model, texts)
     else:
         pairs = [(np.arange(len(seq)), np.arange(len(seq))) for seq in ids]
 

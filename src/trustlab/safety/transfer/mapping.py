@@ -611,17 +611,7 @@ def paired_activations(
     batch_size = check_positive_int(batch_size, "batch_size")
     align = check_choice(align, "align", ALIGNMENTS)
     if align == "offsets":
-        pairs = [
-            boundary_pairs(
-                token_ends(source_model, text, "source_model"),
-                token_ends(target_model, text, "target_model"),
-            )
-            for text in texts
-        ]
-        if not any(len(s) for s, _ in pairs):
-            raise InputError.bad(
-                "texts", "texts where the two tokenizers share at least one token end", texts
-            )
+        pairs = _offset_pairs(source_model, target_model, texts)
     elif source_model is not target_model:
         _check_same_tokens(source_model, target_model, texts)
     if source_model is target_model:
@@ -698,6 +688,25 @@ def map_layer(
     if recorded is not None and recorded != layer:
         raise InputError.bad(name, f"layer {recorded}, where the map was fitted", layer)
     return layer
+
+
+def _offset_pairs(
+    source_model: Any, target_model: Any, texts: list[str]
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per text, the (source, target) token indices whose spans end at the same character; at
+    least one pair in all, or an InputError naming ``texts``."""
+    pairs = [
+        boundary_pairs(
+            token_ends(source_model, text, "source_model"),
+            token_ends(target_model, text, "target_model"),
+        )
+        for text in texts
+    ]
+    if not any(len(s) for s, _ in pairs):
+        raise InputError.bad(
+            "texts", "texts where the two tokenizers share at least one token end", texts
+        )
+    return pairs
 
 
 def _check_same_tokens(source_model: Any, target_model: Any, texts: list[str]) -> None:
