@@ -15,6 +15,7 @@ from trustlab._results import json_text, write_outputs
 from trustlab.cli._console import console, err_console, tell  # noqa: F401  (re-exported)
 from trustlab.cli._progress import YesOption, announce, planned, progress, tracker  # noqa: F401  (re-exported)
 from trustlab.data.tables import read_table, require_columns  # noqa: F401  (re-exported)
+from trustlab.errors import InputError
 
 JSON_OPTION_HELP = "Print the result as JSON (the result's to_dict()) instead of a summary."
 
@@ -121,3 +122,17 @@ def native_stdout_to_stderr() -> Iterator[None]:
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
+
+
+def text_lines(path: Path, option: str) -> list[str]:
+    """The non-empty lines of a text file."""
+    try:
+        lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError.bad(
+            option, "a readable UTF-8 text file, one item per line", str(path)
+        ) from exc
+    lines = [ln for ln in lines if ln]
+    if not lines:
+        raise InputError.bad(option, "a file with at least one non-empty line", str(path))
+    return lines

