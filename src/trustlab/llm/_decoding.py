@@ -171,7 +171,7 @@ def _shared_prefix(prompts: list[tuple[int, ...]]) -> int:
 
 def _forward(lm: Any, input_ids: Any, mask: Any, positions: Any, cache: Any) -> tuple[Any, Any]:
     """One forward pass with the cache; the last position's float32 logits and the cache."""
-    name = _cache_argument(type(lm.model))
+    name = cache_argument(type(lm.model))
     kwargs: dict[str, Any] = {"attention_mask": mask, "position_ids": positions, "use_cache": True}
     if cache is not None:
         kwargs[name] = cache
@@ -183,7 +183,7 @@ def _forward(lm: Any, input_ids: Any, mask: Any, positions: Any, cache: Any) -> 
 
 
 @functools.cache
-def _cache_argument(model_type: type) -> str:
+def cache_argument(model_type: type) -> str:
     """``cache`` in newer transformers, ``past_key_values`` before."""
     parameters = inspect.signature(model_type.forward).parameters
     return "cache" if "cache" in parameters else "past_key_values"

@@ -36,7 +36,7 @@ from trustlab._checks import (
 from trustlab._lazy import require
 from trustlab.errors import BackendError, InputError
 from trustlab.llm._cache import quiet_transformers
-from trustlab.llm._decoding import DecodeRequest, decode, row_seed
+from trustlab.llm._decoding import DecodeRequest, cache_argument, decode, row_seed
 from trustlab.llm._inputs import (
     as_prompts,
     as_texts,
@@ -529,6 +529,26 @@ class LocalModel:
                     picked = torch.log_softmax(scores, dim=-1).gather(1, target[:, None])
                     totals[i] = float(picked.sum())
         return totals
+
+    def forward_cached(self, input_ids: Any, cache: Any = None) -> tuple[Any, Any]:
+        """One forward pass of token ids (a torch tensor of shape (batch, T)) after ``cache``
+        (None, or the key-value cache a previous call returned), without padding: returns the
+        logits of every new position and the cache extended by them.
+
+        For scoring many continuations of one long prefix: run the prefix once, then each
+        continuation from a copy of its cache (``copy.deepcopy``; the cache is extended in
+        place). The argument's name differs across transformers releases; this call hides it.
+        """
+        torch = require("torch", "llm")
+        if not torch.is_tensor(input_ids) or input_ids.ndim != 2 or input_ids.shape[1] < 1:
+            raise InputError.bad("input_ids", "a torch tensor of shape (batch, T >= 1)", input_ids)
+        name = cache_argument(type(self.model))
+        kwargs: dict[str, Any] = {"use_cache": True}
+        if cache is not None:
+            kwargs[name] = cache
+        out = self.model(input_ids=input_ids.to(self.model.device), **kwargs)
+        new = out.get(name) if out.get(name) is not None else out.get("past_key_values")
+        return out.logits, new
 
     # ---- helpers -----------------------------------------------------------------------
 
