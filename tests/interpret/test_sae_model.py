@@ -221,6 +221,56 @@ def test_save_and_load_round_trip(tmp_path, topk_sae):
         load_sae(tmp_path / "nowhere")
 
 
+@pytest.mark.parametrize("k", [None, 3])
+def test_given_weights_encode_by_the_formula_and_round_trip(tmp_path, k):
+    rng = np.random.default_rng(5)
+    d, m = 6, 8
+    W_enc, W_dec = rng.normal(size=(d, m)), rng.normal(size=(m, d))
+    b_enc, b_dec = rng.normal(size=m), rng.normal(size=d)
+    sae = SparseAutoencoder.from_weights(W_enc, b_enc, W_dec, b_dec, k=k, model_name="toy",
+                                         layer=2)  # fmt: skip
+    X = rng.normal(scale=2.0, size=(50, d))
+    # the formula in float64, TopK by a full sort
+    pre = (X - b_dec) @ W_enc + b_enc
+    if k is not None:
+        pre[pre < np.sort(pre, axis=1)[:, [-k]]] = -np.inf
+    z = np.maximum(pre, 0.0)
+    assert np.allclose(sae.encode(X), z, atol=1e-5)
+    assert np.allclose(sae.reconstruct(X), z @ W_dec + b_dec, atol=1e-4)
+    assert (sae.activation, sae.n_latents_, sae.d_in_) == ("relu" if k is None else "topk", m, d)
+    assert "latents: given weights" in sae.fit_.summary() and sae.fit_.n_rows == 0
+    assert sae.fit_.plot() is not None
+    back = load_sae(sae.save(tmp_path / "sae"))
+    assert back.get_params() == sae.get_params() and back.fit_.to_dict() == sae.fit_.to_dict()
+    for name in ("W_enc", "b_enc", "W_dec", "b_dec"):
+        assert np.array_equal(getattr(back, name + "_"), getattr(sae, name + "_"))
+    assert np.array_equal(back.encode(X), sae.encode(X))
+    assert (back.model_name_, back.layer_) == ("toy", 2)
+
+
+def test_given_weights_are_checked():
+    W = np.ones((4, 3))
+    cases = [
+        (lambda: SparseAutoencoder.from_weights(np.ones(4), np.zeros(3), W.T, np.zeros(4)),
+         "W_enc"),
+        (lambda: SparseAutoencoder.from_weights(W, np.zeros(4), W.T, np.zeros(4)), "b_enc"),
+        (lambda: SparseAutoencoder.from_weights(W, np.zeros(3), W, np.zeros(4)), "W_dec"),
+        (lambda: SparseAutoencoder.from_weights(W, np.zeros(3), W.T, np.zeros(3)), "b_dec"),
+        (lambda: SparseAutoencoder.from_weights(W * np.nan, np.zeros(3), W.T, np.zeros(4)),
+         "W_enc"),
+        (lambda: SparseAutoencoder.from_weights(W, np.zeros(3), W.T, np.zeros(4), k=4), "k"),
+        (lambda: SparseAutoencoder.from_weights(W, np.zeros(3), W.T, np.zeros(4), k=0), "k"),
+        (lambda: SparseAutoencoder.from_weights(W, np.zeros(3), W.T, np.zeros(4), layer=-1),
+         "layer"),
+        (lambda: SparseAutoencoder.from_weights(W, np.zeros(3), W.T, np.zeros(4), model_name=3),
+         "model_name"),
+    ]  # fmt: skip
+    for call, argument in cases:
+        with pytest.raises(InputError) as err:
+            call()
+        assert err.value.argument == argument, str(err.value)
+
+
 # ----------------------------------------------------------------------------- inputs
 
 

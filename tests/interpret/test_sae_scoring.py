@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 import pytest
+from rule_scorer import RuleScorer, excerpts
 from sklearn.metrics import (
     accuracy_score,
     balanced_accuracy_score,
@@ -25,42 +26,6 @@ from test_sae_explain import DIGITS, decode, digit_cache
 
 from trustlab.errors import InputError
 from trustlab.interpret import detection_score, fuzzing_score, latent_examples
-
-
-def excerpts(prompt):
-    """The excerpt texts after the prompt's last ``Feature:`` line (the demonstration's come
-    before it)."""
-    lines = prompt.splitlines()
-    last = max(i for i, line in enumerate(lines) if line.startswith("Feature:"))
-    texts = [m.group(1) for ln in lines[last:] if (m := re.match(r"Excerpt \d+: (.*)$", ln))]
-    return texts, lines[last]
-
-
-class RuleScorer:
-    """Answers by a rule: for "digits", detection = any digit word, fuzzing = every marked word
-    a digit; for any other explanation, the same with that word."""
-
-    name = "rules"
-
-    def __init__(self, garbage_every=0):
-        self.prompts, self.garbage_every = [], garbage_every
-
-    def generate(self, prompts, max_new_tokens=64, *, chat=True, temperature=0.0, **kwargs):
-        (prompt,) = prompts
-        self.prompts.append(prompt)
-        if self.garbage_every and len(self.prompts) % self.garbage_every == 0:
-            return ["I cannot tell."]
-        texts, feature = excerpts(prompt)
-        wanted = set(DIGITS) if "digits" in feature else {feature.split()[-1]}
-        fuzzing = "marked" in prompt.splitlines()[0]
-        answers = []
-        for text in texts:
-            if fuzzing:
-                marked = [w for span in re.findall(r"<<(.*?)>>", text) for w in span.split()]
-                answers.append(int(bool(marked) and all(w in wanted for w in marked)))
-            else:
-                answers.append(int(any(w in wanted for w in text.split())))
-        return [f"Sure. {answers}"]
 
 
 @pytest.fixture(scope="module")

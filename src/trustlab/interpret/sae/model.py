@@ -32,6 +32,10 @@ Training (:meth:`SparseAutoencoder.fit`), on rows such as the residual-stream ac
 
 torch is imported only when an SAE is trained or applied; safetensors only when one is saved or
 loaded.
+
+Why this module is long: one estimator whose fit, encoding, torch path, given weights
+(:meth:`SparseAutoencoder.from_weights`), saving in sae_lens's format and loading share one
+fitted state; training itself lives in ``_training.py``; numpydoc docstrings are much of the rest.
 """
 
 from __future__ import annotations
@@ -147,6 +151,9 @@ class SAEFit(Result):
         )
 
     def summary(self) -> str:
+        if self.steps == 0 and self.n_rows == 0:  # SparseAutoencoder.from_weights
+            sparsity = f"k={self.k}" if self.k is not None else "ReLU"
+            return f"{sparsity} SAE {self.d_in} -> {self.n_latents} latents: given weights"
         where = "held-out" if self.n_heldout else "training"
         sparsity = f"k={self.k}" if self.k is not None else "ReLU + L1"
         return (
@@ -333,6 +340,64 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
             history=tuple(history),
         )
         return self
+
+    @classmethod
+    def from_weights(
+        cls,
+        W_enc: Any,
+        b_enc: Any,
+        W_dec: Any,
+        b_dec: Any,
+        *,
+        k: int | None = None,
+        model_name: str | None = None,
+        layer: int | None = None,
+    ) -> SparseAutoencoder:
+        """A fitted SAE with the given weights instead of trained ones (a latent planted by
+        hand, a dictionary from elsewhere); it encodes by the module docstring's formula.
+
+        Parameters
+        ----------
+        W_enc : array-like (d, m)
+        b_enc : array-like (m,)
+        W_dec : array-like (m, d)
+        b_dec : array-like (d,)
+        k : int or None, default None
+            None gives a ReLU SAE, an int a TopK SAE keeping ``k`` latents (at most ``m``).
+        model_name, layer : str or None, int or None
+            Where its rows come from, as in :meth:`fit`.
+
+        Returns
+        -------
+        SparseAutoencoder
+            Weights stored as float32; ``fit_`` records no training (0 rows, NaN metrics).
+
+        Examples
+        --------
+        >>> sae = SparseAutoencoder.from_weights(np.eye(2), [0.0, -1.0], np.eye(2), [0.0, 0.0])
+        >>> sae.encode([[3.0, 0.5]])
+        array([[3., 0.]], dtype=float32)
+        """
+        W_enc = as_float_array(W_enc, "W_enc", ndim=2)
+        d, m = W_enc.shape
+        weights = {
+            "W_enc": W_enc,
+            "b_enc": as_float_array(b_enc, "b_enc", shape=(m,)),
+            "W_dec": as_float_array(W_dec, "W_dec", shape=(m, d)),
+            "b_dec": as_float_array(b_dec, "b_dec", shape=(d,)),
+        }
+        if k is not None and check_positive_int(k, "k") > m:
+            raise InputError.bad("k", f"None or at most the {m} latents", k)
+        if model_name is not None and not isinstance(model_name, str):
+            raise InputError.bad("model_name", "a string or None", model_name)
+        layer = None if layer is None else check_positive_int(layer, "layer", minimum=0)
+        activation = "relu" if k is None else "topk"
+        sae = cls(n_latents=m, activation=activation, **({} if k is None else {"k": int(k)}))
+        nan = math.nan
+        fit = SAEFit(activation, d, m, None if k is None else int(k), n_rows=0, n_heldout=0,
+                     epochs=0, steps=0, fvu=nan, mse=nan, l0=nan, dead_fraction=nan,
+                     n_resampled=0, scale=1.0)  # fmt: skip
+        return _install(sae, weights, model_name, layer, [], fit)
 
     # ------------------------------------------------------------------------------- apply
 
@@ -549,10 +614,20 @@ def load_sae(directory: str | os.PathLike) -> SparseAutoencoder:
             raise ResourceError(
                 f"{folder / WEIGHTS_FILE}: {name} has shape {value.shape}, expected {shapes[name]}"
             )
-        setattr(sae, name + "_", value.astype(np.float32))
-    sae.d_in_, sae.n_latents_ = d_in, n_latents
-    sae.n_features_in_ = d_in
-    sae.model_name_, sae.layer_ = info["model_name"], info["layer"]
-    sae.history_ = list(info["history"])
-    sae.fit_ = SAEFit.from_dict(info["fit"], info["history"])
+    fit = SAEFit.from_dict(info["fit"], info["history"])
+    return _install(sae, arrays, info["model_name"], info["layer"], info["history"], fit)
+
+
+def _install(
+    sae: SparseAutoencoder, weights: dict[str, np.ndarray], model_name: str | None,
+    layer: int | None, history: list, fit: SAEFit,
+) -> SparseAutoencoder:  # fmt: skip
+    """Set the fitted attributes of ``sae`` (weights as float32 copies) and return it."""
+    for name in WEIGHT_NAMES:
+        setattr(sae, name + "_", np.array(weights[name], dtype=np.float32))
+    sae.d_in_, sae.n_latents_ = (int(n) for n in weights["W_enc"].shape)
+    sae.n_features_in_ = sae.d_in_
+    sae.model_name_, sae.layer_ = model_name, layer
+    sae.history_ = list(history)
+    sae.fit_ = fit
     return sae
