@@ -12,6 +12,9 @@ for activating against non-activating examples (with a percentile bootstrap inte
   log-probability with the explanation minus that with a neutral description ("various
   unrelated sentences"), in nats (equivalently, the neutral cross-entropy minus the explained
   one, summed over the example's tokens).
+
+``query_prefix`` (embedding) and ``prompts`` (surprisal) replace our wording; the spec's
+parity checks pass the authors' query prefix and few-shot prompt through them.
 """
 
 from __future__ import annotations
@@ -28,7 +31,14 @@ from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.interpret.sae.examples import LatentExamples
 
-__all__ = ["RankingScore", "embedding_score", "surprisal_score", "QUERY", "NEUTRAL"]
+__all__ = [
+    "RankingScore",
+    "embedding_score",
+    "surprisal_score",
+    "bootstrap_aurocs",
+    "QUERY",
+    "NEUTRAL",
+]
 
 #: The embedding query's prefix (the authors' instruct prefix; MiniLM ignores its meaning).
 QUERY = "instruct: retrieve sentences related to the explanation. query: "
@@ -103,17 +113,22 @@ def embedding_score(
     decode: Callable[[int], str],
     *,
     embedder: Any = None,
+    query_prefix: str = QUERY,
     n_bootstrap: int = 1000,
     random_state: Any = 0,
 ) -> RankingScore:
-    """Embedding score: AUROC of the cosine between ``QUERY + explanation`` and each example.
+    """Embedding score: AUROC of the cosine between ``query_prefix + explanation`` and each
+    example.
 
     ``embedder``: None (the shipped MiniLM) or anything with ``encode(list of str)``.
+    ``query_prefix``: the text before the explanation in the query (default :data:`QUERY`).
     """
     from trustlab.llm.embeddings import embed_texts
 
     texts, activating, quantiles = _check(examples, explanation, decode)
-    rows = embed_texts([QUERY + explanation, *texts], embedder)
+    if not isinstance(query_prefix, str):
+        raise InputError.bad("query_prefix", "a string", query_prefix)
+    rows = embed_texts([query_prefix + explanation, *texts], embedder)
     scores = rows[1:] @ rows[0]
     return _result("embedding", examples, explanation, scores, activating, quantiles,
                    n_bootstrap, random_state)  # fmt: skip
@@ -134,19 +149,27 @@ def surprisal_score(
     decode: Callable[[int], str],
     *,
     batch_size: int = 8,
+    prompts: Callable[[str], tuple[str, str]] | None = None,
     n_bootstrap: int = 1000,
     random_state: Any = 0,
 ) -> RankingScore:
     """Surprisal score: AUROC of the log-probability each example gains from the explanation.
 
     ``model``: a :class:`~trustlab.llm.LocalModel` (its ``logprobs``); the example's text is
-    the continuation, with one leading space.
+    the continuation, with one leading space. ``prompts``: optional ``explanation ->
+    (explained prompt, neutral prompt)`` instead of :func:`surprisal_prompts`.
     """
     if not hasattr(model, "logprobs"):
         raise InputError.bad("model", "a trustlab.llm.LocalModel (with logprobs)", model)
     texts, activating, quantiles = _check(examples, explanation, decode)
     batch_size = check_positive_int(batch_size, "batch_size")
-    explained, neutral = surprisal_prompts(explanation)
+    if prompts is not None and not callable(prompts):
+        raise InputError.bad("prompts", "a callable explanation -> (explained, neutral) or None",
+                             prompts)  # fmt: skip
+    pair = (prompts or surprisal_prompts)(explanation)
+    if not (isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(p, str) for p in pair)):
+        raise InputError.bad("prompts", "a callable returning two prompt strings", pair)
+    explained, neutral = pair
     continuations = [" " + " ".join(t.split()) for t in texts]
     n = len(continuations)
     totals = model.logprobs([explained] * n + [neutral] * n, continuations * 2,
@@ -182,6 +205,21 @@ def _auroc(scores: np.ndarray, positive: np.ndarray) -> float:
     return float(roc_auc_score(positive, scores))
 
 
+def bootstrap_aurocs(scores: np.ndarray, positive: np.ndarray) -> np.ndarray:
+    """The AUROC of every row of ``scores`` (draws x examples) against the same row of
+    ``positive`` at once, by the rank-sum (Mann-Whitney) formula with average ranks for ties,
+    which is scikit-learn's ``roc_auc_score``; NaN for a row with one class only."""
+    from scipy.stats import rankdata
+
+    positive = positive.astype(bool)
+    n1 = positive.sum(axis=1)
+    n0 = positive.shape[1] - n1
+    ranks = rankdata(scores, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        auc = ((ranks * positive).sum(axis=1) - n1 * (n1 + 1) / 2) / (n1 * n0)
+    return np.where((n1 > 0) & (n0 > 0), auc, np.nan)
+
+
 def _result(
     method: str,
     examples: LatentExamples,
@@ -197,13 +235,9 @@ def _result(
     scores = np.asarray(scores, dtype=np.float64)
     interval = (math.nan, math.nan)
     if activating.sum() >= 2 and (~activating).sum() >= 2:
-        draws = []
-        for _ in range(n_bootstrap):
-            rows = rng.integers(0, len(scores), len(scores))
-            value = _auroc(scores[rows], activating[rows])
-            if not math.isnan(value):
-                draws.append(value)
-        low, high = np.percentile(draws, [2.5, 97.5])
+        rows = rng.integers(0, len(scores), (n_bootstrap, len(scores)))
+        draws = bootstrap_aurocs(scores[rows], activating[rows])
+        low, high = np.percentile(draws[~np.isnan(draws)], [2.5, 97.5])
         interval = (float(low), float(high))
     return RankingScore(
         latent=examples.latent,

@@ -27,12 +27,16 @@ recall, F1, and a percentile bootstrap interval of the balanced accuracy over ex
 
 ``prompt_builder`` replaces our prompt wording (the spec's parity check passes the authors'
 prompt functions); it gets the explanation and the batch's example texts and returns the
-prompt.
+prompt. ``wrong_positions`` (fuzzing) replaces our choice of the wrongly marked tokens: the
+authors' code re-seeds Python's ``random`` with 22 before every non-activating window, so all
+windows of one length get the same wrong tokens; ours are drawn per window from
+``random_state``. The parity check passes the authors' rule through it.
 """
 
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -200,15 +204,19 @@ def fuzzing_score(
     batch_size: int = 5,
     answer: str = "list",
     prompt_builder: Callable[[str, list[str]], str] | None = None,
+    wrong_positions: Callable[[Example, int], Sequence[int]] | None = None,
     n_bootstrap: int = 1000,
     random_state: Any = 0,
 ) -> ClassificationScore:
     """Fuzzing: can ``scorer`` tell correctly marked examples from wrongly marked ones by the
     explanation? Parameters as :func:`detection_score`, and ``threshold`` (share of an
-    example's largest activation above which a token is marked)."""
+    example's largest activation above which a token is marked) and ``wrong_positions``:
+    optional ``(non-activating example, n_incorrect) -> token indices to mark`` instead of the
+    window's centre plus random others drawn from ``random_state`` (distinct indices into the
+    example's tokens)."""
     return _score(
         "fuzzing", examples, explanation, scorer, decode, batch_size, answer, prompt_builder,
-        n_bootstrap, random_state, threshold,
+        n_bootstrap, random_state, threshold, wrong_positions,
     )  # fmt: skip
 
 
@@ -260,6 +268,7 @@ def _score(
     n_bootstrap: int,
     random_state: Any,
     threshold: float,
+    wrong_positions: Callable[[Example, int], Sequence[int]] | None = None,
 ) -> ClassificationScore:
     if not isinstance(examples, LatentExamples):
         raise InputError.bad("examples", "LatentExamples (latent_examples)", examples)
@@ -275,6 +284,8 @@ def _score(
         raise InputError.bad("decode", "a callable token id -> text", decode)
     if prompt_builder is not None and not callable(prompt_builder):
         raise InputError.bad("prompt_builder", "a callable or None", prompt_builder)
+    if wrong_positions is not None and not callable(wrong_positions):
+        raise InputError.bad("wrong_positions", "a callable or None", wrong_positions)
     batch_size = check_positive_int(batch_size, "batch_size")
     n_bootstrap = check_positive_int(n_bootstrap, "n_bootstrap")
     threshold = check_in_range(threshold, "threshold", 0.0, 1.0, high_open=True)
@@ -288,7 +299,8 @@ def _score(
     shown = [shown[i] for i in order]
     wrong = _n_incorrect(examples.test)
     texts = [
-        _text(method, e, active, decode, threshold, wrong, rng) for e, active in shown
+        _text(method, e, active, decode, threshold, wrong, rng, wrong_positions)
+        for e, active in shown
     ]  # fmt: skip
     probabilities = None
     if answer == "logprob":
@@ -353,6 +365,7 @@ def _text(
     threshold: float,
     n_incorrect: int,
     rng: np.random.Generator,
+    wrong_positions: Callable[[Example, int], Sequence[int]] | None = None,
 ) -> str:
     pieces = [decode(int(t)) for t in example.tokens]
     if method == "detection":
@@ -360,6 +373,8 @@ def _text(
     if active:
         return highlight(pieces, example.activations, threshold)[0]
     n = len(pieces)
+    if wrong_positions is not None:
+        return highlight(pieces, _given_positions(wrong_positions, example, n_incorrect, n), 0.5)[0]
     centre = len(example.tokens) - len(example.tokens) // 4 if n >= 4 else None
     k = min(n_incorrect, n)
     chosen = [] if centre is None or centre >= n else [centre]
@@ -368,6 +383,27 @@ def _text(
     fake = np.zeros(n)
     fake[chosen] = 1.0
     return highlight(pieces, fake, 0.5)[0]
+
+
+def _given_positions(
+    wrong_positions: Callable[[Example, int], Sequence[int]],
+    example: Example,
+    n_incorrect: int,
+    n: int,
+) -> np.ndarray:
+    """0/1 marks at the token indices the caller's ``wrong_positions`` chose (validated)."""
+    chosen = wrong_positions(example, n_incorrect)
+    try:
+        index = [operator.index(i) for i in chosen]
+    except TypeError:
+        index = None
+    if index is None or len(set(index)) != len(index) or not all(0 <= i < n for i in index):
+        raise InputError.bad(
+            "wrong_positions", f"distinct token indices in [0, {n - 1}] from the callable", chosen
+        )
+    marks = np.zeros(n)
+    marks[index] = 1.0
+    return marks
 
 
 def _confusion(truth: np.ndarray, guess: np.ndarray) -> dict[str, int]:
