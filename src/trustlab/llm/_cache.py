@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from trustlab._lazy import require
+from trustlab._paths import cache_root
 from trustlab.errors import BackendError
 
 # Bump when the cached folder layout changes, so old caches are not served.
@@ -55,14 +56,6 @@ def file_identity(path: Path) -> str:
     """What a GGUF file's cache key hashes: its resolved path, size and modification time."""
     stat = path.stat()
     return f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
-
-
-def cache_root(cache_dir: str | os.PathLike | None) -> Path:
-    """``cache_dir``, else ``$TRUSTLAB_CACHE``, else ``~/.cache/trustlab``."""
-    if cache_dir is not None:
-        return Path(cache_dir).expanduser()
-    env = os.environ.get("TRUSTLAB_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "trustlab"
 
 
 def load_weights(source: ModelSource, cache_dir: str | os.PathLike | None) -> tuple[Any, Any]:
