@@ -1,5 +1,8 @@
-"""Intervening on one SAE latent, and calibrating the strength (the spec's intervention scoring,
-steps 2 and 3).
+"""Intervention scoring (the spec's section of that name): explaining a latent by what raising
+it makes the model say, and scoring that explanation by how much more likely it becomes.
+
+Prompts (:func:`intervention_prompts`): activating examples cut right after their first firing
+token.
 
 Step 2: at the SAE's block, encode ``h``, keep the reconstruction error ``e = h - dec(enc(h))``,
 add ``s`` to latent ``i``, decode and add ``e`` back. The decoder is linear, so this is exactly
@@ -11,24 +14,32 @@ Step 3: :func:`calibrate_strength` searches ``s`` so that this KL is about ``tar
 relative tolerance 0.1): ``log10 s`` in ``[-3, 4]`` from 2, a decade at a time until the target
 is bracketed, then a secant step on ``log KL`` against ``log s`` (regula falsi, keeping the
 bracket), at most 10 evaluations. It works for any increasing ``kl(s)``.
+
+Steps 4 to 6 (explanations of the output effects, generations, the score) are in
+``effects``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_positive, check_positive_int, check_string_list
+from trustlab._checks import (
+    check_positive,
+    check_positive_int,
+    check_string_list,
+)
 from trustlab._lazy import require
 from trustlab._results import Result, new_axes
 from trustlab.errors import InputError
+from trustlab.interpret.sae.examples import LatentExamples
 from trustlab.interpret.sae.model import SparseAutoencoder
 
-__all__ = ["Calibration", "calibrate_strength", "intervention_kl"]
+__all__ = ["Calibration", "calibrate_strength", "intervention_kl", "intervention_prompts"]
 
 
 @dataclass(frozen=True)
@@ -178,6 +189,56 @@ def intervention_kl(
     layer : int or None
         The block; None takes ``sae.layer_``.
     """
+    layer = _check_subject(model, sae, latent, layer)
+    prompts = check_string_list(prompts, "prompts", what="prompt strings")
+    strength = _check_strength(strength)
+    raise_last = _raise_last(sae, latent, strength)
+
+    total = 0.0
+    for clean, changed in _next_token_logprobs(model, layer, raise_last, prompts):
+        total += float((clean.exp() * (clean - changed)).sum())
+    return total / len(prompts)
+
+
+def _next_token_logprobs(
+    model: Any, layer: int, hook: Callable[[Any], Any], prompts: Sequence[str]
+) -> Iterator[tuple[Any, Any]]:
+    """Per prompt (run alone), the next-token log-probabilities at its last token, clean and
+    with ``hook`` on block ``layer`` (float64 torch vectors)."""
+    torch = require("torch", "torch")
+    with torch.inference_mode():
+        for prompt in prompts:
+            ids = torch.tensor([model.tokenizer(prompt)["input_ids"]])
+            clean = torch.log_softmax(model.model(ids).logits[0, -1].double(), dim=-1)
+            with model.intervene(int(layer), hook):
+                changed = torch.log_softmax(model.model(ids).logits[0, -1].double(), dim=-1)
+            yield clean, changed
+
+
+def intervention_prompts(examples: LatentExamples, decode: Callable[[int], str],
+                         *, split: str = "test") -> list[str]:  # fmt: skip
+    """The spec's intervention prompts: each activating example of ``split`` (``"train"`` or
+    ``"test"``) cut right after its first token where the latent fires, as text.
+
+    Examples whose first firing token is their first token (nothing before it to read) are
+    still kept: the prompt is that one token.
+    """
+    if not isinstance(examples, LatentExamples):
+        raise InputError.bad("examples", "LatentExamples (latent_examples)", examples)
+    if not callable(decode):
+        raise InputError.bad("decode", "a callable token id -> text", decode)
+    if split not in ("train", "test"):
+        raise InputError.bad("split", '"train" or "test"', split)
+    out = []
+    for example in getattr(examples, split):
+        firing = np.flatnonzero(example.activations > 0)
+        if len(firing):
+            out.append("".join(decode(int(t)) for t in example.tokens[: firing[0] + 1]))
+    return out
+
+
+def _check_subject(model: Any, sae: Any, latent: Any, layer: Any) -> int:
+    """The block to intervene at, after checking the model, the SAE and the latent."""
     if not hasattr(model, "intervene") or not hasattr(model, "model"):
         raise InputError.bad("model", "a trustlab.llm.LocalModel", model)
     if not isinstance(sae, SparseAutoencoder) or not hasattr(sae, "fit_"):
@@ -188,12 +249,25 @@ def intervention_kl(
         raise InputError.bad("latent", f"a latent index in [0, {sae.n_latents_ - 1}]", latent)
     if not 0 <= latent < sae.n_latents_:
         raise InputError.bad("latent", f"a latent index in [0, {sae.n_latents_ - 1}]", latent)
-    prompts = check_string_list(prompts, "prompts", what="prompt strings")
-    if not math.isfinite(float(strength)):
-        raise InputError.bad("strength", "a finite number", strength)
     layer = sae.layer_ if layer is None else layer
     if layer is None:
         raise InputError.bad("layer", "a decoder layer (the SAE records none)", layer)
+    return int(layer)
+
+
+def _check_strength(strength: Any) -> float:
+    try:
+        value = float(strength)
+    except (TypeError, ValueError):
+        raise InputError.bad("strength", "a finite number", strength) from None
+    if isinstance(strength, bool) or not math.isfinite(value):
+        raise InputError.bad("strength", "a finite number", strength)
+    return value
+
+
+def _raise_last(sae: SparseAutoencoder, latent: int, strength: float) -> Callable[[Any], Any]:
+    """The block-output hook that adds ``strength * W_dec[latent]`` at the last position (the
+    prompt's last token in a full pass, the new token in each cached generation step)."""
     torch = require("torch", "torch")
     direction = torch.as_tensor(float(strength) * sae.W_dec_[int(latent)])
 
@@ -202,12 +276,4 @@ def intervention_kl(
         out[:, -1] += direction.to(h.dtype)
         return out
 
-    total = 0.0
-    with torch.inference_mode():
-        for prompt in prompts:
-            ids = torch.tensor([model.tokenizer(prompt)["input_ids"]])
-            clean = torch.log_softmax(model.model(ids).logits[0, -1].double(), dim=-1)
-            with model.intervene(int(layer), raise_last):
-                changed = torch.log_softmax(model.model(ids).logits[0, -1].double(), dim=-1)
-            total += float((clean.exp() * (clean - changed)).sum())
-    return total / len(prompts)
+    return raise_last
