@@ -434,10 +434,16 @@ def test_d2_surprisal_equals_delphis_on_smollm2(delphi, smollm2, monkeypatch):
 
     handle = smollm2.model.register_forward_hook(hook, with_kwargs=True)
     try:
-        result = surprisal_score(examples, explanation, smollm2, decode,
+        # whole-sequence passes, so the hook sees every token's logits; the default runs the
+        # shared prompt once per batch, equal up to float32 rounding (checked just below and in
+        # tests/llm/test_local.py)
+        result = surprisal_score(examples, explanation, smollm2, decode, share_prefix=False,
                                  prompts=lambda e: (explained, neutral), n_bootstrap=10)  # fmt: skip
     finally:
         handle.remove()
+    default = surprisal_score(examples, explanation, smollm2, decode,
+                              prompts=lambda e: (explained, neutral), n_bootstrap=10)  # fmt: skip
+    np.testing.assert_allclose(default.scores, result.scores, rtol=0, atol=1e-4)
     # our log-probabilities of each sequence's tokens, from the hooked forward passes (logits
     # are kept for the last positions only)
     rows = {}

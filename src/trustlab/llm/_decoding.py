@@ -142,7 +142,7 @@ class _State:
 
 def _prefill(lm: Any, prompts: list[tuple[int, ...]], torch: Any) -> tuple[Any, _State]:
     """Run the prompts (a shared prefix once) and return the last logits and the batch state."""
-    shared = _shared_prefix(prompts) if len(prompts) > 1 else 0
+    shared = shared_prefix(prompts) if len(prompts) > 1 else 0
     cache = None
     if shared >= MIN_SHARED_PREFIX:
         prefix = torch.tensor([prompts[0][:shared]], device=lm.model.device)
@@ -159,9 +159,10 @@ def _prefill(lm: Any, prompts: list[tuple[int, ...]], torch: Any) -> tuple[Any, 
     return logits, _State(cache, mask, positions[:, -1:] + 1)
 
 
-def _shared_prefix(prompts: list[tuple[int, ...]]) -> int:
-    """Leading tokens all prompts share, leaving every prompt at least one token of its own."""
-    limit = min(len(p) for p in prompts) - 1
+def shared_prefix(prompts: Sequence[Sequence[int]], limit: int | None = None) -> int:
+    """Leading tokens all prompts share, at most ``limit`` (default: leaving every prompt at
+    least one token of its own)."""
+    limit = min(len(p) for p in prompts) - 1 if limit is None else limit
     first = prompts[0]
     n = 0
     while n < limit and all(p[n] == first[n] for p in prompts):

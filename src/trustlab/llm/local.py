@@ -36,7 +36,14 @@ from trustlab._checks import (
 from trustlab._lazy import require
 from trustlab.errors import BackendError, InputError
 from trustlab.llm._cache import quiet_transformers
-from trustlab.llm._decoding import DecodeRequest, cache_argument, decode, row_seed
+from trustlab.llm._decoding import (
+    MIN_SHARED_PREFIX,
+    DecodeRequest,
+    cache_argument,
+    decode,
+    row_seed,
+    shared_prefix,
+)
 from trustlab.llm._inputs import (
     as_prompts,
     as_texts,
@@ -484,12 +491,19 @@ class LocalModel:
         *,
         chat: bool = False,
         batch_size: int = 8,
+        share_prefix: bool = False,
     ) -> np.ndarray:
         """Total log-probability of each continuation given its prompt (natural log).
 
         The prompt (chat-wrapped when ``chat=True``) and the continuation are tokenized
         separately and joined, so the continuation's tokens are exactly those of
         ``tokenizer(continuation, add_special_tokens=False)``.
+
+        ``share_prefix=True`` runs the tokens a batch's rows share before their continuations
+        (a few-shot prompt repeated for many continuations) once and reuses their key-value
+        cache: the same numbers up to float32 rounding (about 1e-5 on a sum of 40 tokens), for
+        a fraction of the work when the shared part is long; the default keeps one path for
+        every batch size, so a row's value does not depend on its batch.
 
         Returns
         -------
@@ -505,6 +519,7 @@ class LocalModel:
         conts = as_texts(continuations, "continuations")
         check_same_length(prompts=texts, continuations=conts)
         check_positive_int(batch_size, "batch_size")
+        share_prefix = check_bool(share_prefix, "share_prefix")
         prompt_ids = self._encode(texts, chat)
         cont_ids = [self.tokenizer(c, add_special_tokens=False)["input_ids"] for c in conts]
         for c, t in zip(conts, cont_ids, strict=True):
@@ -515,12 +530,24 @@ class LocalModel:
         totals = np.zeros(len(seqs))
         with torch.inference_mode():
             for batch in _batches(seqs, batch_size):
-                input_ids, mask = self._pad([seqs[i] for i in batch], "right", torch)
+                rows = [seqs[i] for i in batch]
                 # logits only from the first position that predicts a continuation token on
                 first = min(len(prompt_ids[i]) for i in batch) - 1
-                keep = input_ids.shape[1] - first
+                # the tokens the batch's rows share before it (a few-shot prompt, say): run
+                # once, their key-value cache repeated for every row
+                shared = shared_prefix(rows, first) if share_prefix and len(rows) > 1 else 0
+                shared = shared if shared >= MIN_SHARED_PREFIX else 0
+                input_ids, mask = self._pad([r[shared:] for r in rows], "right", torch)
+                keep = input_ids.shape[1] - (first - shared)
                 extra = {"logits_to_keep": keep} if self._keeps_logits else {}
-                out = self.model(input_ids=input_ids, attention_mask=mask, use_cache=False, **extra)
+                if shared:
+                    _, cache = self.forward_cached(torch.tensor([rows[0][:shared]]))
+                    cache.batch_repeat_interleave(len(rows))
+                    extra[cache_argument(type(self.model))] = cache
+                    mask = torch.cat([mask.new_ones(len(rows), shared), mask], dim=1)
+                out = self.model(
+                    input_ids=input_ids, attention_mask=mask, use_cache=bool(shared), **extra
+                )
                 logits = out.logits[:, -keep:]
                 for row, i in enumerate(batch):
                     start = len(prompt_ids[i]) - 1 - first

@@ -149,6 +149,7 @@ def surprisal_score(
     decode: Callable[[int], str],
     *,
     batch_size: int = 8,
+    share_prefix: bool = True,
     prompts: Callable[[str], tuple[str, str]] | None = None,
     n_bootstrap: int = 1000,
     random_state: Any = 0,
@@ -156,7 +157,9 @@ def surprisal_score(
     """Surprisal score: AUROC of the log-probability each example gains from the explanation.
 
     ``model``: a :class:`~trustlab.llm.LocalModel` (its ``logprobs``); the example's text is
-    the continuation, with one leading space. ``prompts``: optional ``explanation ->
+    the continuation, with one leading space. ``share_prefix`` (default True): the prompt is
+    run once per batch (``LocalModel.logprobs``; equal up to float32 rounding).
+    ``prompts``: optional ``explanation ->
     (explained prompt, neutral prompt)`` instead of :func:`surprisal_prompts`.
     """
     if not hasattr(model, "logprobs"):
@@ -173,7 +176,7 @@ def surprisal_score(
     continuations = [" " + " ".join(t.split()) for t in texts]
     n = len(continuations)
     totals = model.logprobs([explained] * n + [neutral] * n, continuations * 2,
-                            batch_size=batch_size)  # fmt: skip
+                            batch_size=batch_size, share_prefix=share_prefix)  # fmt: skip
     scores = totals[:n] - totals[n:]
     return _result("surprisal", examples, explanation, scores, activating, quantiles,
                    n_bootstrap, random_state)  # fmt: skip

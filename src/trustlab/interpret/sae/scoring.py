@@ -307,7 +307,10 @@ def _score(
         one = prompt_builder or (lambda expl, batch: render_one(method, expl, batch[0]))
         prompts = [one(explanation, [t]) for t in texts]
         chat = bool(getattr(scorer, "has_chat_template", False))
-        totals = scorer.logprobs(prompts * 2, ["1"] * len(texts) + ["0"] * len(texts), chat=chat)
+        # a local model runs the instructions and worked examples every prompt shares once
+        share = {"share_prefix": True} if hasattr(scorer, "forward_cached") else {}
+        totals = scorer.logprobs(prompts * 2, ["1"] * len(texts) + ["0"] * len(texts), chat=chat,
+                                 **share)  # fmt: skip
         yes, no = np.asarray(totals[: len(texts)]), np.asarray(totals[len(texts) :])
         probabilities = 1.0 / (1.0 + np.exp(no - yes))
         predicted: list[int | None] = [int(p > 0.5) for p in probabilities]
