@@ -23,7 +23,14 @@ time with ``output_hidden_states=True`` (the whole model), the SAE applied in to
 non-zero entries kept. Tokens/s for both and the ratio (target >= 3x); the two must keep the
 same records.
 
-Run: python benchmarks/bench_sae.py [--part all|train|cache] [--steps 60] [--repeats 3]
+Scoring (``--part score``): seconds per latent for each scorer with SmolLM2-135M-Instruct as
+the scorer (the issue: scoring a latent with the local model must not dominate). The SAE of the
+caching part, the latent with about 300 records over the cached texts, its template
+explanation; detection and fuzzing with probability answers (one prompt per example),
+embedding (MiniLM), surprisal, and intervention scoring (the strength calibrated on 40 prompts,
+then one explanation scored on them). No peer runs this offline on CPU (delphi needs vLLM).
+
+Run: python benchmarks/bench_sae.py [--part all|train|cache|score] [--steps 60] [--repeats 3]
 [--texts 64] [--threads 1]
 """
 
@@ -117,11 +124,63 @@ def bench_cache(n_texts: int, torch) -> None:
           f"{tokens / naive:.0f} tokens/s; ratio {naive / ours:.2f}x (target >= 3x)")  # fmt: skip
 
 
+def bench_score(n_texts: int) -> None:
+    from trustlab.interpret import (
+        SparseAutoencoder,
+        cache_latents,
+        calibrate_strength,
+        detection_score,
+        embedding_score,
+        fuzzing_score,
+        intervention_kl,
+        intervention_prompts,
+        intervention_score,
+        latent_examples,
+        pydoc_texts,
+        surprisal_score,
+        template_explanation,
+    )
+    from trustlab.llm import load_model
+    from trustlab.llm.embeddings import embed_texts
+
+    lm = load_model("smollm2-135m-instruct")
+    sae = SparseAutoencoder(n_latents=LATENTS, k=K, max_epochs=1, batch_size=BATCH)
+    sae.fit(rows(2 * BATCH), model_name=lm.name, layer=15)
+    cache = cache_latents(lm, sae, pydoc_texts()[:n_texts], batch_size=8)
+    counts = np.diff(cache.latent_offsets)  # a latent with 50 test and 50 non-activating windows
+    latent = int(np.argmin(np.abs(counts - 300)))
+    examples = latent_examples(cache, latent, min_examples=1, random_state=0)
+
+    def decode(token: int) -> str:
+        return lm.tokenizer.decode([token])
+
+    text = template_explanation(examples, decode).text
+    embed_texts(["warm up"])  # the embedder's one-off load is not a per-latent cost
+    print(f"score: latent {latent} ({examples.summary()}); explanation {text!r}")
+    prompts = intervention_prompts(examples, decode)[:40]
+
+    def intervention() -> float:
+        found = calibrate_strength(lambda s: intervention_kl(lm, sae, latent, prompts, s))
+        return intervention_score(lm, sae, latent, prompts, [text], found.strength).score
+
+    work = {
+        "detection": lambda: detection_score(examples, text, lm, decode, answer="logprob").auroc,
+        "fuzzing": lambda: fuzzing_score(examples, text, lm, decode, answer="logprob").auroc,
+        "embedding": lambda: embedding_score(examples, text, decode).auroc,
+        "surprisal": lambda: surprisal_score(examples, text, lm, decode).auroc,
+        "intervention": intervention,
+    }
+    for name, call in work.items():
+        start = time.perf_counter()
+        value = call()
+        print(f"  {name}: {time.perf_counter() - start:.1f} s per latent (score {value:.3f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=60, help="training steps timed (default 60)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
-    parser.add_argument("--part", choices=("all", "train", "cache"), default="all")
+    parser.add_argument("--part", choices=("all", "train", "cache", "score"), default="all")
     parser.add_argument("--texts", type=int, default=64, help="texts cached (default 64)")
     parser.add_argument("--repeats", type=int, default=3, help="alternating rounds (default 3)")
     args = parser.parse_args()
@@ -135,7 +194,9 @@ def main() -> None:
     )
     if args.part in ("all", "cache"):
         bench_cache(args.texts, torch)
-    if args.part == "cache":
+    if args.part in ("all", "score"):
+        bench_score(args.texts)
+    if args.part in ("cache", "score"):
         return
     ratios = []
     for round_ in range(1, args.repeats + 1):
