@@ -40,9 +40,9 @@ def sae(tiny):
     )
 
 
-def _brute_force(model, sae, texts, batch_size):
+def _brute_force(model, sae, texts, batch_size, **kwargs):
     records = {}
-    acts = model.activations(texts, LAYER, "all", batch_size=batch_size)
+    acts = model.activations(texts, LAYER, "all", batch_size=batch_size, **kwargs)
     for c, rows in enumerate(acts):
         for p in range(1, len(rows)):
             z = sae.encode(rows[p : p + 1])[0]
@@ -73,6 +73,37 @@ def test_the_cache_holds_every_nonzero_activation_grouped_by_latent(tiny, sae):
     assert calls[-1] == (len(TEXTS), len(TEXTS))
     assert (cache.model, cache.layer, cache.n_latents) == ("tiny-llama", LAYER, 96)
     assert "records of 96 latents" in cache.summary() and cache.plot() is not None
+
+
+def test_a_bfloat16_cache_holds_the_bfloat16_records_and_keeps_its_own_checkpoints(
+    tmp_path, tiny, sae
+):
+    """``autocast="bfloat16"``: the records of the model run in bfloat16 (the brute force
+    through ``activations(autocast=...)``, itself checked against transformers under
+    ``torch.autocast`` in tests/llm/test_local.py), not float32's; a float32 run's checkpoint
+    folder is refused."""
+    folder = tmp_path / "chunks"
+    cache = cache_latents(tiny, sae, TEXTS, batch_size=4, autocast="bfloat16", checkpoint=folder)
+    expected = _brute_force(tiny, sae, TEXTS, batch_size=4, autocast="bfloat16")
+    plain = _brute_force(tiny, sae, TEXTS, batch_size=4)
+    assert cache.n_records == sum(len(v) for v in expected.values())
+    moved = False
+    for latent in range(sae.n_latents_):
+        contexts, positions, values = cache.latent(latent)
+        want = expected.get(latent, [])
+        assert [(int(c), int(p)) for c, p in zip(contexts, positions, strict=True)] == [
+            w[:2] for w in want
+        ]
+        assert np.allclose(values, [w[2] for w in want], atol=1e-5)
+        full = plain.get(latent, [])
+        moved |= len(full) != len(want) or not np.allclose(values, [w[2] for w in full])
+    assert moved  # bfloat16 is not float32
+    with pytest.raises(InputError, match="autocast") as err:
+        cache_latents(tiny, sae, TEXTS, batch_size=4, checkpoint=folder)
+    assert err.value.argument == "checkpoint"
+    with pytest.raises(InputError) as err:
+        cache_latents(tiny, sae, TEXTS, autocast="half")
+    assert err.value.argument == "autocast"
 
 
 def test_a_latent_that_never_fires_is_reported_not_an_error(tiny, sae):

@@ -131,6 +131,26 @@ def test_padded_batch_activations_equal_transformers_hidden_states(smollm2):
             np.testing.assert_allclose(acts[:, k], ref, rtol=0, atol=1e-5 * np.abs(ref).max())
 
 
+def test_bfloat16_activations_equal_transformers_under_autocast(smollm2):
+    """``autocast="bfloat16"`` is transformers' forward under ``torch.autocast`` (computed here,
+    one unpadded prompt at a time): equal to bfloat16 rounding; and it is not the float32
+    forward (it moves activations by about 1 % of their norm, not by 0 and not by 10 %)."""
+    for text in PROMPTS:
+        ours = smollm2.activations([text], 15, "all", batch_size=1, autocast="bfloat16")[0]
+        ids = smollm2.tokenizer(text, return_tensors="pt").input_ids
+        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+            ref = smollm2.model(ids, output_hidden_states=True).hidden_states[16][0].float()
+        ref = ref.numpy()
+        assert ours.dtype == np.float32
+        np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-6 * np.abs(ref).max())
+        full = hf_hidden_states(smollm2, text)[16][0].numpy()
+        moved = np.linalg.norm(ours[1:] - full[1:]) / np.linalg.norm(full[1:])
+        assert 1e-4 < moved < 0.05, moved
+    with pytest.raises(InputError) as err:
+        smollm2.activations(PROMPTS, 15, autocast="float16")
+    assert err.value.argument == "autocast"
+
+
 def test_last_layer_is_the_output_before_the_final_norm(smollm2):
     last = smollm2.n_layers - 1
     ours = smollm2.activations(PROMPTS[:2], last, "all", batch_size=2)

@@ -218,6 +218,12 @@ def cache(
         int | None, typer.Option("--max-texts", help="Use only the first N texts.")
     ] = None,
     batch_size: Annotated[int, typer.Option("--batch-size", help="Texts per pass.")] = 8,
+    bf16: Annotated[
+        bool,
+        typer.Option(
+            "--bf16", help="Run the model in bfloat16 (about 2.5x faster on CPUs that have it)."
+        ),
+    ] = False,
     overwrite: OverwriteOption = False,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
@@ -244,6 +250,7 @@ def cache(
             batch_size=batch_size,
             checkpoint=out / "chunks",
             progress=tracker(bar, f"caching {counted(len(corpus), 'text')}"),
+            autocast="bfloat16" if bf16 else None,
         )
     emit(result, as_json)
     result.save(out)

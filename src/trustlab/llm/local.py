@@ -329,6 +329,7 @@ class LocalModel:
         chat: bool = False,
         batch_size: int = 8,
         progress: Callable[[int, int], None] | None = None,
+        autocast: str | None = None,
     ) -> np.ndarray | list[np.ndarray]:
         """Residual-stream activations (float32) at the output of the given decoder layers.
 
@@ -346,6 +347,10 @@ class LocalModel:
         batch_size : int
         progress : callable, optional
             Called after each batch with ``(prompts done, prompts in all)``.
+        autocast : None or "bfloat16"
+            ``"bfloat16"`` runs the forward pass under ``torch.autocast`` in bfloat16: about
+            2.5x faster on CPUs with bfloat16 instructions (AVX512-BF16, AMX), slower on others;
+            activations move by about 1 % of their norm (returned as float32 all the same).
 
         Returns
         -------
@@ -364,11 +369,16 @@ class LocalModel:
         wanted, single = self._check_layers(layers)
         check_choice(positions, "positions", POSITIONS)
         check_positive_int(batch_size, "batch_size")
+        if autocast not in (None, "bfloat16"):
+            raise InputError.bad("autocast", 'None or "bfloat16"', autocast)
         ids = self._encode(texts, chat)
         torch = require("torch", "llm")
         per_prompt: list[np.ndarray] = [np.empty(0)] * len(ids)
         done = 0
-        with torch.inference_mode():
+        lower = (
+            torch.autocast("cpu", dtype=torch.bfloat16) if autocast else contextlib.nullcontext()
+        )
+        with torch.inference_mode(), lower:
             for batch in _batches(ids, batch_size):
                 seqs = [ids[i] for i in batch]
                 stacked = self._capture(seqs, wanted, torch)  # (b, T, len(wanted), hidden)

@@ -163,6 +163,7 @@ def cache_latents(
     checkpoint: str | os.PathLike | None = None,
     checkpoint_every: int = 256,
     progress: Callable[[int, int], None] | None = None,
+    autocast: str | None = None,
 ) -> LatentCache:
     """Run ``texts`` through ``model`` and ``sae`` and keep where each latent fires.
 
@@ -183,6 +184,11 @@ def cache_latents(
         Texts per chunk.
     progress : callable, optional
         Called with ``(texts done, texts in all)``.
+    autocast : None or "bfloat16"
+        Run the model in bfloat16 (``LocalModel.activations``): about 2.5x faster on CPUs with
+        bfloat16 instructions; the SAE still encodes in float32. Measured on SmolLM2 block 15
+        with a trained SAE: each token's set of active latents agrees with float32's at a mean
+        Jaccard index of 0.97, its strongest latent in 99 % of tokens.
 
     Returns
     -------
@@ -211,9 +217,13 @@ def cache_latents(
         )  # fmt: skip
     layer = int(layer)
     batch_size = check_positive_int(batch_size, "batch_size")
+    if autocast not in (None, "bfloat16"):
+        raise InputError.bad("autocast", 'None or "bfloat16"', autocast)
     every = check_positive_int(checkpoint_every, "checkpoint_every")
     folder = (
-        None if checkpoint is None else _checkpoint_folder(checkpoint, model, sae, layer, texts)
+        None
+        if checkpoint is None
+        else _checkpoint_folder(checkpoint, model, sae, layer, texts, autocast)
     )
     counter = WorkCounter(progress, len(texts))
     chunks = []
@@ -225,7 +235,7 @@ def cache_latents(
                 chunk = {name: saved[name] for name in saved.files}
             counter.advance(len(part))
         else:
-            chunk = _encode_chunk(model, sae, part, layer, batch_size, counter)
+            chunk = _encode_chunk(model, sae, part, layer, batch_size, counter, autocast)
             if path is not None:
                 write_atomic(path, lambda tmp, c=chunk: _save_npz(tmp, c))
         chunks.append(chunk)
@@ -234,13 +244,14 @@ def cache_latents(
 
 def _encode_chunk(
     model: Any, sae: SparseAutoencoder, texts: list[str], layer: int, batch_size: int,
-    counter: WorkCounter,
+    counter: WorkCounter, autocast: str | None = None,
 ) -> dict[str, np.ndarray]:  # fmt: skip
     """One chunk's tokens and records (context indices local to the chunk)."""
     tokens, lengths, latents, contexts, positions, values = [], [], [], [], [], []
     for start in range(0, len(texts), batch_size):
         batch = texts[start : start + batch_size]
-        rows = model.activations(batch, layer, "all", batch_size=batch_size)
+        extra = {} if autocast is None else {"autocast": autocast}
+        rows = model.activations(batch, layer, "all", batch_size=batch_size, **extra)
         for offset, (text, acts) in enumerate(zip(batch, rows, strict=True)):
             ids = np.asarray(model.tokenizer(text)["input_ids"], dtype=np.int64)
             if len(ids) != len(acts):
@@ -296,8 +307,9 @@ def _assemble(chunks: list[dict[str, np.ndarray]], model: str, layer: int, m: in
 
 
 def _checkpoint_folder(
-    checkpoint: Any, model: Any, sae: SparseAutoencoder, layer: int, texts: list[str]
-) -> Path:
+    checkpoint: Any, model: Any, sae: SparseAutoencoder, layer: int, texts: list[str],
+    autocast: str | None = None,
+) -> Path:  # fmt: skip
     """The checkpoint folder; a folder of another run (model, SAE, layer or texts) is refused."""
     if not isinstance(checkpoint, (str, os.PathLike)):
         raise InputError.bad("checkpoint", "a folder path or None", checkpoint)
@@ -312,12 +324,14 @@ def _checkpoint_folder(
         "sae": digest.hexdigest(),
         "texts": hashlib.sha256("\x00".join(texts).encode()).hexdigest(),
         "n_texts": len(texts),
+        # only when set, so the folders of float32 runs written before the option still match
+        **({} if autocast is None else {"autocast": autocast}),
     }
     meta = folder / _META
     if meta.is_file():
         found = json.loads(meta.read_text(encoding="utf-8"))
         if found != run:
-            differs = sorted(k for k in run if found.get(k) != run[k])
+            differs = sorted(k for k in {*run, *found} if found.get(k) != run.get(k))
             raise InputError(
                 f"checkpoint: {folder} holds the chunks of another run (its {', '.join(differs)} "
                 "differ); choose another folder or empty this one",
