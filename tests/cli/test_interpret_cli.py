@@ -201,6 +201,25 @@ def test_explain_writes_one_line_per_latent_and_resumes(tmp_path, capsys, tiny_f
     assert code == 2 and one_line(err).startswith("trustlab: error: --latents"), err
 
 
+def _explained(tmp_path, capsys, tiny_folder, max_latents):
+    """``train``, ``cache`` and template ``explain`` through the CLI on 60 pydoc texts (long
+    enough for 10 test examples of the busiest latents): the three folders."""
+    from trustlab.interpret import pydoc_texts
+
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(pydoc_texts(600)[:60]), encoding="utf-8")
+    sae_dir, cache_dir, expl = tmp_path / "sae", tmp_path / "cache", tmp_path / "expl"
+    train = ["interpret", "sae", "train", "--model", tiny_folder, "--layer", 1, "--texts", texts]
+    assert run_main([*train, *SETTINGS, "--out", sae_dir], capsys)[0] == 0
+    cache_args = ["interpret", "sae", "cache", "--sae", sae_dir, "--texts", texts]
+    assert run_main([*cache_args, "--out", cache_dir], capsys)[0] == 0
+    explain = ["interpret", "sae", "explain", "--cache", cache_dir, "--subject", tiny_folder,
+               "--explainer", "template", "--max-latents", max_latents, "--min-examples", 40,
+               "--n-train", 4, "--out", expl]  # fmt: skip
+    assert run_main(explain, capsys)[0] == 0
+    return sae_dir, cache_dir, expl
+
+
 class _Judge:
     """A scorer double: answers 1 for excerpts with an even number of characters."""
 
@@ -222,19 +241,9 @@ def test_score_writes_true_and_shuffled_rows_and_resumes(
     tmp_path, capsys, tiny_folder, monkeypatch
 ):
     import trustlab.llm as llm
-    from trustlab.interpret import detection_score, latent_examples, load_latent_cache, pydoc_texts
+    from trustlab.interpret import detection_score, latent_examples, load_latent_cache
 
-    texts = tmp_path / "texts.txt"  # long enough for 10 test examples of the busiest latents
-    texts.write_text("\n".join(pydoc_texts(600)[:60]), encoding="utf-8")
-    sae_dir, cache_dir, expl = tmp_path / "sae", tmp_path / "cache", tmp_path / "expl"
-    train = ["interpret", "sae", "train", "--model", tiny_folder, "--layer", 1, "--texts", texts]
-    assert run_main([*train, *SETTINGS, "--out", sae_dir], capsys)[0] == 0
-    cache_args = ["interpret", "sae", "cache", "--sae", sae_dir, "--texts", texts]
-    assert run_main([*cache_args, "--out", cache_dir], capsys)[0] == 0
-    explain = ["interpret", "sae", "explain", "--cache", cache_dir, "--subject", tiny_folder,
-               "--explainer", "template", "--max-latents", 3, "--min-examples", 40,
-               "--n-train", 4, "--out", expl]  # fmt: skip
-    assert run_main(explain, capsys)[0] == 0
+    sae_dir, cache_dir, expl = _explained(tmp_path, capsys, tiny_folder, 3)
     judge = _Judge()
     real_load = llm.load_model
     monkeypatch.setattr(
@@ -285,19 +294,9 @@ def test_report_writes_the_page_of_a_scored_run(tmp_path, capsys, tiny_folder, m
     from scipy.stats import spearmanr
 
     import trustlab.llm as llm
-    from trustlab.interpret import detection_score, latent_examples, load_latent_cache, pydoc_texts
+    from trustlab.interpret import detection_score, latent_examples, load_latent_cache
 
-    texts = tmp_path / "texts.txt"
-    texts.write_text("\n".join(pydoc_texts(600)[:60]), encoding="utf-8")
-    sae_dir, cache_dir, expl = tmp_path / "sae", tmp_path / "cache", tmp_path / "expl"
-    train = ["interpret", "sae", "train", "--model", tiny_folder, "--layer", 1, "--texts", texts]
-    assert run_main([*train, *SETTINGS, "--out", sae_dir], capsys)[0] == 0
-    cache_args = ["interpret", "sae", "cache", "--sae", sae_dir, "--texts", texts]
-    assert run_main([*cache_args, "--out", cache_dir], capsys)[0] == 0
-    explain = ["interpret", "sae", "explain", "--cache", cache_dir, "--subject", tiny_folder,
-               "--explainer", "template", "--max-latents", 4, "--min-examples", 40,
-               "--n-train", 4, "--out", expl]  # fmt: skip
-    assert run_main(explain, capsys)[0] == 0
+    sae_dir, cache_dir, expl = _explained(tmp_path, capsys, tiny_folder, 4)
     real_load = llm.load_model
     monkeypatch.setattr(
         llm, "load_model", lambda name: _Judge() if name == "judge" else real_load(name)
@@ -441,20 +440,9 @@ def test_score_adds_intervention_scores_with_the_sae(tmp_path, capsys, tiny_fold
         intervention_score,
         latent_examples,
         load_latent_cache,
-        pydoc_texts,
     )
 
-    texts = tmp_path / "texts.txt"
-    texts.write_text("\n".join(pydoc_texts(600)[:60]), encoding="utf-8")
-    sae_dir, cache_dir, expl = tmp_path / "sae", tmp_path / "cache", tmp_path / "expl"
-    train = ["interpret", "sae", "train", "--model", tiny_folder, "--layer", 1, "--texts", texts]
-    assert run_main([*train, *SETTINGS, "--out", sae_dir], capsys)[0] == 0
-    cache_args = ["interpret", "sae", "cache", "--sae", sae_dir, "--texts", texts]
-    assert run_main([*cache_args, "--out", cache_dir], capsys)[0] == 0
-    explain = ["interpret", "sae", "explain", "--cache", cache_dir, "--subject", tiny_folder,
-               "--explainer", "template", "--max-latents", 2, "--min-examples", 40,
-               "--n-train", 4, "--out", expl]  # fmt: skip
-    assert run_main(explain, capsys)[0] == 0
+    sae_dir, cache_dir, expl = _explained(tmp_path, capsys, tiny_folder, 2)
     args = ["interpret", "sae", "score", "--explanations", expl, "--scorer", tiny_folder,
             "--methods", "intervention", "--n-test", 6, "--n-prompts", 3,
             "--out", tmp_path / "scores"]  # fmt: skip

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
-from tiny_llama import tiny_llama
 from trustlab.errors import InputError
 from trustlab.interpret import (
     SparseAutoencoder,
@@ -23,13 +21,6 @@ from trustlab.interpret import (
 
 TEXTS = pydoc_texts(200)[:13] + ["Hi"]  # the last one is a single token: nothing to encode
 LAYER = 1
-
-
-@pytest.fixture(scope="module")
-def tiny(smollm2):
-    """A 2-layer Llama of width 48 with random weights on SmolLM2's tokenizer."""
-    torch.set_num_threads(1)
-    return tiny_llama(smollm2.tokenizer, smollm2.model.config.vocab_size, hidden_size=48)
 
 
 @pytest.fixture(scope="module")
@@ -51,20 +42,24 @@ def _brute_force(model, sae, texts, batch_size, **kwargs):
     return records
 
 
-def test_the_cache_holds_every_nonzero_activation_grouped_by_latent(tiny, sae):
-    calls = []
-    cache = cache_latents(
-        tiny, sae, TEXTS, batch_size=4, checkpoint_every=5, progress=lambda *a: calls.append(a)
-    )
-    expected = _brute_force(tiny, sae, TEXTS, batch_size=4)
+def _assert_records(cache, expected):
+    """The cache holds exactly the brute force's records, in its order, values to 1e-5."""
     assert cache.n_records == sum(len(v) for v in expected.values())
-    for latent in range(sae.n_latents_):
+    for latent in range(cache.n_latents):
         contexts, positions, values = cache.latent(latent)
         want = expected.get(latent, [])
         assert [(int(c), int(p)) for c, p in zip(contexts, positions, strict=True)] == [
             w[:2] for w in want
         ]
         assert np.allclose(values, [w[2] for w in want], atol=1e-5)
+
+
+def test_the_cache_holds_every_nonzero_activation_grouped_by_latent(tiny, sae):
+    calls = []
+    cache = cache_latents(
+        tiny, sae, TEXTS, batch_size=4, checkpoint_every=5, progress=lambda *a: calls.append(a)
+    )
+    _assert_records(cache, _brute_force(tiny, sae, TEXTS, batch_size=4))
     lengths = [len(tiny.tokenizer(t)["input_ids"]) for t in TEXTS]
     assert cache.n_contexts == len(TEXTS) and cache.n_tokens == sum(n - 1 for n in lengths)
     for c, text in enumerate(TEXTS):
@@ -84,20 +79,9 @@ def test_a_bfloat16_cache_holds_the_bfloat16_records_and_keeps_its_own_checkpoin
     folder is refused."""
     folder = tmp_path / "chunks"
     cache = cache_latents(tiny, sae, TEXTS, batch_size=4, autocast="bfloat16", checkpoint=folder)
-    expected = _brute_force(tiny, sae, TEXTS, batch_size=4, autocast="bfloat16")
-    plain = _brute_force(tiny, sae, TEXTS, batch_size=4)
-    assert cache.n_records == sum(len(v) for v in expected.values())
-    moved = False
-    for latent in range(sae.n_latents_):
-        contexts, positions, values = cache.latent(latent)
-        want = expected.get(latent, [])
-        assert [(int(c), int(p)) for c, p in zip(contexts, positions, strict=True)] == [
-            w[:2] for w in want
-        ]
-        assert np.allclose(values, [w[2] for w in want], atol=1e-5)
-        full = plain.get(latent, [])
-        moved |= len(full) != len(want) or not np.allclose(values, [w[2] for w in full])
-    assert moved  # bfloat16 is not float32
+    _assert_records(cache, _brute_force(tiny, sae, TEXTS, batch_size=4, autocast="bfloat16"))
+    with pytest.raises(AssertionError):  # bfloat16 is not float32
+        _assert_records(cache, _brute_force(tiny, sae, TEXTS, batch_size=4))
     with pytest.raises(InputError, match="autocast") as err:
         cache_latents(tiny, sae, TEXTS, batch_size=4, checkpoint=folder)
     assert err.value.argument == "checkpoint"

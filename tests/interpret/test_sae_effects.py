@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 import torch
 
-from tiny_llama import tiny_llama
 from trustlab.errors import InputError
 from trustlab.interpret import (
     Example,
@@ -35,12 +34,6 @@ from trustlab.interpret.sae.effects import (
 )
 
 PROMPTS = ["The capital of France is", "Two plus two equals", "Once upon a time there"]
-
-
-@pytest.fixture(scope="module")
-def tiny(smollm2):
-    torch.set_num_threads(1)
-    return tiny_llama(smollm2.tokenizer, smollm2.model.config.vocab_size, hidden_size=48)
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from scipy.optimize import brentq
 from scipy.special import log_softmax
 
-from tiny_llama import tiny_llama
 from trustlab.errors import InputError
 from trustlab.interpret import (
     SparseAutoencoder,
@@ -60,12 +59,6 @@ def test_unreachable_targets_end_at_a_bound_not_converged():
     low = calibrate_strength(lambda s: 5.0 + s)
     assert not low.converged and low.strength == pytest.approx(1e-3)
     assert "not converged" in low.summary() and low.plot() is not None
-
-
-@pytest.fixture(scope="module")
-def tiny(smollm2):
-    torch.set_num_threads(1)
-    return tiny_llama(smollm2.tokenizer, smollm2.model.config.vocab_size, hidden_size=48)
 
 
 @pytest.fixture(scope="module")
