@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from trustlab.errors import InputError
+from trustlab.errors import InputError, describe
 
 __all__ = [
     "check_random_state",
@@ -110,6 +110,93 @@ def check_finite_rows(X: np.ndarray, name: str) -> None:
             f"({int(bad.sum())} non-finite value(s) in all)",
             argument=name,
         )
+
+
+class NotNumbers(InputError, TypeError):
+    """Values that are not numbers (a dict, say): an InputError, and a TypeError as numpy's own
+    conversion error is (the type scikit-learn's checks expect)."""
+
+    def __init__(self, message: str, argument: str):
+        super().__init__(message, argument=argument)
+
+
+def check_rows(
+    X: Any,
+    name: str,
+    *,
+    estimator: str,
+    n_features: int | None = None,
+    one_row: bool = False,
+    min_rows: int = 1,
+    what: str = "rows",
+) -> np.ndarray:
+    """An estimator's input rows as a dense, finite float64 array of shape (n, d), d >= 1 and
+    n >= ``min_rows``.
+
+    Every refusal is an :class:`~trustlab.errors.InputError` naming the argument; where
+    scikit-learn's estimator checks look for particular words, the message carries them as well
+    ("sparse", "Complex data not supported", "Reshape your data", "NaN", "inf", "0 feature(s)",
+    "X has 1 features, but <estimator> is expecting 2 features as input", "1 sample").
+    ``n_features``: the width the fitted estimator reads (None while fitting). ``one_row``: a
+    1-D vector is one row; otherwise it is refused, as scikit-learn's ``predict`` refuses it.
+    ``what``: what the rows are, in the width message ("activations of width 5").
+    """
+    from scipy.sparse import issparse
+
+    if issparse(X):
+        raise InputError(
+            f"{name}: expected a dense array, got a scipy sparse matrix (sparse input is not "
+            "supported; convert it with .toarray())",
+            argument=name,
+        )
+    try:
+        raw = np.asarray(X)
+    except (TypeError, ValueError):  # ragged rows, say
+        raise InputError.bad(name, "numeric array-like", X) from None
+    if np.iscomplexobj(raw):
+        raise InputError(
+            f"{name}: expected real numbers, got complex numbers (Complex data not supported)",
+            argument=name,
+        )
+    try:
+        arr = raw.astype(np.float64)
+    except TypeError as error:  # a dict in an object array: numpy's TypeError, kept one
+        raise NotNumbers(
+            f"{name}: expected numbers, got a value that is not a number ({error})", name
+        ) from None
+    except ValueError:  # text
+        raise InputError.bad(name, "numeric array-like", X) from None
+    if arr.ndim == 1 and one_row:
+        arr = arr[None, :]
+    if arr.ndim != 2:
+        raise InputError(
+            f"{name}: expected a 2-dimensional array (n, d), got {describe(arr)}. Reshape your "
+            "data with X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single row",
+            argument=name,
+        )
+    rows, columns = arr.shape
+    if n_features is not None and columns != n_features:
+        raise InputError(
+            f"{name}: expected {what} of width {n_features} (n, {n_features}), got "
+            f"{describe(arr)} (X has {columns} features, but {estimator} is expecting "
+            f"{n_features} features as input)",
+            argument=name,
+        )
+    if columns == 0 or (rows == 0 and min_rows > 0):
+        kind = "sample" if rows == 0 else "feature"
+        raise InputError(
+            f"{name}: found array with 0 {kind}(s) (shape={arr.shape}) while a minimum of 1 is "
+            "required.",
+            argument=name,
+        )
+    if rows < min_rows:
+        raise InputError(
+            f"{name}: expected at least {min_rows} rows, got {rows} ({rows} sample"
+            f"{'' if rows == 1 else 's'}, n_samples = {rows})",
+            argument=name,
+        )
+    check_finite_rows(arr, name)
+    return arr
 
 
 def as_1d(value: Any, name: str, *, min_size: int = 1) -> np.ndarray:

@@ -60,6 +60,7 @@ from trustlab._checks import (
     check_positive,
     check_positive_int,
     check_random_state,
+    check_rows,
 )
 from trustlab._lazy import require
 from trustlab._model_files import read_saved_params, storable_params
@@ -296,9 +297,7 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
         self
         """
         torch = require("torch", "torch")
-        X = as_float_array(X, "X", ndim=2)
-        if len(X) < 2:
-            raise InputError.bad("X", "at least two rows", X)
+        X = check_rows(X, "X", estimator="SparseAutoencoder", min_rows=2)
         settings = self._settings(X.shape[1])
         if model_name is not None and not isinstance(model_name, str):
             raise InputError.bad("model_name", "a string or None", model_name)
@@ -561,12 +560,8 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
 
     def _check_rows(self, X: Any, name: str) -> np.ndarray:
         check_is_fitted(self, "fit_")
-        X = as_float_array(X, name, ndim=2)
-        if X.shape[1] != self.d_in_:
-            raise InputError.bad(
-                name, f"rows of width {self.d_in_} (the SAE's d_in)", f"width {X.shape[1]}"
-            )
-        return X
+        return check_rows(X, name, estimator="SparseAutoencoder", n_features=self.d_in_,
+                          min_rows=0)  # fmt: skip
 
     def _encode(self, X: np.ndarray) -> np.ndarray:
         pre = (X.astype(np.float32) - self.b_dec_) @ self.W_enc_ + self.b_enc_

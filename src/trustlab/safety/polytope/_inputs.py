@@ -13,9 +13,8 @@ import warnings
 from typing import Any
 
 import numpy as np
-from scipy.sparse import issparse
 
-from trustlab._checks import as_1d, check_finite_rows
+from trustlab._checks import as_1d, check_rows
 from trustlab.errors import InputError, describe
 
 __all__ = ["CLASSES", "check_activations", "as_unsafe_labels", "as_categories"]
@@ -25,71 +24,18 @@ ESTIMATOR = "SafetyPolytope"
 CLASSES = np.array([0, 1], dtype=np.int64)
 
 
-class _NotNumbers(InputError, TypeError):
-    """Values that are not numbers (a dict, say): an InputError, and a TypeError as numpy's own
-    conversion error is (the type scikit-learn's checks expect)."""
-
-    def __init__(self, message: str, argument: str):
-        super().__init__(message, argument=argument)
-
-
 def check_activations(
     acts: Any, name: str = "acts", *, n_features: int | None = None, one_row: bool = False
 ) -> np.ndarray:
-    """Activations as a dense, finite float64 array of shape (n, d) with n, d >= 1.
+    """Activations as a dense, finite float64 array of shape (n, d) with n, d >= 1
+    (:func:`trustlab._checks.check_rows`).
 
     ``n_features``: the width the fitted polytope reads (None while fitting). ``one_row``: a 1-D
     vector is one state (the detection and correction methods); otherwise it is refused, as
     scikit-learn's ``predict`` and ``decision_function`` refuse it.
     """
-    if issparse(acts):
-        raise InputError(
-            f"{name}: expected a dense array, got a scipy sparse matrix (sparse input is not "
-            "supported; convert it with .toarray())",
-            argument=name,
-        )
-    try:
-        raw = np.asarray(acts)
-    except (TypeError, ValueError):  # ragged rows, say
-        raise InputError.bad(name, "numeric array-like", acts) from None
-    if np.iscomplexobj(raw):
-        raise InputError(
-            f"{name}: expected real numbers, got complex numbers (Complex data not supported)",
-            argument=name,
-        )
-    try:
-        X = raw.astype(np.float64)
-    except TypeError as error:  # a dict in an object array: numpy's TypeError, kept one
-        raise _NotNumbers(
-            f"{name}: expected numbers, got a value that is not a number ({error})", name
-        ) from None
-    except ValueError:  # text
-        raise InputError.bad(name, "numeric array-like", acts) from None
-    if X.ndim == 1 and one_row:
-        X = X[None, :]
-    if X.ndim != 2:
-        raise InputError(
-            f"{name}: expected a 2-dimensional array (n, d), got {describe(X)}. Reshape your "
-            "data with X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single row",
-            argument=name,
-        )
-    rows, columns = X.shape
-    if n_features is not None and columns != n_features:
-        raise InputError(
-            f"{name}: expected activations of width {n_features} (n, {n_features}), got "
-            f"{describe(X)} (X has {columns} features, but {ESTIMATOR} is expecting "
-            f"{n_features} features as input)",
-            argument=name,
-        )
-    if rows == 0 or columns == 0:
-        kind = "sample" if rows == 0 else "feature"
-        raise InputError(
-            f"{name}: found array with 0 {kind}(s) (shape={X.shape}) while a minimum of 1 is "
-            "required.",
-            argument=name,
-        )
-    check_finite_rows(X, name)
-    return X
+    return check_rows(acts, name, estimator=ESTIMATOR, n_features=n_features, one_row=one_row,
+                      what="activations")  # fmt: skip
 
 
 def as_unsafe_labels(unsafe: Any, n: int) -> np.ndarray:
