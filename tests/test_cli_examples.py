@@ -51,7 +51,8 @@ SHRINK: dict[tuple[str, ...], list[str]] = {
     ("interpret", "sae", "train"): ["--max-texts", "12", "--max-epochs", "1", "--n-latents", "256"],
     ("interpret", "sae", "cache"): ["--max-texts", "12"],
     ("interpret", "sae", "explain"): ["--min-examples", "1", "--max-latents", "3"],
-    ("interpret", "sae", "score"): ["--n-test", "5", "--n-not-active", "5"],
+    ("interpret", "sae", "score"): ["--n-test", "5", "--n-not-active", "5", "--n-prompts", "2"],
+    ("interpret", "sae", "corpus"): ["--tokens", "20000"],
 }
 
 
