@@ -157,9 +157,9 @@ def bench_score(n_texts: int) -> None:
         detection_score,
         embedding_score,
         fuzzing_score,
-        intervention_kl,
         intervention_prompts,
         intervention_score,
+        kl_curve,
         latent_examples,
         pydoc_texts,
         surprisal_score,
@@ -185,7 +185,7 @@ def bench_score(n_texts: int) -> None:
     prompts = intervention_prompts(examples, decode)[:40]
 
     def intervention() -> float:
-        found = calibrate_strength(lambda s: intervention_kl(lm, sae, latent, prompts, s))
+        found = calibrate_strength(kl_curve(lm, sae, latent, prompts))
         return intervention_score(lm, sae, latent, prompts, [text], found.strength).score
 
     work = {

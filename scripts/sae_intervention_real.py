@@ -34,9 +34,9 @@ from trustlab.interpret import (
     calibrate_strength,
     effects_template,
     explain_effects,
-    intervention_kl,
     intervention_prompts,
     intervention_score,
+    kl_curve,
     latent_examples,
     load_latent_cache,
     load_sae,
@@ -47,7 +47,7 @@ from trustlab.llm import load_model
 
 def _score(lm, sae, latent, train, test, shuffled, seed) -> dict:
     start = time.perf_counter()
-    found = calibrate_strength(lambda s: intervention_kl(lm, sae, latent, test, s))
+    found = calibrate_strength(kl_curve(lm, sae, latent, test))
     effects = output_effects(lm, sae, latent, train, found.strength)
     model_made = list(dict.fromkeys(explain_effects(effects, lm, random_state=seed)))
     template = effects_template(effects)

@@ -21,6 +21,7 @@ from trustlab.interpret import (
     SparseAutoencoder,
     calibrate_strength,
     intervention_kl,
+    kl_curve,
     sae_activations,
 )
 
@@ -107,6 +108,28 @@ def test_intervention_kl_equals_a_hook_on_the_model(tiny, sae):
         total += float((clean.exp() * (clean - changed)).sum())
     assert value == pytest.approx(total / len(PROMPTS), abs=1e-9)
     assert intervention_kl(tiny, sae, 5, PROMPTS, 0.0) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_the_kl_curve_runs_the_clean_prompts_once(tiny, sae, monkeypatch):
+    """``kl_curve``: the clean passes once, then one pass per prompt and strength; each value
+    equals ``intervention_kl`` (itself checked against a hook written here, above)."""
+    expected = {s: intervention_kl(tiny, sae, 5, PROMPTS, s) for s in (0.5, 3.0, 20.0)}
+    calls = []
+    forward = tiny.model.forward
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(tiny.model, "forward", spy)
+    curve = kl_curve(tiny, sae, 5, PROMPTS)
+    assert len(calls) == len(PROMPTS)
+    for strength, value in expected.items():
+        assert curve(strength) == pytest.approx(value, abs=1e-12)
+    assert len(calls) == len(PROMPTS) * (1 + len(expected))
+    with pytest.raises(InputError) as err:
+        curve(float("inf"))
+    assert err.value.argument == "strength"
 
 
 def test_a_saturating_model_is_reported_not_converged(tiny, sae):

@@ -37,8 +37,8 @@ def _planted_cat_work(random_state: int = 101) -> dict:
     from trustlab.interpret import (
         SparseAutoencoder,
         calibrate_strength,
-        intervention_kl,
         intervention_score,
+        kl_curve,
         output_effects,
     )
     from trustlab.llm import load_model
@@ -56,9 +56,7 @@ def _planted_cat_work(random_state: int = 101) -> dict:
     prompts = _prompts()
     out = {}
     for latent in (0, 1):
-        calibration = calibrate_strength(
-            lambda s, i=latent: intervention_kl(lm, sae, i, prompts[:10], s)
-        )
+        calibration = calibrate_strength(kl_curve(lm, sae, latent, prompts[:10]))
         explanations = ["cats", *CONTROLS] if latent == 0 else ["cats"]
         score = intervention_score(lm, sae, latent, prompts, explanations, calibration.strength,
                                    random_state=random_state)  # fmt: skip

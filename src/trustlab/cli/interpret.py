@@ -574,9 +574,9 @@ def _intervention(subject, sae, examples, text, judge, decode, strengths, n_prom
     latent's own prompts: its held-out examples cut after their first firing token)."""
     from trustlab.interpret import (
         calibrate_strength,
-        intervention_kl,
         intervention_prompts,
         intervention_score,
+        kl_curve,
     )
 
     prompts = intervention_prompts(examples, decode)[:n_prompts]
@@ -584,7 +584,7 @@ def _intervention(subject, sae, examples, text, judge, decode, strengths, n_prom
     if len(prompts) < 2:
         return {"intervention": float("nan"), "intervention_error": "fewer than 2 prompts"}
     if latent not in strengths:
-        found = calibrate_strength(lambda s: intervention_kl(subject, sae, latent, prompts, s))
+        found = calibrate_strength(kl_curve(subject, sae, latent, prompts))
         strengths[latent] = found.strength
     result = intervention_score(subject, sae, latent, prompts, [text], strengths[latent],
                                 scorer=judge, random_state=seed)  # fmt: skip

@@ -49,6 +49,7 @@ __getattr__, __all__, __dir__ = lazy_names(
             "Calibration",
             "calibrate_strength",
             "intervention_kl",
+            "kl_curve",
             "intervention_prompts",
         ],
         ".effects": [

@@ -8,7 +8,8 @@ Step 2: at the SAE's block, encode ``h``, keep the reconstruction error ``e = h 
 add ``s`` to latent ``i``, decode and add ``e`` back. The decoder is linear, so this is exactly
 ``h + s * W_dec[i]`` (for TopK too: the added latent is not re-selected); :func:`intervention_kl`
 applies it at each prompt's last token and measures the mean KL(clean || intervened) of the
-next-token distributions there.
+next-token distributions there; :func:`kl_curve` is the same as a function of ``s``, the clean
+distributions computed once.
 
 Step 3: :func:`calibrate_strength` searches ``s`` so that this KL is about ``target`` (0.5 nats,
 relative tolerance 0.1): ``log10 s`` in ``[-3, 4]`` from 2, a decade at a time until the target
@@ -39,7 +40,13 @@ from trustlab.errors import InputError
 from trustlab.interpret.sae.examples import LatentExamples
 from trustlab.interpret.sae.model import SparseAutoencoder
 
-__all__ = ["Calibration", "calibrate_strength", "intervention_kl", "intervention_prompts"]
+__all__ = [
+    "Calibration",
+    "calibrate_strength",
+    "intervention_kl",
+    "kl_curve",
+    "intervention_prompts",
+]
 
 
 @dataclass(frozen=True)
@@ -189,15 +196,43 @@ def intervention_kl(
     layer : int or None
         The block; None takes ``sae.layer_``.
     """
+    strength = _check_strength(strength)
+    return kl_curve(model, sae, latent, prompts, layer=layer)(strength)
+
+
+def kl_curve(
+    model: Any,
+    sae: SparseAutoencoder,
+    latent: int,
+    prompts: Sequence[str],
+    *,
+    layer: int | None = None,
+) -> Callable[[float], float]:
+    """``strength -> intervention_kl(model, sae, latent, prompts, strength)``, each prompt's clean
+    next-token distribution computed once: what :func:`calibrate_strength` needs, as it tries up
+    to 10 strengths on the same prompts.
+
+    Examples
+    --------
+    >>> found = calibrate_strength(kl_curve(lm, sae, 7, prompts))  # doctest: +SKIP
+    """
     layer = _check_subject(model, sae, latent, layer)
     prompts = check_string_list(prompts, "prompts", what="prompt strings")
-    strength = _check_strength(strength)
-    raise_last = _raise_last(sae, latent, strength)
+    torch = require("torch", "torch")
+    ids = [torch.tensor([model.tokenizer(prompt)["input_ids"]]) for prompt in prompts]
+    with torch.inference_mode():
+        clean = [torch.log_softmax(model.model(x).logits[0, -1].double(), dim=-1) for x in ids]
 
-    total = 0.0
-    for clean, changed in _next_token_logprobs(model, layer, raise_last, prompts):
-        total += float((clean.exp() * (clean - changed)).sum())
-    return total / len(prompts)
+    def kl(strength: float) -> float:
+        hook = _raise_last(sae, latent, _check_strength(strength))
+        total = 0.0
+        with torch.inference_mode(), model.intervene(layer, hook):
+            for x, before in zip(ids, clean, strict=True):
+                after = torch.log_softmax(model.model(x).logits[0, -1].double(), dim=-1)
+                total += float((before.exp() * (before - after)).sum())
+        return total / len(ids)
+
+    return kl
 
 
 def _next_token_logprobs(
