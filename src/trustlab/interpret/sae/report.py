@@ -50,7 +50,7 @@ from trustlab._checks import check_positive_int, check_random_state
 from trustlab._results import Result, new_axes
 from trustlab.errors import InputError
 from trustlab.interpret.sae.cache import LatentCache
-from trustlab.interpret.sae.ranking import RankingScore
+from trustlab.interpret.sae.ranking import RankingScore, _auroc
 from trustlab.interpret.sae.scoring import ClassificationScore
 
 __all__ = ["SAEReport", "sae_report", "SCORE_KEYS"]
@@ -514,15 +514,6 @@ def _spearman(table: list[dict], a: str, b: str) -> dict[str, Any]:
     return {"a": a, "b": b, "rho": rho, "p_value": p_value, "n": int(both.sum())}
 
 
-def _auroc(positive: np.ndarray, negative: np.ndarray) -> float:
-    if not len(positive) or not len(negative):
-        return math.nan
-    from sklearn.metrics import roc_auc_score
-
-    labels = np.r_[np.ones(len(positive)), np.zeros(len(negative))]
-    return float(roc_auc_score(labels, np.r_[positive, negative]))
-
-
 def _by_quantile(true: dict, shuffled: dict, method: str) -> dict[str, Any] | None:
     if method not in _ACCURACY + _RANKING:
         return None
@@ -556,7 +547,10 @@ def _by_quantile(true: dict, shuffled: dict, method: str) -> dict[str, Any] | No
             ok = np.isfinite(e["scores"])
             q, s = e["quantiles"][ok], e["scores"][ok]
             for level in levels:
-                value = _auroc(s[q == level], s[q < 0])
+                at, below = s[q == level], s[q < 0]
+                value = _auroc(
+                    np.r_[at, below], np.r_[np.ones(len(at), bool), np.zeros(len(below), bool)]
+                )
                 if np.isfinite(value):
                     per_level[level].append(value)
         out[kind] = [float(np.mean(v)) if v else math.nan for v in per_level.values()]
