@@ -151,6 +151,18 @@ def test_the_score_is_the_mean_surprisal_drop(tiny, sae):
     assert found.to_dict()["score"] == found.score and found.plot() is not None
 
 
+def test_given_generations_give_the_score_of_sampling_them(tiny, sae):
+    """``generations=`` (sampled once, reused for more explanations) equals sampling them."""
+    explanations = ["cats", "numbers written as digits"]
+    own = intervention_score(tiny, sae, 2, PROMPTS, explanations, 8.0, random_state=4)
+    passages = intervened_generations(tiny, sae, 2, PROMPTS, 8.0, random_state=4)
+    given = intervention_score(tiny, sae, 2, PROMPTS, explanations, 8.0, generations=passages)
+    assert np.array_equal(given.deltas, own.deltas) and given.clean == own.clean
+    with pytest.raises(InputError) as err:
+        intervention_score(tiny, sae, 2, PROMPTS, "cats", 8.0, generations=(["a"], ["b"]))
+    assert err.value.argument == "generations"
+
+
 @pytest.mark.parametrize("which", ["tiny", "smollm2"])
 def test_explanation_logprobs_equal_one_full_pass_each(which, tiny, smollm2):
     """The cached computation (worked examples once, each passage once, all explanations in

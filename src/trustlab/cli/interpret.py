@@ -490,7 +490,8 @@ def score(
         )  # fmt: skip
     cache_data = load_latent_cache(info["cache"])
     sae = None if sae_dir is None or "intervention" not in chosen else _load_sae(load_sae, sae_dir)
-    strengths: dict[int, float] = {}  # one calibration per latent, for its two explanations
+    # one calibration and one set of generations per latent, for its two explanations
+    strengths: dict[int, tuple] = {}
     texts = {r["latent"]: r["text"] for r in rows}
     latents = list(texts)
     shuffled = {i: texts[latents[(k + 1) % len(latents)]] for k, i in enumerate(latents)}
@@ -570,10 +571,12 @@ def score(
 
 
 def _intervention(subject, sae, examples, text, judge, decode, strengths, n_prompts, seed) -> dict:
-    """One explanation's intervention score (the strength calibrated once per latent on the
-    latent's own prompts: its held-out examples cut after their first firing token)."""
+    """One explanation's intervention score. The strength (calibrated on the latent's own
+    prompts: its held-out examples cut after their first firing token) and the sampled
+    generations are computed once per latent, for its true and its shuffled explanation."""
     from trustlab.interpret import (
         calibrate_strength,
+        intervened_generations,
         intervention_prompts,
         intervention_score,
         kl_curve,
@@ -584,15 +587,18 @@ def _intervention(subject, sae, examples, text, judge, decode, strengths, n_prom
     if len(prompts) < 2:
         return {"intervention": float("nan"), "intervention_error": "fewer than 2 prompts"}
     if latent not in strengths:
-        found = calibrate_strength(kl_curve(subject, sae, latent, prompts))
-        strengths[latent] = found.strength
-    result = intervention_score(subject, sae, latent, prompts, [text], strengths[latent],
-                                scorer=judge, random_state=seed)  # fmt: skip
+        strength = calibrate_strength(kl_curve(subject, sae, latent, prompts)).strength
+        passages = intervened_generations(subject, sae, latent, prompts, strength,
+                                          random_state=seed)  # fmt: skip
+        strengths[latent] = (strength, passages)
+    strength, passages = strengths[latent]
+    result = intervention_score(subject, sae, latent, prompts, [text], strength, scorer=judge,
+                                random_state=seed, generations=passages)  # fmt: skip
     half = 1.96 * result.sems[0]
     return {
         "intervention": result.score,
         "intervention_interval": (result.score - half, result.score + half),
-        "intervention_strength": strengths[latent],
+        "intervention_strength": strength,
     }
 
 

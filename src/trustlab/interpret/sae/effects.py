@@ -376,6 +376,7 @@ def intervention_score(
     temperature: float = 1.0,
     layer: int | None = None,
     random_state: Any = 0,
+    generations: tuple[Sequence[str], Sequence[str]] | None = None,
 ) -> InterventionScore:
     """The spec's steps 5 and 6: sample each prompt's continuation clean and with the latent
     raised by ``strength`` (:func:`intervened_generations`), then for every explanation the
@@ -397,6 +398,10 @@ def intervention_score(
         ``model``.
     max_new_tokens, temperature, layer, random_state
         Passed to :func:`intervened_generations`.
+    generations : (clean, intervened) lists of str, optional
+        Continuations :func:`intervened_generations` already sampled for these prompts and
+        this strength, to score more explanations on the same passages without sampling
+        again; None samples them.
     """
     explanations = check_string_list([explanations] if isinstance(explanations, str)
                                      else explanations, "explanations", what="explanations")  # fmt: skip
@@ -405,10 +410,13 @@ def intervention_score(
     scorer = model if scorer is None else scorer
     if not hasattr(scorer, "forward_cached"):
         raise InputError.bad("scorer", "a trustlab.llm.LocalModel", scorer)
-    clean, raised = intervened_generations(
-        model, sae, latent, prompts, strength, max_new_tokens=max_new_tokens,
-        temperature=temperature, layer=layer, random_state=random_state,
-    )  # fmt: skip
+    if generations is None:
+        clean, raised = intervened_generations(
+            model, sae, latent, prompts, strength, max_new_tokens=max_new_tokens,
+            temperature=temperature, layer=layer, random_state=random_state,
+        )  # fmt: skip
+    else:
+        clean, raised = _check_generations(generations, len(prompts))
     prompts = list(prompts)
     passages = [p + c for p, c in zip(prompts, clean, strict=True)]
     passages += [p + c for p, c in zip(prompts, raised, strict=True)]
@@ -428,3 +436,18 @@ def intervention_score(
         clean=tuple(passages[:n]),
         intervened=tuple(passages[n:]),
     )
+
+
+def _check_generations(generations: Any, n: int) -> tuple[list[str], list[str]]:
+    """``(clean, intervened)`` continuations, ``n`` strings each."""
+    try:
+        clean, raised = generations
+        clean, raised = list(clean), list(raised)
+    except (TypeError, ValueError):
+        raise InputError.bad(
+            "generations", "(clean, intervened) continuations", generations
+        ) from None
+    if len(clean) != n or len(raised) != n or not all(isinstance(g, str) for g in clean + raised):
+        raise InputError.bad("generations", f"two lists of {n} strings (one per prompt)",
+                             generations)  # fmt: skip
+    return clean, raised
