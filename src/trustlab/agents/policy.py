@@ -1,0 +1,461 @@
+"""Policies, trajectories and decisions in the formats of ShieldAgent's action-based safety policy
+model (ASPM), validated with pydantic.
+
+A policy (:class:`PolicyModel`) holds rules over named predicates (:class:`Rule`, whose ``logic``
+is a formula of :mod:`trustlab.agents.logic`) and groups them per action (``actions``: action name
+-> ``soft_rule_ids``). trustlab adds two optional keys: ``checkers`` (predicate name -> the
+specification of the checker that computes it, see :mod:`trustlab.agents.checkers`) and
+``weights`` (rule id -> weight; rules without one get the guardrail's default weight).
+
+A trajectory (:class:`Trajectory`) is what the protected agent did so far: the task intent and a list
+of steps, each with an optional thought, an action (:class:`Action`: a tool call or a web action)
+and an optional observation.
+
+>>> policy = load_policy({
+...     "actions": {"send_money": {"soft_rule_ids": ["r1"]}},
+...     "rule_list": [{
+...         "rule_id": "r1",
+...         "predicates": [["send_money", "the agent sends money", "", "action"],
+...                        ["user_confirmed", "the user confirmed the payment", "", "condition"]],
+...         "logic": "ALWAYS(send_money IMPLIES user_confirmed)",
+...         "description": "Never send money without the user's confirmation.",
+...     }],
+... })
+>>> policy.rule("r1").formula.predicates == {"send_money", "user_confirmed"}
+True
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from trustlab.agents.logic import Formula, parse_rule
+from trustlab.errors import InputError
+
+__all__ = [
+    "Action",
+    "Step",
+    "Trajectory",
+    "Predicate",
+    "Rule",
+    "GroundedRule",
+    "PolicyModel",
+    "load_policy",
+    "as_trajectory",
+    "as_action",
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Action(_Model):
+    """One action of an agent: a tool call (``name`` and ``arguments``) or a web action.
+
+    A bare string is read as the action's name: ``Action.model_validate("click")``.
+    """
+
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    url: str | None = None
+    element: str | None = None
+    text: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_name(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            return {"name": data}
+        return data
+
+
+class Step(_Model):
+    """One step of a trajectory: the agent's thought, its action and what it observed.
+
+    ``predicates`` may record predicate values already known at this step (a truth value or a
+    probability); they take precedence over the policy's checkers.
+    """
+
+    thought: str | None = None
+    action: Action
+    observation: str | None = None
+    predicates: dict[str, bool | float] = Field(default_factory=dict)
+
+
+class Trajectory(_Model):
+    """What the protected agent did so far: the task intent, the policies in force and the steps."""
+
+    task_intent: str = ""
+    policies: list[str] = Field(default_factory=list)
+    steps: list[Step] = Field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Trajectory:
+        """Read ``{"task_intent", "policies", "steps"}`` or the ShieldAgent conversation format.
+
+        The conversation format is ``{"task_intent", "policies", "conversation": [{"role": "agent",
+        "messages": [{"thought": ...}, {"action": ...}]}, ...]}``: every ``action`` message closes a
+        step (with the thoughts before it); the text of a turn by another role (``user``,
+        ``environment``, ``tool``) becomes the observation of the step before it.
+        """
+        if not isinstance(data, Mapping):
+            raise InputError.bad("trajectory", "a mapping (JSON object)", data)
+        if "conversation" not in data:
+            return _validate(cls, data, "trajectory")
+        conversation = data["conversation"]
+        if not isinstance(conversation, list):
+            raise InputError.bad("trajectory.conversation", "a list of turns", conversation)
+        steps: list[dict[str, Any]] = []
+        for t, turn in enumerate(conversation):
+            where = f"trajectory.conversation[{t}]"
+            if not isinstance(turn, Mapping):
+                raise InputError.bad(where, "a turn {'role': ..., 'messages': [...]}", turn)
+            messages = turn.get("messages", [])
+            if isinstance(messages, (str, Mapping)):
+                messages = [messages]
+            if turn.get("role", "agent") != "agent":
+                text = turn.get("content")
+                if text is None:
+                    text = "\n".join(m if isinstance(m, str) else json.dumps(m) for m in messages)
+                if steps:
+                    previous = steps[-1].get("observation")
+                    steps[-1]["observation"] = text if previous is None else f"{previous}\n{text}"
+                continue
+            thoughts: list[str] = []
+            for m, message in enumerate(messages):
+                if not isinstance(message, Mapping):
+                    raise InputError.bad(
+                        f"{where}.messages[{m}]", "{'thought': ...} or {'action': ...}", message
+                    )
+                if "thought" in message:
+                    thoughts.append(str(message["thought"]))
+                if "action" in message:
+                    step: dict[str, Any] = {"action": message["action"]}
+                    if thoughts:
+                        step["thought"] = "\n".join(thoughts)
+                        thoughts = []
+                    steps.append(step)
+        rest = {k: v for k, v in data.items() if k != "conversation"}
+        return _validate(cls, {**rest, "steps": steps}, "trajectory")
+
+    def history(self, n: int | None = None) -> tuple[Step, ...]:
+        """The first ``n`` steps (all of them when ``n`` is None)."""
+        return tuple(self.steps if n is None else self.steps[:n])
+
+
+class Predicate(_Model):
+    """A predicate a rule mentions: its name, what it means and whether it is an action."""
+
+    name: str
+    description: str = ""
+    type: Literal["action", "condition"] = "condition"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_list(cls, data: Any) -> Any:
+        # ASPM writes predicates as [name, description, _, type] (grounded: [name, description, type])
+        if isinstance(data, (list, tuple)):
+            if len(data) == 4:
+                return {"name": data[0], "description": data[1], "type": data[3]}
+            if len(data) == 3:
+                return {"name": data[0], "description": data[1], "type": data[2]}
+            if len(data) in (1, 2):
+                return {"name": data[0], "description": data[1] if len(data) == 2 else ""}
+            raise ValueError(f"a predicate is [name, description, _, type]; got {data!r}")
+        return data
+
+
+def _parsed(logic: str, rule_id: str) -> Formula:
+    try:
+        return parse_rule(logic)
+    except InputError as err:
+        raise ValueError(f"rule {rule_id!r}: {err}") from None
+
+
+class Rule(_Model):
+    """A verifiable rule: predicates, the formula over them (``logic``) and what it means."""
+
+    rule_id: str = Field(min_length=1)
+    predicates: list[Predicate]
+    logic: str = Field(min_length=1)
+    description: str = ""
+    rule_type: Literal["action", "physical"] = "action"
+
+    @model_validator(mode="after")
+    def _check_logic(self) -> Rule:
+        formula = _parsed(self.logic, self.rule_id)
+        declared = {p.name for p in self.predicates}
+        undeclared = sorted(formula.predicates - declared)
+        if undeclared:
+            raise ValueError(
+                f"rule {self.rule_id!r}: its logic names the undeclared predicate(s) "
+                f"{undeclared}; declared: {sorted(declared)}"
+            )
+        return self
+
+    @cached_property
+    def formula(self) -> Formula:
+        """The parsed ``logic``."""
+        return parse_rule(self.logic)
+
+    def predicate(self, name: str) -> Predicate | None:
+        return next((p for p in self.predicates if p.name == name), None)
+
+
+class GroundedRule(_Model):
+    """A rule specialised to a concrete context (ShieldAgent's grounding step).
+
+    The predicates the logic mentions must be exactly the declared ones.
+    """
+
+    source_rule_id: str
+    grounded_rule_id: str
+    grounded_predicates: list[Predicate]
+    rule_logic: str
+    rule_description: str = ""
+
+    @model_validator(mode="after")
+    def _check_logic(self) -> GroundedRule:
+        formula = _parsed(self.rule_logic, self.grounded_rule_id)
+        declared = {p.name for p in self.grounded_predicates}
+        if formula.predicates != declared:
+            raise ValueError(
+                f"grounded rule {self.grounded_rule_id!r}: the logic's predicates "
+                f"{sorted(formula.predicates)} differ from the declared ones {sorted(declared)}"
+            )
+        return self
+
+    def as_rule(self) -> Rule:
+        return Rule(
+            rule_id=self.grounded_rule_id,
+            predicates=self.grounded_predicates,
+            logic=self.rule_logic,
+            description=self.rule_description,
+        )
+
+
+class _ActionEntry(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    soft_rule_ids: list[str] = Field(default_factory=list)
+
+
+class PolicyModel(_Model):
+    """An action-based safety policy model (ShieldAgent's ASPM JSON, plus ``checkers``/``weights``).
+
+    Validation: at least one rule and one action; rule ids unique; every ``soft_rule_id`` names a
+    rule; the action tree has no cycle; every rule's logic names only declared predicates;
+    weights finite and for known rules; checkers only for predicates some rule declares.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    action_tree: dict[str, Any] = Field(default_factory=dict)
+    actions: dict[str, _ActionEntry]
+    rule_list: list[Rule]
+    condition_clusters: Any = None
+    checkers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    weights: dict[str, float] = Field(default_factory=dict)
+
+    @field_validator("rule_list")
+    @classmethod
+    def _rules_present(cls, rules: list[Rule]) -> list[Rule]:
+        if not rules:
+            raise ValueError("the policy has no rules (rule_list is empty)")
+        seen: set[str] = set()
+        for rule in rules:
+            if rule.rule_id in seen:
+                raise ValueError(f"rule id {rule.rule_id!r} appears twice in rule_list")
+            seen.add(rule.rule_id)
+        return rules
+
+    @field_validator("actions")
+    @classmethod
+    def _actions_present(cls, actions: dict[str, _ActionEntry]) -> dict[str, _ActionEntry]:
+        if not actions:
+            raise ValueError("the policy has no actions (actions is empty)")
+        return actions
+
+    @model_validator(mode="after")
+    def _cross_check(self) -> PolicyModel:
+        ids = {r.rule_id for r in self.rule_list}
+        for action, entry in self.actions.items():
+            unknown = [r for r in entry.soft_rule_ids if r not in ids]
+            if unknown:
+                raise ValueError(f"action {action!r} names unknown rule id(s) {unknown}")
+        for rule_id, weight in self.weights.items():
+            if rule_id not in ids:
+                raise ValueError(f"weights: unknown rule id {rule_id!r}")
+            if not math.isfinite(weight):
+                raise ValueError(f"weights[{rule_id!r}]: expected a finite number, got {weight!r}")
+        declared = {p.name for r in self.rule_list for p in r.predicates} | set(self.actions)
+        for name, spec in self.checkers.items():
+            if name not in declared:
+                raise ValueError(
+                    f"checkers: predicate {name!r} is not declared by any rule or action"
+                )
+            if "type" not in spec:
+                raise ValueError(f"checkers[{name!r}]: expected a 'type' key, got {spec!r}")
+        cycle = _tree_cycle(self.action_tree)
+        if cycle:
+            raise ValueError(f"action_tree has a cycle: {' -> '.join(cycle)}")
+        return self
+
+    def rule(self, rule_id: str) -> Rule:
+        """The rule with id ``rule_id``."""
+        for rule in self.rule_list:
+            if rule.rule_id == rule_id:
+                return rule
+        raise InputError.bad("rule_id", f"one of {sorted(self.rule_ids)}", rule_id)
+
+    @property
+    def rule_ids(self) -> list[str]:
+        return [r.rule_id for r in self.rule_list]
+
+    def rules_for(self, action: str) -> list[Rule]:
+        """The rules in ``action``'s circuit (its ``soft_rule_ids``)."""
+        if action not in self.actions:
+            raise InputError.bad(
+                "action", f"one of the policy's actions {sorted(self.actions)}", action
+            )
+        return [self.rule(r) for r in self.actions[action].soft_rule_ids]
+
+    @property
+    def predicates(self) -> dict[str, Predicate]:
+        """Every declared predicate by name (the first declaration wins) plus one per action."""
+        out: dict[str, Predicate] = {}
+        for rule in self.rule_list:
+            for p in rule.predicates:
+                out.setdefault(p.name, p)
+        for action in self.actions:
+            out.setdefault(action, Predicate(name=action, type="action"))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_defaults=True)
+
+
+def _tree_cycle(tree: Mapping[str, Any]) -> list[str] | None:
+    """A cycle in an ASPM action tree (parent -> L2/L3 children), or None."""
+    edges: dict[str, list[str]] = {}
+
+    def collect(name: str, node: Any) -> None:
+        children: list[Any] = []
+        if isinstance(node, Mapping):
+            for key in ("L2_children", "L3_children", "children"):
+                value = node.get(key)
+                if isinstance(value, Mapping):
+                    children.extend(value.items())
+                elif isinstance(value, list):
+                    children.extend(
+                        (c, None) if isinstance(c, str) else (c.get("name", ""), c)
+                        for c in value
+                        if isinstance(c, (str, Mapping))
+                    )
+        for child, sub in children:
+            edges.setdefault(name, []).append(str(child))
+            if sub is not None:
+                collect(str(child), sub)
+
+    for name, node in tree.items():
+        collect(str(name), node)
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for child in edges.get(node, []):
+            if state.get(child) == 1:
+                return path[path.index(child) :] + [child]
+            if state.get(child) is None:
+                found = visit(child)
+                if found:
+                    return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in list(edges):
+        if state.get(node) is None:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def _validate(model: type[BaseModel], data: Any, argument: str) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        message = first["msg"].removeprefix("Value error, ")
+        location = f"{argument}.{where}" if where else argument
+        raise InputError(f"{location}: {message}", argument=argument) from None
+
+
+def load_policy(policy: PolicyModel | Mapping[str, Any] | str | Path) -> PolicyModel:
+    """Read and validate a policy from a mapping, a JSON file or a :class:`PolicyModel`.
+
+    Raises
+    ------
+    InputError
+        Naming what is wrong: an undeclared predicate in a rule's logic, an empty or cyclic policy,
+        an unknown rule id, a non-finite weight, a syntax error in a rule.
+    """
+    if isinstance(policy, PolicyModel):
+        return policy
+    if isinstance(policy, (str, Path)):
+        path = Path(policy)
+        if not path.is_file():
+            raise InputError.bad("policy", "a policy JSON file that exists", str(policy))
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as err:
+            raise InputError(
+                f"policy: {path} is not valid JSON ({err})", argument="policy"
+            ) from None
+        return _validate(PolicyModel, data, "policy")
+    if isinstance(policy, Mapping):
+        return _validate(PolicyModel, policy, "policy")
+    raise InputError.bad("policy", "a PolicyModel, a mapping or a JSON file path", policy)
+
+
+def as_trajectory(trajectory: Any) -> Trajectory:
+    """A :class:`Trajectory` from itself, a mapping (either format) or a list of steps/actions."""
+    if isinstance(trajectory, Trajectory):
+        return trajectory
+    if trajectory is None:
+        return Trajectory()
+    if isinstance(trajectory, Mapping):
+        return Trajectory.from_dict(trajectory)
+    if isinstance(trajectory, (list, tuple)):
+        steps = [
+            s if isinstance(s, (Step, Mapping)) and _is_step(s) else {"action": s}
+            for s in trajectory
+        ]
+        return _validate(Trajectory, {"steps": steps}, "trajectory")
+    raise InputError.bad("trajectory", "a Trajectory, a mapping or a list of steps", trajectory)
+
+
+def _is_step(value: Any) -> bool:
+    return isinstance(value, Step) or (isinstance(value, Mapping) and "action" in value)
+
+
+def as_action(action: Any) -> Action:
+    """An :class:`Action` from itself, a mapping or a name."""
+    if isinstance(action, Action):
+        return action
+    if isinstance(action, (str, Mapping)):
+        return _validate(Action, action, "action")
+    raise InputError.bad(
+        "action", "an Action, a mapping {'name': ..., 'arguments': ...} or a name", action
+    )

@@ -1,0 +1,281 @@
+"""Provenance checkers: where the values an agent's action uses come from.
+
+Prompt injections make an agent act with values the user never gave (an attacker's IBAN, URL or
+e-mail address). These deterministic checkers compare an action's arguments with what the user's
+request and the trajectory so far contain:
+
+- ``argument_mentioned``: every value of the named arguments appears in the user's request, in an
+  earlier call's arguments or in the output of chosen tools;
+- ``intent_mentions``: the user's request uses certain words (e.g. "password");
+- ``no_secret_disclosed``: the arguments carry no secret read earlier (a value under given keys of
+  an earlier tool output) that the request itself does not contain.
+
+Importing :mod:`trustlab.agents.guardrail` registers them, so a policy can name them in its
+``checkers``. They were written for the AgentDojo suite policies (:mod:`trustlab.agents.agentdojo`)
+but assume nothing about AgentDojo.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from trustlab._lazy import require
+from trustlab.agents.checkers import CheckContext, register_checker
+from trustlab.agents.policy import Action, Step  # noqa: F401  (the doctests use Step)
+from trustlab.errors import InputError
+
+__all__ = ["argument_mentioned", "intent_mentions", "no_secret_disclosed"]
+
+# ---------------------------------------------------------------------------------- text matching
+
+
+def _norm(text: Any) -> str:
+    return " ".join(str(text).lower().split())
+
+
+@functools.lru_cache(maxsize=4096)
+def _pattern(value: str) -> re.Pattern[str]:
+    return re.compile(r"(?<!\w)" + re.escape(value) + r"(?!\w)")
+
+
+def _mentions(text: str, value: str) -> bool:
+    """Whether normalised ``value`` occurs in normalised ``text`` as a whole token sequence."""
+    return bool(value) and value in text and _pattern(value).search(text) is not None
+
+
+_URL = re.compile(r"(?:https?://|www\.)[^\s\"'<>()\[\]]+", re.IGNORECASE)
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_WORD = re.compile(r"[^\W_]{4,}")
+_STOPWORDS = frozenset(
+    "with from that this have your about into over after before there their".split()
+)
+_EXTRACT = ("value", "urls", "emails", "words")
+
+
+def _scalars(value: Any) -> list[str]:
+    """The string/number leaves of an argument value (lists flattened; mappings skipped)."""
+    if value is None or isinstance(value, bool):
+        return []
+    if isinstance(value, (str, int, float)):
+        return [str(value)]
+    if isinstance(value, (list, tuple)):
+        return [s for item in value for s in _scalars(item)]
+    return []
+
+
+def _values(action: Action, arguments: Sequence[str], extract: str) -> list[str]:
+    out: list[str] = []
+    for name in arguments:
+        for raw in _scalars(action.arguments.get(name)):
+            if extract == "urls":
+                out.extend(m.rstrip(".,;:!?") for m in _URL.findall(raw))
+            elif extract == "emails":
+                out.extend(_EMAIL.findall(raw))
+            elif extract == "words":
+                out.extend(w for w in _WORD.findall(raw.lower()) if w not in _STOPWORDS)
+            else:
+                out.append(raw)
+    return [v for v in (_norm(v) for v in out) if v]
+
+
+@functools.lru_cache(maxsize=2048)
+def _field_values(observation: str, fields: tuple[str, ...]) -> tuple[str, ...]:
+    """Values under the keys ``fields`` (at any depth) of a YAML/JSON tool output."""
+    yaml = require("yaml", "agents")
+    try:
+        data = yaml.safe_load(observation)
+    except yaml.YAMLError:
+        return ()
+    found: list[str] = []
+
+    def leaves(node: Any) -> None:
+        if isinstance(node, Mapping):
+            for k, v in node.items():
+                found.append(_norm(k))
+                leaves(v)
+        else:
+            found.extend(_norm(s) for s in _scalars(node))
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Mapping):
+            for k, v in node.items():
+                if str(k) in fields:
+                    leaves(v)
+                else:
+                    walk(v)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(data)
+    return tuple(found)
+
+
+def _source_spec(source: Any, i: int) -> dict[str, Any]:
+    if source in ("intent", "calls"):
+        return {"kind": source}
+    if isinstance(source, Mapping) and "tool" in source:
+        unknown = set(source) - {"tool", "fields", "named_in_intent"}
+        if unknown:
+            raise InputError.bad(
+                f"sources[{i}]", "keys tool, fields, named_in_intent", sorted(unknown)
+            )
+        tools = source["tool"]
+        tools = None if tools == "*" else frozenset([tools] if isinstance(tools, str) else tools)
+        fields = source.get("fields")
+        return {
+            "kind": "tool",
+            "tools": tools,
+            "fields": tuple(fields) if fields else None,
+            "named_in_intent": source.get("named_in_intent"),
+        }
+    raise InputError.bad(
+        f"sources[{i}]", "'intent', 'calls' or {'tool': name, 'fields': [...]}", source
+    )
+
+
+def _corpus(ctx: CheckContext, sources: Sequence[dict[str, Any]]) -> Iterable[str]:
+    """The normalised texts a value may come from, in the order the sources list them."""
+    intent = _norm(ctx.task_intent)
+    for src in sources:
+        if src["kind"] == "intent":
+            yield intent
+        elif src["kind"] == "calls":
+            for step in ctx.history:
+                yield from (_norm(v) for v in _scalars(list(step.action.arguments.values())))
+        else:
+            for step in ctx.history:
+                if step.observation is None:
+                    continue
+                if src["tools"] is not None and step.action.name not in src["tools"]:
+                    continue
+                named = src["named_in_intent"]
+                if named is not None and not all(
+                    _mentions(intent, v) for v in _values(step.action, [named], "value")
+                ):
+                    continue
+                if src["fields"] is None:
+                    yield _norm(step.observation)
+                else:
+                    yield from _field_values(step.observation, src["fields"])
+
+
+def _names(value: Any, argument: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise InputError.bad(argument, "a name or a non-empty list of names", value)
+
+
+# ---------------------------------------------------------------------------------- the checkers
+
+
+@register_checker("argument_mentioned")
+def argument_mentioned(
+    arguments: str | Sequence[str],
+    sources: Sequence[Any] = ("intent",),
+    extract: str = "value",
+    missing: bool = True,
+) -> Callable[[CheckContext], bool]:
+    """Checker: every value of the action's ``arguments`` appears in one of ``sources``.
+
+    ``sources`` lists where a value may come from: ``"intent"`` (the user's request), ``"calls"``
+    (an earlier call's arguments) or ``{"tool": name | [names] | "*", "fields": [keys],
+    "named_in_intent": argument}`` (the output of earlier calls of that tool; with ``fields``
+    only the values under those keys of the YAML/JSON output; with ``named_in_intent`` only
+    calls whose ``argument`` the request names, e.g. a file the user asked to read).
+    ``extract`` is ``"value"`` (the whole value), ``"urls"``, ``"emails"`` (the links or
+    addresses inside it) or ``"words"`` (its words of four letters or more). An action without
+    the arguments gives ``missing``.
+
+    >>> from trustlab.agents.checkers import CheckContext
+    >>> check = argument_mentioned("recipient")
+    >>> check(CheckContext((), Action(name="send_money", arguments={"recipient": "Bob"}),
+    ...                    task_intent="Pay Bob back."))
+    True
+    """
+    names = _names(arguments, "arguments")
+    if extract not in _EXTRACT:
+        raise InputError.bad("extract", f"one of {list(_EXTRACT)}", extract)
+    if isinstance(sources, (str, Mapping)):
+        sources = [sources]
+    specs = [_source_spec(s, i) for i, s in enumerate(sources)]
+    if not specs:
+        raise InputError.bad("sources", "at least one source", sources)
+
+    def check(ctx: CheckContext) -> bool:
+        values = _values(ctx.action, names, extract)
+        if not values:
+            return bool(missing)
+        pending = set(values)
+        for text in _corpus(ctx, specs):
+            pending = {v for v in pending if not _mentions(text, v)}
+            if not pending:
+                return True
+        return False
+
+    return check
+
+
+@register_checker("intent_mentions")
+def intent_mentions(
+    any_of: Sequence[str] | None = None, all_of: Sequence[Sequence[str]] | None = None
+) -> Callable[[CheckContext], bool]:
+    """Checker: the user's request contains a word starting with one of ``any_of`` (and, for each
+    group of ``all_of``, one of that group), case-insensitively.
+
+    >>> from trustlab.agents.checkers import CheckContext
+    >>> check = intent_mentions(any_of=["password"])
+    >>> check(CheckContext((), Action(name="update_password"), task_intent="Change my password."))
+    True
+    """
+    groups = [list(_names(g, "all_of")) for g in (all_of or [])]
+    if any_of is not None:
+        groups.append(list(_names(any_of, "any_of")))
+    if not groups:
+        raise InputError.bad("any_of", "words (any_of or all_of)", any_of)
+    patterns = [
+        re.compile(r"\b(?:" + "|".join(re.escape(w.lower()) for w in g) + ")") for g in groups
+    ]
+
+    def check(ctx: CheckContext) -> bool:
+        intent = _norm(ctx.task_intent)
+        return all(p.search(intent) for p in patterns)
+
+    return check
+
+
+@register_checker("no_secret_disclosed")
+def no_secret_disclosed(
+    arguments: str | Sequence[str], fields: Sequence[str], tools: Sequence[str] | None = None
+) -> Callable[[CheckContext], bool]:
+    """Checker: the action's ``arguments`` contain no secret read earlier, i.e. no value under the
+    keys ``fields`` of an earlier tool output (of ``tools``; all when None), unless the user's
+    request itself contains that value.
+
+    >>> from trustlab.agents.checkers import CheckContext
+    >>> read = Step(action=Action(name="get_user_information"), observation="passport_number: X123")
+    >>> check = no_secret_disclosed("body", ["passport_number"])
+    >>> check(CheckContext((read,), Action(name="send_email", arguments={"body": "It is X123"})))
+    False
+    """
+    names = _names(arguments, "arguments")
+    keys = _names(fields, "fields")
+    source = {"tool": "*" if tools is None else list(_names(tools, "tools")), "fields": list(keys)}
+    spec = [_source_spec(source, 0)]
+
+    def check(ctx: CheckContext) -> bool:
+        text = " ".join(_values(ctx.action, names, "value"))
+        if not text:
+            return True
+        intent = _norm(ctx.task_intent)
+        for secret in _corpus(ctx, spec):
+            if len(secret) >= 4 and _mentions(text, secret) and not _mentions(intent, secret):
+                return False
+        return True
+
+    return check

@@ -1,0 +1,252 @@
+"""The guardrail as an HTTP endpoint, so any agent framework can ask before each tool call.
+
+Routes (JSON in, JSON out):
+
+- ``POST /check`` with ``{"trajectory": ..., "action": ..., "evidence": {...} (optional)}`` answers
+  200 and the decision (:meth:`Decision.to_dict`: ``action_allowed``, ``p_safe``,
+  ``violated_rules``, ``explanation`` ...); a malformed body or trajectory answers 400 with
+  ``{"error": message}`` naming what is wrong; the decision is the one
+  :meth:`Guardrail.check` returns for the same input.
+- ``GET /health`` answers ``{"status": "ok", "actions": [...], "rules": n}``; ``GET /policy`` the
+  policy.
+
+Each connection is served on its own thread; checks run one at a time (the guardrail's cache of
+history predicate values is shared), which keeps decisions identical to library calls.
+
+>>> from trustlab.agents import Guardrail
+>>> from trustlab.agents.server import GuardClient, make_guard_server
+>>> guard = Guardrail({"actions": {"pay": {"soft_rule_ids": ["r"]}}, "rule_list": [{
+...     "rule_id": "r", "predicates": [["pay", "", "", "action"], ["ok", "", "", "condition"]],
+...     "logic": "pay IMPLIES ok"}]})
+>>> server = make_guard_server(guard, port=0).start()
+>>> GuardClient(server.url).check([], "pay", evidence={"ok": False})["action_allowed"]
+False
+>>> server.shutdown()
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import urllib.error
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from trustlab._results import to_jsonable
+from trustlab.errors import BackendError, InputError
+
+__all__ = ["GuardServer", "make_guard_server", "serve_guardrail", "GuardClient"]
+
+log = logging.getLogger("trustlab.agents.server")
+MAX_BODY_BYTES = 4 * 2**20
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _HTTPServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+        log.debug("%s - %s", self.address_string(), format % args)
+
+    def _answer(self, status: int, body: Any) -> None:
+        data = json.dumps(to_jsonable(body), ensure_ascii=False).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        guard = self.server.guard_server.guardrail
+        if self.path.rstrip("/") == "/health":
+            self._answer(
+                200,
+                {
+                    "status": "ok",
+                    "actions": sorted(guard.policy.actions),
+                    "rules": len(guard.policy.rule_list),
+                },
+            )
+        elif self.path.rstrip("/") == "/policy":
+            self._answer(200, guard.policy.to_dict())
+        else:
+            self._answer(
+                404,
+                {"error": f"no route {self.path!r}; use POST /check, GET /health or GET /policy"},
+            )
+
+    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+        owner = self.server.guard_server
+        if self.path.rstrip("/") != "/check":
+            self._answer(404, {"error": f"no route {self.path!r}; use POST /check"})
+            return
+        try:
+            length = int(self.headers.get("Content-Length", "0"))
+        except ValueError:
+            self._answer(400, {"error": "Content-Length: expected an integer"})
+            return
+        if length > MAX_BODY_BYTES:
+            self._answer(
+                413, {"error": f"body: expected at most {MAX_BODY_BYTES} bytes, got {length}"}
+            )
+            return
+        raw = self.rfile.read(length)
+        try:
+            body = json.loads(raw.decode("utf-8") or "null")
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            self._answer(400, {"error": f"body: expected a JSON object, got invalid JSON ({err})"})
+            return
+        if not isinstance(body, dict):
+            self._answer(
+                400, {"error": "body: expected a JSON object {trajectory, action, evidence}"}
+            )
+            return
+        unknown = sorted(set(body) - {"trajectory", "action", "evidence"})
+        if unknown or "action" not in body:
+            self._answer(
+                400,
+                {
+                    "error": f"body: expected keys trajectory, action (required), evidence; got {sorted(body)}"
+                },
+            )
+            return
+        try:
+            with owner.lock:
+                owner.n_checks += 1
+                decision = owner.guardrail.check(
+                    body.get("trajectory"), body["action"], evidence=body.get("evidence")
+                )
+        except InputError as err:
+            self._answer(400, {"error": str(err)})
+            return
+        except Exception as err:  # a checker failed: report it, keep serving
+            log.error("check failed", exc_info=err)
+            self._answer(500, {"error": f"{type(err).__name__}: {err}"})
+            return
+        self._answer(200, decision.to_dict())
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    guard_server: GuardServer
+
+
+class GuardServer:
+    """A guardrail served over HTTP; build it with :func:`make_guard_server`.
+
+    ``url`` is ``http://host:port``; ``n_checks`` counts the checks answered so far.
+    """
+
+    def __init__(self, guardrail: Any, host: str, port: int):
+        self.guardrail = guardrail
+        self.lock = threading.Lock()
+        self.n_checks = 0
+        try:
+            self._httpd = _HTTPServer((host, port), _Handler)
+        except OSError as err:
+            raise InputError.bad(
+                "port", f"a free port on {host}", f"{port} ({err.strerror})"
+            ) from None
+        self._httpd.guard_server = self
+        self.host, self.port = self._httpd.server_address[:2]
+        self.url = f"http://{self.host}:{self.port}"
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> GuardServer:
+        """Serve on a background thread; returns self."""
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self._httpd.serve_forever()
+
+    def shutdown(self) -> None:
+        """Stop serving and close the socket."""
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join(timeout=5)
+            self._thread = None
+        self._httpd.server_close()
+
+    def __enter__(self) -> GuardServer:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.shutdown()
+
+
+def make_guard_server(guardrail: Any, host: str = "127.0.0.1", port: int = 8765) -> GuardServer:
+    """A :class:`GuardServer` for ``guardrail`` (a Guardrail, or a policy to build one from)."""
+    from trustlab.agents.guardrail import Guardrail
+
+    if not isinstance(guardrail, Guardrail):
+        guardrail = Guardrail(guardrail)
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise InputError.bad("port", "an integer port in [0, 65535]", port)
+    if not isinstance(host, str) or not host:
+        raise InputError.bad("host", "a host name or address", host)
+    return GuardServer(guardrail, host, port)
+
+
+def serve_guardrail(
+    guardrail: Any, host: str = "127.0.0.1", port: int = 8765, *, on_ready=None
+) -> None:
+    """Serve ``guardrail`` until Ctrl-C (blocking). ``on_ready(server)`` is called once it listens."""
+    server = make_guard_server(guardrail, host, port)
+    try:
+        if on_ready is not None:
+            on_ready(server)
+        server.serve_forever()
+    finally:
+        server.shutdown()
+
+
+class GuardClient:
+    """A small client of a guard server (standard library only), for agents that call it.
+
+    ``check`` returns the decision as a dict; a 400 answer raises InputError with the server's
+    message, anything else unexpected BackendError.
+    """
+
+    def __init__(self, url: str, *, timeout: float = 30.0):
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise InputError.bad("url", "an http(s) URL of a guard server", url)
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+
+    def check(self, trajectory: Any, action: Any, *, evidence: Any = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"trajectory": _plain(trajectory), "action": _plain(action)}
+        if evidence is not None:
+            body["evidence"] = evidence
+        data = json.dumps(body).encode("utf-8")
+        request = urllib.request.Request(
+            self.url + "/check",
+            data=data,
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as answer:
+                return json.loads(answer.read().decode("utf-8"))
+        except urllib.error.HTTPError as err:
+            message = err.read().decode("utf-8", "replace")
+            try:
+                message = json.loads(message)["error"]
+            except (ValueError, KeyError, TypeError):
+                pass
+            if err.code == 400:
+                raise InputError(message) from None
+            raise BackendError(f"guard server answered {err.code}: {message}") from None
+        except urllib.error.URLError as err:
+            raise BackendError(f"guard server at {self.url} unreachable: {err.reason}") from None
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
