@@ -10,6 +10,7 @@ import sys
 import typer
 
 from trustlab import __version__
+from trustlab.cli import agents as _agents
 from trustlab.cli import audit as _audit
 from trustlab.cli import data as _data
 from trustlab.cli import evals as _evals
@@ -70,6 +71,7 @@ _safety.app.add_typer(_safety_transfer.app, name="transfer")
 app.add_typer(_safety.app, name="safety")
 app.add_typer(_evals.app, name="eval")
 app.add_typer(_interpret.app, name="interpret")
+app.add_typer(_agents.app, name="agents")
 reflow_app(app)
 
 

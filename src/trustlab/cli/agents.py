@@ -1,0 +1,325 @@
+"""``trustlab agents``: guardrails for tool-using agents from policy rules (ShieldAgent)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, save
+from trustlab.cli._console import tell
+from trustlab.cli._runs import OverwriteOption, refuse_existing
+from trustlab.errors import InputError
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    no_args_is_help=True,
+    help="Agent guardrails: check each proposed action of a tool-using agent against weighted "
+    "policy rules (LTLf over the trajectory), evaluate, learn weights, serve over HTTP.",
+)
+
+SUITES = ("banking", "slack", "travel", "workspace")
+
+PolicyArgument = Annotated[
+    Path | None,
+    typer.Option("--policy", help="Policy JSON (ASPM format with optional checkers/weights)."),
+]
+EpsilonOption = Annotated[
+    float,
+    typer.Option(
+        "--epsilon",
+        help="Decision margin in (-1, 1): allow iff p_safe >= (1 + epsilon) / 2; negative tolerates uncertain predicates.",
+    ),
+]
+
+
+def _json_arg(text: str | None, option: str) -> Any:
+    """A JSON value given inline or as @FILE / a path to a .json file."""
+    if text is None:
+        return None
+    path = Path(text[1:] if text.startswith("@") else text)
+    if text.startswith("@") or (path.suffix.lower() == ".json" and path.is_file()):
+        if not path.is_file():
+            raise InputError.bad(option, "inline JSON or an existing JSON file", text)
+        text = path.read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        if option == "--action" and text.strip() and not text.strip().startswith(("{", "[")):
+            return text.strip()  # a bare action name
+        raise InputError.bad(option, "valid JSON (inline or a file)", text) from None
+
+
+def _guardrail(policy: Path | None, suite: str | None, epsilon: float):
+    from trustlab.agents import Guardrail
+
+    if (policy is None) == (suite is None):
+        raise InputError.bad(
+            "--policy", "exactly one of --policy FILE or --suite NAME", "both or neither"
+        )
+    if suite is not None:
+        from trustlab.agents.agentdojo import suite_policy
+
+        _check_suite(suite)
+        return Guardrail(suite_policy(suite), epsilon=epsilon)
+    return Guardrail(policy, epsilon=epsilon)
+
+
+def _check_suite(suite: str) -> None:
+    if suite not in SUITES:
+        raise InputError.bad("--suite", f"one of {list(SUITES)}", suite)
+
+
+CHECK_HELP = """Check one proposed action against a policy.
+
+--trajectory is the history (JSON: {"task_intent", "steps": [...]} or the ShieldAgent
+conversation format; inline, @FILE or a .json path); --action the proposed action (JSON
+{"name", "arguments"} or a bare name); --evidence optional predicate values of the proposed
+step (truth values or probabilities) that override the policy's checkers.
+
+Example:
+
+  trustlab agents check --policy policy.json --trajectory run.json --action '{"name": "send_money", "arguments": {"recipient": "X"}}'
+"""
+
+
+@app.command("check", help=CHECK_HELP)
+def check_command(
+    action: Annotated[str, typer.Option("--action", help="The proposed action (JSON or a name).")],
+    trajectory: Annotated[
+        str | None,
+        typer.Option("--trajectory", help="The history so far (JSON, @FILE or a .json path)."),
+    ] = None,
+    policy: PolicyArgument = None,
+    suite: Annotated[
+        str | None, typer.Option("--suite", help="Use the bundled policy of an AgentDojo suite.")
+    ] = None,
+    evidence: Annotated[
+        str | None, typer.Option("--evidence", help="Predicate values of the proposed step (JSON).")
+    ] = None,
+    epsilon: EpsilonOption = 0.0,
+    as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
+) -> None:
+    guard = _guardrail(policy, suite, epsilon)
+    decision = guard.check(
+        _json_arg(trajectory, "--trajectory"),
+        _json_arg(action, "--action"),
+        evidence=_json_arg(evidence, "--evidence"),
+    )
+    emit(decision, as_json)
+
+
+EVALUATE_HELP = """Evaluate a guardrail on labelled cases: accuracy, false-positive rate, rule recall.
+
+Cases come from AgentDojo's suites (--suite, repeatable; each with its bundled policy: benign
+steps from the user tasks' ground truths, unsafe ones with an injection task's calls spliced in)
+or from a JSON/JSONL file (--cases with --policy; each case {trajectory, action, label
+"safe"/"unsafe", expected_rules, oracle, group, cluster}). --mode oracle gives the proposed
+step's true predicate values as evidence (tests the rules and the inference); --mode checkers
+lets the policy's checkers compute them (tests the whole guardrail).
+
+--out DIR writes result.json, the figure, and report.html/report.json (the evaluation page).
+
+Example:
+
+  trustlab agents evaluate --suite banking --suite slack --mode checkers --out guard_eval/
+"""
+
+
+@app.command("evaluate", help=EVALUATE_HELP)
+def evaluate_command(
+    suite: Annotated[
+        list[str] | None, typer.Option("--suite", help=f"AgentDojo suite ({', '.join(SUITES)}).")
+    ] = None,
+    cases: Annotated[
+        Path | None, typer.Option("--cases", help="Labelled cases (JSON or JSONL).")
+    ] = None,
+    policy: PolicyArgument = None,
+    mode: Annotated[str, typer.Option("--mode", help="checkers or oracle.")] = "checkers",
+    epsilon: EpsilonOption = 0.0,
+    n_bootstrap: Annotated[int, typer.Option("--n-bootstrap", help="Bootstrap resamples.")] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed of the bootstrap.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write the result and its page here.")
+    ] = None,
+    overwrite: OverwriteOption = False,
+) -> None:
+    from trustlab.agents import Guardrail, evaluate_guardrail
+
+    refuse_existing(out, overwrite, ("result.json", "report.html"), "a guardrail evaluation")
+    if bool(suite) == (cases is not None):
+        raise InputError.bad(
+            "--suite", "either --suite (repeatable) or --cases FILE", "both or neither"
+        )
+    if suite:
+        from trustlab.agents.agentdojo import agentdojo_cases, suite_policy
+
+        for s in suite:
+            _check_suite(s)
+        guard: Any = {s: Guardrail(suite_policy(s), epsilon=epsilon) for s in suite}
+        items = [c for s in suite for c in agentdojo_cases(s)]
+    else:
+        if policy is None:
+            raise InputError.bad("--policy", "a policy file with --cases", None)
+        guard = Guardrail(policy, epsilon=epsilon)
+        items = _read_cases(cases)
+    with progress() as bar:
+        task = bar.add_task(f"checking {len(items)} cases", total=len(items))
+        result = evaluate_guardrail(
+            guard,
+            items,
+            mode=mode,
+            n_bootstrap=n_bootstrap,
+            random_state=seed,
+            progress=lambda done, total: bar.update(task, completed=done),
+        )
+    emit(result, as_json)
+    save(result, out, as_json)
+    if out is not None:
+        from trustlab.audit.sections.guardrail import write_page
+
+        html, _ = write_page(
+            result, out, meta={"suites": list(suite or []) or str(cases), "epsilon": epsilon}
+        )
+        tell(f"wrote {html.name} to {out}", as_json)
+
+
+def _read_cases(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise InputError.bad("--cases", "an existing JSON or JSONL file", str(path))
+    text = path.read_text(encoding="utf-8")
+    try:
+        if path.suffix.lower() == ".jsonl":
+            items = [json.loads(line) for line in text.splitlines() if line.strip()]
+        else:
+            items = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(f"--cases: {path} is not valid JSON ({err})", argument="--cases") from None
+    if not isinstance(items, list) or not all(isinstance(c, dict) for c in items):
+        raise InputError.bad("--cases", "a list of case objects", type(items).__name__)
+    return items
+
+
+LEARN_HELP = """Learn rule weights from labelled cases and write the policy with them.
+
+The weights maximise the L2-penalised likelihood of the labels (logistic regression without
+intercept on each rule's effect on the action, C = --c). Rules no case exercises keep their
+weight. Predicate values come from the cases' oracle values (--mode oracle) or the checkers.
+
+Example:
+
+  trustlab agents learn-weights --suite banking --out banking_weighted.json
+"""
+
+
+@app.command("learn-weights", help=LEARN_HELP)
+def learn_weights_command(
+    out: Annotated[
+        Path, typer.Option("--out", help="Write the policy with learned weights here (JSON).")
+    ],
+    suite: Annotated[str | None, typer.Option("--suite", help="AgentDojo suite.")] = None,
+    cases: Annotated[
+        Path | None, typer.Option("--cases", help="Labelled cases (JSON or JSONL).")
+    ] = None,
+    policy: PolicyArgument = None,
+    c: Annotated[float, typer.Option("--c", help="Inverse regularisation strength C.")] = 1.0,
+    mode: Annotated[str, typer.Option("--mode", help="oracle or checkers.")] = "oracle",
+    as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
+    overwrite: OverwriteOption = False,
+) -> None:
+    from trustlab.agents import fit_rule_weights
+
+    if out.exists() and not overwrite:
+        raise InputError(f"--out: {out} exists; pass --overwrite to replace it", argument="--out")
+    if mode not in ("oracle", "checkers"):
+        raise InputError.bad("--mode", "oracle or checkers", mode)
+    if suite is not None:
+        from trustlab.agents.agentdojo import agentdojo_cases
+
+        guard = _guardrail(None, suite, 0.0)
+        items: list[Any] = list(agentdojo_cases(suite))
+    else:
+        if cases is None:
+            raise InputError.bad("--cases", "--cases FILE with --policy, or --suite", None)
+        guard = _guardrail(policy, None, 0.0)
+        items = _read_cases(cases)
+    if mode == "checkers":
+        items = [_without_oracle(c) for c in items]
+    with progress() as bar:
+        bar.add_task(f"learning weights from {len(items)} cases", total=None)
+        fit = fit_rule_weights(guard, items, C=c)
+    emit(fit, as_json)
+    weighted = guard.with_weights(fit.weights).policy.to_dict()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(weighted, indent=2) + "\n", encoding="utf-8")
+    tell(f"wrote the weighted policy to {out}", as_json)
+
+
+def _without_oracle(case: Any) -> dict[str, Any]:
+    get = case.get if isinstance(case, dict) else lambda k, d=None: getattr(case, k, d)
+    return {k: get(k) for k in ("trajectory", "action", "label") if get(k) is not None}
+
+
+SERVE_HELP = """Serve a guardrail over HTTP: POST /check {trajectory, action, evidence} answers the
+decision as JSON (400 with a message for a malformed request); GET /health, GET /policy.
+
+Example:
+
+  trustlab agents serve --policy policy.json --port 8765
+"""
+
+
+@app.command("serve", help=SERVE_HELP)
+def serve_command(
+    policy: PolicyArgument = None,
+    suite: Annotated[str | None, typer.Option("--suite", help="AgentDojo suite policy.")] = None,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="TCP port (0: any free one).")] = 8765,
+    epsilon: EpsilonOption = 0.0,
+) -> None:
+    from trustlab.agents.server import serve_guardrail
+
+    guard = _guardrail(policy, suite, epsilon)
+
+    def ready(server: Any) -> None:
+        tell(f"guardrail serving on {server.url} (POST /check); Ctrl-C stops", False)
+
+    try:
+        serve_guardrail(guard, host, port, on_ready=ready)
+    except KeyboardInterrupt:
+        tell("stopped", False)
+
+
+CLUSTER_HELP = """Group a policy's rules by meaning (near-duplicates to merge): the rule
+descriptions are embedded with the offline all-MiniLM-L6-v2, joined by cosine affinity and cut by
+spectral clustering; the number of clusters comes from the eigengap unless --n-clusters.
+
+Example:
+
+  trustlab agents cluster --policy policy.json
+"""
+
+
+@app.command("cluster", help=CLUSTER_HELP)
+def cluster_command(
+    policy: PolicyArgument = None,
+    suite: Annotated[str | None, typer.Option("--suite", help="AgentDojo suite policy.")] = None,
+    n_clusters: Annotated[
+        int | None, typer.Option("--n-clusters", help="Number of clusters.")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
+    out: Annotated[Path | None, typer.Option("--out", help="Write result.json here.")] = None,
+) -> None:
+    from trustlab.agents import cluster_rules
+
+    guard = _guardrail(policy, suite, 0.0)
+    with progress() as bar:
+        bar.add_task("embedding and clustering the rules", total=None)
+        result = cluster_rules(guard.policy, n_clusters=n_clusters, random_state=seed)
+    emit(result, as_json)
+    save(result, out, as_json)

@@ -1,0 +1,110 @@
+"""``trustlab agents``: check, evaluate (with its page), learn-weights, one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from cli_helpers import one_line
+
+POLICY = {
+    "actions": {"pay": {"soft_rule_ids": ["confirmed"]}, "browse": {"soft_rule_ids": []}},
+    "rule_list": [
+        {
+            "rule_id": "confirmed",
+            "predicates": [["pay", "", "", "action"], ["ok", "", "", "condition"]],
+            "logic": "ALWAYS(pay IMPLIES ok)",
+            "description": "pay only when the user confirmed",
+        }
+    ],
+    "checkers": {"ok": {"type": "action_match", "name": "browse"}},
+}
+
+
+@pytest.fixture
+def policy_file(tmp_path):
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps(POLICY))
+    return path
+
+
+def test_check_prints_the_decision(run, policy_file):
+    code, out, _ = run(
+        "agents", "check", "--policy", policy_file, "--action", "pay",
+        "--evidence", '{"ok": false}', "--json",
+    )  # fmt: skip
+    assert code == 0
+    data = json.loads(out)
+    assert data["action_allowed"] is False
+    assert data["violated_rules"][0]["rule_id"] == "confirmed"
+    code, out, _ = run(
+        "agents", "check", "--policy", policy_file, "--action", '{"name": "pay"}',
+        "--evidence", '{"ok": true}',
+    )  # fmt: skip
+    assert code == 0 and "allowed" in out
+
+
+def test_evaluate_writes_result_and_page(run, policy_file, tmp_path):
+    cases = tmp_path / "cases.jsonl"
+    rows = []
+    for i in range(6):
+        rows.append({"trajectory": [], "action": "pay", "oracle": {"ok": i % 2 == 0},
+                     "label": "safe" if i % 2 == 0 else "unsafe", "expected_rules": [] if i % 2 == 0 else ["confirmed"],
+                     "cluster": f"t{i // 2}"})  # fmt: skip
+    cases.write_text("\n".join(json.dumps(r) for r in rows))
+    out = tmp_path / "eval"
+    code, text, _ = run(
+        "agents", "evaluate", "--policy", policy_file, "--cases", cases, "--mode", "oracle",
+        "--n-bootstrap", 50, "--out", out, "--json",
+    )  # fmt: skip
+    assert code == 0
+    data = json.loads(text)
+    assert data["metrics"]["accuracy"]["estimate"] == 1.0
+    assert data["metrics"]["rule_recall"]["estimate"] == 1.0
+    assert (out / "report.html").is_file() and (out / "result.json").is_file()
+    assert "false-positive rate" in (out / "report.html").read_text()
+    code, _, err = run(
+        "agents", "evaluate", "--policy", policy_file, "--cases", cases, "--out", out
+    )
+    assert code == 2 and "--overwrite" in one_line(err)
+
+
+def test_learn_weights_writes_a_weighted_policy(run, policy_file, tmp_path):
+    cases = tmp_path / "cases.json"
+    rows = [
+        {"trajectory": [], "action": "pay", "oracle": {"ok": ok}, "label": label}
+        for ok, label in [(True, "safe")] * 5 + [(False, "unsafe")] * 4 + [(False, "safe")]
+    ]
+    cases.write_text(json.dumps(rows))
+    out = tmp_path / "weighted.json"
+    code, _, _ = run(
+        "agents", "learn-weights", "--policy", policy_file, "--cases", cases, "--out", out
+    )
+    assert code == 0
+    weighted = json.loads(out.read_text())
+    assert weighted["weights"]["confirmed"] > 0.5
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["check", "--action", "pay"], "--policy"),
+        (["check", "--policy", "{policy}", "--action", "fly"], "action"),
+        (
+            ["check", "--policy", "{policy}", "--action", "pay", "--evidence", '{"ok": 3}'],
+            "evidence",
+        ),
+        (["check", "--policy", "{policy}", "--action", "pay", "--epsilon", "1.5"], "epsilon"),
+        (
+            ["check", "--policy", "{policy}", "--action", "pay", "--trajectory", "{not json"],
+            "--trajectory",
+        ),
+        (["evaluate", "--policy", "{policy}", "--cases", "missing.json"], "--cases"),
+        (["check", "--suite", "casino", "--action", "pay"], "--suite"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(run, policy_file, args, needle):
+    args = [a.replace("{policy}", str(policy_file)) for a in args]
+    code, _, err = run("agents", *args)
+    assert code == 2
+    assert needle in one_line(err)
