@@ -1,6 +1,14 @@
 """Guardrail speed: exact rule-circuit inference against brute force and pgmpy, decisions per second.
 
-Inference half (trustlab.agents.circuit):
+Guardrail (trustlab.agents.Guardrail):
+
+0. Decisions per second of ``Guardrail.check`` on a 20-rule policy whose predicates come from
+   deterministic checkers (sensitive data, URLs, action counts, asking the user, provenance),
+   over trajectories of 2 to 12 steps, against the straightforward implementation of the same
+   decision: every checker run on every step, every rule evaluated on the whole trace with the
+   action taken and not (the target is >= 1,000 decisions/s).
+
+Inference (trustlab.agents.circuit):
 
 1. Decisions per second with deterministic (hard) predicates on 20-rule circuits over a 6-step
    history: ``RuleCircuit.infer`` (p_safe and the violated rules) against the plain approach that
@@ -27,8 +35,10 @@ from functools import partial
 
 import numpy as np
 
+from trustlab.agents import Guardrail
+from trustlab.agents.checkers import CheckContext, make_checker
 from trustlab.agents.circuit import RuleCircuit
-from trustlab.agents.logic import Always, And, Implies, Not, Or, Pred, evaluate
+from trustlab.agents.logic import Always, And, Implies, Not, Or, Pred, evaluate, parse_rule
 
 
 def circuit_rules(n_state: int, n_rules: int, rng: np.random.Generator) -> tuple[list[str], list]:
@@ -114,6 +124,131 @@ def per_query(fn, repeats: int) -> tuple[float, object]:
     return (time.perf_counter() - start) / repeats, value
 
 
+ACTIONS = ("send_money", "send_email", "open_url", "ask_user", "read_file")
+
+
+def guard_policy() -> dict:
+    """20 rules over 5 actions and 6 condition predicates, each computed by a checker."""
+    checkers = {
+        "leaks_card": {"type": "sensitive_data", "patterns": ["credit_card", "iban"]},
+        "leaks_email": {"type": "sensitive_data", "patterns": ["email"]},
+        "trusted_url": {
+            "type": "url_match",
+            "url": ["https://bank.example", "https://docs.example"],
+        },
+        "many_payments": {"type": "action_count", "name": "send_money", "op": ">", "value": 3},
+        "asked": {"type": "ask_the_user", "mode": "asked_before"},
+        "recipient_known": {"type": "argument_mentioned", "arguments": "recipient"},
+    }
+    templates = [
+        ("{a} IMPLIES NOT leaks_card", ["leaks_card"]),
+        ("{a} IMPLIES NOT leaks_email", ["leaks_email"]),
+        ("ALWAYS({a} IMPLIES trusted_url)", ["trusted_url"]),
+        ("{a} IMPLIES NOT many_payments", ["many_payments"]),
+    ]
+    rules, actions = [], {}
+    for a in ACTIONS:
+        actions[a] = {"soft_rule_ids": []}
+        for k, (logic, preds) in enumerate(templates):
+            rid = f"{a}.{k}"
+            if a == "send_money" and k == 3:
+                logic, preds = (
+                    "ALWAYS(send_money IMPLIES (asked AND recipient_known))",
+                    [
+                        "asked",
+                        "recipient_known",
+                    ],
+                )
+            rules.append(
+                {
+                    "rule_id": rid,
+                    "predicates": [
+                        [a, "", "", "action"],
+                        *[[p, "", "", "condition"] for p in preds],
+                    ],
+                    "logic": logic.format(a=a),
+                    "description": f"rule {k} of {a}",
+                }
+            )
+            actions[a]["soft_rule_ids"].append(rid)
+    return {"actions": actions, "rule_list": rules, "checkers": checkers}
+
+
+def random_action(rng: np.random.Generator) -> dict:
+    name = str(rng.choice(ACTIONS))
+    url = str(
+        rng.choice(["https://bank.example/pay", "https://evil.example/x", "https://docs.example/a"])
+    )
+    text = str(rng.choice(["hello", "card 4111 1111 1111 1111", "mail bob@example.com", "ok"]))
+    action = {"name": name, "url": url, "text": text}
+    if name == "send_money":
+        action["arguments"] = {"recipient": str(rng.choice(["Bob", "Mallory"])), "amount": 10}
+    return action
+
+
+def plain_check(
+    policy: dict, checkers: dict, trajectory: list[dict], action: dict, intent: str
+) -> float:
+    """The same decision the straightforward way (no caching, no residuals, no circuits)."""
+    from trustlab.agents.policy import Action, Step
+
+    steps = [Step(action=Action(**s)) for s in trajectory]
+    cand = Action(**action)
+
+    def values(i: int, act: Action) -> dict:
+        ctx = CheckContext(history=tuple(steps[:i]), action=act, task_intent=intent)
+        out = {p: float(c(ctx)) >= 0.5 for p, c in checkers.items()}
+        out.update({a: act.name == a for a in ACTIONS})
+        return out
+
+    trace = [values(i, s.action) for i, s in enumerate(steps)]
+    last = values(len(steps), cand)
+    z = 0.0
+    rules = {r["rule_id"]: r for r in policy["rule_list"]}
+    for rid in policy["actions"][cand.name]["soft_rule_ids"]:
+        formula = parse_rule(rules[rid]["logic"])
+        if not formula.temporal:  # judged at the proposed step, as the guardrail does
+            on = evaluate(formula, [{**last, cand.name: True}])
+            off = evaluate(formula, [{**last, cand.name: False}])
+        else:
+            on = evaluate(formula, [*trace, {**last, cand.name: True}])
+            off = evaluate(formula, [*trace, {**last, cand.name: False}])
+        z += int(on) - int(off)
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def bench_guardrail(quick: bool, rng: np.random.Generator) -> None:
+    policy = guard_policy()
+    guard = Guardrail(policy)
+    checkers = {p: make_checker(spec) for p, spec in policy["checkers"].items()}
+    n = 300 if quick else 2000
+    intent = "Pay Bob 10 dollars for lunch and email him the receipt."
+    queries = []
+    for _ in range(n):
+        history = [random_action(rng) for _ in range(int(rng.integers(2, 13)))]
+        queries.append(
+            (
+                {"task_intent": intent, "steps": [{"action": a} for a in history]},
+                history,
+                random_action(rng),
+            )
+        )
+    start = time.perf_counter()
+    ours = [guard.check(t, a).p_safe for t, _, a in queries]
+    ours_s = time.perf_counter() - start
+    plain_n = min(n, 300)
+    start = time.perf_counter()
+    plain = [plain_check(policy, checkers, h, a, intent) for _, h, a in queries[:plain_n]]
+    plain_s = (time.perf_counter() - start) / plain_n * n
+    gap = max(abs(a - b) for a, b in zip(ours, plain, strict=False))
+    print(
+        f"Guardrail.check, 20 rules, 6 checked predicates, 2-12 step trajectories: trustlab "
+        f"{n / ours_s:,.0f} decisions/s, straightforward {n / plain_s:,.0f}/s, ratio "
+        f"{plain_s / ours_s:.1f}x; largest p_safe gap {gap:.1e}",
+        flush=True,
+    )
+
+
 def bench_decisions(quick: bool, rng: np.random.Generator) -> None:
     names, rules = circuit_rules(20, 20, rng)
     circuit = RuleCircuit("act", rules)
@@ -194,6 +329,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
+    bench_guardrail(args.quick, rng)
     bench_decisions(args.quick, rng)
     bench_exact(args.quick, rng)
 
