@@ -299,6 +299,7 @@ def _nothing(here: Path) -> None:
 
 BUILDERS = {
     "README.md": _readme_files,
+    "agents-guardrail.md": _nothing,
     "audit.md": _audit_files,
     "evaluation-ranking.md": _ranking_files,
     "evals-inspect.md": _nothing,

@@ -61,10 +61,10 @@ def _guardrail(policy: Path | None, suite: str | None, epsilon: float):
             "--policy", "exactly one of --policy FILE or --suite NAME", "both or neither"
         )
     if suite is not None:
-        from trustlab.agents.agentdojo import suite_policy
+        from trustlab.agents.agentdojo import suite_guardrail
 
         _check_suite(suite)
-        return Guardrail(suite_policy(suite), epsilon=epsilon)
+        return suite_guardrail(suite, epsilon=epsilon)  # read-only tools are allowed
     return Guardrail(policy, epsilon=epsilon)
 
 
@@ -156,11 +156,11 @@ def evaluate_command(
             "--suite", "either --suite (repeatable) or --cases FILE", "both or neither"
         )
     if suite:
-        from trustlab.agents.agentdojo import agentdojo_cases, suite_policy
+        from trustlab.agents.agentdojo import agentdojo_cases, suite_guardrail
 
         for s in suite:
             _check_suite(s)
-        guard: Any = {s: Guardrail(suite_policy(s), epsilon=epsilon) for s in suite}
+        guard: Any = {s: suite_guardrail(s, epsilon=epsilon) for s in suite}
         items = [c for s in suite for c in agentdojo_cases(s)]
     else:
         if policy is None:
