@@ -19,6 +19,7 @@ import typer
 from trustlab._results import Result
 
 PACKAGES = [
+    "trustlab.agents",
     "trustlab.audit",
     "trustlab.data",
     "trustlab.evals",

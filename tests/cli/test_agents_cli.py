@@ -108,3 +108,41 @@ def test_bad_input_is_one_line_and_exit_2(run, policy_file, args, needle):
     code, _, err = run("agents", *args)
     assert code == 2
     assert needle in one_line(err)
+
+
+def test_serve_answers_checks_until_stopped(policy_file):
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    command = [
+        sys.executable,
+        "-m",
+        "trustlab.cli.main",
+        "agents",
+        "serve",
+        "--policy",
+        str(policy_file),
+        "--port",
+        "0",
+    ]
+    env = {**os.environ, "COLUMNS": "200", "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        line = proc.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+", line).group(0)
+        body = json.dumps({"trajectory": [], "action": "pay", "evidence": {"ok": False}}).encode()
+        request = urllib.request.Request(url + "/check", data=body, method="POST")
+        with urllib.request.urlopen(request, timeout=20) as answer:
+            decision = json.loads(answer.read())
+        assert (
+            decision["action_allowed"] is False
+            and decision["violated_rules"][0]["rule_id"] == "confirmed"
+        )
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=20)
+    assert proc.returncode == 0

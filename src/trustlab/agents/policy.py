@@ -338,7 +338,8 @@ class PolicyModel(_Model):
             out.setdefault(action, Predicate(name=action, type="action"))
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, Any]:
+        """The policy as plain JSON data (what :func:`load_policy` reads back)."""
         return self.model_dump(mode="json", exclude_defaults=True)
 
 

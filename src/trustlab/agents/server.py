@@ -70,7 +70,7 @@ class _Handler(BaseHTTPRequestHandler):
                 },
             )
         elif self.path.rstrip("/") == "/policy":
-            self._answer(200, guard.policy.to_dict())
+            self._answer(200, guard.policy.as_json())
         else:
             self._answer(
                 404,

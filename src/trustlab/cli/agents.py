@@ -253,7 +253,7 @@ def learn_weights_command(
         bar.add_task(f"learning weights from {len(items)} cases", total=None)
         fit = fit_rule_weights(guard, items, C=c)
     emit(fit, as_json)
-    weighted = guard.with_weights(fit.weights).policy.to_dict()
+    weighted = guard.with_weights(fit.weights).policy.as_json()
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(weighted, indent=2) + "\n", encoding="utf-8")
     tell(f"wrote the weighted policy to {out}", as_json)
