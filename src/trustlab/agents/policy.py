@@ -37,7 +37,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from trustlab.agents.logic import Formula, parse_rule
-from trustlab.errors import InputError
+from trustlab.errors import InputError, describe
 
 __all__ = [
     "Action",
@@ -400,6 +400,8 @@ def _validate(model: type[BaseModel], data: Any, argument: str) -> Any:
         where = ".".join(str(p) for p in first["loc"])
         message = first["msg"].removeprefix("Value error, ")
         location = f"{argument}.{where}" if where else argument
+        if first["type"] != "value_error":  # pydantic's own checks: say what came
+            message = f"{message[:1].lower()}{message[1:]}, got {describe(first.get('input'))}"
         raise InputError(f"{location}: {message}", argument=argument) from None
 
 
