@@ -20,8 +20,8 @@ from trustlab.agents.agentdojo import (
     suite_policy,
 )
 from trustlab.agents.checkers import CheckContext, make_checker
-from trustlab.agents.provenance import argument_mentioned, intent_mentions, no_secret_disclosed
 from trustlab.agents.policy import Action, Step
+from trustlab.agents.provenance import argument_mentioned, intent_mentions, no_secret_disclosed
 from trustlab.errors import InputError
 
 N_TASKS = 3  # user tasks per suite in the case fixtures (drawn with seed 0)
