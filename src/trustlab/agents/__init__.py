@@ -47,6 +47,7 @@ __getattr__, __all__, __dir__ = lazy_names(
             "trajectory_from_messages",
             "GuardrailShield",
         ],
+        ".extraction": ["extract_rules", "ExtractedPolicy", "split_sections", "parse_json_answer"],
         ".stwebagentbench": ["stweb_policies", "stweb_summary", "stweb_tasks", "browsergym_step"],
     },
 )
