@@ -145,3 +145,38 @@ def test_cluster_rules_groups_planted_near_duplicates():
         cluster_rules(rules, embeddings=E[:5])
     with pytest.raises(InputError, match="n_clusters"):
         cluster_rules(rules, embeddings=E, n_clusters=9)
+
+
+# Two sets of rules written as paraphrase groups. The kernel's scale (0.1) was chosen on the first
+# set only; the second is held out.
+TUNED = [
+    ["Never send money to a recipient the user did not name.",
+     "Do not transfer funds to an account that the user has not mentioned.",
+     "Money may only be sent to payees named by the user."],
+    ["Do not change the account password unless the user asks for it.",
+     "Only update the password when the user explicitly requests a password change."],
+    ["Never forward emails to external addresses.",
+     "Do not send the user's emails on to addresses outside the company.",
+     "Emails must not be forwarded to outside recipients."],
+]  # fmt: skip
+HELD_OUT = [
+    ["Do not book a hotel the user did not ask for.",
+     "Hotel reservations require an explicit request from the user.",
+     "Only reserve hotel rooms when the user asked for a booking."],
+    ["Never delete files from the shared drive.",
+     "Files in the cloud drive must not be removed."],
+    ["Do not invite new members to the Slack workspace without approval.",
+     "Adding people to the Slack workspace needs the user's approval.",
+     "Never add users to Slack unless the user approved it."],
+    ["Do not post messages to public web pages.",
+     "Publishing content on external websites is forbidden."],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("groups", [TUNED, HELD_OUT], ids=["tuned", "held-out"])
+def test_cluster_rules_with_the_offline_embedder_finds_paraphrase_groups(groups):
+    rules = [(f"g{g}.{i}", text) for g, group in enumerate(groups) for i, text in enumerate(group)]
+    truth = [g for g, group in enumerate(groups) for _ in group]
+    out = cluster_rules(rules, random_state=0)
+    assert out.n_clusters == len(groups)
+    assert adjusted_rand_score(truth, out.labels) == 1.0

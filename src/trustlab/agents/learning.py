@@ -10,7 +10,7 @@ which is convex (scikit-learn's ``LogisticRegression(fit_intercept=False, C=C)``
 problem; trustlab solves it with L-BFGS and the exact gradient and is tested against it).
 
 Clusters. Near-duplicate rules (ShieldAgent's redundancy pruning) are found by embedding the rule
-descriptions, building a cosine-affinity graph and cutting it with spectral clustering; the number
+descriptions, building an affinity graph on their cosine distances and cutting it with spectral clustering; the number
 of clusters is chosen by the eigengap of the normalised Laplacian.
 """
 
@@ -262,9 +262,13 @@ def cluster_rules(
     embeddings: Any = None,
     embedder: Any = None,
     max_k: int | None = None,
+    scale: float = 0.1,
     random_state: Any = None,
 ) -> RuleClusters:
-    """Cluster rules by their descriptions (cosine affinity of sentence embeddings, spectral).
+    """Cluster rules by their descriptions (sentence embeddings, spectral clustering).
+
+    The affinity of two rules is ``exp(-(1 - cos) / scale)`` of their embeddings' cosine (no
+    self-loops); the number of clusters is the eigengap's unless ``n_clusters`` is given.
 
     Parameters
     ----------
@@ -290,9 +294,14 @@ def cluster_rules(
     norms = np.linalg.norm(E, axis=1, keepdims=True)
     if np.any(norms == 0):
         raise InputError.bad("embeddings", "non-zero rows", E)
+    scale = check_positive(scale, "scale")
     U = E / norms
-    A = np.clip(U @ U.T, 0.0, None)
+    cosine = np.clip(U @ U.T, -1.0, 1.0)
+    # a sharp kernel on the cosine distance: sentence embeddings of unrelated rules still have
+    # cosines of 0.2-0.5, which a plain cosine graph would join into one cluster
+    A = np.exp(-(1.0 - cosine) / scale)
     A = (A + A.T) / 2.0
+    np.fill_diagonal(A, 0.0)
     if n_clusters is None:
         k = eigengap_k(A, max_k=max_k)
     else:

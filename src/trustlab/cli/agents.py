@@ -295,7 +295,7 @@ def serve_command(
 
 
 CLUSTER_HELP = """Group a policy's rules by meaning (near-duplicates to merge): the rule
-descriptions are embedded with the offline all-MiniLM-L6-v2, joined by cosine affinity and cut by
+descriptions are embedded with the offline all-MiniLM-L6-v2, joined by a sharp kernel on their cosine distance and cut by
 spectral clustering; the number of clusters comes from the eigengap unless --n-clusters.
 
 Example:
