@@ -34,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -351,16 +351,10 @@ class Guardrail:
         p_values: list[float] = []
         methods: list[str] = []
         violated: list[ViolatedRule] = []
-        used: set[str] = set()
         shown: dict[str, Any] = {}
-        for name in matched:
-            circuit, rules, needed = self._circuit(name, used)
-            used.update(r.rule_id for r in rules)
-            if not rules:
-                continue
-            names = set().union(*(r.formula.predicates for r in rules)) | {name}
-            history = self._history_values(traj, names, needed)
-            candidate = self._candidate_values(traj, act, names, name, evidence)
+        for name, circuit, rules, names, history, candidate in self._grounded(
+            traj, act, matched, evidence
+        ):
             shown.update(candidate)
             for free in names - set(candidate) - {name}:
                 shown.setdefault(free, None)
@@ -411,15 +405,10 @@ class Guardrail:
         act = as_action(action)
         evidence = _check_evidence(evidence, self.policy)
         out = np.zeros(len(self._rules))
-        used: set[str] = set()
-        for name in self.matched_actions(traj, act):
-            circuit, rules, needed = self._circuit(name, used)
-            used.update(r.rule_id for r in rules)
-            if not rules:
-                continue
-            names = set().union(*(r.formula.predicates for r in rules)) | {name}
-            history = self._history_values(traj, names, needed)
-            candidate = self._candidate_values(traj, act, names, name, evidence)
+        matched = self.matched_actions(traj, act)
+        for name, circuit, rules, names, history, candidate in self._grounded(
+            traj, act, matched, evidence
+        ):
             hard = {
                 k: bool(v >= 0.5) if not isinstance(v, bool) else v for k, v in candidate.items()
             }
@@ -434,6 +423,22 @@ class Guardrail:
             for rule, d in zip(rules, delta, strict=True):
                 out[self._index[rule.rule_id]] = d
         return out
+
+    def _grounded(
+        self, traj: Trajectory, act: Action, matched: list[str], evidence: Mapping[str, Any]
+    ) -> Iterator[tuple[str, RuleCircuit, list[Rule], set[str], list[dict], dict[str, Any]]]:
+        """Per matched policy action with rules: its circuit, rules, predicates, the history's
+        values and the proposed step's (a rule in several matched circuits counts in the first)."""
+        used: set[str] = set()
+        for name in matched:
+            circuit, rules, needed = self._circuit(name, used)
+            used.update(r.rule_id for r in rules)
+            if not rules:
+                continue
+            names = set().union(*(r.formula.predicates for r in rules)) | {name}
+            history = self._history_values(traj, names, needed)
+            candidate = self._candidate_values(traj, act, names, name, evidence)
+            yield name, circuit, rules, names, history, candidate
 
     def _unmatched(self, act: Action) -> Decision:
         if self.unknown_action == "error":

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -132,134 +132,103 @@ class Pred(Formula):
 
 
 @dataclass(frozen=True, slots=True)
-class Not(Formula):
+class _Unary(Formula):
+    """A one-operand node; subclasses name their operator in ``_WORD``."""
+
     arg: Formula
+    _WORD: ClassVar[str] = ""
 
     @property
     def children(self) -> tuple[Formula, ...]:
         return (self.arg,)
 
     def __str__(self) -> str:
-        return f"NOT {_wrap(self.arg)}"
+        return f"{self._WORD} {_wrap(self.arg)}"
 
 
 @dataclass(frozen=True, slots=True)
-class And(Formula):
+class _Binary(Formula):
+    """A two-operand infix node; subclasses name their operator in ``_WORD``."""
+
+    left: Formula
+    right: Formula
+    _WORD: ClassVar[str] = ""
+
+    @property
+    def children(self) -> tuple[Formula, ...]:
+        return (self.left, self.right)
+
+    def __str__(self) -> str:
+        return f"{_wrap(self.left)} {self._WORD} {_wrap(self.right)}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Nary(Formula):
+    """An n-ary node (at least two operands); subclasses name their operator in ``_WORD``."""
+
     args: tuple[Formula, ...]
+    _WORD: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
         if len(self.args) < 2:
-            raise InputError.bad("And.args", "at least two operands", self.args)
+            raise InputError.bad(f"{type(self).__name__}.args", "at least two operands", self.args)
 
     @property
     def children(self) -> tuple[Formula, ...]:
         return self.args
 
     def __str__(self) -> str:
-        return " AND ".join(_wrap(a) for a in self.args)
+        return f" {self._WORD} ".join(_wrap(a) for a in self.args)
 
 
 @dataclass(frozen=True, slots=True)
-class Or(Formula):
-    args: tuple[Formula, ...]
-
-    def __post_init__(self) -> None:
-        if len(self.args) < 2:
-            raise InputError.bad("Or.args", "at least two operands", self.args)
-
-    @property
-    def children(self) -> tuple[Formula, ...]:
-        return self.args
-
-    def __str__(self) -> str:
-        return " OR ".join(_wrap(a) for a in self.args)
+class Not(_Unary):
+    _WORD: ClassVar[str] = "NOT"
 
 
 @dataclass(frozen=True, slots=True)
-class Implies(Formula):
-    left: Formula
-    right: Formula
-
-    @property
-    def children(self) -> tuple[Formula, ...]:
-        return (self.left, self.right)
-
-    def __str__(self) -> str:
-        return f"{_wrap(self.left)} IMPLIES {_wrap(self.right)}"
+class And(_Nary):
+    _WORD: ClassVar[str] = "AND"
 
 
 @dataclass(frozen=True, slots=True)
-class Next(Formula):
-    arg: Formula
-
-    @property
-    def children(self) -> tuple[Formula, ...]:
-        return (self.arg,)
-
-    def __str__(self) -> str:
-        return f"NEXT {_wrap(self.arg)}"
+class Or(_Nary):
+    _WORD: ClassVar[str] = "OR"
 
 
 @dataclass(frozen=True, slots=True)
-class WeakNext(Formula):
-    arg: Formula
-
-    @property
-    def children(self) -> tuple[Formula, ...]:
-        return (self.arg,)
-
-    def __str__(self) -> str:
-        return f"WEAK_NEXT {_wrap(self.arg)}"
+class Implies(_Binary):
+    _WORD: ClassVar[str] = "IMPLIES"
 
 
 @dataclass(frozen=True, slots=True)
-class Always(Formula):
-    arg: Formula
-
-    @property
-    def children(self) -> tuple[Formula, ...]:
-        return (self.arg,)
-
-    def __str__(self) -> str:
-        return f"ALWAYS {_wrap(self.arg)}"
+class Next(_Unary):
+    _WORD: ClassVar[str] = "NEXT"
 
 
 @dataclass(frozen=True, slots=True)
-class Eventually(Formula):
-    arg: Formula
-
-    @property
-    def children(self) -> tuple[Formula, ...]:
-        return (self.arg,)
-
-    def __str__(self) -> str:
-        return f"EVENTUALLY {_wrap(self.arg)}"
+class WeakNext(_Unary):
+    _WORD: ClassVar[str] = "WEAK_NEXT"
 
 
 @dataclass(frozen=True, slots=True)
-class Until(Formula):
-    left: Formula
-    right: Formula
-
-    @property
-    def children(self) -> tuple[Formula, ...]:
-        return (self.left, self.right)
-
-    def __str__(self) -> str:
-        return f"{_wrap(self.left)} UNTIL {_wrap(self.right)}"
+class Always(_Unary):
+    _WORD: ClassVar[str] = "ALWAYS"
 
 
 @dataclass(frozen=True, slots=True)
-class Release(Formula):
-    left: Formula
-    right: Formula
+class Eventually(_Unary):
+    _WORD: ClassVar[str] = "EVENTUALLY"
 
-    @property
-    def children(self) -> tuple[Formula, ...]:
-        return (self.left, self.right)
 
-    def __str__(self) -> str:
-        return f"{_wrap(self.left)} RELEASE {_wrap(self.right)}"
+@dataclass(frozen=True, slots=True)
+class Until(_Binary):
+    _WORD: ClassVar[str] = "UNTIL"
+
+
+@dataclass(frozen=True, slots=True)
+class Release(_Binary):
+    _WORD: ClassVar[str] = "RELEASE"
 
 
 def _wrap(node: Formula) -> str:
