@@ -1,0 +1,333 @@
+"""A small tensor-field network (TFN) built from e3nn, the model EquiGX explains.
+
+The network follows the spec's "Model explained" section:
+
+- edges: a radius graph (``radius``) or a k-nearest-neighbour graph (``k``, neighbours beyond
+  ``radius`` carry no message because the radial basis is cut off there), built with
+  ``torch.cdist`` inside each graph of a batch; ``r_ij = p_src - p_dst``;
+- direction: spherical harmonics ``Y(r_ij / |r_ij|)`` up to ``l_max`` ("component"
+  normalisation); distance: ``sqrt(n_basis) * soft_one_hot_linspace(|r_ij|, 0, radius, n_basis,
+  "smooth_finite", cutoff=True)``;
+- input node features ``x0_i = concat(h_i, sum_{j->i} Y_ij / sqrt(n_bar))``;
+- each convolution: per-edge weights ``w_ij = MLP(e_ij)`` (no biases, so a cut-off edge sends
+  nothing), message ``m_ij = TP(x_src, Y_ij; w_ij)`` (an e3nn tensor product with external
+  weights: ``"fully_connected"`` or the depthwise ``"uvu"``), aggregation
+  ``sum_j m_ij / sqrt(n_bar)``, an e3nn ``Linear`` (no bias) and, except in the last layer, a
+  ``NormActivation`` with a sigmoid;
+- the last convolution maps to ``n_classes x 0e``; graph readout ``sum_nodes / sqrt(n_bar)``.
+
+Torch and e3nn are imported when this module is imported; ``trustlab.explain.equigx`` imports
+it lazily and a missing e3nn raises ``ConfigError.missing_extra("e3nn", "graph")``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from trustlab._lazy import require
+from trustlab.errors import InputError
+
+torch = require("torch", "graph")
+o3 = require("e3nn.o3", "graph")
+e3nn_nn = require("e3nn.nn", "graph")
+e3nn_math = require("e3nn.math", "graph")
+
+__all__ = ["TFNConfig", "TensorFieldNetwork", "PointGraph", "as_graph_tensors"]
+
+TP_KINDS = ("fully_connected", "uvu")
+
+
+@dataclass(frozen=True)
+class TFNConfig:
+    """The settings of a :class:`TensorFieldNetwork` (saved beside its weights as JSON)."""
+
+    n_classes: int = 2
+    n_scalars: int = 1
+    mul: int = 8
+    l_max: int = 2
+    n_layers: int = 2
+    radius: float = 5.0
+    k: int | None = None
+    tp: str = "uvu"
+    n_basis: int = 5
+    radial_hidden: int = 32
+    avg_neighbors: float = 13.67
+    both_parities: bool = True
+    dtype: str = "float32"
+
+    def __post_init__(self) -> None:
+        for name in ("n_classes", "n_scalars", "mul", "n_layers", "n_basis", "radial_hidden"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise InputError.bad(name, "a positive integer", value)
+        if not isinstance(self.l_max, int) or self.l_max < 0:
+            raise InputError.bad("l_max", "an integer >= 0", self.l_max)
+        if self.k is not None and (not isinstance(self.k, int) or self.k < 1):
+            raise InputError.bad("k", "None or a positive integer", self.k)
+        if not (isinstance(self.radius, (int, float)) and self.radius > 0):
+            raise InputError.bad("radius", "a positive number", self.radius)
+        if self.tp not in TP_KINDS:
+            raise InputError.bad("tp", f"one of {TP_KINDS}", self.tp)
+        if self.dtype not in ("float32", "float64"):
+            raise InputError.bad("dtype", "'float32' or 'float64'", self.dtype)
+        if not self.avg_neighbors > 0:
+            raise InputError.bad("avg_neighbors", "a positive number", self.avg_neighbors)
+
+    @property
+    def sh_irreps(self) -> Any:
+        return o3.Irreps.spherical_harmonics(self.l_max)
+
+    @property
+    def hidden_irreps(self) -> Any:
+        parts = []
+        for ell in range(self.l_max + 1):
+            natural = (-1) ** ell
+            parities = (natural, -natural) if self.both_parities else (natural,)
+            for p in parities:
+                parts.append((self.mul, (ell, p)))
+        return o3.Irreps(parts)
+
+
+@dataclass(frozen=True)
+class PointGraph:
+    """A point cloud: positions ``pos`` (n, 3), scalar node features ``x`` (n, f) and an optional
+    ``batch`` vector (n,) of graph indices (0 .. n_graphs - 1) for several graphs at once."""
+
+    pos: Any
+    x: Any
+    batch: Any = None
+
+
+def as_graph_tensors(graph: Any, dtype: Any = None) -> tuple[Any, Any, Any]:
+    """``(pos, x, batch)`` as tensors from a :class:`PointGraph`, a dict or any object with
+    ``pos`` and ``x`` (and optionally ``batch``) attributes; bad shapes raise InputError."""
+    if isinstance(graph, dict):
+        get = graph.get
+    else:
+
+        def get(name: str, default: Any = None) -> Any:
+            return getattr(graph, name, default)
+
+    pos, x, batch = get("pos"), get("x"), get("batch")
+    if pos is None:
+        raise InputError.bad("graph.pos", "node positions of shape (n, 3)", graph)
+    pos = torch.as_tensor(pos, dtype=dtype)
+    if pos.ndim != 2 or pos.shape[1] != 3 or pos.shape[0] < 1:
+        raise InputError.bad("graph.pos", "node positions of shape (n, 3)", tuple(pos.shape))
+    if not torch.isfinite(pos).all():
+        raise InputError.bad("graph.pos", "finite positions", "NaN or infinity")
+    if x is None:
+        raise InputError.bad("graph.x", "scalar node features of shape (n, f)", None)
+    x = torch.as_tensor(x, dtype=pos.dtype)
+    if x.ndim == 1:
+        x = x[:, None]
+    if x.ndim != 2 or x.shape[0] != pos.shape[0]:
+        raise InputError.bad(
+            "graph.x", f"node features of shape ({pos.shape[0]}, f)", tuple(x.shape)
+        )
+    if batch is None:
+        batch = torch.zeros(pos.shape[0], dtype=torch.long)
+    else:
+        batch = torch.as_tensor(batch, dtype=torch.long)
+        if batch.shape != (pos.shape[0],) or (batch.numel() and batch.min() < 0):
+            raise InputError.bad(
+                "graph.batch", f"graph indices >= 0 of shape ({pos.shape[0]},)", batch
+            )
+    return pos, x, batch
+
+
+class _Conv(torch.nn.Module):
+    """One TFN convolution: radial MLP, tensor product, aggregation, Linear, NormActivation."""
+
+    def __init__(self, cfg: TFNConfig, irreps_in: Any, irreps_target: Any, last: bool) -> None:
+        super().__init__()
+        sh = cfg.sh_irreps
+        self.irreps_in = o3.Irreps(irreps_in)
+        if cfg.tp == "fully_connected":
+            self.tp = o3.FullyConnectedTensorProduct(
+                self.irreps_in, sh, irreps_target, shared_weights=False, internal_weights=False
+            )
+        else:
+            wanted = {ir for _, ir in irreps_target}
+            outs, instructions = [], []
+            for i1, (mul, ir1) in enumerate(self.irreps_in):
+                for i2, (_, ir2) in enumerate(sh):
+                    for ir_out in ir1 * ir2:
+                        if ir_out in wanted:
+                            instructions.append((i1, i2, len(outs), "uvu", True))
+                            outs.append((mul, ir_out))
+            self.tp = o3.TensorProduct(
+                self.irreps_in,
+                sh,
+                o3.Irreps(outs),
+                instructions,
+                shared_weights=False,
+                internal_weights=False,
+            )
+        hidden = cfg.radial_hidden
+        self.radial = torch.nn.Sequential(
+            torch.nn.Linear(cfg.n_basis, hidden, bias=False),
+            torch.nn.ReLU(),
+            torch.nn.Linear(hidden, self.tp.weight_numel, bias=False),
+        )
+        self.lin = o3.Linear(self.tp.irreps_out, irreps_target)
+        self.act = None if last else e3nn_nn.NormActivation(irreps_target, torch.sigmoid)
+        self.irreps_out = o3.Irreps(irreps_target)
+
+
+class TensorFieldNetwork(torch.nn.Module):
+    """An e3nn tensor-field network for graph classification (see the module docstring).
+
+    Parameters
+    ----------
+    config : TFNConfig, optional
+        The settings; keyword arguments override its fields (``TensorFieldNetwork(n_classes=3)``).
+        ``dtype="float64"`` builds e3nn's coupling coefficients in float64 (exact equivariance
+        to rounding); do not build in float32 and cast.
+
+    Examples
+    --------
+    >>> import torch
+    >>> net = TensorFieldNetwork(n_classes=3, mul=2, l_max=1, n_layers=2, k=4)
+    >>> g = PointGraph(pos=torch.randn(6, 3), x=torch.ones(6, 1))
+    >>> net(g).shape
+    torch.Size([1, 3])
+    """
+
+    def __init__(self, config: TFNConfig | None = None, **overrides: Any) -> None:
+        super().__init__()
+        cfg = config or TFNConfig()
+        if overrides:
+            cfg = TFNConfig(**{**asdict(cfg), **overrides})
+        self.config = cfg
+        dtype = getattr(torch, cfg.dtype)
+        before = torch.get_default_dtype()
+        # e3nn computes its Clebsch-Gordan buffers in the default dtype: build in the model's
+        # own dtype (a float32 build cast to float64 is equivariant to ~1e-8 only)
+        torch.set_default_dtype(dtype)
+        try:
+            self._build(cfg)
+        finally:
+            torch.set_default_dtype(before)
+        self.to(dtype)
+
+    def _build(self, cfg: TFNConfig) -> None:
+        self.sh_irreps = cfg.sh_irreps
+        self.input_irreps = o3.Irreps(f"{cfg.n_scalars}x0e") + self.sh_irreps
+        layers = []
+        irreps = self.input_irreps
+        for k in range(cfg.n_layers):
+            last = k == cfg.n_layers - 1
+            target = o3.Irreps(f"{cfg.n_classes}x0e") if last else cfg.hidden_irreps
+            layers.append(_Conv(cfg, irreps, target, last))
+            irreps = target
+        self.layers = torch.nn.ModuleList(layers)
+
+    # ---------------------------------------------------------------- pieces
+    def edges(self, pos: Any, batch: Any) -> Any:
+        """The edge index ``(2, E)`` (row 0: source j, row 1: destination i) of the radius or
+        kNN graph within each graph of the batch, without self-loops."""
+        cfg = self.config
+        with torch.no_grad():
+            d = torch.cdist(pos, pos)
+            ok = (batch[:, None] == batch[None, :]) & ~torch.eye(
+                len(pos), dtype=torch.bool, device=pos.device
+            )
+            if cfg.k is None:
+                dst, src = torch.nonzero(ok & (d < cfg.radius), as_tuple=True)
+            else:
+                d = d.masked_fill(~ok, math.inf)
+                kk = min(cfg.k, len(pos) - 1)
+                if kk < 1:
+                    return torch.zeros(2, 0, dtype=torch.long)
+                near = torch.topk(d, kk, dim=1, largest=False).indices  # (n, kk) per dst
+                dst = torch.arange(len(pos)).repeat_interleave(kk)
+                src = near.reshape(-1)
+                keep = torch.isfinite(d[dst, src])
+                dst, src = dst[keep], src[keep]
+        return torch.stack([src, dst])
+
+    def geometry(self, pos: Any, edge_index: Any) -> tuple[Any, Any]:
+        """``(Y, emb)``: spherical harmonics (E, sh_dim) and radial embedding (E, n_basis)."""
+        cfg = self.config
+        vec = pos[edge_index[0]] - pos[edge_index[1]]
+        Y = o3.spherical_harmonics(self.sh_irreps, vec, normalize=True, normalization="component")
+        emb = e3nn_math.soft_one_hot_linspace(
+            vec.norm(dim=1), 0.0, cfg.radius, cfg.n_basis, basis="smooth_finite", cutoff=True
+        ) * math.sqrt(cfg.n_basis)
+        return Y, emb.to(pos.dtype)
+
+    def embed(self, h: Any, Y: Any, edge_index: Any) -> Any:
+        """``x0 = concat(h, sum_{j->i} Y_ij / sqrt(n_bar))``."""
+        agg = torch.zeros(h.shape[0], Y.shape[1], dtype=Y.dtype).index_add(0, edge_index[1], Y)
+        return torch.cat([h, agg / math.sqrt(self.config.avg_neighbors)], dim=1)
+
+    def aggregate(self, m: Any, edge_index: Any, n: int) -> Any:
+        """``sum_{j->i} m_ij / sqrt(n_bar)``."""
+        out = torch.zeros(n, m.shape[1], dtype=m.dtype).index_add(0, edge_index[1], m)
+        return out / math.sqrt(self.config.avg_neighbors)
+
+    def readout(self, z: Any, batch: Any) -> Any:
+        """Per-graph sums of the node outputs divided by ``sqrt(n_bar)``."""
+        n_graphs = int(batch.max()) + 1 if batch.numel() else 0
+        out = torch.zeros(n_graphs, z.shape[1], dtype=z.dtype).index_add(0, batch, z)
+        return out / math.sqrt(self.config.avg_neighbors)
+
+    # ---------------------------------------------------------------- forward
+    def forward(self, graph: Any) -> Any:
+        """Class logits ``(n_graphs, n_classes)`` of a :class:`PointGraph` (or dict)."""
+        dtype = next(self.parameters()).dtype
+        pos, h, batch = as_graph_tensors(graph, dtype)
+        if h.shape[1] != self.config.n_scalars:
+            raise InputError.bad(
+                "graph.x", f"{self.config.n_scalars} scalar features per node", h.shape[1]
+            )
+        edge_index = self.edges(pos, batch)
+        Y, emb = self.geometry(pos, edge_index)
+        x = self.embed(h, Y, edge_index)
+        for layer in self.layers:
+            m = layer.tp(x[edge_index[0]], Y, layer.radial(emb))
+            x = layer.lin(self.aggregate(m, edge_index, len(pos)))
+            if layer.act is not None:
+                x = layer.act(x)
+        return self.readout(x, batch)
+
+    # ---------------------------------------------------------------- files
+    def save(self, path: str | Any) -> Path:
+        """Save into the folder ``path``: ``config.json`` and ``weights.safetensors``.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> net = TensorFieldNetwork(mul=2, l_max=1)
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     _ = net.save(d)
+        ...     TensorFieldNetwork.load(d).config == net.config
+        True
+        """
+        from safetensors.torch import save_file
+
+        folder = Path(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "config.json").write_text(json.dumps(asdict(self.config), indent=2) + "\n")
+        state = {k: v.detach().contiguous() for k, v in self.state_dict().items()}
+        save_file(state, str(folder / "weights.safetensors"))
+        return folder
+
+    @classmethod
+    def load(cls, path: str | Any) -> TensorFieldNetwork:
+        """Load a network saved by :meth:`save`."""
+        from safetensors.torch import load_file
+
+        folder = Path(path)
+        if not (folder / "config.json").is_file():
+            raise InputError.bad("path", "a folder written by TensorFieldNetwork.save", path)
+        cfg = TFNConfig(**json.loads((folder / "config.json").read_text()))
+        state = load_file(str(folder / "weights.safetensors"))
+        net = cls(cfg)
+        net.load_state_dict(state)
+        return net
