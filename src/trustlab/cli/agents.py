@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -265,7 +266,8 @@ def _without_oracle(case: Any) -> dict[str, Any]:
 
 
 SERVE_HELP = """Serve a guardrail over HTTP: POST /check {trajectory, action, evidence} answers the
-decision as JSON (400 with a message for a malformed request); GET /health, GET /policy.
+decision as JSON (400 with a message for a malformed request); GET /health, GET /policy. Ctrl-C
+or SIGTERM stops it.
 
 Example:
 
@@ -288,10 +290,16 @@ def serve_command(
     def ready(server: Any) -> None:
         tell(f"guardrail serving on {server.url} (POST /check); Ctrl-C stops", False)
 
+    def stop(signum: int, frame: Any) -> None:  # SIGTERM stops as Ctrl-C does
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
     try:
         serve_guardrail(guard, host, port, on_ready=ready)
     except KeyboardInterrupt:
         tell("stopped", False)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 CLUSTER_HELP = """Group a policy's rules by meaning (near-duplicates to merge): the rule
