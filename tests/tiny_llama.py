@@ -1,4 +1,5 @@
-"""A tiny Llama with random weights on a given tokenizer, as a trustlab LocalModel (tests)."""
+"""A tiny Llama with random weights on a given tokenizer, as a trustlab LocalModel, and a word-level
+tokenizer for it (tests)."""
 
 from __future__ import annotations
 
@@ -23,3 +24,22 @@ def tiny_llama(tokenizer, vocab_size, *, hidden_size=64, name="tiny-llama", seed
     )
     torch.manual_seed(seed)
     return LocalModel(LlamaForCausalLM(config), tokenizer, name=name)
+
+
+def word_tokenizer(words):
+    """A fast word-level tokenizer: ids 0-2 are <pad>, <s> and [UNK], then ``words`` in the order
+    given (duplicates once); whitespace-separated words, [UNK] for others, <s> first."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {"<pad>": 0, "<s>": 1, "[UNK]": 2}
+    for w in words:
+        vocab.setdefault(w, len(vocab))
+    core = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    core.post_processor = processors.TemplateProcessing(
+        single="<s> $A", special_tokens=[("<s>", 1)]
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=core, bos_token="<s>", unk_token="[UNK]", pad_token="<pad>"
+    )

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tiny_llama import word_tokenizer
 from trustlab.agents import checkers as ck
 from trustlab.agents.checkers import (
     CheckContext,
@@ -532,22 +533,6 @@ def test_partial_ratio_on_long_needles_is_still_exact():
 # --------------------------------------------------------------------------------- llm
 
 
-def _word_tokenizer(words):
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {"<pad>": 0, "<s>": 1, "[UNK]": 2}
-    vocab.update({w: i + 3 for i, w in enumerate(words)})
-    core = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
-    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    core.post_processor = processors.TemplateProcessing(
-        single="<s> $A", special_tokens=[("<s>", 1)]
-    )
-    return PreTrainedTokenizerFast(
-        tokenizer_object=core, bos_token="<s>", unk_token="[UNK]", pad_token="<pad>"
-    )
-
-
 WORDS = ["Yes", "No", "Answer:", "Question:", "click", "delete", "agent", "the", "user", "?"]
 WORDS += ["safe", "Is", "it", "task", "Did", "to", "agree"]  # 17 words + 3 special tokens
 
@@ -562,7 +547,7 @@ def tiny_lm():
     from trustlab.llm import LocalModel
 
     torch.set_num_threads(1)
-    tokenizer = _word_tokenizer(WORDS)
+    tokenizer = word_tokenizer(WORDS)
     assert len(tokenizer) == 20
     config = LlamaConfig(
         vocab_size=len(tokenizer),

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from pydoc_texts import pydoc_texts
 from test_transfer_fidelity import _brute_force
 
+from tiny_llama import word_tokenizer
 from trustlab.errors import InputError
 from trustlab.safety.transfer import ActivationMap, mapped_lm_loss, paired_activations
 from trustlab.safety.transfer._alignment import boundary_pairs, token_ends
@@ -31,23 +32,6 @@ SOURCE_LAYER, TARGET_LAYER = 9, 1
 
 
 TEXTS = pydoc_texts(60, 70)
-
-
-def _word_tokenizer(words):
-    """A fast word-level tokenizer: whitespace-separated words, [UNK] for others, BOS first."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {"<pad>": 0, "<s>": 1, "[UNK]": 2}
-    vocab.update({w: i + 3 for i, w in enumerate(sorted(set(words)))})
-    core = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
-    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    core.post_processor = processors.TemplateProcessing(
-        single="<s> $A", special_tokens=[("<s>", 1)]
-    )
-    return PreTrainedTokenizerFast(
-        tokenizer_object=core, bos_token="<s>", unk_token="[UNK]", pad_token="<pad>"
-    )
 
 
 def _char_tokenizer(alphabet):
@@ -69,7 +53,7 @@ def word_model():
 
     from trustlab.llm import LocalModel
 
-    tokenizer = _word_tokenizer(w for t in TEXTS[:5] for w in t.split())
+    tokenizer = word_tokenizer(sorted({w for t in TEXTS[:5] for w in t.split()}))
     config = LlamaConfig(
         vocab_size=len(tokenizer),
         hidden_size=64,
@@ -181,7 +165,9 @@ def test_offsets_between_one_tokenizer_pair_every_token_with_a_span(smollm2, wor
 
 _ALPHABET = "ab"
 _CHAR_TOKENIZER = _char_tokenizer(_ALPHABET + " \n\t")
-_WORD_TOKENIZER = _word_tokenizer(["a", "b", "ab", "ba"])  # other words are [UNK], with a span
+_WORD_TOKENIZER = word_tokenizer(
+    sorted({"a", "b", "ab", "ba"})
+)  # other words are [UNK], with a span
 
 
 @settings(max_examples=40, deadline=None)

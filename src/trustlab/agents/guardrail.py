@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy.special import expit, logit
 
 from trustlab._results import Result
 from trustlab.agents import provenance as _provenance  # noqa: F401  (registers its checkers)
@@ -370,7 +371,7 @@ class Guardrail:
         elif len(p_values) == 1:
             p_safe = p_values[0]
         else:
-            p_safe = _sigmoid(sum(_logit(p) for p in p_values))
+            p_safe = float(expit(sum(logit(p) for p in p_values)))
         allowed = bool(decide(p_safe, self.epsilon))
         violated.sort(key=lambda v: -v.weight)
         threshold = (1.0 + self.epsilon) / 2.0
@@ -508,22 +509,3 @@ def _check_evidence(evidence: Mapping[str, Any] | None, policy: PolicyModel) -> 
             )
         out[name] = _evidence_value(value, name)
     return out
-
-
-def _logit(p: float) -> float:
-    if p <= 0.0:
-        return -math.inf
-    if p >= 1.0:
-        return math.inf
-    return math.log(p) - math.log1p(-p)
-
-
-def _sigmoid(x: float) -> float:
-    if x == math.inf:
-        return 1.0
-    if x == -math.inf:
-        return 0.0
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
