@@ -278,8 +278,28 @@ class TensorFieldNetwork(torch.nn.Module):
         return out / math.sqrt(self.config.avg_neighbors)
 
     # ---------------------------------------------------------------- forward
-    def forward(self, graph: Any) -> Any:
-        """Class logits ``(n_graphs, n_classes)`` of a :class:`PointGraph` (or dict)."""
+    def forward(
+        self,
+        graph: Any,
+        *,
+        edge_mask: Any = None,
+        mask_order: Any = None,
+        return_hidden: bool = False,
+    ) -> Any:
+        """Class logits ``(n_graphs, n_classes)`` of a :class:`PointGraph` (or dict).
+
+        Parameters
+        ----------
+        graph : PointGraph or dict
+        edge_mask : tensor of shape (E,), optional
+            Multiplies every edge's spherical harmonics and messages (a soft edge mask, as the
+            GNNExplainer baseline learns); ``E`` is the edge count of :meth:`edges`.
+        mask_order : iterable of int, optional
+            Angular orders l whose components are zeroed in the spherical harmonics and in the
+            hidden features (the spec's ``mask_order``: which l the prediction needs).
+        return_hidden : bool
+            Also return the node features entering the last convolution (for Grad-CAM).
+        """
         dtype = next(self.parameters()).dtype
         pos, h, batch = as_graph_tensors(graph, dtype)
         if h.shape[1] != self.config.n_scalars:
@@ -288,13 +308,52 @@ class TensorFieldNetwork(torch.nn.Module):
             )
         edge_index = self.edges(pos, batch)
         Y, emb = self.geometry(pos, edge_index)
+        orders = self._check_orders(mask_order)
+        if orders:
+            Y = Y * self._order_keep(self.sh_irreps, orders, dtype)
+        if edge_mask is not None:
+            edge_mask = torch.as_tensor(edge_mask, dtype=dtype)
+            if edge_mask.shape != (edge_index.shape[1],):
+                raise InputError.bad(
+                    "edge_mask", f"a tensor of shape ({edge_index.shape[1]},)", edge_mask.shape
+                )
+            Y = Y * edge_mask[:, None]
         x = self.embed(h, Y, edge_index)
+        hidden = x
         for layer in self.layers:
+            hidden = x
             m = layer.tp(x[edge_index[0]], Y, layer.radial(emb))
+            if edge_mask is not None:
+                m = m * edge_mask[:, None]
             x = layer.lin(self.aggregate(m, edge_index, len(pos)))
             if layer.act is not None:
                 x = layer.act(x)
-        return self.readout(x, batch)
+                if orders:
+                    x = x * self._order_keep(layer.act.irreps_in, orders, dtype)
+        out = self.readout(x, batch)
+        return (out, hidden) if return_hidden else out
+
+    def _check_orders(self, mask_order: Any) -> tuple[int, ...]:
+        if mask_order is None:
+            return ()
+        try:
+            orders = tuple(sorted({int(v) for v in mask_order}))
+        except (TypeError, ValueError) as exc:
+            raise InputError.bad(
+                "mask_order", "an iterable of angular orders l", mask_order
+            ) from exc
+        if any(not 0 <= v <= self.config.l_max for v in orders):
+            raise InputError.bad(
+                "mask_order", f"orders in 0..{self.config.l_max} (the model's l_max)", orders
+            )
+        return orders
+
+    @staticmethod
+    def _order_keep(irreps: Any, orders: tuple[int, ...], dtype: Any) -> Any:
+        keep = []
+        for mul, ir in irreps:
+            keep += [0.0 if ir.l in orders else 1.0] * (mul * ir.dim)
+        return torch.tensor(keep, dtype=dtype)
 
     # ---------------------------------------------------------------- files
     def save(self, path: str | Any) -> Path:

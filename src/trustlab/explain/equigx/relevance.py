@@ -237,6 +237,7 @@ class GraphExplanation(Result):
     norm_rule: str
     variant: str
     method: str
+    output: str
     logits: np.ndarray
     node_relevance: np.ndarray
     feature_relevance: np.ndarray
@@ -269,7 +270,8 @@ class GraphExplanation(Result):
     def summary(self) -> str:
         top = np.argsort(-self.node_relevance)[:5]
         lines = [
-            f"EquiGX ({self.method}, {self.variant}, NormActivation rule {self.norm_rule})",
+            f"EquiGX ({self.method}, {self.variant}, NormActivation rule {self.norm_rule}, "
+            f"explaining the {self.output})",
             f"  target class {self.target}; {len(self.node_relevance)} nodes, "
             f"{self.edge_index.shape[1]} edges; total relevance {self.total:.6g}",
             f"  inputs {self.feature_relevance.sum():.4g}, edge directions "
@@ -308,6 +310,62 @@ class GraphExplanation(Result):
         ax.set_title(f"EquiGX relevance, class {self.target}")
         return ax
 
+    def to_html(self, path: str | Any, *, title: str | None = None) -> Any:
+        """Write an interactive 3-D view (rotate, zoom, hover for each node's relevance) as one
+        self-contained HTML file (plotly, with its script inlined); returns the path.
+
+        Nodes are coloured and sized by relevance; each edge is drawn with an opacity proportional
+        to its relevance (direction + distance), red for positive and blue for negative.
+        """
+        from pathlib import Path
+
+        go = require("plotly.graph_objects", "graph")
+        p, r = self.positions, self.node_relevance
+        e = self.edge_direction + self.edge_distance
+        escale = max(float(np.abs(e).max()) if e.size else 0.0, 1e-300)
+        scale = max(float(np.abs(r).max()), 1e-300)
+        traces = []
+        for sign, colour in ((1, "crimson"), (-1, "royalblue")):
+            for level in (0.25, 0.5, 0.75, 1.0):  # a few opacity bands keep the file small
+                sel = [
+                    k for k in range(e.size)
+                    if np.sign(e[k]) == sign and level - 0.25 < abs(e[k]) / escale <= level
+                ]  # fmt: skip
+                if not sel:
+                    continue
+                xs, ys, zs = [], [], []
+                for k in sel:
+                    s_, d_ = self.edge_index[:, k]
+                    xs += [p[s_, 0], p[d_, 0], None]
+                    ys += [p[s_, 1], p[d_, 1], None]
+                    zs += [p[s_, 2], p[d_, 2], None]
+                traces.append(
+                    go.Scatter3d(
+                        x=xs, y=ys, z=zs, mode="lines", opacity=level, hoverinfo="skip",
+                        line={"color": colour, "width": 3}, showlegend=False,
+                    )
+                )  # fmt: skip
+        traces.append(
+            go.Scatter3d(
+                x=p[:, 0], y=p[:, 1], z=p[:, 2], mode="markers",
+                marker={"size": 4 + 12 * np.abs(r) / scale, "color": r, "colorscale": "RdBu",
+                        "reversescale": True, "cmin": -scale, "cmax": scale,
+                        "colorbar": {"title": "relevance"}},
+                text=[f"node {i}: {v:.4g}" for i, v in enumerate(r)], hoverinfo="text",
+                showlegend=False,
+            )
+        )  # fmt: skip
+        fig = go.Figure(traces)
+        fig.update_layout(
+            title=title or f"EquiGX relevance, class {self.target} ({self.output})",
+            scene={"aspectmode": "data"},
+            margin={"l": 0, "r": 0, "t": 40, "b": 0},
+        )
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fig.write_html(str(out), include_plotlyjs=True, full_html=True)
+        return out
+
 
 # ------------------------------------------------------------------------------------- explainer
 
@@ -326,6 +384,13 @@ class EquiGX:
         rotation invariant and conserving).
     method : {"fast", "rules"}
         One modified backward pass, or the explicit rule-by-rule path (same values).
+    output : {"logit", "contrast"}
+        What is explained: the target logit (the paper's start, relevance 1 on the target class),
+        or (trustlab extension) the *contrast* ``y_t - sum_{c != t} q_c y_c`` with ``q`` the
+        other classes' softmax probabilities renormalised (held constant); for two classes it is
+        the log-odds ``y_t - y_other``. A logit is only defined up to a shift shared by all
+        classes, so its sign (and the sign of every relevance that starts from it) can be
+        arbitrary; the contrast is shift-invariant.
     epsilon : float
         The stabiliser (sign-aware); the fast form needs none.
 
@@ -348,6 +413,7 @@ class EquiGX:
         norm_rule: str = "released",
         variant: str = "componentwise",
         method: str = "fast",
+        output: str = "logit",
         epsilon: float = 1e-7,
     ) -> None:
         _check_model(model)
@@ -355,6 +421,7 @@ class EquiGX:
         self.norm_rule = check_choice(norm_rule, "norm_rule", ("released", "identity"))
         self.variant = check_choice(variant, "variant", ("componentwise", "block"))
         self.method = check_choice(method, "method", ("fast", "rules"))
+        self.output = check_choice(output, "output", ("logit", "contrast"))
         if not (isinstance(epsilon, (int, float)) and epsilon >= 0):
             raise InputError.bad("epsilon", "a number >= 0", epsilon)
         self.epsilon = float(epsilon)
@@ -390,14 +457,20 @@ class EquiGX:
         elif not 0 <= int(target) < n_classes:
             raise InputError.bad("target", f"a class index in 0..{n_classes - 1}", target)
         target = int(target)
+        weights = torch.zeros(n_classes, dtype=logits.dtype)
+        weights[target] = 1.0
+        if self.output == "contrast" and n_classes > 1:
+            p = torch.softmax(logits, 0)
+            others = torch.arange(n_classes) != target
+            weights[others] = -p[others] / p[others].sum().clamp_min(1e-300)
         if self.method == "fast":
-            parts = self._fast(pos, h, edge_index, target)
+            parts = self._fast(pos, h, edge_index, weights)
         else:
-            parts = self._rules(pos, h, edge_index, target)
+            parts = self._rules(pos, h, edge_index, weights)
         return self._result(parts, pos, edge_index, target, logits)
 
     # ---------------------------------------------------------------- fast form
-    def _fast(self, pos: Any, h: Any, edge_index: Any, target: int) -> dict:
+    def _fast(self, pos: Any, h: Any, edge_index: Any, weights: Any) -> dict:
         model, eps, block = self.model, self.epsilon, self.variant == "block"
         src, n = edge_index[0], len(pos)
         with torch.no_grad():
@@ -437,7 +510,7 @@ class EquiGX:
                     x = z
                 else:
                     x = y
-            out = model.readout(x, torch.zeros(n, dtype=torch.long))[0, target]
+            out = model.readout(x, torch.zeros(n, dtype=torch.long))[0] @ weights
             # relevance 1 on the target: the output divided by its own (constant) value
             value = out.detach()
             yhat = out / (value if float(value) != 0 else self.epsilon or 1.0)
@@ -466,7 +539,7 @@ class EquiGX:
         )
 
     # ---------------------------------------------------------------- rules path
-    def _rules(self, pos: Any, h: Any, edge_index: Any, target: int) -> dict:
+    def _rules(self, pos: Any, h: Any, edge_index: Any, weights: Any) -> dict:
         model, eps, variant = self.model, self.epsilon, self.variant
         src, dst, n = edge_index[0], edge_index[1], len(pos)
         with torch.no_grad():
@@ -483,9 +556,9 @@ class EquiGX:
                 saved.append(dict(x=x, w=w, m=m, S=S, agg=agg, y=y, z=z))
                 x = z
             # rule 1 + readout Z-rule: relevance 1 on the target, shared over the nodes
-            R = torch.zeros_like(x)
-            col = x[:, target]
-            R[:, target] = col / _signed(col.sum(), eps)
+            # (the contrast output weighs each class column; the logit output is one-hot)
+            Z = x * weights
+            R = Z / _signed(Z.sum(), eps)
             L = len(model.layers)
             layer_x, layer_Y, layer_w, kappa = [None] * L, [None] * L, [None] * L, [1.0] * L
             for k in range(L - 1, -1, -1):
@@ -536,6 +609,7 @@ class EquiGX:
             target=target,
             total=float(R_h.sum() + E.sum()),
             norm_rule=self.norm_rule,
+            output=self.output,
             variant=self.variant,
             method=self.method,
             logits=np_(logits),

@@ -1,0 +1,157 @@
+"""The small trained networks shipped with trustlab, and the recipe that trains them.
+
+Each entry of :data:`CHECKPOINTS` names its data (generator or bundled subset and their seeds), the
+network settings and the training settings. :func:`train_checkpoint` trains one from scratch
+(``scripts/train_equigx_checkpoints.py`` runs it for all and writes them into the package);
+:func:`load_checkpoint` loads the shipped weights; :func:`checkpoint_data` rebuilds the exact train,
+validation and test parts, so an evaluation uses graphs the network never saw.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from trustlab.errors import InputError
+from trustlab.explain.equigx.data import GraphDataset, qm9_carbonyl, shapes_in_noise
+
+__all__ = [
+    "CHECKPOINTS",
+    "DATA_SOURCES",
+    "checkpoint_data",
+    "checkpoint_info",
+    "load_checkpoint",
+    "recipe_data",
+    "train_checkpoint",
+    "train_recipe",
+]
+
+_HERE = Path(__file__).with_name("checkpoints")
+
+#: name -> data, model and training settings of each shipped network.
+CHECKPOINTS: dict[str, dict[str, Any]] = {
+    "shapes_platonic": {
+        "description": "the five platonic solids hidden among 28 noise points (label: the solid)",
+        "data": {"source": "shapes_in_noise", "n_graphs": 1000, "variant": "platonic",
+                 "random_state": 11},
+        "model": {"mul": 4, "l_max": 2, "n_layers": 3, "k": 8, "radius": 2.5,
+                  "avg_neighbors": 8.0},
+        "train": {"max_epochs": 20, "learning_rate": 1e-2, "batch_size": 32, "random_state": 0},
+    },
+    "qm9_carbonyl": {
+        "description": "QM9 molecules with oxygen (label: has a C=O bond, a C-O pair < 1.25 A)",
+        "data": {"source": "qm9_carbonyl", "random_state": 0},
+        "model": {"mul": 4, "l_max": 2, "n_layers": 2, "k": 8, "radius": 3.0,
+                  "avg_neighbors": 8.0},
+        "train": {"max_epochs": 20, "learning_rate": 1e-2, "batch_size": 32, "random_state": 0},
+    },
+}  # fmt: skip
+_TEST_SIZE, _VALIDATION_SIZE, _SPLIT_SEED = 0.2, 0.2, 0
+
+
+#: ``--data`` names of the CLI -> data specs.
+DATA_SOURCES: dict[str, dict[str, Any]] = {
+    "shapes": {"source": "shapes_in_noise", "variant": "platonic"},
+    "shapes-same-count": {"source": "shapes_in_noise", "variant": "same_count"},
+    "shapes-spiral": {"source": "shapes_in_noise", "variant": "spiral"},
+    "shapes-tetris": {"source": "shapes_in_noise", "variant": "tetris", "n_nodes": 16},
+    "qm9": {"source": "qm9_carbonyl"},
+}
+
+
+def _entry(name: str) -> dict[str, Any]:
+    if name not in CHECKPOINTS:
+        raise InputError.bad("name", f"one of {tuple(CHECKPOINTS)}", name)
+    return CHECKPOINTS[name]
+
+
+def recipe_data(data: dict[str, Any]) -> dict[str, GraphDataset]:
+    """The ``{"train", "validation", "test"}`` parts of a data spec (``{"source":
+    "shapes_in_noise", **generator arguments}`` or ``{"source": "qm9_carbonyl", ...}``): 20 % of
+    the graphs for testing, then 20 % of the rest for validation, both stratified and seeded."""
+    spec = dict(data)
+    source = spec.pop("source", None)
+    if source == "shapes_in_noise":
+        dataset = shapes_in_noise(**spec)
+    elif source == "qm9_carbonyl":
+        dataset = qm9_carbonyl(**spec)
+    else:
+        raise InputError.bad("data", "a spec with source 'shapes_in_noise' or 'qm9_carbonyl'", data)
+    rest, test = dataset.split(_TEST_SIZE, random_state=_SPLIT_SEED)
+    train, validation = rest.split(_VALIDATION_SIZE, random_state=_SPLIT_SEED + 1)
+    return {"train": train, "validation": validation, "test": test}
+
+
+def checkpoint_data(name: str) -> dict[str, GraphDataset]:
+    """The ``{"train", "validation", "test"}`` parts a shipped checkpoint was trained and tested
+    on (see :func:`recipe_data`).
+
+    Examples
+    --------
+    >>> parts = checkpoint_data("qm9_carbonyl")
+    >>> {k: len(v) for k, v in parts.items()}
+    {'train': 1920, 'validation': 480, 'test': 600}
+    """
+    return recipe_data(_entry(name)["data"])
+
+
+def train_recipe(recipe: dict[str, Any], out_dir: str | Path, *, progress: Any = None) -> Any:
+    """Train a network from a recipe ``{"data": spec, "model": TFN settings, "train":
+    train_tfn settings}`` into ``out_dir``: the network (``config.json``,
+    ``weights.safetensors``) and ``training.json`` (the recipe, the history, the test accuracy).
+    An interrupted run resumes from ``out_dir/_state``. Returns the history."""
+    from trustlab.explain.equigx.model import TensorFieldNetwork
+    from trustlab.explain.equigx.training import predict_graphs, train_tfn
+
+    parts = recipe_data(recipe["data"])
+    train = parts["train"]
+    net = TensorFieldNetwork(
+        n_classes=train.n_classes, n_scalars=train[0].x.shape[1], **recipe.get("model", {})
+    )
+    out = Path(out_dir)
+    history = train_tfn(
+        net, train, validation=parts["validation"], checkpoint_dir=out / "_state",
+        progress=progress, **recipe.get("train", {}),
+    )  # fmt: skip
+    test = parts["test"]
+    accuracy = float((predict_graphs(net, test).argmax(1) == test.labels).mean())
+    net.save(out)
+    record = {**recipe, "history": history.to_dict(), "test_accuracy": accuracy,
+              "n_test": len(test), "class_names": list(train.class_names)}  # fmt: skip
+    (out / "training.json").write_text(json.dumps(record, indent=1) + "\n")
+    shutil.rmtree(out / "_state", ignore_errors=True)
+    return history
+
+
+def train_checkpoint(name: str, out_dir: str | Path, *, progress: Any = None) -> Any:
+    """Train the shipped checkpoint ``name`` from scratch into ``out_dir``
+    (:func:`train_recipe`)."""
+    return train_recipe({"name": name, **_entry(name)}, out_dir, progress=progress)
+
+
+def load_checkpoint(name: str) -> Any:
+    """The shipped network ``name`` (a :class:`TensorFieldNetwork`, in eval mode).
+
+    Examples
+    --------
+    >>> net = load_checkpoint("shapes_platonic")
+    >>> net.config.n_classes
+    5
+    """
+    from trustlab.explain.equigx.model import TensorFieldNetwork
+
+    _entry(name)
+    folder = _HERE / name
+    if not (folder / "weights.safetensors").is_file():
+        raise InputError.bad(
+            "name", "a checkpoint shipped with trustlab (scripts/train_equigx_checkpoints.py)", name
+        )
+    return TensorFieldNetwork.load(folder).eval()
+
+
+def checkpoint_info(name: str) -> dict[str, Any]:
+    """The shipped ``training.json`` of checkpoint ``name``."""
+    _entry(name)
+    return json.loads((_HERE / name / "training.json").read_text())

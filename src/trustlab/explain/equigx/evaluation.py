@@ -1,0 +1,361 @@
+"""Evaluate EquiGX and the baselines on graphs with ground-truth nodes (spec 10, checks 5-6).
+
+:func:`evaluate_explanations` explains each test graph's true class with every method and reports
+
+- **ground truth**: per-graph node ROC-AUC and average precision of the scores against the
+  ground-truth nodes (the shape; the carbonyl C and O), averaged over the correctly classified
+  graphs whose mask has both kinds of node, with percentile-bootstrap intervals over graphs;
+- **fidelity**: accuracy after deleting the top ``fraction`` of nodes by each method (the nodes are
+  removed from the point cloud, so they neither carry features nor shape their neighbours'
+  geometry), against deleting the same number of random nodes (mean of ``n_random`` draws); the
+  *fidelity gap* is how much more the method's deletion drops accuracy than random deletion;
+- **angular orders**: accuracy with each order l of the spherical harmonics and hidden features
+  zeroed (``mask_order``), and EquiGX's relevance split into input features, edge distances and
+  edge directions per order l.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from trustlab._checks import check_positive_int, check_random_state
+from trustlab._lazy import require
+from trustlab._results import Result, internal_field
+from trustlab.errors import InputError
+
+torch = require("torch", "graph")
+
+from trustlab.explain.equigx.baselines import BASELINES, baseline_scores  # noqa: E402
+from trustlab.explain.equigx.data import Graph, GraphDataset  # noqa: E402
+from trustlab.explain.equigx.model import TensorFieldNetwork  # noqa: E402
+from trustlab.explain.equigx.relevance import EquiGX  # noqa: E402
+from trustlab.explain.equigx.training import predict_graphs  # noqa: E402
+
+__all__ = ["METHODS", "ExplanationEvaluation", "evaluate_explanations"]
+
+#: EquiGX (the paper's componentwise rules from the target logit), its block variant and its
+#: contrast output (both trustlab extensions), and the baselines.
+METHODS = ("equigx", "equigx_block", "equigx_contrast", *BASELINES)
+
+
+def _auroc(mask: np.ndarray, score: np.ndarray) -> float:
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(mask, score))
+
+
+def _ap(mask: np.ndarray, score: np.ndarray) -> float:
+    from sklearn.metrics import average_precision_score
+
+    return float(average_precision_score(mask, score))
+
+
+def _interval(values: np.ndarray, rng: np.random.Generator, level: float) -> dict[str, Any]:
+    values = np.asarray(values, dtype=float)
+    if values.size == 0:
+        return {"estimate": None, "low": None, "high": None, "n": 0}
+    draws = rng.integers(0, values.size, size=(1000, values.size))
+    means = values[draws].mean(1)
+    a = (1 - level) / 2
+    return {
+        "estimate": float(values.mean()),
+        "low": float(np.quantile(means, a)),
+        "high": float(np.quantile(means, 1 - a)),
+        "n": int(values.size),
+    }
+
+
+def _delete(graph: Graph, nodes: np.ndarray) -> Graph:
+    keep = np.ones(graph.n_nodes, dtype=bool)
+    keep[nodes] = False
+    return Graph(
+        pos=graph.pos[keep], x=graph.x[keep], label=graph.label, node_mask=graph.node_mask[keep]
+    )
+
+
+@dataclass(frozen=True)
+class ExplanationEvaluation(Result):
+    """Ground-truth agreement, fidelity and angular-order ablation of node explanations.
+
+    ``auroc`` / ``average_precision``: per method, ``{"estimate", "low", "high", "n"}`` over
+    graphs; ``accuracy_after_deletion``: per method, the accuracy once its top ``fraction`` nodes
+    are deleted (``"random"``: mean over random draws); ``fidelity_gap``: per method, accuracy
+    after random deletion minus accuracy after the method's deletion; ``order_accuracy``: per
+    order l, accuracy with l zeroed; ``relevance_parts``: EquiGX's mean relevance on input
+    features, edge distances and edge directions per order l (they sum to 1);
+    ``seconds_per_graph``: per method.
+    """
+
+    dataset: str
+    n_graphs: int
+    n_explained: int
+    accuracy: float
+    methods: tuple[str, ...]
+    fraction: float
+    confidence_level: float
+    auroc: dict
+    average_precision: dict
+    accuracy_after_deletion: dict
+    fidelity_gap: dict
+    order_accuracy: dict
+    relevance_parts: dict
+    seconds_per_graph: dict
+    random_state: Any = None
+    per_graph_auroc: dict = internal_field(default_factory=dict)
+    examples: tuple = internal_field(default=())
+    figure_name = "equigx_evaluation.png"
+
+    def summary(self) -> str:
+        lines = [
+            f"Explanations on {self.dataset}: {self.n_graphs} graphs, accuracy "
+            f"{self.accuracy:.3f}; {self.n_explained} correctly classified graphs with ground "
+            "truth explained",
+            f"  {'method':<22}{'AUROC':>8}{'AP':>8}{'acc. after top ' + _pct(self.fraction):>22}"
+            f"{'gap':>8}",
+        ]
+        for m in self.methods:
+            a, p = self.auroc[m]["estimate"], self.average_precision[m]["estimate"]
+            lines.append(
+                f"  {m:<22}{_f(a):>8}{_f(p):>8}"
+                f"{_f(self.accuracy_after_deletion.get(m)):>22}{_f(self.fidelity_gap.get(m)):>8}"
+            )
+        lines.append(
+            f"  random deletion of {_pct(self.fraction)}: accuracy "
+            f"{_f(self.accuracy_after_deletion.get('random'))}"
+        )
+        orders = ", ".join(f"l={k}: {_f(v)}" for k, v in self.order_accuracy.items())
+        lines.append(f"  accuracy with one angular order zeroed: {orders}")
+        return "\n".join(lines)
+
+    def plot(self, ax: Any = None) -> Any:
+        """Mean node AUROC per method with its interval (left) and the accuracy after deleting
+        each method's top nodes against random deletion (right)."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+        else:
+            fig = ax.figure
+            spec = ax.get_subplotspec()
+            ax.remove()
+            sub = spec.subgridspec(1, 2, wspace=0.35)
+            axes = [fig.add_subplot(sub[0]), fig.add_subplot(sub[1])]
+        names = list(self.methods)
+        est = [self.auroc[m]["estimate"] or np.nan for m in names]
+        lo = [e - (self.auroc[m]["low"] or e) for m, e in zip(names, est, strict=True)]
+        hi = [(self.auroc[m]["high"] or e) - e for m, e in zip(names, est, strict=True)]
+        colours = ["tab:red" if m.startswith("equigx") else "tab:gray" for m in names]
+        axes[0].barh(names, est, xerr=[lo, hi], color=colours)
+        axes[0].axvline(0.5, color="k", lw=0.8, ls=":")
+        axes[0].set_xlim(0, 1)
+        axes[0].invert_yaxis()
+        axes[0].set_xlabel("node AUROC against the ground truth")
+        acc = [self.accuracy_after_deletion.get(m, np.nan) for m in names]
+        axes[1].barh(names, acc, color=colours)
+        axes[1].set_yticks(range(len(names)), [""] * len(names))  # the same rows as on the left
+        axes[1].axvline(self.accuracy_after_deletion.get("random", np.nan), color="k", ls="--",
+                        label="random deletion")  # fmt: skip
+        axes[1].axvline(self.accuracy, color="tab:green", ls=":", label="no deletion")
+        axes[1].set_xlim(0, 1.02)
+        axes[1].invert_yaxis()
+        axes[1].set_xlabel(f"accuracy after deleting the top {_pct(self.fraction)} nodes")
+        axes[1].legend(loc="lower right", fontsize=8)
+        axes[0].set_title(self.dataset)
+        return axes[0]
+
+
+def _f(v: Any) -> str:
+    return "n/a" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.3f}"
+
+
+def _pct(v: float) -> str:
+    return f"{v:.0%}"
+
+
+def _order_parts(ex: Any, sh_irreps: Any) -> dict[str, float]:
+    parts = {
+        "input features": float(ex.feature_relevance.sum()),
+        "edge distance": float(ex.edge_distance.sum()),
+    }
+    start = 0
+    for _, ir in sh_irreps:
+        stop = start + ir.dim
+        key = f"edge direction l={ir.l}"
+        parts[key] = parts.get(key, 0.0) + float(ex.edge_direction_components[:, start:stop].sum())
+        start = stop
+    return parts
+
+
+def evaluate_explanations(
+    model: TensorFieldNetwork,
+    dataset: GraphDataset,
+    *,
+    methods: Sequence[str] = METHODS,
+    max_graphs: int | None = 100,
+    fraction: float = 0.2,
+    n_random: int = 5,
+    confidence_level: float = 0.95,
+    n_steps: int = 50,
+    random_state: Any = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> ExplanationEvaluation:
+    """Score node explanations of ``model`` on ``dataset`` (see the module docstring).
+
+    Parameters
+    ----------
+    model : TensorFieldNetwork
+        A trained network.
+    dataset : GraphDataset
+        Test graphs with ground-truth ``node_mask``; the first ``max_graphs`` are used.
+    methods : sequence of str
+        From :data:`METHODS`.
+    fraction : float in (0, 1)
+        Share of each graph's nodes deleted for fidelity (rounded up).
+    n_random : int
+        Random deletions averaged for the control.
+    n_steps : int
+        Integrated-gradients steps.
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each graph.
+
+    Returns
+    -------
+    ExplanationEvaluation
+
+    Examples
+    --------
+    >>> import torch
+    >>> from trustlab.explain.equigx import TensorFieldNetwork, shapes_in_noise
+    >>> torch.manual_seed(0) and None
+    >>> data = shapes_in_noise(6, variant="same_count", n_nodes=10, random_state=0)
+    >>> net = TensorFieldNetwork(n_classes=3, mul=2, l_max=1, k=4, radius=2.0)
+    >>> ev = evaluate_explanations(net, data, methods=["equigx", "random"], n_random=1)
+    >>> sorted(ev.auroc)
+    ['equigx', 'random']
+    """
+    if not isinstance(model, TensorFieldNetwork):
+        raise InputError.bad("model", "a trained trustlab TensorFieldNetwork", model)
+    if not isinstance(dataset, GraphDataset) or len(dataset) == 0:
+        raise InputError.bad("dataset", "a non-empty GraphDataset", dataset)
+    if dataset.n_classes != model.config.n_classes:
+        raise InputError.bad(
+            "dataset", f"{model.config.n_classes} classes (the model's)", dataset.n_classes
+        )
+    if dataset[0].x.shape[1] != model.config.n_scalars:
+        raise InputError.bad(
+            "dataset", f"{model.config.n_scalars} node features (the model's)",
+            dataset[0].x.shape[1],
+        )  # fmt: skip
+    if isinstance(methods, str):
+        methods = [methods]
+    methods = tuple(methods)
+    bad = [m for m in methods if m not in METHODS]
+    if bad or not methods:
+        raise InputError.bad("methods", f"a non-empty selection of {METHODS}", methods)
+    if not (isinstance(fraction, (int, float)) and 0 < fraction < 1):
+        raise InputError.bad("fraction", "a number in (0, 1)", fraction)
+    if not (isinstance(confidence_level, float) and 0 < confidence_level < 1):
+        raise InputError.bad("confidence_level", "a number in (0, 1)", confidence_level)
+    n_random = check_positive_int(n_random, "n_random")
+    n_steps = check_positive_int(n_steps, "n_steps")
+    if max_graphs is not None:
+        max_graphs = check_positive_int(max_graphs, "max_graphs")
+        dataset = dataset.subset(np.arange(min(max_graphs, len(dataset))))
+    rng = check_random_state(random_state)
+    seed = int(rng.integers(2**31))
+    graphs = list(dataset)
+    labels = dataset.labels
+    pred = predict_graphs(model, graphs).argmax(1)
+    correct = pred == labels
+    explainers = {
+        "equigx": EquiGX(model),
+        "equigx_block": EquiGX(model, variant="block"),
+        "equigx_contrast": EquiGX(model, output="contrast"),
+    }
+    scores: dict[str, list[np.ndarray]] = {m: [] for m in methods}
+    seconds = {m: 0.0 for m in methods}
+    parts: list[dict[str, float]] = []
+    examples = []
+    for i, g in enumerate(graphs):
+        for m in methods:
+            t0 = time.perf_counter()
+            if m in explainers:
+                ex = explainers[m].explain(g, target=int(g.label))
+                s = ex.node_relevance
+                if m == "equigx":
+                    parts.append(_order_parts(ex, model.sh_irreps))
+                    if len(examples) < 3 and correct[i] and g.node_mask.any():
+                        examples.append(ex)
+            else:
+                s = baseline_scores(
+                    model, g, m, target=int(g.label), n_steps=n_steps, random_state=seed + i
+                )
+            seconds[m] += time.perf_counter() - t0
+            scores[m].append(np.asarray(s, dtype=float))
+        if progress is not None:
+            progress(i + 1, len(graphs))
+    # ground truth, on correctly classified graphs whose mask has both kinds of node
+    usable = [i for i, g in enumerate(graphs) if correct[i] and 0 < g.node_mask.sum() < g.n_nodes]
+    boot = np.random.default_rng(seed)
+    auroc, ap, per_graph = {}, {}, {}
+    for m in methods:
+        a = np.array([_auroc(graphs[i].node_mask, scores[m][i]) for i in usable])
+        p = np.array([_ap(graphs[i].node_mask, scores[m][i]) for i in usable])
+        per_graph[m] = a
+        auroc[m] = _interval(a, boot, confidence_level)
+        ap[m] = _interval(p, boot, confidence_level)
+    # fidelity: delete the top nodes by each method, or random ones
+    after: dict[str, float] = {}
+    for m in methods:
+        cut = []
+        for g, s in zip(graphs, scores[m], strict=True):
+            k = int(np.ceil(fraction * g.n_nodes))
+            cut.append(_delete(g, np.argsort(-s, kind="stable")[:k]))
+        after[m] = float(np.mean(predict_graphs(model, cut).argmax(1) == labels))
+    draws = np.random.default_rng(seed + 1)
+    rand = []
+    for _ in range(n_random):
+        cut = [
+            _delete(g, draws.permutation(g.n_nodes)[: int(np.ceil(fraction * g.n_nodes))])
+            for g in graphs
+        ]
+        rand.append(float(np.mean(predict_graphs(model, cut).argmax(1) == labels)))
+    after["random"] = float(np.mean(rand))
+    gap = {m: after["random"] - after[m] for m in methods}
+    # angular orders
+    order_acc = {}
+    dtype = next(model.parameters()).dtype
+    from trustlab.explain.equigx.training import batch_graphs
+
+    with torch.no_grad():
+        for ell in range(model.config.l_max + 1):
+            hits = 0
+            for s in range(0, len(graphs), 64):
+                logits = model(batch_graphs(graphs[s : s + 64], dtype), mask_order=[ell])
+                hits += int((logits.argmax(1).numpy() == labels[s : s + 64]).sum())
+            order_acc[ell] = hits / len(graphs)
+    relevance_parts = {k: float(np.mean([p[k] for p in parts])) for k in parts[0]} if parts else {}
+    return ExplanationEvaluation(
+        dataset=dataset.name,
+        n_graphs=len(graphs),
+        n_explained=len(usable),
+        accuracy=float(correct.mean()),
+        methods=methods,
+        fraction=float(fraction),
+        confidence_level=float(confidence_level),
+        auroc=auroc,
+        average_precision=ap,
+        accuracy_after_deletion=after,
+        fidelity_gap=gap,
+        order_accuracy=order_acc,
+        relevance_parts=relevance_parts,
+        seconds_per_graph={m: seconds[m] / len(graphs) for m in methods},
+        random_state=random_state if isinstance(random_state, (int, type(None))) else None,
+        per_graph_auroc=per_graph,
+        examples=tuple(examples),
+    )
