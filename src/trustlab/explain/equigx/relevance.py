@@ -317,54 +317,9 @@ class GraphExplanation(Result):
         Nodes are coloured and sized by relevance; each edge is drawn with an opacity proportional
         to its relevance (direction + distance), red for positive and blue for negative.
         """
-        from pathlib import Path
+        from trustlab.explain.equigx.view import explanation_html
 
-        go = require("plotly.graph_objects", "graph")
-        p, r = self.positions, self.node_relevance
-        e = self.edge_direction + self.edge_distance
-        escale = max(float(np.abs(e).max()) if e.size else 0.0, 1e-300)
-        scale = max(float(np.abs(r).max()), 1e-300)
-        traces = []
-        for sign, colour in ((1, "crimson"), (-1, "royalblue")):
-            for level in (0.25, 0.5, 0.75, 1.0):  # a few opacity bands keep the file small
-                sel = [
-                    k for k in range(e.size)
-                    if np.sign(e[k]) == sign and level - 0.25 < abs(e[k]) / escale <= level
-                ]  # fmt: skip
-                if not sel:
-                    continue
-                xs, ys, zs = [], [], []
-                for k in sel:
-                    s_, d_ = self.edge_index[:, k]
-                    xs += [p[s_, 0], p[d_, 0], None]
-                    ys += [p[s_, 1], p[d_, 1], None]
-                    zs += [p[s_, 2], p[d_, 2], None]
-                traces.append(
-                    go.Scatter3d(
-                        x=xs, y=ys, z=zs, mode="lines", opacity=level, hoverinfo="skip",
-                        line={"color": colour, "width": 3}, showlegend=False,
-                    )
-                )  # fmt: skip
-        traces.append(
-            go.Scatter3d(
-                x=p[:, 0], y=p[:, 1], z=p[:, 2], mode="markers",
-                marker={"size": 4 + 12 * np.abs(r) / scale, "color": r, "colorscale": "RdBu",
-                        "reversescale": True, "cmin": -scale, "cmax": scale,
-                        "colorbar": {"title": "relevance"}},
-                text=[f"node {i}: {v:.4g}" for i, v in enumerate(r)], hoverinfo="text",
-                showlegend=False,
-            )
-        )  # fmt: skip
-        fig = go.Figure(traces)
-        fig.update_layout(
-            title=title or f"EquiGX relevance, class {self.target} ({self.output})",
-            scene={"aspectmode": "data"},
-            margin={"l": 0, "r": 0, "t": 40, "b": 0},
-        )
-        out = Path(path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fig.write_html(str(out), include_plotlyjs=True, full_html=True)
-        return out
+        return explanation_html(self, path, title=title)
 
 
 # ------------------------------------------------------------------------------------- explainer

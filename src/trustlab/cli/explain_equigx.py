@@ -1,0 +1,283 @@
+"""``trustlab explain equigx``: train, explain and evaluate e3nn tensor-field networks.
+
+``train --data NAME --out DIR`` trains a :class:`~trustlab.explain.equigx.TensorFieldNetwork` on a
+generated or bundled dataset (20 % held out for testing, 20 % of the rest for choosing the epoch),
+saving the state after every epoch into ``DIR/_state`` so a rerun after a crash or Ctrl-C
+continues; DIR ends with ``config.json``, ``weights.safetensors``, ``training.json`` and
+``training.png``.
+
+``explain --model DIR|--checkpoint NAME [--data NAME --index I | --graph FILE]`` explains one graph
+with EquiGX and writes ``result.json``, ``equigx.png`` and an interactive ``equigx.html``.
+
+``evaluate --model DIR|--checkpoint NAME --out DIR`` scores EquiGX and the baselines against the
+ground-truth nodes of the model's held-out test graphs (or ``--data NAME --n-graphs N --seed S``,
+freshly generated) and writes the evaluation page.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import typer
+
+from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, save, tell, tracker
+from trustlab.cli._runs import OverwriteOption, refuse_existing
+from trustlab.errors import InputError
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    no_args_is_help=True,
+    help="EquiGX: relevance for e3nn tensor-field networks (train, explain, evaluate).",
+)
+
+DATA_NAMES = ("shapes", "shapes-same-count", "shapes-spiral", "shapes-tetris", "qm9")
+DataOption = Annotated[
+    str | None,
+    typer.Option(
+        "--data",
+        help="shapes (platonic solids in noise), shapes-same-count, shapes-spiral, shapes-tetris "
+        "(chiral pieces) or qm9 (the bundled QM9 carbonyl subset).",
+    ),
+]
+ModelOption = Annotated[
+    Path | None,
+    typer.Option("--model", help="A folder written by 'trustlab explain equigx train'."),
+]
+CheckpointOption = Annotated[
+    str | None,
+    typer.Option(
+        "--checkpoint", help="A network shipped with trustlab: shapes_platonic or qm9_carbonyl."
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
+
+
+@app.callback()
+def _group() -> None:
+    """EquiGX: relevance for e3nn tensor-field networks (train, explain, evaluate)."""
+
+
+def _data_spec(data: str, n_graphs: int | None, seed: int) -> dict[str, Any]:
+    from trustlab.explain.equigx import DATA_SOURCES
+
+    if data not in DATA_SOURCES:
+        raise InputError.bad("--data", f"one of {', '.join(DATA_SOURCES)}", data)
+    spec = {**DATA_SOURCES[data], "random_state": seed}
+    if n_graphs is not None:
+        key = "n_molecules" if spec["source"] == "qm9_carbonyl" else "n_graphs"
+        spec[key] = n_graphs
+    elif spec["source"] == "shapes_in_noise":
+        spec["n_graphs"] = 1000
+    return spec
+
+
+def _load_model(model: Path | None, checkpoint: str | None) -> tuple[Any, dict[str, Any]]:
+    """The network and its training record (``training.json``; may be empty)."""
+    from trustlab.explain.equigx import (
+        CHECKPOINTS,
+        TensorFieldNetwork,
+        checkpoint_info,
+        load_checkpoint,
+    )
+
+    if (model is None) == (checkpoint is None):
+        raise InputError.bad(
+            "--model", "either --model DIR or --checkpoint NAME", "both or neither"
+        )
+    if checkpoint is not None:
+        if checkpoint not in CHECKPOINTS:
+            raise InputError.bad("--checkpoint", f"one of {', '.join(CHECKPOINTS)}", checkpoint)
+        return load_checkpoint(checkpoint), checkpoint_info(checkpoint)
+    if not (model / "config.json").is_file():
+        raise InputError.bad(
+            "--model", "a folder written by 'trustlab explain equigx train'", str(model)
+        )
+    record = model / "training.json"
+    info = json.loads(record.read_text()) if record.is_file() else {}
+    return TensorFieldNetwork.load(model).eval(), info
+
+
+@app.command("train")
+def train(
+    data: DataOption = "shapes",
+    out: Annotated[
+        Path, typer.Option("--out", help="Folder for the network and its record.")
+    ] = Path("equigx_model"),
+    n_graphs: Annotated[
+        int | None,
+        typer.Option(
+            "--n-graphs", help="Graphs to generate (shapes: 1000) or molecules (qm9: all)."
+        ),
+    ] = None,
+    mul: Annotated[int, typer.Option("--mul", help="Channels per irrep.")] = 4,
+    l_max: Annotated[int, typer.Option("--l-max", help="Highest angular order.")] = 2,
+    layers: Annotated[int, typer.Option("--layers", help="Convolutions.")] = 2,
+    k: Annotated[int, typer.Option("--k", help="Neighbours per node.")] = 8,
+    radius: Annotated[float, typer.Option("--radius", help="Radial cut-off.")] = 2.5,
+    max_epochs: Annotated[int, typer.Option("--max-epochs")] = 20,
+    learning_rate: Annotated[float, typer.Option("--learning-rate")] = 1e-2,
+    batch_size: Annotated[int, typer.Option("--batch-size")] = 32,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the data and the training.")] = 0,
+    overwrite: OverwriteOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Train a tensor-field network; a rerun into the same --out resumes an interrupted run."""
+    from trustlab.explain.equigx import train_recipe
+
+    refuse_existing(out, overwrite, ("training.json",), "a trained network")
+    spec = _data_spec(data, n_graphs, seed)
+    recipe = {
+        "data": spec,
+        "model": {"mul": mul, "l_max": l_max, "n_layers": layers, "k": k, "radius": radius,
+                  "avg_neighbors": float(k)},
+        "train": {"max_epochs": max_epochs, "learning_rate": learning_rate,
+                  "batch_size": batch_size, "random_state": seed},
+    }  # fmt: skip
+    if (out / "_state" / "state.pt").is_file():
+        tell(f"trustlab: resuming the interrupted run in {out / '_state'}", as_json=True)
+    with progress() as bar:
+        task = bar.add_task(f"training on {data}", total=max_epochs)
+
+        def report(epoch: int, total: int, loss: float, acc: float, val: float) -> None:
+            bar.update(task, completed=epoch, description=f"epoch {epoch}: loss {loss:.3f}, "
+                       f"validation accuracy {val:.3f}")  # fmt: skip
+
+        history = train_recipe(recipe, out, progress=report)
+    emit(history, as_json)
+    info = json.loads((out / "training.json").read_text())
+    tell(f"test accuracy {info['test_accuracy']:.3f} on {info['n_test']} held-out graphs", as_json)
+    save(history, out, as_json)
+
+
+def _one_graph(
+    info: dict[str, Any], data: str | None, index: int, graph: Path | None, seed: int
+) -> Any:
+    from trustlab.explain.equigx import recipe_data
+
+    if graph is not None:
+        if not graph.is_file():
+            raise InputError.bad("--graph", "a .npz or .json file with 'pos' and 'x'", str(graph))
+        try:
+            if graph.suffix.lower() == ".npz":
+                with np.load(graph) as f:
+                    return {
+                        "pos": f["pos"],
+                        "x": f["x"] if "x" in f else np.ones((len(f["pos"]), 1)),
+                    }
+            obj = json.loads(graph.read_text())
+            pos = np.asarray(obj["pos"], dtype=float)
+            return {"pos": pos, "x": np.asarray(obj.get("x", np.ones((len(pos), 1))), dtype=float)}
+        except (KeyError, ValueError, OSError) as exc:
+            raise InputError.bad(
+                "--graph", "a .npz or .json file with 'pos' (n, 3) and optionally 'x' (n, f)",
+                f"{graph} ({exc})",
+            ) from exc  # fmt: skip
+    if data is None:
+        if "data" not in info:
+            raise InputError.bad("--data", "--data NAME or --graph FILE for this model", None)
+        parts = recipe_data(info["data"])
+        dataset = parts["test"]
+    else:
+        dataset = recipe_data(_data_spec(data, 50, seed))["test"]
+    if not 0 <= index < len(dataset):
+        raise InputError.bad("--index", f"a graph index in 0..{len(dataset) - 1}", index)
+    return dataset[index]
+
+
+@app.command("explain")
+def explain(
+    model: ModelOption = None,
+    checkpoint: CheckpointOption = None,
+    data: DataOption = None,
+    index: Annotated[int, typer.Option("--index", help="Which test graph to explain.")] = 0,
+    graph: Annotated[
+        Path | None, typer.Option("--graph", help="A graph file (.npz or .json: pos, x).")
+    ] = None,
+    target: Annotated[
+        int | None, typer.Option("--target", help="Class to explain (default: the predicted).")
+    ] = None,
+    output: Annotated[
+        str, typer.Option("--output", help="logit (the paper) or contrast (against the others).")
+    ] = "logit",
+    variant: Annotated[str, typer.Option("--variant", help="componentwise or block.")] = (
+        "componentwise"
+    ),
+    norm_rule: Annotated[str, typer.Option("--norm-rule", help="released or identity.")] = (
+        "released"
+    ),
+    seed: Annotated[int, typer.Option("--seed", help="Seed of freshly generated --data.")] = 0,
+    out: Annotated[Path | None, typer.Option("--out", help="Write the explanation here.")] = None,
+    overwrite: OverwriteOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Explain one graph: node, edge-direction and edge-distance relevance."""
+    from trustlab.explain.equigx import EquiGX
+
+    refuse_existing(out, overwrite, ("result.json", "equigx.html"), "an explanation")
+    net, info = _load_model(model, checkpoint)
+    g = _one_graph(info, data, index, graph, seed)
+    explainer = EquiGX(net, output=output, variant=variant, norm_rule=norm_rule)
+    result = explainer.explain(g, target=target)
+    emit(result, as_json)
+    save(result, out, as_json)
+    if out is not None:
+        html = result.to_html(Path(out) / "equigx.html")
+        tell(f"wrote {html.name} to {out}", as_json)
+
+
+@app.command("evaluate")
+def evaluate(
+    model: ModelOption = None,
+    checkpoint: CheckpointOption = None,
+    data: DataOption = None,
+    n_graphs: Annotated[
+        int | None, typer.Option("--n-graphs", help="With --data: graphs to generate.")
+    ] = None,
+    methods: Annotated[
+        str | None, typer.Option("--methods", help="Comma-separated methods (default: all).")
+    ] = None,
+    max_graphs: Annotated[int, typer.Option("--max-graphs", help="Test graphs to explain.")] = 100,
+    fraction: Annotated[float, typer.Option("--fraction", help="Share of nodes deleted.")] = 0.2,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of data and controls.")] = 0,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write the result and its page here.")
+    ] = None,
+    overwrite: OverwriteOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Score EquiGX and the baselines: ground-truth AUROC/AP, fidelity, angular orders."""
+    from trustlab.explain.equigx import METHODS, evaluate_explanations, recipe_data
+
+    refuse_existing(out, overwrite, ("result.json", "report.html"), "an evaluation")
+    net, info = _load_model(model, checkpoint)
+    chosen = tuple(METHODS) if methods is None else tuple(
+        m.strip() for m in methods.split(",") if m.strip()
+    )  # fmt: skip
+    bad = [m for m in chosen if m not in METHODS]
+    if bad or not chosen:
+        raise InputError.bad(
+            "--methods", f"comma-separated names from {', '.join(METHODS)}", methods
+        )
+    if data is not None:
+        dataset = recipe_data(_data_spec(data, n_graphs, seed))["test"]
+    elif "data" in info:
+        dataset = recipe_data(info["data"])["test"]
+    else:
+        raise InputError.bad("--data", "--data NAME (this model has no training record)", None)
+    with progress() as bar:
+        result = evaluate_explanations(
+            net, dataset, methods=chosen, max_graphs=max_graphs, fraction=fraction,
+            random_state=seed,
+            progress=tracker(bar, f"explaining {min(max_graphs, len(dataset))} graphs"),
+        )  # fmt: skip
+    emit(result, as_json)
+    save(result, out, as_json)
+    if out is not None:
+        from trustlab.audit.sections.equigx import write_page
+
+        html, _ = write_page(result, out, meta={"model": str(model or checkpoint), "seed": seed})
+        tell(f"wrote {html.name} to {out}", as_json)
