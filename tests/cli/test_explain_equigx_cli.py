@@ -97,3 +97,13 @@ def test_bad_options_are_one_line(run, tmp_path, args, option):
     code, _, err = run("explain", "equigx", *args)
     assert code == 2
     assert one_line(err).startswith(f"trustlab: error: {option}"), err
+
+
+def test_data_list_names_the_graph_dataset_with_its_label_order(run):
+    from trustlab.explain.equigx import qm9_carbonyl
+
+    code, stdout, _ = run("data", "list", "--json")
+    assert code == 0
+    info = {d["name"]: d for d in json.loads(stdout)}["qm9_carbonyl"]
+    assert info["kind"] == "graph" and info["rows"] == 3000
+    assert tuple(info["classes"]) == qm9_carbonyl(n_molecules=4, random_state=0).class_names

@@ -14,8 +14,11 @@ app = typer.Typer(no_args_is_help=True, help="The real datasets bundled with tru
 
 @app.command("list")
 def list_command(as_json: bool = typer.Option(False, "--json", help=JSON_OPTION_HELP)) -> None:
-    """List the bundled datasets with their label, protected attributes and licence."""
-    infos = list_datasets()
+    """List the bundled datasets with their label, protected attributes and licence (tables, then
+    graph datasets such as qm9_carbonyl, whose loader the JSON names)."""
+    from trustlab.explain.equigx.data import qm9_carbonyl_info
+
+    infos = [*list_datasets(), qm9_carbonyl_info()]
     if as_json:
         typer.echo(json_text(infos), nl=False)
         return

@@ -58,6 +58,8 @@ SHAPE_VARIANTS: dict[str, tuple[str, ...]] = {
 }
 #: Element order of the one-hot node features of :func:`qm9_carbonyl`.
 QM9_ELEMENTS = ("H", "C", "N", "O", "F")
+#: The QM9 carbonyl task's class names, labels 0 and 1.
+QM9_CLASSES = ("no_carbonyl", "carbonyl")
 #: A C-O pair shorter than this (angstrom) is a carbonyl bond.
 CARBONYL_MAX_DISTANCE = 1.25
 
@@ -528,7 +530,7 @@ def qm9_carbonyl_info() -> dict:
         "name": "qm9_carbonyl",
         "rows": int(len(arrays["n_atoms"])),
         "label": "carbonyl",
-        "classes": ["carbonyl", "no_carbonyl"],
+        "classes": list(QM9_CLASSES),  # the order of the labels 0, 1
         "protected": [],
         "features": [str(e) for e in arrays["element_names"]],
         "description": (
@@ -616,7 +618,7 @@ def qm9_carbonyl(*, n_molecules: int | None = None, random_state: Any = None) ->
         )
     return GraphDataset(
         name="qm9_carbonyl",
-        class_names=("no_carbonyl", "carbonyl"),
+        class_names=QM9_CLASSES,
         feature_names=names,
         graphs=tuple(graphs),
     )
