@@ -392,3 +392,56 @@ def test_interactive_view_is_one_self_contained_file(tmp_path):
     text = path.read_text()
     assert "<html" in text and "plotly" in text.lower() and "node 0:" in text
     assert "<script src=" not in text.replace('<script src="data:', "")
+
+
+@pytest.mark.parametrize(
+    ("norm_rule", "variant", "output", "k"),
+    [("released", "componentwise", "logit", 5), ("identity", "block", "contrast", 5),
+     ("released", "componentwise", "contrast", None)],
+)  # fmt: skip
+def test_explain_many_equals_one_at_a_time(norm_rule, variant, output, k):
+    net = small_net(k=k)
+    graphs = [graph(n=7 + i % 3, seed=20 + i) for i in range(5)]
+    targets = [0, 2, 1, None, 2]
+    ex = EquiGX(net, norm_rule=norm_rule, variant=variant, output=output)
+    many = ex.explain_many(graphs, targets, batch_size=3)
+    for g, t, m in zip(graphs, targets, many, strict=True):
+        one = ex.explain(g, target=t)
+        assert m.target == one.target and np.array_equal(m.edge_index, one.edge_index)
+        scale = np.abs(one.node_relevance).max()
+        for name in ("node_relevance", "edge_direction", "edge_distance", "feature_relevance"):
+            np.testing.assert_allclose(getattr(m, name), getattr(one, name), rtol=0,
+                                       atol=1e-10 * scale, err_msg=name)  # fmt: skip
+        np.testing.assert_allclose(m.kappa, one.kappa, rtol=1e-10)
+    with pytest.raises(InputError, match="targets"):
+        ex.explain_many(graphs, [0])
+    with pytest.raises(InputError, match="batch_size"):
+        ex.explain_many(graphs, batch_size=0)
+
+
+def test_knn_graph_keeps_ties_so_rounding_cannot_choose_edges():
+    """A cube's vertex has three neighbours at distance 1 and three at sqrt(2): with k = 4 the
+    ties at sqrt(2) are all kept, and the graph is the same after a rotation, a node permutation
+    or inside a batch (rounding would otherwise pick one of the tied neighbours)."""
+    from trustlab.explain.equigx.data import shape_vertices
+
+    cube = torch.as_tensor(shape_vertices("cube"), dtype=torch.float32)
+    net = TensorFieldNetwork(n_classes=2, mul=2, l_max=1, k=4, radius=5.0)
+    zeros = torch.zeros(8, dtype=torch.long)
+    edges = net.edges(cube, zeros)
+    assert edges.shape[1] == 8 * 6  # 3 at distance 1 and all 3 tied at sqrt(2), per vertex
+
+    def as_set(e, order=None):
+        e = e.T.tolist() if order is None else [[order[a], order[b]] for a, b in e.T.tolist()]
+        return {tuple(x) for x in e}
+
+    R = rotation(11).to(torch.float32)
+    assert as_set(net.edges(cube @ R.T + 0.3, zeros)) == as_set(edges)
+    perm = torch.randperm(8, generator=torch.Generator().manual_seed(0))
+    back = perm.tolist()  # new index i holds old node perm[i]
+    assert as_set(net.edges(cube[perm], zeros), back) == as_set(edges)
+    two = torch.cat([torch.randn(5, 3), cube])
+    batch = torch.tensor([0] * 5 + [1] * 8)
+    inner = net.edges(two, batch)
+    inner = inner[:, inner[1] >= 5] - 5
+    assert as_set(inner) == as_set(edges)

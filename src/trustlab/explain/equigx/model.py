@@ -2,8 +2,9 @@
 
 The network follows the spec's "Model explained" section:
 
-- edges: a radius graph (``radius``) or a k-nearest-neighbour graph (``k``, neighbours beyond
-  ``radius`` carry no message because the radial basis is cut off there), built with
+- edges: a radius graph (``radius``) or a k-nearest-neighbour graph (``k``, neighbours tied with
+  the k-th kept; neighbours beyond ``radius`` carry no message because the radial basis is cut
+  off there), built with
   ``torch.cdist`` inside each graph of a batch; ``r_ij = p_src - p_dst``;
 - direction: spherical harmonics ``Y(r_ij / |r_ij|)`` up to ``l_max`` ("component"
   normalisation); distance: ``sqrt(n_basis) * soft_one_hot_linspace(|r_ij|, 0, radius, n_basis,
@@ -39,6 +40,8 @@ e3nn_math = require("e3nn.math", "graph")
 __all__ = ["TFNConfig", "TensorFieldNetwork", "PointGraph", "as_graph_tensors"]
 
 TP_KINDS = ("fully_connected", "uvu")
+#: Neighbours within this relative distance of the k-th nearest count as tied with it (kept).
+KNN_TIE_TOLERANCE = 1e-5
 
 
 @dataclass(frozen=True)
@@ -230,10 +233,18 @@ class TensorFieldNetwork(torch.nn.Module):
     # ---------------------------------------------------------------- pieces
     def edges(self, pos: Any, batch: Any) -> Any:
         """The edge index ``(2, E)`` (row 0: source j, row 1: destination i) of the radius or
-        kNN graph within each graph of the batch, without self-loops."""
+        kNN graph within each graph of the batch, without self-loops.
+
+        The kNN graph keeps every neighbour tied with the k-th nearest (within ``1e-5`` of its
+        distance, relative): symmetric point sets (a cube's vertices) have exact ties, and
+        breaking them by rounding would make the graph, and the prediction, depend on the
+        rotation, the node order and whether the graph is explained alone or in a batch.
+        Distances are computed as differences (not through a matrix product) for the same
+        reason; edges are ordered by destination, then source.
+        """
         cfg = self.config
         with torch.no_grad():
-            d = torch.cdist(pos, pos)
+            d = torch.cdist(pos, pos, compute_mode="donot_use_mm_for_euclid_dist")
             ok = (batch[:, None] == batch[None, :]) & ~torch.eye(
                 len(pos), dtype=torch.bool, device=pos.device
             )
@@ -244,11 +255,9 @@ class TensorFieldNetwork(torch.nn.Module):
                 kk = min(cfg.k, len(pos) - 1)
                 if kk < 1:
                     return torch.zeros(2, 0, dtype=torch.long)
-                near = torch.topk(d, kk, dim=1, largest=False).indices  # (n, kk) per dst
-                dst = torch.arange(len(pos)).repeat_interleave(kk)
-                src = near.reshape(-1)
-                keep = torch.isfinite(d[dst, src])
-                dst, src = dst[keep], src[keep]
+                kth = torch.topk(d, kk, dim=1, largest=False).values[:, -1:]  # (n, 1) per dst
+                near = ok & (d <= kth * (1 + KNN_TIE_TOLERANCE))
+                dst, src = torch.nonzero(near, as_tuple=True)
         return torch.stack([src, dst])
 
     def geometry(self, pos: Any, edge_index: Any) -> tuple[Any, Any]:
