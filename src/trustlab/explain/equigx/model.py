@@ -242,23 +242,31 @@ class TensorFieldNetwork(torch.nn.Module):
         Distances are computed as differences (not through a matrix product) for the same
         reason; edges are ordered by destination, then source.
         """
-        cfg = self.config
         with torch.no_grad():
-            d = torch.cdist(pos, pos, compute_mode="donot_use_mm_for_euclid_dist")
-            ok = (batch[:, None] == batch[None, :]) & ~torch.eye(
-                len(pos), dtype=torch.bool, device=pos.device
-            )
-            if cfg.k is None:
-                dst, src = torch.nonzero(ok & (d < cfg.radius), as_tuple=True)
-            else:
-                d = d.masked_fill(~ok, math.inf)
-                kk = min(cfg.k, len(pos) - 1)
-                if kk < 1:
-                    return torch.zeros(2, 0, dtype=torch.long)
-                kth = torch.topk(d, kk, dim=1, largest=False).values[:, -1:]  # (n, 1) per dst
-                near = ok & (d <= kth * (1 + KNN_TIE_TOLERANCE))
-                dst, src = torch.nonzero(near, as_tuple=True)
-        return torch.stack([src, dst])
+            if batch.numel() == 0:
+                return torch.zeros(2, 0, dtype=torch.long)
+            parts = []
+            for g in torch.unique(batch):  # one graph at a time: memory and time linear in graphs
+                nodes = torch.nonzero(batch == g, as_tuple=True)[0]
+                src, dst = self._graph_edges(pos[nodes])
+                parts.append(torch.stack([nodes[src], nodes[dst]]))
+        return torch.cat(parts, dim=1)
+
+    def _graph_edges(self, pos: Any) -> tuple[Any, Any]:
+        cfg = self.config
+        n = len(pos)
+        d = torch.cdist(pos, pos, compute_mode="donot_use_mm_for_euclid_dist")
+        ok = ~torch.eye(n, dtype=torch.bool, device=pos.device)
+        if cfg.k is None:
+            dst, src = torch.nonzero(ok & (d < cfg.radius), as_tuple=True)
+            return src, dst
+        kk = min(cfg.k, n - 1)
+        if kk < 1:
+            return torch.zeros(0, dtype=torch.long), torch.zeros(0, dtype=torch.long)
+        d = d.masked_fill(~ok, math.inf)
+        kth = torch.topk(d, kk, dim=1, largest=False).values[:, -1:]  # (n, 1) per dst
+        dst, src = torch.nonzero(ok & (d <= kth * (1 + KNN_TIE_TOLERANCE)), as_tuple=True)
+        return src, dst
 
     def geometry(self, pos: Any, edge_index: Any) -> tuple[Any, Any]:
         """``(Y, emb)``: spherical harmonics (E, sh_dim) and radial embedding (E, n_basis)."""

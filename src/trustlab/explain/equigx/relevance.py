@@ -408,16 +408,16 @@ class EquiGX:
         (a :class:`~trustlab.explain.equigx.model.PointGraph`, a dict, or any object with
         ``pos`` and ``x``)."""
         pos, h, edge_index = self._prepare(graph)
-        with torch.no_grad():
-            logits = self.model(dict(pos=pos, x=h))[0]
-        target = self._target(target, logits)
-        weights = self._weights(target, logits)
         if self.method == "fast":
             batch = torch.zeros(len(pos), dtype=torch.long)
-            parts = self._fast(pos, h, edge_index, weights[None], batch)
+            parts = self._fast(pos, h, edge_index, batch, [target])
             parts["kappa"] = [float(k[0]) for k in parts["kappa"]]
+            target, logits = parts["targets"][0], parts["logits"][0]
         else:
-            parts = self._rules(pos, h, edge_index, weights)
+            with torch.no_grad():
+                logits = self.model(dict(pos=pos, x=h))[0]
+            target = self._target(target, logits)
+            parts = self._rules(pos, h, edge_index, self._weights(target, logits))
         return self._result(parts, pos, edge_index, target, logits)
 
     def explain_many(
@@ -458,14 +458,9 @@ class EquiGX:
             h = torch.cat([x for _, x in prepared])
             batch = torch.repeat_interleave(torch.arange(len(chunk)), torch.tensor(sizes))
             edge_index = self.model.edges(pos, batch)
-            with torch.no_grad():
-                logits = self.model(dict(pos=pos, x=h, batch=batch))
-            chosen = [
-                self._target(None if targets is None else targets[start + i], logits[i])
-                for i in range(len(chunk))
-            ]
-            weights = torch.stack([self._weights(t, logits[i]) for i, t in enumerate(chosen)])
-            parts = self._fast(pos, h, edge_index, weights, batch)
+            wanted = [None] * len(chunk) if targets is None else targets[start : start + len(chunk)]
+            parts = self._fast(pos, h, edge_index, batch, wanted)
+            chosen, logits = parts["targets"], parts["logits"]
             offsets = np.concatenate([[0], np.cumsum(sizes)])
             edge_graph = batch[edge_index[1]]
             for i in range(len(chunk)):
@@ -505,9 +500,11 @@ class EquiGX:
         return weights
 
     # ---------------------------------------------------------------- fast form
-    def _fast(self, pos: Any, h: Any, edge_index: Any, weights: Any, batch: Any) -> dict:
-        """The modified backward pass for every graph of ``batch`` at once; ``weights`` (G, C)
-        weighs each graph's class logits; ``kappa`` comes back per layer as a (G,) array."""
+    def _fast(self, pos: Any, h: Any, edge_index: Any, batch: Any, targets: list) -> dict:
+        """The modified backward pass for every graph of ``batch`` at once, for one target (or
+        None: the predicted class) per graph. Its forward values are the network's (the
+        modifications act on the backward only), so the logits come from the same pass;
+        ``kappa`` comes back per layer as a (G,) array."""
         model, eps, block = self.model, self.epsilon, self.variant == "block"
         src, n = edge_index[0], len(pos)
         with torch.no_grad():
@@ -547,7 +544,11 @@ class EquiGX:
                     x = z
                 else:
                     x = y
-            out = (model.readout(x, batch) * weights).sum(1)
+            scores = model.readout(x, batch)
+            logits = scores.detach()
+            chosen = [self._target(t, logits[i]) for i, t in enumerate(targets)]
+            weights = torch.stack([self._weights(t, logits[i]) for i, t in enumerate(chosen)])
+            out = (scores * weights).sum(1)
             # relevance 1 on the target: each graph's output divided by its own (constant) value
             value = out.detach()
             value = torch.where(value != 0, value, torch.full_like(value, self.epsilon or 1.0))
@@ -580,8 +581,9 @@ class EquiGX:
         R_h = node_f[0] * (h_in * g_h).detach()
         R_emb = edge_f[0] * (Y_emb * g_Yemb).detach()
         return dict(
-            R_h=R_h, R_emb=R_emb, layer_x=layer_x, layer_Y=layer_Y, layer_w=layer_w, kappa=kappa
-        )
+            R_h=R_h, R_emb=R_emb, layer_x=layer_x, layer_Y=layer_Y, layer_w=layer_w, kappa=kappa,
+            logits=logits, targets=chosen,
+        )  # fmt: skip
 
     # ---------------------------------------------------------------- rules path
     def _rules(self, pos: Any, h: Any, edge_index: Any, weights: Any) -> dict:
