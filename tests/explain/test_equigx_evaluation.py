@@ -18,6 +18,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("e3nn")
 captum_attr = pytest.importorskip("captum.attr")
 
+from test_equigx_relevance import rand_rotation  # noqa: E402  (the same random rotations)
+
 from trustlab.errors import InputError  # noqa: E402
 from trustlab.explain.equigx import (  # noqa: E402
     BASELINES,
@@ -52,15 +54,6 @@ def small_net(n_classes=3, dtype="float64", seed=0, n_scalars=1, k=5):
 def graph(n=9, seed=1):
     g = torch.Generator().manual_seed(seed)
     return PointGraph(pos=torch.randn(n, 3, generator=g, dtype=F64) * 1.2, x=torch.ones(n, 1))
-
-
-def rotation(seed):
-    g = torch.Generator().manual_seed(seed)
-    q, r = torch.linalg.qr(torch.randn(3, 3, generator=g, dtype=F64))
-    q = q * torch.sign(torch.diagonal(r))
-    if torch.det(q) < 0:
-        q[:, 0] = -q[:, 0]
-    return q
 
 
 # --------------------------------------------------------------------------- contrast output
@@ -130,7 +123,7 @@ def test_binary_contrast_is_the_same_for_either_class():
 
 def test_contrast_is_rotation_invariant():
     net, g = small_net(), graph(seed=7)
-    R = rotation(3)
+    R = rand_rotation(3)
     a = EquiGX(net, output="contrast").explain(g, target=1)
     b = EquiGX(net, output="contrast").explain(PointGraph(pos=g.pos @ R.T + 0.7, x=g.x), target=1)
     assert (
@@ -156,7 +149,7 @@ def test_mask_order_zeroes_those_components_and_keeps_invariance():
     torch.testing.assert_close(net(g, mask_order=[]), net(g))
     masked = net(g, mask_order=[1])
     assert not torch.allclose(masked, net(g))
-    R = rotation(5)
+    R = rand_rotation(5)
     rotated = net(PointGraph(pos=g.pos @ R.T, x=g.x), mask_order=[1])
     torch.testing.assert_close(rotated, masked, rtol=1e-9, atol=1e-12)
     # with every order l >= 1 zeroed only distances reach the output: a mirror image ties
@@ -252,7 +245,7 @@ def test_gradient_baselines_match_autograd_and_completeness():
 
 def test_grad_cam_is_rotation_invariant_and_random_is_seeded():
     net, g = small_net(), graph(seed=6)
-    R = rotation(9)
+    R = rand_rotation(9)
     a = baseline_scores(net, g, "grad_cam", target=0)
     b = baseline_scores(net, PointGraph(pos=g.pos @ R.T, x=g.x), "grad_cam", target=0)
     np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-10 * np.abs(a).max())
@@ -435,7 +428,7 @@ def test_knn_graph_keeps_ties_so_rounding_cannot_choose_edges():
         e = e.T.tolist() if order is None else [[order[a], order[b]] for a, b in e.T.tolist()]
         return {tuple(x) for x in e}
 
-    R = rotation(11).to(torch.float32)
+    R = rand_rotation(11).to(torch.float32)
     assert as_set(net.edges(cube @ R.T + 0.3, zeros)) == as_set(edges)
     perm = torch.randperm(8, generator=torch.Generator().manual_seed(0))
     back = perm.tolist()  # new index i holds old node perm[i]
