@@ -26,7 +26,8 @@ __getattr__, __all__, __dir__ = lazy_names(
     __name__,
     {
         ".model": ["TensorFieldNetwork", "TFNConfig", "PointGraph"],
-        ".relevance": ["EquiGX", "GraphExplanation"],
+        ".relevance": ["EquiGX"],
+        ".explanation": ["GraphExplanation"],
         ".training": ["TrainingHistory", "train_tfn", "predict_graphs"],
         ".baselines": ["BASELINES", "baseline_scores"],
         ".evaluation": ["METHODS", "ExplanationEvaluation", "evaluate_explanations"],

@@ -33,6 +33,7 @@ from trustlab._checks import (
     check_random_state,
 )
 from trustlab._results import Result, internal_field
+from trustlab._splits import split_indices
 from trustlab.errors import InputError
 
 __all__ = [
@@ -206,30 +207,11 @@ class GraphDataset(Result):
         >>> sorted(test.class_counts.values())
         [2, 2, 2, 2, 2]
         """
-        if isinstance(test_size, bool) or not isinstance(test_size, (int, float, np.floating)):
-            raise InputError.bad("test_size", "a number in (0, 1)", test_size)
-        if not 0.0 < float(test_size) < 1.0:
-            raise InputError.bad("test_size", "a number in (0, 1)", test_size)
-        if not isinstance(stratify, bool):
-            raise InputError.bad("stratify", "True or False", stratify)
-        rng = check_random_state(random_state)
-        if len(self) < 2:
-            raise InputError.bad("dataset", "at least 2 graphs to split", len(self))
-        groups = (
-            [np.flatnonzero(self.labels == c) for c in range(self.n_classes)]
-            if stratify
-            else [np.arange(len(self))]
-        )
-        test: list[int] = []
-        train: list[int] = []
-        for members in groups:
-            members = rng.permutation(members)
-            n_test = int(round(float(test_size) * len(members)))
-            test += members[:n_test].tolist()
-            train += members[n_test:].tolist()
-        if not test or not train:
-            raise InputError.bad("test_size", "a fraction leaving graphs in both parts", test_size)
-        return self.subset(rng.permutation(train)), self.subset(rng.permutation(test))
+        train, test = split_indices(
+            self.labels, self.n_classes, test_size, stratify=stratify,
+            random_state=random_state, items="graphs",
+        )  # fmt: skip
+        return self.subset(train), self.subset(test)
 
 
 # --------------------------------------------------------------------------------------------------
