@@ -1,0 +1,53 @@
+"""Region-sparse image classification (P2P): classifiers that decide from a few superpixels they show.
+
+Work in progress (issue 26). The parts so far: ``data`` (BAM-lite: objects pasted on scenes from
+images bundled with scikit-image and scikit-learn, with ground-truth masks), ``segments`` (SLIC and
+watershed superpixels, cached; selections as pixel masks), ``selection`` (the selection math of
+Vandenhirtz and Vogt (ICML 2025): group pooling, correlated logit-normal logits, relaxed masks,
+schedules, the sparsity losses, masks) and ``dynamic`` (per-instance sparsity at inference).
+
+Names are imported on first use; ``selection`` and ``dynamic`` need torch, ``data`` and
+``segments`` scikit-image (the ``image`` extra).
+
+References
+----------
+Vandenhirtz, M., Vogt, J. E. (2025). From Pixels to Perception: Interpretable Predictions via
+Instance-wise Grouped Feature Selection. ICML 2025.
+"""
+
+from __future__ import annotations
+
+from trustlab._lazy import lazy_names
+
+__getattr__, __all__, __dir__ = lazy_names(
+    __name__,
+    {
+        ".data": [
+            "ImageDataset",
+            "bam_lite",
+            "bam_lite_sources",
+            "LICENCES",
+            "SCENES",
+            "DIGIT_CLASSES",
+            "SHAPE_CLASSES",
+        ],
+        ".segments": ["superpixels", "segment_sizes", "mask_from_segments", "kept_fraction"],
+        ".selection": [
+            "TAU_GRID",
+            "group_pool",
+            "group_covariance",
+            "jittered_cholesky",
+            "correlated_logits",
+            "relaxed_bernoulli",
+            "temperature_schedule",
+            "lambda_schedule",
+            "expected_kept_fraction",
+            "kl_sparsity",
+            "l1_sparsity",
+            "pixel_mask",
+            "apply_mask",
+            "hard_selection",
+        ],
+        ".dynamic": ["DynamicTauResult", "dynamic_tau", "dynamic_tau_sequential"],
+    },
+)
