@@ -116,5 +116,3 @@ class GraphExplanation(Result):
         from trustlab.explain.equigx.view import explanation_html
 
         return explanation_html(self, path, title=title)
-
-
