@@ -4,7 +4,8 @@ Work in progress (issue 26). The parts so far: ``data`` (BAM-lite: objects paste
 images bundled with scikit-image and scikit-learn, with ground-truth masks), ``segments`` (SLIC and
 watershed superpixels, cached; selections as pixel masks), ``selection`` (the selection math of
 Vandenhirtz and Vogt (ICML 2025): group pooling, correlated logit-normal logits, relaxed masks,
-schedules, the sparsity losses, masks) and ``dynamic`` (per-instance sparsity at inference).
+schedules, the sparsity losses, masks), ``dynamic`` (per-instance sparsity at inference) and
+``models`` (the tau-conditioned U-Net selector and the CNN classifier, plain torch).
 
 Names are imported on first use; ``selection`` and ``dynamic`` need torch, ``data`` and
 ``segments`` scikit-image (the ``image`` extra).
@@ -49,5 +50,6 @@ __getattr__, __all__, __dir__ = lazy_names(
             "hard_selection",
         ],
         ".dynamic": ["DynamicTauResult", "dynamic_tau", "dynamic_tau_sequential"],
+        ".models": ["Selector", "Classifier", "masked_logits"],
     },
 )
