@@ -219,9 +219,10 @@ def test_dynamic_tau_with_the_networks(bam):
     def select_fn(xx, ss, tt):
         return sel.select(xx, ss, tt)[0]
 
-    fast = dynamic_tau(select_fn, clf, x, seg, deltas, chunk_size=64)
+    fast = dynamic_tau(select_fn, clf, x, seg, deltas, chunk_size=64, levels_fn=sel.select_levels)
     plain = dynamic_tau(select_fn, clf, x, seg, deltas)
     seq = dynamic_tau_sequential(select_fn, clf, x, seg, deltas)
+    seq_levels = dynamic_tau_sequential(select_fn, clf, x, seg, deltas, levels_fn=sel.select_levels)
     grid = np.asarray(TAU_GRID)
     for di, d in enumerate(deltas):
         ok = conf.numpy() >= d
@@ -229,7 +230,13 @@ def test_dynamic_tau_with_the_networks(bam):
         np.testing.assert_array_equal(plain.tau[di], want)
     np.testing.assert_array_equal(fast.tau, plain.tau)
     np.testing.assert_array_equal(seq.tau, plain.tau)
+    np.testing.assert_array_equal(seq_levels.tau, plain.tau)
+    assert seq_levels.classifier_rows == seq.classifier_rows
     assert np.isin(fast.tau, grid).all() and len(np.unique(fast.tau)) > 1
+    with pytest.raises(InputError, match="levels_fn"):
+        dynamic_tau(select_fn, clf, x, seg, 0.9, levels_fn=lambda *a: torch.zeros(2, 2))
+    with pytest.raises(InputError, match="levels_fn"):
+        dynamic_tau_sequential(select_fn, clf, x, seg, 0.9, levels_fn=lambda *a: torch.zeros(2))
 
 
 def test_bad_input_names_the_argument():

@@ -131,6 +131,24 @@ def _evaluate(select_fn, classify_fn, x, seg, tau, fill):
     mu = select_fn(x, seg, tau)
     if not isinstance(mu, torch.Tensor) or mu.ndim != 2 or mu.shape[0] != x.shape[0]:
         raise InputError.bad("select_fn", f"group logits of shape ({x.shape[0]}, K)", mu)
+    return _evaluate_mu(classify_fn, x, seg, mu, fill)
+
+
+def _all_levels(levels_fn, x, seg):
+    """``levels_fn(x, seg, TAU_GRID)`` checked to be (B, L, K), or None without a levels_fn."""
+    if levels_fn is None:
+        return None
+    check_callable(levels_fn, "levels_fn")
+    b, n_lev = x.shape[0], len(TAU_GRID)
+    grid = torch.tensor(TAU_GRID, dtype=x.dtype, device=x.device)
+    mu = levels_fn(x, seg, grid)
+    if not isinstance(mu, torch.Tensor) or mu.ndim != 3 or tuple(mu.shape[:2]) != (b, n_lev):
+        raise InputError.bad("levels_fn", f"group logits of shape ({b}, {n_lev}, K)", mu)
+    return mu
+
+
+def _evaluate_mu(classify_fn, x, seg, mu, fill):
+    """:func:`_evaluate` from group logits ``mu`` (rows, K) already computed."""
     present = torch.zeros(mu.shape, dtype=torch.bool, device=mu.device)
     if int(seg.max()) >= mu.shape[1]:
         raise InputError.bad("select_fn", f"at least {int(seg.max()) + 1} group logits", mu)
@@ -177,6 +195,7 @@ def dynamic_tau(
     batch_levels: bool = True,
     fill: Any = 0.0,
     chunk_size: int | None = None,
+    levels_fn: Callable[[Any, Any, Any], Any] | None = None,
 ) -> DynamicTauResult:
     """Per image, the smallest sparsity level whose masked input makes the classifier certain.
 
@@ -203,6 +222,11 @@ def dynamic_tau(
         The value of removed pixels (normalised black).
     chunk_size : int, optional
         The most stacked (image, level) rows per selector/classifier call.
+    levels_fn : callable ``(images (B,C,H,W), segments (B,H,W), taus (L,)) -> mu (B, L, K)``, optional
+        Group logits of every level at once (e.g. :meth:`Selector.select_levels
+        <trustlab.explain.regions.models.Selector.select_levels>`, which runs the selector's
+        backbone once per image, since tau enters only before its 1x1 heads); used instead of
+        ``select_fn`` by the batched search.
 
     Returns
     -------
@@ -243,9 +267,25 @@ def dynamic_tau(
     step = chunk_size or b * n_lev
     parts = []
     with torch.no_grad():
+        mu_all = None
+        if levels_fn is not None:
+            check_callable(levels_fn, "levels_fn")
+            mu_all = levels_fn(x, seg, grid)
+            if (
+                not isinstance(mu_all, torch.Tensor)
+                or mu_all.ndim != 3
+                or (tuple(mu_all.shape[:2]) != (b, n_lev))
+            ):
+                raise InputError.bad(
+                    "levels_fn", f"group logits of shape ({b}, {n_lev}, K)", mu_all
+                )
+            mu_all = mu_all.reshape(b * n_lev, -1)
         for i in range(0, b * n_lev, step):
             sl = slice(i, i + step)
-            parts.append(_evaluate(select_fn, classify_fn, xs[sl], ss[sl], ts[sl], fill))
+            if mu_all is None:
+                parts.append(_evaluate(select_fn, classify_fn, xs[sl], ss[sl], ts[sl], fill))
+            else:
+                parts.append(_evaluate_mu(classify_fn, xs[sl], ss[sl], mu_all[sl], fill))
     if len(parts) == 1:
         sel, pm, logits, conf = parts[0]
     else:
@@ -279,6 +319,7 @@ def dynamic_tau_sequential(
     delta: float | Sequence[float] = 0.99,
     *,
     fill: Any = 0.0,
+    levels_fn: Callable[[Any, Any, Any], Any] | None = None,
 ) -> DynamicTauResult:
     """The spec's loop: start at tau = 0.05 and add 0.05 until certain or tau = 1, per image.
 
@@ -286,7 +327,9 @@ def dynamic_tau_sequential(
     the images still looking are evaluated together, one selector and one classifier call per
     level. With several deltas an image continues until the largest is reached, recording the
     first level for each. Levels are the exact grid values k/20, not a running sum of 0.05.
-    Same arguments and result as :func:`dynamic_tau`.
+    Same arguments and result as :func:`dynamic_tau`; with ``levels_fn`` the group logits of
+    every level come from one call before the loop (the selector's backbone once per image) and
+    the loop runs the classifier only.
 
     Examples
     --------
@@ -312,13 +355,19 @@ def dynamic_tau_sequential(
     active = torch.arange(b, device=x.device)
     rows = 0
     with torch.no_grad():
+        mu_all = _all_levels(levels_fn, x, seg)
         for li, t in enumerate(TAU_GRID):
             if active.numel() == 0:
                 break
-            tau = torch.full((active.numel(),), t, dtype=x.dtype, device=x.device)
-            sel, pm, logits, conf = _evaluate(
-                select_fn, classify_fn, x[active], seg[active], tau, fill
-            )
+            if mu_all is None:
+                tau = torch.full((active.numel(),), t, dtype=x.dtype, device=x.device)
+                sel, pm, logits, conf = _evaluate(
+                    select_fn, classify_fn, x[active], seg[active], tau, fill
+                )
+            else:
+                sel, pm, logits, conf = _evaluate_mu(
+                    classify_fn, x[active], seg[active], mu_all[active, li], fill
+                )
             rows += active.numel()
             last = li == len(TAU_GRID) - 1
             hit = conf.unsqueeze(0) >= need.unsqueeze(1)  # (D, n_active)
