@@ -335,17 +335,10 @@ def evaluate_explanations(
     after["random"] = float(np.mean(rand))
     gap = {m: after["random"] - after[m] for m in methods}
     # angular orders
-    order_acc = {}
-    dtype = next(model.parameters()).dtype
-    from trustlab.explain.equigx.training import batch_graphs
-
-    with torch.no_grad():
-        for ell in range(model.config.l_max + 1):
-            hits = 0
-            for s in range(0, len(graphs), 64):
-                logits = model(batch_graphs(graphs[s : s + 64], dtype), mask_order=[ell])
-                hits += int((logits.argmax(1).numpy() == labels[s : s + 64]).sum())
-            order_acc[ell] = hits / len(graphs)
+    order_acc = {
+        ell: float(np.mean(predict_graphs(model, graphs, mask_order=[ell]).argmax(1) == labels))
+        for ell in range(model.config.l_max + 1)
+    }
     relevance_parts = {k: float(np.mean([p[k] for p in parts])) for k in parts[0]} if parts else {}
     return ExplanationEvaluation(
         dataset=dataset.name,

@@ -99,8 +99,11 @@ def batch_graphs(graphs: Any, dtype: Any) -> dict:
     return {"pos": pos, "x": x, "batch": batch}
 
 
-def predict_graphs(model: Any, graphs: Any, *, batch_size: int = 64) -> np.ndarray:
-    """Logits ``(n_graphs, n_classes)`` of ``model`` on a sequence of graphs, in batches."""
+def predict_graphs(
+    model: Any, graphs: Any, *, batch_size: int = 64, mask_order: Any = None
+) -> np.ndarray:
+    """Logits ``(n_graphs, n_classes)`` of ``model`` on a sequence of graphs, in batches
+    (``mask_order``: angular orders zeroed, as in the model's forward)."""
     graphs = list(graphs)
     dtype = next(model.parameters()).dtype
     out = []
@@ -109,7 +112,8 @@ def predict_graphs(model: Any, graphs: Any, *, batch_size: int = 64) -> np.ndarr
     try:
         with torch.no_grad():
             for start in range(0, len(graphs), batch_size):
-                out.append(model(batch_graphs(graphs[start : start + batch_size], dtype)).numpy())
+                batch = batch_graphs(graphs[start : start + batch_size], dtype)
+                out.append(model(batch, mask_order=mask_order).numpy())
     finally:
         model.train(was_training)
     n_classes = model.config.n_classes
