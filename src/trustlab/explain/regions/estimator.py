@@ -1,0 +1,860 @@
+"""The region-sparse classifier of P2P as a scikit-learn-style estimator (spec 12).
+
+:class:`RegionSparseClassifier` trains a tau-conditioned :class:`~.models.Selector` and a
+:class:`~.models.Classifier` end to end with the spec's loss
+
+    L = CE(y, classifier(x masked by a relaxed group sample))
+        + lambda_1(epoch) * R_KL(p_bar, tau) + lambda_2 * mean |Sigma|
+
+(correlated logit-normal group logits, a relaxed Bernoulli mask at an annealed temperature, the
+thresholded KL sparsity term on the size-weighted *mean* probabilities) and predicts from hard masks:
+with ``tau="dynamic"`` the sparsity level of every image is the smallest on the 0.05 grid that makes
+the classifier certain (max softmax >= ``delta``), with a number ``tau`` it is that fixed level.
+Pixels outside the selection are replaced by ``fill`` before the classifier sees them, so they
+cannot change the prediction (faithfulness by construction).
+
+Images are channels-first floats in [0, 1] (n, 3, H, W) with sides that are multiples of 8;
+superpixels are computed with :func:`~.segments.superpixels` unless given.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from trustlab._checks import (
+    check_bool,
+    check_choice,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+)
+from trustlab._lazy import require
+from trustlab._results import Result, internal_field
+from trustlab.errors import InputError
+
+torch = require("torch", "image")
+
+from trustlab.explain.regions.dynamic import _deltas, dynamic_tau  # noqa: E402
+from trustlab.explain.regions.models import Classifier, Selector  # noqa: E402
+from trustlab.explain.regions.segments import superpixels  # noqa: E402
+from trustlab.explain.regions.selection import (  # noqa: E402
+    apply_mask,
+    correlated_logits,
+    expected_kept_fraction,
+    group_covariance,
+    group_pool,
+    hard_selection,
+    kl_sparsity,
+    l1_sparsity,
+    lambda_schedule,
+    pixel_mask,
+    relaxed_bernoulli,
+    temperature_schedule,
+)
+
+__all__ = ["RegionSparseClassifier", "RegionExplanation", "RegionTrainingHistory", "TAU_MIN"]
+
+#: The smallest sparsity level drawn in training (spec: tau ~ U[0.05, 1]).
+TAU_MIN = 0.05
+_FORMAT = "trustlab.regions/1"
+
+
+def check_images(images: Any, name: str = "images", size: tuple[int, int] | None = None) -> Any:
+    """``images`` as a float32 tensor (n, 3, H, W) with values in [0, 1] (and sides ``size``)."""
+    if isinstance(images, torch.Tensor):
+        x = images.detach().to(torch.float32).cpu()
+    else:
+        try:
+            arr = np.asarray(images)
+        except Exception:  # noqa: BLE001 - any failure to convert is bad input
+            raise InputError.bad(name, "an array of shape (n, 3, H, W)", images) from None
+        if arr.dtype == object or not (
+            np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
+        ):
+            raise InputError.bad(name, "a numeric array of shape (n, 3, H, W)", images)
+        x = torch.as_tensor(np.ascontiguousarray(arr, dtype=np.float32))
+    if x.ndim != 4 or x.shape[1] != 3 or x.shape[0] == 0:
+        raise InputError.bad(name, "a non-empty array of shape (n, 3, H, W)", x)
+    if not bool(torch.isfinite(x).all()) or float(x.min()) < 0 or float(x.max()) > 1:
+        raise InputError.bad(name, "finite values in [0, 1]", x)
+    if size is not None and tuple(x.shape[2:]) != tuple(size):
+        raise InputError.bad(name, f"images of {size[0]}x{size[1]} pixels (the model's size)", x)
+    return x
+
+
+def check_segment_maps(segments: Any, images: Any, name: str = "segments") -> Any:
+    """``segments`` as a long tensor (n, H, W) of labels 0..K-1 matching ``images`` (n, 3, H, W)."""
+    arr = segments.detach().cpu().numpy() if isinstance(segments, torch.Tensor) else segments
+    try:
+        arr = np.asarray(arr)
+    except Exception:  # noqa: BLE001
+        raise InputError.bad(name, "an integer array of shape (n, H, W)", segments) from None
+    want = (images.shape[0], *images.shape[2:])
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        raise InputError.bad(name, f"an integer array of shape {want}", segments)
+    if tuple(arr.shape) != tuple(want):
+        raise InputError.bad(name, f"an integer array of shape {want} to match the images", arr)
+    if arr.size and arr.min() < 0:
+        raise InputError.bad(name, "segment labels >= 0", arr)
+    return torch.as_tensor(arr.astype(np.int64))
+
+
+@dataclass(frozen=True)
+class RegionTrainingHistory(Result):
+    """Per-epoch training record of :class:`RegionSparseClassifier`.
+
+    Epochs of pretraining the classifier alone on whole images come first; they record an expected
+    kept area of 1 and a temperature and sparsity weight of 0.
+    """
+
+    epochs: tuple[int, ...]
+    loss: tuple[float, ...]
+    cross_entropy: tuple[float, ...]
+    sparsity: tuple[float, ...]
+    accuracy: tuple[float, ...]
+    expected_kept: tuple[float, ...]
+    temperature: tuple[float, ...]
+    lambda_sparsity: tuple[float, ...]
+    seconds: float
+    figure_name = "training.png"
+
+    def summary(self) -> str:
+        if not self.epochs:
+            return "Region-sparse training: no epochs"
+        return (
+            f"Region-sparse training: {len(self.epochs)} epochs in {self.seconds:.0f} s; last epoch "
+            f"loss {self.loss[-1]:.4f} (cross-entropy {self.cross_entropy[-1]:.4f}), training "
+            f"accuracy {self.accuracy[-1]:.3f} on relaxed masks, expected kept area "
+            f"{self.expected_kept[-1]:.3f}"
+        )
+
+    def plot(self, ax: Any = None) -> Any:
+        """Cross-entropy, accuracy and expected kept area against the epoch."""
+        if ax is None:
+            import matplotlib.pyplot as plt
+
+            _, ax = plt.subplots(figsize=(6.0, 3.5))
+        ax.plot(self.epochs, self.cross_entropy, label="cross-entropy", color="tab:gray")
+        ax.plot(self.epochs, self.accuracy, label="training accuracy", color="tab:blue")
+        ax.plot(self.epochs, self.expected_kept, label="expected kept area", color="tab:orange")
+        ax.set_xlabel("epoch")
+        ax.legend(fontsize=8)
+        return ax
+
+
+@dataclass(frozen=True)
+class RegionExplanation(Result):
+    """Predictions of a region-sparse classifier with the regions they were made from.
+
+    Attributes
+    ----------
+    prediction : (n,) predicted class index; ``labels`` are the class labels.
+    confidence : (n,) max softmax on the masked image.
+    tau : (n,) the sparsity level used (chosen per image when dynamic).
+    certain : (n,) whether the confidence reached ``delta`` (always True for a fixed tau).
+    kept_fraction : (n,) selected pixels / all pixels (exact).
+    delta : the certainty threshold (None for a fixed tau).
+    mode : ``"dynamic"`` or ``"fixed"``.
+    probabilities : (n, n_classes) softmax on the masked images.
+    group_mask : (n, K) bool, the selected segments; ``scores`` (n, K) their logits mu at ``tau``
+        (padded groups -inf); ``mask`` (n, H, W) bool, the selected pixels; ``soft_map`` (n, H, W)
+        sigmoid(mu) spread over the segments; ``segments`` (n, H, W); ``images`` (n, 3, H, W).
+    """
+
+    mode: str
+    delta: float | None
+    class_names: tuple[str, ...]
+    prediction: np.ndarray
+    confidence: np.ndarray
+    tau: np.ndarray
+    certain: np.ndarray
+    kept_fraction: np.ndarray
+    probabilities: np.ndarray = internal_field()
+    group_mask: np.ndarray = internal_field()
+    scores: np.ndarray = internal_field()
+    mask: np.ndarray = internal_field()
+    soft_map: np.ndarray = internal_field()
+    segments: np.ndarray = internal_field()
+    images: np.ndarray = internal_field()
+    figure_name = "regions.png"
+    _dict_extras = ("labels", "mean_kept_fraction")
+
+    def __len__(self) -> int:
+        return int(self.prediction.shape[0])
+
+    @property
+    def labels(self) -> list[str]:
+        """Predicted class names."""
+        return [self.class_names[int(i)] for i in self.prediction]
+
+    @property
+    def mean_kept_fraction(self) -> float:
+        """Mean selected area."""
+        return float(np.mean(self.kept_fraction))
+
+    def summary(self) -> str:
+        how = f"dynamic tau (delta {self.delta:g})" if self.mode == "dynamic" else "fixed tau"
+        return (
+            f"Region-sparse predictions of {len(self)} images with {how}: mean kept area "
+            f"{self.mean_kept_fraction:.3f}, mean tau {float(np.mean(self.tau)):.3f}, mean "
+            f"confidence {float(np.mean(self.confidence)):.3f}, certain "
+            f"{float(np.mean(self.certain)):.1%}"
+        )
+
+    def overlay(self, index: int, *, dim: float = 0.25) -> np.ndarray:
+        """The image (H, W, 3) with the unselected pixels dimmed to ``dim`` and segment borders."""
+        if not isinstance(index, (int, np.integer)) or not -len(self) <= index < len(self):
+            raise InputError.bad("index", f"an image position in [0, {len(self)})", index)
+        check_positive(dim, "dim")
+        img = np.asarray(self.images[index]).transpose(1, 2, 0).astype(np.float64)
+        keep = np.asarray(self.mask[index])[..., None]
+        out = np.where(keep, img, img * dim)
+        seg = np.asarray(self.segments[index])
+        edge = np.zeros(seg.shape, dtype=bool)
+        edge[:-1] |= seg[:-1] != seg[1:]
+        edge[:, :-1] |= seg[:, :-1] != seg[:, 1:]
+        border = edge & np.asarray(self.mask[index])
+        out[border] = (1.0, 0.85, 0.0)
+        return np.clip(out, 0.0, 1.0)
+
+    def plot(self, ax: Any = None, *, n: int = 8) -> Any:
+        """The first ``n`` images with their selected regions (one row of panels)."""
+        import matplotlib.pyplot as plt
+
+        k = min(check_positive_int(n, "n"), len(self))
+        if ax is None:
+            _, axes = plt.subplots(1, k, figsize=(1.8 * k, 2.2), squeeze=False)
+            axes = axes[0]
+        else:
+            axes = [ax]
+            k = 1
+        for i, a in enumerate(axes[:k]):
+            a.imshow(self.overlay(i))
+            a.set_title(
+                f"{self.labels[i]} {self.confidence[i]:.2f}\nkept {self.kept_fraction[i]:.0%}",
+                fontsize=7,
+            )
+            a.axis("off")
+        return axes[0]
+
+    def save_overlays(self, folder: str | Path, *, scale: int = 4) -> list[Path]:
+        """One PNG per image (``overlay_<i>.png``, upscaled ``scale`` times) into ``folder``."""
+        import matplotlib.pyplot as plt
+
+        scale = check_positive_int(scale, "scale")
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for i in range(len(self)):
+            img = np.kron(self.overlay(i), np.ones((scale, scale, 1)))
+            path = out / f"overlay_{i:04d}.png"
+            plt.imsave(path, img)
+            paths.append(path)
+        return paths
+
+
+class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
+    """An image classifier that decides from a few superpixels it selects (P2P, ICML 2025).
+
+    Parameters
+    ----------
+    tau : "dynamic" or float in (0, 1]
+        ``"dynamic"``: train with ``tau ~ U[0.05, 1]`` given to the selector and choose tau per
+        image at inference (the smallest level whose masked input gives max softmax >= ``delta``);
+        a number: train and predict at that fixed kept-area threshold (the spec's 0.2).
+    delta : float in (0, 1]
+        Certainty threshold of the dynamic mode (the spec's default 0.99).
+    segmentation : {"slic", "watershed"}
+    n_segments, compactness
+        Superpixel settings (:func:`~.segments.superpixels`).
+    covariance : bool
+        Correlated logit-normal group logits (True) or independent relaxed Bernoulli only.
+    sparsity : {"kl", "l1"}
+        The sparsity term.
+    lambda_sparsity, lambda_covariance : float
+        ``lambda_1`` (annealed: /100 before a tenth of the epochs, linear up to the full value at
+        half) and ``lambda_2``.
+    n_samples : int
+        Monte-Carlo masks per image in training (softmax probabilities averaged).
+    pretrain_epochs : int >= 0
+        Epochs of training the classifier alone on whole images first: the stand-in for the
+        paper's pretrained classifier. Trained jointly from scratch, the two networks stayed at
+        chance on BAM-lite shapes for the first epochs while the selector shrank the masks.
+    max_epochs, batch_size, learning_rate, weight_decay
+        Adam settings (cosine decay of the learning rate to 5 %).
+    selector_widths, classifier_widths
+        Channels of the two networks.
+    fill : float
+        Value of removed pixels (0 = black for images in [0, 1]).
+    colour_jitter : float in [0, 1)
+        Random brightness and contrast changes of up to this fraction in training (0: none).
+    random_state : None or int
+    checkpoint_dir : path, optional
+        Training state after every epoch; an interrupted ``fit`` resumes from it.
+    cache_dir : path, optional
+        Where superpixel maps are cached.
+
+    Attributes
+    ----------
+    selector_, classifier_ : the trained networks.
+    classes_ : class labels; ``class_names_`` their names.
+    image_size_ : (H, W) of the training images.
+    history_ : :class:`RegionTrainingHistory`.
+
+    Examples
+    --------
+    >>> from trustlab.explain.regions import bam_lite
+    >>> data = bam_lite(16, size=32, random_state=0)
+    >>> model = RegionSparseClassifier(tau=0.3, n_segments=16, max_epochs=1, random_state=0)
+    >>> model.fit(data.images, data.labels).predict(data.images[:2]).shape
+    (2,)
+    """
+
+    def __init__(
+        self,
+        *,
+        tau: str | float = "dynamic",
+        delta: float = 0.99,
+        segmentation: str = "slic",
+        n_segments: int = 64,
+        compactness: float = 20.0,
+        covariance: bool = True,
+        sparsity: str = "kl",
+        lambda_sparsity: float = 10.0,
+        lambda_covariance: float = 0.01,
+        n_samples: int = 1,
+        pretrain_epochs: int = 5,
+        max_epochs: int = 20,
+        batch_size: int = 64,
+        learning_rate: float = 2e-3,
+        weight_decay: float = 0.0,
+        selector_widths: tuple[int, int] = (16, 32),
+        classifier_widths: tuple[int, int, int] = (16, 32, 64),
+        fill: float = 0.0,
+        colour_jitter: float = 0.0,
+        random_state: Any = None,
+        checkpoint_dir: str | Path | None = None,
+        cache_dir: str | Path | None = None,
+    ):
+        self.tau = tau
+        self.delta = delta
+        self.segmentation = segmentation
+        self.n_segments = n_segments
+        self.compactness = compactness
+        self.covariance = covariance
+        self.sparsity = sparsity
+        self.lambda_sparsity = lambda_sparsity
+        self.lambda_covariance = lambda_covariance
+        self.n_samples = n_samples
+        self.pretrain_epochs = pretrain_epochs
+        self.max_epochs = max_epochs
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.weight_decay = weight_decay
+        self.selector_widths = selector_widths
+        self.classifier_widths = classifier_widths
+        self.fill = fill
+        self.colour_jitter = colour_jitter
+        self.random_state = random_state
+        self.checkpoint_dir = checkpoint_dir
+        self.cache_dir = cache_dir
+
+    _PARAMS = (
+        "tau",
+        "delta",
+        "segmentation",
+        "n_segments",
+        "compactness",
+        "covariance",
+        "sparsity",
+        "lambda_sparsity",
+        "lambda_covariance",
+        "n_samples",
+        "pretrain_epochs",
+        "max_epochs",
+        "batch_size",
+        "learning_rate",
+        "weight_decay",
+        "selector_widths",
+        "classifier_widths",
+        "fill",
+        "colour_jitter",
+        "random_state",
+    )
+
+    # ------------------------------------------------------------------ validation
+    def _check_params(self) -> dict[str, Any]:
+        if isinstance(self.tau, str):
+            check_choice(self.tau, "tau", ("dynamic",))
+            tau = None
+        else:
+            tau = _check_level(self.tau, "tau")
+        p = {"tau": tau}
+        p["delta"] = _check_delta(self.delta)
+        p["segmentation"] = check_choice(self.segmentation, "segmentation", ("slic", "watershed"))
+        p["n_segments"] = check_positive_int(self.n_segments, "n_segments")
+        p["compactness"] = check_positive(self.compactness, "compactness")
+        p["covariance"] = check_bool(self.covariance, "covariance")
+        p["sparsity"] = check_choice(self.sparsity, "sparsity", ("kl", "l1"))
+        p["lambda_sparsity"] = check_positive(self.lambda_sparsity, "lambda_sparsity")
+        if not isinstance(self.lambda_covariance, (int, float)) or not self.lambda_covariance >= 0:
+            raise InputError.bad("lambda_covariance", "a number >= 0", self.lambda_covariance)
+        p["lambda_covariance"] = float(self.lambda_covariance)
+        p["n_samples"] = check_positive_int(self.n_samples, "n_samples")
+        p["pretrain_epochs"] = check_positive_int(
+            self.pretrain_epochs, "pretrain_epochs", minimum=0
+        )
+        p["max_epochs"] = check_positive_int(self.max_epochs, "max_epochs")
+        p["batch_size"] = check_positive_int(self.batch_size, "batch_size")
+        p["learning_rate"] = check_positive(self.learning_rate, "learning_rate")
+        if not isinstance(self.weight_decay, (int, float)) or not self.weight_decay >= 0:
+            raise InputError.bad("weight_decay", "a number >= 0", self.weight_decay)
+        if not isinstance(self.fill, (int, float)) or isinstance(self.fill, bool):
+            raise InputError.bad("fill", "a number", self.fill)
+        if not isinstance(self.colour_jitter, (int, float)) or not 0 <= self.colour_jitter < 1:
+            raise InputError.bad("colour_jitter", "a number in [0, 1)", self.colour_jitter)
+        return p
+
+    def _segments(self, x: Any, segments: Any) -> Any:
+        if segments is None:
+            seg = superpixels(
+                x.numpy(),
+                method=self.segmentation,
+                n_segments=self.n_segments,
+                compactness=self.compactness,
+                cache_dir=self.cache_dir,
+            )
+            return torch.as_tensor(seg.astype(np.int64))
+        return check_segment_maps(segments, x)
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "selector_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(
+                "this RegionSparseClassifier is not fitted yet; call fit(images, labels) first"
+            )
+
+    # ------------------------------------------------------------------ training
+    def fit(
+        self, X: Any, y: Any, *, segments: Any = None, progress: Any = None
+    ) -> RegionSparseClassifier:
+        """Train selector and classifier on images ``X`` (n, 3, H, W) in [0, 1] and labels ``y``.
+
+        ``segments`` (n, H, W): superpixel maps (computed when None). ``progress``, if given, is
+        called after every epoch as ``progress(epoch, max_epochs, history_so_far)``.
+        """
+        p = self._check_params()
+        x = check_images(X, "X")
+        if x.shape[2] % 8 or x.shape[3] % 8:
+            raise InputError.bad("X", "images whose sides are multiples of 8", x)
+        y_arr = np.asarray(y)
+        if y_arr.ndim != 1 or len(y_arr) != x.shape[0]:
+            raise InputError.bad("y", f"{x.shape[0]} labels (one per image)", y)
+        classes, y_idx = np.unique(y_arr, return_inverse=True)
+        if len(classes) < 2:
+            raise InputError.bad("y", "labels of at least two classes", y)
+        seg = self._segments(x, segments)
+        if progress is not None and not callable(progress):
+            raise InputError.bad("progress", "a callable or None", progress)
+        rng = check_random_state(self.random_state)
+        torch.manual_seed(int(rng.integers(2**31)))
+        selector = Selector(self.selector_widths)
+        classifier = Classifier(len(classes), self.classifier_widths)
+        params = list(selector.parameters()) + list(classifier.parameters())
+        opt = torch.optim.Adam(params, lr=p["learning_rate"], weight_decay=self.weight_decay)
+        total = p["pretrain_epochs"] + p["max_epochs"]
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(
+            opt, T_max=total, eta_min=0.05 * p["learning_rate"]
+        )
+        gen = torch.Generator().manual_seed(int(rng.integers(2**31)))
+        n_groups = int(seg.max()) + 1
+        labels = torch.as_tensor(y_idx.astype(np.int64))
+        hist: dict[str, list] = {
+            k: [] for k in ("epochs", "loss", "ce", "sparsity", "acc", "kept", "temp", "lam")
+        }
+        start, seconds = 0, 0.0
+        folder = Path(self.checkpoint_dir) if self.checkpoint_dir is not None else None
+        state_file = folder / "state.pt" if folder is not None else None
+        if state_file is not None and state_file.is_file():
+            state = torch.load(state_file, weights_only=False)
+            if state.get("params") != self._fingerprint(x, y_idx):
+                raise InputError.bad(
+                    "checkpoint_dir",
+                    "a folder left by the same fit (same data and parameters) or an empty one",
+                    str(folder),
+                )
+            selector.load_state_dict(state["selector"])
+            classifier.load_state_dict(state["classifier"])
+            opt.load_state_dict(state["optimizer"])
+            sched.load_state_dict(state["scheduler"])
+            hist, seconds, start = state["history"], state["seconds"], state["epoch"] + 1
+            rng.bit_generator.state = state["rng"]
+            gen.set_state(state["generator"])
+            torch.set_rng_state(state["torch_rng"])
+        fill = float(self.fill)
+        for epoch in range(start, total):
+            t0 = time.perf_counter()
+            joint = epoch - p["pretrain_epochs"]  # < 0 while pretraining the classifier
+            temp = temperature_schedule(max(joint, 0), p["max_epochs"])
+            lam = lambda_schedule(max(joint, 0), p["max_epochs"], p["lambda_sparsity"])
+            selector.train()
+            classifier.train()
+            order = rng.permutation(x.shape[0])
+            sums = np.zeros(5)
+            for s in range(0, len(order), p["batch_size"]):
+                idx = torch.as_tensor(order[s : s + p["batch_size"]])
+                xb, sb, yb = x[idx], seg[idx], labels[idx]
+                if self.colour_jitter:
+                    xb = _jitter(xb, float(self.colour_jitter), gen)
+                if p["tau"] is None:
+                    tau = TAU_MIN + (1 - TAU_MIN) * torch.rand(len(idx), generator=gen)
+                else:
+                    tau = torch.full((len(idx),), p["tau"])
+                if joint < 0:
+                    out = _pretraining_loss(classifier, xb, yb)
+                else:
+                    out = _training_loss(
+                        selector, classifier, xb, sb, yb, tau, n_groups, p, temp, lam, fill, gen
+                    )
+                opt.zero_grad()
+                out["loss"].backward()
+                opt.step()
+                sums += np.array(
+                    [float(out[k].detach()) for k in ("loss", "ce", "sparsity", "acc", "kept")]
+                ) * len(idx)
+            sched.step()
+            means = sums / x.shape[0]
+            hist["epochs"].append(epoch + 1)
+            for key, v in zip(("loss", "ce", "sparsity", "acc", "kept"), means, strict=True):
+                hist[key].append(float(v))
+            hist["temp"].append(temp if joint >= 0 else 0.0)  # 0: no selection yet
+            hist["lam"].append(lam if joint >= 0 else 0.0)
+            seconds += time.perf_counter() - t0
+            if folder is not None:
+                folder.mkdir(parents=True, exist_ok=True)
+                tmp = folder / "state.pt.tmp"
+                torch.save(
+                    {
+                        "params": self._fingerprint(x, y_idx),
+                        "selector": selector.state_dict(),
+                        "classifier": classifier.state_dict(),
+                        "optimizer": opt.state_dict(),
+                        "scheduler": sched.state_dict(),
+                        "history": hist,
+                        "seconds": seconds,
+                        "epoch": epoch,
+                        "rng": rng.bit_generator.state,
+                        "generator": gen.get_state(),
+                        "torch_rng": torch.get_rng_state(),
+                    },
+                    tmp,
+                )
+                tmp.replace(state_file)
+            if progress is not None:
+                progress(epoch + 1, total, _history(hist, seconds))
+        self.selector_ = selector.eval()
+        self.classifier_ = classifier.eval()
+        self.classes_ = classes
+        self.class_names_ = tuple(str(c) for c in classes)
+        self.image_size_ = (int(x.shape[2]), int(x.shape[3]))
+        self.history_ = _history(hist, seconds)
+        return self
+
+    def _fingerprint(self, x: Any, y_idx: np.ndarray) -> dict[str, Any]:
+        import hashlib
+
+        h = hashlib.sha256(x.numpy().tobytes())
+        h.update(np.ascontiguousarray(y_idx).tobytes())
+        params = {k: getattr(self, k) for k in self._PARAMS}
+        params = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+        return {"data": h.hexdigest(), "params": json.dumps(params, sort_keys=True, default=str)}
+
+    # ------------------------------------------------------------------ inference
+    def _classify(self, images: Any) -> Any:
+        return self.classifier_(images)
+
+    def explain(
+        self,
+        X: Any,
+        *,
+        segments: Any = None,
+        delta: float | None = None,
+        tau: float | None = None,
+        batch_size: int = 256,
+    ) -> RegionExplanation:
+        """Predict from hard masks and return the selected regions.
+
+        Parameters
+        ----------
+        X : images (n, 3, H, W) of the model's size, values in [0, 1]
+        segments : (n, H, W) superpixel maps, optional (computed as in training when None)
+        delta : float in (0, 1], optional
+            Certainty threshold of dynamic tau (default: the model's ``delta``).
+        tau : float in (0, 1], optional
+            Use this fixed level instead (default: the model's mode).
+        batch_size : int
+            Images per forward pass.
+        """
+        self._check_fitted()
+        x = check_images(X, "X", self.image_size_)
+        seg = self._segments(x, segments)
+        batch_size = check_positive_int(batch_size, "batch_size")
+        if tau is not None:
+            level = _check_level(tau, "tau")
+        elif not isinstance(self.tau, str):
+            level = float(self.tau)
+        else:
+            level = None
+        d = _check_delta(self.delta if delta is None else delta) if level is None else None
+        fill = float(self.fill)
+        parts: dict[str, list] = {k: [] for k in ("tau", "certain", "mu", "gm", "logits")}
+        with torch.no_grad():
+            for s in range(0, x.shape[0], batch_size):
+                xb, sb = x[s : s + batch_size], seg[s : s + batch_size]
+                k = int(sb.max()) + 1
+                if level is None:
+                    r = dynamic_tau(
+                        lambda a, b, t, k=k: self.selector_.select(a, b, t, k)[0],
+                        self._classify,
+                        xb,
+                        sb,
+                        d,
+                        fill=fill,
+                        chunk_size=max(len(xb), 64),
+                        levels_fn=lambda a, b, t, k=k: self.selector_.select_levels(a, b, t, k),
+                    )
+                    tau64 = np.asarray(r.tau, dtype=np.float64)
+                    certain = np.asarray(r.certain)
+                else:
+                    tau64 = np.full(len(xb), level)
+                    certain = np.ones(len(xb), dtype=bool)
+                taus = torch.as_tensor(tau64, dtype=xb.dtype)
+                mu, _, sizes = self.selector_.select(xb, sb, taus, k)
+                valid = sizes > 0
+                gm = hard_selection(mu, valid)
+                logits = self.classifier_(apply_mask(xb, pixel_mask(gm, sb), fill))
+                parts["tau"].append(tau64)
+                parts["certain"].append(certain)
+                parts["mu"].append(torch.where(valid, mu, -torch.inf).numpy())
+                parts["gm"].append(gm.numpy())
+                parts["logits"].append(logits.numpy())
+        k_max = max(a.shape[1] for a in parts["mu"])
+        mu = np.concatenate(
+            [
+                np.pad(a, ((0, 0), (0, k_max - a.shape[1])), constant_values=-np.inf)
+                for a in parts["mu"]
+            ]
+        )
+        gm = np.concatenate([np.pad(a, ((0, 0), (0, k_max - a.shape[1]))) for a in parts["gm"]])
+        logits = np.concatenate(parts["logits"]).astype(np.float64)
+        prob = np.exp(logits - logits.max(1, keepdims=True))
+        prob /= prob.sum(1, keepdims=True)
+        seg_np = seg.numpy()
+        rows = np.arange(len(seg_np))[:, None, None]
+        mask = gm[rows, seg_np]
+        with np.errstate(over="ignore"):
+            soft = (1.0 / (1.0 + np.exp(-mu)))[rows, seg_np]
+        return RegionExplanation(
+            mode="dynamic" if level is None else "fixed",
+            delta=d,
+            class_names=self.class_names_,
+            prediction=prob.argmax(1),
+            confidence=prob.max(1),
+            tau=np.concatenate(parts["tau"]),
+            certain=np.concatenate(parts["certain"]),
+            kept_fraction=mask.reshape(len(mask), -1).mean(1),
+            probabilities=prob,
+            group_mask=gm,
+            scores=mu,
+            mask=mask,
+            soft_map=soft,
+            segments=seg_np,
+            images=x.numpy(),
+        )
+
+    def classify_selection(self, X: Any, group_mask: Any, *, segments: Any = None) -> np.ndarray:
+        """Class probabilities of images whose selection is fixed to ``group_mask`` (n, K) bool.
+
+        The classifier sees ``X`` with every pixel outside the selected segments set to ``fill``:
+        what lies outside cannot change the result (check 1 of the spec, with the selection held
+        fixed).
+        """
+        self._check_fitted()
+        x = check_images(X, "X", self.image_size_)
+        seg = self._segments(x, segments)
+        gm = np.asarray(group_mask)
+        if gm.dtype != bool or gm.ndim != 2 or gm.shape[0] != x.shape[0]:
+            raise InputError.bad("group_mask", f"a bool array of shape ({x.shape[0]}, K)", gm)
+        if gm.shape[1] <= int(seg.max()):
+            raise InputError.bad("group_mask", f"at least {int(seg.max()) + 1} columns", gm)
+        with torch.no_grad():
+            pm = pixel_mask(torch.as_tensor(gm), seg)
+            logits = self.classifier_(apply_mask(x, pm, float(self.fill))).double()
+        return torch.softmax(logits, 1).numpy()
+
+    def predict_proba(self, X: Any, *, segments: Any = None, delta: float | None = None) -> Any:
+        """Class probabilities (n, n_classes) from the masked images."""
+        return self.explain(X, segments=segments, delta=delta).probabilities
+
+    def predict(self, X: Any, *, segments: Any = None, delta: float | None = None) -> np.ndarray:
+        """Predicted class labels (n,)."""
+        r = self.explain(X, segments=segments, delta=delta)
+        return self.classes_[r.prediction]
+
+    def score(self, X: Any, y: Any, *, segments: Any = None) -> float:
+        """Accuracy on ``(X, y)``."""
+        return float(np.mean(self.predict(X, segments=segments) == np.asarray(y)))
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: str | Path) -> Path:
+        """Save into the folder ``path``: ``model.json`` and ``weights.safetensors``."""
+        from safetensors.torch import save_file
+
+        self._check_fitted()
+        folder = Path(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        params = {k: getattr(self, k) for k in self._PARAMS}
+        params = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+        if not isinstance(params["random_state"], (int, type(None))):
+            params["random_state"] = None
+        meta = {
+            "format": _FORMAT,
+            "params": params,
+            "classes": self.classes_.tolist(),
+            "image_size": list(self.image_size_),
+            "history": self.history_.to_dict(),
+        }
+        (folder / "model.json").write_text(json.dumps(meta, indent=1) + "\n")
+        state = {f"selector.{k}": v.contiguous() for k, v in self.selector_.state_dict().items()}
+        state.update(
+            {f"classifier.{k}": v.contiguous() for k, v in self.classifier_.state_dict().items()}
+        )
+        save_file(state, str(folder / "weights.safetensors"))
+        return folder
+
+    @classmethod
+    def load(cls, path: str | Path) -> RegionSparseClassifier:
+        """Load a model saved by :meth:`save`."""
+        from safetensors.torch import load_file
+
+        folder = Path(path)
+        meta_file = folder / "model.json"
+        if not meta_file.is_file() or not (folder / "weights.safetensors").is_file():
+            raise InputError.bad("path", "a folder written by RegionSparseClassifier.save", path)
+        meta = json.loads(meta_file.read_text())
+        if meta.get("format") != _FORMAT:
+            raise InputError.bad("path", f"a model of format {_FORMAT}", meta.get("format"))
+        params = dict(meta["params"])
+        for k in ("selector_widths", "classifier_widths"):
+            params[k] = tuple(params[k])
+        model = cls(**params)
+        state = load_file(str(folder / "weights.safetensors"))
+        classes = np.asarray(meta["classes"])
+        model.selector_ = Selector(params["selector_widths"])
+        model.classifier_ = Classifier(len(classes), params["classifier_widths"])
+        model.selector_.load_state_dict(
+            {k[9:]: v for k, v in state.items() if k.startswith("selector.")}
+        )
+        model.classifier_.load_state_dict(
+            {k[11:]: v for k, v in state.items() if k.startswith("classifier.")}
+        )
+        model.selector_.eval()
+        model.classifier_.eval()
+        model.classes_ = classes
+        model.class_names_ = tuple(str(c) for c in classes)
+        model.image_size_ = tuple(meta["image_size"])
+        h = meta["history"]
+        model.history_ = RegionTrainingHistory(
+            **{k: tuple(v) if isinstance(v, list) else v for k, v in h.items()}
+        )
+        return model
+
+
+def _check_level(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+        raise InputError.bad(name, "a sparsity level in (0, 1]", value)
+    v = float(value)
+    if not 0 < v <= 1:
+        raise InputError.bad(name, "a sparsity level in (0, 1]", value)
+    return v
+
+
+def _check_delta(value: Any) -> float:
+    deltas, scalar = _deltas(value)
+    if not scalar:
+        raise InputError.bad("delta", "one certainty threshold in (0, 1]", value)
+    return deltas[0]
+
+
+def _jitter(x: Any, amount: float, gen: Any) -> Any:
+    """Random brightness and contrast of up to ``amount`` per image, clipped to [0, 1]."""
+    b = x.shape[0]
+    bright = 1 + amount * (2 * torch.rand(b, 1, 1, 1, generator=gen) - 1)
+    contrast = 1 + amount * (2 * torch.rand(b, 1, 1, 1, generator=gen) - 1)
+    mean = x.mean((1, 2, 3), keepdim=True)
+    return ((x - mean) * contrast + mean * bright).clamp(0, 1)
+
+
+def _pretraining_loss(classifier, x, y):
+    """Cross-entropy of the classifier on whole images (the stand-in for a pretrained one)."""
+    logits = classifier(x)
+    ce = torch.nn.functional.cross_entropy(logits, y)
+    zero = torch.zeros(())
+    acc = (logits.argmax(1) == y).float().mean()
+    return {"loss": ce, "ce": ce.detach(), "sparsity": zero, "acc": acc, "kept": torch.ones(())}
+
+
+def _training_loss(selector, classifier, x, seg, y, tau, n_groups, p, temp, lam, fill, gen):
+    """The spec's loss on one batch, with the parts for the record."""
+    logit, emb = selector(x, tau)
+    means, sizes = group_pool(torch.cat([logit, emb], 1), seg, n_groups)
+    mu, e = means[..., 0], means[..., 1:]
+    valid = sizes > 0
+    z = correlated_logits(
+        mu, e, valid, covariance=p["covariance"], n_samples=p["n_samples"], generator=gen
+    )  # (S, B, K)
+    m = relaxed_bernoulli(torch.sigmoid(z), temp, generator=gen)
+    s, b = m.shape[:2]
+    pm = pixel_mask(m.reshape(s * b, -1), seg.repeat(s, 1, 1))
+    logits = classifier(apply_mask(x.repeat(s, 1, 1, 1), pm, fill)).view(s, b, -1)
+    if s == 1:
+        log_p = torch.log_softmax(logits[0], 1)
+    else:
+        log_p = torch.log(torch.softmax(logits, 2).mean(0) + 1e-6)
+    ce = torch.nn.functional.nll_loss(log_p, y)
+    mu_valid = torch.where(valid, mu, torch.zeros_like(mu))
+    p_bar = expected_kept_fraction(mu_valid, sizes)
+    reg = (kl_sparsity if p["sparsity"] == "kl" else l1_sparsity)(p_bar, tau).mean()
+    loss = ce + lam * reg
+    if p["covariance"] and p["lambda_covariance"] > 0:
+        loss = loss + p["lambda_covariance"] * group_covariance(e, valid).abs().mean()
+    acc = (log_p.argmax(1) == y).float().mean()
+    return {
+        "loss": loss,
+        "ce": ce.detach(),
+        "sparsity": reg.detach(),
+        "acc": acc,
+        "kept": p_bar.detach().mean(),
+    }
+
+
+def _history(hist: dict, seconds: float) -> RegionTrainingHistory:
+    return RegionTrainingHistory(
+        epochs=tuple(hist["epochs"]),
+        loss=tuple(hist["loss"]),
+        cross_entropy=tuple(hist["ce"]),
+        sparsity=tuple(hist["sparsity"]),
+        accuracy=tuple(hist["acc"]),
+        expected_kept=tuple(hist["kept"]),
+        temperature=tuple(hist["temp"]),
+        lambda_sparsity=tuple(hist["lam"]),
+        seconds=float(seconds),
+    )
