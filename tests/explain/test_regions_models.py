@@ -231,7 +231,14 @@ def test_dynamic_tau_with_the_networks(bam):
     np.testing.assert_array_equal(fast.tau, plain.tau)
     np.testing.assert_array_equal(seq.tau, plain.tau)
     np.testing.assert_array_equal(seq_levels.tau, plain.tau)
-    assert seq_levels.classifier_rows == seq.classifier_rows
+    # skipping levels whose selection repeats the previous one changes the cost, not the result
+    every = dynamic_tau_sequential(
+        select_fn, clf, x, seg, deltas, levels_fn=sel.select_levels, skip_repeats=False
+    )
+    np.testing.assert_array_equal(every.tau, plain.tau)
+    np.testing.assert_array_equal(every.confidence, seq_levels.confidence)
+    assert every.classifier_rows == seq.classifier_rows
+    assert seq_levels.classifier_rows < every.classifier_rows
     assert np.isin(fast.tau, grid).all() and len(np.unique(fast.tau)) > 1
     with pytest.raises(InputError, match="levels_fn"):
         dynamic_tau(select_fn, clf, x, seg, 0.9, levels_fn=lambda *a: torch.zeros(2, 2))

@@ -53,6 +53,14 @@ __getattr__, __all__, __dir__ = lazy_names(
         ".models": ["Selector", "Classifier", "masked_logits"],
         ".estimator": ["RegionSparseClassifier", "RegionExplanation", "RegionTrainingHistory"],
         ".baselines": ["BlackBoxClassifier"],
+        ".evaluation": ["RegionsEvaluation", "evaluate_regions", "DELTAS"],
+        ".checkpoints": [
+            "CHECKPOINTS",
+            "checkpoint_data",
+            "checkpoint_info",
+            "load_checkpoint",
+            "train_checkpoint",
+        ],
         ".metrics": [
             "localisation_precision",
             "mask_iou",

@@ -320,6 +320,7 @@ def dynamic_tau_sequential(
     *,
     fill: Any = 0.0,
     levels_fn: Callable[[Any, Any, Any], Any] | None = None,
+    skip_repeats: bool = True,
 ) -> DynamicTauResult:
     """The spec's loop: start at tau = 0.05 and add 0.05 until certain or tau = 1, per image.
 
@@ -329,7 +330,11 @@ def dynamic_tau_sequential(
     first level for each. Levels are the exact grid values k/20, not a running sum of 0.05.
     Same arguments and result as :func:`dynamic_tau`; with ``levels_fn`` the group logits of
     every level come from one call before the loop (the selector's backbone once per image) and
-    the loop runs the classifier only.
+    the loop runs the classifier only, and (``skip_repeats``) only on the images whose hard
+    selection changed since their previous level: an unchanged selection is an unchanged masked
+    input, whose confidence was already below every delta still sought. The result is the same
+    (``classifier_rows`` counts the calls made); a trained selector often keeps the same regions
+    over many levels.
 
     Examples
     --------
@@ -356,29 +361,46 @@ def dynamic_tau_sequential(
     rows = 0
     with torch.no_grad():
         mu_all = _all_levels(levels_fn, x, seg)
+        prev = None
+        if mu_all is not None:
+            present = torch.zeros(mu_all[:, 0].shape, dtype=torch.bool, device=x.device)
+            if int(seg.max()) < present.shape[1]:
+                present.scatter_(1, seg.reshape(b, -1).to(x.device), True)
         for li, t in enumerate(TAU_GRID):
             if active.numel() == 0:
                 break
+            last = li == len(TAU_GRID) - 1
+            todo = active
             if mu_all is None:
                 tau = torch.full((active.numel(),), t, dtype=x.dtype, device=x.device)
                 sel, pm, logits, conf = _evaluate(
                     select_fn, classify_fn, x[active], seg[active], tau, fill
                 )
             else:
+                if skip_repeats and not last:
+                    cur = hard_selection(mu_all[active, li], present[active])
+                    if prev is not None:
+                        # the same selection as at this image's previous level: the same masked
+                        # input, so the same (uncertain) confidence; no classifier call needed
+                        todo = active[~(cur == prev[active]).all(1)]
+                    if prev is None:
+                        prev = torch.zeros_like(present)
+                    prev[active] = cur
+                if todo.numel() == 0:
+                    continue
                 sel, pm, logits, conf = _evaluate_mu(
-                    classify_fn, x[active], seg[active], mu_all[active, li], fill
+                    classify_fn, x[todo], seg[todo], mu_all[todo, li], fill
                 )
-            rows += active.numel()
-            last = li == len(TAU_GRID) - 1
-            hit = conf.unsqueeze(0) >= need.unsqueeze(1)  # (D, n_active)
+            rows += todo.numel()
+            hit = conf.unsqueeze(0) >= need.unsqueeze(1)  # (D, n_todo)
             for di in range(n_d):
-                take = (hit[di] | last) & ~found[di, active]
+                take = (hit[di] | last) & ~found[di, todo]
                 for j in take.nonzero().flatten().tolist():
-                    i = int(active[j])
+                    i = int(todo[j])
                     level[di, i], certain[di, i] = li, bool(hit[di, j])
                     sel_out[di][i], pm_out[di][i] = sel[j], pm[j]
                     lg_out[di][i], cf_out[di][i] = logits[j], conf[j]
-                found[di, active] |= take
+                found[di, todo] |= take
             active = active[~found[:, active].all(0)]
     k = max(s.shape[0] for row in sel_out for s in row)
     sels = [
