@@ -46,13 +46,13 @@ __all__ = ["app", "fastpd", "load_tree_model", "earlier_outputs", "remove_stale"
 
 app = typer.Typer(
     no_args_is_help=True,
-    help="Explain models: FastPD for tree ensembles, ANOVA-TPNN, EquiGX for e3nn graph networks.",
+    help="Explain models: FastPD for tree ensembles, ANOVA-TPNN, EquiGX for e3nn graph networks, region-sparse image classifiers (P2P).",
 )
 
 
 @app.callback()
 def _group() -> None:
-    """Explain models: FastPD for tree ensembles, ANOVA-TPNN, EquiGX for e3nn graph networks."""
+    """Explain models: FastPD for tree ensembles, ANOVA-TPNN, EquiGX for e3nn graph networks, region-sparse image classifiers (P2P)."""
 
 
 MODEL_FILES = (

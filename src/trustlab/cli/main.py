@@ -18,6 +18,7 @@ from trustlab.cli import evaluate as _evaluate
 from trustlab.cli import explain as _explain
 from trustlab.cli import explain_anova as _explain_anova
 from trustlab.cli import explain_equigx as _explain_equigx
+from trustlab.cli import explain_regions as _explain_regions
 from trustlab.cli import fairness as _fairness
 from trustlab.cli import federated as _federated
 from trustlab.cli import interpret as _interpret
@@ -62,6 +63,7 @@ app.add_typer(_fairness.app, name="fairness")
 app.add_typer(_evaluate.app, name="evaluate")
 _explain.app.add_typer(_explain_anova.app, name="anova-tpnn")
 _explain.app.add_typer(_explain_equigx.app, name="equigx")
+_explain.app.add_typer(_explain_regions.app, name="regions")
 app.add_typer(_explain.app, name="explain")
 app.add_typer(_robustness.app, name="robustness")
 app.add_typer(_privacy.app, name="privacy")

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,26 +35,25 @@ from trustlab._checks import (
     check_random_state,
 )
 from trustlab._lazy import require
-from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
 
 torch = require("torch", "image")
 
 from trustlab.explain.regions.dynamic import _deltas, dynamic_tau_sequential  # noqa: E402
+from trustlab.explain.regions.inputs import check_images, check_segment_maps  # noqa: E402
+from trustlab.explain.regions.losses import (  # noqa: E402
+    colour_jitter,
+    pretraining_loss,
+    training_loss,
+)
 from trustlab.explain.regions.models import Classifier, Selector  # noqa: E402
+from trustlab.explain.regions.results import RegionExplanation, RegionTrainingHistory  # noqa: E402
 from trustlab.explain.regions.segments import superpixels  # noqa: E402
 from trustlab.explain.regions.selection import (  # noqa: E402
     apply_mask,
-    correlated_logits,
-    expected_kept_fraction,
-    group_covariance,
-    group_pool,
     hard_selection,
-    kl_sparsity,
-    l1_sparsity,
     lambda_schedule,
     pixel_mask,
-    relaxed_bernoulli,
     temperature_schedule,
 )
 
@@ -64,200 +62,6 @@ __all__ = ["RegionSparseClassifier", "RegionExplanation", "RegionTrainingHistory
 #: The smallest sparsity level drawn in training (spec: tau ~ U[0.05, 1]).
 TAU_MIN = 0.05
 _FORMAT = "trustlab.regions/1"
-
-
-def check_images(images: Any, name: str = "images", size: tuple[int, int] | None = None) -> Any:
-    """``images`` as a float32 tensor (n, 3, H, W) with values in [0, 1] (and sides ``size``)."""
-    if isinstance(images, torch.Tensor):
-        x = images.detach().to(torch.float32).cpu()
-    else:
-        try:
-            arr = np.asarray(images)
-        except Exception:  # noqa: BLE001 - any failure to convert is bad input
-            raise InputError.bad(name, "an array of shape (n, 3, H, W)", images) from None
-        if arr.dtype == object or not (
-            np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
-        ):
-            raise InputError.bad(name, "a numeric array of shape (n, 3, H, W)", images)
-        x = torch.as_tensor(np.ascontiguousarray(arr, dtype=np.float32))
-    if x.ndim != 4 or x.shape[1] != 3 or x.shape[0] == 0:
-        raise InputError.bad(name, "a non-empty array of shape (n, 3, H, W)", x)
-    if not bool(torch.isfinite(x).all()) or float(x.min()) < 0 or float(x.max()) > 1:
-        raise InputError.bad(name, "finite values in [0, 1]", x)
-    if size is not None and tuple(x.shape[2:]) != tuple(size):
-        raise InputError.bad(name, f"images of {size[0]}x{size[1]} pixels (the model's size)", x)
-    return x
-
-
-def check_segment_maps(segments: Any, images: Any, name: str = "segments") -> Any:
-    """``segments`` as a long tensor (n, H, W) of labels 0..K-1 matching ``images`` (n, 3, H, W)."""
-    arr = segments.detach().cpu().numpy() if isinstance(segments, torch.Tensor) else segments
-    try:
-        arr = np.asarray(arr)
-    except Exception:  # noqa: BLE001
-        raise InputError.bad(name, "an integer array of shape (n, H, W)", segments) from None
-    want = (images.shape[0], *images.shape[2:])
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
-        raise InputError.bad(name, f"an integer array of shape {want}", segments)
-    if tuple(arr.shape) != tuple(want):
-        raise InputError.bad(name, f"an integer array of shape {want} to match the images", arr)
-    if arr.size and arr.min() < 0:
-        raise InputError.bad(name, "segment labels >= 0", arr)
-    return torch.as_tensor(arr.astype(np.int64))
-
-
-@dataclass(frozen=True)
-class RegionTrainingHistory(Result):
-    """Per-epoch training record of :class:`RegionSparseClassifier`.
-
-    Epochs of pretraining the classifier alone on whole images come first; they record an expected
-    kept area of 1 and a temperature and sparsity weight of 0.
-    """
-
-    epochs: tuple[int, ...]
-    loss: tuple[float, ...]
-    cross_entropy: tuple[float, ...]
-    sparsity: tuple[float, ...]
-    accuracy: tuple[float, ...]
-    expected_kept: tuple[float, ...]
-    temperature: tuple[float, ...]
-    lambda_sparsity: tuple[float, ...]
-    seconds: float
-    figure_name = "training.png"
-
-    def summary(self) -> str:
-        if not self.epochs:
-            return "Region-sparse training: no epochs"
-        return (
-            f"Region-sparse training: {len(self.epochs)} epochs in {self.seconds:.0f} s; last epoch "
-            f"loss {self.loss[-1]:.4f} (cross-entropy {self.cross_entropy[-1]:.4f}), training "
-            f"accuracy {self.accuracy[-1]:.3f} on relaxed masks, expected kept area "
-            f"{self.expected_kept[-1]:.3f}"
-        )
-
-    def plot(self, ax: Any = None) -> Any:
-        """Cross-entropy, accuracy and expected kept area against the epoch."""
-        if ax is None:
-            import matplotlib.pyplot as plt
-
-            _, ax = plt.subplots(figsize=(6.0, 3.5))
-        ax.plot(self.epochs, self.cross_entropy, label="cross-entropy", color="tab:gray")
-        ax.plot(self.epochs, self.accuracy, label="training accuracy", color="tab:blue")
-        ax.plot(self.epochs, self.expected_kept, label="expected kept area", color="tab:orange")
-        ax.set_xlabel("epoch")
-        ax.legend(fontsize=8)
-        return ax
-
-
-@dataclass(frozen=True)
-class RegionExplanation(Result):
-    """Predictions of a region-sparse classifier with the regions they were made from.
-
-    Attributes
-    ----------
-    prediction : (n,) predicted class index; ``labels`` are the class labels.
-    confidence : (n,) max softmax on the masked image.
-    tau : (n,) the sparsity level used (chosen per image when dynamic).
-    certain : (n,) whether the confidence reached ``delta`` (always True for a fixed tau).
-    kept_fraction : (n,) selected pixels / all pixels (exact).
-    delta : the certainty threshold (None for a fixed tau).
-    mode : ``"dynamic"`` or ``"fixed"``.
-    probabilities : (n, n_classes) softmax on the masked images.
-    group_mask : (n, K) bool, the selected segments; ``scores`` (n, K) their logits mu at ``tau``
-        (padded groups -inf); ``mask`` (n, H, W) bool, the selected pixels; ``soft_map`` (n, H, W)
-        sigmoid(mu) spread over the segments; ``segments`` (n, H, W); ``images`` (n, 3, H, W).
-    """
-
-    mode: str
-    delta: float | None
-    class_names: tuple[str, ...]
-    prediction: np.ndarray
-    confidence: np.ndarray
-    tau: np.ndarray
-    certain: np.ndarray
-    kept_fraction: np.ndarray
-    probabilities: np.ndarray = internal_field()
-    group_mask: np.ndarray = internal_field()
-    scores: np.ndarray = internal_field()
-    mask: np.ndarray = internal_field()
-    soft_map: np.ndarray = internal_field()
-    segments: np.ndarray = internal_field()
-    images: np.ndarray = internal_field()
-    figure_name = "regions.png"
-    _dict_extras = ("labels", "mean_kept_fraction")
-
-    def __len__(self) -> int:
-        return int(self.prediction.shape[0])
-
-    @property
-    def labels(self) -> list[str]:
-        """Predicted class names."""
-        return [self.class_names[int(i)] for i in self.prediction]
-
-    @property
-    def mean_kept_fraction(self) -> float:
-        """Mean selected area."""
-        return float(np.mean(self.kept_fraction))
-
-    def summary(self) -> str:
-        how = f"dynamic tau (delta {self.delta:g})" if self.mode == "dynamic" else "fixed tau"
-        return (
-            f"Region-sparse predictions of {len(self)} images with {how}: mean kept area "
-            f"{self.mean_kept_fraction:.3f}, mean tau {float(np.mean(self.tau)):.3f}, mean "
-            f"confidence {float(np.mean(self.confidence)):.3f}, certain "
-            f"{float(np.mean(self.certain)):.1%}"
-        )
-
-    def overlay(self, index: int, *, dim: float = 0.25) -> np.ndarray:
-        """The image (H, W, 3) with the unselected pixels dimmed to ``dim`` and segment borders."""
-        if not isinstance(index, (int, np.integer)) or not -len(self) <= index < len(self):
-            raise InputError.bad("index", f"an image position in [0, {len(self)})", index)
-        check_positive(dim, "dim")
-        img = np.asarray(self.images[index]).transpose(1, 2, 0).astype(np.float64)
-        keep = np.asarray(self.mask[index])[..., None]
-        out = np.where(keep, img, img * dim)
-        seg = np.asarray(self.segments[index])
-        edge = np.zeros(seg.shape, dtype=bool)
-        edge[:-1] |= seg[:-1] != seg[1:]
-        edge[:, :-1] |= seg[:, :-1] != seg[:, 1:]
-        border = edge & np.asarray(self.mask[index])
-        out[border] = (1.0, 0.85, 0.0)
-        return np.clip(out, 0.0, 1.0)
-
-    def plot(self, ax: Any = None, *, n: int = 8) -> Any:
-        """The first ``n`` images with their selected regions (one row of panels)."""
-        import matplotlib.pyplot as plt
-
-        k = min(check_positive_int(n, "n"), len(self))
-        if ax is None:
-            _, axes = plt.subplots(1, k, figsize=(1.8 * k, 2.2), squeeze=False)
-            axes = axes[0]
-        else:
-            axes = [ax]
-            k = 1
-        for i, a in enumerate(axes[:k]):
-            a.imshow(self.overlay(i))
-            a.set_title(
-                f"{self.labels[i]} {self.confidence[i]:.2f}\nkept {self.kept_fraction[i]:.0%}",
-                fontsize=7,
-            )
-            a.axis("off")
-        return axes[0]
-
-    def save_overlays(self, folder: str | Path, *, scale: int = 4) -> list[Path]:
-        """One PNG per image (``overlay_<i>.png``, upscaled ``scale`` times) into ``folder``."""
-        import matplotlib.pyplot as plt
-
-        scale = check_positive_int(scale, "scale")
-        out = Path(folder)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for i in range(len(self)):
-            img = np.kron(self.overlay(i), np.ones((scale, scale, 1)))
-            path = out / f"overlay_{i:04d}.png"
-            plt.imsave(path, img)
-            paths.append(path)
-        return paths
 
 
 class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
@@ -366,28 +170,13 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
         self.checkpoint_dir = checkpoint_dir
         self.cache_dir = cache_dir
 
-    _PARAMS = (
-        "tau",
-        "delta",
-        "segmentation",
-        "n_segments",
-        "compactness",
-        "covariance",
-        "sparsity",
-        "lambda_sparsity",
-        "lambda_covariance",
-        "n_samples",
-        "pretrain_epochs",
-        "max_epochs",
-        "batch_size",
-        "learning_rate",
-        "weight_decay",
-        "selector_widths",
-        "classifier_widths",
-        "fill",
-        "colour_jitter",
-        "random_state",
-    )
+    def _model_params(self) -> dict[str, Any]:
+        """The parameters that define the model (not where it keeps files), JSON-ready."""
+        out = {}
+        for k, v in self.get_params().items():
+            if k not in ("checkpoint_dir", "cache_dir"):
+                out[k] = list(v) if isinstance(v, tuple) else v
+        return out
 
     # ------------------------------------------------------------------ validation
     def _check_params(self) -> dict[str, Any]:
@@ -513,15 +302,15 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
                 idx = torch.as_tensor(order[s : s + p["batch_size"]])
                 xb, sb, yb = x[idx], seg[idx], labels[idx]
                 if self.colour_jitter:
-                    xb = _jitter(xb, float(self.colour_jitter), gen)
+                    xb = colour_jitter(xb, float(self.colour_jitter), gen)
                 if p["tau"] is None:
                     tau = TAU_MIN + (1 - TAU_MIN) * torch.rand(len(idx), generator=gen)
                 else:
                     tau = torch.full((len(idx),), p["tau"])
                 if joint < 0:
-                    out = _pretraining_loss(classifier, xb, yb)
+                    out = pretraining_loss(classifier, xb, yb)
                 else:
-                    out = _training_loss(
+                    out = training_loss(
                         selector, classifier, xb, sb, yb, tau, n_groups, p, temp, lam, fill, gen
                     )
                 opt.zero_grad()
@@ -573,8 +362,7 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
 
         h = hashlib.sha256(x.numpy().tobytes())
         h.update(np.ascontiguousarray(y_idx).tobytes())
-        params = {k: getattr(self, k) for k in self._PARAMS}
-        params = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+        params = self._model_params()
         return {"data": h.hexdigest(), "params": json.dumps(params, sort_keys=True, default=str)}
 
     # ------------------------------------------------------------------ inference
@@ -722,8 +510,7 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
         self._check_fitted()
         folder = Path(path)
         folder.mkdir(parents=True, exist_ok=True)
-        params = {k: getattr(self, k) for k in self._PARAMS}
-        params = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+        params = self._model_params()
         if not isinstance(params["random_state"], (int, type(None))):
             params["random_state"] = None
         meta = {
@@ -793,58 +580,6 @@ def _check_delta(value: Any) -> float:
     if not scalar:
         raise InputError.bad("delta", "one certainty threshold in (0, 1]", value)
     return deltas[0]
-
-
-def _jitter(x: Any, amount: float, gen: Any) -> Any:
-    """Random brightness and contrast of up to ``amount`` per image, clipped to [0, 1]."""
-    b = x.shape[0]
-    bright = 1 + amount * (2 * torch.rand(b, 1, 1, 1, generator=gen) - 1)
-    contrast = 1 + amount * (2 * torch.rand(b, 1, 1, 1, generator=gen) - 1)
-    mean = x.mean((1, 2, 3), keepdim=True)
-    return ((x - mean) * contrast + mean * bright).clamp(0, 1)
-
-
-def _pretraining_loss(classifier, x, y):
-    """Cross-entropy of the classifier on whole images (the stand-in for a pretrained one)."""
-    logits = classifier(x)
-    ce = torch.nn.functional.cross_entropy(logits, y)
-    zero = torch.zeros(())
-    acc = (logits.argmax(1) == y).float().mean()
-    return {"loss": ce, "ce": ce.detach(), "sparsity": zero, "acc": acc, "kept": torch.ones(())}
-
-
-def _training_loss(selector, classifier, x, seg, y, tau, n_groups, p, temp, lam, fill, gen):
-    """The spec's loss on one batch, with the parts for the record."""
-    logit, emb = selector(x, tau)
-    means, sizes = group_pool(torch.cat([logit, emb], 1), seg, n_groups)
-    mu, e = means[..., 0], means[..., 1:]
-    valid = sizes > 0
-    z = correlated_logits(
-        mu, e, valid, covariance=p["covariance"], n_samples=p["n_samples"], generator=gen
-    )  # (S, B, K)
-    m = relaxed_bernoulli(torch.sigmoid(z), temp, generator=gen)
-    s, b = m.shape[:2]
-    pm = pixel_mask(m.reshape(s * b, -1), seg.repeat(s, 1, 1))
-    logits = classifier(apply_mask(x.repeat(s, 1, 1, 1), pm, fill)).view(s, b, -1)
-    if s == 1:
-        log_p = torch.log_softmax(logits[0], 1)
-    else:
-        log_p = torch.log(torch.softmax(logits, 2).mean(0) + 1e-6)
-    ce = torch.nn.functional.nll_loss(log_p, y)
-    mu_valid = torch.where(valid, mu, torch.zeros_like(mu))
-    p_bar = expected_kept_fraction(mu_valid, sizes)
-    reg = (kl_sparsity if p["sparsity"] == "kl" else l1_sparsity)(p_bar, tau).mean()
-    loss = ce + lam * reg
-    if p["covariance"] and p["lambda_covariance"] > 0:
-        loss = loss + p["lambda_covariance"] * group_covariance(e, valid).abs().mean()
-    acc = (log_p.argmax(1) == y).float().mean()
-    return {
-        "loss": loss,
-        "ce": ce.detach(),
-        "sparsity": reg.detach(),
-        "acc": acc,
-        "kept": p_bar.detach().mean(),
-    }
 
 
 def _history(hist: dict, seconds: float) -> RegionTrainingHistory:

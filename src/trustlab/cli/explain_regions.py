@@ -1,0 +1,549 @@
+"""``trustlab explain regions``: train, predict with and evaluate region-sparse classifiers (P2P).
+
+``train --data NAME --out DIR`` generates a BAM-lite set, holds out ``--test-size`` of it
+(stratified) and trains a :class:`~trustlab.explain.regions.RegionSparseClassifier` (or, with
+``--blackbox`` or ``--pixels Q``, a :class:`~trustlab.explain.regions.BlackBoxClassifier` baseline)
+on the rest. The training state is saved after every epoch into ``DIR/_state``, so a rerun of the
+same command after a crash or Ctrl-C continues where it stopped. DIR ends with ``model/`` (the saved
+model), ``training.json`` (data, settings, history, held-out accuracy) and, for P2P,
+``training.png``.
+
+``predict --model DIR|--checkpoint NAME [--images FILE.npy | --data NAME --n N --seed S]`` predicts
+from the regions each image's selection keeps and writes ``predictions.json``, one overlay PNG per
+image (``overlays/overlay_<i>.png``: the unselected area dimmed) and ``regions.png``.
+
+``evaluate [--checkpoint NAME ...] [--model DIR ...] --n N --seed S --out DIR`` runs
+:func:`~trustlab.explain.regions.evaluate_regions` on fresh labelled images with object masks (the
+checkpoints' test generator, or ``--data``) and writes ``evaluation.json``,
+``regions_evaluation.png`` and the page ``regions.html``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import typer
+
+from trustlab._results import FIGURE_DPI, json_text, write_atomic
+from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, tell
+from trustlab.cli._runs import OverwriteOption, options_named, refuse_existing, remove_stale
+from trustlab.errors import InputError
+
+__all__ = ["app", "DATA_SOURCES"]
+
+app = typer.Typer(
+    no_args_is_help=True,
+    help="Region-sparse image classifiers (P2P): train, predict with regions, evaluate.",
+)
+
+#: --data name -> arguments of :func:`~trustlab.explain.regions.bam_lite`.
+DATA_SOURCES: dict[str, dict[str, str]] = {
+    "bam-lite-shapes": {"label": "object", "object_source": "shapes"},
+    "bam-lite-digits": {"label": "object", "object_source": "digits"},
+    "bam-lite-scene": {"label": "scene", "object_source": "shapes"},
+}
+DEFAULT_DATA = "bam-lite-shapes"
+
+DataOption = Annotated[
+    str | None,
+    typer.Option(
+        "--data",
+        help="bam-lite-shapes (label: the pasted shape), bam-lite-digits (the pasted digit) or "
+        "bam-lite-scene (the scene; the shape is a distractor).",
+    ),
+]
+SeedOption = Annotated[
+    int,
+    typer.Option("--seed", help="Seed of the generated images (3: a seed no checkpoint saw)."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
+
+
+@app.callback()
+def _group() -> None:
+    """Region-sparse image classifiers (P2P): train, predict with regions, evaluate."""
+
+
+# ------------------------------------------------------------------------------------ helpers
+
+
+def _images(data: str, n_images: int, size: int, seed: int) -> Any:
+    """A fresh BAM-lite set of ``data`` (an ImageDataset)."""
+    from trustlab.explain.regions import bam_lite
+
+    if data not in DATA_SOURCES:
+        raise InputError.bad("--data", f"one of {', '.join(DATA_SOURCES)}", data)
+    with options_named({"n_images": "--images", "size": "--size", "random_state": "--seed"}):
+        return bam_lite(n_images, size=size, random_state=seed, **DATA_SOURCES[data])
+
+
+def _names(dataset: Any) -> np.ndarray:
+    """The class names of a dataset's labels (the vocabulary the models predict in)."""
+    return np.asarray(dataset.class_names)[dataset.labels]
+
+
+def _tau(value: str) -> str | float:
+    if value.strip().lower() == "dynamic":
+        return "dynamic"
+    try:
+        return float(value)
+    except ValueError:
+        raise InputError.bad("--tau", "'dynamic' or a kept-area level in (0, 1]", value) from None
+
+
+def _write_png(path: Path, figure: Any) -> Path:
+    return write_atomic(
+        path, lambda tmp: figure.savefig(tmp, format="png", dpi=FIGURE_DPI, bbox_inches="tight")
+    )
+
+
+def _load_folder(folder: Path, option: str) -> Any:
+    """A model saved by ``save()``: a RegionSparseClassifier or a BlackBoxClassifier."""
+    from trustlab.explain.regions import BlackBoxClassifier, RegionSparseClassifier
+
+    for cls in (RegionSparseClassifier, BlackBoxClassifier):
+        try:
+            return cls.load(folder)
+        except InputError:
+            continue
+    raise InputError.bad(
+        option, "a folder written by 'trustlab explain regions train' or a model's save()",
+        str(folder),
+    )  # fmt: skip
+
+
+def _load_model(path: Path) -> tuple[Any, dict[str, Any]]:
+    """The model of a ``train`` folder (or of a folder written by ``save()``) and its record."""
+    folder = path / "model" if (path / "model").is_dir() else path
+    model = _load_folder(folder, "--model")
+    record = path / "training.json"
+    info = json.loads(record.read_text()) if record.is_file() else {}
+    return model, info
+
+
+def _load_checkpoint(name: str) -> Any:
+    from trustlab.explain.regions import CHECKPOINTS, load_checkpoint
+
+    if name not in CHECKPOINTS:
+        raise InputError.bad("--checkpoint", f"one of {', '.join(CHECKPOINTS)}", name)
+    with options_named({"name": "--checkpoint"}):
+        return load_checkpoint(name)
+
+
+# -------------------------------------------------------------------------------------- train
+
+
+@app.command("train")
+def train(
+    data: DataOption = DEFAULT_DATA,
+    n_images: Annotated[
+        int, typer.Option("--images", help="Images to generate (train and held-out together).")
+    ] = 3000,
+    size: Annotated[
+        int, typer.Option("--size", help="Image side in pixels (a multiple of 8).")
+    ] = 64,
+    test_size: Annotated[
+        float, typer.Option("--test-size", help="Share of the images held out for the accuracy.")
+    ] = 0.2,
+    tau: Annotated[
+        str,
+        typer.Option(
+            "--tau",
+            help="'dynamic' (chosen per image at prediction) or a fixed kept-area "
+            "level in (0, 1], e.g. 0.2.",
+        ),
+    ] = "dynamic",
+    delta: Annotated[
+        float, typer.Option("--delta", help="Certainty threshold of dynamic tau.")
+    ] = 0.99,
+    blackbox: Annotated[
+        bool, typer.Option("--blackbox", help="Train the black-box baseline on whole images.")
+    ] = False,
+    pixels: Annotated[
+        float | None,
+        typer.Option(
+            "--pixels",
+            help="Train Blackbox-Pixel: the CNN on an evenly spaced lattice "
+            "keeping this fraction of the pixels.",
+        ),
+    ] = None,
+    epochs: Annotated[
+        int, typer.Option("--max-epochs", help="Epochs of joint training (after the pretraining).")
+    ] = 15,
+    pretrain_epochs: Annotated[
+        int,
+        typer.Option(
+            "--pretrain-epochs",
+            help="Epochs of the classifier alone on whole images first (P2P only).",
+        ),
+    ] = 5,
+    segments: Annotated[int, typer.Option("--segments", help="Superpixels per image.")] = 64,
+    segmentation: Annotated[
+        str, typer.Option("--segmentation", help="slic or watershed superpixels.")
+    ] = "slic",
+    covariance: Annotated[
+        bool,
+        typer.Option(
+            "--covariance/--no-covariance",
+            help="Correlated group logits (the paper) or independent ones (ablation).",
+        ),
+    ] = True,
+    batch_size: Annotated[int, typer.Option("--batch-size")] = 64,
+    learning_rate: Annotated[float, typer.Option("--learning-rate")] = 2e-3,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the data and the training.")] = 0,
+    out: Annotated[Path, typer.Option("--out", help="Folder for the model and its record.")] = Path(
+        "regions_model"
+    ),
+    overwrite: OverwriteOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Train on fresh BAM-lite images; a rerun into the same --out resumes an interrupted run."""
+    from trustlab.explain.regions import BlackBoxClassifier, RegionSparseClassifier
+
+    refuse_existing(out, overwrite, ("training.json",), "a trained model")
+    kind = "blackbox" if blackbox or pixels is not None else "p2p"
+    tau_value = _tau(tau) if kind == "p2p" else None
+    dataset = _images(data, n_images, size, seed)
+    with options_named({"test_size": "--test-size"}):
+        train_part, test_part = dataset.split(test_size, random_state=seed)
+    names = {"max_epochs": "--max-epochs", "n_segments": "--segments", "kept_pixels": "--pixels",
+             "checkpoint_dir": "--out", "X": "--size"}  # fmt: skip
+    hints = {"checkpoint_dir": f"delete {out / '_state'} to start afresh"}
+    if kind == "p2p":
+        model: Any = RegionSparseClassifier(
+            tau=tau_value, delta=delta, segmentation=segmentation, n_segments=segments,
+            covariance=covariance, pretrain_epochs=pretrain_epochs, max_epochs=epochs,
+            batch_size=batch_size, learning_rate=learning_rate, random_state=seed,
+            checkpoint_dir=out / "_state",
+        )  # fmt: skip
+        total = pretrain_epochs + epochs
+        if (out / "_state" / "state.pt").is_file():
+            tell(f"trustlab: resuming the interrupted run in {out / '_state'}", as_json=True)
+    else:
+        model = BlackBoxClassifier(
+            kept_pixels=pixels, max_epochs=epochs, batch_size=batch_size,
+            learning_rate=learning_rate, random_state=seed,
+        )  # fmt: skip
+        total = epochs
+    what = "P2P" if kind == "p2p" else ("Blackbox-Pixel" if pixels is not None else "black box")
+    with progress() as bar, options_named(names, hints):
+        task = bar.add_task(f"training {what} on {data}", total=total)
+
+        def report(epoch: int, n_epochs: int, history: Any) -> None:
+            loss = history.loss[-1] if kind == "p2p" else history["loss"][-1]
+            text = f"training {what}: epoch {epoch}/{n_epochs}, loss {loss:.3f}"
+            bar.update(task, completed=epoch, total=n_epochs, description=text)
+
+        model.fit(train_part.images, _names(train_part), progress=report)
+    held_out = _names(test_part)
+    record: dict[str, Any] = {
+        "kind": kind,
+        "data": {"name": data, "n_images": n_images, "size": size, "random_state": seed,
+                 "test_size": test_size},
+        "params": {k: v for k, v in model.get_params().items()
+                   if k not in ("checkpoint_dir", "cache_dir")},
+        "classes": [str(c) for c in model.classes_],
+        "n_train": len(train_part),
+        "n_test": len(test_part),
+    }  # fmt: skip
+    if kind == "p2p":
+        r = model.explain(test_part.images)
+        record["test_accuracy"] = float(np.mean(model.classes_[r.prediction] == held_out))
+        record["test_mean_kept_fraction"] = r.mean_kept_fraction
+        record["history"] = model.history_.to_dict()
+    else:
+        record["test_accuracy"] = float(np.mean(model.predict(test_part.images) == held_out))
+        record["test_mean_kept_fraction"] = float(model.mask_.mean())
+        record["history"] = model.history_
+    model.save(out / "model")
+    written = [write_atomic(out / "training.json", json_text(record))]
+    if kind == "p2p":
+        from matplotlib.figure import Figure as MplFigure
+
+        figure = MplFigure(figsize=(6.0, 3.5))
+        model.history_.plot(ax=figure.add_subplot())
+        written.append(_write_png(out / "training.png", figure))
+    else:
+        remove_stale(out, ("training.png",))  # an earlier P2P run's, with --overwrite
+    shutil.rmtree(out / "_state", ignore_errors=True)
+    if as_json:
+        typer.echo(json_text(record), nl=False)
+    elif kind == "p2p":
+        tell(model.history_.summary())
+    tell(f"held-out accuracy {record['test_accuracy']:.3f} on {record['n_test']} images, mean "
+         f"kept area {record['test_mean_kept_fraction']:.3f}", as_json)  # fmt: skip
+    tell(f"wrote model/, {', '.join(p.name for p in written)} to {out}", as_json)
+
+
+# ------------------------------------------------------------------------------------ predict
+
+
+def _read_images(path: Path) -> np.ndarray:
+    if not path.is_file() or path.suffix.lower() != ".npy":
+        raise InputError.bad("--images", "a .npy file of images (n, 3, H, W) in [0, 1]", str(path))
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise InputError.bad(
+            "--images", "a readable .npy file of images (n, 3, H, W) in [0, 1]", f"{path} ({exc})"
+        ) from exc
+    return arr[None] if arr.ndim == 3 else arr
+
+
+@app.command("predict")
+def predict(
+    model: Annotated[
+        Path | None,
+        typer.Option("--model", help="A folder written by 'trustlab explain regions train'."),
+    ] = None,
+    checkpoint: Annotated[
+        str | None,
+        typer.Option("--checkpoint", help="A model shipped with trustlab, e.g. p2p_dynamic."),
+    ] = None,
+    images: Annotated[
+        Path | None,
+        typer.Option(
+            "--images",
+            help="A .npy file of images (n, 3, H, W), floats in [0, 1], of the model's size.",
+        ),
+    ] = None,
+    data: DataOption = None,
+    n: Annotated[int, typer.Option("--n", help="With --data: images to generate.")] = 8,
+    seed: SeedOption = 3,
+    delta: Annotated[
+        float | None,
+        typer.Option("--delta", help="Certainty threshold of dynamic tau (default: the model's)."),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write predictions.json and the overlays here.")
+    ] = None,
+    overwrite: OverwriteOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Predict from the selected regions; write the predictions and one overlay per image."""
+    from trustlab.explain.regions import RegionSparseClassifier
+
+    refuse_existing(out, overwrite, ("predictions.json", "regions.png"), "predictions")
+    if (model is None) == (checkpoint is None):
+        raise InputError.bad(
+            "--model", "either --model DIR or --checkpoint NAME", "both or neither"
+        )
+    if images is not None and data is not None:
+        raise InputError.bad("--images", "either --images FILE or --data NAME", "both")
+    if checkpoint is not None:
+        net, info, source = _load_checkpoint(checkpoint), {}, checkpoint
+    else:
+        net, info = _load_model(model)
+        source = str(model)
+    if not isinstance(net, RegionSparseClassifier):
+        raise InputError.bad(
+            "--model" if model is not None else "--checkpoint",
+            "a region-sparse (P2P) model; a black-box baseline selects no regions", source,
+        )  # fmt: skip
+    if delta is not None and net.tau != "dynamic":
+        raise InputError(
+            f"--delta: this model keeps a fixed tau ({net.tau:g}); --delta sets the certainty "
+            "threshold of dynamic-tau models only",
+            argument="--delta",
+        )
+    truth = None
+    if images is not None:
+        x = _read_images(images)
+        origin = str(images)
+    else:
+        name = data or info.get("data", {}).get("name", DEFAULT_DATA)
+        with options_named({"n_images": "--n"}):
+            dataset = _images(name, n, int(net.image_size_[0]), seed)
+        x, truth, origin = dataset.images, _names(dataset), f"{name} (seed {seed})"
+    with options_named({"X": "--images", "delta": "--delta"}):
+        result = net.explain(x, delta=delta)
+    payload = {"model": source, "images": origin, **result.to_dict()}
+    if truth is not None:
+        payload["true_labels"] = [str(t) for t in truth]
+        payload["accuracy"] = float(np.mean(net.classes_[result.prediction] == truth))
+    if as_json:
+        typer.echo(json_text(payload), nl=False)
+    else:
+        emit(result, False)
+        if truth is not None:
+            tell(f"accuracy {payload['accuracy']:.3f} against the generated labels")
+    if out is None:
+        return
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    for old in (out / "overlays").glob("overlay_*.png"):
+        old.unlink()
+    written = [write_atomic(out / "predictions.json", json_text(payload))]
+    overlays = result.save_overlays(out / "overlays")
+    ax = result.plot(n=min(8, len(result)))
+    written.append(_write_png(out / result.figure_name, ax.figure))
+    plt.close(ax.figure)
+    tell(f"wrote {', '.join(p.name for p in written)} and {len(overlays)} overlays "
+         f"(overlays/) to {out}", as_json)  # fmt: skip
+
+
+# ----------------------------------------------------------------------------------- evaluate
+
+
+def _progress_callback(bar: Any, n_models: int) -> Callable[[int, int, str], None]:
+    task = bar.add_task(f"evaluating {n_models} models", total=n_models)
+
+    def report(step: int, n_steps: int, what: str) -> None:
+        text = "evaluated" if what == "done" else f"evaluating {what}"
+        bar.update(task, completed=step, total=n_steps, description=text)
+
+    return report
+
+
+def _unique(name: str, taken: dict[str, Any]) -> str:
+    out, i = name, 2
+    while out in taken:
+        out, i = f"{name}_{i}", i + 1
+    return out
+
+
+@app.command("evaluate")
+def evaluate(
+    checkpoint: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--checkpoint",
+            help="A shipped model to evaluate (repeatable; default: every "
+            "shipped model unless --model is given).",
+        ),
+    ] = None,
+    model: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--model", help="A folder written by 'trustlab explain regions train' (repeatable)."
+        ),
+    ] = None,
+    data: DataOption = None,
+    n: Annotated[int, typer.Option("--n", help="Test images to evaluate on.")] = 200,
+    deltas: Annotated[
+        str,
+        typer.Option(
+            "--deltas",
+            help="Comma-separated certainty thresholds of the delta "
+            "ablation (dynamic models); 'none' to skip it.",
+        ),
+    ] = "0.8,0.9,0.95,0.99",
+    seed: SeedOption = 3,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write evaluation.json and regions.html here.")
+    ] = None,
+    overwrite: OverwriteOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Accuracy vs kept area, localisation, deletion/insertion fidelity and the delta ablation."""
+    from trustlab.explain.regions import CHECKPOINTS, checkpoint_data, evaluate_regions
+
+    refuse_existing(out, overwrite, ("evaluation.json", "regions.html"), "an evaluation")
+    try:
+        levels = () if deltas.strip().lower() == "none" else tuple(
+            float(d) for d in deltas.split(",") if d.strip()
+        )  # fmt: skip
+    except ValueError:
+        raise InputError.bad(
+            "--deltas", "comma-separated numbers in (0, 1] or 'none'", deltas
+        ) from None
+    if n < 1:
+        raise InputError.bad("--n", "a number of images >= 1", n)
+    models: dict[str, Any] = {}
+    described: dict[str, str] = {}
+    names = list(checkpoint or [])
+    if not names and not model:
+        names = [c for c in CHECKPOINTS if _shipped(c)]
+        if not names:
+            raise InputError.bad(
+                "--checkpoint", "a shipped checkpoint or --model DIR (none is shipped yet)", None
+            )
+    for name in names:
+        models[_unique(name, models)] = _load_checkpoint(name)
+        described[name] = CHECKPOINTS[name]["description"]
+    info: dict[str, Any] = {}
+    for path in model or []:
+        net, record = _load_model(path)
+        info = info or record
+        models[_unique(path.name, models)] = net
+    sizes = {tuple(int(s) for s in m.image_size_) for m in models.values()}
+    if len(sizes) > 1:
+        raise InputError.bad("--model", "models of one image size", sorted(sizes))
+    side = int(next(iter(sizes))[0])
+    if data is None and not model:
+        test = checkpoint_data("test", random_state=seed)
+        if n > len(test):
+            raise InputError.bad("--n", f"at most {len(test)} images (the test set's size)", n)
+        dataset, data_name = test.subset(np.arange(n)), f"checkpoint test images (seed {seed})"
+    else:
+        name = data or info.get("data", {}).get("name", DEFAULT_DATA)
+        with options_named({"n_images": "--n"}):
+            dataset = _images(name, n, side, seed)
+        data_name = f"{name} (seed {seed})"
+    labels = _names(dataset)
+    for key, m in models.items():
+        if not set(map(str, m.classes_)) <= set(dataset.class_names):
+            raise InputError.bad(
+                "--data", f"images labelled like model {key} ({', '.join(map(str, m.classes_))})",
+                data_name,
+            )  # fmt: skip
+    with progress() as bar, options_named({"deltas": "--deltas"}):
+        result = evaluate_regions(
+            models, dataset.images, labels, dataset.masks, dataset=data_name, deltas=levels,
+            random_state=seed, progress=_progress_callback(bar, len(models)),
+        )  # fmt: skip
+    emit(result, as_json)
+    if out is None:
+        return
+    from matplotlib.figure import Figure as MplFigure
+
+    from trustlab.audit.sections.regions import write_page
+
+    out.mkdir(parents=True, exist_ok=True)
+    written = [write_atomic(out / "evaluation.json", json_text(result.to_dict()))]
+    figure = MplFigure(figsize=(5.5, 4.0))
+    result.plot(ax=figure.add_subplot())
+    written.append(_write_png(out / result.figure_name, figure))
+    meta = {"models": ", ".join(models), "images": n, "seed": seed, **described}
+    ablations, reference = _ablations(models)
+    html, _ = write_page(result, out, meta=meta, ablations=ablations, reference=reference)
+    written.append(html)
+    tell(f"wrote {', '.join(p.name for p in written)} to {out}", as_json)
+
+
+def _ablations(models: dict[str, Any]) -> tuple[dict[str, str], str | None]:
+    """The models that switch off the covariance or use watershed superpixels (what they change),
+    and the full P2P model (dynamic tau, covariance, SLIC) they are compared with."""
+    from trustlab.explain.regions import RegionSparseClassifier
+
+    changes, full = {}, []
+    for name, m in models.items():
+        if not isinstance(m, RegionSparseClassifier):
+            continue
+        parts = [text for off, text in (
+            (not m.covariance, "covariance off (independent group logits)"),
+            (m.segmentation == "watershed", "watershed superpixels instead of SLIC"),
+        ) if off]  # fmt: skip
+        if parts:
+            changes[name] = ", ".join(parts)
+        elif m.tau == "dynamic":
+            full.append(name)
+    reference = "p2p_dynamic" if "p2p_dynamic" in full else (full[0] if full else None)
+    return changes, reference
+
+
+def _shipped(name: str) -> bool:
+    """Whether the weights of checkpoint ``name`` ship with this installation."""
+    from trustlab.explain.regions import checkpoint_info
+
+    try:
+        checkpoint_info(name)
+    except (OSError, ValueError):  # not trained yet (an InputError is a ValueError)
+        return False
+    return True

@@ -1,0 +1,54 @@
+"""Validation of images and superpixel maps at the public boundary of the region-sparse models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from trustlab._lazy import require
+from trustlab.errors import InputError
+
+torch = require("torch", "image")
+
+__all__ = ["check_images", "check_segment_maps"]
+
+
+def check_images(images: Any, name: str = "images", size: tuple[int, int] | None = None) -> Any:
+    """``images`` as a float32 tensor (n, 3, H, W) with values in [0, 1] (and sides ``size``)."""
+    if isinstance(images, torch.Tensor):
+        x = images.detach().to(torch.float32).cpu()
+    else:
+        try:
+            arr = np.asarray(images)
+        except Exception:  # noqa: BLE001 - any failure to convert is bad input
+            raise InputError.bad(name, "an array of shape (n, 3, H, W)", images) from None
+        if arr.dtype == object or not (
+            np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
+        ):
+            raise InputError.bad(name, "a numeric array of shape (n, 3, H, W)", images)
+        x = torch.as_tensor(np.ascontiguousarray(arr, dtype=np.float32))
+    if x.ndim != 4 or x.shape[1] != 3 or x.shape[0] == 0:
+        raise InputError.bad(name, "a non-empty array of shape (n, 3, H, W)", x)
+    if not bool(torch.isfinite(x).all()) or float(x.min()) < 0 or float(x.max()) > 1:
+        raise InputError.bad(name, "finite values in [0, 1]", x)
+    if size is not None and tuple(x.shape[2:]) != tuple(size):
+        raise InputError.bad(name, f"images of {size[0]}x{size[1]} pixels (the model's size)", x)
+    return x
+
+
+def check_segment_maps(segments: Any, images: Any, name: str = "segments") -> Any:
+    """``segments`` as a long tensor (n, H, W) of labels 0..K-1 matching ``images`` (n, 3, H, W)."""
+    arr = segments.detach().cpu().numpy() if isinstance(segments, torch.Tensor) else segments
+    try:
+        arr = np.asarray(arr)
+    except Exception:  # noqa: BLE001
+        raise InputError.bad(name, "an integer array of shape (n, H, W)", segments) from None
+    want = (images.shape[0], *images.shape[2:])
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        raise InputError.bad(name, f"an integer array of shape {want}", segments)
+    if tuple(arr.shape) != tuple(want):
+        raise InputError.bad(name, f"an integer array of shape {want} to match the images", arr)
+    if arr.size and arr.min() < 0:
+        raise InputError.bad(name, "segment labels >= 0", arr)
+    return torch.as_tensor(arr.astype(np.int64))
