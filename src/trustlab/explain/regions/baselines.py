@@ -9,7 +9,6 @@ paper's argument that pixel-level selection is degenerate (check 7).
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,11 @@ from trustlab.errors import InputError
 
 torch = require("torch", "image")
 
-from trustlab.explain.regions.estimator import check_images  # noqa: E402
+from trustlab.explain.regions.inputs import (  # noqa: E402
+    check_images,
+    read_model_folder,
+    write_model_folder,
+)
 from trustlab.explain.regions.metrics import pixel_grid_mask  # noqa: E402
 from trustlab.explain.regions.models import Classifier  # noqa: E402
 
@@ -176,11 +179,7 @@ class BlackBoxClassifier(ClassifierMixin, BaseEstimator):
 
     def save(self, path: str | Path) -> Path:
         """Save into the folder ``path``: ``model.json`` and ``weights.safetensors``."""
-        from safetensors.torch import save_file
-
         self._check_fitted()
-        folder = Path(path)
-        folder.mkdir(parents=True, exist_ok=True)
         params = self.get_params()
         params["classifier_widths"] = list(params["classifier_widths"])
         if not isinstance(params["random_state"], (int, type(None))):
@@ -192,29 +191,18 @@ class BlackBoxClassifier(ClassifierMixin, BaseEstimator):
             "image_size": list(self.image_size_),
             "history": self.history_,
         }
-        (folder / "model.json").write_text(json.dumps(meta, indent=1) + "\n")
-        state = {k: v.contiguous() for k, v in self.classifier_.state_dict().items()}
-        save_file(state, str(folder / "weights.safetensors"))
-        return folder
+        return write_model_folder(path, meta, {"classifier": self.classifier_})
 
     @classmethod
     def load(cls, path: str | Path) -> BlackBoxClassifier:
         """Load a model saved by :meth:`save`."""
-        from safetensors.torch import load_file
-
-        folder = Path(path)
-        meta_file = folder / "model.json"
-        if not meta_file.is_file() or not (folder / "weights.safetensors").is_file():
-            raise InputError.bad("path", "a folder written by BlackBoxClassifier.save", path)
-        meta = json.loads(meta_file.read_text())
-        if meta.get("format") != _FORMAT:
-            raise InputError.bad("path", f"a model of format {_FORMAT}", meta.get("format"))
+        meta, states = read_model_folder(path, _FORMAT, "BlackBoxClassifier.save")
         params = dict(meta["params"])
         params["classifier_widths"] = tuple(params["classifier_widths"])
         model = cls(**params)
         classes = np.asarray(meta["classes"])
         model.classifier_ = Classifier(len(classes), params["classifier_widths"])
-        model.classifier_.load_state_dict(load_file(str(folder / "weights.safetensors")))
+        model.classifier_.load_state_dict(states["classifier"])
         model.classifier_.eval()
         model.classes_ = classes
         model.class_names_ = tuple(str(c) for c in classes)

@@ -40,7 +40,12 @@ from trustlab.errors import InputError
 torch = require("torch", "image")
 
 from trustlab.explain.regions.dynamic import _deltas, dynamic_tau_sequential  # noqa: E402
-from trustlab.explain.regions.inputs import check_images, check_segment_maps  # noqa: E402
+from trustlab.explain.regions.inputs import (  # noqa: E402
+    check_images,
+    check_segment_maps,
+    read_model_folder,
+    write_model_folder,
+)
 from trustlab.explain.regions.losses import (  # noqa: E402
     colour_jitter,
     pretraining_loss,
@@ -505,11 +510,7 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | Path) -> Path:
         """Save into the folder ``path``: ``model.json`` and ``weights.safetensors``."""
-        from safetensors.torch import save_file
-
         self._check_fitted()
-        folder = Path(path)
-        folder.mkdir(parents=True, exist_ok=True)
         params = self._model_params()
         if not isinstance(params["random_state"], (int, type(None))):
             params["random_state"] = None
@@ -520,40 +521,23 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
             "image_size": list(self.image_size_),
             "history": self.history_.to_dict(),
         }
-        (folder / "model.json").write_text(json.dumps(meta, indent=1) + "\n")
-        state = {f"selector.{k}": v.contiguous() for k, v in self.selector_.state_dict().items()}
-        state.update(
-            {f"classifier.{k}": v.contiguous() for k, v in self.classifier_.state_dict().items()}
+        return write_model_folder(
+            path, meta, {"selector": self.selector_, "classifier": self.classifier_}
         )
-        save_file(state, str(folder / "weights.safetensors"))
-        return folder
 
     @classmethod
     def load(cls, path: str | Path) -> RegionSparseClassifier:
         """Load a model saved by :meth:`save`."""
-        from safetensors.torch import load_file
-
-        folder = Path(path)
-        meta_file = folder / "model.json"
-        if not meta_file.is_file() or not (folder / "weights.safetensors").is_file():
-            raise InputError.bad("path", "a folder written by RegionSparseClassifier.save", path)
-        meta = json.loads(meta_file.read_text())
-        if meta.get("format") != _FORMAT:
-            raise InputError.bad("path", f"a model of format {_FORMAT}", meta.get("format"))
+        meta, states = read_model_folder(path, _FORMAT, "RegionSparseClassifier.save")
         params = dict(meta["params"])
         for k in ("selector_widths", "classifier_widths"):
             params[k] = tuple(params[k])
         model = cls(**params)
-        state = load_file(str(folder / "weights.safetensors"))
         classes = np.asarray(meta["classes"])
         model.selector_ = Selector(params["selector_widths"])
         model.classifier_ = Classifier(len(classes), params["classifier_widths"])
-        model.selector_.load_state_dict(
-            {k[9:]: v for k, v in state.items() if k.startswith("selector.")}
-        )
-        model.classifier_.load_state_dict(
-            {k[11:]: v for k, v in state.items() if k.startswith("classifier.")}
-        )
+        model.selector_.load_state_dict(states["selector"])
+        model.classifier_.load_state_dict(states["classifier"])
         model.selector_.eval()
         model.classifier_.eval()
         model.classes_ = classes

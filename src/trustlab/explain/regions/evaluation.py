@@ -28,7 +28,8 @@ from trustlab._checks import check_random_state
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.explain.regions.baselines import BlackBoxClassifier
-from trustlab.explain.regions.estimator import RegionSparseClassifier, check_images
+from trustlab.explain.regions.estimator import RegionSparseClassifier
+from trustlab.explain.regions.inputs import check_images
 from trustlab.explain.regions.metrics import (
     deletion_curve,
     insertion_curve,
