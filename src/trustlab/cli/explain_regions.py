@@ -356,12 +356,7 @@ def predict(
         x = _read_images(images)
         origin = str(images)
     else:
-        default = info.get("data", {}).get("name", DEFAULT_DATA)
-        from trustlab.explain.regions import SCENES
-
-        if checkpoint is not None and str(net.classes_[0]) in SCENES:
-            default = "bam-lite-scene"  # the scene-labelled checkpoint
-        name = data or default
+        name = data or info.get("data", {}).get("name", DEFAULT_DATA)
         with options_named({"n_images": "--n"}):
             dataset = _images(name, n, int(net.image_size_[0]), seed)
         x, truth, origin = dataset.images, _names(dataset), f"{name} (seed {seed})"
@@ -464,15 +459,11 @@ def evaluate(
     described: dict[str, str] = {}
     names = list(checkpoint or [])
     if not names and not model:
-        # the shipped models of the shapes data (p2p_scene is labelled by scene: name it alone)
-        names = [c for c in CHECKPOINTS if _shipped(c) and not CHECKPOINTS[c].get("data")]
+        names = [c for c in CHECKPOINTS if _shipped(c)]
         if not names:
             raise InputError.bad(
                 "--checkpoint", "a shipped checkpoint or --model DIR (none is shipped yet)", None
             )
-    if len({json.dumps(CHECKPOINTS[c].get("data", {}), sort_keys=True) for c in names
-            if c in CHECKPOINTS}) > 1:  # fmt: skip
-        raise InputError.bad("--checkpoint", "checkpoints trained on the same data", names)
     for name in names:
         models[_unique(name, models)] = _load_checkpoint(name)
         described[name] = CHECKPOINTS[name]["description"]
@@ -486,7 +477,7 @@ def evaluate(
         raise InputError.bad("--model", "models of one image size", sorted(sizes))
     side = int(next(iter(sizes))[0])
     if data is None and not model:
-        test = checkpoint_data("test", random_state=seed, checkpoint=names[0])
+        test = checkpoint_data("test", random_state=seed)
         if n > len(test):
             raise InputError.bad("--n", f"at most {len(test)} images (the test set's size)", n)
         dataset, data_name = test.subset(np.arange(n)), f"checkpoint test images (seed {seed})"

@@ -40,8 +40,7 @@ TEST_DATA: dict[str, Any] = {**TRAIN_DATA, "n_images": 500, "random_state": 2}
 _P2P = {"pretrain_epochs": 5, "max_epochs": 15, "learning_rate": 2e-3, "random_state": 0}
 _BLACKBOX = {"max_epochs": 20, "learning_rate": 2e-3, "random_state": 0}
 
-#: name -> {"kind": "p2p" | "blackbox", "description", "params", optional "data" (changes to
-#: :data:`TRAIN_DATA` and :data:`TEST_DATA`)} of each shipped model.
+#: name -> {"kind": "p2p" | "blackbox", "description", "params"} of each shipped model.
 CHECKPOINTS: dict[str, dict[str, Any]] = {
     "p2p_dynamic": {
         "kind": "p2p",
@@ -62,13 +61,6 @@ CHECKPOINTS: dict[str, dict[str, Any]] = {
         "kind": "p2p",
         "description": "P2P with dynamic tau on compact-watershed superpixels instead of SLIC",
         "params": {"tau": "dynamic", "segmentation": "watershed", **_P2P},
-    },
-    "p2p_scene": {
-        "kind": "p2p",
-        "description": "P2P with dynamic tau on BAM-lite scenes (label: the scene; the shape is a "
-        "distractor)",
-        "data": {"label": "scene"},
-        "params": {"tau": "dynamic", **_P2P},
     },
     "blackbox": {
         "kind": "blackbox",
@@ -99,19 +91,14 @@ def _model_class(kind: str) -> Any:
     return BlackBoxClassifier
 
 
-def checkpoint_data(
-    part: str = "test", *, random_state: int | None = None, checkpoint: str | None = None
-) -> Any:
+def checkpoint_data(part: str = "test", *, random_state: int | None = None) -> Any:
     """The BAM-lite images of the checkpoints: ``"train"``, ``"test"`` or, with ``random_state``,
-    fresh images of the same generator; ``checkpoint`` names a model whose data differ (the
-    scene-labelled ``p2p_scene``)."""
+    fresh images of the same generator (the labels are shape names)."""
     from trustlab.explain.regions.data import bam_lite
 
     if part not in ("train", "test"):
         raise InputError.bad("part", "'train' or 'test'", part)
     spec = dict(TRAIN_DATA if part == "train" else TEST_DATA)
-    if checkpoint is not None:
-        spec.update(_entry(checkpoint).get("data", {}))
     if random_state is not None:
         spec["random_state"] = random_state
     return bam_lite(**spec)
@@ -135,17 +122,16 @@ def train_checkpoint(
     if entry["kind"] == "p2p":
         params.update(checkpoint_dir=out / "_state", cache_dir=cache_dir)
     model = cls(**params)
-    train = checkpoint_data("train", checkpoint=name)
-    test = checkpoint_data("test", checkpoint=name)
+    train, test = checkpoint_data("train"), checkpoint_data("test")
     model.fit(train.images, _labels(train), progress=progress)
     accuracy = float(np.mean(model.predict(test.images) == _labels(test)))
     model.save(out)
     record = {
         "name": name,
-        **{k: v for k, v in entry.items() if k not in ("params", "data")},
+        **{k: v for k, v in entry.items() if k != "params"},
         "params": entry["params"],
-        "train_data": {**TRAIN_DATA, **entry.get("data", {})},
-        "test_data": {**TEST_DATA, **entry.get("data", {})},
+        "train_data": TRAIN_DATA,
+        "test_data": TEST_DATA,
         "test_accuracy": accuracy,
     }
     (out / "training.json").write_text(json.dumps(record, indent=1) + "\n")
