@@ -24,6 +24,7 @@ torch = require("torch", "image")
 
 from trustlab.explain.regions.inputs import (  # noqa: E402
     check_images,
+    check_training_data,
     read_model_folder,
     write_model_folder,
 )
@@ -104,15 +105,7 @@ class BlackBoxClassifier(ClassifierMixin, BaseEstimator):
         lr = check_positive(self.learning_rate, "learning_rate")
         if not isinstance(self.fill, (int, float)) or isinstance(self.fill, bool):
             raise InputError.bad("fill", "a number", self.fill)
-        x = check_images(X, "X")
-        if x.shape[2] % 8 or x.shape[3] % 8:
-            raise InputError.bad("X", "images whose sides are multiples of 8", x)
-        y_arr = np.asarray(y)
-        if y_arr.ndim != 1 or len(y_arr) != x.shape[0]:
-            raise InputError.bad("y", f"{x.shape[0]} labels (one per image)", y)
-        classes, y_idx = np.unique(y_arr, return_inverse=True)
-        if len(classes) < 2:
-            raise InputError.bad("y", "labels of at least two classes", y)
+        x, classes, y_idx = check_training_data(X, y)
         if progress is not None and not callable(progress):
             raise InputError.bad("progress", "a callable or None", progress)
         rng = check_random_state(self.random_state)

@@ -43,6 +43,7 @@ from trustlab.explain.regions.dynamic import _deltas, dynamic_tau_sequential  # 
 from trustlab.explain.regions.inputs import (  # noqa: E402
     check_images,
     check_segment_maps,
+    check_training_data,
     read_model_folder,
     write_model_folder,
 )
@@ -246,15 +247,7 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
         called after every epoch as ``progress(epoch, max_epochs, history_so_far)``.
         """
         p = self._check_params()
-        x = check_images(X, "X")
-        if x.shape[2] % 8 or x.shape[3] % 8:
-            raise InputError.bad("X", "images whose sides are multiples of 8", x)
-        y_arr = np.asarray(y)
-        if y_arr.ndim != 1 or len(y_arr) != x.shape[0]:
-            raise InputError.bad("y", f"{x.shape[0]} labels (one per image)", y)
-        classes, y_idx = np.unique(y_arr, return_inverse=True)
-        if len(classes) < 2:
-            raise InputError.bad("y", "labels of at least two classes", y)
+        x, classes, y_idx = check_training_data(X, y)
         seg = self._segments(x, segments)
         if progress is not None and not callable(progress):
             raise InputError.bad("progress", "a callable or None", progress)

@@ -94,3 +94,18 @@ def read_model_folder(path: Any, fmt: str, what: str) -> tuple[dict, dict[str, d
         name, _, rest = key.partition(".")
         states.setdefault(name, {})[rest] = value
     return meta, states
+
+
+def check_training_data(X: Any, y: Any) -> tuple[Any, np.ndarray, np.ndarray]:
+    """Training images and labels: ``(images tensor, classes, label indices)``; the image sides
+    must be multiples of 8 and there must be two classes at least."""
+    x = check_images(X, "X")
+    if x.shape[2] % 8 or x.shape[3] % 8:
+        raise InputError.bad("X", "images whose sides are multiples of 8", x)
+    y_arr = np.asarray(y)
+    if y_arr.ndim != 1 or len(y_arr) != x.shape[0]:
+        raise InputError.bad("y", f"{x.shape[0]} labels (one per image)", y)
+    classes, y_idx = np.unique(y_arr, return_inverse=True)
+    if len(classes) < 2:
+        raise InputError.bad("y", "labels of at least two classes", y)
+    return x, classes, y_idx
