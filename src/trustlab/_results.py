@@ -50,6 +50,7 @@ __all__ = [
     "new_axes",
     "write_outputs",
     "write_atomic",
+    "write_png",
     "output_dir",
     "json_text",
 ]
@@ -258,11 +259,16 @@ def _save_npy(path: Path, array: Any) -> None:
         np.save(fh, array, allow_pickle=False)
 
 
+def write_png(path: Path, figure: Any) -> Path:
+    """Save a matplotlib figure as a PNG at :data:`FIGURE_DPI`, atomically."""
+    return write_atomic(
+        path, lambda tmp: figure.savefig(tmp, format="png", dpi=FIGURE_DPI, bbox_inches="tight")
+    )
+
+
 def _write_figure(path: Path, draw: Callable[..., Any], size: tuple[float, float]) -> Path:
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=size)  # not registered with pyplot: nothing to close, nothing leaks
     draw(ax=figure.add_subplot())
-    return write_atomic(
-        path, lambda tmp: figure.savefig(tmp, format="png", dpi=FIGURE_DPI, bbox_inches="tight")
-    )
+    return write_png(path, figure)

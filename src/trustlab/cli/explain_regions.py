@@ -29,7 +29,7 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
-from trustlab._results import FIGURE_DPI, json_text, write_atomic
+from trustlab._results import json_text, write_atomic, write_png
 from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, tell
 from trustlab.cli._runs import OverwriteOption, options_named, refuse_existing, remove_stale
 from trustlab.errors import InputError
@@ -94,12 +94,6 @@ def _tau(value: str) -> str | float:
         return float(value)
     except ValueError:
         raise InputError.bad("--tau", "'dynamic' or a kept-area level in (0, 1]", value) from None
-
-
-def _write_png(path: Path, figure: Any) -> Path:
-    return write_atomic(
-        path, lambda tmp: figure.savefig(tmp, format="png", dpi=FIGURE_DPI, bbox_inches="tight")
-    )
 
 
 def _load_folder(folder: Path, option: str) -> Any:
@@ -267,7 +261,7 @@ def train(
 
         figure = MplFigure(figsize=(6.0, 3.5))
         model.history_.plot(ax=figure.add_subplot())
-        written.append(_write_png(out / "training.png", figure))
+        written.append(write_png(out / "training.png", figure))
     else:
         remove_stale(out, ("training.png",))  # an earlier P2P run's, with --overwrite
     shutil.rmtree(out / "_state", ignore_errors=True)
@@ -382,7 +376,7 @@ def predict(
     written = [write_atomic(out / "predictions.json", json_text(payload))]
     overlays = result.save_overlays(out / "overlays")
     ax = result.plot(n=min(8, len(result)))
-    written.append(_write_png(out / result.figure_name, ax.figure))
+    written.append(write_png(out / result.figure_name, ax.figure))
     plt.close(ax.figure)
     tell(f"wrote {', '.join(p.name for p in written)} and {len(overlays)} overlays "
          f"(overlays/) to {out}", as_json)  # fmt: skip
@@ -509,7 +503,7 @@ def evaluate(
     written = [write_atomic(out / "evaluation.json", json_text(result.to_dict()))]
     figure = MplFigure(figsize=(5.5, 4.0))
     result.plot(ax=figure.add_subplot())
-    written.append(_write_png(out / result.figure_name, figure))
+    written.append(write_png(out / result.figure_name, figure))
     meta = {"models": ", ".join(models), "images": n, "seed": seed, **described}
     ablations, reference = _ablations(models)
     html, _ = write_page(result, out, meta=meta, ablations=ablations, reference=reference)
