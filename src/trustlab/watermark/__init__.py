@@ -1,0 +1,41 @@
+"""Watermarked-image understanding at CPU scale (WMarkGPT, Tan et al., ICML 2025).
+
+Work in progress (issue 27). The parts: ``vocabulary`` (scores, levels, cells, the structured
+facts), ``synth`` (the deterministic generator: WMarkGPT's blend recipe and real invisible marks),
+``nr`` (the no-reference predictor), ``describe`` (the deterministic describer and its parser),
+``metrics`` (BLEU-1, ROUGE-L, level accuracy, SRCC/PLCC as WMarkGPT scored them, defects fixed).
+
+Names are imported on first use.
+
+References
+----------
+Tan, S., Qiu, J., Shu, Y., Xu, Y., Xu, Z., Xu, Y., Zhuang, Z., Li, Y., Yu, Z. (2025). WMarkGPT:
+Watermarked Image Understanding via Multimodal Large Language Models. ICML 2025.
+"""
+
+from __future__ import annotations
+
+from trustlab._lazy import lazy_names
+
+__getattr__, __all__, __dir__ = lazy_names(
+    __name__,
+    {
+        ".vocabulary": [
+            "LEVELS",
+            "LEVEL_SCORES",
+            "CELLS",
+            "ORIENTATIONS",
+            "RELATIONS",
+            "CONTENT_TYPES",
+            "MAX_OPACITY",
+            "level_of_score",
+            "level_index",
+            "score_of_opacity",
+            "score_of_level_probabilities",
+            "cell_of_point",
+            "cell_of_box",
+            "WatermarkFacts",
+            "ObjectRelation",
+        ],
+    },
+)

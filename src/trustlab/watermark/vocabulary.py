@@ -1,0 +1,193 @@
+"""WMarkGPT's vocabulary: visibility scores and levels, the 3x3 location cells, orientations,
+relations to objects and content types, and :class:`WatermarkFacts`, the structured block that the
+generator stores, the predictor estimates and the describer puts into words.
+
+Scores and levels (Tan et al., ICML 2025): a score ``s`` in [0, 5]; ``[4, 5]`` is *invisible*,
+``[3, 4)`` *faint*, ``[2, 3)`` *moderate*, ``[1, 2)`` *visible*, ``[0, 1)`` *obvious*. A logo blended
+at opacity ``w`` scores ``s = 5 - 20 w`` (``w`` in [0, 0.25]).
+
+>>> level_of_score(5 - 20 * 0.07)
+'faint'
+>>> score_of_opacity(0.25), level_of_score(0.0)
+(0.0, 'obvious')
+>>> cell_of_point(10, 200, width=256, height=256)
+'Bottom-left'
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from trustlab._results import Result
+from trustlab.errors import InputError
+
+__all__ = [
+    "LEVELS",
+    "LEVEL_SCORES",
+    "CELLS",
+    "ORIENTATIONS",
+    "RELATIONS",
+    "CONTENT_TYPES",
+    "MAX_OPACITY",
+    "level_of_score",
+    "level_index",
+    "score_of_opacity",
+    "score_of_level_probabilities",
+    "cell_of_point",
+    "cell_of_box",
+    "WatermarkFacts",
+    "ObjectRelation",
+]
+
+#: The five visibility levels, from the highest score to the lowest (WMarkGPT's readout order).
+LEVELS: tuple[str, ...] = ("invisible", "faint", "moderate", "visible", "obvious")
+#: The score each level word stands for in the Q-Align-style readout (sum of softmax x score).
+LEVEL_SCORES: tuple[float, ...] = (5.0, 4.0, 3.0, 2.0, 1.0)
+#: WMarkGPT's nine position labels (WQA-Position), row by row from the top left.
+CELLS: tuple[str, ...] = (
+    "Top-left",
+    "Middle-top",
+    "Top-right",
+    "Middle-left",
+    "Center",
+    "Middle-right",
+    "Bottom-left",
+    "Middle-bottom",
+    "Bottom-right",
+)
+#: Orientation bins of the watermark's principal axis.
+ORIENTATIONS: tuple[str, ...] = ("horizontal", "vertical", "diagonal")
+#: How the watermark box relates to an object box (checked in this order).
+RELATIONS: tuple[str, ...] = ("inside", "partially overlapping", "near the edge", "separate")
+#: What the watermark is made of.
+CONTENT_TYPES: tuple[str, ...] = ("logo", "text", "pattern", "invisible")
+#: The largest opacity of WMarkGPT's blend recipe (w ~ U[0, 0.25]).
+MAX_OPACITY = 0.25
+
+
+def _finite(value: Any, name: str) -> float:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise InputError.bad(name, "a number", value) from None
+    if not math.isfinite(out):
+        raise InputError.bad(name, "a finite number", value)
+    return out
+
+
+def level_of_score(score: float) -> str:
+    """The visibility level of a score in [0, 5] (scores outside are clipped onto the range)."""
+    s = min(max(_finite(score, "score"), 0.0), 5.0)
+    if s >= 4.0:
+        return "invisible"
+    return LEVELS[4 - int(math.floor(s))]
+
+
+def level_index(level: str) -> int:
+    """Position of ``level`` in :data:`LEVELS` (0 = invisible ... 4 = obvious)."""
+    if level not in LEVELS:
+        raise InputError.bad("level", f"one of {', '.join(LEVELS)}", level)
+    return LEVELS.index(level)
+
+
+def score_of_opacity(opacity: float) -> float:
+    """WMarkGPT's score of a logo blended at ``opacity``: ``5 - 20 w``, for ``w`` in [0, 0.25]."""
+    w = _finite(opacity, "opacity")
+    if not 0.0 <= w <= MAX_OPACITY:
+        raise InputError.bad("opacity", f"a number in [0, {MAX_OPACITY}]", opacity)
+    return 5.0 - 20.0 * w
+
+
+def score_of_level_probabilities(probabilities: Any) -> np.ndarray:
+    """Expected score ``sum_k p_k * [5, 4, 3, 2, 1]_k`` of level probabilities (rows sum to 1).
+
+    >>> score_of_level_probabilities([[1, 0, 0, 0, 0], [0, 0, 0.5, 0.5, 0]]).tolist()
+    [5.0, 2.5]
+    """
+    p = np.asarray(probabilities, dtype=np.float64)
+    if p.ndim not in (1, 2) or p.shape[-1] != len(LEVELS):
+        raise InputError.bad("probabilities", "an array of shape (..., 5)", p.shape)
+    if not np.all(np.isfinite(p)) or np.any(p < 0) or not np.allclose(p.sum(-1), 1.0, atol=1e-6):
+        raise InputError.bad("probabilities", "non-negative rows that sum to 1", "other values")
+    return p @ np.asarray(LEVEL_SCORES)
+
+
+def cell_of_point(x: float, y: float, *, width: int, height: int) -> str:
+    """The 3x3 cell (one of :data:`CELLS`) that the point ``(x, y)`` (pixels) falls in."""
+    if width <= 0 or height <= 0:
+        raise InputError.bad("width/height", "positive image sides", (width, height))
+    col = min(max(int(3 * _finite(x, "x") / width), 0), 2)
+    row = min(max(int(3 * _finite(y, "y") / height), 0), 2)
+    return CELLS[3 * row + col]
+
+
+def cell_of_box(box: Any, *, width: int, height: int) -> str:
+    """The 3x3 cell of the centre of ``box = (x0, y0, x1, y1)`` (pixels, x1/y1 exclusive)."""
+    x0, y0, x1, y1 = (_finite(v, "box") for v in box)
+    return cell_of_point((x0 + x1) / 2, (y0 + y1) / 2, width=width, height=height)
+
+
+@dataclass(frozen=True)
+class ObjectRelation:
+    """How the watermark relates to one named object in the image."""
+
+    name: str
+    relation: str
+
+    def __post_init__(self) -> None:
+        if self.relation not in RELATIONS:
+            raise InputError.bad("relation", f"one of {', '.join(RELATIONS)}", self.relation)
+
+
+@dataclass(frozen=True)
+class WatermarkFacts(Result):
+    """What is known (ground truth) or estimated (prediction) about one watermarked image.
+
+    ``present`` is False for a clean image (the other fields then hold no information).
+    ``relations`` lists the watermark's relation to each known object; ``objects_known`` is False
+    when the objects are not annotated (the describer then speaks of "the main subject" and says so).
+    ``coverage`` is the fraction of the objects' area the watermark covers (0 when unknown).
+    """
+
+    present: bool
+    score: float
+    level: str
+    cell: str = "Center"
+    orientation: str = "horizontal"
+    content_type: str = "logo"
+    opacity: float | None = None
+    relations: tuple[ObjectRelation, ...] = field(default_factory=tuple)
+    objects_known: bool = True
+    coverage: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.level not in LEVELS:
+            raise InputError.bad("level", f"one of {', '.join(LEVELS)}", self.level)
+        if self.cell not in CELLS:
+            raise InputError.bad("cell", f"one of {', '.join(CELLS)}", self.cell)
+        if self.orientation not in ORIENTATIONS:
+            raise InputError.bad(
+                "orientation", f"one of {', '.join(ORIENTATIONS)}", self.orientation
+            )
+        if self.content_type not in CONTENT_TYPES:
+            raise InputError.bad(
+                "content_type", f"one of {', '.join(CONTENT_TYPES)}", self.content_type
+            )
+        s = _finite(self.score, "score")
+        if not 0.0 <= s <= 5.0:
+            raise InputError.bad("score", "a number in [0, 5]", self.score)
+        c = _finite(self.coverage, "coverage")
+        if not 0.0 <= c <= 1.0:
+            raise InputError.bad("coverage", "a fraction in [0, 1]", self.coverage)
+
+    def summary(self) -> str:
+        if not self.present:
+            return "no watermark"
+        return (
+            f"{self.content_type} watermark, {self.orientation}, {self.cell}; "
+            f"score {self.score:.2f} ({self.level})"
+        )

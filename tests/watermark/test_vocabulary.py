@@ -1,0 +1,106 @@
+"""WMarkGPT's vocabulary: level bins, the opacity score, the 3x3 cells and the structured facts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from trustlab.errors import InputError
+from trustlab.watermark.vocabulary import (
+    CELLS,
+    LEVELS,
+    WatermarkFacts,
+    cell_of_box,
+    cell_of_point,
+    level_index,
+    level_of_score,
+    score_of_level_probabilities,
+    score_of_opacity,
+)
+
+# The spec's table, written out: [4, 5] invisible, [3, 4) faint, [2, 3) moderate, [1, 2) visible,
+# [0, 1) obvious.
+TABLE = [
+    (4.0, 5.0, "invisible"),
+    (3.0, 4.0, "faint"),
+    (2.0, 3.0, "moderate"),
+    (1.0, 2.0, "visible"),
+]
+
+
+@given(st.floats(0.0, 5.0))
+def test_level_of_score_follows_the_table(s):
+    expected = next(
+        (name for lo, hi, name in TABLE if lo <= s <= hi and (s < hi or hi == 5.0)), None
+    )
+    assert level_of_score(s) == (expected or "obvious")
+
+
+def test_level_boundaries_and_clipping():
+    assert [level_of_score(s) for s in (5, 4, 3.999, 3, 2, 1, 0.999, 0)] == [
+        "invisible",
+        "invisible",
+        "faint",
+        "faint",
+        "moderate",
+        "visible",
+        "obvious",
+        "obvious",
+    ]
+    assert level_of_score(7) == "invisible" and level_of_score(-1) == "obvious"
+    assert [level_index(name) for name in LEVELS] == [0, 1, 2, 3, 4]
+
+
+@given(st.integers(0, 25))
+def test_opacity_score_is_five_minus_twenty_w(percent):
+    w = percent / 100
+    assert score_of_opacity(w) == pytest.approx(5 - 20 * w, abs=1e-12)
+
+
+def test_expected_score_of_level_probabilities():
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet(np.ones(5), size=20)
+    brute = [sum(p[i, k] * (5 - k) for k in range(5)) for i in range(20)]
+    np.testing.assert_allclose(score_of_level_probabilities(p), brute, atol=1e-12)
+
+
+@given(st.floats(0, 255.999), st.floats(0, 191.999))
+def test_cell_of_point_by_brute_force(x, y):
+    col = next(c for c in range(3) if x < (c + 1) * 256 / 3)
+    row = next(r for r in range(3) if y < (r + 1) * 192 / 3)
+    assert cell_of_point(x, y, width=256, height=192) == CELLS[3 * row + col]
+
+
+def test_cells_read_as_positions():
+    assert cell_of_box((0, 0, 10, 10), width=90, height=90) == "Top-left"
+    assert cell_of_box((40, 40, 50, 50), width=90, height=90) == "Center"
+    assert cell_of_box((80, 40, 90, 50), width=90, height=90) == "Middle-right"
+    assert cell_of_box((40, 80, 50, 90), width=90, height=90) == "Middle-bottom"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "argument"),
+    [
+        ({"level": "loud"}, "level"),
+        ({"cell": "Top"}, "cell"),
+        ({"orientation": "slanted"}, "orientation"),
+        ({"content_type": "stamp"}, "content_type"),
+        ({"score": 6.0}, "score"),
+        ({"coverage": 1.5}, "coverage"),
+    ],
+)
+def test_facts_reject_unknown_words(kwargs, argument):
+    base = {"present": True, "score": 2.5, "level": "moderate"}
+    with pytest.raises(InputError, match=argument):
+        WatermarkFacts(**{**base, **kwargs})
+
+
+def test_bad_numbers_name_their_argument():
+    with pytest.raises(InputError, match="opacity"):
+        score_of_opacity(0.3)
+    with pytest.raises(InputError, match="score"):
+        level_of_score(float("nan"))
+    with pytest.raises(InputError, match="probabilities"):
+        score_of_level_probabilities([[0.5, 0.5, 0.5, 0, 0]])
