@@ -106,3 +106,39 @@ def storable_params(estimator: Any) -> dict[str, Any]:
     if not isinstance(params.get("random_state"), (int, np.integer)):
         params["random_state"] = None
     return params
+
+
+def write_model_folder(folder: Any, meta: dict, networks: dict[str, Any]) -> Any:
+    """Write ``model.json`` (``meta``) and ``weights.safetensors`` (each torch network's state
+    dict, keys prefixed by its name) into ``folder``; returns the folder as a Path."""
+    from safetensors.torch import save_file
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "model.json").write_text(json.dumps(meta, indent=1) + "\n")
+    state = {
+        f"{name}.{k}": v.contiguous()
+        for name, net in networks.items()
+        for k, v in net.state_dict().items()
+    }
+    save_file(state, str(out / "weights.safetensors"))
+    return out
+
+
+def read_model_folder(path: Any, fmt: str, what: str) -> tuple[dict, dict[str, dict]]:
+    """``(meta, {network name: state dict})`` of a folder written by :func:`write_model_folder`
+    with format ``fmt``; ``what`` names the writer in the error for anything else."""
+    from safetensors.torch import load_file
+
+    folder = Path(path)
+    meta_file = folder / "model.json"
+    if not meta_file.is_file() or not (folder / "weights.safetensors").is_file():
+        raise InputError.bad("path", f"a folder written by {what}", path)
+    meta = json.loads(meta_file.read_text())
+    if meta.get("format") != fmt:
+        raise InputError.bad("path", f"a model of format {fmt}", meta.get("format"))
+    states: dict[str, dict] = {}
+    for key, value in load_file(str(folder / "weights.safetensors")).items():
+        name, _, rest = key.partition(".")
+        states.setdefault(name, {})[rest] = value
+    return meta, states

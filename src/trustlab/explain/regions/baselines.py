@@ -18,6 +18,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from trustlab._checks import check_positive, check_positive_int, check_random_state
 from trustlab._lazy import require
+from trustlab._model_files import read_model_folder, write_model_folder
 from trustlab.errors import InputError
 
 torch = require("torch", "image")
@@ -25,8 +26,6 @@ torch = require("torch", "image")
 from trustlab.explain.regions.inputs import (  # noqa: E402
     check_images,
     check_training_data,
-    read_model_folder,
-    write_model_folder,
 )
 from trustlab.explain.regions.metrics import pixel_grid_mask  # noqa: E402
 from trustlab.explain.regions.models import Classifier  # noqa: E402

@@ -35,6 +35,7 @@ from trustlab._checks import (
     check_random_state,
 )
 from trustlab._lazy import require
+from trustlab._model_files import read_model_folder, write_model_folder
 from trustlab.errors import InputError
 
 torch = require("torch", "image")
@@ -44,8 +45,6 @@ from trustlab.explain.regions.inputs import (  # noqa: E402
     check_images,
     check_segment_maps,
     check_training_data,
-    read_model_folder,
-    write_model_folder,
 )
 from trustlab.explain.regions.losses import (  # noqa: E402
     colour_jitter,
