@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from skimage.draw import polygon
+from skimage.measure import regionprops
 
 from trustlab.errors import InputError
 from trustlab.watermark.vocabulary import (
@@ -16,6 +18,7 @@ from trustlab.watermark.vocabulary import (
     cell_of_point,
     level_index,
     level_of_score,
+    orientation_of_mask,
     score_of_level_probabilities,
     score_of_opacity,
 )
@@ -104,3 +107,23 @@ def test_bad_numbers_name_their_argument():
         level_of_score(float("nan"))
     with pytest.raises(InputError, match="probabilities"):
         score_of_level_probabilities([[0.5, 0.5, 0.5, 0, 0]])
+
+
+@settings(deadline=None)
+@given(st.integers(0, 179), st.integers(20, 60), st.integers(2, 6))
+def test_orientation_agrees_with_regionprops(degrees, length, width):
+    t = np.radians(degrees)
+    u, v = np.array([np.cos(t), np.sin(t)]), np.array([-np.sin(t), np.cos(t)])
+    c = np.array([50.0, 50.0])
+    corners = [
+        c + a * length / 2 * u + b * width / 2 * v for a, b in ((-1, -1), (1, -1), (1, 1), (-1, 1))
+    ]
+    xs, ys = zip(*corners, strict=True)
+    mask = np.zeros((100, 100), bool)
+    mask[polygon(ys, xs, mask.shape)] = True
+    # regionprops: orientation is the angle between the row axis and the major axis
+    a = 90 - abs(np.degrees(regionprops(mask.astype(int))[0].orientation))
+    if min(abs(a - 22.5), abs(a - 67.5)) < 1e-6:
+        return  # on a bin edge
+    expected = "horizontal" if a < 22.5 else "vertical" if a > 67.5 else "diagonal"
+    assert orientation_of_mask(mask) == expected

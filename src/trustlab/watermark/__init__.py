@@ -34,6 +34,7 @@ __getattr__, __all__, __dir__ = lazy_names(
             "score_of_level_probabilities",
             "cell_of_point",
             "cell_of_box",
+            "orientation_of_mask",
             "WatermarkFacts",
             "ObjectRelation",
         ],

@@ -39,6 +39,7 @@ __all__ = [
     "score_of_level_probabilities",
     "cell_of_point",
     "cell_of_box",
+    "orientation_of_mask",
     "WatermarkFacts",
     "ObjectRelation",
 ]
@@ -129,6 +130,36 @@ def cell_of_box(box: Any, *, width: int, height: int) -> str:
     """The 3x3 cell of the centre of ``box = (x0, y0, x1, y1)`` (pixels, x1/y1 exclusive)."""
     x0, y0, x1, y1 = (_finite(v, "box") for v in box)
     return cell_of_point((x0 + x1) / 2, (y0 + y1) / 2, width=width, height=height)
+
+
+def orientation_of_mask(mask: Any) -> str:
+    """Orientation bin of a mask's principal axis (``skimage.measure.regionprops``).
+
+    The angle ``a`` between the major axis and the horizontal, in [0, 90] degrees, is binned:
+    ``a < 22.5`` horizontal, ``a > 67.5`` vertical, else diagonal. An empty mask is horizontal.
+
+    >>> m = np.zeros((20, 20), bool); m[9:11, 2:18] = True
+    >>> orientation_of_mask(m), orientation_of_mask(m.T), orientation_of_mask(np.eye(20, dtype=bool))
+    ('horizontal', 'vertical', 'diagonal')
+    """
+    m = np.asarray(mask)
+    if m.ndim != 2:
+        raise InputError.bad("mask", "a 2-D boolean array", m.shape)
+    m = m.astype(bool)
+    if not m.any():
+        return "horizontal"
+    rows, cols = np.nonzero(m)
+    # second central moments (what regionprops' orientation is computed from), in pixel units
+    dr, dc = rows - rows.mean(), cols - cols.mean()
+    mu_rr, mu_cc, mu_rc = float(dr @ dr), float(dc @ dc), float(dr @ dc)
+    # angle of the major axis measured from the column (x) axis
+    angle = 0.5 * math.degrees(math.atan2(2 * mu_rc, mu_cc - mu_rr))
+    a = abs(angle)
+    if a < 22.5:
+        return "horizontal"
+    if a > 67.5:
+        return "vertical"
+    return "diagonal"
 
 
 @dataclass(frozen=True)
