@@ -1,0 +1,636 @@
+"""The no-reference watermark predictor: visibility, location and content type from the image alone.
+
+:class:`WatermarkPredictor` is a small CNN (spec 05, design B). Its input is the RGB image plus
+three fixed high-pass residual channels (the image minus a Gaussian-blurred copy, amplified), which
+expose faint overlays and embedding noise. One shared encoder feeds three heads:
+
+- visibility: a score regressed onto [0, 5] and 5-way level logits (WMarkGPT's levels); the
+  Q-Align-style expected score ``sum softmax x [5, 4, 3, 2, 1]`` is reported beside the regressed
+  one for comparability with WMarkGPT;
+- a watermark heatmap at 1/8 of the input side, supervised by the generator's masks (BCE + Dice),
+  from which the box, its 3x3 cell and the orientation are read;
+- the content type (logo, text, pattern, invisible).
+
+Images of any size are resized to the model's input side (256 by default) for the network; the
+heatmap and the box are mapped back onto the original image. ``fit`` is checkpointed like every
+long trustlab run: an interrupted fit resumes from its last finished epoch with the same result.
+
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> images = rng.integers(0, 256, size=(4, 64, 64, 3), dtype=np.uint8)
+>>> masks = np.zeros((4, 64, 64), bool); masks[:, 8:24, 8:40] = True
+>>> model = WatermarkPredictor(input_size=64, widths=(4, 8, 8, 8), max_epochs=1, random_state=0)
+>>> model = model.fit(images, scores=[1.0, 2.0, 4.5, 3.0], masks=masks,
+...                   content_types=["logo", "text", "pattern", "logo"])
+>>> model.predict(images).scores.shape
+(4,)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trustlab._checks import check_positive, check_positive_int, check_random_state
+from trustlab._lazy import require
+from trustlab._model_files import read_model_folder, write_model_folder
+from trustlab._results import Result, internal_field, new_axes
+from trustlab.errors import InputError
+from trustlab.watermark.vocabulary import (
+    CONTENT_TYPES,
+    LEVEL_SCORES,
+    LEVELS,
+    WatermarkFacts,
+    cell_of_box,
+    level_index,
+    level_of_score,
+    orientation_of_mask,
+)
+
+__all__ = ["WatermarkPredictor", "WatermarkPredictions", "WatermarkTrainingHistory", "as_images"]
+
+_FORMAT = "trustlab.watermark.WatermarkPredictor/1"
+#: The heatmap is 1/STRIDE of the network input's side.
+STRIDE = 8
+
+
+def _torch() -> Any:
+    return require("torch", "watermark")
+
+
+# ---------------------------------------------------------------------------------- inputs
+def as_images(images: Any, name: str = "images") -> list[np.ndarray]:
+    """``images`` as a list of (H, W, 3) uint8 arrays: an (n, H, W, 3) uint8 array, one (H, W, 3)
+    image, or a sequence of (H, W, 3) uint8 images of any sizes (at least 8 pixels a side)."""
+    if isinstance(images, np.ndarray) and images.ndim == 4:
+        items = list(images)
+    elif isinstance(images, np.ndarray) and images.ndim == 3:
+        items = [images]
+    elif isinstance(images, (list, tuple)) and len(images) > 0:
+        items = list(images)
+    else:
+        raise InputError.bad(
+            name, "an (n, H, W, 3) uint8 array or a list of (H, W, 3) images", images
+        )
+    out = []
+    for i, img in enumerate(items):
+        arr = np.asarray(img)
+        if arr.ndim != 3 or arr.shape[2] != 3 or min(arr.shape[:2]) < 8:
+            raise InputError.bad(f"{name}[{i}]", "an RGB image of shape (H, W, 3), H, W >= 8", arr)
+        if arr.dtype != np.uint8:
+            raise InputError.bad(f"{name}[{i}]", "uint8 pixel values 0-255", arr.dtype)
+        out.append(arr)
+    return out
+
+
+def _stack(images: list[np.ndarray], size: int) -> Any:
+    """(n, 3, size, size) float32 tensor in [0, 1]; images of another side are resized
+    (bilinear with antialiasing)."""
+    torch = _torch()
+    F = torch.nn.functional
+    tensors = []
+    for img in images:
+        x = torch.from_numpy(np.ascontiguousarray(img)).permute(2, 0, 1).float().div_(255.0)
+        if x.shape[1] != size or x.shape[2] != size:
+            x = F.interpolate(
+                x[None], size=(size, size), mode="bilinear", antialias=True, align_corners=False
+            )[0].clamp_(0, 1)
+        tensors.append(x)
+    return torch.stack(tensors)
+
+
+# ---------------------------------------------------------------------------------- network
+def _network(widths: tuple[int, ...], residual_gain: float) -> Any:
+    torch = _torch()
+    nn = torch.nn
+    F = torch.nn.functional
+
+    def block(c_in: int, c_out: int) -> Any:
+        return nn.Sequential(
+            nn.Conv2d(c_in, c_out, 3, stride=2, padding=1),
+            nn.GroupNorm(math.gcd(c_out, 8), c_out),
+            nn.ReLU(),
+            nn.Conv2d(c_out, c_out, 3, padding=1),
+            nn.GroupNorm(math.gcd(c_out, 8), c_out),
+            nn.ReLU(),
+        )
+
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            k = torch.arange(7, dtype=torch.float32) - 3
+            g = torch.exp(-(k**2) / (2 * 1.5**2))
+            g = g / g.sum()
+            self.register_buffer("blur", g, persistent=False)
+            self.gain = float(residual_gain)
+            chans = (6, *widths)
+            self.down = nn.ModuleList(
+                block(a, b) for a, b in zip(chans[:-1], chans[1:], strict=True)
+            )
+            # heatmap at stride 8: the stride-8 features plus the upsampled deeper ones
+            deep = sum(widths[3:])
+            self.heat = nn.Sequential(
+                nn.Conv2d(widths[2] + deep, widths[2], 3, padding=1),
+                nn.ReLU(),
+                nn.Conv2d(widths[2], 1, 1),
+            )
+            feat = 2 * widths[-1] + 2 * widths[2]
+            self.head = nn.Sequential(nn.Linear(feat, 64), nn.ReLU(), nn.Linear(64, 1 + 5 + 4))
+
+        def residual(self, x: Any) -> Any:
+            c = x.shape[1]
+            kx = self.blur.view(1, 1, 1, -1).expand(c, 1, 1, -1)
+            ky = self.blur.view(1, 1, -1, 1).expand(c, 1, -1, 1)
+            pad = F.pad(x, (3, 3, 3, 3), mode="reflect")
+            smooth = F.conv2d(F.conv2d(pad, kx, groups=c), ky, groups=c)
+            return (x - smooth) * self.gain
+
+        def forward(self, x: Any) -> tuple[Any, Any, Any, Any]:
+            h = torch.cat([x - 0.5, self.residual(x)], dim=1)
+            feats = []
+            for layer in self.down:
+                h = layer(h)
+                feats.append(h)
+            mid = feats[2]
+            ups = [F.interpolate(f, size=mid.shape[2:], mode="nearest") for f in feats[3:]]
+            heat = self.heat(torch.cat([mid, *ups], dim=1))[:, 0]
+            # pooled features: global average/max of the deepest map and heat-weighted pooling
+            # of the stride-8 map (where the watermark is)
+            w = torch.sigmoid(heat).unsqueeze(1)
+            attn = (mid * w).sum((2, 3)) / (w.sum((2, 3)) + 1e-3)
+            deep = feats[-1]
+            pooled = torch.cat([deep.mean((2, 3)), deep.amax((2, 3)), attn, mid.amax((2, 3))], 1)
+            out = self.head(pooled)
+            score = 5.0 * torch.sigmoid(out[:, 0])
+            return score, out[:, 1:6], out[:, 6:10], heat
+
+    return Net()
+
+
+# ---------------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class WatermarkTrainingHistory(Result):
+    """Per-epoch training losses of :class:`WatermarkPredictor`."""
+
+    epochs: tuple[int, ...]
+    loss: tuple[float, ...]
+    score_mse: tuple[float, ...]
+    level_ce: tuple[float, ...]
+    heatmap_loss: tuple[float, ...]
+    content_ce: tuple[float, ...]
+    seconds: float
+
+    def summary(self) -> str:
+        if not self.epochs:
+            return "no epoch trained"
+        return (
+            f"{len(self.epochs)} epochs in {self.seconds:.0f} s; last loss {self.loss[-1]:.3f} "
+            f"(score MSE {self.score_mse[-1]:.3f}, heatmap {self.heatmap_loss[-1]:.3f})"
+        )
+
+    def plot(self, ax: Any = None) -> Any:
+        ax = new_axes(ax)
+        for key in ("loss", "score_mse", "level_ce", "heatmap_loss", "content_ce"):
+            ax.plot(self.epochs, getattr(self, key), label=key)
+        ax.set_xlabel("epoch")
+        ax.set_ylabel("training loss")
+        ax.legend(fontsize=8)
+        return ax
+
+
+@dataclass(frozen=True)
+class WatermarkPredictions(Result):
+    """What the predictor estimates for each image, with no reference image.
+
+    ``scores``: regressed visibility score in [0, 5]; ``expected_scores``: the Q-Align-style
+    readout of the level probabilities; ``levels``: the level of the regressed score;
+    ``boxes``: (x0, y0, x1, y1) in the original image's pixels (all -1 when no pixel of the
+    heatmap passes ``threshold``); ``present``: the heatmap found a region.
+    """
+
+    scores: np.ndarray
+    expected_scores: np.ndarray
+    levels: tuple[str, ...]
+    level_probabilities: np.ndarray
+    content_types: tuple[str, ...]
+    content_probabilities: np.ndarray
+    boxes: np.ndarray
+    cells: tuple[str, ...]
+    orientations: tuple[str, ...]
+    present: np.ndarray
+    image_sizes: tuple[tuple[int, int], ...]
+    heatmaps: np.ndarray = internal_field()
+    threshold: float = 0.5
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    def heatmap(self, i: int) -> np.ndarray:
+        """The heatmap of image ``i`` resized to that image's pixels (nearest)."""
+        h, w = self.image_sizes[i]
+        hm = self.heatmaps[i].astype(np.float32)
+        rows = np.minimum((np.arange(h) * hm.shape[0]) // h, hm.shape[0] - 1)
+        cols = np.minimum((np.arange(w) * hm.shape[1]) // w, hm.shape[1] - 1)
+        return hm[np.ix_(rows, cols)]
+
+    def facts(self, i: int) -> WatermarkFacts:
+        """The structured facts of image ``i`` (objects unknown: relations are left empty)."""
+        if not 0 <= int(i) < len(self):
+            raise InputError.bad("i", f"an image index in [0, {len(self) - 1}]", i)
+        s = float(np.clip(self.scores[i], 0, 5))
+        return WatermarkFacts(
+            present=bool(self.present[i]) and self.levels[i] != "invisible",
+            score=s,
+            level=self.levels[i],
+            cell=self.cells[i],
+            orientation=self.orientations[i],
+            content_type=self.content_types[i],
+            opacity=(5.0 - s) / 20.0,
+            relations=(),
+            objects_known=False,
+            coverage=0.0,
+        )
+
+    def summary(self) -> str:
+        counts = {lv: self.levels.count(lv) for lv in LEVELS if lv in self.levels}
+        text = ", ".join(f"{k} {v}" for k, v in counts.items())
+        return (
+            f"{len(self)} image(s); mean visibility score {float(np.mean(self.scores)):.2f}; "
+            f"levels: {text}"
+        )
+
+    def plot(self, ax: Any = None) -> Any:
+        ax = new_axes(ax)
+        ax.hist(self.scores, bins=np.linspace(0, 5, 21), color="#4c72b0")
+        ax.set_xlabel("predicted visibility score (0 obvious - 5 invisible)")
+        ax.set_ylabel("images")
+        return ax
+
+
+# ---------------------------------------------------------------------------------- model
+class WatermarkPredictor:
+    """No-reference watermark visibility, location and content-type predictor (a small CNN).
+
+    Parameters
+    ----------
+    input_size : int
+        Side of the square network input; images are resized to it (a multiple of 16).
+    widths : tuple of int
+        Channels of the encoder's stride-2 stages (at least 4 stages).
+    max_epochs, learning_rate, batch_size, weight_decay : training settings (Adam, cosine decay).
+    residual_gain : float
+        Amplification of the high-pass residual channels.
+    heatmap_weight, level_weight, content_weight : float
+        Weights of the heatmap (BCE + Dice), level cross-entropy and content cross-entropy losses
+        beside the score's mean squared error.
+    random_state : int, optional
+    checkpoint_dir : path, optional
+        Where ``fit`` saves its state after every epoch and resumes from.
+    """
+
+    def __init__(
+        self,
+        *,
+        input_size: int = 256,
+        widths: Sequence[int] = (16, 32, 48, 64, 96),
+        max_epochs: int = 12,
+        learning_rate: float = 2e-3,
+        batch_size: int = 32,
+        weight_decay: float = 1e-4,
+        residual_gain: float = 4.0,
+        heatmap_weight: float = 1.0,
+        level_weight: float = 0.5,
+        content_weight: float = 0.5,
+        random_state: int | None = 0,
+        checkpoint_dir: str | Path | None = None,
+    ) -> None:
+        self.input_size = input_size
+        self.widths = widths
+        self.max_epochs = max_epochs
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.weight_decay = weight_decay
+        self.residual_gain = residual_gain
+        self.heatmap_weight = heatmap_weight
+        self.level_weight = level_weight
+        self.content_weight = content_weight
+        self.random_state = random_state
+        self.checkpoint_dir = checkpoint_dir
+
+    # -------------------------------------------------------------- parameters
+    def _params(self) -> dict[str, Any]:
+        return {
+            k: (list(v) if k == "widths" else v)
+            for k, v in vars(self).items()
+            if not k.endswith("_") and k != "checkpoint_dir"
+        }
+
+    def _check_params(self) -> dict[str, Any]:
+        size = check_positive_int(self.input_size, "input_size", minimum=16)
+        if size % 16:
+            raise InputError.bad("input_size", "a multiple of 16", self.input_size)
+        try:
+            widths = tuple(check_positive_int(w, "widths") for w in self.widths)
+        except TypeError:
+            raise InputError.bad("widths", "a sequence of positive ints", self.widths) from None
+        if len(widths) < 4:
+            raise InputError.bad("widths", "at least 4 stages", self.widths)
+        if size // 2 ** len(widths) < 1:
+            raise InputError.bad("widths", f"at most {int(math.log2(size))} stages", self.widths)
+        return {
+            "size": size,
+            "widths": widths,
+            "max_epochs": check_positive_int(self.max_epochs, "max_epochs"),
+            "learning_rate": check_positive(self.learning_rate, "learning_rate"),
+            "batch_size": check_positive_int(self.batch_size, "batch_size"),
+            "weight_decay": float(self.weight_decay),
+            "residual_gain": check_positive(self.residual_gain, "residual_gain"),
+            "heatmap_weight": float(self.heatmap_weight),
+            "level_weight": float(self.level_weight),
+            "content_weight": float(self.content_weight),
+        }
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "net_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError("this WatermarkPredictor is not fitted yet; call fit() first")
+
+    # -------------------------------------------------------------- training
+    def fit(
+        self,
+        images: Any,
+        *,
+        scores: Any,
+        masks: Any,
+        content_types: Sequence[str],
+        progress: Callable[[int, int, WatermarkTrainingHistory], None] | None = None,
+    ) -> WatermarkPredictor:
+        """Train on watermarked (and clean) images with their generator labels.
+
+        ``images`` (n, H, W, 3) uint8; ``scores`` (n,) in [0, 5]; ``masks`` (n, H, W) bool (all
+        False for a clean image or an invisible mark without a region); ``content_types`` (n,)
+        words of :data:`~trustlab.watermark.vocabulary.CONTENT_TYPES`.
+        """
+        torch = _torch()
+        F = torch.nn.functional
+        p = self._check_params()
+        imgs = as_images(images)
+        n = len(imgs)
+        y_score = np.asarray(scores, dtype=np.float64)
+        if y_score.shape != (n,) or not np.all(np.isfinite(y_score)):
+            raise InputError.bad("scores", f"{n} finite scores in [0, 5]", y_score.shape)
+        if y_score.min() < 0 or y_score.max() > 5:
+            raise InputError.bad("scores", "scores in [0, 5]", (y_score.min(), y_score.max()))
+        m = np.asarray(masks)
+        if m.ndim != 3 or m.shape[0] != n:
+            raise InputError.bad("masks", f"an array of shape ({n}, H, W)", m.shape)
+        for i, img in enumerate(imgs):
+            if m.shape[1:] != img.shape[:2]:
+                raise InputError.bad("masks", "masks of the images' sizes", (i, m.shape[1:]))
+        types = list(content_types)
+        if len(types) != n or any(t not in CONTENT_TYPES for t in types):
+            raise InputError.bad(
+                "content_types", f"{n} words among {', '.join(CONTENT_TYPES)}", types[:5]
+            )
+        if progress is not None and not callable(progress):
+            raise InputError.bad("progress", "a callable or None", progress)
+
+        x = _stack(imgs, p["size"])
+        side = p["size"] // STRIDE
+        mt = torch.as_tensor(m.astype(np.float32))[:, None]
+        target_heat = F.adaptive_avg_pool2d(mt, side)[:, 0]  # fraction of each cell covered
+        t_score = torch.as_tensor(y_score, dtype=torch.float32)
+        t_level = torch.as_tensor([level_index(level_of_score(s)) for s in y_score])
+        t_type = torch.as_tensor([CONTENT_TYPES.index(t) for t in types])
+
+        rng = check_random_state(self.random_state)
+        torch.manual_seed(int(rng.integers(2**31)))
+        net = _network(p["widths"], p["residual_gain"])
+        opt = torch.optim.Adam(
+            net.parameters(), lr=p["learning_rate"], weight_decay=p["weight_decay"]
+        )
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(
+            opt, T_max=p["max_epochs"], eta_min=0.02 * p["learning_rate"]
+        )
+        keys = ("loss", "score_mse", "level_ce", "heatmap_loss", "content_ce")
+        hist: dict[str, list] = {k: [] for k in ("epochs", *keys)}
+        start, seconds = 0, 0.0
+        fingerprint = self._fingerprint(x, y_score, m, types)
+        folder = Path(self.checkpoint_dir) if self.checkpoint_dir is not None else None
+        state_file = folder / "state.pt" if folder is not None else None
+        if state_file is not None and state_file.is_file():
+            state = torch.load(state_file, weights_only=False)
+            if state.get("fingerprint") != fingerprint:
+                raise InputError.bad(
+                    "checkpoint_dir",
+                    "a folder left by the same fit (same data and parameters) or an empty one",
+                    str(folder),
+                )
+            net.load_state_dict(state["net"])
+            opt.load_state_dict(state["optimizer"])
+            sched.load_state_dict(state["scheduler"])
+            hist, seconds, start = state["history"], state["seconds"], state["epoch"] + 1
+            rng.bit_generator.state = state["rng"]
+            torch.set_rng_state(state["torch_rng"])
+
+        for epoch in range(start, p["max_epochs"]):
+            t0 = time.perf_counter()
+            net.train()
+            order = rng.permutation(n)
+            sums = np.zeros(len(keys))
+            for s in range(0, n, p["batch_size"]):
+                idx = torch.as_tensor(order[s : s + p["batch_size"]])
+                xb = x[idx]
+                flip = torch.as_tensor(rng.random(len(idx)) < 0.5)
+                hb = target_heat[idx]
+                if bool(flip.any()):  # horizontal flips: location labels flip with the image
+                    xb = torch.where(flip[:, None, None, None], xb.flip(-1), xb)
+                    hb = torch.where(flip[:, None, None], hb.flip(-1), hb)
+                score, level_logits, type_logits, heat = net(xb)
+                mse = F.mse_loss(score, t_score[idx])
+                ce_level = F.cross_entropy(level_logits, t_level[idx])
+                ce_type = F.cross_entropy(type_logits, t_type[idx])
+                bce = F.binary_cross_entropy_with_logits(heat, hb)
+                prob = torch.sigmoid(heat)
+                inter = (prob * hb).sum((1, 2))
+                dice = 1 - (2 * inter + 1) / (prob.sum((1, 2)) + hb.sum((1, 2)) + 1)
+                heat_loss = bce + dice.mean()
+                loss = (
+                    mse
+                    + p["level_weight"] * ce_level
+                    + p["heatmap_weight"] * heat_loss
+                    + p["content_weight"] * ce_type
+                )
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                parts = (loss, mse, ce_level, heat_loss, ce_type)
+                sums += np.array([float(v.detach()) for v in parts]) * len(idx)
+            sched.step()
+            hist["epochs"].append(epoch + 1)
+            for key, v in zip(keys, sums / n, strict=True):
+                hist[key].append(float(v))
+            seconds += time.perf_counter() - t0
+            if folder is not None:
+                folder.mkdir(parents=True, exist_ok=True)
+                tmp = folder / "state.pt.tmp"
+                torch.save(
+                    {
+                        "fingerprint": fingerprint,
+                        "net": net.state_dict(),
+                        "optimizer": opt.state_dict(),
+                        "scheduler": sched.state_dict(),
+                        "history": hist,
+                        "seconds": seconds,
+                        "epoch": epoch,
+                        "rng": rng.bit_generator.state,
+                        "torch_rng": torch.get_rng_state(),
+                    },
+                    tmp,
+                )
+                tmp.replace(state_file)
+            if progress is not None:
+                progress(epoch + 1, p["max_epochs"], _history(hist, seconds))
+        self.net_ = net.eval()
+        self.history_ = _history(hist, seconds)
+        self.input_size_ = p["size"]
+        return self
+
+    def _fingerprint(self, x: Any, scores: np.ndarray, masks: np.ndarray, types: list) -> str:
+        h = hashlib.sha256(x.numpy().tobytes())
+        h.update(np.ascontiguousarray(scores).tobytes())
+        h.update(np.packbits(masks.astype(bool)).tobytes())
+        h.update(json.dumps([types, self._params()], sort_keys=True, default=str).encode())
+        return h.hexdigest()
+
+    # -------------------------------------------------------------- inference
+    def predict(
+        self, images: Any, *, threshold: float = 0.5, batch_size: int = 64
+    ) -> WatermarkPredictions:
+        """Estimate visibility, location and content type of each image (no reference needed)."""
+        torch = _torch()
+        self._check_fitted()
+        imgs = as_images(images)
+        thr = float(threshold)
+        if not 0.0 < thr < 1.0:
+            raise InputError.bad("threshold", "a number in (0, 1)", threshold)
+        bs = check_positive_int(batch_size, "batch_size")
+        outs: list[tuple[Any, ...]] = []
+        with torch.inference_mode():
+            for s in range(0, len(imgs), bs):
+                x = _stack(imgs[s : s + bs], self.input_size_)
+                score, level_logits, type_logits, heat = self.net_(x)
+                outs.append(
+                    (
+                        score.numpy().astype(np.float64),
+                        torch.softmax(level_logits.double(), 1).numpy(),
+                        torch.softmax(type_logits.double(), 1).numpy(),
+                        torch.sigmoid(heat).numpy(),
+                    )
+                )
+        scores = np.concatenate([o[0] for o in outs])
+        level_p = np.concatenate([o[1] for o in outs])
+        type_p = np.concatenate([o[2] for o in outs])
+        heat = np.concatenate([o[3] for o in outs])
+        boxes = np.full((len(imgs), 4), -1, dtype=np.int64)
+        cells, orients, present = [], [], np.zeros(len(imgs), bool)
+        for i, img in enumerate(imgs):
+            h, w = img.shape[:2]
+            region = _main_region(heat[i] >= thr)
+            if region is None:
+                cells.append("Center")
+                orients.append("horizontal")
+                continue
+            present[i] = True
+            rows, cols = np.nonzero(region)
+            sy, sx = h / region.shape[0], w / region.shape[1]
+            box = (
+                int(cols.min() * sx),
+                int(rows.min() * sy),
+                int(math.ceil((cols.max() + 1) * sx)),
+                int(math.ceil((rows.max() + 1) * sy)),
+            )
+            boxes[i] = box
+            cells.append(cell_of_box(box, width=w, height=h))
+            orients.append(orientation_of_mask(region))
+        return WatermarkPredictions(
+            scores=scores,
+            expected_scores=level_p @ np.asarray(LEVEL_SCORES),
+            levels=tuple(level_of_score(s) for s in scores),
+            level_probabilities=level_p,
+            content_types=tuple(CONTENT_TYPES[k] for k in type_p.argmax(1)),
+            content_probabilities=type_p,
+            boxes=boxes,
+            cells=tuple(cells),
+            orientations=tuple(orients),
+            present=present,
+            image_sizes=tuple((int(im.shape[0]), int(im.shape[1])) for im in imgs),
+            heatmaps=heat.astype(np.float16),
+            threshold=thr,
+        )
+
+    # -------------------------------------------------------------- persistence
+    def save(self, path: str | Path) -> Path:
+        """Save into the folder ``path``: ``model.json`` and ``weights.safetensors``."""
+        self._check_fitted()
+        params = self._params()
+        if not isinstance(params["random_state"], (int, type(None))):
+            params["random_state"] = None
+        meta = {
+            "format": _FORMAT,
+            "params": params,
+            "input_size": self.input_size_,
+            "history": self.history_.to_dict(),
+        }
+        return write_model_folder(path, meta, {"net": self.net_})
+
+    @classmethod
+    def load(cls, path: str | Path) -> WatermarkPredictor:
+        """Load a model saved by :meth:`save`."""
+        meta, states = read_model_folder(path, _FORMAT, "WatermarkPredictor.save")
+        params = dict(meta["params"])
+        params["widths"] = tuple(params["widths"])
+        model = cls(**params)
+        model.net_ = _network(params["widths"], float(params["residual_gain"]))
+        model.net_.load_state_dict(states["net"])
+        model.net_.eval()
+        model.input_size_ = int(meta["input_size"])
+        h = meta["history"]
+        model.history_ = WatermarkTrainingHistory(
+            **{k: tuple(v) if isinstance(v, list) else v for k, v in h.items()}
+        )
+        return model
+
+
+def _main_region(mask: np.ndarray) -> np.ndarray | None:
+    """The largest 8-connected component of a boolean heatmap (None when empty)."""
+    if not mask.any():
+        return None
+    from scipy import ndimage
+
+    labels, count = ndimage.label(mask, structure=np.ones((3, 3), int))
+    if count == 1:
+        return labels == 1
+    sizes = np.bincount(labels.ravel())[1:]
+    return labels == (int(np.argmax(sizes)) + 1)
+
+
+def _history(hist: dict, seconds: float) -> WatermarkTrainingHistory:
+    return WatermarkTrainingHistory(
+        epochs=tuple(hist["epochs"]),
+        loss=tuple(hist["loss"]),
+        score_mse=tuple(hist["score_mse"]),
+        level_ce=tuple(hist["level_ce"]),
+        heatmap_loss=tuple(hist["heatmap_loss"]),
+        content_ce=tuple(hist["content_ce"]),
+        seconds=float(seconds),
+    )

@@ -1,0 +1,192 @@
+"""The no-reference predictor's mechanics: inputs, residual channels, the heatmap read-out,
+checkpointed fit, save/load. Its accuracy on held-out synthetic data is tested in
+test_nr_claims.py with the shipped model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from scipy import ndimage
+
+from trustlab.errors import InputError
+from trustlab.watermark.nr import WatermarkPredictor, as_images
+from trustlab.watermark.vocabulary import CELLS, cell_of_box, orientation_of_mask
+
+torch.set_num_threads(1)
+
+TINY = {"input_size": 32, "widths": (4, 8, 8, 8), "batch_size": 4, "random_state": 3}
+
+
+def _data(n=6, side=32, seed=0):
+    rng = np.random.default_rng(seed)
+    images = rng.integers(0, 256, size=(n, side, side, 3), dtype=np.uint8)
+    masks = np.zeros((n, side, side), bool)
+    for i in range(n):
+        r, c = rng.integers(0, side // 2, size=2)
+        masks[i, r : r + side // 3, c : c + side // 2] = True
+    scores = rng.uniform(0, 5, size=n)
+    types = [("logo", "text", "pattern", "invisible")[i % 4] for i in range(n)]
+    return images, scores, masks, types
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    images, scores, masks, types = _data()
+    model = WatermarkPredictor(max_epochs=2, **TINY)
+    return model.fit(images, scores=scores, masks=masks, content_types=types), _data()
+
+
+def test_residual_channels_equal_scipy_gaussian_high_pass(fitted):
+    model, _ = fitted
+    rng = np.random.default_rng(1)
+    x = rng.random((2, 3, 20, 24)).astype(np.float32)
+    got = model.net_.residual(torch.from_numpy(x)).numpy()
+    # reflect padding without repeating the edge pixel is scipy's "mirror"; radius 3 = 2 sigma
+    smooth = ndimage.gaussian_filter(x, sigma=(0, 0, 1.5, 1.5), truncate=2.0, mode="mirror")
+    np.testing.assert_allclose(got, (x - smooth) * model.residual_gain, atol=2e-6)
+
+
+class _FixedHeat(torch.nn.Module):
+    """Stands in for the network: a chosen heatmap, fixed scores."""
+
+    def __init__(self, heat):
+        super().__init__()
+        self.heat = torch.as_tensor(heat, dtype=torch.float32)
+
+    def forward(self, x):
+        n = x.shape[0]
+        logit = torch.logit(self.heat.clamp(1e-4, 1 - 1e-4))
+        levels = torch.zeros(n, 5)
+        levels[:, 2] = 3.0
+        return torch.full((n,), 2.5), levels, torch.zeros(n, 4), logit[None].expand(n, -1, -1)
+
+
+def test_box_cell_and_orientation_are_read_from_the_largest_region(fitted):
+    model, _ = fitted
+    heat = np.zeros((8, 8))
+    heat[5:7, 0:4] = 0.9  # the larger region, horizontal, bottom rows
+    heat[0, 7] = 0.8  # a one-cell region that must be ignored
+    model = WatermarkPredictor(**TINY)
+    model.net_, model.input_size_ = _FixedHeat(heat), 64
+    images = np.zeros((2, 96, 160, 3), np.uint8)  # another size than the network's input
+    pred = model.predict(images)
+    # brute force: the cells of the region scaled onto 96 x 160 pixels
+    box = (0, 5 * 96 // 8, 4 * 160 // 8, 7 * 96 // 8)
+    assert tuple(pred.boxes[0]) == box
+    assert pred.cells[0] == cell_of_box(box, width=160, height=96) == "Bottom-left"
+    assert pred.orientations[0] == orientation_of_mask(heat[5:7, 0:4] > 0) == "horizontal"
+    assert pred.present.all()
+    np.testing.assert_allclose(pred.expected_scores, pred.level_probabilities @ [5, 4, 3, 2, 1])
+    assert pred.heatmap(0).shape == (96, 160)
+    assert pred.heatmap(0)[80, 30] == pytest.approx(0.9, abs=1e-3)
+
+
+def test_an_empty_heatmap_gives_no_box(fitted):
+    model = WatermarkPredictor(**TINY)
+    model.net_, model.input_size_ = _FixedHeat(np.full((4, 4), 0.1)), 32
+    pred = model.predict(np.zeros((1, 32, 32, 3), np.uint8))
+    assert not pred.present[0] and (pred.boxes[0] == -1).all()
+    assert pred.facts(0).present is False
+
+
+def test_predictions_have_consistent_fields(fitted):
+    model, (images, *_) = fitted
+    pred = model.predict(images)
+    n = len(images)
+    assert pred.scores.shape == (n,) and np.all((pred.scores >= 0) & (pred.scores <= 5))
+    np.testing.assert_allclose(pred.level_probabilities.sum(1), 1, atol=1e-12)
+    assert all(c in CELLS for c in pred.cells)
+    facts = pred.facts(0)
+    assert facts.level == pred.levels[0] and facts.objects_known is False
+    assert "image(s)" in pred.summary()
+    assert set(pred.to_dict()) >= {"scores", "levels", "boxes", "cells"}
+
+
+def test_predictions_do_not_depend_on_the_batch(fitted):
+    model, (images, *_) = fitted
+    a = model.predict(images, batch_size=64)
+    b = model.predict(images, batch_size=1)
+    np.testing.assert_allclose(a.scores, b.scores, atol=1e-5)
+    np.testing.assert_allclose(a.heatmaps.astype(float), b.heatmaps.astype(float), atol=2e-3)
+
+
+def test_save_load_round_trip(fitted, tmp_path):
+    model, (images, *_) = fitted
+    model.save(tmp_path / "m")
+    again = WatermarkPredictor.load(tmp_path / "m")
+    np.testing.assert_array_equal(model.predict(images).scores, again.predict(images).scores)
+    assert again.history_ == model.history_
+
+
+def test_interrupted_fit_resumes_to_the_same_model(tmp_path):
+    images, scores, masks, types = _data()
+    full = WatermarkPredictor(max_epochs=2, **TINY).fit(
+        images, scores=scores, masks=masks, content_types=types
+    )
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_first(epoch, total, history):
+        if epoch == 1:
+            raise Stop
+
+    folder = tmp_path / "ck"
+    with pytest.raises(Stop):
+        WatermarkPredictor(max_epochs=2, checkpoint_dir=folder, **TINY).fit(
+            images, scores=scores, masks=masks, content_types=types, progress=stop_after_first
+        )
+    resumed = WatermarkPredictor(max_epochs=2, checkpoint_dir=folder, **TINY).fit(
+        images, scores=scores, masks=masks, content_types=types
+    )
+    np.testing.assert_array_equal(full.predict(images).scores, resumed.predict(images).scores)
+    assert full.history_.loss == resumed.history_.loss
+    with pytest.raises(InputError, match="checkpoint_dir"):
+        WatermarkPredictor(max_epochs=2, checkpoint_dir=folder, **TINY).fit(
+            images, scores=scores[::-1].copy(), masks=masks, content_types=types
+        )
+
+
+@pytest.mark.parametrize(
+    ("images", "argument"),
+    [
+        (np.zeros((2, 16, 16), np.uint8), "images"),
+        (np.zeros((2, 16, 16, 4), np.uint8), "images"),
+        (np.zeros((1, 16, 16, 3), np.float32), "images"),
+        ([], "images"),
+        ("img.png", "images"),
+    ],
+)
+def test_bad_images(images, argument):
+    with pytest.raises(InputError, match=argument):
+        as_images(images)
+
+
+def test_bad_training_labels_and_parameters():
+    images, scores, masks, types = _data(n=4)
+    model = WatermarkPredictor(max_epochs=1, **TINY)
+    with pytest.raises(InputError, match="scores"):
+        model.fit(images, scores=scores + 6, masks=masks, content_types=types)
+    with pytest.raises(InputError, match="masks"):
+        model.fit(images, scores=scores, masks=masks[:, :8], content_types=types)
+    with pytest.raises(InputError, match="content_types"):
+        model.fit(images, scores=scores, masks=masks, content_types=["logo", "stamp", "x", "y"])
+    with pytest.raises(InputError, match="input_size"):
+        WatermarkPredictor(input_size=40).fit(
+            images, scores=scores, masks=masks, content_types=types
+        )
+    with pytest.raises(InputError, match="widths"):
+        WatermarkPredictor(widths=(4, 4)).fit(
+            images, scores=scores, masks=masks, content_types=types
+        )
+    with pytest.raises(InputError, match="threshold"):
+        model.net_, model.input_size_ = _FixedHeat(np.zeros((4, 4))), 32
+        model.predict(images, threshold=1.5)
+
+
+def test_unfitted_model_says_so():
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError, match="fit"):
+        WatermarkPredictor().predict(np.zeros((1, 32, 32, 3), np.uint8))
