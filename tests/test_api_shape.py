@@ -27,6 +27,7 @@ PACKAGES = [
     "trustlab.explain",
     "trustlab.fairness",
     "trustlab.federated",
+    "trustlab.governance",
     "trustlab.llm",
     "trustlab.privacy",
     "trustlab.report",

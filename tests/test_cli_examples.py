@@ -322,6 +322,7 @@ BUILDERS = {
     "explain-anova-tpnn.md": _anova_files,
     "explain-equigx.md": _nothing,
     "explain-regions.md": _nothing,
+    "governance-participation.md": _nothing,
     "explain-fastpd.md": _fastpd_files,
     "federated-uefl.md": _nothing,
     "llm-remote.md": _nothing,

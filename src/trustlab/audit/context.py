@@ -54,6 +54,9 @@ class AuditContext:
         What the audit saved beside the report, relative to the output directory:
         ``{"predictions": "predictions.csv", "models": {name: "models/<name>.skops"}}``
         (empty until the files are written).
+    participation : ParticipationAssessment or None
+        The scored participation assessment of the answers files given to the audit
+        (:func:`trustlab.governance.assess`), or None without any.
     """
 
     dataset: str
@@ -75,6 +78,7 @@ class AuditContext:
     notes: list[str] = field(default_factory=list)
     rows_test: np.ndarray | None = None
     files: dict[str, Any] = field(default_factory=dict)
+    participation: Any = None
 
     @property
     def groups(self) -> np.ndarray:

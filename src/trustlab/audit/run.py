@@ -161,6 +161,7 @@ def run_audit(
     group_as_feature: bool | None = None,
     progress: ProgressCallback | None = None,
     plan: PlanCallback | None = None,
+    participation: Sequence[str | os.PathLike] | None = None,
 ) -> AuditResult:
     """Audit a dataset and its models; write the report, the predictions and the trained models
     into ``out``.
@@ -221,6 +222,10 @@ def run_audit(
         Called once with an :class:`AuditPlan` when the input is checked, before any model is
         trained and any section built: to say what the audit will do, or to stop it (by raising)
         when the work is too large.
+    participation : sequence of path-like, optional
+        Participation answers files (one per assessor, see :mod:`trustlab.governance`); they are
+        checked before any work and scored into the "participation" section. Without them that
+        section is left out.
 
     Returns
     -------
@@ -260,11 +265,14 @@ def run_audit(
     test_size = check_probability(test_size, "test_size")
     overwrite = check_bool(overwrite, "overwrite")
     names = _section_names(sections)
+    if sections is None and not participation:  # no answers files: no participation section
+        names = [name for name in names if name != "participation"]
     mode = "predictions" if pred is not None else ("model" if model is not None else "zoo")
     if pred is not None and model is not None:
         raise InputError.bad("pred", "None when a model is given (audit one or the other)", pred)
     n_model_steps = {"zoo": len(ZOO_NAMES), "model": 1, "predictions": 0}[mode]
     steps = _Steps(progress, total=1 + n_model_steps + 1 + len(names) + 1)
+    assessment = _participation(participation)  # bad answers files fail before any training
     out = outputs.prepare_output(out, overwrite)  # fail before any training, not after
 
     steps.start("loading data")
@@ -284,6 +292,7 @@ def run_audit(
     else:
         ctx = _context_from_zoo(table, test_size, seed, steps, tell_plan)
 
+    ctx.participation = assessment  # read by the "participation" section
     steps.start("saving models and predictions" if ctx.mode == "zoo" else "saving predictions")
     outputs.clear_previous(out)
     trained = ctx.models if ctx.mode == "zoo" else {}
@@ -339,6 +348,18 @@ def _seed(random_state) -> int:
         return int(random_state)
     # None or a Generator: draw one int seed, so the report can name the seed it used.
     return int(check_random_state(random_state).integers(0, 2**31 - 1))
+
+
+def _participation(files: Sequence[str | os.PathLike] | None) -> Any:
+    """The scored participation assessment of the answers files, or None without any."""
+    if files is None:
+        return None
+    paths = [files] if isinstance(files, (str, os.PathLike)) else list(files)
+    if not paths:
+        return None
+    from trustlab.governance import assess
+
+    return assess(paths)
 
 
 def _section_names(sections: Sequence[str] | None) -> list[str]:

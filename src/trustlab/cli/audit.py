@@ -98,6 +98,14 @@ def audit(
         bool, typer.Option("--json", help="Print the file paths and headline numbers as JSON.")
     ] = False,
     yes: YesOption = False,
+    participation: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--participation",
+            help="A participation answers YAML (repeatable, one per assessor): adds the "
+            "participation assessment section (see 'trustlab governance').",
+        ),
+    ] = None,
 ) -> None:
     """Audit a dataset and its models; write a self-contained report.html and report.json.
 
@@ -152,6 +160,7 @@ def audit(
             group_as_feature=group_as_feature,
             progress=show,
             plan=check_plan,
+            participation=participation or None,
         )
     if as_json:
         emit(result, as_json=True)

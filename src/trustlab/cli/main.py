@@ -21,6 +21,7 @@ from trustlab.cli import explain_equigx as _explain_equigx
 from trustlab.cli import explain_regions as _explain_regions
 from trustlab.cli import fairness as _fairness
 from trustlab.cli import federated as _federated
+from trustlab.cli import governance as _governance
 from trustlab.cli import interpret as _interpret
 from trustlab.cli import llm as _llm
 from trustlab.cli import privacy as _privacy
@@ -76,6 +77,7 @@ app.add_typer(_safety.app, name="safety")
 app.add_typer(_evals.app, name="eval")
 app.add_typer(_interpret.app, name="interpret")
 app.add_typer(_agents.app, name="agents")
+app.add_typer(_governance.app, name="governance")
 reflow_app(app)
 
 

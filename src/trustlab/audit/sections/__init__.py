@@ -21,6 +21,7 @@ SECTION_MODULES: list[str] = [
     "fastpd",
     "anova_tpnn",
     "ranking",
+    "participation",
 ]
 
 

@@ -1,0 +1,527 @@
+"""The participation questionnaire, the rung->tier table and answer files: loading and validation.
+
+Every file is YAML (or JSON) checked against a JSON Schema shipped in ``trustlab/governance/data``
+and then against the rules a schema cannot state: an answer names a known item, its rung is in
+1..8 and is one of that item's options, every evidence entry it claims is filled in (and a
+``file:`` reference exists beside the answers file), the tiers partition the eight rungs into
+consecutive runs. A YAML syntax error is reported with its line number.
+
+>>> q = load_questionnaire()
+>>> q.version, len(q.dimensions), len(q.items)
+('1.0.0', 6, 18)
+>>> load_tiers().tier_of(4)["label"]
+'Tier 2'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from trustlab._results import Result, internal_field
+from trustlab.errors import InputError
+
+__all__ = [
+    "Questionnaire",
+    "Tiers",
+    "Answers",
+    "load_questionnaire",
+    "load_tiers",
+    "load_answers",
+    "read_document",
+    "validate_file",
+    "blank_answers",
+    "schema",
+    "data_path",
+    "EXAMPLE_ANSWERS",
+    "RUNGS",
+]
+
+#: The bundled worked example: three fictitious assessors of trustlab's own demo audit.
+EXAMPLE_ANSWERS = (
+    "example_answers_developer.yaml",
+    "example_answers_auditor.yaml",
+    "example_answers_community.yaml",
+)
+#: Arnstein's eight rungs.
+RUNGS = tuple(range(1, 9))
+
+_KINDS = {
+    "participation-questionnaire": "questionnaire.schema.json",
+    "participation-answers": "answers.schema.json",
+    "participation-tiers": "tiers.schema.json",
+    "participation-card": "card.schema.json",
+}
+
+
+def data_path(name: str) -> Path:
+    """The path of a file shipped in ``trustlab/governance/data``.
+
+    >>> data_path("tiers.yaml").name
+    'tiers.yaml'
+    """
+    return Path(str(resources.files("trustlab.governance") / "data" / name))
+
+
+def schema(name: str) -> dict[str, Any]:
+    """A shipped JSON Schema by file name (``"answers.schema.json"`` ...)."""
+    return json.loads(data_path(name).read_text(encoding="utf-8"))
+
+
+# ----------------------------------------------------------------------------------- reading
+
+
+def read_document(path: str | os.PathLike, argument: str = "path") -> dict[str, Any]:
+    """Read a YAML or JSON file into a mapping; syntax errors name the line.
+
+    Raises
+    ------
+    InputError
+        The file cannot be read, is not valid YAML (the message gives the line number) or does
+        not hold a mapping.
+    """
+    yaml = _yaml()
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError.bad(argument, "a readable UTF-8 YAML or JSON file", str(p)) from exc
+    return _parse(text, f"{argument} ({p.name})", yaml)
+
+
+def _parse(text: str, where: str, yaml: Any) -> dict[str, Any]:
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it: 10x faster
+    try:
+        value = yaml.load(text, Loader=loader)  # noqa: S506 (a safe loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "?"
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        context, start = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+        if context and start is not None and start is not mark:
+            problem += f" ({context} started at line {start.line + 1})"
+        raise InputError(
+            f"{where}: expected valid YAML, got a syntax error at {line}: {problem}",
+            argument=where.split(" ")[0],
+        ) from None
+    if not isinstance(value, dict):
+        raise InputError.bad(where, "a YAML mapping (key: value lines)", value)
+    return value
+
+
+def _yaml() -> Any:
+    from trustlab._lazy import require
+
+    return require("yaml", "governance")
+
+
+def _check_schema(document: dict[str, Any], schema_name: str, where: str) -> None:
+    jsonschema = _jsonschema()
+    validator = jsonschema.Draft202012Validator(schema(schema_name))
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
+    if errors:
+        err = errors[0]
+        at = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+        raise InputError(
+            f"{where}: expected a file valid against {schema_name}, got at {at}: {err.message}",
+            argument=where.split(" ")[0],
+        )
+
+
+def _jsonschema() -> Any:
+    from trustlab._lazy import require
+
+    return require("jsonschema", "governance")
+
+
+# ----------------------------------------------------------------------------- questionnaire
+
+
+@dataclass(frozen=True)
+class Questionnaire:
+    """A validated questionnaire: its dimensions, stages, items, rungs and evidence kinds."""
+
+    version: str
+    document: dict[str, Any] = field(repr=False)
+
+    @property
+    def dimensions(self) -> list[dict[str, Any]]:
+        return self.document["dimensions"]
+
+    @property
+    def stages(self) -> list[dict[str, Any]]:
+        return self.document["stages"]
+
+    @property
+    def items(self) -> list[dict[str, Any]]:
+        return self.document["items"]
+
+    @property
+    def rungs(self) -> dict[int, dict[str, Any]]:
+        return {r["rung"]: r for r in self.document["rungs"]}
+
+    @property
+    def evidence_kinds(self) -> dict[str, str]:
+        return {e["id"]: e["description"] for e in self.document["evidence_kinds"]}
+
+    def item(self, item_id: str) -> dict[str, Any]:
+        for item in self.items:
+            if item["id"] == item_id:
+                return item
+        raise KeyError(item_id)
+
+    def dimension(self, dimension_id: str) -> dict[str, Any]:
+        for dim in self.dimensions:
+            if dim["id"] == dimension_id:
+                return dim
+        raise KeyError(dimension_id)
+
+
+def load_questionnaire(path: str | os.PathLike | None = None) -> Questionnaire:
+    """Load and validate a questionnaire (default: the shipped ``questionnaire.yaml``).
+
+    Parameters
+    ----------
+    path : path-like, optional
+        A questionnaire YAML file.
+
+    Returns
+    -------
+    Questionnaire
+
+    Raises
+    ------
+    InputError
+        Invalid YAML, a schema violation, or broken references (an item's unknown dimension,
+        stage or evidence kind, duplicate ids, an uncited item, a dimension without items).
+
+    Examples
+    --------
+    >>> q = load_questionnaire()
+    >>> q.item("data.planning")["options"][3]["evidence"]
+    ['public_document', 'consultation_record']
+    """
+    p = data_path("questionnaire.yaml") if path is None else Path(path)
+    doc = read_document(p, "questionnaire")
+    where = f"questionnaire ({p.name})"
+    _check_schema(doc, "questionnaire.schema.json", where)
+    _check_questionnaire(doc, where)
+    return Questionnaire(doc["version"], doc)
+
+
+def _check_questionnaire(doc: dict[str, Any], where: str) -> None:
+    sources = set(doc["sources"])
+    if sorted(r["rung"] for r in doc["rungs"]) != list(RUNGS):
+        raise InputError.bad(f"{where} rungs", "each of the rungs 1..8 once", doc["rungs"])
+    dims = [d["id"] for d in doc["dimensions"]]
+    stages = [s["id"] for s in doc["stages"]]
+    kinds = [e["id"] for e in doc["evidence_kinds"]]
+    for name, ids in (("dimensions", dims), ("stages", stages), ("evidence_kinds", kinds)):
+        if len(set(ids)) != len(ids):
+            raise InputError.bad(f"{where} {name}", "unique ids", ids)
+    seen: set[str] = set()
+    for item in doc["items"]:
+        iid = item["id"]
+        if iid in seen:
+            raise InputError.bad(f"{where} item {iid!r}", "a unique item id", iid)
+        seen.add(iid)
+        if item["dimension"] not in dims:
+            raise InputError.bad(f"{where} item {iid!r}", f"a dimension among {dims}", item)
+        if item["stage"] not in stages:
+            raise InputError.bad(f"{where} item {iid!r}", f"a stage among {stages}", item)
+        for cite in item["citations"]:
+            if cite["source"] not in sources:
+                raise InputError.bad(
+                    f"{where} item {iid!r}", f"citations of sources {sorted(sources)}", cite
+                )
+        rungs = [o["rung"] for o in item["options"]]
+        if len(set(rungs)) != len(rungs):
+            raise InputError.bad(f"{where} item {iid!r}", "one option per rung", rungs)
+        for option in item["options"]:
+            unknown = [e for e in option["evidence"] if e not in kinds]
+            if unknown:
+                raise InputError.bad(
+                    f"{where} item {iid!r}", f"evidence kinds among {kinds}", unknown
+                )
+    for dim in doc["dimensions"]:
+        if not any(item["dimension"] == dim["id"] for item in doc["items"]):
+            raise InputError.bad(f"{where} dimension {dim['id']!r}", "at least one item", dim)
+        if dim["recommendation"]["citation"]["source"] not in sources:
+            raise InputError.bad(
+                f"{where} dimension {dim['id']!r}", "a cited source", dim["recommendation"]
+            )
+
+
+# ------------------------------------------------------------------------------------- tiers
+
+
+@dataclass(frozen=True)
+class Tiers(Result):
+    """The rung->tier table with its provenance (``verified`` tells whether it was checked)."""
+
+    source: str
+    verified: bool
+    tiers: list[dict[str, Any]]
+    boundaries: str = ""
+    path: str = internal_field(default="")
+
+    def summary(self) -> str:
+        state = "verified" if self.verified else "UNVERIFIED"
+        runs = "; ".join(f"{t['label']}: rungs {t['rungs']}" for t in self.tiers)
+        return f"Tiers ({state}, {self.source}): {runs}"
+
+    def tier_of(self, rung: int | None) -> dict[str, Any] | None:
+        """The tier (a dict with ``id``, ``label``, ``name``, ``rungs``, ``verified``) of a rung."""
+        if rung is None:
+            return None
+        for tier in self.tiers:
+            if rung in tier["rungs"]:
+                return tier
+        raise KeyError(rung)
+
+    def index_of(self, rung: int | None) -> int | None:
+        """The 0-based position of a rung's tier (None for None)."""
+        tier = self.tier_of(rung)
+        return None if tier is None else self.tiers.index(tier)
+
+
+def load_tiers(path: str | os.PathLike | None = None) -> Tiers:
+    """Load the rung->tier table (default: the shipped, unverified ``tiers.yaml``).
+
+    The tiers must list the rungs 1..8 each once, in consecutive ascending runs.
+
+    Examples
+    --------
+    >>> t = load_tiers()
+    >>> [tier["rungs"] for tier in t.tiers], t.verified
+    ([[1, 2], [3, 4], [5, 6], [7, 8]], False)
+    """
+    p = data_path("tiers.yaml") if path is None else Path(path)
+    doc = read_document(p, "tiers")
+    where = f"tiers ({p.name})"
+    _check_schema(doc, "tiers.schema.json", where)
+    flat = [r for tier in doc["tiers"] for r in tier["rungs"]]
+    if flat != list(RUNGS):
+        raise InputError.bad(
+            f"{where} rungs", "the rungs 1..8 each once, in ascending consecutive runs", flat
+        )
+    ids = [t["id"] for t in doc["tiers"]]
+    if len(set(ids)) != len(ids):
+        raise InputError.bad(f"{where} ids", "unique tier ids", ids)
+    return Tiers(doc["source"], doc["verified"], doc["tiers"], doc.get("boundaries", ""), str(p))
+
+
+# ----------------------------------------------------------------------------------- answers
+
+
+@dataclass(frozen=True)
+class Answers:
+    """One assessor's validated answers: ``answers`` maps item id -> ``{"rung", "evidence",
+    "note"}`` (answered items only; evidence is kind -> reference)."""
+
+    system: str
+    assessor: dict[str, Any]
+    questionnaire_version: str
+    answers: dict[str, dict[str, Any]]
+    source: str = ""
+    fictitious: bool = False
+    date: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.assessor["name"]
+
+
+def load_answers(
+    answers: str | os.PathLike | dict[str, Any],
+    questionnaire: Questionnaire | None = None,
+    *,
+    argument: str = "answers",
+) -> Answers:
+    """Load and validate one assessor's answers file (YAML/JSON path or an already-read mapping).
+
+    Parameters
+    ----------
+    answers : path-like or dict
+    questionnaire : Questionnaire, optional
+        Default: the shipped questionnaire. The file's ``questionnaire_version`` must match.
+    argument : str
+        The name used in error messages.
+
+    Raises
+    ------
+    InputError
+        A YAML syntax error (with its line), a schema violation, a version mismatch, an unknown
+        item, a rung outside 1..8 or not among the item's options, an unknown evidence kind,
+        evidence claimed but empty, or a ``file:`` reference that does not exist. The message
+        names the item.
+
+    Examples
+    --------
+    >>> a = load_answers(data_path(EXAMPLE_ANSWERS[0]))
+    >>> a.assessor["perspective"], a.answers["data.planning"]["rung"]
+    ('self', 3)
+    """
+    q = load_questionnaire() if questionnaire is None else questionnaire
+    base: Path | None = None
+    if isinstance(answers, dict):
+        doc, where, source = answers, argument, ""
+    else:
+        p = Path(answers)
+        where = f"{argument} ({p.name})"
+        doc, base, source = read_document(p, argument), p.parent, str(p)
+        doc = dict(doc)
+    _check_schema(doc, "answers.schema.json", where)
+    if doc["questionnaire_version"] != q.version:
+        raise InputError(
+            f"{where}: questionnaire_version: expected {q.version!r} (this questionnaire), got "
+            f"{doc['questionnaire_version']!r}",
+            argument=argument,
+        )
+    known = {item["id"]: item for item in q.items}
+    kinds = q.evidence_kinds
+    cleaned: dict[str, dict[str, Any]] = {}
+    for item_id, answer in doc["answers"].items():
+        if item_id not in known:
+            raise InputError(
+                f"{where}: item {item_id!r}: expected an item of questionnaire {q.version} "
+                f"(e.g. {next(iter(known))!r}), got an unknown item",
+                argument=argument,
+            )
+        answer = answer or {}
+        rung = answer.get("rung")
+        evidence = {k: v for k, v in (answer.get("evidence") or {}).items()}
+        if rung is None:
+            if evidence:
+                raise InputError(
+                    f"{where}: item {item_id!r}: expected a rung for the evidence given, got none",
+                    argument=argument,
+                )
+            continue
+        if isinstance(rung, bool) or rung not in RUNGS:
+            raise InputError(
+                f"{where}: item {item_id!r}: expected a rung in 1..8, got {rung!r} (out of range)",
+                argument=argument,
+            )
+        offered = [o["rung"] for o in known[item_id]["options"]]
+        if rung not in offered:
+            raise InputError(
+                f"{where}: item {item_id!r}: expected a rung among this item's options {offered}, "
+                f"got {rung}",
+                argument=argument,
+            )
+        for kind, ref in evidence.items():
+            if kind not in kinds:
+                raise InputError(
+                    f"{where}: item {item_id!r}: expected evidence kinds among {sorted(kinds)}, "
+                    f"got {kind!r}",
+                    argument=argument,
+                )
+            if ref is None or not str(ref).strip():
+                raise InputError(
+                    f"{where}: item {item_id!r}: evidence {kind!r} is claimed but missing "
+                    "(expected a link, a file: reference or a description, got nothing)",
+                    argument=argument,
+                )
+            ref = str(ref).strip()
+            if ref.startswith("file:"):
+                target = Path(ref[5:])
+                if not target.is_absolute() and base is not None:
+                    target = base / target
+                if not target.is_file():
+                    raise InputError(
+                        f"{where}: item {item_id!r}: evidence {kind!r} is claimed but missing "
+                        f"(expected the file {ref[5:]!r} to exist, got no such file)",
+                        argument=argument,
+                    )
+            evidence[kind] = ref
+        cleaned[item_id] = {"rung": int(rung), "evidence": evidence, "note": answer.get("note")}
+    return Answers(
+        system=doc["system"],
+        assessor=dict(doc["assessor"]),
+        questionnaire_version=doc["questionnaire_version"],
+        answers=cleaned,
+        source=source,
+        fictitious=bool(doc.get("fictitious", False)),
+        date=None if doc.get("date") is None else str(doc["date"]),
+    )
+
+
+# -------------------------------------------------------------------------- validate / blank
+
+
+def validate_file(path: str | os.PathLike, questionnaire: Questionnaire | None = None) -> str:
+    """Validate a questionnaire, answers, tiers or card file (told apart by its ``kind``);
+    return the kind.
+
+    Raises
+    ------
+    InputError
+        Whatever the matching loader raises; an unknown ``kind``.
+
+    Examples
+    --------
+    >>> validate_file(data_path("tiers.yaml"))
+    'participation-tiers'
+    """
+    doc = read_document(path, "path")
+    kind = doc.get("kind")
+    if kind == "participation-questionnaire":
+        load_questionnaire(path)
+    elif kind == "participation-answers":
+        load_answers(path, questionnaire)
+    elif kind == "participation-tiers":
+        load_tiers(path)
+    elif kind == "participation-card":
+        _check_schema(doc, "card.schema.json", f"path ({Path(path).name})")
+    else:
+        raise InputError.bad("path kind", "one of " + ", ".join(_KINDS), kind)
+    return kind
+
+
+def blank_answers(questionnaire: Questionnaire | None = None) -> str:
+    """The blank answers file to fill in, as YAML text: every item with its question and options
+    as comments and ``rung: null``.
+
+    Examples
+    --------
+    >>> text = blank_answers()
+    >>> "data.planning:" in text and "rung: null" in text
+    True
+    """
+    q = load_questionnaire() if questionnaire is None else questionnaire
+    kinds = q.evidence_kinds
+    out = [
+        f"# trustlab participation questionnaire {q.version}: blank answers.",
+        "# A structured self- or external-assessment aid; it does not measure democratic",
+        "# legitimacy. For each item pick the rung (1-8) that describes what happens and list",
+        "# the evidence for it (a link, 'file:relative/path' or a short description). A rung is",
+        "# credited only when all the evidence its option names is given; otherwise the highest",
+        "# lower option whose evidence is complete is credited. Leave rung: null to skip an item.",
+        "# Evidence kinds:",
+    ]
+    out += [f"#   {k}: {d}" for k, d in kinds.items()]
+    out += [
+        "kind: participation-answers",
+        f"questionnaire_version: {q.version}",
+        "system: null  # the AI system assessed",
+        "assessor:",
+        "  name: null",
+        "  role: null",
+        "  perspective: self  # self or external",
+        "date: null",
+        "answers:",
+    ]
+    for item in q.items:
+        out.append(f"  # [{item['dimension']} / {item['stage']}] {item['question']}")
+        for option in item["options"]:
+            out.append(
+                f"  #   {option['rung']}: {option['text']} "
+                f"(evidence: {', '.join(option['evidence'])})"
+            )
+        out += [f"  {item['id']}:", "    rung: null", "    evidence: {}", "    note: null"]
+    return "\n".join(out) + "\n"

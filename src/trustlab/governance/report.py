@@ -1,0 +1,254 @@
+"""The participation report's content (plain data) and its Markdown text.
+
+The self-contained HTML page is built from the same parts by the audit layer
+(:mod:`trustlab.audit.sections.participation`: ``build_page``, ``write_page``), the one place
+pages are built. Parts: the profile (tier per dimension, the ladder chart), the missing evidence, the next tier
+up (the rung, its evidence and the recommendation with its citation), the agreement between
+assessors (several assessors only) and the rung->tier table with its provenance.
+
+>>> from trustlab.governance import EXAMPLE_ANSWERS, assess, data_path
+>>> text = markdown_report(assess(data_path(EXAMPLE_ANSWERS[0])))
+>>> text.splitlines()[0]
+'# Participation assessment: trustlab demo audit (default model zoo on the bundled chile data)'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trustlab.errors import InputError
+
+__all__ = ["markdown_report", "report_parts"]
+
+_UNVERIFIED = (
+    "The tier labels and the rung boundaries of the tiers are UNVERIFIED: the paper's four-tier "
+    "figure could not be read when this table was written, so the tiers carry no names and the "
+    "boundaries are a neutral placeholder (two rungs per tier). The Arnstein rungs and groups are "
+    "exact. Replace the table (tiers.yaml) with the one transcribed from the paper."
+)
+_RULE = (
+    "Scoring: each item is credited with the highest option at or below the claimed rung whose "
+    "evidence is complete; a dimension takes the highest rung credited to any of its items; "
+    "with several assessors, the pooled rung is the lower median of theirs. The profile is a "
+    "vector of tiers, one per dimension, never a single number."
+)
+
+
+def _check(assessment: Any) -> Any:
+    from trustlab.governance.assessment import ParticipationAssessment
+
+    if not isinstance(assessment, ParticipationAssessment):
+        raise InputError.bad("assessment", "a ParticipationAssessment (assess())", assessment)
+    return assessment
+
+
+def _num(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return "n/a" if value != value else f"{value:.3f}"
+    return str(value)
+
+
+def _cite(citation: dict[str, Any]) -> str:
+    text = f"{citation['source']}, {citation['where']}"
+    if citation.get("section"):
+        text += f", {citation['section']}"
+    return text + ("" if citation.get("verified") else " (unverified)")
+
+
+def _tier_text(dim: dict[str, Any]) -> str:
+    if dim["tier"] is None:
+        return "no rung credited"
+    name = f": {dim['tier_name']}" if dim["tier_name"] else ""
+    return f"{dim['tier_label']}{name}" + ("" if dim["tier_verified"] else " (unverified)")
+
+
+def report_parts(assessment: Any) -> list[dict[str, Any]]:
+    """The report's parts as plain data: ``id``, ``title``, ``paragraphs`` (text, kind),
+    ``tables`` (columns, rows, caption) and ``figure`` (whether the ladder chart goes here)."""
+    a = _check(assessment)
+    names = [x["name"] for x in a.assessors]
+    who = "; ".join(
+        f"{x['name']} ({x['perspective']}"
+        + (f", {x['role']}" if x.get("role") else "")
+        + ")"
+        + (" [fictitious]" if x.get("fictitious") else "")
+        for x in a.assessors
+    )
+    profile_rows = []
+    for d in a.dimensions:
+        row = [d["title"], d["rung"], d["rung_name"] or "", d["arnstein_group"] or "",
+               _tier_text(d)]  # fmt: skip
+        if a.multi:
+            row += [_num(d["assessor_rungs"][n]) for n in names]
+            row.append("yes" if d["disagreement"] else "no")
+        profile_rows.append(row)
+    profile_cols = ["dimension", "rung", "Arnstein rung", "Arnstein group", "tier"]
+    if a.multi:
+        profile_cols += [f"rung: {n}" for n in names] + ["disagreement"]
+    paragraphs = [(a.disclaimer, "note"), (f"Assessors: {who}.", "text"), (_RULE, "text")]
+    if not a.tiers["verified"]:
+        paragraphs.append((_UNVERIFIED, "warning"))
+    if any(x.get("fictitious") for x in a.assessors):
+        paragraphs.append(
+            ("These answers are a fictitious worked example, not a real assessment.", "warning")
+        )
+    parts = [
+        {
+            "id": "profile",
+            "title": "Participation profile",
+            "paragraphs": paragraphs,
+            "tables": [(profile_cols, profile_rows, "Tier per governance dimension")],
+            "figure": True,
+        }
+    ]
+    missing_rows = [
+        [d["title"], m["item"], m["assessor"], m["claimed"], _num(m["credited"]),
+         ", ".join(m["missing"])]
+        for d in a.dimensions for m in d["missing_evidence"]
+    ]  # fmt: skip
+    parts.append(
+        {
+            "id": "missing-evidence",
+            "title": "Missing evidence",
+            "paragraphs": [
+                (
+                    "Claims whose evidence was incomplete, and what was missing; each was "
+                    "credited with the highest lower option whose evidence was complete."
+                    if missing_rows
+                    else "Every claimed rung came with the evidence its option names.",
+                    "text",
+                )
+            ],
+            "tables": [
+                (
+                    ["dimension", "item", "assessor", "claimed", "credited", "missing evidence"],
+                    missing_rows,
+                    "Missing evidence",
+                )
+            ]
+            if missing_rows
+            else [],  # fmt: skip
+            "figure": False,
+        }
+    )
+    step_rows = []
+    for d in a.dimensions:
+        s = d["next_step"]
+        if s is None:
+            step_rows.append([d["title"], _tier_text(d), "top tier", "", "", "", ""])
+            continue
+        target = s["tier_label"] + ("" if s["tier_verified"] else " (unverified)")
+        step_rows.append([d["title"], _tier_text(d), target, f"{s['rung']} {s['rung_name']}",
+                          ", ".join(s["evidence"]), s["recommendation"], _cite(s["citation"])])  # fmt: skip
+    parts.append(
+        {
+            "id": "next-tier",
+            "title": "Moving up a tier",
+            "paragraphs": [
+                (
+                    "For each dimension: the lowest rung of the next tier, the evidence its "
+                    "options need, and the paper's recommendation that points there.",
+                    "text",
+                )
+            ],
+            "tables": [
+                (
+                    [
+                        "dimension",
+                        "now",
+                        "next tier",
+                        "rung to reach",
+                        "evidence needed",
+                        "recommendation",
+                        "citation",
+                    ],
+                    step_rows,
+                    "The next tier up",
+                )
+            ],  # fmt: skip
+            "figure": False,
+        }
+    )
+    if a.agreement is not None:
+        ag = a.agreement
+        rows = [
+            [a.dimension(k)["title"], _num(v["alpha"]), _num(v["kappa"]), v["pairable_units"],
+             v["complete_units"], "yes" if k in ag["flagged_dimensions"] else "no"]
+            for k, v in ag["per_dimension"].items()
+        ]  # fmt: skip
+        o = ag["overall"]
+        rows.append(["overall", _num(o["alpha"]), _num(o["kappa"]), o["pairable_units"],
+                     o["complete_units"], ""])  # fmt: skip
+        flagged = ", ".join(ag["flagged_dimensions"]) or "none"
+        item_rows = [
+            [f["item"]] + [_num(f["credited"].get(n)) for n in names] for f in ag["flagged_items"]
+        ]
+        tables = [
+            (["dimension", "Krippendorff alpha (ordinal)", "Fleiss kappa", "pairable items",
+              "complete items", "flagged"], rows, "Agreement between assessors")
+        ]  # fmt: skip
+        if item_rows:
+            tables.append((["item", *names], item_rows, "Items whose credited tiers differ"))
+        parts.append(
+            {
+                "id": "agreement",
+                "title": "Agreement between assessors",
+                "paragraphs": [
+                    (
+                        "Ratings are the items' credited rungs. Alpha treats rungs as ordinal "
+                        "and allows missing answers; kappa treats them as categories and uses "
+                        "only the items every assessor answered. A dimension is flagged when "
+                        f"its assessors land in different tiers or its alpha is below "
+                        f"{ag['threshold_alpha']}. Disagreement between stakeholders is itself "
+                        f"a finding. Flagged: {flagged}.",
+                        "warning" if ag["flagged_dimensions"] else "text",
+                    )
+                ],
+                "tables": tables,
+                "figure": False,
+            }
+        )
+    tier_rows = [
+        [t["id"], t["label"], t["name"] or "(no name: unverified)",
+         ", ".join(map(str, t["rungs"])), "yes" if t["verified"] else "no"]
+        for t in a.tiers["tiers"]
+    ]  # fmt: skip
+    parts.append(
+        {
+            "id": "tiers",
+            "title": "Rung-to-tier table",
+            "paragraphs": [
+                (
+                    f"Source: {a.tiers['source']}. Boundaries: {a.tiers['boundaries'] or 'n/a'}.",
+                    "text",
+                )
+            ],  # fmt: skip
+            "tables": [(["id", "label", "name", "rungs", "verified"], tier_rows, "Tiers")],
+            "figure": False,
+        }
+    )
+    return parts
+
+
+def _md_cell(value: Any) -> str:
+    return _num(value).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_report(assessment: Any, title: str | None = None) -> str:
+    """The report as Markdown text (tables as pipe tables; no figure)."""
+    a = _check(assessment)
+    lines = [f"# {title or f'Participation assessment: {a.system}'}", ""]
+    for part in report_parts(a):
+        lines += [f"## {part['title']}", ""]
+        for text, kind in part["paragraphs"]:
+            prefix = {"note": "> ", "warning": "> **Warning:** "}.get(kind, "")
+            lines += [prefix + text, ""]
+        for columns, rows, caption in part["tables"]:
+            lines += [f"*{caption}*", ""]
+            lines.append("| " + " | ".join(_md_cell(c) for c in columns) + " |")
+            lines.append("|" + "---|" * len(columns))
+            lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
+            lines.append("")
+    return "\n".join(lines)
