@@ -127,3 +127,16 @@ def test_orientation_agrees_with_regionprops(degrees, length, width):
         return  # on a bin edge
     expected = "horizontal" if a < 22.5 else "vertical" if a > 67.5 else "diagonal"
     assert orientation_of_mask(mask) == expected
+
+
+def test_isotropic_masks_count_as_upright():
+    from skimage.draw import disk
+
+    round_logo = np.zeros((60, 60), bool)
+    round_logo[disk((30, 30), 20)] = True
+    square = np.zeros((60, 60), bool)
+    square[10:50, 12:50] = True
+    assert orientation_of_mask(round_logo) == orientation_of_mask(square) == "horizontal"
+    # a diamond's principal axes are degenerate too; a stretched one has a direction
+    props = regionprops(square.astype(int))[0]
+    assert props.axis_minor_length / props.axis_major_length >= 0.85

@@ -40,6 +40,7 @@ __all__ = [
     "cell_of_point",
     "cell_of_box",
     "orientation_of_mask",
+    "ISOTROPIC_RATIO",
     "WatermarkFacts",
     "ObjectRelation",
 ]
@@ -66,6 +67,8 @@ ORIENTATIONS: tuple[str, ...] = ("horizontal", "vertical", "diagonal")
 RELATIONS: tuple[str, ...] = ("inside", "partially overlapping", "near the edge", "separate")
 #: What the watermark is made of.
 CONTENT_TYPES: tuple[str, ...] = ("logo", "text", "pattern", "invisible")
+#: Minor/major axis length ratio from which a mask counts as isotropic (no orientation).
+ISOTROPIC_RATIO = 0.85
 #: The largest opacity of WMarkGPT's blend recipe (w ~ U[0, 0.25]).
 MAX_OPACITY = 0.25
 
@@ -136,7 +139,9 @@ def orientation_of_mask(mask: Any) -> str:
     """Orientation bin of a mask's principal axis (``skimage.measure.regionprops``).
 
     The angle ``a`` between the major axis and the horizontal, in [0, 90] degrees, is binned:
-    ``a < 22.5`` horizontal, ``a > 67.5`` vertical, else diagonal. An empty mask is horizontal.
+    ``a < 22.5`` horizontal, ``a > 67.5`` vertical, else diagonal. A nearly isotropic mask (minor
+    to major axis length ratio >= 0.85, e.g. a round or square logo) has no principal axis and
+    counts as horizontal (upright, as it was pasted); so does an empty mask.
 
     >>> m = np.zeros((20, 20), bool); m[9:11, 2:18] = True
     >>> orientation_of_mask(m), orientation_of_mask(m.T), orientation_of_mask(np.eye(20, dtype=bool))
@@ -152,6 +157,11 @@ def orientation_of_mask(mask: Any) -> str:
     # second central moments (what regionprops' orientation is computed from), in pixel units
     dr, dc = rows - rows.mean(), cols - cols.mean()
     mu_rr, mu_cc, mu_rc = float(dr @ dr), float(dc @ dc), float(dr @ dc)
+    # axis lengths go as the square roots of the moment matrix's eigenvalues
+    half_gap = math.hypot((mu_rr - mu_cc) / 2, mu_rc)
+    major, minor = (mu_rr + mu_cc) / 2 + half_gap, (mu_rr + mu_cc) / 2 - half_gap
+    if major <= 0 or math.sqrt(max(minor, 0.0) / major) >= ISOTROPIC_RATIO:
+        return "horizontal"
     # angle of the major axis measured from the column (x) axis
     angle = 0.5 * math.degrees(math.atan2(2 * mu_rc, mu_cc - mu_rr))
     a = abs(angle)
