@@ -50,16 +50,17 @@ def test_residual_channels_equal_scipy_gaussian_high_pass(fitted):
 class _FixedHeat(torch.nn.Module):
     """Stands in for the network: a chosen heatmap, fixed scores."""
 
-    def __init__(self, heat):
+    def __init__(self, heat, score=2.5):
         super().__init__()
         self.heat = torch.as_tensor(heat, dtype=torch.float32)
+        self.score = score
 
     def forward(self, x):
         n = x.shape[0]
         logit = torch.logit(self.heat.clamp(1e-4, 1 - 1e-4))
         levels = torch.zeros(n, 5)
         levels[:, 2] = 3.0
-        return torch.full((n,), 2.5), levels, torch.zeros(n, 4), logit[None].expand(n, -1, -1)
+        return torch.full((n,), self.score), levels, torch.zeros(n, 4), logit[None].expand(n, -1, -1)
 
 
 def test_box_cell_and_orientation_are_read_from_the_largest_region(fitted):
@@ -76,7 +77,7 @@ def test_box_cell_and_orientation_are_read_from_the_largest_region(fitted):
     assert tuple(pred.boxes[0]) == box
     assert pred.cells[0] == cell_of_box(box, width=160, height=96) == "Bottom-left"
     assert pred.orientations[0] == orientation_of_mask(heat[5:7, 0:4] > 0) == "horizontal"
-    assert pred.present.all()
+    assert pred.present.all() and pred.located.all()  # level moderate: a watermark is seen
     np.testing.assert_allclose(pred.expected_scores, pred.level_probabilities @ [5, 4, 3, 2, 1])
     assert pred.heatmap(0).shape == (96, 160)
     assert pred.heatmap(0)[80, 30] == pytest.approx(0.9, abs=1e-3)
@@ -86,7 +87,12 @@ def test_an_empty_heatmap_gives_no_box(fitted):
     model = WatermarkPredictor(**TINY)
     model.net_, model.input_size_ = _FixedHeat(np.full((4, 4), 0.1)), 32
     pred = model.predict(np.zeros((1, 32, 32, 3), np.uint8))
-    assert not pred.present[0] and (pred.boxes[0] == -1).all()
+    # the level (moderate) says a watermark is seen: the most likely cells stand for its place
+    assert pred.present[0] and not pred.located[0]
+    assert tuple(pred.boxes[0]) == (0, 0, 32, 32)
+    model.net_ = _FixedHeat(np.full((4, 4), 0.1), score=4.5)  # invisible: nothing to place
+    pred = model.predict(np.zeros((1, 32, 32, 3), np.uint8))
+    assert not pred.present[0] and not pred.located[0] and (pred.boxes[0] == -1).all()
     assert pred.facts(0).present is False
 
 

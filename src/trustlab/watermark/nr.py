@@ -7,13 +7,18 @@ expose faint overlays and embedding noise. One shared encoder feeds three heads:
 - visibility: a score regressed onto [0, 5] and 5-way level logits (WMarkGPT's levels); the
   Q-Align-style expected score ``sum softmax x [5, 4, 3, 2, 1]`` is reported beside the regressed
   one for comparability with WMarkGPT;
-- a watermark heatmap at 1/8 of the input side, supervised by the generator's masks (BCE + Dice),
-  from which the box, its 3x3 cell and the orientation are read;
+- a watermark heatmap at 1/8 of the input side (one cell per 8 x 8 pixels), supervised by the
+  generator's masks pooled onto those cells (a cell is watermarked when any of its pixels is; BCE +
+  Dice), from which the box, its 3x3 cell and the orientation are read;
 - the content type (logo, text, pattern, invisible).
 
 Images of any size are resized to the model's input side (256 by default) for the network; the
 heatmap and the box are mapped back onto the original image. ``fit`` is checkpointed like every
 long trustlab run: an interrupted fit resumes from its last finished epoch with the same result.
+
+Why this module is long: the network, its training loop and the read-out of its outputs (boxes,
+cells, orientations, facts) share one set of input conventions (resizing, residual channels,
+heatmap stride); kept together, they cannot drift apart.
 
 >>> import numpy as np
 >>> rng = np.random.default_rng(0)
@@ -55,7 +60,13 @@ from trustlab.watermark.vocabulary import (
     orientation_of_mask,
 )
 
-__all__ = ["WatermarkPredictor", "WatermarkPredictions", "WatermarkTrainingHistory", "as_images"]
+__all__ = [
+    "WatermarkPredictor",
+    "WatermarkPredictions",
+    "WatermarkTrainingHistory",
+    "as_images",
+    "block_mask",
+]
 
 _FORMAT = "trustlab.watermark.WatermarkPredictor/1"
 #: The heatmap is 1/STRIDE of the network input's side.
@@ -89,6 +100,13 @@ def as_images(images: Any, name: str = "images") -> list[np.ndarray]:
             raise InputError.bad(f"{name}[{i}]", "uint8 pixel values 0-255", arr.dtype)
         out.append(arr)
     return out
+
+
+def block_mask(masks: Any, side: int) -> Any:
+    """The watermark region at heatmap resolution: a cell is in it when any of its pixels is
+    watermarked (max pooling of the (n, 1, H, W) masks onto side x side cells)."""
+    torch = _torch()
+    return torch.nn.functional.adaptive_max_pool2d(torch.as_tensor(masks).float(), side)[:, 0]
 
 
 def _stack(images: list[np.ndarray], size: int) -> Any:
@@ -138,7 +156,9 @@ def _network(widths: tuple[int, ...], residual_gain: float) -> Any:
             # heatmap at stride 8: the stride-8 features plus the upsampled deeper ones
             deep = sum(widths[3:])
             self.heat = nn.Sequential(
-                nn.Conv2d(widths[2] + deep, widths[2], 3, padding=1),
+                nn.Conv2d(widths[2] + deep, widths[2], 1),
+                nn.ReLU(),
+                nn.Conv2d(widths[2], widths[2], 3, padding=1),
                 nn.ReLU(),
                 nn.Conv2d(widths[2], 1, 1),
             )
@@ -212,8 +232,11 @@ class WatermarkPredictions(Result):
 
     ``scores``: regressed visibility score in [0, 5]; ``expected_scores``: the Q-Align-style
     readout of the level probabilities; ``levels``: the level of the regressed score;
-    ``boxes``: (x0, y0, x1, y1) in the original image's pixels (all -1 when no pixel of the
-    heatmap passes ``threshold``); ``present``: the heatmap found a region.
+    ``present``: a watermark is estimated to be seen (the level is not *invisible*);
+    ``located``: the heatmap has a region at ``threshold``. ``boxes``: (x0, y0, x1, y1) in the
+    original image's pixels of the largest heatmap region; when the image has a watermark but no
+    heatmap cell reaches ``threshold``, the region is the cells within half of the heatmap's
+    maximum (the most likely place, with ``located`` False); all -1 when there is no region.
     """
 
     scores: np.ndarray
@@ -226,6 +249,7 @@ class WatermarkPredictions(Result):
     cells: tuple[str, ...]
     orientations: tuple[str, ...]
     present: np.ndarray
+    located: np.ndarray
     image_sizes: tuple[tuple[int, int], ...]
     heatmaps: np.ndarray = internal_field()
     threshold: float = 0.5
@@ -247,7 +271,7 @@ class WatermarkPredictions(Result):
             raise InputError.bad("i", f"an image index in [0, {len(self) - 1}]", i)
         s = float(np.clip(self.scores[i], 0, 5))
         return WatermarkFacts(
-            present=bool(self.present[i]) and self.levels[i] != "invisible",
+            present=bool(self.present[i]),
             score=s,
             level=self.levels[i],
             cell=self.cells[i],
@@ -407,7 +431,7 @@ class WatermarkPredictor:
         x = _stack(imgs, p["size"])
         side = p["size"] // STRIDE
         mt = torch.as_tensor(m.astype(np.float32))[:, None]
-        target_heat = F.adaptive_avg_pool2d(mt, side)[:, 0]  # fraction of each cell covered
+        target_heat = block_mask(mt, side)
         t_score = torch.as_tensor(y_score, dtype=torch.float32)
         t_level = torch.as_tensor([level_index(level_of_score(s)) for s in y_score])
         t_type = torch.as_tensor([CONTENT_TYPES.index(t) for t in types])
@@ -542,15 +566,20 @@ class WatermarkPredictor:
         type_p = np.concatenate([o[2] for o in outs])
         heat = np.concatenate([o[3] for o in outs])
         boxes = np.full((len(imgs), 4), -1, dtype=np.int64)
-        cells, orients, present = [], [], np.zeros(len(imgs), bool)
+        levels = tuple(level_of_score(s) for s in scores)
+        present = np.array([lv != "invisible" for lv in levels], dtype=bool)
+        located = np.zeros(len(imgs), bool)
+        cells, orients = [], []
         for i, img in enumerate(imgs):
             h, w = img.shape[:2]
             region = _main_region(heat[i] >= thr)
+            located[i] = region is not None
+            if region is None and present[i] and heat[i].max() > 0:
+                region = _main_region(heat[i] >= 0.5 * heat[i].max())
             if region is None:
                 cells.append("Center")
                 orients.append("horizontal")
                 continue
-            present[i] = True
             rows, cols = np.nonzero(region)
             sy, sx = h / region.shape[0], w / region.shape[1]
             box = (
@@ -565,7 +594,7 @@ class WatermarkPredictor:
         return WatermarkPredictions(
             scores=scores,
             expected_scores=level_p @ np.asarray(LEVEL_SCORES),
-            levels=tuple(level_of_score(s) for s in scores),
+            levels=levels,
             level_probabilities=level_p,
             content_types=tuple(CONTENT_TYPES[k] for k in type_p.argmax(1)),
             content_probabilities=type_p,
@@ -573,6 +602,7 @@ class WatermarkPredictor:
             cells=tuple(cells),
             orientations=tuple(orients),
             present=present,
+            located=located,
             image_sizes=tuple((int(im.shape[0]), int(im.shape[1])) for im in imgs),
             heatmaps=heat.astype(np.float16),
             threshold=thr,

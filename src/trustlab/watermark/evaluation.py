@@ -1,0 +1,279 @@
+"""How well a no-reference predictor reads watermarks: the spec's check-3 numbers and controls.
+
+:func:`evaluate_predictions` compares :class:`~trustlab.watermark.nr.WatermarkPredictions` with
+a generated :class:`~trustlab.watermark.synth.WatermarkDataset`:
+
+- visibility: SRCC and PLCC of the predicted score against the ground-truth score, exact 5-level
+  accuracy and within-one-level accuracy (over the visible marks: logo, text, pattern);
+- location, for visible marks with opacity ``w >= min_opacity``: 3x3 cell accuracy of the
+  predicted box centre, and the IoU of the thresholded heatmap with the watermark region at the
+  heatmap's resolution (a cell of 8 x 8 pixels belongs to the region when any of its pixels is
+  watermarked, see :func:`~trustlab.watermark.nr.block_mask`);
+- content type accuracy;
+- invisible marks: detection AUROC (watermarked against clean images, the statistic being
+  ``5 - predicted score``) per method and strength, reported without a gate (weak invisible marks
+  are meant to be hard to see);
+- controls on the same images: a constant "invisible" answer, a random answer drawn from the
+  training levels' prior, and :class:`GlobalStatisticsBaseline` (a linear model on whole-image
+  statistics, fitted on the training set), which ties with the predictor if the predictor learnt
+  nothing beyond global statistics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from trustlab._results import Result, new_axes
+from trustlab.errors import InputError
+from trustlab.watermark.vocabulary import level_index, level_of_score
+
+__all__ = [
+    "PredictorEvaluation",
+    "GlobalStatisticsBaseline",
+    "evaluate_predictions",
+    "visibility_numbers",
+    "VISIBLE",
+]
+
+#: The kinds whose score follows WMarkGPT's opacity recipe.
+VISIBLE: tuple[str, ...] = ("logo", "text", "pattern")
+
+
+def _level_idx(levels: Sequence[str]) -> np.ndarray:
+    return np.array([level_index(lv) for lv in levels], dtype=np.int64)
+
+
+def visibility_numbers(predicted: Any, truth: Any) -> dict[str, float]:
+    """SRCC, PLCC, exact and within-one level accuracy of predicted scores against true scores.
+
+    >>> visibility_numbers([0.5, 1.5, 2.5, 4.5], [0.2, 1.1, 2.9, 4.0])["exact_level_accuracy"]
+    1.0
+    """
+    from trustlab.watermark.metrics import srcc_plcc
+
+    p = np.asarray(predicted, dtype=np.float64)
+    t = np.asarray(truth, dtype=np.float64)
+    if p.ndim != 1 or p.shape != t.shape or len(p) < 2:
+        raise InputError.bad(
+            "predicted", "two 1-D score arrays of one length >= 2", (p.shape, t.shape)
+        )
+    pl = _level_idx([level_of_score(s) for s in p])
+    tl = _level_idx([level_of_score(s) for s in t])
+    srcc, plcc = srcc_plcc(p, t)  # NaN when either side is constant
+    return {
+        "srcc": float(srcc),
+        "plcc": float(plcc),
+        "exact_level_accuracy": float(np.mean(pl == tl)),
+        "within_one_level_accuracy": float(np.mean(np.abs(pl - tl) <= 1)),
+        "n": int(len(p)),
+    }
+
+
+class GlobalStatisticsBaseline:
+    """A control: the visibility score regressed (least squares) on whole-image statistics.
+
+    Features per image: mean and standard deviation of each colour channel, mean absolute
+    high-pass residual (image minus a 3 x 3 box blur), the share of saturated pixels and the
+    mean gradient magnitude. It sees no location, so a predictor that beats it has learnt where
+    and what the watermark is, not only how busy the image is.
+    """
+
+    def __init__(self, *, alpha: float = 1e-3) -> None:
+        self.alpha = alpha
+
+    @staticmethod
+    def features(images: np.ndarray) -> np.ndarray:
+        from scipy import ndimage
+
+        x = np.asarray(images, dtype=np.float64) / 255.0
+        grey = x.mean(-1)
+        smooth = ndimage.uniform_filter(grey, size=(1, 3, 3), mode="reflect")
+        gy, gx = np.gradient(grey, axis=(1, 2))
+        feats = [
+            x.mean((1, 2)),
+            x.std((1, 2)),
+            np.abs(grey - smooth).mean((1, 2))[:, None],
+            ((x < 0.02) | (x > 0.98)).mean((1, 2, 3))[:, None],
+            np.hypot(gx, gy).mean((1, 2))[:, None],
+        ]
+        return np.concatenate(feats, axis=1)
+
+    def fit(self, images: np.ndarray, scores: Any) -> GlobalStatisticsBaseline:
+        from sklearn.linear_model import Ridge
+
+        self.model_ = Ridge(alpha=float(self.alpha)).fit(self.features(images), np.asarray(scores))
+        return self
+
+    def predict(self, images: np.ndarray) -> np.ndarray:
+        return np.clip(self.model_.predict(self.features(images)), 0.0, 5.0)
+
+
+@dataclass(frozen=True)
+class PredictorEvaluation(Result):
+    """Check-3 numbers of a predictor on a generated test set, with the controls beside them."""
+
+    visibility: dict[str, float]
+    location: dict[str, float]
+    content_type_accuracy: float
+    controls: dict[str, dict[str, float]]
+    per_kind: dict[str, dict[str, float]]
+    invisible_auroc: dict[str, float]
+    min_opacity: float
+    n_images: int
+    figure_name = "watermark_predictor.png"
+
+    def summary(self) -> str:
+        v, loc = self.visibility, self.location
+        lines = [
+            f"{self.n_images} test images; visible marks: SRCC {v['srcc']:.3f}, "
+            f"PLCC {v['plcc']:.3f}, exact level {v['exact_level_accuracy']:.3f}, within one "
+            f"{v['within_one_level_accuracy']:.3f}",
+            f"location (w >= {self.min_opacity:g}): 3x3 cell {loc['cell_accuracy']:.3f}, "
+            f"heatmap IoU {loc['heatmap_iou']:.3f}; content type {self.content_type_accuracy:.3f}",
+        ]
+        for name, c in self.controls.items():
+            lines.append(
+                f"control {name}: SRCC {c['srcc']:.3f}, exact level {c['exact_level_accuracy']:.3f}"
+            )
+        for key, auc in self.invisible_auroc.items():
+            lines.append(f"invisible {key}: detection AUROC {auc:.3f}")
+        return "\n".join(lines)
+
+    def plot(self, ax: Any = None) -> Any:
+        ax = new_axes(ax)
+        names = ["predictor", *self.controls]
+        srcc = [self.visibility["srcc"], *(c["srcc"] for c in self.controls.values())]
+        srcc = [float(np.nan_to_num(v)) for v in srcc]  # undefined (constant answers): 0
+        exact = [
+            self.visibility["exact_level_accuracy"],
+            *(c["exact_level_accuracy"] for c in self.controls.values()),
+        ]
+        pos = np.arange(len(names))
+        ax.bar(pos - 0.2, srcc, 0.4, label="SRCC")
+        ax.bar(pos + 0.2, exact, 0.4, label="exact level accuracy")
+        ax.set_xticks(pos, names, rotation=15, fontsize=8)
+        ax.set_ylim(min(0.0, *srcc) - 0.05, 1.0)
+        ax.legend(fontsize=8)
+        return ax
+
+
+def _auroc(pos: np.ndarray, neg: np.ndarray) -> float:
+    from sklearn.metrics import roc_auc_score
+
+    y = np.r_[np.ones(len(pos)), np.zeros(len(neg))]
+    return float(roc_auc_score(y, np.r_[pos, neg]))
+
+
+def evaluate_predictions(
+    predictions: Any,
+    dataset: Any,
+    *,
+    min_opacity: float = 0.1,
+    train: Any = None,
+    random_state: int = 0,
+) -> PredictorEvaluation:
+    """Check-3 numbers of ``predictions`` (of ``dataset.images``) against the dataset's truth.
+
+    ``train`` (a dataset, optional) fits the global-statistics control and gives the level prior of
+    the random control; without it those controls are fitted on the test set itself by 5-fold
+    cross-fitting (each image predicted by a model that did not see it).
+    """
+    n = len(dataset)
+    if len(predictions) != n:
+        raise InputError.bad(
+            "predictions", f"predictions of the dataset's {n} images", len(predictions)
+        )
+    if not 0.0 <= float(min_opacity) <= 0.25:
+        raise InputError.bad("min_opacity", "a number in [0, 0.25]", min_opacity)
+    kinds = np.asarray(dataset.kinds)
+    visible = np.isin(kinds, VISIBLE)
+    if visible.sum() < 2:
+        raise InputError.bad(
+            "dataset", "at least two images with visible marks", int(visible.sum())
+        )
+    truth = np.asarray(dataset.scores, dtype=np.float64)
+    pred = np.asarray(predictions.scores, dtype=np.float64)
+    vis = visibility_numbers(pred[visible], truth[visible])
+
+    # location on clearly visible marks, at the heatmap's resolution
+    from trustlab.watermark.nr import block_mask
+
+    strong = visible & (np.nan_to_num(np.asarray(dataset.opacity), nan=0.0) >= min_opacity)
+    cells = np.array([a == b for a, b in zip(predictions.cells, dataset.cells, strict=True)])
+    ious = []
+    for i in np.nonzero(strong)[0]:
+        heat = predictions.heatmaps[i].astype(np.float32) >= predictions.threshold
+        side = heat.shape[0]
+        region = block_mask(dataset.masks[i][None, None], side)[0].numpy() > 0.5
+        union = (heat | region).sum()
+        ious.append((heat & region).sum() / union if union else 1.0)
+    location = {
+        "cell_accuracy": float(cells[strong].mean()) if strong.any() else float("nan"),
+        "heatmap_iou": float(np.mean(ious)) if ious else float("nan"),
+        "n": int(strong.sum()),
+    }
+    present = np.asarray(dataset.present, dtype=bool)
+    types = np.array(
+        [a == b for a, b in zip(predictions.content_types, dataset.content_types, strict=True)]
+    )
+    type_acc = float(types[present].mean()) if present.any() else float("nan")
+
+    # controls
+    rng = np.random.default_rng(random_state)
+    controls = {
+        "constant invisible": visibility_numbers(np.full(visible.sum(), 5.0), truth[visible])
+    }
+    if train is not None:
+        prior_scores = np.asarray(train.scores, dtype=np.float64)[np.isin(train.kinds, VISIBLE)]
+        base = GlobalStatisticsBaseline().fit(train.images, train.scores)
+        glob = base.predict(dataset.images[visible])
+    else:
+        prior_scores = truth[visible]
+        glob = np.empty(visible.sum())
+        idx = np.nonzero(visible)[0]
+        folds = rng.permutation(len(idx)) % 5
+        for f in range(5):
+            fit_on, out = idx[folds != f], folds == f
+            if len(fit_on) < 2 or not out.any():
+                glob[out] = truth[fit_on].mean() if len(fit_on) else 2.5
+                continue
+            base = GlobalStatisticsBaseline().fit(dataset.images[fit_on], truth[fit_on])
+            glob[out] = base.predict(dataset.images[idx[out]])
+    controls["random from the level prior"] = visibility_numbers(
+        rng.choice(prior_scores, size=visible.sum()), truth[visible]
+    )
+    controls["global image statistics"] = visibility_numbers(glob, truth[visible])
+
+    per_kind = {}
+    for kind in sorted(set(kinds[visible])):
+        sel = kinds == kind
+        if sel.sum() >= 2:
+            per_kind[kind] = visibility_numbers(pred[sel], truth[sel])
+            per_kind[kind]["cell_accuracy"] = (
+                float(cells[sel & strong].mean()) if (sel & strong).any() else float("nan")
+            )
+
+    aurocs: dict[str, float] = {}
+    clean = kinds == "clean"
+    strength = np.asarray(dataset.strength, dtype=np.float64)
+    if clean.any():
+        stat = 5.0 - pred
+        for kind in sorted(set(kinds[~visible & ~clean])):
+            sel = kinds == kind
+            for s in sorted(set(strength[sel][~np.isnan(strength[sel])])):
+                pos = stat[sel & (strength == s)]
+                aurocs[f"{kind} strength {s:g}"] = _auroc(pos, stat[clean])
+    return PredictorEvaluation(
+        visibility=vis,
+        location=location,
+        content_type_accuracy=type_acc,
+        controls=controls,
+        per_kind=per_kind,
+        invisible_auroc=aurocs,
+        min_opacity=float(min_opacity),
+        n_images=n,
+    )
