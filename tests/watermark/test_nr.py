@@ -60,7 +60,12 @@ class _FixedHeat(torch.nn.Module):
         logit = torch.logit(self.heat.clamp(1e-4, 1 - 1e-4))
         levels = torch.zeros(n, 5)
         levels[:, 2] = 3.0
-        return torch.full((n,), self.score), levels, torch.zeros(n, 4), logit[None].expand(n, -1, -1)
+        return (
+            torch.full((n,), self.score),
+            levels,
+            torch.zeros(n, 4),
+            logit[None].expand(n, -1, -1),
+        )
 
 
 def test_box_cell_and_orientation_are_read_from_the_largest_region(fitted):

@@ -21,6 +21,10 @@ default; ``compat=True`` reproduces the authors' strip (a compatibility mode, la
 
 Nothing here needs nltk or rouge; they serve as oracles in the tests only.
 
+Why this module is long: ROUGE-L's batched longest-common-subsequence tables, with the rouge
+package's exact tie-breaking, take half of it; the rest are the two result classes that hold the
+per-item values of every metric.
+
 >>> round(bleu1("the cat sat on the mat", "the cat sat"), 4)
 0.3679
 >>> round(rouge_l("the cat sat on the mat", "the cat sat"), 4)
