@@ -1,0 +1,115 @@
+"""Benchmark: watermarked-image understanding (issue 27).
+
+Times, in one process with one torch thread:
+
+* generation, images per second per kind (:func:`trustlab.watermark.synth.synthesize`; the
+  invisible kinds run the watermark libraries' own encoders);
+* prediction: the no-reference predictor on 256 x 256 images, ours
+  (``WatermarkPredictor.predict``: channels-last layout, batches of 8) against a
+  one-image-at-a-time loop of the plain network call (the way a per-image tool runs), with equal
+  outputs checked;
+* the text metrics on the same pairs: our batched ROUGE-L against the ``rouge`` 1.0.1 package
+  WMarkGPT used, and our BLEU-1 against nltk's ``sentence_bleu``, with equal values checked.
+
+Uses the shipped predictor when it is installed, else one of the same shape trained for one epoch
+on 8 images (the speed does not depend on the weights). Run ``python benchmarks/bench_watermark.py [--images 64]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+
+def _rate(n: int, seconds: float) -> str:
+    return f"{n / seconds:8.1f} images/s"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--images", type=int, default=64)
+    args = ap.parse_args()
+
+    import torch
+
+    from trustlab.errors import ConfigError
+    from trustlab.watermark.describe import describe
+    from trustlab.watermark.metrics import bleu1, rouge_l
+    from trustlab.watermark.nr import WatermarkPredictor, as_images
+    from trustlab.watermark.synth import synthesize
+
+    torch.set_num_threads(1)
+    n = args.images
+
+    print("generation (256 x 256):")
+    for kind, count in [("logo", n), ("text", n), ("pattern", n), ("dwtDctSvd", 16),
+                        ("dwtDct", 16), ("blind", 8), ("rivaGan", 2)]:  # fmt: skip
+        t0 = time.perf_counter()
+        synthesize(count, random_state=7, kinds=(kind,))
+        print(f"  {kind:10s} {_rate(count, time.perf_counter() - t0)}")
+
+    data = synthesize(n, random_state=8)
+    try:
+        from trustlab.watermark.checkpoints import load_checkpoint
+
+        model, which = load_checkpoint(), "shipped"
+    except ConfigError:
+        small = data.subset(np.arange(8))
+        model, which = WatermarkPredictor(max_epochs=1), "barely trained"
+        model.fit(small.images, scores=small.scores, masks=small.masks,
+                  content_types=small.content_types)  # fmt: skip
+    images = as_images(data.images)
+    model.predict(images[:2])  # warm-up
+    t0 = time.perf_counter()
+    batched = model.predict(images)
+    t_batch = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ours_single = [model.predict([img]).scores[0] for img in images]
+    t_ours_single = time.perf_counter() - t0
+    net = model.net_.to(memory_format=torch.contiguous_format)  # the plain layout
+    t0 = time.perf_counter()
+    with torch.inference_mode():
+        plain = []
+        for img in images:
+            x = torch.from_numpy(img).permute(2, 0, 1)[None].float() / 255.0
+            plain.append(float(net(x)[0][0]))
+    t_loop = time.perf_counter() - t0
+    same = np.allclose(batched.scores, plain, atol=1e-4) and np.allclose(
+        batched.scores, ours_single, atol=1e-4
+    )
+    print(f"prediction ({which} predictor, {n} images):")
+    print(f"  ours (batches of 8, channels-last)      {_rate(n, t_batch)}")
+    print(f"  ours one image per call                 {_rate(n, t_ours_single)}")
+    print(f"  plain network call, one image at a time {_rate(n, t_loop)} (no read-out)")
+    print(f"  ratio to the plain loop {t_loop / t_batch:.1f}x, same scores: {same}")
+
+    refs = [describe(data.facts(i), random_state=i) for i in range(n)]
+    cands = [describe(batched.facts(i), random_state=100 + i) for i in range(n)]
+    from nltk.translate.bleu_score import sentence_bleu
+    from rouge import Rouge
+
+    t0 = time.perf_counter()
+    ours_r = rouge_l(refs, cands)
+    t_ours = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    peer_r = [Rouge().get_scores(c, r)[0]["rouge-l"]["f"] for r, c in zip(refs, cands, strict=True)]
+    t_peer = time.perf_counter() - t0
+    print(f"ROUGE-L on {n} pairs: ours {t_ours * 1e3:.1f} ms, rouge 1.0.1 {t_peer * 1e3:.1f} ms, "
+          f"ratio {t_peer / t_ours:.1f}x, equal: {np.allclose(ours_r, peer_r, atol=1e-12)}")  # fmt: skip
+    t0 = time.perf_counter()
+    ours_b = bleu1(refs, cands)
+    t_ours = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    peer_b = [
+        sentence_bleu([r.split()], c.split(), weights=(1,))
+        for r, c in zip(refs, cands, strict=True)
+    ]
+    t_peer = time.perf_counter() - t0
+    print(f"BLEU-1 on {n} pairs: ours {t_ours * 1e3:.1f} ms, nltk {t_peer * 1e3:.1f} ms, "
+          f"ratio {t_peer / t_ours:.1f}x, equal: {np.allclose(ours_b, peer_b, atol=1e-12)}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
