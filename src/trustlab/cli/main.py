@@ -30,6 +30,7 @@ from trustlab.cli import safety as _safety
 from trustlab.cli import safety_context as _safety_context
 from trustlab.cli import safety_transfer as _safety_transfer
 from trustlab.cli import strategic as _strategic
+from trustlab.cli import watermark as _watermark
 from trustlab.cli._common import option_message
 from trustlab.cli._help import reflow_app
 from trustlab.errors import ConfigError, InputError, TrustlabError
@@ -78,6 +79,7 @@ app.add_typer(_evals.app, name="eval")
 app.add_typer(_interpret.app, name="interpret")
 app.add_typer(_agents.app, name="agents")
 app.add_typer(_governance.app, name="governance")
+app.add_typer(_watermark.app, name="watermark")
 reflow_app(app)
 
 

@@ -116,7 +116,7 @@ def _stack(images: list[np.ndarray], size: int) -> Any:
     F = torch.nn.functional
     tensors = []
     for img in images:
-        x = torch.from_numpy(np.ascontiguousarray(img)).permute(2, 0, 1).float().div_(255.0)
+        x = torch.from_numpy(np.array(img, copy=True)).permute(2, 0, 1).float().div_(255.0)
         if x.shape[1] != size or x.shape[2] != size:
             x = F.interpolate(
                 x[None], size=(size, size), mode="bilinear", antialias=True, align_corners=False
@@ -637,7 +637,12 @@ class WatermarkPredictor:
         params["widths"] = tuple(params["widths"])
         model = cls(**params)
         model.net_ = _network(params["widths"], float(params["residual_gain"]))
-        model.net_.load_state_dict(states["net"])
+        try:
+            model.net_.load_state_dict(states["net"])
+        except RuntimeError as exc:  # weights of another network shape
+            raise InputError.bad(
+                "path", "a model saved by this version of trustlab", f"{path} ({exc})"
+            ) from exc
         model.net_.eval()
         model.input_size_ = int(meta["input_size"])
         h = meta["history"]

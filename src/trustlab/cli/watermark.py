@@ -1,0 +1,641 @@
+"""``trustlab watermark``: generate watermarked images, train and run the no-reference predictor,
+describe images, evaluate, export WMarkGPT's stage datasets.
+
+``synth --n N --seed S --out DIR`` generates images with :func:`~trustlab.watermark.synthesize`
+and saves them (``images/*.png``, ``annotations.json``, ``arrays.npz``), the WMarkGPT records
+(``records.json``: conversations plus the structured block) and a picture of a few examples.
+
+``train [--data DIR | --n N --seed S] --out DIR`` fits a
+:class:`~trustlab.watermark.WatermarkPredictor` on all but ``--test-size`` of the images; the
+training state is saved after every epoch into ``DIR/_state``, so a rerun of the same command
+after a crash or Ctrl-C continues where it stopped. DIR ends with ``model/``, ``training.json``
+(settings, history, held-out numbers of
+:func:`~trustlab.watermark.evaluation.evaluate_predictions`) and ``training.png``.
+
+``predict IMAGES... --out DIR`` reads PNG/JPEG files (or folders of them), predicts and writes one
+JSON per image, ``predictions.json``, heatmap overlays (``heatmaps/``) and the HTML contact sheet
+``contact_sheet.html``. ``describe IMAGE`` prints the paragraph of the template backend.
+
+``evaluate [--data DIR | --n N --seed S] --out DIR`` scores the predictor against the generator's
+truth (check-3 numbers with the controls) and the describer's paragraphs against the ground-truth
+paragraphs (BLEU-1, ROUGE-L, level accuracy), with the page ``watermark_evaluation.html``.
+``export --data DIR --out DIR`` writes WMarkGPT's three stage datasets.
+
+Without ``--model`` the predictor shipped with trustlab is used.
+
+Why this module is long: six commands, each a thin layer over the library, with their options'
+help texts; splitting them would scatter one command group over several files.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import typer
+
+from trustlab._results import json_text, write_atomic, write_png
+from trustlab.cli._common import JSON_OPTION_HELP, progress, tell, tracker
+from trustlab.cli._runs import OverwriteOption, options_named, refuse_existing
+from trustlab.errors import InputError
+
+__all__ = ["app", "IMAGE_SUFFIXES"]
+
+app = typer.Typer(
+    no_args_is_help=True,
+    help="Watermarked-image understanding (WMarkGPT at CPU scale): generate, train, predict, "
+    "describe, evaluate, export.",
+)
+
+#: The files a folder given to ``predict`` contributes (case-insensitive).
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+
+JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
+ModelOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--model",
+        help="A folder written by 'trustlab watermark train' (or by WatermarkPredictor.save); "
+        "default: the predictor shipped with trustlab.",
+    ),
+]
+DataOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--data", help="A dataset folder written by 'trustlab watermark synth' (instead of --n)."
+    ),
+]
+KindsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--kinds",
+        help="Comma-separated kinds of marks: logo, text, pattern (visible), dwtDctSvd, dwtDct, "
+        "rivaGan, blind (invisible); default: those the shipped predictor was trained on.",
+    ),
+]
+CleanOption = Annotated[
+    float | None,
+    typer.Option(
+        "--clean-fraction",
+        help="Share of images left without a watermark (default: the shipped predictor's).",
+    ),
+]
+
+
+@app.callback()
+def _group() -> None:
+    """Watermarked-image understanding (WMarkGPT at CPU scale)."""
+
+
+# ------------------------------------------------------------------------------------ helpers
+
+
+def _kinds(kinds: str | None) -> tuple[str, ...]:
+    from trustlab.watermark.checkpoints import TRAIN_DATA
+
+    if kinds is None:
+        return tuple(TRAIN_DATA["kinds"])
+    return tuple(k.strip() for k in kinds.split(",") if k.strip())
+
+
+def _generate(
+    n: int, seed: int, kinds: str | None, clean_fraction: float | None, size: int, bar: Any
+) -> Any:
+    """Fresh images of the generator (an WatermarkDataset), with a progress task."""
+    from trustlab.watermark.checkpoints import TRAIN_DATA
+    from trustlab.watermark.synth import synthesize
+
+    clean = TRAIN_DATA["clean_fraction"] if clean_fraction is None else clean_fraction
+    names = {"n": "--n", "random_state": "--seed", "kinds": "--kinds",
+             "clean_fraction": "--clean-fraction", "size": "--size"}  # fmt: skip
+    with options_named(names):
+        return synthesize(
+            n, random_state=seed, kinds=_kinds(kinds), size=size, clean_fraction=clean,
+            progress=tracker(bar, f"generating {n} images", n),
+        )  # fmt: skip
+
+
+def _load_data(data: Path) -> Any:
+    from trustlab.watermark.synth import load_watermark_dataset
+
+    with options_named({"path": "--data"}):
+        return load_watermark_dataset(data)
+
+
+def _dataset(data: Path | None, n: int, seed: int, kinds: str | None, clean: float | None,
+             bar: Any) -> tuple[Any, dict[str, Any]]:  # fmt: skip
+    """The images of ``--data`` or fresh ones of ``--n``/``--seed``, and how they were made."""
+    if data is not None:
+        ds = _load_data(data)
+        return ds, {"data": str(data), "n_images": len(ds), "random_state": ds.random_state}
+    ds = _generate(n, seed, kinds, clean, 256, bar)
+    return ds, {"n_images": n, "random_state": seed, "kinds": list(_kinds(kinds)),
+                "clean_fraction": clean}  # fmt: skip
+
+
+def _load_model(model: Path | None) -> tuple[Any, str]:
+    """The predictor of ``--model`` (a train folder or a saved model) or the shipped one."""
+    from trustlab.watermark.nr import WatermarkPredictor
+
+    if model is None:
+        from trustlab.watermark.checkpoints import CHECKPOINT, load_checkpoint
+
+        return load_checkpoint(), f"shipped {CHECKPOINT}"
+    folder = model / "model" if (model / "model").is_dir() else model
+    if not folder.is_dir():
+        raise InputError.bad(
+            "--model", "a folder written by 'trustlab watermark train'", str(model)
+        )
+    with options_named({"path": "--model"}):
+        return WatermarkPredictor.load(folder), str(model)
+
+
+def _read_image(path: Path, option: str) -> np.ndarray:
+    """A PNG/JPEG file as an RGB uint8 array (Pillow)."""
+    from PIL import Image
+
+    try:
+        with Image.open(path) as im:
+            arr = np.array(im.convert("RGB"))
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+        raise InputError.bad(
+            option, "PNG or JPEG images that Pillow can read", f"{path} ({exc})"
+        ) from None
+    if min(arr.shape[:2]) < 8:
+        raise InputError.bad(option, "images at least 8 pixels a side", f"{path} {arr.shape}")
+    return np.ascontiguousarray(arr)
+
+
+def _image_files(paths: list[Path]) -> list[Path]:
+    """The files of IMAGES: files as given, folders' PNG/JPEG files sorted by name."""
+    files: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            found = sorted(
+                f for f in p.iterdir() if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES
+            )
+            if not found:
+                raise InputError.bad("IMAGES", "folders holding PNG or JPEG files", str(p))
+            files.extend(found)
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise InputError.bad("IMAGES", "existing image files or folders", str(p))
+    return files
+
+
+def _stems(files: list[Path], reserved: set[str]) -> list[str]:
+    """A distinct output name per file: its stem, with ``_2``, ``_3``... where stems repeat."""
+    taken, out = set(reserved), []
+    for f in files:
+        name, i = f.stem, 2
+        while name in taken:
+            name, i = f"{f.stem}_{i}", i + 1
+        taken.add(name)
+        out.append(name)
+    return out
+
+
+def _threshold(value: float) -> float:
+    if not 0.0 < value < 1.0:
+        raise InputError.bad("--threshold", "a heatmap threshold in (0, 1)", value)
+    return value
+
+
+def _question(question: str | None) -> str:
+    from trustlab.watermark.describe import QUESTIONS
+
+    if question is None:
+        return QUESTIONS[0]
+    if not question.strip():
+        raise InputError.bad("--question", "a non-empty question", question)
+    return question
+
+
+class _Known:
+    """A predictor that answers with predictions already made (the describer reads them)."""
+
+    def __init__(self, predictions: Any) -> None:
+        self.predictions = predictions
+
+    def predict(self, images: Any) -> Any:
+        return self.predictions
+
+
+def _record(pred: Any, i: int, name: str, path: Path, question: str, text: str) -> dict:
+    from trustlab.watermark.vocabulary import CONTENT_TYPES, LEVELS
+
+    box = [int(v) for v in pred.boxes[i]]
+    h, w = pred.image_sizes[i]
+    return {
+        "image": str(path),
+        "name": name,
+        "width": int(w),
+        "height": int(h),
+        "score": float(pred.scores[i]),
+        "expected_score": float(pred.expected_scores[i]),
+        "level": pred.levels[i],
+        "level_probabilities": dict(
+            zip(LEVELS, map(float, pred.level_probabilities[i]), strict=True)
+        ),
+        "content_type": pred.content_types[i],
+        "content_probabilities": dict(
+            zip(CONTENT_TYPES, map(float, pred.content_probabilities[i]), strict=True)
+        ),
+        "box": None if min(box) < 0 else box,
+        "cell": pred.cells[i],
+        "orientation": pred.orientations[i],
+        "present": bool(pred.present[i]),
+        "located": bool(pred.located[i]),
+        "threshold": float(pred.threshold),
+        "question": question,
+        "description": text,
+    }
+
+
+# -------------------------------------------------------------------------------------- synth
+
+
+@app.command("synth")
+def synth(
+    n: Annotated[int, typer.Option("--n", help="Images to generate.")] = 200,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the generator.")] = 0,
+    kinds: KindsOption = None,
+    clean_fraction: CleanOption = None,
+    size: Annotated[int, typer.Option("--size", help="Image side in pixels (>= 256).")] = 256,
+    out: Annotated[Path, typer.Option("--out", help="Folder for the dataset.")] = ...,
+    overwrite: OverwriteOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Generate watermarked images with WMarkGPT's recipe and save them with their annotations."""
+    refuse_existing(out, overwrite, ("annotations.json",), "a dataset")
+    with progress() as bar:
+        ds = _generate(n, seed, kinds, clean_fraction, size, bar)
+    if out.exists() and overwrite:
+        shutil.rmtree(out / "images", ignore_errors=True)  # an earlier run's extra images
+    written = ds.save(out)
+    records = write_atomic(out / "records.json", json_text(ds.records(random_state=seed)))
+    from matplotlib.figure import Figure as MplFigure
+
+    figure = MplFigure(figsize=ds.figure_size)
+    ds.plot(ax=figure.add_subplot())
+    picture = write_png(out / ds.figure_name, figure)
+    payload = {**ds.to_dict(), "out": str(out), "first_image": ds.image_name(0)}
+    if as_json:
+        typer.echo(json_text(payload), nl=False)
+    else:
+        tell(ds.summary())
+    files = [p.name for p in written if p.parent == out] + [records.name, picture.name]
+    tell(f"wrote images/ ({len(ds)} PNGs), {', '.join(files)} to {out}", as_json)
+
+
+# -------------------------------------------------------------------------------------- train
+
+
+def _split(n: int, test_size: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    if not 0.0 <= test_size < 1.0:
+        raise InputError.bad("--test-size", "a share of the images in [0, 1)", test_size)
+    n_test = int(round(test_size * n))
+    if n - n_test < 1:
+        raise InputError.bad("--test-size", f"a share leaving training images of {n}", test_size)
+    order = np.random.default_rng(seed).permutation(n)
+    return np.sort(order[n_test:]), np.sort(order[:n_test])
+
+
+@app.command("train")
+def train(
+    data: DataOption = None,
+    n: Annotated[
+        int, typer.Option("--n", help="Images to generate (train and held-out together).")
+    ] = 3000,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the generated images, the split and the fit.")
+    ] = 0,
+    kinds: KindsOption = None,
+    clean_fraction: CleanOption = None,
+    out: Annotated[Path, typer.Option("--out", help="Folder for the model and its record.")] = ...,
+    max_epochs: Annotated[int, typer.Option("--max-epochs")] = 30,
+    batch_size: Annotated[int, typer.Option("--batch-size")] = 8,
+    learning_rate: Annotated[float, typer.Option("--learning-rate")] = 2e-3,
+    test_size: Annotated[
+        float, typer.Option("--test-size", help="Share of the images held out for the numbers.")
+    ] = 0.2,
+    input_size: Annotated[
+        int, typer.Option("--input-size", help="Side of the network input (a multiple of 16).")
+    ] = 256,
+    widths: Annotated[
+        str, typer.Option("--widths", help="Comma-separated channels of the encoder's stages.")
+    ] = "16,32,48,64,96",
+    overwrite: OverwriteOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Train the no-reference predictor; a rerun into the same --out resumes an interrupted run."""
+    from trustlab.watermark.evaluation import evaluate_predictions
+    from trustlab.watermark.nr import WatermarkPredictor
+
+    refuse_existing(out, overwrite, ("training.json",), "a trained model")
+    try:
+        stages = tuple(int(w) for w in widths.split(","))
+    except ValueError:
+        raise InputError.bad("--widths", "comma-separated channel counts", widths) from None
+    state = out / "_state"
+    names = {"max_epochs": "--max-epochs", "batch_size": "--batch-size",
+             "learning_rate": "--learning-rate", "input_size": "--input-size",
+             "widths": "--widths", "checkpoint_dir": "--out", "random_state": "--seed"}  # fmt: skip
+    hints = {"checkpoint_dir": f"delete {state} to start afresh"}
+    with progress() as bar:
+        ds, source = _dataset(data, n, seed, kinds, clean_fraction, bar)
+        fit_idx, test_idx = _split(len(ds), test_size, seed)
+        train_part = ds.subset(fit_idx)
+        model = WatermarkPredictor(
+            input_size=input_size, widths=stages, max_epochs=max_epochs, batch_size=batch_size,
+            learning_rate=learning_rate, random_state=seed, checkpoint_dir=state,
+        )  # fmt: skip
+        resumed = (state / "state.pt").is_file()
+        if resumed:
+            tell(f"trustlab: resuming the interrupted run in {state}", as_json=True)
+        task = bar.add_task(f"training on {len(train_part)} images", total=max_epochs)
+
+        def report(epoch: int, n_epochs: int, history: Any) -> None:
+            text = f"training: epoch {epoch}/{n_epochs}, loss {history.loss[-1]:.3f}"
+            bar.update(task, completed=epoch, total=n_epochs, description=text)
+
+        with options_named(names, hints):
+            model.fit(
+                train_part.images, scores=train_part.scores, masks=train_part.masks,
+                content_types=train_part.content_types, progress=report,
+            )  # fmt: skip
+    record: dict[str, Any] = {
+        "data": {**source, "test_size": test_size},
+        "params": {"input_size": input_size, "widths": list(stages), "max_epochs": max_epochs,
+                   "batch_size": batch_size, "learning_rate": learning_rate,
+                   "random_state": seed},
+        "n_train": int(len(fit_idx)),
+        "n_test": int(len(test_idx)),
+        "resumed": resumed,
+        "history": model.history_.to_dict(),
+        "test_evaluation": None,
+    }  # fmt: skip
+    if len(test_idx):
+        test_part = ds.subset(test_idx)
+        try:
+            evaluation = evaluate_predictions(model.predict(test_part.images), test_part,
+                                              train=train_part)  # fmt: skip
+            record["test_evaluation"] = evaluation.to_dict()
+        except InputError as exc:  # too few held-out visible marks to score
+            record["test_evaluation_note"] = f"not evaluated: {exc}"
+    model.save(out / "model")
+    written = [write_atomic(out / "training.json", json_text(record))]
+    from matplotlib.figure import Figure as MplFigure
+
+    figure = MplFigure(figsize=(6.0, 3.5))
+    model.history_.plot(ax=figure.add_subplot())
+    written.append(write_png(out / "training.png", figure))
+    shutil.rmtree(state, ignore_errors=True)
+    if as_json:
+        typer.echo(json_text(record), nl=False)
+    else:
+        tell(model.history_.summary())
+        if record["test_evaluation"] is not None:
+            tell(evaluation.summary())
+        elif "test_evaluation_note" in record:
+            tell(record["test_evaluation_note"])
+    tell(f"wrote model/, {', '.join(p.name for p in written)} to {out}", as_json)
+
+
+# ------------------------------------------------------------------------------------ predict
+
+
+@app.command("predict")
+def predict(
+    images: Annotated[
+        list[Path], typer.Argument(help="PNG/JPEG files, or folders of them (any sizes).")
+    ],
+    model: ModelOption = None,
+    threshold: Annotated[
+        float, typer.Option("--threshold", help="Heatmap threshold of the box, in (0, 1).")
+    ] = 0.5,
+    question: Annotated[
+        str | None,
+        typer.Option(
+            "--question",
+            help="The question the paragraphs answer (default: the first of WMarkGPT's questions).",
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the paragraphs' wording.")] = 0,
+    out: Annotated[Path, typer.Option("--out", help="Folder for the JSON and the pages.")] = ...,
+    overwrite: OverwriteOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Predict visibility, location and content type of images; write JSON and a contact sheet."""
+    from PIL import Image
+
+    from trustlab.audit.sections.watermark import heatmap_overlay, write_contact_sheet
+    from trustlab.watermark.backends import TemplateBackend
+
+    refuse_existing(out, overwrite, ("predictions.json", "contact_sheet.html"), "predictions")
+    thr = _threshold(threshold)
+    q = _question(question)
+    files = _image_files(images)
+    net, source = _load_model(model)
+    with progress() as bar:
+        report = tracker(bar, f"reading {len(files)} images", len(files))
+        pixels = []
+        for k, f in enumerate(files):
+            pixels.append(_read_image(f, "IMAGES"))
+            report(k + 1, len(files))
+        pred = net.predict(pixels, threshold=thr)
+        backend = TemplateBackend(_Known(pred), random_state=seed)
+        texts = backend.answer_batch(pixels, [q] * len(pixels))
+        names = _stems(files, {"predictions", "contact_sheet"})
+        out.mkdir(parents=True, exist_ok=True)
+        _remove_earlier(out)
+        (out / "heatmaps").mkdir(exist_ok=True)
+        records = []
+        report = tracker(bar, f"writing {len(files)} results", len(files))
+        for i, (f, name) in enumerate(zip(files, names, strict=True)):
+            rec = _record(pred, i, name, f, q, texts[i])
+            records.append(rec)
+            write_atomic(out / f"{name}.json", json_text(rec))
+            overlay = heatmap_overlay(pixels[i], pred.heatmap(i), rec["box"])
+            write_atomic(out / "heatmaps" / f"{name}.png",
+                         lambda tmp, a=overlay: Image.fromarray(a).save(tmp, format="PNG"))  # fmt: skip
+            report(i + 1, len(files))
+        payload = {"model": source, "threshold": thr, "question": q, "n_images": len(files),
+                   "summary": pred.to_dict(), "images": records}  # fmt: skip
+        written = [write_atomic(out / "predictions.json", json_text(payload))]
+        meta = {"model": source, "question": q}
+        html, _ = write_contact_sheet(pred, pixels, [f.name for f in files], texts, out, meta=meta)
+        written.append(html)
+    if as_json:
+        typer.echo(json_text(payload), nl=False)
+    else:
+        tell(pred.summary())
+    tell(f"wrote {len(files)} image JSONs, heatmaps/, {', '.join(p.name for p in written)} to "
+         f"{out}", as_json)  # fmt: skip
+
+
+def _remove_earlier(out: Path) -> None:
+    """Delete the per-image files of an earlier ``predict`` into ``out`` (with --overwrite)."""
+    try:
+        earlier = json.loads((out / "predictions.json").read_text())["images"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    for rec in earlier if isinstance(earlier, list) else []:
+        name = rec.get("name") if isinstance(rec, dict) else None
+        if isinstance(name, str) and name and Path(name).name == name:
+            (out / f"{name}.json").unlink(missing_ok=True)
+            (out / "heatmaps" / f"{name}.png").unlink(missing_ok=True)
+
+
+# ----------------------------------------------------------------------------------- describe
+
+
+@app.command("describe")
+def describe(
+    image: Annotated[Path, typer.Argument(help="A PNG or JPEG image.")],
+    question: Annotated[
+        str | None,
+        typer.Option(
+            "--question",
+            help="The question to answer (default: the first of WMarkGPT's questions).",
+        ),
+    ] = None,
+    model: ModelOption = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the paragraph's wording.")] = 0,
+    as_json: JsonOption = False,
+) -> None:
+    """Print a WMarkGPT-style paragraph about the watermark of one image (template backend)."""
+    from trustlab.watermark.backends import TemplateBackend
+
+    q = _question(question)
+    if not image.is_file():
+        raise InputError.bad("IMAGE", "an existing image file", str(image))
+    pixels = _read_image(image, "IMAGE")
+    net, source = _load_model(model)
+    text = TemplateBackend(net, random_state=seed).answer(pixels, q)
+    if as_json:
+        payload = {"image": str(image), "model": source, "question": q, "description": text}
+        typer.echo(json_text(payload), nl=False)
+    else:
+        typer.echo(text)
+
+
+# ----------------------------------------------------------------------------------- evaluate
+
+
+def _description_scores(pred: Any, ds: Any, seed: int) -> dict[str, Any]:
+    """The predictor's paragraphs and two controls against the ground-truth paragraphs."""
+    from trustlab.watermark.describe import describe as write
+    from trustlab.watermark.metrics import score_descriptions
+    from trustlab.watermark.vocabulary import WatermarkFacts
+
+    seeds = [int(s) for s in np.random.SeedSequence(seed).generate_state(len(ds))]
+    other = [int(s) for s in np.random.SeedSequence(seed + 1).generate_state(len(ds))]
+    refs = [write(ds.facts(i), random_state=s) for i, s in enumerate(seeds)]
+    answers = {
+        "predictor": [write(pred.facts(i), random_state=s) for i, s in enumerate(seeds)],
+        "ground truth, other wording": [
+            write(ds.facts(i), random_state=s) for i, s in enumerate(other)
+        ],
+        "constant 'no watermark'": [
+            write(WatermarkFacts(present=False, score=5.0, level="invisible"), random_state=s)
+            for s in seeds
+        ],
+    }
+    return {
+        name: score_descriptions(refs, texts, reference_levels=list(ds.levels))
+        for name, texts in answers.items()
+    }
+
+
+@app.command("evaluate")
+def evaluate(
+    data: DataOption = None,
+    n: Annotated[int, typer.Option("--n", help="Test images to generate.")] = 400,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the test images (the shipped model saw 101).")
+    ] = 5,
+    kinds: KindsOption = None,
+    clean_fraction: CleanOption = None,
+    model: ModelOption = None,
+    out: Annotated[Path, typer.Option("--out", help="Folder for the numbers and the page.")] = ...,
+    overwrite: OverwriteOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Visibility, location and detection numbers with controls, and the description metrics."""
+    from trustlab.audit.sections.watermark import write_evaluation_page
+    from trustlab.watermark.evaluation import evaluate_predictions
+
+    refuse_existing(out, overwrite, ("evaluation.json", "watermark_evaluation.html"),
+                    "an evaluation")  # fmt: skip
+    net, source = _load_model(model)
+    with progress() as bar:
+        ds, origin = _dataset(data, n, seed, kinds, clean_fraction, bar)
+        task = bar.add_task(f"predicting {len(ds)} images", total=None)
+        pred = net.predict(ds.images)
+        bar.update(task, description=f"predicted {len(ds)} images")
+    with options_named({"dataset": "--n" if data is None else "--data"}):
+        evaluation = evaluate_predictions(pred, ds, random_state=seed)
+    scores = _description_scores(pred, ds, seed)
+    payload = {
+        "model": source,
+        "data": origin,
+        "predictor": evaluation.to_dict(),
+        "descriptions": {k: v.to_dict() for k, v in scores.items()},
+    }
+    if as_json:
+        typer.echo(json_text(payload), nl=False)
+    else:
+        tell(evaluation.summary())
+        tell(scores["predictor"].summary())
+    from matplotlib.figure import Figure as MplFigure
+
+    out.mkdir(parents=True, exist_ok=True)
+    written = [write_atomic(out / "evaluation.json", json_text(payload))]
+    figure = MplFigure(figsize=(5.5, 4.0))
+    evaluation.plot(ax=figure.add_subplot())
+    written.append(write_png(out / evaluation.figure_name, figure))
+    meta = {"model": source, **{k: v for k, v in origin.items() if k != "n_images"}}
+    html, _ = write_evaluation_page(evaluation, out, scores, meta=meta)
+    written.append(html)
+    tell(f"wrote {', '.join(p.name for p in written)} to {out}", as_json)
+
+
+# ------------------------------------------------------------------------------------- export
+
+
+@app.command("export")
+def export(
+    data: Annotated[
+        Path, typer.Option("--data", help="A dataset folder written by 'trustlab watermark synth'.")
+    ] = ...,
+    out: Annotated[Path, typer.Option("--out", help="Folder for the three stage datasets.")] = ...,
+    format: Annotated[
+        str, typer.Option("--format", help="Conversation format (llava: the authors' schema).")
+    ] = "llava",
+    n_position: Annotated[
+        int | None,
+        typer.Option("--n-position", help="Position-lite questions (default: one per image)."),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the questions and answers.")] = 0,
+    overwrite: OverwriteOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Write WMarkGPT's stage datasets (WQA-Position, WQA-Synthetic, WQA-Real) for fine-tuning."""
+    from trustlab.watermark.export import STAGES, export_stages
+
+    refuse_existing(out, overwrite, tuple(f"{s}/train.json" for s in STAGES), "an export")
+    if format != "llava":
+        raise InputError.bad("--format", "llava", format)
+    ds = _load_data(data)
+    with options_named({"n_position": "--n-position", "random_state": "--seed"}):
+        result = export_stages(ds, out, format, n_position=n_position, random_state=seed)
+    if as_json:
+        typer.echo(json_text(result.to_dict()), nl=False)
+    else:
+        tell(result.summary())
+    tell(f"wrote {', '.join(STAGES)} to {out}", as_json)
