@@ -1,11 +1,13 @@
 """Region-sparse image classification (P2P): classifiers that decide from a few superpixels they show.
 
-Work in progress (issue 26). The parts so far: ``data`` (BAM-lite: objects pasted on scenes from
-images bundled with scikit-image and scikit-learn, with ground-truth masks), ``segments`` (SLIC and
-watershed superpixels, cached; selections as pixel masks), ``selection`` (the selection math of
-Vandenhirtz and Vogt (ICML 2025): group pooling, correlated logit-normal logits, relaxed masks,
-schedules, the sparsity losses, masks), ``dynamic`` (per-instance sparsity at inference) and
-``models`` (the tau-conditioned U-Net selector and the CNN classifier, plain torch).
+The parts: ``data`` (BAM-lite: objects pasted on scenes from images bundled with scikit-image and
+scikit-learn, with ground-truth masks), ``segments`` (SLIC and watershed superpixels, cached;
+selections as pixel masks), ``selection`` (the selection math of Vandenhirtz and Vogt (ICML 2025):
+group pooling, correlated logit-normal logits, relaxed masks, schedules, the sparsity losses,
+masks), ``dynamic`` (per-instance sparsity at inference), ``models`` (the tau-conditioned U-Net
+selector and the CNN classifier, plain torch), ``estimator`` (:class:`RegionSparseClassifier`),
+``baselines`` (the black box and Blackbox-Pixel), ``metrics`` and ``evaluation`` (localisation,
+PxAP, deletion and insertion, the spec's tables) and ``checkpoints`` (the shipped models).
 
 Names are imported on first use; ``selection`` and ``dynamic`` need torch, ``data`` and
 ``segments`` scikit-image (the ``image`` extra).
