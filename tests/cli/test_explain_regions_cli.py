@@ -4,18 +4,18 @@ one-line errors; the page module on its own."""
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 from contextlib import contextmanager
 
 import numpy as np
 import pytest
+
 from cli_helpers import one_line
+from cli_helpers import run_quiet as _cli
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("skimage")
 
-from trustlab.cli.main import main  # noqa: E402
 from trustlab.errors import InputError  # noqa: E402
 from trustlab.explain.regions import (  # noqa: E402
     BlackBoxClassifier,
@@ -42,15 +42,6 @@ def _one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(old)
-
-
-def _cli(*args):
-    """``trustlab ARGS`` outside a test's capsys (for module fixtures): (code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        with pytest.raises(SystemExit) as exc:
-            main([str(a) for a in args])
-    return exc.value.code, out.getvalue(), err.getvalue()
 
 
 def _shapes(n, seed, size=32):

@@ -3,16 +3,16 @@ sheet), describe, evaluate (with its page), export; one-line errors; the page mo
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from contextlib import contextmanager
 
 import numpy as np
 import pytest
-from cli_helpers import one_line
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from cli_helpers import one_line
+from cli_helpers import run_quiet as _cli
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("skimage")
@@ -26,7 +26,6 @@ from trustlab.audit.sections.watermark import (  # noqa: E402
     heatmap_overlay,
 )
 from trustlab.cli import watermark as cli_wm  # noqa: E402
-from trustlab.cli.main import main  # noqa: E402
 from trustlab.errors import ConfigError, InputError  # noqa: E402
 from trustlab.watermark import (  # noqa: E402
     LEVELS,
@@ -55,15 +54,6 @@ def _one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(old)
-
-
-def _cli(*args):
-    """``trustlab ARGS`` outside a test's capsys (for module fixtures): (code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        with pytest.raises(SystemExit) as exc:
-            main([str(a) for a in args])
-    return exc.value.code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")

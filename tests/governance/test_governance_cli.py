@@ -10,24 +10,11 @@ import pandas as pd
 import pytest
 import yaml
 
+from cli_helpers import one_line, run_main
 from trustlab.audit.sections import participation as participation_section
-from trustlab.cli.main import main
 from trustlab.errors import InputError
 from trustlab.governance import EXAMPLE_ANSWERS, assess, data_path, markdown_report
 from trustlab.governance.questionnaire import schema
-
-
-def run_main(args, capsys):
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
-
-
-def one_line(err: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, err
-    return lines[0]
 
 
 def test_questionnaire_example_and_validate(tmp_path, capsys):

@@ -1,7 +1,9 @@
-"""Helpers for driving the CLI in tests (imported by the test modules of this folder)."""
+"""Helpers for driving the CLI in tests (``from cli_helpers import ...``; tests/ is on the path)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import shlex
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +19,15 @@ def run_main(args, capsys):
         main([str(a) for a in args])
     out, err = capsys.readouterr()
     return exc.value.code, out, err
+
+
+def run_quiet(*args):
+    """``trustlab ARGS`` outside a test's capsys (for module fixtures): (code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with pytest.raises(SystemExit) as exc:
+            main([str(a) for a in args])
+    return exc.value.code, out.getvalue(), err.getvalue()
 
 
 def one_line(err: str) -> str:
@@ -45,7 +56,7 @@ class Recorder:
             self.completed.append(completed)
 
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def documented(page: str, *commands: str) -> list[list[str]]:
