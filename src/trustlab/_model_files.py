@@ -142,3 +142,35 @@ def read_model_folder(path: Any, fmt: str, what: str) -> tuple[dict, dict[str, d
         name, _, rest = key.partition(".")
         states.setdefault(name, {})[rest] = value
     return meta, states
+
+
+def load_training_state(folder: Path | None, fingerprint: Any) -> dict | None:
+    """The training state :func:`save_training_state` left in ``folder`` (None when there is
+    none, or no folder), refused with an InputError naming ``checkpoint_dir`` when it was left by
+    a fit of other data or settings (another ``fingerprint``)."""
+    if folder is None or not (Path(folder) / "state.pt").is_file():
+        return None
+    import torch
+
+    state = torch.load(Path(folder) / "state.pt", weights_only=False)
+    if state.get("fingerprint") != fingerprint:
+        raise InputError.bad(
+            "checkpoint_dir",
+            "a folder left by the same fit (same data and parameters) or an empty one",
+            str(folder),
+        )
+    return state
+
+
+def save_training_state(folder: Path | None, fingerprint: Any, state: dict) -> None:
+    """Save a fit's state (``state`` plus its ``fingerprint``) into ``folder/state.pt``
+    atomically (a crash mid-write leaves the previous state); nothing without a folder."""
+    if folder is None:
+        return
+    import torch
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / "state.pt.tmp"
+    torch.save({"fingerprint": fingerprint, **state}, tmp)
+    tmp.replace(folder / "state.pt")

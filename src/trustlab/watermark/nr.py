@@ -46,7 +46,12 @@ import numpy as np
 
 from trustlab._checks import check_positive, check_positive_int, check_random_state
 from trustlab._lazy import require
-from trustlab._model_files import read_model_folder, write_model_folder
+from trustlab._model_files import (
+    load_training_state,
+    read_model_folder,
+    save_training_state,
+    write_model_folder,
+)
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.watermark.vocabulary import (
@@ -450,15 +455,8 @@ class WatermarkPredictor:
         start, seconds = 0, 0.0
         fingerprint = self._fingerprint(x, y_score, m, types)
         folder = Path(self.checkpoint_dir) if self.checkpoint_dir is not None else None
-        state_file = folder / "state.pt" if folder is not None else None
-        if state_file is not None and state_file.is_file():
-            state = torch.load(state_file, weights_only=False)
-            if state.get("fingerprint") != fingerprint:
-                raise InputError.bad(
-                    "checkpoint_dir",
-                    "a folder left by the same fit (same data and parameters) or an empty one",
-                    str(folder),
-                )
+        state = load_training_state(folder, fingerprint)
+        if state is not None:
             net.load_state_dict(state["net"])
             opt.load_state_dict(state["optimizer"])
             sched.load_state_dict(state["scheduler"])
@@ -504,24 +502,20 @@ class WatermarkPredictor:
             for key, v in zip(keys, sums / n, strict=True):
                 hist[key].append(float(v))
             seconds += time.perf_counter() - t0
-            if folder is not None:
-                folder.mkdir(parents=True, exist_ok=True)
-                tmp = folder / "state.pt.tmp"
-                torch.save(
-                    {
-                        "fingerprint": fingerprint,
-                        "net": net.state_dict(),
-                        "optimizer": opt.state_dict(),
-                        "scheduler": sched.state_dict(),
-                        "history": hist,
-                        "seconds": seconds,
-                        "epoch": epoch,
-                        "rng": rng.bit_generator.state,
-                        "torch_rng": torch.get_rng_state(),
-                    },
-                    tmp,
-                )
-                tmp.replace(state_file)
+            save_training_state(
+                folder,
+                fingerprint,
+                {
+                    "net": net.state_dict(),
+                    "optimizer": opt.state_dict(),
+                    "scheduler": sched.state_dict(),
+                    "history": hist,
+                    "seconds": seconds,
+                    "epoch": epoch,
+                    "rng": rng.bit_generator.state,
+                    "torch_rng": torch.get_rng_state(),
+                },
+            )
             if progress is not None:
                 progress(epoch + 1, p["max_epochs"], _history(hist, seconds))
         self.net_ = net.eval()

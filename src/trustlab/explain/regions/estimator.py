@@ -35,7 +35,12 @@ from trustlab._checks import (
     check_random_state,
 )
 from trustlab._lazy import require
-from trustlab._model_files import read_model_folder, write_model_folder
+from trustlab._model_files import (
+    load_training_state,
+    read_model_folder,
+    save_training_state,
+    write_model_folder,
+)
 from trustlab.errors import InputError
 
 torch = require("torch", "image")
@@ -269,15 +274,9 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
         }
         start, seconds = 0, 0.0
         folder = Path(self.checkpoint_dir) if self.checkpoint_dir is not None else None
-        state_file = folder / "state.pt" if folder is not None else None
-        if state_file is not None and state_file.is_file():
-            state = torch.load(state_file, weights_only=False)
-            if state.get("params") != self._fingerprint(x, y_idx):
-                raise InputError.bad(
-                    "checkpoint_dir",
-                    "a folder left by the same fit (same data and parameters) or an empty one",
-                    str(folder),
-                )
+        fingerprint = self._fingerprint(x, y_idx)
+        state = load_training_state(folder, fingerprint)
+        if state is not None:
             selector.load_state_dict(state["selector"])
             classifier.load_state_dict(state["classifier"])
             opt.load_state_dict(state["optimizer"])
@@ -325,26 +324,22 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
             hist["temp"].append(temp if joint >= 0 else 0.0)  # 0: no selection yet
             hist["lam"].append(lam if joint >= 0 else 0.0)
             seconds += time.perf_counter() - t0
-            if folder is not None:
-                folder.mkdir(parents=True, exist_ok=True)
-                tmp = folder / "state.pt.tmp"
-                torch.save(
-                    {
-                        "params": self._fingerprint(x, y_idx),
-                        "selector": selector.state_dict(),
-                        "classifier": classifier.state_dict(),
-                        "optimizer": opt.state_dict(),
-                        "scheduler": sched.state_dict(),
-                        "history": hist,
-                        "seconds": seconds,
-                        "epoch": epoch,
-                        "rng": rng.bit_generator.state,
-                        "generator": gen.get_state(),
-                        "torch_rng": torch.get_rng_state(),
-                    },
-                    tmp,
-                )
-                tmp.replace(state_file)
+            save_training_state(
+                folder,
+                fingerprint,
+                {
+                    "selector": selector.state_dict(),
+                    "classifier": classifier.state_dict(),
+                    "optimizer": opt.state_dict(),
+                    "scheduler": sched.state_dict(),
+                    "history": hist,
+                    "seconds": seconds,
+                    "epoch": epoch,
+                    "rng": rng.bit_generator.state,
+                    "generator": gen.get_state(),
+                    "torch_rng": torch.get_rng_state(),
+                },
+            )
             if progress is not None:
                 progress(epoch + 1, total, _history(hist, seconds))
         self.selector_ = selector.eval()
