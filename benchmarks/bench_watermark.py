@@ -35,7 +35,7 @@ def main() -> None:
     import torch
 
     from trustlab.errors import ConfigError
-    from trustlab.watermark.describe import describe
+    from trustlab.watermark.describer import describe
     from trustlab.watermark.metrics import bleu1, rouge_l
     from trustlab.watermark.nr import WatermarkPredictor, as_images
     from trustlab.watermark.synth import synthesize

@@ -9,7 +9,7 @@ import torch
 
 from trustlab.errors import InputError
 from trustlab.watermark.backends import TemplateBackend, WatermarkBackend, expected_score
-from trustlab.watermark.describe import FINAL_SENTENCE, parse_description
+from trustlab.watermark.describer import FINAL_SENTENCE, parse_description
 from trustlab.watermark.nr import WatermarkPredictor
 from trustlab.watermark.synth import synthesize
 

@@ -206,7 +206,7 @@ def _threshold(value: float) -> float:
 
 
 def _question(question: str | None) -> str:
-    from trustlab.watermark.describe import QUESTIONS
+    from trustlab.watermark.describer import QUESTIONS
 
     if question is None:
         return QUESTIONS[0]
@@ -529,7 +529,7 @@ def describe(
 
 def _description_scores(pred: Any, ds: Any, seed: int) -> dict[str, Any]:
     """The predictor's paragraphs and two controls against the ground-truth paragraphs."""
-    from trustlab.watermark.describe import describe as write
+    from trustlab.watermark.describer import describe as write
     from trustlab.watermark.metrics import score_descriptions
     from trustlab.watermark.vocabulary import WatermarkFacts
 

@@ -1,9 +1,12 @@
 """Watermarked-image understanding at CPU scale (WMarkGPT, Tan et al., ICML 2025).
 
-Work in progress (issue 27). The parts: ``vocabulary`` (scores, levels, cells, the structured
-facts), ``synth`` (the deterministic generator: WMarkGPT's blend recipe and real invisible marks),
-``nr`` (the no-reference predictor), ``describe`` (the deterministic describer and its parser),
-``metrics`` (BLEU-1, ROUGE-L, level accuracy, SRCC/PLCC as WMarkGPT scored them, defects fixed).
+The parts: ``vocabulary`` (scores, levels, cells, the structured facts), ``synth`` with ``marks``
+and ``covers`` (the deterministic generator: WMarkGPT's blend recipe and real invisible marks),
+``nr`` (the no-reference predictor) and ``checkpoints`` (the shipped one), ``describer`` (the
+deterministic describer and its independent parser), ``metrics`` (BLEU-1, ROUGE-L, level accuracy,
+SRCC/PLCC as WMarkGPT scored them, defects fixed), ``evaluation`` (the predictor's check-3
+numbers with controls), ``backends`` (the template backend, the Q-Align readout) and ``export``
+(WMarkGPT's stage datasets, Position-lite).
 
 Names are imported on first use.
 
@@ -92,7 +95,7 @@ __getattr__, __all__, __dir__ = lazy_names(
             "VisibilityScores",
             "score_visibility",
         ],
-        ".describe": [
+        ".describer": [
             "QUESTIONS",
             "QUESTIONS_SOURCE",
             "IMPACTS",

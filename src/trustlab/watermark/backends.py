@@ -86,7 +86,7 @@ class TemplateBackend:
 
     def answer_batch(self, images: Sequence[np.ndarray], questions: Sequence[str]) -> list[str]:
         """Answers for many images at once (one batched predictor pass)."""
-        from trustlab.watermark.describe import describe
+        from trustlab.watermark.describer import describe
 
         if len(images) != len(questions):
             raise InputError.bad(

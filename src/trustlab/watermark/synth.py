@@ -324,11 +324,11 @@ class WatermarkDataset(Result):
         Keys: ``image``, ``id``, ``gt_score``, ``visibility``, ``conversations`` (``human`` with
         ``<|image|>`` and a question, ``gpt`` with the describer's paragraph) and ``structured``
         (:meth:`structured`). ``describer(facts, random_state=seed)`` defaults to
-        ``trustlab.watermark.describe.describe``; its paragraph must end with
+        ``trustlab.watermark.describer.describe``; its paragraph must end with
         ``"The watermark visibility is: L."``.
         """
         if describer is None:
-            from trustlab.watermark.describe import describe as describer  # type: ignore
+            from trustlab.watermark.describer import describe as describer  # type: ignore
         if not callable(describer):
             raise InputError.bad(
                 "describer", "a callable (facts, random_state=...) -> str", describer
@@ -337,7 +337,7 @@ class WatermarkDataset(Result):
             raise InputError.bad("random_state", "an int seed", random_state)
         if random_state < 0:
             raise InputError.bad("random_state", "a non-negative int seed", random_state)
-        from trustlab.watermark.describe import QUESTIONS as questions
+        from trustlab.watermark.describer import QUESTIONS as questions
 
         seeds = np.random.SeedSequence(int(random_state)).generate_state(max(len(self), 1))
         out = []

@@ -1,4 +1,4 @@
-"""Tests of trustlab.watermark.describe: check 4 of spec 05 (the description round trip through the
+"""Tests of trustlab.watermark.describer: check 4 of spec 05 (the description round trip through the
 independent parser), determinism and variety of the templates, the fixed final sentence, the
 question templates, and bad input."""
 
@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trustlab.errors import InputError
-from trustlab.watermark import describe as describe_module
-from trustlab.watermark.describe import (
+from trustlab.watermark import describer as describe_module
+from trustlab.watermark.describer import (
     IMPACTS,
     QUESTIONS,
     QUESTIONS_SOURCE,
