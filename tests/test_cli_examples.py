@@ -69,6 +69,9 @@ SHRINK: dict[tuple[str, ...], list[str]] = {
     ("interpret", "sae", "explain"): ["--min-examples", "1", "--max-latents", "3"],
     ("interpret", "sae", "score"): ["--n-test", "5", "--n-not-active", "5", "--n-prompts", "2"],
     ("interpret", "sae", "corpus"): ["--tokens", "20000"],
+    ("watermark", "synth"): ["--n", "12"],
+    ("watermark", "evaluate"): ["--n", "12"],
+    ("watermark", "train"): ["--n", "12", "--max-epochs", "1"],
 }
 
 
@@ -323,6 +326,7 @@ BUILDERS = {
     "explain-equigx.md": _nothing,
     "explain-regions.md": _nothing,
     "governance-participation.md": _nothing,
+    "watermark.md": _nothing,
     "explain-fastpd.md": _fastpd_files,
     "federated-uefl.md": _nothing,
     "llm-remote.md": _nothing,

@@ -77,6 +77,9 @@ def test_numbers_equal_brute_force_on_other_answers(data):
     assert result.visibility["exact_level_accuracy"] == pytest.approx(np.mean(exact))
     hits = [cells[i] == data.cells[i] for i in np.nonzero(strong)[0]]
     assert result.location["cell_accuracy"] == pytest.approx(np.mean(hits))
+    true = [data.cells[i] for i in np.nonzero(strong)[0]]
+    share = max(true.count(c) for c in true) / len(true)
+    assert result.location["commonest_cell_share"] == pytest.approx(share)
     ious = []
     for i in np.nonzero(strong)[0]:
         region = np.zeros((32, 32), bool)

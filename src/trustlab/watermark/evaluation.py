@@ -6,7 +6,8 @@ a generated :class:`~trustlab.watermark.synth.WatermarkDataset`:
 - visibility: SRCC and PLCC of the predicted score against the ground-truth score, exact 5-level
   accuracy and within-one-level accuracy (over the visible marks: logo, text, pattern);
 - location, for visible marks with opacity ``w >= min_opacity``: 3x3 cell accuracy of the
-  predicted box centre, and the IoU of the thresholded heatmap with the watermark region at the
+  predicted box centre (beside the share of the commonest cell, the accuracy of always answering
+  it), and the IoU of the thresholded heatmap with the watermark region at the
   heatmap's resolution (a cell of 8 x 8 pixels belongs to the region when any of its pixels is
   watermarked, see :func:`~trustlab.watermark.nr.block_mask`);
 - content type accuracy;
@@ -132,7 +133,8 @@ class PredictorEvaluation(Result):
             f"{self.n_images} test images; visible marks: SRCC {v['srcc']:.3f}, "
             f"PLCC {v['plcc']:.3f}, exact level {v['exact_level_accuracy']:.3f}, within one "
             f"{v['within_one_level_accuracy']:.3f}",
-            f"location (w >= {self.min_opacity:g}): 3x3 cell {loc['cell_accuracy']:.3f}, "
+            f"location (w >= {self.min_opacity:g}): 3x3 cell {loc['cell_accuracy']:.3f} "
+            f"(commonest cell {loc['commonest_cell_share']:.3f}), "
             f"heatmap IoU {loc['heatmap_iou']:.3f}; content type {self.content_type_accuracy:.3f}",
         ]
         for name, c in self.controls.items():
@@ -211,9 +213,13 @@ def evaluate_predictions(
         region = block_mask(dataset.masks[i][None, None], side)[0].numpy() > 0.5
         union = (heat | region).sum()
         ious.append((heat & region).sum() / union if union else 1.0)
+    true_cells = [c for c, k in zip(dataset.cells, strong, strict=True) if k]
+    commonest = max(true_cells.count(c) for c in set(true_cells)) if true_cells else 0
     location = {
         "cell_accuracy": float(cells[strong].mean()) if strong.any() else float("nan"),
         "heatmap_iou": float(np.mean(ious)) if ious else float("nan"),
+        # the control: always answering the most frequent cell of these images
+        "commonest_cell_share": commonest / len(true_cells) if true_cells else float("nan"),
         "n": int(strong.sum()),
     }
     present = np.asarray(dataset.present, dtype=bool)

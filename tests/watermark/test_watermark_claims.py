@@ -1,0 +1,110 @@
+"""Check 3 of spec 05: the shipped no-reference predictor on held-out generated images.
+
+The predictor was trained on seed 101 (its settings were chosen on seeds 11 and 12); these tests
+use seeds it never saw (103 for the visible marks, 104 for the invisible ones), and each claim is
+checked against the control that would tie if the predictor had learnt nothing beyond global
+image statistics. Thresholds are the issue's, fixed before the first run of these tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from trustlab.watermark.checkpoints import checkpoint_data, load_checkpoint
+from trustlab.watermark.evaluation import evaluate_predictions
+from trustlab.watermark.synth import synthesize
+
+torch.set_num_threads(1)
+
+
+def _visible_job(n: int, seed: int, n_train: int):
+    torch.set_num_threads(1)
+    model = load_checkpoint()
+    data = synthesize(n, random_state=seed, kinds=("logo", "text", "pattern"))
+    train = checkpoint_data("train", n=n_train)  # the control's training images (the model's seed)
+    return evaluate_predictions(model.predict(data.images), data, train=train)
+
+
+def _invisible_job(n: int, seed: int):
+    torch.set_num_threads(1)
+    model = load_checkpoint()
+    data = synthesize(n, random_state=seed, kinds=("logo", "dwtDctSvd"), clean_fraction=0.3)
+    return evaluate_predictions(model.predict(data.images), data)
+
+
+BACKGROUND_JOBS = {
+    "wmark-claims-visible": (_visible_job, {"n": 300, "seed": 103, "n_train": 300}),
+    "wmark-claims-invisible": (_invisible_job, {"n": 60, "seed": 104}),
+}
+
+
+@pytest.fixture(scope="module")
+def visible(background):
+    return background.result("wmark-claims-visible", BACKGROUND_JOBS["wmark-claims-visible"])
+
+
+# The issue's targets that the shipped predictor misses (30 epochs on 3,000 images on one CPU
+# core; docs/watermark.md has the table). Strict: a better model turns them into failures here, so
+# the marks come off when the targets are met.
+MISSED = "the shipped predictor misses the issue's target (see docs/watermark.md)"
+
+
+def test_visibility_score_beats_the_global_statistics_control(visible):
+    v, control = visible.visibility, visible.controls["global image statistics"]
+    assert v["srcc"] >= control["srcc"] + 0.3, (v, control)
+    assert v["plcc"] >= control["plcc"] + 0.3, (v, control)
+
+
+@pytest.mark.xfail(strict=True, reason=MISSED)
+def test_visibility_score_srcc_and_plcc_reach_085(visible):
+    v = visible.visibility
+    assert v["srcc"] >= 0.85 and v["plcc"] >= 0.85, v
+
+
+def test_visibility_levels_beat_every_control(visible):
+    v = visible.visibility
+    for name, control in visible.controls.items():
+        assert v["exact_level_accuracy"] >= control["exact_level_accuracy"] + 0.1, name
+        assert v["within_one_level_accuracy"] > control["within_one_level_accuracy"], name
+
+
+@pytest.mark.xfail(strict=True, reason=MISSED)
+def test_exact_level_accuracy_reaches_06(visible):
+    assert visible.visibility["exact_level_accuracy"] >= 0.6, visible.visibility
+
+
+@pytest.mark.xfail(strict=True, reason=MISSED)
+def test_within_one_level_accuracy_reaches_09(visible):
+    assert visible.visibility["within_one_level_accuracy"] >= 0.9, visible.visibility
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="negative result: the shipped predictor's 3x3 cell is no better than always answering "
+    "the commonest cell (docs/watermark.md)",
+)
+def test_location_beats_the_commonest_cell(visible):
+    """The control for the 3x3 cell: always answering the most frequent cell of the test set."""
+    loc = visible.location
+    assert loc["n"] >= 100
+    assert loc["cell_accuracy"] >= loc["commonest_cell_share"] + 0.1, loc
+
+
+@pytest.mark.xfail(strict=True, reason=MISSED)
+def test_cell_accuracy_of_clearly_visible_marks_reaches_08(visible):
+    assert visible.location["cell_accuracy"] >= 0.8, visible.location
+
+
+@pytest.mark.xfail(strict=True, reason=MISSED)
+def test_heatmap_iou_of_clearly_visible_marks_reaches_05(visible):
+    assert visible.location["heatmap_iou"] >= 0.5, visible.location
+
+
+def test_invisible_marks_are_reported_not_gated(background):
+    """Invisible marks: detection AUROC per method and strength is reported (no threshold: weak
+    invisible marks are meant to be hard to see); the numbers exist and are probabilities."""
+    job = BACKGROUND_JOBS["wmark-claims-invisible"]
+    result = background.result("wmark-claims-invisible", job)
+    assert result.invisible_auroc
+    assert all(0.0 <= v <= 1.0 for v in result.invisible_auroc.values())
