@@ -34,6 +34,7 @@ PACKAGES = [
     "trustlab.robustness",
     "trustlab.safety",
     "trustlab.strategic",
+    "trustlab.watermark",
 ]
 
 # a synonym -> the word trustlab uses

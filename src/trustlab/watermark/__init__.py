@@ -60,7 +60,6 @@ __getattr__, __all__, __dir__ = lazy_names(
             "principal_angle",
             "relation_of_boxes",
             "score_of_psnr",
-            "make_mark",
             "embed_invisible",
             "decode_invisible",
         ],
@@ -78,7 +77,7 @@ __getattr__, __all__, __dir__ = lazy_names(
         ".backends": [
             "WatermarkBackend",
             "TemplateBackend",
-            "TransformersBackend",
+            "READOUT_PROMPT",
             "expected_score",
         ],
         ".metrics": [

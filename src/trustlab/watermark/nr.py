@@ -203,9 +203,9 @@ def _network(widths: tuple[int, ...], residual_gain: float) -> Any:
 # ---------------------------------------------------------------------------------- results
 @dataclass(frozen=True)
 class WatermarkTrainingHistory(Result):
-    """Per-epoch training losses of :class:`WatermarkPredictor`."""
+    """Per-epoch training losses of :class:`WatermarkPredictor` (``epoch``: the epoch numbers)."""
 
-    epochs: tuple[int, ...]
+    epoch: tuple[int, ...]
     loss: tuple[float, ...]
     score_mse: tuple[float, ...]
     level_ce: tuple[float, ...]
@@ -214,17 +214,17 @@ class WatermarkTrainingHistory(Result):
     seconds: float
 
     def summary(self) -> str:
-        if not self.epochs:
+        if not self.epoch:
             return "no epoch trained"
         return (
-            f"{len(self.epochs)} epochs in {self.seconds:.0f} s; last loss {self.loss[-1]:.3f} "
+            f"{len(self.epoch)} epochs in {self.seconds:.0f} s; last loss {self.loss[-1]:.3f} "
             f"(score MSE {self.score_mse[-1]:.3f}, heatmap {self.heatmap_loss[-1]:.3f})"
         )
 
     def plot(self, ax: Any = None) -> Any:
         ax = new_axes(ax)
         for key in ("loss", "score_mse", "level_ce", "heatmap_loss", "content_ce"):
-            ax.plot(self.epochs, getattr(self, key), label=key)
+            ax.plot(self.epoch, getattr(self, key), label=key)
         ax.set_xlabel("epoch")
         ax.set_ylabel("training loss")
         ax.legend(fontsize=8)
@@ -451,7 +451,7 @@ class WatermarkPredictor:
             opt, T_max=p["max_epochs"], eta_min=0.02 * p["learning_rate"]
         )
         keys = ("loss", "score_mse", "level_ce", "heatmap_loss", "content_ce")
-        hist: dict[str, list] = {k: [] for k in ("epochs", *keys)}
+        hist: dict[str, list] = {k: [] for k in ("epoch", *keys)}
         start, seconds = 0, 0.0
         fingerprint = self._fingerprint(x, y_score, m, types)
         folder = Path(self.checkpoint_dir) if self.checkpoint_dir is not None else None
@@ -498,7 +498,7 @@ class WatermarkPredictor:
                 parts = (loss, mse, ce_level, heat_loss, ce_type)
                 sums += np.array([float(v.detach()) for v in parts]) * len(idx)
             sched.step()
-            hist["epochs"].append(epoch + 1)
+            hist["epoch"].append(epoch + 1)
             for key, v in zip(keys, sums / n, strict=True):
                 hist[key].append(float(v))
             seconds += time.perf_counter() - t0
@@ -661,7 +661,7 @@ def _main_region(mask: np.ndarray) -> np.ndarray | None:
 
 def _history(hist: dict, seconds: float) -> WatermarkTrainingHistory:
     return WatermarkTrainingHistory(
-        epochs=tuple(hist["epochs"]),
+        epoch=tuple(hist["epoch"]),
         loss=tuple(hist["loss"]),
         score_mse=tuple(hist["score_mse"]),
         level_ce=tuple(hist["level_ce"]),
