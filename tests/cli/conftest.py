@@ -1,4 +1,5 @@
 import pytest
+
 from cli_helpers import run_main
 
 

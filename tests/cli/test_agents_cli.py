@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from cli_helpers import one_line
 
 POLICY = {

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+
 from cli_helpers import one_line
 from cli_helpers import run_main as run
 

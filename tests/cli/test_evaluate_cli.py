@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from cli_helpers import one_line
 
+from cli_helpers import one_line
 from trustlab.evaluation import TokenLogProbs, rank_models
 
 

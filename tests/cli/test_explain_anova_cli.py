@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from cli_helpers import Recorder, documented, one_line
 
+from cli_helpers import Recorder, documented, one_line
 from trustlab.cli import explain_anova
 from trustlab.cli.main import main
 from trustlab.explain.anova_tpnn import ANOVATPNN

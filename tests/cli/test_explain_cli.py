@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 import skops.io as sio
 import xgboost as xgb
-from cli_helpers import Recorder, documented, one_line
 from sklearn.ensemble import RandomForestClassifier
 from typer.testing import CliRunner
 
+from cli_helpers import Recorder, documented, one_line
 from trustlab.cli.explain import app
 from trustlab.errors import InputError
 from trustlab.explain import FastPD, Importance

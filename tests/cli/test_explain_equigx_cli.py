@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+
 from cli_helpers import one_line
 
 pytest.importorskip("e3nn")

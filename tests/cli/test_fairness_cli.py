@@ -6,9 +6,9 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+
 from cli_helpers import one_line
 from cli_helpers import run_main as run
-
 from trustlab._results import to_jsonable
 
 

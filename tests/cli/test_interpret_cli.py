@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 import torch
-from cli_helpers import one_line, run_main
 
+from cli_helpers import one_line, run_main
 from tiny_llama import tiny_llama
 from trustlab.interpret import SparseAutoencoder, load_sae, sae_activations
 from trustlab.llm import load_model

@@ -4,11 +4,11 @@ import json
 import socket
 
 import pytest
-from cli_helpers import one_line
 
 import trustlab.llm.generations as generations_module
 import trustlab.llm.remote as remote
 import trustlab.llm.server as server_module
+from cli_helpers import one_line
 from trustlab.llm import make_server
 
 

@@ -5,8 +5,8 @@ import subprocess
 import sys
 
 import pytest
-from cli_helpers import run_main as run
 
+from cli_helpers import run_main as run
 from trustlab import __version__
 
 

@@ -6,8 +6,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from cli_helpers import one_line
 
+from cli_helpers import one_line
 from trustlab.privacy import calibrate, optimal_gaussian_covariance
 
 

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from cli_helpers import one_line
 from typer.testing import CliRunner
 
+from cli_helpers import one_line
 from trustlab.cli import robustness
 from trustlab.robustness import (
     SmoothedClassifier,

@@ -4,10 +4,10 @@ import json
 
 import numpy as np
 import pytest
-from cli_helpers import one_line, run_main
 
 import trustlab.cli.main as cli_main
 import trustlab.llm
+from cli_helpers import one_line, run_main
 from trustlab.safety import SafetyPolytope, load_safety_prompts, prompt_activations
 
 LAYER = 3

@@ -6,9 +6,9 @@ import json
 
 import pytest
 import typer
-from cli_helpers import one_line, run_main
 
 import trustlab.cli.main as cli_main
+from cli_helpers import one_line, run_main
 from trustlab.cli import safety_context
 from trustlab.safety.context import make_synthetic_outputs, synthetic_casebench
 

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+
 from cli_helpers import one_line
 
 DATA = Path(__file__).resolve().parents[1] / "safety" / "neutrality_authors_data"

@@ -9,8 +9,8 @@ import json
 
 import numpy as np
 import pytest
-from cli_helpers import one_line, run_main
 
+from cli_helpers import one_line, run_main
 from trustlab._results import json_text
 from trustlab.llm import load_model
 from trustlab.safety import load_safety_prompts

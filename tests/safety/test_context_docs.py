@@ -28,9 +28,8 @@ def test_the_python_example_runs(tmp_path, monkeypatch, capsys):
 
 
 def test_the_command_lines_run(tmp_path, monkeypatch, capsys):
-    from cli_helpers import documented, run_main
-
     import trustlab.cli.main as cli_main
+    from cli_helpers import documented, run_main
     from test_cli_examples import BUILDERS
     from trustlab.cli import safety_context
 
@@ -52,9 +51,8 @@ def test_the_command_lines_run(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.parametrize("page", ["README.md"])
 def test_the_readme_lines_run(page, monkeypatch, capsys):
-    from cli_helpers import documented, run_main
-
     import trustlab.cli.main as cli_main
+    from cli_helpers import documented, run_main
     from trustlab.cli import safety_context
 
     if "context" not in typer.main.get_command(cli_main.app).commands["safety"].commands:
