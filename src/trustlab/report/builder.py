@@ -21,8 +21,6 @@ from trustlab.report.blocks import BLOCK_TYPES, Figure
 
 __all__ = ["Section", "Report"]
 
-HTML_NAME = "report.html"
-JSON_NAME = "report.json"
 _SECTION_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
 
@@ -158,22 +156,23 @@ class Report:
 
         return render_html(self)
 
-    def write_json(self, out_dir: str | os.PathLike) -> Path:
-        """Write report.json only (used to save progress while an audit runs)."""
+    def write_json(self, out_dir: str | os.PathLike, name: str = "report") -> Path:
+        """Write ``<name>.json`` only (used to save progress while an audit runs)."""
         out = _out_dir(out_dir)
         text = json.dumps(self.to_dict(), indent=2, ensure_ascii=False, allow_nan=False)
-        return write_atomic(out / JSON_NAME, text)
+        return write_atomic(out / f"{name}.json", text)
 
-    def write(self, out_dir: str | os.PathLike) -> tuple[Path, Path]:
-        """Write report.html and report.json into ``out_dir`` (created if needed).
+    def write(self, out_dir: str | os.PathLike, name: str = "report") -> tuple[Path, Path]:
+        """Write ``<name>.html`` and ``<name>.json`` (report.html and report.json by default)
+        into ``out_dir`` (created if needed).
 
         Returns
         -------
         (html_path, json_path)
         """
         out = _out_dir(out_dir)
-        html_path = write_atomic(out / HTML_NAME, self.to_html())
-        return html_path, self.write_json(out)
+        html_path = write_atomic(out / f"{name}.html", self.to_html())
+        return html_path, self.write_json(out, name)
 
     def __repr__(self) -> str:
         return f"Report({self.title!r}, sections={[s.id for s in self.sections]})"

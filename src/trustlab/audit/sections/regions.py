@@ -10,7 +10,6 @@ those models were evaluated, and the selected regions of a few test images.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,14 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._results import output_dir, write_atomic
 from trustlab.errors import InputError
 from trustlab.report import Figure, Paragraph, Report, Section, Table
 
 __all__ = ["build_page", "write_page", "HTML_NAME", "JSON_NAME", "ABLATIONS", "TABLE_TITLES"]
 
-HTML_NAME = "regions.html"
-JSON_NAME = "regions.json"
+PAGE_NAME = "regions"
+HTML_NAME = f"{PAGE_NAME}.html"
+JSON_NAME = f"{PAGE_NAME}.json"
 
 #: Shipped model name -> what it changes against ``p2p_dynamic`` (the default ablation rows).
 ABLATIONS = {
@@ -146,11 +145,7 @@ def write_page(
 ) -> tuple[Path, Path]:
     """Write ``regions.html`` and ``regions.json`` (the page's numbers) into ``out_dir``;
     ``options`` go to :func:`build_page`."""
-    page = build_page(evaluation, title, meta, **options)
-    out = output_dir(out_dir, "out_dir")
-    html = write_atomic(out / HTML_NAME, page.to_html())
-    text = json.dumps(page.to_dict(), indent=2, ensure_ascii=False, allow_nan=False)
-    return html, write_atomic(out / JSON_NAME, text)
+    return build_page(evaluation, title, meta, **options).write(out_dir, PAGE_NAME)
 
 
 def _num(value: Any) -> float | None:

@@ -17,7 +17,6 @@ they are given and the pictures of the heatmaps.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -26,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._results import output_dir, write_atomic
 from trustlab.errors import InputError
 from trustlab.report import Figure, Paragraph, Report, Section, Table
 
@@ -350,14 +348,7 @@ def write_contact_sheet(
     """Write ``contact_sheet.html`` and ``contact_sheet.json`` (the page's numbers) into
     ``out_dir``; the arguments are those of :func:`build_contact_sheet`."""
     page = build_contact_sheet(predictions, images, names, descriptions, title, meta)
-    return _write(page, out_dir, CONTACT_SHEET_NAME)
-
-
-def _write(page: Report, out_dir: str | os.PathLike, name: str) -> tuple[Path, Path]:
-    out = output_dir(out_dir, "out_dir")
-    html = write_atomic(out / f"{name}.html", page.to_html())
-    text = json.dumps(page.to_dict(), indent=2, ensure_ascii=False, allow_nan=False)
-    return html, write_atomic(out / f"{name}.json", text)
+    return page.write(out_dir, CONTACT_SHEET_NAME)
 
 
 # ---------------------------------------------------------------------------- evaluation page
@@ -439,7 +430,7 @@ def write_evaluation_page(
     """Write ``watermark_evaluation.html`` and ``watermark_evaluation.json`` into ``out_dir``;
     the arguments are those of :func:`build_evaluation_page`."""
     page = build_evaluation_page(evaluation, descriptions, title, meta)
-    return _write(page, out_dir, EVALUATION_NAME)
+    return page.write(out_dir, EVALUATION_NAME)
 
 
 _VIS_COLUMNS = ["SRCC", "PLCC", "exact level accuracy", "within-one-level accuracy", "n"]
