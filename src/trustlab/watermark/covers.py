@@ -15,10 +15,8 @@ their names, boxes and pixel masks.
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 import numpy as np
 
@@ -62,23 +60,11 @@ class Cover:
     objects_known: bool
 
 
-def _scenes() -> dict[str, tuple[str, str]]:
-    from trustlab.explain.regions import SCENES
-
-    return SCENES
-
-
-@cache
 def _original(name: str) -> np.ndarray:
-    """The bundled image as uint8 RGB, read from its package's files."""
-    from PIL import Image
+    """The bundled image as read-only uint8 RGB (the BAM-lite scenes' loader, cached there)."""
+    from trustlab.explain.regions import scene_photo
 
-    package, filename = _scenes()[name]
-    data = resources.files(package).joinpath(filename).read_bytes()
-    with Image.open(io.BytesIO(data)) as img:
-        arr = np.asarray(img.convert("RGB"), dtype=np.uint8)
-    arr.setflags(write=False)
-    return arr
+    return scene_photo(name)
 
 
 @cache
@@ -107,21 +93,15 @@ def _crop(rng: np.random.Generator, name: str, size: int) -> np.ndarray:
     return np.ascontiguousarray(out)
 
 
-@cache
-def _digits() -> tuple[np.ndarray, np.ndarray]:
-    from sklearn.datasets import load_digits
-
-    bunch = load_digits()
-    return bunch.images / 16.0, bunch.target.astype(np.int64)
-
-
 def _object_mask(rng: np.random.Generator, kind: str, h: int, w: int) -> np.ndarray:
     draw = require("skimage.draw", "watermark")
     mask = np.zeros((h, w), dtype=bool)
     if kind.startswith("digit"):
         from PIL import Image
 
-        images, target = _digits()
+        from trustlab.explain.regions import digit_images
+
+        images, target = digit_images()
         pick = int(rng.choice(np.flatnonzero(target == int(kind.split()[-1]))))
         up = np.asarray(
             Image.fromarray((images[pick] * 255).astype(np.uint8)).resize((w, h), Image.BILINEAR)

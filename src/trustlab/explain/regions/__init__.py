@@ -33,6 +33,8 @@ __getattr__, __all__, __dir__ = lazy_names(
             "SCENES",
             "DIGIT_CLASSES",
             "SHAPE_CLASSES",
+            "scene_photo",
+            "digit_images",
         ],
         ".segments": ["superpixels", "segment_sizes", "mask_from_segments", "kept_fraction"],
         ".selection": [

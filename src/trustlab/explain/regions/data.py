@@ -41,6 +41,8 @@ __all__ = [
     "SCENES",
     "DIGIT_CLASSES",
     "SHAPE_CLASSES",
+    "scene_photo",
+    "digit_images",
 ]
 
 #: The ten scene classes of :func:`bam_lite`, in label order: (package, file in its data folder).
@@ -285,14 +287,25 @@ def _skimage(module: str) -> Any:
 
 
 @cache
-def _scene_original(name: str) -> np.ndarray:
-    """The bundled scene image as float32 RGB (H, W, 3) in [0, 1], read from the package's files."""
+def scene_photo(name: str) -> np.ndarray:
+    """The bundled image ``name`` (a key of :data:`SCENES`) as read-only uint8 RGB (H, W, 3),
+    read from its package's files (cached)."""
+    if name not in SCENES:
+        raise InputError.bad("name", f"one of {', '.join(SCENES)}", name)
     package, filename = SCENES[name]
     data = resources.files(package).joinpath(filename).read_bytes()
     from PIL import Image  # a dependency of scikit-image and of scikit-learn's sample images
 
     with Image.open(io.BytesIO(data)) as img:
-        arr = np.asarray(img.convert("RGB"), dtype=np.float32) / 255.0
+        arr = np.asarray(img.convert("RGB"), dtype=np.uint8)
+    arr.setflags(write=False)
+    return arr
+
+
+@cache
+def _scene_original(name: str) -> np.ndarray:
+    """The bundled scene image as float32 RGB (H, W, 3) in [0, 1]."""
+    arr = scene_photo(name).astype(np.float32) / 255.0
     arr.setflags(write=False)
     return arr
 
@@ -313,7 +326,8 @@ def _scene_scaled(name: str, short_side: int) -> np.ndarray:
 
 
 @cache
-def _digits() -> tuple[np.ndarray, np.ndarray]:
+def digit_images() -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's 8x8 digits scaled to [0, 1] and their labels (cached)."""
     from sklearn.datasets import load_digits
 
     bunch = load_digits()
@@ -321,7 +335,7 @@ def _digits() -> tuple[np.ndarray, np.ndarray]:
 
 
 def _digit_mask(rng: np.random.Generator, digit: int, side: int) -> np.ndarray:
-    images, target = _digits()
+    images, target = digit_images()
     pick = rng.choice(np.flatnonzero(target == digit))
     up = _skimage("transform").resize(images[pick], (side, side), order=1, anti_aliasing=False)
     mask = up > 0.4
