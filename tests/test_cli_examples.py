@@ -16,7 +16,10 @@ What differs from typing the examples:
   rounds, samples or tokens; the last value of an option wins); every path, file format and
   other option is as written.
 - ``llm serve`` listens on a free port instead of 8000 and returns once it serves (in a thread);
-  the next examples' ``http://127.0.0.1:8000`` is that server. Models load once per test run.
+  the next examples' ``http://127.0.0.1:8000`` is that server. SmolLM2 loads once per process.
+
+Each document's examples are a background job (tests/background_jobs.py): they run in the suite's
+worker process while other tests run, and the test checks the records the run returns.
 """
 
 from __future__ import annotations
@@ -377,9 +380,11 @@ def _expand(args: list[str], here: Path) -> list[str]:
     return expanded
 
 
-@pytest.fixture(scope="module")
-def local_models(smollm2):
-    """Every way a command loads a model returns the session's SmolLM2; a model folder an
+_MODELS: dict = {}  # this process's SmolLM2, loaded once (in the worker or here)
+
+
+def _patch_models(patch: pytest.MonkeyPatch) -> None:
+    """Every way a command loads a model returns this process's one SmolLM2; a model folder an
     earlier example wrote (a Hugging Face folder) loads as written."""
     import trustlab.llm
     import trustlab.llm.generations
@@ -391,12 +396,12 @@ def local_models(smollm2):
         if Path(name, "config.json").is_file():
             return real_load(name, *args, **kwargs)
         assert name == "smollm2-135m-instruct", f"an example loads {name}"
-        return smollm2
+        if name not in _MODELS:
+            _MODELS[name] = real_load(name)
+        return _MODELS[name]
 
-    with pytest.MonkeyPatch.context() as patch:
-        for module in (trustlab.llm, trustlab.llm.generations, trustlab.llm.server):
-            patch.setattr(module, "load_model", load)
-        yield
+    for module in (trustlab.llm, trustlab.llm.generations, trustlab.llm.server):
+        patch.setattr(module, "load_model", load)
 
 
 class _Servers:
@@ -439,36 +444,82 @@ def test_every_document_with_examples_has_its_files():
     assert set(WITH_EXAMPLES) <= set(BUILDERS), set(WITH_EXAMPLES) - set(BUILDERS)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("document", WITH_EXAMPLES)
-def test_cli_examples_run(document, tmp_path, monkeypatch, capsys, local_models):
+def run_document(document: str) -> list[dict]:
+    """Run ``document``'s examples in order in a fresh folder, as :func:`test_cli_examples_run`
+    checks them: one record per example (exit code, output, the audit's files). A background
+    job (it runs in the suite's worker process while other tests run) or here."""
+    import contextlib
+    import io
+    import tempfile
+
+    import torch
+
     from trustlab.cli.main import main
 
-    monkeypatch.chdir(tmp_path)
-    BUILDERS[document](tmp_path)
-    servers = _Servers(monkeypatch)
-    aside = tmp_path / ".earlier"
-    try:
-        for number, example in enumerate(EXAMPLES[document]):
-            args = servers.rewrite(_expand(example.args, tmp_path))
-            path = _command_path(args)
-            out = _out_dir(args, path)
-            if out is not None and (tmp_path / out).exists():
-                aside.mkdir(exist_ok=True)
-                shutil.move(tmp_path / out, aside / f"{number}-{Path(out).name}")
-            with pytest.raises(SystemExit) as exit_info:
-                main([*args, *SHRINK.get(path, [])])
-            stdout, stderr = capsys.readouterr()
-            assert exit_info.value.code == 0, (
-                f"{example}\nexit {exit_info.value.code}\n{stderr[-2000:]}"
+    torch.set_num_threads(1)
+    records = []
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
+        here = Path(folder)
+        patch.chdir(here)
+        _patch_models(patch)
+        BUILDERS[document](here)
+        servers = _Servers(patch)
+        aside = here / ".earlier"
+        try:
+            for number, example in enumerate(EXAMPLES[document]):
+                args = servers.rewrite(_expand(example.args, here))
+                path = _command_path(args)
+                out = _out_dir(args, path)
+                if out is not None and (here / out).exists():
+                    aside.mkdir(exist_ok=True)
+                    shutil.move(here / out, aside / f"{number}-{Path(out).name}")
+                stdout, stderr, code = io.StringIO(), io.StringIO(), "no SystemExit"
+                with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+                    try:
+                        main([*args, *SHRINK.get(path, [])])
+                    except SystemExit as exit_info:
+                        code = exit_info.code
+                audit_out = here / (out or "out")
+                records.append(
+                    {
+                        "example": str(example),
+                        "path": path,
+                        "code": code,
+                        "stdout": stdout.getvalue(),
+                        "stderr": stderr.getvalue()[-2000:],
+                        "json": "--json" in args,
+                        "out": out,
+                        "report": (audit_out / "report.html").is_file(),
+                        "predictions": (audit_out / "predictions.csv").is_file(),
+                    }
+                )
+                if code != 0:
+                    break  # the next examples may need this one's files
+        finally:
+            servers.close()
+    return records
+
+
+#: Each document's examples run in the worker while other tests run (tests/background_jobs.py).
+BACKGROUND_JOBS = {
+    f"cli-examples-{document}": (run_document, {"document": document}) for document in WITH_EXAMPLES
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("document", WITH_EXAMPLES)
+def test_cli_examples_run(document, background):
+    name = f"cli-examples-{document}"
+    records = background.result(name, BACKGROUND_JOBS[name])
+    assert len(records) == len(EXAMPLES[document]) or records[-1]["code"] != 0
+    for record in records:
+        example, path = record["example"], tuple(record["path"])
+        assert record["code"] == 0, f"{example}\nexit {record['code']}\n{record['stderr']}"
+        if path != ("llm", "serve"):  # serve says where it listens on stderr
+            assert record["stdout"].strip() or record["out"] is not None, (
+                f"{example} printed nothing"
             )
-            if path != ("llm", "serve"):  # serve says where it listens on stderr
-                assert stdout.strip() or out is not None, f"{example} printed nothing"
-            if "--json" in args:
-                json.loads(stdout)  # the whole of stdout is one JSON document
-            if path == ("audit",):
-                audit_out = tmp_path / (out or "out")
-                assert (audit_out / "report.html").is_file(), example
-                assert (audit_out / "predictions.csv").is_file(), example
-    finally:
-        servers.close()
+        if record["json"]:
+            json.loads(record["stdout"])  # the whole of stdout is one JSON document
+        if path == ("audit",):
+            assert record["report"] and record["predictions"], example

@@ -19,10 +19,22 @@ CONFIG = UEFLConfig(rounds=1, rounds_plus=1, local_epochs=1, mc_passes=2, max_it
                     first_book_init="normal")  # fmt: skip
 
 
+def _loopback_job():
+    """The Flower run, in a folder of its own (mostly waiting on the nodes' polling, so it runs
+    in the suite's worker process while other tests run: tests/background_jobs.py)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="uefl-flower-test-") as folder:
+        return run_loopback(CONFIG, n_silos=2, workdir=folder, timeout=300)
+
+
+BACKGROUND_JOBS = {"flower-loopback": (_loopback_job, {})}
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(420)
-def test_flower_run_ends_with_the_in_process_parameters(tmp_path):
-    flower = run_loopback(CONFIG, n_silos=2, workdir=tmp_path, timeout=300)
+def test_flower_run_ends_with_the_in_process_parameters(background):
+    flower = background.result("flower-loopback", BACKGROUND_JOBS["flower-loopback"])
     local = simulate_uefl(n_silos=2, config=CONFIG, baselines=()).methods["uefl"]
     assert sorted(flower.weights) == sorted(local.weights)
     assert not any(k.startswith("vq.books") for k in flower.weights)  # codebooks stay on nodes
