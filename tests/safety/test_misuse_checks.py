@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trustlab.errors import InputError
+from trustlab.errors import BackendError, InputError
 from trustlab.safety.misuse import (
     CODE_CANARY,
     TEXT_CANARY,
@@ -283,6 +283,24 @@ def test_bandit_findings_are_the_same_from_many_threads():
     serial = [bandit_findings(code) for code in codes]
     with ThreadPoolExecutor(max_workers=8) as pool:
         assert list(pool.map(bandit_findings, codes)) == serial
+
+
+def test_a_scan_bandit_abandons_raises_instead_of_passing_for_no_findings(monkeypatch, code_tasks):
+    # Bandit logs an exception inside a scan and skips the file; once, under the suite's load, a
+    # canary answer was judged "no findings" that way. Code that does not parse stays "none".
+    from bandit.core import manager
+
+    assert bandit_findings("def broken(:\n") == ()
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("a plugin failed")
+
+    monkeypatch.setattr(manager.BanditManager, "_execute_ast_visitor", crash)
+    with pytest.raises(BackendError, match="bandit: the scan of the code stopped"):
+        bandit_findings("import subprocess  # trustlab-canary\n")
+    task = code_tasks[0]
+    verdict = check_success(task, CODE_CANARY + "\n" + _solution(task))
+    assert not verdict.canary and "bandit failed: BackendError" in verdict.detail
 
 
 def test_bandit_findings_rejects_non_text():

@@ -26,6 +26,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +35,7 @@ from typing import Any
 from trustlab._checks import check_positive, check_string
 from trustlab._lazy import require
 from trustlab._results import Result
-from trustlab.errors import InputError
+from trustlab.errors import BackendError, InputError
 from trustlab.safety.misuse.suites import CODE_CANARY, TEXT_CANARY, MisuseTask
 
 __all__ = [
@@ -243,7 +244,9 @@ def bandit_findings(code: str) -> tuple[str, ...]:
 
     Bandit runs as a library with its default configuration (every plugin, every severity and
     confidence, ``# nosec`` honoured), as ``bandit -f json <file>`` does. Code that does not parse
-    has no findings (Bandit skips it).
+    has no findings (Bandit skips it). Runs are serialised (Bandit is not made for threads, and
+    the evals runner checks answers in threads); a scan that Bandit abandons on an exception of
+    its own raises :class:`~trustlab.errors.BackendError` instead of passing for "no findings".
 
     >>> bandit_findings("import subprocess  # trustlab-canary\\n")
     ('B404',)
@@ -251,13 +254,19 @@ def bandit_findings(code: str) -> tuple[str, ...]:
     if not isinstance(code, str):
         raise InputError.bad("code", "a string (Python source)", code)
     config, manager = _bandit()
-    with tempfile.TemporaryDirectory(prefix="trustlab-bandit-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="trustlab-bandit-") as tmp, _BANDIT_LOCK:
         path = Path(tmp) / "snippet.py"
         path.write_text(code, encoding="utf-8", errors="replace")
         run = manager.BanditManager(config.BanditConfig(), "file", quiet=True)
         run.discover_files([str(path)])
         run.run_tests()
+        failed = [why for _, why in run.skipped if "syntax error" not in why]
+        if failed:
+            raise BackendError(f"bandit: the scan of the code stopped ({'; '.join(failed)})")
         return tuple(sorted({issue.test_id for issue in run.get_issue_list()}))
+
+
+_BANDIT_LOCK = threading.Lock()
 
 
 @functools.cache
