@@ -248,26 +248,27 @@ def _encode_chunk(
 ) -> dict[str, np.ndarray]:  # fmt: skip
     """One chunk's tokens and records (context indices local to the chunk)."""
     tokens, lengths, latents, contexts, positions, values = [], [], [], [], [], []
-    for start in range(0, len(texts), batch_size):
-        batch = texts[start : start + batch_size]
-        extra = {} if autocast is None else {"autocast": autocast}
-        rows = model.activations(batch, layer, "all", batch_size=batch_size, **extra)
-        for offset, (text, acts) in enumerate(zip(batch, rows, strict=True)):
-            ids = np.asarray(model.tokenizer(text)["input_ids"], dtype=np.int64)
-            if len(ids) != len(acts):
-                raise ResourceError(
-                    f"{model.name}: {len(ids)} token ids but {len(acts)} activations for a text"
-                )
-            tokens.append(ids)
-            lengths.append(len(ids))
-            if len(acts) < 2:
-                continue
-            z = sae.encode(acts[1:], sparse=True).tocoo()
-            latents.append(z.col.astype(np.int32))
-            contexts.append(np.full(len(z.col), start + offset, dtype=np.int32))
-            positions.append((z.row + 1).astype(np.int32))
-            values.append(z.data.astype(np.float32))
-        counter.advance(len(batch))
+    # The whole chunk in one call: LocalModel.activations batches texts of similar token length
+    # together (sorted over the chunk), so little of each forward pass is padding.
+    extra = {} if autocast is None else {"autocast": autocast}
+    rows = model.activations(
+        texts, layer, "all", batch_size=batch_size, progress=counter.part(), **extra
+    )
+    for index, (text, acts) in enumerate(zip(texts, rows, strict=True)):
+        ids = np.asarray(model.tokenizer(text)["input_ids"], dtype=np.int64)
+        if len(ids) != len(acts):
+            raise ResourceError(
+                f"{model.name}: {len(ids)} token ids but {len(acts)} activations for a text"
+            )
+        tokens.append(ids)
+        lengths.append(len(ids))
+        if len(acts) < 2:
+            continue
+        z = sae.encode(acts[1:], sparse=True).tocoo()
+        latents.append(z.col.astype(np.int32))
+        contexts.append(np.full(len(z.col), index, dtype=np.int32))
+        positions.append((z.row + 1).astype(np.int32))
+        values.append(z.data.astype(np.float32))
 
     def joined(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
         return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
