@@ -14,7 +14,8 @@ after a crash or Ctrl-C continues where it stopped. DIR ends with ``model/``, ``
 
 ``predict IMAGES... --out DIR`` reads PNG/JPEG files (or folders of them), predicts and writes one
 JSON per image, ``predictions.json``, heatmap overlays (``heatmaps/``) and the HTML contact sheet
-``contact_sheet.html``. ``describe IMAGE`` prints the paragraph of the template backend.
+``contact_sheet.html``. ``describe IMAGE`` prints the paragraph of the template backend, or with
+``--vlm FOLDER`` the answer of a local transformers vision-language model.
 
 ``evaluate [--data DIR | --n N --seed S] --out DIR`` scores the predictor against the generator's
 truth (check-3 numbers with the controls) and the describer's paragraphs against the ground-truth
@@ -505,20 +506,66 @@ def describe(
         ),
     ] = None,
     model: ModelOption = None,
+    vlm: Annotated[
+        Path | None,
+        typer.Option(
+            "--vlm",
+            help="Answer with a local transformers image-text-to-text model (a folder written by "
+            "save_pretrained: Qwen2-VL, LLaVA, ...) instead of the predictor and the template; "
+            "on a GPU when there is one.",
+        ),
+    ] = None,
+    prompt_template: Annotated[
+        str | None,
+        typer.Option(
+            "--prompt-template",
+            help="With --vlm, for processors without a chat template: the text before the "
+            "answer, with {image} and {question}.",
+        ),
+    ] = None,
+    max_new_tokens: Annotated[
+        int, typer.Option("--max-new-tokens", help="With --vlm: the answer's length limit.")
+    ] = 256,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the paragraph's wording.")] = 0,
     as_json: JsonOption = False,
 ) -> None:
-    """Print a WMarkGPT-style paragraph about the watermark of one image (template backend)."""
-    from trustlab.watermark.backends import TemplateBackend
+    """Print a WMarkGPT-style paragraph about the watermark of one image (template backend, or
+    a vision-language model with --vlm)."""
+    from trustlab.watermark.backends import (
+        HFVisionLanguageBackend,
+        TemplateBackend,
+        expected_score,
+    )
 
     q = _question(question)
+    if vlm is not None and model is not None:
+        raise InputError.bad("--vlm", "either --vlm or --model, not both", str(vlm))
     if not image.is_file():
         raise InputError.bad("IMAGE", "an existing image file", str(image))
     pixels = _read_image(image, "IMAGE")
-    net, source = _load_model(model)
-    text = TemplateBackend(net, random_state=seed).answer(pixels, q)
+    if vlm is not None:
+        with options_named(
+            {
+                "model_path": "--vlm",
+                "prompt_template": "--prompt-template",
+                "max_new_tokens": "--max-new-tokens",
+            }
+        ):
+            backend: Any = HFVisionLanguageBackend(
+                vlm, prompt_template=prompt_template, max_new_tokens=max_new_tokens
+            )
+            text = backend.answer(pixels, q)
+            score = expected_score(backend.level_logits(pixels)) if as_json else None
+        source = f"vlm {vlm}"
+    else:
+        net, source = _load_model(model)
+        backend = TemplateBackend(net, random_state=seed)
+        text = backend.answer(pixels, q)
+        score = None
     if as_json:
         payload = {"image": str(image), "model": source, "question": q, "description": text}
+        if score is not None:
+            payload["expected_score"] = score
         typer.echo(json_text(payload), nl=False)
     else:
         typer.echo(text)

@@ -77,6 +77,7 @@ __getattr__, __all__, __dir__ = lazy_names(
         ".backends": [
             "WatermarkBackend",
             "TemplateBackend",
+            "HFVisionLanguageBackend",
             "READOUT_PROMPT",
             "expected_score",
         ],
