@@ -1,5 +1,5 @@
-"""The transformers vision-language backend, on a tiny LLaVA built here (random weights, a BPE
-tokenizer trained here, CLIP image processing): no real VLM weights can be loaded offline, so
+"""The transformers vision-language backend, on a tiny LLaVA and a tiny Idefics3 built here (random
+weights, a BPE tokenizer trained here): no real VLM weights can be loaded offline, so
 these tests check the plumbing against transformers' own calls, not the answers' quality.
 
 Oracles: an answer equals a direct ``generate`` on the processor's inputs (prompt written here by
@@ -92,6 +92,56 @@ def build_tiny_llava(path, *, chat_template: str | None = CHAT, vocab_size: int 
     processor.save_pretrained(path)
 
 
+IDEFICS_CHAT = (
+    "{% for m in messages %}{{ m['role'] | capitalize }}:{% for c in m['content'] %}"
+    "{% if c['type'] == 'image' %}<image>{% else %}{{ c['text'] }}{% endif %}{% endfor %}"
+    "<end_of_utterance>{{ '\\n' }}{% endfor %}{% if add_generation_prompt %}Assistant:{% endif %}"
+)
+
+
+def build_tiny_idefics3(path) -> None:
+    """A 2-layer Idefics3 (SmolVLM's architecture; its processor wants one list of images per
+    text) saved with its processor."""
+    tok = _tokenizer(600)
+    extra = ["<fake_token_around_image>", "<global-img>", "<end_of_utterance>"]
+    tok.add_special_tokens({"additional_special_tokens": extra})
+    image_processor = transformers.Idefics3ImageProcessor(
+        size={"longest_edge": 64}, max_image_size={"longest_edge": 32}, do_image_splitting=False
+    )
+    processor = transformers.Idefics3Processor(
+        image_processor=image_processor, tokenizer=tok, image_seq_len=4, chat_template=IDEFICS_CHAT
+    )
+    config = transformers.Idefics3Config(
+        text_config=dict(
+            model_type="llama", vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+            num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
+            max_position_embeddings=512, pad_token_id=tok.pad_token_id,
+        ),
+        vision_config=dict(
+            hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+            image_size=32, patch_size=8,
+        ),
+        scale_factor=2, image_token_id=tok.convert_tokens_to_ids("<image>"),
+    )  # fmt: skip
+    torch.manual_seed(0)
+    model = transformers.Idefics3ForConditionalGeneration(config).eval()
+    with torch.no_grad():
+        model.lm_head.weight.mul_(30.0)
+    model.save_pretrained(path)
+    processor.save_pretrained(path)
+
+
+#: architecture -> (builder, the prompt written by hand, the images argument of its processor)
+ARCHS = {
+    "llava": (build_tiny_llava, "USER: <image>\n{q}\nASSISTANT:", lambda im: [im]),
+    "idefics3": (
+        build_tiny_idefics3,
+        "User:<image>{q}<end_of_utterance>\nAssistant:",
+        lambda im: [[im]],
+    ),
+}
+
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     path = tmp_path_factory.mktemp("tiny_llava")
@@ -99,11 +149,15 @@ def tiny(tmp_path_factory):
     return path
 
 
-@pytest.fixture(scope="module")
-def raw(tiny):
-    processor = transformers.AutoProcessor.from_pretrained(tiny)
-    model = transformers.AutoModelForImageTextToText.from_pretrained(tiny).eval()
-    return processor, model
+@pytest.fixture(scope="module", params=sorted(ARCHS))
+def arch(request, tmp_path_factory):
+    """(folder, processor, model, hand-written prompt, images argument) of each architecture."""
+    build, template, wrap = ARCHS[request.param]
+    path = tmp_path_factory.mktemp(f"tiny_{request.param}")
+    build(path)
+    processor = transformers.AutoProcessor.from_pretrained(path)
+    model = transformers.AutoModelForImageTextToText.from_pretrained(path).eval()
+    return path, processor, model, template, wrap
 
 
 @pytest.fixture(scope="module")
@@ -112,27 +166,29 @@ def images():
     return [rng.integers(0, 256, (48 + 8 * i, 64, 3), dtype=np.uint8) for i in range(5)]
 
 
-def _direct_answer(raw, image, question, max_new_tokens):
-    processor, model = raw
-    text = f"USER: <image>\n{question}\nASSISTANT:"
-    inputs = processor(images=[image], text=[text], return_tensors="pt")
+def _generate(arch, image, text, **kwargs):
+    _, processor, model, _, wrap = arch
+    inputs = processor(images=wrap(image), text=[text], return_tensors="pt")
     with torch.inference_mode():
-        ids = model.generate(**inputs, max_new_tokens=max_new_tokens, do_sample=False)
-    return processor.decode(ids[0, inputs["input_ids"].shape[1] :], skip_special_tokens=True)
+        out = model.generate(**inputs, do_sample=False, **kwargs)
+    return inputs, out
 
 
-def test_answer_equals_transformers_generate(tiny, raw, images):
-    vlm = HFVisionLanguageBackend(tiny, max_new_tokens=12)
+def test_answer_equals_transformers_generate(arch, images):
+    path, processor, _, template, _ = arch
+    vlm = HFVisionLanguageBackend(path, max_new_tokens=12)
     assert isinstance(vlm, WatermarkBackend)
-    assert vlm.prompt("Where?") == "USER: <image>\nWhere?\nASSISTANT:"
+    assert vlm.prompt("Where?") == template.format(q="Where?")
     for image, question in zip(images[:3], QUESTIONS[:3], strict=True):
+        inputs, ids = _generate(arch, image, template.format(q=question), max_new_tokens=12)
+        new = ids[0, inputs["input_ids"].shape[1] :]
         got = vlm.answer(image, question)
-        assert got == _direct_answer(raw, image, question, 12).strip()
+        assert got == processor.decode(new, skip_special_tokens=True).strip()
         assert got  # the random model does say something
 
 
-def test_batched_left_padded_answers_equal_single_answers(tiny, images):
-    vlm = HFVisionLanguageBackend(tiny, max_new_tokens=10, batch_size=3)
+def test_batched_left_padded_answers_equal_single_answers(arch, images):
+    vlm = HFVisionLanguageBackend(arch[0], max_new_tokens=10, batch_size=3)
     questions = [QUESTIONS[i] for i in (0, 5, 11, 17, 29)]  # prompts of different lengths
     lengths = {len(vlm.prompt(q)) for q in questions}
     assert len(lengths) > 1
@@ -141,21 +197,18 @@ def test_batched_left_padded_answers_equal_single_answers(tiny, images):
     assert batched == single
 
 
-def test_level_readout_equals_the_first_generated_step(tiny, raw, images):
-    processor, model = raw
-    vlm = HFVisionLanguageBackend(tiny)
+def test_level_readout_equals_the_first_generated_step(arch, images):
+    path, processor, _, template, _ = arch
+    vlm = HFVisionLanguageBackend(path)
     ids = vlm.level_token_ids()
     assert len(set(ids)) == 5
     for token, word in zip(ids, LEVELS, strict=True):  # each id starts its word
         assert word.startswith(processor.tokenizer.decode([token]).strip())
-    text = f"USER: <image>\n{QUESTIONS[0]}\nASSISTANT:{READOUT_PROMPT.rstrip()}"
+    text = template.format(q=QUESTIONS[0]) + READOUT_PROMPT.rstrip()
     for image in images[:3]:
-        inputs = processor(images=[image], text=[text], return_tensors="pt")
-        with torch.inference_mode():
-            out = model.generate(
-                **inputs, max_new_tokens=1, do_sample=False, output_logits=True,
-                return_dict_in_generate=True,
-            )  # fmt: skip
+        _, out = _generate(
+            arch, image, text, max_new_tokens=1, output_logits=True, return_dict_in_generate=True
+        )
         want = out.logits[0][0, ids].double().numpy()
         got = vlm.level_logits(image)
         assert got.shape == (5,)

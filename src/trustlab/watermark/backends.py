@@ -244,7 +244,9 @@ class HFVisionLanguageBackend:
 
     def _inputs(self, images: Sequence[np.ndarray], texts: Sequence[str]) -> Any:
         processor, model, _ = self._load()
-        batch = processor(images=list(images), text=list(texts), return_tensors="pt", padding=True)
+        batch = processor(
+            images=[[img] for img in images], text=list(texts), return_tensors="pt", padding=True
+        )
         return batch.to(model.device)
 
     # ---- the protocol ----------------------------------------------------------------------
