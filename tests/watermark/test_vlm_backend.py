@@ -287,3 +287,89 @@ def test_cli_describe_with_a_vlm(tiny, tmp_path, images, capsys):
         ["watermark", "describe", png, "--vlm", tiny, "--prompt-template", "x"], capsys
     )
     assert code == 2 and "--prompt-template" in one_line(err)
+
+
+# ---------------------------------------------------------------------------- evaluate_backend
+@pytest.fixture(scope="module")
+def small_set():
+    from trustlab.watermark.synth import synthesize
+
+    return synthesize(10, random_state=41)
+
+
+def test_evaluate_backend_equals_the_metrics_computed_by_hand(small_set):
+    from trustlab.watermark.backends import TemplateBackend
+    from trustlab.watermark.checkpoints import load_checkpoint
+    from trustlab.watermark.evaluation import (
+        VISIBLE,
+        evaluate_backend,
+        reference_paragraphs,
+        visibility_numbers,
+    )
+    from trustlab.watermark.metrics import score_descriptions
+
+    ds = small_set
+    backend = TemplateBackend(load_checkpoint(), random_state=2)
+    calls = []
+    ev = evaluate_backend(backend, ds, random_state=7, progress=lambda d, t: calls.append((d, t)))
+    assert calls[-1] == (len(ds), len(ds))
+    answers = [backend.answer(img, QUESTIONS[0]) for img in ds.images]
+    assert list(ev.answers) == answers
+    refs = reference_paragraphs(ds, random_state=7)
+    assert refs[0].endswith(f"The watermark visibility is: {ds.levels[0]}.")
+    want = score_descriptions(refs, answers, reference_levels=list(ds.levels))
+    assert ev.descriptions.bleu1_mean == want.bleu1_mean
+    assert ev.descriptions.rouge_l_mean == want.rouge_l_mean
+    assert ev.descriptions.accuracy_exact == want.accuracy_exact
+    # the template's readout is the predictor's level distribution: its expected score
+    expected = np.array([backend.predict([img]).expected_scores[0] for img in ds.images])
+    np.testing.assert_allclose(ev.expected_scores, expected, rtol=1e-12)
+    visible = np.isin(np.asarray(ds.kinds), VISIBLE)
+    want_readout = visibility_numbers(expected[visible], np.asarray(ds.scores)[visible])
+    assert ev.readout == pytest.approx(want_readout, rel=1e-9)
+    assert "BLEU-1" in ev.summary() and ev.to_dict()["descriptions"]["n"] == len(ds)
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    ev.plot()
+
+
+def test_evaluate_backend_bad_input(small_set):
+    from trustlab.watermark.evaluation import evaluate_backend
+
+    with pytest.raises(InputError, match="backend"):
+        evaluate_backend(object(), small_set)
+    with pytest.raises(InputError, match="question"):
+        evaluate_backend(_Echo(), small_set, question=" ")
+
+
+class _Echo:
+    def answer(self, image, question):
+        return "The watermark visibility is: invisible."
+
+    def level_logits(self, image):
+        return np.zeros(5)
+
+
+def test_cli_evaluate_with_a_vlm(tiny, tmp_path, capsys):
+    from trustlab.watermark.evaluation import reference_paragraphs
+    from trustlab.watermark.metrics import score_descriptions
+    from trustlab.watermark.synth import synthesize
+
+    out = tmp_path / "ev"
+    ds = synthesize(6, random_state=3)
+    ds.save(tmp_path / "data")
+    args = ["watermark", "evaluate", "--vlm", tiny, "--data", tmp_path / "data", "--seed", "3",
+            "--out", out]  # fmt: skip
+    code, stdout, _ = run_main([*args, "--json"], capsys)
+    assert code == 0
+    payload = json.loads(stdout)["backend"]
+    vlm = HFVisionLanguageBackend(tiny)
+    answers = vlm.answer_batch(list(ds.images), [QUESTIONS[0]] * len(ds))
+    want = score_descriptions(
+        reference_paragraphs(ds, random_state=3), answers, reference_levels=list(ds.levels)
+    )
+    assert payload["descriptions"]["bleu1_mean"] == pytest.approx(want.bleu1_mean, abs=1e-12)
+    assert payload["backend"] == "HFVisionLanguageBackend"
+    assert (out / "evaluation.json").is_file() and (out / "watermark_backend.png").is_file()
+    code, _, err = run_main([*args[:-2], "--out", tmp_path / "ev2", "--model", tiny], capsys)
+    assert code == 2 and "--vlm" in one_line(err)

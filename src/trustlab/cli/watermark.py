@@ -577,12 +577,13 @@ def describe(
 def _description_scores(pred: Any, ds: Any, seed: int) -> dict[str, Any]:
     """The predictor's paragraphs and two controls against the ground-truth paragraphs."""
     from trustlab.watermark.describer import describe as write
+    from trustlab.watermark.evaluation import reference_paragraphs
     from trustlab.watermark.metrics import score_descriptions
     from trustlab.watermark.vocabulary import WatermarkFacts
 
     seeds = [int(s) for s in np.random.SeedSequence(seed).generate_state(len(ds))]
     other = [int(s) for s in np.random.SeedSequence(seed + 1).generate_state(len(ds))]
-    refs = [write(ds.facts(i), random_state=s) for i, s in enumerate(seeds)]
+    refs = reference_paragraphs(ds, random_state=seed)  # the describer with the `seeds` wording
     answers = {
         "predictor": [write(pred.facts(i), random_state=s) for i, s in enumerate(seeds)],
         "ground truth, other wording": [
@@ -609,6 +610,15 @@ def evaluate(
     kinds: KindsOption = None,
     clean_fraction: CleanOption = None,
     model: ModelOption = None,
+    vlm: Annotated[
+        Path | None,
+        typer.Option(
+            "--vlm",
+            help="Evaluate a local transformers vision-language model (a save_pretrained folder) "
+            "instead of the predictor: WMarkGPT's description metrics of its answers and the "
+            "SRCC/PLCC of its level readout.",
+        ),
+    ] = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for the numbers and the page.")] = ...,
     overwrite: OverwriteOption = False,
     as_json: JsonOption = False,
@@ -619,6 +629,11 @@ def evaluate(
 
     refuse_existing(out, overwrite, ("evaluation.json", "watermark_evaluation.html"),
                     "an evaluation")  # fmt: skip
+    if vlm is not None:
+        if model is not None:
+            raise InputError.bad("--vlm", "either --vlm or --model, not both", str(vlm))
+        _evaluate_vlm(vlm, data, n, seed, kinds, clean_fraction, out, as_json)
+        return
     net, source = _load_model(model)
     with progress() as bar:
         ds, origin = _dataset(data, n, seed, kinds, clean_fraction, bar)
@@ -649,6 +664,44 @@ def evaluate(
     meta = {"model": source, **{k: v for k, v in origin.items() if k != "n_images"}}
     html, _ = write_evaluation_page(evaluation, out, scores, meta=meta)
     written.append(html)
+    tell(f"wrote {', '.join(p.name for p in written)} to {out}", as_json)
+
+
+def _evaluate_vlm(
+    vlm: Path,
+    data: Path | None,
+    n: int,
+    seed: int,
+    kinds: Any,
+    clean_fraction: Any,
+    out: Path,
+    as_json: bool,
+) -> None:
+    from matplotlib.figure import Figure as MplFigure
+
+    from trustlab.watermark.backends import HFVisionLanguageBackend
+    from trustlab.watermark.evaluation import evaluate_backend
+
+    with options_named({"model_path": "--vlm"}):
+        backend = HFVisionLanguageBackend(vlm)
+    with progress() as bar:
+        ds, origin = _dataset(data, n, seed, kinds, clean_fraction, bar)
+        task = bar.add_task(f"asking {len(ds)} images", total=len(ds))
+        with options_named({"model_path": "--vlm", "dataset": "--n" if data is None else "--data"}):
+            result = evaluate_backend(
+                backend, ds, random_state=seed,
+                progress=lambda done, total: bar.update(task, completed=done),
+            )  # fmt: skip
+    payload = {"model": f"vlm {vlm}", "data": origin, "backend": result.to_dict()}
+    if as_json:
+        typer.echo(json_text(payload), nl=False)
+    else:
+        tell(result.summary())
+    out.mkdir(parents=True, exist_ok=True)
+    written = [write_atomic(out / "evaluation.json", json_text(payload))]
+    figure = MplFigure(figsize=(5.5, 4.0))
+    result.plot(ax=figure.add_subplot())
+    written.append(write_png(out / result.figure_name, figure))
     tell(f"wrote {', '.join(p.name for p in written)} to {out}", as_json)
 
 

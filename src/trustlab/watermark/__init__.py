@@ -73,7 +73,14 @@ __getattr__, __all__, __dir__ = lazy_names(
             "export_stages",
         ],
         ".nr": ["WatermarkPredictor", "WatermarkPredictions", "WatermarkTrainingHistory"],
-        ".evaluation": ["PredictorEvaluation", "GlobalStatisticsBaseline", "evaluate_predictions"],
+        ".evaluation": [
+            "PredictorEvaluation",
+            "GlobalStatisticsBaseline",
+            "evaluate_predictions",
+            "BackendEvaluation",
+            "evaluate_backend",
+            "reference_paragraphs",
+        ],
         ".backends": [
             "WatermarkBackend",
             "TemplateBackend",

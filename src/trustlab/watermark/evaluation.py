@@ -28,12 +28,15 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._results import Result, new_axes
+from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.watermark.vocabulary import level_index, level_of_score
 
 __all__ = [
     "PredictorEvaluation",
+    "BackendEvaluation",
+    "evaluate_backend",
+    "reference_paragraphs",
     "GlobalStatisticsBaseline",
     "evaluate_predictions",
     "visibility_numbers",
@@ -282,4 +285,129 @@ def evaluate_predictions(
         invisible_auroc=aurocs,
         min_opacity=float(min_opacity),
         n_images=n,
+    )
+
+
+# ---------------------------------------------------------------------------------- backends
+def reference_paragraphs(dataset: Any, *, random_state: int = 0) -> list[str]:
+    """The ground-truth paragraph of each image: the describer on the dataset's own facts, with
+    one wording seed per image drawn from ``SeedSequence(random_state)``."""
+    from trustlab.watermark.describer import describe
+
+    seeds = np.random.SeedSequence(int(random_state)).generate_state(len(dataset))
+    return [describe(dataset.facts(i), random_state=int(s)) for i, s in enumerate(seeds)]
+
+
+@dataclass(frozen=True)
+class BackendEvaluation(Result):
+    """WMarkGPT's numbers for a backend on a generated test set.
+
+    ``descriptions``: BLEU-1, ROUGE-L and level accuracy of the backend's answers to ``question``
+    against the ground-truth paragraphs (:func:`reference_paragraphs`). ``readout``: SRCC, PLCC,
+    exact and within-one level accuracy of the Q-Align expected score
+    (:func:`~trustlab.watermark.backends.expected_score` of ``level_logits``) against the true
+    score, over the visible marks; None when the readout was not asked for.
+    """
+
+    backend: str
+    question: str
+    descriptions: Any
+    readout: dict[str, float] | None
+    n_images: int
+    answers: tuple[str, ...] = internal_field()
+    expected_scores: np.ndarray | None = internal_field()
+    true_scores: np.ndarray = internal_field()
+    figure_name = "watermark_backend.png"
+
+    def summary(self) -> str:
+        d = self.descriptions
+        lines = [
+            f"{self.backend} on {self.n_images} images: BLEU-1 {d.bleu1_mean:.4f}, "
+            f"ROUGE-L {d.rouge_l_mean:.4f}, exact level accuracy "
+            + ("n/a" if d.accuracy_exact is None else f"{d.accuracy_exact:.3f}")
+        ]
+        if self.readout is not None:
+            r = self.readout
+            lines.append(
+                f"level readout (visible marks): SRCC {r['srcc']:.3f}, PLCC {r['plcc']:.3f}, "
+                f"exact level {r['exact_level_accuracy']:.3f}, within one "
+                f"{r['within_one_level_accuracy']:.3f}"
+            )
+        return "\n".join(lines)
+
+    def plot(self, ax: Any = None) -> Any:
+        """The readout's expected score against the true score (or the BLEU-1 histogram)."""
+        ax = new_axes(ax)
+        if self.expected_scores is None:
+            ax.hist(self.descriptions.bleu1, bins=20)
+            ax.set_xlabel("BLEU-1 per answer")
+            ax.set_ylabel("answers")
+            return ax
+        ax.scatter(self.true_scores, self.expected_scores, s=8, alpha=0.6)
+        ax.plot([0, 5], [0, 5], color="grey", lw=0.8)
+        ax.set_xlabel("true visibility score")
+        ax.set_ylabel("expected score of the level readout")
+        ax.set_title(self.backend, fontsize=9)
+        return ax
+
+
+def evaluate_backend(
+    backend: Any,
+    dataset: Any,
+    *,
+    question: str | None = None,
+    readout: bool = True,
+    random_state: int = 0,
+    progress: Any = None,
+) -> BackendEvaluation:
+    """Score a backend (the template, a vision-language model, ...) with WMarkGPT's metrics.
+
+    Each image of ``dataset`` is asked ``question`` (default: the first of WMarkGPT's questions)
+    through ``backend.answer_batch`` when the backend has it, else ``backend.answer``; with
+    ``readout``, ``backend.level_logits`` gives the Q-Align expected score of each image.
+    ``progress(done, total)`` is called after each image's answer.
+    """
+    from trustlab.watermark.backends import WatermarkBackend, expected_score
+    from trustlab.watermark.describer import QUESTIONS
+    from trustlab.watermark.metrics import score_descriptions
+
+    if not isinstance(backend, WatermarkBackend):
+        raise InputError.bad(
+            "backend", "an object with answer(image, question) and level_logits(image)", backend
+        )
+    q = QUESTIONS[0] if question is None else question
+    if not isinstance(q, str) or not q.strip():
+        raise InputError.bad("question", "a non-empty string", question)
+    n = len(dataset)
+    if n < 2:
+        raise InputError.bad("dataset", "at least two images", n)
+    images = list(dataset.images)
+    answers: list[str] = []
+    chunk = int(getattr(backend, "batch_size", 8) or 8)
+    for s in range(0, n, chunk):
+        part = images[s : s + chunk]
+        if hasattr(backend, "answer_batch"):
+            answers.extend(backend.answer_batch(part, [q] * len(part)))
+        else:
+            answers.extend(backend.answer(img, q) for img in part)
+        if progress is not None:
+            progress(len(answers), n)
+    refs = reference_paragraphs(dataset, random_state=random_state)
+    scores = score_descriptions(refs, answers, reference_levels=list(dataset.levels))
+    truth = np.asarray(dataset.scores, dtype=np.float64)
+    expected = numbers = None
+    if readout:
+        expected = np.array([expected_score(backend.level_logits(img)) for img in images])
+        visible = np.isin(np.asarray(dataset.kinds), VISIBLE)
+        if visible.sum() >= 2:
+            numbers = visibility_numbers(expected[visible], truth[visible])
+    return BackendEvaluation(
+        backend=type(backend).__name__,
+        question=q,
+        descriptions=scores,
+        readout=numbers,
+        n_images=n,
+        answers=tuple(answers),
+        expected_scores=expected,
+        true_scores=truth,
     )
