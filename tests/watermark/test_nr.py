@@ -196,6 +196,32 @@ def test_bad_training_labels_and_parameters():
         model.predict(images, threshold=1.5)
 
 
+def _weights(model):
+    return torch.cat([v.flatten() for v in model.net_.state_dict().values()])
+
+
+def test_invisible_marks_do_not_train_the_heatmap():
+    """The masks of marks scored above ``heatmap_max_score`` have no effect on the fit (the
+    trained weights are identical when those masks are moved); with None they have one."""
+    images, scores, masks, types = _data(n=8, seed=4)
+    scores = np.array([0.5, 1.5, 4.5, 2.0, 4.8, 3.0, 4.2, 1.0])
+    moved = masks.copy()
+    hidden = scores > 4.0
+    moved[hidden] = np.roll(masks[hidden], 9, axis=2)
+    assert (moved != masks).any()
+
+    def fit(m, cap):
+        model = WatermarkPredictor(max_epochs=2, heatmap_max_score=cap, **TINY)
+        return _weights(model.fit(images, scores=scores, masks=m, content_types=types))
+
+    assert torch.equal(fit(masks, 4.0), fit(moved, 4.0))
+    assert not torch.equal(fit(masks, None), fit(moved, None))
+    # a cap of 5 keeps every image, as None does
+    assert torch.equal(fit(masks, 5.0), fit(masks, None))
+    with pytest.raises(InputError, match="heatmap_max_score"):
+        fit(masks, 7.0)
+
+
 def test_unfitted_model_says_so():
     from sklearn.exceptions import NotFittedError
 

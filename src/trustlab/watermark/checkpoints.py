@@ -44,6 +44,7 @@ PARAMS: dict[str, Any] = {
     "max_epochs": 30,
     "batch_size": 8,
     "learning_rate": 2e-3,
+    "heatmap_max_score": None,
     "random_state": 0,
 }
 

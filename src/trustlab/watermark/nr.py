@@ -44,7 +44,12 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_positive, check_positive_int, check_random_state
+from trustlab._checks import (
+    check_in_range,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+)
 from trustlab._lazy import require
 from trustlab._model_files import (
     load_training_state,
@@ -320,6 +325,12 @@ class WatermarkPredictor:
     heatmap_weight, level_weight, content_weight : float
         Weights of the heatmap (BCE + Dice), level cross-entropy and content cross-entropy losses
         beside the score's mean squared error.
+    heatmap_max_score : float or None
+        Marked images whose true score is above this (4: the "invisible" level, opacity under
+        0.05) do not train the heatmap: their marks can hardly be seen, and asking the heatmap to
+        find them may teach it where marks usually are instead of what they look like. Clean
+        images always train it (towards an empty map). None (the default) trains it on every
+        image.
     random_state : int, optional
     checkpoint_dir : path, optional
         Where ``fit`` saves its state after every epoch and resumes from.
@@ -338,6 +349,7 @@ class WatermarkPredictor:
         heatmap_weight: float = 1.0,
         level_weight: float = 0.5,
         content_weight: float = 0.5,
+        heatmap_max_score: float | None = None,
         random_state: int | None = 0,
         checkpoint_dir: str | Path | None = None,
     ) -> None:
@@ -351,6 +363,7 @@ class WatermarkPredictor:
         self.heatmap_weight = heatmap_weight
         self.level_weight = level_weight
         self.content_weight = content_weight
+        self.heatmap_max_score = heatmap_max_score
         self.random_state = random_state
         self.checkpoint_dir = checkpoint_dir
 
@@ -385,6 +398,11 @@ class WatermarkPredictor:
             "heatmap_weight": float(self.heatmap_weight),
             "level_weight": float(self.level_weight),
             "content_weight": float(self.content_weight),
+            "heatmap_max_score": (
+                None
+                if self.heatmap_max_score is None
+                else check_in_range(self.heatmap_max_score, "heatmap_max_score", 0.0, 5.0)
+            ),
         }
 
     def _check_fitted(self) -> None:
@@ -437,6 +455,11 @@ class WatermarkPredictor:
         side = p["size"] // STRIDE
         mt = torch.as_tensor(m.astype(np.float32))[:, None]
         target_heat = block_mask(mt, side)
+        # which images train the heatmap: clean ones, and marks that can be seen
+        marked = m.reshape(n, -1).any(1)
+        cap = p["heatmap_max_score"]
+        seen = ~marked | (y_score <= (5.0 if cap is None else cap))
+        heat_weight = torch.as_tensor(seen, dtype=torch.float32)
         t_score = torch.as_tensor(y_score, dtype=torch.float32)
         t_level = torch.as_tensor([level_index(level_of_score(s)) for s in y_score])
         t_type = torch.as_tensor([CONTENT_TYPES.index(t) for t in types])
@@ -481,11 +504,12 @@ class WatermarkPredictor:
                 mse = F.mse_loss(score, t_score[idx])
                 ce_level = F.cross_entropy(level_logits, t_level[idx])
                 ce_type = F.cross_entropy(type_logits, t_type[idx])
-                bce = F.binary_cross_entropy_with_logits(heat, hb)
+                wb = heat_weight[idx]
+                bce = F.binary_cross_entropy_with_logits(heat, hb, reduction="none").mean((1, 2))
                 prob = torch.sigmoid(heat)
                 inter = (prob * hb).sum((1, 2))
                 dice = 1 - (2 * inter + 1) / (prob.sum((1, 2)) + hb.sum((1, 2)) + 1)
-                heat_loss = bce + dice.mean()
+                heat_loss = ((bce + dice) * wb).sum() / wb.sum().clamp(min=1.0)
                 loss = (
                     mse
                     + p["level_weight"] * ce_level
@@ -629,6 +653,7 @@ class WatermarkPredictor:
         meta, states = read_model_folder(path, _FORMAT, "WatermarkPredictor.save")
         params = dict(meta["params"])
         params["widths"] = tuple(params["widths"])
+        params.setdefault("heatmap_max_score", None)  # saved before it existed: every image
         model = cls(**params)
         model.net_ = _network(params["widths"], float(params["residual_gain"]))
         try:
