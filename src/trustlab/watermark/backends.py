@@ -5,7 +5,11 @@ A backend has two methods (:class:`WatermarkBackend`):
 - ``answer(image, question) -> str``: one paragraph ending with "The watermark visibility is: L.";
 - ``level_logits(image) -> (5,) array``: scores of the five level words, in
   :data:`~trustlab.watermark.vocabulary.LEVELS` order, whose softmax gives WMarkGPT's Q-Align-style
-  expected score (``sum softmax x [5, 4, 3, 2, 1]``).
+  expected score (``sum softmax x [5, 4, 3, 2, 1]``):
+
+  >>> import numpy as np
+  >>> round(expected_score(np.log([0.7, 0.1, 0.1, 0.05, 0.05])), 6)
+  4.35
 
 :class:`TemplateBackend` (the default, CPU) is the no-reference predictor followed by the
 deterministic describer: it only says what the predictor estimated. Any other model that
@@ -26,7 +30,8 @@ import numpy as np
 from trustlab._checks import check_positive_int
 from trustlab._lazy import require
 from trustlab.errors import BackendError, InputError
-from trustlab.watermark.vocabulary import LEVEL_SCORES, LEVELS
+from trustlab.watermark.metrics import expected_score
+from trustlab.watermark.vocabulary import LEVELS
 
 __all__ = [
     "WatermarkBackend",
@@ -49,20 +54,6 @@ class WatermarkBackend(Protocol):
     def answer(self, image: np.ndarray, question: str) -> str: ...
 
     def level_logits(self, image: np.ndarray) -> np.ndarray: ...
-
-
-def expected_score(logits: Any) -> float:
-    """WMarkGPT's Q-Align-style score: ``sum softmax(logits) x [5, 4, 3, 2, 1]``.
-
-    >>> round(expected_score([0.0, 0.0, 0.0, 0.0, 0.0]), 6)
-    3.0
-    """
-    z = np.asarray(logits, dtype=np.float64)
-    if z.shape != (len(LEVELS),) or not np.all(np.isfinite(z)):
-        raise InputError.bad("logits", "5 finite level-word logits", z)
-    p = np.exp(z - z.max())
-    p /= p.sum()
-    return float(p @ np.asarray(LEVEL_SCORES))
 
 
 class TemplateBackend:

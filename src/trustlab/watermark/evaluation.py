@@ -367,11 +367,10 @@ def evaluate_backend(
     ``readout``, ``backend.level_logits`` gives the Q-Align expected score of each image.
     ``progress(done, total)`` is called after each image's answer.
     """
-    from trustlab.watermark.backends import WatermarkBackend, expected_score
     from trustlab.watermark.describer import QUESTIONS
-    from trustlab.watermark.metrics import score_descriptions
+    from trustlab.watermark.metrics import expected_score, score_descriptions
 
-    if not isinstance(backend, WatermarkBackend):
+    if not all(callable(getattr(backend, k, None)) for k in ("answer", "level_logits")):
         raise InputError.bad(
             "backend", "an object with answer(image, question) and level_logits(image)", backend
         )

@@ -49,7 +49,7 @@ import numpy as np
 from trustlab._checks import check_bool, check_choice, check_string_list
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
-from trustlab.watermark.vocabulary import LEVELS
+from trustlab.watermark.vocabulary import LEVEL_SCORES, LEVELS
 
 __all__ = [
     "END_TOKENS",
@@ -667,3 +667,17 @@ def score_visibility(predicted_scores: Any, gt_scores: Any) -> VisibilityScores:
     pred = np.asarray(predicted_scores, dtype=np.float64)
     gt = np.asarray(gt_scores, dtype=np.float64)
     return VisibilityScores(srcc=srcc, plcc=plcc, n=len(pred), predicted=pred, ground_truth=gt)
+
+
+def expected_score(logits: Any) -> float:
+    """WMarkGPT's Q-Align-style score: ``sum softmax(logits) x [5, 4, 3, 2, 1]``.
+
+    >>> round(expected_score([0.0, 0.0, 0.0, 0.0, 0.0]), 6)
+    3.0
+    """
+    z = np.asarray(logits, dtype=np.float64)
+    if z.shape != (len(LEVELS),) or not np.all(np.isfinite(z)):
+        raise InputError.bad("logits", "5 finite level-word logits", z)
+    p = np.exp(z - z.max())
+    p /= p.sum()
+    return float(p @ np.asarray(LEVEL_SCORES))
