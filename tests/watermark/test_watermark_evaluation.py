@@ -125,6 +125,16 @@ def test_global_statistics_features_by_brute_force():
     assert model.predict(images).shape == (2,)
 
 
+def test_global_statistics_features_do_not_depend_on_the_chunks():
+    """Computed 32 images at a time: each image's row equals that image computed alone."""
+    rng = np.random.default_rng(2)
+    images = rng.integers(0, 256, size=(70, 12, 10, 3), dtype=np.uint8)
+    f = GlobalStatisticsBaseline.features(images)
+    assert f.shape == (70, 9)
+    for i in (0, 31, 32, 69):
+        np.testing.assert_array_equal(f[i], GlobalStatisticsBaseline.features(images[i : i + 1])[0])
+
+
 def test_visibility_numbers_and_bad_input(data):
     v = visibility_numbers([0.5, 1.5, 2.5, 3.5, 4.5], [4.5, 3.5, 2.5, 1.5, 0.5])
     assert v["srcc"] == pytest.approx(-1.0) and v["within_one_level_accuracy"] == 0.2
