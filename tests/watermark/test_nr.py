@@ -68,15 +68,16 @@ class _FixedHeat(torch.nn.Module):
         )
 
 
-def test_box_cell_and_orientation_are_read_from_the_largest_region(fitted):
-    model, _ = fitted
-    heat = np.zeros((8, 8))
-    heat[5:7, 0:4] = 0.9  # the larger region, horizontal, bottom rows
-    heat[0, 7] = 0.8  # a one-cell region that must be ignored
+def _predict_heat(heat, shape=(2, 96, 160, 3)):
     model = WatermarkPredictor(**TINY)
     model.net_, model.input_size_ = _FixedHeat(heat), 64
-    images = np.zeros((2, 96, 160, 3), np.uint8)  # another size than the network's input
-    pred = model.predict(images)
+    return model.predict(np.zeros(shape, np.uint8))  # another size than the network's input
+
+
+def test_box_cell_and_orientation_are_read_from_the_whole_region(fitted):
+    heat = np.zeros((8, 8))
+    heat[5:7, 0:4] = 0.9  # horizontal, bottom rows
+    pred = _predict_heat(heat)
     # brute force: the cells of the region scaled onto 96 x 160 pixels
     box = (0, 5 * 96 // 8, 4 * 160 // 8, 7 * 96 // 8)
     assert tuple(pred.boxes[0]) == box
@@ -86,6 +87,27 @@ def test_box_cell_and_orientation_are_read_from_the_largest_region(fitted):
     np.testing.assert_allclose(pred.expected_scores, pred.level_probabilities @ [5, 4, 3, 2, 1])
     assert pred.heatmap(0).shape == (96, 160)
     assert pred.heatmap(0)[80, 30] == pytest.approx(0.9, abs=1e-3)
+
+
+def test_a_mark_in_several_parts_gets_one_box_around_all_of_them(fitted):
+    """As the generator boxes the true mask (a pattern, a text): all parts, not the largest."""
+    heat = np.zeros((8, 8))
+    for r, c in [(1, 1), (1, 6), (6, 1), (6, 6)]:
+        heat[r, c] = 0.9
+    heat[1, 2] = 0.9  # the largest part, top-left
+    pred = _predict_heat(heat)
+    assert tuple(pred.boxes[0]) == (1 * 20, 1 * 12, 7 * 20, 7 * 12)
+    assert pred.cells[0] == "Center"
+
+
+def test_a_far_stray_cell_is_trimmed_as_wmarkgpt_trims_boxes(fitted):
+    """WMarkGPT's box leaves out the 5 % of region cells farthest from the centroid."""
+    heat = np.zeros((16, 16))
+    heat[10:12, 0:10] = 0.9  # 20 cells
+    heat[0, 15] = 0.9  # 1 stray cell: floor(0.05 x 21) = 1 cell is trimmed at each end
+    pred = _predict_heat(heat, shape=(1, 160, 160, 3))
+    assert tuple(pred.boxes[0]) == (0, 100, 100, 120)
+    assert pred.cells[0] == "Bottom-left"
 
 
 def test_an_empty_heatmap_gives_no_box(fitted):

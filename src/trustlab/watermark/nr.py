@@ -59,6 +59,7 @@ from trustlab._model_files import (
 )
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
+from trustlab.watermark.marks import trimmed_box
 from trustlab.watermark.vocabulary import (
     CONTENT_TYPES,
     LEVEL_SCORES,
@@ -244,9 +245,12 @@ class WatermarkPredictions(Result):
     readout of the level probabilities; ``levels``: the level of the regressed score;
     ``present``: a watermark is estimated to be seen (the level is not *invisible*);
     ``located``: the heatmap has a region at ``threshold``. ``boxes``: (x0, y0, x1, y1) in the
-    original image's pixels of the largest heatmap region; when the image has a watermark but no
-    heatmap cell reaches ``threshold``, the region is the cells within half of the heatmap's
-    maximum (the most likely place, with ``located`` False); all -1 when there is no region.
+    original image's pixels of the heatmap region (all cells at ``threshold`` or above), by
+    WMarkGPT's box rule (:func:`~trustlab.watermark.marks.trimmed_box`, as the generator boxes the
+    true mask); ``cells`` and ``orientations`` are read from the same region and box. When the
+    image has a watermark but no heatmap cell reaches ``threshold``, the region is the cells
+    within half of the heatmap's maximum (the most likely place, with ``located`` False); all -1
+    when there is no region.
     """
 
     scores: np.ndarray
@@ -596,21 +600,23 @@ class WatermarkPredictor:
         cells, orients = [], []
         for i, img in enumerate(imgs):
             h, w = img.shape[:2]
-            region = _main_region(heat[i] >= thr)
-            located[i] = region is not None
-            if region is None and present[i] and heat[i].max() > 0:
-                region = _main_region(heat[i] >= 0.5 * heat[i].max())
-            if region is None:
+            # the whole region above the threshold, boxed by WMarkGPT's rule: what the generator
+            # does with the true mask (a pattern or text is several parts, all of them the mark)
+            region = heat[i] >= thr
+            located[i] = bool(region.any())
+            if not located[i] and present[i] and heat[i].max() > 0:
+                region = heat[i] >= 0.5 * heat[i].max()
+            if not region.any():
                 cells.append("Center")
                 orients.append("horizontal")
                 continue
-            rows, cols = np.nonzero(region)
+            x0, y0, x1, y1 = trimmed_box(region)
             sy, sx = h / region.shape[0], w / region.shape[1]
             box = (
-                int(cols.min() * sx),
-                int(rows.min() * sy),
-                int(math.ceil((cols.max() + 1) * sx)),
-                int(math.ceil((rows.max() + 1) * sy)),
+                int(x0 * sx),
+                int(y0 * sy),
+                int(math.ceil(x1 * sx)),
+                int(math.ceil(y1 * sy)),
             )
             boxes[i] = box
             cells.append(cell_of_box(box, width=w, height=h))
@@ -669,19 +675,6 @@ class WatermarkPredictor:
             **{k: tuple(v) if isinstance(v, list) else v for k, v in h.items()}
         )
         return model
-
-
-def _main_region(mask: np.ndarray) -> np.ndarray | None:
-    """The largest 8-connected component of a boolean heatmap (None when empty)."""
-    if not mask.any():
-        return None
-    from scipy import ndimage
-
-    labels, count = ndimage.label(mask, structure=np.ones((3, 3), int))
-    if count == 1:
-        return labels == 1
-    sizes = np.bincount(labels.ravel())[1:]
-    return labels == (int(np.argmax(sizes)) + 1)
 
 
 def _history(hist: dict, seconds: float) -> WatermarkTrainingHistory:
