@@ -44,10 +44,11 @@ def visible(background):
     return background.result("wmark-claims-visible", BACKGROUND_JOBS["wmark-claims-visible"])
 
 
-# The issue's targets that the shipped predictor misses (30 epochs on 3,000 images on one CPU
-# core; docs/watermark.md has the table). Strict: a better model turns them into failures here, so
-# the marks come off when the targets are met.
-MISSED = "the shipped predictor misses the issue's target (see docs/watermark.md)"
+# The issue's targets that the shipped predictor misses on this seed (100 epochs on 3,000 images
+# on one CPU core; docs/watermark.md has the table over five seeds: SRCC 0.82-0.88, exact level
+# 0.51-0.60 and 3x3 cell 0.79-0.84, so these sit at the targets' edge). Strict: a better model
+# turns them into failures here, so the marks come off when the targets are met.
+MISSED = "the shipped predictor misses the issue's target on seed 103 (see docs/watermark.md)"
 
 
 def test_visibility_score_beats_the_global_statistics_control(visible):
@@ -74,16 +75,10 @@ def test_exact_level_accuracy_reaches_06(visible):
     assert visible.visibility["exact_level_accuracy"] >= 0.6, visible.visibility
 
 
-@pytest.mark.xfail(strict=True, reason=MISSED)
 def test_within_one_level_accuracy_reaches_09(visible):
     assert visible.visibility["within_one_level_accuracy"] >= 0.9, visible.visibility
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="negative result: the shipped predictor's 3x3 cell is no better than always answering "
-    "the commonest cell (docs/watermark.md)",
-)
 def test_location_beats_the_commonest_cell(visible):
     """The control for the 3x3 cell: always answering the most frequent cell of the test set."""
     loc = visible.location
@@ -96,7 +91,6 @@ def test_cell_accuracy_of_clearly_visible_marks_reaches_08(visible):
     assert visible.location["cell_accuracy"] >= 0.8, visible.location
 
 
-@pytest.mark.xfail(strict=True, reason=MISSED)
 def test_heatmap_iou_of_clearly_visible_marks_reaches_05(visible):
     assert visible.location["heatmap_iou"] >= 0.5, visible.location
 

@@ -41,7 +41,7 @@ TRAIN_DATA: dict[str, Any] = {
 TEST_DATA: dict[str, Any] = {**TRAIN_DATA, "n": 400, "random_state": 102}
 #: The predictor's settings.
 PARAMS: dict[str, Any] = {
-    "max_epochs": 30,
+    "max_epochs": 100,
     "batch_size": 8,
     "learning_rate": 2e-3,
     "heatmap_max_score": None,
