@@ -204,7 +204,7 @@ def test_level_readout_equals_the_first_generated_step(arch, images):
     assert len(set(ids)) == 5
     for token, word in zip(ids, LEVELS, strict=True):  # each id starts its word
         assert word.startswith(processor.tokenizer.decode([token]).strip())
-    text = template.format(q=QUESTIONS[0]) + READOUT_PROMPT.rstrip()
+    text = template.format(q=QUESTIONS[0]) + " " + READOUT_PROMPT.rstrip()  # both end in ":"
     for image in images[:3]:
         _, out = _generate(
             arch, image, text, max_new_tokens=1, output_logits=True, return_dict_in_generate=True

@@ -126,8 +126,9 @@ class HFVisionLanguageBackend:
         None uses the processor's chat template (one user turn: the image, then the question).
 
     The model loads on first use. :meth:`level_logits` is WMarkGPT's Q-Align readout: the prompt
-    of the first of WMarkGPT's questions, followed by :data:`READOUT_PROMPT`, and the next-token
-    logits of the first token of each level word (which must differ between the five words).
+    of the first of WMarkGPT's questions, followed (after a space, unless the prompt ends with
+    one) by :data:`READOUT_PROMPT`, and the next-token logits of the first token of each level
+    word (which must differ between the five words).
 
     Examples
     --------
@@ -297,7 +298,9 @@ class HFVisionLanguageBackend:
         if len(img) != 1:
             raise InputError.bad("image", "one (H, W, 3) uint8 image", f"{len(img)} images")
         ids = self.level_token_ids()
-        text = self.prompt(QUESTIONS[0]) + READOUT_PROMPT.rstrip()
+        prompt = self.prompt(QUESTIONS[0])
+        # the answer starts after the prompt as the model would write it: "ASSISTANT: The ..."
+        text = prompt + ("" if prompt[-1:].isspace() else " ") + READOUT_PROMPT.rstrip()
         _, model, torch = self._load()
         inputs = self._inputs(img, [text])
         with torch.inference_mode():
