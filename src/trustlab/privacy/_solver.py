@@ -218,15 +218,44 @@ def _newton_affordable(x: np.ndarray, mu: np.ndarray, state: _State) -> bool:
 
 
 def _newton_step(x: np.ndarray, mu: np.ndarray, state: _State):
-    """One projected Newton step on the dual with a halving line search: (moved, mu, state)."""
+    """One projected Newton step on the dual with a halving line search: (moved, mu, state).
+
+    When the projected step (small multipliers whose gradient points down held at zero) finds
+    no better point, a plain Newton step over every positive multiplier is tried: a constraint
+    that is active at the optimum with a tiny multiplier looks like a bound one, and sending its
+    multiplier to zero makes it infeasible."""
     grad = state.values - 1.0
-    free = _free_set(mu, grad)
+    projected = _free_set(mu, grad)
+    for free in (projected, mu > 0):
+        if free is not projected and np.array_equal(free, projected):
+            break
+        moved, trial, trial_state = _newton_try(x, mu, state, grad, free)
+        if moved:
+            return True, trial, trial_state
+    return False, mu, state
+
+
+def _newton_try(x: np.ndarray, mu: np.ndarray, state: _State, grad: np.ndarray, free):
     direction = -mu  # the bound multipliers go towards zero
     curvature = -_dual_hessian(x[:, free], state.eigvals, state.eigvecs)  # positive semi-definite
     eigvals, eigvecs = np.linalg.eigh(curvature)
     keep = eigvals > 1e-12 * max(float(eigvals[-1]), 1e-300)
     coords = eigvecs[:, keep].T @ grad[free]
     direction[free] = eigvecs[:, keep] @ (coords / eigvals[keep])
+    # Where the curvature vanishes (more free multipliers than the span's r(r+1)/2 degrees of
+    # freedom: several constraints active at once) the dual can still rise linearly, and the
+    # Newton step ignores that part of the gradient: go along it until a multiplier reaches zero
+    # (the line search below shortens the whole step if that overshoots).
+    flat = eigvecs[:, ~keep] @ (eigvecs[:, ~keep].T @ grad[free])
+    if float(np.abs(flat).max(initial=0.0)) > 1e-12 * float(np.abs(grad[free]).max()):
+        down = flat < 0
+        held = mu[free]
+        reach = (
+            float(np.min(held[down] / -flat[down]))
+            if down.any()
+            else float(held.max()) / float(np.abs(flat).max())
+        )
+        direction[free] += reach * flat
     alpha = 1.0
     while alpha >= _MIN_NEWTON_STEP:
         # no multiplier shrinks more than _MAX_SHRINK-fold in one step: one set to zero could
