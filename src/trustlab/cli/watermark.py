@@ -654,13 +654,7 @@ def evaluate(
     else:
         tell(evaluation.summary())
         tell(scores["predictor"].summary())
-    from matplotlib.figure import Figure as MplFigure
-
-    out.mkdir(parents=True, exist_ok=True)
-    written = [write_atomic(out / "evaluation.json", json_text(payload))]
-    figure = MplFigure(figsize=(5.5, 4.0))
-    evaluation.plot(ax=figure.add_subplot())
-    written.append(write_png(out / evaluation.figure_name, figure))
+    written = _write_evaluation(out, payload, evaluation)
     meta = {"model": source, **{k: v for k, v in origin.items() if k != "n_images"}}
     html, _ = write_evaluation_page(evaluation, out, scores, meta=meta)
     written.append(html)
@@ -677,8 +671,6 @@ def _evaluate_vlm(
     out: Path,
     as_json: bool,
 ) -> None:
-    from matplotlib.figure import Figure as MplFigure
-
     from trustlab.watermark.backends import HFVisionLanguageBackend
     from trustlab.watermark.evaluation import evaluate_backend
 
@@ -697,12 +689,20 @@ def _evaluate_vlm(
         typer.echo(json_text(payload), nl=False)
     else:
         tell(result.summary())
+    written = _write_evaluation(out, payload, result)
+    tell(f"wrote {', '.join(p.name for p in written)} to {out}", as_json)
+
+
+def _write_evaluation(out: Path, payload: dict[str, Any], result: Any) -> list[Path]:
+    """``evaluation.json`` and the result's figure in ``out``: the files written."""
+    from matplotlib.figure import Figure as MplFigure
+
     out.mkdir(parents=True, exist_ok=True)
     written = [write_atomic(out / "evaluation.json", json_text(payload))]
     figure = MplFigure(figsize=(5.5, 4.0))
     result.plot(ax=figure.add_subplot())
     written.append(write_png(out / result.figure_name, figure))
-    tell(f"wrote {', '.join(p.name for p in written)} to {out}", as_json)
+    return written
 
 
 # ------------------------------------------------------------------------------------- export

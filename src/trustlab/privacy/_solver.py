@@ -225,10 +225,9 @@ def _newton_step(x: np.ndarray, mu: np.ndarray, state: _State):
     that is active at the optimum with a tiny multiplier looks like a bound one, and sending its
     multiplier to zero makes it infeasible."""
     grad = state.values - 1.0
-    projected = _free_set(mu, grad)
-    for free in (projected, mu > 0):
-        if free is not projected and np.array_equal(free, projected):
-            break
+    projected, support = _free_set(mu, grad), mu > 0
+    tries = [projected] if np.array_equal(projected, support) else [projected, support]
+    for free in tries:
         moved, trial, trial_state = _newton_try(x, mu, state, grad, free)
         if moved:
             return True, trial, trial_state
