@@ -408,16 +408,18 @@ class EquiGX:
                 x = torch.cat([h_in, _project(aggY, model.sh_irreps, eps)], dim=1)
             else:
                 x = model.embed(h_in, Y_emb, edge_index)
-            xs, Ys, ws, acts = [], [], [], []
+            xs, Ys, ms, acts = [], [], [], []
             for layer in model.layers:
                 Yk = Y.detach().clone().requires_grad_()
                 with torch.no_grad():
                     wk = layer.radial(emb)
-                wk.requires_grad_()
                 xs.append(x)
                 Ys.append(Yk)
-                ws.append(wk)
                 m = layer.tp(x[src], Yk, wk)
+                # the product is linear in its weights, so sum_j w_j dm/dw_j = m: the weights'
+                # relevance per edge is m . dm, and the weights need no gradient of their own
+                # (whose slice-by-slice backward inside e3nn cost more than the rest)
+                ms.append(m)
                 if block:
                     m = _project(m, layer.tp.irreps_out, eps)
                 agg = model.aggregate(m, edge_index, n)
@@ -444,12 +446,12 @@ class EquiGX:
             value = out.detach()
             value = torch.where(value != 0, value, torch.full_like(value, self.epsilon or 1.0))
             yhat = (out / value).sum()
-            wrt = [h_in, Y_emb, *xs, *Ys, *ws, *[z for _, z in acts]]
+            wrt = [h_in, Y_emb, *xs, *Ys, *ms, *[z for _, z in acts]]
             grads = torch.autograd.grad(yhat, wrt, allow_unused=True)
         grads = [torch.zeros_like(t) if g is None else g for t, g in zip(wrt, grads, strict=True)]
         L = len(model.layers)
         g_h, g_Yemb = grads[0], grads[1]
-        g_x, g_Y, g_w = grads[2 : 2 + L], grads[2 + L : 2 + 2 * L], grads[2 + 2 * L : 2 + 3 * L]
+        g_x, g_Y, g_m = grads[2 : 2 + L], grads[2 + L : 2 + 2 * L], grads[2 + 2 * L : 2 + 3 * L]
         g_z = grads[2 + 3 * L :]
         G = weights.shape[0]
         ones = torch.ones(G, dtype=torch.float64)
@@ -468,7 +470,7 @@ class EquiGX:
         edge_f = [f[batch[dst]][:, None] for f in factors]
         layer_x = [node_f[k] * (xs[k] * g_x[k]).detach() for k in range(L)]
         layer_Y = [edge_f[k] * (Ys[k] * g_Y[k]).detach() for k in range(L)]
-        layer_w = [edge_f[k][:, 0] * (ws[k] * g_w[k]).detach().sum(1) for k in range(L)]
+        layer_w = [edge_f[k][:, 0] * (ms[k] * g_m[k]).detach().sum(1) for k in range(L)]
         R_h = node_f[0] * (h_in * g_h).detach()
         R_emb = edge_f[0] * (Y_emb * g_Yemb).detach()
         return dict(
