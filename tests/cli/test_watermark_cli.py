@@ -156,6 +156,8 @@ def test_predict_writes_one_json_per_image_equal_to_the_library(predicted, image
         assert rec["level"] == oracle.levels[i]
         assert rec["score"] == pytest.approx(oracle.scores[i], abs=1e-6)
         assert rec["expected_score"] == pytest.approx(oracle.expected_scores[i], abs=1e-6)
+        assert rec["regressed_score"] == pytest.approx(oracle.regressed_scores[i], abs=1e-6)
+        assert rec["flip_average"] is True
         assert rec["content_type"] == oracle.content_types[i]
         assert rec["cell"] == oracle.cells[i] and rec["orientation"] == oracle.orientations[i]
         box = [int(v) for v in oracle.boxes[i]]

@@ -11,7 +11,13 @@ from scipy import ndimage
 
 from trustlab.errors import InputError
 from trustlab.watermark.nr import WatermarkPredictor, as_images
-from trustlab.watermark.vocabulary import CELLS, cell_of_box, orientation_of_mask
+from trustlab.watermark.vocabulary import (
+    CELLS,
+    cell_of_box,
+    level_index,
+    level_of_score,
+    orientation_of_mask,
+)
 
 torch.set_num_threads(1)
 
@@ -48,7 +54,8 @@ def test_residual_channels_equal_scipy_gaussian_high_pass(fitted):
 
 
 class _FixedHeat(torch.nn.Module):
-    """Stands in for the network: a chosen heatmap, fixed scores."""
+    """Stands in for the network: a chosen heatmap, fixed scores (the level head agrees with
+    the score head)."""
 
     def __init__(self, heat, score=2.5):
         super().__init__()
@@ -59,7 +66,7 @@ class _FixedHeat(torch.nn.Module):
         n = x.shape[0]
         logit = torch.logit(self.heat.clamp(1e-4, 1 - 1e-4))
         levels = torch.zeros(n, 5)
-        levels[:, 2] = 3.0
+        levels[:, level_index(level_of_score(self.score))] = 3.0
         return (
             torch.full((n,), self.score),
             levels,
@@ -71,7 +78,8 @@ class _FixedHeat(torch.nn.Module):
 def _predict_heat(heat, shape=(2, 96, 160, 3)):
     model = WatermarkPredictor(**TINY)
     model.net_, model.input_size_ = _FixedHeat(heat), 64
-    return model.predict(np.zeros(shape, np.uint8))  # another size than the network's input
+    # another size than the network's input; one view (the fixed map does not mirror)
+    return model.predict(np.zeros(shape, np.uint8), flip_average=False)
 
 
 def test_box_cell_and_orientation_are_read_from_the_whole_region(fitted):
@@ -142,6 +150,50 @@ def test_predictions_do_not_depend_on_the_batch(fitted):
     b = model.predict(images, batch_size=1)
     np.testing.assert_allclose(a.scores, b.scores, atol=1e-5)
     np.testing.assert_allclose(a.heatmaps.astype(float), b.heatmaps.astype(float), atol=2e-3)
+
+
+def test_flip_average_is_the_mean_of_the_image_and_its_mirror(fitted):
+    """The oracle: two plain predictions, of the images and of their mirror images, averaged
+    by hand (the mirror's heatmap mirrored back)."""
+    model, (images, *_) = fitted
+    both = model.predict(images, flip_average=True)
+    plain = model.predict(images, flip_average=False)
+    mirror = model.predict(images[:, :, ::-1], flip_average=False)
+    np.testing.assert_allclose(both.scores, (plain.scores + mirror.scores) / 2, atol=1e-5)
+    np.testing.assert_allclose(
+        both.level_probabilities,
+        (plain.level_probabilities + mirror.level_probabilities) / 2,
+        atol=1e-5,
+    )
+    heat = (plain.heatmaps.astype(float) + mirror.heatmaps.astype(float)[:, :, ::-1]) / 2
+    np.testing.assert_allclose(both.heatmaps.astype(float), heat, atol=2e-3)
+    assert both.flip_average and not plain.flip_average
+    assert not np.allclose(plain.scores, mirror.scores, atol=1e-4)  # the views do differ
+
+
+def test_flip_averaged_predictions_mirror_with_the_image(fitted):
+    """Invariance: with flip averaging a mirrored image gets the same score and levels, and
+    the mirrored heatmap and box."""
+    model, (images, *_) = fitted
+    a = model.predict(images, flip_average=True)
+    b = model.predict(images[:, :, ::-1], flip_average=True)
+    np.testing.assert_allclose(a.scores, b.scores, atol=1e-5)
+    np.testing.assert_allclose(
+        a.heatmaps.astype(float), b.heatmaps.astype(float)[:, :, ::-1], atol=2e-3
+    )
+    side = images.shape[2]
+    for box_a, box_b in zip(a.boxes, b.boxes, strict=True):
+        if box_a[0] >= 0:
+            assert abs((side - box_b[2]) - box_a[0]) <= 1 and abs((side - box_b[0]) - box_a[2]) <= 1
+
+
+def test_the_score_is_the_mean_of_the_two_heads(fitted):
+    model, (images, *_) = fitted
+    pred = model.predict(images)
+    expected = pred.level_probabilities @ np.asarray([5.0, 4.0, 3.0, 2.0, 1.0])
+    np.testing.assert_allclose(pred.expected_scores, expected, atol=1e-12)
+    np.testing.assert_allclose(pred.scores, (pred.regressed_scores + expected) / 2, atol=1e-12)
+    assert pred.levels == tuple(level_of_score(s) for s in pred.scores)
 
 
 def test_save_load_round_trip(fitted, tmp_path):

@@ -1,9 +1,12 @@
 """Check 3 of spec 05: the shipped no-reference predictor on held-out generated images.
 
-The predictor was trained on seed 101 (its settings were chosen on seeds 11 and 12); these tests
-use seeds it never saw (103 for the visible marks, 104 for the invisible ones), and each claim is
-checked against the control that would tie if the predictor had learnt nothing beyond global
-image statistics. Thresholds are the issue's, fixed before the first run of these tests.
+The predictor was trained on seed 101 (its settings were chosen on seeds 11 and 12, its
+read-out, flip averaging and the mean of the two heads, on seeds 11-16); these tests use seeds it
+never saw (103 for the visible marks, 104 for the invisible ones), and each claim is checked
+against the control that would tie if the predictor had learnt nothing beyond global image
+statistics. Thresholds are the issue's, fixed before the first run of these tests. On seed 103
+every target is met, some narrowly (the 3x3 cell: 0.807, one image above 0.8); on other seeds
+SRCC and exact level accuracy fall under their targets (docs/watermark.md has eleven seeds).
 """
 
 from __future__ import annotations
@@ -23,7 +26,11 @@ def _visible_job(n: int, seed: int, n_train: int):
     model = load_checkpoint()
     data = synthesize(n, random_state=seed, kinds=("logo", "text", "pattern"))
     train = checkpoint_data("train", n=n_train)  # the control's training images (the model's seed)
-    return evaluate_predictions(model.predict(data.images), data, train=train)
+    return {
+        "default": evaluate_predictions(model.predict(data.images), data, train=train),
+        # the control of flip averaging: the same network on one view of each image
+        "one view": evaluate_predictions(model.predict(data.images, flip_average=False), data),
+    }
 
 
 def _invisible_job(n: int, seed: int):
@@ -40,15 +47,22 @@ BACKGROUND_JOBS = {
 
 
 @pytest.fixture(scope="module")
-def visible(background):
+def visible_both(background):
     return background.result("wmark-claims-visible", BACKGROUND_JOBS["wmark-claims-visible"])
 
 
-# The issue's targets that the shipped predictor misses on this seed (100 epochs on 3,000 images
-# on one CPU core; docs/watermark.md has the table over five seeds: SRCC 0.82-0.88, exact level
-# 0.51-0.60 and 3x3 cell 0.79-0.84, so these sit at the targets' edge). Strict: a better model
-# turns them into failures here, so the marks come off when the targets are met.
-MISSED = "the shipped predictor misses the issue's target on seed 103 (see docs/watermark.md)"
+@pytest.fixture(scope="module")
+def visible(visible_both):
+    return visible_both["default"]
+
+
+def test_flip_averaging_beats_one_view(visible_both):
+    """Averaging each image with its mirror (the default) against the same network on one view.
+    Chosen on seeds 11 and 12; over seeds 11-16 and 102-107 SRCC rose by 0.008 to 0.043 and the
+    heatmap IoU by 0.027 to 0.045, so the test asks for a rise of 0.005 and 0.01."""
+    both, one = visible_both["default"], visible_both["one view"]
+    assert both.visibility["srcc"] >= one.visibility["srcc"] + 0.005, (both, one)
+    assert both.location["heatmap_iou"] >= one.location["heatmap_iou"] + 0.01, (both, one)
 
 
 def test_visibility_score_beats_the_global_statistics_control(visible):
@@ -57,7 +71,6 @@ def test_visibility_score_beats_the_global_statistics_control(visible):
     assert v["plcc"] >= control["plcc"] + 0.3, (v, control)
 
 
-@pytest.mark.xfail(strict=True, reason=MISSED)
 def test_visibility_score_srcc_and_plcc_reach_085(visible):
     v = visible.visibility
     assert v["srcc"] >= 0.85 and v["plcc"] >= 0.85, v
@@ -70,7 +83,6 @@ def test_visibility_levels_beat_every_control(visible):
         assert v["within_one_level_accuracy"] > control["within_one_level_accuracy"], name
 
 
-@pytest.mark.xfail(strict=True, reason=MISSED)
 def test_exact_level_accuracy_reaches_06(visible):
     assert visible.visibility["exact_level_accuracy"] >= 0.6, visible.visibility
 
@@ -86,7 +98,6 @@ def test_location_beats_the_commonest_cell(visible):
     assert loc["cell_accuracy"] >= loc["commonest_cell_share"] + 0.1, loc
 
 
-@pytest.mark.xfail(strict=True, reason=MISSED)
 def test_cell_accuracy_of_clearly_visible_marks_reaches_08(visible):
     assert visible.location["cell_accuracy"] >= 0.8, visible.location
 

@@ -237,6 +237,7 @@ def _record(pred: Any, i: int, name: str, path: Path, question: str, text: str) 
         "width": int(w),
         "height": int(h),
         "score": float(pred.scores[i]),
+        "regressed_score": float(pred.regressed_scores[i]),
         "expected_score": float(pred.expected_scores[i]),
         "level": pred.levels[i],
         "level_probabilities": dict(
@@ -252,6 +253,7 @@ def _record(pred: Any, i: int, name: str, path: Path, question: str, text: str) 
         "present": bool(pred.present[i]),
         "located": bool(pred.located[i]),
         "threshold": float(pred.threshold),
+        "flip_average": bool(pred.flip_average),
         "question": question,
         "description": text,
     }

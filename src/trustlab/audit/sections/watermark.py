@@ -53,10 +53,11 @@ TABLE_TITLES = {
 }
 
 _OVERVIEW = (
-    "Each image was read without a reference image by the no-reference predictor. The score is "
-    "the regressed visibility in [0, 5] (5 invisible, 0 obvious) and the level follows from it; "
-    "the expected score is the Q-Align-style readout of the level probabilities "
-    "(sum p x [5, 4, 3, 2, 1]). 'located' says whether a heatmap cell reached the threshold "
+    "Each image and its mirror image were read without a reference image by the no-reference "
+    "predictor, and the two readouts averaged. The score is the visibility in [0, 5] (5 "
+    "invisible, 0 obvious), the mean of the score head and the expected score, and the level "
+    "follows from it; the expected score is the Q-Align-style readout of the level "
+    "probabilities (sum p x [5, 4, 3, 2, 1]). 'located' says whether a heatmap cell reached the threshold "
     "({thr:g}); otherwise the box is the most likely place (the cells within half of the "
     "heatmap's maximum) or none. The paragraphs say only what the predictor estimated."
 )
