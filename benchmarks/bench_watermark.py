@@ -6,8 +6,8 @@ Times, in one process with one torch thread:
   invisible kinds run the watermark libraries' own encoders);
 * prediction: the no-reference predictor on 256 x 256 images, ours
   (``WatermarkPredictor.predict``: channels-last layout, batches of 8) against a
-  one-image-at-a-time loop of the plain network call (the way a per-image tool runs), with equal
-  outputs checked;
+  one-image-at-a-time loop of the plain network call (the way a per-image tool runs) on the image
+  and its mirror image, the score read as ``predict`` reads it, with equal scores checked;
 * the text metrics on the same pairs: our batched ROUGE-L against the ``rouge`` 1.0.1 package
   WMarkGPT used, and our BLEU-1 against nltk's ``sentence_bleu``, with equal values checked.
 
@@ -70,11 +70,18 @@ def main() -> None:
     t_ours_single = time.perf_counter() - t0
     net = model.net_.to(memory_format=torch.contiguous_format)  # the plain layout
     t0 = time.perf_counter()
+    levels = torch.tensor([5.0, 4.0, 3.0, 2.0, 1.0])
     with torch.inference_mode():
         plain = []
         for img in images:
             x = torch.from_numpy(img).permute(2, 0, 1)[None].float() / 255.0
-            plain.append(float(net(x)[0][0]))
+            views = []
+            for view in (x, x.flip(-1)):  # the same read-out: both views, the heads' mean
+                score, level_logits, _, heat = net(view)
+                torch.sigmoid(heat)
+                expected = float(torch.softmax(level_logits[0].double(), 0) @ levels.double())
+                views.append((float(score[0]) + expected) / 2)
+            plain.append(sum(views) / 2)
     t_loop = time.perf_counter() - t0
     same = np.allclose(batched.scores, plain, atol=1e-4) and np.allclose(
         batched.scores, ours_single, atol=1e-4
