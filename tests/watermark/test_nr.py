@@ -204,6 +204,33 @@ def test_save_load_round_trip(fitted, tmp_path):
     assert again.history_ == model.history_
 
 
+def _subnormal(net) -> int:
+    tiny = torch.finfo(torch.float32).tiny
+    return sum(
+        int(((t != 0) & (t.abs() < tiny)).sum())
+        for t in net.state_dict().values()
+        if t.is_floating_point()
+    )
+
+
+def test_subnormal_weights_are_zeroed_on_load_with_the_same_predictions(fitted, tmp_path):
+    """A model trained before fit flushed subnormal floats kept weights under float32's smallest
+    normal number (half of the shipped model's), which slowed the CPU 2.6x; load zeroes them."""
+    model, (images, *_) = fitted
+    assert _subnormal(model.net_) == 0
+    model.save(tmp_path / "a")
+    copy = WatermarkPredictor.load(tmp_path / "a")
+    with torch.no_grad():
+        weight = next(copy.net_.parameters())
+        weight.view(-1)[:7] = torch.finfo(torch.float32).tiny / 4
+    assert _subnormal(copy.net_) == 7
+    planted = copy.predict(images)
+    copy.save(tmp_path / "b")
+    again = WatermarkPredictor.load(tmp_path / "b")
+    assert _subnormal(again.net_) == 0
+    np.testing.assert_allclose(again.predict(images).scores, planted.scores, rtol=0, atol=1e-12)
+
+
 def test_interrupted_fit_resumes_to_the_same_model(tmp_path):
     images, scores, masks, types = _data()
     full = WatermarkPredictor(max_epochs=2, **TINY).fit(

@@ -57,6 +57,7 @@ from trustlab._model_files import (
     save_training_state,
     write_model_folder,
 )
+from trustlab._numerics import flush_denormals, zero_denormals
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.watermark.marks import trimmed_box
@@ -433,7 +434,16 @@ class WatermarkPredictor:
         ``images`` (n, H, W, 3) uint8; ``scores`` (n,) in [0, 5]; ``masks`` (n, H, W) bool (all
         False for a clean image or an invisible mark without a region); ``content_types`` (n,)
         words of :data:`~trustlab.watermark.vocabulary.CONTENT_TYPES`.
+
+        Trains with subnormal floats flushed to zero: weight decay drives unused weights below
+        float32's smallest normal number, where every operation on them is several times slower.
         """
+        with flush_denormals():
+            return self._fit(images, scores, masks, content_types, progress)
+
+    def _fit(
+        self, images: Any, scores: Any, masks: Any, content_types: Sequence[str], progress: Any
+    ) -> WatermarkPredictor:
         torch = _torch()
         F = torch.nn.functional
         p = self._check_params()
@@ -549,6 +559,7 @@ class WatermarkPredictor:
             )
             if progress is not None:
                 progress(epoch + 1, p["max_epochs"], _history(hist, seconds))
+        zero_denormals(net)  # any left from a run resumed from an earlier version
         self.net_ = net.eval()
         self.history_ = _history(hist, seconds)
         self.input_size_ = p["size"]
@@ -592,7 +603,7 @@ class WatermarkPredictor:
         bs = check_positive_int(batch_size, "batch_size")
         outs: list[tuple[Any, ...]] = []
         net = self.net_.to(memory_format=torch.channels_last)
-        with torch.inference_mode():
+        with torch.inference_mode(), flush_denormals():
             for s in range(0, len(imgs), bs):
                 x = _stack(imgs[s : s + bs], self.input_size_)
                 x = x.contiguous(memory_format=torch.channels_last)
@@ -698,6 +709,9 @@ class WatermarkPredictor:
             raise InputError.bad(
                 "path", "a model saved by this version of trustlab", f"{path} ({exc})"
             ) from exc
+        # subnormal weights (a model trained before fit flushed them) are zero for the network's
+        # outputs but slow every operation on the CPU
+        zero_denormals(model.net_)
         model.net_.eval()
         model.input_size_ = int(meta["input_size"])
         h = meta["history"]
