@@ -39,6 +39,7 @@ def main() -> None:
     from trustlab.watermark.metrics import bleu1, rouge_l
     from trustlab.watermark.nr import WatermarkPredictor, as_images
     from trustlab.watermark.synth import synthesize
+    from trustlab.watermark.vocabulary import LEVEL_SCORES
 
     torch.set_num_threads(1)
     n = args.images
@@ -70,7 +71,7 @@ def main() -> None:
     t_ours_single = time.perf_counter() - t0
     net = model.net_.to(memory_format=torch.contiguous_format)  # the plain layout
     t0 = time.perf_counter()
-    levels = torch.tensor([5.0, 4.0, 3.0, 2.0, 1.0])
+    levels = torch.tensor(LEVEL_SCORES, dtype=torch.float64)
     with torch.inference_mode():
         plain = []
         for img in images:
@@ -78,8 +79,8 @@ def main() -> None:
             views = []
             for view in (x, x.flip(-1)):  # the same read-out: both views, the heads' mean
                 score, level_logits, _, heat = net(view)
-                torch.sigmoid(heat)
-                expected = float(torch.softmax(level_logits[0].double(), 0) @ levels.double())
+                torch.sigmoid(heat)  # the heatmap's cost, as predict pays it
+                expected = float(torch.softmax(level_logits[0].double(), 0) @ levels)
                 views.append((float(score[0]) + expected) / 2)
             plain.append(sum(views) / 2)
     t_loop = time.perf_counter() - t0
