@@ -27,6 +27,8 @@ The rules (spec 10, "Relevance rules"), applied from the output down:
 with the NormActivation scale detached (identity rule) or the activation passed as the identity
 (released rule, times the per-layer factors kappa = sum R_out / sum(R_out / s)), times ``(1/3)^k``
 at depth k): no component-wise divisions, and equal to ``method="rules"`` up to the stabiliser.
+Its pass evaluates the tensor products and the Linear layers as dense (batched) matrix products
+read off the e3nn modules themselves (``_contraction``; equal values, a cheaper backward).
 
 ``variant="block"`` (a trustlab extension, not the paper's) replaces every ``R_k / y_k`` by
 ``R_J y_k / |y_J|^2`` per irrep block J; it conserves and makes node relevance exactly rotation
@@ -48,6 +50,11 @@ torch = require("torch", "graph")
 o3 = require("e3nn.o3", "graph")
 e3nn_nn = require("e3nn.nn", "graph")
 
+from trustlab.explain.equigx._contraction import (  # noqa: E402
+    DenseLinear,
+    DenseTensorProduct,
+    supports,
+)
 from trustlab.explain.equigx.explanation import GraphExplanation  # noqa: E402
 from trustlab.explain.equigx.model import TensorFieldNetwork, as_graph_tensors  # noqa: E402
 
@@ -277,6 +284,13 @@ class EquiGX:
         if not (isinstance(epsilon, (int, float)) and epsilon >= 0):
             raise InputError.bad("epsilon", "a number >= 0", epsilon)
         self.epsilon = float(epsilon)
+        # the fast form's tensor products as dense batched matrix products (equal values; a
+        # cheaper backward than e3nn's per-path einsums); e3nn's own where not supported
+        self._products = [
+            DenseTensorProduct(layer.tp) if supports(layer.tp) else layer.tp
+            for layer in model.layers
+        ]
+        self._linears = [DenseLinear(layer.lin) for layer in model.layers]
 
     # ---------------------------------------------------------------- input
     def _prepare(self, graph: Any) -> tuple[Any, Any, Any]:
@@ -409,13 +423,18 @@ class EquiGX:
             else:
                 x = model.embed(h_in, Y_emb, edge_index)
             xs, Ys, ms, acts = [], [], [], []
-            for layer in model.layers:
+            for layer, product, linear in zip(
+                model.layers, self._products, self._linears, strict=True
+            ):
                 Yk = Y.detach().clone().requires_grad_()
                 with torch.no_grad():
                     wk = layer.radial(emb)
                 xs.append(x)
                 Ys.append(Yk)
-                m = layer.tp(x[src], Yk, wk)
+                reorder = not block and getattr(product, "gathered", False)
+                # a depthwise product's columns are put in e3nn's order after the sum over
+                # edges (fewer rows to move); only sums over all of them use m itself
+                m = product.unordered(x[src], Yk, wk) if reorder else product(x[src], Yk, wk)
                 # the product is linear in its weights, so sum_j w_j dm/dw_j = m: the weights'
                 # relevance per edge is m . dm, and the weights need no gradient of their own
                 # (whose slice-by-slice backward inside e3nn cost more than the rest)
@@ -423,16 +442,20 @@ class EquiGX:
                 if block:
                     m = _project(m, layer.tp.irreps_out, eps)
                 agg = model.aggregate(m, edge_index, n)
+                if reorder:
+                    agg = agg.index_select(1, product.source)
                 if block:
                     agg = _project(agg, layer.lin.irreps_in, eps)
-                y = layer.lin(agg)
+                y = linear(agg)
                 if block:
                     y = _project(y, layer.lin.irreps_out, eps)
                 if layer.act is not None:
-                    if self.norm_rule == "identity":
-                        z = y * _act_scale(layer.act, y).detach()
-                    else:
-                        z = y + (layer.act(y) - y).detach()
+                    with torch.no_grad():  # constants of the backward pass
+                        if self.norm_rule == "identity":
+                            const = _act_scale(layer.act, y)
+                        else:
+                            const = layer.act(y) - y
+                    z = y * const if self.norm_rule == "identity" else y + const
                     acts.append((y, z))
                     x = z
                 else:
