@@ -4,8 +4,9 @@ On one random-initialised e3nn tensor-field network (depthwise "uvu" tensor prod
 ``l_max`` 2, 8 channels per irrep, 3 convolutions, kNN graph with k = 8) and graphs from the
 shapes-in-noise generator (28 nodes), the script times per graph:
 
-* ours: ``EquiGX(model, method="fast")`` (one modified backward pass), one graph at a time and
-  all graphs in one pass (``explain_many``);
+* ours: ``EquiGX(model, method="fast")`` (one modified backward pass, the tensor products and
+  Linear layers as dense matrix products), one graph at a time and all graphs in one pass
+  (``explain_many``);
 * trustlab's rule-by-rule path on the same model (``method="rules"``: each rule vectorised per
   layer, one gradient call per tensor product);
 * the spec's rules written out literally (:func:`literal_rules` below, the shape of the authors'
