@@ -4,6 +4,8 @@ test_nr_claims.py with the shipped model."""
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -51,6 +53,21 @@ def test_residual_channels_equal_scipy_gaussian_high_pass(fitted):
     # reflect padding without repeating the edge pixel is scipy's "mirror"; radius 3 = 2 sigma
     smooth = ndimage.gaussian_filter(x, sigma=(0, 0, 1.5, 1.5), truncate=2.0, mode="mirror")
     np.testing.assert_allclose(got, (x - smooth) * model.residual_gain, atol=2e-6)
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_residual_in_float64_and_either_layout_equals_scipy(fitted, channels_last):
+    model, _ = fitted
+    net = copy.deepcopy(model.net_).double()
+    x = np.random.default_rng(2).random((3, 3, 9, 31))  # the smallest side reflects 3 pixels
+    t = torch.from_numpy(x)
+    if channels_last:
+        t = t.contiguous(memory_format=torch.channels_last)
+    got = net.residual(t).numpy()
+    taps = net.blur.numpy()  # the network's own taps (its float32 Gaussian, here in float64)
+    smooth = ndimage.correlate1d(x, taps, axis=3, mode="mirror")
+    smooth = ndimage.correlate1d(smooth, taps, axis=2, mode="mirror")
+    np.testing.assert_allclose(got, (x - smooth) * model.residual_gain, rtol=0, atol=1e-12)
 
 
 class _FixedHeat(torch.nn.Module):

@@ -178,11 +178,26 @@ def _network(widths: tuple[int, ...], residual_gain: float) -> Any:
             self.head = nn.Sequential(nn.Linear(feat, 64), nn.ReLU(), nn.Linear(64, 1 + 5 + 4))
 
         def residual(self, x: Any) -> Any:
-            c = x.shape[1]
-            kx = self.blur.view(1, 1, 1, -1).expand(c, 1, 1, -1)
-            ky = self.blur.view(1, 1, -1, 1).expand(c, 1, -1, 1)
-            pad = F.pad(x, (3, 3, 3, 3), mode="reflect")
-            smooth = F.conv2d(F.conv2d(pad, kx, groups=c), ky, groups=c)
+            """``gain * (x - blur(x))``, the 7-tap Gaussian applied along the width, then the
+            height, with reflected borders: seven shifted multiply-adds per axis (a grouped 1-D
+            convolution takes torch's slow path, and reflect padding of a channels-last tensor
+            cost as much again)."""
+            taps = self.blur.tolist()
+            smooth = x
+            for dim in (3, 2):
+                n = smooth.shape[dim]
+                pad = torch.cat(
+                    [
+                        smooth.narrow(dim, 1, 3).flip(dim),
+                        smooth,
+                        smooth.narrow(dim, n - 4, 3).flip(dim),
+                    ],
+                    dim=dim,
+                )
+                out = pad.narrow(dim, 0, n) * taps[0]
+                for k in range(1, len(taps)):
+                    out = out.add_(pad.narrow(dim, k, n), alpha=taps[k])
+                smooth = out
             return (x - smooth) * self.gain
 
         def forward(self, x: Any) -> tuple[Any, Any, Any, Any]:
@@ -578,13 +593,15 @@ class WatermarkPredictor:
         images: Any,
         *,
         threshold: float = 0.5,
-        batch_size: int = 8,
+        batch_size: int = 2,
         flip_average: bool = True,
     ) -> WatermarkPredictions:
         """Estimate visibility, location and content type of each image (no reference needed).
 
-        Runs in channels-last memory layout in batches of ``batch_size`` (8: on one CPU thread,
-        larger batches of 256 x 256 images are slower, not faster).
+        Runs in channels-last memory layout in batches of ``batch_size``. The default is small:
+        on one CPU thread a 256 x 256 image's activations fill the cache already, and batches of
+        8 were 5-20 % slower than batches of 1 or 2 (docs/watermark.md, Speed). On an
+        accelerator, larger batches pay.
 
         ``flip_average`` (default): the network also sees each image's mirror image, and the two
         readouts are averaged (the mirror's heatmap mirrored back), which costs a second pass. The
