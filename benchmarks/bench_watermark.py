@@ -5,7 +5,7 @@ Times, in one process with one torch thread:
 * generation, images per second per kind (:func:`trustlab.watermark.synth.synthesize`; the
   invisible kinds run the watermark libraries' own encoders);
 * prediction: the no-reference predictor on 256 x 256 images, ours
-  (``WatermarkPredictor.predict``: channels-last layout, batches of 8) against a
+  (``WatermarkPredictor.predict``: channels-last layout, its default batches of 2) against a
   one-image-at-a-time loop of the plain network call (the way a per-image tool runs) on the image
   and its mirror image, the score read as ``predict`` reads it, with equal scores checked;
 * the text metrics on the same pairs: our batched ROUGE-L against the ``rouge`` 1.0.1 package
@@ -88,7 +88,7 @@ def main() -> None:
         batched.scores, ours_single, atol=1e-4
     )
     print(f"prediction ({which} predictor, {n} images):")
-    print(f"  ours (batches of 8, channels-last)      {_rate(n, t_batch)}")
+    print(f"  ours (batches of 2, channels-last)      {_rate(n, t_batch)}")
     print(f"  ours one image per call                 {_rate(n, t_ours_single)}")
     print(f"  plain network call, one image at a time {_rate(n, t_loop)} (no read-out)")
     print(f"  ratio to the plain loop {t_loop / t_batch:.1f}x, same scores: {same}")
