@@ -139,6 +139,8 @@ class DenseTensorProduct:
         """For a depthwise product (``self.gathered``): the output with its columns in this
         class's order, input block by input block; ``out[:, self.source]`` is e3nn's order. A
         caller that only sums over edges first can reorder the (fewer) sums instead."""
+        if not self.gathered:
+            raise ValueError("unordered() is for depthwise products with one path per output")
         E = x1.shape[0]
         C = self._coupling(x1.dtype)
         pieces1 = torch.split(x1, self.in1_sizes, dim=1)
@@ -152,11 +154,11 @@ class DenseTensorProduct:
         return torch.cat(products, 1)
 
     def __call__(self, x1: Any, x2: Any, w: Any) -> Any:
+        if self.gathered:
+            return self.unordered(x1, x2, w).index_select(1, self.source)
         E = x1.shape[0]
         C = self._coupling(x1.dtype)
         pieces1 = torch.split(x1, self.in1_sizes, dim=1)
-        if self.gathered:
-            return self.unordered(x1, x2, w).index_select(1, self.source)
         weights = torch.split(w, self.weight_sizes, dim=1)
         outs: list[Any] = [None] * len(self.out_shapes)
         for b, (mul, d1) in enumerate(self.in1_shapes):
