@@ -83,7 +83,30 @@ def test_dense_product_equals_e3nn_in_values_and_gradients(seed, l_max, sh_l, ki
     if not tp.instructions:
         return
     assert supports(tp)
+    # the depthwise products take the gathered form, the fully connected the grouped one
+    assert DenseTensorProduct(tp).gathered == (kind == "uvu")
+    assert DenseTensorProduct(tp).grouped == (kind != "uvu")
     _check(tp, rng)
+
+
+@pytest.mark.parametrize(
+    "instructions",
+    [
+        # two depthwise paths into one output block: neither the gathered nor the grouped form
+        [(0, 0, 0, "uvu", True), (1, 1, 0, "uvu", True), (1, 0, 1, "uvu", True)],
+        # depthwise and fully connected paths in one product
+        [(0, 0, 0, "uvu", True), (1, 0, 1, "uvw", True), (0, 1, 1, "uvw", True)],
+    ],
+    ids=["uvu-shared-output", "uvu-and-uvw"],
+)
+def test_dense_product_general_form_equals_e3nn(instructions):
+    tp = o3.TensorProduct(
+        "2x0e+2x1o", "1x0e+1x1o", "2x0e+2x1o", instructions,
+        shared_weights=False, internal_weights=False,
+    )  # fmt: skip
+    dense = DenseTensorProduct(tp.to(torch.float64))
+    assert not dense.gathered and not dense.grouped
+    _check(tp, np.random.default_rng(len(instructions)))
 
 
 def test_dense_product_in_float32_reads_the_float32_coefficients():
