@@ -155,6 +155,21 @@ class DenseTensorProduct:
         self._couplings[dtype] = C
         return C
 
+    def _block_products(self, x1: Any, x2: Any) -> list[Any]:
+        """Per input block ``b``: ``t_b`` (E, m, K_b), the block's channels coupled with x2 for
+        every path it feeds (None for a block that feeds none)."""
+        E = x1.shape[0]
+        C = self._coupling(x1.dtype)
+        pieces1 = torch.split(x1, self.in1_sizes, dim=1)
+        out: list[Any] = []
+        for b, (mul, d1) in enumerate(self.in1_shapes):
+            if not self.paths[b]:
+                out.append(None)
+                continue
+            M = (x2 @ C[b]).view(E, d1, -1)
+            out.append(torch.bmm(pieces1[b].reshape(E, mul, d1), M))
+        return out
+
     def unordered(self, x1: Any, x2: Any, w: Any) -> Any:
         """For a depthwise product (``self.gathered``): the output with its columns in this
         class's order, input block by input block; ``out[:, self.source]`` is e3nn's order. A
@@ -162,32 +177,22 @@ class DenseTensorProduct:
         if not self.gathered:
             raise ValueError("unordered() is for depthwise products with one path per output")
         E = x1.shape[0]
-        C = self._coupling(x1.dtype)
-        pieces1 = torch.split(x1, self.in1_sizes, dim=1)
-        products = []
-        for b, (mul, d1) in enumerate(self.in1_shapes):
-            if not self.paths[b]:
-                continue
-            M = (x2 @ C[b]).view(E, d1, -1)
-            t = torch.bmm(pieces1[b].reshape(E, mul, d1), M).reshape(E, -1)
-            products.append(t * w.index_select(1, self.w_index[b]))
+        products = [
+            t.reshape(E, -1) * w.index_select(1, self.w_index[b])
+            for b, t in enumerate(self._block_products(x1, x2))
+            if t is not None
+        ]
         return torch.cat(products, 1)
 
     def __call__(self, x1: Any, x2: Any, w: Any) -> Any:
         if self.gathered:
             return self.unordered(x1, x2, w).index_select(1, self.source)
         E = x1.shape[0]
-        C = self._coupling(x1.dtype)
-        pieces1 = torch.split(x1, self.in1_sizes, dim=1)
+        cut = [
+            () if t is None else torch.split(t, self.k_sizes[b], dim=2)
+            for b, t in enumerate(self._block_products(x1, x2))
+        ]
         if self.grouped:
-            cut: list[Any] = []
-            for b, (mul, d1) in enumerate(self.in1_shapes):
-                if not self.paths[b]:
-                    cut.append(())
-                    continue
-                M = (x2 @ C[b]).view(E, d1, -1)
-                t = torch.bmm(pieces1[b].reshape(E, mul, d1), M)
-                cut.append(torch.split(t, self.k_sizes[b], dim=2))
             blocks = []
             for o, (mo, d3) in enumerate(self.out_shapes):
                 if not self.feeders[o]:
@@ -199,14 +204,8 @@ class DenseTensorProduct:
             return torch.cat(blocks, 1)
         weights = torch.split(w, self.weight_sizes, dim=1)
         outs: list[Any] = [None] * len(self.out_shapes)
-        for b, (mul, d1) in enumerate(self.in1_shapes):
-            if not self.paths[b]:
-                continue
-            M = (x2 @ C[b]).view(E, d1, -1)
-            t = torch.bmm(pieces1[b].reshape(E, mul, d1), M)
-            for (index, i_out, mode, _), piece in zip(
-                self.paths[b], torch.split(t, self.k_sizes[b], dim=2), strict=True
-            ):
+        for b, (mul, _) in enumerate(self.in1_shapes):
+            for (index, i_out, mode, _), piece in zip(self.paths[b], cut[b], strict=True):
                 wp = weights[index]
                 if mode == "uvu":
                     o = piece * wp.view(E, mul, 1)
