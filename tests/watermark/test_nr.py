@@ -236,13 +236,13 @@ def test_subnormal_weights_are_zeroed_on_load_with_the_same_predictions(fitted, 
     model, (images, *_) = fitted
     assert _subnormal(model.net_) == 0
     model.save(tmp_path / "a")
-    copy = WatermarkPredictor.load(tmp_path / "a")
+    loaded = WatermarkPredictor.load(tmp_path / "a")
     with torch.no_grad():
-        weight = next(copy.net_.parameters())
+        weight = next(loaded.net_.parameters())
         weight.view(-1)[:7] = torch.finfo(torch.float32).tiny / 4
-    assert _subnormal(copy.net_) == 7
-    planted = copy.predict(images)
-    copy.save(tmp_path / "b")
+    assert _subnormal(loaded.net_) == 7
+    planted = loaded.predict(images)
+    loaded.save(tmp_path / "b")
     again = WatermarkPredictor.load(tmp_path / "b")
     assert _subnormal(again.net_) == 0
     np.testing.assert_allclose(again.predict(images).scores, planted.scores, rtol=0, atol=1e-12)
