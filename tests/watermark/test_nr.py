@@ -345,3 +345,126 @@ def test_unfitted_model_says_so():
 
     with pytest.raises(NotFittedError, match="fit"):
         WatermarkPredictor().predict(np.zeros((1, 32, 32, 3), np.uint8))
+
+
+def _head_and_rest(model):
+    """The weights only the score/level/content terms reach (the pooled head), and the others."""
+    state = model.net_.state_dict()
+    head = torch.cat([v.flatten() for k, v in state.items() if k.startswith("head.")])
+    rest = torch.cat([v.flatten() for k, v in state.items() if not k.startswith("head.")])
+    return head, rest
+
+
+def test_zero_weight_terms_leave_what_only_they_train_untouched():
+    """With the score, level and content weights 0 (pretraining the location head), the head
+    keeps its initial weights exactly, neither moved nor decayed, and the labels of those terms
+    have no effect; the heatmap and encoder do learn."""
+    images, scores, masks, types = _data(n=8, seed=5)
+    heat_only = {"score_weight": 0, "level_weight": 0, "content_weight": 0}
+    init = WatermarkPredictor(max_epochs=1, learning_rate=1e-30, weight_decay=0, **TINY).fit(
+        images, scores=scores, masks=masks, content_types=types
+    )
+    head0, rest0 = _head_and_rest(init)
+    pre = WatermarkPredictor(max_epochs=2, **heat_only, **TINY).fit(
+        images, scores=scores, masks=masks, content_types=types
+    )
+    head, rest = _head_and_rest(pre)
+    assert torch.equal(head, head0)
+    assert (rest - rest0).abs().max() > 1e-3
+    other = WatermarkPredictor(max_epochs=2, **heat_only, **TINY).fit(
+        images, scores=5 - scores, masks=masks, content_types=types[::-1]
+    )
+    assert torch.equal(_weights(other), _weights(pre))
+    # with the default weights the head learns, and the labels matter
+    full = WatermarkPredictor(max_epochs=2, **TINY).fit(
+        images, scores=scores, masks=masks, content_types=types
+    )
+    assert (_head_and_rest(full)[0] - head0).abs().max() > 1e-3
+    with pytest.raises(InputError, match="loss weight"):
+        WatermarkPredictor(**heat_only, heatmap_weight=0, **TINY).fit(
+            images, scores=scores, masks=masks, content_types=types
+        )
+    with pytest.raises(InputError, match="level_weight"):
+        WatermarkPredictor(level_weight=-1, **TINY).fit(
+            images, scores=scores, masks=masks, content_types=types
+        )
+
+
+def test_warm_start_continues_from_the_fitted_weights(tmp_path):
+    """warm_start=True starts from the fitted network (a fit that cannot move the weights
+    returns them unchanged), warm_start=False from a fresh initialisation; a resumed warm start
+    gives the same model as an uninterrupted one."""
+    images, scores, masks, types = _data(n=8, seed=6)
+    pre = WatermarkPredictor(max_epochs=2, **TINY).fit(
+        images, scores=scores, masks=masks, content_types=types
+    )
+    before = _weights(pre).clone()
+    frozen = {"learning_rate": 1e-30, "weight_decay": 0.0, "max_epochs": 1}
+    cold = WatermarkPredictor(**{**TINY, "random_state": 11}, **frozen).fit(
+        images, scores=scores, masks=masks, content_types=types
+    )
+    model = copy.deepcopy(pre).set_params(warm_start=True, random_state=11, **frozen)
+    model.fit(images, scores=scores, masks=masks, content_types=types)
+    assert torch.equal(_weights(model), before)
+    assert not torch.allclose(_weights(cold), before)
+    # a cold refit of the same fitted object starts over
+    again = copy.deepcopy(pre).set_params(random_state=11, **frozen)
+    again.fit(images, scores=scores, masks=masks, content_types=types)
+    assert torch.equal(_weights(again), _weights(cold))
+
+    # fine-tuning with steps, interrupted after its first epoch and resumed
+    class Stop(Exception):
+        pass
+
+    def stop_after_first(epoch, total, history):
+        if epoch == 1:
+            raise Stop
+
+    def tuned(**kw):
+        return copy.deepcopy(pre).set_params(warm_start=True, max_epochs=2, **kw)
+
+    whole = tuned().fit(images, scores=scores, masks=masks, content_types=types)
+    assert not torch.equal(_weights(whole), before)
+    folder = tmp_path / "ft"
+    with pytest.raises(Stop):
+        tuned(checkpoint_dir=folder).fit(
+            images, scores=scores, masks=masks, content_types=types, progress=stop_after_first
+        )
+    resumed = tuned(checkpoint_dir=folder).fit(
+        images, scores=scores, masks=masks, content_types=types
+    )
+    assert torch.equal(_weights(resumed), _weights(whole))
+    # a warm start from other weights does not resume that state
+    images2, scores2, masks2, types2 = _data(n=8, seed=8)
+    other = WatermarkPredictor(max_epochs=1, **TINY).fit(
+        images2, scores=scores2, masks=masks2, content_types=types2
+    )
+    with pytest.raises(InputError, match="checkpoint_dir"):
+        other.set_params(warm_start=True, max_epochs=2, checkpoint_dir=folder).fit(
+            images, scores=scores, masks=masks, content_types=types
+        )
+
+
+def test_warm_start_refuses_another_architecture_and_bad_params(tmp_path):
+    images, scores, masks, types = _data(n=4, seed=7)
+    pre = WatermarkPredictor(max_epochs=1, **TINY).fit(
+        images, scores=scores, masks=masks, content_types=types
+    )
+    with pytest.raises(InputError, match="warm_start"):
+        copy.deepcopy(pre).set_params(warm_start=True, widths=(4, 8, 8, 16)).fit(
+            images, scores=scores, masks=masks, content_types=types
+        )
+    with pytest.raises(InputError, match="warm_start"):
+        copy.deepcopy(pre).set_params(warm_start=True, residual_gain=2.0).fit(
+            images, scores=scores, masks=masks, content_types=types
+        )
+    with pytest.raises(InputError, match="warm_start"):
+        copy.deepcopy(pre).set_params(warm_start="yes").fit(
+            images, scores=scores, masks=masks, content_types=types
+        )
+    with pytest.raises(InputError, match="params"):
+        pre.set_params(lr=1.0)
+    # saved and loaded, the new parameters come back
+    pre.set_params(score_weight=0.5, warm_start=True).save(tmp_path / "m")
+    loaded = WatermarkPredictor.load(tmp_path / "m")
+    assert (loaded.score_weight, loaded.warm_start) == (0.5, True)

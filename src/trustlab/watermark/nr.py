@@ -34,6 +34,7 @@ heatmap stride); kept together, they cannot drift apart.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import math
 import time
@@ -45,7 +46,9 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import (
+    check_bool,
     check_in_range,
+    check_non_negative,
     check_positive,
     check_positive_int,
     check_random_state,
@@ -345,9 +348,12 @@ class WatermarkPredictor:
     max_epochs, learning_rate, batch_size, weight_decay : training settings (Adam, cosine decay).
     residual_gain : float
         Amplification of the high-pass residual channels.
-    heatmap_weight, level_weight, content_weight : float
-        Weights of the heatmap (BCE + Dice), level cross-entropy and content cross-entropy losses
-        beside the score's mean squared error.
+    score_weight, heatmap_weight, level_weight, content_weight : float
+        Weights of the score's mean squared error, the heatmap's BCE + Dice loss and the level
+        and content cross-entropies. A term of weight 0 is left out of the loss, so what only it
+        trains is not updated (and not decayed): with the score, level and content weights all
+        0, only the heatmap and the encoder learn (pretraining the location head), and the
+        labels of the other terms are ignored.
     heatmap_max_score : float or None
         Marked images whose true score is above this (4: the "invisible" level, opacity under
         0.05) do not train the heatmap: their marks can hardly be seen, and asking the heatmap to
@@ -355,8 +361,22 @@ class WatermarkPredictor:
         images always train it (towards an empty map). None (the default) trains it on every
         image.
     random_state : int, optional
+    warm_start : bool
+        When True and the model is fitted, ``fit`` starts from the current network's weights
+        (with a fresh optimiser and learning-rate schedule) instead of a new initialisation:
+        fine-tuning after pretraining. The architecture settings must not have changed.
     checkpoint_dir : path, optional
         Where ``fit`` saves its state after every epoch and resumes from.
+
+    Examples
+    --------
+    Pretrain the location head on images with object masks, then train everything on
+    watermarks from there::
+
+        model = WatermarkPredictor(score_weight=0, level_weight=0, content_weight=0)
+        model.fit(scenes, scores=np.zeros(n), masks=object_masks, content_types=["logo"] * n)
+        model.set_params(score_weight=1, level_weight=0.5, content_weight=0.5, warm_start=True)
+        model.fit(images, scores=scores, masks=masks, content_types=types)
     """
 
     def __init__(
@@ -369,11 +389,13 @@ class WatermarkPredictor:
         batch_size: int = 32,
         weight_decay: float = 1e-4,
         residual_gain: float = 4.0,
+        score_weight: float = 1.0,
         heatmap_weight: float = 1.0,
         level_weight: float = 0.5,
         content_weight: float = 0.5,
         heatmap_max_score: float | None = None,
         random_state: int | None = 0,
+        warm_start: bool = False,
         checkpoint_dir: str | Path | None = None,
     ) -> None:
         self.input_size = input_size
@@ -383,14 +405,25 @@ class WatermarkPredictor:
         self.batch_size = batch_size
         self.weight_decay = weight_decay
         self.residual_gain = residual_gain
+        self.score_weight = score_weight
         self.heatmap_weight = heatmap_weight
         self.level_weight = level_weight
         self.content_weight = content_weight
         self.heatmap_max_score = heatmap_max_score
         self.random_state = random_state
+        self.warm_start = warm_start
         self.checkpoint_dir = checkpoint_dir
 
     # -------------------------------------------------------------- parameters
+    def set_params(self, **params: Any) -> WatermarkPredictor:
+        """Set constructor parameters (validated when ``fit`` runs); returns self."""
+        known = set(inspect.signature(type(self).__init__).parameters) - {"self"}
+        for key, value in params.items():
+            if key not in known:
+                raise InputError.bad("params", f"names among {', '.join(sorted(known))}", key)
+            setattr(self, key, value)
+        return self
+
     def _params(self) -> dict[str, Any]:
         return {
             k: (list(v) if k == "widths" else v)
@@ -418,15 +451,26 @@ class WatermarkPredictor:
             "batch_size": check_positive_int(self.batch_size, "batch_size"),
             "weight_decay": float(self.weight_decay),
             "residual_gain": check_positive(self.residual_gain, "residual_gain"),
-            "heatmap_weight": float(self.heatmap_weight),
-            "level_weight": float(self.level_weight),
-            "content_weight": float(self.content_weight),
+            "warm_start": check_bool(self.warm_start, "warm_start"),
             "heatmap_max_score": (
                 None
                 if self.heatmap_max_score is None
                 else check_in_range(self.heatmap_max_score, "heatmap_max_score", 0.0, 5.0)
             ),
+        } | self._check_loss_weights()
+
+    def _check_loss_weights(self) -> dict[str, float]:
+        weights = {
+            name: check_non_negative(getattr(self, name), name)
+            for name in ("score_weight", "heatmap_weight", "level_weight", "content_weight")
         }
+        if not any(weights.values()):
+            raise InputError.bad(
+                "score_weight, heatmap_weight, level_weight, content_weight",
+                "at least one loss weight above 0",
+                list(weights.values()),
+            )
+        return weights
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "net_"):
@@ -499,6 +543,14 @@ class WatermarkPredictor:
         rng = check_random_state(self.random_state)
         torch.manual_seed(int(rng.integers(2**31)))
         net = _network(p["widths"], p["residual_gain"])
+        init = self._warm_weights(p)
+        if init is not None:
+            try:
+                net.load_state_dict(init)
+            except RuntimeError as exc:  # the widths changed since the model was fitted
+                raise InputError.bad(
+                    "warm_start", "the fitted model's widths (or warm_start=False)", p["widths"]
+                ) from exc
         opt = torch.optim.Adam(
             net.parameters(), lr=p["learning_rate"], weight_decay=p["weight_decay"]
         )
@@ -508,7 +560,7 @@ class WatermarkPredictor:
         keys = ("loss", "score_mse", "level_ce", "heatmap_loss", "content_ce")
         hist: dict[str, list] = {k: [] for k in ("epoch", *keys)}
         start, seconds = 0, 0.0
-        fingerprint = self._fingerprint(x, y_score, m, types)
+        fingerprint = self._fingerprint(x, y_score, m, types, init)
         folder = Path(self.checkpoint_dir) if self.checkpoint_dir is not None else None
         state = load_training_state(folder, fingerprint)
         if state is not None:
@@ -542,12 +594,15 @@ class WatermarkPredictor:
                 inter = (prob * hb).sum((1, 2))
                 dice = 1 - (2 * inter + 1) / (prob.sum((1, 2)) + hb.sum((1, 2)) + 1)
                 heat_loss = ((bce + dice) * wb).sum() / wb.sum().clamp(min=1.0)
-                loss = (
-                    mse
-                    + p["level_weight"] * ce_level
-                    + p["heatmap_weight"] * heat_loss
-                    + p["content_weight"] * ce_type
+                # terms of weight 0 stay out of the graph: what only they reach gets no
+                # gradient, so Adam neither moves nor decays it
+                terms = (
+                    (p["score_weight"], mse),
+                    (p["level_weight"], ce_level),
+                    (p["heatmap_weight"], heat_loss),
+                    (p["content_weight"], ce_type),
                 )
+                loss = sum((w * t for w, t in terms if w != 0), start=mse.new_zeros(()))
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
@@ -580,8 +635,26 @@ class WatermarkPredictor:
         self.input_size_ = p["size"]
         return self
 
-    def _fingerprint(self, x: Any, scores: np.ndarray, masks: np.ndarray, types: list) -> str:
+    def _warm_weights(self, p: dict[str, Any]) -> dict[str, Any] | None:
+        """The fitted network's weights when warm-starting (None otherwise)."""
+        if not p["warm_start"] or not hasattr(self, "net_"):
+            return None
+        if self.input_size_ != p["size"] or float(self.net_.gain) != p["residual_gain"]:
+            raise InputError.bad(
+                "warm_start",
+                "the fitted model's input_size and residual_gain (or warm_start=False)",
+                f"input_size={p['size']}, residual_gain={p['residual_gain']} against "
+                f"{self.input_size_} and {self.net_.gain}",
+            )
+        return {k: v.detach().clone() for k, v in self.net_.state_dict().items()}
+
+    def _fingerprint(
+        self, x: Any, scores: np.ndarray, masks: np.ndarray, types: list, init: Any = None
+    ) -> str:
         h = hashlib.sha256(x.numpy().tobytes())
+        if init is not None:  # a resumed warm start must have started from the same weights
+            for key in sorted(init):
+                h.update(init[key].numpy().tobytes())
         h.update(np.ascontiguousarray(scores).tobytes())
         h.update(np.packbits(masks.astype(bool)).tobytes())
         h.update(json.dumps([types, self._params()], sort_keys=True, default=str).encode())
@@ -720,6 +793,8 @@ class WatermarkPredictor:
         params = dict(meta["params"])
         params["widths"] = tuple(params["widths"])
         params.setdefault("heatmap_max_score", None)  # saved before it existed: every image
+        params.setdefault("score_weight", 1.0)
+        params.setdefault("warm_start", False)
         model = cls(**params)
         model.net_ = _network(params["widths"], float(params["residual_gain"]))
         try:
