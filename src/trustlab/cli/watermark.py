@@ -494,6 +494,44 @@ def _remove_earlier(out: Path) -> None:
             (out / "heatmaps" / f"{name}.png").unlink(missing_ok=True)
 
 
+WmarkgptCodeOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--wmarkgpt-code",
+        help="With --vlm: the folder holds WMarkGPT's own weights, run with the authors' code in "
+        "this folder (a clone of github.com/TanSongBai/WMarkGPT, with its requirements).",
+    ),
+]
+
+
+def _vlm_backend(
+    vlm: Path, wmarkgpt_code: Path | None, *, max_new_tokens: int, prompt_template: str | None
+) -> tuple[Any, str]:
+    """The --vlm backend (WMarkGPT's own code with --wmarkgpt-code) and how to name it."""
+    from trustlab.watermark.backends import HFVisionLanguageBackend
+
+    names = {
+        "model_path": "--vlm",
+        "code_path": "--wmarkgpt-code",
+        "prompt_template": "--prompt-template",
+        "max_new_tokens": "--max-new-tokens",
+    }
+    with options_named(names):
+        if wmarkgpt_code is None:
+            backend: Any = HFVisionLanguageBackend(
+                vlm, prompt_template=prompt_template, max_new_tokens=max_new_tokens
+            )
+            return backend, f"vlm {vlm}"
+        from trustlab.watermark.wmarkgpt import WMarkGPTBackend
+
+        if prompt_template is not None:
+            raise InputError.bad(
+                "--prompt-template", "no template with --wmarkgpt-code", prompt_template
+            )
+        backend = WMarkGPTBackend(vlm, code_path=wmarkgpt_code, max_new_tokens=max_new_tokens)
+        return backend, f"wmarkgpt {vlm}"
+
+
 # ----------------------------------------------------------------------------------- describe
 
 
@@ -528,37 +566,29 @@ def describe(
     max_new_tokens: Annotated[
         int, typer.Option("--max-new-tokens", help="With --vlm: the answer's length limit.")
     ] = 256,
+    wmarkgpt_code: WmarkgptCodeOption = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the paragraph's wording.")] = 0,
     as_json: JsonOption = False,
 ) -> None:
     """Print a WMarkGPT-style paragraph about the watermark of one image (template backend, or
     a vision-language model with --vlm)."""
-    from trustlab.watermark.backends import (
-        HFVisionLanguageBackend,
-        TemplateBackend,
-        expected_score,
-    )
+    from trustlab.watermark.backends import TemplateBackend, expected_score
 
     q = _question(question)
     if vlm is not None and model is not None:
         raise InputError.bad("--vlm", "either --vlm or --model, not both", str(vlm))
+    if wmarkgpt_code is not None and vlm is None:
+        raise InputError.bad("--wmarkgpt-code", "--vlm with WMarkGPT's weights too", None)
     if not image.is_file():
         raise InputError.bad("IMAGE", "an existing image file", str(image))
     pixels = _read_image(image, "IMAGE")
     if vlm is not None:
-        with options_named(
-            {
-                "model_path": "--vlm",
-                "prompt_template": "--prompt-template",
-                "max_new_tokens": "--max-new-tokens",
-            }
-        ):
-            backend: Any = HFVisionLanguageBackend(
-                vlm, prompt_template=prompt_template, max_new_tokens=max_new_tokens
-            )
+        backend, source = _vlm_backend(
+            vlm, wmarkgpt_code, max_new_tokens=max_new_tokens, prompt_template=prompt_template
+        )
+        with options_named({"model_path": "--vlm", "code_path": "--wmarkgpt-code"}):
             text = backend.answer(pixels, q)
             score = expected_score(backend.level_logits(pixels)) if as_json else None
-        source = f"vlm {vlm}"
     else:
         net, source = _load_model(model)
         backend = TemplateBackend(net, random_state=seed)
@@ -621,6 +651,7 @@ def evaluate(
             "SRCC/PLCC of its level readout.",
         ),
     ] = None,
+    wmarkgpt_code: WmarkgptCodeOption = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for the numbers and the page.")] = ...,
     overwrite: OverwriteOption = False,
     as_json: JsonOption = False,
@@ -631,10 +662,12 @@ def evaluate(
 
     refuse_existing(out, overwrite, ("evaluation.json", "watermark_evaluation.html"),
                     "an evaluation")  # fmt: skip
+    if wmarkgpt_code is not None and vlm is None:
+        raise InputError.bad("--wmarkgpt-code", "--vlm with WMarkGPT's weights too", None)
     if vlm is not None:
         if model is not None:
             raise InputError.bad("--vlm", "either --vlm or --model, not both", str(vlm))
-        _evaluate_vlm(vlm, data, n, seed, kinds, clean_fraction, out, as_json)
+        _evaluate_vlm(vlm, wmarkgpt_code, data, n, seed, kinds, clean_fraction, out, as_json)
         return
     net, source = _load_model(model)
     with progress() as bar:
@@ -665,6 +698,7 @@ def evaluate(
 
 def _evaluate_vlm(
     vlm: Path,
+    wmarkgpt_code: Path | None,
     data: Path | None,
     n: int,
     seed: int,
@@ -673,20 +707,20 @@ def _evaluate_vlm(
     out: Path,
     as_json: bool,
 ) -> None:
-    from trustlab.watermark.backends import HFVisionLanguageBackend
     from trustlab.watermark.evaluation import evaluate_backend
 
-    with options_named({"model_path": "--vlm"}):
-        backend = HFVisionLanguageBackend(vlm)
+    backend, source = _vlm_backend(vlm, wmarkgpt_code, max_new_tokens=256, prompt_template=None)
     with progress() as bar:
         ds, origin = _dataset(data, n, seed, kinds, clean_fraction, bar)
         task = bar.add_task(f"asking {len(ds)} images", total=len(ds))
-        with options_named({"model_path": "--vlm", "dataset": "--n" if data is None else "--data"}):
+        names = {"model_path": "--vlm", "code_path": "--wmarkgpt-code",
+                 "dataset": "--n" if data is None else "--data"}  # fmt: skip
+        with options_named(names):
             result = evaluate_backend(
                 backend, ds, random_state=seed,
                 progress=lambda done, total: bar.update(task, completed=done),
             )  # fmt: skip
-    payload = {"model": f"vlm {vlm}", "data": origin, "backend": result.to_dict()}
+    payload = {"model": source, "data": origin, "backend": result.to_dict()}
     if as_json:
         typer.echo(json_text(payload), nl=False)
     else:

@@ -5,8 +5,9 @@ and ``covers`` (the deterministic generator: WMarkGPT's blend recipe and real in
 ``nr`` (the no-reference predictor) and ``checkpoints`` (the shipped one), ``describer`` (the
 deterministic describer and its independent parser), ``metrics`` (BLEU-1, ROUGE-L, level accuracy,
 SRCC/PLCC as WMarkGPT scored them, defects fixed), ``evaluation`` (the predictor's check-3
-numbers with controls), ``backends`` (the template backend, the Q-Align readout) and ``export``
-(WMarkGPT's stage datasets, Position-lite).
+numbers with controls), ``backends`` (the template backend, the Q-Align readout, a transformers vision-language model),
+``wmarkgpt`` (WMarkGPT itself, through the authors' code) and ``export`` (WMarkGPT's stage
+datasets, Position-lite).
 
 Names are imported on first use.
 
@@ -88,6 +89,7 @@ __getattr__, __all__, __dir__ = lazy_names(
             "READOUT_PROMPT",
             "expected_score",
         ],
+        ".wmarkgpt": ["WMarkGPTBackend"],
         ".metrics": [
             "END_TOKENS",
             "PARSE_MODES",

@@ -269,24 +269,7 @@ class HFVisionLanguageBackend:
         """The first token of each level word after :data:`READOUT_PROMPT` (LEVELS order)."""
         if self._level_ids is None:
             processor, _, _ = self._load()
-            tok = processor.tokenizer
-            stem = READOUT_PROMPT.rstrip()
-            base = tok(stem, add_special_tokens=False)["input_ids"]
-            ids = []
-            for word in LEVELS:
-                full = tok(f"{stem} {word}", add_special_tokens=False)["input_ids"]
-                if full[: len(base)] != base or len(full) <= len(base):
-                    raise BackendError(
-                        f"the tokenizer of {self.model_path} merges {READOUT_PROMPT.strip()!r} "
-                        f"with the level word {word!r}; the Q-Align readout needs them apart"
-                    )
-                ids.append(int(full[len(base)]))
-            if len(set(ids)) != len(ids):
-                raise BackendError(
-                    f"the level words {LEVELS} share a first token in the tokenizer of "
-                    f"{self.model_path}; their logits cannot be read apart"
-                )
-            self._level_ids = ids
+            self._level_ids = level_word_ids(processor.tokenizer, self.model_path)
         return self._level_ids
 
     def level_logits(self, image: np.ndarray) -> np.ndarray:
@@ -306,6 +289,30 @@ class HFVisionLanguageBackend:
         with torch.inference_mode():
             logits = model(**inputs).logits[0, -1]
         return logits[ids].float().cpu().numpy().astype(np.float64)
+
+
+def level_word_ids(tokenizer: Any, where: Any) -> list[int]:
+    """The first token of each level word where it follows :data:`READOUT_PROMPT` (without its
+    trailing space, the word after one space), in :data:`~trustlab.watermark.vocabulary.LEVELS`
+    order. ``where`` names the model in the errors: a tokenizer that merges the prompt's end
+    with a word, or in which two words share a first token, cannot be read this way."""
+    stem = READOUT_PROMPT.rstrip()
+    base = tokenizer(stem, add_special_tokens=False)["input_ids"]
+    ids = []
+    for word in LEVELS:
+        full = tokenizer(f"{stem} {word}", add_special_tokens=False)["input_ids"]
+        if full[: len(base)] != base or len(full) <= len(base):
+            raise BackendError(
+                f"the tokenizer of {where} merges {stem!r} with the level word {word!r}; the "
+                "Q-Align readout needs them apart"
+            )
+        ids.append(int(full[len(base)]))
+    if len(set(ids)) != len(ids):
+        raise BackendError(
+            f"the level words {LEVELS} share a first token in the tokenizer of {where}; their "
+            "logits cannot be read apart"
+        )
+    return ids
 
 
 def _seed(random_state: int, question: str) -> int:
