@@ -103,9 +103,16 @@ class Background:
         with self.lock:
             executor, self.executor = self.executor, None
             self.pending.clear()
+            busy = any(f.running() for f in self.futures.values())
         if executor is None:
             return
         executor.shutdown(wait=False, cancel_futures=True)
+        # an idle worker exits by itself, running its finalizers, which release the semaphores
+        # its jobs made (tqdm's lock, for one): a terminated worker leaves them to the resource
+        # tracker, which reports them as leaked at exit. A worker inside a job is ended.
         for process in self.workers:
+            if not busy:
+                process.join(timeout=10)
             if process.is_alive():
                 process.terminate()
+            process.join(timeout=10)

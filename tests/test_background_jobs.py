@@ -5,6 +5,7 @@ import textwrap
 import time
 from functools import partial
 
+import background_helpers
 from background_jobs import Background
 
 
@@ -34,3 +35,17 @@ def test_stop_ends_a_busy_worker():
     while any(p.is_alive() for p in background.workers) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(p.is_alive() for p in background.workers)
+
+
+def test_an_idle_worker_exits_by_itself_and_releases_its_semaphores():
+    """A worker whose jobs are done is not terminated: it exits (code 0) and its finalizers
+    release the semaphores its jobs made. A terminated worker (code -15) would leave them to the
+    resource tracker, which reports them as leaked when the suite ends."""
+    background = Background()
+    job = (background_helpers.hold_a_semaphore, {})
+    background.start({"lock": job})
+    try:
+        assert background.result("lock", job) == "spawn"
+    finally:
+        background.stop()
+    assert [p.exitcode for p in background.workers] == [0]
