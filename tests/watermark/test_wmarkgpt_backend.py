@@ -68,7 +68,7 @@ def standin():
         del sys.modules[name]
 
 
-def _save(model, tok, path: Path, *, drop: str | None = None) -> Path:
+def _save(model, tok, path: Path, *, drop: str | None = None, legacy: bool = False) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     model.config.save_pretrained(path)
     tok.save_pretrained(path)
@@ -76,7 +76,7 @@ def _save(model, tok, path: Path, *, drop: str | None = None) -> Path:
         size={"shortest_edge": 16}, crop_size={"height": 16, "width": 16}
     ).save_pretrained(path)
     state = {k: v for k, v in model.state_dict().items() if k != drop}
-    torch.save(state, path / "pytorch_model.bin")
+    torch.save(state, path / "pytorch_model.bin", _use_new_zipfile_serialization=not legacy)
     return path
 
 
@@ -96,6 +96,9 @@ def folder(standin, tmp_path_factory):
     return {
         "ok": _save(model, tok, root / "ok"),
         "missing": _save(model, tok, root / "missing", drop="vision.weight"),
+        # torch's legacy file format, which cannot be memory-mapped
+        "legacy_missing": _save(model, tok, root / "lm", drop="vision.weight", legacy=True),
+        "legacy": _save(model, tok, root / "legacy", legacy=True),
     }
 
 
@@ -194,8 +197,12 @@ def test_the_readout_reads_the_level_words_after_the_prompt(backend, folder):
 
 
 def test_weights_missing_from_the_files_are_refused(folder, tmp_path):
-    with pytest.raises(BackendError, match=r"1 of the model's \d+ weights .*vision.weight"):
-        WMarkGPTBackend(folder["missing"], code_path=STANDIN).level_logits(_image(6))
+    for name in ("missing", "legacy_missing"):
+        with pytest.raises(BackendError, match=r"1 of the model's \d+ weights .*vision.weight"):
+            WMarkGPTBackend(folder[name], code_path=STANDIN).level_logits(_image(6))
+    full = WMarkGPTBackend(folder["ok"], code_path=STANDIN).level_logits(_image(6))
+    legacy = WMarkGPTBackend(folder["legacy"], code_path=STANDIN).level_logits(_image(6))
+    np.testing.assert_array_equal(legacy, full)
     safetensors_only = tmp_path / "st"
     safetensors_only.mkdir()
     (safetensors_only / "config.json").write_text((folder["ok"] / "config.json").read_text())

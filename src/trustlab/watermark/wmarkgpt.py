@@ -203,8 +203,11 @@ class WMarkGPTBackend:
         """Every weight of ``model`` must be in the folder's ``pytorch_model*.bin`` files."""
         stored: set[str] = set()
         for shard in sorted(self.model_path.glob("pytorch_model*.bin")):
-            # mmap: the names without reading the tensors
-            stored.update(torch.load(shard, map_location="cpu", mmap=True, weights_only=True))
+            try:  # mmap: the names without reading the tensors
+                names = torch.load(shard, map_location="cpu", mmap=True, weights_only=True)
+            except RuntimeError:  # a file in torch's legacy (not zip) format cannot be mapped
+                names = torch.load(shard, map_location="cpu", weights_only=True)
+            stored.update(names)
         missing = sorted(set(model.state_dict()) - stored)
         if missing:
             shown = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
