@@ -150,11 +150,15 @@ class WMarkGPTBackend:
         self.temperature = check_non_negative(temperature, "temperature")
         self.random_state = int(random_state)
         self.compat = check_bool(compat, "compat")
+        self._modules: dict[str, Any] | None = None
         self._loaded: dict[str, Any] | None = None
         self._level_ids: list[int] | None = None
 
     # ---- loading ---------------------------------------------------------------------------
     def _code(self) -> dict[str, Any]:
+        """The authors' modules (imported once)."""
+        if self._modules is not None:
+            return self._modules
         if self.code_path is not None and str(self.code_path) not in sys.path:
             sys.path.insert(0, str(self.code_path))
         modules = {}
@@ -169,6 +173,7 @@ class WMarkGPTBackend:
                     "https://github.com/TanSongBai/WMarkGPT, install its requirements and pass "
                     "code_path=<the clone>."
                 ) from exc
+        self._modules = modules
         return modules
 
     def _load(self) -> dict[str, Any]:
@@ -222,9 +227,9 @@ class WMarkGPTBackend:
         """The text before the answer, from the authors' ``"mplug_owl2"`` template."""
         if not isinstance(question, str) or not question.strip():
             raise InputError.bad("question", "a non-empty string", question)
-        parts = self._load()
-        conv = parts["conversation"].conv_templates[CONVERSATION_TEMPLATE].copy()
-        conv.append_message(conv.roles[0], question + "\n" + parts["constants"].DEFAULT_IMAGE_TOKEN)
+        code = self._code()  # the template needs the authors' code, not the weights
+        conv = code["conversation"].conv_templates[CONVERSATION_TEMPLATE].copy()
+        conv.append_message(conv.roles[0], question + "\n" + code["constants"].DEFAULT_IMAGE_TOKEN)
         conv.append_message(conv.roles[1], None)
         return conv.get_prompt()
 
