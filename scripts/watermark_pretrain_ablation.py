@@ -30,24 +30,15 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from watermark_data_ablation import VISIBLE, _numbers  # the same held-out sets and numbers
 
 from trustlab.watermark.checkpoints import PARAMS, TRAIN_DATA, checkpoint_data
-from trustlab.watermark.evaluation import evaluate_predictions
 from trustlab.watermark.export import position_lite
 from trustlab.watermark.nr import WatermarkPredictor
 from trustlab.watermark.synth import synthesize
 
-VISIBLE = ("logo", "text", "pattern")
 #: Position-lite scenes for pretraining come from a seed no test set uses.
 POSITION_SEED = 7
-
-
-def _numbers(model, tests) -> dict:
-    out = {}
-    for seed, data in tests.items():
-        ev = evaluate_predictions(model.predict(data.images), data)
-        out[str(seed)] = {**ev.visibility, **ev.location}
-    return out
 
 
 def object_masks(pos) -> np.ndarray:

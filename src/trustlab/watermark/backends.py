@@ -86,14 +86,8 @@ class TemplateBackend:
         """Answers for many images at once (one batched predictor pass)."""
         from trustlab.watermark.describer import describe
 
-        if len(images) != len(questions):
-            raise InputError.bad(
-                "questions", f"{len(images)} questions, one per image", len(questions)
-            )
-        for q in questions:
-            if not isinstance(q, str) or not q.strip():
-                raise InputError.bad("question", "a non-empty string", q)
-        pred = self.predict(list(images))
+        imgs, questions = check_images_and_questions(images, questions)
+        pred = self.predict(imgs)
         seeds = [_seed(self.random_state, q) for q in questions]
         return [describe(pred.facts(i), random_state=s) for i, s in enumerate(seeds)]
 
@@ -247,13 +241,7 @@ class HFVisionLanguageBackend:
 
     def answer_batch(self, images: Sequence[np.ndarray], questions: Sequence[str]) -> list[str]:
         """Greedy answers, ``batch_size`` images per ``generate`` call (special tokens removed)."""
-        from trustlab.watermark.nr import as_images
-
-        imgs = as_images(list(images), "images")
-        if len(imgs) != len(questions):
-            raise InputError.bad(
-                "questions", f"{len(imgs)} questions, one per image", len(questions)
-            )
+        imgs, questions = check_images_and_questions(images, questions)
         prompts = [self.prompt(q) for q in questions]
         processor, model, torch = self._load()
         out: list[str] = []
@@ -275,11 +263,8 @@ class HFVisionLanguageBackend:
     def level_logits(self, image: np.ndarray) -> np.ndarray:
         """Next-token logits of the five level words after the readout prompt."""
         from trustlab.watermark.describer import QUESTIONS
-        from trustlab.watermark.nr import as_images
 
-        img = as_images(image, "image")
-        if len(img) != 1:
-            raise InputError.bad("image", "one (H, W, 3) uint8 image", f"{len(img)} images")
+        img = [check_one_image(image)]
         ids = self.level_token_ids()
         prompt = self.prompt(QUESTIONS[0])
         # the answer starts after the prompt as the model would write it: "ASSISTANT: The ..."
@@ -289,6 +274,33 @@ class HFVisionLanguageBackend:
         with torch.inference_mode():
             logits = model(**inputs).logits[0, -1]
         return logits[ids].float().cpu().numpy().astype(np.float64)
+
+
+def check_images_and_questions(
+    images: Sequence[np.ndarray], questions: Sequence[str]
+) -> tuple[list[np.ndarray], list[str]]:
+    """The images of ``answer_batch`` as (H, W, 3) uint8 arrays and their questions, one per
+    image, each a non-empty string."""
+    from trustlab.watermark.nr import as_images
+
+    imgs = as_images(list(images), "images")
+    qs = list(questions)
+    if len(imgs) != len(qs):
+        raise InputError.bad("questions", f"{len(imgs)} questions, one per image", len(qs))
+    for q in qs:
+        if not isinstance(q, str) or not q.strip():
+            raise InputError.bad("question", "a non-empty string", q)
+    return imgs, qs
+
+
+def check_one_image(image: Any) -> np.ndarray:
+    """One (H, W, 3) uint8 image (for ``level_logits``)."""
+    from trustlab.watermark.nr import as_images
+
+    img = as_images(image, "image")
+    if len(img) != 1:
+        raise InputError.bad("image", "one (H, W, 3) uint8 image", f"{len(img)} images")
+    return img[0]
 
 
 def level_word_ids(tokenizer: Any, where: Any) -> list[int]:

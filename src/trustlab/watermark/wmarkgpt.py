@@ -50,7 +50,12 @@ import numpy as np
 from trustlab._checks import check_bool, check_non_negative, check_positive_int
 from trustlab._lazy import require
 from trustlab.errors import BackendError, InputError
-from trustlab.watermark.backends import READOUT_PROMPT, level_word_ids
+from trustlab.watermark.backends import (
+    READOUT_PROMPT,
+    check_images_and_questions,
+    check_one_image,
+    level_word_ids,
+)
 from trustlab.watermark.vocabulary import LEVELS
 
 __all__ = ["WMarkGPTBackend", "WMARKGPT_PACKAGE", "CONVERSATION_TEMPLATE"]
@@ -283,13 +288,7 @@ class WMarkGPTBackend:
 
     def answer_batch(self, images: Sequence[np.ndarray], questions: Sequence[str]) -> list[str]:
         """Answers one image at a time (the authors' model takes one prompt per call)."""
-        from trustlab.watermark.nr import as_images
-
-        imgs = as_images(list(images), "images")
-        if len(imgs) != len(questions):
-            raise InputError.bad(
-                "questions", f"{len(imgs)} questions, one per image", len(questions)
-            )
+        imgs, questions = check_images_and_questions(images, questions)
         prompts = [self.prompt(q) for q in questions]
         parts = self._load()
         torch, model, tok = parts["torch"], parts["model"], parts["tokenizer"]
@@ -323,15 +322,12 @@ class WMarkGPTBackend:
 
     def level_logits(self, image: np.ndarray, question: str | None = None) -> np.ndarray:
         """Next-token logits of the five level words after the readout prompt."""
-        from trustlab.watermark.nr import as_images
 
-        img = as_images(image, "image")
-        if len(img) != 1:
-            raise InputError.bad("image", "one (H, W, 3) uint8 image", f"{len(img)} images")
+        img = check_one_image(image)
         ids = self.level_token_ids()
         parts = self._load()
         torch = parts["torch"]
         inputs = self._input_ids(self.readout_text(question))
         with torch.inference_mode():
-            logits = parts["model"](inputs, images=self.pixel_values(img[0]))["logits"][0, -1]
+            logits = parts["model"](inputs, images=self.pixel_values(img))["logits"][0, -1]
         return logits[ids].float().cpu().numpy().astype(np.float64)
