@@ -146,12 +146,7 @@ class HFVisionLanguageBackend:
             raise InputError.bad(
                 "model_path", "a folder with a transformers model (config.json)", str(model_path)
             )
-        if not isinstance(device, str) or not (
-            device in ("auto", "cpu", "cuda") or device.startswith("cuda:")
-        ):
-            raise InputError.bad("device", '"auto", "cpu", "cuda" or "cuda:N"', device)
-        if dtype not in _DTYPES:
-            raise InputError.bad("dtype", f"one of {sorted(_DTYPES)}", dtype)
+        check_device_and_dtype(device, dtype)
         if prompt_template is not None and (
             not isinstance(prompt_template, str)
             or "{question}" not in prompt_template
@@ -174,12 +169,9 @@ class HFVisionLanguageBackend:
         if self._loaded is None:
             torch = require("torch", "llm")
             transformers = require("transformers", "llm")
-            device = self.device
-            if device == "auto":
-                device = "cuda" if torch.cuda.is_available() else "cpu"
-            dtype = self.dtype
-            if dtype == "auto":
-                dtype = "float32" if device == "cpu" else "bfloat16"
+            device, dtype = resolve_device_and_dtype(
+                torch, self.device, self.dtype, gpu_dtype="bfloat16"
+            )
             bars = transformers.utils.logging.is_progress_bar_enabled()
             transformers.utils.logging.disable_progress_bar()  # no "Loading weights" on stderr
             try:
@@ -274,6 +266,27 @@ class HFVisionLanguageBackend:
         with torch.inference_mode():
             logits = model(**inputs).logits[0, -1]
         return logits[ids].float().cpu().numpy().astype(np.float64)
+
+
+def check_device_and_dtype(device: Any, dtype: Any) -> None:
+    """A backend's ``device`` ("auto", "cpu", "cuda", "cuda:N") and ``dtype`` (one of
+    ``"auto"``, ``"float32"``, ``"bfloat16"``, ``"float16"``)."""
+    if not isinstance(device, str) or not (
+        device in ("auto", "cpu", "cuda") or device.startswith("cuda:")
+    ):
+        raise InputError.bad("device", '"auto", "cpu", "cuda" or "cuda:N"', device)
+    if dtype not in _DTYPES:
+        raise InputError.bad("dtype", f"one of {sorted(_DTYPES)}", dtype)
+
+
+def resolve_device_and_dtype(torch: Any, device: str, dtype: str, *, gpu_dtype: str) -> tuple:
+    """``"auto"`` resolved: CUDA when torch sees a GPU, else the CPU; float32 on the CPU and
+    ``gpu_dtype`` on a GPU."""
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if dtype == "auto":
+        dtype = "float32" if device == "cpu" else gpu_dtype
+    return device, dtype
 
 
 def check_images_and_questions(

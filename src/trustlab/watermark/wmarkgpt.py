@@ -52,9 +52,11 @@ from trustlab._lazy import require
 from trustlab.errors import BackendError, InputError
 from trustlab.watermark.backends import (
     READOUT_PROMPT,
+    check_device_and_dtype,
     check_images_and_questions,
     check_one_image,
     level_word_ids,
+    resolve_device_and_dtype,
 )
 from trustlab.watermark.vocabulary import LEVELS
 
@@ -70,7 +72,6 @@ _MODULES = {
     "mm_utils": "llm.mm_utils",
     "constants": "llm.constants",
 }
-_DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 
 class WMarkGPTBackend:
@@ -139,12 +140,7 @@ class WMarkGPTBackend:
                     f"a clone of the WMarkGPT repository (a folder holding {WMARKGPT_PACKAGE}/)",
                     str(code_path),
                 )
-        if not isinstance(device, str) or not (
-            device in ("auto", "cpu", "cuda") or device.startswith("cuda:")
-        ):
-            raise InputError.bad("device", '"auto", "cpu", "cuda" or "cuda:N"', device)
-        if dtype not in _DTYPES:
-            raise InputError.bad("dtype", f"one of {sorted(_DTYPES)}", dtype)
+        check_device_and_dtype(device, dtype)
         if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
             raise InputError.bad("random_state", "an int seed", random_state)
         self.model_path = path
@@ -187,12 +183,9 @@ class WMarkGPTBackend:
             transformers = require("transformers", "llm")
             code = self._code()
             cls = code["modeling"].MPLUGOwl2LlamaForCausalLM
-            device = self.device
-            if device == "auto":
-                device = "cuda" if torch.cuda.is_available() else "cpu"
-            dtype = self.dtype
-            if dtype == "auto":
-                dtype = "float32" if device == "cpu" else "float16"
+            device, dtype = resolve_device_and_dtype(
+                torch, self.device, self.dtype, gpu_dtype="float16"
+            )
             tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_path)
             processor = transformers.CLIPImageProcessor.from_pretrained(self.model_path)
             config = cls.config_class.from_pretrained(self.model_path)
