@@ -106,13 +106,15 @@ class Background:
             busy = any(f.running() for f in self.futures.values())
         if executor is None:
             return
-        executor.shutdown(wait=False, cancel_futures=True)
-        # an idle worker exits by itself, running its finalizers, which release the semaphores
-        # its jobs made (tqdm's lock, for one): a terminated worker leaves them to the resource
-        # tracker, which reports them as leaked at exit. A worker inside a job is ended.
+        if not busy:
+            # an idle worker exits by itself, running its finalizers, which release the
+            # semaphores its jobs made (tqdm's lock, for one): a terminated worker leaves them to
+            # the resource tracker, which reports them as leaked at exit. The executor's own
+            # thread joins it; joining it here as well would race that thread for the exit
+            # status (the loser's waitpid finds no child and reads the process as alive).
+            executor.shutdown(wait=True, cancel_futures=True)
+            return
+        # a worker inside a job is ended
         for process in self.workers:
-            if not busy:
-                process.join(timeout=10)
-            if process.is_alive():
-                process.terminate()
-            process.join(timeout=10)
+            process.terminate()
+        executor.shutdown(wait=False, cancel_futures=True)
