@@ -353,6 +353,7 @@ def test_rows_missing_label_or_group_are_dropped_with_a_note(tmp_path):
     notes = sections_by_id(result.json_path)["overview"]["data"]["notes"]
     assert any("Dropped 4 of 240 rows" in note for note in notes)
     assert "Dropped 4 of 240 rows" in result.html_path.read_text()
+    assert "  note: Dropped 4 of 240 rows" in result.summary()  # the CLI prints it too
 
 
 # --- bad input -------------------------------------------------------------------------------

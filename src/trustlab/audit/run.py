@@ -134,6 +134,8 @@ class AuditResult(Result):
                     + f" {numbers['equalized_odds_difference']:.4f}"
                 )
             lines.append(f"  {name}: " + (", ".join(parts) or "no numbers"))
+        # what the report's overview notes about the data (dropped rows, imputation, the split)
+        lines.extend(f"  note: {note}" for note in ctx.notes)
         return "\n".join(lines)
 
 
