@@ -196,3 +196,46 @@ def test_csv_input_takes_an_encoding_and_budget_errors_name_the_option(run, tmp_
     np.save(tmp_path / "budgets.npy", np.array([1.0, 0.0, 1.0]))
     code, _, err = run(*args, "--encoding", "latin-1", "--budgets", tmp_path / "budgets.npy")
     assert code == 2 and one_line(err).startswith("trustlab: error: --budgets: expected")
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda d, p: np.savetxt(p, d, delimiter=","),  # no header row
+        lambda d, p: pd.DataFrame(d, columns=["a", "b"]).to_csv(p, index=False),  # named columns
+        lambda d, p: pd.DataFrame(d).to_csv(p),  # pandas' defaults: column numbers and an index
+        lambda d, p: pd.DataFrame(d, columns=["a", "b"]).to_csv(p),  # names and an index
+    ],
+    ids=["savetxt", "header", "pandas-default", "header-and-index"],
+)
+def test_every_csv_layout_gives_the_npy_result(run, tmp_path, write):
+    """A CSV without a header row keeps its first difference (it was taken as column names,
+    silently protecting one reference set less); pandas' index column is not a coordinate."""
+    deltas = np.array([[3.0, 0.0], [0.0, 0.5], [1.0, 1.0]])
+    np.save(tmp_path / "d.npy", deltas)
+    write(deltas, tmp_path / "d.csv")
+    args = ["privacy", "dsi", "--epsilon", 1, "--delta", 1e-5, "--json"]
+    expected = json.loads(run(*args, "--deltas", tmp_path / "d.npy")[1])["covariance"]
+    code, out, err = run(*args, "--deltas", tmp_path / "d.csv")
+    assert code == 0, err
+    got = json.loads(out)["covariance"]
+    assert got["n_differences"] == expected["n_differences"] == 3
+    assert got["trace"] == pytest.approx(expected["trace"], rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("0,1\n3,0\n0,0.5\n", "the column numbers pandas writes as a header, or data"),
+        ("a,b\n3,\n0,0.5\n", "expected numbers only in d.csv, got 'an empty cell'"),
+        ("a,b\n3,x\n0,0.5\n", "expected numbers only in d.csv, got 'x'"),
+        ("a,b\n", "expected at least one row of numbers in d.csv"),
+    ],
+)
+def test_an_ambiguous_or_broken_csv_is_refused_naming_the_option(run, tmp_path, text, says):
+    (tmp_path / "d.csv").write_text(text)
+    code, _, err = run(
+        "privacy", "dsi", "--deltas", tmp_path / "d.csv", "--epsilon", 1, "--delta", 1e-5
+    )
+    assert code == 2
+    assert one_line(err).startswith("trustlab: error: --deltas: ") and says in one_line(err)

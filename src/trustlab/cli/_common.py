@@ -14,7 +14,11 @@ import typer
 from trustlab._results import json_text, write_outputs
 from trustlab.cli._console import console, err_console, tell  # noqa: F401  (re-exported)
 from trustlab.cli._progress import YesOption, announce, planned, progress, tracker  # noqa: F401  (re-exported)
-from trustlab.data.tables import read_table, require_columns  # noqa: F401  (re-exported)
+from trustlab.data.tables import (  # noqa: F401  (re-exported)
+    read_numeric_table,
+    read_table,
+    require_columns,
+)
 from trustlab.errors import InputError
 
 JSON_OPTION_HELP = "Print the result as JSON (the result's to_dict()) instead of a summary."

@@ -12,7 +12,7 @@ from trustlab.cli._common import (
     EncodingOption,
     emit,
     progress,
-    read_table,
+    read_numeric_table,
     save,
 )
 from trustlab.cli._runs import OverwriteOption, options_named, refuse_existing, remove_stale
@@ -28,7 +28,8 @@ app = typer.Typer(
 DSI_HELP = """Optimal data-specific Gaussian noise for a set of output differences.
 
 --deltas holds the differences F(U) - F(U_i), one per row, shape (n, d): a .npy array, or a
-.csv/.tsv/.parquet table with one numeric column per output coordinate. The noise makes the
+.csv/.tsv/.parquet table with one numeric column per output coordinate (a CSV with a header row
+of column names or with none, as numpy.savetxt writes it). The noise makes the
 release (epsilon, delta)-indistinguishable between U and every U_i over --steps releases.
 DSI is a guarantee relative to these reference sets; it is not differential privacy.
 
@@ -118,8 +119,4 @@ def read_array(path: Path, name: str, encoding: str | None = None):
             return np.asarray(np.load(path, allow_pickle=False), dtype=np.float64)
         except (OSError, ValueError) as exc:
             raise InputError(f"{name}: could not read {path}: {exc}", argument=name) from exc
-    table = read_table(path, name, encoding=encoding)
-    try:
-        return table.to_numpy(dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError.bad(name, "numeric columns only", list(table.dtypes.astype(str))) from exc
+    return read_numeric_table(path, name, encoding=encoding)

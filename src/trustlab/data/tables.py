@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from trustlab.errors import InputError
 
-__all__ = ["read_table", "require_columns"]
+__all__ = ["read_numeric_table", "read_table", "require_columns"]
 
 
-def read_table(path: Path, name: str = "--data", *, encoding: str | None = None):
+def read_table(
+    path: Path,
+    name: str = "--data",
+    *,
+    encoding: str | None = None,
+    header: int | None = 0,
+    dtype: Any = None,
+):
     """Read a CSV or Parquet file into a DataFrame, with a clear error for anything else.
 
     ``encoding`` is the text encoding of a CSV/TSV file (default UTF-8; e.g. ``latin-1`` or
     ``cp1252`` for files saved by older spreadsheet programs); a file that does not decode says
-    so and names the ``--encoding`` option.
+    so and names the ``--encoding`` option. ``header`` and ``dtype`` are pandas' ``read_csv``
+    options (``header=None``: no row is taken as column names).
     """
     import codecs
 
@@ -36,7 +45,7 @@ def read_table(path: Path, name: str = "--data", *, encoding: str | None = None)
             return pd.read_parquet(path)
         if suffix.endswith((".csv", ".csv.gz", ".txt", ".tsv")):
             sep = "\t" if ".tsv" in suffix else ","
-            return pd.read_csv(path, sep=sep, encoding=encoding)
+            return pd.read_csv(path, sep=sep, encoding=encoding, header=header, dtype=dtype)
     except UnicodeDecodeError as exc:
         used = encoding or "utf-8"
         raise InputError(
@@ -47,6 +56,65 @@ def read_table(path: Path, name: str = "--data", *, encoding: str | None = None)
     except Exception as exc:  # parser errors become one clear line
         raise InputError(f"{name}: could not read {path}: {exc}", argument=name) from exc
     raise InputError.bad(name, "a .csv, .tsv or .parquet file", str(path))
+
+
+def _is_number(cell: Any) -> bool:
+    """A CSV cell (text, or NaN when empty) that holds a number."""
+    if not isinstance(cell, str):
+        return False  # an empty cell
+    try:
+        float(cell)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def read_numeric_table(path: Path, name: str, *, encoding: str | None = None):
+    """A float array (rows x columns) from a CSV/TSV or Parquet table of numbers.
+
+    A CSV may have a header row or none (``numpy.savetxt`` writes none): its first row is the
+    header when one of its cells is not a number. A first row of only the column numbers
+    0, 1, ... (as pandas writes for unnamed columns) cannot be told from data and is refused
+    with a message saying how to write the file. With a header whose first cell is empty
+    (pandas' index column), a first column of the row numbers 0, 1, ... is dropped.
+    """
+    import numpy as np
+
+    path = Path(path)
+    if path.name.lower().endswith((".parquet", ".pq")):
+        table = read_table(path, name)
+        try:
+            array = table.to_numpy(dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError.bad(
+                name, "numeric columns only", list(table.dtypes.astype(str))
+            ) from None
+    else:
+        values = read_table(path, name, encoding=encoding, header=None, dtype=str).to_numpy(
+            dtype=object
+        )
+        if len(values) and not all(_is_number(c) for c in values[0]):
+            header, values = values[0], values[1:]
+            numbers = np.arange(len(values)).astype(str)
+            if not isinstance(header[0], str) and np.array_equal(values[:, 0], numbers):
+                values = values[:, 1:]  # pandas' index column under an empty header cell
+        elif len(values) and [c.strip() for c in values[0]] == [
+            str(k) for k in range(values.shape[1])
+        ]:
+            raise InputError(
+                f"{name}: the first row of {path.name} is {', '.join(values[0])}: the column "
+                "numbers pandas writes as a header, or data? Give the columns names (e.g. x0, "
+                "x1, ...), write the table without a header row, or use a .npy file",
+                argument=name,
+            )
+        bad = next((c for row in values for c in row if not _is_number(c)), None)
+        if bad is not None:
+            shown = "an empty cell" if not isinstance(bad, str) else bad
+            raise InputError.bad(name, f"numbers only in {path.name}", shown)
+        array = values.astype(np.float64)
+    if array.size == 0:
+        raise InputError.bad(name, f"at least one row of numbers in {path.name}", "none")
+    return array
 
 
 def require_columns(df, columns: dict[str, str | None]) -> None:
