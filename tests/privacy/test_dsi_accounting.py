@@ -67,6 +67,25 @@ def test_calibrate_and_dsi_epsilon_are_inverse(epsilon, log_delta, steps, accoun
     assert dsi_epsilon(multiplier, delta, steps, accountant) == pytest.approx(epsilon, rel=1e-8)
 
 
+@settings(max_examples=30, deadline=None)
+@given(
+    epsilon=st.floats(0.05, 20.0),
+    log_delta=st.floats(-12.0, -2.0),
+    steps=st.integers(2, 500),
+    accountant=st.sampled_from(["exact", "paper"]),
+)
+def test_per_release_epsilon_is_one_release_under_the_same_accountant(
+    epsilon, log_delta, steps, accountant
+):
+    """One release of a multi-step calibration spends less than the whole budget, under either
+    accountant (the paper accountant reported the composed epsilon as the per-release one)."""
+    delta = 10.0**log_delta
+    result = calibrate(epsilon, delta, steps, accountant)
+    one = dsi_epsilon(result.noise_multiplier, delta, 1, accountant)
+    assert result.per_release_epsilon == pytest.approx(one, rel=1e-12)
+    assert result.per_release_epsilon < epsilon
+
+
 @settings(max_examples=20, deadline=None)
 @given(epsilon=st.floats(0.0, 6.0), mu=st.floats(0.05, 4.0))
 def test_gaussian_delta_equals_the_privacy_loss_integral(epsilon, mu):

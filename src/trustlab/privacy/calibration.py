@@ -88,11 +88,10 @@ def calibrate(
     delta, steps, accountant = _check_composition(delta, steps, accountant)
     if accountant == "paper":
         single = _accounting.paper_multiplier(epsilon, delta)
-        multiplier, per_release = single * math.sqrt(steps), epsilon
+        multiplier = single * math.sqrt(steps)
     else:
         mu = _accounting.exact_mu(epsilon, delta)
         multiplier = math.sqrt(steps) / mu if mu > 0 else math.inf
-        per_release = None
     if not multiplier <= MAX_MULTIPLIER:
         raise InputError.bad(
             "epsilon",
@@ -100,7 +99,9 @@ def calibrate(
             f"{MAX_MULTIPLIER:g} (the release would be noise alone)",
             epsilon,
         )
-    if per_release is None:
+    if accountant == "paper":  # one release alone: the paper conversion of its multiplier
+        per_release = _accounting.paper_epsilon(multiplier, delta)
+    else:
         per_release = _accounting.exact_epsilon(1.0 / multiplier, delta)
     return NoiseCalibration(epsilon, delta, steps, accountant, multiplier, per_release)
 
