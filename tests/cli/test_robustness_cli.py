@@ -32,6 +32,21 @@ def costs_csv(tmp_path_factory):
     return path
 
 
+@pytest.mark.parametrize(
+    ("header", "index"),
+    [(False, False), (True, False), (True, True), (False, True)],
+    ids=["bare", "header-row", "header-and-index (pandas' default)", "index-column"],
+)
+def test_the_cost_matrix_reads_in_every_documented_layout(tmp_path, header, index):
+    """No header; a header row of class indices; a header row and an index column (what
+    ``pd.DataFrame(C).to_csv`` writes: (K+1) x (K+1), so square, with an empty corner); an index
+    column alone."""
+    costs = make_cost_matrix(4, {1: [2, 3]}) * np.arange(1, 5)[None, :]
+    path = tmp_path / "c.csv"
+    pd.DataFrame(costs).to_csv(path, header=header, index=index)
+    np.testing.assert_array_equal(robustness.read_cost_matrix(path), costs)
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory, costs_csv):
     """A small model trained through the CLI (module scope: trained once)."""

@@ -445,7 +445,9 @@ def read_cost_matrix(path: Path, encoding: str | None = None):
             f"--cost-matrix: could not read {path}: {exc}", argument="--cost-matrix"
         ) from exc
     values = table.to_numpy()
-    if values.shape[0] == values.shape[1] + 1:  # a header row of class indices
+    if values.shape[0] == values.shape[1] and values.size and pd.isna(values[0, 0]):
+        values = values[1:, 1:]  # a header row and an index column under an empty corner
+    elif values.shape[0] == values.shape[1] + 1:  # a header row of class indices
         values = values[1:]
     if values.shape[1] == values.shape[0] + 1:  # and an index column
         values = values[:, 1:]
