@@ -15,9 +15,9 @@ margin-cs
       ``rho = Phi^-1(p_y) - Phi^-1(max_{k != y} p_k)``;
     - sensitive samples (a label y with harmful targets Omega_y), for ``|rho| < gamma_sensitive``
       (misclassified samples included, the difference from MACER),
-      ``gamma_sensitive - rho`` with ``rho = Phi^-1(max_{k not in Omega_y} p_k) -
-      Phi^-1(max_{j in Omega_y} p_j)`` (the group radius); with ``pairwise=True`` one hinge per
-      harmful target j, ``rho_j = Phi^-1(max_{k not in Omega_y} p_k) - Phi^-1(p_j)``, weighted by
+      ``gamma_sensitive - rho`` with ``rho = Phi^-1(p_y) - Phi^-1(max_{j in Omega_y} p_j)``
+      (the true class against its most likely harmful target); with ``pairwise=True`` one hinge
+      per harmful target j, ``rho_j = Phi^-1(p_y) - Phi^-1(p_j)``, weighted by
       ``C[y, j] / max C`` (the ICML objective's cost weights; the default for real-valued
       costs).
 
@@ -25,10 +25,9 @@ margin-cs
     sensitive hinges)) / batch size``. Radii that are NaN or infinite are left out, and the
     inverse normal is evaluated only on the kept entries so no NaN gradient leaks.
 
-    The reference class ``max_{k not in Omega_y} p_k`` equals the spec's top class whenever the
-    top class is safe; when the top class is harmful it is the best safe class, so the loss
-    still pushes the harmful class down (with the top class itself the margin would be 0 and
-    carry no gradient).
+    The reference class is the true class y (docs/robustness-smoothing.md), not the spec's top
+    class: when the top class is harmful, a margin against the top class would be 0 and carry no
+    gradient, while ``p_y`` against the harmful class still pushes the harmful class down.
 """
 
 from __future__ import annotations
