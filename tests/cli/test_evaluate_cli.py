@@ -89,6 +89,31 @@ def test_csv_headers_name_the_classes_of_text_labels(run, arrays, tmp_path):
         assert accuracy[name] == pytest.approx(np.mean(probs.argmax(axis=1) == labels), abs=1e-12)
 
 
+def test_csv_predictions_take_class_indices_as_labels(run, arrays, tmp_path):
+    """With named CSV columns, labels 0..K-1 are the columns' indices (as the help says); the
+    same ranking as the names give."""
+    outputs, labels = arrays
+    classes = np.array(["no", "maybe", "yes"])
+    paths = []
+    for name, probs in outputs.items():
+        pd.DataFrame(probs, columns=classes).to_csv(tmp_path / f"{name}.csv", index=False)
+        paths.append(tmp_path / f"{name}.csv")
+    np.save(tmp_path / "y.npy", labels)
+    (tmp_path / "y.txt").write_text("\n".join(classes[labels]) + "\n")
+    args = ["evaluate", "rank", "-p", *paths, "--json", "--n-bootstrap", 0]
+    code, out, err = run(*args, "--labels", tmp_path / "y.npy")
+    assert code == 0, err
+    by_index = json.loads(out)
+    assert by_index == json.loads(run(*args, "--labels", tmp_path / "y.txt")[1])
+    accuracy = {m["name"]: m["accuracy"] for m in by_index["models"]}
+    for name, probs in outputs.items():
+        assert accuracy[name] == pytest.approx(np.mean(probs.argmax(axis=1) == labels), abs=1e-12)
+    # an index beyond the columns is refused, naming the labels
+    np.save(tmp_path / "bad.npy", np.where(labels == 2, 3, labels))
+    code, _, err = run(*args, "--labels", tmp_path / "bad.npy")
+    assert code == 2 and "--labels" in one_line(err)
+
+
 def test_npz_and_json_hold_several_models(run, arrays, tmp_path):
     outputs, _ = arrays
     np.savez(tmp_path / "zoo.npz", **outputs)

@@ -117,7 +117,7 @@ def rank_command(
     outputs, classes, correct = read_predictions(files, encoding)
     label_values = None if labels is None else read_labels(labels, encoding)
     if label_values is not None and classes is not None:
-        label_values = [_label_text(v) for v in label_values]
+        label_values = _labels_as_classes(label_values, classes)
     # The class names come from the CSV headers and "correct" from the JSON files.
     names = {"classes": "--predictions", "correct": "--predictions"}
     with progress() as bar, options_named(names):
@@ -270,6 +270,17 @@ def _number_or_text(value: str):
         return int(value)
     except ValueError:
         return value
+
+
+def _labels_as_classes(values, classes) -> list[str]:
+    """Labels as the CSV headers' class names: the names themselves, or, when none of them is a
+    name, the class indices 0..K-1 (the help allows both)."""
+    texts = [_label_text(v) for v in values]
+    names = {str(c) for c in classes}
+    indices = {str(k): str(c) for k, c in enumerate(classes)}
+    if not names.intersection(texts) and all(t in indices for t in texts):
+        return [indices[t] for t in texts]
+    return texts
 
 
 def _label_text(value) -> str:
