@@ -129,3 +129,40 @@ def test_audit_cli_takes_repeatable_participation_files(tmp_path, capsys):
     (tmp_path / "bad.yaml").write_text("kind: participation-answers\nsystem: [\n")
     code, _, err = run_main([*args[:12], "--participation", tmp_path / "bad.yaml"], capsys)
     assert code == 2 and "syntax error at line" in one_line(err)
+
+
+def test_an_unquoted_yaml_date_is_read_as_its_text(tmp_path, capsys):
+    """``date: 2026-12-01`` is a date to YAML; the answers schema takes text: it is read as
+    "2026-12-01" (it was refused as 'not of type string')."""
+    text = data_path(EXAMPLE_ANSWERS[0]).read_text()
+    lines = ["date: 2026-12-01" if line.startswith("date:") else line for line in text.splitlines()]
+    assert "date: 2026-12-01" in lines
+    path = tmp_path / "dated.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    from trustlab.governance import load_answers
+
+    assert load_answers(path).date == "2026-12-01"
+    assert load_answers(yaml.safe_load(path.read_text())).date == "2026-12-01"
+    code, _, err = run_main(["governance", "validate", path], capsys)
+    assert code == 0, err
+
+
+def test_questionnaire_and_example_never_replace_a_file_without_overwrite(tmp_path, capsys):
+    """A filled-in answers file is not replaced by a blank one unless --overwrite; a folder as
+    --out is one clear line (it was an 'unexpected failure')."""
+    answers = tmp_path / "answers.yaml"
+    answers.write_text("filled in\n")
+    code, _, err = run_main(["governance", "questionnaire", "--out", answers], capsys)
+    assert code == 2 and "--overwrite" in one_line(err) and answers.read_text() == "filled in\n"
+    code, _, _ = run_main(["governance", "questionnaire", "--out", answers, "--overwrite"], capsys)
+    assert code == 0 and "data.planning:" in answers.read_text()
+    code, _, err = run_main(["governance", "questionnaire", "--out", tmp_path], capsys)
+    assert code == 2 and one_line(err).startswith("trustlab: error: --out: expected a file path")
+    folder = tmp_path / "ex"
+    assert run_main(["governance", "example", "--out", folder], capsys)[0] == 0
+    edited = folder / EXAMPLE_ANSWERS[0]
+    edited.write_text("edited\n")
+    code, _, err = run_main(["governance", "example", "--out", folder], capsys)
+    assert code == 2 and "--overwrite" in one_line(err) and edited.read_text() == "edited\n"
+    assert run_main(["governance", "example", "--out", folder, "--overwrite"], capsys)[0] == 0
+    assert edited.read_text() == data_path(EXAMPLE_ANSWERS[0]).read_text()

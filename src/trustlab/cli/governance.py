@@ -21,6 +21,8 @@ import typer
 
 from trustlab._results import output_dir, write_atomic
 from trustlab.cli._common import JSON_OPTION_HELP, emit, tell
+from trustlab.cli._runs import OverwriteOption, refuse_existing
+from trustlab.errors import InputError
 
 __all__ = ["app"]
 
@@ -56,10 +58,21 @@ def questionnaire(
         typer.Option("--out", help="Write the blank answers YAML here (default: print it)."),
     ] = None,
     source: QuestionnaireOption = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing --out file.")
+    ] = False,
 ) -> None:
     """Write the blank answers file to fill in (YAML, questions and options as comments)."""
     from trustlab.governance import blank_answers, load_questionnaire
 
+    if out is not None and out.is_dir():
+        raise InputError.bad("--out", "a file path for the answers YAML, not a folder", str(out))
+    if out is not None and out.exists() and not overwrite:  # perhaps filled in: nothing lost
+        raise InputError(
+            f"--out: {out} already exists; pass --overwrite to replace it with a blank file, or "
+            "choose another --out",
+            argument="--out",
+        )
     text = blank_answers(load_questionnaire(source))
     if out is None:
         sys.stdout.write(text)
@@ -73,10 +86,12 @@ def questionnaire(
 @app.command("example")
 def example(
     out: Annotated[Path, typer.Option("--out", help="Folder for the three example files.")],
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Copy the fictitious worked example (three assessors of trustlab's demo audit)."""
     from trustlab.governance import EXAMPLE_ANSWERS, data_path
 
+    refuse_existing(out, overwrite, EXAMPLE_ANSWERS, "example answers (perhaps edited)")
     folder = output_dir(out, "--out")
     for name in EXAMPLE_ANSWERS:
         shutil.copyfile(data_path(name), folder / name)

@@ -15,6 +15,7 @@ consecutive runs. A YAML syntax error is reported with its line number.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 from dataclasses import dataclass, field
@@ -110,6 +111,17 @@ def _parse(text: str, where: str, yaml: Any) -> dict[str, Any]:
         ) from None
     if not isinstance(value, dict):
         raise InputError.bad(where, "a YAML mapping (key: value lines)", value)
+    return _dates_as_text(value)
+
+
+def _dates_as_text(value: Any) -> Any:
+    """YAML reads an unquoted ``2026-12-01`` as a date: the schemas (JSON) take it as text."""
+    if isinstance(value, dict):
+        return {key: _dates_as_text(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_dates_as_text(item) for item in value]
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
     return value
 
 
@@ -369,7 +381,7 @@ def load_answers(
     q = load_questionnaire() if questionnaire is None else questionnaire
     base: Path | None = None
     if isinstance(answers, dict):
-        doc, where, source = answers, argument, ""
+        doc, where, source = _dates_as_text(answers), argument, ""
     else:
         p = Path(answers)
         where = f"{argument} ({p.name})"
