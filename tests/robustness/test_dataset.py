@@ -213,3 +213,24 @@ def test_bad_dataset_input_is_refused():
         certify_dataset(smooth, X, Y, n0=500, n=100)
     with pytest.raises(InputError, match="classifier"):
         certify_dataset(SPEC, X, Y)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n0": -5}, "n0: expected an integer >= 0, got -5"),
+        ({"n0": "abc"}, "n0: expected an integer >= 0"),
+        ({"indices": [5, 6]}, r"indices: expected one integer per point \(1\)"),
+        ({"indices": ["a"]}, r"indices: expected one integer per point \(1\)"),
+    ],
+)
+def test_certificates_from_counts_check_n0_and_indices(kwargs, message):
+    """They were stored as given (n0=-5 in the JSON, two indices for one point) or ended in a
+    raw ValueError."""
+    from trustlab.robustness import DatasetCertificate, certify_counts
+
+    with pytest.raises(InputError, match=message):
+        DatasetCertificate.from_counts([0], [[90, 10]], [0], sigma=0.5, alpha=0.001, **kwargs)
+    if "n0" in kwargs:
+        with pytest.raises(InputError, match=message):
+            certify_counts([90, 10], 0, 0, sigma=0.5, alpha=0.001, **kwargs)

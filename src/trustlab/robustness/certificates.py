@@ -338,6 +338,11 @@ class DatasetCertificate(Result):
         costs = check_cost_matrix(cost_matrix, num_classes)
         if num_points and np.any(counts.sum(axis=1) != counts[0].sum()):
             raise InputError.bad("counts", "rows with the same total n", counts.sum(axis=1))
+        n0 = check_positive_int(n0, "n0", minimum=0)
+        if indices is not None:
+            given = np.asarray(indices)
+            if given.shape != (num_points,) or given.dtype.kind not in "iu":
+                raise InputError.bad("indices", f"one integer per point ({num_points})", indices)
         return cls._from_valid_counts(top_classes, counts, labels, sigma, alpha, costs, n0, indices)
 
     @classmethod
