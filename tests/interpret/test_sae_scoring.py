@@ -40,6 +40,8 @@ def test_the_right_explanation_scores_one_and_a_wrong_one_one_half(examples, sco
     right = score(examples, "digits", RuleScorer(), decode)
     assert right.balanced_accuracy == 1.0 and right.n_failed == 0
     assert right.interval == (1.0, 1.0) and right.f1 == 1.0
+    # the answer mode, not the scorer's last reply (the loop once reused its name)
+    assert right.answer == "list" and right.to_dict()["answer"] == "list"
     wrong = score(examples, "the word cat", RuleScorer(), decode)
     assert abs(wrong.balanced_accuracy - 0.5) <= 0.1
 

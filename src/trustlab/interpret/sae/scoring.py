@@ -320,9 +320,9 @@ def _score(
         predicted = []
     for start in range(0, len(texts), batch_size):
         batch = texts[start : start + batch_size]
-        (answer,) = scorer.generate([build(explanation, batch)], 16 + 4 * len(batch), chat=True,
-                                    temperature=0.0)  # fmt: skip
-        labels = parse_labels(answer, len(batch))
+        (reply,) = scorer.generate([build(explanation, batch)], 16 + 4 * len(batch), chat=True,
+                                   temperature=0.0)  # fmt: skip
+        labels = parse_labels(reply, len(batch))
         predicted += labels if labels is not None else [None] * len(batch)
     parsed = [i for i, p in enumerate(predicted) if p is not None]
     truth = np.array([shown[i][1] for i in parsed], dtype=bool)
