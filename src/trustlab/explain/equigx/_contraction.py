@@ -166,7 +166,7 @@ class DenseTensorProduct:
             if not self.paths[b]:
                 out.append(None)
                 continue
-            M = (x2 @ C[b]).view(E, d1, -1)
+            M = (x2 @ C[b]).unflatten(1, (d1, -1))  # not view(E, ...): E may be 0
             out.append(torch.bmm(pieces1[b].reshape(E, mul, d1), M))
         return out
 
@@ -176,9 +176,8 @@ class DenseTensorProduct:
         caller that only sums over edges first can reorder the (fewer) sums instead."""
         if not self.gathered:
             raise ValueError("unordered() is for depthwise products with one path per output")
-        E = x1.shape[0]
         products = [
-            t.reshape(E, -1) * w.index_select(1, self.w_index[b])
+            t.flatten(1) * w.index_select(1, self.w_index[b])
             for b, t in enumerate(self._block_products(x1, x2))
             if t is not None
         ]
@@ -199,7 +198,7 @@ class DenseTensorProduct:
                     blocks.append(x1.new_zeros(E, mo * d3))
                     continue
                 stacked = torch.cat([cut[b][j] for b, j in self.feeders[o]], 1)
-                W = w.index_select(1, self.w_rows[o]).view(E, -1, mo)
+                W = w.index_select(1, self.w_rows[o]).unflatten(1, (-1, mo))
                 blocks.append(torch.bmm(W.transpose(1, 2), stacked).reshape(E, mo * d3))
             return torch.cat(blocks, 1)
         weights = torch.split(w, self.weight_sizes, dim=1)
@@ -210,8 +209,8 @@ class DenseTensorProduct:
                 if mode == "uvu":
                     o = piece * wp.view(E, mul, 1)
                 else:  # uvw: (E, m_out, m) @ (E, m, d3)
-                    o = torch.bmm(wp.view(E, mul, -1).transpose(1, 2), piece)
-                o = o.reshape(E, -1)
+                    o = torch.bmm(wp.unflatten(1, (mul, -1)).transpose(1, 2), piece)
+                o = o.flatten(1)
                 outs[i_out] = o if outs[i_out] is None else outs[i_out] + o
         full = [
             o if o is not None else x1.new_zeros(E, mul * d)
