@@ -262,6 +262,15 @@ def test_bad_evaluate_options_are_one_line(saved_models, run, args, option):
     assert one_line(err).startswith(f"trustlab: error: {option}:"), err
 
 
+def test_predict_with_zero_images_names_its_own_option(trained, run):
+    """predict's number of generated images is --n; --images is its .npy of images (the error
+    named --images)."""
+    folder, _ = trained
+    code, _, err = run("explain", "regions", "predict", "--model", folder, "--n", "0")
+    assert code == 2
+    assert one_line(err).startswith("trustlab: error: --n: expected an integer >= 1, got 0"), err
+
+
 def _shipped():
     from trustlab.explain.regions import CHECKPOINTS, checkpoint_info
 

@@ -72,13 +72,14 @@ def _group() -> None:
 # ------------------------------------------------------------------------------------ helpers
 
 
-def _images(data: str, n_images: int, size: int, seed: int) -> Any:
-    """A fresh BAM-lite set of ``data`` (an ImageDataset)."""
+def _images(data: str, n_images: int, size: int, seed: int, n_option: str = "--images") -> Any:
+    """A fresh BAM-lite set of ``data`` (an ImageDataset); ``n_option`` is the command's option
+    for the number of images (its errors name it)."""
     from trustlab.explain.regions import bam_lite
 
     if data not in DATA_SOURCES:
         raise InputError.bad("--data", f"one of {', '.join(DATA_SOURCES)}", data)
-    with options_named({"n_images": "--images", "size": "--size", "random_state": "--seed"}):
+    with options_named({"n_images": n_option, "size": "--size", "random_state": "--seed"}):
         return bam_lite(n_images, size=size, random_state=seed, **DATA_SOURCES[data])
 
 
@@ -351,8 +352,7 @@ def predict(
         origin = str(images)
     else:
         name = data or info.get("data", {}).get("name", DEFAULT_DATA)
-        with options_named({"n_images": "--n"}):
-            dataset = _images(name, n, int(net.image_size_[0]), seed)
+        dataset = _images(name, n, int(net.image_size_[0]), seed, n_option="--n")
         x, truth, origin = dataset.images, _names(dataset), f"{name} (seed {seed})"
     with options_named({"X": "--images", "delta": "--delta"}):
         result = net.explain(x, delta=delta)
@@ -477,8 +477,7 @@ def evaluate(
         dataset, data_name = test.subset(np.arange(n)), f"checkpoint test images (seed {seed})"
     else:
         name = data or info.get("data", {}).get("name", DEFAULT_DATA)
-        with options_named({"n_images": "--n"}):
-            dataset = _images(name, n, side, seed)
+        dataset = _images(name, n, side, seed, n_option="--n")
         data_name = f"{name} (seed {seed})"
     labels = _names(dataset)
     for key, m in models.items():
