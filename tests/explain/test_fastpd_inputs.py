@@ -141,6 +141,20 @@ def test_bad_feature_subsets_are_refused():
         explainer.pd_grid([0, 1, 2])
     with pytest.raises(InputError, match="grid: expected finite values"):
         explainer.pd_grid(0, [0.0, np.nan])
+    # neither a feature nor a sequence of them (a raw TypeError before)
+    for subset in (None, 1.0):
+        with pytest.raises(InputError, match="subset: expected a feature name or index"):
+            explainer.pd_function(X[:2], subset)
+
+
+@pytest.mark.parametrize("percentiles", [(5, 95), (0.9, 0.1), (0.5,), "ab", (0.0, np.nan)])
+def test_bad_percentiles_are_refused(percentiles):
+    """Percent-style (5, 95) ended in numpy's 'Quantiles must be in the range [0, 1]'; a
+    reversed pair was taken silently."""
+    explainer = FastPD(GBR).fit(X[:40])
+    with pytest.raises(InputError, match="percentiles: expected two fractions 0 <= low < high"):
+        explainer.pd_grid(0, percentiles=percentiles, grid_resolution=5)
+    assert len(explainer.pd_grid(0, percentiles=(0.1, 0.9), grid_resolution=5).grid[0]) == 5
 
 
 def test_bad_max_order_is_refused():

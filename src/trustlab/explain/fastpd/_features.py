@@ -23,7 +23,12 @@ def resolve_features(features: Any, names: Sequence[str], argument: str) -> list
     """Feature names or indices (one, or a sequence) -> distinct indices, in the given order."""
     if isinstance(features, (str, int, np.integer)):
         features = [features]
-    items = list(features)
+    try:
+        items = list(features)
+    except TypeError:  # None, a float, ...: not a feature nor a sequence of them
+        raise InputError.bad(
+            argument, "a feature name or index, or a sequence of them", features
+        ) from None
     out = []
     for item in items:
         if isinstance(item, str):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -444,6 +445,14 @@ class FastPD:
     def _grids(self, index, grid, resolution, percentiles) -> list[np.ndarray]:
         if grid is None:
             resolution = check_positive_int(resolution, "grid_resolution", minimum=2)
+            try:
+                low, high = (float(p) for p in percentiles)
+            except (TypeError, ValueError):
+                low = high = math.nan
+            if not 0.0 <= low < high <= 1.0:  # fractions, as scikit-learn's partial_dependence
+                raise InputError.bad(
+                    "percentiles", "two fractions 0 <= low < high <= 1", percentiles
+                )
             out = []
             for j in index:
                 column = self.background_[:, j]
@@ -452,7 +461,7 @@ class FastPD:
                 if len(distinct) <= resolution:
                     out.append(distinct)
                 else:
-                    qs = np.linspace(percentiles[0], percentiles[1], resolution)
+                    qs = np.linspace(low, high, resolution)
                     out.append(np.unique(np.quantile(column, qs)))
             return out
         if len(index) == 1:  # an array, or a sequence holding one array
