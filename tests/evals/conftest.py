@@ -188,8 +188,8 @@ def flaky():
 
 
 @task
-def flaky_task():
-    return Task(dataset=[Sample(input=f"q{i}", target="a") for i in range(4)],
+def flaky_task(n: int = 4):
+    return Task(dataset=[Sample(input=f"q{i}", target="a") for i in range(n)],
                 solver=generate(), scorer=flaky())
 """
 

@@ -51,6 +51,42 @@ def test_rerunning_an_errored_run_resumes_it(flaky_task, tmp_path):
     assert again.logs[0]["resumed"] is None
 
 
+@pytest.mark.parametrize(
+    ("first", "second", "differs"),
+    [
+        ({"task_args": {"n": 4}}, {"task_args": {"n": 3}}, "task arguments"),
+        ({}, {"limit": 2}, "limit"),
+        ({}, {"model_roles": {"grader": MOCK}}, "model roles"),
+    ],
+)
+def test_an_unfinished_run_with_other_settings_is_not_resumed(
+    flaky_task, tmp_path, first, second, differs
+):
+    """inspect's eval_retry replays the old log's own settings: resuming a log that ran with
+    other task arguments, limit or roles would drop the new ones without a word."""
+    logs = tmp_path / "logs"
+    with pytest.raises(BackendError):
+        run_eval(str(flaky_task), MOCK, log_dir=logs, **first)
+    (flaky_task.parent / "fail").unlink()
+    said = []
+    result = run_eval(str(flaky_task), MOCK, log_dir=logs, on_resume=said.append, **second)
+    (entry,) = result.logs
+    assert entry["resumed"] is None and entry["status"] == "success"
+    expected = 3 if "task_args" in second else 2 if "limit" in second else 4
+    assert entry["samples"] == expected
+    assert len(said) == 1 and f"it ran with other {differs}; starting afresh" in said[0]
+
+
+def test_an_unfinished_run_with_the_same_settings_is_resumed(flaky_task, tmp_path):
+    logs = tmp_path / "logs"
+    settings = {"task_args": {"n": 3}, "limit": 2, "model_roles": {"grader": MOCK}}
+    with pytest.raises(BackendError):
+        run_eval(str(flaky_task), MOCK, log_dir=logs, **settings)
+    (flaky_task.parent / "fail").unlink()
+    result = run_eval(str(flaky_task), MOCK, log_dir=logs, **settings)
+    assert result.logs[0]["resumed"] is not None and result.logs[0]["samples"] == 2
+
+
 def test_cli_reports_an_errored_eval_as_one_line_and_exit_1(flaky_task, tmp_path, capsys):
     code, out, err = cli(
         capsys, "eval", "run", str(flaky_task), "--model", MOCK, "--out", str(tmp_path / "l")

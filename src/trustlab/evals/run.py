@@ -10,6 +10,7 @@ result.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -90,7 +91,9 @@ def run_eval(
         of the tasks that have one (``trustlab eval run ... --judge MODEL``).
     resume : bool, default True
         Continue an unfinished log of the same task and model in ``log_dir`` (inspect's
-        ``eval_retry``) instead of starting afresh.
+        ``eval_retry``) instead of starting afresh, if it ran with the same task arguments,
+        model arguments, limit and roles (``eval_retry`` replays the log's own); a log that ran
+        with other settings is left alone, and ``on_resume`` is told.
     on_resume : callable, optional
         Called with a message before each resumed log.
 
@@ -140,8 +143,17 @@ def run_eval(
     require("trustlab.evals.provider", "evals")  # the trustlab provider, for trustlab/<model>
 
     logs, resumed, fresh = [], {}, []
+    request = {
+        "task arguments": task_args or {},
+        "model arguments": model_args or {},
+        "limit": limit,
+        "model roles": roles,
+    }
     for name in models:
-        old = _unfinished_log(out, task, name) if resume else None
+        old, other = _unfinished_log(out, task, name, request) if resume else (None, None)
+        if other is not None and on_resume is not None:
+            on_resume(f"not resuming {other[0]} ({name}): it ran with other {other[1]}; "
+                      "starting afresh")  # fmt: skip
         if old is None:
             fresh.append(name)
             continue
@@ -211,8 +223,12 @@ def metrics_of(log: Any) -> dict[str, float]:
     }
 
 
-def _unfinished_log(log_dir: Path, task: str, model: str) -> str | None:
-    """The newest unfinished log of ``task`` on ``model`` that no successful retry followed."""
+def _unfinished_log(
+    log_dir: Path, task: str, model: str, request: dict[str, Any]
+) -> tuple[str | None, tuple[str, str] | None]:
+    """The newest unfinished log of ``task`` on ``model`` that no successful retry followed and
+    that ran with the settings of ``request`` (inspect's ``eval_retry`` replays a log's own);
+    and, when the newest such log ran with other settings, (its location, what differs)."""
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     headers = [read_eval_log(info, header_only=True) for info in list_eval_logs(str(log_dir))]
@@ -226,8 +242,32 @@ def _unfinished_log(log_dir: Path, task: str, model: str) -> str | None:
         and _same_task(h.eval, task)
     ]
     if not candidates:
-        return None
-    return max(candidates, key=lambda h: h.eval.created).location
+        return None, None
+    newest = max(candidates, key=lambda h: h.eval.created)
+    differs = [
+        key for key, value in _settings(newest.eval).items() if value != _plain(request[key])
+    ]
+    if differs:
+        return None, (newest.location, " and ".join(differs))
+    return newest.location, None
+
+
+def _settings(spec: Any) -> dict[str, Any]:
+    """What a log ran with, as :func:`run_eval` is asked for it."""
+    roles = {}
+    for role, config in (spec.model_roles or {}).items():
+        roles[role] = config.model if hasattr(config, "model") else [c.model for c in config]
+    return {
+        "task arguments": _plain(spec.task_args_passed),
+        "model arguments": _plain(spec.model_args),
+        "limit": _plain(spec.config.limit),
+        "model roles": _plain(roles),
+    }
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as the log stores it (JSON: tuples become lists)."""
+    return json.loads(json.dumps(value, default=str))
 
 
 def _same_task(spec: Any, task: str) -> bool:
