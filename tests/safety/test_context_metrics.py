@@ -168,6 +168,18 @@ def test_bad_inputs_are_refused():
         context_scores([11.0, 3.0], _rates([3, 4]), "score")
     with pytest.raises(InputError, match="same length"):
         context_scores(["safe"], _rates([3, 4]), "binary")
+    # a score file scored as binary, or other words: refused, not counted as unsafe
+    for value in (7.0, "7", "maybe", True):
+        with pytest.raises(InputError, match=r"^predictions: expected binary values .*item 1"):
+            context_scores(["safe", value], _rates([3, 14]), "binary")
+
+
+def test_binary_verdicts_are_read_whatever_their_case_and_blanks():
+    y = _rates([3, 14, 18, 2, 11])
+    plain = context_scores(["unsafe", "safe", "safe", "", "unsafe"], y, "binary", n_bootstrap=0)
+    cased = context_scores([" Unsafe", "SAFE", "Safe\n", " ", "unsafe "], y, "binary",
+                           n_bootstrap=0)  # fmt: skip
+    assert cased.to_dict() == plain.to_dict() and cased.n_parse_failures == 1
 
 
 @pytest.mark.parametrize("value", [7.0, 7.3, 0.1 + 0.2])
