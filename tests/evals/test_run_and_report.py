@@ -168,8 +168,14 @@ def test_the_registry_resolves_names_and_refuses_unknown_ones(tmp_path):
     ("argv", "message"),
     [
         (["-T", "novalue"], "-T: expected key=value"),
+        # a misspelt task argument (inspect drops it and runs with the default)
+        (["-T", "limt=3"], "-T: expected arguments of the demo task"),
         (["--limit", "0"], "--limit"),
         (["--model", "nomodelslash"], "--model"),
+        # an unknown provider and an unknown local model (they were an unexpected failure, exit
+        # 1, and an errored log that the next run tried to resume)
+        (["--model", "nosuchprovider/x"], "--model: expected an inspect model name whose prov"),
+        (["--model", "trustlab/nosuchmodel"], "--model: expected trustlab/<model> with the model"),
     ],
 )
 def test_cli_bad_input_exits_2(argv, message, tmp_path, capsys):
@@ -177,7 +183,8 @@ def test_cli_bad_input_exits_2(argv, message, tmp_path, capsys):
     if "--model" not in argv:
         base += ["--model", MOCK]
     code, _, err = cli(capsys, *base, *argv)
-    assert code == 2 and message in err
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert not list(tmp_path.glob("*.eval"))  # no log left to resume
 
 
 def test_report_of_a_folder_without_logs_is_bad_input(tmp_path, capsys):

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from trustlab.cli._common import JSON_OPTION_HELP, emit, err_console, tell
+from trustlab.cli._runs import options_named
 from trustlab.errors import InputError
 
 app = typer.Typer(
@@ -102,17 +103,18 @@ def run(
         if weak is None:
             raise InputError.bad("--model", "an inspect model (or --strong and --weak)", "none")
         model = [weak]
-    result = run_eval(
-        task,
-        model,
-        log_dir=out,
-        limit=limit,
-        task_args=task_args,
-        model_args=_pairs(model_arg, "-M"),
-        model_roles=roles or None,
-        resume=not fresh,
-        on_resume=lambda message: tell(message, as_json=True),  # on stderr
-    )
+    with options_named({"task_args": "-T", "model_args": "-M"}):
+        result = run_eval(
+            task,
+            model,
+            log_dir=out,
+            limit=limit,
+            task_args=task_args,
+            model_args=_pairs(model_arg, "-M"),
+            model_roles=roles or None,
+            resume=not fresh,
+            on_resume=lambda message: tell(message, as_json=True),  # on stderr
+        )
     emit(result, as_json)
 
 

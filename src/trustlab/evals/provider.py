@@ -96,6 +96,24 @@ def use_local_model(model: LocalModel, name: str | None = None) -> str:
     return name
 
 
+def check_model_name(name: str, argument: str = "model") -> None:
+    """Refuse, before an eval starts, a ``trustlab/<name>`` that no model answers to: neither
+    served with :func:`use_local_model` nor loadable by :func:`trustlab.llm.load_model` (the
+    provider loads lazily, so the eval would end in an errored log)."""
+    with _LOADING:
+        if name in _MODELS:
+            return
+    from trustlab.llm.registry import resolve_source
+
+    try:
+        resolve_source(name)
+    except InputError as exc:
+        message = str(exc).split(": expected ", 1)[-1]
+        raise InputError(
+            f"{argument}: expected trustlab/<model> with the model {message}", argument=argument
+        ) from None
+
+
 def _shared_model(name: str) -> tuple[LocalModel, threading.Lock]:
     with _LOADING:
         if name not in _MODELS:

@@ -138,9 +138,15 @@ def run_eval(
     resolved = resolve_task(task)
     if isinstance(resolved, str):
         resolved = _relative_file(resolved)
+    else:
+        _check_task_args(resolved, task, task_args or {})
     out = output_dir(log_dir, "log_dir")
     inspect_ai = require("inspect_ai", "evals")
-    require("trustlab.evals.provider", "evals")  # the trustlab provider, for trustlab/<model>
+    provider = require("trustlab.evals.provider", "evals")  # the provider of trustlab/<model>
+    for argument, names in (("model", models), ("model_roles", list(roles.values()))):
+        for name in names:
+            if name.startswith("trustlab/"):
+                provider.check_model_name(name.split("/", 1)[1], argument)
 
     logs, resumed, fresh = [], {}, []
     request = {
@@ -163,18 +169,44 @@ def run_eval(
             resumed[log.location] = old
             logs.append(log)
     if fresh:
-        logs += inspect_ai.eval(
-            resolved,
-            model=fresh,
-            task_args=task_args or {},
-            model_args=model_args or {},
-            limit=limit,
-            log_dir=str(out),
-            display="none",
-            model_roles=roles or None,
-        )
+        try:
+            logs += inspect_ai.eval(
+                resolved,
+                model=fresh,
+                task_args=task_args or {},
+                model_args=model_args or {},
+                limit=limit,
+                log_dir=str(out),
+                display="none",
+                model_roles=roles or None,
+            )
+        except ValueError as exc:  # inspect: "Model API x of model 'x/y' not recognized."
+            if "not recognized" not in str(exc):
+                raise
+            raise InputError(
+                f"model: expected an inspect model name whose provider is installed "
+                f"(trustlab/<model>, openai-api/<service>/<model>, ...), got {exc}",
+                argument="model",
+            ) from None
     _raise_on_errors(logs)
     return EvalRun(str(out), tuple(_describe(log, resumed.get(log.location)) for log in logs))
+
+
+def _check_task_args(function: Callable[..., Any], task: str, task_args: dict[str, Any]) -> None:
+    """Refuse task arguments the task function does not take (inspect drops them silently, so a
+    misspelt ``-T`` would run with the default)."""
+    import inspect
+
+    parameters = inspect.signature(function).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return
+    unknown = [key for key in task_args if key not in parameters]
+    if unknown:
+        raise InputError.bad(
+            "task_args",
+            f"arguments of the {task} task ({', '.join(parameters) or 'none'})",
+            ", ".join(unknown),
+        )
 
 
 def _relative_file(spec: str) -> str:
