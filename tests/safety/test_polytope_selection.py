@@ -109,6 +109,34 @@ def test_bad_input_is_rejected():
         bootstrap_auroc(np.ones(5), np.arange(5.0))
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"random_state": np.random.default_rng(0)}, "random_state: expected an integer seed"),
+        ({"grid": {"Cx": [1.0]}}, "grid: expected parameters of the probe .*got 'Cx'"),
+        ({"grid": {"C": []}}, "grid: expected a non-empty sequence of values for 'C'"),
+        ({"grid": {"C": 1.0}}, "grid: expected a non-empty sequence of values for 'C'"),
+        ({"grid": [("C", [1.0])]}, "grid: expected a dict parameter name -> values"),
+        ({"detector": "polytope", "grid": {"n_facet": [2]}}, "grid: expected parameters of the"),
+        ({"detector": "polytope", "max_epoch": 3}, "polytope_params: expected SafetyPolytope"),
+    ],
+)
+def test_bad_selection_settings_are_named(kwargs, message):
+    """They ended in raw TypeErrors from int(), LogisticRegression(**params) or max([])."""
+    X, y = _layered(0, n=20)
+    kwargs = {"detector": "probe", **kwargs}
+    with pytest.raises(InputError, match=message):
+        select_detector(X, y, [0, 1], n_splits=2, **kwargs)
+
+
+def test_compare_detectors_names_the_grid_at_fault():
+    X, y = _layered(0, n=20)
+    with pytest.raises(InputError, match="^probe_grid: expected parameters of the probe"):
+        compare_detectors(X, y, X, y, [0, 1], probe_grid={"Cx": [1.0]}, n_splits=2)
+    with pytest.raises(InputError, match="^polytope_grid: expected a non-empty sequence"):
+        compare_detectors(X, y, X, y, [0, 1], polytope_grid={"n_facets": []}, n_splits=2)
+
+
 def test_parallel_selection_equals_the_serial_one():
     # every fit is seeded: two processes give the same cross-validated scores and winner
     X, y = _layered(7, n=80, d=4)

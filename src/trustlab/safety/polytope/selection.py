@@ -246,8 +246,8 @@ def select_detector(
     detector = check_choice(detector, "detector", DETECTORS)
     X, labels, layer_list = _check_layered(acts, unsafe, layers)
     n_splits = check_positive_int(n_splits, "n_splits", minimum=2)
-    check_random_state(random_state)
-    grid = dict(grid if grid is not None else _default_grid(detector))
+    _check_seed(random_state)
+    grid = _check_grid(detector, grid, "grid", polytope_params)
     names = list(grid)
     combos = list(itertools.product(*(grid[k] for k in names)))
     workers = check_n_jobs(n_jobs)
@@ -296,6 +296,47 @@ def select_detector(
 
 def _default_grid(detector: str) -> dict[str, tuple]:
     return POLYTOPE_GRID if detector == "polytope" else PROBE_GRID
+
+
+def _check_seed(random_state: Any) -> None:
+    """An integer: it seeds the folds and every fit, and the result records it."""
+    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
+        raise InputError.bad(
+            "random_state", "an integer seed (it seeds the folds and every fit)", random_state
+        )
+
+
+def _check_grid(detector: str, grid: Any, name: str, fixed: dict) -> dict[str, list]:
+    """The grid as name -> list of values: a dict of non-empty sequences of the detector's
+    parameters (and fixed polytope parameters it knows)."""
+    if grid is None:
+        grid = _default_grid(detector)
+    if not isinstance(grid, dict):
+        raise InputError.bad(name, "a dict parameter name -> values", grid)
+    if detector == "polytope":
+        from trustlab.safety.polytope.estimator import SafetyPolytope
+
+        known = set(SafetyPolytope().get_params()) - {"random_state"}
+        unknown = sorted(set(fixed) - known)
+        if unknown:
+            raise InputError.bad(
+                "polytope_params", f"SafetyPolytope parameters ({', '.join(sorted(known))})",
+                ", ".join(unknown),
+            )  # fmt: skip
+    else:
+        from sklearn.linear_model import LogisticRegression
+
+        known = set(LogisticRegression().get_params()) - {"max_iter"}
+    out = {}
+    for key, values in grid.items():
+        if key not in known:
+            raise InputError.bad(
+                name, f"parameters of the {detector} ({', '.join(sorted(known))})", key
+            )
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") or not len(values):
+            raise InputError.bad(name, f"a non-empty sequence of values for {key!r}", values)
+        out[key] = list(values)
+    return out
 
 
 def _folds(labels: np.ndarray, n_splits: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -433,6 +474,9 @@ def compare_detectors(
     if Xte.shape[2] != Xtr.shape[2]:
         raise InputError.bad("test_acts", f"width {Xtr.shape[2]} (as train_acts)", Xte.shape)
     seeds = [int(s) for s in as_1d(polytope_seeds, "polytope_seeds")]
+    _check_seed(random_state)
+    _check_grid("polytope", polytope_grid, "polytope_grid", polytope_params)
+    _check_grid("probe", probe_grid, "probe_grid", {})
     common = {"n_splits": n_splits, "random_state": random_state, "n_jobs": n_jobs}
     sap = select_detector(Xtr, ytr, layer_list, grid=polytope_grid, **common, **polytope_params)
     probe = select_detector(Xtr, ytr, layer_list, detector="probe", grid=probe_grid, **common)
