@@ -55,6 +55,16 @@ def test_refusal_judge_reads_refusal_phrases(text, refuses):
     assert refusal_judge([text])[0] == refuses
 
 
+def test_refusal_judge_names_what_is_not_a_completion():
+    from trustlab.errors import InputError
+
+    with pytest.raises(InputError, match="^texts: expected a completion or a sequence"):
+        refusal_judge(None)
+    with pytest.raises(InputError, match=r"^texts\[1\]: expected a completion \(a string\)"):
+        refusal_judge(["I cannot.", None])
+    assert refusal_judge([]).shape == (0,)
+
+
 def test_more_categories_than_facets_leaves_some_unmatched():
     fired = np.array([[1, 0], [1, 0], [0, 1], [0, 1], [0, 0], [0, 0]], dtype=bool)
     categories = np.array(["a", "a", "b", "b", "c", "c"])

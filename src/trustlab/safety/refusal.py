@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from trustlab.errors import InputError
+
 __all__ = ["refusal_judge", "REFUSAL_PATTERNS", "REFUSAL_RESPONSE"]
 
 # Matched case-insensitively anywhere in the first ``JUDGE_CHARS`` characters of a completion.
@@ -64,5 +66,13 @@ def refusal_judge(texts: str | Sequence[str]) -> np.ndarray:
     >>> refusal_judge(["I'm sorry, but I can't help with that.", "Sure, here is a recipe."])
     array([ True, False])
     """
-    items = [texts] if isinstance(texts, str) else list(texts)
+    if isinstance(texts, str):
+        items = [texts]
+    elif isinstance(texts, bytes) or not hasattr(texts, "__iter__"):
+        raise InputError.bad("texts", "a completion or a sequence of completions", texts)
+    else:
+        items = list(texts)
+    for i, text in enumerate(items):
+        if not isinstance(text, str):
+            raise InputError.bad(f"texts[{i}]", "a completion (a string)", text)
     return np.array([bool(_REFUSAL.search(t[:JUDGE_CHARS])) for t in items], dtype=bool)

@@ -175,7 +175,15 @@ def safe_probability(top_logprobs: Any) -> float | str:
         ) from None
     for token, logprob in pairs:
         word = str(token).lstrip(" \t\n▁Ġ").lower()
-        if word in mass and logprob is not None and math.isfinite(float(logprob)):
-            mass[word] += math.exp(float(logprob))
+        if word not in mass or logprob is None:
+            continue
+        try:
+            value = float(logprob)
+        except (TypeError, ValueError):
+            raise InputError.bad(
+                "top_logprobs", f"a number as the log-probability of {token!r}", logprob
+            ) from None
+        if math.isfinite(value):
+            mass[word] += math.exp(value)
     total = mass["safe"] + mass["unsafe"]
     return mass["safe"] / total if total > 0 else ""
