@@ -168,6 +168,9 @@ def test_bad_inputs_are_refused():
         context_scores([11.0, 3.0], _rates([3, 4]), "score")
     with pytest.raises(InputError, match="same length"):
         context_scores(["safe"], _rates([3, 4]), "binary")
+    # text flags would all read as True ("no" included)
+    with pytest.raises(InputError, match="^intended_safe: expected booleans or 0/1"):
+        context_scores(["safe", "unsafe"], _rates([3, 14]), "binary", intended_safe=["yes", "no"])
     # a score file scored as binary, or other words: refused, not counted as unsafe
     for value in (7.0, "7", "maybe", True):
         with pytest.raises(InputError, match=r"^predictions: expected binary values .*item 1"):

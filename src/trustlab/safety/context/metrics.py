@@ -305,6 +305,12 @@ def context_scores(
         np.ones(n, dtype=bool) if intended_safe is None else as_1d(intended_safe, "intended_safe")
     )
     check_same_length(predictions=values, intended_safe=intended)
+    if intended.dtype != bool and not (
+        intended.dtype.kind in "iuf" and set(np.unique(intended).tolist()) <= {0, 1}
+    ):  # astype(bool) would read any text, "no" included, as True
+        raise InputError.bad(
+            "intended_safe", "booleans or 0/1 per item", np.unique(intended).tolist()[:5]
+        )
     intended = intended.astype(bool)
     if n_bootstrap != 0:
         check_positive_int(n_bootstrap, "n_bootstrap", minimum=10)
