@@ -213,6 +213,8 @@ def test_bad_dataset_input_is_refused():
         certify_dataset(smooth, X, Y, n0=500, n=100)
     with pytest.raises(InputError, match="classifier"):
         certify_dataset(SPEC, X, Y)
+    with pytest.raises(InputError, match="points_per_task: expected an integer >= 1, got 0"):
+        certify_dataset(smooth, X, Y, points_per_task=0)
 
 
 @pytest.mark.parametrize(

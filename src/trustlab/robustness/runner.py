@@ -103,8 +103,10 @@ def certify_dataset(
     labels = check_class_array(y, "y", classifier.num_classes, len(X))
     n0, n, alpha, costs = classifier._check_settings(n0, n, alpha, cost_matrix)
     workers = check_n_jobs(n_jobs)
-    chunk = points_per_task or max(1, min(_MAX_POINTS_PER_CHUNK, _SAMPLES_PER_CHUNK // (n0 + n)))
-    chunk = check_positive_int(chunk, "points_per_task")
+    if points_per_task is None:  # 0 is refused below, not read as the default
+        chunk = max(1, min(_MAX_POINTS_PER_CHUNK, _SAMPLES_PER_CHUNK // (n0 + n)))
+    else:
+        chunk = check_positive_int(points_per_task, "points_per_task")
 
     stored = None if checkpoint is None else CheckpointStore.stored_entropy(checkpoint)
     entropy = stored if random_state is None and stored is not None else entropy_of(random_state)
