@@ -317,6 +317,8 @@ def test_generative_models_rank_by_token_nll_and_evaluate_with_correctness():
     assert result.predicted_ranking == ("llm2", "llm1", "llm0")
     assert result.spearman == 1.0 and result.token_position == "mean"
     assert np.isnan(result.mean_confidence).all() and result.consensus_spearman is None
+    # no confidence-accuracy gap to show: "n/a", not "+nan"
+    assert "nan" not in result.summary() and result.summary().count(" n/a") == 3
 
 
 def test_result_dict_is_json_safe_and_summary_and_plot_work():

@@ -151,10 +151,11 @@ class RankingResult(Result):
                 f"{_interval_text(self.score_intervals, m):>20}"
             )
             if self.has_labels:
-                gap = np.nan if self.calibration_gap is None else self.calibration_gap[m]
+                # no confidence-accuracy gap for token log-probabilities (not a probability)
+                gap = "n/a" if self.calibration_gap is None else f"{self.calibration_gap[m]:+.3f}"
                 line += (
                     f" {self.accuracy[m]:>9.4f} {_interval_text(self.accuracy_intervals, m):>18}"
-                    f" {gap:>+8.3f}"
+                    f" {gap:>8}"
                 )
             lines.append(line)
         if self.has_labels:
