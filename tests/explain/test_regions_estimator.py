@@ -176,12 +176,32 @@ def test_overlays_and_plot(dynamic_model, data, tmp_path):
         (dict(sparsity="l0"), "sparsity"),
         (dict(colour_jitter=1.0), "colour_jitter"),
         (dict(pretrain_epochs=-1), "pretrain_epochs"),
+        (dict(lambda_covariance="0.1"), "lambda_covariance"),
+        (dict(weight_decay=True), "weight_decay"),
     ],
 )
 def test_bad_parameters_are_named(data, kwargs, match):
     ds, seg = data
     with pytest.raises(InputError, match=match):
         RegionSparseClassifier(**dict(SMALL, **kwargs)).fit(ds.images, ds.labels, segments=seg)
+
+
+def test_numpy_numbers_are_parameters_like_python_ones():
+    """A grid of np.float32 values (np.linspace, a config read with numpy) was refused as 'an
+    array of shape ()'."""
+    numbers = dict(lambda_covariance=np.float32(0.5), weight_decay=np.float64(1e-4),
+                   fill=np.float32(0.0), colour_jitter=np.float32(0.1))  # fmt: skip
+    plain = {key: float(value) for key, value in numbers.items()}
+    assert (
+        RegionSparseClassifier(**numbers)._check_params()
+        == RegionSparseClassifier(**plain)._check_params()
+    )
+
+
+def test_delta_with_a_fixed_level_is_refused_not_ignored(dynamic_model, data):
+    ds, seg = data
+    with pytest.raises(InputError, match="^delta: expected no certainty threshold with a fixed"):
+        dynamic_model.explain(ds.images[:2], segments=seg[:2], tau=0.25, delta=0.9)
 
 
 def test_bad_inputs_are_named(dynamic_model, data):

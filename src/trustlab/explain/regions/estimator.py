@@ -204,7 +204,7 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
         p["covariance"] = check_bool(self.covariance, "covariance")
         p["sparsity"] = check_choice(self.sparsity, "sparsity", ("kl", "l1"))
         p["lambda_sparsity"] = check_positive(self.lambda_sparsity, "lambda_sparsity")
-        if not isinstance(self.lambda_covariance, (int, float)) or not self.lambda_covariance >= 0:
+        if not _is_number(self.lambda_covariance) or not self.lambda_covariance >= 0:
             raise InputError.bad("lambda_covariance", "a number >= 0", self.lambda_covariance)
         p["lambda_covariance"] = float(self.lambda_covariance)
         p["n_samples"] = check_positive_int(self.n_samples, "n_samples")
@@ -214,11 +214,11 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
         p["max_epochs"] = check_positive_int(self.max_epochs, "max_epochs")
         p["batch_size"] = check_positive_int(self.batch_size, "batch_size")
         p["learning_rate"] = check_positive(self.learning_rate, "learning_rate")
-        if not isinstance(self.weight_decay, (int, float)) or not self.weight_decay >= 0:
+        if not _is_number(self.weight_decay) or not self.weight_decay >= 0:
             raise InputError.bad("weight_decay", "a number >= 0", self.weight_decay)
-        if not isinstance(self.fill, (int, float)) or isinstance(self.fill, bool):
+        if not _is_number(self.fill):
             raise InputError.bad("fill", "a number", self.fill)
-        if not isinstance(self.colour_jitter, (int, float)) or not 0 <= self.colour_jitter < 1:
+        if not _is_number(self.colour_jitter) or not 0 <= self.colour_jitter < 1:
             raise InputError.bad("colour_jitter", "a number in [0, 1)", self.colour_jitter)
         return p
 
@@ -394,6 +394,13 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
             level = float(self.tau)
         else:
             level = None
+        if level is not None and delta is not None:  # it would be ignored
+            raise InputError.bad(
+                "delta",
+                f"no certainty threshold with a fixed level (tau = {level:g}): delta sets "
+                "dynamic tau only",
+                delta,
+            )
         d = _check_delta(self.delta if delta is None else delta) if level is None else None
         fill = float(self.fill)
         parts: dict[str, list] = {k: [] for k in ("tau", "certain", "mu", "gm", "logits")}
@@ -547,6 +554,13 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
 
 #: TAU_GRID value -> its position.
 _LEVEL_INDEX = {t: i for i, t in enumerate(TAU_GRID)}
+
+
+def _is_number(value: Any) -> bool:
+    """A real number, numpy scalars included, not a bool."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
 
 
 def _check_level(value: Any, name: str) -> float:
