@@ -147,6 +147,12 @@ def test_bad_feature_subsets_are_refused():
             explainer.pd_function(X[:2], subset)
 
 
+def test_a_string_of_feature_names_is_refused_not_split_into_letters():
+    with pytest.raises(InputError, match="feature_names: expected a sequence of 3 distinct names"):
+        FastPD(GBR, feature_names="abc").fit(X[:20])
+    assert FastPD(GBR, feature_names=("a", "b", "c")).fit(X[:20]).feature_names_ == ("a", "b", "c")
+
+
 @pytest.mark.parametrize("percentiles", [(5, 95), (0.9, 0.1), (0.5,), "ab", (0.0, np.nan)])
 def test_bad_percentiles_are_refused(percentiles):
     """Percent-style (5, 95) ended in numpy's 'Quantiles must be in the range [0, 1]'; a

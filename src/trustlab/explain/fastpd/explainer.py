@@ -488,6 +488,8 @@ def _feature_names(
     """The feature names and whether they are real (so data-frame columns are matched by them)."""
     d = ensemble.n_features
     if names is not None:
+        if isinstance(names, (str, bytes)) or not hasattr(names, "__iter__"):  # "abc" is not 3
+            raise InputError.bad("feature_names", f"a sequence of {d} distinct names", names)
         names = tuple(str(n) for n in names)
         if len(names) != d or len(set(names)) != d:
             raise InputError.bad("feature_names", f"{d} distinct names", list(names))
