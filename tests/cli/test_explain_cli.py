@@ -211,6 +211,14 @@ def test_non_numeric_features_are_refused(files, run):
     assert message.startswith("--data: expected numeric feature columns")
 
 
+def test_a_header_without_rows_is_named_as_such(files, tmp_path, run):
+    """Its columns read as text: the message blamed non-numeric features."""
+    folder, _ = files
+    (tmp_path / "empty.csv").write_text("age,income,hours\n")
+    message = error(run, "--model", folder / "forest.skops", "--data", tmp_path / "empty.csv")
+    assert message.startswith("--data: expected at least one row under the header")
+
+
 # ---------------------------------------------------------------- the commands the docs show
 
 

@@ -167,7 +167,7 @@ class ANOVATPNN(BaseEstimator):
     >>> parts = model.components(X)
     >>> bool(np.allclose(parts.total(), model.predict(X)))
     True
-    >>> bool(abs(parts["x0"].mean()) < 1e-9)  # each component has mean zero on the data
+    >>> bool(abs(parts["x0"].mean()) < 1e-9)  # a main effect has mean zero on the data
     True
     """
 

@@ -287,6 +287,8 @@ def _numeric_values(frame: Any, inputs: list[str], need_numbers: bool) -> np.nda
     """The input columns as floats (checked for infinity); a Pipeline may take any column."""
     from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
+    if len(frame) == 0:  # a header alone: its columns are read as text, not numbers
+        raise InputError.bad("data", "at least one row under the header", "none")
     text = [c for c in inputs if not (is_numeric_dtype(frame[c]) or is_bool_dtype(frame[c]))]
     if text and need_numbers:
         raise InputError.bad("data", "numeric feature columns", f"non-numeric {text[:10]}")
