@@ -150,6 +150,18 @@ def test_bad_input_is_one_line_and_exit_2(capsys, fitted_dir, args, message):
     assert message in one_line(err)
 
 
+def test_a_bad_encoder_is_refused_before_the_model_loads(capsys, monkeypatch, tmp_path):
+    import trustlab.cli.safety as safety_cli
+
+    def no_loading(*args, **kwargs):
+        raise AssertionError("the model loaded before the options were checked")
+
+    monkeypatch.setattr(safety_cli, "_load_model", no_loading)
+    args = ["safety", "polytope", "fit", "--layer", "2", "--out", tmp_path / "p"]
+    code, _, err = run_main([*args, "--encoder", "mlp"], capsys)
+    assert code == 2 and "--encoder: expected one of 'linear', 'concept'" in one_line(err)
+
+
 def test_a_rerun_into_a_full_out_is_refused_unless_overwrite(capsys, fitted_dir, tmp_path):
     code, _, err = run_main(
         ["safety", "polytope", "fit", "--out", fitted_dir, *map(str, FIT_ARGS)], capsys

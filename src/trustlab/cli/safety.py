@@ -112,6 +112,8 @@ def fit(
     from trustlab.safety import SafetyPolytope, fit_on_prompts, load_safety_prompts
 
     refuse_existing(out, overwrite, FIT_FILES, "a polytope")
+    if encoder not in ("linear", "concept"):  # before the model loads
+        raise InputError.bad("--encoder", "one of 'linear', 'concept'", encoder)
 
     chosen = _sources(sources)
     prompts = load_safety_prompts(
