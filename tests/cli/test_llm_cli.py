@@ -100,6 +100,13 @@ def test_bad_options_are_exit_2_before_any_work(run, no_load, args, flag):
     assert one_line(err).startswith(f"trustlab: error: {flag}: expected")
 
 
+def test_a_negative_seed_is_told_in_the_command_lines_words(run, no_load):
+    """Not 'None, an integer >= 0 or a numpy Generator': the CLI passes neither."""
+    code, _, err = run("llm", "generate", "--model", "m", "--seed", "-1", "hello")
+    assert code == 2
+    assert one_line(err) == "trustlab: error: --seed: expected an integer >= 0, got -1"
+
+
 def test_unreachable_endpoint_is_exit_1_in_one_line(run, monkeypatch):
     monkeypatch.setattr(remote, "_sleep", lambda seconds: None)
     code, _, err = run("llm", "generate", "--endpoint", "http://127.0.0.1:1", "--model", "m", "x")

@@ -85,7 +85,17 @@ def option_message(message: str, argument: str | None, options: set[str]) -> str
     option = OPTION_FOR_ARGUMENT.get(argument, "--" + argument.replace("_", "-"))
     if option not in options:
         return message
-    return option + message[len(argument) :]
+    text = option + message[len(argument) :]
+    for python, cli in _PYTHON_ONLY.items():  # what a command line cannot pass
+        text = text.replace(python, cli)
+    return text
+
+
+#: Alternatives of the library's messages that exist in Python only, as the CLI says them.
+_PYTHON_ONLY = {
+    "expected None, an integer >= 0 or a numpy Generator": "expected an integer >= 0",
+    "expected None, an int seed or a numpy Generator": "expected an integer seed >= 0",
+}
 
 
 def emit(result: Any, as_json: bool) -> None:
