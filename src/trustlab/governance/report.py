@@ -198,8 +198,10 @@ def report_parts(assessment: Any) -> list[dict[str, Any]]:
                 "paragraphs": [
                     (
                         "Ratings are the items' credited rungs. Alpha treats rungs as ordinal "
-                        "and allows missing answers; kappa treats them as categories and uses "
-                        "only the items every assessor answered. A dimension is flagged when "
+                        "and allows missing ratings; kappa treats them as categories and uses "
+                        "only the items every assessor was credited a rung for (an answer "
+                        "without the evidence its rung needs credits none, so it counts as no "
+                        "rating). A dimension is flagged when "
                         f"its assessors land in different tiers or its alpha is below "
                         f"{ag['threshold_alpha']}. Disagreement between stakeholders is itself "
                         f"a finding. Flagged: {flagged}.",
