@@ -97,6 +97,8 @@ def test_safe_probability_sums_spellings_and_renormalises():
     assert safe_probability([("Sure", -0.1), ("I", -3.0)]) == ""
     with pytest.raises(InputError, match="^top_logprobs"):
         safe_probability([1, 2, 3])
+    with pytest.raises(InputError, match="^context: expected CI groups of JSON values"):
+        judge_prompt("q", {"sender": {1, 2}}, "binary")
     # a log-probability that is not a number (a raw ValueError from float() before)
     with pytest.raises(InputError, match="^top_logprobs: expected a number as the log-prob"):
         safe_probability({"safe": "x"})
