@@ -78,8 +78,9 @@ def judge_prompt(query: str, context: Mapping, mode: str, ablate: Any = None) ->
     check_string(query, "query")
     if not isinstance(context, Mapping):
         raise InputError.bad("context", "a mapping of CI groups", context)
+    kept = ablate_context(context, ablate)
     try:
-        shown = json.dumps(ablate_context(context, ablate), indent=2, ensure_ascii=False)
+        shown = json.dumps(kept, indent=2, ensure_ascii=False)
     except (TypeError, ValueError) as exc:  # a set, an object: not what a CI field holds
         raise InputError.bad(
             "context", f"CI groups of JSON values (text, numbers, lists, mappings): {exc}", context
