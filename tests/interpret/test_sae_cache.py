@@ -7,6 +7,8 @@ cache's sparse, latent-grouped arrays, read back latent by latent.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -122,6 +124,13 @@ def test_checkpoints_resume_and_refuse_another_run(tmp_path, tiny, sae, monkeypa
     with pytest.raises(InputError, match="texts") as err:
         cache_latents(tiny, sae, TEXTS[:-1], checkpoint=folder, checkpoint_every=5)
     assert err.value.argument == "checkpoint"
+    # chunks are found by their number: another chunk size read them as other texts, and
+    # another k (set on the same weights) returned the old k's records
+    with pytest.raises(InputError, match="checkpoint_every differ"):
+        cache_latents(tiny, sae, TEXTS, checkpoint=folder, checkpoint_every=3)
+    other_k = copy.deepcopy(sae).set_params(k=8)  # the same weights
+    with pytest.raises(InputError, match="encoding differ"):
+        cache_latents(tiny, other_k, TEXTS, checkpoint=folder, checkpoint_every=5)
 
 
 def test_save_and_load_round_trip(tmp_path, tiny, sae):

@@ -8,8 +8,9 @@ positions). Records are grouped by latent (CSR-like), so one latent's records ar
 
 Long corpora checkpoint: with ``checkpoint=DIR`` every ``checkpoint_every`` texts are written to
 ``DIR`` as one ``.npz`` file (no pickle) as soon as they are done; a second call with the same
-model, SAE, layer and texts reads the finished chunks instead of computing them again, so a
-crash or Ctrl-C loses at most one chunk.
+model, SAE (weights, activation and k), layer, texts and ``checkpoint_every`` reads the finished
+chunks instead of computing them again, so a crash or Ctrl-C loses at most one chunk. A folder
+of a run that differs in any of these is refused, naming what differs.
 """
 
 from __future__ import annotations
@@ -223,7 +224,7 @@ def cache_latents(
     folder = (
         None
         if checkpoint is None
-        else _checkpoint_folder(checkpoint, model, sae, layer, texts, autocast)
+        else _checkpoint_folder(checkpoint, model, sae, layer, texts, autocast, every)
     )
     counter = WorkCounter(progress, len(texts))
     chunks = []
@@ -233,6 +234,12 @@ def cache_latents(
         if path is not None and path.is_file():
             with np.load(path, allow_pickle=False) as saved:
                 chunk = {name: saved[name] for name in saved.files}
+            if len(chunk["lengths"]) != len(part):  # the run key makes this unreachable
+                raise InputError(
+                    f"checkpoint: {path} holds {len(chunk['lengths'])} texts where this run's "
+                    f"chunk has {len(part)}; choose another folder or empty this one",
+                    argument="checkpoint",
+                )
             counter.advance(len(part))
         else:
             chunk = _encode_chunk(model, sae, part, layer, batch_size, counter, autocast)
@@ -309,9 +316,10 @@ def _assemble(chunks: list[dict[str, np.ndarray]], model: str, layer: int, m: in
 
 def _checkpoint_folder(
     checkpoint: Any, model: Any, sae: SparseAutoencoder, layer: int, texts: list[str],
-    autocast: str | None = None,
+    autocast: str | None, every: int,
 ) -> Path:  # fmt: skip
-    """The checkpoint folder; a folder of another run (model, SAE, layer or texts) is refused."""
+    """The checkpoint folder; a folder of another run (model, SAE weights or encoding, layer,
+    texts or chunk size) is refused."""
     if not isinstance(checkpoint, (str, os.PathLike)):
         raise InputError.bad("checkpoint", "a folder path or None", checkpoint)
     folder = output_dir(checkpoint, "checkpoint")
@@ -325,6 +333,10 @@ def _checkpoint_folder(
         "sae": digest.hexdigest(),
         "texts": hashlib.sha256("\x00".join(texts).encode()).hexdigest(),
         "n_texts": len(texts),
+        # what else decides a chunk: the SAE's encoding (the weights alone do not: k can be
+        # set anew) and the texts per chunk (chunks are found by their number)
+        "encoding": {"activation": str(sae.activation), "k": None if sae.k is None else int(sae.k)},
+        "checkpoint_every": every,
         # only when set, so the folders of float32 runs written before the option still match
         **({} if autocast is None else {"autocast": autocast}),
     }
