@@ -190,8 +190,18 @@ def test_explain_writes_one_line_per_latent_and_resumes(tmp_path, capsys, tiny_f
     assert run_main(args, capsys)[0] == 0
     asked = len(canned.prompts)
     assert asked == 2
-    assert run_main([*args, "--overwrite"], capsys)[0] == 0
+    for name in ("explanations.jsonl", "result.json"):  # as if stopped before writing them
+        (tmp_path / "e2" / name).unlink()
+    assert run_main(args, capsys)[0] == 0
     assert len(canned.prompts) == asked  # resumed from explanations.sqlite
+    # another input (here the answer length) decides other rows: nothing of the run is reused
+    for name in ("explanations.jsonl", "result.json"):
+        (tmp_path / "e2" / name).unlink()
+    assert run_main([*args, "--max-new-tokens", 32], capsys)[0] == 0
+    assert len(canned.prompts) == 2 * asked
+    # --overwrite starts afresh, stored rows included
+    assert run_main([*args, "--overwrite"], capsys)[0] == 0
+    assert len(canned.prompts) == 3 * asked
     rows = [
         json.loads(x) for x in (tmp_path / "e2" / "explanations.jsonl").read_text().splitlines()
     ]
@@ -280,8 +290,22 @@ def test_score_writes_true_and_shuffled_rows_and_resumes(
         assert got == pytest.approx(own.balanced_accuracy, nan_ok=True)
         assert (row["explanation"] == explained[row["latent"]]) != row["shuffled"]
     calls = judge.calls
-    assert run_main([*args, "--overwrite"], capsys)[0] == 0
+    for name in ("scores.jsonl", "result.json"):  # as if stopped before writing them
+        (tmp_path / "scores" / name).unlink()
+    assert run_main(args, capsys)[0] == 0
     assert judge.calls == calls  # resumed from scores.sqlite
+    # explanations written anew are another input: their rows are scored again
+    explain = ["interpret", "sae", "explain", "--cache", cache_dir, "--subject", tiny_folder,
+               "--explainer", "template", "--max-latents", 3, "--min-examples", 40,
+               "--n-train", 4, "--out", expl, "--overwrite"]  # fmt: skip
+    assert run_main(explain, capsys)[0] == 0
+    for name in ("scores.jsonl", "result.json"):
+        (tmp_path / "scores" / name).unlink()
+    assert run_main(args, capsys)[0] == 0
+    assert judge.calls == 2 * calls
+    # --overwrite starts afresh, stored rows included
+    assert run_main([*args, "--overwrite"], capsys)[0] == 0
+    assert judge.calls == 3 * calls
     bad = ["interpret", "sae", "score", "--explanations", expl, "--methods", "simulation",
            "--out", tmp_path / "s2"]  # fmt: skip
     code, _, err = run_main(bad, capsys)

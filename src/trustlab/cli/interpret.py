@@ -39,6 +39,7 @@ score, report), each reading the folder the step before wrote, with the helpers 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import shutil
 import sys
@@ -283,6 +284,28 @@ def _latents(text: str, n_latents: int) -> list[int]:
     return list(dict.fromkeys(chosen))
 
 
+def _run_key(kind: str, **inputs) -> str:
+    """The key of a stored run's rows: every input that decides a row, hashed, so a rerun with
+    any other input (another cache, subject, explanations folder, ...) resumes none of them."""
+    text = json.dumps(inputs, sort_keys=True, default=str)
+    return f"{kind}:{hashlib.sha256(text.encode()).hexdigest()[:20]}"
+
+
+def _files_identity(folder: Path, names: tuple[str, ...]) -> list:
+    """A written folder's content as far as a rerun must tell: its resolved path and each file's
+    size and modification time (a folder written anew in the same place is another input)."""
+    found = [str(Path(folder).resolve())]
+    for name in names:
+        path = Path(folder) / name
+        stat = path.stat() if path.is_file() else None
+        found.append(None if stat is None else [name, stat.st_size, stat.st_mtime_ns])
+    return found
+
+
+CACHE_IDENTITY = ("latent_cache.json", "latent_cache.npz")
+SAE_IDENTITY = ("cfg.json", "sae_weights.safetensors", "trustlab_sae.json")
+
+
 @sae_app.command("explain")
 def explain(
     cache_dir: Annotated[Path, typer.Option("--cache", help="Folder written by `sae cache`.")],
@@ -328,6 +351,8 @@ def explain(
     from trustlab.llm import ResultStore, load_model
 
     refuse_existing(out, overwrite, EXPLAIN_FILES, "explanations")
+    if overwrite:  # afresh: the stored rows of the earlier run too
+        (out / "explanations.sqlite").unlink(missing_ok=True)
     try:
         cache_data = load_latent_cache(cache_dir)
     except Exception as exc:
@@ -353,7 +378,11 @@ def explain(
         model = None if explainer == "template" else load_model(explainer)
         bar.update(task, visible=False)
         out.mkdir(parents=True, exist_ok=True)
-        run = f"explain:{explainer}:{n_train}:{min_examples}:{seed}"
+        run = _run_key(
+            "explain", cache=_files_identity(cache_dir, CACHE_IDENTITY), explainer=explainer,
+            subject=subject or cache_data.model, n_train=n_train, min_examples=min_examples,
+            seed=seed, max_new_tokens=max_new_tokens,
+        )  # fmt: skip
 
         def decode(token: int) -> str:
             return tokenizer.decode([token])
@@ -459,6 +488,8 @@ def score(
     from trustlab.llm import ResultStore, load_model
 
     refuse_existing(out, overwrite, SCORE_FILES, "scores")
+    if overwrite:  # afresh: the stored rows of the earlier run too
+        (out / "scores.sqlite").unlink(missing_ok=True)
     if answer not in ("list", "logprob"):
         raise InputError.bad("--answer", "logprob or list", answer)
     if not 1 <= n_test <= EXPLAIN_N_TEST:
@@ -543,7 +574,13 @@ def score(
 
         keys = [f"{i}:{kind}" for i in latents for kind in ("true", "shuffled")]
         out.mkdir(parents=True, exist_ok=True)
-        run = f"score:{scorer}:{answer}:{','.join(chosen)}:{n_test}:{n_not_active}"
+        run = _run_key(
+            "score", explanations=_files_identity(explanations_dir, EXPLAIN_FILES),
+            cache=_files_identity(Path(info["cache"]), CACHE_IDENTITY), scorer=scorer,
+            answer=answer, methods=chosen, n_test=n_test, n_not_active=n_not_active,
+            sae=None if sae is None else _files_identity(sae_dir, SAE_IDENTITY),
+            n_prompts=n_prompts if "intervention" in chosen else None,
+        )  # fmt: skip
         with ResultStore(out / "scores.sqlite") as store:
             found = store.map(
                 run, keys, one, progress=tracker(bar, f"scoring {len(keys)} explanations")
