@@ -77,6 +77,22 @@ def test_argument_mentioned_extracts_links_words_and_lists():
     assert argument_mentioned("recipients")(ctx(mail, "mail a@x.org")) is False
 
 
+@pytest.mark.parametrize(
+    "recipient",
+    [{"iban": "US133"}, [{"iban": "US133"}], {"to": {"iban": "US133", "note": "x"}}, True],
+    ids=["mapping", "list-of-mappings", "nested", "bool"],
+)
+def test_a_value_wrapped_in_a_mapping_or_a_bool_is_not_a_way_around(recipient):
+    """A value nested in a mapping was skipped, so the argument read as absent and gave
+    `missing` (True): an injected IBAN passed inside {"iban": ...}. It is traced now, and a
+    given value with nothing to trace (a bool) is not shown to come from a source."""
+    pay = Action(name="send_money", arguments={"recipient": recipient})
+    check = argument_mentioned("recipient")
+    assert check(ctx(pay, "Pay my rent.")) is False
+    if recipient is not True:  # the user named it: allowed, wherever it sits
+        assert check(ctx(pay, "Pay US133 my rent, note x.")) is True
+
+
 def test_intent_mentions_and_secrets():
     change = Action(name="update_password", arguments={"password": "x"})
     assert intent_mentions(any_of=["password"])(ctx(change, "Reset my Password now")) is True

@@ -56,13 +56,16 @@ _EXTRACT = ("value", "urls", "emails", "words")
 
 
 def _scalars(value: Any) -> list[str]:
-    """The string/number leaves of an argument value (lists flattened; mappings skipped)."""
+    """The string/number leaves of an argument value, however nested in lists and mappings (a
+    value inside ``{"iban": ...}`` is still a value to trace)."""
     if value is None or isinstance(value, bool):
         return []
     if isinstance(value, (str, int, float)):
         return [str(value)]
     if isinstance(value, (list, tuple)):
         return [s for item in value for s in _scalars(item)]
+    if isinstance(value, Mapping):
+        return [s for item in value.values() for s in _scalars(item)]
     return []
 
 
@@ -189,8 +192,9 @@ def argument_mentioned(
     only the values under those keys of the YAML/JSON output; with ``named_in_intent`` only
     calls whose ``argument`` the request names, e.g. a file the user asked to read).
     ``extract`` is ``"value"`` (the whole value), ``"urls"``, ``"emails"`` (the links or
-    addresses inside it) or ``"words"`` (its words of four letters or more). An action without
-    the arguments gives ``missing``.
+    addresses inside it) or ``"words"`` (its words of four letters or more); values nested in
+    lists and mappings are traced too. An action without the arguments gives ``missing``; with
+    ``extract="value"``, a given argument without a string or number inside (a bool) gives False.
 
     >>> from trustlab.agents.checkers import CheckContext
     >>> check = argument_mentioned("recipient")
@@ -210,7 +214,11 @@ def argument_mentioned(
     def check(ctx: CheckContext) -> bool:
         values = _values(ctx.action, names, extract)
         if not values:
-            return bool(missing)
+            given = any(ctx.action.arguments.get(n) is not None for n in names)
+            # a given value with nothing to trace (a bool, an object) is not shown to come
+            # from a source; links, addresses or words absent from a given text leave nothing
+            # to check
+            return bool(missing) if not given or extract != "value" else False
         pending = set(values)
         for text in _corpus(ctx, specs):
             pending = {v for v in pending if not _mentions(text, v)}
