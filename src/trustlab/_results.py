@@ -220,6 +220,18 @@ def output_dir(out_dir: str | os.PathLike, name: str = "out_dir") -> Path:
     return out
 
 
+def check_output_dir(out_dir: str | os.PathLike, name: str = "out_dir") -> Path:
+    """``out_dir`` as a Path if it is a folder or could be made one, without making it: an
+    InputError naming ``name`` before any work where it, or a folder above it, is a file."""
+    out = Path(out_dir)
+    for path in (out, *out.parents):
+        if path.exists():
+            if not path.is_dir():
+                raise InputError.bad(name, "a directory that can be created", str(out))
+            break
+    return out
+
+
 def write_outputs(result: Any, out_dir: str | os.PathLike) -> list[Path]:
     """Save a result: ``result.json``, its picture and its further files; return the paths.
 

@@ -133,3 +133,31 @@ def test_bad_input_leaves_no_stray_blank_line(capsys, tmp_path):
         + repr(str(tmp_path / "no.skops"))
         + "\n"
     )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["watermark", "synth", "--n", "2"],
+        ["watermark", "evaluate", "--n", "6"],
+        ["watermark", "export", "--data", "nowhere"],
+        ["federated", "flower-app"],
+        ["federated", "simulate", "--n-silos", "2", "--rounds", "1", "--overwrite"],
+        ["privacy", "dsi", "--deltas", "nowhere.npy", "--epsilon", "1", "--delta", "1e-5"],
+    ],
+    ids=lambda args: " ".join(args[:2]),
+)
+@pytest.mark.parametrize("where", ["a file", "under a file"])
+def test_a_file_as_out_is_one_line_and_exit_2_before_any_work(capsys, tmp_path, args, where):
+    """It was an 'unexpected failure' (exit 1), in some commands after the work (a trained
+    round, generated images)."""
+    afile = tmp_path / "afile"
+    afile.write_text("mine\n")
+    out = afile if where == "a file" else afile / "sub"
+    code, _, err = run([*args, "--out", str(out)], capsys)
+    assert code == 2, err
+    assert (
+        err.strip()
+        == f"trustlab: error: --out: expected a directory that can be created, got '{out}'"
+    )
+    assert afile.read_text() == "mine\n"

@@ -249,6 +249,47 @@ def test_predict_reruns_only_with_overwrite_and_drops_the_earlier_files(
     assert "cropped.png" not in (out / "contact_sheet.html").read_text()
 
 
+def test_predict_never_replaces_the_users_own_files_without_overwrite(
+    run, tmp_path, model_dir, image_folder
+):
+    """An --out beside the images: photo.json and heatmaps/photo.png of the user's were
+    replaced (only predictions.json and contact_sheet.html were looked for)."""
+    folder = tmp_path / "mine"
+    (folder / "heatmaps").mkdir(parents=True)
+    image = folder / "photo.png"
+    image.write_bytes((image_folder / "first.png").read_bytes())
+    (folder / "photo.json").write_text('{"my": "annotations"}')
+    (folder / "heatmaps" / "photo.png").write_text("mine")
+    code, _, err = run("watermark", "predict", image, "--model", model_dir, "--out", folder)
+    assert code == 2 and one_line(err).startswith(f"trustlab: error: --out: {folder} already")
+    assert "photo.json, heatmaps/photo.png" in one_line(err)
+    assert (folder / "photo.json").read_text() == '{"my": "annotations"}'
+    assert (folder / "heatmaps" / "photo.png").read_text() == "mine"
+    code, _, err = run("watermark", "predict", image, "--model", model_dir, "--out", folder,
+                       "--overwrite")  # fmt: skip
+    assert code == 0, err
+    assert json.loads((folder / "photo.json").read_text())["name"] == "photo"
+
+
+@pytest.mark.parametrize("mode", ["I;16", "I", "F"])
+def test_deep_grayscale_images_are_read_as_their_8_bit_picture(tmp_path, mode):
+    """Pillow's RGB conversion clips a 16-bit image's values above 255: a 16-bit PNG was read
+    almost white (its prediction with it)."""
+    gray = np.random.default_rng(0).integers(0, 256, size=(24, 32), dtype=np.uint8)
+    Image.fromarray(gray).save(tmp_path / "gray.png")
+    if mode == "I;16":
+        deep = Image.fromarray(gray.astype(np.uint16) * 257)  # the full 16-bit range
+        deep.save(tmp_path / "deep.png")
+        assert Image.open(tmp_path / "deep.png").mode.startswith("I")
+        path = tmp_path / "deep.png"
+    else:  # 32-bit integer and float images, as TIFF-like sources give them (saved as TIFF)
+        values = gray.astype(np.int32) if mode == "I" else gray.astype(np.float32) / 255.0
+        Image.fromarray(values).save(tmp_path / "deep.tif")
+        path = tmp_path / "deep.tif"
+    expected = cli_wm._read_image(tmp_path / "gray.png", "IMAGES")
+    np.testing.assert_array_equal(cli_wm._read_image(path, "IMAGES"), expected)
+
+
 def test_a_folder_that_is_no_model_is_refused(run, tmp_path, image_folder):
     code, _, err = run("watermark", "describe", image_folder / "first.png", "--model", tmp_path)
     assert code == 2 and one_line(err).startswith("trustlab: error: --model:")

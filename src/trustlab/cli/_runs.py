@@ -20,6 +20,7 @@ from typing import Annotated
 
 import typer
 
+from trustlab._results import check_output_dir
 from trustlab.errors import InputError
 
 __all__ = [
@@ -47,7 +48,10 @@ def refuse_existing(
     names: Iterable[str] = ("result.json",),
     what: str = "results",
 ) -> None:
-    """Refuse an ``--out`` that already holds one of ``names`` unless ``overwrite``."""
+    """Refuse an ``--out`` that already holds one of ``names`` unless ``overwrite``, and one that
+    is a file (or lies under one) before any work."""
+    if out is not None:
+        check_output_dir(out, "--out")
     if out is None or overwrite:
         return
     found = [name for name in names if (Path(out) / name).exists()]

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from trustlab._results import check_output_dir
 from trustlab.cli._common import JSON_OPTION_HELP, YesOption, announce, emit, progress, save, tell
 from trustlab.cli._runs import (
     OverwriteOption,
@@ -129,6 +130,7 @@ def simulate_command(
     # Without --threshold the library picks the paper's thd for the silos asked for.
     settings = {} if threshold is None else {"threshold_factor": threshold}
     methods = ["uefl", *dict.fromkeys(baseline or ["fedavg"])]
+    check_output_dir(out, "--out")  # a file as --out: one line before any work
     if not overwrite and not (out / "checkpoint.json").exists():
         refuse_existing(out, overwrite, RESULT_FILES, "a simulation without its checkpoint")
     extension = rounds_plus * (max_iterations - 1)

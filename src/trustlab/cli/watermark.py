@@ -154,13 +154,32 @@ def _load_model(model: Path | None) -> tuple[Any, str]:
         return WatermarkPredictor.load(folder), str(model)
 
 
+def _eight_bit(im: Any) -> Any:
+    """``im`` with 8-bit channels: Pillow's RGB conversion clips a 16-bit or 32-bit grayscale
+    image's values above 255 (a 16-bit PNG came out almost white), so those are scaled."""
+    from PIL import Image
+
+    if im.mode in ("I;16", "I;16L", "I;16B", "I;16N", "I", "F"):
+        values = np.asarray(im, dtype=np.float64)
+        high = float(values.max()) if values.size else 0.0
+        if im.mode.startswith("I;16"):
+            top = 65535.0
+        elif im.mode == "F" and high <= 1.0:
+            top = 1.0  # a float image in [0, 1]
+        else:  # the smallest of the usual ranges that holds the values
+            top = next((t for t in (255.0, 65535.0) if high <= t), high)
+        scaled = np.clip(np.rint(values / top * 255.0), 0, 255).astype(np.uint8)
+        return Image.fromarray(scaled)
+    return im
+
+
 def _read_image(path: Path, option: str) -> np.ndarray:
     """A PNG/JPEG file as an RGB uint8 array (Pillow)."""
     from PIL import Image
 
     try:
         with Image.open(path) as im:
-            arr = np.array(im.convert("RGB"))
+            arr = np.array(_eight_bit(im).convert("RGB"))
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
         raise InputError.bad(
             option, "PNG or JPEG images that Pillow can read", f"{path} ({exc})"
@@ -443,6 +462,17 @@ def predict(
     thr = _threshold(threshold)
     q = _question(question)
     files = _image_files(images)
+    names = _stems(files, {"predictions", "contact_sheet"})
+    if not overwrite:  # files of the user's own (an --out beside the images): never replaced
+        targets = [f"{n}.json" for n in names] + [f"heatmaps/{n}.png" for n in names]
+        found = [t for t in [*targets, "contact_sheet.json"] if (out / t).exists()]
+        if found:
+            raise InputError(
+                f"--out: {out} already holds {', '.join(found[:5])}"
+                f"{' ...' if len(found) > 5 else ''}, which predict would write; pass "
+                "--overwrite to replace them, or choose another --out",
+                argument="--out",
+            )
     net, source = _load_model(model)
     with progress() as bar:
         report = tracker(bar, f"reading {len(files)} images", len(files))
@@ -453,7 +483,6 @@ def predict(
         pred = net.predict(pixels, threshold=thr)
         backend = TemplateBackend(_Known(pred), random_state=seed)
         texts = backend.answer_batch(pixels, [q] * len(pixels))
-        names = _stems(files, {"predictions", "contact_sheet"})
         out.mkdir(parents=True, exist_ok=True)
         _remove_earlier(out)
         (out / "heatmaps").mkdir(exist_ok=True)

@@ -11,12 +11,11 @@ import hashlib
 import json
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from trustlab._results import json_text, write_atomic
+from trustlab._results import check_output_dir, json_text, write_atomic
 from trustlab.errors import InputError
 from trustlab.federated.protocol import InProcessEngine, ProtocolDriver, ProtocolState
 from trustlab.federated.results import MethodRun
@@ -50,7 +49,7 @@ class Checkpoint:
         fresh: bool = False,
     ):
         """``fresh``: delete a checkpoint already in ``directory`` instead of resuming it."""
-        self.directory = None if directory is None else Path(directory)
+        self.directory = None if directory is None else check_output_dir(directory, "checkpoint")
         self.fingerprint = fingerprint
         self.baselines = tuple(baselines)
         self.meta: dict[str, Any] = {"version": _VERSION, "fingerprint": fingerprint,

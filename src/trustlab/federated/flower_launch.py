@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import check_choice, check_positive_int
-from trustlab._results import Result, internal_field
+from trustlab._results import Result, internal_field, output_dir
 from trustlab.errors import BackendError, ConfigError, InputError
 from trustlab.federated.flower import RESULT_ARRAYS, RESULT_JSON
 from trustlab.federated.protocol import ProtocolState
@@ -208,8 +208,7 @@ def write_flower_app(
         "[tool.flwr.app.config]",
         *(f"{key} = {_toml_value(value)}" for key, value in run_config.items()),
     ]  # fmt: skip
-    app = Path(directory)
-    app.mkdir(parents=True, exist_ok=True)
+    app = output_dir(directory, "directory")
     (app / "pyproject.toml").write_text("\n".join(lines) + "\n")
     return FlowerApp(app, n_silos, port)
 
