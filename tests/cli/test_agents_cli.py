@@ -149,3 +149,11 @@ def test_serve_answers_checks_until_stopped(policy_file):
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=20)
     assert proc.returncode == 0 and "stopped" in out
+
+
+def test_cluster_never_replaces_an_earlier_result_without_overwrite(run, policy_file, tmp_path):
+    """It wrote result.json over whatever --out held (an evaluation's, say)."""
+    (tmp_path / "result.json").write_text('{"mode": "oracle"}')
+    code, _, err = run("agents", "cluster", "--policy", policy_file, "--out", tmp_path)
+    assert code == 2 and "--overwrite" in one_line(err)
+    assert (tmp_path / "result.json").read_text() == '{"mode": "oracle"}'

@@ -322,9 +322,11 @@ def cluster_command(
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
     out: Annotated[Path | None, typer.Option("--out", help="Write result.json here.")] = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     from trustlab.agents import cluster_rules
 
+    refuse_existing(out, overwrite, ("result.json",), "results")
     guard = _guardrail(policy, suite, 0.0)
     with progress() as bar:
         bar.add_task("embedding and clustering the rules", total=None)
