@@ -85,6 +85,28 @@ def test_bad_options_are_one_line(tmp_path, capsys, tiny_folder, extra, option):
     assert code == 2 and one_line(err).startswith(f"trustlab: error: {option}"), err
 
 
+@pytest.mark.parametrize(
+    "extra, option",
+    [(["--k", 0], "--k"), (["--activation", "gelu"], "--activation"),
+     (["--learning-rate", -1], "--learning-rate"), (["--n-latents", 1], "--n-latents")],
+)  # fmt: skip
+def test_bad_sae_options_are_refused_before_the_model_loads(
+    tmp_path, capsys, monkeypatch, extra, option
+):
+    """They were checked by fit, after the model loaded and every activation was read."""
+    import trustlab.llm as llm
+
+    def no_loading(*args, **kwargs):
+        raise AssertionError("the model loaded before the options were checked")
+
+    monkeypatch.setattr(llm, "load_model", no_loading)
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(TEXTS), encoding="utf-8")
+    args = ["interpret", "sae", "train", "--model", "m", "--texts", texts, "--layer", 1]
+    code, _, err = run_main([*args, *extra, "--out", tmp_path / "o"], capsys)
+    assert code == 2 and one_line(err).startswith(f"trustlab: error: {option}"), err
+
+
 def test_bad_layer_and_texts_are_one_line(tmp_path, capsys, tiny_folder):
     empty = tmp_path / "empty.txt"
     empty.write_text("\n\n", encoding="utf-8")

@@ -186,6 +186,7 @@ def train(
         batch_size=batch_size,
         random_state=seed,
     )
+    sae.check_params()  # before the model loads and its activations are read (minutes)
     with progress() as bar:
         task = bar.add_task(f"loading {model}", total=None)
         lm = load_model(model)

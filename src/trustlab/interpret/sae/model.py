@@ -524,6 +524,12 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------------------- helpers
 
+    def check_params(self, d_in: int | None = None) -> None:
+        """Check every parameter now, as ``fit`` does first: for a caller that has slow work to
+        do before ``fit`` (loading a model, reading its activations). Without ``d_in`` the width
+        is not known, so ``k`` is checked against ``n_latents`` only when that is given."""
+        self._settings(2**20 if d_in is None else check_positive_int(d_in, "d_in"))
+
     def _settings(self, d_in: int) -> dict[str, Any]:
         activation = check_choice(self.activation, "activation", ACTIVATIONS)
         factor = check_positive_int(self.expansion_factor, "expansion_factor")
