@@ -160,5 +160,11 @@ def test_bad_inputs_are_named(tiny, sae):
         assert err.value.argument == argument, str(err.value)
     with pytest.raises(InputError, match="width 48.*width 16"):
         cache_latents(tiny, narrow, TEXTS, layer=1)
+    # an empty text (no token) is named by its place among the texts, in any chunk; the error
+    # named 'prompts', which these functions do not take
+    with pytest.raises(InputError, match=r"^texts\[6\]: expected a text of at least one token"):
+        cache_latents(tiny, sae, [*TEXTS[:6], "", *TEXTS[6:]], checkpoint_every=4)
+    with pytest.raises(InputError, match=r"^texts\[1\]: expected a text of at least one token"):
+        sae_activations(tiny, ["Hello world.", ""], LAYER)
     with pytest.raises(InputError):
         cache_latents(tiny, sae, TEXTS).latent(96)

@@ -608,9 +608,9 @@ class LocalModel:
             ]
         # a chat template writes its own special tokens; plain text gets the tokenizer's (BOS)
         ids = [self.tokenizer(t, add_special_tokens=not chat)["input_ids"] for t in texts]
-        for text, seq in zip(texts, ids, strict=True):
+        for i, (text, seq) in enumerate(zip(texts, ids, strict=True)):
             if not seq:
-                raise InputError.bad("prompts", "texts of at least one token", text)
+                raise InputError.bad(f"prompts[{i}]", "a text of at least one token", text)
         return ids
 
     def _token_text(self, token_id: int) -> str:

@@ -29,6 +29,7 @@ from trustlab._checks import check_positive_int, check_string_list
 from trustlab._progress import WorkCounter
 from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
 from trustlab.errors import InputError, ResourceError
+from trustlab.interpret.sae.corpus import texts_named
 from trustlab.interpret.sae.model import SparseAutoencoder
 
 __all__ = ["LatentCache", "cache_latents", "load_latent_cache"]
@@ -242,7 +243,8 @@ def cache_latents(
                 )
             counter.advance(len(part))
         else:
-            chunk = _encode_chunk(model, sae, part, layer, batch_size, counter, autocast)
+            with texts_named(start):  # an empty text is named by its place in ``texts``
+                chunk = _encode_chunk(model, sae, part, layer, batch_size, counter, autocast)
             if path is not None:
                 write_atomic(path, lambda tmp, c=chunk: _save_npz(tmp, c))
         chunks.append(chunk)

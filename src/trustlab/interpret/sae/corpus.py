@@ -24,6 +24,7 @@ import sys
 import sysconfig
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -546,6 +547,22 @@ def _intact(folder: Path) -> bool:
     return False
 
 
+@contextmanager
+def texts_named(offset: int = 0) -> Iterator[None]:
+    """Meanwhile, a model's error about its ``prompts[i]`` names ``texts[offset + i]``: the
+    argument of the SAE functions that handed them over (``offset``: where the handed-over
+    part starts)."""
+    try:
+        yield
+    except InputError as exc:
+        argument = exc.argument or ""
+        found = re.fullmatch(r"prompts(?:\[(\d+)\])?", argument)
+        if found is None:
+            raise
+        name = "texts" if found.group(1) is None else f"texts[{offset + int(found.group(1))}]"
+        raise InputError(name + str(exc)[len(argument) :], argument=name) from None
+
+
 def sae_activations(
     model: Any,
     texts: Sequence[str],
@@ -579,7 +596,8 @@ def sae_activations(
     if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < n:
         raise InputError.bad("layer", f"a decoder layer of {model.name!r}: in [0, {n - 1}]", layer)
     batch_size = check_positive_int(batch_size, "batch_size")
-    rows = model.activations(texts, int(layer), "all", batch_size=batch_size)
+    with texts_named():
+        rows = model.activations(texts, int(layer), "all", batch_size=batch_size)
     start = 1 if check_bool(skip_first, "skip_first") else 0
     kept = [r[start:] for r in rows if len(r) > start]
     if not kept:
