@@ -174,7 +174,10 @@ def test_models_and_health(server):
         ({"messages": [{"role": "user", "content": "x"}], "n": 65}, "n: "),
         ({"messages": [{"role": "user", "content": "x"}], "top_p": 0}, "top_p"),
         ({"messages": [{"role": "user", "content": "x"}], "seed": "s"}, "seed"),
-        ({"messages": [{"role": "user", "content": "x"}], "seed": -1}, "seed"),
+        (
+            {"messages": [{"role": "user", "content": "x"}], "seed": -1},
+            "seed: expected null or an integer >= 0, got -1",
+        ),  # JSON's words, not Python's
         ({"messages": [{"role": "user", "content": "x"}], "temperature": 2.5}, "temperature"),
         ({"messages": [{"role": "user", "content": "x"}], "stop": 3}, "stop"),
         ([1, 2], "JSON object"),

@@ -141,6 +141,13 @@ def _get(body: dict[str, Any], key: str, default: Any = None) -> Any:
     return default if value is None else value
 
 
+def _json_seed(value: Any) -> int | None:
+    """A request's seed: null or an integer >= 0 (said in JSON's words, not Python's)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise InputError.bad("seed", "null or an integer >= 0", value)
+    return check_seed(value, "seed")
+
+
 def _check_fields(body: dict[str, Any], endpoint: str, model_name: str) -> None:
     requested = body.get("model")
     if requested is not None and requested != model_name:
@@ -189,7 +196,7 @@ def _common(body: dict[str, Any], endpoint: str, prompts: list[str], chat: bool)
         max_tokens=check_positive_int(_get(body, "max_tokens", DEFAULT_MAX_TOKENS), "max_tokens"),
         temperature=check_temperature(_get(body, "temperature", DEFAULT_TEMPERATURE)),
         top_p=check_top_p(_get(body, "top_p", 1.0)),
-        seed=check_seed(_get(body, "seed"), "seed"),
+        seed=_json_seed(_get(body, "seed")),
         stop=check_stop(_get(body, "stop")) or [],
         stream=stream,
         include_usage=include_usage,
