@@ -102,6 +102,16 @@ def test_learn_weights_writes_a_weighted_policy(run, policy_file, tmp_path):
         ),
         (["evaluate", "--policy", "{policy}", "--cases", "missing.json"], "--cases"),
         (["check", "--suite", "casino", "--action", "pay"], "--suite"),
+        # ignored before: a suite brings its own policy (and cases)
+        (["evaluate", "--suite", "banking", "--policy", "{policy}"], "--policy: expected no"),
+        (
+            ["learn-weights", "--suite", "banking", "--policy", "{policy}", "--out", "w.json"],
+            "--policy: expected no",
+        ),
+        (
+            ["learn-weights", "--suite", "banking", "--cases", "c.json", "--out", "w.json"],
+            "--cases: expected no",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(run, policy_file, args, needle):
@@ -157,3 +167,12 @@ def test_cluster_never_replaces_an_earlier_result_without_overwrite(run, policy_
     code, _, err = run("agents", "cluster", "--policy", policy_file, "--out", tmp_path)
     assert code == 2 and "--overwrite" in one_line(err)
     assert (tmp_path / "result.json").read_text() == '{"mode": "oracle"}'
+
+
+def test_json_files_saved_with_a_byte_order_mark_are_read(run, tmp_path):
+    """Windows editors (Notepad) write one; the policy was refused as invalid JSON."""
+    path = tmp_path / "bom.json"
+    path.write_bytes(json.dumps(POLICY).encode("utf-8-sig"))
+    code, out, err = run("agents", "check", "--policy", path, "--action", "browse", "--json")
+    assert code == 0, err
+    assert json.loads(out)["action_allowed"] is True

@@ -421,7 +421,7 @@ def load_policy(policy: PolicyModel | Mapping[str, Any] | str | Path) -> PolicyM
         if not path.is_file():
             raise InputError.bad("policy", "a policy JSON file that exists", str(policy))
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8-sig"))
         except json.JSONDecodeError as err:
             raise InputError(
                 f"policy: {path} is not valid JSON ({err})", argument="policy"

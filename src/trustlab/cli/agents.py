@@ -45,7 +45,7 @@ def _json_arg(text: str | None, option: str) -> Any:
     if text.startswith("@") or (path.suffix.lower() == ".json" and path.is_file()):
         if not path.is_file():
             raise InputError.bad(option, "inline JSON or an existing JSON file", text)
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     try:
         return json.loads(text)
     except json.JSONDecodeError:
@@ -156,6 +156,10 @@ def evaluate_command(
         raise InputError.bad(
             "--suite", "either --suite (repeatable) or --cases FILE", "both or neither"
         )
+    if suite and policy is not None:  # it would be ignored: the suites bring their policies
+        raise InputError.bad(
+            "--policy", "no --policy with --suite (each suite has its own)", policy
+        )
     if suite:
         from trustlab.agents.agentdojo import agentdojo_cases, suite_guardrail
 
@@ -192,7 +196,7 @@ def evaluate_command(
 def _read_cases(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise InputError.bad("--cases", "an existing JSON or JSONL file", str(path))
-    text = path.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8-sig")
     try:
         if path.suffix.lower() == ".jsonl":
             items = [json.loads(line) for line in text.splitlines() if line.strip()]
@@ -241,6 +245,9 @@ def learn_weights_command(
     if suite is not None:
         from trustlab.agents.agentdojo import agentdojo_cases
 
+        for option, given in (("--policy", policy), ("--cases", cases)):
+            if given is not None:  # it would be ignored: the suite brings its policy and cases
+                raise InputError.bad(option, f"no {option} with --suite", str(given))
         guard = _guardrail(None, suite, 0.0)
         items: list[Any] = list(agentdojo_cases(suite))
     else:
