@@ -394,6 +394,20 @@ def test_train_bad_input_is_one_line_naming_the_option(args, option, run, tmp_pa
     assert one_line(err).startswith(f"trustlab: error: {option}:")
 
 
+@pytest.mark.parametrize(
+    "args", [["--max-epochs", "0"], ["--batch-size", "0"], ["--learning-rate", "-1"]]
+)
+def test_train_settings_are_checked_before_the_images_are_made(args, run, tmp_path, monkeypatch):
+    """They were checked by fit, after the images were generated (minutes at the default n)."""
+
+    def no_images(*args, **kwargs):
+        raise AssertionError("images were generated before the settings were checked")
+
+    monkeypatch.setattr(cli_wm, "_dataset", no_images)
+    code, _, err = run("watermark", "train", *args, "--out", tmp_path / "m")
+    assert code == 2 and one_line(err).startswith(f"trustlab: error: {args[0]}:"), err
+
+
 # ------------------------------------------------------------------------------- evaluate
 
 

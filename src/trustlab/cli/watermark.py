@@ -368,14 +368,16 @@ def train(
              "learning_rate": "--learning-rate", "input_size": "--input-size",
              "widths": "--widths", "checkpoint_dir": "--out", "random_state": "--seed"}  # fmt: skip
     hints = {"checkpoint_dir": f"delete {state} to start afresh"}
+    model = WatermarkPredictor(
+        input_size=input_size, widths=stages, max_epochs=max_epochs, batch_size=batch_size,
+        learning_rate=learning_rate, random_state=seed, checkpoint_dir=state,
+    )  # fmt: skip
+    with options_named(names, hints):
+        model.check_params()  # before the images are generated or read
     with progress() as bar:
         ds, source = _dataset(data, n, seed, kinds, clean_fraction, bar)
         fit_idx, test_idx = _split(len(ds), test_size, seed)
         train_part = ds.subset(fit_idx)
-        model = WatermarkPredictor(
-            input_size=input_size, widths=stages, max_epochs=max_epochs, batch_size=batch_size,
-            learning_rate=learning_rate, random_state=seed, checkpoint_dir=state,
-        )  # fmt: skip
         resumed = (state / "state.pt").is_file()
         if resumed:
             tell(f"trustlab: resuming the interrupted run in {state}", as_json=True)

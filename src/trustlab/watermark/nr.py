@@ -431,6 +431,12 @@ class WatermarkPredictor:
             if not k.endswith("_") and k != "checkpoint_dir"
         }
 
+    def check_params(self) -> None:
+        """Check every parameter now, as ``fit`` does first: for a caller with slow work to do
+        before ``fit`` (generating or reading the training images)."""
+        self._check_params()
+        check_random_state(self.random_state)
+
     def _check_params(self) -> dict[str, Any]:
         size = check_positive_int(self.input_size, "input_size", minimum=16)
         if size % 16:
