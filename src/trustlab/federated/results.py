@@ -133,7 +133,8 @@ class UEFLSimulation(Result):
     ``methods`` maps "uefl", "fedavg" (the same network without VQ layer, all weights
     averaged) and optionally "vq" (one codebook, no extension) to a :class:`MethodRun`.
     Saved (``write_outputs``, the CLI's ``--out``) as ``result.json``, ``accuracy.png`` and
-    ``entropy.png``.
+    ``entropy.png``. ``seconds`` is this call's wall-clock time: after a resume (``resumed``)
+    only the part it ran, not the time spent before the interruption.
     """
 
     config: UEFLConfig
