@@ -1,14 +1,14 @@
 """Sparse autoencoders on a language model's residual stream (Paulo et al., ICML 2025, build on
 them): ``model`` (TopK and ReLU + L1 SAEs in torch, unit-norm decoder rows, dead-latent
-resampling, saved as sae_lens reads them) · ``corpus`` (offline training text and the model
-activations an SAE trains on) · ``cache`` (where each latent fires over a corpus, sparse and
-checkpointed) · ``examples`` (one latent's windows by activation quantile, for its explainer and
-scorers) · ``explain`` (the explainer's prompt, last-marker parsing, a template baseline) ·
-``scoring`` (detection and fuzzing scores with bootstrap intervals) · ``ranking`` (embedding
-and surprisal scores: AUROC with bootstrap intervals) · ``intervention`` (raising one latent,
-and the strength calibration of intervention scoring) · ``effects`` (what raising a latent makes
-the model say, explanations of it, and the intervention score) · ``report`` (one run's
-scores, controls and contexts).
+resampling, saved as sae_lens reads them) · ``corpus`` (offline training text) · ``activations``
+(the model activations an SAE trains on) · ``cache`` (where each latent fires over a corpus,
+sparse and checkpointed) · ``examples`` (one latent's windows by activation quantile, for its
+explainer and scorers) · ``explain`` (the explainer's prompt, last-marker parsing, a template
+baseline) · ``scoring`` (detection and fuzzing scores with bootstrap intervals) · ``ranking``
+(embedding and surprisal scores: AUROC with bootstrap intervals) · ``intervention`` (raising one
+latent, and the strength calibration of intervention scoring) · ``effects`` (what raising a
+latent makes the model say, explanations of it, and the intervention score) · ``report`` (one
+run's scores, controls and contexts).
 
 Public names are imported on first use.
 """
@@ -30,8 +30,8 @@ __getattr__, __all__, __dir__ = lazy_names(
             "offline_corpus",
             "offline_corpus_folder",
             "OFFLINE_SOURCES",
-            "sae_activations",
         ],
+        ".activations": ["sae_activations"],
         ".cache": ["LatentCache", "cache_latents", "load_latent_cache"],
         ".examples": ["Example", "LatentExamples", "latent_examples"],
         ".explain": [

@@ -29,7 +29,7 @@ from trustlab._checks import check_positive_int, check_string_list
 from trustlab._progress import WorkCounter
 from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
 from trustlab.errors import InputError, ResourceError
-from trustlab.interpret.sae.corpus import texts_named
+from trustlab.interpret.sae.activations import texts_named
 from trustlab.interpret.sae.model import SparseAutoencoder
 
 __all__ = ["LatentCache", "cache_latents", "load_latent_cache"]

@@ -11,7 +11,7 @@ architectures with ``apply_b_dec_to_input=True``, and :meth:`SparseAutoencoder.s
 folder sae_lens reads (``cfg.json`` and ``sae_weights.safetensors``; ``SAE.load_from_disk``).
 
 Training (:meth:`SparseAutoencoder.fit`), on rows such as the residual-stream activations
-:func:`~trustlab.interpret.sae.corpus.sae_activations` collects from a :class:`trustlab.llm.LocalModel`:
+:func:`~trustlab.interpret.sae.activations.sae_activations` collects from a :class:`trustlab.llm.LocalModel`:
 
 - the rows are scaled by one constant so that their mean norm is ``sqrt(d)`` (sae_lens's
   "expected_average_only_in" normalisation); because TopK and ReLU are positively homogeneous,
