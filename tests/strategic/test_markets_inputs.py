@@ -30,6 +30,8 @@ B = np.array([1.0, 2.0, 3.0])
         ({"w": [[1.0, 0.5]]}, "w", "1-dimensional"),
         ({"b0": np.nan}, "b0", "finite"),
         ({"b0": "a"}, "b0", "finite"),
+        ({"b0": "1"}, "b0", "finite"),  # float() would read these as 1.0
+        ({"b0": True}, "b0", "finite"),
         ({"X": X[:, :1]}, "X", "2 column"),
         ({"X": X[0]}, "X", "2-dimensional"),
         ({"X": np.where(X == 0, np.nan, X)}, "X", "finite"),
@@ -50,7 +52,7 @@ def test_market_price_names_the_bad_argument(kwargs, argument, expected):
     assert str(info.value).startswith(argument)
 
 
-@pytest.mark.parametrize("price", [-1.0, np.nan, "cheap"])
+@pytest.mark.parametrize("price", [-1.0, np.nan, "cheap", "1", True, np.bool_(True)])
 def test_market_outcome_rejects_a_bad_price(price):
     with pytest.raises(InputError, match="price") as info:
         market_outcome(W, 0.0, X, B, price)
@@ -59,7 +61,13 @@ def test_market_outcome_rejects_a_bad_price(price):
 
 @pytest.mark.parametrize(
     ("prices", "expected"),
-    [([1.0], "2 per-feature"), ([1.0, -1.0], "non-negative"), (-2.0, "non-negative number")],
+    [
+        ([1.0], "2 per-feature"),
+        ([1.0, -1.0], "non-negative"),
+        (-2.0, "non-negative number"),
+        ("1", "non-negative number"),
+        (True, "non-negative number"),
+    ],
 )
 def test_best_response_rejects_bad_prices(prices, expected):
     with pytest.raises(InputError, match=expected) as info:
@@ -97,6 +105,27 @@ def test_learners_need_budgets_two_classes_and_the_fitted_width():
     with pytest.raises(InputError) as info:
         naive.predict(Xp, b[:5])
     assert info.value.argument == "budgets"
+
+
+def test_labels_after_fit_must_be_the_fitted_classes():
+    # A label outside classes_ would count as the negative class: the market's accuracy and the
+    # score would be wrong without a word (0/1 labels against a model fitted on "no"/"yes").
+    Xp, y, b = make_market_population(60, random_state=3)
+    words = np.where(y == 1, "yes", "no")
+    naive = NaiveMarketClassifier().fit(Xp, words, budgets=b)
+    for call in (lambda: naive.market(Xp, b, y), lambda: naive.score(Xp, y, budgets=b)):
+        with pytest.raises(InputError, match=r"classes_=\['no', 'yes'\]") as info:
+            call()
+        assert info.value.argument == "y"
+    # the same labels as fit saw give the accuracy of predict
+    expected = np.mean(naive.predict(Xp, b) == words)
+    assert naive.score(Xp, words, budgets=b) == pytest.approx(expected, abs=0)
+    assert naive.market(Xp, b, words).accuracy == pytest.approx(expected, abs=1e-12)
+    # a label list of another length is refused, not broadcast
+    for bad in ([1], y[:-1]):
+        with pytest.raises(InputError, match="60 labels") as info:
+            NaiveMarketClassifier().fit(Xp, y, budgets=b).score(Xp, bad)
+        assert info.value.argument == "y"
 
 
 def test_simulation_and_population_arguments():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from typing import Any
 
@@ -135,11 +136,18 @@ def check_weights(w: Any) -> np.ndarray:
     return weights
 
 
+def _number(value: Any) -> float:
+    """``value`` as a float when it is a real number (a bool or a string is not: ``float`` would
+    read True as 1 and "1" as 1); NaN otherwise, which every caller refuses."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        return math.nan
+    return float(value)
+
+
 def check_intercept(b0: Any) -> float:
-    try:
-        value = float(b0)
-    except (TypeError, ValueError):
-        raise InputError.bad("b0", "a finite number (the intercept)", b0) from None
+    value = _number(b0)
     if not math.isfinite(value):
         raise InputError.bad("b0", "a finite number (the intercept)", b0)
     return value
@@ -197,11 +205,8 @@ def check_positive_labels(y: Any, n_users: int) -> np.ndarray:
 
 def check_price(price: Any, name: str = "price") -> float:
     """A non-negative price; ``inf`` means no market."""
-    try:
-        value = float(price)
-    except (TypeError, ValueError):
-        raise InputError.bad(name, "a non-negative number (inf for no market)", price) from None
-    if not value >= 0.0:  # also rejects NaN
+    value = _number(price)
+    if not value >= 0.0:  # also rejects NaN (and a bool or a string)
         raise InputError.bad(name, "a non-negative number (inf for no market)", price)
     return value
 

@@ -108,13 +108,24 @@ class _MarketLinearClassifier(_ClassifierMixin, _BaseEstimator):
         """The market this classifier induces on the population ``X`` with ``budgets``
         (``price=None``: the revenue-maximising price; a number: users face that price)."""
         features = self._check_predict_X(X)
-        positive = None
-        if y is not None:
-            labels = as_1d(y, "y")
-            if labels.shape[0] != features.shape[0]:
-                raise InputError.bad("y", f"{features.shape[0]} labels", labels)
-            positive = labels == self.classes_[1]
+        positive = None if y is None else self._positive(y, features.shape[0])
         return self._market(features, budgets, positive, price)
+
+    def _positive(self, y: Any, n_rows: int) -> np.ndarray:
+        """Which of the ``n_rows`` labels ``y`` are ``classes_[1]``; a label that is not one of
+        ``classes_`` is refused (it would count as the negative class without a word)."""
+        labels = as_1d(y, "y")
+        if labels.shape[0] != n_rows:
+            raise InputError.bad("y", f"{n_rows} labels (one per row of X)", labels)
+        unknown = labels[~np.isin(labels, self.classes_)]
+        if unknown.size:
+            shown = ", ".join(repr(v) for v in np.unique(unknown)[:5].tolist())
+            raise InputError(
+                f"y: expected labels among classes_={self.classes_.tolist()!r} (the labels fit "
+                f"saw), got {shown}",
+                argument="y",
+            )
+        return labels == self.classes_[1]
 
     def decision_function(self, X: Any, budgets: Any = None, *, price: Any = None) -> np.ndarray:
         """The margin after the market: ``w'x + b0 + ||w|| b_i / rho`` (the user's reach), with
@@ -154,8 +165,9 @@ class _MarketLinearClassifier(_ClassifierMixin, _BaseEstimator):
 
     def score(self, X: Any, y: Any, budgets: Any = None, *, price: Any = None) -> float:
         """Accuracy of :meth:`predict` (after the market when ``budgets`` are given)."""
-        labels = as_1d(y, "y")
-        return float(np.mean(self.predict(X, budgets, price=price) == labels))
+        predictions = self.predict(X, budgets, price=price)
+        positive = self._positive(y, predictions.shape[0])
+        return float(np.mean((predictions == self.classes_[1]) == positive))
 
 
 def _fit_logistic(features, positive, C):
