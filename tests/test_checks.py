@@ -80,6 +80,14 @@ def test_scalar_checks():
         c.check_in_range(1.5, "beta", 0, 1)
     with pytest.raises(InputError, match=r"epsilon: expected a number in \(0, inf\]"):
         c.check_in_range(0, "epsilon", 0, float("inf"), low_open=True)
+    # float() reads True as 1.0 and "0.5" as 0.5; neither is a number here
+    for value in (True, np.bool_(False), "0.5", b"1"):
+        with pytest.raises(InputError, match="beta: expected a number, got"):
+            c.check_in_range(value, "beta", 0, 1)
+        with pytest.raises(InputError, match="beta: expected a number, got"):
+            c.check_probability(value, "beta", open_ends=False)
+    assert c.check_in_range(np.float32(0.5), "beta", 0, 1) == 0.5
+    assert c.check_in_range(np.array(1), "beta", 0, 1) == 1.0
     with pytest.raises(InputError, match="score: expected one of 'nll', 'entropy'"):
         c.check_choice("x", "score", ["nll", "entropy"])
 

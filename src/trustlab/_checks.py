@@ -306,6 +306,9 @@ def check_in_range(
     low_open: bool = False,
     high_open: bool = False,
 ) -> float:
+    # float() reads True as 1.0 and "0.5" as 0.5: a bool or a string is not a number here
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+        raise InputError.bad(name, "a number", value)
     try:
         x = float(value)
     except (TypeError, ValueError):

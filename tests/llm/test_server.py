@@ -179,6 +179,10 @@ def test_models_and_health(server):
             "seed: expected null or an integer >= 0, got -1",
         ),  # JSON's words, not Python's
         ({"messages": [{"role": "user", "content": "x"}], "temperature": 2.5}, "temperature"),
+        # float() would read these as 1.0, 0.5 and 1.0: a JSON bool or string is not a number
+        ({"messages": [{"role": "user", "content": "x"}], "temperature": True}, "temperature"),
+        ({"messages": [{"role": "user", "content": "x"}], "temperature": "0.5"}, "temperature"),
+        ({"messages": [{"role": "user", "content": "x"}], "top_p": True}, "top_p"),
         ({"messages": [{"role": "user", "content": "x"}], "stop": 3}, "stop"),
         ([1, 2], "JSON object"),
     ],
