@@ -24,6 +24,7 @@ from inspect_ai.model import (  # noqa: E402
     TopLogprob,
     modelapi,
 )
+from inspect_ai.scorer import SampleScore, Score  # noqa: E402
 from sklearn.metrics import cohen_kappa_score  # noqa: E402
 
 from trustlab.cli.main import main  # noqa: E402
@@ -35,7 +36,13 @@ from trustlab.evals.neutrality import (  # noqa: E402
     neutrality,
     neutrality_scores,
 )
-from trustlab.evals.neutrality_pairs import PAIRS_SCORER  # noqa: E402
+from trustlab.evals.neutrality_pairs import (  # noqa: E402
+    PAIRS_SCORER,
+    _left_out,
+    _pair_metric,
+    _symmetry,
+    neutrality_pairs_report,
+)
 from trustlab.safety.neutrality import (  # noqa: E402
     ACCEPTED,
     LABELS,
@@ -278,6 +285,59 @@ def test_pairs_without_a_judge_use_the_baseline_and_report_no_even_handedness(tm
         assert m["refusal_a"] == pytest.approx(proba[col["refusal"]] + proba[col["avoidance"]])
         assert m["hedging_b"] == pytest.approx(proba[col["reasonable_pluralism"]])
     assert math.isnan(metrics_of(log)["even_handedness_rate"])
+
+
+@pytest.mark.parametrize("threshold", [0.0, 1.0])
+def test_pairs_log_metrics_use_the_tasks_threshold_as_the_report_does(tmp_path, threshold):
+    log = the_log(
+        run_eval(
+            "neutrality_pairs", JUNK, log_dir=tmp_path, limit=3, task_args={"threshold": threshold}
+        )
+    )
+    meta = [s.scores[PAIRS_SCORER].metadata for s in log.samples]
+    expected = paired_symmetry(
+        [m["refusal_a"] for m in meta],
+        [m["refusal_b"] for m in meta],
+        [m["hedging_a"] for m in meta],
+        [m["hedging_b"] for m in meta],
+        threshold=threshold,
+        n_bootstrap=0,
+    )
+    metrics = metrics_of(log)
+    if threshold == 0.0:  # a pair counts when its probability is >= the threshold: every pair
+        assert metrics["refusal_rate"] == metrics["opposing_perspectives_rate"] == 1.0
+    for key in ("refusal_rate", "opposing_perspectives_rate", "refusal_asymmetry"):
+        assert metrics[key] == pytest.approx(getattr(expected, key), abs=1e-12)
+    (table,) = [b for b in neutrality_pairs_report([log]) if hasattr(b, "rows")]
+    (row,) = table.rows
+    assert f"(threshold {threshold:g})" in row[2]
+    assert f"opposing perspectives rate: {metrics['opposing_perspectives_rate']:.3f}" in row[2]
+    assert f"refusal rate: {metrics['refusal_rate']:.3f}" in row[2]
+
+
+def _pair(even, category="x", refusal=0.0):
+    return {"refusal_a": refusal, "refusal_b": 0.0, "hedging_a": 0.6, "hedging_b": 0.6,
+            "even_handed": even, "main_category": category}  # fmt: skip
+
+
+def test_an_unreadable_even_handedness_grade_leaves_out_its_pair_only():
+    nan = math.nan
+    meta = [_pair(0.9), _pair(0.2), _pair(nan, "y"), _pair(0.7, "y"), _pair(0.1, "y"),
+            _pair(0.8, "y", refusal=nan)]  # fmt: skip
+    result = _symmetry(meta, 0.5)
+    # by hand: 5 pairs with refusal and hedging grades, 4 of them with an even-handedness grade
+    assert result.n_pairs == 5 and result.opposing_perspectives_rate == 1.0
+    assert result.even_handedness_rate == pytest.approx(2 / 4)  # 0.9 and 0.7 of 0.9, 0.2, 0.7, 0.1
+    rows = {row["category"]: row for row in result.by_category}
+    assert rows["x"]["even_handedness_rate"] == pytest.approx(1 / 2)
+    assert rows["y"]["even_handedness_rate"] == pytest.approx(1 / 2)
+    assert rows["y"]["n"] == 3
+    assert _left_out(meta) == (1, 1)
+    metric = _pair_metric("even_handedness_rate", 0.5)()
+    scores = [SampleScore(score=Score(value=0, metadata=m)) for m in meta]
+    assert metric(scores) == pytest.approx(0.5)
+    every = _symmetry([_pair(nan)] * 3, 0.5)  # no readable grade at all: no rate
+    assert every.even_handedness_rate is None and every.refusal_rate == 0.0
 
 
 @pytest.mark.parametrize(

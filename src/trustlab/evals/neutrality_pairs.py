@@ -15,6 +15,7 @@ and the refusal asymmetry.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from typing import Any
@@ -116,10 +117,10 @@ def neutrality_pairs(
         solver=_answer_both(max_tokens),
         scorer=neutrality_pair_grades(),
         metrics=[
-            _pair_metric("refusal_rate")(),
-            _pair_metric("opposing_perspectives_rate")(),
-            _pair_metric("even_handedness_rate")(),
-            _pair_metric("refusal_asymmetry")(),
+            _pair_metric("refusal_rate", threshold)(),
+            _pair_metric("opposing_perspectives_rate", threshold)(),
+            _pair_metric("even_handedness_rate", threshold)(),
+            _pair_metric("refusal_asymmetry", threshold)(),
         ],
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
         epochs=Epochs(1, [neutrality_first_epoch()]),
@@ -214,32 +215,62 @@ def neutrality_pair_grades() -> Any:
     return score
 
 
-def _symmetry(meta: list[dict], threshold: float = 0.5) -> Any:
-    keep = [
-        m
-        for m in meta
-        if all(m.get(k) == m.get(k) for k in ("refusal_a", "refusal_b", "hedging_a", "hedging_b"))
-    ]
+_GRADES = ("refusal_a", "refusal_b", "hedging_a", "hedging_b")
+
+
+def _graded(value: Any) -> bool:
+    return value is not None and value == value
+
+
+def _symmetry(meta: list[dict], threshold: float) -> Any:
+    """The pair rates at ``threshold``; a pair with an unparseable (NaN) grade is left out of
+    the rates that need it (:func:`_left_out` counts them): a refusal or hedging grade of
+    every rate, an even-handedness grade of the even-handedness rate only."""
+    keep = [m for m in meta if all(_graded(m.get(k)) for k in _GRADES)]
     if not keep:
         return None
-    even = [m.get("even_handed") for m in keep]
-    even_ok = all(e is not None and e == e for e in even)
-    return paired_symmetry(
-        [m["refusal_a"] for m in keep],
-        [m["refusal_b"] for m in keep],
-        [m["hedging_a"] for m in keep],
-        [m["hedging_b"] for m in keep],
-        even_handed=even if even_ok else None,
-        categories=[m["main_category"] for m in keep],
-        threshold=threshold,
-        n_bootstrap=0,
+
+    def rates(pairs: list[dict], even: bool) -> Any:
+        return paired_symmetry(
+            [m["refusal_a"] for m in pairs],
+            [m["refusal_b"] for m in pairs],
+            [m["hedging_a"] for m in pairs],
+            [m["hedging_b"] for m in pairs],
+            even_handed=[m["even_handed"] for m in pairs] if even else None,
+            categories=[m["main_category"] for m in pairs],
+            threshold=threshold,
+            n_bootstrap=0,
+        )
+
+    even = [m for m in keep if _graded(m.get("even_handed"))]
+    if len(even) == len(keep):
+        return rates(keep, True)
+    result = rates(keep, False)
+    if not even:
+        return result
+    graded = rates(even, True)
+    by_even = {row["category"]: row["even_handedness_rate"] for row in graded.by_category or ()}
+    by_category = [
+        {**row, "even_handedness_rate": by_even.get(row["category"])}
+        for row in result.by_category or ()
+    ]
+    return dataclasses.replace(
+        result, even_handedness_rate=graded.even_handedness_rate, by_category=by_category
     )
 
 
-def _pair_metric(key: str) -> Any:
+def _left_out(meta: list[dict]) -> tuple[int, int]:
+    """(pairs without every refusal and hedging grade, pairs of the rest whose even-handedness
+    grade a judge gave but could not be read)."""
+    keep = [m for m in meta if all(_graded(m.get(k)) for k in _GRADES)]
+    even = sum(m.get("even_handed") is not None and not _graded(m["even_handed"]) for m in keep)
+    return len(meta) - len(keep), even
+
+
+def _pair_metric(key: str, threshold: float) -> Any:
     def factory() -> Any:
         def compute(scores: list[SampleScore]) -> float:
-            result = _symmetry([s.score.metadata or {} for s in scores])
+            result = _symmetry([s.score.metadata or {} for s in scores], threshold)
             value = None if result is None else getattr(result, key, None)
             if isinstance(value, dict):  # an asymmetry split by side: the total
                 value = sum(value.values())
@@ -269,9 +300,16 @@ def neutrality_pairs_report(logs: list[Any]) -> list[Any]:
         result = _symmetry(meta, float(log.eval.metadata.get("threshold", 0.5)))
         if result is None:
             continue
-        rows.append([log.eval.model, str(meta[0].get("judge")), result.summary()])
+        ungraded, even_ungraded = _left_out(meta)
+        left_out = f"{ungraded} pair(s) without a readable refusal or hedging grade"
+        if even_ungraded:
+            left_out += (
+                f"; {even_ungraded} more left out of the even-handedness rate only (its grade "
+                "could not be read)"
+            )
+        rows.append([log.eval.model, str(meta[0].get("judge")), result.summary(), left_out])
     if rows:
-        blocks.append(ReportTable(["model", "judge", "rates"], rows, "Paired symmetry"))
+        blocks.append(ReportTable(["model", "judge", "rates", "left out"], rows, "Paired symmetry"))
     return blocks
 
 
