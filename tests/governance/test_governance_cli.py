@@ -55,6 +55,11 @@ def test_assess_writes_the_report_and_a_valid_card(tmp_path, capsys):
         ("answers:\n  data.planning: {rung: 3, evidence: {public_document: ''}}\n",
          "item 'data.planning': evidence 'public_document' is claimed but missing"),
         ("answers:\n  data.planning: {rung: 3\n", "syntax error at line"),
+        # the last one silently won: a rung-6 claim with its evidence was dropped
+        ("answers:\n  data.planning: {rung: 6}\n  data.planning: {rung: 1}\n",
+         "got 'data.planning' twice (line 6 and line 7)"),
+        ("answers:\n  data.planning:\n    rung: 3\n    evidence: {public_document: a, "
+         "public_document: b}\n", "got 'public_document' twice (line 8 and line 8)"),
     ],
 )  # fmt: skip
 def test_bad_answers_exit_2_with_one_line(tmp_path, capsys, text, expected):
@@ -166,3 +171,25 @@ def test_questionnaire_and_example_never_replace_a_file_without_overwrite(tmp_pa
     assert code == 2 and "--overwrite" in one_line(err) and edited.read_text() == "edited\n"
     assert run_main(["governance", "example", "--out", folder, "--overwrite"], capsys)[0] == 0
     assert edited.read_text() == data_path(EXAMPLE_ANSWERS[0]).read_text()
+
+
+def test_assess_never_replaces_results_without_overwrite(tmp_path, capsys):
+    """A rerun of assess into the same --out, or into a folder holding another command's
+    result.json, is refused unless --overwrite (it silently replaced them)."""
+    files = [data_path(name) for name in EXAMPLE_ANSWERS]
+    folder = tmp_path / "r"
+    assert run_main(["governance", "assess", *files, "--out", folder], capsys)[0] == 0
+    md = folder / "participation.md"
+    md.write_text("edited\n")
+    code, _, err = run_main(["governance", "assess", files[0], "--out", folder], capsys)
+    assert code == 2 and "--overwrite" in one_line(err) and md.read_text() == "edited\n"
+    code, _, err = run_main(["governance", "assess", files[0], "--out", folder, "--overwrite"],
+                            capsys)  # fmt: skip
+    assert code == 0, err
+    assert md.read_text() != "edited\n"
+    other = tmp_path / "dcp"
+    other.mkdir()
+    (other / "result.json").write_text('{"kind": "dcp"}')
+    code, _, err = run_main(["governance", "assess", files[0], "--out", other], capsys)
+    assert code == 2 and "result.json" in one_line(err)
+    assert (other / "result.json").read_text() == '{"kind": "dcp"}'

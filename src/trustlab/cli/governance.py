@@ -4,7 +4,7 @@
 options as comments); ``example --out DIR`` copies the fictitious worked example (three assessors
 of trustlab's demo audit); ``assess ANSWERS.yaml [MORE.yaml ...] --out DIR`` scores one or several
 assessors' files and writes ``participation.html``, ``participation.md``, ``card.json`` and
-``result.json``; ``validate FILE`` checks a questionnaire, answers, tiers or card file.
+``result.json`` (files already there are replaced only with ``--overwrite``); ``validate FILE`` checks a questionnaire, answers, tiers or card file.
 
 A structured self- or external-assessment aid; it does not measure democratic legitimacy.
 """
@@ -109,13 +109,22 @@ def assess(
     ] = None,
     tiers: TiersOption = None,
     source: QuestionnaireOption = None,
+    overwrite: OverwriteOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Score the answers: tier per dimension, missing evidence, agreement between assessors."""
-    from trustlab.audit.sections.participation import write_page
+    from trustlab.audit.sections.participation import (
+        CARD_NAME,
+        HTML_NAME,
+        MARKDOWN_NAME,
+        write_page,
+    )
     from trustlab.governance import assess as run_assess
     from trustlab.governance import load_questionnaire, load_tiers
 
+    # result.json may be another command's (a DCP result): never replaced unasked
+    names = (HTML_NAME, MARKDOWN_NAME, CARD_NAME, "result.json")
+    refuse_existing(out, overwrite, names, "an earlier assessment or result")
     q = load_questionnaire(source)
     t = load_tiers(tiers)
     result = run_assess([Path(a) for a in answers], questionnaire=q, tiers=t)
