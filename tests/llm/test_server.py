@@ -200,6 +200,27 @@ def test_body_that_is_not_json_gets_400(server):
     assert response.status_code == 400 and "expected JSON" in response.json()["error"]["message"]
 
 
+@pytest.mark.parametrize("length", ["-1", "-5", "x"])
+def test_a_negative_or_unreadable_content_length_gets_400_at_once(server, length):
+    body = b'{"prompt": "x"}'
+    request = (
+        f"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {length}\r\nConnection: close\r\n\r\n"
+    ).encode() + body
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(request)  # the connection stays open: read(-1) would wait for it to close
+        reply = b""
+        while b"\r\n\r\n" not in reply or not reply.rstrip().endswith(b"}"):
+            chunk = sock.recv(65536)  # a hang ends in socket.timeout, not in a stuck test
+            if not chunk:
+                break
+            reply += chunk
+    head, _, payload = reply.partition(b"\r\n\r\n")
+    assert head.split()[1] == b"400", reply
+    message = json.loads(payload)["error"]["message"]
+    assert message == f"bad Content-Length {length!r}"
+
+
 def test_unknown_model_and_path_get_404(server):
     response = post(server, "/v1/completions", {"model": "gpt-9", "prompt": "x"})
     assert response.status_code == 404 and "'reverser'" in response.json()["error"]["message"]

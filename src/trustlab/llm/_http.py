@@ -239,7 +239,9 @@ class Handler(BaseHTTPRequestHandler):
         try:
             size = int(length)
         except ValueError:
-            raise RequestError(400, f"bad Content-Length {length!r}") from None
+            size = -1
+        if size < 0:  # read(-1) would wait for the client to close, read(-5) raise
+            raise RequestError(400, f"bad Content-Length {length!r}")
         if size > MAX_BODY_BYTES:
             raise RequestError(413, f"request body over {MAX_BODY_BYTES} bytes")
         raw = self.rfile.read(size)
