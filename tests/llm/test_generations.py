@@ -81,3 +81,11 @@ def test_a_model_name_is_loaded_and_a_generator_seed_drawn_once(monkeypatch):
     result = generate_texts("some-model", "ab", 2, random_state=np.random.default_rng(0))
     seed = result.texts[0].split(" ")[0].rsplit("/", 1)[1]
     assert result.model == "reverser" and seed.isdigit()
+
+
+@pytest.mark.parametrize("model", [5, object(), None])
+def test_something_that_is_not_a_model_is_named(model):
+    with pytest.raises(
+        InputError, match=r"^model: expected a LanguageModel, a model name or a path"
+    ):
+        generate_texts(model, "Hi", 3)

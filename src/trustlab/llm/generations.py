@@ -12,6 +12,7 @@ import numpy as np
 
 from trustlab._checks import check_bool, check_positive_int
 from trustlab._results import Result
+from trustlab.errors import InputError
 from trustlab.llm._inputs import as_texts, check_seed, check_temperature
 from trustlab.llm.protocol import LanguageModel
 from trustlab.llm.registry import load_model
@@ -114,6 +115,8 @@ def generate_texts(
         check_positive_int(batch_size, "batch_size")
         random_state = check_seed(random_state)  # a Generator gives its one seed now
         model = load_model(model)
+    elif not callable(getattr(model, "generate", None)):
+        raise InputError.bad("model", "a LanguageModel, a model name or a path", model)
     reports = progress is not None and _takes_progress(model.generate)
     texts = model.generate(
         prompts,
