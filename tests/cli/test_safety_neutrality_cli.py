@@ -96,6 +96,20 @@ def test_bad_out_suffix_and_missing_folder(run, tmp_path):
     assert code == 2 and one_line(err).startswith("trustlab: error: --data: expected")
 
 
+def test_an_out_that_is_a_folder_is_refused_even_with_overwrite(run, tmp_path):
+    folder = tmp_path / "d.csv"
+    folder.mkdir()
+    for command in (("prompts",), ("build-prompts", "--data", DATA)):
+        code, _, err = run("safety", "neutrality", *command, "--out", folder, "--overwrite")
+        assert code == 2, err
+        assert (
+            one_line(err)
+            == f"trustlab: error: --out: expected a file name, not a folder, got '{folder}'"
+        )
+        assert folder.is_dir() and not any(folder.iterdir())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv"]  # no temporary file left
+
+
 def test_own_prompts_summary_and_sample(run, tmp_path):
     code, stdout, _ = run("safety", "neutrality", "prompts", "--json")
     assert code == 0 and json.loads(stdout)["counts"] == {task: 4 for task in TASK_COUNTS}

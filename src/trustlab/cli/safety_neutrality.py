@@ -39,6 +39,8 @@ def _check_out(out: Path | None, overwrite: bool) -> None:
         return
     if out.suffix.lower() not in SUFFIXES:
         raise InputError.bad("--out", "a file name ending in .csv or .jsonl", str(out))
+    if out.is_dir():  # even with --overwrite: a folder is not replaced by a file
+        raise InputError.bad("--out", "a file name, not a folder", str(out))
     if out.exists() and not overwrite:
         raise InputError(
             f"--out: {out} already exists; pass --overwrite to replace it, or choose another --out",
