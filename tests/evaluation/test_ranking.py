@@ -602,6 +602,17 @@ def test_bad_input_raises_an_input_error_naming_the_argument(case):
         rank_models(outputs, **kwargs)
 
 
+@pytest.mark.parametrize("value", ["no", "false", 1, None])
+def test_from_logits_must_be_a_bool(value):
+    """A truthy non-bool (the text "no", 1) switched probabilities to logits without a word."""
+    p = np.array([[0.9, 0.1], [0.8, 0.2], [0.95, 0.05]])
+    with pytest.raises(InputError, match=r"^from_logits: expected True or False"):
+        rank_models({"v": p[:, ::-1], "s": p}, from_logits=value, n_bootstrap=0)
+    with pytest.raises(InputError, match=r"^from_logits: expected True or False"):
+        item_scores(p, "max_prob", from_logits=value)
+    assert item_scores(p, "max_prob", from_logits=np.bool_(False)).tolist() == [0.9, 0.8, 0.95]
+
+
 def test_logits_are_accepted_where_probabilities_would_be_refused():
     logits = np.random.default_rng(0).normal(size=(30, 3))
     with pytest.raises(InputError):

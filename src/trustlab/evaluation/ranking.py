@@ -22,6 +22,7 @@ import numpy as np
 
 from trustlab._checks import (
     as_1d,
+    check_bool,
     check_choice,
     check_positive_int,
     check_probability,
@@ -137,6 +138,7 @@ def rank_models(
     n_bootstrap = check_positive_int(n_bootstrap, "n_bootstrap", minimum=0)
     level = check_probability(confidence_level, "confidence_level")
     rng = check_random_state(random_state)
+    from_logits = check_bool(from_logits, "from_logits")
     names, checked = _check_outputs(outputs, from_logits)
     tokens = [v for v in checked if isinstance(v, TokenLogProbs)]
     if tokens:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from trustlab._checks import as_1d, as_float_array, check_choice
+from trustlab._checks import as_1d, as_float_array, check_bool, check_choice
 from trustlab.errors import InputError
 
 __all__ = ["SCORES", "TOKEN_POSITIONS", "TokenLogProbs", "item_scores"]
@@ -248,6 +248,7 @@ def item_scores(
     """
     check_choice(score, "score", SCORES)
     check_choice(token_position, "token_position", TOKEN_POSITIONS)
+    from_logits = check_bool(from_logits, "from_logits")
     if isinstance(output, TokenLogProbs):
         check_token_score(score)
         check_key_tokens(token_position, [output])
