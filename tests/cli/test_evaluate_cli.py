@@ -114,6 +114,36 @@ def test_csv_predictions_take_class_indices_as_labels(run, arrays, tmp_path):
     assert code == 2 and "--labels" in one_line(err)
 
 
+def test_txt_labels_written_as_floats_are_class_indices(run, arrays, npy_files, tmp_path):
+    """A .txt of "2.0" lines, or np.savetxt's "2.000000000000000000e+00", holds the class indices
+    (as the same floats in a .npy do), with .npy or CSV predictions; text that is no index is one
+    line naming --labels, not the Python-only classes= (both were refused that way)."""
+    outputs, labels = arrays
+    paths, y_npy = npy_files
+    args = ["evaluate", "rank", "--json", "--n-bootstrap", 0]
+    expected = json.loads(run(*args, "-p", *paths, "--labels", y_npy)[1])
+    np.savetxt(tmp_path / "y_savetxt.txt", labels)
+    (tmp_path / "y_float.txt").write_text("\n".join(f"{v}.0" for v in labels) + "\n")
+    for name in ("y_savetxt.txt", "y_float.txt"):
+        code, out, err = run(*args, "-p", *paths, "--labels", tmp_path / name)
+        assert code == 0, err
+        assert json.loads(out) == expected
+    csvs = []
+    for name, probs in outputs.items():
+        pd.DataFrame(probs, columns=["cat", "dog", "eel"]).to_csv(tmp_path / f"{name}.csv",
+                                                                  index=False)  # fmt: skip
+        csvs.append(tmp_path / f"{name}.csv")
+    by_index = json.loads(run(*args, "-p", *csvs, "--labels", y_npy)[1])
+    code, out, err = run(*args, "-p", *csvs, "--labels", tmp_path / "y_float.txt")
+    assert code == 0, err
+    assert json.loads(out) == by_index
+    (tmp_path / "y_names.txt").write_text("cat\n" * len(labels))
+    code, _, err = run(*args, "-p", *paths, "--labels", tmp_path / "y_names.txt")
+    line = one_line(err)
+    assert code == 2 and line.startswith("trustlab: error: --labels[0]: expected a class index")
+    assert "classes=" not in line and "'cat'" in line
+
+
 def test_npz_and_json_hold_several_models(run, arrays, tmp_path):
     outputs, _ = arrays
     np.savez(tmp_path / "zoo.npz", **outputs)

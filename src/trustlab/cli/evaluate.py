@@ -44,7 +44,8 @@ file name without its extension):
 
 Labels (--labels): .npy, .txt (one label per line) or .csv/.tsv/.parquet
 (a header row, then one column, or a column named "label"); n labels, the
-class indices 0..K-1 or the class names of the CSV headers.
+class indices 0..K-1 (whole numbers, also written 2.0 or 2e+00 as np.savetxt
+does) or the class names of the CSV headers.
 
 Example:
 
@@ -115,9 +116,13 @@ def rank_command(
         raise InputError.bad("--predictions", "at least one prediction file", "none")
     refuse_existing(out, overwrite, RESULT_FILES, "a ranking")
     outputs, classes, correct = read_predictions(files, encoding)
-    label_values = None if labels is None else read_labels(labels, encoding)
-    if label_values is not None and classes is not None:
-        label_values = _labels_as_classes(label_values, classes)
+    label_values = None
+    if labels is not None:
+        raw = _read_label_values(labels, encoding)
+        if classes is not None:
+            label_values = _labels_as_classes(raw, classes)
+        else:
+            label_values = _labels_as_indices(raw)
     # The class names come from the CSV headers and "correct" from the JSON files.
     names = {"classes": "--predictions", "correct": "--predictions"}
     with progress() as bar, options_named(names):
@@ -224,7 +229,13 @@ def _read_json_predictions(path: Path):
 
 
 def read_labels(path: Path, encoding: str | None = None) -> list:
-    """n labels from .npy, .txt (one per line) or a one-column (or "label" column) table."""
+    """n labels from .npy, .txt (one per line) or a one-column (or "label" column) table; a .txt
+    line holding a whole number (``2``, ``2.0``, ``2.000000000000000000e+00``) is that int."""
+    return [_number_or_text(v) for v in _read_label_values(path, encoding)]
+
+
+def _read_label_values(path: Path, encoding: str | None = None) -> list:
+    """The labels as stored: a .txt file's lines as text, other files' cells as read."""
     import numpy as np
 
     path = check_existing_file(path, "--labels")
@@ -237,8 +248,7 @@ def read_labels(path: Path, encoding: str | None = None) -> list:
                 f"--labels: could not read {path}: {exc}", argument="--labels"
             ) from exc
     if suffix == ".txt":
-        values = [line.strip() for line in _text(path, encoding).splitlines() if line.strip()]
-        return [_number_or_text(v) for v in values]
+        return [line.strip() for line in _text(path, encoding).splitlines() if line.strip()]
     table = read_table(path, "--labels", encoding=encoding)
     if table.shape[1] == 1:
         return table.iloc[:, 0].tolist()
@@ -265,21 +275,48 @@ def _text(path: Path, encoding: str | None) -> str:
         ) from None
 
 
-def _number_or_text(value: str):
+def _number_or_text(value):
+    """A label read as text as the int it spells (``"2"``, ``"2.0"``, ``"2e+00"``: np.savetxt
+    writes floats), else unchanged; a value that is not text is returned as it is."""
+    if not isinstance(value, str):
+        return value
     try:
         return int(value)
     except ValueError:
+        pass
+    try:
+        number = float(value)
+    except ValueError:
         return value
+    return int(number) if number.is_integer() else value
+
+
+def _labels_as_indices(values) -> list:
+    """Labels as class indices (no CSV header names the classes): whole numbers only, else one
+    line naming --labels (the library's hint, classes=, has no option here)."""
+    indices = [_number_or_text(v) for v in values]
+    for i, v in enumerate(indices):
+        whole = isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer()
+        if not whole:
+            raise InputError.bad(
+                f"--labels[{i}]",
+                "a class index (a whole number 0..K-1, K the predictions' columns; class names "
+                "need CSV predictions whose header names the classes)",
+                v,
+            )
+    return indices
 
 
 def _labels_as_classes(values, classes) -> list[str]:
     """Labels as the CSV headers' class names: the names themselves, or, when none of them is a
-    name, the class indices 0..K-1 (the help allows both)."""
+    name, the class indices 0..K-1 (the help allows both, 2.0 as 2)."""
     texts = [_label_text(v) for v in values]
     names = {str(c) for c in classes}
     indices = {str(k): str(c) for k, c in enumerate(classes)}
-    if not names.intersection(texts) and all(t in indices for t in texts):
-        return [indices[t] for t in texts]
+    if not names.intersection(texts):
+        keys = [_label_text(_number_or_text(v)) for v in values]
+        if all(k in indices for k in keys):
+            return [indices[k] for k in keys]
     return texts
 
 
