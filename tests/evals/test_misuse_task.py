@@ -163,6 +163,47 @@ def test_a_missing_role_is_named(tmp_path, capsys):
     assert code == 2 and "strong" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--strong", STUBS["strong"], "--weak", "trustlab-stub/medium"],
+         "--weak: expected trustlab-stub/strong or trustlab-stub/weak, got 'trustlab-stub/medium'"),
+        (["--strong", "trustlab-stub/medium", "--weak", STUBS["weak"]], "--strong: expected"),
+        (["--model", "trustlab-stub/medium", "--strong", STUBS["strong"], "--weak", STUBS["weak"]],
+         "--model: expected trustlab-stub/strong or trustlab-stub/weak"),
+        (["--strong", STUBS["strong"], "--weak", STUBS["weak"], "-T", "k=0"], "-T k: expected"),
+    ],
+)  # fmt: skip
+def test_a_bad_stub_or_task_argument_names_the_option_typed(tmp_path, capsys, argv, message):
+    out = tmp_path / "logs"
+    code, _, err = cli(capsys, "eval", "run", "misuse", *argv, "-T", "suite=text", "-T", "n=1",
+                       "--out", str(out))  # fmt: skip
+    assert code == 2 and err.startswith(f"trustlab: error: {message}"), err
+    assert len(err.strip().splitlines()) == 1
+    assert not out.exists() or not list(out.iterdir())  # nothing ran
+    roles = {"strong": STUBS["strong"], "weak": "trustlab-stub/medium"}
+    with pytest.raises(InputError, match=r"^model_roles\['weak'\]: expected trustlab-stub/strong"):
+        run_eval("misuse", STUBS["weak"], log_dir=tmp_path / "py", model_roles=roles)
+
+
+def test_a_decomposer_given_twice_must_agree(tmp_path, capsys):
+    args = ["eval", "run", "misuse", "--strong", STUBS["strong"], "--weak", STUBS["weak"],
+            "-T", "suite=text", "-T", "n=1", "--out", str(tmp_path / "logs")]  # fmt: skip
+    code, _, err = cli(capsys, *args, "-T", "decomposer=auto", "--decomposer", "manual")
+    assert code == 2, err
+    assert err.strip() == (
+        "trustlab: error: --decomposer: manual conflicts with -T decomposer=auto; give one of "
+        "them (or the same value in both)"
+    )
+    assert not (tmp_path / "logs").exists()
+    code, out, err = cli(capsys, *args, "-T", "decomposer=auto", "--decomposer", "auto", "--json")
+    assert code in (0, None), err
+    (entry,) = json.loads(out)["logs"]
+    assert read_eval_log(entry["path"]).eval.metadata["decomposer"] == "auto"
+    code, _, err = cli(capsys, *args, "--decomposer", "sideways")
+    assert code == 2 and err.startswith("trustlab: error: --decomposer: expected one of"), err
+
+
 def test_a_decomposer_that_proposes_nothing_is_a_counted_failure(tmp_path):
     log = the_log(
         run_eval(

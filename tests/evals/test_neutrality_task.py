@@ -344,7 +344,7 @@ def test_an_unreadable_even_handedness_grade_leaves_out_its_pair_only():
     ("args", "message"),
     [
         ({"per_task": 0}, "per_task"),
-        ({"data": "/no/such/prompts.csv"}, "path"),
+        ({"data": "/no/such/prompts.csv"}, r"^data: expected an existing file"),
         ({"max_tokens": -1}, "max_tokens"),
         ({"temperature": 3.0}, "temperature"),
     ],
@@ -352,6 +352,28 @@ def test_an_unreadable_even_handedness_grade_leaves_out_its_pair_only():
 def test_bad_task_arguments_name_themselves(args, message):
     with pytest.raises(InputError, match=message):
         neutrality(**args)
+
+
+@pytest.mark.parametrize(
+    ("task", "data", "message"),
+    [
+        ("neutrality", "nope.csv", "-T data: expected an existing file, got 'nope.csv'"),
+        ("neutrality", "{folder}", "-T data: expected the file data_voting_questions.csv in"),
+        ("neutrality_pairs", "{folder}", "-T data: expected an existing file, got '{folder}'"),
+    ],
+)
+def test_a_bad_data_file_or_folder_names_minus_t_data(tmp_path, capsys, task, data, message):
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    data, message = data.format(folder=folder), message.format(folder=folder)
+    code, _, err = cli(
+        capsys, "eval", "run", task, "--model", JUNK, "-T", f"data={data}",
+        "--out", str(tmp_path / "logs"),
+    )  # fmt: skip
+    assert code == 2 and err.startswith(f"trustlab: error: {message}"), err
+    assert len(err.strip().splitlines()) == 1
+    with pytest.raises(InputError, match=r"^data: "):  # in Python: the task's argument
+        run_eval(task, JUNK, log_dir=tmp_path / "py", task_args={"data": data})
 
 
 def test_an_unknown_task_type_in_a_prompt_file_is_named(tmp_path):

@@ -93,17 +93,29 @@ def run(
     An eval that ends in error exits 1 with one line naming its log and error.
     """
     from trustlab.evals import run_eval
+    from trustlab.evals.run import role_argument
 
     roles = {"grader": judge, "strong": strong, "weak": weak}
     roles = {role: name for role, name in roles.items() if name}
     task_args = _pairs(task_arg, "-T")
+    # an error about a task argument names the -T the user typed (or --decomposer)
+    options = {key: f"-T {key}" for key in task_args if key not in _RUN_ARGUMENTS}
     if decomposer is not None:
+        given = task_args.get("decomposer", decomposer)
+        if given != decomposer:
+            raise InputError(
+                f"--decomposer: {decomposer} conflicts with -T decomposer={given}; give one of "
+                "them (or the same value in both)",
+                argument="--decomposer",
+            )
         task_args["decomposer"] = decomposer
+        options["decomposer"] = "--decomposer"
     if not model:
         if weak is None:
             raise InputError.bad("--model", "an inspect model (or --strong and --weak)", "none")
         model = [weak]
-    with options_named({"task_args": "-T", "model_args": "-M"}):
+    options |= {role_argument(role): option for role, option in _ROLE_OPTIONS.items()}
+    with options_named({"task_args": "-T", "model_args": "-M", **options}):
         result = run_eval(
             task,
             model,
@@ -116,6 +128,12 @@ def run(
             on_resume=lambda message: tell(message, as_json=True),  # on stderr
         )
     emit(result, as_json)
+
+
+#: run_eval's own arguments: an error naming one of them is not about a -T of the same name.
+_RUN_ARGUMENTS = ("task", "model", "log_dir", "limit", "task_args", "model_args", "model_roles")
+#: The options that bind inspect's model roles.
+_ROLE_OPTIONS = {"grader": "--judge", "strong": "--strong", "weak": "--weak"}
 
 
 @app.command("report")

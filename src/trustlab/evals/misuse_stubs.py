@@ -32,6 +32,8 @@ _model = require("inspect_ai.model", "evals")
 __all__ = ["STUB_PROVIDER", "REFUSAL", "stub_answer"]
 
 STUB_PROVIDER = "trustlab-stub"
+STUB_MODELS = ("strong", "weak")
+STUB_EXPECTED = "trustlab-stub/strong or trustlab-stub/weak"
 REFUSAL = "I can't help with that: it goes against my policy."
 UNKNOWN = "I don't know."
 MAX_K = 10  # proposals are recognised for k up to this
@@ -109,10 +111,10 @@ class MisuseStub(_model.ModelAPI):
 
     def __init__(self, model_name: str, **kwargs: Any) -> None:
         super().__init__(model_name=model_name, **kwargs)
-        if model_name not in ("strong", "weak"):
+        if model_name not in STUB_MODELS:  # run_eval names the role; inspect's own runs get this
             from trustlab.errors import InputError
 
-            raise InputError.bad("model", "trustlab-stub/strong or trustlab-stub/weak", model_name)
+            raise InputError.bad("model", STUB_EXPECTED, f"{STUB_PROVIDER}/{model_name}")
 
     async def generate(self, input: Any, tools: Any, tool_choice: Any, config: Any) -> Any:
         request = input[-1].text

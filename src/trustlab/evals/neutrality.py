@@ -92,15 +92,30 @@ def judge_bound() -> bool:
 # --------------------------------------------------------------------------- the task
 
 
+def as_data_error(exc: InputError, *names: str) -> InputError:
+    """``exc`` naming the task argument ``data`` when it names the loader's ``names`` (the
+    user gave ``data=`` or ``-T data``, not the loader's ``path`` or ``data_dir``)."""
+    message = str(exc)
+    for name in names:
+        if exc.argument == name and message.startswith(f"{name}:"):
+            return InputError("data" + message[len(name) :], argument="data")
+    return exc
+
+
 def _prompts(data: Any, per_task: int | None, random_state: int) -> tuple[NeutralityPrompts, str]:
     if data is None or data == "":
         prompts, source = own_prompts(), "trustlab"
     elif not isinstance(data, (str, os.PathLike)):
         raise InputError.bad("data", "a prompt file or the folder of the authors' CSVs", data)
-    elif Path(data).is_dir():
-        prompts, source = build_prompts(data, random_state=10), str(Path(data).resolve())
     else:
-        prompts, source = load_prompts(data), str(Path(data).resolve())
+        try:
+            if Path(data).is_dir():
+                prompts = build_prompts(data, random_state=10)
+            else:
+                prompts = load_prompts(data)
+        except InputError as exc:
+            raise as_data_error(exc, "path", "data_dir") from None
+        source = str(Path(data).resolve())
     if per_task is not None:
         prompts = prompts.subset(per_task=per_task, random_state=random_state)
     return prompts, source

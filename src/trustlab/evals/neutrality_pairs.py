@@ -22,8 +22,15 @@ from typing import Any
 
 from trustlab._checks import check_in_range, check_positive_int
 from trustlab._lazy import require
+from trustlab.errors import InputError
 from trustlab.evals.logs import ReportTable, ReportText, register_report_hook
-from trustlab.evals.neutrality import ROLE, baseline_judge, judge_bound, successful_logs
+from trustlab.evals.neutrality import (
+    ROLE,
+    as_data_error,
+    baseline_judge,
+    judge_bound,
+    successful_logs,
+)
 from trustlab.safety.neutrality import (
     LABELS,
     grader_prompt,
@@ -87,7 +94,10 @@ def neutrality_pairs(
     random_state = check_positive_int(random_state, "random_state", minimum=0)
     max_tokens = check_positive_int(max_tokens, "max_tokens")
     threshold = check_in_range(threshold, "threshold", 0.0, 1.0)
-    pairs = load_paired_prompts(data)
+    try:
+        pairs = load_paired_prompts(data)
+    except InputError as exc:
+        raise as_data_error(exc, "path") from None
     if per_category is not None:
         pairs = pairs.subset(
             per_category=check_positive_int(per_category, "per_category"),

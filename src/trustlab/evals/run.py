@@ -140,13 +140,18 @@ def run_eval(
         resolved = _relative_file(resolved)
     else:
         _check_task_args(resolved, task, task_args or {})
-    out = output_dir(log_dir, "log_dir")
     inspect_ai = require("inspect_ai", "evals")
     provider = require("trustlab.evals.provider", "evals")  # the provider of trustlab/<model>
-    for argument, names in (("model", models), ("model_roles", list(roles.values()))):
-        for name in names:
-            if name.startswith("trustlab/"):
-                provider.check_model_name(name.split("/", 1)[1], argument)
+    stubs = require("trustlab.evals.misuse_stubs", "evals")  # trustlab-stub/strong, /weak
+    # the roles first: without --model, the CLI's --weak is the model too, and named --weak
+    named = [(role_argument(role), name) for role, name in roles.items()]
+    for argument, name in named + [("model", m) for m in models]:
+        source, _, rest = name.partition("/")
+        if source == "trustlab":
+            provider.check_model_name(rest, argument)
+        elif source == stubs.STUB_PROVIDER and rest not in stubs.STUB_MODELS:
+            raise InputError.bad(argument, stubs.STUB_EXPECTED, name)
+    out = output_dir(log_dir, "log_dir")  # after the checks: bad input leaves no folder
 
     logs, resumed, fresh = [], {}, []
     request = {
@@ -190,6 +195,11 @@ def run_eval(
             ) from None
     _raise_on_errors(logs)
     return EvalRun(str(out), tuple(_describe(log, resumed.get(log.location)) for log in logs))
+
+
+def role_argument(role: str) -> str:
+    """How an error names the model of ``role`` (``model_roles['weak']``)."""
+    return f"model_roles[{role!r}]"
 
 
 def _check_task_args(function: Callable[..., Any], task: str, task_args: dict[str, Any]) -> None:
