@@ -129,6 +129,29 @@ def test_dcp_missing_column_exits_2_with_one_line(people, capsys):
     assert "--pred: expected a column of the data, got 'nope'" in one_line(err)
 
 
+def test_dcp_labels_from_the_data_name_the_columns_given(people, tmp_path, capsys):
+    """One class in the data names --label (it named --labels, never given); text labels with a
+    numeric --pred column name --pred (it blamed --label, with the joined arrays' shape)."""
+    path, table = people
+    one = table.assign(y=1, yhat=1)
+    one.to_csv(tmp_path / "one.csv", index=False)
+    code, _, err = run(dcp_args(tmp_path / "one.csv"), capsys)
+    assert code == 2
+    assert one_line(err) == (
+        "trustlab: error: --label: expected at least 2 distinct labels among the true and "
+        "predicted labels, got 1 (1)"
+    )
+    text = table.assign(y=np.where(table["y"] == 1, "one", "more"), yhat=table["y"] + 0.5)
+    text.to_csv(tmp_path / "text.csv", index=False)
+    code, _, err = run(dcp_args(tmp_path / "text.csv"), capsys)
+    line = one_line(err)
+    assert code == 2
+    assert line.startswith(
+        "trustlab: error: --pred: expected predicted labels of the same type as the true labels "
+        "(text, dtype object), got numbers (dtype float64"
+    ), line
+
+
 def test_dcp_bad_option_value_exits_2_with_one_line(people, capsys):
     path, _ = people
     code, _, err = run(dcp_args(path, "--greedy-attempts", "0"), capsys)
@@ -171,7 +194,7 @@ def test_dcp_aggregate_json_equals_the_api(tmp_path, capsys):
     ("change", "message"),
     [
         (lambda f: f.drop(columns="pred:b"), "a column 'pred:b' to match 'label:b'"),
-        (lambda f: f.drop(columns="weight"), "expected a column of the data, got 'weight'"),
+        (lambda f: f.drop(columns="weight"), "expected a column named 'weight', got columns"),
         (lambda f: f.assign(extra=1), "column 'extra'"),
         (lambda f: f.assign(**{"label:a": 0.9}), "shares summing to 1 in the row of group 'g0'"),
         (lambda f: f.assign(weight=[0.5, 0.5, 0.5]), "shares summing to 1 in the weight column"),

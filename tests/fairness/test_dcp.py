@@ -829,7 +829,8 @@ BAD_RECORDS = [
     ("y_pred", dict(labels=[0, 1, 3], y_true=[0, 1, 0, 0, 1, 0])),  # value outside labels=
     ("y_true", dict(labels=[0, 1])),
     ("groups", dict(groups=["a"] * 6)),  # one group only
-    ("labels", dict(y_true=[0] * 6, y_pred=[0] * 6)),  # fewer than 2 labels
+    ("y_true", dict(y_true=[0] * 6, y_pred=[0] * 6)),  # fewer than 2 labels, none given
+    ("labels", dict(y_true=[0] * 6, y_pred=[0] * 6, labels=[0])),  # fewer than 2 labels given
     ("y_true", dict(y_true=[0.0, 1.0, np.nan, 0.0, 1.0, 2.0])),
     ("sample_weight", dict(sample_weight=[1, 1, 1, -1, 1, 1])),
     ("sample_weight", dict(sample_weight=[1, 1, 1])),
@@ -845,6 +846,28 @@ def test_bad_records_name_the_argument(argument, change):
     assert argument in str(err.value)
     with pytest.raises(InputError):
         multiclass_dcp(**kwargs, aggregate=False)
+
+
+def test_labels_of_another_type_name_y_pred_and_one_label_names_the_data():
+    """Int true labels with text predictions: the predictions are named (y_true was, with the
+    concatenation's strings); one label in the data names y_true, not labels= never given."""
+    with pytest.raises(InputError) as err:
+        dcp_inputs([0, 1, 2, 0], ["0", "1", "2", "1"], ["a", "a", "b", "b"])
+    assert err.value.argument == "y_pred"
+    assert str(err.value).startswith(
+        "y_pred: expected predicted labels of the same type as the true labels (numbers, dtype "
+        "int64), got text (dtype <U1, e.g. '0')"
+    )
+    strings = np.array(["x", "y", "x", "y"], dtype=object)
+    with pytest.raises(InputError, match=r"^y_pred: .*\(text, dtype object\), got numbers"):
+        multiclass_dcp(strings, [0.5, 1.0, 2.0, 3.0], ["a", "a", "b", "b"], aggregate=False)
+    with pytest.raises(InputError) as err:
+        dcp_inputs([1] * 4, [1] * 4, ["a", "a", "b", "b"])
+    assert err.value.argument == "y_true"
+    message = "y_true: expected at least 2 distinct labels among the true and predicted labels"
+    assert str(err.value) == message + ", got 1 (1)"
+    # numbers of two dtypes are one type
+    assert dcp_inputs([0, 1, 1, 0], [0.0, 1.0, 1.0, 1.0], ["a", "a", "b", "b"]).labels == (0, 1)
 
 
 # --------------------------------------------------------------------------- aggregate wiring

@@ -62,7 +62,7 @@ def test_aggregates_from_table_needs_two_classes():
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda f: f.drop(columns="group"), "expected a column of the data, got 'group'"),
+        (lambda f: f.drop(columns="group"), "expected a column named 'group', got columns weight,"),
         (lambda f: f.assign(**{"pred:d": 0.0}), "a column 'label:d' to match 'pred:d'"),
         (lambda f: f.assign(**{"label:b": "x"}), "'label:b'.*'x'.*group 'g0'"),
         (lambda f: f.iloc[:1], "at least 2 groups, got 1 row"),

@@ -317,11 +317,18 @@ def dcp_inputs(
     n = check_same_length(y_true=y_true, y_pred=y_pred, groups=group_values)
     weights = _check_sample_weight(sample_weight, n)
     if labels is None:
-        label_names = _unique(np.concatenate([y_true, y_pred]), "y_true")
+        label_names = _union_of_labels(y_true, y_pred)
     else:
         label_names = check_labels(y_true, labels, "y_true")
         check_labels(y_pred, labels, "y_pred")
     group_names = _unique(group_values, "groups")
+    if labels is None and len(group_names) >= 2 and len(label_names) < 2:
+        # the label set is the data's: blame the labels there, not an argument never given
+        raise InputError(
+            f"y_true: expected at least 2 distinct labels among the true and predicted labels, "
+            f"got 1 ({label_names[0].item()!r})",
+            argument="y_true",
+        )
     _check_sizes(len(group_names), len(label_names), "groups", "labels")
     g = _index_of(group_values, group_names, "groups")
     y = _index_of(y_true, label_names, "y_true")
@@ -553,6 +560,36 @@ def _unique(values: np.ndarray, name: str) -> np.ndarray:
         return np.unique(values)
     except TypeError:
         raise InputError.bad(name, "values of one comparable type", values) from None
+
+
+def _union_of_labels(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+    """The sorted union of the true and predicted labels; labels of different types (numbers
+    and text: concatenating would turn 0 into "0") name y_pred, the one not like y_true."""
+    true_names, pred_names = _unique(y_true, "y_true"), _unique(y_pred, "y_pred")
+    true_kind, pred_kind = _label_kind(true_names), _label_kind(pred_names)
+    if true_kind != pred_kind:
+        raise InputError(
+            f"y_pred: expected predicted labels of the same type as the true labels ({true_kind}, "
+            f"dtype {y_true.dtype}), got {pred_kind} (dtype {y_pred.dtype}, e.g. "
+            f"{pred_names[0].item()!r})",
+            argument="y_pred",
+        )
+    return _unique(np.concatenate([true_names, pred_names]), "y_true")
+
+
+def _label_kind(names: np.ndarray) -> str:
+    """The kind of distinct labels (one comparable type): numbers, text or other values."""
+    if names.dtype.kind in "biuf":
+        return "numbers"
+    if names.dtype.kind in "US":
+        return "text"
+    kinds = {
+        "numbers" if isinstance(v, (int, float, np.number, np.bool_))
+        else "text" if isinstance(v, (str, bytes, np.str_, np.bytes_))
+        else "other values"
+        for v in names.tolist()
+    }  # fmt: skip
+    return kinds.pop() if len(kinds) == 1 else "mixed values"
 
 
 def _index_of(values: np.ndarray, names: np.ndarray, name: str) -> np.ndarray:

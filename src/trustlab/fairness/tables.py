@@ -110,8 +110,8 @@ def _class_names(data) -> list[str]:
     for column in ("group", "weight"):
         if column not in columns:
             raise InputError(
-                f"data: expected a column of the data, got {column!r} "
-                f"(columns: {', '.join(columns[:20])})",
+                f"data: expected a column named {column!r}, got columns "
+                f"{', '.join(columns[:20])}{', ...' if len(columns) > 20 else ''}",
                 argument="data",
             )
     label_names = [c.removeprefix("label:") for c in columns if c.startswith("label:")]
