@@ -136,6 +136,31 @@ def test_the_report_marks_errored_logs_and_hides_their_numbers(flaky_task, tmp_p
     assert "its numbers are not results" in (logs / "report.html").read_text()
 
 
+def test_report_refuses_to_replace_a_report_without_overwrite(tmp_path, capsys):
+    logs = tmp_path / "logs"
+    run_eval("demo", MOCK, log_dir=logs, limit=2)
+    other = tmp_path / "audit"  # another command's report in --out
+    other.mkdir()
+    (other / "report.json").write_text("{}")
+    code, _, err = cli(capsys, "eval", "report", str(logs), "--out", str(other))
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"trustlab: error: --out: {other} already holds a report (report.json)")
+    assert "--overwrite" in err
+    assert (other / "report.json").read_text() == "{}" and not (other / "report.html").exists()
+    code, _, err = cli(capsys, "eval", "report", str(logs))  # --out defaults to LOG_DIR
+    assert code in (0, None), err
+    first = (logs / "report.html").read_text()
+    (logs / "report.html").write_text("edited")
+    code, _, err = cli(capsys, "eval", "report", str(logs))
+    assert code == 2 and "report.html, report.json" in err and "--overwrite" in err
+    assert (logs / "report.html").read_text() == "edited"
+    for out in (logs, other):
+        code, _, err = cli(capsys, "eval", "report", str(logs), "--out", str(out), "--overwrite")
+        assert code in (0, None), err
+        assert (out / "report.html").read_text() == first
+        assert json.loads((out / "report.json").read_text())["sections"][0]["id"] == "logs"
+
+
 def test_a_report_hook_adds_its_tasks_blocks(tmp_path):
     run_eval("demo", MOCK, log_dir=tmp_path, limit=2)
 

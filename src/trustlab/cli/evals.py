@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from trustlab.cli._common import JSON_OPTION_HELP, emit, err_console, tell
-from trustlab.cli._runs import options_named
+from trustlab.cli._runs import OverwriteOption, options_named, refuse_existing
 from trustlab.errors import InputError
 
 app = typer.Typer(
@@ -19,6 +19,8 @@ app = typer.Typer(
 )
 
 JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
+#: What ``eval report`` writes into --out.
+REPORT_FILES = ("report.html", "report.json")
 
 
 @app.command("tasks")
@@ -143,13 +145,19 @@ def report(
         Path | None,
         typer.Option("--out", help="Where report.html and report.json go (default: LOG_DIR)."),
     ] = None,
+    overwrite: OverwriteOption = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Read the logs in LOG_DIR into report.html and report.json (errored logs marked as such)."""
+    """Read the logs in LOG_DIR into report.html and report.json (errored logs marked as such).
+
+    A report.html or report.json already in --out (LOG_DIR by default) is refused unless
+    --overwrite.
+    """
     from trustlab.audit.sections.evals import write_page
     from trustlab.evals import read_logs
 
     logs = read_logs(log_dir)
+    refuse_existing(out or log_dir, overwrite, REPORT_FILES, "a report")
     html, data = write_page(logs, out or log_dir)
     for log in logs.logs:
         if log["status"] != "success":
