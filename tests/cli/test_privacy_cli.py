@@ -227,7 +227,8 @@ def test_every_csv_layout_gives_the_npy_result(run, tmp_path, write):
     ("text", "says"),
     [
         ("0,1\n3,0\n0,0.5\n", "the column numbers pandas writes as a header, or data"),
-        ("a,b\n3,\n0,0.5\n", "expected numbers only in d.csv, got 'an empty cell'"),
+        ("a,b\n3,\n0,0.5\n", "expected numbers only in d.csv, got an empty cell (a missing"),
+        ("a,b\n3,nan\n0,0.5\n", "got 'nan' (a missing value) at line 2, column 2"),
         ("a,b\n3,x\n0,0.5\n", "expected numbers only in d.csv, got 'x'"),
         ("a,b\n", "expected at least one row of numbers in d.csv"),
     ],

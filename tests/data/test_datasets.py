@@ -75,3 +75,45 @@ def test_read_table_reads_other_encodings_and_names_the_option(tmp_path):
         read_table(path)
     with pytest.raises(InputError, match="--encoding: expected a text encoding"):
         read_table(path, encoding="no-such-encoding")
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("a,b\n1,nan\n0.5,2\n", "got 'nan' (a missing value) at line 2, column 2"),
+        ("1,0.5\nNA,2\n", "got 'NA' (a missing value) at line 2, column 1"),
+        (",a,b\n0,1,\n1,0.5,2\n", "got an empty cell (a missing value) at line 2, column 3"),
+        ("a,b\n1,x\n", "got 'x' at line 2, column 2"),
+        ("1,nan\n0.5,2\n", "got 'nan' (a missing value) at line 1, column 2"),  # not a header
+    ],
+)
+def test_read_numeric_table_says_what_a_bad_csv_cell_is(tmp_path, text, says):
+    """A literal nan or NA was called 'an empty cell'; a missing value is named as one, with its
+    place."""
+    from trustlab.data.tables import read_numeric_table
+
+    path = tmp_path / "d.csv"
+    path.write_text(text)
+    with pytest.raises(InputError) as err:
+        read_numeric_table(path, "--deltas")
+    assert str(err.value).startswith("--deltas: expected numbers only in d.csv, ")
+    assert says in str(err.value)
+
+
+def test_read_numeric_table_refuses_a_missing_value_in_parquet_as_in_csv(tmp_path):
+    """A null in a Parquet file was read as NaN and passed on; it is refused as in a CSV, while
+    infinity is a number in both."""
+    import pandas as pd
+
+    from trustlab.data.tables import read_numeric_table
+
+    pytest.importorskip("pyarrow")
+    pd.DataFrame({"a": [1.0, 2.0], "b": [None, 3.0]}).to_parquet(tmp_path / "d.parquet")
+    with pytest.raises(
+        InputError, match=r"got a missing value \(null or NaN\) at row 1, column 'b'"
+    ):
+        read_numeric_table(tmp_path / "d.parquet", "--deltas")
+    pd.DataFrame({"a": [1.0, np.inf]}).to_parquet(tmp_path / "inf.parquet")
+    (tmp_path / "inf.csv").write_text("a\n1\ninf\n")
+    for name in ("inf.parquet", "inf.csv"):
+        assert read_numeric_table(tmp_path / name, "--deltas").tolist() == [[1.0], [np.inf]]

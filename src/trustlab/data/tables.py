@@ -17,13 +17,15 @@ def read_table(
     encoding: str | None = None,
     header: int | None = 0,
     dtype: Any = None,
+    keep_default_na: bool = True,
 ):
     """Read a CSV or Parquet file into a DataFrame, with a clear error for anything else.
 
     ``encoding`` is the text encoding of a CSV/TSV file (default UTF-8; e.g. ``latin-1`` or
     ``cp1252`` for files saved by older spreadsheet programs); a file that does not decode says
     so and names the ``--encoding`` option. ``header`` and ``dtype`` are pandas' ``read_csv``
-    options (``header=None``: no row is taken as column names).
+    options (``header=None``: no row is taken as column names), and so is ``keep_default_na``
+    (False: a cell ``nan`` or ``NA`` stays that text, an empty cell an empty string).
     """
     import codecs
 
@@ -45,7 +47,14 @@ def read_table(
             return pd.read_parquet(path)
         if suffix.endswith((".csv", ".csv.gz", ".txt", ".tsv")):
             sep = "\t" if ".tsv" in suffix else ","
-            return pd.read_csv(path, sep=sep, encoding=encoding, header=header, dtype=dtype)
+            return pd.read_csv(
+                path,
+                sep=sep,
+                encoding=encoding,
+                header=header,
+                dtype=dtype,
+                keep_default_na=keep_default_na,
+            )
     except UnicodeDecodeError as exc:
         used = encoding or "utf-8"
         raise InputError(
@@ -58,25 +67,47 @@ def read_table(
     raise InputError.bad(name, "a .csv, .tsv or .parquet file", str(path))
 
 
+#: The texts pandas reads as a missing value by default (lower case), and the empty cell.
+_MISSING_TEXTS = frozenset(
+    {"", "na", "n/a", "nan", "-nan", "+nan", "null", "none", "<na>", "#n/a", "#na", "#n/a n/a",
+     "-1.#ind", "1.#ind", "-1.#qnan", "1.#qnan", "-nan(ind)"}
+)  # fmt: skip
+
+
+def _is_missing(cell: Any) -> bool:
+    """A CSV cell that stands for a missing value: empty, ``NA``, ``nan``, ``null`` ..."""
+    return not isinstance(cell, str) or cell.strip().lower() in _MISSING_TEXTS
+
+
 def _is_number(cell: Any) -> bool:
-    """A CSV cell (text, or NaN when empty) that holds a number."""
+    """A CSV cell (text) that holds a number (not NaN: that is a missing value)."""
     if not isinstance(cell, str):
-        return False  # an empty cell
+        return False  # a row shorter than the others
     try:
-        float(cell)
+        number = float(cell)
     except (TypeError, ValueError):
         return False
-    return True
+    return number == number
+
+
+def _describe_cell(cell: Any) -> str:
+    if not isinstance(cell, str) or not cell.strip():
+        return "an empty cell (a missing value)"
+    if _is_missing(cell):
+        return f"{cell.strip()!r} (a missing value)"
+    return repr(cell)
 
 
 def read_numeric_table(path: Path, name: str, *, encoding: str | None = None):
     """A float array (rows x columns) from a CSV/TSV or Parquet table of numbers.
 
     A CSV may have a header row or none (``numpy.savetxt`` writes none): its first row is the
-    header when one of its cells is not a number. A first row of only the column numbers
-    0, 1, ... (as pandas writes for unnamed columns) cannot be told from data and is refused
-    with a message saying how to write the file. With a header whose first cell is empty
-    (pandas' index column), a first column of the row numbers 0, 1, ... is dropped.
+    header when one of its cells is text that is neither a number nor a missing value, or its
+    first cell is empty (pandas' index column). A first row of only the column numbers 0, 1, ...
+    (as pandas writes for unnamed columns) cannot be told from data and is refused with a
+    message saying how to write the file. With a header whose first cell is empty (pandas'
+    index column), a first column of the row numbers 0, 1, ... is dropped. A missing value (an empty cell, ``NA`` or ``nan`` in a CSV; a null or NaN in
+    a Parquet file) is refused with its place, whatever the format; infinity is a number.
     """
     import numpy as np
 
@@ -84,21 +115,31 @@ def read_numeric_table(path: Path, name: str, *, encoding: str | None = None):
     if path.name.lower().endswith((".parquet", ".pq")):
         table = read_table(path, name)
         try:
-            array = table.to_numpy(dtype=np.float64)
+            array = table.to_numpy(dtype=np.float64, na_value=np.nan)
         except (TypeError, ValueError):
             raise InputError.bad(
                 name, "numeric columns only", list(table.dtypes.astype(str))
             ) from None
+        if np.isnan(array).any():
+            row, col = np.argwhere(np.isnan(array))[0]
+            raise InputError(
+                f"{name}: expected numbers only in {path.name}, got a missing value (null or NaN)"
+                f" at row {row + 1}, column {str(table.columns[col])!r}",
+                argument=name,
+            )
     else:
-        values = read_table(path, name, encoding=encoding, header=None, dtype=str).to_numpy(
-            dtype=object
-        )
-        if len(values) and not all(_is_number(c) for c in values[0]):
+        values = read_table(
+            path, name, encoding=encoding, header=None, dtype=str, keep_default_na=False
+        ).to_numpy(dtype=object)
+        first_line, first_column = 1, 1
+        if len(values) and _is_header(values[0]):
             header, values = values[0], values[1:]
+            first_line = 2
             numbers = np.arange(len(values)).astype(str)
-            if not isinstance(header[0], str) and np.array_equal(values[:, 0], numbers):
+            if _is_blank(header[0]) and np.array_equal(values[:, 0], numbers):
                 values = values[:, 1:]  # pandas' index column under an empty header cell
-        elif len(values) and [c.strip() for c in values[0]] == [
+                first_column = 2
+        elif len(values) and [str(c).strip() for c in values[0]] == [
             str(k) for k in range(values.shape[1])
         ]:
             raise InputError(
@@ -107,14 +148,38 @@ def read_numeric_table(path: Path, name: str, *, encoding: str | None = None):
                 "x1, ...), write the table without a header row, or use a .npy file",
                 argument=name,
             )
-        bad = next((c for row in values for c in row if not _is_number(c)), None)
+        bad = next(
+            (
+                (i, j)
+                for i, row in enumerate(values)
+                for j, c in enumerate(row)
+                if not _is_number(c)
+            ),
+            None,
+        )
         if bad is not None:
-            shown = "an empty cell" if not isinstance(bad, str) else bad
-            raise InputError.bad(name, f"numbers only in {path.name}", shown)
+            i, j = bad
+            raise InputError(
+                f"{name}: expected numbers only in {path.name}, got "
+                f"{_describe_cell(values[i, j])} at line {first_line + i}, column "
+                f"{first_column + j}",
+                argument=name,
+            )
         array = values.astype(np.float64)
     if array.size == 0:
         raise InputError.bad(name, f"at least one row of numbers in {path.name}", "none")
     return array
+
+
+def _is_header(row) -> bool:
+    """A first row of names: one of its cells is text that is neither a number nor a missing
+    value, or its first cell is empty (pandas' header over its index column). A row of data
+    with a missing value is not taken for a header (it was, and silently dropped)."""
+    return _is_blank(row[0]) or any(not _is_number(c) and not _is_missing(c) for c in row)
+
+
+def _is_blank(cell: Any) -> bool:
+    return not isinstance(cell, str) or not cell.strip()
 
 
 def require_columns(df, columns: dict[str, str | None]) -> None:
