@@ -151,6 +151,24 @@ def test_overwrite_replaces_only_the_audits_own_files(tmp_path):
     assert json.loads(again.json_path.read_text())["meta"]["models"] == ["yhat"]
 
 
+def test_overwrite_never_deletes_the_model_being_audited_or_model_files_it_did_not_write(
+    tmp_path,
+):
+    table = small_table(n=120).drop(columns="yhat")
+    run_audit(table, label="y", group="grp", out=tmp_path, sections=[])  # the zoo: models/
+    models = tmp_path / "models"
+    mine = models / "mine.skops"  # a model the user keeps there
+    mine.write_bytes((models / "gradient_boosting.skops").read_bytes())
+    audited = models / "random_forest.skops"
+    again = run_audit(
+        table, label="y", group="grp", model=audited, out=tmp_path, overwrite=True, sections=[]
+    )
+    assert sorted(p.name for p in models.iterdir()) == ["mine.skops", "random_forest.skops"]
+    assert load_classifier(audited).predict(table[["x", "kind"]]).shape == (120,)
+    meta = json.loads(again.json_path.read_text())["meta"]
+    assert meta["models"] == ["random_forest"] and meta["files"] == ["predictions.csv"]
+
+
 def test_an_unfinished_earlier_audit_is_named_as_such(tmp_path):
     (tmp_path / "report.json").write_text(
         json.dumps({"meta": {"dataset": "chile", "created": "2025-01-01"}, "complete": False})

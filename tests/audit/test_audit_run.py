@@ -490,3 +490,128 @@ def test_same_seed_same_numbers(small_zoo_audit, tmp_path):
         np.testing.assert_array_equal(
             again.context.predictions[name], first.context.predictions[name]
         )
+
+
+# --- inputs that are not class labels, groups missing from the audited rows, the seed --------
+
+
+def test_a_score_column_as_predictions_is_refused_before_anything_is_written(tmp_path):
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame(
+        {
+            "y": rng.integers(0, 2, 200),
+            "g": rng.choice(["a", "b"], 200),
+            "score": rng.random(200),  # a probability, not a predicted label
+            "points": rng.integers(300, 850, 200),  # an integer score: hundreds of "classes"
+        }
+    )
+    for column in ("score", "points"):
+        with pytest.raises(InputError, match="^pred: expected predicted class labels"):
+            run_audit(table, label="y", group="g", pred=column, out=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_predicted_labels_may_be_whole_floats_or_a_class_the_labels_lack(tmp_path):
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 200)
+    table = pd.DataFrame(
+        {"y": y, "g": rng.choice(["a", "b"], 200), "as_float": y.astype(float), "yhat": y}
+    )
+    table.loc[:5, "yhat"] = 2  # a class the audited labels lack (a small test set)
+    for column in ("as_float", "yhat"):
+        result = run_audit(
+            table, label="y", group="g", pred=column, out=tmp_path / column, sections=[]
+        )
+        assert result.context.n_test == 200
+
+
+def test_a_continuous_label_is_refused_in_every_mode(tmp_path):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=200)
+    table = pd.DataFrame(
+        {"x": x, "g": rng.choice(["a", "b"], 200), "y": 3 * x + rng.normal(size=200)}
+    )
+    with pytest.raises(InputError, match="^label: expected class labels"):
+        run_audit(table, label="y", group="g", out=tmp_path / "zoo")
+    with pytest.raises(InputError, match="^label: expected class labels"):
+        run_audit(table.assign(yhat=0), label="y", group="g", pred="yhat", out=tmp_path / "p")
+    assert not (tmp_path / "zoo").exists() and not (tmp_path / "p").exists()
+
+
+def test_a_model_predicting_numbers_is_refused(tmp_path):
+    from sklearn.linear_model import LinearRegression
+
+    table = small_table().assign(y=lambda t: (t["x"] > 0).astype(int))
+    model = LinearRegression().fit(table[["x"]], table["x"] * 2)
+    with pytest.raises(InputError, match="^model: expected class labels"):
+        run_audit(table, label="y", group="grp", model=model, out=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_groups_are_checked_in_the_audited_rows_before_anything_is_written(tmp_path):
+    rng = np.random.default_rng(1)
+    table = pd.DataFrame(
+        {"x": rng.normal(size=100), "y": rng.integers(0, 2, 100), "g": ["a"] * 99 + ["b"]}
+    )
+    refused = 0
+    for seed in range(6):  # where the one "b" row lands depends on the seed
+        out = tmp_path / str(seed)
+        try:
+            result = run_audit(table, label="y", group="g", out=out, random_state=seed, sections=[])
+        except InputError as exc:
+            assert re.match(r"^group: expected at least 2 groups in the audited rows", str(exc))
+            assert not out.exists()
+            refused += 1
+        else:
+            assert set(result.context.g_test) == {"a", "b"}
+    assert refused  # the data was chosen so that some seed leaves "b" out of the test rows
+
+
+def test_the_zoo_split_is_stratified_by_label_and_group(tmp_path):
+    rng = np.random.default_rng(2)
+    n = 400
+    g = np.where(rng.random(n) < 0.15, "small", "large")
+    y = np.where(rng.random(n) < np.where(g == "small", 0.8, 0.3), "yes", "no")
+    table = pd.DataFrame({"x": rng.normal(size=n), "y": y, "g": g})
+    result = run_audit(table, label="y", group="g", out=tmp_path, sections=[], random_state=5)
+    ctx = result.context
+    train = pd.Series(list(zip(ctx.y_train, ctx.g_train, strict=True))).value_counts()
+    test = pd.Series(list(zip(ctx.y_test, ctx.g_test, strict=True))).value_counts()
+    assert ((train - test).abs() <= 1).all()  # each label and group pair split in half
+    assert not any("stratified" in note for note in ctx.notes)
+
+
+def test_a_seed_beyond_scikit_learns_limit_is_refused_naming_the_seed(tmp_path):
+    table = small_table()
+    with pytest.raises(InputError, match=r"^random_state: expected an integer in \[0, 2\*\*32-1\]"):
+        run_audit(table, label="y", group="grp", pred="yhat", random_state=2**32, out=tmp_path)
+    result = run_audit(
+        table,
+        label="y",
+        group="grp",
+        pred="yhat",
+        random_state=2**32 - 1,
+        out=tmp_path,
+        sections=[],
+    )
+    assert result.context.random_state == 2**32 - 1
+
+
+def test_empty_and_constant_feature_columns_are_left_out_with_a_note(tmp_path):
+    import warnings
+
+    table = small_table(n=120).drop(columns="yhat").assign(blank=np.nan, const=1.0)
+    table.loc[[0, 7], "x"] = np.nan
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = run_audit(
+            table, label="y", group="grp", out=tmp_path, sections=["overview", "anova_tpnn"]
+        )
+    ctx = result.context
+    assert ctx.feature_names == ["x", "kind"] and list(ctx.X_train.columns) == ["x", "kind"]
+    assert any("blank (empty)" in note and "const (one value)" in note for note in ctx.notes)
+    imputed = [note for note in ctx.notes if "imputed" in note]
+    assert imputed and "x: 2" in imputed[0] and "blank" not in imputed[0]
+    assert not [w for w in caught if "without any observed values" in str(w.message)]
+    statuses = {s["id"]: s["status"] for s in json.loads(result.json_path.read_text())["sections"]}
+    assert statuses == {"overview": "ok", "anova_tpnn": "ok"}

@@ -145,7 +145,8 @@ def load_classifier(
     else:
         raise InputError.bad(
             "model",
-            "a .skops file (or .pkl, .pickle, .joblib with trust_pickle=True)",
+            "a .skops file (or .pkl, .pickle, .joblib with --trust-pickle, trust_pickle=True "
+            "in Python)",
             str(path),
         )
     _check_fitted_classifier(model, path)

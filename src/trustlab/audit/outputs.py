@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -78,23 +79,53 @@ def previous_audit(out: str | os.PathLike) -> str | None:
         return ", ".join(previous)
 
 
-def clear_previous(out: Path) -> list[str]:
+def clear_previous(out: Path, keep: Iterable[str | os.PathLike] = ()) -> list[str]:
     """Create ``out`` if needed and delete the files an earlier audit wrote into it (and only
-    those); return their names."""
+    those); return their names.
+
+    Those files are report.json, report.html, predictions.csv and the models the earlier
+    report.json lists in ``meta.files`` (without a readable report.json: the default models'
+    ``models/<name>.skops``, the only model files an audit writes). Any other file, and any
+    file in ``keep`` (the model or table being audited), stays.
+    """
     output_dir(out, "out")
+    kept = {_resolved(p) for p in keep}
     removed = []
-    for name in _previous_outputs(out):
+    for name in [*_REPORT_FILES, *_previous_models(out)]:
         target = out / name
-        if target.is_dir():
-            for model in sorted(target.glob("*.skops")):
-                model.unlink()
-                removed.append(f"{name}/{model.name}")
-            if not any(target.iterdir()):
-                target.rmdir()
-        else:
+        if target.is_file() and _resolved(target) not in kept:
             target.unlink()
             removed.append(name)
+    models = out / MODELS_DIR
+    if models.is_dir() and not any(models.iterdir()):
+        models.rmdir()
     return removed
+
+
+def _resolved(path: str | os.PathLike) -> Path:
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(path))
+
+
+def _previous_models(out: Path) -> list[str]:
+    """``models/<name>.skops`` files the earlier audit in ``out`` wrote."""
+    from trustlab.audit.models import ZOO_NAMES
+
+    try:
+        files = json.loads((out / "report.json").read_text(encoding="utf-8"))["meta"]["files"]
+        listed = [str(f) for f in files]
+    except (OSError, ValueError, KeyError, TypeError):
+        listed = [f"{MODELS_DIR}/{name}.skops" for name in ZOO_NAMES]
+    return [
+        f
+        for f in listed
+        if f.startswith(f"{MODELS_DIR}/")
+        and f.endswith(".skops")
+        and "/" not in f[len(MODELS_DIR) + 1 :]
+        and ".." not in f
+    ]
 
 
 def _previous_outputs(out: Path) -> list[str]:

@@ -33,10 +33,13 @@ from trustlab.audit.models import (
 from trustlab.audit.table import (
     DEFAULT_DATASET,
     AuditTable,
+    check_class_values,
     check_classes_and_groups,
+    check_predicted_labels,
     class_labels,
     imputation_note,
     load_table,
+    usable_features,
 )
 from trustlab.errors import InputError
 from trustlab.report import Report, Section
@@ -203,17 +206,22 @@ def run_audit(
     overwrite : bool, default False
         Replace an earlier audit in ``out``. Without it a directory holding ``report.json``,
         ``report.html``, ``predictions.csv`` or ``models/*.skops`` is refused before any work,
-        so a re-run never mixes its files with an older run's. Only those files are replaced.
+        so a re-run never mixes its files with an older run's. Only the files the earlier audit
+        wrote are deleted (its report, predictions.csv and the models its report.json lists),
+        never the ``model`` or ``data`` file being audited nor any other file.
     encoding : str, optional
         Text encoding of a CSV/TSV ``data`` file (default UTF-8), e.g. ``"latin-1"``.
     test_size : float in (0, 1), default 0.5
-        Share of the rows held out for the audit when the zoo is trained.
+        Share of the rows held out for the audit when the zoo is trained (the split is
+        stratified by label and group where every pair has 2 or more rows, else by label).
     random_state : int, numpy Generator or None, default 0
         Seed of the split, the models, the bootstrap intervals and every stochastic section.
-        None draws a fresh seed; the seed used is recorded in the report either way.
+        An int must lie in [0, 2**32-1] (scikit-learn's range). None draws a fresh seed; the
+        seed used is recorded in the report either way.
     sections : sequence of str, optional
         Names from :data:`trustlab.audit.sections.SECTION_MODULES`, in report order; all by
-        default.
+        default. Sections that cannot apply in this mode (see
+        :data:`trustlab.audit.sections.SECTION_MODES`) are left out, of the plan too.
     group_as_feature : bool or None, default None
         Whether models may use the group column as a feature. None: a bundled dataset uses its
         declared features (so ``"sex"`` is a feature of chile, ``"region"`` is not); a user table
@@ -236,16 +244,19 @@ def run_audit(
     Raises
     ------
     InputError
-        Unknown dataset or file, missing or clashing columns, fewer than two classes or groups,
-        an untrusted or unreadable model file, an earlier audit in ``out`` without
-        ``overwrite``.
+        Unknown dataset or file, missing or clashing columns, fewer than two classes, fewer than
+        two groups in the audited rows, a label that is not class labels (numbers with a
+        fractional part), predictions that are not class labels (scores), a seed beyond
+        2**32-1, an untrusted or unreadable model file, an unreadable participation file, an
+        earlier audit in ``out`` without ``overwrite``.
 
     Notes
     -----
     Rows with a missing label, group or prediction are dropped (the report says how many);
-    missing feature values are imputed (median / most frequent). report.json is rewritten after
-    each section, so a crash loses nothing already computed; a section that raises is shown as
-    failed, with its error, and the other sections still run.
+    missing feature values are imputed (median / most frequent); feature columns that are empty
+    or hold one value in the training rows are left out of the trained models (noted).
+    report.json is rewritten after each section, so a crash loses nothing already computed; a
+    section that raises is shown as failed, with its error, and the other sections still run.
 
     Examples
     --------
@@ -272,6 +283,7 @@ def run_audit(
     mode = "predictions" if pred is not None else ("model" if model is not None else "zoo")
     if pred is not None and model is not None:
         raise InputError.bad("pred", "None when a model is given (audit one or the other)", pred)
+    names = section_registry.sections_for_mode(names, mode)  # the plan names only these
     n_model_steps = {"zoo": len(ZOO_NAMES), "model": 1, "predictions": 0}[mode]
     steps = _Steps(progress, total=1 + n_model_steps + 1 + len(names) + 1)
     assessment = _participation(participation)  # bad answers files fail before any training
@@ -296,7 +308,8 @@ def run_audit(
 
     ctx.participation = assessment  # read by the "participation" section
     steps.start("saving models and predictions" if ctx.mode == "zoo" else "saving predictions")
-    outputs.clear_previous(out)
+    inputs = [p for p in (data, model) if isinstance(p, (str, os.PathLike))]
+    outputs.clear_previous(out, keep=inputs)  # never the model or table being audited
     trained = ctx.models if ctx.mode == "zoo" else {}
     ctx.files = {
         "predictions": outputs.save_predictions(out, ctx),
@@ -344,9 +357,15 @@ class _Steps:
             self.callback("done", self.done, self.total)
 
 
+#: scikit-learn's seeds (``random_state``) are below 2**32; the audit passes its seed on to it.
+MAX_SEED = 2**32 - 1
+
+
 def _seed(random_state) -> int:
     if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
         check_random_state(random_state)  # rejects negative seeds with the usual message
+        if random_state > MAX_SEED:  # scikit-learn's limit; checked before any work
+            raise InputError.bad("random_state", "an integer in [0, 2**32-1]", int(random_state))
         return int(random_state)
     # None or a Generator: draw one int seed, so the report can name the seed it used.
     return int(check_random_state(random_state).integers(0, 2**31 - 1))
@@ -361,7 +380,16 @@ def _participation(files: Sequence[str | os.PathLike] | None) -> Any:
         return None
     from trustlab.governance import assess
 
-    return assess(paths)
+    try:
+        return assess(paths)
+    except InputError as exc:  # assess names its argument "answers[i]": here it is participation
+        argument = exc.argument or ""
+        message = str(exc)
+        if not (argument.startswith("answers") and message.startswith(f"{argument}:")):
+            raise
+        raise InputError(
+            "participation" + message[len(argument) :], argument="participation"
+        ) from exc
 
 
 def _section_names(sections: Sequence[str] | None) -> list[str]:
@@ -425,6 +453,7 @@ def _context_from_predictions(table: AuditTable, seed: int) -> AuditContext:
     g = frame[table.group].to_numpy()
     pred = frame[table.pred].to_numpy()
     labels = class_labels(y, pred)
+    check_predicted_labels(y, pred, "pred")
     check_classes_and_groups(labels, g)
     X = frame[table.features]
     return AuditContext(
@@ -464,6 +493,7 @@ def _context_from_model(
     g = frame[table.group].to_numpy()
     pred = predict_labels(estimator, X, "model")
     labels = class_labels(y, pred, argument="model")
+    check_class_values(pred, "model")  # a regressor's numbers are not predicted classes
     check_classes_and_groups(labels, g)
     probabilities = aligned_probabilities(estimator, X, labels)
     steps.finish()
@@ -511,17 +541,26 @@ def _context_from_zoo(table: AuditTable, test_size, seed, steps, tell_plan) -> A
         raise InputError.bad(
             "data", "at least one feature column besides the label, group and pred", "none"
         )
-    X = frame[table.features]
     y = frame[table.label].to_numpy()
     g = frame[table.group].to_numpy()
     check_classes_and_groups(class_labels(y), g)
-    train, test, notes = _split(y, test_size, seed)
-    X_train, X_test = X.iloc[train].reset_index(drop=True), X.iloc[test].reset_index(drop=True)
+    train, test, notes = _split(y, g, test_size, seed)
     y_train, y_test = y[train], y[test]
     if len(np.unique(y_train)) < 2:
         raise InputError.bad(
             "test_size", "a split leaving 2 or more classes to train on", test_size
         )
+    # the audited rows are the test rows: DCP needs 2 groups there, whatever the whole table has
+    check_classes_and_groups(class_labels(y), g[test], f" (the {len(test)} test rows)")
+    features, dropped = usable_features(frame[table.features].iloc[train])
+    if not features:
+        raise InputError(
+            "data: expected at least one feature column with 2 or more values in the training "
+            f"rows, got only empty or single-valued ones ({', '.join(map(str, table.features))})",
+            argument="data",
+        )
+    X = frame[features]
+    X_train, X_test = X.iloc[train].reset_index(drop=True), X.iloc[test].reset_index(drop=True)
     zoo = default_zoo(seed)
     tell_plan(list(zoo), len(train), len(test))
     models, predictions = {}, {}
@@ -538,7 +577,7 @@ def _context_from_zoo(table: AuditTable, test_size, seed, steps, tell_plan) -> A
         label=table.label,
         group=table.group,
         labels=labels,
-        feature_names=list(table.features),
+        feature_names=list(features),
         X_train=X_train,
         X_test=X_test,
         y_train=y_train,
@@ -550,20 +589,28 @@ def _context_from_zoo(table: AuditTable, test_size, seed, steps, tell_plan) -> A
         probabilities={k: v for k, v in probabilities.items() if v is not None},
         random_state=seed,
         mode="zoo",
-        notes=table.notes + notes + imputation_note(X),
+        notes=table.notes + notes + dropped + imputation_note(X),
         rows_test=table.row_ids[test],
     )
 
 
-def _split(y: np.ndarray, test_size: float, seed: int):
+def _split(y: np.ndarray, g: np.ndarray, test_size: float, seed: int):
+    """Train and test rows, stratified by label and group where every pair has 2 or more rows
+    (so both parts hold every group in its share), else by label, else not at all."""
     from sklearn.model_selection import train_test_split
 
     rows = np.arange(len(y))
-    _, counts = np.unique(y, return_counts=True)
-    if counts.min() >= 2:
+    pairs = pd.DataFrame({"y": y, "g": g}).groupby(["y", "g"], sort=False).ngroup().to_numpy()
+    strata = [(pairs, []), (y, [_LABEL_ONLY])]
+    for key, note in strata:
+        _, counts = np.unique(key, return_counts=True)
+        if counts.min() < 2:
+            continue
         try:
-            train, test = train_test_split(rows, test_size=test_size, stratify=y, random_state=seed)
-            return np.sort(train), np.sort(test), []
+            train, test = train_test_split(
+                rows, test_size=test_size, stratify=key, random_state=seed
+            )
+            return np.sort(train), np.sort(test), note
         except ValueError:
             pass  # too few rows for a stratified split of this size: fall back below
     try:
@@ -574,3 +621,9 @@ def _split(y: np.ndarray, test_size: float, seed: int):
         ) from exc
     note = "The train/test split is not stratified: some class has too few rows for that."
     return np.sort(train), np.sort(test), [note]
+
+
+_LABEL_ONLY = (
+    "The train/test split is stratified by label only: some label and group pair has too few "
+    "rows to stratify by both."
+)

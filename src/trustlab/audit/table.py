@@ -17,6 +17,9 @@ __all__ = [
     "load_table",
     "class_labels",
     "check_classes_and_groups",
+    "check_class_values",
+    "check_predicted_labels",
+    "usable_features",
     "imputation_note",
 ]
 
@@ -59,6 +62,7 @@ def load_table(data, label, group, pred, group_as_feature, encoding=None) -> Aud
     row_ids = frame.index.to_numpy()
     required = [c for c in (label, group, pred) if c is not None]
     frame, kept, notes = _drop_missing(frame, required)
+    check_class_values(frame[label].to_numpy(), "label")
     return AuditTable(frame, name, label, group, features, pred, notes, row_ids[kept])
 
 
@@ -139,13 +143,102 @@ def class_labels(*arrays: np.ndarray, argument: str = "pred") -> np.ndarray:
         ) from exc
 
 
-def check_classes_and_groups(labels: np.ndarray, groups: np.ndarray) -> None:
+def check_classes_and_groups(labels: np.ndarray, groups: np.ndarray, where: str = "") -> None:
+    """At least 2 classes and 2 groups; ``where`` says which rows (e.g. " (the 50 test rows)")."""
     if len(labels) < 2:
         raise InputError.bad("label", "at least 2 classes", f"only {labels.tolist()!r}")
     if len(np.unique(groups)) < 2:
-        raise InputError.bad(
-            "group", "at least 2 groups in the audited rows", f"only {np.unique(groups).tolist()!r}"
+        raise InputError(
+            f"group: expected at least 2 groups in the audited rows{where}, as DCP compares "
+            f"groups, got only {np.unique(groups).tolist()!r}",
+            argument="group",
         )
+
+
+def _fractional(values: np.ndarray) -> list:
+    """The distinct values of ``values`` that are numbers with a fractional part (scores)."""
+    values = np.asarray(values)
+    if values.dtype.kind in "biuUSM":
+        return []
+    if values.dtype.kind == "f":
+        whole = np.isfinite(values) & (values == np.floor(values))
+        return list(pd.unique(values[~whole & ~np.isnan(values)]))
+    out = []
+    for v in pd.unique(pd.Series(np.asarray(values, dtype=object))):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (float, np.floating)):
+            continue
+        if not np.isfinite(v) or not float(v).is_integer():
+            out.append(v)
+    return out
+
+
+def _examples(values: list, n: int = 3) -> str:
+    def show(v):
+        v = v.item() if isinstance(v, np.generic) else v
+        return f"{v:.4g}" if isinstance(v, float) else repr(v)
+
+    return ", ".join(show(v) for v in values[:n])
+
+
+def check_class_values(values: np.ndarray, argument: str) -> None:
+    """Refuse a column of continuous numbers where class labels are expected.
+
+    Class labels may be text, booleans or integers (also stored as floats: ``1.0``); a number
+    with a fractional part (``0.37``) is a score or a measurement, not a class.
+    """
+    fractional = _fractional(values)
+    if fractional:
+        n = len(pd.unique(pd.Series(np.asarray(values, dtype=object))))
+        raise InputError(
+            f"{argument}: expected class labels (text or whole numbers), got {n} distinct "
+            f"values, {len(fractional)} of them with a fractional part, e.g. "
+            f"{_examples(fractional)} (a continuous column is not a classification label)",
+            argument=argument,
+        )
+
+
+def check_predicted_labels(y: np.ndarray, pred: np.ndarray, argument: str = "pred") -> None:
+    """Refuse predictions that are not class labels: scores or probabilities.
+
+    A prediction column is refused when it holds a number with a fractional part, or when it
+    holds more values the label column lacks than the label column has classes. A few predicted
+    classes that the audited labels lack (a small test set) are accepted.
+    """
+    classes = set(pd.unique(pd.Series(np.asarray(y, dtype=object))).tolist())
+    predicted = pd.unique(pd.Series(np.asarray(pred, dtype=object))).tolist()
+    fractional = _fractional(np.asarray(predicted, dtype=object))
+    new = [v for v in predicted if v not in classes]
+    if fractional or len(new) > len(classes):
+        odd = fractional or new
+        kind = "with a fractional part" if fractional else "that the label column lacks"
+        raise InputError(
+            f"{argument}: expected predicted class labels (values among the label column's "
+            f"{len(classes)} classes, at most as many others), got {len(predicted)} distinct "
+            f"values, {len(odd)} of them {kind}, e.g. {_examples(odd)} (a score or probability "
+            "is not a predicted label: threshold it first)",
+            argument=argument,
+        )
+
+
+def usable_features(X: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """(columns to train on, notes): columns that are empty or hold one value are left out.
+
+    A column with no observed value (e.g. the empty column a trailing comma gives) or a single
+    observed value carries no information; models and imputers cannot use it.
+    """
+    empty = [str(c) for c in X.columns if X[c].notna().sum() == 0]
+    constant = [
+        str(c) for c in X.columns if X[c].notna().sum() > 0 and X[c].nunique(dropna=True) < 2
+    ]
+    kept = [c for c in X.columns if str(c) not in empty and str(c) not in constant]
+    described = [f"{c} (empty)" for c in empty] + [f"{c} (one value)" for c in constant]
+    notes = []
+    if described:
+        notes.append(
+            "Feature columns left out of the models, as they hold no information in the "
+            f"training rows: {', '.join(described)}."
+        )
+    return kept, notes
 
 
 def imputation_note(X: pd.DataFrame) -> list[str]:

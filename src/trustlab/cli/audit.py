@@ -80,8 +80,8 @@ def audit(
         bool,
         typer.Option(
             "--overwrite",
-            help="Replace an earlier audit in --out (its report, predictions.csv and "
-            "models/*.skops; nothing else there is touched).",
+            help="Replace an earlier audit in --out (its report, predictions.csv and the "
+            "models it saved; nothing else there is touched, never the --model file).",
         ),
     ] = False,
     encoding: EncodingOption = None,
@@ -92,7 +92,8 @@ def audit(
         ),
     ] = 0.5,
     seed: Annotated[
-        int, typer.Option("--seed", help="Random seed of the split, models and methods.")
+        int,
+        typer.Option("--seed", help="Random seed of the split, models and methods (0 to 2**32-1)."),
     ] = 0,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the file paths and headline numbers as JSON.")

@@ -13,7 +13,7 @@ from types import ModuleType
 
 from trustlab.errors import InputError
 
-__all__ = ["SECTION_MODULES", "load_section"]
+__all__ = ["SECTION_MODULES", "SECTION_MODES", "load_section", "sections_for_mode"]
 
 SECTION_MODULES: list[str] = [
     "overview",
@@ -23,6 +23,19 @@ SECTION_MODULES: list[str] = [
     "ranking",
     "participation",
 ]
+
+#: The audit modes ("zoo", "model", "predictions") in which a section can apply, where not all:
+#: anova_tpnn needs training rows, ranking two or more models with probabilities, fastpd a model.
+SECTION_MODES: dict[str, tuple[str, ...]] = {
+    "fastpd": ("zoo", "model"),
+    "anova_tpnn": ("zoo",),
+    "ranking": ("zoo",),
+}
+
+
+def sections_for_mode(names: list[str], mode: str) -> list[str]:
+    """``names`` without the sections that cannot apply to an audit in ``mode``."""
+    return [name for name in names if mode in SECTION_MODES.get(name, (mode,))]
 
 
 def load_section(name: str) -> ModuleType:
