@@ -152,6 +152,26 @@ def test_dcp_labels_from_the_data_name_the_columns_given(people, tmp_path, capsy
     ), line
 
 
+def test_dcp_refuses_a_score_column_as_predictions(people, tmp_path, capsys):
+    """A column of scores (fractional numbers, or more integers than the label has classes) is
+    not predicted labels: it was read as hundreds of classes and a DCP printed, exit 0."""
+    path, table = people
+    rng = np.random.default_rng(5)
+    for name, scores in {
+        "fractional": rng.random(len(table)),
+        "counts": rng.integers(0, 50, size=len(table)),
+    }.items():
+        table.assign(yhat=scores).to_csv(tmp_path / f"{name}.csv", index=False)
+        code, out, err = run(dcp_args(tmp_path / f"{name}.csv"), capsys)
+        assert code == 2 and out == ""
+        assert one_line(err).startswith("trustlab: error: --pred: expected predicted class labels")
+    # whole floats and a predicted class the labels lack are still predicted labels
+    whole = table.assign(yhat=table["yhat"].astype(float).where(table.index > 0, 4.0))
+    whole.to_csv(tmp_path / "whole.csv", index=False)
+    code, _, err = run(dcp_args(tmp_path / "whole.csv"), capsys)
+    assert code == 0, err
+
+
 def test_dcp_bad_option_value_exits_2_with_one_line(people, capsys):
     path, _ = people
     code, _, err = run(dcp_args(path, "--greedy-attempts", "0"), capsys)

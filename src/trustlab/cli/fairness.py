@@ -75,8 +75,14 @@ def dcp_command(
     baseline of P(prediction | true label); it is 0 exactly under multiclass
     equalized odds.
 
+    --pred holds predicted class labels: a column of scores (a number with a fractional part,
+    or more values the labels lack than the labels have classes) is refused; threshold it first.
+
     A --out that already holds a result (result.json, dcp.png) is refused unless --overwrite.
     """
+    import pandas as pd
+
+    from trustlab.audit.table import check_predicted_labels
     from trustlab.fairness import multiclass_dcp
 
     refuse_existing(out, overwrite, ("result.json", "dcp.png"), "a DCP result")
@@ -84,6 +90,11 @@ def dcp_command(
     require_columns(table, {"--label": label, "--pred": pred, "--group": group})
     table = _drop_missing(table, [label, pred, group])
     label_list = _parse_labels(labels, table[label])
+    numbers = pd.api.types.is_numeric_dtype
+    if label_list is None and numbers(table[label]) == numbers(table[pred]):
+        # A score column would be read as hundreds of classes: refuse it as the audit does (with
+        # --labels every prediction must be one of them; mixed types are named by multiclass_dcp)
+        check_predicted_labels(table[label].to_numpy(), table[pred].to_numpy(), "--pred")
     with progress(err_console.is_terminal) as bar, native_stdout_to_stderr():
         bar.add_task("computing DCP bounds", total=None)
         result = multiclass_dcp(
