@@ -64,13 +64,19 @@ def test_summary_lists_models_in_predicted_order(run, arrays, npy_files):
     assert order == sorted(order)
 
 
+def csv_outputs(outputs, classes, folder):
+    """Each model's probabilities as a CSV whose header names the classes; their paths."""
+    paths = []
+    for name, probs in outputs.items():
+        pd.DataFrame(probs, columns=classes).to_csv(folder / f"{name}.csv", index=False)
+        paths.append(folder / f"{name}.csv")
+    return paths
+
+
 def test_csv_headers_name_the_classes_of_text_labels(run, arrays, tmp_path):
     outputs, labels = arrays
     classes = np.array(["no", "maybe", "yes"])
-    paths = []
-    for name, probs in outputs.items():
-        pd.DataFrame(probs, columns=classes).to_csv(tmp_path / f"{name}.csv", index=False)
-        paths.append(tmp_path / f"{name}.csv")
+    paths = csv_outputs(outputs, classes, tmp_path)
     (tmp_path / "y.txt").write_text("\n".join(classes[labels]) + "\n")
     code, out, _ = run(
         "evaluate",
@@ -94,10 +100,7 @@ def test_csv_predictions_take_class_indices_as_labels(run, arrays, tmp_path):
     same ranking as the names give."""
     outputs, labels = arrays
     classes = np.array(["no", "maybe", "yes"])
-    paths = []
-    for name, probs in outputs.items():
-        pd.DataFrame(probs, columns=classes).to_csv(tmp_path / f"{name}.csv", index=False)
-        paths.append(tmp_path / f"{name}.csv")
+    paths = csv_outputs(outputs, classes, tmp_path)
     np.save(tmp_path / "y.npy", labels)
     (tmp_path / "y.txt").write_text("\n".join(classes[labels]) + "\n")
     args = ["evaluate", "rank", "-p", *paths, "--json", "--n-bootstrap", 0]
