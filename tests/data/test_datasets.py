@@ -2,6 +2,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trustlab.data import list_datasets, load_dataset
 from trustlab.errors import InputError
@@ -75,6 +77,41 @@ def test_read_table_reads_other_encodings_and_names_the_option(tmp_path):
         read_table(path)
     with pytest.raises(InputError, match="--encoding: expected a text encoding"):
         read_table(path, encoding="no-such-encoding")
+
+
+def test_an_undecodable_byte_is_placed_in_the_file_not_in_pandas_buffer(tmp_path):
+    """pandas' UnicodeDecodeError counts from its read buffer ('at byte 1' for a byte at 22)."""
+    from trustlab.data.tables import read_table
+
+    path = tmp_path / "latin.csv"
+    path.write_bytes("city,n\nRome,1\nOslo,3\nMálaga,2\n".encode("latin-1"))
+    with pytest.raises(InputError, match=r"at byte 22 \(line 4\)\); name its encoding"):
+        read_table(path)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    text=st.text(alphabet="ab,\n", max_size=300),
+    where=st.floats(0.0, 1.0),
+    bad=st.sampled_from([b"\xe1", b"\xe1z", b"\xff", b"\xc3("]),
+    chunk_size=st.integers(1, 64),
+)
+def test_the_undecodable_byte_is_where_a_whole_file_decode_finds_it(
+    tmp_path_factory, text, where, bad, chunk_size
+):
+    from trustlab.data.tables import _undecodable
+
+    raw = text.encode()
+    cut = int(where * len(raw))
+    data = raw[:cut] + bad + raw[cut:]
+    path = tmp_path_factory.mktemp("enc") / "t.csv"
+    path.write_bytes(data)
+    with pytest.raises(UnicodeDecodeError) as info:  # the oracle: decode the file at once
+        data.decode("utf-8")
+    at = info.value.start
+    line = data[:at].count(b"\n") + 1
+    expected = f" at byte {at} (line {line})"
+    assert _undecodable(path, "utf-8", chunk_size=chunk_size) == expected
 
 
 @pytest.mark.parametrize(

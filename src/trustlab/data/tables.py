@@ -57,14 +57,45 @@ def read_table(
             )
     except UnicodeDecodeError as exc:
         used = encoding or "utf-8"
+        where = _undecodable(path, used)  # pandas' exc.start counts from its read buffer
         raise InputError(
-            f"{name}: could not read {path} as {used} text ({exc.reason} at byte {exc.start}); "
+            f"{name}: could not read {path} as {used} text ({exc.reason}{where}); "
             "name its encoding with --encoding, e.g. --encoding latin-1",
             argument=name,
         ) from None
     except Exception as exc:  # parser errors become one clear line
         raise InputError(f"{name}: could not read {path}: {exc}", argument=name) from exc
     raise InputError.bad(name, "a .csv, .tsv or .parquet file", str(path))
+
+
+def _undecodable(path: Path, encoding: str, chunk_size: int = 1 << 20) -> str:
+    """Where the first byte of ``path`` that ``encoding`` cannot decode is: " at byte B (line
+    L)", counted in the file (a gzip file's text); "" when it cannot be found."""
+    import codecs
+    import gzip
+
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    decoder = codecs.getincrementaldecoder(encoding)()
+    offset, lines = 0, 0  # bytes read before this chunk, and their line ends
+    try:
+        with opener(path, "rb") as f:
+            while True:
+                chunk = f.read(chunk_size)
+                pending = decoder.getstate()[0]  # undecoded bytes at the end of the last chunk
+                try:
+                    decoder.decode(chunk, final=not chunk)  # the end: a cut-off character fails
+                except UnicodeDecodeError as exc:
+                    data = pending + chunk
+                    at = offset - len(pending) + exc.start
+                    line = lines - pending.count(b"\n") + data[: exc.start].count(b"\n") + 1
+                    return f" at byte {at} (line {line})"
+                if not chunk:
+                    break
+                offset += len(chunk)
+                lines += chunk.count(b"\n")
+    except (OSError, LookupError, EOFError):
+        pass
+    return ""
 
 
 #: The texts pandas reads as a missing value by default (lower case), and the empty cell.
