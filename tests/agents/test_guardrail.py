@@ -197,6 +197,9 @@ def test_conversation_format():
         (lambda p: p.update(actions={}), "no actions"),
         (lambda p: p["actions"]["pay"].update(soft_rule_ids=["nope"]), "unknown rule"),
         (lambda p: p.update(weights={"confirmed": float("nan")}), "finite"),
+        # pydantic read "0" as 0.0 (the rule switched off) and true as 1.0
+        (lambda p: p.update(weights={"confirmed": "0"}), r"weights\.confirmed: .*valid number"),
+        (lambda p: p.update(weights={"confirmed": True}), r"weights\.confirmed: .*valid number"),
         (
             lambda p: p.update(
                 action_tree={"pay": {"L2_children": {"refund": {"L2_children": ["pay"]}}}}
@@ -230,6 +233,10 @@ def test_bad_checks_are_named():
         guard.check(["pay"], "pay", evidence={"ok": True})
     with pytest.raises(InputError, match="action"):
         guard.check([], {"arguments": {}})
+    for weight in ("abc", "1", True):  # float() would read the last two as 1.0
+        with pytest.raises(InputError, match=r"weights\['confirmed'\]: expected a number"):
+            guard.with_weights({"confirmed": weight})
+    assert guard.with_weights({"confirmed": np.float32(2.5)}).weight("confirmed") == 2.5
 
 
 @pytest.fixture()

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit, logit
 
+from trustlab._checks import check_in_range
 from trustlab._results import Result
 from trustlab.agents import provenance as _provenance  # noqa: F401  (registers its checkers)
 from trustlab.agents.checkers import CheckContext, make_checker
@@ -215,7 +216,12 @@ class Guardrail:
     def with_weights(self, weights: Mapping[str, float]) -> Guardrail:
         """A copy of this guardrail whose policy carries ``weights`` (e.g. learned ones)."""
         data = self.policy.model_dump(mode="python")
-        data["weights"] = {**self.policy.weights, **{k: float(v) for k, v in weights.items()}}
+        if not isinstance(weights, Mapping):
+            raise InputError.bad("weights", "a mapping rule id -> weight", weights)
+        given = {
+            k: check_in_range(v, f"weights[{k!r}]", -math.inf, math.inf) for k, v in weights.items()
+        }
+        data["weights"] = {**self.policy.weights, **given}
         clone = Guardrail.__new__(Guardrail)
         clone.__dict__.update(self.__dict__)
         clone.policy = load_policy(data)

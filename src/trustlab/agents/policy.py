@@ -34,7 +34,15 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from trustlab.agents.logic import Formula, parse_rule
 from trustlab.errors import InputError, describe
@@ -262,7 +270,8 @@ class PolicyModel(_Model):
     rule_list: list[Rule]
     condition_clusters: Any = None
     checkers: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    weights: dict[str, float] = Field(default_factory=dict)
+    # strict: pydantic would read "0" as 0.0 and true as 1.0 (a rule switched off without a word)
+    weights: dict[str, StrictFloat] = Field(default_factory=dict)
 
     @field_validator("rule_list")
     @classmethod
