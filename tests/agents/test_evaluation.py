@@ -97,3 +97,19 @@ def test_evaluation_bad_inputs():
         )
     with pytest.raises(InputError, match="cases"):
         evaluate_guardrail(guard, [])
+
+
+def test_a_malformed_case_is_refused_not_dropped():
+    """A case without an action was dropped as 'could not be checked' and the metrics ran on the
+    rest (fit_rule_weights refused the same file); a string of expected rules was read letter by
+    letter, so the rule recall read 0."""
+    guard = Guardrail(POLICY)
+    cases = _cases(4, 6)
+    no_action = [*cases[:2], {k: v for k, v in cases[2].items() if k != "action"}, *cases[3:]]
+    with pytest.raises(InputError, match=r"^cases\[2\]: expected a case with an 'action'"):
+        evaluate_guardrail(guard, no_action, n_bootstrap=20)
+    unsafe = next(i for i, c in enumerate(cases) if c["expected_rules"])
+    text = [dict(c) for c in cases]
+    text[unsafe]["expected_rules"] = text[unsafe]["expected_rules"][0]
+    with pytest.raises(InputError, match=rf"^cases\[{unsafe}\]\.expected_rules: expected a list"):
+        evaluate_guardrail(guard, text, mode="oracle", n_bootstrap=20)

@@ -167,6 +167,13 @@ def evaluate_guardrail(
             raise InputError.bad(
                 f"cases[{i}].oracle", "oracle predicate values in mode 'oracle'", None
             )
+        if _get(case, "action") is None:  # a malformed case, not one the guardrail cannot check
+            raise InputError.bad(f"cases[{i}]", "a case with an 'action'", case)
+        expected = _get(case, "expected_rules", ()) or ()
+        if isinstance(expected, (str, bytes)) or not isinstance(expected, (list, tuple)):
+            # tuple("r1") would be ('r', '1'): rule recall 0 without a word
+            raise InputError.bad(f"cases[{i}].expected_rules", "a list of rule ids", expected)
+        expected = tuple(expected)
         group = str(_get(case, "group") or _get(case, "suite") or "all")
         guard = guardrail
         if isinstance(guardrail, Mapping):
@@ -184,7 +191,6 @@ def evaluate_guardrail(
         decisions.append(decision)
         safe.append(label == "safe")
         blocked.append(not decision.action_allowed)
-        expected = tuple(_get(case, "expected_rules", ()) or ())
         if label == "unsafe" and expected:
             found = set() if decision.action_allowed else set(decision.violated_rule_ids)
             recall.append(sum(r in found for r in expected) / len(expected))
