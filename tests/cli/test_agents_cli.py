@@ -86,6 +86,40 @@ def test_learn_weights_writes_a_weighted_policy(run, policy_file, tmp_path):
     assert weighted["weights"]["confirmed"] > 0.5
 
 
+def test_learn_weights_refuses_an_out_it_cannot_write_before_any_work(run, policy_file, tmp_path):
+    """A folder as --out (even with --overwrite) or a path under a file is refused in one line
+    before the fit; a folder used to be fitted, then crashed with IsADirectoryError (exit 1)."""
+    cases = tmp_path / "cases.json"
+    rows = [{"trajectory": [], "action": "pay", "oracle": {"ok": ok}, "label": label}
+            for ok, label in [(True, "safe"), (False, "unsafe")]]  # fmt: skip
+    cases.write_text(json.dumps(rows))
+    folder = tmp_path / "wdir"
+    folder.mkdir()
+    base = ["agents", "learn-weights", "--policy", policy_file, "--cases", cases]
+    code, out, err = run(*base, "--out", folder, "--overwrite")
+    assert code == 2 and out == ""
+    assert (
+        one_line(err)
+        == f"trustlab: error: --out: expected a JSON file path, got the directory {folder}"
+    )
+    code, out, err = run(*base, "--out", cases / "w.json", "--overwrite")
+    assert code == 2 and out == "" and "--out:" in one_line(err)
+    target = tmp_path / "w.json"
+    target.write_text("{}")
+    code, out, err = run(*base, "--out", target)
+    assert code == 2 and out == "" and "--overwrite" in one_line(err)
+    assert target.read_text() == "{}"
+
+
+def test_learn_weights_names_the_option_c(run, policy_file, tmp_path):
+    """The library's C is the option --c (the message said `C:`)."""
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps([{"trajectory": [], "action": "pay", "label": "safe"}]))
+    base = ["agents", "learn-weights", "--policy", policy_file, "--cases", cases]
+    code, _, err = run(*base, "--out", tmp_path / "new.json", "--c", "0")
+    assert code == 2 and one_line(err).startswith("trustlab: error: --c: expected a number")
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [

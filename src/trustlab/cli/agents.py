@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from trustlab._results import check_output_dir, output_dir, write_atomic
 from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, save
 from trustlab.cli._console import tell
 from trustlab.cli._runs import OverwriteOption, refuse_existing
@@ -238,8 +239,7 @@ def learn_weights_command(
 ) -> None:
     from trustlab.agents import fit_rule_weights
 
-    if out.exists() and not overwrite:
-        raise InputError(f"--out: {out} exists; pass --overwrite to replace it", argument="--out")
+    _check_out_file(out, overwrite)
     if mode not in ("oracle", "checkers"):
         raise InputError.bad("--mode", "oracle or checkers", mode)
     if suite is not None:
@@ -262,9 +262,24 @@ def learn_weights_command(
         fit = fit_rule_weights(guard, items, C=c)
     emit(fit, as_json)
     weighted = guard.with_weights(fit.weights).policy.as_json()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(weighted, indent=2) + "\n", encoding="utf-8")
+    output_dir(out.parent, "--out")
+    write_atomic(out, json.dumps(weighted, indent=2) + "\n")
     tell(f"wrote the weighted policy to {out}", as_json)
+
+
+def _check_out_file(out: Path, overwrite: bool) -> None:
+    """Refuse, before any work, an ``--out`` that cannot become the JSON file: a folder (even
+    with --overwrite), a path under a file, or an existing file without --overwrite."""
+    if out.is_dir():
+        raise InputError(
+            f"--out: expected a JSON file path, got the directory {out}", argument="--out"
+        )
+    check_output_dir(out.parent, "--out")
+    if out.exists() and not overwrite:
+        raise InputError(
+            f"--out: {out} already exists; pass --overwrite to replace it, or choose another --out",
+            argument="--out",
+        )
 
 
 def _without_oracle(case: Any) -> dict[str, Any]:
