@@ -71,6 +71,7 @@ OPTION_FOR_ARGUMENT = {
     "base_url": "--endpoint",
     "name_or_path": "--model",
     "outputs": "--predictions",
+    "C": "--c",
 }
 
 
