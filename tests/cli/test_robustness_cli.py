@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from cli_helpers import one_line
 from trustlab.cli import robustness
+from trustlab.errors import InputError
 from trustlab.robustness import (
     SmoothedClassifier,
     certify_dataset,
@@ -45,6 +46,52 @@ def test_the_cost_matrix_reads_in_every_documented_layout(tmp_path, header, inde
     path = tmp_path / "c.csv"
     pd.DataFrame(costs).to_csv(path, header=header, index=index)
     np.testing.assert_array_equal(robustness.read_cost_matrix(path), costs)
+
+
+@pytest.mark.parametrize(
+    ("header", "index"), [(True, True), (True, False), (False, True)],
+    ids=["header-and-index", "header-row", "index-column"],
+)  # fmt: skip
+def test_the_cost_matrix_is_placed_by_its_labels_in_any_order(tmp_path, header, index):
+    """Labels in another order than 0..K-1 (``to_csv`` of a reordered frame) place the costs by
+    label: C[3, 8] stays C[3, 8] (they were read by position, so permuted)."""
+    order = [3, 8, 0, 1, 2, 4, 5, 6, 7, 9]
+    costs = make_cost_matrix(10, {3: [8], 1: [0]}) * np.arange(1, 11)[:, None]
+    frame = pd.DataFrame(costs, index=range(10), columns=range(10))
+    frame = frame.loc[order if index else frame.index, order if header else frame.columns]
+    path = tmp_path / "c.csv"
+    frame.to_csv(path, header=header, index=index)
+    np.testing.assert_array_equal(robustness.read_cost_matrix(path), costs)
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("0,2\n0,1\n1,0\n", r"expected a header row of the class indices 0..1 .*'0', '2'"),
+        (",0,0\n0,0,1\n1,1,0\n", r"expected a header row of the class indices 0..1"),
+        (",0,1\n0,0,1\n0,1,0\n", r"expected a first column of the class indices 0..1"),
+        ("0,0,1\n0,0,1\n1,0,0\n", r"could be either .*leave that cell empty"),
+        ("x,0,1\n0,0,1\n1.5,1,0\n", r"expected a first column .*'0', '1.5'"),
+    ],
+    ids=["numbers-not-labels", "repeated-label", "repeated-index", "ambiguous", "text-corner"],
+)  # fmt: skip
+def test_cost_matrix_labels_that_are_not_the_classes_are_refused(tmp_path, content, message):
+    """A first row that is not 0..K-1 was dropped silently; one that could be labels or costs
+    is refused, not guessed."""
+    path = tmp_path / "c.csv"
+    path.write_text(content)
+    with pytest.raises(InputError, match="^--cost-matrix: ") as caught:
+        robustness.read_cost_matrix(path)
+    assert re.search(message, str(caught.value))
+
+
+def test_a_square_table_of_numbers_is_all_costs(tmp_path):
+    """A numeric top-left cell means no labels, even when the first row is 0, 1, 2."""
+    path = tmp_path / "c.csv"
+    path.write_text("0,1,2\n1,0,1\n2,1,0\n")
+    np.testing.assert_array_equal(
+        robustness.read_cost_matrix(path), [[0, 1, 2], [1, 0, 1], [2, 1, 0]]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +168,7 @@ def test_certify_reads_csv_and_npz_data_and_harmful_pairs(run, trained, tmp_path
         ("\n".join(",".join("1" if i == j else "0" for j in range(10)) for i in range(10)),
          r"--cost-matrix: expected 0 on the diagonal .*, got 1 at index \(0, 0\)"),
         ("a,b\nc,d\n", "--cost-matrix: expected a square table of numbers"),
+        ("0,2\n0,1\n1,0\n", "--cost-matrix: expected a header row of the class indices 0..1"),
     ],
 )  # fmt: skip
 def test_bad_cost_matrix_is_one_line_with_exit_2(run, trained, tmp_path, content, message):

@@ -48,8 +48,13 @@ Data (--data):
 
 Costs (--cost-matrix costs.csv): a K x K table of non-negative numbers, row =
 true class, column = predicted class, zeros on the diagonal; entry (y, j) > 0
-means reading a true y as j is harmful (real values weight the harm). No
-header, or a header row (and a first column) of the class indices 0..K-1.
+means reading a true y as j is harmful (real values weight the harm). Labels
+are optional and are read from the shape: K+1 rows of K has a header row,
+K rows of K+1 a first (index) column, and a square table has both when its
+top-left cell is empty or text (as pandas' to_csv writes it), none when it is
+a number. Labels are the class indices 0..K-1, each once, in any order; the
+costs are placed by them. A table of numbers with a 0 in the corner whose
+first row and column are both 0..K-1 is refused as ambiguous.
 Or name the harmful pairs: --harmful 3:8 (repeatable; 3:5,8 for several
 targets). Without either, train treats every mistake as harmful (standard
 robustness), and certify uses what the model was trained for.
@@ -421,7 +426,14 @@ def read_data(data: str, label: str = "label", split: str = "train", encoding: s
 
 
 def read_cost_matrix(path: Path, encoding: str | None = None):
-    """A K x K cost matrix from a CSV: no header, or a header row (and index column) of 0..K-1."""
+    """A K x K cost matrix from a CSV, its rows and columns placed by their labels if it has any.
+
+    The layout is read from the table's shape (see ``COSTS_LAYOUT``): (K+1) x K has a header row,
+    K x (K+1) an index column, and a square table has both when its top-left cell is empty or text
+    (what ``pandas.DataFrame.to_csv`` writes) and none when that cell is a number. Labels must be
+    the class indices 0..K-1, each once, in any order; a square table of numbers whose first row and
+    first column could be either labels or costs is refused rather than guessed.
+    """
     import numpy as np
     import pandas as pd
 
@@ -444,22 +456,81 @@ def read_cost_matrix(path: Path, encoding: str | None = None):
         raise InputError(
             f"--cost-matrix: could not read {path}: {exc}", argument="--cost-matrix"
         ) from exc
-    values = table.to_numpy()
-    if values.shape[0] == values.shape[1] and values.size and pd.isna(values[0, 0]):
-        values = values[1:, 1:]  # a header row and an index column under an empty corner
-    elif values.shape[0] == values.shape[1] + 1:  # a header row of class indices
-        values = values[1:]
-    if values.shape[1] == values.shape[0] + 1:  # and an index column
-        values = values[:, 1:]
+    values = table.to_numpy(dtype=object)
+    header, index = _cost_layout(values, path.name)
+    body = values[int(header) :, int(index) :]
     try:
-        costs = values.astype(np.float64)
-    except ValueError:
+        costs = body.astype(np.float64)
+    except (TypeError, ValueError):
         raise InputError.bad(
-            "--cost-matrix", f"a square table of numbers in {path.name}", values.tolist()
+            "--cost-matrix", f"a square table of numbers in {path.name}", body.tolist()
         ) from None
     if costs.ndim != 2 or costs.shape[0] != costs.shape[1] or np.isnan(costs).any():
         raise InputError.bad("--cost-matrix", f"a full K x K table in {path.name}", costs)
-    return costs
+    size = len(costs)
+    rows = _class_labels(values[int(header) :, 0], size) if index else np.arange(size)
+    columns = _class_labels(values[0, 1:] if index else values[0], size) if header else None
+    if index and rows is None:
+        raise InputError.bad(
+            "--cost-matrix", f"a first column of the class indices 0..{size - 1} (each once) in "
+            f"{path.name}", values[1 if header else 0 :, 0].tolist(),
+        )  # fmt: skip
+    if header and columns is None:
+        raise InputError.bad(
+            "--cost-matrix", f"a header row of the class indices 0..{size - 1} (each once) in "
+            f"{path.name}", values[0, 1 if index else 0 :].tolist(),
+        )  # fmt: skip
+    placed = np.empty_like(costs)
+    placed[np.ix_(rows, np.arange(size) if columns is None else columns)] = costs
+    return placed
+
+
+def _number(cell) -> float | None:
+    """A cell's number, or None for an empty or text cell."""
+    try:
+        value = float(cell)
+    except (TypeError, ValueError):
+        return None
+    return None if value != value else value
+
+
+def _class_labels(cells, size: int):
+    """The class indices that ``cells`` name if they are 0..size-1 each once, else None."""
+    import numpy as np
+
+    numbers = [_number(cell) for cell in cells]
+    if len(numbers) != size or any(n is None or n != int(n) for n in numbers):
+        return None
+    labels = np.array([int(n) for n in numbers])
+    return labels if sorted(labels.tolist()) == list(range(size)) else None
+
+
+def _cost_layout(values, name: str) -> tuple[bool, bool]:
+    """Whether a cost table has a header row and an index column (``COSTS_LAYOUT``)."""
+    rows, columns = values.shape
+    if rows == columns + 1:
+        return True, False
+    if columns == rows + 1:
+        return False, True
+    if rows != columns or rows == 0:
+        return False, False  # refused as not K x K
+    if _number(values[0, 0]) is None:  # an empty or text corner: a header row and an index column
+        return True, True
+    if (
+        rows >= 3
+        and _number(values[0, 0]) == 0
+        and _class_labels(values[0, 1:], rows - 1) is not None
+        and _class_labels(values[1:, 0], rows - 1) is not None
+    ):
+        raise InputError(
+            f"--cost-matrix: expected either a table of costs or a header row and an index column "
+            f"of class indices under an empty top-left cell, got a {rows} x {columns} table of "
+            f"numbers in {name} whose first row and first column could be either (a 0 in the "
+            "top-left cell); leave that cell empty if they are class indices, or add such a header "
+            "row and index column (pandas' DataFrame.to_csv writes them) if they are costs",
+            argument="--cost-matrix",
+        )
+    return False, False
 
 
 def parse_harmful(values: list[str], num_classes: int):
