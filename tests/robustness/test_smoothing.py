@@ -203,6 +203,17 @@ def test_bad_base_model_output_is_refused():
         smooth.sample_counts(np.zeros((2, 3)), 10, random_state=0)
 
 
+@pytest.mark.parametrize(("outputs", "num_classes"), [(1, 2), (3, 5), (5, 3)])
+def test_a_torch_model_of_the_wrong_output_width_is_refused(outputs, num_classes):
+    """The width was never checked: a (batch, 1) logit model was argmaxed to class 0 always,
+    and 3 outputs were taken for 5 classes."""
+    torch.manual_seed(0)
+    smooth = SmoothedClassifier(torch.nn.Linear(2, outputs), 0.5, num_classes)
+    message = rf"base_model output: expected \(20, {num_classes}\) class scores .*\(20, {outputs}\)"
+    with pytest.raises(InputError, match=message):
+        smooth.sample_counts(np.zeros((2, 2), np.float32), 10, random_state=0)
+
+
 def test_non_callable_base_model_and_bad_label_are_refused():
     with pytest.raises(InputError, match="base_model"):
         SmoothedClassifier("model.pt", 0.5, 4)

@@ -62,7 +62,7 @@ class LabelFunction:
     """The base classifier as a function from a batch of inputs to integer labels.
 
     A torch module is run in eval mode without gradients on the module's device and dtype; its
-    output (scores) is reduced by argmax. Any other callable receives a numpy array of shape
+    output, ``(batch, K)`` scores (the width checked first), is reduced by argmax. Any other callable receives a numpy array of shape
     ``(batch, *input_shape)`` and returns ``(batch, K)`` class scores or ``(batch,)`` labels.
     """
 
@@ -85,20 +85,24 @@ class LabelFunction:
         with eval_mode(model), torch.inference_mode():
             tensor = torch.from_numpy(np.ascontiguousarray(batch)).to(device, dtype)
             output = model(tensor)
-            if output.ndim == 2:
+            if output.ndim == 2:  # scores: their width is checked before the argmax
+                if tuple(output.shape) != (len(batch), self.num_classes):
+                    raise self._bad_shape(output, len(batch))
                 output = output.argmax(dim=1)
             return output.cpu().numpy()
+
+    def _bad_shape(self, got: Any, size: int) -> InputError:
+        return InputError.bad(
+            "base_model output",
+            f"({size}, {self.num_classes}) class scores or ({size},) labels for a batch of {size}",
+            got,
+        )
 
     def _labels(self, output: np.ndarray, size: int) -> np.ndarray:
         if output.ndim == 2 and output.shape == (size, self.num_classes):
             return np.argmax(output, axis=1)
         if output.ndim != 1 or output.shape[0] != size:
-            raise InputError.bad(
-                "base_model output",
-                f"({size}, {self.num_classes}) class scores or ({size},) labels for a batch "
-                f"of {size}",
-                output,
-            )
+            raise self._bad_shape(output, size)
         labels = output
         if labels.dtype.kind == "f":
             if not np.all(np.isfinite(labels)) or np.any(labels != np.round(labels)):
