@@ -62,8 +62,9 @@ class LabelFunction:
     """The base classifier as a function from a batch of inputs to integer labels.
 
     A torch module is run in eval mode without gradients on the module's device and dtype; its
-    output, ``(batch, K)`` scores (the width checked first), is reduced by argmax. Any other callable receives a numpy array of shape
-    ``(batch, *input_shape)`` and returns ``(batch, K)`` class scores or ``(batch,)`` labels.
+    output, ``(batch, K)`` scores (the width checked first), is reduced by argmax. Any other
+    callable receives a numpy array of shape ``(batch, *input_shape)`` and returns ``(batch, K)``
+    class scores or ``(batch,)`` labels.
     """
 
     def __init__(self, model: Any, num_classes: int):
