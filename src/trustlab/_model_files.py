@@ -80,21 +80,73 @@ def read_or_raise(load: Callable[[], Any], path: Path, what: str, argument: str)
 
 
 def read_saved_params(
-    folder: Path, params_file: str, data_file: str, writer: str, version: int
+    folder: Path,
+    params_file: str,
+    data_file: str,
+    writer: str,
+    version: int,
+    keys: Iterable[str] = (),
 ) -> dict[str, Any]:
     """The JSON ``params_file`` of a folder an estimator's ``save`` wrote (beside its arrays in
     ``data_file``): a ResourceError names the folder when a file is missing, and the file when
-    it is of another format version than this trustlab reads."""
+    it is not JSON, is of another format version than this trustlab reads, or lacks its
+    ``params`` (a mapping) or one of ``keys``."""
     params_path, data_path = folder / params_file, folder / data_file
     if not params_path.is_file() or not data_path.is_file():
         raise ResourceError(f"{folder}: expected {params_file} and {data_file} written by {writer}")
-    info = json.loads(params_path.read_text(encoding="utf-8"))
+    try:
+        info = json.loads(params_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ResourceError(
+            f"{params_path}: could not be read as the JSON {writer} writes "
+            f"({type(exc).__name__}: {exc})"
+        ) from exc
+    if not isinstance(info, dict):
+        raise ResourceError(
+            f"{params_path}: expected the JSON object {writer} writes, got {type(info).__name__}"
+        )
     if info.get("format_version") != version:
         raise ResourceError(
             f"{params_path}: format version {info.get('format_version')!r}, this trustlab reads "
             f"{version}"
         )
+    missing = [key for key in ("params", *keys) if key not in info]
+    if missing:
+        raise ResourceError(
+            f"{params_path}: incomplete, it lacks {', '.join(missing)} (written by {writer}?)"
+        )
+    if not isinstance(info["params"], dict):
+        raise ResourceError(
+            f"{params_path}: expected the settings under 'params' as an object, got "
+            f"{type(info['params']).__name__}"
+        )
     return info
+
+
+def read_saved_arrays(
+    path: Path, names: Iterable[str], optional: Iterable[str] = ()
+) -> dict[str, Any]:
+    """The arrays ``names`` (each required) and those of ``optional`` that are there, from an
+    ``.npz`` file a ``save`` wrote, read without pickle: a ResourceError names the file when it
+    cannot be read or lacks one of ``names``."""
+    import numpy as np
+
+    names, optional = list(names), list(optional)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            missing = [name for name in names if name not in data.files]
+            if missing:
+                raise ResourceError(
+                    f"{path}: incomplete, it lacks the array(s) {', '.join(missing)} "
+                    f"(it holds {', '.join(data.files) or 'none'})"
+                )
+            return {name: data[name] for name in names + optional if name in data.files}
+    except ResourceError:
+        raise
+    except Exception as exc:  # not a zip, truncated, an object array: not what save wrote
+        raise ResourceError(
+            f"{path}: could not be read as saved arrays ({type(exc).__name__}: {exc})"
+        ) from exc
 
 
 def storable_params(estimator: Any) -> dict[str, Any]:
@@ -134,11 +186,14 @@ def read_model_folder(path: Any, fmt: str, what: str) -> tuple[dict, dict[str, d
     meta_file = folder / "model.json"
     if not meta_file.is_file() or not (folder / "weights.safetensors").is_file():
         raise InputError.bad("path", f"a folder written by {what}", path)
-    meta = json.loads(meta_file.read_text())
-    if meta.get("format") != fmt:
-        raise InputError.bad("path", f"a model of format {fmt}", meta.get("format"))
+    meta = read_or_raise(lambda: json.loads(meta_file.read_text()), meta_file, "JSON", "path")
+    if not isinstance(meta, dict) or meta.get("format") != fmt:
+        got = meta.get("format") if isinstance(meta, dict) else meta
+        raise InputError.bad("path", f"a model of format {fmt}", got)
+    weights_file = folder / "weights.safetensors"
+    tensors = read_or_raise(lambda: load_file(str(weights_file)), weights_file, "weights", "path")
     states: dict[str, dict] = {}
-    for key, value in load_file(str(folder / "weights.safetensors")).items():
+    for key, value in tensors.items():
         name, _, rest = key.partition(".")
         states.setdefault(name, {})[rest] = value
     return meta, states

@@ -150,6 +150,22 @@ def test_bad_input_is_one_line_and_exit_2(capsys, fitted_dir, args, message):
     assert message in one_line(err)
 
 
+def test_a_corrupt_polytope_folder_is_one_line_and_exit_2(capsys, tmp_path):
+    """A polytope.json that is not JSON, or an npz without the offsets, was a raw
+    JSONDecodeError or KeyError (exit 1)."""
+    box = SafetyPolytope.from_parameters([[1.0, 0.0], [0.0, 1.0]], [1.0, 1.0])
+    not_json, partial = box.save(tmp_path / "a"), box.save(tmp_path / "b")
+    (not_json / "polytope.json").write_text("{not json")
+    np.savez(partial / "polytope.npz", normals=np.ones((2, 2)))
+    for folder, needle in [(not_json, "polytope.json: could not"), (partial, "offsets")]:
+        code, _, err = run_main(
+            ["safety", "polytope", "generate", "hi", "--polytope", folder], capsys
+        )
+        assert code == 2
+        line = one_line(err)
+        assert line.startswith("trustlab: error: --polytope: expected a folder") and needle in line
+
+
 def test_a_bad_encoder_is_refused_before_the_model_loads(capsys, monkeypatch, tmp_path):
     import trustlab.cli.safety as safety_cli
 

@@ -295,6 +295,15 @@ def test_a_folder_that_is_no_model_is_refused(run, tmp_path, image_folder):
     assert code == 2 and one_line(err).startswith("trustlab: error: --model:")
 
 
+def test_a_model_folder_with_a_corrupt_model_json_is_refused(run, tmp_path, image_folder):
+    """A model.json that is not JSON was a raw JSONDecodeError (exit 1)."""
+    (tmp_path / "model.json").write_text("{not json")
+    (tmp_path / "weights.safetensors").write_bytes(b"")
+    code, _, err = run("watermark", "describe", image_folder / "first.png", "--model", tmp_path)
+    assert code == 2
+    assert one_line(err).startswith("trustlab: error: --model: could not read model.json as JSON")
+
+
 # ---------------------------------------------------------------------------------- train
 
 

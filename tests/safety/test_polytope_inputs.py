@@ -125,3 +125,49 @@ def test_save_and_load_round_trip_without_pickle(small, tmp_path):
 def test_loading_a_folder_without_a_polytope_fails_clearly(tmp_path):
     with pytest.raises(ResourceError, match="polytope.json and polytope.npz"):
         SafetyPolytope.load(tmp_path)
+
+
+def test_an_encoder_bias_without_its_weight_is_refused():
+    """It was dropped, and a linear polytope came back without a message."""
+    with pytest.raises(InputError, match=r"^encoder_bias: expected an encoder_weight with it"):
+        SafetyPolytope.from_parameters([[1.0, 0.0]], [1.0], encoder_bias=[5.0])
+
+
+def _saved(folder, concept=False):
+    weight = {"encoder_weight": [[1.0, 0.0], [0.0, 1.0]]} if concept else {}
+    box = SafetyPolytope.from_parameters([[1.0, 0.0], [0.0, 1.0]], [1.0, 1.0], **weight)
+    return box.save(folder)
+
+
+@pytest.mark.parametrize(
+    ("spoil", "message"),
+    [
+        (lambda f: (f / "polytope.json").write_text("{not json"), r"polytope\.json: could not"),
+        (lambda f: (f / "polytope.json").write_text("[1]"), r"polytope\.json: expected"),
+        (
+            lambda f: (f / "polytope.json").write_text('{"format_version": 1}'),
+            r"polytope\.json: incomplete, it lacks params, n_features_in",
+        ),
+        (
+            lambda f: np.savez(f / "polytope.npz", normals=np.ones((2, 2))),
+            r"polytope\.npz: incomplete, it lacks the array\(s\) offsets, mean, scale",
+        ),
+        (lambda f: (f / "polytope.npz").write_bytes(b"PK\x03\x04"), r"polytope\.npz: could not"),
+    ],
+)
+def test_a_corrupt_or_partial_polytope_folder_names_the_file(tmp_path, spoil, message):
+    """A raw JSONDecodeError or KeyError before."""
+    folder = _saved(tmp_path / "p")
+    spoil(folder)
+    with pytest.raises(ResourceError, match=message):
+        SafetyPolytope.load(folder)
+
+
+def test_a_concept_polytope_without_its_encoder_arrays_is_refused(tmp_path):
+    folder = _saved(tmp_path / "p", concept=True)
+    assert SafetyPolytope.load(folder).encoder == "concept"
+    with np.load(folder / "polytope.npz") as data:
+        kept = {k: data[k] for k in data.files if k != "encoder_bias"}
+    np.savez(folder / "polytope.npz", **kept)
+    with pytest.raises(ResourceError, match=r"polytope\.npz: .*lacks the array\(s\) encoder_bias"):
+        SafetyPolytope.load(folder)

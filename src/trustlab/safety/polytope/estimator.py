@@ -30,9 +30,9 @@ from trustlab._checks import (
     check_probability,
     check_random_state,
 )
-from trustlab._model_files import read_saved_params, storable_params
+from trustlab._model_files import read_saved_arrays, read_saved_params, storable_params
 from trustlab._results import json_text, output_dir, write_atomic
-from trustlab.errors import InputError
+from trustlab.errors import InputError, ResourceError
 from trustlab.safety.polytope._inputs import (
     CLASSES,
     as_categories,
@@ -285,7 +285,8 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
         layer: int | None = None,
     ) -> SafetyPolytope:
         """A fitted polytope from given facets (``c = normals @ f(z) - offsets``, z standardised
-        with ``mean``/``scale``; ``encoder_weight``/``encoder_bias`` make it a concept encoder).
+        with ``mean``/``scale``; ``encoder_weight``, with an optional ``encoder_bias``, makes it a
+        concept encoder: an ``encoder_bias`` without it is refused).
 
         Examples
         --------
@@ -298,6 +299,10 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
         k, width = normals.shape
         offsets = as_float_array(offsets, "offsets", shape=(k,))
         concept = encoder_weight is not None
+        if encoder_bias is not None and not concept:  # it would be dropped: a linear polytope
+            raise InputError.bad(
+                "encoder_bias", "an encoder_weight with it (a concept encoder)", encoder_bias
+            )
         if concept:
             weight = as_float_array(encoder_weight, "encoder_weight", shape=(width, None))
             d = weight.shape[1]
@@ -573,12 +578,21 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
         """Read a polytope written by :meth:`save` from its folder."""
         folder = Path(directory)
         info = read_saved_params(
-            folder, PARAMS_FILE, ARRAYS_FILE, "SafetyPolytope.save", FORMAT_VERSION
+            folder,
+            PARAMS_FILE,
+            ARRAYS_FILE,
+            "SafetyPolytope.save",
+            FORMAT_VERSION,
+            keys=("n_features_in",),
         )
-        arrays_path = folder / ARRAYS_FILE
-        with np.load(arrays_path, allow_pickle=False) as data:
-            arrays = {name: data[name] for name in data.files}
-        polytope = cls(**info["params"])
+        try:
+            polytope = cls(**info["params"])
+        except TypeError as exc:  # a setting this SafetyPolytope does not have
+            raise ResourceError(f"{folder / PARAMS_FILE}: {exc}") from exc
+        names = ["normals", "offsets", "mean", "scale"]
+        if polytope.encoder == "concept":
+            names += ["encoder_weight", "encoder_bias"]
+        arrays = read_saved_arrays(folder / ARRAYS_FILE, names)
         polytope._set_parameters(arrays)
         polytope.mean_, polytope.scale_ = arrays["mean"], arrays["scale"]
         polytope.n_features_in_ = int(info["n_features_in"])
