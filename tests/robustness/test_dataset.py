@@ -6,6 +6,7 @@ import json
 import matplotlib
 import numpy as np
 import pytest
+import torch
 from interval_oracle import IntervalClassifier
 from scipy import optimize, special, stats
 
@@ -109,14 +110,14 @@ def test_interrupted_run_resumes_from_the_checkpoint_with_identical_results(tmp_
     with pytest.raises(KeyboardInterrupt):
         certify_dataset(
             SmoothedClassifier(flaky, 0.5, 4, batch_size=500), X, Y, **SETTINGS,
-            checkpoint=path, points_per_task=2,
+            checkpoint=path, model_id="interval", points_per_task=2,
         )  # fmt: skip
     saved = len(path.read_text().splitlines()) - 1
     assert 0 < saved < len(X)
     model = CountingModel()
     resumed = certify_dataset(
         SmoothedClassifier(model, 0.5, 4, batch_size=500), X, Y, **SETTINGS, checkpoint=path,
-        points_per_task=2,
+        model_id="interval", points_per_task=2,
     )  # fmt: skip
     assert np.array_equal(resumed.counts, reference.counts)
     assert np.array_equal(resumed.raw["radius"], reference.raw["radius"])
@@ -130,21 +131,25 @@ def test_interrupted_run_resumes_from_the_checkpoint_with_identical_results(tmp_
 def test_torn_last_line_is_dropped_and_redone(tmp_path):
     path = tmp_path / "run.jsonl"
     smooth = SmoothedClassifier(SPEC, 0.5, 4)
-    reference = certify_dataset(smooth, X, Y, **SETTINGS, checkpoint=path, points_per_task=5)
+    reference = certify_dataset(
+        smooth, X, Y, **SETTINGS, checkpoint=path, model_id="interval", points_per_task=5
+    )
     lines = path.read_text().splitlines()
     path.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][: len(lines[-1]) // 2])
-    resumed = certify_dataset(smooth, X, Y, **SETTINGS, checkpoint=path)
+    resumed = certify_dataset(smooth, X, Y, **SETTINGS, checkpoint=path, model_id="interval")
     assert np.array_equal(resumed.counts, reference.counts)
     assert len(path.read_text().splitlines()) == len(X) + 1
 
 
 def test_finished_checkpoint_recertifies_at_another_alpha_without_sampling(tmp_path):
     path = tmp_path / "run.jsonl"
-    certify_dataset(SmoothedClassifier(SPEC, 0.5, 4), X, Y, **SETTINGS, checkpoint=path)
+    certify_dataset(
+        SmoothedClassifier(SPEC, 0.5, 4), X, Y, **SETTINGS, checkpoint=path, model_id="interval"
+    )
     model = CountingModel()
     again = certify_dataset(
         SmoothedClassifier(model, 0.5, 4), X, Y, **(SETTINGS | dict(alpha=0.001, random_state=None)),
-        checkpoint=path,
+        checkpoint=path, model_id="interval",
     )  # fmt: skip
     direct = certify_dataset(
         SmoothedClassifier(SPEC, 0.5, 4), X, Y, **(SETTINGS | dict(alpha=0.001))
@@ -156,13 +161,48 @@ def test_finished_checkpoint_recertifies_at_another_alpha_without_sampling(tmp_p
 @pytest.mark.parametrize("change", [dict(n=3_000), dict(random_state=22), dict(sigma=0.4)])
 def test_checkpoint_of_another_run_is_refused(tmp_path, change):
     path = tmp_path / "run.jsonl"
-    certify_dataset(SmoothedClassifier(SPEC, 0.5, 4), X[:3], Y[:3], **SETTINGS, checkpoint=path)
+    certify_dataset(
+        SmoothedClassifier(SPEC, 0.5, 4), X[:3], Y[:3], **SETTINGS, checkpoint=path,
+        model_id="interval",
+    )  # fmt: skip
     sigma = change.pop("sigma", 0.5)
     with pytest.raises(InputError, match="checkpoint: expected a checkpoint of this run"):
         certify_dataset(
             SmoothedClassifier(SPEC, sigma, 4), X[:3], Y[:3], **(SETTINGS | change),
-            checkpoint=path,
+            checkpoint=path, model_id="interval",
         )  # fmt: skip
+
+
+def test_a_checkpoint_with_a_model_that_is_not_a_torch_module_needs_a_model_id(tmp_path):
+    """A callable cannot be fingerprinted: resuming with another one mixed two models' counts
+    (the header held no model), though another model was documented as refused."""
+    path = tmp_path / "run.jsonl"
+    a = SmoothedClassifier(lambda b: (b[:, 0] > 0).astype(int), 0.5, 2)
+    b = SmoothedClassifier(lambda b: (b[:, 0] <= 0).astype(int), 0.5, 2)
+    y = (X[:4, 0] > 0).astype(int)
+    with pytest.raises(InputError, match="^model_id: expected a name for the base model"):
+        certify_dataset(a, X[:4], y, n=200, random_state=0, checkpoint=path)
+    assert not path.exists()
+    certify_dataset(a, X[:4], y, n=200, random_state=0, checkpoint=path, model_id="a")
+    path.write_text("\n".join(path.read_text().splitlines()[:2]) + "\n")  # interrupted
+    with pytest.raises(InputError, match="^model_id: expected a name"):
+        certify_dataset(b, X[:4], y, n=200, random_state=0, checkpoint=path)
+    with pytest.raises(
+        InputError, match=r"checkpoint: expected a checkpoint of this run.*model_id"
+    ):
+        certify_dataset(b, X[:4], y, n=200, random_state=0, checkpoint=path, model_id="b")
+    with pytest.raises(InputError, match="^model_id: expected a non-empty string"):
+        certify_dataset(b, X[:4], y, n=200, random_state=0, checkpoint=path, model_id=" ")
+
+
+def test_a_torch_checkpoint_refuses_another_torch_model(tmp_path):
+    path = tmp_path / "run.jsonl"
+    torch.manual_seed(0)
+    first, second = torch.nn.Linear(2, 4), torch.nn.Linear(2, 4)
+    points = X[:3, :2].astype(np.float32)
+    certify_dataset(SmoothedClassifier(first, 0.5, 4), points, Y[:3], n=100, checkpoint=path)
+    with pytest.raises(InputError, match=r"other settings \(model_sha256\)"):
+        certify_dataset(SmoothedClassifier(second, 0.5, 4), points, Y[:3], n=100, checkpoint=path)
 
 
 def test_certified_accuracy_and_worst_cost_match_the_pointwise_certificates():

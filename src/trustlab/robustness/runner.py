@@ -43,6 +43,7 @@ def certify_dataset(
     cost_matrix: Any = None,
     random_state: Any = None,
     checkpoint: str | Path | None = None,
+    model_id: str | None = None,
     n_jobs: int | None = 1,
     dask_scheduler: str | None = None,
     points_per_task: int | None = None,
@@ -69,7 +70,14 @@ def certify_dataset(
         A JSONL file recording each finished point's counts. A rerun with the same file skips
         the recorded points and gives the same result as an uninterrupted run; with
         ``random_state=None`` it reuses the seed stored in the file. Another model, data, sigma,
-        n0, n or seed is refused. alpha and the cost matrix may change between runs.
+        n0, n or seed is refused. alpha and the cost matrix may change between runs. A torch
+        module is told apart by a hash of its parameters and buffers; any other base model (a
+        function, a lambda, an object) cannot be, so it needs ``model_id``.
+    model_id : str, optional
+        A name for the base model, stored in the checkpoint and compared on resume: another
+        name is refused. Required with ``checkpoint`` when the base model is not a torch module
+        (two callables cannot be told apart, and resuming with another one would mix two
+        models' counts); the same name vouches that the model is the same.
     n_jobs : int or None
         joblib workers over tasks of points (None or 1: in this process; -1: all cores).
     dask_scheduler : str, optional
@@ -108,11 +116,24 @@ def certify_dataset(
     else:
         chunk = check_positive_int(points_per_task, "points_per_task")
 
+    if model_id is not None and (not isinstance(model_id, str) or not model_id.strip()):
+        raise InputError.bad("model_id", "a non-empty string naming the base model", model_id)
+    if checkpoint is not None and model_id is None and not is_torch_module(classifier.base_model):
+        raise InputError.bad(
+            "model_id",
+            "a name for the base model with checkpoint= when it is not a torch module (a "
+            "callable cannot be told apart from another one, whose counts a resumed run would "
+            "mix in); pass the same model_id to every run of this checkpoint",
+            None,
+        )
     stored = None if checkpoint is None else CheckpointStore.stored_entropy(checkpoint)
     entropy = stored if random_state is None and stored is not None else entropy_of(random_state)
     store = None
     if checkpoint is not None:
-        store = CheckpointStore(checkpoint, _run_header(classifier, X, n0, n, entropy))
+        header = _run_header(classifier, X, n0, n, entropy)
+        if model_id is not None:  # absent otherwise: a torch run's header stays as it was
+            header["model_id"] = model_id
+        store = CheckpointStore(checkpoint, header)
     done = {} if store is None else dict(store.records)
     pending = [i for i in range(len(X)) if i not in done]
     tasks = [pending[k : k + chunk] for k in range(0, len(pending), chunk)]
@@ -178,7 +199,8 @@ def _run_header(classifier: SmoothedClassifier, X: np.ndarray, n0: int, n: int, 
 
 
 def _model_fingerprint(model: Any) -> str | None:
-    """A hash of a torch module's parameters and buffers; None for other callables."""
+    """A hash of a torch module's parameters and buffers; None for other callables (which
+    ``certify_dataset`` then identifies by their ``model_id``)."""
     if not is_torch_module(model):
         return None
     digest = hashlib.sha256()
