@@ -153,6 +153,26 @@ def test_a_string_of_feature_names_is_refused_not_split_into_letters():
     assert FastPD(GBR, feature_names=("a", "b", "c")).fit(X[:20]).feature_names_ == ("a", "b", "c")
 
 
+def test_feature_names_never_move_the_columns_of_a_model_that_knows_its_names():
+    """feature_names in another order than the model's feature_names_in_ picked the DataFrame's
+    columns by them, so the SHAP values went to the wrong features and no longer added up to
+    model.predict; names that are labels only were refused as missing columns."""
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    model = GradientBoostingRegressor(n_estimators=20, max_depth=2, random_state=0)
+    model.fit(frame, Y)
+    shuffled = frame[["c", "a", "b"]]  # a DataFrame is matched by name, whatever its order
+    with pytest.raises(InputError, match=r"^feature_names: expected the model's feature names"):
+        FastPD(model, feature_names=["b", "a", "c"]).fit(frame)
+    for names in (None, ["a", "b", "c"], ["A", "B", "C"], ["a", "B", "C"]):
+        explainer = FastPD(model, feature_names=names).fit(shuffled)
+        phi = explainer.shap_values(shuffled.iloc[:5])
+        np.testing.assert_allclose(
+            phi.sum(axis=1) + explainer.expected_value_, model.predict(frame.iloc[:5]), atol=1e-9
+        )
+        assert explainer.feature_names_ == tuple(names or ("a", "b", "c"))
+        assert np.argmax(np.abs(phi).mean(axis=0)) == 2  # c (Y = ab + c) under its own name
+
+
 @pytest.mark.parametrize("percentiles", [(5, 95), (0.9, 0.1), (0.5,), "ab", (0.0, np.nan)])
 def test_bad_percentiles_are_refused(percentiles):
     """Percent-style (5, 95) ended in numpy's 'Quantiles must be in the range [0, 1]'; a

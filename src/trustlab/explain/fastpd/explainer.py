@@ -62,7 +62,11 @@ class FastPD:
         uses every core).
     feature_names : sequence of str, optional
         Defaults to the model's (a Pipeline's: its transform's output names), then the
-        background's columns, then ``x0, x1, ...``.
+        background's columns, then ``x0, x1, ...``. When the model knows its feature names
+        (``feature_names_in_``), a DataFrame's columns are always matched by those, and
+        ``feature_names`` only label the results: names that are the model's own in another
+        order are refused (they would put features under each other's names). A model without
+        names has a DataFrame's columns matched by ``feature_names``.
 
     Attributes
     ----------
@@ -136,8 +140,8 @@ class FastPD:
             background = transform_rows(transform, background, "background")
             if given is None:
                 given = transformed_names(transform, background.shape[1])
-        names, named = _feature_names(ensemble, background, given)
-        rows = _rows(background, "background", ensemble, names, named)
+        names, columns = _feature_names(ensemble, background, given)
+        rows = _rows(background, "background", ensemble, columns)
         probe = np.unique(np.linspace(0, len(rows) - 1, _PROBE_ROWS).astype(int))
         self.ensemble_ = calibrate(estimator, ensemble, rows[probe])
         self._transform = transform
@@ -146,7 +150,7 @@ class FastPD:
         self.feature_names_ = names
         self.output_names_ = self.ensemble_.output_names
         self.output_kind_ = self.ensemble_.output_kind
-        self._named = named
+        self._columns = columns
         self._max_order = max_order
         self._engine = Engine(self.ensemble_, rows, n_workers)
         return self
@@ -401,7 +405,7 @@ class FastPD:
         self._check_fitted()
         if self._transform is not None:
             X = transform_rows(self._transform, X, name)
-        return _rows(X, name, self.ensemble_, self.feature_names_, self._named)
+        return _rows(X, name, self.ensemble_, self._columns)
 
     def _order(self, max_order: int | None) -> int:
         """The component order to compute: the argument, the explainer's, else every order."""
@@ -484,30 +488,44 @@ def _row_ids(X: Any, row_ids: Any) -> np.ndarray | None:
 
 def _feature_names(
     ensemble: TreeEnsemble, background: Any, names: Sequence[str] | None
-) -> tuple[tuple[str, ...], bool]:
-    """The feature names and whether they are real (so data-frame columns are matched by them)."""
+) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
+    """The feature names shown, and the names a DataFrame's columns are matched by (None: by
+    position). The model's own names, when it has them, are the ones matched: given names that
+    are the model's in another order are refused; other given names are labels only."""
     d = ensemble.n_features
+    known = ensemble.feature_names
+    known = tuple(str(n) for n in known) if known is not None and len(known) == d else None
     if names is not None:
         if isinstance(names, (str, bytes)) or not hasattr(names, "__iter__"):  # "abc" is not 3
             raise InputError.bad("feature_names", f"a sequence of {d} distinct names", names)
         names = tuple(str(n) for n in names)
         if len(names) != d or len(set(names)) != d:
             raise InputError.bad("feature_names", f"{d} distinct names", list(names))
-        return names, True
-    if ensemble.feature_names is not None and len(ensemble.feature_names) == d:
-        return tuple(ensemble.feature_names), True
+        if known is None:
+            return names, names
+        moved = [n for j, n in enumerate(names) if n in known and known[j] != n]
+        if moved:
+            raise InputError.bad(
+                "feature_names",
+                f"the model's feature names in its order {list(known)}, or labels that are not "
+                f"among them (the model's own names place the columns; {moved[0]!r} is its "
+                f"feature {known.index(moved[0])}, not {names.index(moved[0])})",
+                list(names),
+            )
+        return names, known
+    if known is not None:
+        return known, known
     columns = getattr(background, "columns", None)
     if columns is not None and len(columns) == d:
-        return tuple(str(c) for c in columns), True
-    return tuple(f"x{j}" for j in range(d)), False
+        names = tuple(str(c) for c in columns)
+        return names, names
+    return tuple(f"x{j}" for j in range(d)), None
 
 
-def _rows(
-    X: Any, name: str, ensemble: TreeEnsemble, names: Sequence[str], named: bool
-) -> np.ndarray:
-    """Validate rows: the model's features (by name for data frames), NaN only if allowed."""
+def _rows(X: Any, name: str, ensemble: TreeEnsemble, names: Sequence[str] | None) -> np.ndarray:
+    """Validate rows: the model's features (by ``names`` for data frames), NaN only if allowed."""
     columns = getattr(X, "columns", None)
-    if columns is not None and named:
+    if columns is not None and names is not None:
         columns = [str(c) for c in columns]
         missing = [c for c in names if c not in columns]
         if missing:
