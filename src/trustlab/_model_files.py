@@ -177,6 +177,20 @@ def write_model_folder(folder: Any, meta: dict, networks: dict[str, Any]) -> Any
     return out
 
 
+def read_saved_safetensors(path: Path) -> dict[str, Any]:
+    """The numpy arrays of a ``.safetensors`` file a ``save`` wrote: a ResourceError names the
+    file when it cannot be read (truncated, or not safetensors)."""
+    from trustlab._lazy import require
+
+    load_file = require("safetensors.numpy", "llm").load_file
+    try:
+        return load_file(str(path))
+    except Exception as exc:  # safetensors raises its own SafetensorError, among others
+        raise ResourceError(
+            f"{path}: could not be read as saved weights ({type(exc).__name__}: {exc})"
+        ) from exc
+
+
 def read_model_folder(path: Any, fmt: str, what: str) -> tuple[dict, dict[str, dict]]:
     """``(meta, {network name: state dict})`` of a folder written by :func:`write_model_folder`
     with format ``fmt``; ``what`` names the writer in the error for anything else."""

@@ -221,6 +221,27 @@ def test_save_and_load_round_trip(tmp_path, topk_sae):
         load_sae(tmp_path / "nowhere")
 
 
+def test_a_corrupt_or_partial_saved_sae_names_the_file(tmp_path, topk_sae):
+    """A truncated weights file or a trustlab_sae.json without a key was a raw SafetensorError
+    or KeyError (an 'unexpected failure' on the command line)."""
+    import json
+
+    from trustlab.errors import ResourceError
+
+    sae, _, _ = topk_sae
+    folder = sae.save(tmp_path / "sae")
+    weights = next(folder.glob("*.safetensors"))
+    weights.write_bytes(weights.read_bytes()[:40])
+    with pytest.raises(ResourceError, match=rf"{weights.name}: could not be read as saved weights"):
+        load_sae(folder)
+    folder = sae.save(tmp_path / "sae2")
+    info = json.loads((folder / "trustlab_sae.json").read_text())
+    del info["n_latents"]
+    (folder / "trustlab_sae.json").write_text(json.dumps(info))
+    with pytest.raises(ResourceError, match="trustlab_sae.json: incomplete, it lacks n_latents"):
+        load_sae(folder)
+
+
 @pytest.mark.parametrize("k", [None, 3])
 def test_given_weights_encode_by_the_formula_and_round_trip(tmp_path, k):
     rng = np.random.default_rng(5)

@@ -286,6 +286,29 @@ def test_load_needs_the_files(tmp_path):
         load_activation_map(tmp_path)
 
 
+def test_a_corrupt_or_partial_saved_map_names_the_file(tmp_path, linear_data):
+    """A truncated weights file or a params file without a key was a raw SafetensorError or
+    KeyError."""
+    import json
+
+    from trustlab.errors import ResourceError
+
+    X, Y = linear_data[:2]
+    m = ActivationMap(kind="affine").fit(X, Y)
+    folder = tmp_path / "map"
+    m.save(folder)
+    weights = next(folder.glob("*.safetensors"))
+    weights.write_bytes(weights.read_bytes()[:40])
+    with pytest.raises(ResourceError, match=rf"{weights.name}: could not be read as saved weights"):
+        load_activation_map(folder)
+    m.save(tmp_path / "map2")
+    info = json.loads((tmp_path / "map2" / "activation_map.json").read_text())
+    del info["metadata"]
+    (tmp_path / "map2" / "activation_map.json").write_text(json.dumps(info))
+    with pytest.raises(ResourceError, match="activation_map.json: incomplete, it lacks metadata"):
+        load_activation_map(tmp_path / "map2")
+
+
 # ----------------------------------------------------------------------------- bad inputs
 
 

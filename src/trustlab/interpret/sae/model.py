@@ -63,7 +63,7 @@ from trustlab._checks import (
     check_rows,
 )
 from trustlab._lazy import require
-from trustlab._model_files import read_saved_params, storable_params
+from trustlab._model_files import read_saved_params, read_saved_safetensors, storable_params
 from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
 from trustlab.errors import InputError, ResourceError
 from trustlab.interpret.sae._training import activate, train_sae
@@ -599,10 +599,11 @@ def load_sae(directory: str | os.PathLike) -> SparseAutoencoder:
         raise InputError.bad("directory", "a folder path", directory)
     folder = Path(directory)
     info = read_saved_params(
-        folder, TRUSTLAB_FILE, WEIGHTS_FILE, "SparseAutoencoder.save", FORMAT_VERSION
-    )
+        folder, TRUSTLAB_FILE, WEIGHTS_FILE, "SparseAutoencoder.save", FORMAT_VERSION,
+        keys=("d_in", "n_latents", "fit", "history", "model_name", "layer"),
+    )  # fmt: skip
     sae = SparseAutoencoder(**info["params"])
-    arrays = require("safetensors.numpy", "llm").load_file(str(folder / WEIGHTS_FILE))
+    arrays = read_saved_safetensors(folder / WEIGHTS_FILE)
     if set(arrays) != set(WEIGHT_NAMES):
         raise ResourceError(
             f"{folder / WEIGHTS_FILE}: expected the arrays {WEIGHT_NAMES}, got {sorted(arrays)}"

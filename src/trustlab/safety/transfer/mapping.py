@@ -59,7 +59,7 @@ from trustlab._checks import (
     check_string_list,
 )
 from trustlab._lazy import require
-from trustlab._model_files import read_saved_params, storable_params
+from trustlab._model_files import read_saved_params, read_saved_safetensors, storable_params
 from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
 from trustlab.errors import InputError, ResourceError
 from trustlab.safety.transfer._alignment import boundary_pairs, token_ends
@@ -533,12 +533,13 @@ def load_activation_map(directory: str | os.PathLike) -> ActivationMap:
         raise InputError.bad("directory", "a folder path", directory)
     folder = Path(directory)
     info = read_saved_params(
-        folder, PARAMS_FILE, WEIGHTS_FILE, "ActivationMap.save", FORMAT_VERSION
-    )
+        folder, PARAMS_FILE, WEIGHTS_FILE, "ActivationMap.save", FORMAT_VERSION,
+        keys=("source_width", "target_width", "metadata", "history", "fit"),
+    )  # fmt: skip
     weights_path = folder / WEIGHTS_FILE
     activation_map = ActivationMap(**info["params"])
     kind = check_choice(activation_map.kind, "kind", KINDS)
-    arrays = require("safetensors.numpy", "llm").load_file(str(weights_path))
+    arrays = read_saved_safetensors(weights_path)
     if set(arrays) != set(WEIGHT_NAMES[kind]):
         raise ResourceError(
             f"{weights_path}: expected the arrays {WEIGHT_NAMES[kind]} of a {kind} map, got "
