@@ -53,3 +53,24 @@ def test_bad_delta_steps_accountant_are_refused():
         dsi_epsilon(0.0, 1e-5)
     with pytest.raises(InputError, match="max_iter"):
         optimal_gaussian_covariance([[1.0]], max_iter=0)
+
+
+@pytest.mark.parametrize(
+    "deltas",
+    [[[1.0, 0.0], [0.0, 1e-11]], [[1e6, 0.0, 0.0], [1.0, 1e-5, 0.0], [0.0, 0.0, 3.0]]],
+    ids=["small-difference", "nearly-parallel-small-part"],
+)
+def test_a_difference_that_no_noise_would_cover_is_refused(deltas):
+    """A direction below 1e-10 of the largest singular value was dropped as rounding error, so
+    it got no noise, yet its constraint value and the worst slack were reported as 0 (held)."""
+    from trustlab.privacy import dsi_noise
+
+    with pytest.raises(InputError, match=r"^deltas: expected differences within 1e\+10 .*no noise"):
+        dsi_noise(deltas, epsilon=1.0, delta=1e-5, output=[0.0] * len(deltas[0]), random_state=0)
+    with pytest.raises(InputError, match="^deltas: "):
+        optimal_gaussian_covariance(deltas)
+
+
+def test_a_part_below_rounding_of_a_difference_is_still_dropped():
+    cov = optimal_gaussian_covariance([[1.0, 0.0], [1.0, 1e-17], [0.0, 1.0]])
+    assert cov.worst_slack >= -1e-9 and cov.basis.shape[1] == 2

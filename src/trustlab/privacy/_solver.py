@@ -22,11 +22,15 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg
 
+from trustlab.errors import InputError
 from trustlab.privacy.results import DSICovariance
 
 # Singular values of the difference matrix below this fraction of the largest are rounding error
 # (QR keeps them accurate to ~1e-16 relative); see DSICovariance.span_residual.
 RANK_TOL = 1e-10
+# A difference with more than this fraction of its own norm outside the span would get no noise
+# there (its constraint would not hold: an infinite Mahalanobis distance): it is refused.
+OWN_TOL = 1e-8
 _INITIAL_STEP = 10.0
 _STEP_RESET_EVERY = 20
 # Near the optimum the dual is flat to ~(constraint slack)^2, so once a step of this size no
@@ -53,14 +57,28 @@ _MAX_SHRINK = 100.0
 _SIGMA_FLOOR = 1e-10
 
 
-def solve(rows: np.ndarray, caps: np.ndarray, *, max_iter: int, tol: float) -> DSICovariance:
+def solve(
+    rows: np.ndarray, caps: np.ndarray, *, max_iter: int, tol: float, argument: str = "deltas"
+) -> DSICovariance:
     """The minimum-trace covariance for non-zero, distinct ``rows`` (n, d) and budgets ``caps``.
 
     The returned Sigma is always feasible: it is rescaled onto the constraints whatever the
     iteration reached, and ``duality_gap`` certifies how close its trace is to the optimum.
     """
     d = rows.shape[1]
-    basis, coords, residual = _span_of(rows)
+    basis, coords, outside = _span_of(rows)
+    own = outside / np.linalg.norm(rows, axis=1)
+    if (own > OWN_TOL).any():
+        i = int(np.argmax(own))
+        raise InputError(
+            f"{argument}: expected differences within {1 / RANK_TOL:.0e} of each other in size, "
+            f"so that each gets noise in all its directions, got difference {i} with "
+            f"{own[i]:.2g} of its norm ({outside[i]:.2g}) below {RANK_TOL:g} of the largest "
+            "singular value, which no noise would cover (the guarantee would not hold for it); "
+            "drop or rescale it",
+            argument=argument,
+        )
+    residual = float(outside.max())
     unit = coords / np.sqrt(caps)  # budgets folded in: every constraint becomes <= 1
     scale = float(np.linalg.norm(unit, axis=0).max())
     eigvals, eigvecs, values, mu, iterations, gap, converged = _dual_ascent(
@@ -88,9 +106,9 @@ def solve(rows: np.ndarray, caps: np.ndarray, *, max_iter: int, tol: float) -> D
     )
 
 
-def _span_of(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """Orthonormal basis (d, r) of the rows' span, their coordinates (r, n), and the largest
-    norm of a row's part outside it. QR keeps small singular values accurate (a Gram matrix
+def _span_of(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Orthonormal basis (d, r) of the rows' span, their coordinates (r, n), and the norm of each
+    row's part outside it. QR keeps small singular values accurate (a Gram matrix
     would square the condition number)."""
     q, r_mat = scipy.linalg.qr(rows.T, mode="economic", check_finite=False)
     left, singular, right_t = np.linalg.svd(r_mat, full_matrices=False)
@@ -98,7 +116,7 @@ def _span_of(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     basis = q @ left[:, :rank]
     coords = singular[:rank, None] * right_t[:rank]
     outside = r_mat - left[:, :rank] @ (left[:, :rank].T @ r_mat)
-    return basis, coords, float(np.linalg.norm(outside, axis=0).max())
+    return basis, coords, np.linalg.norm(outside, axis=0)
 
 
 class _State(NamedTuple):

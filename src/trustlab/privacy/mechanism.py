@@ -120,7 +120,9 @@ class DSIMechanism(BaseEstimator):
                 "fn", "an output that changes when some group is left out", "the same output"
             )
         rows = differences[constrained]
-        self.covariance_ = _solver.solve(rows, np.ones(len(rows)), max_iter=max_iter, tol=tol)
+        self.covariance_ = _solver.solve(
+            rows, np.ones(len(rows)), max_iter=max_iter, tol=tol, argument="fn"
+        )
         self.calibration_ = calibration
         self.output_ = outputs[0]
         self.group_labels_ = group_labels

@@ -51,7 +51,8 @@ class DSICovariance(Result):
     multipliers : ndarray of shape (n,)
         The dual variables; positive ones mark the differences that shape Sigma.
     span_residual : float
-        Largest norm of a difference's part outside ``basis`` (dropped as rounding error).
+        Largest norm of a difference's part outside ``basis`` (dropped as rounding error: at
+        most 1e-8 of that difference's own norm, else the differences are refused).
     iterations : int
     converged : bool
     """
