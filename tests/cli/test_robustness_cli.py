@@ -85,6 +85,20 @@ def test_cost_matrix_labels_that_are_not_the_classes_are_refused(tmp_path, conte
     assert re.search(message, str(caught.value))
 
 
+def test_the_class_count_settles_a_table_that_could_have_labels(tmp_path):
+    """A 3 x 3 table 0,0,1 / 0,0,1 / 1,0,0 is 3-class costs, or 2-class costs under labels: the
+    model's class count (certify) or the labels' (train) says which; neither fitting is refused."""
+    path = tmp_path / "c.csv"
+    path.write_text("0,0,1\n0,0,1\n1,0,0\n")
+    costs = robustness.read_cost_matrix(path, num_classes=3)
+    np.testing.assert_array_equal(costs, [[0, 0, 1], [0, 0, 1], [1, 0, 0]])
+    np.testing.assert_array_equal(
+        robustness.read_cost_matrix(path, num_classes=2), [[0, 1], [0, 0]]
+    )
+    with pytest.raises(InputError, match="could be either"):
+        robustness.read_cost_matrix(path, num_classes=5)
+
+
 def test_a_square_table_of_numbers_is_all_costs(tmp_path):
     """A numeric top-left cell means no labels, even when the first row is 0, 1, 2."""
     path = tmp_path / "c.csv"

@@ -54,7 +54,9 @@ K rows of K+1 a first (index) column, and a square table has both when its
 top-left cell is empty or text (as pandas' to_csv writes it), none when it is
 a number. Labels are the class indices 0..K-1, each once, in any order; the
 costs are placed by them. A table of numbers with a 0 in the corner whose
-first row and column are both 0..K-1 is refused as ambiguous.
+first row and column are both 0..K-1 is read by the class count (the model's
+in certify, the labels' in train): costs when it has that many rows, labels
+when one more; otherwise it is refused as ambiguous.
 Or name the harmful pairs: --harmful 3:8 (repeatable; 3:5,8 for several
 targets). Without either, train treats every mistake as harmful (standard
 robustness), and certify uses what the model was trained for.
@@ -147,11 +149,13 @@ def train_command(
     refuse_existing(out, overwrite, MODEL_FILES, "a model")
     X, y = read_data(data, label, split, encoding)
     # K: the cost matrix's size when given, else the labels' (at least 2).
+    labels_count = max(int(check_class_indices(y, "y").max()) + 1, 2)
     if cost_matrix is not None and not harmful:
-        costs = read_cost_matrix(cost_matrix, encoding)
+        # the labels' count only settles a table whose first row and column could be labels
+        costs = read_cost_matrix(cost_matrix, encoding, num_classes=labels_count)
         num_classes = len(costs)
     else:
-        num_classes = max(int(check_class_indices(y, "y").max()) + 1, 2)
+        num_classes = labels_count
         costs = _costs(cost_matrix, harmful, num_classes, encoding)
     X, y, held_out, source = _held_out(X, y, data, split, holdout, seed)
     model = digits_model(
@@ -425,14 +429,16 @@ def read_data(data: str, label: str = "label", split: str = "train", encoding: s
     return X, y
 
 
-def read_cost_matrix(path: Path, encoding: str | None = None):
+def read_cost_matrix(path: Path, encoding: str | None = None, num_classes: int | None = None):
     """A K x K cost matrix from a CSV, its rows and columns placed by their labels if it has any.
 
     The layout is read from the table's shape (see ``COSTS_LAYOUT``): (K+1) x K has a header row,
     K x (K+1) an index column, and a square table has both when its top-left cell is empty or text
     (what ``pandas.DataFrame.to_csv`` writes) and none when that cell is a number. Labels must be
-    the class indices 0..K-1, each once, in any order; a square table of numbers whose first row and
-    first column could be either labels or costs is refused rather than guessed.
+    the class indices 0..K-1, each once, in any order. A square table of numbers whose first row
+    and first column could be either labels or costs is read by ``num_classes`` (the model's, or
+    the labels' count): costs when it has that many rows, labels when one more; without it, or
+    when neither fits, it is refused rather than guessed.
     """
     import numpy as np
     import pandas as pd
@@ -457,7 +463,7 @@ def read_cost_matrix(path: Path, encoding: str | None = None):
             f"--cost-matrix: could not read {path}: {exc}", argument="--cost-matrix"
         ) from exc
     values = table.to_numpy(dtype=object)
-    header, index = _cost_layout(values, path.name)
+    header, index = _cost_layout(values, path.name, num_classes)
     body = values[int(header) :, int(index) :]
     try:
         costs = body.astype(np.float64)
@@ -505,7 +511,7 @@ def _class_labels(cells, size: int):
     return labels if sorted(labels.tolist()) == list(range(size)) else None
 
 
-def _cost_layout(values, name: str) -> tuple[bool, bool]:
+def _cost_layout(values, name: str, num_classes: int | None = None) -> tuple[bool, bool]:
     """Whether a cost table has a header row and an index column (``COSTS_LAYOUT``)."""
     rows, columns = values.shape
     if rows == columns + 1:
@@ -522,6 +528,10 @@ def _cost_layout(values, name: str) -> tuple[bool, bool]:
         and _class_labels(values[0, 1:], rows - 1) is not None
         and _class_labels(values[1:, 0], rows - 1) is not None
     ):
+        if num_classes == rows:  # the classes say which: K rows of costs
+            return False, False
+        if num_classes == rows - 1:  # or labels around K x K costs
+            return True, True
         raise InputError(
             f"--cost-matrix: expected either a table of costs or a header row and an index column "
             f"of class indices under an empty top-left cell, got a {rows} x {columns} table of "
@@ -561,4 +571,4 @@ def _costs(cost_matrix: Path | None, harmful: list[str] | None, num_classes: int
         raise InputError.bad("--harmful", "either --cost-matrix or --harmful, not both", harmful)
     if harmful:
         return parse_harmful(harmful, num_classes)
-    return None if cost_matrix is None else read_cost_matrix(cost_matrix, encoding)
+    return None if cost_matrix is None else read_cost_matrix(cost_matrix, encoding, num_classes)
