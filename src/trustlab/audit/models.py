@@ -34,6 +34,7 @@ __all__ = [
     "load_classifier",
     "predict_labels",
     "aligned_probabilities",
+    "model_columns",
 ]
 
 ZOO_NAMES = ("logistic_regression", "random_forest", "gradient_boosting")
@@ -205,3 +206,20 @@ def aligned_probabilities(model, X: pd.DataFrame, labels: np.ndarray) -> np.ndar
     for j, c in enumerate(np.asarray(classes).tolist()):
         aligned[:, index[c]] = proba[:, j]
     return aligned
+
+
+def model_columns(estimator, frame: pd.DataFrame, features: list[str]) -> list[str]:
+    """The columns of ``frame`` to give ``estimator``: those it was fitted on (its
+    ``feature_names_in_``, each required) or else ``features``."""
+    wanted = getattr(estimator, "feature_names_in_", None)
+    if wanted is None:
+        return list(features)
+    wanted = [str(c) for c in wanted]
+    missing = [c for c in wanted if c not in frame.columns]
+    if missing:
+        raise InputError.bad(
+            "model",
+            f"data with the columns it was fitted on ({', '.join(wanted)})",
+            f"a table without {', '.join(missing)}",
+        )
+    return wanted

@@ -28,6 +28,7 @@ from trustlab.audit.models import (
     default_zoo,
     load_classifier,
     make_pipeline,
+    model_columns,
     predict_labels,
 )
 from trustlab.audit.table import (
@@ -39,6 +40,7 @@ from trustlab.audit.table import (
     class_labels,
     imputation_note,
     load_table,
+    split_rows,
     usable_features,
 )
 from trustlab.errors import InputError
@@ -487,7 +489,7 @@ def _context_from_model(
     else:
         steps.start("predicting with the given model")
         name, estimator = type(model).__name__, model
-    columns = _model_columns(estimator, frame, table.features)
+    columns = model_columns(estimator, frame, table.features)
     X = frame[columns]
     y = frame[table.label].to_numpy()
     g = frame[table.group].to_numpy()
@@ -520,21 +522,6 @@ def _context_from_model(
     )
 
 
-def _model_columns(estimator, frame: pd.DataFrame, features: list[str]) -> list[str]:
-    wanted = getattr(estimator, "feature_names_in_", None)
-    if wanted is None:
-        return list(features)
-    wanted = [str(c) for c in wanted]
-    missing = [c for c in wanted if c not in frame.columns]
-    if missing:
-        raise InputError.bad(
-            "model",
-            f"data with the columns it was fitted on ({', '.join(wanted)})",
-            f"a table without {', '.join(missing)}",
-        )
-    return wanted
-
-
 def _context_from_zoo(table: AuditTable, test_size, seed, steps, tell_plan) -> AuditContext:
     frame = table.frame
     if not table.features:
@@ -544,7 +531,7 @@ def _context_from_zoo(table: AuditTable, test_size, seed, steps, tell_plan) -> A
     y = frame[table.label].to_numpy()
     g = frame[table.group].to_numpy()
     check_classes_and_groups(class_labels(y), g)
-    train, test, notes = _split(y, g, test_size, seed)
+    train, test, notes = split_rows(y, g, test_size, seed)
     y_train, y_test = y[train], y[test]
     if len(np.unique(y_train)) < 2:
         raise InputError.bad(
@@ -592,38 +579,3 @@ def _context_from_zoo(table: AuditTable, test_size, seed, steps, tell_plan) -> A
         notes=table.notes + notes + dropped + imputation_note(X),
         rows_test=table.row_ids[test],
     )
-
-
-def _split(y: np.ndarray, g: np.ndarray, test_size: float, seed: int):
-    """Train and test rows, stratified by label and group where every pair has 2 or more rows
-    (so both parts hold every group in its share), else by label, else not at all."""
-    from sklearn.model_selection import train_test_split
-
-    rows = np.arange(len(y))
-    pairs = pd.DataFrame({"y": y, "g": g}).groupby(["y", "g"], sort=False).ngroup().to_numpy()
-    strata = [(pairs, []), (y, [_LABEL_ONLY])]
-    for key, note in strata:
-        _, counts = np.unique(key, return_counts=True)
-        if counts.min() < 2:
-            continue
-        try:
-            train, test = train_test_split(
-                rows, test_size=test_size, stratify=key, random_state=seed
-            )
-            return np.sort(train), np.sort(test), note
-        except ValueError:
-            pass  # too few rows for a stratified split of this size: fall back below
-    try:
-        train, test = train_test_split(rows, test_size=test_size, random_state=seed)
-    except ValueError as exc:
-        raise InputError.bad(
-            "test_size", f"a split of {len(y)} rows into two parts", test_size
-        ) from exc
-    note = "The train/test split is not stratified: some class has too few rows for that."
-    return np.sort(train), np.sort(test), [note]
-
-
-_LABEL_ONLY = (
-    "The train/test split is stratified by label only: some label and group pair has too few "
-    "rows to stratify by both."
-)

@@ -21,6 +21,7 @@ __all__ = [
     "check_predicted_labels",
     "usable_features",
     "imputation_note",
+    "split_rows",
 ]
 
 DEFAULT_DATASET = "chile"
@@ -247,3 +248,38 @@ def imputation_note(X: pd.DataFrame) -> list[str]:
         return []
     listed = ", ".join(f"{c}: {n}" for c, n in gaps.items())
     return [f"Missing feature values were imputed (median or most frequent value): {listed}."]
+
+
+def split_rows(y: np.ndarray, g: np.ndarray, test_size: float, seed: int):
+    """Train and test rows, stratified by label and group where every pair has 2 or more rows
+    (so both parts hold every group in its share), else by label, else not at all."""
+    from sklearn.model_selection import train_test_split
+
+    rows = np.arange(len(y))
+    pairs = pd.DataFrame({"y": y, "g": g}).groupby(["y", "g"], sort=False).ngroup().to_numpy()
+    strata = [(pairs, []), (y, [_LABEL_ONLY])]
+    for key, note in strata:
+        _, counts = np.unique(key, return_counts=True)
+        if counts.min() < 2:
+            continue
+        try:
+            train, test = train_test_split(
+                rows, test_size=test_size, stratify=key, random_state=seed
+            )
+            return np.sort(train), np.sort(test), note
+        except ValueError:
+            pass  # too few rows for a stratified split of this size: fall back below
+    try:
+        train, test = train_test_split(rows, test_size=test_size, random_state=seed)
+    except ValueError as exc:
+        raise InputError.bad(
+            "test_size", f"a split of {len(y)} rows into two parts", test_size
+        ) from exc
+    note = "The train/test split is not stratified: some class has too few rows for that."
+    return np.sort(train), np.sort(test), [note]
+
+
+_LABEL_ONLY = (
+    "The train/test split is stratified by label only: some label and group pair has too few "
+    "rows to stratify by both."
+)

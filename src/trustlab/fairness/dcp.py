@@ -25,13 +25,11 @@ import numpy as np
 
 from trustlab._checks import (
     as_1d,
-    as_float_array,
     check_bool,
     check_in_range,
     check_labels,
     check_n_jobs,
     check_positive_int,
-    check_probability_vector,
     check_random_state,
     check_row_stochastic,
     check_same_length,
@@ -39,7 +37,21 @@ from trustlab._checks import (
 from trustlab.errors import InputError
 from trustlab.fairness._aggregate import solve_aggregate
 from trustlab.fairness._eta import eta
-from trustlab.fairness._greedy import label_orders, random_orders
+from trustlab.fairness._greedy import random_orders
+from trustlab.fairness._inputs import (
+    check_common,
+    check_init,
+    check_names,
+    check_orders,
+    check_sample_weight,
+    check_sizes,
+    frozen,
+    index_of,
+    python_names,
+    rows_sum_to_one,
+    union_of_labels,
+    unique,
+)
 from trustlab.fairness._known import METHODS, solve_known
 from trustlab.fairness._label import clip_confusions
 from trustlab.fairness.results import (
@@ -126,17 +138,17 @@ def dcp_from_confusion(
     >>> round(res.lower, 6), round(res.upper, 6)
     (0.0625, 0.0625)
     """
-    weights, dist = _check_common(group_weights, label_dist)
+    weights, dist = check_common(group_weights, label_dist)
     alpha = check_row_stochastic(alpha, "alpha")
     n_groups, n_labels = dist.shape
     if alpha.shape != (n_groups, n_labels, n_labels):
         raise InputError.bad(
             "alpha", f"shape ({n_groups}, {n_labels}, {n_labels}) to match label_dist", alpha
         )
-    labels = _check_names(labels, n_labels, "labels")
-    groups = _check_names(groups, n_groups, "groups")
+    labels = check_names(labels, n_labels, "labels")
+    groups = check_names(groups, n_groups, "groups")
     if permutations is not None:
-        orders = _check_orders(permutations, n_labels)
+        orders = check_orders(permutations, n_labels)
     else:
         attempts = check_positive_int(greedy_attempts, "greedy_attempts")
         orders = random_orders(check_random_state(random_state), attempts, n_labels)
@@ -168,11 +180,11 @@ def _known_regime(alpha, weights, dist, orders, local_search, labels, groups) ->
         ratio=_ratio(upper, lower),
         bounds={m: float(solution.bounds[m].sum()) for m in METHODS},
         per_label=per_label,
-        baseline=_frozen(solution.baseline),
-        unfair_fraction=_frozen((dist * cell_unfairness).sum(axis=1)),
+        baseline=frozen(solution.baseline),
+        unfair_fraction=frozen((dist * cell_unfairness).sum(axis=1)),
         labels=labels,
         groups=groups,
-        group_weights=_frozen(weights),
+        group_weights=frozen(weights),
     )
 
 
@@ -240,7 +252,7 @@ def dcp_from_aggregates(
     >>> res.estimate >= 0
     True
     """
-    weights, dist = _check_common(group_weights, label_dist)
+    weights, dist = check_common(group_weights, label_dist)
     n_groups, n_labels = dist.shape
     pred = check_row_stochastic(pred_dist, "pred_dist")
     if pred.shape != (n_groups, n_labels):
@@ -251,12 +263,12 @@ def dcp_from_aggregates(
     restarts = check_positive_int(restarts, "restarts")
     n_jobs = check_n_jobs(n_jobs)
     if init is not None:
-        init = _check_init(init, n_groups, n_labels)
-    labels = _check_names(labels, n_labels, "labels")
-    groups = _check_names(groups, n_groups, "groups")
+        init = check_init(init, n_groups, n_labels)
+    labels = check_names(labels, n_labels, "labels")
+    groups = check_names(groups, n_groups, "groups")
     rng = check_random_state(random_state)
     return _aggregate_regime(
-        weights, dist, _rows_sum_to_one(pred), beta, restarts, rng, init, n_jobs, labels, groups
+        weights, dist, rows_sum_to_one(pred), beta, restarts, rng, init, n_jobs, labels, groups
     )
 
 
@@ -269,8 +281,8 @@ def _aggregate_regime(
     )
     return AggregateDCPResult(
         estimate=float(solution.value),
-        baseline=_frozen(solution.baseline),
-        confusions=_frozen(solution.confusions),
+        baseline=frozen(solution.baseline),
+        confusions=frozen(solution.confusions),
         restart_values=tuple(float(v) for v in solution.restart_values),
         iterations=tuple(int(v) for v in solution.iterations),
         converged=tuple(bool(v) for v in solution.converged),
@@ -315,13 +327,13 @@ def dcp_inputs(
     y_pred = as_1d(y_pred, "y_pred")
     group_values = as_1d(groups, "groups")
     n = check_same_length(y_true=y_true, y_pred=y_pred, groups=group_values)
-    weights = _check_sample_weight(sample_weight, n)
+    weights = check_sample_weight(sample_weight, n)
     if labels is None:
-        label_names = _union_of_labels(y_true, y_pred)
+        label_names = union_of_labels(y_true, y_pred)
     else:
         label_names = check_labels(y_true, labels, "y_true")
         check_labels(y_pred, labels, "y_pred")
-    group_names = _unique(group_values, "groups")
+    group_names = unique(group_values, "groups")
     if labels is None and len(group_names) >= 2 and len(label_names) < 2:
         # the label set is the data's: blame the labels there, not an argument never given
         raise InputError(
@@ -329,14 +341,14 @@ def dcp_inputs(
             f"got 1 ({label_names[0].item()!r})",
             argument="y_true",
         )
-    _check_sizes(len(group_names), len(label_names), "groups", "labels")
-    g = _index_of(group_values, group_names, "groups")
-    y = _index_of(y_true, label_names, "y_true")
-    z = _index_of(y_pred, label_names, "y_pred")
+    check_sizes(len(group_names), len(label_names), "groups", "labels")
+    g = index_of(group_values, group_names, "groups")
+    y = index_of(y_true, label_names, "y_true")
+    z = index_of(y_pred, label_names, "y_pred")
     n_groups, k = len(group_names), len(label_names)
     flat = (g * k + y) * k + z
     counts = np.bincount(flat, weights=weights, minlength=n_groups * k * k).reshape(n_groups, k, k)
-    return _inputs_from_counts(counts, _python_names(label_names), _python_names(group_names))
+    return _inputs_from_counts(counts, python_names(label_names), python_names(group_names))
 
 
 def _inputs_from_counts(counts: np.ndarray, labels: tuple, groups: tuple) -> DCPInputs:
@@ -359,11 +371,11 @@ def _inputs_from_counts(counts: np.ndarray, labels: tuple, groups: tuple) -> DCP
     return DCPInputs(
         labels=labels,
         groups=groups,
-        group_weights=_frozen(group_totals / group_totals.sum()),
-        label_dist=_frozen(label_dist),
-        alpha=_frozen(alpha),
-        pred_dist=_frozen(pred_dist),
-        counts=_frozen(counts),
+        group_weights=frozen(group_totals / group_totals.sum()),
+        label_dist=frozen(label_dist),
+        alpha=frozen(alpha),
+        pred_dist=frozen(pred_dist),
+        counts=frozen(counts),
         empty_cells=empty,
     )
 
@@ -434,7 +446,7 @@ def multiclass_dcp(
     n_jobs = check_n_jobs(n_jobs)
     rng = check_random_state(random_state)
     inputs = dcp_inputs(y_true, y_pred, groups, labels=labels, sample_weight=sample_weight)
-    weights, dist = inputs.group_weights, _rows_sum_to_one(inputs.label_dist)
+    weights, dist = inputs.group_weights, rows_sum_to_one(inputs.label_dist)
     orders = random_orders(rng, attempts, len(inputs.labels))
     known = _known_regime(inputs.alpha, weights, dist, orders, True, inputs.labels, inputs.groups)
     aggregate_result = None
@@ -442,7 +454,7 @@ def multiclass_dcp(
         aggregate_result = _aggregate_regime(
             weights,
             dist,
-            _rows_sum_to_one(inputs.pred_dist),
+            rows_sum_to_one(inputs.pred_dist),
             1.0,
             restarts,
             rng,
@@ -452,155 +464,3 @@ def multiclass_dcp(
             inputs.groups,
         )
     return MulticlassDCPResult(inputs=inputs, known=known, aggregate=aggregate_result)
-
-
-# --------------------------------------------------------------------------- validation
-
-
-def _frozen(array: np.ndarray) -> np.ndarray:
-    """A read-only float copy, for a result's fields."""
-    array = np.array(array, dtype=np.float64)
-    array.setflags(write=False)
-    return array
-
-
-def _rows_sum_to_one(rows: np.ndarray) -> np.ndarray:
-    """Rows renormalised, so validated rows (summing to 1 within 1e-6) sum to 1 exactly."""
-    return rows / rows.sum(axis=1, keepdims=True)
-
-
-def _python_names(names) -> tuple:
-    """Label or group names as Python values (numpy scalars turned into int, str ...)."""
-    values = names.tolist() if hasattr(names, "tolist") else names
-    return tuple(n.item() if isinstance(n, np.generic) else n for n in values)
-
-
-def _check_sizes(n_groups: int, n_labels: int, group_arg: str, label_arg: str) -> None:
-    if n_groups < 2:
-        raise InputError(
-            f"{group_arg}: expected at least 2 groups (DCP compares groups), got {n_groups}",
-            argument=group_arg,
-        )
-    if n_labels < 2:
-        raise InputError(
-            f"{label_arg}: expected at least 2 labels, got {n_labels}", argument=label_arg
-        )
-
-
-def _check_names(names: Sequence[Any] | None, size: int, name: str) -> tuple:
-    if names is None:
-        return tuple(range(size))
-    names = _python_names(names)
-    if len(names) != size:
-        raise InputError.bad(name, f"{size} names", list(names))
-    if len(set(names)) != size:
-        raise InputError.bad(name, "distinct names", list(names))
-    return names
-
-
-def _check_common(group_weights, label_dist) -> tuple[np.ndarray, np.ndarray]:
-    """w (G,) summing to 1 and pi (G, K) with rows summing to 1, consistent in G."""
-    weights = check_probability_vector(group_weights, "group_weights")
-    dist = check_row_stochastic(label_dist, "label_dist")
-    if dist.ndim != 2 or dist.shape[0] != weights.size:
-        raise InputError.bad(
-            "label_dist", f"shape ({weights.size}, K) to match group_weights", dist
-        )
-    _check_sizes(weights.size, dist.shape[1], "group_weights", "label_dist")
-    return weights, _rows_sum_to_one(dist)
-
-
-def _check_orders(permutations, n_labels: int) -> np.ndarray:
-    """Injected greedy orders: shape (T, K, K-1), row [t, y] a permutation of the labels != y."""
-    try:
-        orders = np.asarray(permutations)
-    except (TypeError, ValueError):
-        raise InputError.bad("permutations", "an integer array", permutations) from None
-    if orders.ndim != 3 or orders.shape[1:] != (n_labels, n_labels - 1) or orders.shape[0] < 1:
-        raise InputError.bad(
-            "permutations", f"shape (attempts, {n_labels}, {n_labels - 1})", orders
-        )
-    if orders.dtype.kind not in "iu":
-        raise InputError.bad("permutations", "an integer array", orders)
-    if not (np.sort(orders, axis=2) == label_orders(n_labels)).all():
-        raise InputError(
-            "permutations: expected row [t, y] to list every label index except y exactly once",
-            argument="permutations",
-        )
-    return orders.astype(np.intp)
-
-
-def _check_init(init, n_groups: int, n_labels: int) -> tuple[np.ndarray, np.ndarray]:
-    if not isinstance(init, (tuple, list)) or len(init) != 2:
-        raise InputError.bad("init", "a pair (baseline (K, K), confusions (G, K, K))", init)
-    baseline = check_row_stochastic(init[0], "init[0]")
-    confusions = check_row_stochastic(init[1], "init[1]")
-    if baseline.shape != (n_labels, n_labels):
-        raise InputError.bad("init[0]", f"shape ({n_labels}, {n_labels})", baseline)
-    if confusions.shape != (n_groups, n_labels, n_labels):
-        raise InputError.bad("init[1]", f"shape ({n_groups}, {n_labels}, {n_labels})", confusions)
-    return baseline, confusions
-
-
-def _check_sample_weight(sample_weight, n: int) -> np.ndarray:
-    if sample_weight is None:
-        return np.ones(n)
-    weights = as_float_array(sample_weight, "sample_weight", ndim=1)
-    if weights.size != n:
-        raise InputError.bad("sample_weight", f"{n} weights, one per record", weights)
-    if (weights < 0).any():
-        raise InputError.bad("sample_weight", "non-negative weights", weights)
-    if weights.sum() <= 0:
-        raise InputError.bad("sample_weight", "a positive total weight", weights)
-    return weights
-
-
-def _unique(values: np.ndarray, name: str) -> np.ndarray:
-    try:
-        return np.unique(values)
-    except TypeError:
-        raise InputError.bad(name, "values of one comparable type", values) from None
-
-
-def _union_of_labels(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
-    """The sorted union of the true and predicted labels; labels of different types (numbers
-    and text: concatenating would turn 0 into "0") name y_pred, the one not like y_true."""
-    true_names, pred_names = _unique(y_true, "y_true"), _unique(y_pred, "y_pred")
-    true_kind, pred_kind = _label_kind(true_names), _label_kind(pred_names)
-    if true_kind != pred_kind:
-        raise InputError(
-            f"y_pred: expected predicted labels of the same type as the true labels ({true_kind}, "
-            f"dtype {y_true.dtype}), got {pred_kind} (dtype {y_pred.dtype}, e.g. "
-            f"{pred_names[0].item()!r})",
-            argument="y_pred",
-        )
-    return _unique(np.concatenate([true_names, pred_names]), "y_true")
-
-
-def _label_kind(names: np.ndarray) -> str:
-    """The kind of distinct labels (one comparable type): numbers, text or other values."""
-    if names.dtype.kind in "biuf":
-        return "numbers"
-    if names.dtype.kind in "US":
-        return "text"
-    kinds = {
-        "numbers" if isinstance(v, (int, float, np.number, np.bool_))
-        else "text" if isinstance(v, (str, bytes, np.str_, np.bytes_))
-        else "other values"
-        for v in names.tolist()
-    }  # fmt: skip
-    return kinds.pop() if len(kinds) == 1 else "mixed values"
-
-
-def _index_of(values: np.ndarray, names: np.ndarray, name: str) -> np.ndarray:
-    """Position of every value in ``names`` (which need not be sorted)."""
-    names = np.asarray(names)
-    try:
-        order = np.argsort(names, kind="stable")
-        where = np.searchsorted(names, values, sorter=order)
-    except TypeError:
-        raise InputError.bad(name, "values of the same type as the labels", values) from None
-    index = order[np.minimum(where, names.size - 1)]
-    if not (names[index] == values).all():  # e.g. numbers among string labels
-        raise InputError.bad(name, f"values among {names.tolist()!r}", values)
-    return index

@@ -1,0 +1,166 @@
+"""Input checks of the DCP functions in :mod:`trustlab.fairness.dcp` (shapes, names, orders,
+starting points, sample weights, labels): each error names the public argument."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from trustlab._checks import (
+    as_float_array,
+    check_probability_vector,
+    check_row_stochastic,
+)
+from trustlab.errors import InputError
+from trustlab.fairness._greedy import label_orders
+
+
+def frozen(array: np.ndarray) -> np.ndarray:
+    """A read-only float copy, for a result's fields."""
+    array = np.array(array, dtype=np.float64)
+    array.setflags(write=False)
+    return array
+
+
+def rows_sum_to_one(rows: np.ndarray) -> np.ndarray:
+    """Rows renormalised, so validated rows (summing to 1 within 1e-6) sum to 1 exactly."""
+    return rows / rows.sum(axis=1, keepdims=True)
+
+
+def python_names(names) -> tuple:
+    """Label or group names as Python values (numpy scalars turned into int, str ...)."""
+    values = names.tolist() if hasattr(names, "tolist") else names
+    return tuple(n.item() if isinstance(n, np.generic) else n for n in values)
+
+
+def check_sizes(n_groups: int, n_labels: int, group_arg: str, label_arg: str) -> None:
+    if n_groups < 2:
+        raise InputError(
+            f"{group_arg}: expected at least 2 groups (DCP compares groups), got {n_groups}",
+            argument=group_arg,
+        )
+    if n_labels < 2:
+        raise InputError(
+            f"{label_arg}: expected at least 2 labels, got {n_labels}", argument=label_arg
+        )
+
+
+def check_names(names: Sequence[Any] | None, size: int, name: str) -> tuple:
+    if names is None:
+        return tuple(range(size))
+    names = python_names(names)
+    if len(names) != size:
+        raise InputError.bad(name, f"{size} names", list(names))
+    if len(set(names)) != size:
+        raise InputError.bad(name, "distinct names", list(names))
+    return names
+
+
+def check_common(group_weights, label_dist) -> tuple[np.ndarray, np.ndarray]:
+    """w (G,) summing to 1 and pi (G, K) with rows summing to 1, consistent in G."""
+    weights = check_probability_vector(group_weights, "group_weights")
+    dist = check_row_stochastic(label_dist, "label_dist")
+    if dist.ndim != 2 or dist.shape[0] != weights.size:
+        raise InputError.bad(
+            "label_dist", f"shape ({weights.size}, K) to match group_weights", dist
+        )
+    check_sizes(weights.size, dist.shape[1], "group_weights", "label_dist")
+    return weights, rows_sum_to_one(dist)
+
+
+def check_orders(permutations, n_labels: int) -> np.ndarray:
+    """Injected greedy orders: shape (T, K, K-1), row [t, y] a permutation of the labels != y."""
+    try:
+        orders = np.asarray(permutations)
+    except (TypeError, ValueError):
+        raise InputError.bad("permutations", "an integer array", permutations) from None
+    if orders.ndim != 3 or orders.shape[1:] != (n_labels, n_labels - 1) or orders.shape[0] < 1:
+        raise InputError.bad(
+            "permutations", f"shape (attempts, {n_labels}, {n_labels - 1})", orders
+        )
+    if orders.dtype.kind not in "iu":
+        raise InputError.bad("permutations", "an integer array", orders)
+    if not (np.sort(orders, axis=2) == label_orders(n_labels)).all():
+        raise InputError(
+            "permutations: expected row [t, y] to list every label index except y exactly once",
+            argument="permutations",
+        )
+    return orders.astype(np.intp)
+
+
+def check_init(init, n_groups: int, n_labels: int) -> tuple[np.ndarray, np.ndarray]:
+    if not isinstance(init, (tuple, list)) or len(init) != 2:
+        raise InputError.bad("init", "a pair (baseline (K, K), confusions (G, K, K))", init)
+    baseline = check_row_stochastic(init[0], "init[0]")
+    confusions = check_row_stochastic(init[1], "init[1]")
+    if baseline.shape != (n_labels, n_labels):
+        raise InputError.bad("init[0]", f"shape ({n_labels}, {n_labels})", baseline)
+    if confusions.shape != (n_groups, n_labels, n_labels):
+        raise InputError.bad("init[1]", f"shape ({n_groups}, {n_labels}, {n_labels})", confusions)
+    return baseline, confusions
+
+
+def check_sample_weight(sample_weight, n: int) -> np.ndarray:
+    if sample_weight is None:
+        return np.ones(n)
+    weights = as_float_array(sample_weight, "sample_weight", ndim=1)
+    if weights.size != n:
+        raise InputError.bad("sample_weight", f"{n} weights, one per record", weights)
+    if (weights < 0).any():
+        raise InputError.bad("sample_weight", "non-negative weights", weights)
+    if weights.sum() <= 0:
+        raise InputError.bad("sample_weight", "a positive total weight", weights)
+    return weights
+
+
+def unique(values: np.ndarray, name: str) -> np.ndarray:
+    try:
+        return np.unique(values)
+    except TypeError:
+        raise InputError.bad(name, "values of one comparable type", values) from None
+
+
+def union_of_labels(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+    """The sorted union of the true and predicted labels; labels of different types (numbers
+    and text: concatenating would turn 0 into "0") name y_pred, the one not like y_true."""
+    true_names, pred_names = unique(y_true, "y_true"), unique(y_pred, "y_pred")
+    true_kind, pred_kind = label_kind(true_names), label_kind(pred_names)
+    if true_kind != pred_kind:
+        raise InputError(
+            f"y_pred: expected predicted labels of the same type as the true labels ({true_kind}, "
+            f"dtype {y_true.dtype}), got {pred_kind} (dtype {y_pred.dtype}, e.g. "
+            f"{pred_names[0].item()!r})",
+            argument="y_pred",
+        )
+    return unique(np.concatenate([true_names, pred_names]), "y_true")
+
+
+def label_kind(names: np.ndarray) -> str:
+    """The kind of distinct labels (one comparable type): numbers, text or other values."""
+    if names.dtype.kind in "biuf":
+        return "numbers"
+    if names.dtype.kind in "US":
+        return "text"
+    kinds = {
+        "numbers" if isinstance(v, (int, float, np.number, np.bool_))
+        else "text" if isinstance(v, (str, bytes, np.str_, np.bytes_))
+        else "other values"
+        for v in names.tolist()
+    }  # fmt: skip
+    return kinds.pop() if len(kinds) == 1 else "mixed values"
+
+
+def index_of(values: np.ndarray, names: np.ndarray, name: str) -> np.ndarray:
+    """Position of every value in ``names`` (which need not be sorted)."""
+    names = np.asarray(names)
+    try:
+        order = np.argsort(names, kind="stable")
+        where = np.searchsorted(names, values, sorter=order)
+    except TypeError:
+        raise InputError.bad(name, "values of the same type as the labels", values) from None
+    index = order[np.minimum(where, names.size - 1)]
+    if not (names[index] == values).all():  # e.g. numbers among string labels
+        raise InputError.bad(name, f"values among {names.tolist()!r}", values)
+    return index
