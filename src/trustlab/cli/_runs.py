@@ -63,6 +63,16 @@ def refuse_existing(
         )
 
 
+def refuse_existing_file(out: Path | None, overwrite: bool) -> None:
+    """Refuse an ``--out`` file that already exists unless ``overwrite`` (a command writing one
+    file; :func:`refuse_existing` is for a folder of results)."""
+    if out is not None and Path(out).exists() and not overwrite:
+        raise InputError(
+            f"--out: {out} already exists; pass --overwrite to replace it, or choose another --out",
+            argument="--out",
+        )
+
+
 def remove_stale(out: Path | None, names: Iterable[str]) -> None:
     """Delete the files ``names`` in ``out`` (an earlier run's, which this run does not write)."""
     if out is None:

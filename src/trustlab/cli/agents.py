@@ -12,7 +12,7 @@ import typer
 from trustlab._results import check_output_dir, output_dir, write_atomic
 from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, save
 from trustlab.cli._console import tell
-from trustlab.cli._runs import OverwriteOption, refuse_existing
+from trustlab.cli._runs import OverwriteOption, refuse_existing, refuse_existing_file
 from trustlab.errors import InputError
 
 __all__ = ["app"]
@@ -275,11 +275,7 @@ def _check_out_file(out: Path, overwrite: bool) -> None:
             f"--out: expected a JSON file path, got the directory {out}", argument="--out"
         )
     check_output_dir(out.parent, "--out")
-    if out.exists() and not overwrite:
-        raise InputError(
-            f"--out: {out} already exists; pass --overwrite to replace it, or choose another --out",
-            argument="--out",
-        )
+    refuse_existing_file(out, overwrite)
 
 
 def _without_oracle(case: Any) -> dict[str, Any]:

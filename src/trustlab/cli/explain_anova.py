@@ -32,6 +32,7 @@ from trustlab.cli._common import (
     save,
     tell,
 )
+from trustlab.cli._runs import refuse_existing_file
 from trustlab.cli.explain import earlier_outputs, remove_stale
 from trustlab.errors import InputError
 
@@ -271,11 +272,7 @@ def predict(
 
     if out is not None and out.is_dir():
         raise InputError.bad("--out", "a CSV file name", f"the directory {out}")
-    if out is not None and out.exists() and not overwrite:
-        raise InputError(
-            f"--out: {out} already exists; pass --overwrite to replace it, or choose another --out",
-            argument="--out",
-        )
+    refuse_existing_file(out, overwrite)
     fitted = _load(model)
     frame = read_table(data, encoding=encoding)
     table = fitted.prediction_table(frame, components=components)

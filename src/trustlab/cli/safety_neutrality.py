@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 
 from trustlab.cli._common import JSON_OPTION_HELP, emit, tell
-from trustlab.cli._runs import options_named
+from trustlab.cli._runs import options_named, refuse_existing_file
 from trustlab.errors import InputError
 
 __all__ = ["app", "build_prompts", "prompts"]
@@ -41,11 +41,7 @@ def _check_out(out: Path | None, overwrite: bool) -> None:
         raise InputError.bad("--out", "a file name ending in .csv or .jsonl", str(out))
     if out.is_dir():  # even with --overwrite: a folder is not replaced by a file
         raise InputError.bad("--out", "a file name, not a folder", str(out))
-    if out.exists() and not overwrite:
-        raise InputError(
-            f"--out: {out} already exists; pass --overwrite to replace it, or choose another --out",
-            argument="--out",
-        )
+    refuse_existing_file(out, overwrite)
 
 
 @app.command("build-prompts")
