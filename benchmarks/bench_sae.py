@@ -108,11 +108,14 @@ def _shared_records(a, b, latents) -> float:
     return float(np.mean(values))
 
 
-def bench_cache(n_texts: int, torch, sae_dir: str | None = None) -> None:
+def bench_cache(
+    n_texts: int, torch, sae_dir: str | None = None, model: str = "smollm2-135m-instruct",
+    device: str = "cpu", batch_size: int = 8,
+) -> None:  # fmt: skip
     from trustlab.interpret import SparseAutoencoder, cache_latents, load_sae, pydoc_texts
     from trustlab.llm import load_model
 
-    lm = load_model("smollm2-135m-instruct")
+    lm = load_model(model, device=device)
     texts = pydoc_texts()[:n_texts]
     layer = 15
     if sae_dir is None:
@@ -120,26 +123,30 @@ def bench_cache(n_texts: int, torch, sae_dir: str | None = None) -> None:
         sae.fit(rows(2 * BATCH), model_name=lm.name, layer=layer)
     else:  # a trained SAE at block 15: records as a real run keeps them
         sae = load_sae(sae_dir)
+    cache_latents(lm, sae, texts[:2], batch_size=batch_size)  # warm-up (a GPU's start-up)
+    with torch.inference_mode():
+        lm.model(lm.tokenizer(texts[0], return_tensors="pt").input_ids.to(lm.model.device))
     start = time.perf_counter()
-    cache = cache_latents(lm, sae, texts, batch_size=8)
+    cache = cache_latents(lm, sae, texts, batch_size=batch_size)
     ours = time.perf_counter() - start
     start = time.perf_counter()
-    low = cache_latents(lm, sae, texts, batch_size=8, autocast="bfloat16")
+    low = cache_latents(lm, sae, texts, batch_size=batch_size, autocast="bfloat16")
     ours_bf16 = time.perf_counter() - start
-    weights = [torch.from_numpy(getattr(sae, n + "_")) for n in ("W_enc", "b_enc")]
-    b_dec = torch.from_numpy(sae.b_dec_)
+    on = lm.model.device
+    weights = [torch.from_numpy(getattr(sae, n + "_")).to(on) for n in ("W_enc", "b_enc")]
+    b_dec = torch.from_numpy(sae.b_dec_).to(on)
     start = time.perf_counter()
     n_records = 0
     with torch.inference_mode():
         for text in texts:
-            ids = lm.tokenizer(text, return_tensors="pt").input_ids
+            ids = lm.tokenizer(text, return_tensors="pt").input_ids.to(on)
             hidden = lm.model(ids, output_hidden_states=True).hidden_states[layer + 1][0, 1:]
             pre = (hidden - b_dec) @ weights[0] + weights[1]
             values, _ = pre.topk(K, dim=-1)
             n_records += int((values > 0).sum())
     naive = time.perf_counter() - start
     tokens = cache.n_tokens
-    print(f"cache: {len(texts)} texts, {tokens} tokens, {cache.n_records} records (naive loop: "
+    print(f"cache on {lm.model.device}: {len(texts)} texts, {tokens} tokens, {cache.n_records} records (naive loop: "
           f"{n_records})")  # fmt: skip
     print(f"ours (cache_latents): {tokens / ours:.0f} tokens/s; naive per-text loop: "
           f"{tokens / naive:.0f} tokens/s; ratio {naive / ours:.2f}x (target >= 3x)")  # fmt: skip
@@ -209,6 +216,9 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=64, help="texts cached (default 64)")
     parser.add_argument("--repeats", type=int, default=3, help="alternating rounds (default 3)")
     parser.add_argument("--sae", help="a trained SAE folder (block 15) for the caching part")
+    parser.add_argument("--model", default="smollm2-135m-instruct", help="for load_model")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or auto (caching part)")
+    parser.add_argument("--batch-size", type=int, default=8, help="texts per batch (caching)")
     args = parser.parse_args()
 
     import torch
@@ -219,7 +229,7 @@ def main() -> None:
         f"{torch.get_num_threads()}; load average {os.getloadavg()[0]:.2f}"
     )
     if args.part in ("all", "cache"):
-        bench_cache(args.texts, torch, args.sae)
+        bench_cache(args.texts, torch, args.sae, args.model, args.device, args.batch_size)
     if args.part in ("all", "score"):
         bench_score(args.texts)
     if args.part in ("cache", "score"):

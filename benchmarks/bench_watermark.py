@@ -12,7 +12,10 @@ Times, in one process with one torch thread:
   WMarkGPT used, and our BLEU-1 against nltk's ``sentence_bleu``, with equal values checked.
 
 Uses the shipped predictor when it is installed, else one of the same shape trained for one epoch
-on 8 images (the speed does not depend on the weights). Run ``python benchmarks/bench_watermark.py [--images 64]``.
+on 8 images (the speed does not depend on the weights). Run ``python benchmarks/bench_watermark.py
+[--images 64] [--part all|generation|prediction|metrics] [--device cpu] [--batch-size 2]``:
+``--device cuda`` runs the prediction on a GPU (both sides), with ``--batch-size`` images per
+batch for ours.
 """
 
 from __future__ import annotations
@@ -30,20 +33,31 @@ def _rate(n: int, seconds: float) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--images", type=int, default=64)
+    ap.add_argument("--part", choices=("all", "generation", "prediction", "metrics"), default="all")
+    ap.add_argument("--device", default="cpu", help="where prediction runs: cpu, cuda or auto")
+    ap.add_argument("--batch-size", type=int, default=2, help="images per batch in predict")
     args = ap.parse_args()
 
     import torch
 
-    from trustlab.errors import ConfigError
     from trustlab.watermark.describer import describe
     from trustlab.watermark.metrics import bleu1, rouge_l
-    from trustlab.watermark.nr import WatermarkPredictor, as_images
     from trustlab.watermark.synth import synthesize
-    from trustlab.watermark.vocabulary import LEVEL_SCORES
 
     torch.set_num_threads(1)
     n = args.images
 
+    if args.part in ("all", "generation"):
+        _generation(n, synthesize)
+    if args.part == "generation":
+        return
+    data = synthesize(n, random_state=8)
+    batched = _prediction(args, data, torch)
+    if args.part in ("all", "metrics"):
+        _metrics(n, data, batched, describe, bleu1, rouge_l)
+
+
+def _generation(n: int, synthesize) -> None:
     print("generation (256 x 256):")
     for kind, count in [("logo", n), ("text", n), ("pattern", n), ("dwtDctSvd", 16),
                         ("dwtDct", 16), ("blind", 8), ("rivaGan", 2)]:  # fmt: skip
@@ -51,7 +65,13 @@ def main() -> None:
         synthesize(count, random_state=7, kinds=(kind,))
         print(f"  {kind:10s} {_rate(count, time.perf_counter() - t0)}")
 
-    data = synthesize(n, random_state=8)
+
+def _prediction(args, data, torch):
+    from trustlab.errors import ConfigError
+    from trustlab.watermark.nr import WatermarkPredictor, as_images
+    from trustlab.watermark.vocabulary import LEVEL_SCORES
+
+    n, device, bs = args.images, args.device, args.batch_size
     try:
         from trustlab.watermark.checkpoints import load_checkpoint
 
@@ -62,20 +82,27 @@ def main() -> None:
         model.fit(small.images, scores=small.scores, masks=small.masks,
                   content_types=small.content_types)  # fmt: skip
     images = as_images(data.images)
-    model.predict(images[:2])  # warm-up
+    model.predict(images[:2], device=device)  # warm-up
     t0 = time.perf_counter()
-    batched = model.predict(images)
+    batched = model.predict(images, device=device, batch_size=bs)
     t_batch = time.perf_counter() - t0
     t0 = time.perf_counter()
-    ours_single = [model.predict([img]).scores[0] for img in images]
+    ours_single = [model.predict([img], device=device).scores[0] for img in images]
     t_ours_single = time.perf_counter() - t0
     net = model.net_.to(memory_format=torch.contiguous_format)  # the plain layout
+    if device != "cpu":
+        import copy
+
+        net = copy.deepcopy(net).to(device)
+    on = next(net.parameters()).device
+    with torch.inference_mode():  # warm-up
+        net(torch.zeros(1, 3, *images[0].shape[:2], device=on))
     t0 = time.perf_counter()
-    levels = torch.tensor(LEVEL_SCORES, dtype=torch.float64)
+    levels = torch.tensor(LEVEL_SCORES, dtype=torch.float64, device=on)
     with torch.inference_mode():
         plain = []
         for img in images:
-            x = torch.from_numpy(img).permute(2, 0, 1)[None].float() / 255.0
+            x = torch.from_numpy(img).permute(2, 0, 1)[None].to(on).float() / 255.0
             views = []
             for view in (x, x.flip(-1)):  # the same read-out: both views, the heads' mean
                 score, level_logits, _, heat = net(view)
@@ -87,11 +114,15 @@ def main() -> None:
     same = np.allclose(batched.scores, plain, atol=1e-4) and np.allclose(
         batched.scores, ours_single, atol=1e-4
     )
-    print(f"prediction ({which} predictor, {n} images):")
-    print(f"  ours (batches of 2, channels-last)      {_rate(n, t_batch)}")
+    print(f"prediction ({which} predictor, {n} images, on {on}):")
+    print(f"  ours (batches of {bs}, channels-last)      {_rate(n, t_batch)}")
     print(f"  ours one image per call                 {_rate(n, t_ours_single)}")
     print(f"  plain network call, one image at a time {_rate(n, t_loop)} (no read-out)")
     print(f"  ratio to the plain loop {t_loop / t_batch:.1f}x, same scores: {same}")
+    return batched
+
+
+def _metrics(n, data, batched, describe, bleu1, rouge_l) -> None:
 
     refs = [describe(data.facts(i), random_state=i) for i in range(n)]
     cands = [describe(batched.facts(i), random_state=100 + i) for i in range(n)]

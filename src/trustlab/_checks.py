@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from trustlab.errors import InputError, describe
+from trustlab.errors import ConfigError, InputError, describe
 
 __all__ = [
     "check_random_state",
@@ -38,6 +38,8 @@ __all__ = [
     "check_callable",
     "check_existing_file",
     "check_class_indices",
+    "check_device",
+    "resolve_device",
 ]
 
 
@@ -413,3 +415,30 @@ def check_class_indices(values: Any, name: str, num_classes: int | None = None) 
     if num_classes is not None and arr.max() >= num_classes:
         raise InputError.bad(name, f"class indices 0..{num_classes - 1}", f"index {arr.max()}")
     return arr.astype(np.int64, copy=False)
+
+
+def check_device(device: Any, name: str = "device") -> str:
+    """A torch device name: ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:N"``."""
+    if not isinstance(device, str) or not (
+        device in ("auto", "cpu", "cuda") or (device.startswith("cuda:") and device[5:].isdigit())
+    ):
+        raise InputError.bad(name, '"auto", "cpu", "cuda" or "cuda:N"', device)
+    return device
+
+
+def resolve_device(torch: Any, device: Any, name: str = "device") -> str:
+    """``device`` checked and resolved: ``"auto"`` is CUDA when torch sees a GPU, else the CPU; a
+    CUDA device that torch does not see is a :class:`ConfigError` naming ``name``."""
+    device = check_device(device, name)
+    available = torch.cuda.is_available()
+    if device == "auto":
+        return "cuda" if available else "cpu"
+    if device.startswith("cuda"):
+        count = torch.cuda.device_count() if available else 0
+        index = int(device[5:]) if ":" in device else 0
+        if index >= count:
+            raise ConfigError(
+                f"{name}: {device!r} was asked for, but torch sees "
+                + (f"{count} GPU(s)" if count else "no GPU (torch.cuda.is_available() is False)")
+            )
+    return device

@@ -211,8 +211,11 @@ def _advance(rows: list[_Row], logits: Any, lm: Any, torch: Any) -> list[Step | 
 
 
 def _sample(logits: Any, request: DecodeRequest, generator: Any, torch: Any) -> int:
-    """A token drawn from softmax(logits / temperature), restricted to the top-p nucleus."""
-    probs = torch.softmax(logits / request.temperature, dim=-1)
+    """A token drawn from softmax(logits / temperature), restricted to the top-p nucleus.
+
+    On the CPU, whatever the model's device: the row's generator is a CPU one, so a seed draws
+    the same tokens from the same logits on any device."""
+    probs = torch.softmax(logits.cpu() / request.temperature, dim=-1)
     if request.top_p < 1.0:
         ordered, order = torch.sort(probs, descending=True)
         # keep the most likely tokens until their total reaches top_p (the one crossing included)

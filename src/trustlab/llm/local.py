@@ -376,7 +376,9 @@ class LocalModel:
         per_prompt: list[np.ndarray] = [np.empty(0)] * len(ids)
         done = 0
         lower = (
-            torch.autocast("cpu", dtype=torch.bfloat16) if autocast else contextlib.nullcontext()
+            torch.autocast(self.model.device.type, dtype=torch.bfloat16)
+            if autocast
+            else contextlib.nullcontext()
         )
         with torch.inference_mode(), lower:
             for batch in _batches(ids, batch_size):
@@ -561,7 +563,7 @@ class LocalModel:
                 logits = out.logits[:, -keep:]
                 for row, i in enumerate(batch):
                     start = len(prompt_ids[i]) - 1 - first
-                    target = torch.tensor(cont_ids[i])
+                    target = torch.tensor(cont_ids[i], device=logits.device)
                     scores = logits[row, start : start + len(target)].double()
                     picked = torch.log_softmax(scores, dim=-1).gather(1, target[:, None])
                     totals[i] = float(picked.sum())
@@ -680,7 +682,7 @@ def _reduce(hidden: Any, positions: str) -> np.ndarray:
         hidden = hidden[-1]
     elif positions == "mean":
         hidden = hidden[1:].mean(dim=0) if hidden.shape[0] > 1 else hidden[0]
-    return hidden.numpy().astype(np.float32, copy=True)
+    return hidden.cpu().numpy().astype(np.float32, copy=True)
 
 
 @contextlib.contextmanager

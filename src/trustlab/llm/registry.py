@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trustlab._checks import check_device, resolve_device
+from trustlab._lazy import require
 from trustlab._results import Result
 from trustlab.errors import ConfigError, InputError
 from trustlab.llm._cache import ModelSource, file_identity, load_weights
@@ -145,7 +147,10 @@ def available_models() -> ModelList:
 
 
 def load_model(
-    name_or_path: str | os.PathLike, *, cache_dir: str | os.PathLike | None = None
+    name_or_path: str | os.PathLike,
+    *,
+    cache_dir: str | os.PathLike | None = None,
+    device: str = "cpu",
 ) -> LocalModel:
     """Load a local language model (float32, eval mode) for generation and activation access.
 
@@ -159,6 +164,10 @@ def load_model(
         holds the source file's size and modification time (or the packaged file's sha256), so a
         changed file is never served stale. Default: ``$TRUSTLAB_CACHE`` or ``~/.cache/trustlab``.
         Hugging Face folders are read in place and not cached.
+    device : str
+        Where the model runs: ``"cpu"`` (the default), ``"cuda"``, ``"cuda:N"`` or ``"auto"`` (a
+        GPU when torch sees one). Every :class:`LocalModel` method takes its inputs to the
+        model's device and returns numpy arrays and Python values, whatever the device.
 
     Returns
     -------
@@ -167,9 +176,11 @@ def load_model(
     Raises
     ------
     InputError
-        An unknown name (the message lists the available ones) or a path that is neither.
+        An unknown name (the message lists the available ones), a path that is neither, or an
+        unknown ``device``.
     ConfigError
-        torch, transformers, gguf or accelerate is missing, or the model's package is not installed.
+        torch, transformers, gguf or accelerate is missing, the model's package is not
+        installed, or ``device`` names a GPU that torch does not see.
 
     Examples
     --------
@@ -178,8 +189,12 @@ def load_model(
     >>> lm.generate("What is the capital of France?", max_new_tokens=8)  # doctest: +SKIP
     ['The capital of France is Paris.']
     """
+    check_device(device)
     source = resolve_source(name_or_path)
+    where = resolve_device(require("torch", "llm"), device)
     model, tokenizer = load_weights(source, cache_dir)
+    if where != "cpu":
+        model.to(where)
     return LocalModel(model, tokenizer, name=source.name)
 
 

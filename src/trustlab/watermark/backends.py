@@ -27,7 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from trustlab._checks import check_positive_int
+from trustlab._checks import check_device, check_positive_int
 from trustlab._lazy import require
 from trustlab.errors import BackendError, InputError
 from trustlab.watermark.metrics import expected_score
@@ -271,10 +271,7 @@ class HFVisionLanguageBackend:
 def check_device_and_dtype(device: Any, dtype: Any) -> None:
     """A backend's ``device`` ("auto", "cpu", "cuda", "cuda:N") and ``dtype`` (one of
     ``"auto"``, ``"float32"``, ``"bfloat16"``, ``"float16"``)."""
-    if not isinstance(device, str) or not (
-        device in ("auto", "cpu", "cuda") or device.startswith("cuda:")
-    ):
-        raise InputError.bad("device", '"auto", "cpu", "cuda" or "cuda:N"', device)
+    check_device(device)
     if dtype not in _DTYPES:
         raise InputError.bad("dtype", f"one of {sorted(_DTYPES)}", dtype)
 

@@ -33,6 +33,7 @@ heatmap stride); kept together, they cannot drift apart.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import inspect
 import json
@@ -52,6 +53,7 @@ from trustlab._checks import (
     check_positive,
     check_positive_int,
     check_random_state,
+    resolve_device,
 )
 from trustlab._lazy import require
 from trustlab._model_files import (
@@ -674,6 +676,7 @@ class WatermarkPredictor:
         threshold: float = 0.5,
         batch_size: int = 2,
         flip_average: bool = True,
+        device: str = "cpu",
     ) -> WatermarkPredictions:
         """Estimate visibility, location and content type of each image (no reference needed).
 
@@ -689,6 +692,9 @@ class WatermarkPredictor:
         (docs/watermark.md) and makes the prediction of a mirrored image the mirror of the
         prediction. The reported score is the mean of the score head's estimate and the level
         head's expected score (:class:`WatermarkPredictions`).
+
+        ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``) runs the network there, on a
+        copy of it; the fitted model stays on the CPU.
         """
         torch = _torch()
         self._check_fitted()
@@ -699,11 +705,13 @@ class WatermarkPredictor:
         if not 0.0 < thr < 1.0:
             raise InputError.bad("threshold", "a number in (0, 1)", threshold)
         bs = check_positive_int(batch_size, "batch_size")
+        where = resolve_device(torch, device)
         outs: list[tuple[Any, ...]] = []
-        net = self.net_.to(memory_format=torch.channels_last)
+        net = self.net_ if where == "cpu" else copy.deepcopy(self.net_).to(where)
+        net = net.to(memory_format=torch.channels_last)
         with torch.inference_mode(), flush_denormals():
             for s in range(0, len(imgs), bs):
-                x = _stack(imgs[s : s + bs], self.input_size_)
+                x = _stack(imgs[s : s + bs], self.input_size_).to(where)
                 x = x.contiguous(memory_format=torch.channels_last)
                 outs.append(self._readout(net, x, mirror=False))
                 if flip_average:  # the mirror image too, its heatmap mirrored back; the mean
@@ -771,10 +779,10 @@ class WatermarkPredictor:
         score, level_logits, type_logits, heat = net(x)
         heat = torch.sigmoid(heat)
         return (
-            score.numpy().astype(np.float64),
-            torch.softmax(level_logits.double(), 1).numpy(),
-            torch.softmax(type_logits.double(), 1).numpy(),
-            (heat.flip(-1) if mirror else heat).numpy().astype(np.float64),
+            score.cpu().numpy().astype(np.float64),
+            torch.softmax(level_logits.double(), 1).cpu().numpy(),
+            torch.softmax(type_logits.double(), 1).cpu().numpy(),
+            (heat.flip(-1) if mirror else heat).cpu().numpy().astype(np.float64),
         )
 
     # -------------------------------------------------------------- persistence

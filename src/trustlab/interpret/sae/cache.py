@@ -263,6 +263,7 @@ def _encode_chunk(
     rows = model.activations(
         texts, layer, "all", batch_size=batch_size, progress=counter.part(), **extra
     )
+    encoded, owner, place = [], [], []  # the rows the SAE encodes, their text and position
     for index, (text, acts) in enumerate(zip(texts, rows, strict=True)):
         ids = np.asarray(model.tokenizer(text)["input_ids"], dtype=np.int64)
         if len(ids) != len(acts):
@@ -273,10 +274,15 @@ def _encode_chunk(
         lengths.append(len(ids))
         if len(acts) < 2:
             continue
-        z = sae.encode(acts[1:], sparse=True).tocoo()
+        encoded.append(acts[1:])
+        owner.append(np.full(len(acts) - 1, index, dtype=np.int32))
+        place.append(np.arange(1, len(acts), dtype=np.int32))
+    if encoded:  # the chunk's rows in one call, on the model's GPU when it runs on one
+        z = sae.encode(np.concatenate(encoded), sparse=True, device=_device_of(model)).tocoo()
+        owner_rows, place_rows = np.concatenate(owner), np.concatenate(place)
         latents.append(z.col.astype(np.int32))
-        contexts.append(np.full(len(z.col), index, dtype=np.int32))
-        positions.append((z.row + 1).astype(np.int32))
+        contexts.append(owner_rows[z.row])
+        positions.append(place_rows[z.row])
         values.append(z.data.astype(np.float32))
 
     def joined(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
@@ -290,6 +296,12 @@ def _encode_chunk(
         "positions": joined(positions, np.int32),
         "activations": joined(values, np.float32),
     }
+
+
+def _device_of(model: Any) -> str:
+    """The GPU a LocalModel's network is on, else "cpu" (where the SAE then encodes)."""
+    device = str(getattr(getattr(model, "model", None), "device", "cpu"))
+    return device if device.startswith("cuda") else "cpu"
 
 
 def _assemble(chunks: list[dict[str, np.ndarray]], model: str, layer: int, m: int) -> LatentCache:

@@ -55,12 +55,14 @@ from trustlab._checks import (
     as_float_array,
     check_bool,
     check_choice,
+    check_device,
     check_in_range,
     check_non_negative,
     check_positive,
     check_positive_int,
     check_random_state,
     check_rows,
+    resolve_device,
 )
 from trustlab._lazy import require
 from trustlab._model_files import read_saved_params, read_saved_safetensors, storable_params
@@ -400,16 +402,29 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------------------- apply
 
-    def encode(self, X: Any, *, sparse: bool = False, batch_size: int = 4096) -> Any:
+    def encode(
+        self, X: Any, *, sparse: bool = False, batch_size: int = 4096, device: str = "cpu"
+    ) -> Any:
         """The latent activations ``z`` of each row of ``X`` (n, d).
 
         Returns an ndarray (n, n_latents) of float32, or with ``sparse=True`` a
         ``scipy.sparse.csr_matrix`` (encoded ``batch_size`` rows at a time, so a long corpus
         never needs the dense matrix).
+
+        ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``): where the rows are
+        encoded, in float32 (torch on a GPU); the result comes back to the CPU all the same. A
+        GPU sums in another order, so a latent whose pre-activation ties another's to float32
+        rounding can be chosen on one device and not the other.
         """
         X = self._check_rows(X, "X")
         batch_size = check_positive_int(batch_size, "batch_size")
-        if not check_bool(sparse, "sparse"):
+        sparse = check_bool(sparse, "sparse")
+        if check_device(device) != "cpu":
+            torch = require("torch", "llm")
+            where = resolve_device(torch, device)
+            if where != "cpu":
+                return self._encode_on(X, where, sparse, batch_size, torch)
+        if not sparse:
             return np.concatenate(
                 [self._encode(X[s : s + batch_size]) for s in range(0, len(X), batch_size)]
                 or [np.zeros((0, self.n_latents_), np.float32)]
@@ -422,6 +437,28 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
         if not blocks:
             return scipy_sparse.csr_matrix((0, self.n_latents_), dtype=np.float32)
         return scipy_sparse.vstack(blocks, format="csr")
+
+    def _encode_on(
+        self, X: np.ndarray, where: str, sparse: bool, batch_size: int, torch: Any
+    ) -> Any:
+        """:meth:`encode` with torch on the device ``where``."""
+        w_enc, b_enc, b_dec = (
+            torch.as_tensor(getattr(self, n + "_"), dtype=torch.float32).to(where)
+            for n in ("W_enc", "b_enc", "b_dec")
+        )
+        blocks = []
+        with torch.inference_mode():
+            for s in range(0, len(X), batch_size):
+                x = torch.as_tensor(X[s : s + batch_size], dtype=torch.float32).to(where)
+                blocks.append(activate((x - b_dec) @ w_enc + b_enc, self.activation, self.k, torch))
+            z = torch.cat(blocks) if blocks else torch.zeros((0, self.n_latents_), device=where)
+            if not sparse:
+                return z.cpu().numpy()
+            rows, cols = z.nonzero(as_tuple=True)
+            values = z[rows, cols]
+            rows, cols, values = (t.cpu().numpy() for t in (rows, cols, values))
+        scipy_sparse = require("scipy.sparse", "scipy")
+        return scipy_sparse.csr_matrix((values, (rows, cols)), shape=(len(X), self.n_latents_))
 
     def transform(self, X: Any) -> np.ndarray:
         """:meth:`encode` (dense), for scikit-learn pipelines."""
