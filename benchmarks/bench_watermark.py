@@ -94,6 +94,8 @@ def _prediction(args, data, torch):
         import copy
 
         net = copy.deepcopy(net).to(device)
+        # float32 proper, as predict runs on a GPU (cuDNN's default TF32 moves scores by ~2e-3)
+        torch.backends.cudnn.allow_tf32 = False
     on = next(net.parameters()).device
     with torch.inference_mode():  # warm-up
         net(torch.zeros(1, 3, *images[0].shape[:2], device=on))

@@ -517,3 +517,15 @@ def test_score_adds_intervention_scores_with_the_sae(tmp_path, capsys, tiny_fold
     bad = [*args[:-2], "--sae", sae_dir, "--n-prompts", 1, "--out", tmp_path / "s2"]
     code, _, err = run_main(bad, capsys)
     assert code == 2 and one_line(err).startswith("trustlab: error: --n-prompts"), err
+
+
+@pytest.mark.parametrize(("device", "says"), [("cuda:x", "expected"), ("cuda", "no GPU")])
+def test_cache_device_is_checked_before_any_work(device, says, tmp_path, capsys, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    args = ["interpret", "sae", "cache", "--sae", tmp_path / "no-sae", "--out", tmp_path / "c"]
+    code, _, err = run_main([*args, "--device", device], capsys)
+    assert code == 2
+    assert one_line(err).startswith("trustlab: error: --device:") and says in err
+    assert not (tmp_path / "c").exists()

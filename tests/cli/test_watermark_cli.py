@@ -543,3 +543,31 @@ def test_page_builders_refuse_bad_input(model_dir):
         build_evaluation_page(pred)
     page = build_contact_sheet(pred, list(images), ["a.png", "b.png"], ["x.", "y."])
     assert [s.title for s in page.sections] == ["All images", "a.png", "b.png"]
+
+
+@pytest.mark.parametrize(("device", "says"), [("gpu", "expected"), ("cuda", "no GPU")])
+def test_predict_device_is_checked_before_any_work(device, says, run, tmp_path, model_dir,
+                                                   image_folder, monkeypatch):  # fmt: skip
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    code, _, err = run("watermark", "predict", image_folder, "--model", model_dir, "--out",
+                       tmp_path / "p", "--device", device)  # fmt: skip
+    assert code == 2
+    assert one_line(err).startswith("trustlab: error: --device:") and says in err
+    assert not (tmp_path / "p").exists()
+
+
+def test_predict_device_auto_without_a_gpu_equals_the_cpu(run, tmp_path, model_dir,
+                                                         image_folder, monkeypatch):  # fmt: skip
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    outs = {}
+    for device in ("cpu", "auto"):
+        out = tmp_path / device
+        code, _, err = run("watermark", "predict", image_folder, "--model", model_dir, "--out",
+                           out, "--device", device)  # fmt: skip
+        assert code == 0, err
+        outs[device] = json.loads((out / "predictions.json").read_text())
+    assert outs["auto"] == outs["cpu"]

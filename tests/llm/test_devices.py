@@ -1,8 +1,8 @@
-"""Devices: ``device=`` of ``load_model`` and ``WatermarkPredictor.predict``, and every
-LocalModel path on a GPU against the CPU.
+"""Devices: ``device=`` of ``load_model``, ``SparseAutoencoder.encode`` and
+``WatermarkPredictor.predict``; every LocalModel path on a GPU against the CPU.
 
 The CUDA tests run only where torch sees a GPU (CI has none; they ran on a lent H200, see
-docs/llm.md "On a GPU"). The checks of the argument run everywhere.
+docs/llm-runtime.md, "On a GPU"). The checks of the argument run everywhere.
 """
 
 from __future__ import annotations
@@ -217,3 +217,34 @@ def test_predict_on_the_gpu_matches_the_cpu(predictor):
         a.heatmaps.astype(np.float64), b.heatmaps.astype(np.float64), atol=2e-3
     )
     assert next(model.net_.parameters()).device.type == "cpu"  # the model stayed where it was
+
+
+@needs_cuda
+def test_the_shipped_predictor_on_the_gpu_matches_the_cpu():
+    """In float32 proper: with cuDNN's default TF32, scores moved by 2.4e-3 and a level in 64
+    changed on an H200; predict turns TF32 off for its pass and restores the flags."""
+    from trustlab.watermark.checkpoints import load_checkpoint
+    from trustlab.watermark.synth import synthesize
+
+    model = load_checkpoint()
+    images = synthesize(64, random_state=21).images
+    torch.backends.cudnn.allow_tf32 = True
+    a = model.predict(images, batch_size=8)
+    b = model.predict(images, batch_size=32, device="cuda")
+    assert torch.backends.cudnn.allow_tf32  # restored
+    np.testing.assert_allclose(a.scores, b.scores, atol=1e-4)
+    assert a.levels == b.levels and a.cells == b.cells
+
+
+def test_stacking_bytes_on_the_device_equals_the_per_image_path():
+    from trustlab.watermark.nr import _stack
+
+    rng = np.random.default_rng(8)
+    images = [rng.integers(0, 256, size=(32, 32, 3), dtype=np.uint8) for _ in range(3)]
+    fast = _stack(images, 32)
+    slow = torch.stack([torch.from_numpy(im).permute(2, 0, 1).float() / 255.0 for im in images])
+    assert fast.is_contiguous() and fast.dtype == torch.float32
+    torch.testing.assert_close(fast, slow, rtol=0, atol=0)
+    resized = _stack([*images[:2], rng.integers(0, 256, size=(40, 36, 3), dtype=np.uint8)], 32)
+    assert resized.shape == (3, 3, 32, 32)
+    torch.testing.assert_close(resized[:2], slow[:2], rtol=0, atol=0)

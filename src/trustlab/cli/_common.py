@@ -23,6 +23,25 @@ from trustlab.errors import InputError
 
 JSON_OPTION_HELP = "Print the result as JSON (the result's to_dict()) instead of a summary."
 
+# Where a command's torch model runs.
+DeviceOption = Annotated[
+    str,
+    typer.Option(
+        "--device",
+        help="Where the model runs: cpu, cuda, cuda:N or auto (a GPU when torch sees one).",
+    ),
+]
+
+
+def resolve_device_option(device: str, extra: str) -> str:
+    """``--device`` checked and resolved before any work (errors name ``--device``)."""
+    from trustlab._checks import check_device, resolve_device
+    from trustlab._lazy import require
+
+    check_device(device, "--device")
+    return resolve_device(require("torch", extra), device, "--device")
+
+
 # The model-file trust options, the same wherever a command reads a --model file.
 TrustPickleOption = Annotated[
     bool,

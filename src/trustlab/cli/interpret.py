@@ -48,7 +48,17 @@ from typing import Annotated
 
 import typer
 
-from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, save, tell, text_lines, tracker
+from trustlab.cli._common import (
+    JSON_OPTION_HELP,
+    DeviceOption,
+    emit,
+    progress,
+    resolve_device_option,
+    save,
+    tell,
+    text_lines,
+    tracker,
+)
 from trustlab.cli._runs import OverwriteOption, counted, refuse_existing
 from trustlab.errors import InputError
 
@@ -226,6 +236,7 @@ def cache(
             "--bf16", help="Run the model in bfloat16 (about 2.5x faster on CPUs that have it)."
         ),
     ] = False,
+    device: DeviceOption = "cpu",
     overwrite: OverwriteOption = False,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
@@ -234,6 +245,7 @@ def cache(
     from trustlab.llm import load_model
 
     refuse_existing(out, overwrite, CACHE_FILES, "a latent cache")
+    where = resolve_device_option(device, "llm")
     if overwrite and (out / "chunks").is_dir():
         shutil.rmtree(out / "chunks")  # --overwrite starts afresh
     sae = _load_sae(load_sae, sae_dir)
@@ -243,7 +255,7 @@ def cache(
     corpus = _corpus(texts, max_texts)
     with progress() as bar:
         task = bar.add_task(f"loading {name}", total=None)
-        lm = load_model(name)
+        lm = load_model(name, device=where)
         bar.update(task, visible=False)
         result = cache_latents(
             lm,

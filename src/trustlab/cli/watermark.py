@@ -39,7 +39,14 @@ import numpy as np
 import typer
 
 from trustlab._results import json_text, write_atomic, write_png
-from trustlab.cli._common import JSON_OPTION_HELP, progress, tell, tracker
+from trustlab.cli._common import (
+    JSON_OPTION_HELP,
+    DeviceOption,
+    progress,
+    resolve_device_option,
+    tell,
+    tracker,
+)
 from trustlab.cli._runs import OverwriteOption, options_named, refuse_existing
 from trustlab.errors import InputError
 
@@ -452,6 +459,7 @@ def predict(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the paragraphs' wording.")] = 0,
     out: Annotated[Path, typer.Option("--out", help="Folder for the JSON and the pages.")] = ...,
     overwrite: OverwriteOption = False,
+    device: DeviceOption = "cpu",
     as_json: JsonOption = False,
 ) -> None:
     """Predict visibility, location and content type of images; write JSON and a contact sheet."""
@@ -461,6 +469,7 @@ def predict(
     from trustlab.watermark.backends import TemplateBackend
 
     refuse_existing(out, overwrite, ("predictions.json", "contact_sheet.html"), "predictions")
+    where = resolve_device_option(device, "watermark")
     thr = _threshold(threshold)
     q = _question(question)
     files = _image_files(images)
@@ -482,7 +491,7 @@ def predict(
         for k, f in enumerate(files):
             pixels.append(_read_image(f, "IMAGES"))
             report(k + 1, len(files))
-        pred = net.predict(pixels, threshold=thr)
+        pred = net.predict(pixels, threshold=thr, device=where)
         backend = TemplateBackend(_Known(pred), random_state=seed)
         texts = backend.answer_batch(pixels, [q] * len(pixels))
         out.mkdir(parents=True, exist_ok=True)
