@@ -222,3 +222,26 @@ def test_inspect_command_line_finds_the_provider_through_the_entry_point(tmp_pat
     log = read_eval_log(str(log_file))
     assert log.status == "success" and len(log.samples) == 2
     assert log.eval.model == "trustlab/smollm2-135m-instruct"
+
+
+def test_the_device_model_argument(monkeypatch, tmp_path):
+    """``-M device=`` is checked when inspect builds the provider; a model already served on
+    another device is refused rather than silently used where it is."""
+    import torch
+
+    from tiny_llama import tiny_llama, word_tokenizer
+    from trustlab.errors import InputError
+    from trustlab.evals import provider as provider_module
+    from trustlab.evals import use_local_model
+
+    with pytest.raises(InputError, match="device: expected"):
+        provider_module.TrustlabModelAPI("any", device="gpu")
+    with pytest.raises(InputError, match="batch_window and device"):
+        provider_module.TrustlabModelAPI("any", devices="cpu")
+    name = use_local_model(tiny_llama(word_tokenizer(["a", "b"]), 5), "tiny-on-cpu")
+    api = provider_module.TrustlabModelAPI(name, device="cpu")
+    assert api.local_model.model.device.type == "cpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    with pytest.raises(InputError, match="already loaded on cpu, not 'cuda'"):
+        _ = provider_module.TrustlabModelAPI(name, device="cuda").local_model

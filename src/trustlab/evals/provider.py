@@ -21,8 +21,10 @@ command line finds it before any task file is read) and by importing this module
   options ...) are refused with an error naming them, never ignored.
 - Token counting uses the model's own tokenizer (inspect's default would download a tiktoken file).
 
-Model arguments (``-M key=value``): ``max_batch_size`` (default 32) and ``batch_window`` (seconds a
-batch waits for more samples, default 0.01).
+Model arguments (``-M key=value``): ``max_batch_size`` (default 32), ``batch_window`` (seconds a
+batch waits for more samples, default 0.01) and ``device`` (where the model loads: ``cpu``, the
+default, ``cuda``, ``cuda:N`` or ``auto``; a model already served with :func:`use_local_model` or
+loaded on another device is refused).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import weakref
 from typing import Any
 
 import trustlab.llm as llm
-from trustlab._checks import check_in_range, check_positive_int
+from trustlab._checks import check_device, check_in_range, check_positive_int, resolve_device
 from trustlab._lazy import require
 from trustlab.errors import InputError
 from trustlab.llm import Completion, LocalModel
@@ -114,11 +116,26 @@ def check_model_name(name: str, argument: str = "model") -> None:
         ) from None
 
 
-def _shared_model(name: str) -> tuple[LocalModel, threading.Lock]:
+def _shared_model(name: str, device: str | None = None) -> tuple[LocalModel, threading.Lock]:
     with _LOADING:
         if name not in _MODELS:
-            _MODELS[name] = llm.load_model(name)
+            _MODELS[name] = llm.load_model(name, device=device or "cpu")
+        elif device is not None:
+            _check_loaded_on(_MODELS[name], name, device)
         return _MODELS[name], _MODEL_LOCKS.setdefault(name, threading.Lock())
+
+
+def _check_loaded_on(lm: LocalModel, name: str, device: str) -> None:
+    """Refuse a ``device`` model argument that the already loaded model is not on."""
+    torch = require("torch", "llm")
+    want = torch.device(resolve_device(torch, device))
+    have = lm.model.device
+    if want.type != have.type or (want.index is not None and want.index != have.index):
+        raise InputError(
+            f"device: {name!r} is already loaded on {have}, not {device!r} (one copy per "
+            "process: drop the device argument, or load it there first)",
+            argument="device",
+        )
 
 
 class TrustlabModelAPI(_model.ModelAPI):
@@ -132,17 +149,19 @@ class TrustlabModelAPI(_model.ModelAPI):
         config: Any = None,
         max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
         batch_window: float = DEFAULT_BATCH_WINDOW,
+        device: str | None = None,
         **model_args: Any,
     ) -> None:
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key)
         if model_args:
             raise InputError.bad(
                 "model_args",
-                "only max_batch_size and batch_window for the trustlab provider",
+                "only max_batch_size, batch_window and device for the trustlab provider",
                 sorted(model_args),
             )
         self.max_batch_size = check_positive_int(max_batch_size, "max_batch_size")
         self.batch_window = check_in_range(batch_window, "batch_window", 0.0, 1.0)
+        self.device = None if device is None else check_device(device)
         # one collector of waiting samples per event loop (inspect may run evals in new loops)
         self._batchers: weakref.WeakKeyDictionary[Any, _Batcher] = weakref.WeakKeyDictionary()
 
@@ -152,7 +171,7 @@ class TrustlabModelAPI(_model.ModelAPI):
     @property
     def local_model(self) -> LocalModel:
         """The LocalModel (loaded on first use)."""
-        return _shared_model(self.model_name)[0]
+        return _shared_model(self.model_name, self.device)[0]
 
     async def generate(self, input: list[Any], tools: list[Any], tool_choice: Any, config: Any):
         if tools:
@@ -160,7 +179,7 @@ class TrustlabModelAPI(_model.ModelAPI):
                 "tools", "no tools (the trustlab provider has no tool calls)", tools
             )
         settings = _settings(config)
-        lm, lock = await asyncio.to_thread(_shared_model, self.model_name)
+        lm, lock = await asyncio.to_thread(_shared_model, self.model_name, self.device)
         prompt, chat = _prompt(input, lm)
         loop = asyncio.get_running_loop()
         batcher = self._batchers.get(loop)
@@ -172,11 +191,11 @@ class TrustlabModelAPI(_model.ModelAPI):
         return _output(completion, n_input, self.model_name, settings["top_logprobs"])
 
     async def count_text_tokens(self, text: str) -> int:
-        lm, _ = await asyncio.to_thread(_shared_model, self.model_name)
+        lm, _ = await asyncio.to_thread(_shared_model, self.model_name, self.device)
         return len(lm.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     async def tokenize(self, text: str) -> list[int]:
-        lm, _ = await asyncio.to_thread(_shared_model, self.model_name)
+        lm, _ = await asyncio.to_thread(_shared_model, self.model_name, self.device)
         return list(lm.tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
