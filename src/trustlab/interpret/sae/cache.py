@@ -278,7 +278,11 @@ def _encode_chunk(
         owner.append(np.full(len(acts) - 1, index, dtype=np.int32))
         place.append(np.arange(1, len(acts), dtype=np.int32))
     if encoded:  # the chunk's rows in one call, on the model's GPU when it runs on one
-        z = sae.encode(np.concatenate(encoded), sparse=True, device=_device_of(model)).tocoo()
+        # (blocks of 256 rows keep a CPU's dense pre-activations in cache: 4,096 were 7 % slower)
+        device = _device_of(model)
+        block = 256 if device == "cpu" else 4096
+        z = sae.encode(np.concatenate(encoded), sparse=True, batch_size=block, device=device)
+        z = z.tocoo()
         owner_rows, place_rows = np.concatenate(owner), np.concatenate(place)
         latents.append(z.col.astype(np.int32))
         contexts.append(owner_rows[z.row])
