@@ -4,7 +4,8 @@
 # the GPU (batched against one at a time, both on the GPU).
 #
 # The machine has torch, transformers and most of the scientific stack but nothing from PyPI, and
-# it takes at most 64 MiB of working tree, so `.devcheck/` (git-ignored, carried) holds:
+# it takes at most 64 MiB of working tree, so `.devcheck/` (git-ignored, carried; built here by
+# scripts/gpu_prepare.sh) holds:
 #   site.tar.xz     the missing pure-Python packages and py3.12 wheels, unpacked (inspect_ai
 #                   without its viewer and sandbox binaries, pydantic, ...)
 #   smollm2-arch/   SmolLM2-135M-Instruct's config, tokenizer and chat template (no weights: the
