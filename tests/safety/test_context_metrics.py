@@ -194,3 +194,16 @@ def test_a_constant_prediction_has_no_correlation_not_a_rounding_artifact(value)
     mode, x = ("score", [value] * 12) if value > 1 else ("logits", [value] * 12)
     result = context_scores(x, safe_rate, mode, n_bootstrap=50, random_state=0)
     assert result.pearson != result.pearson
+
+
+@pytest.mark.parametrize("mode", ["score", "logits"])
+@pytest.mark.parametrize("value", [True, False, [5]])
+def test_a_boolean_or_list_score_is_refused_not_counted_as_a_parse_failure(mode, value):
+    # a JSON true/false is neither a score nor a probability: counting it as a parse failure
+    # would hide a wrong file or column (a list was already refused)
+    with pytest.raises(InputError, match=rf"^predictions: expected {mode} values"):
+        context_scores([1.0 if mode == "logits" else 4.0, value], _rates([3, 14]), mode)
+    # "" stays the empty value (a parse failure)
+    empty = context_scores(["", 7.0 if mode == "score" else 0.7], _rates([3, 14]), mode,
+                           n_bootstrap=0)  # fmt: skip
+    assert empty.n_parse_failures == 1

@@ -159,10 +159,12 @@ def _numbers(predictions: list, mode: str) -> tuple[np.ndarray, np.ndarray]:
     values, parsed = np.empty(len(predictions)), np.zeros(len(predictions), dtype=bool)
     low, high = (1.0, 10.0) if mode == "score" else (0.0, 1.0)
     for i, value in enumerate(predictions):
-        if isinstance(value, bool) or value is None or value == "":
+        if value is None or (isinstance(value, str) and value == ""):
             values[i] = empty
             continue
         try:
+            if isinstance(value, bool):  # JSON true/false: neither a score nor a probability
+                raise TypeError
             number = float(value)
         except (TypeError, ValueError):
             raise InputError.bad(
