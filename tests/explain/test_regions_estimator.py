@@ -249,3 +249,21 @@ def test_blackbox_pixel_sees_only_its_lattice(data, tmp_path):
     assert plain.mask_.all()
     with pytest.raises(InputError, match="kept_pixels"):
         BlackBoxClassifier(kept_pixels=0.0).fit(ds.images, ds.labels)
+
+
+def test_checkpoint_of_a_fit_on_other_segments_is_refused(data, tmp_path):
+    """The fingerprint of checkpoint_dir covered images, labels and settings but not the
+    superpixels: a fit on other segments in the same folder returned the model trained on the
+    first ones."""
+    ds, seg = data
+    halves = np.zeros_like(seg)
+    halves[:, :, 16:] = 1
+    params = dict(SMALL, pretrain_epochs=0, max_epochs=1, checkpoint_dir=tmp_path / "ck")
+    first = RegionSparseClassifier(**params).fit(ds.images, ds.labels, segments=seg)
+    with pytest.raises(InputError, match="checkpoint_dir"):
+        RegionSparseClassifier(**params).fit(ds.images, ds.labels, segments=halves)
+    again = RegionSparseClassifier(**params).fit(ds.images, ds.labels, segments=seg)
+    for a, b in zip(
+        first.selector_.state_dict().values(), again.selector_.state_dict().values(), strict=True
+    ):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)  # the same segments: the saved state

@@ -112,7 +112,8 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
         Random brightness and contrast changes of up to this fraction in training (0: none).
     random_state : None or int
     checkpoint_dir : path, optional
-        Training state after every epoch; an interrupted ``fit`` resumes from it.
+        Training state after every epoch; an interrupted ``fit`` resumes from it (a folder left
+        by a fit of other images, labels, segments or settings is refused).
     cache_dir : path, optional
         Where superpixel maps are cached.
 
@@ -274,7 +275,7 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
         }
         start, seconds = 0, 0.0
         folder = Path(self.checkpoint_dir) if self.checkpoint_dir is not None else None
-        fingerprint = self._fingerprint(x, y_idx)
+        fingerprint = self._fingerprint(x, y_idx, seg)
         state = load_training_state(folder, fingerprint)
         if state is not None:
             selector.load_state_dict(state["selector"])
@@ -350,11 +351,12 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
         self.history_ = _history(hist, seconds)
         return self
 
-    def _fingerprint(self, x: Any, y_idx: np.ndarray) -> dict[str, Any]:
+    def _fingerprint(self, x: Any, y_idx: np.ndarray, seg: Any) -> dict[str, Any]:
         import hashlib
 
         h = hashlib.sha256(x.numpy().tobytes())
         h.update(np.ascontiguousarray(y_idx).tobytes())
+        h.update(seg.numpy().tobytes())  # the superpixels define the groups: part of the data
         params = self._model_params()
         return {"data": h.hexdigest(), "params": json.dumps(params, sort_keys=True, default=str)}
 
