@@ -748,3 +748,33 @@ def test_n_jobs_none_keeps_torchs_own_thread_setting_and_ints_set_it():
         torch.set_num_threads(before)
     assert ANOVATPNN(n_jobs=None)._check_params() is None
     assert ANOVATPNN(n_jobs=-1)._check_params() == (os.cpu_count() or 1)
+
+
+# ---------------------------------------------------------------------------------- review fixes
+
+
+def test_a_level_read_as_a_number_in_one_file_and_as_text_in_another_is_the_same_level():
+    """Trained on a text column ("1", "2", "x"), then given rows where a CSV reader saw only "1"
+    and "2" and read them as integers: the levels are matched by their text, so the predictions
+    are those of the same rows read as text (they were silently unseen levels, contributing 0)."""
+    rng = np.random.default_rng(3)
+    n = 300
+    zone = rng.choice(["1", "2", "x"], n)
+    X = pd.DataFrame({"a": rng.normal(size=n), "zone": zone})
+    y = X["a"] + np.select([zone == "1", zone == "2"], [2.0, -1.0], 0.5) + rng.normal(0, 0.1, n)
+    model = ANOVATPNN(max_epochs=10, random_state=0, n_jobs=1).fit(X, y)
+    as_text = X[X["zone"] != "x"].iloc[:20]
+    as_numbers = as_text.assign(zone=as_text["zone"].astype(int))
+    assert as_numbers["zone"].dtype.kind == "i"
+    parts = model.components(as_numbers)
+    assert np.all(parts["zone"] != 0)
+    np.testing.assert_array_equal(parts.values, model.components(as_text).values)
+    np.testing.assert_array_equal(model.predict(as_numbers), model.predict(as_text))
+    # and the other way: levels learnt as numbers, given as text
+    numbers = X[X["zone"] != "x"].assign(zone=lambda f: f["zone"].astype(int))
+    by_level = ANOVATPNN(max_epochs=5, random_state=0, n_jobs=1, categorical_features=["zone"]).fit(
+        numbers, y[X["zone"] != "x"]
+    )
+    np.testing.assert_array_equal(
+        by_level.predict(numbers.iloc[:20].astype({"zone": str})), by_level.predict(numbers[:20])
+    )

@@ -2,7 +2,8 @@
 
 Numeric features go through a uniform quantile transform to [-1, 1] (scikit-learn's
 ``QuantileTransformer``, mapped); categorical features become integer level codes (-1 for a level
-unseen in training). :class:`FeatureMap` is fitted on the training table and saved with the model.
+unseen in training; a value is matched by its text too, so "1" and 1 are one level).
+:class:`FeatureMap` is fitted on the training table and saved with the model.
 """
 
 from __future__ import annotations
@@ -170,8 +171,7 @@ class FeatureMap:
             column = frame[name]
             if self.categorical[j]:
                 _check_no_missing(column, name)
-                codes = {level: i for i, level in enumerate(self.levels[j])}
-                x_cat[:, j] = [codes.get(level_key(v), -1) for v in column]
+                x_cat[:, j] = _level_codes(self.levels[j], column)
             else:
                 x_num[:, j] = self.quantile_scale(j, _numeric_column(column, name))
         return x_num, x_cat
@@ -210,6 +210,23 @@ class FeatureMap:
         quantiles = tuple(arrays.get(f"quantiles.{j}") for j in range(len(meta["names"])))
         levels = tuple(None if lv is None else tuple(lv) for lv in meta["levels"])
         return cls(tuple(meta["names"]), tuple(meta["categorical"]), quantiles, levels)
+
+
+def _level_codes(levels: Sequence[Any], column: pd.Series) -> list[int]:
+    """Each value's index among ``levels`` (-1 if unseen). A value not found as it is, is looked
+    up by its text: a column read as text in one file ("1", "2", "x") and as numbers in another
+    (1, 2) has the same levels. Texts shared by two levels (1 and "1") match neither."""
+    codes = {level: i for i, level in enumerate(levels)}
+    by_text: dict[str, int] = {}
+    for i, level in enumerate(levels):
+        text = str(level)
+        by_text[text] = -1 if text in by_text else i
+    found = []
+    for value in column:
+        key = level_key(value)
+        code = codes.get(key)
+        found.append(by_text.get(str(key), -1) if code is None else code)
+    return found
 
 
 def _check_no_missing(column: pd.Series, name: str) -> None:
