@@ -162,12 +162,13 @@ def storable_params(estimator: Any) -> dict[str, Any]:
 
 def write_model_folder(folder: Any, meta: dict, networks: dict[str, Any]) -> Any:
     """Write ``model.json`` (``meta``) and ``weights.safetensors`` (each torch network's state
-    dict, keys prefixed by its name) into ``folder``; returns the folder as a Path."""
+    dict, keys prefixed by its name) into ``folder``; returns the folder as a Path. Numpy numbers
+    in ``meta`` are written as Python ones."""
     from safetensors.torch import save_file
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "model.json").write_text(json.dumps(meta, indent=1) + "\n")
+    (out / "model.json").write_text(json.dumps(meta, indent=1, default=_plain_number) + "\n")
     state = {
         f"{name}.{k}": v.contiguous()
         for name, net in networks.items()
@@ -175,6 +176,15 @@ def write_model_folder(folder: Any, meta: dict, networks: dict[str, Any]) -> Any
     }
     save_file(state, str(out / "weights.safetensors"))
     return out
+
+
+def _plain_number(value: Any) -> Any:
+    """A numpy number (a setting such as np.float32(0.3)) as the Python one, for ``json.dumps``."""
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def read_saved_safetensors(path: Path) -> dict[str, Any]:

@@ -267,3 +267,23 @@ def test_checkpoint_of_a_fit_on_other_segments_is_refused(data, tmp_path):
         first.selector_.state_dict().values(), again.selector_.state_dict().values(), strict=True
     ):
         torch.testing.assert_close(a, b, rtol=0, atol=0)  # the same segments: the saved state
+
+
+def test_numpy_typed_parameters_save_and_load(data, tmp_path):
+    """tau=np.float32(0.3), n_segments=np.int64(16), fill=np.float32(0) trained, then save raised
+    a raw TypeError (numpy numbers are not JSON)."""
+    ds, seg = data
+    numbers = dict(tau=np.float32(0.3), n_segments=np.int64(16), fill=np.float32(0.0),
+                   random_state=np.int64(0), selector_widths=(np.int64(8), np.int64(16)))  # fmt: skip
+    model = RegionSparseClassifier(**dict(SMALL, pretrain_epochs=0, max_epochs=1, **numbers))
+    model.fit(ds.images[:16], ds.labels[:16], segments=seg[:16])
+    back = RegionSparseClassifier.load(model.save(tmp_path / "m"))
+    assert back.get_params() == model.get_params()
+    assert type(back.tau) is float and type(back.n_segments) is int
+    np.testing.assert_array_equal(
+        back.predict_proba(ds.images[:4], segments=seg[:4]),
+        model.predict_proba(ds.images[:4], segments=seg[:4]),
+    )
+    bb = BlackBoxClassifier(max_epochs=1, batch_size=16, learning_rate=np.float32(1e-3))
+    bb.fit(ds.images[:16], ds.labels[:16])
+    assert BlackBoxClassifier.load(bb.save(tmp_path / "bb")).learning_rate == bb.learning_rate

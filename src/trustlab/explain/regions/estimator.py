@@ -183,11 +183,12 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
         self.cache_dir = cache_dir
 
     def _model_params(self) -> dict[str, Any]:
-        """The parameters that define the model (not where it keeps files), JSON-ready."""
+        """The parameters that define the model (not where it keeps files), JSON-ready: tuples
+        as lists, numpy numbers as Python ones."""
         out = {}
         for k, v in self.get_params().items():
             if k not in ("checkpoint_dir", "cache_dir"):
-                out[k] = list(v) if isinstance(v, tuple) else v
+                out[k] = [_plain(i) for i in v] if isinstance(v, tuple) else _plain(v)
         return out
 
     # ------------------------------------------------------------------ validation
@@ -563,6 +564,10 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
         value, (bool, np.bool_)
     )
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _check_level(value: Any, name: str) -> float:
