@@ -8,6 +8,7 @@ cache's sparse, latent-grouped arrays, read back latent by latent.
 from __future__ import annotations
 
 import copy
+import json
 
 import numpy as np
 import pytest
@@ -131,6 +132,52 @@ def test_checkpoints_resume_and_refuse_another_run(tmp_path, tiny, sae, monkeypa
     other_k = copy.deepcopy(sae).set_params(k=8)  # the same weights
     with pytest.raises(InputError, match="encoding differ"):
         cache_latents(tiny, other_k, TEXTS, checkpoint=folder, checkpoint_every=5)
+
+
+def test_checkpoints_of_another_models_weights_are_refused(tmp_path, tiny, sae, smollm2):
+    """``model.name`` of a model folder is its last path component (``a/tiny`` and ``b/tiny``
+    look alike): the run record holds a fingerprint of the weights, so the chunks another
+    model computed are refused, not mixed into this model's cache."""
+    from tiny_llama import tiny_llama
+
+    other = tiny_llama(smollm2.tokenizer, smollm2.model.config.vocab_size, hidden_size=48, seed=1)
+    assert other.name == tiny.name
+    folder = tmp_path / "chunks"
+    cache_latents(tiny, sae, TEXTS[:6], checkpoint=folder, checkpoint_every=3)
+    (folder / "chunk_000001.npz").unlink()  # as if the run had stopped there
+    with pytest.raises(InputError, match="another run .*weights") as err:
+        cache_latents(other, sae, TEXTS[:6], checkpoint=folder, checkpoint_every=3)
+    assert err.value.argument == "checkpoint"
+    assert not (folder / "chunk_000001.npz").exists()
+    # the same model still resumes
+    again = cache_latents(tiny, sae, TEXTS[:6], checkpoint=folder, checkpoint_every=3)
+    assert again.n_contexts == 6
+    # a folder written before the fingerprint (no "weights" in its run record): another run
+    meta = folder / "cache.json"
+    run = json.loads(meta.read_text())
+    del run["weights"]
+    run["format"] = 1
+    meta.write_text(json.dumps(run))
+    with pytest.raises(InputError, match="older trustlab.*start afresh") as err:
+        cache_latents(tiny, sae, TEXTS[:6], checkpoint=folder, checkpoint_every=3)
+    assert err.value.argument == "checkpoint"
+
+
+def test_a_duck_typed_model_without_torch_weights_still_checkpoints(tmp_path, tiny, sae):
+    class Duck:  # the attributes cache_latents checks, no torch module behind them
+        name, n_layers, hidden_size, tokenizer = tiny.name, tiny.n_layers, 48, tiny.tokenizer
+
+        def activations(self, *args, **kwargs):
+            return tiny.activations(*args, **kwargs)
+
+    folder = tmp_path / "chunks"
+    first = cache_latents(Duck(), sae, TEXTS[:4], checkpoint=folder, checkpoint_every=2)
+    (folder / "chunk_000001.npz").unlink()
+    again = cache_latents(Duck(), sae, TEXTS[:4], checkpoint=folder, checkpoint_every=2)
+    assert np.array_equal(again.contexts, first.contexts)
+    # and it is not taken for the torch model of the same name
+    with pytest.raises(InputError, match="another run .*weights"):
+        cache_latents(tiny, sae, TEXTS[:4], checkpoint=folder, checkpoint_every=2)
 
 
 def test_save_and_load_round_trip(tmp_path, tiny, sae):

@@ -8,9 +8,11 @@ positions). Records are grouped by latent (CSR-like), so one latent's records ar
 
 Long corpora checkpoint: with ``checkpoint=DIR`` every ``checkpoint_every`` texts are written to
 ``DIR`` as one ``.npz`` file (no pickle) as soon as they are done; a second call with the same
-model, SAE (weights, activation and k), layer, texts and ``checkpoint_every`` reads the finished
-chunks instead of computing them again, so a crash or Ctrl-C loses at most one chunk. A folder
-of a run that differs in any of these is refused, naming what differs.
+model (its name and a sha256 of its weights: two model folders ``a/tiny`` and ``b/tiny`` share
+a name), SAE (weights, activation and k), layer, texts and ``checkpoint_every`` reads the
+finished chunks instead of computing them again, so a crash or Ctrl-C loses at most one chunk.
+A folder of a run that differs in any of these is refused, naming what differs; so is a folder
+written before the weights were fingerprinted.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ __all__ = ["LatentCache", "cache_latents", "load_latent_cache"]
 
 _META = "cache.json"
 _FORMAT = 1
+#: The checkpoint's run record: 2 adds the fingerprint of the model's weights.
+_CHECKPOINT_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -345,8 +349,10 @@ def _checkpoint_folder(
     for name in ("W_enc_", "b_enc_", "W_dec_", "b_dec_"):
         digest.update(np.ascontiguousarray(getattr(sae, name)).tobytes())
     run = {
-        "format": _FORMAT,
+        "format": _CHECKPOINT_FORMAT,
         "model": model.name,
+        # the name alone is a model folder's last component: the weights tell models apart
+        "weights": _weights_fingerprint(model),
         "layer": layer,
         "sae": digest.hexdigest(),
         "texts": hashlib.sha256("\x00".join(texts).encode()).hexdigest(),
@@ -361,6 +367,13 @@ def _checkpoint_folder(
     meta = folder / _META
     if meta.is_file():
         found = json.loads(meta.read_text(encoding="utf-8"))
+        if found.get("format") != _CHECKPOINT_FORMAT or "weights" not in found:
+            raise InputError(
+                f"checkpoint: {folder} holds the chunks of another run, written by an older "
+                "trustlab whose record has no fingerprint of the model's weights (they may come "
+                "from another model); start afresh: choose another folder or empty this one",
+                argument="checkpoint",
+            )
         if found != run:
             differs = sorted(k for k in {*run, *found} if found.get(k) != run.get(k))
             raise InputError(
@@ -371,6 +384,25 @@ def _checkpoint_folder(
     else:
         write_atomic(meta, json_text(run))
     return folder
+
+
+def _weights_fingerprint(model: Any) -> str | None:
+    """sha256 over the names, dtypes, shapes and bytes of the parameters of a LocalModel's torch
+    module (``model.model``, on any device); None for a model without one (duck-typed)."""
+    named = getattr(getattr(model, "model", None), "named_parameters", None)
+    if not callable(named):
+        return None
+    import torch
+
+    digest, found = hashlib.sha256(), False
+    with torch.no_grad():
+        for name, param in named():
+            digest.update(f"{name}:{param.dtype}:{tuple(param.shape)};".encode())
+            if param.device.type != "meta":  # a meta tensor has no values to read
+                flat = param.detach().cpu().contiguous().reshape(-1)
+                digest.update(flat.view(torch.uint8).numpy())
+            found = True
+    return digest.hexdigest() if found else None
 
 
 def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
