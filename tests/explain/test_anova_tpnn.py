@@ -778,3 +778,33 @@ def test_a_level_read_as_a_number_in_one_file_and_as_text_in_another_is_the_same
     np.testing.assert_array_equal(
         by_level.predict(numbers.iloc[:20].astype({"zone": str})), by_level.predict(numbers[:20])
     )
+
+
+def test_a_component_named_like_a_prediction_column_does_not_replace_it():
+    """A feature called ``prediction`` (or ``probability_<class>``): its component is written
+    as ``component:<name>`` and the prediction is kept; ordinary names are unchanged."""
+    rng = np.random.default_rng(4)
+    n = 200
+    X = pd.DataFrame({"a": rng.normal(size=n), "prediction": rng.normal(size=n)})
+    y = 3 * X["a"] + rng.normal(0, 0.1, n)
+    model = ANOVATPNN(max_epochs=5, random_state=0, n_jobs=1).fit(X, y)
+    table = model.prediction_table(X.iloc[:10], components=True)
+    assert list(table.columns) == [
+        "prediction",
+        "a",
+        "component:prediction",
+        "a & prediction",
+    ]
+    np.testing.assert_array_equal(table["prediction"], model.predict(X.iloc[:10]))
+    np.testing.assert_array_equal(
+        table["component:prediction"], model.components(X.iloc[:10])["prediction"]
+    )
+    labels = np.where(X["a"] > 0, "yes", "no")
+    binary = ANOVATPNN(max_epochs=3, random_state=0, n_jobs=1).fit(
+        X.rename(columns={"prediction": "probability_yes"}), labels
+    )
+    rows = X.rename(columns={"prediction": "probability_yes"}).iloc[:10]
+    table = binary.prediction_table(rows, components=True)
+    assert len(set(table.columns)) == len(table.columns)
+    np.testing.assert_array_equal(table["probability_yes"], binary.predict_proba(rows)[:, 1])
+    assert "component:probability_yes" in table.columns

@@ -631,7 +631,9 @@ class ANOVATPNN(BaseEstimator):
         ----------
         X : array-like or DataFrame, shape (n, d)
         components : bool, default False
-            Also every component's value (``"<name> [<class>]"`` per class for multiclass).
+            Also every component's value (``"<name> [<class>]"`` per class for multiclass;
+            ``"component:<name>"`` where the name is another column's, such as a feature
+            called ``prediction``).
 
         Returns
         -------
@@ -647,12 +649,23 @@ class ANOVATPNN(BaseEstimator):
                 table[f"probability_{name}"] = proba[:, k]
         if components:
             flat = parts.values.reshape(len(table), len(parts.names), -1)
+            columns, values = [], []
             for c, name in enumerate(parts.names):
                 if flat.shape[2] == 1:
-                    table[name] = flat[:, c, 0]
+                    columns.append(name)
+                    values.append(flat[:, c, 0])
                 else:
                     for k, label in enumerate(self.classes_):
-                        table[f"{name} [{label}]"] = flat[:, c, k]
+                        columns.append(f"{name} [{label}]")
+                        values.append(flat[:, c, k])
+            taken = {*table.columns, *columns}
+            for column, value in zip(columns, values, strict=True):
+                if column in table.columns:  # a feature named "prediction": keep the prediction
+                    column = f"component:{column}"
+                    while column in taken:
+                        column = f"component:{column}"
+                    taken.add(column)
+                table[column] = value
         return table
 
     def summarize(self, X, y, *, n_points: int = 60, top: int = 6) -> ANOVATPNNSummary:
