@@ -373,3 +373,81 @@ def test_a_file_as_out_is_refused_before_the_fit(run, table, tmp_path):
     (tmp_path / "taken").write_text("not a folder")
     code, _, err = _fit(run, table, "--out", tmp_path / "taken")
     assert code == 2 and one_line(err).startswith("trustlab: error: --out: expected a directory")
+
+
+# ---------------------------------------------------------------- review fixes
+
+
+def test_components_named_like_output_columns_do_not_replace_them(run, tmp_path):
+    """Features called ``prediction``, ``row`` and ``row_id``: the prediction is kept (the
+    component is ``component:prediction``) and the row id gets a free name, in CSV and JSON."""
+    rng = np.random.default_rng(5)
+    n = 120
+    frame = pd.DataFrame({c: rng.normal(size=n) for c in ("a", "prediction", "row", "row_id")})
+    frame["y"] = 3 * frame["a"] + rng.normal(0, 0.1, n)
+    frame.to_csv(tmp_path / "collide.csv", index=False)
+    code, _, err = run(
+        "explain", "anova-tpnn", "fit", "--data", tmp_path / "collide.csv", "--label", "y",
+        "--order", "1", "--max-epochs", "3", "--n-jobs", "1", "--out", tmp_path / "m",
+    )  # fmt: skip
+    assert code == 0, err
+    model = ANOVATPNN.load(tmp_path / "m")
+    X = frame.drop(columns="y")
+    args = ["explain", "anova-tpnn", "predict", "--model", tmp_path / "m"]
+    args += ["--data", tmp_path / "collide.csv", "--components"]
+    code, _, err = run(*args, "--out", tmp_path / "pred.csv")
+    assert code == 0, err
+    written = pd.read_csv(tmp_path / "pred.csv")
+    assert list(written.columns) == [
+        "row_id_id", "prediction", "a", "component:prediction", "row", "row_id",
+    ]  # fmt: skip
+    np.testing.assert_allclose(written["prediction"], model.predict(X))
+    np.testing.assert_allclose(written["component:prediction"], model.components(X)["prediction"])
+    code, out, err = run(*args, "--json")
+    assert code == 0, err
+    first = json.loads(out)["rows"][0]
+    assert first["prediction"] == pytest.approx(model.predict(X)[0])
+    assert first["row_id_id"] == 0
+
+
+def test_fit_drops_excluded_columns_from_features(run, table, tmp_path):
+    path, _ = table
+    args = ["explain", "anova-tpnn", "fit", "--data", path, "--label", "kind", "--drop-missing"]
+    args += ["--max-epochs", "2", "--order", "1", "--n-jobs", "1"]
+    code, _, err = run(*args, "--features", "size,shape,id", "--exclude", "id", "--out", tmp_path)
+    assert code == 0, err
+    assert ANOVATPNN.load(tmp_path).feature_names_ == ["size", "shape"]
+    code, _, err = run(*args, "--features", "id", "--exclude", "id")
+    line = one_line(err)
+    assert code == 2 and "--exclude" in line and "--features" in line, err
+
+
+def test_predict_out_in_a_new_folder_is_made_and_under_a_file_refused_first(
+    run, fitted, table, tmp_path, monkeypatch
+):
+    _, model_dir = fitted
+    _, frame = table
+    frame.dropna().to_csv(tmp_path / "clean.csv", index=False)
+    args = ["explain", "anova-tpnn", "predict", "--model", model_dir]
+    args += ["--data", tmp_path / "clean.csv"]
+    target = tmp_path / "new" / "deeper" / "pred.csv"
+    code, _, err = run(*args, "--out", target)
+    assert code == 0, err
+    assert len(pd.read_csv(target)) == len(frame) - 1
+    (tmp_path / "taken").write_text("a file")
+
+    def no_work(_):
+        raise AssertionError("the model was loaded before --out was checked")
+
+    monkeypatch.setattr(explain_anova, "_load", no_work)
+    code, _, err = run(*args, "--out", tmp_path / "taken" / "pred.csv")
+    assert code == 2 and one_line(err).startswith("trustlab: error: --out:"), err
+
+
+def test_n_jobs_help_says_the_default_is_torchs_own_setting():
+    import typer
+
+    command = typer.main.get_command(explain_anova.app).commands["fit"]
+    (option,) = [p for p in command.params if p.name == "n_jobs"]
+    assert option.default is None
+    assert "default 1" not in option.help and "torch's own" in option.help

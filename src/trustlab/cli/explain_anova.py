@@ -21,6 +21,7 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
+from trustlab._results import check_output_dir, output_dir
 from trustlab.cli._common import (
     JSON_OPTION_HELP,
     EncodingOption,
@@ -102,7 +103,14 @@ def _feature_frame(frame, label: str | None, features: list[str], exclude: list[
                 "(the --label column) among them",
                 argument="--features",
             )
-        return frame[features]
+        kept = [name for name in features if name not in exclude]
+        if not kept:
+            raise InputError(
+                f"--exclude: expected to leave some of the --features columns, got every one of "
+                f"them excluded ({', '.join(map(repr, features))})",
+                argument="--exclude",
+            )
+        return frame[kept]
     dropped = set(exclude) | ({label} if label else set())
     return frame[[c for c in frame.columns if c not in dropped]]
 
@@ -152,10 +160,17 @@ def fit(
     overwrite: Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)] = False,
     features: Annotated[
         str | None,
-        typer.Option("--features", help="Comma-separated feature columns (default: all others)."),
+        typer.Option(
+            "--features",
+            help="Comma-separated feature columns (default: all others; less any --exclude).",
+        ),
     ] = None,
     exclude: Annotated[
-        str | None, typer.Option("--exclude", help="Comma-separated columns that are not features.")
+        str | None,
+        typer.Option(
+            "--exclude",
+            help="Comma-separated columns that are not features (also dropped from --features).",
+        ),
     ] = None,
     task: Annotated[
         str, typer.Option("--task", help="auto, regression or classification.")
@@ -180,7 +195,12 @@ def fit(
     ] = 6,
     seed: Annotated[int, typer.Option("--seed", help="Seed.")] = 0,
     n_jobs: Annotated[
-        int | None, typer.Option("--n-jobs", help="Torch threads (default 1; -1: every core).")
+        int | None,
+        typer.Option(
+            "--n-jobs",
+            help="Torch threads (default: torch's own setting, which follows OMP_NUM_THREADS; "
+            "-1: every core).",
+        ),
     ] = None,
     encoding: EncodingOption = None,
     yes: YesOption = False,
@@ -272,15 +292,21 @@ def predict(
 
     if out is not None and out.is_dir():
         raise InputError.bad("--out", "a CSV file name", f"the directory {out}")
+    if out is not None:
+        check_output_dir(out.parent, "--out")  # a folder under a file: refused before any work
     refuse_existing_file(out, overwrite)
     fitted = _load(model)
     frame = read_table(data, encoding=encoding)
     table = fitted.prediction_table(frame, components=components)
-    table.insert(0, "row_id" if "row" in table.columns else "row", frame.index.to_numpy())
+    row = "row"
+    while row in table.columns:  # a component named "row" (then "row_id", ...)
+        row += "_id"
+    table.insert(0, row, frame.index.to_numpy())
     result = PredictionTable(fitted.task_, getattr(fitted, "classes_", None), table)
     if as_json:
         emit(result, as_json)
     if out is not None:
+        output_dir(out.parent, "--out")  # a new folder is made, as other commands do
         table.to_csv(out, index=False)
         tell(f"wrote {len(table)} predictions to {out}", as_json)
     elif not as_json:
