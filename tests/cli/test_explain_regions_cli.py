@@ -24,8 +24,8 @@ from trustlab.explain.regions import (  # noqa: E402
     bam_lite,
 )
 
-TINY = ["--images", "48", "--size", "32", "--max-epochs", "1", "--pretrain-epochs", "1",
-        "--segments", "16"]  # fmt: skip
+BASELINE_TINY = ["--images", "48", "--size", "32", "--max-epochs", "1"]
+TINY = [*BASELINE_TINY, "--pretrain-epochs", "1", "--segments", "16"]
 PAGE_TITLES = (
     "Accuracy against kept area",
     "Localisation of the object",
@@ -144,9 +144,41 @@ def test_an_interrupted_run_resumes_to_the_same_model(trained, run, tmp_path, mo
     ],
 )
 def test_bad_train_options_are_one_line(run, tmp_path, args, option):
-    code, _, err = run("explain", "regions", "train", *TINY, *args, "--out", tmp_path / "t")
+    tiny = BASELINE_TINY if "--blackbox" in args else TINY  # P2P's options are refused there
+    code, _, err = run("explain", "regions", "train", *tiny, *args, "--out", tmp_path / "t")
     assert code == 2
     assert one_line(err).startswith(f"trustlab: error: {option}:"), err
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["--tau", "bogus"], "--tau"),
+        (["--tau", "dynamic"], "--tau"),  # given, even at its default value
+        (["--delta", "0.9"], "--delta"),
+        (["--segments", "16"], "--segments"),
+        (["--segmentation", "watershed"], "--segmentation"),
+        (["--no-covariance"], "--no-covariance"),
+        (["--covariance"], "--covariance"),
+        (["--pretrain-epochs", "1"], "--pretrain-epochs"),
+    ],
+)
+@pytest.mark.parametrize("mode", [["--blackbox"], ["--pixels", "0.25"]])
+def test_p2p_options_are_refused_with_a_baseline(run, tmp_path, monkeypatch, args, option, mode):
+    """--blackbox/--pixels trained the baseline and dropped P2P's options (--tau bogus: exit 0)."""
+    from trustlab.cli import explain_regions
+
+    monkeypatch.setattr(explain_regions, "_images", _no_work)
+    out = tmp_path / "t"
+    code, _, err = run("explain", "regions", "train", *BASELINE_TINY, *mode, *args, "--out", out)
+    assert code == 2
+    line = one_line(err)
+    assert line.startswith(f"trustlab: error: {option}:") and mode[0] in line, err
+    assert not out.exists()
+
+
+def _no_work(*args, **kwargs):
+    raise AssertionError("the options are checked before any work")
 
 
 # ---------------------------------------------------------------------------------------- predict

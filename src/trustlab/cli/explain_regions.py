@@ -132,9 +132,30 @@ def _load_checkpoint(name: str) -> Any:
 
 # -------------------------------------------------------------------------------------- train
 
+#: train's parameters that only a P2P model uses -> their option.
+_P2P_ONLY = {"tau": "--tau", "delta": "--delta", "segments": "--segments",
+             "segmentation": "--segmentation", "covariance": "--covariance",
+             "pretrain_epochs": "--pretrain-epochs"}  # fmt: skip
+
+
+def _refuse_p2p_options(ctx: typer.Context, mode: str, covariance: bool) -> None:
+    """Refuse a P2P-only option given on the command line with a baseline (it was dropped)."""
+    from click.core import ParameterSource
+
+    for name, option in _P2P_ONLY.items():
+        if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT):
+            if name == "covariance" and not covariance:
+                option = "--no-covariance"
+            raise InputError(
+                f"{option}: only for P2P models, not with {mode} (the baseline has no such "
+                "setting); leave it out",
+                argument=option,
+            )
+
 
 @app.command("train")
 def train(
+    ctx: typer.Context,
     data: DataOption = DEFAULT_DATA,
     n_images: Annotated[
         int, typer.Option("--images", help="Images to generate (train and held-out together).")
@@ -202,6 +223,8 @@ def train(
 
     refuse_existing(out, overwrite, ("training.json",), "a trained model")
     kind = "blackbox" if blackbox or pixels is not None else "p2p"
+    if kind == "blackbox":
+        _refuse_p2p_options(ctx, "--blackbox" if blackbox else "--pixels", covariance)
     tau_value = _tau(tau) if kind == "p2p" else None
     dataset = _images(data, n_images, size, seed)
     with options_named({"test_size": "--test-size"}):
