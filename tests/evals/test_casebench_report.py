@@ -114,3 +114,39 @@ def test_a_fresh_process_finds_the_hook_of_a_builtin_task(report):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "['casebench']"
+
+
+def test_an_ablation_is_compared_on_the_items_both_logs_judged(tmp_path):
+    """The accuracy change of an ablation is measured on the items it and the full-context log
+    both judged (by sample id, from the same data): a judge that always answers "safe" cannot
+    change, whatever --limit each log ran with; other data or no shared item give "n/a"."""
+    from inspect_ai.log import read_eval_log
+
+    from trustlab.evals.casebench import casebench_report
+
+    logs = tmp_path / "logs"
+    run_eval("casebench", SAFE, log_dir=logs, task_args={"retries": 0})  # all 60 items
+    run_eval("casebench", SAFE, log_dir=logs, limit=6, task_args={"ablate": "sender"})
+    data = tmp_path / "CASEBench_data.json"
+    data.write_text(json.dumps(synthetic_casebench().records()[:6]))  # the same items, elsewhere
+    run_eval("casebench", SAFE, log_dir=logs, task_args={"ablate": "recipient", "data": str(data)})
+    tables = {t["caption"]: t for t in read_logs(logs).extra_tables["casebench"]}
+    rows = {r[2]: r for r in tables["Context ablations"]["rows"]}
+    assert rows["sender"][-1] == 0.0  # the whole set's accuracy differs from its first 6 items'
+    assert rows["sender"][-2] == 6  # items compared
+    assert rows["none (full context)"][-2:] == [60, 0.0]
+    assert rows["recipient"][-1].startswith("n/a") and "data" in rows["recipient"][-1]
+    # no item in common: the full-context log's first 6 items dropped
+    by_ablation = {}
+    for entry in read_logs(logs).logs:
+        log = read_eval_log(entry["path"])
+        by_ablation[log.eval.metadata["ablate"]] = log
+    full, sender = by_ablation[""], by_ablation["sender"]
+    full.samples = [s for s in full.samples if int(s.id) >= 6]
+    (table,) = [
+        b
+        for b in casebench_report([full, sender])
+        if getattr(b, "caption", "") == "Context ablations"
+    ]
+    (row,) = [r for r in table.rows if r[2] == "sender"]
+    assert row[-2] == 0 and row[-1].startswith("n/a") and "no item" in row[-1]

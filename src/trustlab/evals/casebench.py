@@ -36,6 +36,7 @@ of the data set).
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Sequence
@@ -524,27 +525,72 @@ def casebench_report(logs: list[Any]) -> list[Any]:
     return blocks + _human_panel(done)
 
 
+def _judged(log: Any) -> dict[int, tuple[str, Any, dict]]:
+    """Item id -> (its record as JSON, its value, its record) of a casebench log."""
+    mode = log.eval.metadata["mode"]
+    items = {}
+    for item, (sample, values) in _answers(log).items():
+        record = {key: sample.metadata[key] for key in _RECORD}
+        items[item] = (json.dumps(record, sort_keys=True), reduce_answers(values, mode), record)
+    return items
+
+
+def _accuracy_on(items: dict[int, tuple[str, Any, dict]], ids: list[int], mode: str) -> float:
+    records = [items[i][2] for i in ids]
+    return context_scores(
+        [items[i][1] for i in ids],
+        [r["safe_rate"] for r in records],
+        mode,
+        categories=[r["category"] for r in records],
+        n_bootstrap=0,
+    ).accuracy
+
+
+def _change(log: Any, items: dict, fulls: list[tuple[Any, dict]]) -> tuple[int, Any]:
+    """(items compared, accuracy change) of an ablation log against the full-context log of the
+    same model, mode and data that shares the most items with it (the newest among equals), both
+    measured on those items (by sample id and record); "n/a (why)" when there is none."""
+    meta = log.eval.metadata
+    same = [
+        (other, its) for other, its in fulls
+        if (other.eval.model, other.eval.metadata["mode"]) == (log.eval.model, meta["mode"])
+    ]  # fmt: skip
+    if not same:
+        return 0, "n/a (no full-context log of this model and mode)"
+    same = [(o, its) for o, its in same if o.eval.metadata.get("data") == meta.get("data")]
+    if not same:
+        return 0, "n/a (the full-context logs judged other data)"
+    best: list[int] = []
+    for _, its in same:
+        shared = [i for i in items if i in its and its[i][0] == items[i][0]]
+        if len(shared) >= len(best):
+            best, base = shared, its
+    if not best:
+        return 0, "n/a (no item in common with the full-context log)"
+    mode = meta["mode"]
+    return len(best), round(_accuracy_on(items, best, mode) - _accuracy_on(base, best, mode), 4)
+
+
 def _ablation_table(scored: list[tuple[Any, ContextScores]]) -> ReportTable:
-    """One row per log's ablation, with the change from the same model and mode's full context
-    (the newest such log)."""
-    full = {
-        (log.eval.model, log.eval.metadata["mode"]): result
-        for log, result in scored
+    """One row per log's ablation, with the accuracy change from the same model and mode's full
+    context on the same data, measured on the items both logs judged (:func:`_change`)."""
+    judged = [_judged(log) for log, _ in scored]
+    fulls = [
+        (log, items) for (log, _), items in zip(scored, judged, strict=True)
         if not log.eval.metadata["ablate"]
-    }
+    ]  # fmt: skip
     rows = []
-    for log, result in scored:
-        mode = log.eval.metadata["mode"]
-        base = full.get((log.eval.model, mode))
-        change = None if base is None else round(result.accuracy - base.accuracy, 4)
+    for (log, result), items in zip(scored, judged, strict=True):
+        meta = log.eval.metadata
+        compared, change = (len(items), 0.0) if not meta["ablate"] else _change(log, items, fulls)
         rows.append(
-            [log.eval.model, mode, log.eval.metadata["ablate"] or "none (full context)",
+            [log.eval.model, meta["mode"], meta["ablate"] or "none (full context)",
              round(result.accuracy, 4), round(result.safe_recall, 4),
-             round(result.unsafe_recall, 4), change]
+             round(result.unsafe_recall, 4), compared, change]
         )  # fmt: skip
     return ReportTable(
         ["model", "mode", "removed from the context", "accuracy", "safe_recall", "unsafe_recall",
-         "accuracy change vs full context"],
+         "items compared with full context", "accuracy change vs full context (those items)"],
         rows,
         "Context ablations",
     )  # fmt: skip
