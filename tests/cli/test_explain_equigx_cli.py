@@ -48,6 +48,82 @@ def test_train_writes_a_loadable_network_and_a_rerun_resumes(run, tmp_path):
     assert json.loads(stdout)["epochs"] == [1, 2, 3]
 
 
+def _interrupted_run(folder, *, mul=2, seed=0):
+    """A run of TINY (3 epochs, learning rate 1e-2, batch 8) stopped after epoch 1."""
+    from trustlab.explain.equigx import DATA_SOURCES, train_recipe
+
+    recipe = {
+        "data": {**DATA_SOURCES["shapes-same-count"], "n_graphs": 40, "random_state": seed},
+        "model": {"mul": mul, "l_max": 1, "n_layers": 2, "k": 4, "radius": 2.0,
+                  "avg_neighbors": 4.0},
+        "train": {"max_epochs": 3, "learning_rate": 1e-2, "batch_size": 8, "random_state": seed},
+    }  # fmt: skip
+
+    def stop(epoch, *args):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train_recipe(recipe, folder, progress=stop)
+    assert (folder / "_state" / "state.pt").is_file()
+
+
+def test_train_refuses_to_resume_an_interrupted_run_with_other_settings(run, tmp_path):
+    out = tmp_path / "m"
+    _interrupted_run(out)
+    args = [*TINY[:-2], "--max-epochs", "3", "--out", out]
+    code, stdout, err = run("explain", "equigx", "train", *args, "--learning-rate", "0.5",
+                            "--seed", "7", "--batch-size", "4")  # fmt: skip
+    assert code == 2, err
+    line = one_line(err)
+    assert line.startswith("trustlab: error: --out:") and "resuming" not in err
+    for named in ("--learning-rate 0.01 (now 0.5)", "--seed 0 (now 7)", "--batch-size 8 (now 4)",
+                  "--overwrite"):  # fmt: skip
+        assert named in line, line
+    assert not (out / "training.json").exists() and (out / "_state" / "state.pt").is_file()
+    # --overwrite discards the interrupted run and starts afresh with the new settings
+    code, stdout, err = run("explain", "equigx", "train", *args, "--learning-rate", "0.5",
+                            "--seed", "7", "--batch-size", "4", "--overwrite", "--json")  # fmt: skip
+    assert code == 0, err
+    assert "resuming" not in err and json.loads(stdout)["epochs"] == [1, 2, 3]
+    info = json.loads((out / "training.json").read_text())
+    assert info["train"]["learning_rate"] == 0.5 and info["data"]["random_state"] == 7
+
+
+def test_train_with_another_mul_is_a_clear_error_not_a_size_mismatch(run, tmp_path):
+    out = tmp_path / "m"
+    _interrupted_run(out)
+    args = [*TINY, "--max-epochs", "3", "--out", out]
+    args[args.index("--mul") + 1] = "3"
+    code, _, err = run("explain", "equigx", "train", *args)
+    assert code == 2, err
+    line = one_line(err)
+    assert line.startswith("trustlab: error: --out:") and "--mul 2 (now 3)" in line, line
+    assert "--overwrite" in line
+
+
+def test_train_on_other_data_and_an_old_checkpoint_are_refused(run, tmp_path):
+    import torch
+
+    out = tmp_path / "m"
+    _interrupted_run(out)
+    args = [*TINY, "--max-epochs", "3", "--out", out]
+    args[args.index("--n-graphs") + 1] = "45"
+    code, _, err = run("explain", "equigx", "train", *args)
+    assert code == 2, err
+    line = one_line(err)
+    assert line.startswith("trustlab: error: --out:") and "--data/--n-graphs" in line, line
+    # a checkpoint written before the settings were recorded
+    state = torch.load(out / "_state" / "state.pt", weights_only=False)
+    state.pop("settings", None)
+    torch.save(state, out / "_state" / "state.pt")
+    args[args.index("--n-graphs") + 1] = "40"
+    code, _, err = run("explain", "equigx", "train", *args)
+    assert code == 2, err
+    line = one_line(err)
+    assert line.startswith("trustlab: error: --out:") and "does not record" in line, line
+    assert "--overwrite" in line
+
+
 def test_explain_a_test_graph_and_a_graph_file(run, tmp_path):
     code, stdout, err = run("explain", "equigx", "explain", "--checkpoint", "shapes_platonic",
                             "--index", "2", "--output", "contrast", "--out", tmp_path / "x",

@@ -3,8 +3,8 @@
 ``train --data NAME --out DIR`` trains a :class:`~trustlab.explain.equigx.TensorFieldNetwork` on a
 generated or bundled dataset (20 % held out for testing, 20 % of the rest for choosing the epoch),
 saving the state after every epoch into ``DIR/_state`` so a rerun after a crash or Ctrl-C
-continues; DIR ends with ``config.json``, ``weights.safetensors``, ``training.json`` and
-``training.png``.
+continues (only with the same settings: other ones are refused, ``--overwrite`` starts afresh); DIR
+ends with ``config.json``, ``weights.safetensors``, ``training.json`` and ``training.png``.
 
 ``explain --model DIR|--checkpoint NAME [--data NAME --index I | --graph FILE]`` explains one graph
 with EquiGX and writes ``result.json``, ``equigx.png`` and an interactive ``equigx.html``.
@@ -101,6 +101,65 @@ def _load_model(model: Path | None, checkpoint: str | None) -> tuple[Any, dict[s
     return TensorFieldNetwork.load(model).eval(), info
 
 
+#: train_tfn's settings -> the train options that set them (the data: its fingerprint).
+_RESUME_OPTIONS = {
+    "mul": "--mul", "l_max": "--l-max", "n_layers": "--layers", "k": "--k", "radius": "--radius",
+    "avg_neighbors": "--k", "n_classes": "--data", "n_scalars": "--data",
+    "max_epochs": "--max-epochs", "learning_rate": "--learning-rate", "batch_size": "--batch-size",
+    "random_state": "--seed",
+}  # fmt: skip
+
+
+def _graphs_differ(differences: dict[str, tuple[Any, Any]]) -> str | None:
+    """One phrase for other training/validation graphs (their fingerprints), or None when the
+    seed already says it."""
+    train, validation = (differences.pop(key, None) for key in ("train", "validation"))
+    if train is None and validation is None:
+        return None
+    old, new = (str(v).split(", sha256")[0] for v in (train or validation))
+    if old == new:
+        return None if "random_state" in differences else "other graphs (--data/--n-graphs)"
+    return f"--data/--n-graphs: {old} for training (now {new})"
+
+
+def _check_resume(out: Path, recipe: dict[str, Any], overwrite: bool) -> bool:
+    """Whether ``train`` resumes the interrupted run in ``out/_state``: refused (before any
+    training) when that run had other settings, or discarded with ``--overwrite``."""
+    import shutil
+
+    from trustlab.explain.equigx import recipe_data
+    from trustlab.explain.equigx.model import TFNConfig
+    from trustlab.explain.equigx.training import ResumeMismatch, check_resume, describe_differences
+
+    state = out / "_state"
+    if not (state / "state.pt").is_file():
+        return False
+    parts = recipe_data(recipe["data"])
+    train = parts["train"]
+    config = TFNConfig(n_classes=train.n_classes, n_scalars=train[0].x.shape[1], **recipe["model"])
+    try:
+        return check_resume(state, config, train, parts["validation"], **recipe["train"])
+    except ResumeMismatch as exc:
+        differences = dict(exc.differences)
+        if "k" in differences:  # --k sets avg_neighbors too
+            differences.pop("avg_neighbors", None)
+        why = f"{exc.path} {exc.reason}"
+        graphs = _graphs_differ(differences)
+        named = [describe_differences(differences, _RESUME_OPTIONS)] if differences else []
+        if named or graphs:
+            listed = ", ".join([*named, *([graphs] if graphs else [])])
+            why = f"{state} holds an interrupted run with other settings ({listed})"
+        if not overwrite:
+            raise InputError(
+                f"--out: {why}; rerun with its settings to resume it, or pass --overwrite to "
+                "discard it and start afresh (or choose another --out)",
+                argument="--out",
+            ) from None
+        tell(f"trustlab: discarding the interrupted run in {state} (--overwrite)", as_json=True)
+        shutil.rmtree(state)
+        return False
+
+
 @app.command("train")
 def train(
     data: DataOption = "shapes",
@@ -125,7 +184,8 @@ def train(
     overwrite: OverwriteOption = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Train a tensor-field network; a rerun into the same --out resumes an interrupted run."""
+    """Train a tensor-field network; a rerun into the same --out resumes an interrupted run
+    (with the same settings; --overwrite discards one with other settings)."""
     from trustlab.explain.equigx import train_recipe
 
     refuse_existing(out, overwrite, ("training.json",), "a trained network")
@@ -137,7 +197,7 @@ def train(
         "train": {"max_epochs": max_epochs, "learning_rate": learning_rate,
                   "batch_size": batch_size, "random_state": seed},
     }  # fmt: skip
-    if (out / "_state" / "state.pt").is_file():
+    if _check_resume(out, recipe, overwrite):
         tell(f"trustlab: resuming the interrupted run in {out / '_state'}", as_json=True)
     with progress() as bar:
         task = bar.add_task(f"training on {data}", total=max_epochs)

@@ -3,16 +3,19 @@
 
 :func:`train_tfn` runs mini-batch Adam on the cross-entropy of the graph logits, keeps the weights of
 the epoch with the best validation accuracy (or the last epoch without validation data), and, given
-``checkpoint_dir``, saves the model, the optimiser and the history after every epoch so an
-interrupted run resumes where it stopped (``resume=True``). Graphs of a batch share one tensor with a
-``batch`` vector; edges never cross graphs.
+``checkpoint_dir``, saves the model, the optimiser, the history and the run's settings (the
+model's config, the training settings, a fingerprint of the data) after every epoch so an
+interrupted run resumes where it stopped (``resume=True``); a resume with other settings, or from a
+checkpoint that does not record them, is refused (:class:`ResumeMismatch`; :func:`check_resume`
+asks first). Graphs of a batch share one tensor with a ``batch`` vector; edges never cross graphs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +31,125 @@ torch = require("torch", "graph")
 from trustlab.explain.equigx.data import GraphDataset  # noqa: E402
 from trustlab.explain.equigx.model import TensorFieldNetwork  # noqa: E402
 
-__all__ = ["TrainingHistory", "train_tfn", "batch_graphs", "predict_graphs"]
+__all__ = [
+    "ResumeMismatch",
+    "TrainingHistory",
+    "batch_graphs",
+    "check_resume",
+    "describe_differences",
+    "predict_graphs",
+    "train_tfn",
+]
+
+
+class ResumeMismatch(InputError):
+    """The interrupted run in ``path`` cannot be resumed: ``reason`` says why, ``differences``
+    maps each setting that differs to ``(saved, now)`` (empty when the checkpoint cannot be read
+    or does not record its settings)."""
+
+    def __init__(
+        self, path: Path, reason: str, differences: dict[str, tuple[Any, Any]] | None = None
+    ):
+        super().__init__(
+            f"checkpoint_dir: {path} {reason}; pass resume=False or another checkpoint_dir to "
+            "start afresh",
+            argument="checkpoint_dir",
+        )
+        self.path, self.reason, self.differences = path, reason, dict(differences or {})
+
+
+def _fingerprint(data: GraphDataset | None) -> str | None:
+    """``"name, n graphs, sha256 …"`` of the graphs, their features and labels."""
+    if data is None:
+        return None
+    digest = hashlib.sha256(np.ascontiguousarray(data.labels, dtype=np.int64).tobytes())
+    for g in data:
+        digest.update(np.ascontiguousarray(g.pos, dtype=np.float64).tobytes())
+        digest.update(np.ascontiguousarray(g.x, dtype=np.float64).tobytes())
+    return f"{data.name}, {len(data)} graphs, sha256 {digest.hexdigest()[:16]}"
+
+
+def _run_settings(config: Any, train: Any, validation: Any, **training: Any) -> dict[str, Any]:
+    """Every setting that changes what a run trains: the model's config, the training settings
+    (a numpy Generator as seed is recorded as such) and the data's fingerprints."""
+    seed = training.get("random_state")
+    if seed is not None and not isinstance(seed, np.random.Generator):
+        training["random_state"] = int(seed)
+    elif seed is not None:
+        training["random_state"] = "a numpy Generator"
+    return {**asdict(config), **training, "train": _fingerprint(train),
+            "validation": _fingerprint(validation)}  # fmt: skip
+
+
+def _load_state(folder: Path) -> dict[str, Any]:
+    """The state of the interrupted run in ``folder``, refused when unreadable or when it does
+    not record its settings."""
+    try:
+        state = torch.load(folder / "state.pt", weights_only=False)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is the same refusal
+        reason = f"cannot be read ({type(exc).__name__}: {exc})"
+        raise ResumeMismatch(folder / "state.pt", reason) from exc
+    if not (isinstance(state, dict) and isinstance(state.get("settings"), dict)):
+        reason = (
+            "does not record the settings of its run (written by an older trustlab), so a "
+            "resume cannot be checked against them"
+        )
+        raise ResumeMismatch(folder / "state.pt", reason)
+    return state
+
+
+def describe_differences(
+    differences: dict[str, tuple[Any, Any]], names: dict[str, str] | None = None
+) -> str:
+    """``"learning_rate 0.01 (now 0.5), batch_size 32 (now 8)"`` (``names`` renames settings)."""
+    names = names or {}
+    return ", ".join(
+        f"{names.get(key, key)} {old} (now {new})" for key, (old, new) in differences.items()
+    )
+
+
+def _resume_state(folder: Path, settings: dict[str, Any]) -> dict[str, Any]:
+    """The state of the interrupted run in ``folder``, refused unless it was run with
+    ``settings``."""
+    state = _load_state(folder)
+    saved = state["settings"]
+    differences = {key: (saved.get(key), settings.get(key))
+                   for key in dict.fromkeys([*settings, *saved])
+                   if saved.get(key) != settings.get(key)}  # fmt: skip
+    if differences:
+        reason = (
+            "holds an interrupted run with other settings "
+            f"({describe_differences(differences)}); pass the same settings to resume it"
+        )
+        raise ResumeMismatch(folder, reason, differences)
+    return state
+
+
+def check_resume(
+    checkpoint_dir: str | Path,
+    config: Any,
+    train: GraphDataset,
+    validation: GraphDataset | None = None,
+    *,
+    max_epochs: int = 30,
+    learning_rate: float = 1e-2,
+    batch_size: int = 32,
+    weight_decay: float = 0.0,
+    random_state: Any = None,
+) -> bool:
+    """Whether :func:`train_tfn` with these arguments (``config``: the model's
+    :class:`~trustlab.explain.equigx.model.TFNConfig`) would resume an interrupted run in
+    ``checkpoint_dir``; raises :class:`ResumeMismatch` when that run had other settings, so a
+    caller can refuse (or start afresh) before any work."""
+    folder = Path(checkpoint_dir)
+    if not (folder / "state.pt").is_file():
+        return False
+    settings = _run_settings(
+        config, train, validation, max_epochs=max_epochs, learning_rate=learning_rate,
+        batch_size=batch_size, weight_decay=weight_decay, random_state=random_state,
+    )  # fmt: skip
+    _resume_state(folder, settings)
+    return True
 
 
 @dataclass(frozen=True)
@@ -163,8 +284,11 @@ def train_tfn(
     random_state : None or int
         Seeds the batch order (numpy) and torch.
     checkpoint_dir : path, optional
-        Saved after every epoch (model, optimiser, history); with ``resume=True`` a folder left by
-        an interrupted run is continued from its last epoch.
+        Saved after every epoch (model, optimiser, history, settings); with ``resume=True`` a
+        folder left by an interrupted run is continued from its last epoch. The run must have the
+        same model config, training settings and data, else :class:`ResumeMismatch` (an
+        :class:`~trustlab.errors.InputError`) is raised before any training; ``resume=False``
+        starts afresh.
     progress : callable, optional
         Called as ``progress(epoch, max_epochs, loss, train_accuracy, validation_accuracy)``.
 
@@ -192,6 +316,14 @@ def train_tfn(
     learning_rate = check_positive(learning_rate, "learning_rate")
     if not (isinstance(weight_decay, (int, float)) and weight_decay >= 0):
         raise InputError.bad("weight_decay", "a number >= 0", weight_decay)
+    settings = _run_settings(
+        model.config, train, validation, max_epochs=max_epochs, learning_rate=learning_rate,
+        batch_size=batch_size, weight_decay=weight_decay, random_state=random_state,
+    )  # fmt: skip
+    folder = Path(checkpoint_dir) if checkpoint_dir is not None else None
+    state = None
+    if folder is not None and resume and (folder / "state.pt").is_file():
+        state = _resume_state(folder, settings)
     rng = check_random_state(random_state)
     if random_state is not None and not isinstance(random_state, np.random.Generator):
         torch.manual_seed(int(random_state))
@@ -204,9 +336,7 @@ def train_tfn(
     hist: dict[str, list] = {"epochs": [], "loss": [], "train": [], "val": []}
     best = (-1.0, 0, None)
     start_epoch, seconds = 1, 0.0
-    folder = Path(checkpoint_dir) if checkpoint_dir is not None else None
-    if folder is not None and resume and (folder / "state.pt").is_file():
-        state = torch.load(folder / "state.pt", weights_only=False)
+    if state is not None:
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         sched.load_state_dict(state["scheduler"])
@@ -260,6 +390,7 @@ def train_tfn(
                     "epoch": epoch,
                     "rng": rng.bit_generator.state,
                     "torch_rng": torch.get_rng_state(),
+                    "settings": settings,
                 },
                 tmp,
             )
