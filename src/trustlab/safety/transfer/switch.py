@@ -63,8 +63,9 @@ class SafetySwitch:
         A fitted map from and to the model's hidden size.
     model : trustlab.llm.LocalModel
     layer : int
-        0-based decoder layer whose output is replaced. When the map records the layer its
-        source activations came from (``source_layer_``), it must be this one.
+        0-based decoder layer whose output is replaced. When the map records the layers its
+        source and target activations came from (``source_layer_``, ``target_layer_``), each
+        must be this one.
 
     Attributes
     ----------
@@ -102,6 +103,20 @@ class SafetySwitch:
                 f"layer {recorded}, where the map's source activations were read (layer "
                 f"{recorded} of {_described(activation_map.source_model_)})",
                 layer,
+            )
+        target = activation_map.target_layer_  # M(h) replaces h: it must estimate this layer
+        if target is not None and target != self.layer:
+            on = f"of {_described(activation_map.target_model_)}"
+            if recorded is None:
+                raise InputError.bad(
+                    "layer", f"layer {target}, where the map's target activations were read "
+                    f"(layer {target} {on})", layer,
+                )  # fmt: skip
+            raise InputError.bad(
+                "activation_map",
+                f"a map to the layer it replaces (layer {self.layer} {on})",
+                f"a map fitted from layer {recorded} of "
+                f"{_described(activation_map.source_model_)} to layer {target} {on}",
             )
         self.activation_map = activation_map
         self.model = model
