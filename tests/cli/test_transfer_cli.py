@@ -255,3 +255,22 @@ def test_bad_input_is_one_line_naming_the_option(capsys, models, tmp_path, args,
     # a model may load first (one progress line); then one line names the option
     lines = [line for line in err.splitlines() if not line.startswith("trustlab: loading")]
     assert one_line("\n".join(lines)).startswith(f"trustlab: error: {argument}")
+
+
+def test_switch_with_a_map_to_another_layer_names_map(capsys, models, tmp_path):
+    """The library refuses the map naming its argument (activation_map); the command names the
+    option the user typed."""
+    study, (_, target) = models
+    from trustlab.safety.transfer import ActivationMap
+
+    lm = study.target_model
+    rows = np.concatenate(lm.activations(list(study.data.train_texts[:20]), 0, "all"))
+    ActivationMap(kind="affine").fit(
+        rows, rows, source_model=lm, target_model=lm, source_layer=0, target_layer=1
+    ).save(tmp_path / "m01")
+    code, _, err = run_main(
+        ["safety", "transfer", "switch", *PROMPTS, "--map", tmp_path / "m01", "--model", target],
+        capsys,
+    )
+    assert code == 2
+    assert one_line(err).startswith("trustlab: error: --map:"), err

@@ -51,7 +51,7 @@ from trustlab.cli._common import (
     text_lines,
     tracker,
 )
-from trustlab.cli._runs import OverwriteOption, counted, refuse_existing
+from trustlab.cli._runs import OverwriteOption, counted, options_named, refuse_existing
 from trustlab.errors import InputError, ResourceError
 
 __all__ = ["app", "report", "vector", "fit_map", "apply", "switch", "backdoor_model"]
@@ -444,7 +444,8 @@ def switch(
     if chosen is None:
         raise InputError.bad("--layer", "a decoder block (the map does not record one)", None)
     lm = _model(model)
-    safety_switch = SafetySwitch(activation_map, lm, chosen)
+    with options_named({"activation_map": "--map", "layer": "--layer"}):
+        safety_switch = SafetySwitch(activation_map, lm, chosen)
     with progress() as bar:
         bar.add_task(f"answering {counted(len(prompts), 'prompt')} twice", total=None)
         off = lm.generate(prompts, max_new_tokens, chat=chat)
