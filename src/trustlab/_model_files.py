@@ -231,8 +231,15 @@ def load_training_state(folder: Path | None, fingerprint: Any) -> dict | None:
         return None
     import torch
 
-    state = torch.load(Path(folder) / "state.pt", weights_only=False)
-    if state.get("fingerprint") != fingerprint:
+    path = Path(folder) / "state.pt"
+    try:  # the folder's own file (written by save_training_state), hence not weights_only
+        state = torch.load(path, weights_only=False)
+    except Exception as exc:  # truncated, overwritten or not torch's at all
+        raise ResourceError(
+            f"checkpoint_dir: {path} could not be read as a training state ({exc}); delete it to "
+            "start afresh, or choose another checkpoint_dir"
+        ) from exc
+    if not isinstance(state, dict) or state.get("fingerprint") != fingerprint:
         raise InputError.bad(
             "checkpoint_dir",
             "a folder left by the same fit (same data and parameters) or an empty one",
