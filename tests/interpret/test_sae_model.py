@@ -240,6 +240,13 @@ def test_a_corrupt_or_partial_saved_sae_names_the_file(tmp_path, topk_sae):
     (folder / "trustlab_sae.json").write_text(json.dumps(info))
     with pytest.raises(ResourceError, match="trustlab_sae.json: incomplete, it lacks n_latents"):
         load_sae(folder)
+    # a setting this SparseAutoencoder does not take (another version's file): was a TypeError
+    folder = sae.save(tmp_path / "sae3")
+    info = json.loads((folder / "trustlab_sae.json").read_text())
+    info["params"]["sparsity_warmup"] = 10
+    (folder / "trustlab_sae.json").write_text(json.dumps(info))
+    with pytest.raises(ResourceError, match="trustlab_sae.json: .*sparsity_warmup"):
+        load_sae(folder)
 
 
 @pytest.mark.parametrize("k", [None, 3])

@@ -307,6 +307,13 @@ def test_a_corrupt_or_partial_saved_map_names_the_file(tmp_path, linear_data):
     (tmp_path / "map2" / "activation_map.json").write_text(json.dumps(info))
     with pytest.raises(ResourceError, match="activation_map.json: incomplete, it lacks metadata"):
         load_activation_map(tmp_path / "map2")
+    # a setting this ActivationMap does not take (another version's file): was a TypeError
+    m.save(tmp_path / "map3")
+    info = json.loads((tmp_path / "map3" / "activation_map.json").read_text())
+    info["params"]["rank"] = 4
+    (tmp_path / "map3" / "activation_map.json").write_text(json.dumps(info))
+    with pytest.raises(ResourceError, match="activation_map.json: .*rank"):
+        load_activation_map(tmp_path / "map3")
 
 
 # ----------------------------------------------------------------------------- bad inputs

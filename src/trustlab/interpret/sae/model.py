@@ -639,7 +639,10 @@ def load_sae(directory: str | os.PathLike) -> SparseAutoencoder:
         folder, TRUSTLAB_FILE, WEIGHTS_FILE, "SparseAutoencoder.save", FORMAT_VERSION,
         keys=("d_in", "n_latents", "fit", "history", "model_name", "layer"),
     )  # fmt: skip
-    sae = SparseAutoencoder(**info["params"])
+    try:
+        sae = SparseAutoencoder(**info["params"])
+    except TypeError as exc:  # a setting this SparseAutoencoder does not have
+        raise ResourceError(f"{folder / TRUSTLAB_FILE}: {exc}") from exc
     arrays = read_saved_safetensors(folder / WEIGHTS_FILE)
     if set(arrays) != set(WEIGHT_NAMES):
         raise ResourceError(

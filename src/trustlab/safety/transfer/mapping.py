@@ -537,7 +537,10 @@ def load_activation_map(directory: str | os.PathLike) -> ActivationMap:
         keys=("source_width", "target_width", "metadata", "history", "fit"),
     )  # fmt: skip
     weights_path = folder / WEIGHTS_FILE
-    activation_map = ActivationMap(**info["params"])
+    try:
+        activation_map = ActivationMap(**info["params"])
+    except TypeError as exc:  # a setting this ActivationMap does not have
+        raise ResourceError(f"{folder / PARAMS_FILE}: {exc}") from exc
     kind = check_choice(activation_map.kind, "kind", KINDS)
     arrays = read_saved_safetensors(weights_path)
     if set(arrays) != set(WEIGHT_NAMES[kind]):
