@@ -221,3 +221,18 @@ def test_cli_bad_input_exits_2(argv, message, tmp_path, capsys):
 def test_report_of_a_folder_without_logs_is_bad_input(tmp_path, capsys):
     code, _, err = cli(capsys, "eval", "report", str(tmp_path))
     assert code == 2 and "inspect logs" in err
+
+
+def test_a_task_argument_inspect_refuses_leaves_no_new_folder(tmp_path, capsys):
+    """inspect builds the task after the log folder exists: a missing -T data file left an empty
+    folder behind. A folder that was there before stays."""
+    missing = tmp_path / "missing.json"
+    logs = tmp_path / "new" / "logs"
+    args = ["eval", "run", "casebench", "--model", MOCK, "-T", f"data={missing}", "--limit", "1"]
+    code, _, err = cli(capsys, *args, "--out", str(logs))
+    assert code == 2, err
+    assert not logs.exists()
+    (tmp_path / "kept").mkdir()
+    code, _, err = cli(capsys, *args, "--out", str(tmp_path / "kept"))
+    assert code == 2, err
+    assert (tmp_path / "kept").is_dir()

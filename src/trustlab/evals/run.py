@@ -151,8 +151,24 @@ def run_eval(
             provider.check_model_name(rest, argument)
         elif source == stubs.STUB_PROVIDER and rest not in stubs.STUB_MODELS:
             raise InputError.bad(argument, stubs.STUB_EXPECTED, name)
+    made = not Path(log_dir).exists()
     out = output_dir(log_dir, "log_dir")  # after the checks: bad input leaves no folder
+    try:
+        return _run(inspect_ai, out, task, resolved, models, task_args, model_args, limit,
+                    roles, resume, on_resume)  # fmt: skip
+    except BaseException:
+        # inspect builds the task after the folder exists: a task argument it refuses (say
+        # -T data=missing.csv) would leave an empty folder behind
+        if made and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
+        raise
 
+
+def _run(
+    inspect_ai: Any, out: Path, task: str, resolved: Any, models: list[str],
+    task_args: dict | None, model_args: dict | None, limit: int | None, roles: dict,
+    resume: bool, on_resume: Callable[[str], Any] | None,
+) -> EvalRun:  # fmt: skip
     logs, resumed, fresh = [], {}, []
     request = {
         "task arguments": task_args or {},
