@@ -13,6 +13,7 @@ asks first). Graphs of a batch share one tensor with a ``batch`` vector; edges n
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import time
 from dataclasses import asdict, dataclass
@@ -125,30 +126,32 @@ def _resume_state(folder: Path, settings: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
+#: The arguments of :func:`train_tfn` that a resumed run must share (with the model's config).
+_TRAINING = ("max_epochs", "learning_rate", "batch_size", "weight_decay", "random_state")
+
+
 def check_resume(
     checkpoint_dir: str | Path,
     config: Any,
     train: GraphDataset,
     validation: GraphDataset | None = None,
-    *,
-    max_epochs: int = 30,
-    learning_rate: float = 1e-2,
-    batch_size: int = 32,
-    weight_decay: float = 0.0,
-    random_state: Any = None,
+    **training: Any,
 ) -> bool:
     """Whether :func:`train_tfn` with these arguments (``config``: the model's
-    :class:`~trustlab.explain.equigx.model.TFNConfig`) would resume an interrupted run in
-    ``checkpoint_dir``; raises :class:`ResumeMismatch` when that run had other settings, so a
-    caller can refuse (or start afresh) before any work."""
+    :class:`~trustlab.explain.equigx.model.TFNConfig`; ``training``: its ``max_epochs``,
+    ``learning_rate``, ``batch_size``, ``weight_decay`` and ``random_state``, train_tfn's defaults
+    for those left out) would resume an interrupted run in ``checkpoint_dir``; raises
+    :class:`ResumeMismatch` when that run had other settings, so a caller can refuse (or start
+    afresh) before any work."""
+    unknown = sorted(set(training) - set(_TRAINING))
+    if unknown:
+        raise InputError.bad("training", f"arguments among {', '.join(_TRAINING)}", unknown)
     folder = Path(checkpoint_dir)
     if not (folder / "state.pt").is_file():
         return False
-    settings = _run_settings(
-        config, train, validation, max_epochs=max_epochs, learning_rate=learning_rate,
-        batch_size=batch_size, weight_decay=weight_decay, random_state=random_state,
-    )  # fmt: skip
-    _resume_state(folder, settings)
+    defaults = inspect.signature(train_tfn).parameters
+    training = {name: training.get(name, defaults[name].default) for name in _TRAINING}
+    _resume_state(folder, _run_settings(config, train, validation, **training))
     return True
 
 
