@@ -13,6 +13,8 @@
 #                   costs the same arithmetic: every timed path here runs a fixed number of tokens)
 # Run: DEVICE=cuda bash scripts/gpu_checks.sh   (OUT=folder for the logs; PY=python to use)
 # A dry run on the CPU here: DEVICE=cpu PY=.venv/bin/python SMALL=1 bash scripts/gpu_checks.sh
+# PARTS picks what runs (default all): any of tests casebench sae watermark, e.g.
+# PARTS="tests watermark" DEVICE=cuda bash scripts/gpu_checks.sh
 set -u
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 DEVICE=${DEVICE:-cuda}
@@ -26,7 +28,9 @@ fi
 export TRUSTLAB_CACHE=/tmp/trustlab-cache
 M=/tmp/smollm2-135m-instruct-random
 if [ -n "${SMALL:-}" ]; then N=6; R=1; T=8; B=4; I=8; IB=4; else N=60; R=10; T=256; B=32; I=512; IB=64; fi
+PARTS=${PARTS:-tests casebench sae watermark}
 step() { echo "=== $(date +%T) $*"; }
+part() { case " $PARTS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 step "machine"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null
@@ -44,17 +48,25 @@ AutoTokenizer.from_pretrained(src).save_pretrained(dst)
 print("saved", dst, sum(p.numel() for p in model.parameters()), "parameters")
 PYEOF
 
+if part tests; then
 step "tests/llm/test_devices.py"
 timeout 120 $PY -m pytest -q -p no:cacheprovider tests/llm/test_devices.py 2>&1 | tee "$OUT/tests.txt" | tail -20
+fi
 
+if part casebench; then
 step "issue 19: CASE-Bench logit mode"
 timeout 240 $PY benchmarks/bench_casebench.py --model "$M" --device "$DEVICE" --n "$N" --repeat "$R" 2>&1 | grep -v "it/s\]" | tee "$OUT/casebench.txt"
+fi
 
+if part sae; then
 step "issue 23: latent caching"
 timeout 100 $PY benchmarks/bench_sae.py --part cache --model "$M" --device "$DEVICE" --texts "$T" --batch-size "$B" 2>&1 | tee "$OUT/sae.txt"
+fi
 
+if part watermark; then
 step "issue 27: watermark prediction"
 for bs in $IB 8; do
     timeout 60 $PY benchmarks/bench_watermark.py --part prediction --device "$DEVICE" --images "$I" --batch-size "$bs" 2>&1 | tee -a "$OUT/watermark.txt"
 done
+fi
 step "done"
