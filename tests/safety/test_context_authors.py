@@ -22,9 +22,11 @@ from sklearn.metrics import accuracy_score, f1_score, recall_score
 from statsmodels.stats.proportion import proportions_ztest
 
 from trustlab.safety.context import human_statistics, load_casebench, score_outputs
+from trustlab.safety.context.data import check_ablate
 from trustlab.safety.context.metrics import HEADLINE_KEYS
 
 ORACLE_PATH = Path(__file__).resolve().parent / "casebench_authors_data" / "oracle.json.gz"
+DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "safety-context.md"
 ORACLE = json.loads(gzip.decompress(ORACLE_PATH.read_bytes()))
 ITEMS = ORACLE["items"]
 OUTPUTS = {entry["file"]: entry for entry in ORACLE["outputs"]}
@@ -97,7 +99,10 @@ def test_the_oracle_covers_every_released_file_and_no_text():
     assert len(ITEMS) == 900 and len(OUTPUTS) == 43
     assert all(len(entry["predictions"]) == 900 for entry in OUTPUTS.values())
     assert {e["mode"] for e in OUTPUTS.values()} == {"binary", "score", "logits"}
-    assert sum(e["ablation"] is not None for e in OUTPUTS.values()) == 25
+    ablations = [e["ablation"] for e in OUTPUTS.values() if e["ablation"] is not None]
+    assert len(ablations) == 25
+    for ablation in ablations:  # every released ablation is one trustlab can run
+        assert check_ablate(ablation) == tuple(ablation.split(","))
     keys = {key for item in ITEMS for key in item}
     assert "query" not in keys and "context" not in keys
 
@@ -131,6 +136,25 @@ def test_check1_the_cli_prints_the_library_numbers(name, tmp_path, capsys):
         assert printed[key] == pytest.approx(value, abs=1e-12), key
     for key, value in _authors_metrics(entry).items():
         assert printed[key] == pytest.approx(value, abs=1e-10), key
+
+
+def test_check1_the_docs_table_shows_trustlabs_numbers(tmp_path):
+    section = DOCS_PAGE.read_text().split("## Reproduced on the authors' released outputs")[1]
+    rows = [line for line in section.split("\n## ")[0].splitlines() if line.startswith("| ")]
+    shown = {}
+    for line in rows[2:]:  # after the header and the separator
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        ablation = None if cells[2] == "—" else cells[2].replace(", ", ",")
+        shown[(cells[0], cells[1], ablation)] = cells[3:]
+    assert len(shown) == len(rows) - 2 == 43
+    for entry in OUTPUTS.values():
+        cells = shown[(entry["model"], entry["mode"], entry["ablation"])]
+        result = score_outputs(_write_output_file(entry, tmp_path), entry["mode"], n_bootstrap=0)
+        keys = ("accuracy", "safe_recall", "unsafe_recall", "f1_safe", "f1_unsafe")
+        expected = [f"{getattr(result, key):.4f}" for key in keys]
+        expected.append("—" if result.pearson is None else f"{result.pearson:.2f}")
+        expected.append(str(result.n_parse_failures))
+        assert cells == expected, entry["file"]
 
 
 def _pairs() -> list[tuple[int, int]]:
