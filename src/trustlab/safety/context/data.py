@@ -13,7 +13,8 @@ records plus the prediction under the model's name)::
 Context values are text or (a few ``background`` values) a mapping of texts. Labels come from
 ``safe_rate`` (k/21) or from a list of 21 votes, never from a list of 20: the authors' data file
 carries only the first 20 of the 21 votes, and a majority over those 20 differs from the real
-one on 66 of 900 items (92 more are 10/10 ties).
+one on 66 of 900 items. All 66 are among the 92 items that tie 10/10 over the 20: a strict
+majority calls them unsafe, and their 21st vote makes them safe.
 """
 
 from __future__ import annotations
