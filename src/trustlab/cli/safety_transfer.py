@@ -51,7 +51,13 @@ from trustlab.cli._common import (
     text_lines,
     tracker,
 )
-from trustlab.cli._runs import OverwriteOption, counted, options_named, refuse_existing
+from trustlab.cli._runs import (
+    OverwriteOption,
+    counted,
+    options_named,
+    refuse_existing,
+    remove_stale,
+)
 from trustlab.errors import InputError, ResourceError
 
 __all__ = ["app", "report", "vector", "fit_map", "apply", "switch", "backdoor_model"]
@@ -534,12 +540,15 @@ def backdoor_model(
             learning_rate=learning_rate, random_state=seed,
             progress=reporter if large else planned(reporter, plan),  # said once input is good
         )  # fmt: skip
+    # the check and settings of an earlier run go before its weights are replaced: a run stopped
+    # from here on leaves no settings.json, so no later run takes these weights for a cached one
+    remove_stale(out, ("settings.json", "result.json"))  # the marker first
     folder = backdoored.save(out / backdoored.name, overwrite=True)
     with progress() as bar:
         bar.add_task(f"checking where {backdoored.name} fires", total=None)
         result = check_backdoor(backdoored, data, list(heldout[:check]) or None)
     emit(result, as_json)
-    save(result, out, as_json)
+    save(result, out, as_json)  # settings.json last: it marks the run finished
     write_atomic(out / "settings.json", json_text({**settings, "folder": folder.name}))
     tell(f"wrote the model to {folder}", as_json)
 
