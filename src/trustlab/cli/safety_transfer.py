@@ -77,7 +77,7 @@ ChatOption = Annotated[
 MaxNewTokensOption = Annotated[int, typer.Option("--max-new-tokens", help="Tokens generated.")]
 REPORT_FILES = ("result.json", "report.html")
 VECTOR_FILES = ("vector.json", "vector.safetensors")
-MAP_FILES = ("activation_map.json", "activation_map.safetensors", "result.json")
+MAP_FILES = ("activation_map.json", "activation_map.safetensors", "result.json", "lm_loss.json")
 BACKDOOR_FILES = ("result.json", "settings.json")
 #: The most LoRA fine-tuning run without --yes, in optimiser steps x billions of parameters
 #: (the default SmolLM2 run: 88 steps x 0.135, about 4 minutes on two cores).
@@ -392,6 +392,7 @@ def fit_map(
     emit(activation_map.fit_, as_json)
     if loss is not None and not as_json:
         emit(loss, as_json)
+    remove_stale(out, MAP_FILES)  # an earlier map's files (lm_loss.json too) go with it
     activation_map.save(out)
     save(activation_map.fit_, out, as_json)
     if loss is not None:
