@@ -100,3 +100,23 @@ def test_fit_map_overwrite_removes_the_earlier_maps_lm_loss(capsys, small_models
     (lone / "lm_loss.json").write_text("{}")
     code, _, err = run_main([*args[:-1], lone, *layers], capsys)
     assert code == 2 and "--overwrite" in one_line(err)
+
+
+def test_report_overwrite_removes_the_earlier_tiny_models(capsys, small_models, tmp_path):
+    """A report on given models written over a tiny-model report leaves no earlier tiny model
+    in models/ (they are not this study's) but the one it read as --source, and nothing else
+    the user put there is touched."""
+    source, target = small_models
+    out = tmp_path / "study"
+    load_model(source).save(out / "models" / "tiny-source")  # what a tiny-model report writes
+    load_model(target).save(out / "models" / "tiny-target")
+    (out / "result.json").write_text("{}")
+    (out / "models" / "notes.txt").write_text("mine\n")
+    given = out / "models" / "tiny-source"
+    args = ["safety", "transfer", "report", "--out", out, "--source", given, "--target", target,
+            "--alphas", 1, "--n-random", 1]  # fmt: skip
+    code, _, err = run_main([*args, "--overwrite"], capsys)
+    assert code == 0, err
+    assert json.loads((out / "result.json").read_text())["tiny"] is False
+    assert sorted(p.name for p in (out / "models").iterdir()) == ["notes.txt", "tiny-source"]
+    assert load_model(given).n_layers == 2

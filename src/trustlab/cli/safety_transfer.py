@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -183,13 +184,16 @@ def report(
         )
     emit(study, as_json)
     save(study, out, as_json)
-    _write_parts(study, out)
+    _write_parts(study, out, (source, target))
     tell(f"wrote {write_page(study, out).name} and the map, vectors and figures to {out}", as_json)
 
 
-def _write_parts(study: Any, out: Path) -> None:
-    """The sweeps' figures, the map, the two vectors and (tiny) the models."""
+def _write_parts(study: Any, out: Path, given: tuple[str | None, ...]) -> None:
+    """The sweeps' figures, the map, the two vectors and (tiny) the models; an earlier run's
+    tiny models that this one does not write are removed (not the ``given`` models)."""
     import matplotlib.pyplot as plt
+
+    from trustlab.safety.transfer.study import TINY_MODELS
 
     for role, sweep in (("source", study.source_sweep), ("target", study.target_sweep)):
         fig, ax = plt.subplots(figsize=(5.0, 1.4 + 0.45 * len(sweep.layers)))
@@ -199,9 +203,15 @@ def _write_parts(study: Any, out: Path) -> None:
     study.activation_map.save(out / "map")
     study.transfer.native_vector.save(out / "vectors" / "native")
     study.transfer.mapped_vector.save(out / "vectors" / "mapped")
+    inputs = {Path(m).resolve() for m in given if m is not None}
+    for name in TINY_MODELS:  # an earlier run's tiny models go, unless this run read them
+        if (out / "models" / name).resolve() not in inputs:
+            shutil.rmtree(out / "models" / name, ignore_errors=True)
     if study.tiny:
         for model in (study.source_model, study.target_model):
             model.save(out / "models" / model.name, overwrite=True)
+    elif (out / "models").is_dir() and not any((out / "models").iterdir()):
+        (out / "models").rmdir()
 
 
 # ============================================================================== vector
