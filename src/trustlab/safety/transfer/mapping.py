@@ -342,6 +342,11 @@ class ActivationMap(BaseEstimator):
         self.random_state = random_state
         self.solver = solver
 
+    def check_params(self) -> None:
+        """Check every parameter now, as ``fit`` does first: for a caller with slow work to do
+        before ``fit`` (loading the models, reading their paired activations)."""
+        self._settings()
+
     def fit(
         self,
         source: Any,
