@@ -120,6 +120,45 @@ def test_learn_weights_names_the_option_c(run, policy_file, tmp_path):
     assert code == 2 and one_line(err).startswith("trustlab: error: --c: expected a number")
 
 
+@pytest.fixture
+def banking_weighted(run, tmp_path):
+    """The policy ``learn-weights --suite banking`` writes."""
+    weighted = tmp_path / "banking_weighted.json"
+    code, _, err = run("agents", "learn-weights", "--suite", "banking", "--out", weighted)
+    assert code == 0, err
+    return weighted
+
+
+def test_a_policy_learned_on_a_suite_allows_the_reads_as_the_suite(run, banking_weighted):
+    """learn-weights --suite writes the suite guardrail's unknown_action ("allow"): with --policy
+    of the written file a read the policy does not guard is allowed as with --suite (it was
+    refused, exit 2)."""
+    trajectory = '{"task_intent": "Pay my rent.", "steps": []}'
+    base = ["agents", "check", "--trajectory", trajectory, "--action", "get_balance", "--json"]
+    code, by_suite, _ = run(*base, "--suite", "banking")
+    assert code == 0 and json.loads(by_suite)["action_allowed"] is True
+    code, by_file, err = run(*base, "--policy", banking_weighted)
+    assert code == 0, err
+    assert json.loads(by_file) == json.loads(by_suite)
+    assert json.loads(banking_weighted.read_text())["unknown_action"] == "allow"
+
+
+def test_evaluate_checks_a_suites_cases_with_the_policy_learned_on_it(run, banking_weighted):
+    """evaluate --suite S --policy FILE checks every case of S with the learned policy: none is
+    an error (19 of 33 safe banking cases were, left out of the metrics; and evaluate --suite
+    refused --policy)."""
+    evaluate = ["agents", "evaluate", "--suite", "banking", "--mode", "oracle", "--n-bootstrap", 20]
+    code, out, _ = run(*evaluate, "--json")
+    assert code == 0
+    suite_result = json.loads(out)
+    code, out, err = run(*evaluate, "--policy", banking_weighted, "--json")
+    assert code == 0, err
+    file_result = json.loads(out)
+    assert file_result["errors"] == []
+    assert file_result["n_cases"] == suite_result["n_cases"]
+    assert file_result["n_safe"] == suite_result["n_safe"]
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
@@ -136,8 +175,12 @@ def test_learn_weights_names_the_option_c(run, policy_file, tmp_path):
         ),
         (["evaluate", "--policy", "{policy}", "--cases", "missing.json"], "--cases"),
         (["check", "--suite", "casino", "--action", "pay"], "--suite"),
+        # one policy is for one suite's cases (learn-weights --suite writes one)
+        (
+            ["evaluate", "--suite", "banking", "--suite", "slack", "--policy", "{policy}"],
+            "--policy: expected one --suite with --policy",
+        ),
         # ignored before: a suite brings its own policy (and cases)
-        (["evaluate", "--suite", "banking", "--policy", "{policy}"], "--policy: expected no"),
         (
             ["learn-weights", "--suite", "banking", "--policy", "{policy}", "--out", "w.json"],
             "--policy: expected no",

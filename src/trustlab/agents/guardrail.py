@@ -138,8 +138,9 @@ class Guardrail:
         Predicate name -> a checker (a callable taking a
         :class:`~trustlab.agents.checkers.CheckContext`, returning a bool or a probability) or a
         checker specification; overrides the policy's ``checkers``.
-    unknown_action : {"error", "allow", "block"}, default "error"
-        What to do with an action no policy action covers.
+    unknown_action : {"error", "allow", "block"}, optional
+        What to do with an action no policy action covers. By default the policy's
+        ``unknown_action`` key, and ``"error"`` for a policy without it.
     method : {"auto", "closed_form", "enumerate", "compiled"}
         Inference method of the circuits (see :class:`~trustlab.agents.circuit.RuleCircuit`).
     """
@@ -151,7 +152,7 @@ class Guardrail:
         epsilon: float = 0.0,
         default_weight: float = 1.0,
         checkers: Mapping[str, Any] | None = None,
-        unknown_action: str = "error",
+        unknown_action: str | None = None,
         method: str = "auto",
     ):
         self.policy = load_policy(policy)
@@ -163,6 +164,8 @@ class Guardrail:
             raise InputError.bad("default_weight", "a finite number", default_weight)
         if not math.isfinite(default_weight):
             raise InputError.bad("default_weight", "a finite number", default_weight)
+        if unknown_action is None:
+            unknown_action = self.policy.unknown_action or "error"
         if unknown_action not in _UNKNOWN:
             raise InputError.bad("unknown_action", f"one of {list(_UNKNOWN)}", unknown_action)
         self.epsilon = float(epsilon)
@@ -227,6 +230,17 @@ class Guardrail:
         clone.policy = load_policy(data)
         clone._circuits = {}
         return clone
+
+    def policy_json(self) -> dict[str, Any]:
+        """The policy as JSON data that loads back into this guardrail's decisions: every rule's
+        weight (the default weight written out) and ``unknown_action``. ``Guardrail(data,
+        epsilon=...)`` then decides as this one does; checkers given to the constructor (not in
+        the policy) are not part of it. What ``trustlab agents learn-weights`` writes.
+        """
+        data = self.policy.as_json()
+        data["weights"] = self.weights
+        data["unknown_action"] = self.unknown_action
+        return data
 
     def _circuit(self, action: str, skip: set[str]) -> tuple[RuleCircuit, list[Rule], set[str]]:
         """The circuit of ``action`` (without the rules in ``skip``), its rules and the predicates

@@ -3,9 +3,12 @@ model (ASPM), validated with pydantic.
 
 A policy (:class:`PolicyModel`) holds rules over named predicates (:class:`Rule`, whose ``logic``
 is a formula of :mod:`trustlab.agents.logic`) and groups them per action (``actions``: action name
--> ``soft_rule_ids``). trustlab adds two optional keys: ``checkers`` (predicate name -> the
-specification of the checker that computes it, see :mod:`trustlab.agents.checkers`) and
-``weights`` (rule id -> weight; rules without one get the guardrail's default weight).
+-> ``soft_rule_ids``). trustlab adds three optional keys: ``checkers`` (predicate name -> the
+specification of the checker that computes it, see :mod:`trustlab.agents.checkers`),
+``weights`` (rule id -> weight; rules without one get the guardrail's default weight) and
+``unknown_action`` (``"error"``, ``"allow"`` or ``"block"``: what a guardrail built on the policy
+does with an action no policy action covers, unless it is given one itself; without the key,
+``"error"``).
 
 A trajectory (:class:`Trajectory`) is what the protected agent did so far: the task intent and a list
 of steps, each with an optional thought, an action (:class:`Action`: a tool call or a web action)
@@ -256,7 +259,8 @@ class _ActionEntry(BaseModel):
 
 
 class PolicyModel(_Model):
-    """An action-based safety policy model (ShieldAgent's ASPM JSON, plus ``checkers``/``weights``).
+    """An action-based safety policy model (ShieldAgent's ASPM JSON, plus ``checkers``,
+    ``weights`` and ``unknown_action``).
 
     Validation: at least one rule and one action; rule ids unique; every ``soft_rule_id`` names a
     rule; the action tree has no cycle; every rule's logic names only declared predicates;
@@ -272,6 +276,8 @@ class PolicyModel(_Model):
     checkers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     # strict: pydantic would read "0" as 0.0 and true as 1.0 (a rule switched off without a word)
     weights: dict[str, StrictFloat] = Field(default_factory=dict)
+    # None (absent): the guardrail's own setting, "error" by default (as before the key existed)
+    unknown_action: Literal["error", "allow", "block"] | None = None
 
     @field_validator("rule_list")
     @classmethod

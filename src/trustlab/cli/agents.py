@@ -117,11 +117,13 @@ def check_command(
 EVALUATE_HELP = """Evaluate a guardrail on labelled cases: accuracy, false-positive rate, rule recall.
 
 Cases come from AgentDojo's suites (--suite, repeatable; each with its bundled policy: benign
-steps from the user tasks' ground truths, unsafe ones with an injection task's calls spliced in)
-or from a JSON/JSONL file (--cases with --policy; each case {trajectory, action, label
-"safe"/"unsafe", expected_rules, oracle, group, cluster}). --mode oracle gives the proposed
-step's true predicate values as evidence (tests the rules and the inference); --mode checkers
-lets the policy's checkers compute them (tests the whole guardrail).
+steps from the user tasks' ground truths, unsafe ones with an injection task's calls spliced in;
+one --suite with --policy checks that suite's cases with the given policy instead, such as the
+one learn-weights --suite wrote) or from a JSON/JSONL file (--cases with --policy; each case
+{trajectory, action, label "safe"/"unsafe", expected_rules, oracle, group, cluster}). --mode
+oracle gives the proposed step's true predicate values as evidence (tests the rules and the
+inference); --mode checkers lets the policy's checkers compute them (tests the whole
+guardrail).
 
 --out DIR writes result.json, the figure, and report.html/report.json (the evaluation page).
 
@@ -157,16 +159,21 @@ def evaluate_command(
         raise InputError.bad(
             "--suite", "either --suite (repeatable) or --cases FILE", "both or neither"
         )
-    if suite and policy is not None:  # it would be ignored: the suites bring their policies
+    if suite and policy is not None and len(suite) != 1:  # one policy is for one suite
         raise InputError.bad(
-            "--policy", "no --policy with --suite (each suite has its own)", policy
+            "--policy",
+            "one --suite with --policy (a policy for that suite's cases)",
+            f"{len(suite)} suites",
         )
     if suite:
         from trustlab.agents.agentdojo import agentdojo_cases, suite_guardrail
 
         for s in suite:
             _check_suite(s)
-        guard: Any = {s: suite_guardrail(s, epsilon=epsilon) for s in suite}
+        if policy is not None:  # e.g. learn-weights --suite S --out FILE: the suite's cases
+            guard: Any = Guardrail(policy, epsilon=epsilon)
+        else:
+            guard = {s: suite_guardrail(s, epsilon=epsilon) for s in suite}
         items = [c for s in suite for c in agentdojo_cases(s)]
     else:
         if policy is None:
@@ -189,7 +196,13 @@ def evaluate_command(
         from trustlab.audit.sections.guardrail import write_page
 
         html, _ = write_page(
-            result, out, meta={"suites": list(suite or []) or str(cases), "epsilon": epsilon}
+            result,
+            out,
+            meta={
+                "suites": list(suite or []) or str(cases),
+                **({"policy": str(policy)} if policy is not None else {}),
+                "epsilon": epsilon,
+            },
         )
         tell(f"wrote {html.name} to {out}", as_json)
 
@@ -261,7 +274,9 @@ def learn_weights_command(
         bar.add_task(f"learning weights from {len(items)} cases", total=None)
         fit = fit_rule_weights(guard, items, C=c)
     emit(fit, as_json)
-    weighted = guard.with_weights(fit.weights).policy.as_json()
+    # with every weight and the guardrail's unknown_action (the suites allow the tools they do
+    # not guard), so --policy OUT decides as the guardrail the weights were learned for
+    weighted = guard.with_weights(fit.weights).policy_json()
     output_dir(out.parent, "--out")
     write_atomic(out, json.dumps(weighted, indent=2) + "\n")
     tell(f"wrote the weighted policy to {out}", as_json)
