@@ -232,8 +232,9 @@ def load_training_state(folder: Path | None, fingerprint: Any) -> dict | None:
     import torch
 
     path = Path(folder) / "state.pt"
-    try:  # the folder's own file (written by save_training_state), hence not weights_only
-        state = torch.load(path, weights_only=False)
+    try:  # the folder's own file (written by save_training_state), hence not weights_only;
+        # onto the CPU, so a state left by a fit on a GPU resumes anywhere
+        state = torch.load(path, weights_only=False, map_location="cpu")
     except Exception as exc:  # truncated, overwritten or not torch's at all
         raise ResourceError(
             f"checkpoint_dir: {path} could not be read as a training state ({exc}); delete it to "

@@ -248,3 +248,58 @@ def test_stacking_bytes_on_the_device_equals_the_per_image_path():
     resized = _stack([*images[:2], rng.integers(0, 256, size=(40, 36, 3), dtype=np.uint8)], 32)
     assert resized.shape == (3, 3, 32, 32)
     torch.testing.assert_close(resized[:2], slow[:2], rtol=0, atol=0)
+
+
+def _fit_tiny(data, **kwargs):
+    from trustlab.watermark.nr import WatermarkPredictor
+
+    params = {"input_size": 64, "widths": (8, 8, 8, 8), "max_epochs": 2, "batch_size": 3}
+    model = WatermarkPredictor(**{**params, **kwargs.pop("params", {})})
+    return model.fit(
+        data.images, scores=data.scores, masks=data.masks, content_types=data.content_types,
+        **kwargs,
+    )  # fmt: skip
+
+
+def test_fit_checks_the_device_before_training(predictor, monkeypatch):
+    _, data = predictor
+    calls = []
+    with pytest.raises(InputError, match="device: expected"):
+        _fit_tiny(data, device="gpu", progress=lambda *a: calls.append(a))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ConfigError, match="no GPU"):
+        _fit_tiny(data, device="cuda", progress=lambda *a: calls.append(a))
+    assert calls == []  # refused before the first epoch
+    auto = _fit_tiny(data, device="auto")  # the CPU here: the same weights as the default
+    default = _fit_tiny(data)
+    for (k, a), b in zip(
+        auto.net_.state_dict().items(), default.net_.state_dict().values(), strict=True
+    ):
+        torch.testing.assert_close(a, b, rtol=0, atol=0, msg=k)
+
+
+@needs_cuda
+def test_fit_on_the_gpu_matches_the_cpu(predictor):
+    """Same batches and flips (the CPU generator's), float32 proper: two epochs of Adam on a GPU
+    land within rounding of the CPU's, and the fitted network comes back to the CPU."""
+    _, data = predictor
+    cpu, gpu = _fit_tiny(data), _fit_tiny(data, device="cuda")
+    assert next(gpu.net_.parameters()).device.type == "cpu"
+    np.testing.assert_allclose(gpu.history_.loss, cpu.history_.loss, rtol=1e-4)
+    a, b = cpu.predict(data.images), gpu.predict(data.images)
+    np.testing.assert_allclose(a.scores, b.scores, atol=1e-3)
+
+
+@needs_cuda
+def test_a_fit_interrupted_on_the_gpu_resumes_on_the_cpu(predictor, tmp_path):
+    _, data = predictor
+
+    def stop(epoch, total, history):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _fit_tiny(data, device="cuda", params={"checkpoint_dir": tmp_path}, progress=stop)
+    resumed = _fit_tiny(data, params={"checkpoint_dir": tmp_path})
+    full = _fit_tiny(data, device="cuda")
+    assert resumed.history_.epoch == (1, 2)
+    np.testing.assert_allclose(resumed.history_.loss, full.history_.loss, rtol=1e-4)

@@ -518,6 +518,7 @@ class WatermarkPredictor:
         masks: Any,
         content_types: Sequence[str],
         progress: Callable[[int, int, WatermarkTrainingHistory], None] | None = None,
+        device: str = "cpu",
     ) -> WatermarkPredictor:
         """Train on watermarked (and clean) images with their generator labels.
 
@@ -527,12 +528,25 @@ class WatermarkPredictor:
 
         Trains with subnormal floats flushed to zero: weight decay drives unused weights below
         float32's smallest normal number, where every operation on them is several times slower.
+
+        ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``) trains there, in float32
+        proper (no TF32); the draws of the batches and flips are the CPU generator's, so a seed
+        gives the same batches on any device. The fitted network is kept on the CPU, and a
+        checkpoint left on one device resumes on another.
         """
-        with flush_denormals():
-            return self._fit(images, scores, masks, content_types, progress)
+        torch = _torch()
+        where = resolve_device(torch, device)
+        with flush_denormals(), _ieee_float32(torch, where):
+            return self._fit(images, scores, masks, content_types, progress, where)
 
     def _fit(
-        self, images: Any, scores: Any, masks: Any, content_types: Sequence[str], progress: Any
+        self,
+        images: Any,
+        scores: Any,
+        masks: Any,
+        content_types: Sequence[str],
+        progress: Any,
+        where: str = "cpu",
     ) -> WatermarkPredictor:
         torch = _torch()
         F = torch.nn.functional
@@ -582,6 +596,11 @@ class WatermarkPredictor:
                 raise InputError.bad(
                     "warm_start", "the fitted model's widths (or warm_start=False)", p["widths"]
                 ) from exc
+        fingerprint = self._fingerprint(x, y_score, m, types, init)
+        if where != "cpu":  # the data and the network on the device (the fingerprint's are here)
+            x, target_heat, heat_weight = x.to(where), target_heat.to(where), heat_weight.to(where)
+            t_score, t_level, t_type = t_score.to(where), t_level.to(where), t_type.to(where)
+            net.to(where)
         opt = torch.optim.Adam(
             net.parameters(), lr=p["learning_rate"], weight_decay=p["weight_decay"]
         )
@@ -591,7 +610,6 @@ class WatermarkPredictor:
         keys = ("loss", "score_mse", "level_ce", "heatmap_loss", "content_ce")
         hist: dict[str, list] = {k: [] for k in ("epoch", *keys)}
         start, seconds = 0, 0.0
-        fingerprint = self._fingerprint(x, y_score, m, types, init)
         folder = Path(self.checkpoint_dir) if self.checkpoint_dir is not None else None
         state = load_training_state(folder, fingerprint)
         if state is not None:
@@ -608,9 +626,9 @@ class WatermarkPredictor:
             order = rng.permutation(n)
             sums = np.zeros(len(keys))
             for s in range(0, n, p["batch_size"]):
-                idx = torch.as_tensor(order[s : s + p["batch_size"]])
+                idx = torch.as_tensor(order[s : s + p["batch_size"]]).to(where)
                 xb = x[idx]
-                flip = torch.as_tensor(rng.random(len(idx)) < 0.5)
+                flip = torch.as_tensor(rng.random(len(idx)) < 0.5).to(where)
                 hb = target_heat[idx]
                 if bool(flip.any()):  # horizontal flips: location labels flip with the image
                     xb = torch.where(flip[:, None, None, None], xb.flip(-1), xb)
@@ -638,7 +656,7 @@ class WatermarkPredictor:
                 loss.backward()
                 opt.step()
                 parts = (loss, mse, ce_level, heat_loss, ce_type)
-                sums += np.array([float(v.detach()) for v in parts]) * len(idx)
+                sums += torch.stack([v.detach() for v in parts]).double().cpu().numpy() * len(idx)
             sched.step()
             hist["epoch"].append(epoch + 1)
             for key, v in zip(keys, sums / n, strict=True):
@@ -660,6 +678,7 @@ class WatermarkPredictor:
             )
             if progress is not None:
                 progress(epoch + 1, p["max_epochs"], _history(hist, seconds))
+        net.to("cpu")
         zero_denormals(net)  # any left from a run resumed from an earlier version
         self.net_ = net.eval()
         self.history_ = _history(hist, seconds)
