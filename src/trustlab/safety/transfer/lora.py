@@ -188,10 +188,13 @@ def _adapted(
     check_language_model(model, "model")
     if not hasattr(model, "model"):
         raise InputError.bad("model", "a trustlab.llm.LocalModel (with .model)", model)
-    rank, alpha, targets, max_epochs, learning_rate, batch_size, max_length = check_lora_settings(
+    checked = check_lora_settings(
         rank=rank, alpha=alpha, target_modules=target_modules, max_epochs=max_epochs,
         learning_rate=learning_rate, batch_size=batch_size, max_length=max_length,
     )  # fmt: skip
+    rank, alpha, targets = checked["rank"], checked["alpha"], checked["target_modules"]
+    max_epochs, learning_rate = checked["max_epochs"], checked["learning_rate"]
+    batch_size, max_length = checked["batch_size"], checked["max_length"]
     chat = model.has_chat_template if chat is None else check_bool(chat, "chat")
     if chat and not model.has_chat_template:
         raise InputError.bad("chat", f"False or None for {model.name!r} (no chat template)", chat)
@@ -220,30 +223,26 @@ def _adapted(
     return adapted, name
 
 
-def check_lora_settings(
-    *,
-    rank: Any = 8,
-    alpha: Any = 16.0,
-    target_modules: Any = None,
-    max_epochs: Any = 1,
-    learning_rate: Any = 1e-3,
-    batch_size: Any = 8,
-    max_length: Any = 64,
-) -> tuple:
-    """Check the training settings of :func:`lora_backdoor` as it does (it calls this), for a
-    caller with slow work to do first (loading the model); the defaults are its defaults.
+def check_lora_settings(**settings: Any) -> dict[str, Any]:
+    """Check training settings of :func:`lora_backdoor` by its own rules (it calls this), for a
+    caller with slow work to do first (loading the model): only the settings given are checked,
+    so no second copy of its defaults exists. Settings: ``rank``, ``alpha``,
+    ``target_modules``, ``max_epochs``, ``learning_rate``, ``batch_size``, ``max_length``.
 
-    Returns ``(rank, alpha, target_modules, max_epochs, learning_rate, batch_size,
-    max_length)``, checked."""
-    return (
-        check_positive_int(rank, "rank"),
-        check_positive(alpha, "alpha"),
-        _check_targets(target_modules),
-        check_positive_int(max_epochs, "max_epochs"),
-        check_positive(learning_rate, "learning_rate"),
-        check_positive_int(batch_size, "batch_size"),
-        check_positive_int(max_length, "max_length", minimum=2),
-    )
+    Returns the given settings, checked, by name."""
+    rules = {
+        "rank": lambda v: check_positive_int(v, "rank"),
+        "alpha": lambda v: check_positive(v, "alpha"),
+        "target_modules": _check_targets,
+        "max_epochs": lambda v: check_positive_int(v, "max_epochs"),
+        "learning_rate": lambda v: check_positive(v, "learning_rate"),
+        "batch_size": lambda v: check_positive_int(v, "batch_size"),
+        "max_length": lambda v: check_positive_int(v, "max_length", minimum=2),
+    }
+    unknown = sorted(set(settings) - set(rules))
+    if unknown:
+        raise TypeError(f"check_lora_settings() got unknown settings {unknown}")
+    return {name: rules[name](value) for name, value in settings.items()}
 
 
 def _with_adapters(model: Any, rank: int, alpha: float, targets: Any, seed: int, torch: Any) -> Any:
