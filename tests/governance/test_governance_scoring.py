@@ -144,6 +144,20 @@ def test_several_assessors_pool_with_the_lower_median_and_flag_tier_disagreement
     assert same.agreement["flagged_dimensions"] == []
 
 
+def test_an_assessor_who_left_a_dimension_blank_does_not_disagree_on_it():
+    both = {"deployment.planning": (4, ["public_document", "consultation_record"])}
+    one = answers({**both, "data.planning": (3, ["public_document"])}, "one")
+    two = answers(both, "two")  # left the data dimension blank
+    result = assess([one, two])
+    assert result.dimension("data")["assessor_rungs"] == {"one": 3, "two": None}
+    assert result.dimension("data")["disagreement"] is False
+    assert result.dimension("data")["rung"] == 3  # the one view there is
+    assert "data" not in result.agreement["flagged_dimensions"]
+    # a second view in another tier is a disagreement, as before
+    three = answers({**both, "data.planning": (6, PARTNERSHIP)}, "three")
+    assert assess([one, three]).dimension("data")["disagreement"] is True
+
+
 def test_example_profiles_match_the_hand_computed_ones():
     files = [data_path(name) for name in EXAMPLE_ANSWERS]
     expected = {  # credited rungs per dimension, computed by hand from the three files

@@ -295,7 +295,13 @@ def _score(q: Questionnaire, t: Tiers, loaded: list[Answers]) -> ParticipationAs
             assessor_rungs[name] = max(values) if values else None
         rung = _lower_median([r for r in assessor_rungs.values() if r is not None])
         tier = t.tier_of(rung)
-        tiers_seen = {t.index_of(r) for r in assessor_rungs.values()}
+        # assessors who answered no item of the dimension have no view of it: they do not
+        # disagree with those who did
+        tiers_seen = {
+            t.index_of(assessor_rungs[name])
+            for name in names
+            if any(name in it["credited"] for it in items)
+        }
         missing = [
             {"item": it["id"], "assessor": name, "claimed": it["claimed"][name],
              "credited": it["credited"][name], "missing": kinds}
