@@ -8,6 +8,10 @@ the same network (the level head's most probable level; the score head alone, bi
 choice of read-out can be judged on data that did not choose it. One torch thread::
 
     python scripts/watermark_heldout.py --seed 501 --n 3000 [--out docs/results/watermark_heldout.json]
+        [--model FOLDER ...]
+
+``--model`` reads a saved predictor instead of the shipped one (repeat it to read several on the
+same images; the record then holds one entry per model).
 
 About 3 minutes to generate 3,000 images and 1 minute to predict them on one core.
 """
@@ -24,7 +28,7 @@ import torch
 
 from trustlab.watermark.checkpoints import load_checkpoint
 from trustlab.watermark.evaluation import evaluate_predictions
-from trustlab.watermark.nr import LEVEL_SCORES
+from trustlab.watermark.nr import LEVEL_SCORES, WatermarkPredictor
 from trustlab.watermark.synth import synthesize
 from trustlab.watermark.vocabulary import level_index, level_of_score
 
@@ -34,11 +38,27 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=501)
     parser.add_argument("--n", type=int, default=3000)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--model", type=Path, action="append", default=None)
     args = parser.parse_args()
     torch.set_num_threads(1)
 
     data = synthesize(args.n, random_state=args.seed, kinds=("logo", "text", "pattern"))
-    model = load_checkpoint()
+    records = {}
+    for folder in args.model or [None]:
+        model = load_checkpoint() if folder is None else WatermarkPredictor.load(folder)
+        name = "shipped" if folder is None else str(folder)
+        print(f"== {name}")
+        records[name] = _read(model, data)
+    if args.out is not None:
+        record = {"seed": args.seed, "n": args.n, "kinds": ["logo", "text", "pattern"]}
+        if args.model is None:
+            record.update(records["shipped"])
+        else:
+            record["models"] = records
+        args.out.write_text(json.dumps(record, indent=1) + "\n")
+
+
+def _read(model, data) -> dict:
     pred = model.predict(data.images)
     evaluation = evaluate_predictions(pred, data)
     print(evaluation.summary())
@@ -56,15 +76,7 @@ def main() -> None:
     for name, value in exact.items():
         half = 1.96 * math.sqrt(value * (1 - value) / len(truth))
         print(f"exact level, {name}: {value:.3f} (95 % normal interval +-{half:.3f})")
-    if args.out is not None:
-        record = {
-            "seed": args.seed,
-            "n": args.n,
-            "kinds": ["logo", "text", "pattern"],
-            "evaluation": evaluation.to_dict(),
-            "exact_level_by_readout": exact,
-        }
-        args.out.write_text(json.dumps(record, indent=1) + "\n")
+    return {"evaluation": evaluation.to_dict(), "exact_level_by_readout": exact}
 
 
 if __name__ == "__main__":
