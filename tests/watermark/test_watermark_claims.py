@@ -11,6 +11,8 @@ SRCC and exact level accuracy fall under their targets (docs/watermark.md has el
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -19,6 +21,8 @@ from trustlab.watermark.evaluation import evaluate_predictions
 from trustlab.watermark.synth import synthesize
 
 torch.set_num_threads(1)
+#: the predictor trained on 12,000 images (scripts/watermark_more_data.py; docs/watermark.md)
+MORE_DATA_MODEL = Path(__file__).resolve().parents[2] / "docs/results/watermark_more_data"
 
 
 def _visible_job(n: int, seed: int, n_train: int):
@@ -26,10 +30,15 @@ def _visible_job(n: int, seed: int, n_train: int):
     model = load_checkpoint()
     data = synthesize(n, random_state=seed, kinds=("logo", "text", "pattern"))
     train = checkpoint_data("train", n=n_train)  # the control's training images (the model's seed)
+    from trustlab.watermark.nr import WatermarkPredictor
+
+    more = WatermarkPredictor.load(MORE_DATA_MODEL)
     return {
         "default": evaluate_predictions(model.predict(data.images), data, train=train),
         # the control of flip averaging: the same network on one view of each image
         "one view": evaluate_predictions(model.predict(data.images, flip_average=False), data),
+        # the same settings and training length on four times the images (not shipped)
+        "more data": evaluate_predictions(more.predict(data.images), data),
     }
 
 
@@ -63,6 +72,20 @@ def test_flip_averaging_beats_one_view(visible_both):
     both, one = visible_both["default"], visible_both["one view"]
     assert both.visibility["srcc"] >= one.visibility["srcc"] + 0.005, (both, one)
     assert both.location["heatmap_iou"] >= one.location["heatmap_iou"] + 0.01, (both, one)
+
+
+def test_four_times_the_training_images_rank_and_locate_better(visible_both):
+    """The Table 4-like row beyond the shipped data: the same settings and number of steps on
+    12,000 images against the shipped model's 3,000 (docs/watermark.md). It ranks the marks'
+    visibility and places them better on seed 103, and it does not place more of them in their
+    exact level: the docs' negative result (0.557 against 0.627 here; 0.579-0.584 against
+    0.583-0.589 on 3,000 images of seeds 501 and 601)."""
+    shipped, more = visible_both["default"], visible_both["more data"]
+    assert more.visibility["srcc"] > shipped.visibility["srcc"] + 0.03
+    assert more.visibility["within_one_level_accuracy"] > shipped.visibility[
+        "within_one_level_accuracy"]  # fmt: skip
+    assert more.location["cell_accuracy"] > shipped.location["cell_accuracy"]
+    assert more.visibility["exact_level_accuracy"] < shipped.visibility["exact_level_accuracy"]
 
 
 def test_visibility_score_beats_the_global_statistics_control(visible):
