@@ -106,10 +106,25 @@ def test_read_point_is_hidden_states_k_plus_1(smollm2):
         np.testing.assert_allclose(normed, hs[last + 1].numpy(), rtol=1e-5, atol=1e-5)
 
 
-def test_read_point_is_nnsights_output_of_the_block(smollm2):
+def _nnsight(tmp_path, monkeypatch):
+    """nnsight without its process-wide ``.save()`` on every Python object (its config's
+    ``PYMOUNT``): mounted, it made scikit-image's ``regionprops`` fail to import for the rest of
+    the test run (its property docs are read from ``dir()``, which then lists ``save``)."""
+    if "nnsight" not in sys.modules:
+        config = tmp_path / "nnsight.yaml"
+        config.write_text("APP:\n  PYMOUNT: false\n")
+        monkeypatch.setenv("NNSIGHT_CONFIG", str(config))
+    import nnsight
+
+    assert not hasattr(object, "save")
+    return nnsight
+
+
+def test_read_point_is_nnsights_output_of_the_block(smollm2, tmp_path, monkeypatch):
     """The spec's second hook-parity oracle: nnsight's reading of ``model.layers[k].output``
     (a trace of the same transformers module), for a middle block and the last one."""
-    from nnsight import NNsight
+    nnsight = _nnsight(tmp_path, monkeypatch)
+    NNsight = nnsight.NNsight
 
     lm = smollm2
     last = lm.n_layers - 1
@@ -117,8 +132,8 @@ def test_read_point_is_nnsights_output_of_the_block(smollm2):
     ours = lm.activations([text], [3, last], "all", batch_size=1)[0]
     traced = NNsight(lm.model)
     with traced.trace(input_ids=torch.tensor([_plain_ids(lm, text)])):
-        middle = traced.model.layers[3].output.save()
-        final = traced.model.layers[last].output.save()
+        middle = nnsight.save(traced.model.layers[3].output)
+        final = nnsight.save(traced.model.layers[last].output)
     for column, saved in ((0, middle), (1, final)):
         state = saved[0] if isinstance(saved, tuple) else saved  # older transformers: a tuple
         np.testing.assert_allclose(ours[:, column], state[0].detach().numpy(), rtol=1e-5, atol=1e-5)
