@@ -479,3 +479,13 @@ def test_trajectory_from_ground_truth_messages(agentdojo):
     assert [(s.action.name, s.observation) for s in trajectory.steps] == expected
     with pytest.raises(InputError):
         trajectory_from_messages("not messages")
+
+
+def test_a_shield_on_a_policy_keeps_the_policys_unknown_action(agentdojo):
+    from trustlab.agents.agentdojo import GuardrailShield, suite_policy
+
+    data = suite_policy("banking").as_json()
+    assert GuardrailShield(data).guardrail.unknown_action == "allow"  # no key: uncovered tools run
+    blocked = GuardrailShield({**data, "unknown_action": "block"})
+    assert blocked.guardrail.unknown_action == "block"
+    assert GuardrailShield(suite_guardrail("banking")).guardrail.unknown_action == "allow"

@@ -501,7 +501,10 @@ class _ShieldLogic:
         if isinstance(guardrail, str) and guardrail in SUITES:
             guardrail = suite_guardrail(guardrail)
         elif not isinstance(guardrail, Guardrail):
-            guardrail = Guardrail(guardrail, unknown_action="allow")
+            # a policy's own unknown_action holds; without one, uncovered tools run (a shield
+            # in a pipeline must not stop on them)
+            policy = load_policy(guardrail)
+            guardrail = Guardrail(policy, unknown_action=policy.unknown_action or "allow")
         if executor is not None and not callable(getattr(executor, "query", None)):
             raise InputError.bad(
                 "executor", "an AgentDojo pipeline element (ToolsExecutor)", executor
@@ -626,7 +629,9 @@ _SHIELD_DOC = """An AgentDojo pipeline element that shields the agent with a tru
 
 It checks each tool call of the model's last message, in order, with ``guardrail`` (a
 :class:`~trustlab.agents.Guardrail`, a policy, or a suite name for :func:`suite_guardrail`) on the
-trajectory read from the chat so far (:func:`trajectory_from_messages`). Two placements:
+trajectory read from the chat so far (:func:`trajectory_from_messages`). A policy's
+``unknown_action`` decides the calls no policy action covers; without one they run. Two
+placements:
 
 - ``GuardrailShield(guardrail, executor=ToolsExecutor())`` replaces the ToolsExecutor inside the
   tools loop: allowed calls run, each blocked call gets a tool-result message whose error says
