@@ -74,18 +74,16 @@ def test_flip_averaging_beats_one_view(visible_both):
     assert both.location["heatmap_iou"] >= one.location["heatmap_iou"] + 0.01, (both, one)
 
 
-def test_four_times_the_training_images_rank_and_locate_better(visible_both):
+def test_four_times_the_training_images_rank_better(visible_both):
     """The Table 4-like row beyond the shipped data: the same settings and number of steps on
-    12,000 images against the shipped model's 3,000 (docs/watermark.md). It ranks the marks'
-    visibility and places them better on seed 103, and it does not place more of them in their
-    exact level: the docs' negative result (0.557 against 0.627 here; 0.579-0.584 against
-    0.583-0.589 on 3,000 images of seeds 501 and 601)."""
+    12,000 images against the shipped model's 3,000 (docs/watermark.md). Both directions held on
+    every other set it was read on (seeds 105-107 of 300 images, 501 and 601 of 3,000), so no
+    margin was chosen on this one. The 3x3 cell (better on five of those six sets) and exact level
+    accuracy (mixed) are not claimed."""
     shipped, more = visible_both["default"], visible_both["more data"]
-    assert more.visibility["srcc"] > shipped.visibility["srcc"] + 0.03
+    assert more.visibility["srcc"] > shipped.visibility["srcc"]
     assert more.visibility["within_one_level_accuracy"] > shipped.visibility[
         "within_one_level_accuracy"]  # fmt: skip
-    assert more.location["cell_accuracy"] > shipped.location["cell_accuracy"]
-    assert more.visibility["exact_level_accuracy"] < shipped.visibility["exact_level_accuracy"]
 
 
 def test_visibility_score_beats_the_global_statistics_control(visible):
