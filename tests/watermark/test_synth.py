@@ -76,6 +76,28 @@ def test_same_seed_same_arrays_and_prefix_stable():
     assert e.images.shape == (1, 256, 256, 3)
 
 
+def test_images_are_the_same_for_any_n_jobs():
+    """Generated in two processes, in chunks, the dataset equals the one-process one field by
+    field (each image has its own seed); progress reaches n."""
+    import dataclasses
+
+    kw = {"random_state": 11, "kinds": ("logo", "text", "dwtDctSvd", "blind"),
+          "clean_fraction": 0.2}  # fmt: skip
+    calls = []
+    a = synthesize(9, **kw)
+    b = synthesize(9, n_jobs=2, progress=lambda d, t: calls.append((d, t)), **kw)
+    assert calls[-1] == (9, 9) and len(calls) > 1
+    for f in dataclasses.fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if f.name == "payloads":
+            assert [None if p is None else p.tolist() for p in x] == [
+                None if p is None else p.tolist() for p in y]  # fmt: skip
+        elif isinstance(x, np.ndarray):
+            np.testing.assert_array_equal(x, y, err_msg=f.name)
+        else:
+            assert x == y, f.name
+
+
 # ------------------------------------------------------------------------------ the blend
 
 
@@ -392,6 +414,7 @@ def test_plot_draws():
         ({"n": 1, "progress": 3}, "progress"),
         ({"n": 1, "kinds": ("dwtDctSvd",), "strengths": {"dwtDctSvd": -1}}, "strengths"),
         ({"n": 1, "strengths": {"nope": 1}}, "strengths"),
+        ({"n": 1, "n_jobs": 0}, "n_jobs"),
     ],
 )
 def test_bad_input_names_the_argument(kwargs, name):

@@ -52,6 +52,7 @@ from typing import Any
 
 import numpy as np
 
+from trustlab._checks import check_n_jobs
 from trustlab._lazy import require
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
@@ -564,6 +565,7 @@ def synthesize(
     opacity_range: tuple[float, float] = (0.0, MAX_OPACITY),
     progress: Callable[[int, int], Any] | None = None,
     strengths: Mapping[str, Sequence[float]] | None = None,
+    n_jobs: int | None = 1,
 ) -> WatermarkDataset:
     """Generate ``n`` watermarked images with WMarkGPT's recipe (deterministic from the seed).
 
@@ -585,6 +587,10 @@ def synthesize(
         Called as ``progress(done, n)`` after each image.
     strengths : mapping or None
         Strengths drawn per invisible method (default :data:`DEFAULT_STRENGTHS`).
+    n_jobs : int or None
+        Processes that generate the images (joblib; -1: every core). Each image has its own
+        seed, so the images are the same for any ``n_jobs``; ``progress`` is then called after
+        each chunk of images.
 
     Returns
     -------
@@ -601,6 +607,7 @@ def synthesize(
     n, seed, kinds, size, clean_fraction, (lo, hi), table = _check_args(
         n, random_state, kinds, size, clean_fraction, opacity_range, progress, strengths
     )
+    jobs = check_n_jobs(n_jobs)
     children = np.random.SeedSequence(seed).spawn(n)
     arrays = {
         "image": np.empty((n, size, size, 3), dtype=np.uint8),
@@ -609,15 +616,35 @@ def synthesize(
         "mark": np.empty((n, size, size, 3), dtype=np.uint8),
         "object_mask": np.empty((n, size, size), dtype=bool),
     }
-    rows = []
-    for i, child in enumerate(children):
-        row = _one(np.random.default_rng(child), kinds, size, clean_fraction, lo, hi, table)
-        for key, out in arrays.items():
-            out[i] = row.pop(key)
-        rows.append(row)
+    rows: list[dict[str, Any]] = []
+    if jobs == 1 or n == 1:
+        made: Any = (
+            [_one(np.random.default_rng(c), kinds, size, clean_fraction, lo, hi, table)]
+            for c in children
+        )
+    else:  # chunks of consecutive images, returned in order
+        from joblib import Parallel, delayed
+
+        step = max(1, math.ceil(n / (4 * jobs)))
+        made = Parallel(n_jobs=jobs, return_as="generator")(
+            delayed(_chunk)(children[s : s + step], kinds, size, clean_fraction, lo, hi, table)
+            for s in range(0, n, step)
+        )
+    for chunk in made:
+        for row in chunk:
+            i = len(rows)
+            for key, out in arrays.items():
+                out[i] = row.pop(key)
+            rows.append(row)
         if progress is not None:
-            progress(i + 1, n)
+            progress(len(rows), n)
     return _assemble(rows, arrays, size, seed)
+
+
+def _chunk(children, kinds, size, clean_fraction, lo, hi, table) -> list[dict[str, Any]]:
+    return [
+        _one(np.random.default_rng(c), kinds, size, clean_fraction, lo, hi, table) for c in children
+    ]
 
 
 def _one(rng, kinds, size, clean_fraction, lo, hi, table) -> dict[str, Any]:
