@@ -9,12 +9,15 @@ import copy
 import numpy as np
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy import ndimage
 
 from trustlab.errors import InputError
 from trustlab.watermark.nr import WatermarkPredictor, as_images
 from trustlab.watermark.vocabulary import (
     CELLS,
+    LEVELS,
     cell_of_box,
     level_index,
     level_of_score,
@@ -211,6 +214,60 @@ def test_the_score_is_the_mean_of_the_two_heads(fitted):
     np.testing.assert_allclose(pred.expected_scores, expected, atol=1e-12)
     np.testing.assert_allclose(pred.scores, (pred.regressed_scores + expected) / 2, atol=1e-12)
     assert pred.levels == tuple(level_of_score(s) for s in pred.scores)
+
+
+def test_level_head_readout_gives_the_most_probable_level_and_a_score_in_its_bin(fitted):
+    """``level_readout="level_head"``: the level is the level head's argmax, and the score the
+    default read-out's score moved to the nearest point of that level's bin (checked image by
+    image against level_of_score and a brute-force nearest point of the bin)."""
+    model, (images, *_) = fitted
+    default = model.predict(images)
+    head = copy.deepcopy(model).set_params(level_readout="level_head").predict(images)
+    np.testing.assert_array_equal(head.level_probabilities, default.level_probabilities)
+    for i in range(len(images)):
+        k = int(np.argmax(head.level_probabilities[i]))
+        assert head.levels[i] == LEVELS[k] == level_of_score(head.scores[i])
+        low, high = 4.0 - k, 5.0 - k
+        s = default.scores[i]
+        nearest = low if s < low else (min(s, high) if k == 0 else min(s, np.nextafter(high, 0)))
+        assert head.scores[i] == nearest
+        if level_of_score(s) == LEVELS[k]:
+            assert head.scores[i] == s
+    assert head.present.tolist() == [lv != "invisible" for lv in head.levels]
+
+
+@given(
+    st.lists(st.floats(0.0, 5.0), min_size=1, max_size=20),
+    st.lists(st.integers(0, 4), min_size=20, max_size=20),
+)
+def test_clipping_into_a_level_keeps_a_score_of_that_level_and_moves_no_other(scores, levels):
+    from trustlab.watermark.nr import _clip_into_levels
+
+    k = np.asarray(levels[: len(scores)])
+    out = _clip_into_levels(np.asarray(scores), k)
+    for s, level, o in zip(scores, k, out, strict=True):
+        assert level_of_score(o) == LEVELS[level]
+        if level_of_score(s) == LEVELS[level]:
+            assert o == s
+        else:  # moved to the bin's end nearest to s: no score of that level is closer
+            assert abs(o - s) <= abs(min(max(s, 4.0 - level), 5.0 - level) - s) + 1e-12
+
+
+def test_level_readout_is_checked_saved_and_not_part_of_the_fit(fitted, tmp_path):
+    model, (images, *_) = fitted
+    bad = copy.deepcopy(model).set_params(level_readout="argmax")
+    with pytest.raises(InputError, match="level_readout"):
+        bad.predict(images)
+    with pytest.raises(InputError, match="level_readout"):
+        bad.check_params()
+    head = copy.deepcopy(model).set_params(level_readout="level_head")
+    head.save(tmp_path / "h")
+    again = WatermarkPredictor.load(tmp_path / "h")
+    assert again.level_readout == "level_head"
+    np.testing.assert_array_equal(again.predict(images).scores, head.predict(images).scores)
+    x = torch.zeros(1, 3, 4, 4)
+    args = (x, np.zeros(1), np.zeros((1, 4, 4), bool), ["logo"])
+    assert head._fingerprint(*args) == model._fingerprint(*args)
 
 
 def test_save_load_round_trip(fitted, tmp_path):

@@ -87,6 +87,7 @@ __all__ = [
 ]
 
 _FORMAT = "trustlab.watermark.WatermarkPredictor/1"
+_LEVEL_READOUTS = ("score", "level_head")
 #: The heatmap is 1/STRIDE of the network input's side.
 STRIDE = 8
 
@@ -385,6 +386,12 @@ class WatermarkPredictor:
         find them may teach it where marks usually are instead of what they look like. Clean
         images always train it (towards an empty map). None (the default) trains it on every
         image.
+    level_readout : {"score", "level_head"}
+        How ``predict`` reads the level. ``"score"`` (the default): the level is the bin of the
+        reported score. ``"level_head"``: the level head's most probable level, with the reported
+        score clipped into that level's bin, so that score and level still agree. The shipped
+        model uses ``"level_head"`` (chosen on seeds 11-16; docs/watermark.md). Only ``predict``
+        reads it: it can be changed on a fitted model.
     random_state : int, optional
     warm_start : bool
         When True and the model is fitted, ``fit`` starts from the current network's weights
@@ -419,6 +426,7 @@ class WatermarkPredictor:
         level_weight: float = 0.5,
         content_weight: float = 0.5,
         heatmap_max_score: float | None = None,
+        level_readout: str = "score",
         random_state: int | None = 0,
         warm_start: bool = False,
         checkpoint_dir: str | Path | None = None,
@@ -435,6 +443,7 @@ class WatermarkPredictor:
         self.level_weight = level_weight
         self.content_weight = content_weight
         self.heatmap_max_score = heatmap_max_score
+        self.level_readout = level_readout
         self.random_state = random_state
         self.warm_start = warm_start
         self.checkpoint_dir = checkpoint_dir
@@ -462,6 +471,13 @@ class WatermarkPredictor:
         self._check_params()
         check_random_state(self.random_state)
 
+    def _check_level_readout(self) -> str:
+        if self.level_readout not in _LEVEL_READOUTS:
+            raise InputError.bad(
+                "level_readout", " or ".join(repr(r) for r in _LEVEL_READOUTS), self.level_readout
+            )
+        return str(self.level_readout)
+
     def _check_params(self) -> dict[str, Any]:
         size = check_positive_int(self.input_size, "input_size", minimum=16)
         if size % 16:
@@ -483,6 +499,7 @@ class WatermarkPredictor:
             "weight_decay": float(self.weight_decay),
             "residual_gain": check_positive(self.residual_gain, "residual_gain"),
             "warm_start": check_bool(self.warm_start, "warm_start"),
+            "level_readout": self._check_level_readout(),
             "heatmap_max_score": (
                 None
                 if self.heatmap_max_score is None
@@ -707,7 +724,9 @@ class WatermarkPredictor:
                 h.update(init[key].numpy().tobytes())
         h.update(np.ascontiguousarray(scores).tobytes())
         h.update(np.packbits(masks.astype(bool)).tobytes())
-        h.update(json.dumps([types, self._params()], sort_keys=True, default=str).encode())
+        # the read-out of the level is not a training setting: changing it resumes the same fit
+        params = {k: v for k, v in self._params().items() if k != "level_readout"}
+        h.update(json.dumps([types, params], sort_keys=True, default=str).encode())
         return h.hexdigest()
 
     # -------------------------------------------------------------- inference
@@ -733,13 +752,15 @@ class WatermarkPredictor:
         them raised SRCC, the 3x3 cell and the heatmap IoU on every held-out seed measured
         (docs/watermark.md) and makes the prediction of a mirrored image the mirror of the
         prediction. The reported score is the mean of the score head's estimate and the level
-        head's expected score (:class:`WatermarkPredictions`).
+        head's expected score (:class:`WatermarkPredictions`); the level is read as the model's
+        ``level_readout`` says.
 
         ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``) runs the network there, on a
         copy of it; the fitted model stays on the CPU.
         """
         torch = _torch()
         self._check_fitted()
+        readout = self._check_level_readout()
         if not isinstance(flip_average, bool):
             raise InputError.bad("flip_average", "True or False", flip_average)
         imgs = as_images(images)
@@ -769,6 +790,8 @@ class WatermarkPredictor:
         # the two heads' estimates averaged (chosen on seeds 11-16: exact level accuracy 0.592
         # against 0.578 for the score head alone, the same SRCC)
         scores = np.clip((regressed + expected) / 2, 0.0, 5.0)
+        if readout == "level_head":  # the most probable level; the score clipped into its bin
+            scores = _clip_into_levels(scores, level_p.argmax(1))
         boxes = np.full((len(imgs), 4), -1, dtype=np.int64)
         levels = tuple(level_of_score(s) for s in scores)
         present = np.array([lv != "invisible" for lv in levels], dtype=bool)
@@ -853,6 +876,7 @@ class WatermarkPredictor:
         params.setdefault("heatmap_max_score", None)  # saved before it existed: every image
         params.setdefault("score_weight", 1.0)
         params.setdefault("warm_start", False)
+        params.setdefault("level_readout", "score")  # saved before it existed
         model = cls(**params)
         model.net_ = _network(params["widths"], float(params["residual_gain"]))
         try:
@@ -871,6 +895,15 @@ class WatermarkPredictor:
             **{k: tuple(v) if isinstance(v, list) else v for k, v in h.items()}
         )
         return model
+
+
+def _clip_into_levels(scores: np.ndarray, level_idx: np.ndarray) -> np.ndarray:
+    """``scores`` clipped into the bins of the levels at ``level_idx`` (0 = invisible: [4, 5],
+    1 = faint: [3, 4), ... 4 = obvious: [0, 1)); a bin's upper end is open, so the clipped score's
+    level (:func:`~trustlab.watermark.vocabulary.level_of_score`) is that level."""
+    low = 4.0 - level_idx.astype(np.float64)
+    high = np.where(level_idx == 0, 5.0, np.nextafter(low + 1.0, 0.0))
+    return np.clip(scores, low, high)
 
 
 def _history(hist: dict, seconds: float) -> WatermarkTrainingHistory:
