@@ -373,14 +373,16 @@ def test_train_resumes_after_an_interruption_to_the_same_model(synth_dir, tmp_pa
 def test_train_records_the_held_out_numbers_of_the_library(synth_dir, tmp_path, run):
     code, stdout, err = run("watermark", "train", "--data", synth_dir[0], *TINY, "--max-epochs",
                             "1", "--test-size", "0.5", "--seed", "2", "--out", tmp_path / "m",
-                            "--json")  # fmt: skip
+                            "--level-readout", "level_head", "--json")  # fmt: skip
     assert code == 0, err
     record = json.loads(stdout)
+    assert record["params"]["level_readout"] == "level_head"
     assert json.loads((tmp_path / "m" / "training.json").read_text()) == record
     ds = load_watermark_dataset(synth_dir[0])
     order = np.random.default_rng(2).permutation(len(ds))
     test, fit = ds.subset(np.sort(order[:3])), ds.subset(np.sort(order[3:]))
     model = WatermarkPredictor.load(tmp_path / "m" / "model")
+    assert model.level_readout == "level_head"
     assert record["test_evaluation"] is not None  # the held-out half has two visible marks
     oracle = evaluate_predictions(model.predict(test.images), test, train=fit)
     _same_numbers(record["test_evaluation"]["visibility"], oracle.visibility)
@@ -404,7 +406,9 @@ def test_train_bad_input_is_one_line_naming_the_option(args, option, run, tmp_pa
 
 
 @pytest.mark.parametrize(
-    "args", [["--max-epochs", "0"], ["--batch-size", "0"], ["--learning-rate", "-1"]]
+    "args",
+    [["--max-epochs", "0"], ["--batch-size", "0"], ["--learning-rate", "-1"],
+     ["--level-readout", "argmax"]],  # fmt: skip
 )
 def test_train_settings_are_checked_before_the_images_are_made(args, run, tmp_path, monkeypatch):
     """They were checked by fit, after the images were generated (minutes at the default n)."""

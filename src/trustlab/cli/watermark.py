@@ -358,6 +358,15 @@ def train(
     widths: Annotated[
         str, typer.Option("--widths", help="Comma-separated channels of the encoder's stages.")
     ] = "16,32,48,64,96",
+    level_readout: Annotated[
+        str,
+        typer.Option(
+            "--level-readout",
+            help="How predict reads the level: score (the bin of the score) or level_head (the "
+            "level head's most probable level, the score clipped into its bin; the shipped "
+            "model's).",
+        ),
+    ] = "score",
     overwrite: OverwriteOption = False,
     as_json: JsonOption = False,
 ) -> None:
@@ -373,11 +382,13 @@ def train(
     state = out / "_state"
     names = {"max_epochs": "--max-epochs", "batch_size": "--batch-size",
              "learning_rate": "--learning-rate", "input_size": "--input-size",
-             "widths": "--widths", "checkpoint_dir": "--out", "random_state": "--seed"}  # fmt: skip
+             "widths": "--widths", "checkpoint_dir": "--out", "random_state": "--seed",
+             "level_readout": "--level-readout"}  # fmt: skip
     hints = {"checkpoint_dir": f"delete {state} to start afresh"}
     model = WatermarkPredictor(
         input_size=input_size, widths=stages, max_epochs=max_epochs, batch_size=batch_size,
         learning_rate=learning_rate, random_state=seed, checkpoint_dir=state,
+        level_readout=level_readout,
     )  # fmt: skip
     with options_named(names, hints):
         model.check_params()  # before the images are generated or read
@@ -403,7 +414,7 @@ def train(
         "data": {**source, "test_size": test_size},
         "params": {"input_size": input_size, "widths": list(stages), "max_epochs": max_epochs,
                    "batch_size": batch_size, "learning_rate": learning_rate,
-                   "random_state": seed},
+                   "random_state": seed, "level_readout": level_readout},
         "n_train": int(len(fit_idx)),
         "n_test": int(len(test_idx)),
         "resumed": resumed,
@@ -677,7 +688,8 @@ def evaluate(
     data: DataOption = None,
     n: Annotated[int, typer.Option("--n", help="Test images to generate.")] = 400,
     seed: Annotated[
-        int, typer.Option("--seed", help="Seed of the test images (the shipped model saw 101).")
+        int,
+        typer.Option("--seed", help="Seed of the test images (the shipped model saw 1101-1116)."),
     ] = 5,
     kinds: KindsOption = None,
     clean_fraction: CleanOption = None,
