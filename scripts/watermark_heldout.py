@@ -3,9 +3,10 @@
 The claims test (tests/watermark/test_watermark_claims.py) reads 300 visible-only images of seed
 103, where sampling alone moves exact level accuracy by about +-0.03 (one standard error). This
 script evaluates the shipped predictor on many more fresh images of a seed it never saw, with
-``predict``'s default read-out, and also reports exact level accuracy under two other read-outs of
-the same network (the level head's most probable level; the score head alone, binned), so the
-choice of read-out can be judged on data that did not choose it. One torch thread::
+the model's own read-out (its ``level_readout``), and also reports exact level accuracy under
+three read-outs of the same network (the mean of the two heads' scores, binned; the level head's
+most probable level; the score head alone, binned), so the choice of read-out can be judged on
+data that did not choose it. One torch thread::
 
     python scripts/watermark_heldout.py --seed 501 --n 3000 [--out docs/results/watermark_heldout.json]
         [--model FOLDER ...]
@@ -66,9 +67,11 @@ def _read(model, data) -> dict:
     truth = np.array([level_index(level_of_score(s)) for s in data.scores])
     probs = np.asarray(pred.level_probabilities)
     expected = probs @ np.asarray(LEVEL_SCORES)
-    regressed = np.clip(2 * np.asarray(pred.scores) - expected, 0.0, 5.0)  # where not clipped
+    regressed = np.asarray(pred.regressed_scores)
+    mean = np.clip((regressed + expected) / 2, 0.0, 5.0)
     readouts = {
-        "default (mean of the heads, binned)": [level_index(lv) for lv in pred.levels],
+        f"the model's ({model.level_readout})": [level_index(lv) for lv in pred.levels],
+        "the mean of the heads, binned": [level_index(level_of_score(s)) for s in mean],
         "the level head's most probable level": probs.argmax(1).tolist(),
         "the score head alone, binned": [level_index(level_of_score(s)) for s in regressed],
     }

@@ -5,7 +5,7 @@ watermarks. The analogue for the no-reference predictor: train its heatmap (and 
 it) to find the objects of Position-lite scenes (:func:`~trustlab.watermark.export.position_lite`;
 the target is the union of the objects' boxes; the score, level and content terms have weight 0),
 then train the whole predictor on watermarks from those weights (``warm_start``) with the shipped
-settings (:data:`~trustlab.watermark.checkpoints.PARAMS`). The control trains the same predictor
+settings of the previous shipped model (:data:`~trustlab.watermark.checkpoints.SMALL_PARAMS`). The control trains the same predictor
 from a fresh initialisation. Both arms see the same watermark images: a nested fraction of the
 shipped model's 3,000 training images (the subsets of ``watermark_data_ablation.py``, same order
 seed), and each arm runs with several training seeds, so the difference between arms can be set
@@ -32,7 +32,9 @@ import numpy as np
 import torch
 from watermark_data_ablation import VISIBLE, _numbers  # the same held-out sets and numbers
 
-from trustlab.watermark.checkpoints import PARAMS, TRAIN_DATA, checkpoint_data
+from trustlab.watermark.checkpoints import SMALL_PARAMS as PARAMS
+from trustlab.watermark.checkpoints import SMALL_TRAIN_DATA as TRAIN_DATA
+from trustlab.watermark.checkpoints import checkpoint_data
 from trustlab.watermark.export import position_lite
 from trustlab.watermark.nr import WatermarkPredictor
 from trustlab.watermark.synth import synthesize
@@ -84,7 +86,7 @@ def main() -> None:
     seeds = [int(s) for s in args.seeds.split(",")]
     args.out.mkdir(parents=True, exist_ok=True)
 
-    train = checkpoint_data("train")
+    train = checkpoint_data("train_small")
     order = np.random.default_rng(args.order_seed).permutation(len(train))
     k = int(round(args.fraction * len(train)))
     part = train.subset(np.sort(order[:k]))

@@ -1,12 +1,13 @@
 """Check 3 of spec 05: the shipped no-reference predictor on held-out generated images.
 
-The predictor was trained on seed 101 (its settings were chosen on seeds 11 and 12, its
-read-out, flip averaging and the mean of the two heads, on seeds 11-16); these tests use seeds it
-never saw (103 for the visible marks, 104 for the invisible ones), and each claim is checked
-against the control that would tie if the predictor had learnt nothing beyond global image
-statistics. Thresholds are the issue's, fixed before the first run of these tests. On seed 103
-every target is met, some narrowly (the 3x3 cell: 0.807, one image above 0.8); on other seeds
-SRCC and exact level accuracy fall under their targets (docs/watermark.md has eleven seeds).
+The predictor was trained on seeds 1101-1116 (its settings were chosen on seeds 11 and 12 with the
+previous 3,000-image model, its read-out, flip averaging, the mean of the two heads and the level
+head's most probable level, on seeds 11-16); these tests use seeds it never saw (103 for the
+visible marks, 104 for the invisible ones), and each claim is checked against the control that
+would tie if the predictor had learnt nothing beyond global image statistics. Thresholds are the
+issue's, fixed before the first run of these tests. On seed 103 every target is met; on other
+seeds exact level accuracy falls under its target (docs/watermark.md has eleven seeds and a set
+of 3,000 images, where it is 0.614 +- 0.017).
 """
 
 from __future__ import annotations
@@ -21,24 +22,28 @@ from trustlab.watermark.evaluation import evaluate_predictions
 from trustlab.watermark.synth import synthesize
 
 torch.set_num_threads(1)
-#: the predictor trained on 12,000 images (scripts/watermark_more_data.py; docs/watermark.md)
-MORE_DATA_MODEL = Path(__file__).resolve().parents[2] / "docs/results/watermark_more_data"
+#: the previous shipped predictor, trained on 3,000 images (docs/watermark.md, Table 4-like)
+SMALL_MODEL = Path(__file__).resolve().parents[2] / "docs/results/watermark_3000"
 
 
 def _visible_job(n: int, seed: int, n_train: int):
     torch.set_num_threads(1)
     model = load_checkpoint()
     data = synthesize(n, random_state=seed, kinds=("logo", "text", "pattern"))
-    train = checkpoint_data("train", n=n_train)  # the control's training images (the model's seed)
+    train = checkpoint_data("train", n=n_train)  # the control's training images
     from trustlab.watermark.nr import WatermarkPredictor
 
-    more = WatermarkPredictor.load(MORE_DATA_MODEL)
+    small = WatermarkPredictor.load(SMALL_MODEL)
     return {
         "default": evaluate_predictions(model.predict(data.images), data, train=train),
         # the control of flip averaging: the same network on one view of each image
         "one view": evaluate_predictions(model.predict(data.images, flip_average=False), data),
-        # the same settings and training length on four times the images (not shipped)
-        "more data": evaluate_predictions(more.predict(data.images), data),
+        # the control of the level read-out: the level of the mean score
+        "score level": evaluate_predictions(
+            model.set_params(level_readout="score").predict(data.images), data
+        ),
+        # the same settings and training length on a quarter of the images
+        "small": evaluate_predictions(small.predict(data.images), data),
     }
 
 
@@ -67,23 +72,31 @@ def visible(visible_both):
 
 def test_flip_averaging_beats_one_view(visible_both):
     """Averaging each image with its mirror (the default) against the same network on one view.
-    Chosen on seeds 11 and 12; over seeds 11-16 and 102-107 SRCC rose by 0.008 to 0.043 and the
-    heatmap IoU by 0.027 to 0.045, so the test asks for a rise of 0.005 and 0.01."""
+    Over the ten other seeds of docs/results/watermark_seeds.json (102, 105-107, 11-16) SRCC rose
+    on every one (by 0.001 to 0.018) and the heatmap IoU by 0.029 to 0.044, so the test asks for
+    a rise of SRCC and of 0.02 in IoU."""
     both, one = visible_both["default"], visible_both["one view"]
-    assert both.visibility["srcc"] >= one.visibility["srcc"] + 0.005, (both, one)
-    assert both.location["heatmap_iou"] >= one.location["heatmap_iou"] + 0.01, (both, one)
+    assert both.visibility["srcc"] > one.visibility["srcc"], (both, one)
+    assert both.location["heatmap_iou"] >= one.location["heatmap_iou"] + 0.02, (both, one)
 
 
 def test_four_times_the_training_images_rank_better(visible_both):
-    """The Table 4-like row beyond the shipped data: the same settings and number of steps on
-    12,000 images against the shipped model's 3,000 (docs/watermark.md). Both directions held on
-    every other set it was read on (seeds 105-107 of 300 images, 501 and 601 of 3,000), so no
-    margin was chosen on this one. The 3x3 cell (better on five of those six sets) and exact level
-    accuracy (mixed) are not claimed."""
-    shipped, more = visible_both["default"], visible_both["more data"]
-    assert more.visibility["srcc"] > shipped.visibility["srcc"]
-    assert more.visibility["within_one_level_accuracy"] > shipped.visibility[
-        "within_one_level_accuracy"]  # fmt: skip
+    """The Table 4-like row beyond the previous model's data: the same settings and number of
+    steps on 12,000 images (shipped) against 3,000 (docs/watermark.md). SRCC was higher on every
+    other set read (the ten other seeds of 300 images, by 0.004 to 0.065, and seeds 501 and 601
+    of 3,000), so no margin is asked. Within-one accuracy (lower on seed 105), the 3x3 cell and
+    exact level accuracy (each lower on several seeds) are not claimed."""
+    shipped, small = visible_both["default"], visible_both["small"]
+    assert shipped.visibility["srcc"] > small.visibility["srcc"], (shipped, small)
+
+
+def test_the_level_heads_most_probable_level_beats_the_level_of_the_score(visible_both):
+    """The shipped read-out of the level against the previous one on the same network. Chosen on
+    seeds 11-16 (higher on four, tied on two: 0.601 against 0.576 on average); higher on every
+    held-out set read since (seeds 102 and 105-107 by 0.027 to 0.047, seed 601 of 3,000 images by
+    0.030)."""
+    head, score = visible_both["default"], visible_both["score level"]
+    assert head.visibility["exact_level_accuracy"] > score.visibility["exact_level_accuracy"]
 
 
 def test_visibility_score_beats_the_global_statistics_control(visible):
