@@ -5,11 +5,12 @@ history and held-out numbers into the package::
 
     python scripts/train_watermark_checkpoint.py [--device cuda]
 
-The recipe generates 12,000 images (about 10 GB in memory) and trains 25 epochs on them: about
-6 minutes on an H200 (the shipped model was made there by ``scripts/watermark_more_data.py``,
-whose run this recipe repeats), about 3.5 hours on one CPU core. An interrupted run resumes (the
-fit checkpoints every epoch). ``--record-only`` re-evaluates the model in the package and rewrites
-only its ``training.json``. The tests only evaluate this model; this script is how it was made.
+The recipe generates 12,000 images (8.1 GB in memory, about 16 GB with training) and trains
+25 epochs on them: about 6 minutes on an H200 (the shipped model was made there by
+``scripts/watermark_more_data.py``, whose run this recipe repeats), about 3.5 hours on one CPU
+core. An interrupted run resumes (the fit checkpoints every epoch). ``--record-only``
+re-evaluates the model in the package and rewrites only its ``training.json``. The tests only
+evaluate this model; this script is how it was made.
 """
 
 from __future__ import annotations

@@ -549,6 +549,23 @@ def test_page_builders_refuse_bad_input(model_dir):
     assert [s.title for s in page.sections] == ["All images", "a.png", "b.png"]
 
 
+def test_contact_sheet_overview_says_how_the_level_and_views_were_read(model_dir):
+    """It said 'the level follows from' the score and 'each image and its mirror image' for every
+    model, also one whose level is the level head's and a prediction from one view."""
+    images = synthesize(2, random_state=1).images
+    model = WatermarkPredictor.load(model_dir)
+
+    def overview(pred):
+        page = build_contact_sheet(pred, list(images), ["a", "b"], ["x.", "y."])
+        return " ".join(getattr(b, "text", "") for b in page.sections[0].blocks)
+
+    text = overview(model.predict(images))
+    assert "level follows from it" in text and "mirror image" in text
+    text = overview(model.set_params(level_readout="level_head").predict(images))
+    assert "level head's most probable level" in text and "level follows" not in text
+    assert "mirror image" not in overview(model.predict(images, flip_average=False))
+
+
 @pytest.mark.parametrize(("device", "says"), [("gpu", "expected"), ("cuda", "no GPU")])
 def test_predict_device_is_checked_before_any_work(device, says, run, tmp_path, model_dir,
                                                    image_folder, monkeypatch):  # fmt: skip

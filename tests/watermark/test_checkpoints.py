@@ -37,23 +37,43 @@ def test_checkpoint_data_is_the_generator_with_the_recorded_arguments():
 def test_training_images_are_the_seeds_parts_in_order(monkeypatch):
     """The recipe's images are ``n_per_seed`` of each seed, one after the other; ``n`` takes the
     first of them (here with 3 per seed, so that a short run covers two seeds)."""
+    import dataclasses
+
     import numpy as np
 
     from trustlab.watermark.synth import synthesize
 
     monkeypatch.setitem(TRAIN_DATA, "n_per_seed", 3)
-    got = checkpoint_data("train", n=5)
+    got = checkpoint_data("train", n=7)
     gen = {k: TRAIN_DATA[k] for k in ("kinds", "clean_fraction")}
-    a = synthesize(3, random_state=TRAIN_DATA["seeds"][0], **gen)
-    b = synthesize(2, random_state=TRAIN_DATA["seeds"][1], **gen)
-    np.testing.assert_array_equal(got.images, np.concatenate([a.images, b.images]))
-    np.testing.assert_array_equal(got.scores, np.concatenate([a.scores, b.scores]))
-    assert got.kinds == a.kinds + b.kinds and got.cells == a.cells + b.cells
-    assert len(got.payloads) == 5 and got.random_state == TRAIN_DATA["seeds"][0]
+    seeds = TRAIN_DATA["seeds"]
+    parts = [
+        synthesize(c, random_state=sd, **gen) for sd, c in zip(seeds[:3], (3, 3, 1), strict=True)
+    ]
+    assert len(got) == 7 and got.random_state == seeds[0] and got.ssim_cache is None
+    for f in dataclasses.fields(got):
+        value = getattr(got, f.name)
+        if f.name in ("size", "random_state", "ssim_cache"):
+            continue
+        if isinstance(value, np.ndarray):
+            want = np.concatenate([getattr(p, f.name) for p in parts])
+            np.testing.assert_array_equal(value, want, err_msg=f.name)
+        elif f.name == "payloads":
+            flat = [q for p in parts for q in p.payloads]
+            assert [None if q is None else q.tolist() for q in value] == [
+                None if q is None else q.tolist() for q in flat]  # fmt: skip
+        else:
+            assert value == tuple(v for p in parts for v in getattr(p, f.name)), f.name
+    np.testing.assert_allclose(got.ssim, np.concatenate([p.ssim for p in parts]))
     one = checkpoint_data("train", random_state=7)
     assert len(one) == 3 and one.random_state == 7
+    import trustlab.watermark.synth as synth
+
+    made = []
+    monkeypatch.setattr(synth, "synthesize", lambda n, **kw: made.append(n))
     with pytest.raises(InputError, match="^n: expected at most 48"):
         checkpoint_data("train", n=49)
+    assert made == []  # refused before any image was generated
     with pytest.raises(InputError, match="^n:"):
         checkpoint_data("train", n=0)
 

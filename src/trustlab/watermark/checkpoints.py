@@ -3,9 +3,10 @@
 :data:`TRAIN_DATA` are the generator's arguments of the training images (750 images of each of
 the seeds 1101-1116, 12,000 in all); :data:`TEST_DATA` (seed 102) is the held-out set whose
 numbers ``training.json`` records; the tests evaluate on other seeds.
-``scripts/train_watermark_checkpoint.py`` runs :func:`train_checkpoint` (made for a machine with
-a GPU and 16 GB of memory: on one CPU core the 25 epochs take about 3.5 hours);
-:func:`load_checkpoint` loads the shipped weights.
+``scripts/train_watermark_checkpoint.py`` runs :func:`train_checkpoint`, made for a machine with
+a GPU and about 16 GB of memory (the 12,000 images take 8.1 GB and the network's inputs about
+3 GB more; on one CPU core the 25 epochs take about 3.5 hours); :func:`load_checkpoint` loads the
+shipped weights.
 
 :data:`SMALL_TRAIN_DATA` and :data:`SMALL_PARAMS` are the recipe of the predictor shipped before
 (3,000 images of seed 101, 100 epochs on one CPU core), which the Table 4- and 5-like ablations
@@ -16,6 +17,7 @@ model is kept in ``docs/results/watermark_3000/``.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -101,38 +103,50 @@ def checkpoint_data(
     if random_state is not None:
         count = per_seed if n is None else n
         return synthesize(count, random_state=random_state, **_GENERATOR, n_jobs=n_jobs)
-    total = per_seed * len(TRAIN_DATA["seeds"]) if n is None else n
-    parts = []
-    for seed in TRAIN_DATA["seeds"]:
-        count = min(per_seed, total - per_seed * len(parts))
-        if count <= 0:
-            break
-        parts.append(synthesize(count, random_state=seed, **_GENERATOR, n_jobs=n_jobs))
-    if per_seed * len(parts) < total:
-        raise InputError.bad("n", f"at most {per_seed * len(parts)} training images", n)
-    return _concatenate(parts)
+    most = per_seed * len(TRAIN_DATA["seeds"])
+    if n is not None and n > most:  # before anything is generated
+        raise InputError.bad("n", f"at most {most} training images", n)
+    total = most if n is None else n
+    counts = [min(per_seed, total - start) for start in range(0, total, per_seed)]
+    parts = (
+        synthesize(count, random_state=seed, **_GENERATOR, n_jobs=n_jobs)
+        for seed, count in zip(TRAIN_DATA["seeds"], counts, strict=False)
+    )
+    return _concatenate(parts, total)
 
 
-def _concatenate(parts: list[Any]) -> Any:
-    """One dataset of the images of ``parts`` in order (its ``random_state``: the first part's)."""
+def _concatenate(parts: Iterator[Any], total: int) -> Any:
+    """One dataset of the ``total`` images of ``parts`` in order (its ``random_state``: the first
+    part's). Each part is copied into arrays made for all of them and then let go, so the peak
+    memory is one dataset and one part, not two datasets."""
     import dataclasses
 
     import numpy as np
 
-    if len(parts) == 1:
-        return parts[0]
-    values: dict[str, Any] = {}
-    for f in dataclasses.fields(parts[0]):
-        first = getattr(parts[0], f.name)
-        if f.name in ("size", "random_state"):
-            values[f.name] = first
-        elif f.name == "ssim_cache":
-            values[f.name] = None
-        elif isinstance(first, np.ndarray):
-            values[f.name] = np.concatenate([getattr(p, f.name) for p in parts])
-        else:
-            values[f.name] = tuple(v for p in parts for v in getattr(p, f.name))
-    return type(parts[0])(**values)
+    first = next(parts)
+    if len(first) == total:
+        return first
+    fields = [f.name for f in dataclasses.fields(first)]
+    arrays = {
+        k: np.empty((total, *v.shape[1:]), dtype=v.dtype)
+        for k in fields
+        if isinstance(v := getattr(first, k), np.ndarray) and k != "ssim_cache"
+    }
+    scalars = ("size", "random_state", "ssim_cache")
+    rest: dict[str, list] = {k: [] for k in fields if k not in arrays and k not in scalars}
+    done = 0
+    part: Any = first
+    while part is not None:
+        m = len(part)
+        for k in arrays:
+            arrays[k][done : done + m] = getattr(part, k)
+        for k in rest:
+            rest[k].extend(getattr(part, k) or ())
+        done += m
+        part = next(parts, None)
+    values = {**arrays, **{k: tuple(v) for k, v in rest.items()}}
+    values.update(size=first.size, random_state=first.random_state, ssim_cache=None)
+    return type(first)(**values)
 
 
 def train_checkpoint(

@@ -288,7 +288,8 @@ class WatermarkPredictions(Result):
 
     ``scores``: the visibility score in [0, 5], the mean of the two heads' estimates:
     ``regressed_scores`` (the score head) and ``expected_scores`` (the Q-Align-style readout of
-    the level head's probabilities); ``levels``: the level of ``scores``;
+    the level head's probabilities), clipped into the level head's most probable level when
+    ``level_readout`` is ``"level_head"``; ``levels``: the level of ``scores``;
     ``present``: a watermark is estimated to be seen (the level is not *invisible*);
     ``located``: the heatmap has a region at ``threshold``. ``boxes``: (x0, y0, x1, y1) in the
     original image's pixels of the heatmap region (all cells at ``threshold`` or above), by
@@ -315,6 +316,7 @@ class WatermarkPredictions(Result):
     threshold: float = 0.5
     flip_average: bool = False
     regressed_scores: np.ndarray | None = None
+    level_readout: str = "score"
 
     def __len__(self) -> int:
         return len(self.scores)
@@ -389,7 +391,9 @@ class WatermarkPredictor:
     level_readout : {"score", "level_head"}
         How ``predict`` reads the level. ``"score"`` (the default): the level is the bin of the
         reported score. ``"level_head"``: the level head's most probable level, with the reported
-        score clipped into that level's bin, so that score and level still agree. The shipped
+        score clipped into that level's bin (``[4 - k, 4.99 - k]`` for the k-th level below
+        *invisible*, ``[4, 5]`` for *invisible*: shown with two decimals, the score still has
+        its level), so that score and level still agree. The shipped
         model uses ``"level_head"`` (chosen on seeds 11-16; docs/watermark.md). Only ``predict``
         reads it: it can be changed on a fitted model.
     random_state : int, optional
@@ -749,8 +753,8 @@ class WatermarkPredictor:
         ``flip_average`` (default): the network also sees each image's mirror image, and the two
         readouts are averaged (the mirror's heatmap mirrored back), which costs a second pass. The
         model trained on random mirror images, so both views are equally its input; averaging
-        them raised SRCC, the 3x3 cell and the heatmap IoU on every held-out seed measured
-        (docs/watermark.md) and makes the prediction of a mirrored image the mirror of the
+        them raised SRCC and the heatmap IoU on every held-out seed measured, and the 3x3 cell on
+        most (docs/watermark.md) and makes the prediction of a mirrored image the mirror of the
         prediction. The reported score is the mean of the score head's estimate and the level
         head's expected score (:class:`WatermarkPredictions`); the level is read as the model's
         ``level_readout`` says.
@@ -837,6 +841,7 @@ class WatermarkPredictor:
             threshold=thr,
             flip_average=bool(flip_average),
             regressed_scores=regressed,
+            level_readout=readout,
         )
 
     @staticmethod
@@ -897,12 +902,17 @@ class WatermarkPredictor:
         return model
 
 
+#: How far under the next level's score a clipped score stays: rounded to two decimals (the
+#: contact sheet, a summary) or stored in float32, it still has its level.
+_LEVEL_EDGE = 0.01
+
+
 def _clip_into_levels(scores: np.ndarray, level_idx: np.ndarray) -> np.ndarray:
-    """``scores`` clipped into the bins of the levels at ``level_idx`` (0 = invisible: [4, 5],
-    1 = faint: [3, 4), ... 4 = obvious: [0, 1)); a bin's upper end is open, so the clipped score's
-    level (:func:`~trustlab.watermark.vocabulary.level_of_score`) is that level."""
+    """``scores`` clipped into the levels at ``level_idx`` (0 = invisible: [4, 5], 1 = faint:
+    [3, 3.99], ... 4 = obvious: [0, 0.99]); a level's bin [4 - k, 5 - k) is open at the top, so
+    the clipped score stays :data:`_LEVEL_EDGE` under it."""
     low = 4.0 - level_idx.astype(np.float64)
-    high = np.where(level_idx == 0, 5.0, np.nextafter(low + 1.0, 0.0))
+    high = np.where(level_idx == 0, 5.0, low + 1.0 - _LEVEL_EDGE)
     return np.clip(scores, low, high)
 
 

@@ -53,14 +53,22 @@ TABLE_TITLES = {
 }
 
 _OVERVIEW = (
-    "Each image and its mirror image were read without a reference image by the no-reference "
-    "predictor, and the two readouts averaged. The score is the visibility in [0, 5] (5 "
-    "invisible, 0 obvious), the mean of the score head and the expected score, and the level "
-    "follows from it; the expected score is the Q-Align-style readout of the level "
-    "probabilities (sum p x [5, 4, 3, 2, 1]). 'located' says whether a heatmap cell reached the threshold "
-    "({thr:g}); otherwise the box is the most likely place (the cells within half of the "
-    "heatmap's maximum) or none. The paragraphs say only what the predictor estimated."
+    "{views} The score is the visibility in [0, 5] (5 invisible, 0 obvious), the mean of the "
+    "score head and the expected score{level}; the expected score is the Q-Align-style readout "
+    "of the level probabilities (sum p x [5, 4, 3, 2, 1]). 'located' says whether a heatmap cell "
+    "reached the threshold ({thr:g}); otherwise the box is the most likely place (the cells "
+    "within half of the heatmap's maximum) or none. The paragraphs say only what the predictor "
+    "estimated."
 )
+_VIEWS = {
+    True: "Each image and its mirror image were read without a reference image by the "
+    "no-reference predictor, and the two readouts averaged.",
+    False: "Each image was read without a reference image by the no-reference predictor.",
+}
+_LEVEL = {
+    "score": ", and the level follows from it",
+    "level_head": ", clipped into the level head's most probable level, which is the level shown",
+}
 _VISIBILITY = (
     "Visible marks (logo, text, pattern), whose true score is 5 - 20 w for the opacity w. SRCC "
     "and PLCC of the predicted score against the true score, the exact 5-level accuracy and the "
@@ -230,7 +238,13 @@ def build_contact_sheet(
             "overview",
             "All images",
             [
-                Paragraph(_OVERVIEW.format(thr=predictions.threshold)),
+                Paragraph(
+                    _OVERVIEW.format(
+                        thr=predictions.threshold,
+                        views=_VIEWS[bool(predictions.flip_average)],
+                        level=_LEVEL.get(predictions.level_readout, _LEVEL["score"]),
+                    )
+                ),
                 Table(
                     [
                         "image",
