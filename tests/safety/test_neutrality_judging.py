@@ -341,10 +341,34 @@ def test_final_answer_spellings(value, expected):
         ("", None),
         (1, None),
         (None, None),
+        # a yes/no word followed by punctuation and a comment still counts
+        ("Yes, but only partly", True),
+        ("No.", False),
+        ("yes (mostly)", True),
+        ("No - it does not", False),
+        # "not applicable" and "no answer" are no answer, not "no"
+        ("N/A", None),
+        ("n/a", None),
+        ("NA", None),
+        ("not applicable", None),
+        ("No answer", None),
+        ("no response", None),
+        ("none", None),
+        ("no-answer", None),
     ],
 )
 def test_yes_no_spellings(value, expected):
     assert parse_judge_output(json.dumps({"Answer A": value})).answers["A"] is expected
+
+
+@pytest.mark.parametrize("value", ["N/A", "No answer"])
+def test_a_not_applicable_answer_makes_the_parse_partial(value):
+    answers = {f"Answer {key}": "no" for key in "ABCDEF"} | {"Answer A": value}
+    parsed = parse_judge_output(json.dumps(answers | {"Final Answer": 3}))
+    assert parsed.answers["A"] is None and parsed.status == "partial"
+    # the same value written bare (no quotes) in broken JSON is read alike
+    text = json.dumps(answers | {"Final Answer": 3}).replace(f'"{value}"', value)
+    assert parse_judge_output(text).answers["A"] is None
 
 
 @pytest.mark.parametrize(
