@@ -48,6 +48,17 @@ BUILTIN_TASKS: dict[str, tuple[str, str]] = {
 
 #: task name -> the inspect model roles it needs (``run_eval`` refuses a run without them).
 REQUIRED_ROLES: dict[str, tuple[str, ...]] = {"misuse": ("strong", "weak")}
+#: built-in task name -> the inspect model roles it takes (``run_eval`` refuses any other role,
+#: which the task would silently ignore); tasks not listed here (files, registered tasks) take any.
+TASK_ROLES: dict[str, tuple[str, ...]] = {
+    "demo": (),
+    "casebench": (),
+    "neutrality": ("grader",),
+    "neutrality_pairs": ("grader",),
+    "misuse": ("strong", "weak"),
+}
+#: How an error names a role's model.
+ROLE_NOUNS = {"grader": "judge", "strong": "strong model", "weak": "weak model"}
 
 _REGISTERED: dict[str, tuple[Callable[..., Any] | str, str]] = {}
 
@@ -107,6 +118,24 @@ def register_task(name: str, task: Callable[..., Any] | str, description: str = 
     if not isinstance(description, str):
         raise InputError.bad("description", "a string", description)
     _REGISTERED[name] = (task, description)
+
+
+def check_roles(task: str, roles: Any) -> None:
+    """Refuse a model role the built-in ``task`` does not take (it would be ignored): an
+    :class:`InputError` naming ``model_roles[role]``."""
+    if task in _REGISTERED or task not in TASK_ROLES:
+        return
+    takes = TASK_ROLES[task]
+    for role in roles:
+        if role not in takes:
+            noun = ROLE_NOUNS.get(role, f"model role '{role}'")
+            argument = f"model_roles[{role!r}]"
+            which = ", ".join(ROLE_NOUNS.get(r, r) for r in takes)
+            which = f"it takes a {' and a '.join(which.split(', '))}" if takes else "it takes none"
+            raise InputError(
+                f"{argument}: the {task} task takes no {noun} ({which})",
+                argument=argument,
+            )
 
 
 def resolve_task(spec: str) -> Callable[..., Any] | str:

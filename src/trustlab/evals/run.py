@@ -21,7 +21,7 @@ from trustlab._checks import check_positive_int
 from trustlab._lazy import require
 from trustlab._results import Result, output_dir
 from trustlab.errors import BackendError, InputError
-from trustlab.evals.registry import REQUIRED_ROLES, resolve_task
+from trustlab.evals.registry import REQUIRED_ROLES, check_roles, resolve_task
 
 __all__ = ["EvalRun", "run_eval", "UNFINISHED"]
 
@@ -88,7 +88,8 @@ def run_eval(
         Passed to the task function and the model providers (``-T`` and ``-M`` in inspect).
     model_roles : dict, optional
         inspect model roles, role -> model name: ``{"grader": "openai-api/..."}`` is the judge
-        of the tasks that have one (``trustlab eval run ... --judge MODEL``).
+        of the tasks that have one (``trustlab eval run ... --judge MODEL``). A built-in task
+        refuses a role it does not take (``registry.TASK_ROLES``), which it would ignore.
     resume : bool, default True
         Continue an unfinished log of the same task and model in ``log_dir`` (inspect's
         ``eval_retry``) instead of starting afresh, if it ran with the same task arguments,
@@ -128,6 +129,7 @@ def run_eval(
             raise InputError.bad(
                 "model_roles", "role -> an inspect model name such as trustlab/<model>", role_model
             )
+    check_roles(task, roles)
     for role in REQUIRED_ROLES.get(task, ()):
         if role not in roles:
             raise InputError.bad(
