@@ -45,6 +45,9 @@ class AuditContext:
     mode : str
         ``"zoo"`` (default models trained here), ``"model"`` (the user's model) or
         ``"predictions"`` (the user's predictions).
+    split : str or None
+        How the zoo's train/test split was stratified: ``"label and group"``, ``"label"`` or
+        ``"none"`` (not stratified); None when nothing was split (a given model or predictions).
     notes : list of str
         What was done to the data on the way (rows dropped, imputation, ...), for the report.
     rows_test : numpy.ndarray or None
@@ -75,6 +78,7 @@ class AuditContext:
     probabilities: dict[str, np.ndarray] = field(default_factory=dict)
     random_state: int = 0
     mode: str = "zoo"
+    split: str | None = None
     notes: list[str] = field(default_factory=list)
     rows_test: np.ndarray | None = None
     files: dict[str, Any] = field(default_factory=dict)

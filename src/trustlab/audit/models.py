@@ -171,20 +171,44 @@ def _check_fitted_classifier(model, path: Path) -> None:
 
 
 def predict_labels(model, X: pd.DataFrame, name: str = "model") -> np.ndarray:
-    """``model.predict(X)`` as a 1-D array, with prediction failures named."""
+    """``model.predict(X)`` as a 1-D array, with prediction failures named in one line.
+
+    Warnings raised while predicting (feature names, a RuntimeWarning from a transformer) are
+    silenced; a failure keeps the first line of the model's message.
+    """
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # e.g. feature-name warnings
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
             pred = np.asarray(model.predict(X))
     except Exception as exc:
+        mismatch = _column_count_mismatch(model, X)
+        if mismatch:
+            raise InputError(f"{name}: {mismatch}", argument=name) from exc
+        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
         raise InputError(
-            f"{name}: prediction on the data failed ({type(exc).__name__}: {exc})", argument=name
+            f"{name}: prediction on the data failed ({type(exc).__name__}: {first})",
+            argument=name,
         ) from exc
     if pred.ndim == 2 and pred.shape[1] == 1:
         pred = pred.ravel()
     if pred.shape != (len(X),):
         raise InputError.bad(name, f"one predicted label per row ({len(X)})", pred)
     return pred
+
+
+def _column_count_mismatch(model, X: pd.DataFrame) -> str:
+    """Why a model without column names failed: it was fitted on another number of columns
+    (its ``n_features_in_``) than the table gives; "" when that is not it."""
+    expected = getattr(model, "n_features_in_", None)
+    if getattr(model, "feature_names_in_", None) is not None:
+        return ""
+    if not isinstance(expected, (int, np.integer)) or expected == X.shape[1]:
+        return ""
+    return (
+        f"the model expects {int(expected)} column{'s' * (expected != 1)}, the table gives "
+        f"{X.shape[1]} ({', '.join(map(str, X.columns)) or 'none'}); the model records no "
+        "column names, so it gets every column besides the label, group and pred"
+    )
 
 
 def aligned_probabilities(model, X: pd.DataFrame, labels: np.ndarray) -> np.ndarray | None:
@@ -199,8 +223,8 @@ def aligned_probabilities(model, X: pd.DataFrame, labels: np.ndarray) -> np.ndar
     index = {label: i for i, label in enumerate(labels.tolist())}
     if any(c not in index for c in np.asarray(classes).tolist()):
         return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")  # as in predict_labels
         proba = np.asarray(model.predict_proba(X), dtype=np.float64)
     aligned = np.zeros((len(X), len(labels)))
     for j, c in enumerate(np.asarray(classes).tolist()):

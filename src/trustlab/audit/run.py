@@ -441,6 +441,7 @@ def _meta(ctx: AuditContext, test_size: float) -> dict:
         "models": list(ctx.predictions),
         "audit": how,
         "rows": {"train": ctx.n_train, "test": ctx.n_test},
+        "split": ctx.split,
         "random_state": ctx.random_state,
         "files": [ctx.files["predictions"], *ctx.files["models"].values()],
     }
@@ -531,7 +532,7 @@ def _context_from_zoo(table: AuditTable, test_size, seed, steps, tell_plan) -> A
     y = frame[table.label].to_numpy()
     g = frame[table.group].to_numpy()
     check_classes_and_groups(class_labels(y), g)
-    train, test, notes = split_rows(y, g, test_size, seed)
+    train, test, notes, split = split_rows(y, g, test_size, seed)
     y_train, y_test = y[train], y[test]
     if len(np.unique(y_train)) < 2:
         raise InputError.bad(
@@ -576,6 +577,7 @@ def _context_from_zoo(table: AuditTable, test_size, seed, steps, tell_plan) -> A
         probabilities={k: v for k, v in probabilities.items() if v is not None},
         random_state=seed,
         mode="zoo",
+        split=split,
         notes=table.notes + notes + dropped + imputation_note(X),
         rows_test=table.row_ids[test],
     )

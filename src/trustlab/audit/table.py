@@ -47,7 +47,8 @@ class AuditTable:
 
 def load_table(data, label, group, pred, group_as_feature, encoding=None) -> AuditTable:
     """Read ``data`` and check the label, group and prediction columns."""
-    frame, name, dataset = _read_data(data, encoding)
+    exact = [c for c in (label, group, pred) if isinstance(c, str)]
+    frame, name, dataset = _read_data(data, encoding, exact)
     if dataset is not None:
         label = dataset.label if label is None else label
         group = dataset.protected[0] if group is None else group
@@ -60,15 +61,18 @@ def load_table(data, label, group, pred, group_as_feature, encoding=None) -> Aud
     if pred is not None and pred in (label, group):
         raise InputError.bad("pred", "a column other than the label and group columns", pred)
     features = _feature_columns(frame, dataset, label, group, pred, group_as_feature)
+    features, index_notes = _without_row_index(frame, features)
     row_ids = frame.index.to_numpy()
     required = [c for c in (label, group, pred) if c is not None]
     frame, kept, notes = _drop_missing(frame, required)
+    notes += index_notes
     check_class_values(frame[label].to_numpy(), "label")
     return AuditTable(frame, name, label, group, features, pred, notes, row_ids[kept])
 
 
-def _read_data(data, encoding):
-    """(frame, display name, bundled Dataset or None)."""
+def _read_data(data, encoding, exact_columns=()):
+    """(frame, display name, bundled Dataset or None). In a CSV file, only an empty cell of the
+    ``exact_columns`` (label, group, pred) is missing: a class or group "NA" or "None" is kept."""
     from trustlab.data import list_datasets, load_dataset
 
     if data is None:
@@ -81,7 +85,8 @@ def _read_data(data, encoding):
     if path.is_file():
         from trustlab.data.tables import read_table
 
-        return read_table(path, name="data", encoding=encoding), path.name, None
+        frame = read_table(path, name="data", encoding=encoding, exact_columns=exact_columns)
+        return frame, path.name, None
     names = [info["name"] for info in list_datasets()]
     if isinstance(data, str) and data.lower() in names:
         dataset = load_dataset(data)
@@ -110,6 +115,28 @@ def _feature_columns(frame, dataset, label, group, pred, group_as_feature) -> li
     elif group_as_feature is False and group in features:
         features.remove(group)
     return features
+
+
+def _without_row_index(frame: pd.DataFrame, features: list[str]):
+    """(features, notes) without a row index written as data: an unnamed first column (pandas
+    reads the empty header cell of ``DataFrame.to_csv()`` as "Unnamed: 0") holding a different
+    whole number on every row. As a feature it would tell the models the row's position, which
+    on sorted data is the label."""
+    if frame.shape[1] == 0:
+        return features, []
+    first = frame.columns[0]
+    values = frame.iloc[:, 0]
+    unnamed = isinstance(first, str) and (first.strip() == "" or first.startswith("Unnamed: "))
+    whole = pd.api.types.is_integer_dtype(values) and not pd.api.types.is_bool_dtype(values)
+    if first not in features or not unnamed or not whole:
+        return features, []
+    if values.isna().any() or not values.is_unique:
+        return features, []
+    note = (
+        f"Column {first!r} was left out of the features as a row index: it is unnamed and holds "
+        "a different whole number on every row (the index DataFrame.to_csv() writes)."
+    )
+    return [c for c in features if c != first], [note]
 
 
 def _drop_missing(frame: pd.DataFrame, columns: list[str]):
@@ -251,14 +278,15 @@ def imputation_note(X: pd.DataFrame) -> list[str]:
 
 
 def split_rows(y: np.ndarray, g: np.ndarray, test_size: float, seed: int):
-    """Train and test rows, stratified by label and group where every pair has 2 or more rows
-    (so both parts hold every group in its share), else by label, else not at all."""
+    """(train rows, test rows, notes, strategy): stratified by label and group where every pair
+    has 2 or more rows (so both parts hold every group in its share), else by label, else not at
+    all; ``strategy`` says which ("label and group", "label" or "none")."""
     from sklearn.model_selection import train_test_split
 
     rows = np.arange(len(y))
     pairs = pd.DataFrame({"y": y, "g": g}).groupby(["y", "g"], sort=False).ngroup().to_numpy()
-    strata = [(pairs, []), (y, [_LABEL_ONLY])]
-    for key, note in strata:
+    strata = [(pairs, [], "label and group"), (y, [_LABEL_ONLY], "label")]
+    for key, note, strategy in strata:
         _, counts = np.unique(key, return_counts=True)
         if counts.min() < 2:
             continue
@@ -266,7 +294,7 @@ def split_rows(y: np.ndarray, g: np.ndarray, test_size: float, seed: int):
             train, test = train_test_split(
                 rows, test_size=test_size, stratify=key, random_state=seed
             )
-            return np.sort(train), np.sort(test), note
+            return np.sort(train), np.sort(test), note, strategy
         except ValueError:
             pass  # too few rows for a stratified split of this size: fall back below
     try:
@@ -276,7 +304,7 @@ def split_rows(y: np.ndarray, g: np.ndarray, test_size: float, seed: int):
             "test_size", f"a split of {len(y)} rows into two parts", test_size
         ) from exc
     note = "The train/test split is not stratified: some class has too few rows for that."
-    return np.sort(train), np.sort(test), [note]
+    return np.sort(train), np.sort(test), [note], "none"
 
 
 _LABEL_ONLY = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ def read_table(
     header: int | None = 0,
     dtype: Any = None,
     keep_default_na: bool = True,
+    exact_columns: Sequence[str] = (),
 ):
     """Read a CSV or Parquet file into a DataFrame, with a clear error for anything else.
 
@@ -26,6 +28,10 @@ def read_table(
     so and names the ``--encoding`` option. ``header`` and ``dtype`` are pandas' ``read_csv``
     options (``header=None``: no row is taken as column names), and so is ``keep_default_na``
     (False: a cell ``nan`` or ``NA`` stays that text, an empty cell an empty string).
+
+    In a CSV, the ``exact_columns`` (those present) are read so that only an empty cell is
+    missing: a class or group named ``NA``, ``None``, ``null`` or ``N/A`` stays that text, while
+    the other columns keep pandas' missing-value texts. A Parquet file records its own nulls.
     """
     import codecs
 
@@ -47,14 +53,16 @@ def read_table(
             return pd.read_parquet(path)
         if suffix.endswith((".csv", ".csv.gz", ".txt", ".tsv")):
             sep = "\t" if ".tsv" in suffix else ","
-            return pd.read_csv(
-                path,
-                sep=sep,
-                encoding=encoding,
-                header=header,
-                dtype=dtype,
-                keep_default_na=keep_default_na,
-            )
+            options = dict(sep=sep, encoding=encoding, header=header, dtype=dtype)
+            frame = pd.read_csv(path, keep_default_na=keep_default_na, **options)
+            exact = [c for c in dict.fromkeys(exact_columns) if c in frame.columns]
+            if exact:  # e.g. a group "NA" (North America): only an empty cell is missing
+                again = pd.read_csv(
+                    path, usecols=exact, keep_default_na=False, na_values=[""], **options
+                )
+                for column in exact:
+                    frame[column] = again[column]
+            return frame
     except UnicodeDecodeError as exc:
         used = encoding or "utf-8"
         where = _undecodable(path, used)  # pandas' exc.start counts from its read buffer

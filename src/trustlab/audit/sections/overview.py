@@ -40,6 +40,7 @@ def build(ctx: AuditContext) -> Section:
         "mode": ctx.mode,
         "features": list(ctx.feature_names),
         "rows": {"all": int(len(y_all)), "train": ctx.n_train, "test": ctx.n_test},
+        "split": ctx.split,
         "labels": ctx.labels.tolist(),
         "groups": distribution,
         "models": scores,
@@ -57,8 +58,8 @@ def _describe(ctx: AuditContext, n_rows: int) -> str:
     features = ", ".join(ctx.feature_names) if ctx.feature_names else "none"
     how = {
         "zoo": (
-            f"The default models were trained on {ctx.n_train:,} rows (stratified by label) and are "
-            f"audited on the other {ctx.n_test:,}."
+            f"The default models were trained on {ctx.n_train:,} rows{_split_words(ctx.split)} "
+            f"and are audited on the other {ctx.n_test:,}."
         ),
         "model": f"The given model predicts on all {ctx.n_test:,} rows, which are all audited.",
         "predictions": f"The given predictions on all {ctx.n_test:,} rows are audited.",
@@ -68,6 +69,15 @@ def _describe(ctx: AuditContext, n_rows: int) -> str:
         f"({', '.join(map(str, ctx.labels))}). Protected group: {ctx.group}. "
         f"Features: {features}. {how}"
     )
+
+
+def _split_words(split: str | None) -> str:
+    """How the zoo's rows were split, from ``AuditContext.split`` (nothing when unknown)."""
+    if split in ("label and group", "label"):
+        return f" (stratified by {split})"
+    if split == "none":
+        return " (a random split, not stratified)"
+    return ""
 
 
 def _distribution(y, g, groups, labels) -> list[dict]:
