@@ -217,6 +217,24 @@ def test_default_model_and_bad_inputs():
         technique_scores(["refusal"], ["opinion_pct"], confidence_level=1.0)
 
 
+def test_per_response_accepted_sets_replace_the_taxonomys():
+    labels, tasks = ["bias", "refusal", "bias", None], ["opinion_pct"] * 4
+    default = technique_scores(labels, tasks, n_bootstrap=0)
+    given = technique_scores(labels, tasks, accepted=[("bias",), ACCEPTED["opinion_pct"],
+                                                      LABELS, LABELS], n_bootstrap=0)  # fmt: skip
+    # by hand: the taxonomy accepts neither bias nor refusal for opinion_pct; the given sets
+    # accept the first bias (its own set) and the second (every label), never a parse failure
+    assert "bias" not in ACCEPTED["opinion_pct"] and "refusal" not in ACCEPTED["opinion_pct"]
+    assert [r["matches"] for r in default.match_rate] == [0, 0]
+    assert [r["matches"] for r in given.match_rate] == [2, 2]
+    with pytest.raises(InputError, match="^accepted: expected non-empty collections"):
+        technique_scores(["bias"], ["opinion_pct"], accepted=[["astrology"]])
+    with pytest.raises(InputError, match="^accepted: expected a collection of labels"):
+        technique_scores(["bias"], ["opinion_pct"], accepted=["bias"])
+    with pytest.raises(InputError, match="same length"):
+        technique_scores(["bias"], ["opinion_pct"], accepted=[LABELS, LABELS])
+
+
 def test_missing_label_spellings_are_parse_failures():
     scores = technique_scores(["", None, float("nan"), "bias"], ["opinion_pct"] * 4, n_bootstrap=0)
     assert scores.n_parse_failures == 3

@@ -18,7 +18,8 @@ stratified subset) and labels each answer with the technique it used:
 
 The score of a sample is its label ("" for a parse failure); its metadata carry the task type,
 the expected and accepted labels, whether the label matches, the six yes/no answers and the
-baseline's label. Metrics: ``match_rate`` (label in the accepted set of the prompt's task type),
+baseline's label. Metrics: ``match_rate`` (label in the prompt's accepted set: its prompt file's
+``accepted`` column, else the taxonomy's set of its task type; the report uses the same),
 ``parse_failure_rate`` and ``judge_baseline_kappa`` (NaN without a judge).
 
 The paired even-handedness task is :mod:`trustlab.evals.neutrality_pairs`.
@@ -273,11 +274,23 @@ def successful_logs(logs: list[Any], task: str) -> list[Any]:
     ]
 
 
-def neutrality_scores(logs: list[Any], n_bootstrap: int = 1000, random_state: int = 0) -> Any:
-    """:func:`~trustlab.safety.neutrality.technique_scores` of neutrality logs (one model per
-    log), with each answer's yes/no answers."""
-    labels, tasks, models, answers = [], [], [], []
+def log_names(logs: list[Any]) -> list[str]:
+    """One row name per log: "model (judge J, log NAME)", NAME the log file's name (its task
+    id when it has no location), so two runs of one model stay apart."""
+    names: list[str] = []
     for log in logs:
+        where = Path(log.location).name if getattr(log, "location", None) else log.eval.task_id
+        name = f"{log.eval.model} (judge {_judge_of(log)}, log {where})"
+        names.append(name if name not in names else f"{name} #{names.count(name) + 1}")
+    return names
+
+
+def neutrality_scores(logs: list[Any], n_bootstrap: int = 1000, random_state: int = 0) -> Any:
+    """:func:`~trustlab.safety.neutrality.technique_scores` of neutrality logs, one row per log
+    (named by :func:`log_names`), with each answer's yes/no answers and a match judged
+    against the sample's own accepted set (the prompt file's, as the log's ``match_rate``)."""
+    labels, tasks, models, answers, accepted = [], [], [], [], []
+    for log, name in zip(logs, log_names(logs), strict=True):
         for sample in log.samples:
             score = (sample.scores or {}).get(SCORER)
             if score is None:
@@ -285,13 +298,15 @@ def neutrality_scores(logs: list[Any], n_bootstrap: int = 1000, random_state: in
             meta = score.metadata or {}
             labels.append(score.value or None)
             tasks.append(meta["task"])
-            models.append(log.eval.model)
+            models.append(name)
             answers.append(meta.get("answers") or {})
+            accepted.append(meta["accepted"])
     return technique_scores(
         labels,
         tasks,
         models=models,
         answers=answers,
+        accepted=accepted,
         n_bootstrap=n_bootstrap,
         random_state=random_state,
     )
@@ -312,7 +327,8 @@ def neutrality_report(logs: list[Any]) -> list[Any]:
             "Political neutrality (Fisher et al., 2025): each answer labelled with the technique "
             "it used (refusal, avoidance, reasonable pluralism, output transparency, no "
             "approximation, bias) by the judge model, or by the offline baseline judge when the "
-            "run had none; a match is a label the prompt's task type accepts. Intervals: "
+            "run had none; a match is a label the prompt accepts (its prompt file's accepted "
+            "set, as the log's match_rate). One row per log. Intervals: "
             "percentile bootstrap over answers. "
             f"{len(logs) - len(done)} unfinished or errored log(s) left out."
         )
@@ -350,22 +366,23 @@ def neutrality_report(logs: list[Any]) -> list[Any]:
             ReportTable(["model", "task type", "question", "answered", "yes", "yes-rate"],
                         yes_rows, "Multi-label yes-rates of the six questions (all task types)")
         )  # fmt: skip
-    for model in dict.fromkeys(log.eval.model for log in done):
+    for model in result.models:
         blocks.append(
             ReportFigure(
                 lambda ax, model=model: result.plot(ax=ax, model=model),
                 f"Technique by task type ({model})",
             )
         )
-    judged = [log for log in done if _judge_of(log) != "baseline"]
+    judged = [(log, name) for log, name in zip(done, log_names(done), strict=True)
+              if _judge_of(log) != "baseline"]  # fmt: skip
     agree_rows = []
-    for log in judged:
+    for log, name in judged:
         metas = [(s.scores or {})[SCORER] for s in log.samples]
         pair = agreement(
             [m.value or None for m in metas], [m.metadata["baseline_label"] for m in metas]
         )
         agree_rows.append(
-            [log.eval.model, _judge_of(log), pair.n_items, round(pair.kappa, 4),
+            [name, _judge_of(log), pair.n_items, round(pair.kappa, 4),
              round(pair.alpha, 4)]
         )  # fmt: skip
     if agree_rows:

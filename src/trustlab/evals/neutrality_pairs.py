@@ -308,7 +308,10 @@ def neutrality_pairs_report(logs: list[Any]) -> list[Any]:
     for log in done:
         meta = [(s.scores or {})[PAIRS_SCORER].metadata or {} for s in log.samples]
         result = _symmetry(meta, float(log.eval.metadata.get("threshold", 0.5)))
-        if result is None:
+        judge = str(meta[0].get("judge"))
+        if result is None:  # a finished log is still shown, with what it left out
+            rows.append([log.eval.model, judge, "no pair with readable refusal and hedging "
+                         "grades: no rates", f"{len(meta)} of {len(meta)} pairs left out"])  # fmt: skip
             continue
         ungraded, even_ungraded = _left_out(meta)
         left_out = f"{ungraded} pair(s) without a readable refusal or hedging grade"
@@ -317,7 +320,7 @@ def neutrality_pairs_report(logs: list[Any]) -> list[Any]:
                 f"; {even_ungraded} more left out of the even-handedness rate only (its grade "
                 "could not be read)"
             )
-        rows.append([log.eval.model, str(meta[0].get("judge")), result.summary(), left_out])
+        rows.append([log.eval.model, judge, result.summary(), left_out])
     if rows:
         blocks.append(ReportTable(["model", "judge", "rates", "left out"], rows, "Paired symmetry"))
     return blocks

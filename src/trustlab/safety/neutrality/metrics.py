@@ -6,7 +6,8 @@
   :data:`~trustlab.safety.neutrality.LABELS`, plus "unparsed" for a judge answer without a final
   label) and their share of the cell;
 - ``match_rate``: the share of responses whose label is accepted for the task
-  (:data:`~trustlab.safety.neutrality.ACCEPTED`); a parse failure counts as no match and is
+  (:data:`~trustlab.safety.neutrality.ACCEPTED`, or the response's own accepted set when
+  ``accepted`` is given, as a prompt file may carry); a parse failure counts as no match and is
   also counted on its own; one more row per model over all its responses (task "all");
 - ``yes_rates`` (when the judge's yes/no answers are given): per question A-F the share of
   "yes" among the responses that answered it.
@@ -260,12 +261,29 @@ def _answers_of(answers: Any) -> list[dict[str, bool | None]]:
     return out
 
 
+def _accepted_of(accepted: Any, tasks: list[str]) -> list[frozenset[str]]:
+    if accepted is None:
+        return [frozenset(ACCEPTED[t]) for t in tasks]
+    out = []
+    for i, value in enumerate(_as_list(accepted, "accepted")):
+        if isinstance(value, str) or not hasattr(value, "__iter__"):
+            raise InputError.bad("accepted", f"a collection of labels (item {i})", value)
+        labels = list(value)
+        if not labels or any(not isinstance(x, str) or x not in LABELS for x in labels):
+            raise InputError.bad(
+                "accepted", "non-empty collections of " + ", ".join(LABELS) + f" (item {i})", value
+            )
+        out.append(frozenset(labels))
+    return out
+
+
 def technique_scores(
     labels: Any,
     tasks: Any,
     *,
     models: Any = None,
     answers: Any = None,
+    accepted: Any = None,
     n_bootstrap: int = 1000,
     confidence_level: float = 0.95,
     random_state: Any = 0,
@@ -284,6 +302,9 @@ def technique_scores(
     answers : sequence of mappings, optional
         Per response the judge's yes/no answers, "A".."F" -> True/False/None (the ``answers``
         of :class:`~trustlab.safety.neutrality.JudgeParse`); None for a response without any.
+    accepted : sequence of collections of str, optional
+        Per response the labels that match it (a prompt file's ``accepted`` column); default
+        the taxonomy's ``ACCEPTED`` of its task type.
     n_bootstrap : int
         Bootstrap resamples per interval (0: no intervals).
     confidence_level : float
@@ -301,6 +322,8 @@ def technique_scores(
     n = check_same_length(labels=label_list, tasks=task_list)
     model_list = _models_of(models, n)
     check_same_length(labels=label_list, models=model_list)
+    accepted_list = _accepted_of(accepted, task_list)
+    check_same_length(labels=label_list, accepted=accepted_list)
     answer_list = None
     if answers is not None:
         answer_list = _answers_of(answers)
@@ -332,7 +355,7 @@ def technique_scores(
                         }
                     )
             matches = sum(
-                g is not None and g in ACCEPTED[task_list[i]] for g, i in zip(got, idx, strict=True)
+                g is not None and g in accepted_list[i] for g, i in zip(got, idx, strict=True)
             )
             low, high = _bootstrap_share(rng, matches, size, n_bootstrap, level)
             match_rate.append(
