@@ -66,7 +66,9 @@ def group_metrics(
     dict
         ``{"classes": {class: {"demographic_parity_difference": {"estimate", "lower",
         "upper"}, "equalized_odds_difference": {...}, "by_group": {group: {"count",
-        "selection_rate": {...}, "true_positive_rate": {...}, "false_positive_rate": {...}}}}},
+        "selection_rate": {...}, "true_positive_rate": {...}, "false_positive_rate": {...},
+        "positives", "negatives"}}, "groups_without_positives", "groups_without_negatives",
+        "equalized_odds_difference_where_defined"}},
         "one_vs_rest", "positive_classes", "groups", "n_boot", "confidence", "random_state",
         "fairlearn_version"}``.
     """
@@ -90,6 +92,7 @@ def group_metrics(
         _check_agrees(point, check, k)
         boot = rates_from_counts(resampled, index)
         classes[_key(k)] = _with_intervals(point, boot, group_values, tail)
+        classes[_key(k)].update(_undefined_rates(counts, index, group_values, classes[_key(k)]))
     return {
         "fairlearn_version": fairlearn.__version__,
         "one_vs_rest": len(labels) > 2,
@@ -220,6 +223,35 @@ def _with_intervals(point: dict, boot: dict, group_values, tail: float) -> dict[
         name: interval(point[name], boot[name], recentre=True)
         for name in ("demographic_parity_difference", "equalized_odds_difference")
     } | {"by_group": by_group}
+
+
+def _undefined_rates(counts: np.ndarray, k: int, group_values, result: dict) -> dict[str, Any]:
+    """Where class ``k``'s TPR or FPR is undefined, and the equalized odds difference without it.
+
+    A group without positives (no row of the class) has no true positive rate, and one without
+    negatives no false positive rate; fairlearn counts such a rate as 0 and the estimate keeps
+    that. This adds each group's ``positives`` and ``negatives`` to ``result["by_group"]`` and
+    returns ``groups_without_positives``, ``groups_without_negatives`` and
+    ``equalized_odds_difference_where_defined`` (the larger spread of the TPRs over the groups
+    with positives and the FPRs over those with negatives; None when neither has 2 groups).
+    """
+    rows = counts.sum(axis=(0, 1))
+    positive = counts[k].sum(axis=0)
+    negative = rows - positive
+    rates = rates_from_counts(counts[None], k)
+    spreads = []
+    for name, has in (("true_positive_rate", positive > 0), ("false_positive_rate", negative > 0)):
+        defined = rates[name][0][(rows > 0) & has]
+        if defined.size >= 2:
+            spreads.append(float(defined.max() - defined.min()))
+    for j, g in enumerate(group_values):
+        result["by_group"][_key(g)].update(positives=int(positive[j]), negatives=int(negative[j]))
+    present = [(g, j) for j, g in enumerate(group_values) if rows[j] > 0]
+    return {
+        "groups_without_positives": [_key(g) for g, j in present if positive[j] == 0],
+        "groups_without_negatives": [_key(g) for g, j in present if negative[j] == 0],
+        "equalized_odds_difference_where_defined": max(spreads) if spreads else None,
+    }
 
 
 def _key(value) -> str:

@@ -291,6 +291,7 @@ def _group_metrics(ctx: AuditContext) -> tuple[dict, list]:
         _rates_table(name, classes, ctx.group, interval) for name, classes in data["models"].items()
     ]
     blocks += _outside_note(data["models"])
+    blocks += _undefined_rate_note(data["models"])
     return data, blocks
 
 
@@ -382,6 +383,43 @@ def _outside_note(models: dict) -> list[Paragraph]:
             "Estimates outside their interval: " + "; ".join(outside) + ". The resampled "
             "differences are very lopsided there (typically a tiny group): read these intervals "
             "with care.",
+            "note",
+        )
+    ]
+
+
+def _undefined_rate_note(models: dict) -> list[Paragraph]:
+    """Say where an equalized odds difference rests on a rate that is undefined: the TPR of a
+    group without positives or the FPR of one without negatives, counted as 0 by fairlearn."""
+    found = []
+    for name, classes in models.items():
+        for k, metrics in classes.items():
+            estimate = metrics["equalized_odds_difference"]["estimate"]
+            defined = metrics.get("equalized_odds_difference_where_defined")
+            if defined is not None and abs(estimate - defined) <= 1e-9:
+                continue
+            missing = [
+                f"{g} has no row of class {k} (its TPR is undefined)"
+                for g in metrics.get("groups_without_positives", [])
+            ] + [
+                f"{g} has no row outside class {k} (its FPR is undefined)"
+                for g in metrics.get("groups_without_negatives", [])
+            ]
+            if not missing:
+                continue
+            where = "n/a" if defined is None else format_cell(defined)
+            found.append(
+                f"{name}, class {k}: {format_cell(estimate)}, as {'; '.join(missing)}; over the "
+                f"groups where the rates are defined it is {where}"
+            )
+    if not found:
+        return []
+    return [
+        Paragraph(
+            "An equalized odds difference rests on an undefined rate, shown as 0 (fairlearn's "
+            "convention for a group without positives or without negatives): "
+            + ". ".join(found)
+            + ". Its interval does not measure an effect there.",
             "note",
         )
     ]

@@ -1,0 +1,65 @@
+"""A group without positives (or negatives) of a class: fairlearn's 0 is kept and the fairness
+section notes that the equalized odds difference rests on it."""
+
+import numpy as np
+
+from trustlab.audit.group_metrics import group_metrics
+from trustlab.audit.sections.fairness import _group_metrics
+
+
+def without_high_in_east(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    groups = rng.choice(["east", "north", "south"], size=n)
+    y = rng.choice(["low", "mid", "high"], size=n)
+    y = np.where((groups == "east") & (y == "high"), "mid", y)
+    pred = np.where(rng.random(n) < 0.8, y, rng.choice(["low", "mid", "high"], size=n))
+    return y, pred, groups
+
+
+def test_counts_and_the_difference_where_the_rates_are_defined():
+    y, pred, groups = without_high_in_east()
+    labels = np.unique(np.concatenate([y, pred]))
+    result = group_metrics(y, pred, groups, labels, random_state=0, n_boot=20)
+    high = result["classes"]["high"]
+    east = high["by_group"]["east"]
+    assert (east["positives"], east["negatives"]) == (0, int((groups == "east").sum()))
+    assert east["true_positive_rate"]["estimate"] == 0.0  # fairlearn's convention, kept
+    assert high["groups_without_positives"] == ["east"] and high["groups_without_negatives"] == []
+    tpr = [high["by_group"][g]["true_positive_rate"]["estimate"] for g in ("north", "south")]
+    fpr = [
+        high["by_group"][g]["false_positive_rate"]["estimate"] for g in ("east", "north", "south")
+    ]
+    defined = max(max(tpr) - min(tpr), max(fpr) - min(fpr))
+    assert np.isclose(high["equalized_odds_difference_where_defined"], defined)
+    assert high["equalized_odds_difference"]["estimate"] > defined + 0.3
+    assert result["classes"]["low"]["groups_without_positives"] == []
+
+
+class _Context:
+    def __init__(self, y, pred, groups):
+        self.y_test, self.g_test = y, groups
+        self.labels = np.unique(np.concatenate([y, pred]))
+        self.predictions = {"yhat": pred}
+        self.random_state, self.n_test, self.label = 0, len(y), "y"
+        self.group = "region"
+
+
+def notes(ctx) -> list[str]:
+    _, blocks = _group_metrics(ctx)
+    return [b.text for b in blocks if getattr(b, "kind", None) == "note"]
+
+
+def test_the_section_notes_a_difference_resting_on_an_undefined_rate():
+    y, pred, groups = without_high_in_east()
+    found = [n for n in notes(_Context(y, pred, groups)) if "undefined" in n]
+    assert len(found) == 1
+    assert "yhat, class high" in found[0] and "east has no row of class high" in found[0]
+    assert "class low" not in found[0] and "class mid" not in found[0]
+
+
+def test_no_note_when_every_group_has_positives_and_negatives():
+    rng = np.random.default_rng(1)
+    y = rng.choice(["low", "mid", "high"], size=300)
+    groups = rng.choice(["east", "north"], size=300)
+    pred = np.where(rng.random(300) < 0.8, y, "mid")
+    assert not [n for n in notes(_Context(y, pred, groups)) if "undefined" in n]
