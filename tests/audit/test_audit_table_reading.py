@@ -31,7 +31,11 @@ def test_a_group_na_and_a_class_none_in_a_csv_are_kept(tmp_path):
     path = tmp_path / "na.csv"
     frame.to_csv(path, index=False, na_rep="NA")
     table = load_table(str(path), "y", "grp", "yhat", None)
-    assert len(table.frame) == len(frame) and table.notes == []
+    assert len(table.frame) == len(frame)
+    n_na, n_none = (frame["grp"] == "NA").sum(), (frame["y"] == "None").sum()
+    assert len(table.notes) == 3  # each column's kept word is named, in case it meant missing
+    assert f"Column 'grp' holds 'NA' ({n_na} rows), kept as a value" in table.notes[1]
+    assert f"Column 'y' holds 'None' ({n_none} rows), kept as a value" in table.notes[0]
     assert table.frame["grp"].value_counts().to_dict() == frame["grp"].value_counts().to_dict()
     assert sorted(table.frame["y"].unique()) == ["Mild", "None", "Severe"]
     assert (table.frame["yhat"] == "None").sum() == (frame["yhat"] == "None").sum()
@@ -47,10 +51,26 @@ def test_only_an_empty_label_or_group_cell_is_missing_in_a_csv(tmp_path):
     frame.to_csv(path, index=False)
     table = load_table(str(path), "y", "grp", None, None)
     assert len(table.frame) == 57 and "NA" in set(table.frame["grp"])
-    assert table.notes == [
+    assert table.notes[0] == (
         "Dropped 3 of 60 rows with a missing value in a required column (y: 1, grp: 2)."
-    ]
+    )
+    assert any(n.startswith("Column 'grp' holds 'NA'") for n in table.notes[1:])
     assert table.row_ids.tolist() == [i for i in range(60) if i not in (1, 2, 5)]
+
+
+def test_na_in_a_numeric_label_is_still_missing(tmp_path):
+    """R writes a missing number as NA: in a column whose other values are numbers it is a
+    missing value (the row is dropped with a note), not a third class "NA"."""
+    frame = labelled(n=60)
+    frame["y"] = (frame["x"] > 0).astype(float)
+    frame.loc[[2, 9], "y"] = np.nan
+    path = tmp_path / "r.csv"
+    frame.to_csv(path, index=False, na_rep="NA")
+    table = load_table(str(path), "y", "grp", None, None)
+    assert len(table.frame) == 58 and sorted(table.frame["y"].unique()) == [0.0, 1.0]
+    assert table.notes[0] == (
+        "Dropped 2 of 60 rows with a missing value in a required column (y: 2)."
+    )
 
 
 def test_a_group_na_in_a_parquet_file_is_kept_and_a_null_is_missing(tmp_path):
@@ -62,9 +82,9 @@ def test_a_group_na_in_a_parquet_file_is_kept_and_a_null_is_missing(tmp_path):
     frame.to_parquet(path)
     table = load_table(str(path), "y", "grp", None, None)
     assert len(table.frame) == 59 and "NA" in set(table.frame["grp"])
-    assert table.notes == [
+    assert table.notes[0] == (
         "Dropped 1 of 60 rows with a missing value in a required column (grp: 1)."
-    ]
+    )
 
 
 def test_a_row_index_written_by_to_csv_is_not_a_feature(tmp_path):
@@ -81,7 +101,8 @@ def test_a_row_index_written_by_to_csv_is_not_a_feature(tmp_path):
     assert load_table(str(path), "y", "grp", None, None).features == ["x", "kind"]
     frame.rename_axis("id").to_csv(path)
     table = load_table(str(path), "y", "grp", None, None)
-    assert table.features == ["id", "x", "kind"] and table.notes == []
+    assert table.features == ["id", "x", "kind"]
+    assert not [n for n in table.notes if "row index" in n]
 
 
 def test_the_index_note_reaches_the_zoo_report(tmp_path):

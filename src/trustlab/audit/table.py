@@ -65,7 +65,7 @@ def load_table(data, label, group, pred, group_as_feature, encoding=None) -> Aud
     row_ids = frame.index.to_numpy()
     required = [c for c in (label, group, pred) if c is not None]
     frame, kept, notes = _drop_missing(frame, required)
-    notes += index_notes
+    notes += index_notes + _kept_missing_words(frame, required)
     check_class_values(frame[label].to_numpy(), "label")
     return AuditTable(frame, name, label, group, features, pred, notes, row_ids[kept])
 
@@ -137,6 +137,28 @@ def _without_row_index(frame: pd.DataFrame, features: list[str]):
         "a different whole number on every row (the index DataFrame.to_csv() writes)."
     )
     return [c for c in features if c != first], [note]
+
+
+#: Cells pandas reads as missing by default, kept as values in a text label, group or pred column.
+_MISSING_WORDS = ("NA", "N/A", "n/a", "NaN", "nan", "None", "null", "NULL", "<NA>", "#N/A", "-nan")
+
+
+def _kept_missing_words(frame: pd.DataFrame, columns: list[str]) -> list[str]:
+    """A note per text column that holds a word pandas would read as missing: it was kept as a
+    class or group, which the user should know in case it meant a missing value."""
+    notes = []
+    for column in dict.fromkeys(columns):
+        values = frame[column]
+        if pd.api.types.is_numeric_dtype(values):
+            continue
+        found = values[values.isin(_MISSING_WORDS)].value_counts()
+        if len(found):
+            words = ", ".join(f"{w!r} ({n} rows)" for w, n in found.items())
+            notes.append(
+                f"Column {column!r} holds {words}, kept as a value of its own; if it means a "
+                "missing value, leave those cells empty."
+            )
+    return notes
 
 
 def _drop_missing(frame: pd.DataFrame, columns: list[str]):

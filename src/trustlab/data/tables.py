@@ -29,9 +29,10 @@ def read_table(
     options (``header=None``: no row is taken as column names), and so is ``keep_default_na``
     (False: a cell ``nan`` or ``NA`` stays that text, an empty cell an empty string).
 
-    In a CSV, the ``exact_columns`` (those present) are read so that only an empty cell is
-    missing: a class or group named ``NA``, ``None``, ``null`` or ``N/A`` stays that text, while
-    the other columns keep pandas' missing-value texts. A Parquet file records its own nulls.
+    In a CSV, the ``exact_columns`` (those present) that hold text are read so that only an empty
+    cell is missing: a class or group named ``NA``, ``None``, ``null`` or ``N/A`` stays that
+    text. A column whose other values are all numbers keeps ``NA`` as missing (as R writes a
+    missing number), and so do the other columns. A Parquet file records its own nulls.
     """
     import codecs
 
@@ -55,8 +56,14 @@ def read_table(
             sep = "\t" if ".tsv" in suffix else ","
             options = dict(sep=sep, encoding=encoding, header=header, dtype=dtype)
             frame = pd.read_csv(path, keep_default_na=keep_default_na, **options)
-            exact = [c for c in dict.fromkeys(exact_columns) if c in frame.columns]
-            if exact:  # e.g. a group "NA" (North America): only an empty cell is missing
+            # a text column's "NA" is a value (a group "NA", North America); a numeric
+            # column's "NA" stays missing (as R writes a missing number)
+            exact = [
+                c
+                for c in dict.fromkeys(exact_columns)
+                if c in frame.columns and not pd.api.types.is_numeric_dtype(frame[c])
+            ]
+            if exact:
                 again = pd.read_csv(
                     path, usecols=exact, keep_default_na=False, na_values=[""], **options
                 )
