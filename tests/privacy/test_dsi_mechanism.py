@@ -163,3 +163,12 @@ def test_mechanism_refuses_bad_input():
         DSIMechanism("mean", epsilon=1, delta=1e-5).fit(values, [0, 1, 2, 3])
     with pytest.raises(InputError, match="n_jobs"):
         DSIMechanism(lambda v: v.mean(0), epsilon=1, delta=1e-5, n_jobs=0).fit(values, [0, 1])
+
+
+@pytest.mark.parametrize("scale", [1e170, 1e-170])
+def test_mechanism_refuses_differences_the_solver_cannot_square(scale):
+    # outputs beyond 1e100 (below 1e-100) gave a NaN covariance and a NaN release (a LinAlgError)
+    values = np.arange(12.0).reshape(6, 2)
+    mech = DSIMechanism(lambda v: v.mean(0) * scale, epsilon=2, delta=1e-5)
+    with pytest.raises(InputError, match=r"^fn: expected differences of magnitude"):
+        mech.fit(values, [0, 0, 1, 1, 2, 2])

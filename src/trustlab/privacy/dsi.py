@@ -214,7 +214,7 @@ def _check_differences(deltas: Any, budgets: Any) -> tuple[np.ndarray, np.ndarra
     rows = as_float_array(deltas, "deltas", ndim=2)
     caps = _check_budgets(budgets, rows.shape[0])
     _check_distinct_nonzero(rows)
-    _check_magnitude(rows)
+    check_magnitude(rows)
     return rows, caps
 
 
@@ -235,14 +235,15 @@ def _check_budgets(budgets: Any, n: int) -> np.ndarray:
     return caps
 
 
-def _check_magnitude(rows: np.ndarray) -> None:
-    """Differences whose squares are normal floats: the solver works with squared norms."""
+def check_magnitude(rows: np.ndarray, argument: str = "deltas") -> None:
+    """Differences whose squares are normal floats: the solver works with squared norms
+    (``argument`` names them in the error: ``fn`` for :class:`~trustlab.privacy.DSIMechanism`)."""
     largest = float(np.abs(rows).max())
     if not _MIN_MAGNITUDE <= largest <= _MAX_MAGNITUDE:
         raise InputError(
-            f"deltas: expected differences of magnitude between {_MIN_MAGNITUDE:g} and "
+            f"{argument}: expected differences of magnitude between {_MIN_MAGNITUDE:g} and "
             f"{_MAX_MAGNITUDE:g} (rescale the output), got a largest |value| of {largest:g}",
-            argument="deltas",
+            argument=argument,
         )
 
 

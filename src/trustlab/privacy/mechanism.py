@@ -13,7 +13,7 @@ from trustlab._checks import as_1d, as_float_array, check_callable, check_n_jobs
 from trustlab.errors import InputError
 from trustlab.privacy import _solver
 from trustlab.privacy.calibration import calibrate
-from trustlab.privacy.dsi import check_solver_options
+from trustlab.privacy.dsi import check_magnitude, check_solver_options
 
 __all__ = ["DSIMechanism"]
 
@@ -120,6 +120,7 @@ class DSIMechanism(BaseEstimator):
                 "fn", "an output that changes when some group is left out", "the same output"
             )
         rows = differences[constrained]
+        check_magnitude(rows, "fn")  # the solver squares them: NaN beyond, not an error
         self.covariance_ = _solver.solve(
             rows, np.ones(len(rows)), max_iter=max_iter, tol=tol, argument="fn"
         )
