@@ -100,3 +100,12 @@ def test_saved_files_reproduce_sigma_and_the_release(deltas, tmp_path):
 def test_bad_input_is_refused_naming_the_argument(deltas, kwargs, message):
     with pytest.raises(InputError, match=message):
         dsi_noise(deltas, **{"epsilon": 1.0, "delta": 1e-5, **kwargs})
+
+
+@pytest.mark.parametrize("scale", [np.nan, np.inf, -1.0, "2"])
+def test_sample_refuses_a_scale_that_is_not_a_finite_non_negative_number(deltas, scale):
+    # NaN and inf gave NaN draws without a word; a string a numpy UFuncTypeError
+    covariance = optimal_gaussian_covariance(deltas)
+    with pytest.raises(InputError, match=r"^scale: expected a number"):
+        covariance.sample(scale=scale, random_state=0)
+    assert np.all(covariance.sample(scale=0.0, random_state=0) == 0)

@@ -10,7 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import as_float_array, check_positive_int, check_random_state
+from trustlab._checks import (
+    as_float_array,
+    check_non_negative,
+    check_positive_int,
+    check_random_state,
+)
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 
@@ -111,7 +116,8 @@ class DSICovariance(Result):
         return root @ root.T
 
     def sample(self, size: int | None = None, *, scale: float = 1.0, random_state=None):
-        """Draws of ``N(0, scale^2 Sigma)``: shape (d,) or (size, d)."""
+        """Draws of ``N(0, scale^2 Sigma)``: shape (d,) or (size, d); ``scale`` finite, >= 0."""
+        scale = check_non_negative(scale, "scale")
         rng = check_random_state(random_state)
         count = 1 if size is None else check_positive_int(size, "size")
         draws = self._draws(rng, count, scale)
