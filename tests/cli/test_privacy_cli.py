@@ -240,3 +240,16 @@ def test_an_ambiguous_or_broken_csv_is_refused_naming_the_option(run, tmp_path, 
     )
     assert code == 2
     assert one_line(err).startswith("trustlab: error: --deltas: ") and says in one_line(err)
+
+
+def test_budgets_in_a_table_of_several_columns_are_refused(run, tmp_path):
+    # a 2 x 2 table for 4 differences was flattened row by row and taken as 4 budgets
+    np.save(tmp_path / "d.npy", np.array([[1.0, 0, 0], [0, 2.0, 0], [1, 1, 1], [0, 0, 3.0]]))
+    np.savetxt(tmp_path / "b.csv", np.array([[1.0, 2.0], [3.0, 4.0]]), delimiter=",")
+    args = ("privacy", "dsi", "--deltas", tmp_path / "d.npy", "--epsilon", 1, "--delta", 1e-5)
+    code, _, err = run(*args, "--budgets", tmp_path / "b.csv")
+    assert code == 2
+    assert one_line(err).startswith("trustlab: error: --budgets: expected one column or one row")
+    for shape in [(4,), (4, 1), (1, 4)]:  # a column or a row is still read
+        np.save(tmp_path / "b.npy", np.ones(shape))
+        assert run(*args, "--budgets", tmp_path / "b.npy")[0] == 0

@@ -64,7 +64,10 @@ def dsi_command(
     ] = "exact",
     budgets: Annotated[
         Path | None,
-        typer.Option("--budgets", help="Per-difference budgets c_i (.npy or table), default 1."),
+        typer.Option(
+            "--budgets",
+            help="Per-difference budgets c_i (.npy or table: one column or row), default 1.",
+        ),
     ] = None,
     max_iter: Annotated[int, typer.Option("--max-iter", help="Solver iterations cap.")] = 1000,
     output: Annotated[
@@ -83,7 +86,7 @@ def dsi_command(
 
     refuse_existing(out, overwrite, RESULT_FILES, "a DSI result")
     rows = read_array(deltas, "--deltas", encoding)
-    caps = None if budgets is None else read_array(budgets, "--budgets", encoding).ravel()
+    caps = None if budgets is None else read_budgets(budgets, encoding)
     value = None if output is None else read_array(output, "--output", encoding)
     with progress() as bar, options_named({"budgets": "--budgets"}):
         bar.add_task("solving for the optimal noise covariance", total=None)
@@ -105,6 +108,14 @@ def dsi_command(
 
 
 RESULT_FILES = ("result.json", "basis.npy", "factor.npy", "release.npy")
+
+
+def read_budgets(path: Path, encoding: str | None = None):
+    """The budgets as one column or one row of numbers (a wider table is not a list of budgets)."""
+    caps = read_array(path, "--budgets", encoding)
+    if sum(size > 1 for size in caps.shape) > 1:
+        raise InputError.bad("--budgets", "one column or one row of budgets", caps)
+    return caps.ravel()
 
 
 def read_array(path: Path, name: str, encoding: str | None = None):
