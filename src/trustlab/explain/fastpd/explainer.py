@@ -267,7 +267,8 @@ class FastPD:
         features : a feature (name or index) or a pair of them
         grid : array (one feature) or pair of arrays (two), optional
             Defaults to ``grid_resolution`` quantiles of the background between ``percentiles``
-            (the distinct values when there are fewer).
+            (the distinct values when there are fewer; missing values are left out, and a
+            feature missing in every background row needs a grid).
 
         Examples
         --------
@@ -312,7 +313,9 @@ class FastPD:
             The rows to explain.
         features : feature names or indices, optional
             The features to draw PD curves of (default: the :data:`PD_FEATURES` with the largest
-            mean |SHAP|).
+            mean |SHAP| among those with a value in some background row: a curve's grid is
+            drawn from the background's values, so a feature missing in every background row
+            has none and, when named here, is refused).
         max_order : int, default 2
             Largest component order in the importance.
         row_ids : array-like (n,), optional
@@ -344,10 +347,12 @@ class FastPD:
         chosen = None
         if features is not None:
             chosen = resolve_features(features, self.feature_names_, "features")
+            self._check_observed(chosen, "features")  # their grids come from the background
         phi, importance = self._explain_rows(X, order, progress)
-        if chosen is None:
-            top = importance.top_features(PD_FEATURES)
-            chosen = [self.feature_names_.index(name) for name in top]
+        if chosen is None:  # the most important features that have a grid to draw on
+            top = importance.top_features(self.n_features_in_)
+            index = [self.feature_names_.index(name) for name in top]
+            chosen = [j for j in index if self._observed(j)][:PD_FEATURES]
         curves = tuple(
             self._pd_grid([j], self._grids([j], None, GRID_RESOLUTION, PERCENTILES)) for j in chosen
         )
@@ -446,8 +451,26 @@ class FastPD:
             n_background=len(self.background_),
         )
 
+    def _observed(self, j: int) -> bool:
+        """Whether feature j has a value (not NaN) in some background row."""
+        return bool((~np.isnan(self.background_[:, j])).any())
+
+    def _check_observed(self, index: Sequence[int], argument: str) -> None:
+        """A default PD grid is drawn from the background's values: refuse a feature that is
+        missing in every background row."""
+        for j in index:
+            if not self._observed(j):
+                raise InputError(
+                    f"{argument}: expected features with values in the background (a default "
+                    f"PD grid is drawn from them), got {self.feature_names_[j]!r}, missing (NaN) "
+                    f"in all {len(self.background_)} background rows; choose another feature, "
+                    "a larger background, or give the grid",
+                    argument=argument,
+                )
+
     def _grids(self, index, grid, resolution, percentiles) -> list[np.ndarray]:
         if grid is None:
+            self._check_observed(index, "features")
             resolution = check_positive_int(resolution, "grid_resolution", minimum=2)
             try:
                 low, high = (float(p) for p in percentiles)

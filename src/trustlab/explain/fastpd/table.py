@@ -137,7 +137,9 @@ def plan_table(
     chosen = _positions(rows, n, "rows")
     background = _background(background_rows, background_size, n, random_state)
     if features is not None:
-        features = tuple(names[j] for j in resolve_features(features, names, "features"))
+        index = resolve_features(features, names, "features")
+        _check_observed(values[background][:, index], [names[j] for j in index])
+        features = tuple(names[j] for j in index)
     return TablePlan(
         model=estimator,
         feature_names=names,
@@ -339,6 +341,19 @@ def _check_values(values: np.ndarray, names: Sequence[str], ensemble: Any, pipel
             "in all); impute them or drop those rows",
             argument="data",
         )
+
+
+def _check_observed(values: np.ndarray, names: Sequence[str]) -> None:
+    """A PD curve's grid is drawn from the background: each chosen feature needs a value there
+    (the same refusal as :meth:`FastPD.explain`, made before any work)."""
+    for j, name in enumerate(names):
+        if np.isnan(values[:, j]).all():
+            raise InputError(
+                f"features: expected features with values in the background (a default PD grid "
+                f"is drawn from them), got {name!r}, missing (NaN) in all {len(values)} "
+                "background rows; choose another feature or other background rows",
+                argument="features",
+            )
 
 
 def _positions(value: Any, n: int, name: str) -> np.ndarray | None:
