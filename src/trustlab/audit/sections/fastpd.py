@@ -1,7 +1,7 @@
 """Report section "Tree model explanations (FastPD)": SHAP values, PD plots and interactions.
 
-For each tree ensemble among the audited models (the ``model`` step of a Pipeline, explained on
-the features its ``prep`` step produces), FastPD computes exact interventional SHAP values with a
+For each tree ensemble among the audited models (the last step of a Pipeline, explained on the
+features the steps before it produce: the zoo's ``prep``, or a user's steps of any name), FastPD computes exact interventional SHAP values with a
 background drawn from the transformed training rows, the partial dependence of the three most
 important features, and the pairwise interaction components m_jk of the functional
 decomposition. The numbers come from :class:`trustlab.explain.FastPD`.
@@ -59,21 +59,28 @@ def build(ctx: AuditContext) -> Section | None:
 
 
 def _tree_model(model: Any, ctx: AuditContext):
-    """(tree model, transformed background, transformed rows, feature names), or None."""
-    from trustlab.explain.fastpd import FastPD
+    """(tree model, transformed background, transformed rows, feature names), or None.
 
-    steps = getattr(model, "named_steps", None)
-    estimator = steps["model"] if steps is not None and "model" in steps else model
+    A Pipeline (the zoo's ``prep`` + ``model``, or any a user gives, whatever its step names)
+    is explained through its transform: the steps before its last, a tree model."""
+    from trustlab.explain.fastpd import FastPD
+    from trustlab.explain.fastpd._pipeline import split_pipeline, transformed_names
+
+    transform, estimator = split_pipeline(model)
     if not FastPD.supports(estimator):
         return None
     rng = np.random.default_rng(ctx.random_state)
     train = ctx.X_train if len(ctx.X_train) else ctx.X_test
     background = _sample(train, BACKGROUND_ROWS, rng)
     rows = _sample(ctx.X_test, EXPLAINED_ROWS, rng)
-    if steps is not None and "prep" in steps:
-        prep = steps["prep"]
-        names = _readable(prep.get_feature_names_out())
-        background, rows = _dense(prep.transform(background)), _dense(prep.transform(rows))
+    if transform is not None:
+        background, rows = (
+            _dense(transform.transform(background)),
+            _dense(transform.transform(rows)),
+        )
+        names = transformed_names(transform, background.shape[1])
+        names = [f"x{j}" for j in range(background.shape[1])] if names is None else names
+        names = _readable(names)
     else:
         names = [str(c) for c in background.columns]
         try:
