@@ -5,6 +5,8 @@ named ``prep`` and ``model``, so such a Pipeline was left out (text columns) or 
 (its transform given NumPy rows).
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -74,3 +76,21 @@ def test_a_make_pipeline_model_is_explained_through_its_transform(columns, encod
     np.testing.assert_allclose(
         np.ravel(list(data["mean_abs_shap"].values())), importance.shap[:, 0], atol=1e-12
     )
+
+
+def intro(built) -> str:
+    return next(b.text for b in built.blocks if b.text.startswith("Model pipe:"))
+
+
+def test_the_intro_names_where_the_background_comes_from():
+    """Review F3: a --model audit has no training rows; its background is drawn from the
+    audited rows, and the intro must not call them training rows."""
+    X = FRAME[["age", "income"]]
+    pipe = make_pipeline(StandardScaler(), GradientBoostingClassifier(n_estimators=5))
+    pipe.fit(X, LABEL)
+    text = intro(section.build(context(pipe, X)))
+    assert "training rows" not in text
+    assert "150 audited rows, with 150 audited rows as background" in text
+    with_training = replace(context(pipe, X), X_train=X.iloc[:50], y_train=LABEL[:50])
+    text = intro(section.build(with_training))
+    assert "150 test rows, with 50 training rows as background" in text

@@ -131,6 +131,9 @@ def _explain(model, background, rows, names, ctx: AuditContext) -> dict:
         "names": names,
         "curves": explanation.partial_dependence,
         "pairs": pairs,
+        # a --model audit has no training rows: its background comes from the audited rows
+        "background_source": "training rows" if len(ctx.X_train) else "audited rows",
+        "rows_source": "test rows" if len(ctx.X_train) else "audited rows",
     }
 
 
@@ -143,8 +146,8 @@ def _blocks(name: str, result: dict) -> list:
     kind = data["output_kind"]
     intro = Paragraph(
         f"Model {name}: FastPD explains its {kind} on {len(result['names'])} encoded features, "
-        f"for {data['n_rows']} test rows, with {data['n_background']} training rows as "
-        "background."
+        f"for {data['n_rows']} {result['rows_source']}, with {data['n_background']} "
+        f"{result['background_source']} as background."
     )
     shap_ax = plot_shap_summary(result["phi"], result["rows"], result["names"], max_display=10)
     shap_ax.set_title(f"{name}: SHAP values for the predicted class")
