@@ -166,7 +166,8 @@ class PartialDependence(Result):
         )
 
     def plot(self, ax: Any = None, *, output: int | str | None = None) -> Any:
-        """A line per output (one feature) or a filled contour of one output (two features)."""
+        """A line per output (one feature) or a filled contour of one output (two features; a
+        line when one of them has a single grid value)."""
         ax = new_axes(ax, self.figure_size)
         if len(self.features) == 1:
             outputs = range(len(self.output_names)) if output is None else [self._output(output)]
@@ -176,6 +177,15 @@ class PartialDependence(Result):
                 ax.legend(fontsize="small")
             ax.set_xlabel(self.features[0])
             ax.set_ylabel(f"PD ({self.output_kind})")
+        elif min(len(g) for g in self.grid) == 1:  # one value of a feature: a contour needs 2
+            o = self._output(0 if output is None else output)
+            fixed, free = (0, 1) if len(self.grid[0]) == 1 else (1, 0)
+            line = self.values[0, :, o] if fixed == 0 else self.values[:, 0, o]
+            label = f"{self.features[fixed]} = {float(self.grid[fixed][0]):.4g}"
+            ax.plot(self.grid[free], line, marker=".", label=label)
+            ax.legend(fontsize="small")
+            ax.set_xlabel(self.features[free])
+            ax.set_ylabel(f"PD ({self.output_names[o]})")
         else:
             o = self._output(0 if output is None else output)
             mesh = ax.contourf(self.grid[1], self.grid[0], self.values[:, :, o], levels=12)
