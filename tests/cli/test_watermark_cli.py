@@ -407,8 +407,12 @@ def test_train_bad_input_is_one_line_naming_the_option(args, option, run, tmp_pa
 
 @pytest.mark.parametrize(
     "args",
-    [["--max-epochs", "0"], ["--batch-size", "0"], ["--learning-rate", "-1"],
-     ["--level-readout", "argmax"]],  # fmt: skip
+    [
+        ["--max-epochs", "0"],
+        ["--batch-size", "0"],
+        ["--learning-rate", "-1"],
+        ["--level-readout", "argmax"],
+    ],
 )
 def test_train_settings_are_checked_before_the_images_are_made(args, run, tmp_path, monkeypatch):
     """They were checked by fit, after the images were generated (minutes at the default n)."""

@@ -63,8 +63,7 @@ def _tree_model(model: Any, ctx: AuditContext):
 
     A Pipeline (the zoo's ``prep`` + ``model``, or any a user gives, whatever its step names)
     is explained through its transform: the steps before its last, a tree model."""
-    from trustlab.explain.fastpd import FastPD
-    from trustlab.explain.fastpd._pipeline import split_pipeline, transformed_names
+    from trustlab.explain.fastpd import FastPD, split_pipeline, transformed_names
 
     transform, estimator = split_pipeline(model)
     if not FastPD.supports(estimator):

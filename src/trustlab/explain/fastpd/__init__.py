@@ -48,6 +48,7 @@ functional decomposition of low dimensional structures. AISTATS.
 
 from __future__ import annotations
 
+from trustlab.explain.fastpd._pipeline import split_pipeline, transformed_names
 from trustlab.explain.fastpd.explainer import FastPD
 from trustlab.explain.fastpd.plots import plot_shap_summary
 from trustlab.explain.fastpd.results import (
@@ -68,4 +69,6 @@ __all__ = [
     "plan_table",
     "TablePlan",
     "plot_shap_summary",
+    "split_pipeline",
+    "transformed_names",
 ]
