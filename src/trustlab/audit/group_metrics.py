@@ -92,7 +92,9 @@ def group_metrics(
         _check_agrees(point, check, k)
         boot = rates_from_counts(resampled, index)
         classes[_key(k)] = _with_intervals(point, boot, group_values, tail)
-        classes[_key(k)].update(_undefined_rates(counts, index, group_values, classes[_key(k)]))
+        classes[_key(k)].update(
+            _undefined_rates(counts, index, check, group_values, classes[_key(k)])
+        )
     return {
         "fairlearn_version": fairlearn.__version__,
         "one_vs_rest": len(labels) > 2,
@@ -225,8 +227,11 @@ def _with_intervals(point: dict, boot: dict, group_values, tail: float) -> dict[
     } | {"by_group": by_group}
 
 
-def _undefined_rates(counts: np.ndarray, k: int, group_values, result: dict) -> dict[str, Any]:
-    """Where class ``k``'s TPR or FPR is undefined, and the equalized odds difference without it.
+def _undefined_rates(
+    counts: np.ndarray, k: int, rates: dict, group_values, result: dict
+) -> dict[str, Any]:
+    """Where class ``k``'s TPR or FPR is undefined, and the equalized odds difference without it
+    (``rates``: :func:`rates_from_counts` of ``counts[None]``, already computed by the caller).
 
     A group without positives (no row of the class) has no true positive rate, and one without
     negatives no false positive rate; fairlearn counts such a rate as 0 and the estimate keeps
@@ -238,7 +243,6 @@ def _undefined_rates(counts: np.ndarray, k: int, group_values, result: dict) -> 
     rows = counts.sum(axis=(0, 1))
     positive = counts[k].sum(axis=0)
     negative = rows - positive
-    rates = rates_from_counts(counts[None], k)
     spreads = []
     for name, has in (("true_positive_rate", positive > 0), ("false_positive_rate", negative > 0)):
         defined = rates[name][0][(rows > 0) & has]

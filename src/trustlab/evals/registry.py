@@ -130,8 +130,8 @@ def check_roles(task: str, roles: Any) -> None:
         if role not in takes:
             noun = ROLE_NOUNS.get(role, f"model role '{role}'")
             argument = f"model_roles[{role!r}]"
-            which = ", ".join(ROLE_NOUNS.get(r, r) for r in takes)
-            which = f"it takes a {' and a '.join(which.split(', '))}" if takes else "it takes none"
+            nouns = [ROLE_NOUNS.get(r, r) for r in takes]
+            which = f"it takes a {' and a '.join(nouns)}" if nouns else "it takes none"
             raise InputError(
                 f"{argument}: the {task} task takes no {noun} ({which})",
                 argument=argument,

@@ -96,8 +96,9 @@ def checkpoint_data(
         spec = dict(TEST_DATA if part == "test" else SMALL_TRAIN_DATA)
         if random_state is not None:
             spec["random_state"] = random_state
-        count = spec.pop("n") if n is None else n
-        spec.pop("n", None)
+        count = spec.pop("n")
+        if n is not None:
+            count = n
         return synthesize(count, **spec, n_jobs=n_jobs)
     per_seed = TRAIN_DATA["n_per_seed"]
     if random_state is not None:

@@ -1,10 +1,10 @@
 """Report section "Tree model explanations (FastPD)": SHAP values, PD plots and interactions.
 
 For each tree ensemble among the audited models (the last step of a Pipeline, explained on the
-features the steps before it produce: the zoo's ``prep``, or a user's steps of any name), FastPD computes exact interventional SHAP values with a
-background drawn from the transformed training rows, the partial dependence of the three most
-important features, and the pairwise interaction components m_jk of the functional
-decomposition. The numbers come from :class:`trustlab.explain.FastPD`.
+features the steps before it produce: the zoo's ``prep``, or a user's steps of any name), FastPD
+computes exact interventional SHAP values with a background drawn from the transformed training
+rows, the partial dependence of the three most important features, and the pairwise interaction
+components m_jk of the functional decomposition. The numbers come from :class:`trustlab.explain.FastPD`.
 
 Choices: the SHAP summary shows, for every explained row, the SHAP values of the class the model
 predicts for that row (for forests the class probability, for boosting the class logit); the
@@ -63,7 +63,7 @@ def _tree_model(model: Any, ctx: AuditContext):
 
     A Pipeline (the zoo's ``prep`` + ``model``, or any a user gives, whatever its step names)
     is explained through its transform: the steps before its last, a tree model."""
-    from trustlab.explain.fastpd import FastPD, split_pipeline, transformed_names
+    from trustlab.explain.fastpd import FastPD, split_pipeline, transform_rows, transformed_names
 
     transform, estimator = split_pipeline(model)
     if not FastPD.supports(estimator):
@@ -73,10 +73,8 @@ def _tree_model(model: Any, ctx: AuditContext):
     background = _sample(train, BACKGROUND_ROWS, rng)
     rows = _sample(ctx.X_test, EXPLAINED_ROWS, rng)
     if transform is not None:
-        background, rows = (
-            _dense(transform.transform(background)),
-            _dense(transform.transform(rows)),
-        )
+        background = transform_rows(transform, background, "background")
+        rows = transform_rows(transform, rows, "rows")
         names = transformed_names(transform, background.shape[1])
         names = [f"x{j}" for j in range(background.shape[1])] if names is None else names
         names = _readable(names)
@@ -93,10 +91,6 @@ def _sample(frame, size: int, rng: np.random.Generator):
     if len(frame) <= size:
         return frame
     return frame.iloc[np.sort(rng.choice(len(frame), size=size, replace=False))]
-
-
-def _dense(values) -> np.ndarray:
-    return np.asarray(values.toarray() if hasattr(values, "toarray") else values, dtype=float)
 
 
 def _readable(names) -> list[str]:

@@ -48,7 +48,7 @@ functional decomposition of low dimensional structures. AISTATS.
 
 from __future__ import annotations
 
-from trustlab.explain.fastpd._pipeline import split_pipeline, transformed_names
+from trustlab.explain.fastpd._pipeline import split_pipeline, transform_rows, transformed_names
 from trustlab.explain.fastpd.explainer import FastPD
 from trustlab.explain.fastpd.plots import plot_shap_summary
 from trustlab.explain.fastpd.results import (
@@ -70,5 +70,6 @@ __all__ = [
     "TablePlan",
     "plot_shap_summary",
     "split_pipeline",
+    "transform_rows",
     "transformed_names",
 ]
