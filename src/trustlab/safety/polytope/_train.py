@@ -120,11 +120,17 @@ def _data_driven_facets(params, z, unsafe, settings: TrainingSettings, rng) -> N
     features = _numpy_features(params, z)
     safe_mean = features[~unsafe].mean(axis=0)
     harmful = features[unsafe]
-    n_clusters = min(settings.n_facets, len(harmful))
+    # distinct rows: k-means leaves clusters empty (their mean NaN) when unsafe rows repeat
+    n_clusters = min(settings.n_facets, len(np.unique(harmful, axis=0)))
     seed = int(rng.integers(2**31 - 1))
     labels = KMeans(n_clusters, n_init=1, random_state=seed).fit_predict(harmful)
-    for k in range(n_clusters):
-        gap = harmful[labels == k].mean(axis=0) - safe_mean
+    for k in range(settings.n_facets):
+        # with fewer clusters than facets the spare facets start as copies of the clustered
+        # ones: a random start would flag most safe rows until training moves it away
+        members = labels == k % n_clusters
+        if not members.any():
+            continue
+        gap = harmful[members].mean(axis=0) - safe_mean
         length = float(np.linalg.norm(gap))
         if length <= 1e-12:
             continue
