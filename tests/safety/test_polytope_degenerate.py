@@ -1,10 +1,10 @@
 """Degenerate training data and facet matching: review findings (duplicate unsafe rows, fewer
-unsafe rows than facets)."""
+unsafe rows than facets, a category that the facets fire on less often than elsewhere)."""
 
 import numpy as np
 import pytest
 
-from trustlab.safety import SafetyPolytope
+from trustlab.safety import FacetReport, SafetyPolytope
 
 
 def _safe_rows():
@@ -30,3 +30,25 @@ def test_fewer_distinct_unsafe_rows_than_facets_still_separate(harmful):
     assert np.isfinite(sap.normals_).all() and np.isfinite(sap.offsets_).all()
     assert np.isfinite(sap.decision_function(acts)).all()
     assert sap.predict(acts).tolist() == unsafe.astype(int).tolist()
+
+
+def test_a_category_is_matched_only_to_a_facet_that_fires_more_often_on_it():
+    """Mutual information is symmetric: a facet that fires on every harmful row and never on a
+    benign one has high MI with "row is benign", so Hungarian matching on MI gave "benign" a
+    facet that fires on 0% of it and left a harm category without one (SmolLM2, Do-Not-Answer:
+    5 facets, 5 harm categories, one of them "no facet left")."""
+    # facet 0 fires on every row of a and b, facet 1 on the rows of c only, never on benign
+    categories = np.array(["benign"] * 6 + ["a"] * 2 + ["b"] * 2 + ["c"] * 2)
+    fired = np.zeros((12, 2), dtype=bool)
+    fired[6:10, 0] = True
+    fired[10:, 1] = True
+    report = FacetReport.from_violations(fired, categories)
+    matched = dict(zip(report.categories, report.matched_facet, strict=True))
+    assert matched["benign"] == -1  # was facet 0, which never fires on it
+    assert matched["c"] == 1
+    assert matched["a"] == 0 or matched["b"] == 0
+    for name, k in matched.items():  # every match fires more often in its category
+        if k >= 0:
+            inside = categories == name
+            assert fired[inside, k].mean() > fired[~inside, k].mean()
+    assert report.mutual_information[report.categories.index("benign"), 0] > 0.3  # MI kept

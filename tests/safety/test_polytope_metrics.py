@@ -72,4 +72,4 @@ def test_more_categories_than_facets_leaves_some_unmatched():
     assert report.matched_facet[:2] == (0, 1) and report.matched_facet[2] == -1
     assert report.firing_rate.tolist() == [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]
     assert report.detection_rate == (1.0, 1.0, 0.0)
-    assert "no facet left" in report.summary()
+    assert "no facet matched" in report.summary()

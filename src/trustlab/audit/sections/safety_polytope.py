@@ -28,7 +28,8 @@ FACET_TEXT = (
     "Each facet is one linear constraint. The heat map shows, for every category of the "
     "held-out prompts, the share of its prompts that violate each facet; facets are ordered "
     "by the category they match best (Hungarian matching on the mutual information between "
-    "'prompt is in the category' and 'facet fires')."
+    "'prompt is in the category' and 'facet fires', over the facets that fire more often on "
+    "the category than on the other prompts)."
 )
 STEERING_TEXT = (
     "Answers are generated greedily, once plainly and once with the correction. 'project' (Safe "

@@ -31,7 +31,10 @@ class FacetReport(Result):
         fires" indicators over all rows.
     matched_facet : tuple of int
         The facet matched to each category by maximum total mutual information (Hungarian
-        matching); -1 for categories left over when there are more categories than facets.
+        matching) over the facets that fire more often on the category than on the other rows
+        (mutual information alone would also match a facet that fires on every other category
+        and never on this one); -1 for a category no such facet is left for (e.g. the benign
+        category, or more categories than facets).
     detection_rate : tuple of float
         Fraction of each category's rows flagged unsafe (any facet fires).
 
@@ -72,9 +75,21 @@ class FacetReport(Result):
                 for c in range(len(names))
             ]
         )
-        rows, cols = linear_sum_assignment(-mi)
+        # MI is symmetric: a facet that fires everywhere except on a category (benign, say) has
+        # high MI with it too; only facets firing more often on a category than on the other
+        # rows are matched to it
+        n = len(categories)
+        outside = np.divide(
+            fired.sum(axis=0)[None, :] - firing * counts[:, None],
+            (n - counts)[:, None],
+            out=np.zeros_like(firing),
+            where=(n - counts)[:, None] > 0,
+        )
+        weight = np.where(firing > outside, mi, 0.0)
+        rows, cols = linear_sum_assignment(-weight)
+        keep = weight[rows, cols] > 0.0
         matched = np.full(len(names), -1, dtype=np.int64)
-        matched[rows] = cols
+        matched[rows[keep]] = cols[keep]
         detected = (member & fired.any(axis=1)[:, None]).sum(axis=0) / counts
         return cls(
             categories=tuple(str(c) for c in names),
@@ -104,7 +119,7 @@ class FacetReport(Result):
         for c, name in enumerate(self.categories):
             k = self.matched_facet[c]
             facet = (
-                "no facet left"
+                "no facet matched"
                 if k < 0
                 else f"facet {k} (fires on {self.firing_rate[c, k]:.0%}, "
                 f"MI {self.mutual_information[c, k]:.3f} bits)"
