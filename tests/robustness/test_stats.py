@@ -296,3 +296,14 @@ def test_make_cost_matrix_refuses_self_pairs_and_unknown_classes():
         make_cost_matrix(3, [(1, 1)])
     with pytest.raises(InputError, match="harmful"):
         make_cost_matrix(3, {0: [3]})
+
+
+@pytest.mark.parametrize(
+    "harmful",
+    [{3: 8}, [3, 8], [(3, 8), 5], {3: None}, 7],
+    ids=["target-not-a-list", "one-pair-unwrapped", "pair-not-a-pair", "no-targets", "int"],
+)
+def test_make_cost_matrix_refuses_malformed_pairs_with_an_input_error(harmful):
+    # A bare target ({3: 8}) or an unwrapped pair ([3, 8]) raised TypeError tracebacks.
+    with pytest.raises(InputError, match="harmful"):
+        make_cost_matrix(10, harmful)

@@ -116,20 +116,31 @@ def make_cost_matrix(
     2
     """
     num_classes = check_positive_int(num_classes, "num_classes", minimum=2)
-    pairs = (
-        [(seed, target) for seed, targets in harmful.items() for target in targets]
-        if isinstance(harmful, Mapping)
-        else list(harmful)
-    )
+    if isinstance(harmful, Mapping):
+        pairs = [
+            (seed, target)
+            for seed, targets in harmful.items()
+            for target in _listed(targets, f"harmful[{seed!r}]", "a list of targets, e.g. {3: [8]}")
+        ]
+    else:
+        pairs = _listed(harmful, "harmful", "a mapping {seed: [targets]} or (seed, target) pairs")
     costs = np.zeros((num_classes, num_classes))
     for pair in pairs:
+        pair = _listed(pair, "harmful", "(seed, target) pairs, e.g. [(3, 8)]")
         if len(pair) != 2:
-            raise InputError.bad("harmful", "(seed, target) pairs", pair)
-        seed, target = check_class_indices(list(pair), "harmful", num_classes).tolist()
+            raise InputError.bad("harmful", "(seed, target) pairs, e.g. [(3, 8)]", pair)
+        seed, target = check_class_indices(pair, "harmful", num_classes).tolist()
         if seed == target:
             raise InputError.bad("harmful", "pairs of two different classes", pair)
         costs[seed, target] = 1.0
     return costs
+
+
+def _listed(value: Any, name: str, expected: str) -> list:
+    """``value`` as a list, or an InputError when it is not a collection (a bare number)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise InputError.bad(name, expected, value)
+    return list(value)
 
 
 def check_alpha(alpha: Any) -> float:
