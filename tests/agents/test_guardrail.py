@@ -196,6 +196,11 @@ def test_conversation_format():
         (lambda p: p.update(rule_list=[]), "no rules"),
         (lambda p: p.update(actions={}), "no actions"),
         (lambda p: p["actions"]["pay"].update(soft_rule_ids=["nope"]), "unknown rule"),
+        # a rule that never names the action cannot move its decision: it was silently inert
+        (
+            lambda p: p["actions"]["pay"].update(soft_rule_ids=["confirmed", "refund_ok"]),
+            r"action 'pay' lists rule\(s\) \['refund_ok'\] whose logic never mentions 'pay'",
+        ),
         (lambda p: p.update(weights={"confirmed": float("nan")}), "finite"),
         # pydantic read "0" as 0.0 (the rule switched off) and true as 1.0
         (lambda p: p.update(weights={"confirmed": "0"}), r"weights\.confirmed: .*valid number"),

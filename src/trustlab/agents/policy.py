@@ -263,7 +263,7 @@ class PolicyModel(_Model):
     ``weights`` and ``unknown_action``).
 
     Validation: at least one rule and one action; rule ids unique; every ``soft_rule_id`` names a
-    rule; the action tree has no cycle; every rule's logic names only declared predicates;
+    rule whose logic mentions the action; the action tree has no cycle; every rule's logic names only declared predicates;
     weights finite and for known rules; checkers only for predicates some rule declares.
     """
 
@@ -300,11 +300,20 @@ class PolicyModel(_Model):
 
     @model_validator(mode="after")
     def _cross_check(self) -> PolicyModel:
-        ids = {r.rule_id for r in self.rule_list}
+        ids = {r.rule_id: r for r in self.rule_list}
         for action, entry in self.actions.items():
             unknown = [r for r in entry.soft_rule_ids if r not in ids]
             if unknown:
                 raise ValueError(f"action {action!r} names unknown rule id(s) {unknown}")
+            # a rule whose logic never names the action cannot move its decision (the circuit
+            # toggles the action's predicate): it would be switched off without a word
+            inert = [r for r in entry.soft_rule_ids if action not in ids[r].formula.predicates]
+            if inert:
+                raise ValueError(
+                    f"action {action!r} lists rule(s) {inert} whose logic never mentions "
+                    f"{action!r}, so they could never affect its decision; name the action "
+                    "predicate like the action, or list the rules under the action they name"
+                )
         for rule_id, weight in self.weights.items():
             if rule_id not in ids:
                 raise ValueError(f"weights: unknown rule id {rule_id!r}")
