@@ -144,6 +144,8 @@ def test_cache_saves_the_library_cache_and_resumes(tmp_path, capsys, tiny_folder
     summary = json.loads(stdout)
     saved = load_latent_cache(out)
     own = cache_latents(load_model(tiny_folder), load_sae(sae_dir), TEXTS, batch_size=3)
+    # the command records the model folder by its path, for the steps that load it again
+    own = dataclasses.replace(own, model=str(tiny_folder.resolve()))
     assert summary == own.to_dict() == saved.to_dict()
     assert np.array_equal(saved.contexts, own.contexts)
     assert np.allclose(saved.activations, own.activations, atol=1e-6)
@@ -529,3 +531,67 @@ def test_cache_device_is_checked_before_any_work(device, says, tmp_path, capsys,
     assert code == 2
     assert one_line(err).startswith("trustlab: error: --device:") and says in err
     assert not (tmp_path / "c").exists()
+
+
+def test_a_model_folder_run_goes_on_from_another_directory(
+    tmp_path, capsys, tiny_folder, monkeypatch
+):
+    """A model folder given by a relative path is recorded by its absolute path: ``train``
+    stored the path as typed and ``cache`` only the folder's last component, so ``cache`` and
+    ``explain`` run from another directory failed to find the model (or found another)."""
+    from trustlab.interpret import load_latent_cache
+
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(TEXTS), encoding="utf-8")
+    monkeypatch.chdir(tiny_folder.parent)
+    train = ["interpret", "sae", "train", "--model", tiny_folder.name, "--layer", 1,
+             "--texts", texts, *SETTINGS, "--out", tmp_path / "sae"]  # fmt: skip
+    assert run_main(train, capsys)[0] == 0
+    assert load_sae(tmp_path / "sae").model_name_ == str(tiny_folder.resolve())
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    cache = ["interpret", "sae", "cache", "--sae", tmp_path / "sae", "--texts", texts,
+             "--out", tmp_path / "cache"]  # fmt: skip
+    code, _, err = run_main(cache, capsys)
+    assert code == 0, err
+    assert load_latent_cache(tmp_path / "cache").model == str(tiny_folder.resolve())
+    explain = ["interpret", "sae", "explain", "--cache", tmp_path / "cache", "--explainer",
+               "template", "--max-latents", 2, "--min-examples", 1, "--n-train", 4,
+               "--out", tmp_path / "expl", "--json"]  # fmt: skip
+    code, stdout, err = run_main(explain, capsys)
+    assert code == 0, err
+    assert json.loads(stdout)["subject"] == str(tiny_folder.resolve())
+    # a negative seed reached numpy's generator: 'unexpected failure: ValueError', exit 1
+    code, _, err = run_main([*explain[:-3], "--seed", -1, "--out", tmp_path / "e2"], capsys)
+    assert code == 2 and one_line(err).startswith("trustlab: error: --seed"), err
+
+
+_EXPLAIN_INFO = {"explainer": "template", "subject": "m", "cache": "c", "n_train": 4,
+                 "n_test": 50, "min_examples": 1, "seed": 0}  # fmt: skip
+_EXPLAIN_ROWS = [{"latent": 1, "text": "cats"}, {"latent": 2, "text": "dogs"}]
+
+
+@pytest.mark.parametrize(
+    ("info", "rows"),
+    [
+        ({k: v for k, v in _EXPLAIN_INFO.items() if k != "cache"}, _EXPLAIN_ROWS),
+        ([1, 2], _EXPLAIN_ROWS),
+        (_EXPLAIN_INFO, [{"latent": 1, "text": "cats"}, {"latent": 2}]),
+        (_EXPLAIN_INFO, [{"latent": "1", "text": "cats"}, {"latent": 2, "text": "dogs"}]),
+    ],
+    ids=["no-cache", "not-a-dict", "row-without-text", "latent-a-string"],
+)
+def test_score_a_damaged_explanations_folder_is_one_line(tmp_path, capsys, info, rows):
+    """A hand-edited result.json or explanations.jsonl gave 'unexpected failure: KeyError'
+    (or TypeError) before the models loaded."""
+    expl = tmp_path / "expl"
+    expl.mkdir()
+    (expl / "result.json").write_text(json.dumps(info), encoding="utf-8")
+    (expl / "explanations.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8"
+    )
+    args = ["interpret", "sae", "score", "--explanations", expl, "--methods", "embedding",
+            "--out", tmp_path / "scores"]  # fmt: skip
+    code, _, err = run_main(args, capsys)
+    assert code == 2 and one_line(err).startswith("trustlab: error: --explanations"), err

@@ -205,7 +205,7 @@ def train(
         bar.update(task, visible=False)
         sae.fit(
             rows,
-            model_name=model,  # as given, so that `sae cache` loads it again by default
+            model_name=_model_reference(model),  # so that `sae cache` loads it again by default
             layer=layer,
             progress=tracker(bar, f"training on {counted(len(rows), 'token')}"),
         )
@@ -266,9 +266,24 @@ def cache(
             progress=tracker(bar, f"caching {counted(len(corpus), 'text')}"),
             autocast="bfloat16" if bf16 else None,
         )
+    # `explain`, `score` and `report` load the model by what the cache records
+    result = dataclasses.replace(result, model=_model_reference(name))
     emit(result, as_json)
     result.save(out)
     save(result, out, as_json)
+
+
+def _model_reference(name: str) -> str:
+    """``name`` as a later step loads the same model again from any directory: a registered
+    name as it is, a model folder or file by its absolute path (the model's own ``name`` is
+    only the folder's last component, and a relative path holds only in the directory where
+    it was given)."""
+    from trustlab.llm import available_models
+
+    if name in {m["name"] for m in available_models()}:
+        return name
+    path = Path(name).expanduser()
+    return str(path.resolve()) if path.exists() else name
 
 
 def _load_sae(load_sae, folder: Path):
@@ -364,6 +379,8 @@ def explain(
     from trustlab.llm import ResultStore, load_model
 
     refuse_existing(out, overwrite, EXPLAIN_FILES, "explanations")
+    if seed < 0:  # it seeds numpy's generator, which refuses a negative seed
+        raise InputError.bad("--seed", "a non-negative integer seed", seed)
     if overwrite:  # afresh: the stored rows of the earlier run too
         (out / "explanations.sqlite").unlink(missing_ok=True)
     try:
@@ -516,16 +533,7 @@ def score(
         raise InputError.bad("--sae", "the SAE's folder for intervention scoring", sae_dir)
     if not 2 <= n_prompts <= EXPLAIN_N_TEST:
         raise InputError.bad("--n-prompts", f"a number in [2, {EXPLAIN_N_TEST}]", n_prompts)
-    try:
-        info = json.loads((explanations_dir / "result.json").read_text(encoding="utf-8"))
-        rows = [
-            json.loads(line)
-            for line in (explanations_dir / "explanations.jsonl").read_text().splitlines()
-        ]
-    except (OSError, ValueError) as exc:
-        raise InputError.bad(
-            "--explanations", "a folder written by `sae explain`", str(explanations_dir)
-        ) from exc
+    info, rows = _explanations(explanations_dir)
     rows = [r for r in rows if r["text"]]
     if len(rows) < 2:
         raise InputError.bad(
@@ -705,13 +713,7 @@ def report(
                 "by an earlier trustlab, does not name it)", None,
             )  # fmt: skip
         explanations_dir = Path(info["explanations"])
-    found, explained = _run_files(
-        explanations_dir, "--explanations", "explanations.jsonl", "`sae explain`"
-    )
-    recorded = ("cache", "subject", "n_train", "n_test", "min_examples", "seed")
-    if any(k not in found for k in recorded):
-        raise InputError.bad("--explanations", "a folder written by `sae explain`",
-                             str(explanations_dir))  # fmt: skip
+    found, explained = _explanations(explanations_dir)
     try:
         cache_data = load_latent_cache(found["cache"])
     except Exception as exc:
@@ -758,4 +760,22 @@ def _run_files(folder: Path, option: str, lines: str, writer: str) -> tuple[dict
         raise InputError.bad(option, f"a folder written by {writer}", str(folder)) from exc
     if not isinstance(info, dict) or not rows:
         raise InputError.bad(option, f"a folder written by {writer} (with rows)", str(folder))
+    return info, rows
+
+
+EXPLAIN_RECORDED = ("cache", "subject", "n_train", "n_test", "min_examples", "seed")
+
+
+def _explanations(folder: Path) -> tuple[dict, list[dict]]:
+    """An `explain` folder's ``result.json`` and rows, checked for what `score` and `report`
+    read (a hand-edited or foreign folder is one error, not a KeyError)."""
+    info, rows = _run_files(folder, "--explanations", "explanations.jsonl", "`sae explain`")
+    if any(k not in info for k in EXPLAIN_RECORDED) or not all(
+        isinstance(r, dict)
+        and isinstance(r.get("latent"), int)
+        and not isinstance(r["latent"], bool)
+        and isinstance(r.get("text"), str)
+        for r in rows
+    ):
+        raise InputError.bad("--explanations", "a folder written by `sae explain`", str(folder))
     return info, rows
