@@ -136,6 +136,11 @@ def test_generate_with_the_refusal_direction(capsys, fitted_dir):
             "--correction: expected one of 'project', 'gate'",
         ),
         (["eval", "--polytope", "{fitted}", "--margin", -1], "--margin: expected"),
+        (  # the gate decides on the prompt's last state: --correct-first would be ignored
+            ["generate", "hi", "--polytope", "{fitted}", "--correction", "gate"]
+            + ["--correct-first", 5],
+            "--correct-first: expected 1 with correction='gate'",
+        ),
         (
             ["generate", "hi", "--polytope", "{fitted}", "--correction", "direction"]
             + ["--direction-layer", 99],

@@ -13,6 +13,7 @@ from typing import Any
 
 from trustlab._results import output_dir, write_atomic
 from trustlab.report import Figure, Paragraph, Report, Section, Table
+from trustlab.safety.polytope.evaluation import correction_scope
 
 __all__ = ["build_page", "write_page", "PAGE_NAME"]
 
@@ -165,7 +166,7 @@ def _steering_section(ev: Any) -> Section:
         rows,
         caption=(
             f"{unsafe['n']} unsafe and {safe['n']} safe prompts, {ev.max_new_tokens} new tokens, "
-            f"first {ev.correct_first} steps corrected (margin {ev.margin:g}); "
+            f"{correction_scope(ev)} (margin {ev.margin:g}); "
             f"{ev.flagged_steps} steps corrected, {ev.infeasible_steps} left infeasible"
         ),
     )

@@ -42,7 +42,14 @@ from trustlab.safety.polytope.steering import (
 )
 from trustlab.safety.refusal import refusal_judge
 
-__all__ = ["PolytopeEvaluation", "evaluate_polytope", "benign_perplexity", "tpr_at_fpr", "MAX_FPR"]
+__all__ = [
+    "PolytopeEvaluation",
+    "evaluate_polytope",
+    "benign_perplexity",
+    "tpr_at_fpr",
+    "correction_scope",
+    "MAX_FPR",
+]
 
 MAX_FPR = 0.05
 
@@ -144,7 +151,7 @@ class PolytopeEvaluation(Result):
             f"{self.step_flag_rate['unsafe']:.2f}, safe prompts {self.step_flag_rate['safe']:.2f}"
             f"; checked steps corrected: unsafe {self.steered_step_share['unsafe']:.2f}, "
             f"safe {self.steered_step_share['safe']:.2f}",
-            f"refusal rate, {self.correction} correction (first {self.correct_first} steps): "
+            f"refusal rate, {self.correction} correction ({correction_scope(self)}): "
             f"unsafe prompts {unsafe['before']:.2f} -> {unsafe['after']:.2f} (n={unsafe['n']}), "
             f"safe prompts {safe['before']:.2f} -> {safe['after']:.2f} (n={safe['n']})",
             f"corrected steps {self.flagged_steps}, left infeasible {self.infeasible_steps}",
@@ -324,6 +331,14 @@ def evaluate_polytope(
             )
         ),
     )
+
+
+def correction_scope(evaluation: Any) -> str:
+    """Which steps the correction acted on, in words (gate and direction act on the whole
+    answer of a flagged prompt; only Safe Flow corrects the first ``correct_first`` steps)."""
+    if evaluation.correction == "project":
+        return f"first {evaluation.correct_first} steps checked"
+    return "flagged prompts, decided by the prompt's last state"
 
 
 def _share(flags: list[np.ndarray]) -> float:

@@ -268,8 +268,20 @@ class SteeringComparison(Result):
             steered.prompts, self.plain, steered.texts, steered.flagged_steps, strict=True
         ):
             lines += [f"prompt: {prompt}", f"  plain:     {before}", f"  corrected: {after}"]
-            lines.append(f"  ({k} step(s) corrected)")
+            lines.append(f"  ({_what_was_done(steered.correction, k)})")
         return "\n".join(lines)
+
+
+def _what_was_done(correction: str, flagged: int) -> str:
+    """One prompt's correction in words: "gate" and "direction" replace or steer the whole
+    answer of a flagged prompt, they do not correct a number of steps."""
+    if correction == "project":
+        return f"{flagged} step(s) corrected"
+    if not flagged:
+        return "not flagged: the plain answer"
+    if correction == "gate":
+        return "flagged: the fixed refusal text"
+    return "flagged: answered with the refusal direction added at every step"
 
 
 @dataclass(frozen=True)
@@ -299,6 +311,14 @@ def _check_generation(
 ) -> _GenerationOptions:
     """The options of a corrected generation, each checked once."""
     correction = check_choice(correction, "correction", CORRECTIONS)
+    correct_first = check_positive_int(correct_first, "correct_first", minimum=0)
+    if correction != "project" and correct_first != CORRECT_FIRST:  # it would be ignored
+        raise InputError.bad(
+            "correct_first",
+            f"{CORRECT_FIRST} with correction={correction!r} (the prompt's last state decides; "
+            "only 'project' checks later steps)",
+            correct_first,
+        )
     if correction == "direction":
         _check_direction(direction, model)
         strength = check_in_range(
@@ -306,7 +326,7 @@ def _check_generation(
         )
     return _GenerationOptions(
         max_new_tokens=check_positive_int(max_new_tokens, "max_new_tokens"),
-        correct_first=check_positive_int(correct_first, "correct_first", minimum=0),
+        correct_first=correct_first,
         margin=check_non_negative(margin, "margin"),
         correction=correction,
         chat=bool(chat),
