@@ -336,6 +336,25 @@ def test_result_dict_is_json_safe_and_summary_and_plot_work():
     assert "Spearman rho" in rank_models(outputs, labels=labels, n_bootstrap=0).summary()
 
 
+def test_summary_keeps_long_model_names_apart_and_aligned():
+    # Names sharing their first 24 characters were cut to the same 24 characters.
+    outputs, labels = zoo(n_models=2)
+    long_names = ["logistic_regression_C0.01_seed1", "logistic_regression_C0.01_seed2"]
+    renamed = dict(zip(long_names, outputs.values(), strict=True))
+    for n_bootstrap in (0, 20):
+        result = rank_models(renamed, labels=labels, n_bootstrap=n_bootstrap, random_state=0)
+        lines = result.summary().splitlines()
+        rows = [line for line in lines if line.split()[0].isdigit()]  # the table's rows
+        assert len(rows) == 2
+        assert all(any(name in row for row in rows) for name in long_names)
+        header = next(line for line in lines if line.lstrip().startswith("rank"))
+        score_end = header.index("score") + len("score")
+        assert all(row[score_end - 1] != " " and row[score_end] == " " for row in rows)
+        # no stray space before the comma when there are no intervals
+        spearman = next(line for line in lines if line.startswith("Spearman"))
+        assert " ," not in spearman and spearman == spearman.rstrip()
+
+
 # --- temperature scaling ---------------------------------------------------------------------
 
 

@@ -141,13 +141,14 @@ class RankingResult(Result):
         ]
         if self.temperatures is not None:
             lines.append("after temperature scaling on a labelled slice")
-        header = f"{'rank':>4}  {'model':<24} {'score':>9} {pct + ' interval':>20}"
+        width = max(24, *(len(name) for name in self.models))  # whole names: never cut
+        header = f"{'rank':>4}  {'model':<{width}} {'score':>9} {pct + ' interval':>20}"
         if self.has_labels:
             header += f" {'accuracy':>9} {pct + ' interval':>18} {'conf-acc':>8}"
         lines.append(header)
         for m in np.argsort(self.ranks, kind="stable"):
             line = (
-                f"{self.ranks[m]:>4}  {self.models[m][:24]:<24} {self.scores[m]:>9.4f} "
+                f"{self.ranks[m]:>4}  {self.models[m]:<{width}} {self.scores[m]:>9.4f} "
                 f"{_interval_text(self.score_intervals, m):>20}"
             )
             if self.has_labels:
@@ -161,8 +162,8 @@ class RankingResult(Result):
         if self.has_labels:
             lines.append(f"true ranking: {', '.join(self.true_ranking)}")
             lines.append(
-                f"Spearman rho = {_fmt(self.spearman)} {_pair_text(self.spearman_interval)}, "
-                f"Kendall tau = {_fmt(self.kendall)} {_pair_text(self.kendall_interval)}"
+                f"Spearman rho = {_fmt(self.spearman)}{_pair_text(self.spearman_interval)}, "
+                f"Kendall tau = {_fmt(self.kendall)}{_pair_text(self.kendall_interval)}"
             )
         if self.consensus_spearman is not None:
             lines.append(
@@ -233,7 +234,7 @@ def _fmt(value) -> str:
 
 
 def _pair_text(pair) -> str:
-    return "" if pair is None else f"[{_fmt(pair[0])}, {_fmt(pair[1])}]"
+    return "" if pair is None else f" [{_fmt(pair[0])}, {_fmt(pair[1])}]"
 
 
 def _interval_text(intervals, m) -> str:
