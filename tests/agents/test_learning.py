@@ -119,6 +119,27 @@ def test_fit_rule_weights_recovers_the_weights_that_generated_the_labels():
     assert "labelled steps" in fit.summary()
 
 
+def test_fit_accuracy_counts_a_tie_as_allowed_like_the_guardrail():
+    # a compliant safe step has features 0: p_safe is exactly 1/2, which the guardrail allows at
+    # epsilon 0; the fit counted it as a mistake (training accuracy 0.5 here, 0.814 on banking)
+    from trustlab.agents import Guardrail
+
+    guard = Guardrail(POLICY)
+    cases = [
+        {"action": "pay", "evidence": {"ok": ok, "known": True, "large": False}, "label": label}
+        for ok, label in [(True, "safe"), (True, "safe"), (False, "unsafe"), (False, "unsafe")]
+    ]
+    fit = fit_rule_weights(guard, cases)
+    learned = guard.with_weights(fit.weights)
+    decided = [
+        learned.check([], c["action"], evidence=c["evidence"]).action_allowed
+        == (c["label"] == "safe")
+        for c in cases
+    ]
+    assert fit.accuracy == np.mean(decided) == 1.0
+    assert "training accuracy 1.000" in fit.summary()
+
+
 def test_eigengap_finds_planted_blocks():
     rng = np.random.default_rng(0)
     for k in (2, 3, 4):

@@ -120,7 +120,11 @@ def learn_weights(
 
 @dataclass(frozen=True)
 class WeightFit(Result):
-    """Weights learned for a guardrail's rules from labelled steps."""
+    """Weights learned for a guardrail's rules from labelled steps.
+
+    ``accuracy`` is the share of steps the learned weights decide as labelled at ``epsilon = 0``
+    (allowed iff ``p_safe >= 1/2``, a compliant step's tie included), as the guardrail would.
+    """
 
     weights: Mapping[str, float]
     C: float
@@ -189,14 +193,17 @@ def fit_rule_weights(
     w = np.zeros(X.shape[1])
     if used.any():
         w[used] = learn_weights(X[:, used], y, C=C)
-    z = (X @ w) * y
+    score = X @ w  # log-odds of safe: p_safe = sigmoid(score)
+    z = score * y
     weights = {rid: float(w[j]) for j, rid in enumerate(ids) if used[j]}
     return WeightFit(
         weights=weights,
         C=float(C),
         n_steps=int(X.shape[0]),
         n_safe=int(np.sum(y > 0)),
-        accuracy=float(np.mean(z > 0)),
+        # allowed iff p_safe >= 1/2, as the guardrail decides at epsilon 0: a compliant step
+        # (every feature 0, p_safe exactly 1/2) is allowed, so a tie counts as "safe"
+        accuracy=float(np.mean((score >= 0) == (y > 0))),
         log_loss=float(-np.mean(log_expit(z))),
         unused_rules=tuple(rid for j, rid in enumerate(ids) if not used[j]),
         features=X,
