@@ -385,7 +385,10 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
         generated step: a polytope fitted on prompt states flags most of those otherwise. The
         shift can be negative (the detector gets stricter). It subtracts the same amount from
         every facet value (``offsets_ += shift``), so detection, projection and storage all use
-        the calibrated facets; :attr:`calibration_` records it.
+        the calibrated facets; :attr:`calibration_` records it. The training activations are
+        not kept, so :attr:`training_report_` (``facet_report()`` without arguments) still
+        describes the facets before calibration; pass states and categories to
+        :meth:`facet_report` for the calibrated ones.
 
         Parameters
         ----------
