@@ -85,6 +85,21 @@ def test_cost_matrix_labels_that_are_not_the_classes_are_refused(tmp_path, conte
     assert re.search(message, str(caught.value))
 
 
+@pytest.mark.parametrize(
+    "content, line, column",
+    [("0,1,\n1,0,1\n1,1,0\n", 1, 3), (",0,1,2\n0,0,1,1\n1,1,0,nan\n2,1,1,0\n", 3, 4)],
+    ids=["plain", "labelled"],
+)
+def test_an_empty_cost_cell_is_named_not_the_shape(tmp_path, content, line, column):
+    """An empty cell said "expected a full K x K table, got an array of shape (3, 3)"."""
+    path = tmp_path / "c.csv"
+    path.write_text(content)
+    with pytest.raises(InputError, match="^--cost-matrix: ") as caught:
+        robustness.read_cost_matrix(path)
+    assert f"cell at line {line}, column {column}" in str(caught.value)
+    assert "shape" not in str(caught.value)
+
+
 def test_the_class_count_settles_a_table_that_could_have_labels(tmp_path):
     """A 3 x 3 table 0,0,1 / 0,0,1 / 1,0,0 is 3-class costs, or 2-class costs under labels: the
     model's class count (certify) or the labels' (train) says which; neither fitting is refused."""

@@ -471,8 +471,15 @@ def read_cost_matrix(path: Path, encoding: str | None = None, num_classes: int |
         raise InputError.bad(
             "--cost-matrix", f"a square table of numbers in {path.name}", body.tolist()
         ) from None
-    if costs.ndim != 2 or costs.shape[0] != costs.shape[1] or np.isnan(costs).any():
+    if costs.ndim != 2 or costs.shape[0] != costs.shape[1]:
         raise InputError.bad("--cost-matrix", f"a full K x K table in {path.name}", costs)
+    if np.isnan(costs).any():
+        i, j = (int(k) for k in np.argwhere(np.isnan(costs))[0])
+        raise InputError(
+            f"--cost-matrix: expected a number in every cell of {path.name}, got an empty (or "
+            f"NaN) cell at line {i + int(header) + 1}, column {j + int(index) + 1}",
+            argument="--cost-matrix",
+        )
     size = len(costs)
     rows = _class_labels(values[int(header) :, 0], size) if index else np.arange(size)
     columns = _class_labels(values[0, 1:] if index else values[0], size) if header else None
