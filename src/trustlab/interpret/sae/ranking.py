@@ -240,8 +240,10 @@ def _result(
     if activating.sum() >= 2 and (~activating).sum() >= 2:
         rows = rng.integers(0, len(scores), (n_bootstrap, len(scores)))
         draws = bootstrap_aurocs(scores[rows], activating[rows])
-        low, high = np.percentile(draws[~np.isnan(draws)], [2.5, 97.5])
-        interval = (float(low), float(high))
+        draws = draws[~np.isnan(draws)]
+        if len(draws):  # none when every draw held one class only (few examples, few draws)
+            low, high = np.percentile(draws, [2.5, 97.5])
+            interval = (float(low), float(high))
     return RankingScore(
         latent=examples.latent,
         method=method,

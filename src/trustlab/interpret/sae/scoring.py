@@ -446,5 +446,7 @@ def _bootstrap(
         if t.all() or not t.any():
             continue
         values.append(_metrics(**_confusion(t, g))["balanced_accuracy"])
+    if not values:  # every draw held one class only (few examples, few draws)
+        return (math.nan, math.nan)
     low, high = np.percentile(values, [2.5, 97.5])
     return float(low), float(high)
