@@ -1,10 +1,12 @@
 """Degenerate training data and facet matching: review findings (duplicate unsafe rows, fewer
-unsafe rows than facets, a category that the facets fire on less often than elsewhere)."""
+unsafe rows than facets, a category that the facets fire on less often than elsewhere, probe
+settings scikit-learn refuses)."""
 
 import numpy as np
 import pytest
 
-from trustlab.safety import FacetReport, SafetyPolytope
+from trustlab.errors import InputError
+from trustlab.safety import FacetReport, SafetyPolytope, select_detector
 
 
 def _safe_rows():
@@ -52,3 +54,12 @@ def test_a_category_is_matched_only_to_a_facet_that_fires_more_often_on_it():
             inside = categories == name
             assert fired[inside, k].mean() > fired[~inside, k].mean()
     assert report.mutual_information[report.categories.index("benign"), 0] > 0.3  # MI kept
+
+
+@pytest.mark.parametrize("grid", [{"C": (-1.0,)}, {"C": ("a",)}, {"C": (1.0,), "penalty": ("l1",)}])
+def test_probe_settings_scikit_learn_refuses_name_the_grid(grid):
+    """They were scikit-learn's InvalidParameterError / ValueError from inside the CV loop."""
+    acts = np.random.default_rng(0).normal(size=(16, 1, 3))
+    unsafe = np.r_[np.zeros(8), np.ones(8)]
+    with pytest.raises(InputError, match=r"^grid: expected LogisticRegression settings"):
+        select_detector(acts, unsafe, [0], detector="probe", grid=grid)

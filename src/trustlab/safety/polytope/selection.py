@@ -336,7 +336,30 @@ def _check_grid(detector: str, grid: Any, name: str, fixed: dict) -> dict[str, l
         if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") or not len(values):
             raise InputError.bad(name, f"a non-empty sequence of values for {key!r}", values)
         out[key] = list(values)
+    if detector == "probe":
+        _check_probe_settings(out, name)
     return out
+
+
+def _check_probe_settings(grid: dict[str, list], name: str) -> None:
+    """Each combination of probe settings fitted once on four toy rows, so that a value
+    scikit-learn refuses (``C=-1``, ``penalty='l1'`` with the default solver) is an InputError
+    naming the grid before any cross-validation, not a raw ValueError from inside it."""
+    import warnings
+
+    from sklearn.linear_model import LogisticRegression
+
+    toy_x, toy_y = np.arange(4.0)[:, None], np.array([0, 0, 1, 1])
+    for combo in itertools.product(*grid.values()):
+        params = dict(zip(grid, combo, strict=True))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                LogisticRegression(max_iter=5000, **params).fit(toy_x, toy_y)
+        except (ValueError, TypeError) as exc:
+            raise InputError.bad(
+                name, f"LogisticRegression settings it accepts ({exc})", params
+            ) from exc
 
 
 def _folds(labels: np.ndarray, n_splits: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
