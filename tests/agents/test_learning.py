@@ -168,6 +168,23 @@ def test_cluster_rules_groups_planted_near_duplicates():
         cluster_rules(rules, embeddings=E, n_clusters=9)
 
 
+def test_cluster_summary_does_not_call_unrelated_rules_near_duplicates():
+    # the eigengap never isolates a rule: three unrelated rules (cosine 0) form one cluster, which
+    # the summary called "near-duplicates"; it now shows how close the cluster's rules are
+    out = cluster_rules([f"rule {i}" for i in range(3)], embeddings=np.eye(3), random_state=0)
+    assert out.clusters == [["r0", "r1", "r2"]]
+    assert out.min_cosine == [0.0] and out.to_dict()["min_cosine"] == [0.0]
+    assert "near-duplicates" not in out.summary()
+    assert "cluster (smallest cosine 0.00): r0, r1, r2" in out.summary()
+    E = np.array([[2.0, 0.0], [0.8, 0.6], [1.0, 0.0], [0.0, 3.0]])  # unit rows after scaling
+    out = cluster_rules(["a", "b", "c", "d"], embeddings=E, n_clusters=2, random_state=0)
+    U = E / np.linalg.norm(E, axis=1, keepdims=True)
+    for group, low in zip(out.clusters, out.min_cosine, strict=True):
+        rows = [int(r[1:]) for r in group]
+        pairs = [U[i] @ U[j] for i in rows for j in rows if i < j]
+        assert low == (pytest.approx(min(pairs)) if pairs else None)
+
+
 # Two sets of rules written as paraphrase groups. The kernel's scale (0.1) was chosen on the first
 # set only; the second is held out.
 TUNED = [

@@ -236,15 +236,22 @@ def eigengap_k(affinity: Any, *, max_k: int | None = None) -> int:
 
 @dataclass(frozen=True)
 class RuleClusters(Result):
-    """Rules grouped by the meaning of their descriptions."""
+    """Rules grouped by the meaning of their descriptions.
+
+    The eigengap never leaves a rule on its own: a rule with no paraphrase joins some cluster. So
+    a cluster is a candidate group of near-duplicates, not a verdict; ``min_cosine`` (the smallest
+    cosine between two of its rules' embeddings) tells a group of paraphrases from unrelated rules
+    put together.
+    """
 
     rule_ids: tuple[str, ...]
     labels: np.ndarray
     n_clusters: int
     descriptions: tuple[str, ...] = internal_field()
     affinity: np.ndarray = internal_field()
+    cosine: np.ndarray | None = internal_field(default=None)
 
-    _dict_extras = ("clusters",)
+    _dict_extras = ("clusters", "min_cosine")
 
     @property
     def clusters(self) -> list[list[str]]:
@@ -254,11 +261,32 @@ class RuleClusters(Result):
             groups.setdefault(int(lab), []).append(rid)
         return sorted(groups.values(), key=len, reverse=True)
 
+    @property
+    def min_cosine(self) -> list[float | None]:
+        """Per cluster (in the order of :attr:`clusters`), the smallest cosine between two of its
+        rules' embeddings (None for a single rule, or without the cosines)."""
+        index = {rid: i for i, rid in enumerate(self.rule_ids)}
+        out: list[float | None] = []
+        for group in self.clusters:
+            if len(group) < 2 or self.cosine is None:
+                out.append(None)
+                continue
+            rows = [index[r] for r in group]
+            block = self.cosine[np.ix_(rows, rows)]
+            out.append(float(block[~np.eye(len(rows), dtype=bool)].min()))
+        return out
+
     def summary(self) -> str:
         lines = [f"{len(self.rule_ids)} rules in {self.n_clusters} clusters"]
-        for group in self.clusters:
+        for group, low in zip(self.clusters, self.min_cosine, strict=True):
             if len(group) > 1:
-                lines.append("  near-duplicates: " + ", ".join(group))
+                closeness = "" if low is None else f" (smallest cosine {low:.2f})"
+                lines.append(f"  cluster{closeness}: " + ", ".join(group))
+        if self.n_clusters < len(self.rule_ids):
+            lines.append(
+                "  every rule joins a cluster: merge only rules that say the same (a low "
+                "smallest cosine means unrelated rules)"
+            )
         return "\n".join(lines)
 
 
@@ -334,6 +362,7 @@ def cluster_rules(
         n_clusters=int(k),
         descriptions=tuple(texts),
         affinity=A,
+        cosine=cosine,
     )
 
 

@@ -335,9 +335,12 @@ def serve_command(
         signal.signal(signal.SIGTERM, previous)
 
 
-CLUSTER_HELP = """Group a policy's rules by meaning (near-duplicates to merge): the rule
-descriptions are embedded with the offline all-MiniLM-L6-v2, joined by a sharp kernel on their cosine distance and cut by
-spectral clustering; the number of clusters comes from the eigengap unless --n-clusters.
+CLUSTER_HELP = """Group a policy's rules by meaning (candidates for near-duplicates to merge):
+the rule descriptions are embedded with the offline all-MiniLM-L6-v2, joined by a sharp kernel on
+their cosine distance and cut by spectral clustering; the number of clusters comes from the
+eigengap unless --n-clusters. Every rule joins some cluster (the eigengap never leaves one alone),
+so each cluster is shown with the smallest cosine between two of its rules: a low one means
+unrelated rules, not duplicates.
 
 Example:
 
