@@ -253,6 +253,37 @@ def test_bad_input_exits_2_with_one_line(run, arrays, npy_files, tmp_path, make_
     assert message in one_line(err)
 
 
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda probs: probs * 2, "--predictions['bad']["),
+        (
+            lambda probs: np.where(np.arange(3) == 1, np.nan, probs),
+            "--predictions['bad']: expected",
+        ),
+        (lambda probs: probs[:, 0], "--predictions['bad']: expected an (n, K) array"),
+    ],
+    ids=["unnormalised", "nan", "one-dimensional"],
+)
+def test_a_bad_prediction_file_is_named_in_the_cli_words(run, arrays, npy_files, change, message):
+    """The library's words leaked: "outputs['bad'][0]: ... pass from_logits=True for logits"."""
+    paths, _ = npy_files
+    bad = paths[0].parent / "bad.npy"
+    np.save(bad, change(arrays[0]["model0"]))
+    code, _, err = run("evaluate", "rank", "-p", paths[0], "-p", bad)
+    assert code == 2
+    line = one_line(err)
+    assert message in line and "outputs[" not in line and "from_logits=True" not in line
+
+
+def test_unnormalised_predictions_point_to_the_from_logits_option(run, arrays, npy_files):
+    paths, _ = npy_files
+    bad = paths[0].parent / "bad.npy"
+    np.save(bad, arrays[0]["model0"] * 2)
+    code, _, err = run("evaluate", "rank", "-p", paths[0], "-p", bad)
+    assert code == 2 and "pass --from-logits for logits" in one_line(err)
+
+
 # Issue 18, section 4: reruns into --out are refused without --overwrite; --encoding for CSV.
 
 

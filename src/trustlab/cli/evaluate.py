@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -125,7 +127,7 @@ def rank_command(
             label_values = _labels_as_indices(raw)
     # The class names come from the CSV headers and "correct" from the JSON files.
     names = {"classes": "--predictions", "correct": "--predictions"}
-    with progress() as bar, options_named(names):
+    with progress() as bar, options_named(names), _predictions_named():
         bar.add_task(f"ranking {len(outputs)} models", total=None)
         result = rank_models(
             outputs,
@@ -142,6 +144,20 @@ def rank_command(
         )
     emit(result, as_json)
     save(result, out, as_json)
+
+
+@contextmanager
+def _predictions_named() -> Iterator[None]:
+    """An error about one model's outputs (``outputs['m'][3]: ... pass from_logits=True``)
+    names ``--predictions['m'][3]`` and ``--from-logits``, the words of the command line."""
+    try:
+        yield
+    except InputError as exc:
+        if not (exc.argument or "").startswith("outputs["):
+            raise
+        text = "--predictions" + str(exc)[len("outputs") :]
+        text = text.replace("from_logits=True", "--from-logits")
+        raise InputError(text, argument="--predictions") from exc
 
 
 def read_predictions(paths: list[Path], encoding: str | None = None):
