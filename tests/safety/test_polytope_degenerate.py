@@ -1,6 +1,6 @@
 """Degenerate training data and facet matching: review findings (duplicate unsafe rows, fewer
 unsafe rows than facets, a category that the facets fire on less often than elsewhere, probe
-settings scikit-learn refuses)."""
+settings scikit-learn refuses, a flagged row left unprojected)."""
 
 import numpy as np
 import pytest
@@ -63,3 +63,15 @@ def test_probe_settings_scikit_learn_refuses_name_the_grid(grid):
     unsafe = np.r_[np.zeros(8), np.ones(8)]
     with pytest.raises(InputError, match=r"^grid: expected LogisticRegression settings"):
         select_detector(acts, unsafe, [0], detector="probe", grid=grid)
+
+
+def test_a_flagged_row_is_always_projected_even_beside_a_far_facet():
+    """The "already inside" slack is 1e-9 times the largest |c_k|: with a facet 1e4 away it
+    exceeded the margin, and a row flagged by is_unsafe came back unmoved, "feasible", unsafe."""
+    box = SafetyPolytope.from_parameters([[1.0, 0.0], [-1.0, 0.0]], [1.0, 1e4])
+    x = np.array([[1.0 + 5e-7, 0.0]])
+    assert box.is_unsafe(x)[0]
+    result = box.project(x)
+    assert result.moved[0] and result.feasible[0]
+    assert not box.is_unsafe(result.points)[0]
+    assert result.max_violation[0] <= -1e-6 + 1e-9
