@@ -304,6 +304,23 @@ def test_http_endpoint_rejects_malformed_requests(served):
         assert json.loads(answer.read())["rules"] == 3
 
 
+def test_http_endpoint_answers_a_negative_content_length_with_400(served):
+    # rfile.read(-1) waited for the client to close the connection: no answer at all
+    import socket
+
+    _, server = served
+    with socket.create_connection((server.host, server.port), timeout=10) as conn:
+        conn.sendall(
+            b'POST /check HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n{"action": "pay"}'
+        )
+        chunks = []
+        while chunk := conn.recv(65536):  # the server closes the connection after answering
+            chunks.append(chunk)
+        answer = b"".join(chunks).decode()
+    assert answer.startswith("HTTP/1.1 400")
+    assert "Content-Length: expected a non-negative integer" in answer
+
+
 def test_rules_without_temporal_operators_are_judged_at_the_proposed_step():
     # read as LTLf at the trace's first step, `refund IMPLIES ...` would stop applying as soon as
     # there is a history (the first step is not the refund); the guardrail anchors it at the

@@ -85,7 +85,13 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             length = int(self.headers.get("Content-Length", "0"))
         except ValueError:
-            self._answer(400, {"error": "Content-Length: expected an integer"})
+            length = -1
+        if length < 0:  # read(-1) would wait for the client to close the connection
+            self.close_connection = True  # the body is left unread: no next request to parse
+            got = self.headers.get("Content-Length")
+            self._answer(
+                400, {"error": f"Content-Length: expected a non-negative integer, got {got!r}"}
+            )
             return
         if length > MAX_BODY_BYTES:
             self._answer(
