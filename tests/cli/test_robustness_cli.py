@@ -123,6 +123,18 @@ def test_a_square_table_of_numbers_is_all_costs(tmp_path):
     )
 
 
+def test_train_with_a_cost_matrix_short_of_classes_blames_the_matrix(run, tmp_path):
+    """A 9 x 9 matrix for digits (classes 0..9) said "--label: expected class indices 0..8"."""
+    costs = tmp_path / "c9.csv"
+    pd.DataFrame(1 - np.eye(9)).to_csv(costs, header=False, index=False)
+    code, _, err = run("robustness", "train", "--cost-matrix", costs, "--max-epochs", "1",
+                       "--out", tmp_path / "m")  # fmt: skip
+    assert code == 2
+    line = one_line(err)
+    assert line.startswith("trustlab: error: --cost-matrix: ") and "9 x 9" in line
+    assert "K >= 10" in line and not (tmp_path / "m").exists()
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory, costs_csv):
     """A small model trained through the CLI (module scope: trained once)."""

@@ -154,6 +154,13 @@ def train_command(
         # the labels' count only settles a table whose first row and column could be labels
         costs = read_cost_matrix(cost_matrix, encoding, num_classes=labels_count)
         num_classes = len(costs)
+        if num_classes < labels_count:  # the table is short of classes, not the labels wrong
+            raise InputError(
+                f"--cost-matrix: expected a K x K table with K >= {labels_count} (the labels "
+                f"go up to class {labels_count - 1}), got a {num_classes} x {num_classes} "
+                f"table in {cost_matrix.name}",
+                argument="--cost-matrix",
+            )
     else:
         num_classes = labels_count
         costs = _costs(cost_matrix, harmful, num_classes, encoding)
