@@ -595,3 +595,27 @@ def test_score_a_damaged_explanations_folder_is_one_line(tmp_path, capsys, info,
             "--out", tmp_path / "scores"]  # fmt: skip
     code, _, err = run_main(args, capsys)
     assert code == 2 and one_line(err).startswith("trustlab: error: --explanations"), err
+
+
+@pytest.mark.parametrize("n", [0, -1])
+def test_score_needs_non_activating_examples_before_the_models_load(
+    tmp_path, capsys, monkeypatch, n
+):
+    """0 wrote NaN for every score without a word; -1 was refused only after the models
+    loaded."""
+    import trustlab.llm as llm
+
+    def no_loading(*args, **kwargs):
+        raise AssertionError("the models loaded before the options were checked")
+
+    monkeypatch.setattr(llm, "load_model", no_loading)
+    expl = tmp_path / "expl"
+    expl.mkdir()
+    (expl / "result.json").write_text(json.dumps(_EXPLAIN_INFO), encoding="utf-8")
+    (expl / "explanations.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in _EXPLAIN_ROWS), encoding="utf-8"
+    )
+    args = ["interpret", "sae", "score", "--explanations", expl, "--methods", "embedding",
+            "--n-not-active", n, "--out", tmp_path / "scores"]  # fmt: skip
+    code, _, err = run_main(args, capsys)
+    assert code == 2 and one_line(err).startswith("trustlab: error: --n-not-active"), err

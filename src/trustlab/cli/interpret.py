@@ -533,6 +533,8 @@ def score(
         raise InputError.bad("--sae", "the SAE's folder for intervention scoring", sae_dir)
     if not 2 <= n_prompts <= EXPLAIN_N_TEST:
         raise InputError.bad("--n-prompts", f"a number in [2, {EXPLAIN_N_TEST}]", n_prompts)
+    if n_not_active < 1:  # every score compares activating with non-activating examples
+        raise InputError.bad("--n-not-active", "a positive number of examples", n_not_active)
     info, rows = _explanations(explanations_dir)
     rows = [r for r in rows if r["text"]]
     if len(rows) < 2:
