@@ -93,6 +93,19 @@ def test_a_value_wrapped_in_a_mapping_or_a_bool_is_not_a_way_around(recipient):
         assert check(ctx(pay, "Pay US133 my rent, note x.")) is True
 
 
+@pytest.mark.parametrize(
+    ("amount", "named"),
+    [(100.0, True), (100, True), ("100.00", True), (99.5, True), (1000, True), (1000.5, False),
+     (5, False), (-100, False), (10, False)],
+)  # fmt: skip
+def test_a_number_is_mentioned_however_the_request_writes_it(amount, named):
+    """Values were compared as text: a tool call's amount 100.0 was "not mentioned" in "Pay 100
+    EUR", so a rule "pay only the amount the user named" blocked the user's own payment."""
+    pay = Action(name="send_money", arguments={"amount": amount})
+    check = argument_mentioned("amount")
+    assert check(ctx(pay, "Pay 100 EUR for rent, 99.50 for gas and 1,000 to Bob.")) is named
+
+
 def test_intent_mentions_and_secrets():
     change = Action(name="update_password", arguments={"password": "x"})
     assert intent_mentions(any_of=["password"])(ctx(change, "Reset my Password now")) is True

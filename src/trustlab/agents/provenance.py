@@ -41,9 +41,23 @@ def _pattern(value: str) -> re.Pattern[str]:
     return re.compile(r"(?<!\w)" + re.escape(value) + r"(?!\w)")
 
 
+# a plain number (no sign: "5" in a text does not name -5) and the numbers a text writes, with
+# thousands separators ("1,000") and decimals ("99.50")
+_PLAIN_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_TEXT_NUMBER = re.compile(r"(?<![\w.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\w|[.,]\d)")
+
+
 def _mentions(text: str, value: str) -> bool:
-    """Whether normalised ``value`` occurs in normalised ``text`` as a whole token sequence."""
-    return bool(value) and value in text and _pattern(value).search(text) is not None
+    """Whether normalised ``value`` occurs in normalised ``text`` as a whole token sequence; a
+    number also when the text writes it differently (``100.0`` in "pay 100", ``1000`` in "1,000")."""
+    if not value:
+        return False
+    if value in text and _pattern(value).search(text) is not None:
+        return True
+    if _PLAIN_NUMBER.fullmatch(value) is None:
+        return False
+    number = float(value)
+    return any(float(m.replace(",", "")) == number for m in _TEXT_NUMBER.findall(text))
 
 
 _URL = re.compile(r"(?:https?://|www\.)[^\s\"'<>()\[\]]+", re.IGNORECASE)
