@@ -7,6 +7,7 @@ Oracles: statsmodels' ``proportion_confint(method="beta")``, SciPy's Beta and no
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -307,3 +308,18 @@ def test_make_cost_matrix_refuses_malformed_pairs_with_an_input_error(harmful):
     # A bare target ({3: 8}) or an unwrapped pair ([3, 8]) raised TypeError tracebacks.
     with pytest.raises(InputError, match="harmful"):
         make_cost_matrix(10, harmful)
+
+
+def test_certificates_csv_writes_an_infinite_radius_as_inf_not_blank(tmp_path):
+    # Label 1 has no harmful target: its radius is inf (None in JSON); the CSV left it blank,
+    # which reads back as "no certificate" (NaN).
+    costs = make_cost_matrix(3, {0: [2]})
+    result = DatasetCertificate.from_counts(
+        [0, 1], [[900, 50, 50], [40, 950, 10]], [0, 1], sigma=0.5, alpha=0.001, cost_matrix=costs
+    )
+    path = tmp_path / "certificates.csv"
+    result.files()["certificates.csv"].to_csv(path, index=False)
+    table = pd.read_csv(path)
+    assert np.isinf(table["radius"][1]) and np.isinf(table["radius_cs"][1])
+    assert table["radius"][0] == pytest.approx(result.radius[0])
+    assert not table[["radius", "radius_cs", "radius_std"]].isna().any().any()

@@ -117,10 +117,9 @@ def make_cost_matrix(
     """
     num_classes = check_positive_int(num_classes, "num_classes", minimum=2)
     if isinstance(harmful, Mapping):
+        wanted = "a list of targets, e.g. {3: [8]}"
         pairs = [
-            (seed, target)
-            for seed, targets in harmful.items()
-            for target in _listed(targets, f"harmful[{seed!r}]", "a list of targets, e.g. {3: [8]}")
+            (s, t) for s, ts in harmful.items() for t in _listed(ts, f"harmful[{s!r}]", wanted)
         ]
     else:
         pairs = _listed(harmful, "harmful", "a mapping {seed: [targets]} or (seed, target) pairs")
@@ -510,14 +509,14 @@ class DatasetCertificate(Result):
         }
 
     def files(self) -> dict[str, Any]:
-        """``certificates.csv``: one row per point (its certificate without the lists)."""
+        """``certificates.csv``: one row per point (its certificate without the lists); an
+        infinite radius (no harmful target, None in JSON) is written ``inf``, not left blank."""
         import pandas as pd
 
-        rows = [
-            {k: v for k, v in point.items() if k not in ("counts", "targets", "harmful")}
-            for point in self.to_dict()["points"]
-        ]
-        return {"certificates.csv": pd.DataFrame(rows)}
+        drop = ("counts", "targets", "harmful")
+        rows = [{k: v for k, v in p.items() if k not in drop} for p in self.to_dict()["points"]]
+        infinite = {"radius_cs": np.inf, "radius": np.inf}
+        return {"certificates.csv": pd.DataFrame(rows).fillna(infinite)}
 
     def summary(self, radii: Any = None) -> str:
         """Accuracy, then Rob_std, Rob_cs and Rob_cost at a few radii, as a small table."""
