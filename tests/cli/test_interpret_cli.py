@@ -562,6 +562,13 @@ def test_a_model_folder_run_goes_on_from_another_directory(
     code, stdout, err = run_main(explain, capsys)
     assert code == 0, err
     assert json.loads(stdout)["subject"] == str(tiny_folder.resolve())
+    # so is a --subject given by a relative path (score and report load it again)
+    monkeypatch.chdir(tiny_folder.parent)
+    code, stdout, err = run_main(
+        [*explain[:-3], "--subject", tiny_folder.name, "--out", tmp_path / "e3", "--json"], capsys
+    )
+    assert code == 0, err
+    assert json.loads(stdout)["subject"] == str(tiny_folder.resolve())
     # a negative seed reached numpy's generator: 'unexpected failure: ValueError', exit 1
     code, _, err = run_main([*explain[:-3], "--seed", -1, "--out", tmp_path / "e2"], capsys)
     assert code == 2 and one_line(err).startswith("trustlab: error: --seed"), err

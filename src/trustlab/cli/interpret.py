@@ -402,15 +402,17 @@ def explain(
                 f"{int(cache_data.firing_counts.max())} tokens)",
                 min_examples,
             )
+    # recorded for `score` and `report`, which load it again (from any directory)
+    subject = cache_data.model if subject is None else _model_reference(subject)
     with progress() as bar:
         task = bar.add_task("loading the models", total=None)
-        tokenizer = load_model(subject or cache_data.model).tokenizer
+        tokenizer = load_model(subject).tokenizer
         model = None if explainer == "template" else load_model(explainer)
         bar.update(task, visible=False)
         out.mkdir(parents=True, exist_ok=True)
         run = _run_key(
             "explain", cache=_files_identity(cache_dir, CACHE_IDENTITY), explainer=explainer,
-            subject=subject or cache_data.model, n_train=n_train, min_examples=min_examples,
+            subject=subject, n_train=n_train, min_examples=min_examples,
             seed=seed, max_new_tokens=max_new_tokens,
         )  # fmt: skip
 
@@ -443,7 +445,7 @@ def explain(
     write_atomic(out / "explanations.jsonl", "".join(lines))
     summary = {
         "explainer": explainer,
-        "subject": subject or cache_data.model,
+        "subject": subject,
         "cache": str(cache_dir.resolve()),
         "n_train": n_train,
         "n_test": EXPLAIN_N_TEST,
