@@ -113,3 +113,19 @@ def test_a_malformed_case_is_refused_not_dropped():
     text[unsafe]["expected_rules"] = text[unsafe]["expected_rules"][0]
     with pytest.raises(InputError, match=rf"^cases\[{unsafe}\]\.expected_rules: expected a list"):
         evaluate_guardrail(guard, text, mode="oracle", n_bootstrap=20)
+
+
+def test_an_expected_rule_the_policy_lacks_is_refused():
+    """A misspelt rule id in expected_rules could never be reported: rule recall dropped without a
+    word (0.5 instead of 1.0 on two blocked unsafe cases)."""
+    guard = Guardrail(POLICY)
+    cases = _cases(4, 6)
+    unsafe = next(i for i, c in enumerate(cases) if c["expected_rules"])
+    typo = [dict(c) for c in cases]
+    typo[unsafe]["expected_rules"] = ["a_typo"]
+    with pytest.raises(InputError, match=rf"^cases\[{unsafe}\]\.expected_rules: .*'a_typo'"):
+        evaluate_guardrail(guard, typo, mode="oracle", n_bootstrap=20)
+    # by group: each case is checked against its own group's policy
+    grouped = [{**c, "group": "g"} for c in typo]
+    with pytest.raises(InputError, match="a_typo"):
+        evaluate_guardrail({"g": guard}, grouped, mode="oracle", n_bootstrap=20)

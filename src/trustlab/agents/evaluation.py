@@ -180,6 +180,15 @@ def evaluate_guardrail(
             if group not in guardrail:
                 raise InputError.bad(f"cases[{i}].group", f"one of {sorted(guardrail)}", group)
             guard = guardrail[group]
+        policy = getattr(guard, "policy", None)
+        if expected and policy is not None:  # a misspelt id would lower rule recall silently
+            unknown = [r for r in expected if r not in policy.rule_ids]
+            if unknown:
+                raise InputError.bad(
+                    f"cases[{i}].expected_rules",
+                    f"rule ids of the policy (such as {policy.rule_ids[:3]})",
+                    unknown,
+                )
         try:
             decision = guard.check(
                 _get(case, "trajectory"), _get(case, "action"), evidence=evidence
