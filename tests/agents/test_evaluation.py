@@ -129,3 +129,14 @@ def test_an_expected_rule_the_policy_lacks_is_refused():
     grouped = [{**c, "group": "g"} for c in typo]
     with pytest.raises(InputError, match="a_typo"):
         evaluate_guardrail({"g": guard}, grouped, mode="oracle", n_bootstrap=20)
+
+
+def test_progress_reaches_the_end_when_the_last_case_cannot_be_checked():
+    """A case the guardrail refuses (an action no policy action covers) skipped the progress
+    callback: the CLI's bar stopped short of the total."""
+    calls = []
+    cases = [*_cases(4, 4), {"trajectory": [], "action": "launch", "label": "safe"}]
+    out = evaluate_guardrail(
+        Guardrail(POLICY), cases, n_bootstrap=20, progress=lambda d, t: calls.append((d, t))
+    )
+    assert len(out.errors) == 1 and calls[-1] == (5, 5)

@@ -196,6 +196,8 @@ def evaluate_guardrail(
         except InputError as err:
             errors.append(f"cases[{i}]: {err}")
             decisions.append(None)
+            if progress is not None:
+                progress(i + 1, len(cases))
             continue
         decisions.append(decision)
         safe.append(label == "safe")
