@@ -147,6 +147,19 @@ def test_txt_labels_written_as_floats_are_class_indices(run, arrays, npy_files, 
     assert "classes=" not in line and "'cat'" in line
 
 
+def test_txt_labels_with_a_utf8_byte_order_mark_are_read(run, arrays, npy_files, tmp_path):
+    """A .txt saved as UTF-8 with a BOM (Notepad, PowerShell) was refused: "got '\\ufeff2'"."""
+    _, labels = arrays
+    paths, y_npy = npy_files
+    args = ["evaluate", "rank", "--json", "--n-bootstrap", 0, "-p", *paths]
+    expected = json.loads(run(*args, "--labels", y_npy)[1])
+    bom = tmp_path / "y_bom.txt"
+    bom.write_text("\n".join(str(v) for v in labels) + "\n", encoding="utf-8-sig")
+    code, out, err = run(*args, "--labels", bom)
+    assert code == 0, err
+    assert json.loads(out) == expected
+
+
 def test_npz_and_json_hold_several_models(run, arrays, tmp_path):
     outputs, _ = arrays
     np.savez(tmp_path / "zoo.npz", **outputs)

@@ -278,7 +278,7 @@ def _read_label_values(path: Path, encoding: str | None = None) -> list:
 def _text(path: Path, encoding: str | None) -> str:
     """A text file's content in ``encoding`` (default UTF-8), or one line naming --encoding."""
     try:
-        return path.read_text(encoding=encoding or "utf-8")
+        return path.read_text(encoding=encoding or "utf-8-sig")  # UTF-8, a BOM dropped
     except LookupError:
         raise InputError.bad(
             "--encoding", "a text encoding such as utf-8 or latin-1", encoding
