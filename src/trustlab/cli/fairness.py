@@ -181,6 +181,8 @@ def _parse_labels(text: str | None, y_true):
     if text is None:
         return None
     labels = [t.strip() for t in text.split(",") if t.strip()]
+    if not labels:
+        raise InputError.bad("--labels", "comma-separated class labels", text)
     if not pd.api.types.is_numeric_dtype(y_true):
         return labels
     try:

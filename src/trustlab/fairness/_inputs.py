@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import (
+    as_1d,
     as_float_array,
     check_probability_vector,
     check_row_stochastic,
@@ -100,6 +101,16 @@ def check_init(init, n_groups: int, n_labels: int) -> tuple[np.ndarray, np.ndarr
     if confusions.shape != (n_groups, n_labels, n_labels):
         raise InputError.bad("init[1]", f"shape ({n_groups}, {n_labels}, {n_labels})", confusions)
     return baseline, confusions
+
+
+def records(values, name: str) -> np.ndarray:
+    """One column of records (labels, predictions or groups) as a 1-D array, missing values
+    refused. A plain list mixing text and NaN would become strings, NaN the name 'nan': such a
+    list is checked as Python objects first."""
+    array = as_1d(values, name)
+    if array.dtype.kind in "US" and not hasattr(values, "dtype"):
+        as_1d(np.asarray(values, dtype=object), name)
+    return array
 
 
 def check_sample_weight(sample_weight, n: int) -> np.ndarray:

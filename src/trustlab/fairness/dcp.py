@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import (
-    as_1d,
     check_bool,
     check_in_range,
     check_labels,
@@ -48,6 +47,7 @@ from trustlab.fairness._inputs import (
     frozen,
     index_of,
     python_names,
+    records,
     rows_sum_to_one,
     union_of_labels,
     unique,
@@ -323,9 +323,9 @@ def dcp_inputs(
     >>> inp.group_weights.tolist(), inp.alpha[1].tolist()
     ([0.5, 0.5], [[1.0, 0.0], [1.0, 0.0]])
     """
-    y_true = as_1d(y_true, "y_true")
-    y_pred = as_1d(y_pred, "y_pred")
-    group_values = as_1d(groups, "groups")
+    y_true = records(y_true, "y_true")
+    y_pred = records(y_pred, "y_pred")
+    group_values = records(groups, "groups")
     n = check_same_length(y_true=y_true, y_pred=y_pred, groups=group_values)
     weights = check_sample_weight(sample_weight, n)
     if labels is None:

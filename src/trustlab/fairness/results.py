@@ -123,14 +123,20 @@ class DCPResult(Result):
         """A few lines: the bracket, the four upper bounds and the most affected group."""
         bounds = ", ".join(f"{METHOD_NAMES[k]} {v:.4f}" for k, v in self.bounds.items())
         worst = int(np.argmax(self.unfair_fraction))
+        if self.unfair_fraction[worst] > 1e-12:  # above rounding noise
+            most = (
+                f"most affected group: {self.groups[worst]!r} "
+                f"({100 * self.unfair_fraction[worst]:.2f} % of the group treated unfairly)"
+            )
+        else:
+            most = "most affected group: none (no group is treated unfairly)"
         lines = [
             f"Multiclass DCP, known confusion matrices ({len(self.groups)} groups, "
             f"{len(self.labels)} labels)",
             f"DCP in [{self.lower:.4f}, {self.upper:.4f}]  (lower bound {self.lower:.4f}, "
             f"upper bound {self.upper:.4f}, upper/lower {self.ratio:.3g})",
             f"upper bounds: {bounds}",
-            f"most affected group: {self.groups[worst]!r} "
-            f"({100 * self.unfair_fraction[worst]:.2f} % of the group treated unfairly)",
+            most,
         ]
         return "\n".join(lines)
 

@@ -67,8 +67,9 @@ def aggregates_from_table(data: Any) -> AggregateTable:
     Raises
     ------
     InputError
-        Naming ``data``, when a column is missing or unexpected, a group repeats, a share is not
-        a non-negative number or the shares of a row or of the weight column do not sum to 1.
+        Naming ``data``, when a column is missing or unexpected, a group name is missing or
+        repeats, a share is not a non-negative number (an empty cell is named as such) or the
+        shares of a row or of the weight column do not sum to 1.
 
     Examples
     --------
@@ -83,7 +84,7 @@ def aggregates_from_table(data: Any) -> AggregateTable:
     if not hasattr(data, "columns"):
         raise InputError.bad("data", "a table (pandas DataFrame)", data)
     label_names = _class_names(data)
-    groups = [str(g) for g in data["group"].tolist()]
+    groups = _group_names(data["group"])
     if len(groups) < 2:
         raise _bad_table("one row per group, at least 2 groups", f"{len(groups)} row(s)")
     duplicated = sorted({g for g in groups if groups.count(g) > 1})
@@ -135,6 +136,17 @@ def _class_names(data) -> list[str]:
     return label_names
 
 
+def _group_names(column) -> list[str]:
+    """The group names as text; an empty cell (read as NaN) is refused, not named 'nan'."""
+    import pandas as pd
+
+    missing = pd.isna(column).to_numpy()
+    if missing.any():
+        row = int(np.argmax(missing)) + 1
+        raise _bad_table("a name in column 'group' in every row", f"an empty cell in row {row}")
+    return [str(g) for g in column.tolist()]
+
+
 def _bad_table(expected: str, got: str) -> InputError:
     return InputError(f"data: expected {expected}, got {got}", argument="data")
 
@@ -145,9 +157,11 @@ def _numbers(data, column: str, groups: list[str]) -> np.ndarray:
     values = pd.to_numeric(data[column], errors="coerce").to_numpy(dtype=float)
     for i, value in enumerate(values):
         if not math.isfinite(value) or value < 0:
+            cell = data[column].iloc[i]
+            got = "an empty cell" if pd.isna(cell) else repr(cell)
             raise _bad_table(
                 f"non-negative numbers in column {column!r}",
-                f"{data[column].iloc[i]!r} in the row of group {groups[i]!r}",
+                f"{got} in the row of group {groups[i]!r}",
             )
     return np.asarray(values)
 

@@ -1,0 +1,116 @@
+"""DCP edge cases from a review: missing names are refused (not read as a group or class 'nan'),
+empty cells and empty --labels are named plainly, and a DCP of 0 names no "most affected" group."""
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cli_helpers import one_line
+from cli_helpers import run_main as run
+from trustlab.errors import InputError
+from trustlab.fairness import aggregates_from_table, dcp_from_confusion, dcp_inputs
+
+AGG = pd.DataFrame(
+    {
+        "group": ["north", "south"],
+        "weight": [0.4, 0.6],
+        "label:yes": [0.30, 0.50],
+        "label:no": [0.70, 0.50],
+        "pred:yes": [0.25, 0.55],
+        "pred:no": [0.75, 0.45],
+    }
+)
+
+
+def test_an_empty_group_name_is_refused_not_read_as_group_nan():
+    table = AGG.copy()
+    table.loc[1, "group"] = np.nan
+    with pytest.raises(InputError) as err:
+        aggregates_from_table(table)
+    assert err.value.argument == "data"
+    assert str(err.value) == (
+        "data: expected a name in column 'group' in every row, got an empty cell in row 2"
+    )
+
+
+def test_a_blank_row_is_named_as_a_missing_group():
+    table = pd.concat([AGG, pd.DataFrame([[np.nan] * 6], columns=AGG.columns)])
+    with pytest.raises(InputError, match="got an empty cell in row 3$"):
+        aggregates_from_table(table)
+
+
+def test_an_empty_share_is_called_an_empty_cell():
+    table = AGG.copy()
+    table.loc[1, "pred:yes"] = np.nan
+    with pytest.raises(InputError) as err:
+        aggregates_from_table(table)
+    assert str(err.value) == (
+        "data: expected non-negative numbers in column 'pred:yes', got an empty cell in the row "
+        "of group 'south'"
+    )
+
+
+def test_dcp_aggregate_cli_refuses_an_empty_group_name(tmp_path, capsys):
+    path = tmp_path / "agg.csv"
+    path.write_text(
+        "group,weight,label:yes,label:no,pred:yes,pred:no\n"
+        "north,0.4,0.30,0.70,0.25,0.75\n"
+        ",0.6,0.50,0.50,0.55,0.45\n"
+    )
+    code, out, err = run(["fairness", "dcp-aggregate", "--data", path, "--restarts", "1"], capsys)
+    assert code == 2 and out == ""
+    assert one_line(err) == (
+        "trustlab: error: --data: expected a name in column 'group' in every row, got an empty "
+        "cell in row 2"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argument", "values"),
+    [
+        ("y_true", dict(y_true=["x", "y", np.nan, "y"])),
+        ("y_pred", dict(y_pred=["x", "y", "x", np.nan])),
+        ("groups", dict(groups=["a", "a", np.nan, "b"])),
+    ],
+)
+def test_nan_in_a_list_of_text_is_a_missing_value_not_a_class_nan(argument, values):
+    # np.asarray would turn the list into strings, NaN into the class or group 'nan'
+    kwargs = dict(y_true=["x", "y", "x", "y"], y_pred=["x", "y", "x", "x"], groups=list("aabb"))
+    with pytest.raises(InputError) as err:
+        dcp_inputs(**(kwargs | values))
+    assert err.value.argument == argument
+    assert str(err.value).startswith(f"{argument}: expected no missing values")
+
+
+def test_text_nan_in_a_string_array_is_still_a_name():
+    # an explicit string array holding the text "nan" is data, not a missing value
+    inputs = dcp_inputs(np.array(["x", "nan", "x", "nan"]), ["x", "nan", "nan", "x"], list("aabb"))
+    assert inputs.labels == ("nan", "x")
+
+
+def test_zero_dcp_names_no_most_affected_group():
+    alpha = np.array([[[0.8, 0.2], [0.3, 0.7]]] * 2)
+    result = dcp_from_confusion(alpha, [0.5, 0.5], [[0.5, 0.5]] * 2, groups=["x", "y"])
+    assert result.upper == pytest.approx(0.0, abs=1e-12)
+    assert "most affected group: none (no group is treated unfairly)" in result.summary()
+    unfair = dcp_from_confusion(
+        np.array([[[0.8, 0.2], [0.3, 0.7]], [[0.6, 0.4], [0.3, 0.7]]]),
+        [0.5, 0.5],
+        [[0.5, 0.5]] * 2,
+        groups=["x", "y"],
+    )
+    assert re.search(r"most affected group: '[xy]' \(\d+\.\d\d %", unfair.summary())
+
+
+@pytest.mark.parametrize("text", ["", ",", " , "])
+def test_empty_labels_option_names_labels(tmp_path, capsys, text):
+    path = tmp_path / "s.csv"
+    path.write_text("y,p,g\na,a,x\nb,b,x\na,b,y\nb,a,y\n")
+    args = ["fairness", "dcp", "--data", path, "--label", "y", "--pred", "p", "--group", "g"]
+    code, _, err = run([*args, "--labels", text, "--no-aggregate"], capsys)
+    assert code == 2
+    assert one_line(err) == (
+        f"trustlab: error: --labels: expected comma-separated class labels, got {text!r}"
+    )
