@@ -174,6 +174,18 @@ def test_npz_and_json_hold_several_models(run, arrays, tmp_path):
     assert json.loads(out_json)["predicted_ranking"] == json.loads(out)["predicted_ranking"]
 
 
+def test_json_predictions_are_utf8_with_or_without_a_byte_order_mark(run, tmp_path):
+    """A JSON file with a BOM was refused ("Unexpected UTF-8 BOM"), and one without was read in
+    the locale's encoding, not JSON's UTF-8."""
+    content = json.dumps({"modèle_a": [[0.6, 0.4]] * 3, "modèle_b": [[0.9, 0.1]] * 3})
+    for encoding in ("utf-8-sig", "utf-8"):
+        path = tmp_path / f"zoo-{encoding}.json"
+        path.write_bytes(content.encode(encoding))
+        code, out, err = run("evaluate", "rank", "-p", path, "--json", "--n-bootstrap", 0)
+        assert code == 0, err
+        assert json.loads(out)["predicted_ranking"] == ["modèle_b", "modèle_a"]
+
+
 def test_json_token_log_probabilities_with_correctness(run, tmp_path):
     rng = np.random.default_rng(1)
     content, outputs, correct = {}, {}, {}

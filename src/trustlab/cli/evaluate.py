@@ -227,7 +227,7 @@ def _read_prediction_file(path: Path, encoding: str | None = None):
 def _read_json_predictions(path: Path):
     from trustlab.evaluation import TokenLogProbs
 
-    content = json.loads(path.read_text())
+    content = json.loads(path.read_text(encoding="utf-8-sig"))  # JSON is UTF-8; BOM dropped
     if not isinstance(content, dict):
         raise InputError.bad("--predictions", f"a JSON object of model names in {path}", content)
     for name, value in content.items():
