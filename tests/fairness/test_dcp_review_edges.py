@@ -114,3 +114,32 @@ def test_empty_labels_option_names_labels(tmp_path, capsys, text):
     assert one_line(err) == (
         f"trustlab: error: --labels: expected comma-separated class labels, got {text!r}"
     )
+
+
+def test_audit_summary_of_one_model_is_not_a_range():
+    from trustlab.audit.sections.fairness import _summary
+
+    one = {"p": {"lower": 0.1, "upper": 0.143, "ratio": 1.43, "aggregate_estimate": None}}
+    assert _summary(one) == "DCP upper bound: 14.3% of the population (p)."
+    two = one | {"q": {"lower": 0.0, "upper": 0.05, "ratio": None, "aggregate_estimate": None}}
+    assert _summary(two) == (
+        "DCP upper bounds range from 5.0% to 14.3% of the population (highest: p)."
+    )
+
+
+def test_audit_of_one_model_says_its_upper_bound(tmp_path):
+    import json
+
+    from trustlab.audit import run_audit
+
+    rng = np.random.default_rng(0)
+    groups = rng.choice(["n", "s"], size=300)
+    y = rng.integers(0, 3, size=300)
+    pred = np.where(rng.random(300) < np.where(groups == "n", 0.9, 0.6), y, (y + 1) % 3)
+    table = pd.DataFrame({"y": y, "p": pred, "g": groups})
+    result = run_audit(table, label="y", group="g", pred="p", out=tmp_path, sections=["fairness"])
+    (section,) = [
+        s for s in json.loads(result.json_path.read_text())["sections"] if s["id"] == "fairness"
+    ]
+    upper = section["data"]["models"]["p"]["upper"]
+    assert section["summary"] == f"DCP upper bound: {upper:.1%} of the population (p)."

@@ -80,12 +80,19 @@ def build(ctx: AuditContext) -> Section | None:
         },
         "group_metrics": group_data,
     }
+    return Section("fairness", TITLE, blocks, data, summary=_summary(headline))
+
+
+def _summary(headline: dict) -> str:
+    """One line for the report's overview: the DCP upper bound, or their range over the models."""
+    if len(headline) == 1:
+        name, h = next(iter(headline.items()))
+        return f"DCP upper bound: {h['upper']:.1%} of the population ({name})."
     worst = max(headline, key=lambda name: headline[name]["upper"])
-    summary = (
+    return (
         f"DCP upper bounds range from {min(h['upper'] for h in headline.values()):.1%} to "
         f"{headline[worst]['upper']:.1%} of the population (highest: {worst})."
     )
-    return Section("fairness", TITLE, blocks, data, summary=summary)
 
 
 def _headline(result) -> dict[str, float | None]:
