@@ -321,6 +321,13 @@ def test_http_endpoint_answers_a_negative_content_length_with_400(served):
     assert "Content-Length: expected a non-negative integer" in answer
 
 
+@pytest.mark.parametrize("host", ["256.1.1.1", "192.0.2.1"], ids=["no-such-address", "not-ours"])
+def test_a_host_that_cannot_be_served_on_is_named_not_the_port(host):
+    # the error blamed --port ("expected a free port on 256.1.1.1, got 8765 ...")
+    with pytest.raises(InputError, match=r"^host: expected a name or address of this machine"):
+        make_guard_server(Guardrail(POLICY), host=host, port=0)
+
+
 def test_rules_without_temporal_operators_are_judged_at_the_proposed_step():
     # read as LTLf at the trace's first step, `refund IMPLIES ...` would stop applying as soon as
     # there is a history (the first step is not the refund); the guardrail anchors it at the

@@ -26,8 +26,10 @@ False
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
+import socket
 import threading
 import urllib.error
 import urllib.request
@@ -152,6 +154,11 @@ class GuardServer:
         try:
             self._httpd = _HTTPServer((host, port), _Handler)
         except OSError as err:
+            if isinstance(err, socket.gaierror) or err.errno == errno.EADDRNOTAVAIL:
+                # the address, not the port: it does not resolve or is not this machine's
+                raise InputError.bad(
+                    "host", "a name or address of this machine", f"{host} ({err.strerror})"
+                ) from None
             raise InputError.bad(
                 "port", f"a free port on {host}", f"{port} ({err.strerror})"
             ) from None
