@@ -280,3 +280,18 @@ def test_dcp_reads_a_table_in_another_encoding_and_notes_dropped_rows(people, tm
     code, _, err = run([*args, "--encoding", "latin-1", "--json"], capsys)
     assert code == 0
     assert one_line(err).startswith("trustlab: note: dropped 1 of 300 rows")
+
+
+def test_dcp_integer_labels_stay_integers_after_dropping_an_empty_prediction(
+    people, tmp_path, capsys
+):
+    # the empty cell made pandas read the predictions as floats: labels were 0.0, 1.0, 2.0
+    _, table = people
+    table = table.astype({"yhat": object})
+    table.loc[3, "yhat"] = None
+    path = tmp_path / "gap.csv"
+    table.to_csv(path, index=False)
+    code, out, _ = run(dcp_args(path, "--no-aggregate", "--json"), capsys)
+    assert code == 0
+    labels = json.loads(out)["known"]["labels"]
+    assert labels == [1, 2, 3] and all(isinstance(v, int) for v in labels)

@@ -168,6 +168,12 @@ def _drop_missing(table, columns: list[str]):
             as_json=True,
         )
         table = table.loc[~missing].reset_index(drop=True)
+        for column in columns:
+            # a column of whole numbers with an empty cell was read as floats: back to integers,
+            # so labels stay 0, 1, 2 (not 0.0, 1.0, 2.0) and match an integer column beside it
+            values = table[column]
+            if values.dtype.kind == "f" and len(values) and (values == values.round()).all():
+                table[column] = values.astype("int64")
     if len(table) == 0:
         raise InputError.bad("--data", "rows with a label, prediction and group", "none")
     return table
