@@ -186,6 +186,25 @@ def test_json_predictions_are_utf8_with_or_without_a_byte_order_mark(run, tmp_pa
         assert json.loads(out)["predicted_ranking"] == ["modèle_b", "modèle_a"]
 
 
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        ({"token_logprobs": [[-0.1], []]}, "token_logprobs[1]: expected at least 1 element"),
+        ({"token_logprobs": [[-0.1], [0.5]]}, "token_logprobs[1]: expected log-probabilities"),
+        ({"token_logprobs": [[-0.1], [-0.2]], "key_positions": [0, 3]}, "key_positions[1]: "),
+    ],
+    ids=["empty-answer", "positive", "key-outside"],
+)
+def test_a_bad_generative_answer_names_its_file_and_model(run, tmp_path, answer, message):
+    """The error said "sequences[1]: ..." without the file, the model or the JSON key."""
+    path = tmp_path / "llms.json"
+    path.write_text(json.dumps({"good": {"token_logprobs": [[-0.1], [-0.2]]}, "bad": answer}))
+    code, _, err = run("evaluate", "rank", "-p", path, "--n-bootstrap", 0)
+    line = one_line(err)
+    assert code == 2 and line.startswith("trustlab: error: --predictions (llms.json: bad): ")
+    assert message in line and "sequences" not in line and "shape ()" not in line
+
+
 def test_json_token_log_probabilities_with_correctness(run, tmp_path):
     rng = np.random.default_rng(1)
     content, outputs, correct = {}, {}, {}

@@ -231,14 +231,15 @@ def _read_json_predictions(path: Path):
     if not isinstance(content, dict):
         raise InputError.bad("--predictions", f"a JSON object of model names in {path}", content)
     for name, value in content.items():
+        where = f"--predictions ({path.name}: {name})"
         if isinstance(value, dict):
             if "token_logprobs" not in value:
-                raise InputError.bad(
-                    f"--predictions ({path.name}: {name})",
-                    'an object with "token_logprobs"',
-                    list(value),
-                )
-            tokens = TokenLogProbs(value["token_logprobs"], value.get("key_positions"))
+                raise InputError.bad(where, 'an object with "token_logprobs"', list(value))
+            try:
+                tokens = TokenLogProbs(value["token_logprobs"], value.get("key_positions"))
+            except InputError as exc:  # the library's "sequences[1]: ..." names no file
+                text = str(exc).replace("sequences", "token_logprobs", 1)
+                raise InputError(f"{where}: {text}", argument="--predictions") from exc
             yield str(name), tokens, None, value.get("correct")
         else:
             yield str(name), value, None, None

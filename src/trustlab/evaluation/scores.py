@@ -105,7 +105,7 @@ def _as_sequences(value: Any) -> tuple[np.ndarray, ...]:
     for i, seq in enumerate(value):
         arr = as_float_array(seq, f"sequences[{i}]", ndim=1)
         if (arr > 1e-9).any():
-            raise InputError.bad(f"sequences[{i}]", "log-probabilities (<= 0)", arr.max())
+            raise InputError.bad(f"sequences[{i}]", "log-probabilities (<= 0)", float(arr.max()))
         out.append(np.minimum(arr, 0.0))
     return tuple(out)
 
