@@ -205,6 +205,19 @@ def test_a_bad_generative_answer_names_its_file_and_model(run, tmp_path, answer,
     assert message in line and "sequences" not in line and "shape ()" not in line
 
 
+def test_a_bad_correct_list_in_json_is_said_to_be_in_predictions(run, tmp_path):
+    """It said "correct['bad']: expected 2 values ..." (no option, a library argument)."""
+    path = tmp_path / "llms.json"
+    answers = {
+        "good": {"token_logprobs": [[-0.1], [-0.2]], "correct": [1, 0]},
+        "bad": {"token_logprobs": [[-0.1], [-0.2]], "correct": [1, 2]},
+    }
+    path.write_text(json.dumps(answers))
+    code, _, err = run("evaluate", "rank", "-p", path, "--n-bootstrap", 0)
+    line = one_line(err)
+    assert code == 2 and line.startswith("trustlab: error: --predictions: correct['bad']: ")
+
+
 def test_json_token_log_probabilities_with_correctness(run, tmp_path):
     rng = np.random.default_rng(1)
     content, outputs, correct = {}, {}, {}

@@ -149,13 +149,18 @@ def rank_command(
 @contextmanager
 def _predictions_named() -> Iterator[None]:
     """An error about one model's outputs (``outputs['m'][3]: ... pass from_logits=True``)
-    names ``--predictions['m'][3]`` and ``--from-logits``, the words of the command line."""
+    names ``--predictions['m'][3]`` and ``--from-logits``, the words of the command line; one
+    about a JSON file's "correct" list (``correct['m']: ...``) is said to be in --predictions."""
     try:
         yield
     except InputError as exc:
-        if not (exc.argument or "").startswith("outputs["):
+        argument = exc.argument or ""
+        if argument.startswith("outputs["):
+            text = "--predictions" + str(exc)[len("outputs") :]
+        elif argument.startswith("correct["):
+            text = f"--predictions: {exc}"
+        else:
             raise
-        text = "--predictions" + str(exc)[len("outputs") :]
         text = text.replace("from_logits=True", "--from-logits")
         raise InputError(text, argument="--predictions") from exc
 
