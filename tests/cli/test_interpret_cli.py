@@ -626,3 +626,34 @@ def test_score_needs_non_activating_examples_before_the_models_load(
             "--n-not-active", n, "--out", tmp_path / "scores"]  # fmt: skip
     code, _, err = run_main(args, capsys)
     assert code == 2 and one_line(err).startswith("trustlab: error: --n-not-active"), err
+
+
+def test_explain_draws_latents_by_their_activating_examples(tmp_path, capsys, tiny_folder):
+    """``--min-examples`` is the spec's bound on activating examples (windows), what
+    ``latent_examples(...).explainable`` checks; latents were drawn by firing tokens, so most
+    drawn latents had fewer examples than the bound."""
+    from trustlab.interpret import latent_examples, load_latent_cache, pydoc_texts
+
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(pydoc_texts(600)[:60]), encoding="utf-8")
+    train = ["interpret", "sae", "train", "--model", tiny_folder, "--layer", 1, "--texts", texts]
+    assert run_main([*train, *SETTINGS, "--out", tmp_path / "sae"], capsys)[0] == 0
+    cache_args = ["interpret", "sae", "cache", "--sae", tmp_path / "sae", "--texts", texts]
+    assert run_main([*cache_args, "--out", tmp_path / "cache"], capsys)[0] == 0
+    cache = load_latent_cache(tmp_path / "cache")
+    bound = 150
+    examples = {
+        i: latent_examples(cache, i, n_train=0, n_test=0, n_not_active=0).n_activating
+        for i in range(cache.n_latents)
+    }
+    enough = sorted(i for i, n in examples.items() if n >= bound)
+    # the case at stake: latents firing on enough tokens in fewer windows
+    assert any(cache.firing_counts[i] >= bound > n for i, n in examples.items())
+    assert enough
+    explain = ["interpret", "sae", "explain", "--cache", tmp_path / "cache", "--subject",
+               tiny_folder, "--explainer", "template", "--max-latents", cache.n_latents,
+               "--min-examples", bound, "--n-train", 4, "--out", tmp_path / "expl"]  # fmt: skip
+    code, _, err = run_main(explain, capsys)
+    assert code == 0, err
+    lines = (tmp_path / "expl" / "explanations.jsonl").read_text().splitlines()
+    assert [json.loads(x)["latent"] for x in lines] == enough

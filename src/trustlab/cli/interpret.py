@@ -357,7 +357,8 @@ def explain(
         int,
         typer.Option(
             "--min-examples",
-            help="Drawn latents fire on at least this many tokens (the spec's 200 examples).",
+            help="Drawn latents have at least this many activating examples (windows of 32 "
+            "tokens; the spec's 200).",
         ),
     ] = 200,
     n_train: Annotated[int, typer.Option("--n-train", help="Examples shown per latent.")] = 40,
@@ -392,14 +393,22 @@ def explain(
     else:
         if max_latents < 1:
             raise InputError.bad("--max-latents", "a positive number", max_latents)
+        # the spec's bound counts activating examples (windows), as `explainable` does; a
+        # latent has at most as many of them as firing tokens, often far fewer
         eligible = np.flatnonzero(cache_data.firing_counts >= max(min_examples, 1))
-        rng = np.random.default_rng(seed)
-        chosen = sorted(int(i) for i in rng.permutation(eligible)[:max_latents])
+        chosen = []
+        for i in np.random.default_rng(seed).permutation(eligible):
+            if len(chosen) == max_latents:
+                break
+            if latent_examples(cache_data, int(i), n_train=0, n_test=0, n_not_active=0,
+                               min_examples=min_examples).explainable:  # fmt: skip
+                chosen.append(int(i))
+        chosen.sort()
         if not chosen:
             raise InputError.bad(
                 "--min-examples",
-                f"a bound some latent reaches (the most active fires on "
-                f"{int(cache_data.firing_counts.max())} tokens)",
+                f"a number of activating examples some latent reaches (windows of 32 tokens; "
+                f"the most active latent fires on {int(cache_data.firing_counts.max())} tokens)",
                 min_examples,
             )
     # recorded for `score` and `report`, which load it again (from any directory)
