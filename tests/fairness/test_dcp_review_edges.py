@@ -143,3 +143,31 @@ def test_audit_of_one_model_says_its_upper_bound(tmp_path):
     ]
     upper = section["data"]["models"]["p"]["upper"]
     assert section["summary"] == f"DCP upper bound: {upper:.1%} of the population (p)."
+
+
+def test_a_repeated_column_is_named_not_a_type_error():
+    table = AGG.copy()
+    table.insert(3, "label:yes", AGG["label:yes"], allow_duplicates=True)
+    with pytest.raises(InputError) as err:
+        aggregates_from_table(table)
+    assert (
+        str(err.value)
+        == "data: expected one column per name, got column 'label:yes' more than once"
+    )
+
+
+def test_dcp_aggregate_cli_says_a_renamed_repeat_may_be_a_repeated_column(tmp_path, capsys):
+    path = tmp_path / "agg.csv"
+    path.write_text(
+        "group,weight,label:yes,label:no,label:yes,pred:yes,pred:no\n"
+        "north,0.4,0.30,0.70,0.30,0.25,0.75\n"
+        "south,0.6,0.50,0.50,0.50,0.55,0.45\n"
+    )
+    code, _, err = run(["fairness", "dcp-aggregate", "--data", path], capsys)
+    assert code == 2
+    assert one_line(err).endswith(
+        "got none ('label:yes.1' may be a repeated 'label:yes' column, renamed on reading)"
+    )
+    # a class name with a dot and a number is not taken for a repeat when no stem column exists
+    frame = AGG.rename(columns={"label:yes": "label:v.1", "pred:yes": "pred:v.1"})
+    assert aggregates_from_table(frame).labels == ["v.1", "no"]

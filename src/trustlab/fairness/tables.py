@@ -108,6 +108,9 @@ def aggregates_from_table(data: Any) -> AggregateTable:
 def _class_names(data) -> list[str]:
     """The class names of the label: columns, checked against the pred: columns."""
     columns = [str(c) for c in data.columns]
+    repeated = [c for i, c in enumerate(columns) if c in columns[:i]]
+    if repeated:
+        raise _bad_table("one column per name", f"column {repeated[0]!r} more than once")
     for column in ("group", "weight"):
         if column not in columns:
             raise InputError(
@@ -129,11 +132,28 @@ def _class_names(data) -> list[str]:
         )
     for name in label_names:
         if name not in pred_names:
-            raise _bad_table(f"a column 'pred:{name}' to match 'label:{name}'", "none")
+            raise _bad_table(
+                f"a column 'pred:{name}' to match 'label:{name}'",
+                "none" + _renamed(name, "label", columns),
+            )
     for name in pred_names:
         if name not in label_names:
-            raise _bad_table(f"a column 'label:{name}' to match 'pred:{name}'", "none")
+            raise _bad_table(
+                f"a column 'label:{name}' to match 'pred:{name}'",
+                "none" + _renamed(name, "pred", columns),
+            )
     return label_names
+
+
+def _renamed(name: str, prefix: str, columns: list[str]) -> str:
+    """A hint when ``prefix:name`` looks like pandas' name for a repeated column of a CSV file
+    ('label:yes.1' for a second 'label:yes'), which would otherwise read as a class 'yes.1'."""
+    stem, dot, number = name.rpartition(".")
+    if dot and number.isdigit() and f"{prefix}:{stem}" in columns:
+        return (
+            f" ('{prefix}:{name}' may be a repeated '{prefix}:{stem}' column, renamed on reading)"
+        )
+    return ""
 
 
 def _group_names(column) -> list[str]:
