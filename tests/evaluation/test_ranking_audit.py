@@ -92,6 +92,8 @@ def test_section_shows_the_calibration_caveat_and_what_temperature_scaling_chang
     assert all(row["temperature"] > 0 for row in scaled["models"])
     correlation_rows = [b for b in built.blocks if isinstance(b, Table)][1].rows
     assert correlation_rows[-1][0].startswith("nll, temperatures fitted on")
+    # the row is measured on other rows than the rest of the table: it says on which
+    assert correlation_rows[-1][0].endswith(f"ranked on the other {scaled['n_items']}")
     assert correlation_rows[-1][1] == scaled["spearman"]["value"]
 
 

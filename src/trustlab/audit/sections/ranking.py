@@ -100,7 +100,10 @@ def _ranking_table(results: dict) -> Table:
 def _correlation_table(results: dict, scaled, calibration_size: int) -> Table:
     rows = [_correlation_row(score, result) for score, result in results.items()]
     if scaled is not None:
-        label = f"nll, temperatures fitted on {calibration_size} labelled rows"
+        label = (
+            f"nll, temperatures fitted on {calibration_size} labelled rows, ranked on the "
+            f"other {scaled.n_items}"
+        )
         rows.append(_correlation_row(label, scaled))
     return Table(
         ["score", "Spearman rho", "rho interval", "Kendall tau", "tau interval"],
