@@ -295,3 +295,27 @@ def test_dcp_integer_labels_stay_integers_after_dropping_an_empty_prediction(
     assert code == 0
     labels = json.loads(out)["known"]["labels"]
     assert labels == [1, 2, 3] and all(isinstance(v, int) for v in labels)
+
+
+def test_dcp_restarts_count_the_known_regime_start(people):
+    # --restarts N runs the known-regime solution and N - 1 random starts: the help said
+    # "Random restarts", promising N random ones
+    from typer.main import get_command
+
+    from trustlab.cli.fairness import app
+    from trustlab.fairness import dcp_from_aggregates, multiclass_dcp
+
+    (option,) = [p for p in get_command(app).commands["dcp"].params if p.name == "restarts"]
+    assert "the known-regime solution, then random ones" in option.help
+    _, table = people
+    result = multiclass_dcp(table["y"], table["yhat"], table["g"], restarts=2, random_state=0)
+    inputs, known = result.inputs, result.known
+    warm = dcp_from_aggregates(
+        inputs.group_weights,
+        inputs.label_dist,
+        inputs.pred_dist,
+        restarts=1,
+        init=(known.baseline, inputs.alpha),
+    )
+    assert len(result.aggregate.restart_values) == 2
+    assert result.aggregate.restart_values[0] == warm.estimate

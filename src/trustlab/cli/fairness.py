@@ -54,7 +54,11 @@ def dcp_command(
         ),
     ] = 10,
     restarts: Annotated[
-        int, typer.Option("--restarts", help="Random restarts of the aggregate regime.")
+        int,
+        typer.Option(
+            "--restarts",
+            help="Starts of the aggregate regime: the known-regime solution, then random ones.",
+        ),
     ] = 5,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
     no_aggregate: Annotated[

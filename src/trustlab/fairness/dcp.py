@@ -418,7 +418,8 @@ def multiclass_dcp(
     greedy_attempts : int, default 10
         Random label orders of the greedy upper bound.
     restarts : int, default 5
-        Random starts of the aggregate regime.
+        Starts of the aggregate regime: the known-regime solution, then ``restarts - 1`` random
+        ones.
     random_state : None, int or numpy Generator
         Seeds both regimes.
     aggregate : bool, default True
