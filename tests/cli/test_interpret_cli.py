@@ -572,6 +572,19 @@ def test_a_model_folder_run_goes_on_from_another_directory(
     # a negative seed reached numpy's generator: 'unexpected failure: ValueError', exit 1
     code, _, err = run_main([*explain[:-3], "--seed", -1, "--out", tmp_path / "e2"], capsys)
     assert code == 2 and one_line(err).startswith("trustlab: error: --seed"), err
+    # a run written before: the model folder recorded by its last component alone; from
+    # another directory the error named load_model's own 'name_or_path'
+    monkeypatch.chdir(elsewhere)
+    for name, key in (("cache/latent_cache.json", "model"), ("expl/result.json", "subject")):
+        recorded = json.loads((tmp_path / name).read_text())
+        (tmp_path / name).write_text(json.dumps({**recorded, key: tiny_folder.name}))
+    code, _, err = run_main([*explain[:-3], "--out", tmp_path / "e4"], capsys)
+    assert code == 2 and one_line(err).startswith("trustlab: error: --cache"), err
+    assert repr(tiny_folder.name) in err
+    score = ["interpret", "sae", "score", "--explanations", tmp_path / "expl", "--methods",
+             "embedding", "--out", tmp_path / "scores"]  # fmt: skip
+    code, _, err = run_main(score, capsys)
+    assert code == 2 and one_line(err).startswith("trustlab: error: --explanations"), err
 
 
 _EXPLAIN_INFO = {"explainer": "template", "subject": "m", "cache": "c", "n_train": 4,

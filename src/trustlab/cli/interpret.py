@@ -286,6 +286,23 @@ def _model_reference(name: str) -> str:
     return str(path.resolve()) if path.exists() else name
 
 
+def _recorded_model(name: str, option: str):
+    """``load_model(name)`` of the model a run folder records, a failure named by the option
+    that gave the folder (a folder written by an older trustlab records a model folder by its
+    last component only, which loads only from the directory holding it)."""
+    from trustlab.llm import load_model
+
+    try:
+        return load_model(name)
+    except InputError as exc:
+        if exc.argument != "name_or_path":
+            raise
+        raise InputError.bad(
+            option, "a run whose model loads from here (a known model name or a model folder; "
+            "`explain --subject` takes the folder)", f"a run that records {name!r}",
+        ) from exc  # fmt: skip
+
+
 def _load_sae(load_sae, folder: Path):
     from trustlab.errors import ResourceError
 
@@ -412,10 +429,11 @@ def explain(
                 min_examples,
             )
     # recorded for `score` and `report`, which load it again (from any directory)
-    subject = cache_data.model if subject is None else _model_reference(subject)
+    given, subject = subject, cache_data.model if subject is None else _model_reference(subject)
     with progress() as bar:
         task = bar.add_task("loading the models", total=None)
-        tokenizer = load_model(subject).tokenizer
+        lm = load_model(subject) if given is not None else _recorded_model(subject, "--cache")
+        tokenizer = lm.tokenizer
         model = None if explainer == "template" else load_model(explainer)
         bar.update(task, visible=False)
         out.mkdir(parents=True, exist_ok=True)
@@ -562,7 +580,7 @@ def score(
     shuffled = {i: texts[latents[(k + 1) % len(latents)]] for k, i in enumerate(latents)}
     with progress() as bar:
         task = bar.add_task("loading the models", total=None)
-        subject = load_model(info["subject"])
+        subject = _recorded_model(info["subject"], "--explanations")
         needs_scorer = any(m != "embedding" for m in chosen)
         judge = load_model(scorer) if needs_scorer else None
         bar.update(task, visible=False)
@@ -713,7 +731,6 @@ def report(
     scorers, scores by activation quantile, the best and worst latents in context."""
     from trustlab.audit.sections.sae import write_page
     from trustlab.interpret import load_latent_cache, sae_report
-    from trustlab.llm import load_model
 
     refuse_existing(out, overwrite, REPORT_FILES, "a report")
     if best < 1:
@@ -736,7 +753,7 @@ def report(
         ) from exc  # fmt: skip
     with progress() as bar:
         task = bar.add_task(f"loading the tokenizer of {found['subject']}", total=None)
-        tokenizer = load_model(found["subject"]).tokenizer
+        tokenizer = _recorded_model(found["subject"], "--explanations").tokenizer
         bar.update(task, visible=False)
         result = sae_report(
             rows,
