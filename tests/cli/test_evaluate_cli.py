@@ -95,6 +95,26 @@ def test_csv_headers_name_the_classes_of_text_labels(run, arrays, tmp_path):
         assert accuracy[name] == pytest.approx(np.mean(probs.argmax(axis=1) == labels), abs=1e-12)
 
 
+def test_csv_predictions_with_pandas_index_column_skip_it(run, arrays, tmp_path):
+    """DataFrame.to_csv() writes the row index under an empty header; it was read as a class
+    (refused with a hint to --from-logits, which then ranked with the index as logits)."""
+    outputs, labels = arrays
+    plain, indexed = [], []
+    for name, probs in outputs.items():
+        frame = pd.DataFrame(probs, columns=["cat", "dog", "eel"])
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+        (tmp_path / "ix").mkdir(exist_ok=True)
+        frame.to_csv(tmp_path / "ix" / f"{name}.csv")  # with the index, pandas' default
+        plain.append(tmp_path / f"{name}.csv")
+        indexed.append(tmp_path / "ix" / f"{name}.csv")
+    np.save(tmp_path / "y.npy", labels)
+    args = ["evaluate", "rank", "--json", "--n-bootstrap", 0, "--labels", tmp_path / "y.npy"]
+    expected = run(*args, "-p", *plain)
+    code, out, err = run(*args, "-p", *indexed)
+    assert expected[0] == 0 and code == 0, err
+    assert json.loads(out) == json.loads(expected[1])
+
+
 def test_csv_predictions_take_class_indices_as_labels(run, arrays, tmp_path):
     """With named CSV columns, labels 0..K-1 are the columns' indices (as the help says); the
     same ranking as the names give."""

@@ -36,7 +36,8 @@ file name without its extension):
   .npy       an (n, K) array of class probabilities (or logits with
              --from-logits); column k is class k
   .csv       one column per class, with a header naming the classes; one
-             row per item (also .tsv and .parquet)
+             row per item (also .tsv and .parquet); a first column with an
+             empty header (the index pandas' to_csv writes) is skipped
   .npz       several models: each array's name is a model name
   .json      several models: an object mapping each model name to its (n, K)
              array as nested lists; for a generative model, to an object with
@@ -216,6 +217,9 @@ def _read_prediction_file(path: Path, encoding: str | None = None):
             yield from _read_json_predictions(path)
         elif suffix in (".csv", ".tsv", ".parquet", ".pq"):
             table = read_table(path, "--predictions", encoding=encoding)
+            if len(table.columns) and str(table.columns[0]) == "Unnamed: 0":
+                # an empty first header: the row index pandas' to_csv writes, not a class
+                table = table.iloc[:, 1:]
             yield path.stem, table.to_numpy(), [str(c) for c in table.columns], None
         else:
             raise InputError.bad(
