@@ -171,3 +171,33 @@ def test_dcp_aggregate_cli_says_a_renamed_repeat_may_be_a_repeated_column(tmp_pa
     # a class name with a dot and a number is not taken for a repeat when no stem column exists
     frame = AGG.rename(columns={"label:yes": "label:v.1", "pred:yes": "pred:v.1"})
     assert aggregates_from_table(frame).labels == ["v.1", "no"]
+
+
+def test_object_arrays_of_text_get_the_one_line_errors_not_an_attribute_error():
+    # pandas columns of text are object arrays: their values have no .item()
+    with pytest.raises(InputError) as err:
+        dcp_inputs(pd.Series(["a", "a"]), pd.Series(["a", "a"]), ["x", "y"])
+    assert str(err.value) == (
+        "y_true: expected at least 2 distinct labels among the true and predicted labels, got 1 "
+        "('a')"
+    )
+    with pytest.raises(InputError) as err:
+        dcp_inputs([0, 1, 0, 1], pd.Series(["a", "b", "a", "b"]), list("xxyy"))
+    assert err.value.argument == "y_pred"
+    assert str(err.value).endswith("got text (dtype object, e.g. 'a')")
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ("a,a,x\na,a,y\n", "--label: expected at least 2 distinct labels"),
+        ("0,a,x\n1,b,y\n", "--pred: expected predicted labels of the same type"),
+    ],
+)
+def test_dcp_cli_text_columns_get_one_line_errors(tmp_path, capsys, rows, message):
+    path = tmp_path / "t.csv"
+    path.write_text("y,p,g\n" + rows)
+    args = ["fairness", "dcp", "--data", path, "--label", "y", "--pred", "p", "--group", "g"]
+    code, _, err = run(args, capsys)
+    assert code == 2
+    assert one_line(err).startswith("trustlab: error: " + message)

@@ -142,7 +142,7 @@ def union_of_labels(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
         raise InputError(
             f"y_pred: expected predicted labels of the same type as the true labels ({true_kind}, "
             f"dtype {y_true.dtype}), got {pred_kind} (dtype {y_pred.dtype}, e.g. "
-            f"{pred_names[0].item()!r})",
+            f"{python_names(pred_names[:1])[0]!r})",
             argument="y_pred",
         )
     return unique(np.concatenate([true_names, pred_names]), "y_true")

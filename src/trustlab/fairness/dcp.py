@@ -338,7 +338,7 @@ def dcp_inputs(
         # the label set is the data's: blame the labels there, not an argument never given
         raise InputError(
             f"y_true: expected at least 2 distinct labels among the true and predicted labels, "
-            f"got 1 ({label_names[0].item()!r})",
+            f"got 1 ({python_names(label_names[:1])[0]!r})",
             argument="y_true",
         )
     check_sizes(len(group_names), len(label_names), "groups", "labels")
