@@ -513,7 +513,12 @@ def score(
         typer.Option("--sae", help="Folder written by `sae train` (for intervention)."),
     ] = None,
     n_prompts: Annotated[
-        int, typer.Option("--n-prompts", help="Intervention prompts per latent (at most 50).")
+        int,
+        typer.Option(
+            "--n-prompts",
+            help="Intervention prompts per latent (at most 50; cut from the --n-test activating "
+            "examples shown, so at most that many).",
+        ),
     ] = 40,
     answer: Annotated[
         str,
