@@ -100,6 +100,20 @@ def test_an_empty_cost_cell_is_named_not_the_shape(tmp_path, content, line, colu
     assert "shape" not in str(caught.value)
 
 
+def test_read_data_skips_the_index_column_pandas_writes(tmp_path):
+    """DataFrame.to_csv() writes the row index under an empty header; train read it as one
+    more feature (silently), certify then refused the file for its feature count."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(6, 3)), columns=["a", "b", "c"])
+    frame["label"] = [0, 1, 2, 0, 1, 2]
+    frame.to_csv(tmp_path / "plain.csv", index=False)
+    frame.to_csv(tmp_path / "indexed.csv")
+    X_plain, y_plain = robustness.read_data(str(tmp_path / "plain.csv"))
+    X, y = robustness.read_data(str(tmp_path / "indexed.csv"))
+    np.testing.assert_array_equal(X, X_plain)
+    np.testing.assert_array_equal(y, y_plain)
+
+
 def test_the_class_count_settles_a_table_that_could_have_labels(tmp_path):
     """A 3 x 3 table 0,0,1 / 0,0,1 / 1,0,0 is 3-class costs, or 2-class costs under labels: the
     model's class count (certify) or the labels' (train) says which; neither fitting is refused."""

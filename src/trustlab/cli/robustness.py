@@ -43,7 +43,8 @@ Data (--data):
              stratified split: "train" (1,257 images) for train, "test"
              (540) for certify (change it with --split)
   .csv       one column per feature and a label column (--label, default
-             "label") holding class indices 0..K-1 (also .tsv, .parquet)
+             "label") holding class indices 0..K-1 (also .tsv, .parquet); a
+             first column with an empty header (pandas' index) is skipped
   .npz       arrays "X" (n, features) and "y" (n,) of class indices
 
 Costs (--cost-matrix costs.csv): a K x K table of non-negative numbers, row =
@@ -432,6 +433,8 @@ def read_data(data: str, label: str = "label", split: str = "train", encoding: s
         if label not in table.columns:
             raise InputError.bad("--label", f"a column of {path.name}", label)
         y = table[label].to_numpy()
+        if table.columns[0] == "Unnamed: 0" != label:  # the row index pandas' to_csv writes
+            table = table.iloc[:, 1:]
         X = table.drop(columns=[label]).to_numpy()
     return X, y
 
