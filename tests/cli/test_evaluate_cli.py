@@ -113,6 +113,11 @@ def test_csv_predictions_with_pandas_index_column_skip_it(run, arrays, tmp_path)
     code, out, err = run(*args, "-p", *indexed)
     assert expected[0] == 0 and code == 0, err
     assert json.loads(out) == json.loads(expected[1])
+    # labels saved as pd.Series(labels).to_csv(): the index column beside one of labels
+    pd.Series(labels).to_csv(tmp_path / "y.csv")
+    code, out, err = run(*args[:-2], "--labels", tmp_path / "y.csv", "-p", *plain)
+    assert code == 0, err
+    assert json.loads(out) == json.loads(expected[1])
 
 
 def test_csv_predictions_take_class_indices_as_labels(run, arrays, tmp_path):

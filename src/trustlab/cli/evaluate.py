@@ -46,7 +46,8 @@ file name without its extension):
              index of the key token) and "correct" (per item, 0 or 1)
 
 Labels (--labels): .npy, .txt (one label per line) or .csv/.tsv/.parquet
-(a header row, then one column, or a column named "label"); n labels, the
+(a header row, then one column, or a column named "label", beside pandas'
+index if to_csv wrote one); n labels, the
 class indices 0..K-1 (whole numbers, also written 2.0 or 2e+00 as np.savetxt
 does) or the class names of the CSV headers.
 
@@ -276,6 +277,8 @@ def _read_label_values(path: Path, encoding: str | None = None) -> list:
     if suffix == ".txt":
         return [line.strip() for line in _text(path, encoding).splitlines() if line.strip()]
     table = read_table(path, "--labels", encoding=encoding)
+    if table.shape[1] > 1 and table.columns[0] == "Unnamed: 0":  # pandas' index (to_csv)
+        table = table.iloc[:, 1:]
     if table.shape[1] == 1:
         return table.iloc[:, 0].tolist()
     if "label" in table.columns:
