@@ -319,3 +319,11 @@ def test_dcp_restarts_count_the_known_regime_start(people):
     )
     assert len(result.aggregate.restart_values) == 2
     assert result.aggregate.restart_values[0] == warm.estimate
+
+
+def test_dcp_whole_floats_beyond_int64_stay_floats_after_dropping_an_empty_cell(tmp_path, capsys):
+    path = tmp_path / "big.csv"
+    path.write_text("y,yhat,g\n1e20,1e20,u\n2e20,2e20,u\n1e20,2e20,v\n2e20,1e20,v\n,1e20,v\n")
+    code, out, _ = run(dcp_args(path, "--no-aggregate", "--json"), capsys)
+    assert code == 0
+    assert json.loads(out)["known"]["labels"] == [1e20, 2e20]

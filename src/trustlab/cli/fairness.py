@@ -176,7 +176,9 @@ def _drop_missing(table, columns: list[str]):
             # a column of whole numbers with an empty cell was read as floats: back to integers,
             # so labels stay 0, 1, 2 (not 0.0, 1.0, 2.0) and match an integer column beside it
             values = table[column]
-            if values.dtype.kind == "f" and len(values) and (values == values.round()).all():
+            if values.dtype.kind != "f" or len(values) == 0:
+                continue
+            if ((values == values.round()) & (values.abs() < 2**53)).all():
                 table[column] = values.astype("int64")
     if len(table) == 0:
         raise InputError.bad("--data", "rows with a label, prediction and group", "none")
