@@ -184,3 +184,37 @@ def test_data_list_names_the_graph_dataset_with_its_label_order(run):
     info = {d["name"]: d for d in json.loads(stdout)}["qm9_carbonyl"]
     assert info["kind"] == "graph" and info["rows"] == 3000
     assert tuple(info["classes"]) == qm9_carbonyl(n_molecules=4, random_state=0).class_names
+
+
+@pytest.mark.parametrize(
+    ("content", "option"),
+    [
+        ("[1, 2]", "--graph"),
+        ('"abc"', "--graph"),
+        ('{"pos": {"a": 1}}', "--graph"),
+        ('{"pos": [[0, 0, 0], [1, 0, 0]], "x": {"a": 1}}', "--graph"),
+        ('{"pos": [[0, 0, 0], [1, 0, 0]], "x": [[1], [null]]}', "graph.x"),
+    ],
+)
+def test_a_malformed_graph_file_is_one_line(run, tmp_path, content, option):
+    (tmp_path / "g.json").write_text(content)
+    code, _, err = run("explain", "equigx", "explain", "--checkpoint", "shapes_platonic",
+                       "--graph", tmp_path / "g.json")  # fmt: skip
+    assert code == 2, err
+    assert one_line(err).startswith(f"trustlab: error: {option}"), err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["train", "--data", "shapes", "--n-graphs", "10"],
+        ["train", "--data", "qm9", "--n-graphs", "5"],
+        ["evaluate", "--checkpoint", "shapes_platonic", "--data", "shapes", "--n-graphs", "5"],
+    ],
+)
+def test_too_few_graphs_names_n_graphs(run, tmp_path, args):
+    code, _, err = run("explain", "equigx", *args, "--out", tmp_path / "o")
+    assert code == 2, err
+    line = one_line(err)
+    assert line.startswith("trustlab: error: --n-graphs: expected enough graphs"), line
+    assert not (tmp_path / "o").exists()

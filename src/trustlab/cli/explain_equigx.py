@@ -75,6 +75,19 @@ def _data_spec(data: str, n_graphs: int | None, seed: int) -> dict[str, Any]:
     return spec
 
 
+def _parts(spec: dict[str, Any]) -> dict[str, Any]:
+    """``recipe_data(spec)``; too few molecules is an error about ``--n-graphs``."""
+    from trustlab.explain.equigx import recipe_data
+
+    try:
+        return recipe_data(spec)
+    except InputError as exc:
+        if exc.argument != "n_molecules":
+            raise
+        message = "--n-graphs" + str(exc)[len("n_molecules") :]
+        raise InputError(message, argument="--n-graphs") from None
+
+
 def _load_model(model: Path | None, checkpoint: str | None) -> tuple[Any, dict[str, Any]]:
     """The network and its training record (``training.json``; may be empty)."""
     from trustlab.explain.equigx import (
@@ -197,6 +210,7 @@ def train(
         "train": {"max_epochs": max_epochs, "learning_rate": learning_rate,
                   "batch_size": batch_size, "random_state": seed},
     }  # fmt: skip
+    _parts(spec)  # too few graphs: refused before any training
     if _check_resume(out, recipe, overwrite):
         tell(f"trustlab: resuming the interrupted run in {out / '_state'}", as_json=True)
     with progress() as bar:
@@ -216,8 +230,6 @@ def train(
 def _one_graph(
     info: dict[str, Any], data: str | None, index: int, graph: Path | None, seed: int
 ) -> Any:
-    from trustlab.explain.equigx import recipe_data
-
     if graph is not None:
         if not graph.is_file():
             raise InputError.bad("--graph", "a .npz or .json file with 'pos' and 'x'", str(graph))
@@ -229,9 +241,12 @@ def _one_graph(
                         "x": f["x"] if "x" in f else np.ones((len(f["pos"]), 1)),
                     }
             obj = json.loads(graph.read_text())
+            if not isinstance(obj, dict):
+                kind = {list: "array", str: "string"}.get(type(obj), type(obj).__name__)
+                raise ValueError(f"a JSON {kind}, not an object")
             pos = np.asarray(obj["pos"], dtype=float)
             return {"pos": pos, "x": np.asarray(obj.get("x", np.ones((len(pos), 1))), dtype=float)}
-        except (KeyError, ValueError, OSError) as exc:
+        except (KeyError, ValueError, TypeError, OSError) as exc:
             raise InputError.bad(
                 "--graph", "a .npz or .json file with 'pos' (n, 3) and optionally 'x' (n, f)",
                 f"{graph} ({exc})",
@@ -239,10 +254,9 @@ def _one_graph(
     if data is None:
         if "data" not in info:
             raise InputError.bad("--data", "--data NAME or --graph FILE for this model", None)
-        parts = recipe_data(info["data"])
-        dataset = parts["test"]
+        dataset = _parts(info["data"])["test"]
     else:
-        dataset = recipe_data(_data_spec(data, 50, seed))["test"]
+        dataset = _parts(_data_spec(data, 50, seed))["test"]
     if not 0 <= index < len(dataset):
         raise InputError.bad("--index", f"a graph index in 0..{len(dataset) - 1}", index)
     return dataset[index]
@@ -310,7 +324,7 @@ def evaluate(
     as_json: JsonOption = False,
 ) -> None:
     """Score EquiGX and the baselines: ground-truth AUROC/AP, fidelity, angular orders."""
-    from trustlab.explain.equigx import METHODS, evaluate_explanations, recipe_data
+    from trustlab.explain.equigx import METHODS, evaluate_explanations
 
     refuse_existing(out, overwrite, ("result.json", "report.html"), "an evaluation")
     net, info = _load_model(model, checkpoint)
@@ -323,9 +337,9 @@ def evaluate(
             "--methods", f"comma-separated names from {', '.join(METHODS)}", methods
         )
     if data is not None:
-        dataset = recipe_data(_data_spec(data, n_graphs, seed))["test"]
+        dataset = _parts(_data_spec(data, n_graphs, seed))["test"]
     elif "data" in info:
-        dataset = recipe_data(info["data"])["test"]
+        dataset = _parts(info["data"])["test"]
     else:
         raise InputError.bad("--data", "--data NAME (this model has no training record)", None)
     with progress() as bar:

@@ -79,8 +79,15 @@ def recipe_data(data: dict[str, Any]) -> dict[str, GraphDataset]:
         dataset = qm9_carbonyl(**spec)
     else:
         raise InputError.bad("data", "a spec with source 'shapes_in_noise' or 'qm9_carbonyl'", data)
-    rest, test = dataset.split(_TEST_SIZE, random_state=_SPLIT_SEED)
-    train, validation = rest.split(_VALIDATION_SIZE, random_state=_SPLIT_SEED + 1)
+    try:
+        rest, test = dataset.split(_TEST_SIZE, random_state=_SPLIT_SEED)
+        train, validation = rest.split(_VALIDATION_SIZE, random_state=_SPLIT_SEED + 1)
+    except InputError:  # too few graphs of a class to hold any out
+        key = "n_graphs" if source == "shapes_in_noise" else "n_molecules"
+        raise InputError.bad(
+            key, f"enough graphs for a stratified test part (20 %) and validation part (20 % of "
+            f"the rest; {4 * dataset.n_classes} always suffice)", len(dataset),
+        ) from None  # fmt: skip
     return {"train": train, "validation": validation, "test": test}
 
 

@@ -12,6 +12,12 @@ from trustlab._results import Result, internal_field
 
 __all__ = ["GraphExplanation"]
 
+#: Why an explanation is all zero (its warning and its summary say it).
+ZERO_OUTPUT = (
+    "the network's output is 0 for every class: no edge carries a message (every neighbour "
+    "beyond the radial cut-off, or one node), so every relevance is 0 and the target is arbitrary"
+)
+
 
 @dataclass(frozen=True)
 class GraphExplanation(Result):
@@ -74,6 +80,8 @@ class GraphExplanation(Result):
             f"{self.edge_direction.sum():.4g}, edge distances {self.edge_distance.sum():.4g}",
             "  top nodes: " + ", ".join(f"{i} ({self.node_relevance[i]:.3g})" for i in top),
         ]
+        if not np.any(self.logits):
+            lines.append(f"  {ZERO_OUTPUT}")
         return "\n".join(lines)
 
     def plot(self, ax: Any = None) -> Any:

@@ -132,6 +132,8 @@ def as_graph_tensors(graph: Any, dtype: Any = None) -> tuple[Any, Any, Any]:
         raise InputError.bad(
             "graph.x", f"node features of shape ({pos.shape[0]}, f)", tuple(x.shape)
         )
+    if not torch.isfinite(x).all():
+        raise InputError.bad("graph.x", "finite node features", "NaN or infinity")
     if batch is None:
         batch = torch.zeros(pos.shape[0], dtype=torch.long)
     else:

@@ -38,6 +38,7 @@ invariant. The componentwise variant is the paper's.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,7 @@ from trustlab.explain.equigx._contraction import (  # noqa: E402
     DenseTensorProduct,
     supports,
 )
-from trustlab.explain.equigx.explanation import GraphExplanation  # noqa: E402
+from trustlab.explain.equigx.explanation import ZERO_OUTPUT, GraphExplanation  # noqa: E402
 from trustlab.explain.equigx.model import TensorFieldNetwork, as_graph_tensors  # noqa: E402
 
 __all__ = ["EquiGX", "GraphExplanation"]
@@ -65,7 +66,6 @@ SUPPORTED = (
     "per-edge weights ('fully_connected' FullyConnectedTensorProduct or depthwise 'uvu'), an e3nn "
     "Linear without biases and an e3nn NormActivation (or none in the last layer)"
 )
-
 
 # ------------------------------------------------------------------------------------- helpers
 
@@ -556,6 +556,9 @@ class EquiGX:
             return t.detach().cpu().numpy().astype(np.float64)
 
         ei = np_(edge_index).astype(np.int64)
+        if not np.any(np_(logits)):  # e.g. positions in other units than the training's
+            warnings.warn(f"EquiGX: {ZERO_OUTPUT} (radius {self.model.config.radius:g})",
+                          UserWarning, stacklevel=3)  # fmt: skip
         R_h = np_(parts["R_h"])
         emb = np_(parts["R_emb"])
         layer_Y = [np_(t) for t in parts["layer_Y"]]

@@ -1,0 +1,65 @@
+"""EquiGX inputs that used to pass silently: non-finite node features, graphs whose network
+output is 0 (no edge carries a message), and too few graphs for the train/validation/test split."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("e3nn")
+
+from trustlab.errors import InputError  # noqa: E402
+from trustlab.explain.equigx import EquiGX, PointGraph, recipe_data  # noqa: E402
+from trustlab.explain.equigx.model import TensorFieldNetwork  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def net():
+    torch.manual_seed(0)
+    return TensorFieldNetwork(n_classes=3, mul=2, l_max=1, n_layers=2, k=3, radius=2.0,
+                              dtype="float64")  # fmt: skip
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("method", ["fast", "rules"])
+def test_non_finite_node_features_are_refused(net, bad, method):
+    pos = np.random.default_rng(0).normal(size=(6, 3))
+    x = np.ones((6, 1))
+    x[2, 0] = bad
+    with pytest.raises(InputError, match=r"^graph\.x: expected finite node features"):
+        EquiGX(net, method=method).explain(PointGraph(pos=pos, x=x))
+    with pytest.raises(InputError, match=r"^graph\.x: expected finite"):
+        EquiGX(net).explain_many([{"pos": pos, "x": x}])
+    with pytest.raises(InputError, match=r"^graph\.x: expected finite"):
+        net({"pos": pos, "x": x})
+
+
+def test_a_graph_without_messages_says_its_relevance_is_all_zero(net):
+    far = PointGraph(pos=10.0 * np.eye(4, 3), x=np.ones((4, 1)))  # every pair beyond radius 2
+    with pytest.warns(UserWarning, match="output is 0 for every class"):
+        ex = EquiGX(net).explain(far)
+    assert not np.any(ex.logits) and ex.total == 0
+    assert "output is 0 for every class" in ex.summary()
+    near = PointGraph(pos=np.random.default_rng(1).normal(size=(6, 3)), x=np.ones((6, 1)))
+    with pytest.warns(UserWarning, match="output is 0"):
+        EquiGX(net).explain_many([near, far])
+    ok = EquiGX(net).explain(near)
+    assert "output is 0" not in ok.summary() and abs(ok.total - 1) < 1e-6
+
+
+@pytest.mark.parametrize(
+    ("spec", "key"),
+    [
+        ({"source": "shapes_in_noise", "variant": "platonic", "n_graphs": 10}, "n_graphs"),
+        ({"source": "shapes_in_noise", "variant": "platonic", "n_graphs": 15}, "n_graphs"),
+        ({"source": "qm9_carbonyl", "n_molecules": 5}, "n_molecules"),
+    ],
+)
+def test_too_few_graphs_for_the_split_names_the_count(spec, key):
+    with pytest.raises(InputError, match=rf"^{key}: expected enough graphs") as info:
+        recipe_data({**spec, "random_state": 0})
+    assert info.value.argument == key
+    n = 4 * (5 if key == "n_graphs" else 2)  # said to always suffice
+    parts = recipe_data({**spec, key: n, "random_state": 0})
+    assert all(len(p) > 0 for p in parts.values())
