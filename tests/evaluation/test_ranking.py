@@ -336,6 +336,18 @@ def test_result_dict_is_json_safe_and_summary_and_plot_work():
     assert "Spearman rho" in rank_models(outputs, labels=labels, n_bootstrap=0).summary()
 
 
+def test_a_calibration_slice_missing_a_model_says_which_models_it_needs():
+    # With one model's slice, it said "expected at least 2 models to rank, got '1 model(s)'".
+    outputs, labels = zoo(n_models=2)
+    with pytest.raises(InputError, match=r"^calibration_outputs: .*each of the models") as caught:
+        rank_models(
+            outputs,
+            calibration_outputs={"m0": outputs["m0"][:20]},
+            calibration_labels=labels[:20],
+        )
+    assert "at least 2 models" not in str(caught.value) and "['m0']" in str(caught.value)
+
+
 def test_summary_keeps_long_model_names_apart_and_aligned():
     # Names sharing their first 24 characters were cut to the same 24 characters.
     outputs, labels = zoo(n_models=2)

@@ -317,15 +317,15 @@ def _fit_on_given_slice(checked, names, from_logits, classes, calibration_output
         )
     _require_class_models(checked, "calibration_outputs")
     n_classes = checked[0].shape[1]
+    expected = f"(n_cal, {n_classes}) outputs of each of the models {list(names)}"
+    given = (
+        list(map(str, calibration_outputs)) if isinstance(calibration_outputs, Mapping) else None
+    )
+    if given is not None and set(given) != set(names):  # before "at least 2 models to rank"
+        raise InputError.bad("calibration_outputs", expected, given)
     cal_names, cal_checked = _check_outputs(calibration_outputs, from_logits, "calibration_outputs")
-    if set(cal_names) != set(names) or any(
-        isinstance(v, TokenLogProbs) or v.shape[1] != n_classes for v in cal_checked
-    ):
-        raise InputError.bad(
-            "calibration_outputs",
-            f"(n_cal, {n_classes}) outputs of each of the models {list(names)}",
-            list(cal_names),
-        )
+    if any(isinstance(v, TokenLogProbs) or v.shape[1] != n_classes for v in cal_checked):
+        raise InputError.bad("calibration_outputs", expected, list(cal_names))
     by_name = dict(zip(cal_names, cal_checked, strict=True))
     cal_index = _label_index(labels, classes, n_classes, "calibration_labels")
     if len(cal_index) != len(cal_checked[0]):
