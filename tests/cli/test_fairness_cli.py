@@ -327,3 +327,24 @@ def test_dcp_whole_floats_beyond_int64_stay_floats_after_dropping_an_empty_cell(
     code, out, _ = run(dcp_args(path, "--no-aggregate", "--json"), capsys)
     assert code == 0
     assert json.loads(out)["known"]["labels"] == [1e20, 2e20]
+
+
+def test_replacing_a_dcp_result_with_an_aggregate_one_leaves_no_stale_figure(
+    people, tmp_path, capsys
+):
+    # the dcp run's dcp.png stayed beside the aggregate result.json that replaced its result
+    path, _ = people
+    out = tmp_path / "out"
+    assert run(dcp_args(path, "--no-aggregate", "--out", out), capsys)[0] == 0
+    AGG.to_csv(tmp_path / "agg.csv", index=False)
+    agg = ["fairness", "dcp-aggregate", "--data", tmp_path / "agg.csv", "--restarts", "1"]
+    code, _, err = run([*agg, "--out", out], capsys)
+    assert code == 2 and "already holds a DCP result" in one_line(err)
+    assert run([*agg, "--out", out, "--overwrite"], capsys)[0] == 0
+    assert sorted(p.name for p in out.iterdir()) == ["dcp_aggregate.png", "result.json"]
+    assert run(dcp_args(path, "--no-aggregate", "--out", out, "--overwrite"), capsys)[0] == 0
+    assert sorted(p.name for p in out.iterdir()) == ["dcp.png", "result.json"]
+    # a folder holding only the other command's figure is refused too, not emptied silently
+    (out / "result.json").unlink()
+    code, _, err = run([*agg, "--out", out], capsys)
+    assert code == 2 and "(dcp.png)" in one_line(err)

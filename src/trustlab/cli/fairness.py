@@ -23,11 +23,14 @@ from trustlab.cli._common import (
     save,
     tell,
 )
-from trustlab.cli._runs import OverwriteOption, refuse_existing
+from trustlab.cli._runs import OverwriteOption, refuse_existing, remove_stale
 from trustlab.errors import InputError
 from trustlab.fairness.tables import AGGREGATE_FORMAT
 
 __all__ = ["app"]
+
+#: What the two commands write into --out; either refuses a folder holding any of them.
+DCP_OUTPUTS = ("result.json", "dcp.png", "dcp_aggregate.png")
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -82,14 +85,15 @@ def dcp_command(
     --pred holds predicted class labels: a column of scores (a number with a fractional part,
     or more values the labels lack than the labels have classes) is refused; threshold it first.
 
-    A --out that already holds a result (result.json, dcp.png) is refused unless --overwrite.
+    A --out that already holds a DCP result (result.json, dcp.png, dcp_aggregate.png) is refused
+    unless --overwrite, which replaces it.
     """
     import pandas as pd
 
     from trustlab.audit.table import check_predicted_labels
     from trustlab.fairness import multiclass_dcp
 
-    refuse_existing(out, overwrite, ("result.json", "dcp.png"), "a DCP result")
+    refuse_existing(out, overwrite, DCP_OUTPUTS, "a DCP result")
     table = read_table(data, "--data", encoding=encoding)
     require_columns(table, {"--label": label, "--pred": pred, "--group": group})
     table = _drop_missing(table, [label, pred, group])
@@ -112,13 +116,14 @@ def dcp_command(
             aggregate=not no_aggregate,
         )
     emit(result, as_json)
+    remove_stale(out, ("dcp_aggregate.png",))  # a replaced dcp-aggregate result's figure
     save(result, out, as_json)
 
 
 AGGREGATE_HELP = """Estimate DCP from aggregate statistics only.
 
-A --out that already holds a result (result.json, dcp_aggregate.png) is refused unless
---overwrite.
+A --out that already holds a DCP result (result.json, dcp.png, dcp_aggregate.png) is refused
+unless --overwrite, which replaces it.
 
 """
 
@@ -145,7 +150,7 @@ def dcp_aggregate_command(
 ) -> None:
     from trustlab.fairness import aggregates_from_table, dcp_from_aggregates
 
-    refuse_existing(out, overwrite, ("result.json", "dcp_aggregate.png"), "a DCP result")
+    refuse_existing(out, overwrite, DCP_OUTPUTS, "a DCP result")
     table = aggregates_from_table(read_table(data, "--data", encoding=encoding))
     with progress(err_console.is_terminal) as bar, native_stdout_to_stderr():
         bar.add_task("estimating DCP from aggregates", total=None)
@@ -160,6 +165,7 @@ def dcp_aggregate_command(
             groups=table.groups,
         )
     emit(result, as_json)
+    remove_stale(out, ("dcp.png",))  # a replaced dcp result's figure
     save(result, out, as_json)
 
 
