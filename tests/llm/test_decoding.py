@@ -122,3 +122,44 @@ def test_streamed_pieces_join_to_the_text_cut_at_the_first_stop(text, stops, bud
         assert not any(s in joined for s in stops)
     else:  # the text ran out first: nothing that could still be a stop string was sent
         assert expected.startswith(joined)
+
+
+class ByteTokenizer:
+    """Token id = one UTF-8 byte; a partial character decodes to U+FFFD (as byte-level BPE)."""
+
+    def decode(self, ids, skip_special_tokens=True):
+        return bytes(ids).decode("utf-8", errors="replace")
+
+
+class ByteModel:
+    tokenizer = ByteTokenizer()
+    _eos_ids = None
+
+
+def feed_bytes(text: str, *, stop=(), logprobs=False):
+    row = _Row(0, DecodeRequest((1,), 100, stop=tuple(stop)), ByteModel(), None)
+    steps = []
+    for byte in text.encode():
+        step = row.push(byte, TokenLogprob(chr(byte), -1.0) if logprobs else None)
+        if step is not None:
+            steps.append(step)
+            if step.finish_reason is not None:
+                break
+    return steps
+
+
+@pytest.mark.parametrize(
+    ("text", "stop", "expected"),
+    [
+        ("\U0001f426\U0001f426\U0001f426", "\U0001f426", ""),
+        ("ab \U0001f426\U0001f426 cd", "\U0001f426\U0001f426", "ab "),
+        ("Zürich, Köln", "ö", "Zürich, K"),
+        ("€€x€", "x", "€€"),
+    ],
+)
+def test_a_stop_string_completed_by_the_bytes_of_a_character_is_found(text, stop, expected):
+    # a character made of several tokens shows as U+FFFD until its last byte arrives; the stop
+    # search must still see the whole character once it is complete
+    steps = feed_bytes(text, stop=[stop], logprobs=True)
+    assert "".join(s.text for s in steps) == expected
+    assert steps[-1].finish_reason == "stop"

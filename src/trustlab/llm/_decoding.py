@@ -259,8 +259,10 @@ class _Row:
         if token in self._eos:
             return self._step(len(self.text), "stop", len(self.ids) + 1)
         self.ids.append(token)
-        before = len(self.text)
-        self.text = self._decode(self.ids)
+        previous, self.text = self.text, self._decode(self.ids)
+        # where the new text starts: a partial character's U+FFFD placeholders are replaced once
+        # its last byte arrives, so the new text can begin before the end of the previous one
+        before = _common_prefix(previous, self.text)
         if entry is not None:
             self.pending.append((min(before, len(self.text)), len(self.text), entry))
         cut = _find_stop(self.text, self.request.stop, before)
@@ -289,6 +291,17 @@ def _eos_set(eos: Any) -> frozenset[int]:
     if eos is None:
         return frozenset()
     return frozenset(int(e) for e in (eos if isinstance(eos, (list, tuple)) else [eos]))
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """How many leading characters ``a`` and ``b`` share."""
+    if b.startswith(a):  # the usual case: the text only grew
+        return len(a)
+    n = min(len(a), len(b))
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n
 
 
 def _find_stop(text: str, stops: Sequence[str], before: int) -> int | None:
