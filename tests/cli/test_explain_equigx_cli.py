@@ -154,7 +154,11 @@ def test_evaluate_writes_the_page(run, tmp_path):
     assert code == 0, err
     data = json.loads(stdout)
     assert set(data["auroc"]) == {"equigx", "random"} and data["n_graphs"] == 12
-    assert "Angular orders" in (tmp_path / "e" / "report.html").read_text()
+    page = (tmp_path / "e" / "report.html").read_text()
+    assert "Angular orders" in page
+    # the distance share is a constant of the rule (two convolutions: 4/9), not a finding
+    assert "fix the edge-distance share" in page
+    assert abs(data["relevance_parts"]["edge distance"] - 4 / 9) < 1e-5
 
 
 @pytest.mark.parametrize(

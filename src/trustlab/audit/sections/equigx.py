@@ -37,7 +37,10 @@ _FIDELITY = (
 _ORDERS = (
     "Angular orders: accuracy with one order l of the spherical harmonics and hidden features "
     "zeroed (which orders the network needs), and where EquiGX puts the relevance (input features, "
-    "edge distances, edge directions per order l; they sum to 1 by conservation)."
+    "edge distances, edge directions per order l; they sum to 1 by conservation). The equal "
+    "thirds of the tensor-product rule fix the edge-distance share at sum_k 3^-k over the "
+    "convolutions (4/9 for two, 13/27 for three), whatever the network learned; the split of the "
+    "directions over the orders l is what the network decides."
 )
 
 
