@@ -201,3 +201,12 @@ def test_dcp_cli_text_columns_get_one_line_errors(tmp_path, capsys, rows, messag
     code, _, err = run(args, capsys)
     assert code == 2
     assert one_line(err).startswith("trustlab: error: " + message)
+
+
+def test_aggregate_summary_counts_one_restart_in_the_singular():
+    from trustlab.fairness import dcp_from_aggregates
+
+    args = ([0.5, 0.5], [[0.5, 0.5], [0.2, 0.8]], [[0.5, 0.5], [0.5, 0.5]])
+    one = dcp_from_aggregates(*args, restarts=1, random_state=0).summary()
+    assert "(local minimum, best of 1 restart): " in one
+    assert "best of 2 restarts" in dcp_from_aggregates(*args, restarts=2, random_state=0).summary()

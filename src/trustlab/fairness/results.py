@@ -199,7 +199,8 @@ class AggregateDCPResult(Result):
                 f"Multiclass DCP from aggregates ({len(self.groups)} groups, "
                 f"{len(self.labels)} labels)",
                 f"least {what} consistent with the aggregates (local minimum, best of "
-                f"{len(self.restart_values)} restarts): {self.estimate:.4f}",
+                f"{len(self.restart_values)} restart{'s' * (len(self.restart_values) != 1)}): "
+                f"{self.estimate:.4f}",
                 "restart values: " + ", ".join(f"{v:.4f}" for v in self.restart_values),
             ]
         )
