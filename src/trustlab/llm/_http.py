@@ -233,6 +233,9 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
 
     def _read_json(self) -> dict[str, Any]:
+        # until the body is read whole, an error answer closes the connection: the unread bytes
+        # would otherwise be parsed as the next request on this keep-alive connection
+        keep_open, self.close_connection = not self.close_connection, True
         length = self.headers.get("Content-Length")
         if length is None:
             raise RequestError(411, "a Content-Length header is required")
@@ -244,7 +247,15 @@ class Handler(BaseHTTPRequestHandler):
             raise RequestError(400, f"bad Content-Length {length!r}")
         if size > MAX_BODY_BYTES:
             raise RequestError(413, f"request body over {MAX_BODY_BYTES} bytes")
-        raw = self.rfile.read(size)
+        try:
+            raw = self.rfile.read(size)
+        except TimeoutError:
+            raise RequestError(
+                408, f"the request body did not arrive: expected {size} bytes (Content-Length)"
+            ) from None
+        if len(raw) < size:  # the client closed its side early
+            raise RequestError(400, f"the request body is shorter than Content-Length {size}")
+        self.close_connection = not keep_open
         try:
             body = json.loads(raw)
         except (UnicodeDecodeError, ValueError):
