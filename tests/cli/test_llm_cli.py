@@ -144,6 +144,15 @@ def test_serve_bad_port_is_exit_2_before_loading(run, no_load):
     assert one_line(err).startswith("trustlab: error: --port: expected")
 
 
+@pytest.mark.parametrize("host", ["256.1.1.1", "192.0.2.1"])
+def test_serve_host_that_is_not_this_machines_is_exit_2_before_loading(run, no_load, host):
+    # before: the model loaded, then "failed: could not listen on 256.1.1.1:8000" with exit 1
+    code, _, err = run("llm", "serve", "--model", "x", "--host", host, "--port", 0)
+    assert code == 2
+    assert one_line(err).startswith("trustlab: error: --host: expected an IPv4 address or name")
+    assert host in err
+
+
 def test_serve_bad_batch_size_is_exit_2_before_loading(run, no_load):
     code, _, err = run("llm", "serve", "--model", "x", "--max-batch-size", 0)
     assert code == 2

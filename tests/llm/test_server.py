@@ -290,6 +290,8 @@ def test_busy_port_is_a_resource_error(server):
         ({"port": 70000}, "port"),
         ({"port": -1}, "port"),
         ({"host": ""}, "host"),
+        ({"host": "256.1.1.1"}, "host"),  # does not resolve
+        ({"host": "192.0.2.1"}, "host"),  # not this machine's (TEST-NET-1)
         ({"model_name": ""}, "model_name"),
         ({"faults": "503"}, "faults"),
         ({"api_key": ""}, "api_key"),

@@ -307,6 +307,7 @@ def make_server(
     if not loads and not callable(getattr(model, "generate", None)):
         raise InputError.bad("model", "an object with a generate(prompts, ...) method", model)
     check_string(host, "host")
+    _check_host(host)
     _check_port(port)
     if model_name is not None:
         check_string(model_name, "model_name")
@@ -357,6 +358,19 @@ def serve(
         server.serve_forever()
     finally:
         server.shutdown()
+
+
+def _check_host(host: str) -> None:
+    """A name or IPv4 address of this machine: one a server can listen on (checked by binding a
+    throw-away socket to any free port, before a model loads)."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind((host, 0))
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise InputError.bad(
+            "host", "an IPv4 address or name of this machine", f"{host} ({reason})"
+        ) from None
 
 
 def _check_port(port: Any) -> int:
