@@ -222,3 +222,22 @@ def test_too_few_graphs_names_n_graphs(run, tmp_path, args):
     line = one_line(err)
     assert line.startswith("trustlab: error: --n-graphs: expected enough graphs"), line
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("what", ["no weights", "bad json", "bad weights", "training record"])
+def test_a_damaged_model_folder_is_one_line(run, tmp_path, what):
+    from trustlab.explain.equigx import TensorFieldNetwork
+
+    folder = tmp_path / "m"
+    TensorFieldNetwork(mul=2, l_max=1, n_layers=1).save(folder)
+    if what == "no weights":
+        (folder / "weights.safetensors").unlink()
+    elif what == "bad json":
+        (folder / "config.json").write_text("{bad")
+    elif what == "bad weights":
+        (folder / "weights.safetensors").write_text("garbage")
+    else:
+        (folder / "training.json").write_text("{bad")
+    code, _, err = run("explain", "equigx", "explain", "--model", folder, "--data", "shapes")
+    assert code == 2, err
+    assert one_line(err).startswith("trustlab: error: --model: expected a folder"), err

@@ -63,3 +63,31 @@ def test_too_few_graphs_for_the_split_names_the_count(spec, key):
     n = 4 * (5 if key == "n_graphs" else 2)  # said to always suffice
     parts = recipe_data({**spec, key: n, "random_state": 0})
     assert all(len(p) > 0 for p in parts.values())
+
+
+def _damaged(folder, what):
+    """A network folder saved by TensorFieldNetwork.save, then damaged."""
+    TensorFieldNetwork(mul=2, l_max=1, n_layers=2).save(folder)
+    if what == "no weights":
+        (folder / "weights.safetensors").unlink()
+    elif what == "bad json":
+        (folder / "config.json").write_text("{bad")
+    elif what == "unknown setting":
+        (folder / "config.json").write_text('{"foo": 1}')
+    elif what == "bad weights":
+        (folder / "weights.safetensors").write_text("garbage")
+    elif what == "other settings":
+        config = (folder / "config.json").read_text().replace('"mul": 2', '"mul": 3')
+        (folder / "config.json").write_text(config)
+    return folder
+
+
+DAMAGE = ["no weights", "bad json", "unknown setting", "bad weights", "other settings"]
+
+
+@pytest.mark.parametrize("what", DAMAGE)
+def test_loading_a_damaged_network_folder_is_an_input_error(tmp_path, what):
+    folder = _damaged(tmp_path / "m", what)
+    with pytest.raises(InputError, match=r"^path: expected a folder written by") as info:
+        TensorFieldNetwork.load(folder)
+    assert info.value.argument == "path"

@@ -110,8 +110,20 @@ def _load_model(model: Path | None, checkpoint: str | None) -> tuple[Any, dict[s
             "--model", "a folder written by 'trustlab explain equigx train'", str(model)
         )
     record = model / "training.json"
-    info = json.loads(record.read_text()) if record.is_file() else {}
-    return TensorFieldNetwork.load(model).eval(), info
+    try:
+        net = TensorFieldNetwork.load(model)
+        try:
+            info = json.loads(record.read_text()) if record.is_file() else {}
+        except ValueError as exc:
+            raise ValueError(f"{record.name}: {exc}") from exc
+    except (InputError, ValueError) as exc:  # a damaged folder: its JSON or weights
+        why = exc.__cause__ if isinstance(exc, InputError) and exc.__cause__ else exc
+        raise InputError(
+            f"--model: expected a folder written by 'trustlab explain equigx train', got {model} "
+            f"({why})",
+            argument="--model",
+        ) from exc
+    return net.eval(), info
 
 
 #: train_tfn's settings -> the train options that set them (the data: its fingerprint).

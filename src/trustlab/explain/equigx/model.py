@@ -399,13 +399,20 @@ class TensorFieldNetwork(torch.nn.Module):
     @classmethod
     def load(cls, path: str | Any) -> TensorFieldNetwork:
         """Load a network saved by :meth:`save`."""
+        from safetensors import SafetensorError
         from safetensors.torch import load_file
 
         folder = Path(path)
+        expected = "a folder written by TensorFieldNetwork.save (config.json, weights.safetensors)"
         if not (folder / "config.json").is_file():
-            raise InputError.bad("path", "a folder written by TensorFieldNetwork.save", path)
-        cfg = TFNConfig(**json.loads((folder / "config.json").read_text()))
-        state = load_file(str(folder / "weights.safetensors"))
-        net = cls(cfg)
-        net.load_state_dict(state)
+            raise InputError.bad("path", expected, path)
+        try:
+            cfg = TFNConfig(**json.loads((folder / "config.json").read_text()))
+            state = load_file(str(folder / "weights.safetensors"))
+            net = cls(cfg)
+            net.load_state_dict(state)
+        except (OSError, ValueError, TypeError, RuntimeError, SafetensorError) as exc:
+            # a damaged or incomplete folder (JSON, unknown settings, weights missing or not
+            # matching the settings)
+            raise InputError.bad("path", expected, f"{folder} ({exc})") from exc
         return net
