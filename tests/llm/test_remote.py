@@ -288,6 +288,31 @@ def test_completions_from_a_server_without_logprobs_is_a_backend_error(waits):
 
 
 @pytest.mark.parametrize(
+    ("body", "chat"),
+    [
+        (
+            '{"choices": [{"text": "ab", "finish_reason": "length", "logprobs": {"tokens": ["a", '
+            '"b"], "token_logprobs": [-1.0, -0.5], "top_logprobs": null}}]}',
+            False,
+        ),
+        (
+            '{"choices": [{"message": {"content": "ab"}, "finish_reason": "length", "logprobs": '
+            '{"content": [{"token": "a", "logprob": -1.0}, {"token": "b", "logprob": -0.5, '
+            '"top_logprobs": null}]}}]}',
+            True,
+        ),
+    ],
+)
+def test_completions_without_alternatives_from_the_server_have_none(waits, body, chat):
+    # what a server may send when no alternatives were asked for (top_logprobs=0); it was a
+    # BackendError "malformed logprobs"
+    with serving(Faults(malformed=body)) as srv, client(srv) as model:
+        (answer,) = model.completions("x", 2, chat=chat)
+    assert answer.text == "ab" and answer.tokens == ("a", "b")
+    assert answer.logprobs == (-1.0, -0.5) and answer.top_logprobs == ((), ())
+
+
+@pytest.mark.parametrize(
     ("call", "argument"),
     [
         (lambda m: m.completions(["x"], top_logprobs=21), "top_logprobs"),

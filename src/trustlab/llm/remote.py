@@ -527,13 +527,15 @@ def _choice_completion(data: Any, chat: bool, url: str) -> Completion:
             entries = logprobs["content"] or []
             tokens = [str(e["token"]) for e in entries]
             values = [float(e["logprob"]) for e in entries]
-            tops = [[(str(t["token"]), float(t["logprob"])) for t in e["top_logprobs"]]
+            # no alternatives asked for: some servers leave top_logprobs out or null
+            tops = [[(str(t["token"]), float(t["logprob"])) for t in e.get("top_logprobs") or []]
                     for e in entries]  # fmt: skip
         else:
             tokens = [str(t) for t in logprobs["tokens"]]
             values = [float(v) for v in logprobs["token_logprobs"]]
+            tops_by_token = logprobs.get("top_logprobs") or [None] * len(tokens)
             tops = [sorted(((str(t), float(v)) for t, v in (top or {}).items()),
-                           key=lambda tv: -tv[1]) for top in logprobs["top_logprobs"]]  # fmt: skip
+                           key=lambda tv: -tv[1]) for top in tops_by_token]  # fmt: skip
     except (KeyError, TypeError, ValueError):
         raise BackendError(
             f"POST {url}: malformed logprobs: {_snippet(json.dumps(logprobs))}"
