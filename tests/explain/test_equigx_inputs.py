@@ -91,3 +91,14 @@ def test_loading_a_damaged_network_folder_is_an_input_error(tmp_path, what):
     with pytest.raises(InputError, match=r"^path: expected a folder written by") as info:
         TensorFieldNetwork.load(folder)
     assert info.value.argument == "path"
+
+
+def test_explain_many_refuses_one_graph_and_one_target(net):
+    g = PointGraph(pos=np.random.default_rng(2).normal(size=(6, 3)), x=np.ones((6, 1)))
+    with pytest.raises(InputError, match=r"^graphs: expected a sequence of graphs"):
+        EquiGX(net).explain_many(g)
+    with pytest.raises(InputError, match=r"^graphs: expected a sequence"):
+        EquiGX(net).explain_many({"pos": g.pos, "x": g.x})
+    with pytest.raises(InputError, match=r"^targets: expected 1 class indices"):
+        EquiGX(net).explain_many([g], targets=1)
+    assert EquiGX(net).explain_many([g], targets=[1])[0].target == 1

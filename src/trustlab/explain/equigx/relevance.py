@@ -342,8 +342,12 @@ class EquiGX:
         >>> [round(e.total, 6) for e in EquiGX(net).explain_many(gs, targets=[0, 1, 1])]
         [1.0, 1.0, 1.0]
         """
+        if isinstance(graphs, dict) or hasattr(graphs, "pos"):
+            raise InputError.bad("graphs", "a sequence of graphs (explain() takes one)", graphs)
         graphs = list(graphs)
         if targets is not None:
+            if isinstance(targets, (int, np.integer)):
+                raise InputError.bad("targets", f"{len(graphs)} class indices", targets)
             targets = list(targets)
             if len(targets) != len(graphs):
                 raise InputError.bad("targets", f"{len(graphs)} class indices", len(targets))
