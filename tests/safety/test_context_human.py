@@ -44,10 +44,12 @@ def test_per_query_counts_and_wilcoxon_equal_the_oracles(data):
             significant += p < 0.05 and z > 0
         flips += (k[a] > 10) != (k[b] > 10)
     assert result.n_significant == significant and result.n_flips == flips
-    diffs = np.array([data.safe_rate[a] - data.safe_rate[b] for a, b in pairs])
-    reference = wilcoxon(diffs)
+    # the oracle on the integer vote differences: equal differences tie exactly
+    diffs = np.array([(k[a] - k[b]) / 21 for a, b in pairs])
+    reference = wilcoxon(np.array([k[a] - k[b] for a, b in pairs]))
     assert result.wilcoxon.statistic == pytest.approx(reference.statistic, rel=1e-9)
     assert result.wilcoxon.p_value == pytest.approx(reference.pvalue, rel=1e-9)
+    assert result.wilcoxon.n == int((diffs != 0).sum())
     assert result.mean_difference == pytest.approx(diffs.mean(), abs=1e-12)
 
 

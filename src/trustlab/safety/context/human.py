@@ -163,7 +163,9 @@ def human_statistics(
         )
     trials = np.full(len(safe), n)
     tests = per_item_ztests(k[safe], trials, k[unsafe], trials)
-    differences = data.safe_rate[safe] - data.safe_rate[unsafe]
+    # from the integer vote counts: a difference of two k/21 floats carries rounding noise that
+    # would split equal differences and break the Wilcoxon ranks' ties
+    differences = (k[safe] - k[unsafe]) / n
     flips = int(((k[safe] > n / 2) != (k[unsafe] > n / 2)).sum())
     # one 0/1 value per vote, clustered by query, grouped by context
     rows = np.concatenate([safe, unsafe])
