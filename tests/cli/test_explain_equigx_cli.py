@@ -170,6 +170,12 @@ def test_evaluate_writes_the_page(run, tmp_path):
         (["explain", "--checkpoint", "qm9_carbonyl", "--index", "10000"], "--index"),
         (["explain", "--checkpoint", "qm9_carbonyl", "--output", "prob"], "--output"),
         (["train", "--data", "mnist"], "--data"),
+        (["train", "--layers", "0"], "--layers"),
+        (
+            ["evaluate", "--checkpoint", "qm9_carbonyl", "--data", "shapes", "--n-graphs", "25"],
+            "--data",
+        ),
+        (["evaluate", "--checkpoint", "shapes_platonic", "--data", "shapes-tetris"], "--data"),
     ],
 )
 def test_bad_options_are_one_line(run, tmp_path, args, option):

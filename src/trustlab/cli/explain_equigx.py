@@ -214,6 +214,8 @@ def train(
     from trustlab.explain.equigx import train_recipe
 
     refuse_existing(out, overwrite, ("training.json",), "a trained network")
+    if layers < 1:  # the network's n_layers
+        raise InputError.bad("--layers", "a positive integer", layers)
     spec = _data_spec(data, n_graphs, seed)
     recipe = {
         "data": spec,
@@ -350,6 +352,13 @@ def evaluate(
         )
     if data is not None:
         dataset = _parts(_data_spec(data, n_graphs, seed))["test"]
+        config = net.config
+        if (dataset.n_classes, dataset[0].x.shape[1]) != (config.n_classes, config.n_scalars):
+            raise InputError.bad(
+                "--data", f"graphs with the network's {config.n_classes} classes and "
+                f"{config.n_scalars} node features",
+                f"{data} ({dataset.n_classes} classes, {dataset[0].x.shape[1]} features)",
+            )  # fmt: skip
     elif "data" in info:
         dataset = _parts(info["data"])["test"]
     else:
