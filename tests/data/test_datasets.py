@@ -154,3 +154,22 @@ def test_read_numeric_table_refuses_a_missing_value_in_parquet_as_in_csv(tmp_pat
     (tmp_path / "inf.csv").write_text("a\n1\ninf\n")
     for name in ("inf.parquet", "inf.csv"):
         assert read_numeric_table(tmp_path / name, "--deltas").tolist() == [[1.0], [np.inf]]
+
+
+def test_read_table_keeps_names_that_look_like_numbers_as_written(tmp_path):
+    """Groups "1" and "1.0" (or "01" and "1") were read as one number, so two groups merged (the
+    audit counted them as one; dcp-aggregate said 'group 1.0 repeated'), and codes "01", "02"
+    became 1, 2."""
+    from trustlab.data.tables import read_table
+
+    path = tmp_path / "t.csv"
+    path.write_text("g,h,y,x\n1,01,0,1\n1.0,02,1,1.0\n01,NA,1,2\n,02,0,3\n")
+    frame = read_table(path, exact_columns=("g", "h", "y"))
+    assert frame["g"].tolist()[:3] == ["1", "1.0", "01"] and frame["g"].isna().tolist()[3]
+    # a cell pandas reads as missing stays missing in a column of numbers
+    assert frame["h"].tolist()[:2] == ["01", "02"] and frame["h"].isna().tolist() == [
+        False, False, True, False
+    ]  # fmt: skip
+    # numbers that read back as written stay numbers, and so does a column not named exact
+    assert frame["y"].tolist() == [0, 1, 1, 0] and frame["x"].tolist() == [1.0, 1.0, 2.0, 3.0]
+    assert read_table(path)["g"].tolist()[:3] == [1.0, 1.0, 1.0]

@@ -32,7 +32,10 @@ def read_table(
     In a CSV, the ``exact_columns`` (those present) that hold text are read so that only an empty
     cell is missing: a class or group named ``NA``, ``None``, ``null`` or ``N/A`` stays that
     text. A column whose other values are all numbers keeps ``NA`` as missing (as R writes a
-    missing number), and so do the other columns. A Parquet file records its own nulls.
+    missing number), and so do the other columns. An exact column of numbers is read as the text
+    it holds when reading it as numbers would merge or rename its values: two texts name one
+    number (groups ``1`` and ``1.0``, or ``01`` and ``1``) or one has a leading zero (codes such
+    as ``01``, ``007``). A Parquet file records its own nulls.
     """
     import codecs
 
@@ -69,6 +72,20 @@ def read_table(
                 )
                 for column in exact:
                     frame[column] = again[column]
+            numeric = [
+                c
+                for c in dict.fromkeys(exact_columns)
+                if c in frame.columns and frame[c].dtype.kind in "iuf"
+            ]
+            if numeric:
+                texts = pd.read_csv(
+                    path, usecols=numeric, dtype=str, keep_default_na=False, na_values=[""],
+                    sep=sep, encoding=encoding, header=header,
+                )  # fmt: skip
+                for column in numeric:
+                    if _names_not_numbers(texts[column], frame[column]):
+                        # a cell read as missing (NA, nan) stays missing
+                        frame[column] = texts[column].where(frame[column].notna())
             return frame
     except UnicodeDecodeError as exc:
         used = encoding or "utf-8"
@@ -81,6 +98,16 @@ def read_table(
     except Exception as exc:  # parser errors become one clear line
         raise InputError(f"{name}: could not read {path}: {exc}", argument=name) from exc
     raise InputError.bad(name, "a .csv, .tsv or .parquet file", str(path))
+
+
+def _names_not_numbers(texts, numbers) -> bool:
+    """Whether a column's ``texts`` (as written) would be merged or renamed when read as the
+    ``numbers``: two texts name one number (``1`` and ``1.0``) or one has a leading zero (``01``)."""
+    present = numbers.notna() & texts.notna()
+    written = texts[present].str.strip()
+    if written.str.match(r"[+-]?0\d").any():
+        return True
+    return written.nunique() > numbers[present].nunique()
 
 
 def _undecodable(path: Path, encoding: str, chunk_size: int = 1 << 20) -> str:
