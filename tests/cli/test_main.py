@@ -161,3 +161,11 @@ def test_a_file_as_out_is_one_line_and_exit_2_before_any_work(capsys, tmp_path, 
         == f"trustlab: error: --out: expected a directory that can be created, got '{out}'"
     )
     assert afile.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("args", [[], ["data"], ["explain", "equigx"]])
+def test_a_group_without_a_command_prints_its_help_once(capsys, args):
+    """The help was printed twice: once as the error was made, once more by main()."""
+    code, out, err = run(args, capsys)
+    assert code == 2 and err == ""
+    assert out.count("Usage:") == 1 and "Commands" in out

@@ -94,7 +94,10 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = app(args=argv, prog_name="trustlab", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:  # a group without a command: its help
-        typer.echo(exc.ctx.get_help() if exc.ctx is not None else str(exc))
+        # the error was made with the help text; typer's rich help printed itself as it was made
+        # (and left the text empty), plain click's is the text: print the help once
+        if exc.format_message():
+            typer.echo(exc.format_message())
         sys.exit(2)
     except click.UsageError as exc:
         where = exc.ctx.command_path if exc.ctx is not None else "trustlab"
