@@ -97,6 +97,16 @@ def test_sampling_with_a_seed_repeats_and_leaves_torch_rng_alone(smollm2):
     assert drawn[0] == drawn[1]
 
 
+@pytest.mark.parametrize("temperature", [1e-40, 5e-324])
+def test_a_vanishing_temperature_decodes_greedily(smollm2, generations, temperature):
+    # logits / 1e-40 overflow float32: softmax gave NaN and sampling raised a RuntimeError;
+    # the limit of sampling as the temperature goes to 0 is greedy decoding
+    prompts, n = PROMPTS[:2], MAX_NEW
+    assert smollm2.generate(prompts, n, batch_size=2, temperature=temperature) == generations[:2]
+    done = smollm2.completions(prompts, n, batch_size=2, temperature=temperature, random_state=1)
+    assert [c.text for c in done] == generations[:2]
+
+
 def test_chat_on_a_model_without_a_template_raises(smollm2, monkeypatch):
     monkeypatch.setattr(smollm2.tokenizer, "chat_template", None)
     assert smollm2.has_chat_template is False

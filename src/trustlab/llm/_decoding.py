@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._lazy import require
+from trustlab.llm._inputs import samples
 
 # below this many shared leading tokens a separate prefix pass costs more than it saves
 MIN_SHARED_PREFIX = 8
@@ -249,7 +250,7 @@ class _Row:
         # (text offset where the token starts, where it ends, its entry) not yet handed out
         self.pending: list[tuple[int, int, TokenLogprob]] = []
         self.generator = None
-        if request.temperature > 0:
+        if samples(request.temperature):
             seed = request.seed if request.seed is not None else secrets.randbits(63)
             self.generator = torch.Generator().manual_seed(seed)
 

@@ -27,9 +27,19 @@ _MESSAGES = (
 )
 
 
+# Below this temperature decoding is greedy: float32 logits divided by it overflow (softmax then
+# fails), and sampling at it would pick the most likely token anyway, bar exactly tied logits.
+GREEDY_BELOW = 1e-30
+
+
 def check_temperature(value: Any, name: str = "temperature") -> float:
     """A sampling temperature in [0, 2] (0: greedy decoding), as the OpenAI API allows."""
     return check_in_range(value, name, 0.0, 2.0)
+
+
+def samples(temperature: float) -> bool:
+    """Whether ``temperature`` samples (greedy below :data:`GREEDY_BELOW`, e.g. 0 or 1e-40)."""
+    return temperature >= GREEDY_BELOW
 
 
 def check_top_p(value: Any, name: str = "top_p") -> float:

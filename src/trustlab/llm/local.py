@@ -52,6 +52,7 @@ from trustlab.llm._inputs import (
     check_temperature,
     check_top_logprobs,
     check_top_p,
+    samples,
 )
 from trustlab.llm.completion import Completion, completion_from_steps
 
@@ -184,7 +185,9 @@ class LocalModel:
             ``chat=False`` for plain continuation.
         temperature : float
             In [0, 2]. 0 is greedy decoding (deterministic); > 0 samples from the softmax of
-            logits / temperature over the whole vocabulary (no top-k or top-p).
+            logits / temperature over the whole vocabulary (no top-k or top-p). Below 1e-30
+            (where float32 logits / temperature overflow) decoding is greedy, which is what
+            sampling at such a temperature gives anyway, bar exactly tied logits.
         batch_size : int
         random_state : None, int or numpy.random.Generator
             Seed for sampling, used in a private random stream (torch's global one is left as it
@@ -212,7 +215,7 @@ class LocalModel:
         torch = require("torch", "llm")
         from transformers import GenerationConfig
 
-        sample = temperature > 0
+        sample = samples(temperature)
         config = GenerationConfig(
             max_new_tokens=int(max_new_tokens),
             do_sample=sample,
