@@ -95,6 +95,16 @@ def test_safe_probability_sums_spellings_and_renormalises():
     ]
     assert safe_probability(pairs) == pytest.approx(0.25, rel=1e-12)
     assert safe_probability([("Sure", -0.1), ("I", -3.0)]) == ""
+    assert safe_probability([("Understood", -0.1), ("Sample", -1.0)]) == ""
+
+
+def test_safe_probability_counts_the_first_piece_of_a_split_word():
+    # SmolLM2's tokenizer has "Safe" and "safe" but no "Unsafe" or "unsafe": an answer "Unsafe"
+    # starts with the token "Un" (top tokens of its first position on a casebench prompt)
+    top = {"The": 0.1, "Safe": 0.04, "safe": 0.05, "Un": 0.02, "un": 0.01, "Yes": 0.03}
+    logprobs = {token: math.log(p) for token, p in top.items()}
+    assert safe_probability(logprobs) == pytest.approx(0.09 / 0.12, rel=1e-12)
+    assert safe_probability({"▁uns": math.log(0.3), "Sa": math.log(0.1)}) == pytest.approx(0.25)
     with pytest.raises(InputError, match="^top_logprobs"):
         safe_probability([1, 2, 3])
     with pytest.raises(InputError, match="^context: expected CI groups of JSON values"):
