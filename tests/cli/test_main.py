@@ -169,3 +169,14 @@ def test_a_group_without_a_command_prints_its_help_once(capsys, args):
     code, out, err = run(args, capsys)
     assert code == 2 and err == ""
     assert out.count("Usage:") == 1 and "Commands" in out
+
+
+def test_data_show_describes_every_dataset_data_list_names(capsys):
+    """'data list' named qm9_carbonyl; 'data show qm9_carbonyl' refused it (see 'data list')."""
+    code, out, _ = run(["data", "list", "--json"], capsys)
+    for name in [d["name"] for d in json.loads(out)]:
+        code, out, err = run(["data", "show", name, "--json"], capsys)
+        assert code == 0 and err == "" and json.loads(out)["name"] == name
+    code, out, err = run(["data", "show", "qm9_carbonyl", "--rows", "0"], capsys)
+    assert code == 0 and out.startswith("qm9_carbonyl: 3000 graphs. ")
+    assert "loader: trustlab.explain.equigx.data.qm9_carbonyl" in out

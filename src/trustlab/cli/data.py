@@ -42,13 +42,22 @@ def show_command(
     rows: int = typer.Option(5, "--rows", min=0, help="How many rows to print."),
     as_json: bool = typer.Option(False, "--json", help=JSON_OPTION_HELP),
 ) -> None:
-    """Describe one bundled dataset and print its first rows."""
+    """Describe one bundled dataset and print its first rows (a graph dataset: its
+    description and loader)."""
+    from trustlab.explain.equigx.data import qm9_carbonyl_info
+
+    if isinstance(name, str) and name.lower() == "qm9_carbonyl":  # listed by 'data list'
+        _show_graph_dataset(qm9_carbonyl_info(), as_json)
+        return
     try:
         ds = load_dataset(name)
     except InputError as exc:  # the library names its parameter; the command names NAME
         if exc.argument != "name":
             raise
-        message = "NAME" + str(exc)[len("name") :] + " (see 'trustlab data list')"
+        message = (
+            "NAME" + str(exc)[len("name") :].replace(", got", " or 'qm9_carbonyl', got", 1)
+            + " (see 'trustlab data list')"
+        )  # fmt: skip
         raise InputError(message, argument="NAME") from None
     if as_json:
         typer.echo(json_text(ds.info()), nl=False)
@@ -64,4 +73,21 @@ def show_command(
     if rows:  # --rows 0: the description only
         lines.append(ds.frame.head(rows).to_string(index=False))
     for line in lines:  # plain text: a "[...]" in a description is not Rich markup
+        console.print(line, markup=False, highlight=False)
+
+
+def _show_graph_dataset(info: dict, as_json: bool) -> None:
+    """A graph dataset's description: no table rows to print; the loader says how to get it."""
+    if as_json:
+        typer.echo(json_text(info), nl=False)
+        return
+    lines = [
+        f"{info['name']}: {info['rows']} graphs. {info['description']}",
+        f"label: {info['label']}  classes: {', '.join(map(str, info['classes']))}",
+        f"node features: {', '.join(info['features'])}",
+        f"source: {info['source']}",
+        f"licence: {info['licence']}",
+        f"loader: {info['loader']}",
+    ]
+    for line in lines:
         console.print(line, markup=False, highlight=False)
