@@ -247,3 +247,27 @@ def test_a_damaged_model_folder_is_one_line(run, tmp_path, what):
     code, _, err = run("explain", "equigx", "explain", "--model", folder, "--data", "shapes")
     assert code == 2, err
     assert one_line(err).startswith("trustlab: error: --model: expected a folder"), err
+
+
+def test_data_qm9_leaves_out_the_molecules_a_qm9_network_trained_on(run):
+    from trustlab.explain.equigx import checkpoint_data
+
+    parts = checkpoint_data("qm9_carbonyl")
+    seen = [g.pos for p in ("train", "validation") for g in parts[p]]
+
+    def trained_on(pos):
+        return any(q.shape == pos.shape and np.allclose(q, pos, atol=1e-4) for q in seen)
+
+    code, stdout, err = run("explain", "equigx", "evaluate", "--checkpoint", "qm9_carbonyl",
+                            "--data", "qm9", "--seed", "1", "--methods", "random",
+                            "--max-graphs", "1000", "--json")  # fmt: skip
+    assert code == 0, err
+    assert "left out" in err and "molecules the network trained on" in err
+    n = json.loads(stdout)["n_graphs"]
+    assert 0 < n < 600  # another seed's 600 test molecules, less the ones seen in training
+    for index in (0, 1, 2):
+        code, stdout, err = run("explain", "equigx", "explain", "--checkpoint", "qm9_carbonyl",
+                                "--data", "qm9", "--seed", "1", "--index", index, "--json")  # fmt: skip
+        assert code == 0, err
+        assert not trained_on(np.asarray(json.loads(stdout)["positions"]))
+    assert trained_on(parts["train"][0].pos)  # the check can see a training molecule

@@ -88,6 +88,24 @@ def _parts(spec: dict[str, Any]) -> dict[str, Any]:
         raise InputError(message, argument="--n-graphs") from None
 
 
+def _unseen(dataset: Any, info: dict[str, Any], data: str) -> Any:
+    """The graphs of ``--data`` the network did not train on: the bundled QM9 molecules of a
+    network trained on QM9 (another seed splits them otherwise) lose its training and
+    validation molecules; generated shapes are always fresh."""
+    spec = info.get("data") or {}
+    if spec.get("source") != "qm9_carbonyl" or "qm9_index" not in dataset[0].info:
+        return dataset
+    parts = _parts(spec)
+    seen = {g.info["qm9_index"] for name in ("train", "validation") for g in parts[name]}
+    keep = [i for i, g in enumerate(dataset) if g.info["qm9_index"] not in seen]
+    if not keep:
+        raise InputError.bad("--data", "molecules the network did not train on", f"{data} (none)")
+    if len(keep) < len(dataset):
+        tell(f"trustlab: --data {data}: left out {len(dataset) - len(keep)} of {len(dataset)} "
+             "molecules the network trained on", as_json=True)  # fmt: skip
+    return dataset.subset(keep)
+
+
 def _load_model(model: Path | None, checkpoint: str | None) -> tuple[Any, dict[str, Any]]:
     """The network and its training record (``training.json``; may be empty)."""
     from trustlab.explain.equigx import (
@@ -270,7 +288,8 @@ def _one_graph(
             raise InputError.bad("--data", "--data NAME or --graph FILE for this model", None)
         dataset = _parts(info["data"])["test"]
     else:
-        dataset = _parts(_data_spec(data, 50, seed))["test"]
+        n = None if data == "qm9" else 50  # all molecules: most of them may be seen ones
+        dataset = _unseen(_parts(_data_spec(data, n, seed))["test"], info, data)
     if not 0 <= index < len(dataset):
         raise InputError.bad("--index", f"a graph index in 0..{len(dataset) - 1}", index)
     return dataset[index]
@@ -351,7 +370,7 @@ def evaluate(
             "--methods", f"comma-separated names from {', '.join(METHODS)}", methods
         )
     if data is not None:
-        dataset = _parts(_data_spec(data, n_graphs, seed))["test"]
+        dataset = _unseen(_parts(_data_spec(data, n_graphs, seed))["test"], info, data)
         config = net.config
         if (dataset.n_classes, dataset[0].x.shape[1]) != (config.n_classes, config.n_scalars):
             raise InputError.bad(
