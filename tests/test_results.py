@@ -207,3 +207,18 @@ def test_a_failed_write_keeps_the_old_file_whole(tmp_path):
 
 def test_json_text_never_writes_nan():
     assert json.loads(json_text({"x": math.inf, "y": [np.nan]})) == {"x": None, "y": [None]}
+
+
+def test_numpy_dates_and_durations_become_iso_texts_not_nanoseconds():
+    """numpy datetime64[ns] (what pandas' to_numpy gives) became an int of nanoseconds, and a
+    timedelta was refused."""
+    import datetime
+
+    dates = np.array(["2024-01-02", "NaT"], dtype="datetime64[ns]")
+    assert to_jsonable({"d": dates}) == {"d": ["2024-01-02T00:00:00.000000000", None]}
+    assert to_jsonable(np.datetime64("2024-01-02", "D")) == "2024-01-02"
+    assert to_jsonable(np.timedelta64(90, "s")) == "P0DT0H1M30S"
+    assert to_jsonable(datetime.timedelta(seconds=90)) == "P0DT0H1M30S"
+    assert to_jsonable(np.array([1, "NaT"], dtype="timedelta64[ms]")) == [
+        "P0DT0H0M0.001S", None
+    ]  # fmt: skip

@@ -31,6 +31,7 @@ resolution and the extra files, each written atomically. The CLI's ``--out`` goe
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
 import math
 import os
@@ -138,7 +139,8 @@ def new_axes(ax: Any = None, figsize: tuple[float, float] = (6.4, 4.2)) -> Any:
 
 
 def to_jsonable(value: Any, name: str = "value") -> Any:
-    """Convert numpy and pandas values to plain JSON values; NaN and infinity become None.
+    """Convert numpy and pandas values to plain JSON values; NaN and infinity become None,
+    dates, times and durations ISO 8601 texts (numpy's too; a missing one None).
 
     Objects with a ``to_dict()`` method are converted through it. Anything else that JSON cannot
     hold raises :class:`InputError` naming where it was found.
@@ -157,13 +159,41 @@ def to_jsonable(value: Any, name: str = "value") -> Any:
         return [to_jsonable(v, f"{name}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, os.PathLike):
         return os.fspath(value)
+    if _is_numpy_time(value):  # tolist() gives nanoseconds as ints for [ns] values
+        return _numpy_times(value)
     if hasattr(value, "tolist") and hasattr(value, "dtype"):  # numpy arrays and scalars
         return to_jsonable(value.tolist(), name)
     if hasattr(value, "to_dict") and callable(value.to_dict):
         return to_jsonable(value.to_dict(), name)
     if hasattr(value, "isoformat"):  # dates and times
         return value.isoformat()
+    if isinstance(value, datetime.timedelta):  # as pandas' Timedelta says it: ISO 8601
+        import pandas as pd
+
+        return pd.Timedelta(value).isoformat()
     raise InputError.bad(name, "JSON-safe values (numbers, strings, lists, dicts)", value)
+
+
+def _is_numpy_time(value: Any) -> bool:
+    import sys
+
+    np = sys.modules.get("numpy")  # a numpy value means numpy is imported already
+    if np is None or not isinstance(value, (np.ndarray, np.generic)):
+        return False
+    return value.dtype.kind in "mM"
+
+
+def _numpy_times(value: Any) -> Any:
+    """numpy datetime64 / timedelta64 values as ISO 8601 texts (NaT as None), in their shape."""
+    import numpy as np
+    import pandas as pd
+
+    if value.dtype.kind == "M":
+        texts = np.datetime_as_string(value)
+    else:
+        texts = np.vectorize(lambda t: pd.Timedelta(t).isoformat(), otypes=[object])(value)
+    plain = np.vectorize(lambda t: None if t == "NaT" else str(t), otypes=[object])
+    return plain(texts).tolist()
 
 
 def _key(key: Any, name: str) -> str:
