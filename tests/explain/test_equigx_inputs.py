@@ -102,3 +102,22 @@ def test_explain_many_refuses_one_graph_and_one_target(net):
     with pytest.raises(InputError, match=r"^targets: expected 1 class indices"):
         EquiGX(net).explain_many([g], targets=1)
     assert EquiGX(net).explain_many([g], targets=[1])[0].target == 1
+
+
+def test_without_validation_training_keeps_the_last_epoch():
+    from trustlab.explain.equigx import shapes_in_noise, train_tfn
+
+    data = shapes_in_noise(24, variant="same_count", n_nodes=10, random_state=0)
+    for seed in range(3):  # seed 0 once ended on epoch 5 of 6 (its running training accuracy)
+        torch.manual_seed(seed)
+        net = TensorFieldNetwork(n_classes=3, mul=2, l_max=1, k=4, radius=2.0)
+        steps = []
+
+        def last_weights(epoch, *_, net=net, steps=steps):
+            steps.append({k: v.detach().clone() for k, v in net.state_dict().items()})
+
+        history = train_tfn(net, data, max_epochs=6, batch_size=6, random_state=seed,
+                            learning_rate=0.05, progress=last_weights)  # fmt: skip
+        assert history.best_epoch == 6 == len(steps)
+        for name, value in net.state_dict().items():
+            assert torch.equal(value, steps[-1][name]), name

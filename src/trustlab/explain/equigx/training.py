@@ -374,7 +374,7 @@ def train_tfn(
         hist["loss"].append(total / len(train))
         hist["train"].append(train_acc)
         hist["val"].append(val_acc if validation is not None else float("nan"))
-        if val_acc >= best[0]:
+        if validation is None or val_acc >= best[0]:  # without validation: the last epoch
             weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
             best = (val_acc, epoch, weights)
         seconds += time.perf_counter() - t0
