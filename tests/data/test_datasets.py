@@ -173,3 +173,23 @@ def test_read_table_keeps_names_that_look_like_numbers_as_written(tmp_path):
     # numbers that read back as written stay numbers, and so does a column not named exact
     assert frame["y"].tolist() == [0, 1, 1, 0] and frame["x"].tolist() == [1.0, 1.0, 2.0, 3.0]
     assert read_table(path)["g"].tolist()[:3] == [1.0, 1.0, 1.0]
+
+
+def test_read_table_reads_gzipped_tsv_and_says_a_parser_error_in_one_line(tmp_path):
+    """A .tsv.gz was refused ('expected a .csv, .tsv or .parquet file') while a .csv.gz was read,
+    and a ragged CSV's error ended in a line break (a blank line after the one-line error)."""
+    import gzip
+
+    from trustlab.data.tables import read_table
+
+    path = tmp_path / "t.tsv.gz"
+    path.write_bytes(gzip.compress(b"a\tb\n1\t2\n"))
+    assert read_table(path).to_dict("list") == {"a": [1], "b": [2]}
+    named = tmp_path / "t.tsvdata.csv"  # a CSV whose name holds '.tsv' is comma-separated
+    named.write_text("a,b\n1,2\n")
+    assert list(read_table(named).columns) == ["a", "b"]
+    ragged = tmp_path / "r.csv"
+    ragged.write_text("a,b\n1,2\n3\n4,5,6\n")
+    with pytest.raises(InputError) as exc:
+        read_table(ragged)
+    assert "\n" not in str(exc.value) and str(exc.value).endswith("saw 3")

@@ -51,12 +51,12 @@ def read_table(
             raise InputError.bad(
                 "--encoding", "a text encoding such as utf-8 or latin-1", encoding
             ) from None
-    suffix = "".join(path.suffixes[-2:]).lower()
+    suffix = path.name.lower()
     try:
         if suffix.endswith((".parquet", ".pq")):
             return pd.read_parquet(path)
-        if suffix.endswith((".csv", ".csv.gz", ".txt", ".tsv")):
-            sep = "\t" if ".tsv" in suffix else ","
+        if suffix.removesuffix(".gz").endswith((".csv", ".txt", ".tsv")):
+            sep = "\t" if suffix.removesuffix(".gz").endswith(".tsv") else ","
             options = dict(sep=sep, encoding=encoding, header=header, dtype=dtype)
             frame = pd.read_csv(path, keep_default_na=keep_default_na, **options)
             # a text column's "NA" is a value (a group "NA", North America); a numeric
@@ -96,8 +96,9 @@ def read_table(
             argument=name,
         ) from None
     except Exception as exc:  # parser errors become one clear line
-        raise InputError(f"{name}: could not read {path}: {exc}", argument=name) from exc
-    raise InputError.bad(name, "a .csv, .tsv or .parquet file", str(path))
+        reason = " ".join(str(exc).split("\n")).strip()  # pandas ends some with a line break
+        raise InputError(f"{name}: could not read {path}: {reason}", argument=name) from exc
+    raise InputError.bad(name, "a .csv, .tsv (optionally .gz) or .parquet file", str(path))
 
 
 def _names_not_numbers(texts, numbers) -> bool:
