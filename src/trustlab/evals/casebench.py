@@ -430,14 +430,12 @@ def _human_panel(logs: list[Any]) -> list[Any]:
     """The human statistics of each data set the logs judged (the full set when readable)."""
     blocks: list[Any] = []
     for source in dict.fromkeys(log.eval.metadata.get("data", "synthetic") for log in logs):
-        if source == "synthetic":
-            data, where = synthetic_casebench(), "the shipped synthetic set"
-        elif Path(source).is_file():
-            data, where = load_casebench(source), source
-        else:
+        where = "the shipped synthetic set" if source == "synthetic" else source
+        if source != "synthetic" and not Path(source).is_file():
             blocks.append(ReportText(f"Human statistics: {source} is no longer readable."))
             continue
-        try:
+        try:  # a data file may have changed (or become invalid) since the run
+            data = synthetic_casebench() if source == "synthetic" else load_casebench(source)
             stats = human_statistics(data)
         except InputError as exc:
             blocks.append(ReportText(f"Human statistics of {where}: not available ({exc})."))
