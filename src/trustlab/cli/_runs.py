@@ -108,8 +108,10 @@ def amount(value: float) -> str:
     if value < 1e7:
         return f"{int(round(value)):,}"
     exponent = len(str(int(value))) - 1
-    mantissa = value / 10**exponent
-    if round(mantissa, 3) == 1:
+    mantissa = float(f"{value / 10**exponent:.3g}")  # as it is written: 9.9996 is 10
+    if mantissa >= 10:
+        mantissa, exponent = mantissa / 10, exponent + 1
+    if mantissa == 1:
         return f"10^{exponent}"
     return f"{mantissa:.3g} x 10^{exponent}"
 
