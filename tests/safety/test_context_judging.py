@@ -74,6 +74,8 @@ def test_binary_parsing(text, expected):
         ('{"judgement": 11}', ""),
         ('{"judgement": "high"}', ""),
         ("I would say 7", ""),
+        ('{"judgement": ".5"}', ""),  # 0.5, out of range (was read as 5)
+        ('{"judgement": "score .5 of 10"}', ""),
     ],
 )
 def test_score_parsing(text, expected):

@@ -65,7 +65,7 @@ _ASK = {
 # a first token that is the word or its first piece (two letters or more): a tokenizer without a
 # token for the whole word writes it in pieces (SmolLM2 has no "unsafe" / "Unsafe": "Un" + "safe")
 _WORD_PIECES = {word[:end]: word for word in ("safe", "unsafe") for end in range(2, len(word) + 1)}
-_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d+)?|\.\d+)")
 _JUDGEMENT = re.compile(r'"?judge?ment"?\s*:\s*"?([^",}\n]*)', re.IGNORECASE)
 
 
