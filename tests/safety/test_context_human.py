@@ -10,7 +10,12 @@ from scipy.stats import wilcoxon
 from statsmodels.stats.proportion import proportions_ztest
 
 from trustlab.errors import InputError
-from trustlab.safety.context import human_statistics, load_casebench, make_synthetic_casebench
+from trustlab.safety.context import (
+    human_statistics,
+    load_casebench,
+    make_synthetic_casebench,
+    synthetic_casebench,
+)
 
 
 @pytest.fixture(scope="module")
@@ -79,3 +84,17 @@ def test_unpaired_records_are_counted(data):
     records = copy.deepcopy(data.records())[:-1]
     result = human_statistics(records, n_bootstrap=100)
     assert result.n_unpaired == 1 and result.n_queries == data.n_queries - 1
+
+
+def test_no_context_effect_at_all_is_a_result_not_an_error():
+    # every item 10 of 21 safe votes in both contexts: no query changes, no Wilcoxon test
+    records = synthetic_casebench().records()
+    for record in records:
+        record["safe_rate"], record["scores"] = 10 / 21, None
+    result = human_statistics(records, n_bootstrap=50)
+    assert result.wilcoxon is None and result.power_at_votes is None
+    assert result.n_significant == result.n_flips == 0 and result.mean_difference == 0
+    assert result.pooled.statistic == 0 and result.pooled.p_value == pytest.approx(1)
+    assert "no Wilcoxon test (every difference is 0)" in result.summary()
+    assert "n/a (equal rates)" in result.summary()
+    assert result.to_dict()["wilcoxon"] is None

@@ -31,3 +31,14 @@ def test_a_data_file_that_became_invalid_is_reported_not_raised(tmp_path):
     assert any("gone.json is no longer readable" in t for t in texts)
     tables = [b for b in blocks if isinstance(b, ReportTable)]
     assert len(tables) == 1 and str(good) in tables[0].caption
+
+
+def test_a_data_set_without_context_effect_has_a_panel(tmp_path):
+    records = synthetic_casebench().records()
+    for record in records:
+        record["safe_rate"], record["scores"] = 10 / 21, None
+    flat = tmp_path / "flat.json"
+    flat.write_text(json.dumps(records))
+    (table,) = [b for b in _human_panel([_log(str(flat))]) if isinstance(b, ReportTable)]
+    cells = dict(table.rows)
+    assert cells["Wilcoxon p"] == "n/a" and cells["power with 21 votes"] == "n/a"

@@ -440,7 +440,8 @@ def _human_panel(logs: list[Any]) -> list[Any]:
         except InputError as exc:
             blocks.append(ReportText(f"Human statistics of {where}: not available ({exc})."))
             continue
-        ci = stats.cluster_interval
+        ci, power = stats.cluster_interval, stats.power_at_votes
+        power = "n/a" if power is None else round(power, 3)
         rows = [
             ["queries (paired)", stats.n_queries],
             ["safe-vote share, safe-intended", round(stats.safe_rate_safe_context, 4)],
@@ -450,9 +451,9 @@ def _human_panel(logs: list[Any]) -> list[Any]:
             [f"queries with a significant increase (p < {stats.alpha:g})", stats.n_significant],
             ["majority flips", stats.n_flips],
             ["mean per-query difference", round(stats.mean_difference, 4)],
-            ["Wilcoxon p", f"{stats.wilcoxon.p_value:.3g}"],
+            ["Wilcoxon p", f"{stats.wilcoxon.p_value:.3g}" if stats.wilcoxon else "n/a"],
             [f"cluster bootstrap {ci.confidence_level:.0%} CI", f"[{ci.low:.4f}, {ci.high:.4f}]"],
-            [f"power with {stats.votes_per_item} votes", round(stats.power_at_votes, 3)],
+            [f"power with {stats.votes_per_item} votes", power],
         ]
         blocks.append(ReportTable(["statistic", "value"], rows, f"Human statistics of {where}"))
         blocks.append(

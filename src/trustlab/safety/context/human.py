@@ -54,15 +54,15 @@ class HumanStatistics(Result):
         Queries whose majority label differs between the two contexts.
     mean_difference : float
         Mean per-query difference of safe_rate (safe minus unsafe context).
-    wilcoxon : SignificanceTest
-        On the per-query differences.
+    wilcoxon : SignificanceTest or None
+        On the per-query differences (None when every difference is 0: no test).
     cluster_interval : ClusterInterval
         Of the pooled difference, resampling queries.
     by_category : list of dict
         Per category: pooled z and p.
     power_at_votes : float
         Power of a per-query two-sided test with 21 votes per context at the observed pooled
-        rates (independent design).
+        rates (independent design); None when the two rates are equal.
     """
 
     n_queries: int
@@ -77,16 +77,20 @@ class HumanStatistics(Result):
     n_significant: int
     n_flips: int
     mean_difference: float
-    wilcoxon: SignificanceTest
+    wilcoxon: SignificanceTest | None
     cluster_interval: ClusterInterval
     by_category: list
-    power_at_votes: float
+    power_at_votes: float | None
     differences: np.ndarray = internal_field()
 
     figure_name: ClassVar[str] = "context_effect.png"
 
     def summary(self) -> str:
-        ci = self.cluster_interval
+        ci, test = self.cluster_interval, self.wilcoxon
+        wilcoxon = "no Wilcoxon test (every difference is 0)"
+        if test is not None:
+            wilcoxon = f"Wilcoxon statistic {test.statistic:g}, p = {test.p_value:.3g}"
+        power = "n/a (equal rates)" if self.power_at_votes is None else f"{self.power_at_votes:.3f}"
         return "\n".join(
             [
                 f"CASE-Bench human statistics: {self.n_queries} queries x 2 contexts, "
@@ -98,12 +102,11 @@ class HumanStatistics(Result):
                 f"  pooled z = {self.pooled.statistic:.3f}, p = {self.pooled.p_value:.3g}",
                 f"  per query: {self.n_significant}/{self.n_queries} significant increases "
                 f"(p < {self.alpha:g}), {self.n_flips} majority flips",
-                f"  mean per-query difference {self.mean_difference:.4f}; Wilcoxon statistic "
-                f"{self.wilcoxon.statistic:g}, p = {self.wilcoxon.p_value:.3g}",
+                f"  mean per-query difference {self.mean_difference:.4f}; {wilcoxon}",
                 f"  cluster bootstrap {ci.confidence_level:.0%} interval of the difference: "
                 f"[{ci.low:.4f}, {ci.high:.4f}] (by query)",
                 f"  power of a per-query test with {self.votes_per_item} votes at these rates: "
-                f"{self.power_at_votes:.3f}",
+                f"{power}",
             ]
         )
 
@@ -191,7 +194,7 @@ def human_statistics(
         n_significant=tests.n_significant(alpha, direction=+1),
         n_flips=flips,
         mean_difference=float(differences.mean()),
-        wilcoxon=wilcoxon_signed_rank(differences),
+        wilcoxon=wilcoxon_signed_rank(differences) if differences.any() else None,
         cluster_interval=interval,
         by_category=_by_category(data, n),
         power_at_votes=_power(rate_safe, rate_unsafe, n, alpha),
