@@ -271,3 +271,11 @@ def test_data_qm9_leaves_out_the_molecules_a_qm9_network_trained_on(run):
         assert code == 0, err
         assert not trained_on(np.asarray(json.loads(stdout)["positions"]))
     assert trained_on(parts["train"][0].pos)  # the check can see a training molecule
+
+
+def test_a_graph_file_with_text_features_is_one_line(run, tmp_path):
+    np.savez(tmp_path / "g.npz", pos=np.zeros((2, 3)), x=np.array(["a", "b"]))
+    code, _, err = run("explain", "equigx", "explain", "--checkpoint", "shapes_platonic",
+                       "--graph", tmp_path / "g.npz")  # fmt: skip
+    assert code == 2, err
+    assert one_line(err).startswith("trustlab: error: graph.x: expected numbers"), err

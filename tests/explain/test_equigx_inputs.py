@@ -121,3 +121,16 @@ def test_without_validation_training_keeps_the_last_epoch():
         assert history.best_epoch == 6 == len(steps)
         for name, value in net.state_dict().items():
             assert torch.equal(value, steps[-1][name]), name
+
+
+@pytest.mark.parametrize(
+    ("graph", "name"),
+    [
+        ({"pos": [[0, 0, 0], [1, 0]], "x": [1, 1]}, "graph.pos"),
+        ({"pos": "abc", "x": [1]}, "graph.pos"),
+        ({"pos": np.zeros((2, 3)), "x": np.array(["a", "b"])}, "graph.x"),
+    ],
+)
+def test_positions_and_features_that_are_not_numbers_are_refused(net, graph, name):
+    with pytest.raises(InputError, match=rf"^{name}: expected numbers"):
+        EquiGX(net).explain(graph)

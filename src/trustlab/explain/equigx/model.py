@@ -105,6 +105,15 @@ class PointGraph:
     batch: Any = None
 
 
+def _numbers(value: Any, name: str, expected: str, dtype: Any) -> Any:
+    try:
+        return torch.as_tensor(value, dtype=dtype)
+    except (TypeError, ValueError, RuntimeError) as exc:  # strings, ragged lists, objects
+        raise InputError.bad(
+            name, f"numbers: {expected}", f"{type(value).__name__} ({exc})"
+        ) from exc
+
+
 def as_graph_tensors(graph: Any, dtype: Any = None) -> tuple[Any, Any, Any]:
     """``(pos, x, batch)`` as tensors from a :class:`PointGraph`, a dict or any object with
     ``pos`` and ``x`` (and optionally ``batch``) attributes; bad shapes raise InputError."""
@@ -118,14 +127,14 @@ def as_graph_tensors(graph: Any, dtype: Any = None) -> tuple[Any, Any, Any]:
     pos, x, batch = get("pos"), get("x"), get("batch")
     if pos is None:
         raise InputError.bad("graph.pos", "node positions of shape (n, 3)", graph)
-    pos = torch.as_tensor(pos, dtype=dtype)
+    pos = _numbers(pos, "graph.pos", "node positions of shape (n, 3)", dtype)
     if pos.ndim != 2 or pos.shape[1] != 3 or pos.shape[0] < 1:
         raise InputError.bad("graph.pos", "node positions of shape (n, 3)", tuple(pos.shape))
     if not torch.isfinite(pos).all():
         raise InputError.bad("graph.pos", "finite positions", "NaN or infinity")
     if x is None:
         raise InputError.bad("graph.x", "scalar node features of shape (n, f)", None)
-    x = torch.as_tensor(x, dtype=pos.dtype)
+    x = _numbers(x, "graph.x", "scalar node features of shape (n, f)", pos.dtype)
     if x.ndim == 1:
         x = x[:, None]
     if x.ndim != 2 or x.shape[0] != pos.shape[0]:
