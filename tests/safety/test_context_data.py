@@ -110,6 +110,11 @@ def test_output_files_find_the_model_key(records):
     assert load_casebench_outputs(outputs, "other").predictions[0] == "unsafe"
     with pytest.raises(InputError, match="record 0: field nobody: missing"):
         load_casebench_outputs(outputs, "nobody")
+    # a file of something else is a bad record, not a missing model (the message blamed --model)
+    with pytest.raises(InputError, match="^path: record 0: expected a JSON object, got int"):
+        load_casebench_outputs([1, 2])
+    with pytest.raises(InputError, match="^path: record 0: field context: field required"):
+        load_casebench_outputs([{"query": "q", "category": "c", "gpt-x": "safe"}])
 
 
 def test_ablation_removes_groups_and_keys(records):

@@ -329,8 +329,8 @@ def load_casebench_outputs(
     """
     records, label = records_from(path)
     if model is None:
-        first = records[0] if isinstance(records[0], Mapping) else {}
-        candidates = sorted(set(first) - RECORD_FIELDS)
+        _validate(records[0], 0, "path")  # a list of numbers is no record, not a missing model
+        candidates = sorted(set(records[0]) - RECORD_FIELDS)
         if len(candidates) != 1:
             raise InputError.bad(
                 "model",
