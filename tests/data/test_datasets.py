@@ -158,21 +158,22 @@ def test_read_numeric_table_refuses_a_missing_value_in_parquet_as_in_csv(tmp_pat
 
 def test_read_table_keeps_names_that_look_like_numbers_as_written(tmp_path):
     """Groups "1" and "1.0" (or "01" and "1") were read as one number, so two groups merged (the
-    audit counted them as one; dcp-aggregate said 'group 1.0 repeated'), and codes "01", "02"
-    became 1, 2."""
+    audit counted them as one)."""
     from trustlab.data.tables import read_table
 
     path = tmp_path / "t.csv"
-    path.write_text("g,h,y,x\n1,01,0,1\n1.0,02,1,1.0\n01,NA,1,2\n,02,0,3\n")
+    path.write_text("g,h,y,x\n1,01,0,1\n1.0,1,1,1.0\n01,NA,1,2\n,02,0,3\n")
     frame = read_table(path, exact_columns=("g", "h", "y"))
     assert frame["g"].tolist()[:3] == ["1", "1.0", "01"] and frame["g"].isna().tolist()[3]
     # a cell pandas reads as missing stays missing in a column of numbers
-    assert frame["h"].tolist()[:2] == ["01", "02"] and frame["h"].isna().tolist() == [
+    assert frame["h"].tolist()[:2] == ["01", "1"] and frame["h"].isna().tolist() == [
         False, False, True, False
     ]  # fmt: skip
-    # numbers that read back as written stay numbers, and so does a column not named exact
+    # numbers that merge nothing stay numbers, and so does a column not named exact
     assert frame["y"].tolist() == [0, 1, 1, 0] and frame["x"].tolist() == [1.0, 1.0, 2.0, 3.0]
     assert read_table(path)["g"].tolist()[:3] == [1.0, 1.0, 1.0]
+    path.write_text("y,p\n01,1\n02,2\n")  # codes beside predictions written as numbers
+    assert read_table(path, exact_columns=("y", "p")).to_dict("list") == {"y": [1, 2], "p": [1, 2]}
 
 
 def test_read_table_reads_gzipped_tsv_and_says_a_parser_error_in_one_line(tmp_path):

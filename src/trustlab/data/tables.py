@@ -33,9 +33,10 @@ def read_table(
     cell is missing: a class or group named ``NA``, ``None``, ``null`` or ``N/A`` stays that
     text. A column whose other values are all numbers keeps ``NA`` as missing (as R writes a
     missing number), and so do the other columns. An exact column of numbers is read as the text
-    it holds when reading it as numbers would merge or rename its values: two texts name one
-    number (groups ``1`` and ``1.0``, or ``01`` and ``1``) or one has a leading zero (codes such
-    as ``01``, ``007``). A Parquet file records its own nulls.
+    it holds when reading it as numbers would merge its values: two texts name one number
+    (groups ``1`` and ``1.0``, or ``01`` and ``1``). Codes ``01``, ``02`` alone stay the numbers
+    1, 2 (a prediction column written 1, 2 beside them still matches). A Parquet file records
+    its own nulls.
     """
     import codecs
 
@@ -102,13 +103,10 @@ def read_table(
 
 
 def _names_not_numbers(texts, numbers) -> bool:
-    """Whether a column's ``texts`` (as written) would be merged or renamed when read as the
-    ``numbers``: two texts name one number (``1`` and ``1.0``) or one has a leading zero (``01``)."""
+    """Whether a column's ``texts`` (as written) would be merged when read as the ``numbers``:
+    two texts name one number (``1`` and ``1.0``, ``01`` and ``1``)."""
     present = numbers.notna() & texts.notna()
-    written = texts[present].str.strip()
-    if written.str.match(r"[+-]?0\d").any():
-        return True
-    return written.nunique() > numbers[present].nunique()
+    return texts[present].str.strip().nunique() > numbers[present].nunique()
 
 
 def _undecodable(path: Path, encoding: str, chunk_size: int = 1 << 20) -> str:
