@@ -180,3 +180,10 @@ def test_data_show_describes_every_dataset_data_list_names(capsys):
     code, out, err = run(["data", "show", "qm9_carbonyl", "--rows", "0"], capsys)
     assert code == 0 and out.startswith("qm9_carbonyl: 3000 graphs. ")
     assert "loader: trustlab.explain.equigx.data.qm9_carbonyl" in out
+
+
+def test_data_list_text_cuts_no_cell(capsys):
+    """At 80 columns (a pipe), the licence of qm9_carbonyl was cut to '(doi:10.6084/m9.figsh…'."""
+    code, out, _ = run(["data", "list"], capsys)
+    assert code == 0 and "qm9_carbonyl" in out and "…" not in out
+    assert "978904.v5" in "".join(out.split())

@@ -24,7 +24,7 @@ def list_command(as_json: bool = typer.Option(False, "--json", help=JSON_OPTION_
         return
     table = Table(title="Bundled datasets")
     for col in ("name", "rows", "label (classes)", "protected", "licence"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")  # a long licence wraps, never cut to "…"
     for info in infos:
         table.add_row(
             info["name"],
