@@ -348,3 +348,29 @@ def test_replacing_a_dcp_result_with_an_aggregate_one_leaves_no_stale_figure(
     (out / "result.json").unlink()
     code, _, err = run([*agg, "--out", out], capsys)
     assert code == 2 and "(dcp.png)" in one_line(err)
+
+
+def test_dcp_groups_whose_numbers_would_merge_stay_apart(tmp_path, capsys):
+    # groups 01 and 1 were read as the number 1: three groups became two
+    rows = ["y,p,g"] + [f"{y},{p},{g}" for g in ("01", "1", "02") for y, p in [("a", "a"), ("b", "a"), ("b", "b")]]  # fmt: skip
+    path = tmp_path / "codes.csv"
+    path.write_text("\n".join(rows) + "\n")
+    code, out, _ = run(["fairness", "dcp", "--data", str(path), "--label", "y", "--pred", "p",
+                        "--group", "g", "--no-aggregate", "--json"], capsys)  # fmt: skip
+    assert code == 0
+    assert sorted(json.loads(out)["inputs"]["groups"]) == ["01", "02", "1"]
+
+
+@pytest.mark.parametrize(
+    ("groups", "expected"), [(("1", "1.0"), ["1", "1.0"]), (("01", "02"), ["01", "02"])]
+)
+def test_dcp_aggregate_group_names_are_read_as_written(tmp_path, capsys, groups, expected):
+    # "1" and "1.0" were one group (refused as repeated); "01", "02" were named 1 and 2
+    path = tmp_path / "agg.csv"
+    path.write_text(
+        "group,weight,label:yes,label:no,pred:yes,pred:no\n"
+        f"{groups[0]},0.4,0.30,0.70,0.25,0.75\n{groups[1]},0.6,0.50,0.50,0.55,0.45\n"
+    )
+    code, out, _ = run(["fairness", "dcp-aggregate", "--data", str(path), "--json"], capsys)
+    assert code == 0
+    assert json.loads(out)["groups"] == expected

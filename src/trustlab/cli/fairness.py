@@ -94,7 +94,8 @@ def dcp_command(
     from trustlab.fairness import multiclass_dcp
 
     refuse_existing(out, overwrite, DCP_OUTPUTS, "a DCP result")
-    table = read_table(data, "--data", encoding=encoding)
+    # exact: groups 01 and 1 (or 1 and 1.0) stay two groups, a class "NA" stays a class
+    table = read_table(data, "--data", encoding=encoding, exact_columns=(label, pred, group))
     require_columns(table, {"--label": label, "--pred": pred, "--group": group})
     table = _drop_missing(table, [label, pred, group])
     label_list = _parse_labels(labels, table[label])
@@ -151,7 +152,9 @@ def dcp_aggregate_command(
     from trustlab.fairness import aggregates_from_table, dcp_from_aggregates
 
     refuse_existing(out, overwrite, DCP_OUTPUTS, "a DCP result")
-    table = aggregates_from_table(read_table(data, "--data", encoding=encoding))
+    # the group column is names: "01" stays "01", and "1" and "1.0" are two groups
+    groups_as_text = {"dtype": {"group": str}, "exact_columns": ("group",)}
+    table = aggregates_from_table(read_table(data, "--data", encoding=encoding, **groups_as_text))
     with progress(err_console.is_terminal) as bar, native_stdout_to_stderr():
         bar.add_task("estimating DCP from aggregates", total=None)
         result = dcp_from_aggregates(
