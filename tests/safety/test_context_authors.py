@@ -22,7 +22,7 @@ from sklearn.metrics import accuracy_score, f1_score, recall_score
 from statsmodels.stats.proportion import proportions_ztest
 
 from trustlab.safety.context import human_statistics, load_casebench, score_outputs
-from trustlab.safety.context.data import check_ablate
+from trustlab.safety.context.data import ablate_context, check_ablate
 from trustlab.safety.context.metrics import HEADLINE_KEYS
 
 ORACLE_PATH = Path(__file__).resolve().parent / "casebench_authors_data" / "oracle.json.gz"
@@ -47,13 +47,13 @@ CLI_FILES = (  # one per mode, one with empty binary verdicts, one ablation
 )
 
 
-def _records(votes: str, model: str | None = None, predictions=None) -> list[dict]:
+def _records(votes: str, model: str | None = None, predictions=None, context=None) -> list[dict]:
     """The items in the authors' record format; ``votes``: "scores" (21) or "data_scores" (20)."""
     records = []
     for i, item in enumerate(ITEMS):
         record = {
             "query": item["query_id"],
-            "context": PLACEHOLDER_CONTEXT,
+            "context": PLACEHOLDER_CONTEXT if context is None else context,
             "scores": item[votes],
             "safe_rate": item["safe_rate"],
             "category": item["category"],
@@ -66,8 +66,10 @@ def _records(votes: str, model: str | None = None, predictions=None) -> list[dic
 
 
 def _write_output_file(entry: dict, folder: Path) -> Path:
+    """The file as released: an ablation file's contexts lack the groups or keys removed."""
+    context = ablate_context(PLACEHOLDER_CONTEXT, entry["ablation"])
     path = folder / "output.json"
-    path.write_text(json.dumps(_records("scores", entry["model"], entry["predictions"])))
+    path.write_text(json.dumps(_records("scores", entry["model"], entry["predictions"], context)))
     return path
 
 

@@ -133,3 +133,21 @@ def test_ablation_removes_groups_and_keys(records):
 def test_unknown_ablation_key_is_named_with_the_valid_ones(records):
     with pytest.raises(InputError, match=r"^ablate: .*sender.*confidentiality.*got 'sendr'"):
         ablate_context(records[0]["context"], "sendr")
+
+
+def test_output_files_may_hold_ablated_contexts(records):
+    # the authors' ablation files (output_logits_sender.json ...) hold the contexts their judge
+    # saw: the removed groups or keys are absent (they were refused as 'field required')
+    outputs = copy.deepcopy(records)
+    for r in outputs:
+        r["context"] = ablate_context(r["context"], "sender,confidentiality")
+        r["judge"] = "safe"
+    outputs[1]["context"] = {}  # all three groups removed: no context
+    data = load_casebench_outputs(outputs)
+    assert data.model == "judge" and len(data) == len(records)
+    assert "sender" not in data.contexts[0]
+    with pytest.raises(InputError, match="^path: record 0: field context.sender: field required"):
+        load_casebench(outputs)  # a data file still needs every CI field
+    outputs[2]["context"]["recipient"] = 3
+    with pytest.raises(InputError, match="^path: record 2: field context.recipient: input should"):
+        load_casebench_outputs(outputs)

@@ -175,8 +175,11 @@ class CaseBench(Result):
 
 
 @functools.cache
-def _schema() -> Any:
-    """The pydantic model of one record (built on first use: pydantic is an optional import)."""
+def _schema(ablated: bool = False) -> Any:
+    """The pydantic model of one record (built on first use: pydantic is an optional import).
+
+    ``ablated``: every CI group and key may be missing (the authors' ablation output files hold
+    the contexts their judge saw, without the removed groups or keys)."""
     pydantic = require("pydantic", "evals")
     from typing import Annotated, Union
 
@@ -186,13 +189,18 @@ def _schema() -> Any:
 
     def group(name: str) -> Any:
         fields = {
-            key: (value | None, None) if key in OPTIONAL_KEYS else (value, ...)
+            key: (value | None, None) if ablated or key in OPTIONAL_KEYS else (value, ...)
             for key in CI_GROUPS[name]
         }
         return pydantic.create_model(name, __config__=strict, **fields)
 
     context = pydantic.create_model(
-        "context", __config__=strict, **{name: (group(name), ...) for name in CI_GROUPS}
+        "context",
+        __config__=strict,
+        **{
+            name: (group(name) | None, None) if ablated else (group(name), ...)
+            for name in CI_GROUPS
+        },
     )
     vote = Annotated[int, pydantic.Field(ge=1, le=2)]
     return pydantic.create_model(
@@ -207,7 +215,7 @@ def _schema() -> Any:
     )
 
 
-def _validate(record: Any, index: int, name: str) -> None:
+def _validate(record: Any, index: int, name: str, ablated: bool = False) -> None:
     pydantic = require("pydantic", "evals")
     if not isinstance(record, Mapping):
         raise InputError(
@@ -215,7 +223,7 @@ def _validate(record: Any, index: int, name: str) -> None:
             argument=name,
         )
     try:
-        _schema().model_validate(record)
+        _schema(ablated).model_validate(record)
     except pydantic.ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(p) for p in error["loc"] if not str(p).startswith(("str", "dict[")))
@@ -270,7 +278,7 @@ def records_from(source: Any, name: str = "path") -> tuple[list, str]:
 def _build(records: Sequence, label: str, name: str, model: str | None) -> CaseBench:
     votes, short = [], 0
     for i, record in enumerate(records):
-        _validate(record, i, name)
+        _validate(record, i, name, ablated=model is not None)
         k, was_short = _votes(record, i, name)
         votes.append(k)
         short += was_short
@@ -322,14 +330,17 @@ def load_casebench_outputs(
     path: str | os.PathLike | Sequence[Mapping], model: str | None = None
 ) -> CaseBench:
     """Read one model's output file in the authors' released format (``exp/safety_M/output_*``):
-    the records with the prediction under the model's name.
+    the records with the prediction under the model's name. A context may lack CI groups or
+    keys (the authors' ablation files hold the contexts as their judge saw them).
 
     ``model`` None: the one key of the records that is not a record field (an error lists the
     candidates when there are several).
     """
     records, label = records_from(path)
     if model is None:
-        _validate(records[0], 0, "path")  # a list of numbers is no record, not a missing model
+        _validate(
+            records[0], 0, "path", ablated=True
+        )  # a list of numbers is no record, not a missing model
         candidates = sorted(set(records[0]) - RECORD_FIELDS)
         if len(candidates) != 1:
             raise InputError.bad(
