@@ -185,6 +185,15 @@ def test_binary_verdicts_are_read_whatever_their_case_and_blanks():
     assert cased.to_dict() == plain.to_dict() and cased.n_parse_failures == 1
 
 
+@pytest.mark.parametrize(("mode", "value"), [("score", 7), ("logits", 0.7)])
+def test_a_blank_prediction_is_a_parse_failure_in_every_mode(mode, value):
+    # binary read " " as "" while score and logits refused it
+    y = _rates([3, 14, 18])
+    plain = context_scores([value, "", value], y, mode, n_bootstrap=0)
+    blank = context_scores([value, " \n", value], y, mode, n_bootstrap=0)
+    assert blank.to_dict() == plain.to_dict() and blank.n_parse_failures == 1
+
+
 @pytest.mark.parametrize("value", [7.0, 7.3, 0.1 + 0.2])
 def test_a_constant_prediction_has_no_correlation_not_a_rounding_artifact(value):
     # one-pass moments give E[x^2] - E[x]^2 = a rounding residue for a constant x, and so a

@@ -159,7 +159,7 @@ def _numbers(predictions: list, mode: str) -> tuple[np.ndarray, np.ndarray]:
     values, parsed = np.empty(len(predictions)), np.zeros(len(predictions), dtype=bool)
     low, high = (1.0, 10.0) if mode == "score" else (0.0, 1.0)
     for i, value in enumerate(predictions):
-        if value is None or (isinstance(value, str) and value == ""):
+        if value is None or (isinstance(value, str) and not value.strip()):  # as binary's " "
             values[i] = empty
             continue
         try:
