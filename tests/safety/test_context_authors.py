@@ -205,6 +205,9 @@ def test_check2_per_query_counts_and_wilcoxon(human):
     assert human.wilcoxon.statistic == 45.5 and human.wilcoxon.n == 445
     assert 1.225e-74 < human.wilcoxon.p_value < 1.235e-74
     assert human.mean_difference == pytest.approx(0.415, abs=5e-4)
+    # z = 57.4: the normal tail underflows to 0.0, which is no p-value to print
+    assert human.pooled.p_value == 0 and "pooled z = 57.414, p < 1e-300" in human.summary()
+    assert "Wilcoxon statistic 45.5, p = 1.23e-74" in human.summary()
 
 
 def test_check5_safe_rate_is_k_of_21_and_the_20_votes_are_its_prefix():

@@ -62,6 +62,7 @@ from trustlab.safety.context import (
     synthetic_casebench,
 )
 from trustlab.safety.context.data import check_ablate
+from trustlab.safety.context.human import p_text
 from trustlab.safety.context.metrics import HEADLINE_KEYS
 
 _inspect = require("inspect_ai", "evals")
@@ -440,18 +441,18 @@ def _human_panel(logs: list[Any]) -> list[Any]:
         except InputError as exc:
             blocks.append(ReportText(f"Human statistics of {where}: not available ({exc})."))
             continue
-        ci, power = stats.cluster_interval, stats.power_at_votes
+        ci, power, test = stats.cluster_interval, stats.power_at_votes, stats.wilcoxon
         power = "n/a" if power is None else round(power, 3)
         rows = [
             ["queries (paired)", stats.n_queries],
             ["safe-vote share, safe-intended", round(stats.safe_rate_safe_context, 4)],
             ["safe-vote share, unsafe-intended", round(stats.safe_rate_unsafe_context, 4)],
             ["pooled z", round(stats.pooled.statistic, 3)],
-            ["pooled p", f"{stats.pooled.p_value:.3g}"],
+            ["pooled p", p_text(stats.pooled.p_value)],
             [f"queries with a significant increase (p < {stats.alpha:g})", stats.n_significant],
             ["majority flips", stats.n_flips],
             ["mean per-query difference", round(stats.mean_difference, 4)],
-            ["Wilcoxon p", f"{stats.wilcoxon.p_value:.3g}" if stats.wilcoxon else "n/a"],
+            ["Wilcoxon p", p_text(test.p_value) if test else "n/a"],
             [f"cluster bootstrap {ci.confidence_level:.0%} CI", f"[{ci.low:.4f}, {ci.high:.4f}]"],
             [f"power with {stats.votes_per_item} votes", power],
         ]

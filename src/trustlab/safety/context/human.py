@@ -29,7 +29,14 @@ from trustlab.evaluation.statistics import (
 )
 from trustlab.safety.context.data import VOTES_PER_ITEM, CaseBench, load_casebench
 
-__all__ = ["HumanStatistics", "human_statistics"]
+__all__ = ["HumanStatistics", "human_statistics", "p_text"]
+
+
+def p_text(p: float, name: str = "") -> str:
+    """A p-value as text, "< 1e-300" where it underflowed to 0 (z = 57 gives 0.0); with
+    ``name``: "p = 0.012" or "p < 1e-300"."""
+    text = "< 1e-300" if p == 0 else f"= {p:.3g}"
+    return f"{name} {text}" if name else text.removeprefix("= ")
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,7 +96,7 @@ class HumanStatistics(Result):
         ci, test = self.cluster_interval, self.wilcoxon
         wilcoxon = "no Wilcoxon test (every difference is 0)"
         if test is not None:
-            wilcoxon = f"Wilcoxon statistic {test.statistic:g}, p = {test.p_value:.3g}"
+            wilcoxon = f"Wilcoxon statistic {test.statistic:g}, {p_text(test.p_value, 'p')}"
         power = "n/a (equal rates)" if self.power_at_votes is None else f"{self.power_at_votes:.3f}"
         return "\n".join(
             [
@@ -99,7 +106,7 @@ class HumanStatistics(Result):
                 f"{self.safe_rate_unsafe_context:.4f} (unsafe-intended)",
                 f"  safe majority: {self.safe_majority_safe_context:.1%} vs "
                 f"{self.safe_majority_unsafe_context:.1%}",
-                f"  pooled z = {self.pooled.statistic:.3f}, p = {self.pooled.p_value:.3g}",
+                f"  pooled z = {self.pooled.statistic:.3f}, {p_text(self.pooled.p_value, 'p')}",
                 f"  per query: {self.n_significant}/{self.n_queries} significant increases "
                 f"(p < {self.alpha:g}), {self.n_flips} majority flips",
                 f"  mean per-query difference {self.mean_difference:.4f}; {wilcoxon}",
