@@ -76,7 +76,7 @@ def test_best_response_to_per_feature_prices_equals_the_lp(seed):
     assert np.array_equal(br.predictions, ((scores >= 0) | br.buys).astype(int))
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(8))
 def test_scalar_price_best_response_matches_the_market(seed):
     w, b0, X, budgets = population(seed, m=200)
     res = market_price(w, b0, X, budgets)
@@ -84,9 +84,13 @@ def test_scalar_price_best_response_matches_the_market(seed):
     assert np.array_equal(br.buys, res.buyers)
     assert np.array_equal(br.predictions, res.predictions)
     assert np.allclose(br.cost[res.buyers], res.costs[res.buyers], rtol=1e-14)
-    # the per-feature vector form of the same price gives the same decisions
+    # the per-feature vector form of the same price gives the same decisions: the user whose
+    # budget sets the price pays exactly that budget, and a cost one ulp above it (p_j / w_j
+    # rounds) still buys
     vector = best_response(w, b0, X, budgets, res.feature_prices)
     assert np.allclose(vector.cost, br.cost, rtol=1e-12)
+    assert np.array_equal(vector.buys, res.buyers)
+    assert np.array_equal(vector.predictions, res.predictions)
 
 
 def test_free_feature_and_infinite_price():

@@ -53,6 +53,8 @@ __all__ = [
 # Plots draw the exact saw-tooth revenue curve up to this many price groups, then a sample.
 _MAX_PLOTTED_GROUPS = 4000
 _PLOT_PRICE_FACTOR = 4.0
+# best_response under a price vector: a cost this close (relative) to the budget is affordable.
+_AFFORD_RTOL = 1e-12
 
 
 # ----------------------------------------------------------------------------------------------
@@ -492,7 +494,10 @@ def best_response(w: Any, b0: Any, X: Any, budgets: Any, prices: Any) -> BestRes
     prices ``rho * max(w, 0)/||w||``) or a per-feature price vector ``p >= 0`` of shape (d,). With
     linear costs ``p'delta`` the cheapest move buys only the feature with the lowest
     ``p_j / w_j`` among ``w_j > 0`` (the first such feature on ties); a user buys iff the cost is
-    within budget (for a scalar price decided exactly as in :func:`market_outcome`).
+    within budget (for a scalar price decided exactly as in :func:`market_outcome`; for a vector,
+    a cost within a relative 1e-12 of the budget counts as within it, so the vector
+    ``MarketResult.feature_prices`` gives the market's own buyers, the price-setting user
+    included, whatever the rounding of ``p_j / w_j``).
 
     Examples
     --------
@@ -528,7 +533,9 @@ def best_response(w: Any, b0: Any, X: Any, budgets: Any, prices: Any) -> BestRes
         buys[rejected] = money[rejected] / distances >= rho
         cost[rejected] = rho * distances
     else:
-        buys = rejected & (cost <= money)
+        # A cost within _AFFORD_RTOL of the budget is a tie in floats: the market's own
+        # price-setting user pays exactly their budget, and p_j / w_j may round one ulp above.
+        buys = rejected & (cost <= money * (1.0 + _AFFORD_RTOL))
     purchases = np.zeros_like(features)
     purchases[buys, best] = gap[buys] / weights[best]
     predictions = (~rejected | buys).astype(np.int64)
