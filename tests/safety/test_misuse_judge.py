@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from trustlab.errors import InputError
+from trustlab.errors import BackendError, InputError
 from trustlab.llm.completion import Completion
 from trustlab.safety.misuse import ModelJudge, ReconstructionMonitor, judge_question
 
@@ -100,3 +100,27 @@ def test_on_smollm2_the_probability_is_its_own_first_token_mass(smollm2):
 def test_bad_input_is_named(make, message):
     with pytest.raises(InputError, match=message):
         make()
+
+
+class NoLogprobs(Says):
+    """An endpoint whose server answers without log-probabilities (as RemoteModel raises)."""
+
+    def completions(self, prompts, max_new_tokens=64, *, chat=True, top_logprobs=0, **kwargs):
+        raise BackendError("POST http://x/v1/chat/completions: the response has no logprobs")
+
+
+@pytest.mark.parametrize(("text", "p"), [("Yes", 1.0), ("No.", 0.0), ("Perhaps", 0.5)])
+def test_an_endpoint_without_logprobs_falls_back_to_the_first_word(text, p):
+    model = NoLogprobs(text)
+    assert ModelJudge(model)(REQUESTS, OBJECTIVE) == p
+    assert model.prompts == [judge_question(REQUESTS, OBJECTIVE)]
+
+
+def test_a_remote_model_without_logprobs_is_judged_by_its_text(monkeypatch):
+    from trustlab.llm import RemoteModel
+
+    reply = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "Yes"}}]}
+    reply["choices"][0]["finish_reason"] = "stop"
+    monkeypatch.setattr(RemoteModel, "_request", lambda self, method, path, payload: reply)
+    model = RemoteModel("http://127.0.0.1:9/v1", "served")
+    assert ModelJudge(model)(REQUESTS, OBJECTIVE) == 1.0

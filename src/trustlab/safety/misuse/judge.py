@@ -6,7 +6,10 @@
 question per window. With a model that returns its first token's alternatives (``completions``
 with ``top_logprobs``, as local models and trustlab's server do), the probability is the mass of
 "yes" among the "yes" and "no" tokens; otherwise, or when neither is among the alternatives, the
-answer's first word: 1.0 for yes, 0.0 for no, and ``undecided`` (0.5) for anything else.
+answer's first word: 1.0 for yes, 0.0 for no, and ``undecided`` (0.5) for anything else. An
+endpoint whose ``completions`` fails (a server that gives no log-probabilities raises
+:class:`~trustlab.errors.BackendError`) is asked again with ``generate`` and its first word
+decides.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from trustlab._checks import check_bool, check_probability, check_string_list
-from trustlab.errors import InputError
+from trustlab.errors import BackendError, InputError
 
 __all__ = ["ModelJudge", "judge_question"]
 
@@ -72,8 +75,15 @@ class ModelJudge:
             raise InputError.bad("objective", "a non-empty string", objective)
         question = judge_question(items, objective)
         completions = getattr(self.model, "completions", None)
+        completion = None
         if callable(completions):
-            (completion,) = completions([question], 1, chat=self.chat, top_logprobs=TOP_LOGPROBS)
+            try:
+                (completion,) = completions(
+                    [question], 1, chat=self.chat, top_logprobs=TOP_LOGPROBS
+                )
+            except BackendError:  # e.g. a server without log-probabilities: the text decides
+                completion = None
+        if completion is not None:
             if completion.top_logprobs:
                 mass = {"yes": 0.0, "no": 0.0}
                 for token, logprob in completion.top_logprobs[0]:
