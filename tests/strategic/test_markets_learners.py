@@ -315,3 +315,18 @@ def test_docs_scikit_learn_example_runs(capsys):
     assert line.startswith("accuracy after each fold's market: [")
     scores = [float(v) for v in line.split("[")[1].rstrip("]").split()]
     assert len(scores) == 3 and all(0.5 < s <= 1.0 for s in scores)
+
+
+@pytest.mark.parametrize("price", [None, 0.0, 0.7])
+def test_predict_proba_argmax_is_the_prediction(population, price):
+    """Users on the boundary after the market (the price-setting user, every buyer at price 0)
+    are predicted positive; predict_proba must not tie them at 0.5/0.5, where the argmax is
+    classes_[0]."""
+    X, y, b = population
+    naive = NaiveMarketClassifier().fit(X, y)
+    predicted = naive.predict(X, b, price=price)
+    proba = naive.predict_proba(X, b, price=price)
+    assert np.array_equal(naive.classes_[proba.argmax(axis=1)], predicted)
+    assert np.allclose(proba.sum(axis=1), 1.0)
+    if price != 0.7:  # a tie is there to be broken: the price-setter, or buyers at price 0
+        assert (naive.decision_function(X, b, price=price)[predicted == 1] == 0.0).any()

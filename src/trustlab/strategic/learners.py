@@ -158,9 +158,17 @@ class _MarketLinearClassifier(_ClassifierMixin, _BaseEstimator):
 
     def predict_proba(self, X: Any, budgets: Any = None, *, price: Any = None) -> np.ndarray:
         """``sigmoid(decision_function)`` as two columns in ``classes_`` order: a monotone
-        squashing of the post-market margin, not a calibrated probability."""
+        squashing of the post-market margin, not a calibrated probability. A margin of 0 (a
+        user on the boundary after the market, as the price-setting user and every buyer at
+        price 0 are) is a positive decision, so its positive column is the float just above
+        0.5: the argmax is :meth:`predict`."""
         margin = self.decision_function(X, budgets, price=price)
         positive = 1.0 / (1.0 + np.exp(-np.clip(margin, -500, 500)))
+        positive = np.where(
+            margin >= 0,
+            np.maximum(positive, np.nextafter(0.5, 1.0)),
+            np.minimum(positive, np.nextafter(0.5, 0.0)),
+        )
         return np.column_stack([1.0 - positive, positive])
 
     def score(self, X: Any, y: Any, budgets: Any = None, *, price: Any = None) -> float:
