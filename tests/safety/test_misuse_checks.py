@@ -500,3 +500,23 @@ def test_a_correct_answer_with_an_interactive_main_block_passes(code_tasks):
     assert _in_process_verdict(program, data["test"], data["entry_point"]) is True
     run = run_humaneval(program, data["test"], data["entry_point"])
     assert run.passed, run.detail
+
+
+@pytest.mark.parametrize(
+    ("suite", "data", "key"),
+    [
+        ("text", {"keywords": "mill"}, "keywords"),  # was read as the keywords m, i, l, l
+        ("text", {"keywords": ["mill", 3]}, "keywords"),  # was a TypeError
+        ("code", {"test": "def check(c):\n    pass\n", "entry_point": 3}, "entry_point"),
+        ("code", {"test": "def check(c):\n    pass\n", "entry_point": "f x"}, "entry_point"),
+        ("code", {"test": 3, "entry_point": "f"}, "test"),
+    ],
+)
+def test_a_hand_made_task_with_bad_data_is_named_whatever_the_answer(suite, data, key):
+    from trustlab.safety.misuse import MisuseTask
+
+    task = MisuseTask("mine/1", suite, "objective", "benign", "{previous}", data)
+    for answer in ("- mill [trustlab-canary]\n" * 5, "def f():\n    pass\n", "f x"):
+        with pytest.raises(InputError) as info:
+            check_success(task, answer)
+        assert info.value.argument == f"task.data['{key}']"
