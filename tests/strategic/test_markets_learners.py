@@ -330,3 +330,13 @@ def test_predict_proba_argmax_is_the_prediction(population, price):
     assert np.allclose(proba.sum(axis=1), 1.0)
     if price != 0.7:  # a tie is there to be broken: the price-setter, or buyers at price 0
         assert (naive.decision_function(X, b, price=price)[predicted == 1] == 0.0).any()
+
+
+def test_fixed_cost_learner_fits_when_the_naive_model_is_constant():
+    """A constant feature gives the naive model zero weights: it induces no market (price inf);
+    fit used to refuse with an error about a weight vector ``w`` nobody passed."""
+    X, y = np.ones((30, 1)), np.arange(30) % 2
+    fixed = FixedPriceStrategicClassifier(max_epochs=2, n_restarts=1, random_state=0)
+    fixed.fit(X, y, budgets=np.ones(30))
+    assert fixed.fixed_price_ == float("inf")
+    assert fixed.predict(X).shape == (30,)

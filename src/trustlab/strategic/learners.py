@@ -452,10 +452,10 @@ class FixedPriceStrategicClassifier(_TrainedMarketClassifier):
         data, params, rng = self._prepare(X, y, budgets)
         train_X, train_positive = data.X[data.train], data.positive[data.train]
         coef0, intercept0 = _fit_logistic(train_X, train_positive, params["naive_C"])
-        induced = outcome(
-            check_weights(coef0), intercept0, train_X, data.budgets[data.train], None, None
-        )
-        price = induced.price
+        if np.any(coef0 != 0):
+            price = outcome(coef0, intercept0, train_X, data.budgets[data.train], None, None).price
+        else:  # a constant naive model (a constant feature, say) moves nobody: no market
+            price = math.inf
         self.fixed_price_ = float(price * self.budget_scale_)
         price_fn = torch_backend().fixed_price_fn(price)
         # By default validated at the fixed price too: the learner believes its users' costs do
