@@ -216,3 +216,11 @@ def test_summary_and_plot(tmp_path):
     xs, ys = res.revenue_curve()
     assert ys.max() == 3.5 and xs[np.argmax(ys)] == 1.0
     assert ax.get_xlabel().startswith("price")
+
+
+def test_summary_at_a_given_price_when_no_price_earns_revenue():
+    """Everyone already accepted: the optimum is 'no market', not a price of inf."""
+    res = market_outcome([1.0], 0.0, [[1.0], [2.0]], [1.0, 1.0], 1.0)
+    assert math.isinf(res.optimal_price)
+    assert "price inf" not in res.summary()
+    assert "no price earns revenue" in res.summary()

@@ -237,9 +237,11 @@ class MarketResult(Result):
             )
         else:
             head = f"No market forms: nobody of {self.n_users} users buys (revenue 0)"
-        if self.price != self.optimal_price:
+        if self.price != self.optimal_price and math.isfinite(self.optimal_price):
             head += f"\n  revenue-maximising price {self.optimal_price:.6g} (revenue "
             head += f"{self.optimal_revenue:.6g})"
+        elif self.price != self.optimal_price:
+            head += "\n  no price earns revenue: nobody rejected can buy (no market)"
         lines = [
             head,
             f"  already positive {self.n_already_positive}, still rejected {self.n_rejected}, "
