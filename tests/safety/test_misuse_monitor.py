@@ -524,3 +524,15 @@ def test_the_default_embedder_is_loaded_once(minilm_results):
     ReconstructionMonitor().score(["hello"], "hello there")
     after = monitor_module._minilm.cache_info()
     assert after.misses == before.misses == 1 and after.hits == before.hits + 1
+
+
+def test_tpr_at_5_fpr_sees_a_threshold_on_a_straight_stretch_of_the_curve():
+    # 10 positives, 20 negatives: at 0.8 and at 0.7 one positive ties with one negative, so
+    # the ROC points (0, .4), (.05, .5), (.1, .6) lie on a line; the middle one, the best at
+    # 5 % FPR, was dropped by roc_curve's drop_intermediate (the answer was 0.4)
+    scores = np.array([0.9] * 4 + [0.8, 0.7] + [0.1] * 4 + [0.8, 0.7] + [0.05] * 18)
+    labels = np.array([1] * 10 + [0] * 20)
+    result = evaluate_monitor(FixedMonitor(), windows_for(scores, labels), n_bootstrap=10)
+    flagged = scores >= 0.8
+    assert flagged[labels == 0].mean() == 0.05 and flagged[labels == 1].mean() == 0.5
+    assert result.tpr_at_5_fpr == 0.5

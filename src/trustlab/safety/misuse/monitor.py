@@ -344,7 +344,7 @@ class MonitorROC(Result):
     labels : ndarray of int
         1: a task's own decomposition; 0: unrelated requests.
     fpr, tpr : ndarray
-        The ROC curve's points (``sklearn.metrics.roc_curve``).
+        The ROC curve's points, one per distinct score (``sklearn.metrics.roc_curve``).
     task_ids : tuple of str
     """
 
@@ -464,7 +464,9 @@ def evaluate_monitor(
     resampled = _auroc_rows(positive[index[0]], scores[index])  # same labels in every resample
     tail = (1.0 - level) / 2.0
     low, high = np.quantile(resampled, [tail, 1.0 - tail])
-    fpr, tpr, _ = roc_curve(labels, scores)
+    # every threshold: the default drops collinear points, and one of them can be the best
+    # threshold at 5 % FPR (equal steps of tied positives and negatives)
+    fpr, tpr, _ = roc_curve(labels, scores, drop_intermediate=False)
     tpr_at = float(tpr[fpr <= MAX_FPR + 1e-12].max())
     return MonitorROC(
         auroc=auroc,
