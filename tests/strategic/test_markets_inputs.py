@@ -146,3 +146,10 @@ def test_missing_torch_is_a_config_error(monkeypatch):
         soft_market_price(W, 0.0, X, B)
     # the exact market needs no torch
     assert market_price(W, 0.0, X, B).n_users == 3
+
+
+def test_a_price_of_minus_zero_is_zero():
+    """``--price=-0.0`` is the free market, reported as 0, not '-0' (price and revenue)."""
+    res = market_outcome([1.0], 0.0, [[-1.0], [1.0]], [1.0, 1.0], -0.0)
+    assert str(res.price) == "0.0" and str(res.revenue) == "0.0"
+    assert "price 0 per" in res.summary()

@@ -208,7 +208,7 @@ def check_price(price: Any, name: str = "price") -> float:
     value = _number(price)
     if not value >= 0.0:  # also rejects NaN (and a bool or a string)
         raise InputError.bad(name, "a non-negative number (inf for no market)", price)
-    return value
+    return value + 0.0  # -0.0 is 0.0 (it would print as a price of '-0')
 
 
 def validate(w, b0, X, budgets, y=None):
