@@ -67,3 +67,39 @@ def test_reflow_joins_prose_and_keeps_examples_and_lists():
 def test_the_checker_sees_a_half_line():
     assert _ragged(" Keep the default\n host 127.0.0.1 unless other machines must reach it.")
     assert not _ragged(" Example:\n\n   trustlab llm serve --port 8000")
+
+
+def _argument_helps(group: typer.Typer = app, path=()):
+    """(command path, argument help) for every CLI argument declared with a help text."""
+    import inspect
+    import typing
+
+    for info in group.registered_commands:
+        name = info.name or info.callback.__name__.replace("_", "-")
+        hints = typing.get_type_hints(info.callback, include_extras=True)
+        for parameter in inspect.signature(info.callback).parameters.values():
+            extras = typing.get_args(hints.get(parameter.name))[1:]
+            default = parameter.default
+            for meta in (*extras, default):
+                if isinstance(meta, typer.models.ArgumentInfo) and meta.help:
+                    yield (*path, name), meta.help
+    for sub in group.registered_groups:
+        yield from _argument_helps(sub.typer_instance, (*path, sub.name))
+
+
+ARGUMENT_HELPS = list(_argument_helps())
+
+
+def test_every_argument_help_is_shown(capsys, monkeypatch):
+    # typer < 0.21 (which Flower pins) with click 8.5 showed no argument's help at all
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setenv("TERMINAL_WIDTH", "200")
+    assert len(ARGUMENT_HELPS) >= 5
+    missing = []
+    for command, text in ARGUMENT_HELPS:
+        with pytest.raises(SystemExit):
+            main([*command, "--help"])
+        shown = " ".join(re.sub(r"[│]", " ", capsys.readouterr().out).split())
+        if " ".join(text.split()[:3]) not in shown:
+            missing.append((" ".join(command), text))
+    assert missing == []
