@@ -340,3 +340,8 @@ def test_fixed_cost_learner_fits_when_the_naive_model_is_constant():
     fixed.fit(X, y, budgets=np.ones(30))
     assert fixed.fixed_price_ == float("inf")
     assert fixed.predict(X).shape == (30,)
+    # no checkpoint beats the constant start, which is kept: its market is refused clearly
+    assert not np.any(fixed.coef_ != 0)
+    with pytest.raises(InputError, match="constant model") as error:
+        fixed.predict(X, np.ones(30))
+    assert error.value.argument == "budgets"

@@ -101,7 +101,14 @@ class _MarketLinearClassifier(_ClassifierMixin, _BaseEstimator):
         the revenue-maximising one)."""
         money = check_budgets(budgets, features.shape[0])
         rho = None if price is None else check_price(price)
-        weights = check_weights(self.coef_)  # a constant model moves nobody: say so
+        if not np.any(self.coef_ != 0):  # a constant model moves nobody: say so
+            raise InputError(
+                "budgets: expected a classifier with a non-zero weight for users to move, got "
+                "a fitted constant model (every weight 0): no market forms; predict(X) without "
+                "budgets gives its decisions",
+                argument="budgets",
+            )
+        weights = check_weights(self.coef_)
         return outcome(weights, float(self.intercept_), features, money, positive, rho)
 
     def market(self, X: Any, budgets: Any, y: Any = None, *, price: Any = None) -> MarketResult:
