@@ -46,3 +46,20 @@ def test_run_eval_names_the_role_in_python(tmp_path):
 
 def test_every_builtin_task_says_which_roles_it_takes():
     assert set(TASK_ROLES) == set(BUILTIN_TASKS)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["misuse", "--model", WEAK, "--strong", STRONG],
+         "--weak: expected a model for the role 'weak' of the misuse task, got none"),
+        (["misuse", "--weak", WEAK], "--strong: expected a model for the role 'strong'"),
+    ],
+)  # fmt: skip
+def test_a_missing_role_is_named_by_its_option(run, tmp_path, argv, message):
+    # it said "model_roles: ... got 'strong'", an internal argument and the roles that were given
+    out = tmp_path / "logs"
+    code, stdout, err = run("eval", "run", *argv, "--limit", "1", "--out", out)
+    assert code == 2 and stdout == ""
+    assert one_line(err).startswith(f"trustlab: error: {message}"), err
+    assert not out.exists()

@@ -132,10 +132,11 @@ def run_eval(
     check_roles(task, roles)
     for role in REQUIRED_ROLES.get(task, ()):
         if role not in roles:
-            raise InputError.bad(
-                "model_roles",
-                f"a model for the role '{role}' of the {task} task (--{role})",
-                ", ".join(sorted(roles)) or "none",
+            # named as the role (the CLI's --strong / --weak), not as the whole mapping
+            argument = role_argument(role)
+            raise InputError(
+                f"{argument}: expected a model for the role '{role}' of the {task} task, got none",
+                argument=argument,
             )
     resolved = resolve_task(task)
     if isinstance(resolved, str):
