@@ -319,7 +319,8 @@ def run_flower_app(
     Parameters
     ----------
     app_dir : path or FlowerApp
-        A project written by :func:`write_flower_app` with a ``result_dir``.
+        A project written by :func:`write_flower_app` with a ``result_dir``; the result files
+        an earlier run left there are deleted before the run.
     superlink : str
         The SuperLink's ``HOST:PORT``.
     insecure, root_certificates
@@ -349,6 +350,10 @@ def run_flower_app(
                              root_certificates)  # fmt: skip
     result_dir = _result_dir(app)
     _wait_for_port(superlink, connect_timeout)
+    # `flwr run --stream` exits 0 even when the ServerApp fails: a result left by an earlier
+    # run of this app must not be read as this run's.
+    for stale in (result_dir / RESULT_JSON, result_dir / RESULT_ARRAYS):
+        stale.unlink(missing_ok=True)
     certificates = None if root_certificates is None else str(Path(root_certificates).resolve())
     with tempfile.TemporaryDirectory(prefix="flwr-home-") as scratch:
         home = Path(flwr_home) if flwr_home is not None else Path(scratch)
