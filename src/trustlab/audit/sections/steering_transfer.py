@@ -160,12 +160,18 @@ def _transfer_section(study: Any) -> Section:
         ],
         caption="The vectors",
     )
-    best = max(range(len(t.alphas)), key=lambda j: t.drops["mapped"][j])
-    summary = (
-        f"mapped vector: trigger rate {t.target_unsteered:.0%} -> {t.mapped[best]:.0%} at alpha "
-        f"{t.alphas[best]:g} (random vectors {t.random[best]:.0%}, the target's own "
-        f"{t.target_native[best]:.0%})."
-    )
+    # the scale the target's sweep chose on training topics (step 1), never the one that did best
+    # on the held-out topics reported here
+    chosen = study.target_sweep.best_alpha
+    if chosen in t.alphas:
+        j = t.alphas.index(chosen)
+        summary = (
+            f"mapped vector at alpha {chosen:g} (the target sweep's choice): trigger rate "
+            f"{t.target_unsteered:.0%} -> {t.mapped[j]:.0%} (random vectors {t.random[j]:.0%}, "
+            f"the target's own {t.target_native[j]:.0%})."
+        )
+    else:
+        summary = f"the target sweep's scale {chosen:g} is not among the scales reported."
     return Section(
         "transfer",
         "Transfer",
