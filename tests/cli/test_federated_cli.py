@@ -56,6 +56,23 @@ def test_flower_app_writes_a_project_and_the_launch_commands(run, tmp_path):
     assert "partition-id=2 num-partitions=3" in data["commands"]
 
 
+def test_flower_app_sets_the_model_sizes_for_nodes_with_their_own_data(run, tmp_path):
+    import tomllib
+
+    from cli_helpers import one_line
+
+    code, _, _ = run("federated", "flower-app", "--out", tmp_path / "app", "--num-features",
+                     144, "--num-classes", 12)  # fmt: skip
+    pyproject = tomllib.loads((tmp_path / "app" / "pyproject.toml").read_text())
+    config = pyproject["tool"]["flwr"]["app"]["config"]
+    assert code == 0 and (config["num-features"], config["num-classes"]) == (144, 12)
+    # Sizes the ServerApp's model cannot take are refused before anything is written.
+    for option, value in (("--num-features", 50), ("--num-classes", 1)):
+        code, _, err = run("federated", "flower-app", "--out", tmp_path / "bad", option, value)
+        assert code == 2 and one_line(err).startswith(f"trustlab: error: {option}: expected")
+        assert not (tmp_path / "bad").exists()
+
+
 def test_bad_input_is_one_line_and_exit_code_2(run, tmp_path):
     from cli_helpers import one_line
 

@@ -203,6 +203,17 @@ def flower_app_command(
     port: Annotated[int, typer.Option("--port", help="SuperLink port in the printed commands.")] = (
         9093
     ),
+    num_features: Annotated[
+        int | None,
+        typer.Option(
+            "--num-features",
+            help="Features per row of the model (default: the --data set's, 64 or 196); set "
+            "it for nodes with their own data-path files.",
+        ),
+    ] = None,
+    num_classes: Annotated[
+        int, typer.Option("--num-classes", help="Classes of the model (labels 0..K-1).")
+    ] = 10,
     seed: SeedOption = 0,
     overwrite: OverwriteOption = False,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
@@ -217,6 +228,7 @@ def flower_app_command(
         threshold_factor=paper_threshold_factor(n_silos, shift),
     )  # fmt: skip
     app = write_flower_app(
-        out, config, n_silos=n_silos, shift=shift, data=data, result_dir=result_dir, port=port
-    )
+        out, config, n_silos=n_silos, shift=shift, data=data, result_dir=result_dir, port=port,
+        num_features=num_features, num_classes=num_classes,
+    )  # fmt: skip
     emit(app, as_json)

@@ -104,14 +104,37 @@ def _node_setup(context: Context):
     if "partition-id" not in node:
         raise InputError.bad("node-config", "a partition-id=<silo index> entry", dict(node))
     index = int(node["partition-id"])
+    num_classes = int(context.run_config.get("num-classes", 10))
     if node.get("data-path"):
         silo = load_silo_file(str(node["data-path"]))
+        _check_node_silo(silo, context.run_config, num_classes)
     else:
         count = int(node.get("num-partitions", context.run_config.get("num-silos", index + 1)))
+        if not 0 <= index < count:
+            raise InputError.bad("partition-id", f"a silo index in 0..{count - 1}", index)
         shift = str(context.run_config.get("shift", "rotation"))
         data = str(context.run_config.get("data", "digits"))
         silo = make_silos(data, count, shift, random_state=cfg.random_state)[index]
-    return index, silo, cfg, int(context.run_config.get("num-classes", 10))
+    return index, silo, cfg, num_classes
+
+
+def _check_node_silo(silo, run_config, num_classes: int) -> None:
+    """A node's own data must fit the model the ServerApp built from the run config."""
+    features = int(run_config.get("num-features", silo.num_features))
+    where = "write_flower_app or trustlab federated flower-app"
+    if silo.num_features != features:
+        raise InputError.bad(
+            "data-path",
+            f"{features} features per row (the app's num-features; {where} --num-features)",
+            silo.num_features,
+        )
+    top = int(max(silo.y_train.max(), silo.y_test.max()))
+    if top >= num_classes:
+        raise InputError.bad(
+            "data-path",
+            f"labels 0..{num_classes - 1} (the app's num-classes; {where} --num-classes)",
+            top,
+        )
 
 
 def _one_thread() -> None:

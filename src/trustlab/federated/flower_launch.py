@@ -31,6 +31,7 @@ from trustlab._checks import check_choice, check_positive_int
 from trustlab._results import Result, internal_field, output_dir
 from trustlab.errors import BackendError, ConfigError, InputError
 from trustlab.federated.flower import RESULT_ARRAYS, RESULT_JSON
+from trustlab.federated.model import check_model_spec
 from trustlab.federated.protocol import ProtocolState
 from trustlab.federated.results import round_counts, rounds_text
 from trustlab.federated.silos import DATASETS, SHIFT_PRESETS
@@ -187,6 +188,9 @@ def write_flower_app(
         raise InputError.bad("port", "a TCP port in [1, 65535]", port)
     if num_features is None:
         num_features = 64 if data == "digits" else 196
+    num_features = check_positive_int(num_features, "num_features")
+    num_classes = check_positive_int(num_classes, "num_classes", minimum=2)
+    check_model_spec(cfg.model_spec(num_features, num_classes))  # the ServerApp builds this model
     run_config: dict[str, Any] = {k.replace("_", "-"): v for k, v in cfg.to_dict().items()}
     run_config.update({
         "num-silos": n_silos, "shift": shift, "data": data, "num-features": int(num_features),
