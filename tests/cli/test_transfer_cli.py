@@ -155,7 +155,7 @@ def test_apply_prints_the_plain_and_steered_completions_of_the_library(capsys, m
     plain = steered_completions(lm, PROMPTS, max_new_tokens=6)
     steered = steered_completions(lm, PROMPTS, vector=vector, max_new_tokens=6)
     assert [r["plain"] for r in rows] == plain
-    assert [r["steered_x1"] for r in rows] == steered
+    assert [r["steered"] for r in rows] == steered and all(r["scale"] == 1.0 for r in rows)
     assert "HATE" in plain[0] and "HATE" not in steered[0]  # the backdoor, then removed
 
 

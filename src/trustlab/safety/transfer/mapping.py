@@ -667,7 +667,7 @@ def check_map_model(
         raise InputError.bad(
             argument,
             f"the model the map was fitted {'from' if side == 'source' else 'to'}, {recorded!r}",
-            f"{model.name!r}",
+            model.name,
         )
     width = getattr(activation_map, f"{side}_width_")
     if int(model.hidden_size) != width:
