@@ -55,6 +55,17 @@ def test_predictive_entropy_of_the_authors_array_layout():
     assert np.allclose(predictive_entropy(probs), scipy_entropy(mean, axis=-1), atol=1e-12)
 
 
+def test_predictive_entropy_refuses_scores_that_are_not_probabilities():
+    # Logits, or scores not normalised over the classes, gave a negative "entropy" (-4.68).
+    with pytest.raises(InputError, match="probabilities: expected probabilities over the last"):
+        predictive_entropy(np.array([[[2.0, 3.0]]]))
+    with pytest.raises(InputError, match="a row summing to 0.5"):
+        predictive_entropy(np.array([[[0.25, 0.25], [0.5, 0.5]]]))
+    # float32 softmax rounding is accepted.
+    probs = np.array([[[0.3, 0.7 + 1e-6]]], dtype=np.float32)
+    assert np.isfinite(predictive_entropy(probs)).all()
+
+
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), clients=st.integers(1, 6))
 def test_average_weights_equals_flower_fedavg_aggregation(seed, clients):

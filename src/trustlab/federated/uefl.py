@@ -242,7 +242,7 @@ def predictive_entropy(probabilities: Any, eps: float = sys.float_info.min) -> n
     Parameters
     ----------
     probabilities : array-like, shape (T, ..., C)
-        Softmax outputs of T stochastic passes.
+        Softmax outputs of T stochastic passes (each row over C sums to 1).
 
     Returns
     -------
@@ -260,6 +260,14 @@ def predictive_entropy(probabilities: Any, eps: float = sys.float_info.min) -> n
         raise InputError.bad("probabilities", "an array of shape (T, ..., C)", p)
     if (p < 0).any():
         raise InputError.bad("probabilities", "non-negative probabilities", p)
+    sums = p.sum(axis=-1)
+    if not np.allclose(sums, 1.0, rtol=0, atol=1e-3):
+        # Logits or scores would give a wrong (even negative) entropy without a word.
+        worst = float(sums.flat[np.argmax(np.abs(sums - 1.0))])
+        raise InputError.bad(
+            "probabilities", "probabilities over the last axis (summing to 1, e.g. softmax "
+            "outputs)", f"a row summing to {worst:g}",
+        )  # fmt: skip
     mean = p.mean(axis=0)
     return -np.sum(mean * np.log(mean + eps), axis=-1)
 
