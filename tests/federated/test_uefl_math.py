@@ -55,6 +55,11 @@ def test_predictive_entropy_of_the_authors_array_layout():
     assert np.allclose(predictive_entropy(probs), scipy_entropy(mean, axis=-1), atol=1e-12)
 
 
+def test_average_weights_of_huge_weights_does_not_overflow_to_zero():
+    updates = [{"w": np.array([0.0, 2.0])}, {"w": np.array([1.0, 4.0])}]
+    assert average_weights(updates, [1e308, 1e308])["w"].tolist() == [0.5, 3.0]
+
+
 def test_predictive_entropy_refuses_scores_that_are_not_probabilities():
     # Logits, or scores not normalised over the classes, gave a negative "entropy" (-4.68).
     with pytest.raises(InputError, match="probabilities: expected probabilities over the last"):

@@ -305,8 +305,9 @@ def average_weights(
         w = np.ones(len(updates))
     else:
         w = as_float_array(weights, "weights", shape=(len(updates),))
-        if (w < 0).any() or w.sum() <= 0:
+        if (w < 0).any() or w.max() <= 0:
             raise InputError.bad("weights", "non-negative weights with a positive sum", w)
+        w = w / w.max()  # a sum of huge weights would overflow to inf (and every share to 0)
     names = list(dict.fromkeys(k for u in updates for k in u)) if keys is None else list(keys)
     out = {}
     for name in names:
