@@ -60,6 +60,19 @@ def test_average_weights_of_huge_weights_does_not_overflow_to_zero():
     assert average_weights(updates, [1e308, 1e308])["w"].tolist() == [0.5, 3.0]
 
 
+def test_a_silo_with_labels_beyond_num_classes_is_refused():
+    from trustlab.federated import Silo, UEFLConfig
+    from trustlab.federated.uefl import SiloPlan, SiloState, evaluate_silo, train_silo
+
+    rng = np.random.default_rng(0)
+    y = np.arange(12)  # labels 0..11 against the default num_classes=10
+    silo = Silo(rng.random((12, 4), dtype=np.float32), y, rng.random((12, 4), dtype=np.float32), y)
+    config = UEFLConfig(encoder="mlp")
+    for run_silo in (train_silo, evaluate_silo):  # was torch's "Target 10 is out of bounds"
+        with pytest.raises(InputError, match="num_classes: expected more than .* label 11"):
+            run_silo({}, SiloState(), silo, SiloPlan(0, init_ext=True), config, 1)
+
+
 def test_predictive_entropy_refuses_scores_that_are_not_probabilities():
     # Logits, or scores not normalised over the classes, gave a negative "entropy" (-4.68).
     with pytest.raises(InputError, match="probabilities: expected probabilities over the last"):

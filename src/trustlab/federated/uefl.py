@@ -397,6 +397,11 @@ def _round_seed(random_state: int, round_no: int, silo: int, purpose: int = 0) -
 
 
 def _prepare_model(shared, state, silo: Silo, plan: SiloPlan, config: UEFLConfig, num_classes):
+    top = int(max(np.max(silo.y_train), np.max(silo.y_test)))
+    if top >= num_classes:
+        raise InputError.bad(
+            "num_classes", f"more than the silo's largest label {top}", num_classes
+        )
     spec = config.model_spec(silo.num_features, num_classes, plan.use_vq)
     model = build_model(spec, random_state=config.random_state)
     if plan.use_vq:
