@@ -24,3 +24,13 @@ def test_amount_writes_a_count_as_people_read_it(value, text):
 
 def test_counted_adds_the_plural():
     assert counted(1, "point") == "1 point" and counted(99_999_999, "point") == "10^8 points"
+
+
+def test_text_lines_drop_a_byte_order_mark(tmp_path):
+    # --texts / --harmful / --harmless files saved by Excel or Notepad start with U+FEFF, which
+    # stayed glued to the first line (str.strip does not remove it)
+    from trustlab.cli._common import text_lines
+
+    path = tmp_path / "texts.txt"
+    path.write_bytes("\ufefffirst line\nsecond\n".encode())
+    assert text_lines(path, "--texts") == ["first line", "second"]

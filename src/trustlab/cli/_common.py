@@ -159,9 +159,10 @@ def native_stdout_to_stderr() -> Iterator[None]:
 
 
 def text_lines(path: Path, option: str) -> list[str]:
-    """The non-empty lines of a text file."""
+    """The non-empty lines of a UTF-8 text file (a byte-order mark, as Excel and Notepad write,
+    is dropped)."""
     try:
-        lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()]
+        lines = [ln.strip() for ln in path.read_text(encoding="utf-8-sig").splitlines()]
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError.bad(
             option, "a readable UTF-8 text file, one item per line", str(path)
