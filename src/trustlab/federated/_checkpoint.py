@@ -28,8 +28,9 @@ _VERSION = 1
 
 
 def fingerprint(config: UEFLConfig, silos: Sequence[Silo], baselines: Sequence[str]) -> str:
-    """A digest of everything a run depends on: settings, baselines and the silos' data."""
-    digest = hashlib.sha256(json.dumps([config.to_dict(), list(baselines)]).encode())
+    """A digest of everything a run depends on: settings, baselines (in any order: each method
+    runs on its own) and the silos' data."""
+    digest = hashlib.sha256(json.dumps([config.to_dict(), sorted(baselines)]).encode())
     for silo in silos:
         for part in (silo.X_train, silo.y_train, silo.X_test, silo.y_test):
             digest.update(np.ascontiguousarray(part).tobytes())

@@ -162,6 +162,8 @@ class UEFLConfig(Result):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
                 raise InputError.bad(name, "a number", value)
+            # 0 and 0.0 are one setting (a checkpoint's fingerprint holds the JSON text).
+            object.__setattr__(self, name, float(value))
         check_in_range(self.dropout, "dropout", 0.0, 1.0, high_open=True)
         check_non_negative(self.commitment, "commitment")
         check_non_negative(self.learning_rate, "learning_rate")
