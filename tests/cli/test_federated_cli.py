@@ -71,6 +71,10 @@ def test_flower_app_sets_the_model_sizes_for_nodes_with_their_own_data(run, tmp_
         code, _, err = run("federated", "flower-app", "--out", tmp_path / "bad", option, value)
         assert code == 2 and one_line(err).startswith(f"trustlab: error: {option}: expected")
         assert not (tmp_path / "bad").exists()
+    # The printed SuperNode ports (port + 1 ...) must be TCP ports too.
+    code, _, err = run("federated", "flower-app", "--out", tmp_path / "bad", "--port", 65534,
+                       "--n-silos", 2)  # fmt: skip
+    assert code == 2 and one_line(err).startswith("trustlab: error: --port: expected a TCP port")
 
 
 def test_bad_input_is_one_line_and_exit_code_2(run, tmp_path):

@@ -184,8 +184,11 @@ def write_flower_app(
     check_choice(shift, "shift", SHIFT_PRESETS)
     check_choice(data, "data", DATASETS)
     n_silos = check_positive_int(n_silos, "n_silos", minimum=2)
-    if check_positive_int(port, "port") > 65535:
-        raise InputError.bad("port", "a TCP port in [1, 65535]", port)
+    if check_positive_int(port, "port") > 65535 - n_silos:  # the SuperNodes take the next ports
+        raise InputError.bad(
+            "port", f"a TCP port in [1, {65535 - n_silos}] ({n_silos} SuperNode ports follow it)",
+            port,
+        )  # fmt: skip
     if num_features is None:
         num_features = 64 if data == "digits" else 196
     num_features = check_positive_int(num_features, "num_features")
