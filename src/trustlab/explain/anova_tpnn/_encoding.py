@@ -94,14 +94,16 @@ def python_value(value: Any) -> Any:
 
 
 def level_key(value: Any) -> Any:
-    """A categorical level as it is stored: a Python scalar, or the text of a value that cannot
-    be hashed (a dict or a list in an object column)."""
+    """A categorical level as it is stored: a Python string, number or boolean, or else the
+    value's text (dates, tuples, dicts in an object column), which is what a saved model's JSON
+    holds and reads back as it was (a date or a tuple would come back as another text or a list).
+    """
+    if isinstance(value, (np.datetime64, np.timedelta64)):
+        value = pd.Timestamp(value) if isinstance(value, np.datetime64) else pd.Timedelta(value)
     value = python_value(value)
-    try:
-        hash(value)
-    except TypeError:
-        return str(value)
-    return value
+    if isinstance(value, (str, bool, int, float)):
+        return value
+    return str(value)
 
 
 def _sorted_levels(values: Sequence[Any]) -> tuple:
@@ -127,11 +129,9 @@ class FeatureMap:
             column = frame[name]
             if is_cat:
                 _check_no_missing(column, name)
-                try:
-                    unique = pd.unique(column)
-                except TypeError:  # unhashable values: levels by their text
-                    unique = pd.unique(column.map(level_key))
-                found = _sorted_levels([level_key(v) for v in unique])
+                # each value as transform sees it (a datetime64 column: Timestamps, not numpy's
+                # datetime64 that pd.unique gives), then as it is stored
+                found = _sorted_levels({level_key(v) for v in column})
                 if len(found) < 2:
                     raise InputError.bad(
                         "X", f"feature {name!r} to take at least 2 values", f"only {found[0]!r}"
