@@ -4,6 +4,7 @@ missing values filled), its accuracy beside the zoo's, its strongest components 
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from sklearn.linear_model import LogisticRegression
@@ -100,3 +101,43 @@ def test_section_is_json_safe_and_renders(built, tmp_path):
 
 def test_section_does_not_apply_without_training_rows():
     assert section.build(chile_context(with_train=False)) is None
+
+
+def test_columns_without_two_values_on_the_training_rows_are_left_out_with_a_note():
+    """A split can leave a column constant, or with no value at all, on the training rows: the
+    section fits on the other columns (it failed: "feature 'b' to vary", or an IndexError from
+    the most frequent level of an empty column)."""
+    rng = np.random.default_rng(0)
+
+    def table(n):
+        return pd.DataFrame(
+            {
+                "a": rng.normal(size=n),
+                "b": rng.normal(size=n),
+                "c": rng.choice(["u", "v"], n).astype(object),
+                "d": rng.choice(["u", "v"], n).astype(object),
+            }
+        )
+
+    X_train, X_test = table(60), table(20)
+    X_train["b"], X_train["c"], X_train["d"] = 1.0, None, "u"
+    y_train, y_test = np.where(X_train.a > 0, "p", "q"), np.where(X_test.a > 0, "p", "q")
+    ctx = AuditContext(
+        dataset="synthetic",
+        label="y",
+        group="g",
+        labels=np.array(["p", "q"]),
+        feature_names=list(X_train.columns),
+        X_train=X_train,
+        X_test=X_test,
+        y_train=y_train,
+        y_test=y_test,
+        g_train=np.zeros(60),
+        g_test=np.zeros(20),
+        models={},
+        predictions={"constant": np.full(20, "p")},
+        random_state=0,
+    )
+    result = section.build(ctx)
+    assert result.data["components"] == ["a"]
+    assert any("b, c, d: at most one value on the training rows" in n for n in result.data["notes"])

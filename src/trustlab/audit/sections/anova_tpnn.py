@@ -4,7 +4,8 @@ An ANOVA-TPNN (:class:`trustlab.explain.anova_tpnn.ANOVATPNN`) is fitted on the 
 of the audit, with its own preprocessing: the model quantile-transforms numeric features and has
 a neuron for categorical ones, so it takes the raw features; missing values are imputed first
 (median of a numeric feature, most frequent level of a categorical one, learnt on the training
-rows). Its test accuracy is set beside the zoo's, and its strongest components are drawn: each
+rows; a column with at most one value on the training rows is left out, with a note). Its test
+accuracy is set beside the zoo's, and its strongest components are drawn: each
 is unique (it sums to zero over the training data in each of its variables), so the curves do
 not depend on the seed.
 
@@ -76,17 +77,28 @@ def build(ctx: AuditContext) -> Section | None:
 
 
 def _imputed(X_train: pd.DataFrame, X_test: pd.DataFrame) -> tuple:
-    """Fill gaps with the training median (numeric) or most frequent level (categorical)."""
+    """Fill gaps with the training median (numeric) or most frequent level (categorical); leave
+    out the columns with at most one value on the training rows (the model needs features that
+    vary there, and a column with no value there has nothing to fill its gaps with)."""
     from trustlab.audit.models import categorical_columns
 
     categorical = set(categorical_columns(X_train))
-    fill = {}
+    fill, constant = {}, []
     for column in X_train.columns:
+        observed = X_train[column].dropna()
+        if observed.nunique() < 2:
+            constant.append(column)
+            continue
         if not (X_train[column].isna().any() or X_test[column].isna().any()):
             continue
-        observed = X_train[column].dropna()
         fill[column] = observed.mode().iloc[0] if column in categorical else observed.median()
     notes = []
+    if constant:
+        notes.append(
+            f"{', '.join(map(str, constant))}: at most one value on the training rows, left out "
+            "of this model (a component needs a feature that varies)."
+        )
+        X_train, X_test = X_train.drop(columns=constant), X_test.drop(columns=constant)
     if fill:
         gaps = int(X_train[list(fill)].isna().sum().sum() + X_test[list(fill)].isna().sum().sum())
         notes.append(
