@@ -70,7 +70,15 @@ def encode_target(
             f"of type {kind!r} (Unknown label type: {kind})",
             argument="y",
         )
-    classes, encoded = np.unique(target, return_inverse=True)
+    try:
+        classes, encoded = np.unique(target, return_inverse=True)
+    except TypeError:  # labels that cannot be ordered: 1 and "a" in one object array
+        kinds = sorted({type(v).__name__ for v in target.tolist()})
+        raise InputError(
+            f"y: expected class labels of one type, got a mix of {', '.join(kinds)} (Mix of "
+            "label input types (string and number))",
+            argument="y",
+        ) from None
     if len(classes) < 2:
         raise InputError.bad("y", "at least 2 classes", f"only {classes[0]!r}")
     task = "binary" if len(classes) == 2 else "multiclass"

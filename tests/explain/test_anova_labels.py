@@ -1,0 +1,14 @@
+"""ANOVA-TPNN class labels that cannot be ordered are refused naming y."""
+
+import numpy as np
+import pytest
+
+from trustlab.errors import InputError
+from trustlab.explain.anova_tpnn import ANOVATPNN
+
+
+def test_labels_of_mixed_types_are_refused_naming_y():
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    y = np.array([1 if i % 2 else "a" for i in range(40)], dtype=object)
+    with pytest.raises(InputError, match=r"^y: expected class labels of one type.*int, str"):
+        ANOVATPNN(max_epochs=2).fit(X, y)
