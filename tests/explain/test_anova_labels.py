@@ -12,3 +12,14 @@ def test_labels_of_mixed_types_are_refused_naming_y():
     y = np.array([1 if i % 2 else "a" for i in range(40)], dtype=object)
     with pytest.raises(InputError, match=r"^y: expected class labels of one type.*int, str"):
         ANOVATPNN(max_epochs=2).fit(X, y)
+
+
+def test_an_unknown_target_class_is_named_with_the_classes_as_written():
+    pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 2)), rng.integers(1, 4, 40)
+    model = ANOVATPNN(max_epochs=2, random_state=0).fit(X, y)
+    with pytest.raises(InputError) as caught:
+        model.component_figures(["x0"], target=7)
+    assert "one of the classes [1, 2, 3]" in str(caught.value)
+    assert "np." not in str(caught.value)

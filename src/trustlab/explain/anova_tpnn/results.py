@@ -211,7 +211,7 @@ class ComponentGrid(Result):
             return int(np.argmax(flat.std(axis=0)))
         matches = [i for i, c in enumerate(self.classes) if c == target or str(c) == str(target)]
         if not matches:
-            raise InputError.bad("target", "one of the classes " + repr(list(self.classes)), target)
+            raise InputError.bad("target", f"one of the classes {self.classes.tolist()}", target)
         return matches[0]
 
     def plot(self, ax=None, target: Any = None):
