@@ -181,12 +181,13 @@ def _eight_bit(im: Any) -> Any:
 
 
 def _read_image(path: Path, option: str) -> np.ndarray:
-    """A PNG/JPEG file as an RGB uint8 array (Pillow)."""
-    from PIL import Image
+    """A PNG/JPEG file as an RGB uint8 array (Pillow), turned upright as its EXIF orientation
+    says (a phone photo stored sideways is read as every viewer shows it)."""
+    from PIL import Image, ImageOps
 
     try:
         with Image.open(path) as im:
-            arr = np.array(_eight_bit(im).convert("RGB"))
+            arr = np.array(_eight_bit(ImageOps.exif_transpose(im)).convert("RGB"))
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
         raise InputError.bad(
             option, "PNG or JPEG images that Pillow can read", f"{path} ({exc})"
@@ -716,6 +717,8 @@ def evaluate(
                     "an evaluation")  # fmt: skip
     if wmarkgpt_code is not None and vlm is None:
         raise InputError.bad("--wmarkgpt-code", "--vlm with WMarkGPT's weights too", None)
+    if seed < 0:  # with --data nothing else checks it (it seeds the controls and the wording)
+        raise InputError.bad("--seed", "a non-negative int seed", seed)
     if vlm is not None:
         if model is not None:
             raise InputError.bad("--vlm", "either --vlm or --model, not both", str(vlm))

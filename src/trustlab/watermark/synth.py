@@ -45,6 +45,7 @@ import dataclasses
 import json
 import math
 import os
+import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -452,15 +453,25 @@ def load_watermark_dataset(path: str | os.PathLike) -> WatermarkDataset:
     ann = root / "annotations.json"
     if not ann.is_file():
         raise InputError.bad("path", "a folder written by WatermarkDataset.save", str(path))
-    try:
+    try:  # a damaged or hand-edited folder: one error naming it, never a raw traceback
         meta = json.loads(ann.read_text())
         recs = meta["images"]
-        arrays = np.load(root / "arrays.npz")
+        with np.load(root / "arrays.npz") as npz:
+            arrays = {k: npz[k] for k in ("covers", "masks", "marks", "object_masks")}
+        counts = {k: len(v) for k, v in arrays.items()}
+        if any(c != len(recs) for c in counts.values()):
+            raise ValueError(f"{len(recs)} records in annotations.json but arrays of {counts}")
         images = np.stack(
             [np.asarray(Image.open(root / "images" / r["image"]).convert("RGB")) for r in recs]
         )
-    except (OSError, KeyError, ValueError) as exc:
-        raise InputError.bad("path", "a readable dataset folder", f"{path} ({exc})") from None
+        return _dataset_of(meta, recs, arrays, images)
+    except (OSError, KeyError, ValueError, TypeError, IndexError, zipfile.BadZipFile) as exc:
+        detail = f"no entry {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise InputError.bad("path", "a readable dataset folder", f"{path} ({detail})") from None
+
+
+def _dataset_of(meta: Any, recs: Any, arrays: dict, images: np.ndarray) -> WatermarkDataset:
+    """The dataset of a saved folder's parsed annotations and arrays."""
 
     def num(v: Any) -> float:
         return math.nan if v is None else float(v)

@@ -295,15 +295,38 @@ def _row(predictions: Any, i: int, name: str) -> dict[str, Any]:
     }
 
 
+#: The longest side (pixels) of a card's image: larger ones are shrunk before the box is drawn, or
+#: the 2-pixel outline vanished when the card was scaled down (and full-size overlays were slow).
+CARD_SIDE = 256
+
+
+def _shown(
+    predictions: Any, i: int, img: np.ndarray, box: list[int] | None
+) -> tuple[np.ndarray, np.ndarray, list[int] | None]:
+    """Image ``i``, its heatmap (nearest, as ``predictions.heatmap``) and its box at card size."""
+    from PIL import Image
+
+    h, w = img.shape[:2]
+    scale = CARD_SIDE / max(h, w)
+    if scale >= 1.0:
+        return img, predictions.heatmap(i), box
+    sh, sw = max(1, round(h * scale)), max(1, round(w * scale))
+    small = np.asarray(Image.fromarray(img).resize((sw, sh), Image.Resampling.BOX))
+    hm = predictions.heatmaps[i].astype(np.float32)
+    rows = np.minimum((np.arange(sh) * hm.shape[0]) // sh, hm.shape[0] - 1)
+    cols = np.minimum((np.arange(sw) * hm.shape[1]) // sw, hm.shape[1] - 1)
+    shown = None if box is None else [int(v * scale) for v in box]
+    return small, hm[np.ix_(rows, cols)], shown
+
+
 def _card(predictions: Any, i: int, image: np.ndarray, row: dict, description: str) -> Section:
     from matplotlib.figure import Figure as MplFigure
 
-    img = np.asarray(image)
-    box = row["box"]
+    img, heat, box = _shown(predictions, i, np.asarray(image), row["box"])
     framed = img.copy()
     if box is not None:
         _outline(framed, box)
-    overlay = heatmap_overlay(img, predictions.heatmap(i), box)
+    overlay = heatmap_overlay(img, heat, box)
     h, w = img.shape[:2]
     gap = np.full((h, max(2, w // 64), 3), 255, np.uint8)
     figure = MplFigure(figsize=(2.6, 2.6 * h / (2 * w + gap.shape[1]) + 0.3))
