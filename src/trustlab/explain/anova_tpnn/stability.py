@@ -87,14 +87,21 @@ class ComponentStability(Result):
         return ax
 
 
+def _classes(part: Any) -> list | None:
+    """The class labels whose logits a model's components are (None: one output)."""
+    classes = getattr(part, "classes", None)
+    return None if classes is None else np.asarray(classes).tolist()
+
+
 def component_stability(models: Sequence[Any], X) -> ComponentStability:
     """Compare the components of several fitted models (different seeds or resamples) on X.
 
     Parameters
     ----------
     models : sequence of fitted models
-        At least 2, each with ``components(X)`` giving the same component names (e.g.
-        :class:`ANOVATPNN` fitted with different ``random_state``).
+        At least 2, each with ``components(X)`` giving the same component names and, for
+        classifiers, the same classes (e.g. :class:`ANOVATPNN` fitted with different
+        ``random_state``; a resample that misses a class is refused).
     X : array-like or DataFrame
         The rows to compare them on.
 
@@ -118,9 +125,12 @@ def component_stability(models: Sequence[Any], X) -> ComponentStability:
         raise InputError.bad("models", "a sequence of at least 2 fitted models", models)
     parts = [model.components(X) for model in models]
     names = parts[0].names
+    classes = _classes(parts[0])
     for i, part in enumerate(parts[1:], start=1):
         if part.names != names:
             raise InputError.bad(f"models[{i}]", f"the components {list(names)}", list(part.names))
+        if _classes(part) != classes:  # a resample without a class has fewer class logits
+            raise InputError.bad(f"models[{i}]", f"the classes {classes}", _classes(part))
     n = len(parts[0].values)
     correlation, normalised, raw = [], [], []
     for c in range(len(names)):
