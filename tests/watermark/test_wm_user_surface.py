@@ -147,3 +147,16 @@ def test_the_contact_sheet_shows_the_box_of_a_large_image(tmp_path):
     large, reference = (_yellow_pixels(c) for c in cards)
     assert reference > 100  # a 256-pixel image's box is plainly drawn
     assert large > reference / 2  # and a 2048-pixel image's box as plainly
+
+
+@pytest.mark.parametrize(
+    "option, value", [("--kinds", "logo"), ("--clean-fraction", "0.5")], ids=["kinds", "clean"]
+)
+@pytest.mark.parametrize("command", ["evaluate", "train"])
+def test_options_of_generated_images_are_refused_with_data(saved, tmp_path, command, option,
+                                                           value):  # fmt: skip
+    out = tmp_path / "out"
+    code, _, err = run_quiet("watermark", command, "--data", saved, option, value, "--out", out)
+    assert code == 2
+    assert one_line(err).startswith(f"trustlab: error: {option}: expected no {option} with --data")
+    assert not out.exists()

@@ -138,6 +138,10 @@ def _dataset(data: Path | None, n: int, seed: int, kinds: str | None, clean: flo
     """The images of ``--data`` or fresh ones of ``--n``/``--seed``, and how they were made."""
     if data is not None:
         ds = _load_data(data)
+        for option, value in (("--kinds", kinds), ("--clean-fraction", clean)):
+            if value is not None:  # it would be ignored without a word
+                raise InputError.bad(option, f"no {option} with --data (it shapes generated "
+                                     "images)", value)  # fmt: skip
         return ds, {"data": str(data), "n_images": len(ds), "random_state": ds.random_state}
     ds = _generate(n, seed, kinds, clean, 256, bar)
     return ds, {"n_images": n, "random_state": seed, "kinds": list(_kinds(kinds)),
