@@ -23,3 +23,21 @@ def test_an_unknown_target_class_is_named_with_the_classes_as_written():
         model.component_figures(["x0"], target=7)
     assert "one of the classes [1, 2, 3]" in str(caught.value)
     assert "np." not in str(caught.value)
+
+
+def test_a_binary_or_regression_model_refuses_a_target_it_cannot_draw():
+    """A binary model's components are the logit of its second class: --target naming the first
+    class (or no class) drew that logit all the same, without a word."""
+    pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    labels = np.where(X[:, 0] > 0, "yes", "no").astype(object)  # Python str labels
+    binary = ANOVATPNN(max_epochs=2, random_state=0).fit(X, labels)
+    assert binary.component_figures(["x0"], target="yes").target == "yes"
+    assert binary.plot_component("x0").get_ylabel() == "component (logit of class yes)"
+    for wrong in ("no", "maybe"):
+        with pytest.raises(InputError, match=r"^target: expected no class or 'yes' for a binary"):
+            binary.component_figures(["x0"], target=wrong)
+    regression = ANOVATPNN(max_epochs=2, random_state=0).fit(X, X[:, 0] + 0.5 * X[:, 1])
+    with pytest.raises(InputError, match=r"^target: expected no class for a regression model"):
+        regression.plot_component("x0", target="yes")

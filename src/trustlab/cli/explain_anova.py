@@ -334,7 +334,12 @@ def plot(
     ],
     overwrite: Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)] = False,
     target: Annotated[
-        str | None, typer.Option("--target", help="The class to draw (multiclass models).")
+        str | None,
+        typer.Option(
+            "--target",
+            help="The class to draw (multiclass models; a binary model's components are the "
+            "logit of its second class, the only one it takes).",
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:

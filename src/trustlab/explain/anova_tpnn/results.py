@@ -17,6 +17,7 @@ import numpy as np
 
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
+from trustlab.explain.anova_tpnn._encoding import python_value
 from trustlab.explain.anova_tpnn._saving import META_FILE, MODEL_FILE, model_files
 
 __all__ = [
@@ -170,6 +171,11 @@ class ComponentImportance(Result):
         return ax
 
 
+def _same(label: Any, target: Any) -> bool:
+    """A class label is named by itself or by its text (--target 2 for the class 2)."""
+    return bool(label == target) or str(label) == str(target)
+
+
 @dataclass(frozen=True)
 class ComponentGrid(Result):
     """One component on a grid of raw feature values, for plotting or export.
@@ -205,11 +211,21 @@ class ComponentGrid(Result):
 
     def _class_index(self, target: Any) -> int | None:
         if not self.multiclass:
-            return None
+            if target is None or (self.classes is not None and _same(self.classes[-1], target)):
+                return None
+            if self.classes is None:
+                raise InputError.bad("target", "no class for a regression model", target)
+            positive = python_value(self.classes[-1])
+            raise InputError.bad(
+                "target",
+                f"no class or {positive!r} for a binary model (its components are the logit "
+                f"of class {positive!r})",
+                target,
+            )
         if target is None:  # the class whose component varies most
             flat = self.values.reshape(-1, self.values.shape[-1])
             return int(np.argmax(flat.std(axis=0)))
-        matches = [i for i, c in enumerate(self.classes) if c == target or str(c) == str(target)]
+        matches = [i for i, c in enumerate(self.classes) if _same(c, target)]
         if not matches:
             raise InputError.bad("target", f"one of the classes {self.classes.tolist()}", target)
         return matches[0]
@@ -299,6 +315,8 @@ class ComponentGrid(Result):
     def _value_label(self, k) -> str:
         if k is not None:
             return f"component (logit of class {self.classes[k]})"
+        if self.classes is not None and not self.multiclass:
+            return f"component (logit of class {self.classes[-1]})"
         return "component (logits)" if self.multiclass else "component"
 
 
