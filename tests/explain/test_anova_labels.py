@@ -41,3 +41,18 @@ def test_a_binary_or_regression_model_refuses_a_target_it_cannot_draw():
     regression = ANOVATPNN(max_epochs=2, random_state=0).fit(X, X[:, 0] + 0.5 * X[:, 1])
     with pytest.raises(InputError, match=r"^target: expected no class for a regression model"):
         regression.plot_component("x0", target="yes")
+
+
+def test_the_prediction_table_keeps_the_rows_of_a_dataframe():
+    """A table of some rows of X had a fresh 0..n-1 index: joined back to X it misaligned."""
+    pytest.importorskip("torch")
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=40), "b": rng.normal(size=40)})
+    model = ANOVATPNN(max_epochs=2, random_state=0).fit(X, X["a"] - X["b"])
+    some = X[X["a"] > 0]
+    table = model.prediction_table(some, components=True)
+    assert table.index.equals(some.index)
+    np.testing.assert_array_equal(table["prediction"].to_numpy(), model.predict(some))
+    assert not pd.concat([some, table], axis=1).isna().any().any()

@@ -638,11 +638,13 @@ class ANOVATPNN(BaseEstimator):
         Returns
         -------
         pandas.DataFrame
-            ``prediction``, then ``probability_<class>`` per class for classification.
+            ``prediction``, then ``probability_<class>`` per class for classification; indexed
+            as X when X is a DataFrame (so it lines up with X's rows).
         """
         parts = self.components(X)
         decision = parts.total()
-        table = pd.DataFrame({"prediction": self._predict_from(decision)})
+        index = X.index if isinstance(X, pd.DataFrame) else None  # rows align with X's
+        table = pd.DataFrame({"prediction": self._predict_from(decision)}, index=index)
         if self.task_ == "classification":
             proba = self._proba_from(decision)
             for k, name in enumerate(self.classes_):
