@@ -451,3 +451,14 @@ def test_n_jobs_help_says_the_default_is_torchs_own_setting():
     (option,) = [p for p in command.params if p.name == "n_jobs"]
     assert option.default is None
     assert "default 1" not in option.help and "torch's own" in option.help
+
+
+def test_drop_missing_that_leaves_too_few_rows_says_so(run, tmp_path):
+    """Every row with a gap: it said "--data: found array with 0 sample(s) (shape=(0, 2))"."""
+    frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [np.nan, np.nan, 1.0], "y": [0, 1, 0]})
+    frame.to_csv(tmp_path / "gaps.csv", index=False)
+    args = ["explain", "anova-tpnn", "fit", "--data", tmp_path / "gaps.csv", "--label", "y"]
+    code, _, err = run(*args, "--drop-missing", "--max-epochs", "1")
+    line = one_line(err)
+    assert code == 2 and line.startswith("trustlab: error: --data:"), err
+    assert "got 1 of 3 (--drop-missing drops the others)" in line

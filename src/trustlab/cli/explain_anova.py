@@ -220,6 +220,13 @@ def fit(
         for name in term:
             require_columns(X, {"--interactions": name})
     keep = _check_rows(frame, X, label, drop_missing)
+    if keep.sum() < 2:  # a fit needs 2 rows; "0 sample(s)" would not say where they went
+        raise InputError(
+            f"--data: expected at least 2 rows without a missing value, got {int(keep.sum())} of "
+            f"{len(keep)} (--drop-missing drops the others); impute the gaps or leave out the "
+            "columns that have them (--exclude)",
+            argument="--data",
+        )
     dropped = f" ({int((~keep).sum())} with a missing value dropped)" if not keep.all() else ""
     X, y = X[keep], frame[label][keep]
     model = ANOVATPNN(
