@@ -160,3 +160,21 @@ def test_options_of_generated_images_are_refused_with_data(saved, tmp_path, comm
     assert code == 2
     assert one_line(err).startswith(f"trustlab: error: {option}: expected no {option} with --data")
     assert not out.exists()
+
+
+def test_evaluate_overwrite_drops_the_other_modes_page_and_figure(saved, tmp_path):
+    pytest.importorskip("transformers")
+    from test_vlm_backend import build_tiny_llava
+
+    build_tiny_llava(tmp_path / "vlm")
+    out = tmp_path / "e"
+    assert run_quiet("watermark", "evaluate", "--data", saved, "--out", out)[0] == 0
+    predictor_files = {"watermark_evaluation.html", "watermark_evaluation.json",
+                       "watermark_predictor.png"}  # fmt: skip
+    assert predictor_files <= {p.name for p in out.iterdir()}
+    args = ("--data", saved, "--vlm", tmp_path / "vlm", "--out", out, "--overwrite")
+    assert run_quiet("watermark", "evaluate", *args)[0] == 0
+    assert {p.name for p in out.iterdir()} == {"evaluation.json", "watermark_backend.png"}
+    assert "backend" in json.loads((out / "evaluation.json").read_text())
+    assert run_quiet("watermark", "evaluate", "--data", saved, "--out", out, "--overwrite")[0] == 0
+    assert {p.name for p in out.iterdir()} == {"evaluation.json", *predictor_files}

@@ -47,7 +47,7 @@ from trustlab.cli._common import (
     tell,
     tracker,
 )
-from trustlab.cli._runs import OverwriteOption, options_named, refuse_existing
+from trustlab.cli._runs import OverwriteOption, options_named, refuse_existing, remove_stale
 from trustlab.errors import InputError
 
 __all__ = ["app", "IMAGE_SUFFIXES"]
@@ -715,7 +715,7 @@ def evaluate(
 ) -> None:
     """Visibility, location and detection numbers with controls, and the description metrics."""
     from trustlab.audit.sections.watermark import write_evaluation_page
-    from trustlab.watermark.evaluation import evaluate_predictions
+    from trustlab.watermark.evaluation import BackendEvaluation, evaluate_predictions
 
     refuse_existing(out, overwrite, ("evaluation.json", "watermark_evaluation.html"),
                     "an evaluation")  # fmt: skip
@@ -748,6 +748,7 @@ def evaluate(
     else:
         tell(evaluation.summary())
         tell(scores["predictor"].summary())
+    remove_stale(out, [BackendEvaluation.figure_name])  # an earlier --vlm run's (--overwrite)
     written = _write_evaluation(out, payload, evaluation)
     meta = {"model": source, **{k: v for k, v in origin.items() if k != "n_images"}}
     html, _ = write_evaluation_page(evaluation, out, scores, meta=meta)
@@ -766,7 +767,8 @@ def _evaluate_vlm(
     out: Path,
     as_json: bool,
 ) -> None:
-    from trustlab.watermark.evaluation import evaluate_backend
+    from trustlab.audit.sections.watermark import EVALUATION_NAME
+    from trustlab.watermark.evaluation import PredictorEvaluation, evaluate_backend
 
     backend, source = _vlm_backend(vlm, wmarkgpt_code, max_new_tokens=256, prompt_template=None)
     with progress() as bar:
@@ -784,6 +786,9 @@ def _evaluate_vlm(
         typer.echo(json_text(payload), nl=False)
     else:
         tell(result.summary())
+    # an earlier predictor run's page and figure (--overwrite) would contradict evaluation.json
+    stale = [f"{EVALUATION_NAME}.html", f"{EVALUATION_NAME}.json", PredictorEvaluation.figure_name]
+    remove_stale(out, stale)
     written = _write_evaluation(out, payload, result)
     tell(f"wrote {', '.join(p.name for p in written)} to {out}", as_json)
 
