@@ -72,12 +72,19 @@ def make_preprocessor(X: pd.DataFrame):
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
     from sklearn.pipeline import Pipeline
-    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+    from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 
     categorical = categorical_columns(X)
     numeric = [c for c in X.columns if c not in categorical]
     categorical_steps = Pipeline(
         [
+            # as objects: SimpleImputer refuses an array of booleans only (a True/False column)
+            (
+                "as_object",
+                FunctionTransformer(
+                    np.asarray, kw_args={"dtype": "O"}, feature_names_out="one-to-one"
+                ),
+            ),
             ("impute", SimpleImputer(strategy="most_frequent")),
             ("onehot", OneHotEncoder(handle_unknown="ignore")),
         ]
@@ -86,7 +93,8 @@ def make_preprocessor(X: pd.DataFrame):
         [("impute", SimpleImputer(strategy="median")), ("scale", StandardScaler())]
     )
     return ColumnTransformer(
-        [("categorical", categorical_steps, categorical), ("numeric", numeric_steps, numeric)]
+        [("categorical", categorical_steps, categorical), ("numeric", numeric_steps, numeric)],
+        sparse_threshold=0,  # dense: gradient boosting refuses the sparse one-hot of many values
     )
 
 

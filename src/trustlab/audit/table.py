@@ -49,6 +49,7 @@ def load_table(data, label, group, pred, group_as_feature, encoding=None) -> Aud
     """Read ``data`` and check the label, group and prediction columns."""
     exact = [c for c in (label, group, pred) if isinstance(c, str)]
     frame, name, dataset = _read_data(data, encoding, exact)
+    frame = _without_pd_na(frame)
     if dataset is not None:
         label = dataset.label if label is None else label
         group = dataset.protected[0] if group is None else group
@@ -96,6 +97,24 @@ def _read_data(data, encoding, exact_columns=()):
         f"a bundled dataset name ({', '.join(names)}) or an existing CSV or Parquet file",
         str(data),
     )
+
+
+def _without_pd_na(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its nullable boolean and string columns (Parquet's, whose missing cell is
+    ``pd.NA``) as object columns holding NaN: scikit-learn's imputers compare cells with
+    ``x != x``, which ``pd.NA`` refuses ("boolean value of NA is ambiguous")."""
+    nullable = [
+        c
+        for c in frame.columns
+        if isinstance(frame[c].dtype, pd.BooleanDtype)
+        or (isinstance(frame[c].dtype, pd.StringDtype) and frame[c].dtype.na_value is pd.NA)
+    ]
+    if not nullable:
+        return frame
+    frame = frame.copy()
+    for c in nullable:
+        frame[c] = frame[c].astype(object).where(frame[c].notna(), np.nan)
+    return frame
 
 
 def _check_columns(frame: pd.DataFrame, **columns: str | None) -> None:
@@ -152,6 +171,7 @@ def _kept_missing_words(frame: pd.DataFrame, columns: list[str]) -> list[str]:
         if pd.api.types.is_numeric_dtype(values):
             continue
         found = values[values.isin(_MISSING_WORDS)].value_counts()
+        found = found[found > 0]  # a categorical column counts each of its categories, even at 0
         if len(found):
             words = ", ".join(f"{w!r} ({n} rows)" for w, n in found.items())
             notes.append(
@@ -271,22 +291,38 @@ def check_predicted_labels(y: np.ndarray, pred: np.ndarray, argument: str = "pre
 
 
 def usable_features(X: pd.DataFrame) -> tuple[list[str], list[str]]:
-    """(columns to train on, notes): columns that are empty or hold one value are left out.
+    """(columns to train on, notes): columns that are empty or hold one value are left out, and
+    so are date/time columns.
 
     A column with no observed value (e.g. the empty column a trailing comma gives) or a single
-    observed value carries no information; models and imputers cannot use it.
+    observed value carries no information; models and imputers cannot use it. A column of
+    dates and times (datetime64, e.g. from Parquet) is neither a number nor a category to the
+    models: the note asks for it as numbers (days since a start, a year) to be used.
     """
-    empty = [str(c) for c in X.columns if X[c].notna().sum() == 0]
-    constant = [
-        str(c) for c in X.columns if X[c].notna().sum() > 0 and X[c].nunique(dropna=True) < 2
+    dates = [
+        str(c)
+        for c in X.columns
+        if pd.api.types.is_datetime64_any_dtype(X[c]) or pd.api.types.is_timedelta64_dtype(X[c])
     ]
-    kept = [c for c in X.columns if str(c) not in empty and str(c) not in constant]
+    empty = [str(c) for c in X.columns if str(c) not in dates and X[c].notna().sum() == 0]
+    constant = [
+        str(c)
+        for c in X.columns
+        if str(c) not in dates and X[c].notna().sum() > 0 and X[c].nunique(dropna=True) < 2
+    ]
+    left_out = set(dates) | set(empty) | set(constant)
+    kept = [c for c in X.columns if str(c) not in left_out]
     described = [f"{c} (empty)" for c in empty] + [f"{c} (one value)" for c in constant]
     notes = []
     if described:
         notes.append(
             "Feature columns left out of the models, as they hold no information in the "
             f"training rows: {', '.join(described)}."
+        )
+    if dates:
+        notes.append(
+            f"Date/time columns left out of the models: {', '.join(dates)}; to use one, give it "
+            "as numbers (e.g. days since a start date, or the year)."
         )
     return kept, notes
 
