@@ -178,3 +178,17 @@ def test_evaluate_overwrite_drops_the_other_modes_page_and_figure(saved, tmp_pat
     assert "backend" in json.loads((out / "evaluation.json").read_text())
     assert run_quiet("watermark", "evaluate", "--data", saved, "--out", out, "--overwrite")[0] == 0
     assert {p.name for p in out.iterdir()} == {"evaluation.json", *predictor_files}
+
+
+def test_export_overwrite_with_fewer_images_leaves_no_earlier_images(saved, tmp_path):
+    out = tmp_path / "x"
+    assert run_quiet("watermark", "export", "--data", saved, "--out", out)[0] == 0
+    smaller = tmp_path / "smaller"
+    synthesize(2, random_state=4, kinds=("logo",), clean_fraction=0.0).save(smaller)
+    (out / "WQA-Real" / "images" / "mine.png").write_bytes(b"the user's own real image")
+    assert run_quiet("watermark", "export", "--data", smaller, "--out", out, "--overwrite")[0] == 0
+    for stage in ("WQA-Position", "WQA-Synthetic"):
+        listed = {r["image"] for r in json.loads((out / stage / "train.json").read_text())}
+        assert {p.name for p in (out / stage / "images").iterdir()} == listed
+        assert len(listed) == 2
+    assert (out / "WQA-Real" / "images" / "mine.png").exists()

@@ -834,6 +834,12 @@ def export(
     ds = _load_data(data)
     with options_named({"n_position": "--n-position", "random_state": "--seed"}):
         result = export_stages(ds, out, format, n_position=n_position, random_state=seed)
+    if overwrite:  # an earlier, larger export's images would lie beside the new train.json
+        written = {Path(f) for f in result.files}
+        for stage in ("WQA-Position", "WQA-Synthetic"):  # WQA-Real/images may hold the user's
+            for f in (out / stage / "images").glob("*.png"):
+                if f not in written:
+                    f.unlink()
     if as_json:
         typer.echo(json_text(result.to_dict()), nl=False)
     else:
