@@ -30,6 +30,7 @@ __all__ = [
     "PAIR_SEPARATOR",
     "component_name",
     "component_file",
+    "component_files",
 ]
 
 PAIR_SEPARATOR = " & "
@@ -48,6 +49,21 @@ def component_file(name: str) -> str:
         ch if ch.isalnum() or ch in "-_." else "_" for ch in name.replace(PAIR_SEPARATOR, "__")
     )
     return f"component_{safe}.png"
+
+
+def component_files(names: Sequence[str]) -> list[str]:
+    """:func:`component_file` of each name, made distinct: names that differ only in characters
+    a file name does not keep ("price ($)", "price (EUR)") get ``_2``, ``_3``, ... instead of
+    overwriting one another."""
+    files: list[str] = []
+    for name in names:
+        file = stem = component_file(name)[: -len(".png")]
+        count = 1
+        while f"{file}.png" in files:
+            count += 1
+            file = f"{stem}_{count}"
+        files.append(f"{file}.png")
+    return files
 
 
 @dataclass(frozen=True)
@@ -343,14 +359,15 @@ class ComponentFigures(Result):
 
     @property
     def file_names(self) -> list[str]:
-        return [component_file(grid.name) for grid in self.grids]
+        return component_files([grid.name for grid in self.grids])
 
     def summary(self) -> str:
         return f"{len(self.grids)} component plot(s): " + ", ".join(self.components)
 
     def files(self) -> dict[str, Any]:
         return {
-            component_file(grid.name): partial(grid.plot, target=self.target) for grid in self.grids
+            file: partial(grid.plot, target=self.target)
+            for file, grid in zip(self.file_names, self.grids, strict=True)
         }
 
 
@@ -502,7 +519,7 @@ class ANOVATPNNSummary(Result):
             META_FILE,
             COMPONENTS_FILE,
             self.figure_name,
-            *(component_file(name) for name in self.plotted),
+            *component_files(self.plotted),
             *([HELD_OUT_FILE] if self.held_out_rows is not None else []),
         ]
 
@@ -546,8 +563,8 @@ class ANOVATPNNSummary(Result):
     def files(self) -> dict[str, Any]:
         files: dict[str, Any] = model_files(self.model)
         files[COMPONENTS_FILE] = self.components_document()
-        for name in self.plotted:
-            files[component_file(name)] = partial(self.model.plot_component, name)
+        for file, name in zip(component_files(self.plotted), self.plotted, strict=True):
+            files[file] = partial(self.model.plot_component, name)
         if self.held_out_rows is not None:
             import pandas as pd
 
