@@ -92,6 +92,13 @@ def test_scalar_checks():
         c.check_choice("x", "score", ["nll", "entropy"])
 
 
+def test_describe_gives_a_path_as_its_text():
+    # an error about a path said "got PosixPath PosixPath('d1')"
+    from pathlib import Path
+
+    assert describe(Path("d1") / "model") == repr(str(Path("d1") / "model"))
+
+
 def test_describe_is_short():
     assert describe(np.zeros((2, 3))) == "an array of shape (2, 3) and dtype float64"
     assert len(describe(list(range(1000)))) <= 80

@@ -7,6 +7,7 @@ Every error trustlab raises on purpose is a :class:`TrustlabError`. The CLI turn
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Any
 
 __all__ = [
@@ -64,8 +65,8 @@ def describe(value: Any, limit: int = 80) -> str:
     shape = getattr(value, "shape", None)
     if shape is not None and hasattr(value, "dtype"):
         return f"an array of shape {tuple(shape)} and dtype {value.dtype}"
-    if isinstance(value, str):
-        text = repr(value)
+    if isinstance(value, (str, PurePath)):
+        text = repr(str(value))  # a path as the text it was given, not "PosixPath PosixPath(...)"
     else:
         text = repr(value)
         if not isinstance(value, (int, float, bool, type(None))):
