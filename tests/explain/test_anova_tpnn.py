@@ -591,7 +591,7 @@ def test_constant_feature_is_refused():
 
 
 def test_small_data_holds_nothing_out_and_follows_the_training_loss():
-    """Below 67 rows (validation_fraction=0.15), or with a class of a single row, no rows are held
+    """Below 61 rows (validation_fraction=0.15), or with a class of a single row, no rows are held
     out (these fits used to be refused): the plateaus and the kept checkpoint follow the loss on
     the training rows, which is what ``best_validation_loss`` then reports."""
     X, y = discrete_regression(n=40)

@@ -31,7 +31,7 @@ What trustlab does beyond the authors' code:
 Training follows the authors: inputs mapped by a uniform quantile transform to [-1, 1]
 (categorical features are left to their neuron), data-aware initialisation, the constants taken
 on each minibatch during training and differentiated through, Adam with betas (0.95, 0.998),
-the best checkpoint on a validation split (early stopping; below 67 rows nothing is held out
+the best checkpoint on a validation split (early stopping; below 61 rows nothing is held out
 and the training loss decides). Torch is needed for ``fit`` only; predictions and components
 are computed in numpy float64.
 

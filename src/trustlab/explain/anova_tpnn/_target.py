@@ -91,7 +91,7 @@ def validation_split(
     """Training and validation row indices (stratified by ``labels`` when it can be).
 
     The small-data fallback: when the split would hold fewer than MIN_VALIDATION_ROWS validation
-    or MIN_TRAINING_ROWS training rows (fewer than 67 rows at the default fraction 0.15), or a
+    or MIN_TRAINING_ROWS training rows (fewer than 61 rows at the default fraction 0.15), or a
     class has a single row, no rows are held out: both index arrays are every row, so early
     stopping and the learning-rate cuts follow the loss on the training rows.
     """

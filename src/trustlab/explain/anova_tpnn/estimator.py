@@ -112,7 +112,7 @@ class ANOVATPNN(BaseEstimator):
     validation_fraction : float, default 0.15
         Rows held out for early stopping (stratified for classification). They still count as
         training data for the quantile transform and the sum-to-zero constants. Small data: when
-        the split would leave fewer than 10 validation or 20 training rows (below 67 rows at
+        the split would leave fewer than 10 validation or 20 training rows (below 61 rows at
         0.15), or a class has a single row, nothing is held out and the plateaus (early stopping,
         learning-rate cuts) and the kept checkpoint follow the loss on all training rows, as
         scikit-learn's MLP does without ``early_stopping``; ``history_["n_validation_rows"]`` is
