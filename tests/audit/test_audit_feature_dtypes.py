@@ -3,6 +3,7 @@ dates, Parquet's nullable and categorical columns. The default models train on e
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from trustlab.audit import run_audit
 from trustlab.audit.models import load_classifier, make_pipeline
@@ -87,3 +88,19 @@ def test_make_pipeline_fits_a_table_of_booleans_only():
     X = pd.DataFrame({"c": [True, False] * 10})
     y = [0, 1] * 10
     assert make_pipeline(LogisticRegression(), X).fit(X, y).predict(X).tolist() == y
+
+
+def test_a_true_false_label_with_an_empty_cell_is_audited(tmp_path):
+    frame = table()
+    frame["yhat"] = (frame["x"] > 0).astype(int)
+    frame["y"] = frame["y"].map({0: "FALSE", 1: "TRUE"}).astype(object)
+    frame.loc[5, "y"] = np.nan  # read back as objects: True, False and NaN
+    path = tmp_path / "labels.csv"
+    frame.to_csv(path, index=False)
+    result = run_audit(path, label="y", group="grp", pred="yhat", out=tmp_path / "pred")
+    assert [s.status for s in result.report.sections] == ["ok", "ok"]
+    kept = frame.drop(index=5)
+    expected = ((kept["y"] == "TRUE").astype(int) == kept["yhat"]).mean()
+    assert result.headline()["yhat"]["accuracy"] == pytest.approx(expected)
+    zoo = run_audit(path, label="y", group="grp", out=tmp_path / "zoo", sections=["overview"])
+    assert zoo.context.labels.tolist() == [False, True]

@@ -66,6 +66,7 @@ def load_table(data, label, group, pred, group_as_feature, encoding=None) -> Aud
     row_ids = frame.index.to_numpy()
     required = [c for c in (label, group, pred) if c is not None]
     frame, kept, notes = _drop_missing(frame, required)
+    frame = _booleans_as_bool(frame, required)
     notes += index_notes + _kept_missing_words(frame, required)
     check_class_values(frame[label].to_numpy(), "label")
     return AuditTable(frame, name, label, group, features, pred, notes, row_ids[kept])
@@ -179,6 +180,17 @@ def _kept_missing_words(frame: pd.DataFrame, columns: list[str]) -> list[str]:
                 "missing value, leave those cells empty."
             )
     return notes
+
+
+def _booleans_as_bool(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """``frame`` with each of ``columns`` that holds only True and False as a bool column. A
+    True/False column with an empty cell is read as objects; once that row is dropped,
+    scikit-learn still calls an object array of booleans an "unknown" target and refuses it."""
+    for column in dict.fromkeys(columns):
+        values = frame[column]
+        if values.dtype == object and pd.api.types.infer_dtype(values) == "boolean":
+            frame[column] = values.astype(bool)
+    return frame
 
 
 def _drop_missing(frame: pd.DataFrame, columns: list[str]):
