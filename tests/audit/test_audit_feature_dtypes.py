@@ -104,3 +104,18 @@ def test_a_true_false_label_with_an_empty_cell_is_audited(tmp_path):
     assert result.headline()["yhat"]["accuracy"] == pytest.approx(expected)
     zoo = run_audit(path, label="y", group="grp", out=tmp_path / "zoo", sections=["overview"])
     assert zoo.context.labels.tolist() == [False, True]
+
+
+def test_the_one_hot_of_an_id_like_text_column_has_a_bounded_width():
+    from sklearn.linear_model import LogisticRegression
+
+    from trustlab.audit.models import MAX_CATEGORIES
+
+    n = 400
+    X = pd.DataFrame({"id": [f"row {i}" for i in range(n)], "x": np.arange(n) % 7})
+    y = np.arange(n) % 2
+    pipeline = make_pipeline(LogisticRegression(), X).fit(X, y)
+    width = pipeline.named_steps["prep"].transform(X).shape[1]
+    assert width == MAX_CATEGORIES + 1  # the id's columns (rare values share one) and x
+    unseen = pd.DataFrame({"id": ["someone new"], "x": [3]})
+    assert pipeline.predict(unseen).shape == (1,)

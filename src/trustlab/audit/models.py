@@ -54,6 +54,10 @@ def default_zoo(random_state: int = 0) -> dict[str, Any]:
     }
 
 
+#: One-hot columns per categorical feature in the zoo's preprocessing; rarer values share one.
+MAX_CATEGORIES = 50
+
+
 def categorical_columns(X: pd.DataFrame) -> list[str]:
     """Columns treated as categories: every non-numeric column, booleans included."""
     return [
@@ -67,7 +71,9 @@ def make_preprocessor(X: pd.DataFrame):
     """One-hot encode categorical columns, standardise numeric ones, impute missing values.
 
     Missing categories get the most frequent value and missing numbers the median, so no row is
-    lost for a gap in a feature. Categories unseen in training are ignored at prediction time.
+    lost for a gap in a feature. A column of more than ``MAX_CATEGORIES`` values keeps the most
+    frequent ones and puts the rest in one "infrequent" column; categories unseen in training go
+    there too (or, in a column without rare values, are ignored) at prediction time.
     """
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
@@ -86,7 +92,12 @@ def make_preprocessor(X: pd.DataFrame):
                 ),
             ),
             ("impute", SimpleImputer(strategy="most_frequent")),
-            ("onehot", OneHotEncoder(handle_unknown="ignore")),
+            # at most MAX_CATEGORIES columns per text column (the rarer values share one), so
+            # the dense one-hot of an id-like column does not grow with the rows
+            (
+                "onehot",
+                OneHotEncoder(handle_unknown="infrequent_if_exist", max_categories=MAX_CATEGORIES),
+            ),
         ]
     )
     numeric_steps = Pipeline(
