@@ -119,3 +119,19 @@ def test_the_one_hot_of_an_id_like_text_column_has_a_bounded_width():
     assert width == MAX_CATEGORIES + 1  # the id's columns (rare values share one) and x
     unseen = pd.DataFrame({"id": ["someone new"], "x": [3]})
     assert pipeline.predict(unseen).shape == (1,)
+
+
+def test_group_codes_with_an_empty_cell_stay_whole_numbers(tmp_path):
+    frame = table()
+    frame["yhat"] = (frame["x"] > 0).astype(int)
+    frame["region"] = frame["grp"].map({"a": 1, "b": 2}).astype(float)
+    frame.loc[[4, 9], "region"] = np.nan  # read back as floats
+    frame.loc[3, "y"] = np.nan
+    path = tmp_path / "codes.csv"
+    frame.to_csv(path, index=False)
+    result = run_audit(path, label="y", group="region", pred="yhat", out=tmp_path / "out")
+    overview = result.report.sections[0].data
+    assert [g["group"] for g in overview["groups"]] == [1, 2]
+    assert overview["labels"] == [0, 1]
+    written = pd.read_csv(result.predictions_path)
+    assert written["region"].dtype.kind == "i" and written["y"].dtype.kind == "i"

@@ -67,6 +67,7 @@ def load_table(data, label, group, pred, group_as_feature, encoding=None) -> Aud
     required = [c for c in (label, group, pred) if c is not None]
     frame, kept, notes = _drop_missing(frame, required)
     frame = _booleans_as_bool(frame, required)
+    frame = _whole_floats_as_int(frame, required)
     notes += index_notes + _kept_missing_words(frame, required)
     check_class_values(frame[label].to_numpy(), "label")
     return AuditTable(frame, name, label, group, features, pred, notes, row_ids[kept])
@@ -190,6 +191,19 @@ def _booleans_as_bool(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
         values = frame[column]
         if values.dtype == object and pd.api.types.infer_dtype(values) == "boolean":
             frame[column] = values.astype(bool)
+    return frame
+
+
+def _whole_floats_as_int(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """``frame`` with each of ``columns`` of floats that are all whole numbers as integers: a
+    column of codes with an empty cell is read as floats, and once that row is dropped its
+    groups or classes would show as 1.0, 2.0 in the report and predictions.csv."""
+    for column in dict.fromkeys(columns):
+        values = frame[column]
+        if values.dtype.kind == "f" and len(values):
+            numbers = values.to_numpy()
+            if np.isfinite(numbers).all() and (numbers == np.round(numbers)).all():
+                frame[column] = numbers.astype(np.int64)
     return frame
 
 
