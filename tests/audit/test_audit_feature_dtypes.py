@@ -135,3 +135,11 @@ def test_group_codes_with_an_empty_cell_stay_whole_numbers(tmp_path):
     assert overview["labels"] == [0, 1]
     written = pd.read_csv(result.predictions_path)
     assert written["region"].dtype.kind == "i" and written["y"].dtype.kind == "i"
+
+
+def test_whole_floats_beyond_exact_integers_stay_floats():
+    from trustlab.audit.table import _whole_floats_as_int
+
+    frame = pd.DataFrame({"g": [1e20, 2e20], "h": [1.0, 2.0]})
+    out = _whole_floats_as_int(frame.copy(), ["g", "h"])
+    assert out["g"].tolist() == [1e20, 2e20] and out["h"].tolist() == [1, 2]

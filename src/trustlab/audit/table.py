@@ -202,7 +202,8 @@ def _whole_floats_as_int(frame: pd.DataFrame, columns: list[str]) -> pd.DataFram
         values = frame[column]
         if values.dtype.kind == "f" and len(values):
             numbers = values.to_numpy()
-            if np.isfinite(numbers).all() and (numbers == np.round(numbers)).all():
+            exact = np.isfinite(numbers).all() and np.abs(numbers).max() < 2**53
+            if exact and (numbers == np.round(numbers)).all():
                 frame[column] = numbers.astype(np.int64)
     return frame
 
