@@ -137,3 +137,13 @@ def test_the_overview_says_how_the_zoo_split_was_made(tmp_path, classes, groups,
     assert words in sentence
     if split == "none":
         assert "stratified by" not in sentence
+
+
+def test_an_audit_of_given_predictions_shows_no_split(tmp_path):
+    # the page's header said "Split None" for --pred and --model audits
+    rng = np.random.default_rng(5)
+    y = np.array(["a", "b"] * 20)
+    table = pd.DataFrame({"x": rng.normal(size=40), "grp": ["u", "v"] * 20, "y": y, "p": y[::-1]})
+    result = run_audit(table, label="y", group="grp", pred="p", out=tmp_path, sections=["overview"])
+    assert "split" not in json.loads(result.json_path.read_text())["meta"]
+    assert "None" not in result.html_path.read_text()

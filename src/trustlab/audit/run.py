@@ -434,7 +434,7 @@ def _meta(ctx: AuditContext, test_size: float) -> dict:
         "model": "the given model, audited on every row",
         "predictions": "the given predictions, audited on every row",
     }[ctx.mode]
-    return {
+    meta = {
         "dataset": ctx.dataset,
         "label": ctx.label,
         "group": ctx.group,
@@ -445,6 +445,9 @@ def _meta(ctx: AuditContext, test_size: float) -> dict:
         "random_state": ctx.random_state,
         "files": [ctx.files["predictions"], *ctx.files["models"].values()],
     }
+    if ctx.split is None:  # a --pred or --model audit splits nothing (the page said "Split None")
+        del meta["split"]
+    return meta
 
 
 # --- the three modes ------------------------------------------------------------------------
