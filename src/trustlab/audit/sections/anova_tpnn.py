@@ -4,7 +4,9 @@ An ANOVA-TPNN (:class:`trustlab.explain.anova_tpnn.ANOVATPNN`) is fitted on the 
 of the audit, with its own preprocessing: the model quantile-transforms numeric features and has
 a neuron for categorical ones, so it takes the raw features; missing values are imputed first
 (median of a numeric feature, most frequent level of a categorical one, learnt on the training
-rows; a column with at most one value on the training rows is left out, with a note). Its test
+rows; a column with at most one value on the training rows is left out, with a note). With
+more than 16 features only the 10 strongest pairs are fitted (``interactions="auto"``), with a
+note: all pairs of 300 features would be 44,850 components. Its test
 accuracy is set beside the zoo's, and its strongest components are drawn: each
 is unique (it sums to zero over the training data in each of its variables), so the curves do
 not depend on the seed.
@@ -29,6 +31,10 @@ MODEL_NAME = "anova_tpnn"
 TOP_COMPONENTS = 4
 TOP_TABLE = 10
 N_JOBS = 1  # the audit runs on shared machines; the network is small
+# Beyond this many features every pair (n (n - 1) / 2 of them) is too many components to fit in
+# an audit: the strongest MAX_INTERACTIONS pairs are screened instead.
+MAX_ALL_PAIRS_FEATURES = 16
+MAX_INTERACTIONS = 10
 
 EXPLANATION = (
     "ANOVA-TPNN (Park et al., ICML 2025) is a neural network whose prediction is an intercept "
@@ -47,7 +53,22 @@ def build(ctx: AuditContext) -> Section | None:
     from trustlab.explain.anova_tpnn import ANOVATPNN
 
     X_train, X_test, notes = _imputed(ctx.X_train, ctx.X_test)
-    model = ANOVATPNN(random_state=ctx.random_state, n_jobs=N_JOBS)
+    interactions = "all"
+    n_features = X_train.shape[1]
+    if n_features > MAX_ALL_PAIRS_FEATURES:
+        # every pair of 300 features is 44,850 components: the fit ran for many minutes
+        interactions = "auto"
+        notes.append(
+            f"With {n_features} features, pairs are screened: the model keeps the "
+            f"{MAX_INTERACTIONS} strongest (interactions='auto'), not all "
+            f"{n_features * (n_features - 1) // 2:,}."
+        )
+    model = ANOVATPNN(
+        interactions=interactions,
+        max_interactions=MAX_INTERACTIONS,
+        random_state=ctx.random_state,
+        n_jobs=N_JOBS,
+    )
     model.fit(X_train, ctx.y_train)
     predicted = model.predict(X_test)
     scores = {name: _scores(ctx.y_test, pred) for name, pred in ctx.predictions.items()}
