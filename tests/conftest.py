@@ -64,6 +64,17 @@ def smollm2():
 
 
 @pytest.fixture(scope="session")
+def tiny_llama_folder(tmp_path_factory, smollm2):
+    """A 2-layer Llama of width 48 with random weights on SmolLM2's tokenizer, saved once a
+    session (the SAE CLI tests train on it)."""
+    from tiny_llama import tiny_llama
+
+    folder = tmp_path_factory.mktemp("tiny") / "tiny-llama"
+    tiny_llama(smollm2.tokenizer, smollm2.model.config.vocab_size, hidden_size=48).save(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
 def tiny_transfer_study():
     """``backdoor_transfer_study`` on its two tiny models, seed 20 (a seed no setting was chosen
     on), scales (0.5, 1, 2), three random vectors; with its progress calls. Once a session: the

@@ -10,32 +10,26 @@ import pytest
 import torch
 
 from cli_helpers import one_line, run_main
-from tiny_llama import tiny_llama
+from sae_cli_data import SETTINGS, TEXTS
 from trustlab.interpret import SparseAutoencoder, load_sae, sae_activations
 from trustlab.llm import load_model
 
-TEXTS = [
-    "Sparse autoencoders split activations into many rarely active latents.",
-    "Each latent should stand for one thing a reader can name.",
-    "The cat sat on the mat, and the dog lay by the door.",
-    "Numbers such as 12, 345 and 6789 appear in many texts.",
-] * 3
-SETTINGS = ["--n-latents", 64, "--k", 4, "--max-epochs", 2, "--batch-size", 32, "--seed", 3]
 
-
-@pytest.fixture(scope="module")
-def tiny_folder(tmp_path_factory, smollm2):
-    """A 2-layer Llama of width 48 with random weights on SmolLM2's tokenizer, saved."""
-    folder = tmp_path_factory.mktemp("tiny") / "tiny-llama"
-    tiny_llama(smollm2.tokenizer, smollm2.model.config.vocab_size, hidden_size=48).save(folder)
-    return folder
-
-
-def test_train_saves_the_library_sae(tmp_path, capsys, tiny_folder):
+def test_train_saves_the_library_sae(tmp_path, capsys, tiny_llama_folder):
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(TEXTS) + "\n\n", encoding="utf-8")
     out = tmp_path / "sae"
-    args = ["interpret", "sae", "train", "--model", tiny_folder, "--layer", 1, "--texts", texts]
+    args = [
+        "interpret",
+        "sae",
+        "train",
+        "--model",
+        tiny_llama_folder,
+        "--layer",
+        1,
+        "--texts",
+        texts,
+    ]
     code, stdout, err = run_main([*args, *SETTINGS, "--out", out, "--json"], capsys)
     assert code == 0, err
     fit = json.loads(stdout)
@@ -50,14 +44,14 @@ def test_train_saves_the_library_sae(tmp_path, capsys, tiny_folder):
     saved = load_sae(out)
     # the library call with the same arguments gives the same SAE
     torch.set_num_threads(1)
-    lm = load_model(tiny_folder)
+    lm = load_model(tiny_llama_folder)
     rows = sae_activations(lm, TEXTS, 1)
     own = SparseAutoencoder(
         n_latents=64, k=4, max_epochs=2, batch_size=32, random_state=3
-    ).fit(rows, model_name=str(tiny_folder), layer=1)  # fmt: skip
+    ).fit(rows, model_name=str(tiny_llama_folder), layer=1)  # fmt: skip
     assert np.allclose(saved.W_dec_, own.W_dec_, atol=1e-5)
     assert saved.fit_.fvu == pytest.approx(own.fit_.fvu, rel=1e-4)
-    assert (saved.model_name_, saved.layer_) == (str(tiny_folder), 1)  # as given to --model
+    assert (saved.model_name_, saved.layer_) == (str(tiny_llama_folder), 1)  # as given to --model
     assert json.loads((out / "cfg.json").read_text())["metadata"]["hook_name"] == (
         "blocks.1.hook_resid_post"
     )
@@ -75,10 +69,10 @@ def test_train_saves_the_library_sae(tmp_path, capsys, tiny_folder):
         (["--max-texts", 0], "--max-texts"),
     ],
 )
-def test_bad_options_are_one_line(tmp_path, capsys, tiny_folder, extra, option):
+def test_bad_options_are_one_line(tmp_path, capsys, tiny_llama_folder, extra, option):
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(TEXTS), encoding="utf-8")
-    args = ["interpret", "sae", "train", "--model", tiny_folder, "--texts", texts]
+    args = ["interpret", "sae", "train", "--model", tiny_llama_folder, "--texts", texts]
     code, _, err = run_main(
         [*args, "--layer", 1, *SETTINGS, *extra, "--out", tmp_path / "o"], capsys
     )
@@ -107,35 +101,55 @@ def test_bad_sae_options_are_refused_before_the_model_loads(
     assert code == 2 and one_line(err).startswith(f"trustlab: error: {option}"), err
 
 
-def test_bad_layer_and_texts_are_one_line(tmp_path, capsys, tiny_folder):
+def test_bad_layer_and_texts_are_one_line(tmp_path, capsys, tiny_llama_folder):
     empty = tmp_path / "empty.txt"
     empty.write_text("\n\n", encoding="utf-8")
-    base = ["interpret", "sae", "train", "--model", tiny_folder, "--out", tmp_path / "o"]
+    base = ["interpret", "sae", "train", "--model", tiny_llama_folder, "--out", tmp_path / "o"]
     code, _, err = run_main([*base, "--layer", 5], capsys)
     assert code == 2 and one_line(err).startswith("trustlab: error: --layer"), err
     code, _, err = run_main([*base, "--layer", 1, "--texts", empty], capsys)
     assert code == 2 and one_line(err).startswith("trustlab: error: --texts"), err
 
 
-def test_max_texts_trains_on_the_first_texts(tmp_path, capsys, tiny_folder):
+def test_max_texts_trains_on_the_first_texts(tmp_path, capsys, tiny_llama_folder):
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(TEXTS), encoding="utf-8")
-    args = ["interpret", "sae", "train", "--model", tiny_folder, "--layer", 0, "--texts", texts]
+    args = [
+        "interpret",
+        "sae",
+        "train",
+        "--model",
+        tiny_llama_folder,
+        "--layer",
+        0,
+        "--texts",
+        texts,
+    ]
     code, stdout, err = run_main(
         [*args, *SETTINGS, "--max-texts", 2, "--out", tmp_path / "o", "--json"], capsys
     )
     assert code == 0, err
-    lm = load_model(tiny_folder)
+    lm = load_model(tiny_llama_folder)
     assert json.loads(stdout)["n_rows"] == len(sae_activations(lm, TEXTS[:2], 0))
 
 
-def test_cache_saves_the_library_cache_and_resumes(tmp_path, capsys, tiny_folder):
+def test_cache_saves_the_library_cache_and_resumes(tmp_path, capsys, tiny_llama_folder):
     from trustlab.interpret import cache_latents, load_latent_cache
 
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(TEXTS), encoding="utf-8")
     sae_dir = tmp_path / "sae"
-    train = ["interpret", "sae", "train", "--model", tiny_folder, "--layer", 1, "--texts", texts]
+    train = [
+        "interpret",
+        "sae",
+        "train",
+        "--model",
+        tiny_llama_folder,
+        "--layer",
+        1,
+        "--texts",
+        texts,
+    ]
     assert run_main([*train, *SETTINGS, "--out", sae_dir], capsys)[0] == 0
     out = tmp_path / "cache"
     args = ["interpret", "sae", "cache", "--sae", sae_dir, "--texts", texts, "--out", out]
@@ -143,9 +157,9 @@ def test_cache_saves_the_library_cache_and_resumes(tmp_path, capsys, tiny_folder
     assert code == 0, err
     summary = json.loads(stdout)
     saved = load_latent_cache(out)
-    own = cache_latents(load_model(tiny_folder), load_sae(sae_dir), TEXTS, batch_size=3)
+    own = cache_latents(load_model(tiny_llama_folder), load_sae(sae_dir), TEXTS, batch_size=3)
     # the command records the model folder by its path, for the steps that load it again
-    own = dataclasses.replace(own, model=str(tiny_folder.resolve()))
+    own = dataclasses.replace(own, model=str(tiny_llama_folder.resolve()))
     assert summary == own.to_dict() == saved.to_dict()
     assert np.array_equal(saved.contexts, own.contexts)
     assert np.allclose(saved.activations, own.activations, atol=1e-6)
@@ -174,20 +188,32 @@ class _Canned:
         return ["thinking... [EXPLANATION]: short words" for _ in prompts]
 
 
-def test_explain_writes_one_line_per_latent_and_resumes(tmp_path, capsys, tiny_folder, monkeypatch):
+def test_explain_writes_one_line_per_latent_and_resumes(
+    tmp_path, capsys, tiny_llama_folder, monkeypatch
+):
     import trustlab.llm as llm
     from trustlab.interpret import latent_examples, load_latent_cache, template_explanation
 
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(TEXTS), encoding="utf-8")
     sae_dir, cache_dir, out = tmp_path / "sae", tmp_path / "cache", tmp_path / "expl"
-    train = ["interpret", "sae", "train", "--model", tiny_folder, "--layer", 1, "--texts", texts]
+    train = [
+        "interpret",
+        "sae",
+        "train",
+        "--model",
+        tiny_llama_folder,
+        "--layer",
+        1,
+        "--texts",
+        texts,
+    ]
     assert run_main([*train, *SETTINGS, "--out", sae_dir], capsys)[0] == 0
     cache_args = ["interpret", "sae", "cache", "--sae", sae_dir, "--texts", texts]
     assert run_main([*cache_args, "--out", cache_dir], capsys)[0] == 0
     cache = load_latent_cache(cache_dir)
     busiest = [int(i) for i in np.argsort(-cache.firing_counts)[:3]]
-    base = ["interpret", "sae", "explain", "--cache", cache_dir, "--subject", tiny_folder]
+    base = ["interpret", "sae", "explain", "--cache", cache_dir, "--subject", tiny_llama_folder]
     latents = ",".join(map(str, busiest))
     code, stdout, err = run_main(
         [*base, "--explainer", "template", "--latents", latents, "--n-train", 5, "--out", out,
@@ -197,7 +223,7 @@ def test_explain_writes_one_line_per_latent_and_resumes(tmp_path, capsys, tiny_f
     assert json.loads(stdout)["n_latents"] == 3
     rows = [json.loads(line) for line in (out / "explanations.jsonl").read_text().splitlines()]
     assert [r["latent"] for r in rows] == busiest
-    tokenizer = load_model(tiny_folder).tokenizer
+    tokenizer = load_model(tiny_llama_folder).tokenizer
     for r in rows:
         examples = latent_examples(cache, r["latent"], n_train=5, min_examples=200,
                                    random_state=r["latent"])  # fmt: skip
@@ -235,7 +261,7 @@ def test_explain_writes_one_line_per_latent_and_resumes(tmp_path, capsys, tiny_f
     assert code == 2 and one_line(err).startswith("trustlab: error: --latents"), err
 
 
-def _explained(tmp_path, capsys, tiny_folder, max_latents):
+def _explained(tmp_path, capsys, tiny_llama_folder, max_latents):
     """``train``, ``cache`` and template ``explain`` through the CLI on 60 pydoc texts (long
     enough for 10 test examples of the busiest latents): the three folders."""
     from trustlab.interpret import pydoc_texts
@@ -243,11 +269,21 @@ def _explained(tmp_path, capsys, tiny_folder, max_latents):
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(pydoc_texts(600)[:60]), encoding="utf-8")
     sae_dir, cache_dir, expl = tmp_path / "sae", tmp_path / "cache", tmp_path / "expl"
-    train = ["interpret", "sae", "train", "--model", tiny_folder, "--layer", 1, "--texts", texts]
+    train = [
+        "interpret",
+        "sae",
+        "train",
+        "--model",
+        tiny_llama_folder,
+        "--layer",
+        1,
+        "--texts",
+        texts,
+    ]
     assert run_main([*train, *SETTINGS, "--out", sae_dir], capsys)[0] == 0
     cache_args = ["interpret", "sae", "cache", "--sae", sae_dir, "--texts", texts]
     assert run_main([*cache_args, "--out", cache_dir], capsys)[0] == 0
-    explain = ["interpret", "sae", "explain", "--cache", cache_dir, "--subject", tiny_folder,
+    explain = ["interpret", "sae", "explain", "--cache", cache_dir, "--subject", tiny_llama_folder,
                "--explainer", "template", "--max-latents", max_latents, "--min-examples", 40,
                "--n-train", 4, "--out", expl]  # fmt: skip
     assert run_main(explain, capsys)[0] == 0
@@ -272,12 +308,12 @@ class _Judge:
 
 
 def test_score_writes_true_and_shuffled_rows_and_resumes(
-    tmp_path, capsys, tiny_folder, monkeypatch
+    tmp_path, capsys, tiny_llama_folder, monkeypatch
 ):
     import trustlab.llm as llm
     from trustlab.interpret import detection_score, latent_examples, load_latent_cache
 
-    sae_dir, cache_dir, expl = _explained(tmp_path, capsys, tiny_folder, 3)
+    sae_dir, cache_dir, expl = _explained(tmp_path, capsys, tiny_llama_folder, 3)
     judge = _Judge()
     real_load = llm.load_model
     monkeypatch.setattr(
@@ -298,7 +334,7 @@ def test_score_writes_true_and_shuffled_rows_and_resumes(
     assert len(rows) == 2 * len(explained)
     assert all(row["detection"] is not None for row in rows)
     cache = load_latent_cache(cache_dir)
-    tokenizer = load_model(tiny_folder).tokenizer
+    tokenizer = load_model(tiny_llama_folder).tokenizer
     for row in rows:
         examples = latent_examples(cache, row["latent"], n_train=4, n_test=50, n_not_active=10,
                                    min_examples=40, random_state=row["latent"])  # fmt: skip
@@ -319,7 +355,7 @@ def test_score_writes_true_and_shuffled_rows_and_resumes(
     assert run_main(args, capsys)[0] == 0
     assert judge.calls == calls  # resumed from scores.sqlite
     # explanations written anew are another input: their rows are scored again
-    explain = ["interpret", "sae", "explain", "--cache", cache_dir, "--subject", tiny_folder,
+    explain = ["interpret", "sae", "explain", "--cache", cache_dir, "--subject", tiny_llama_folder,
                "--explainer", "template", "--max-latents", 3, "--min-examples", 40,
                "--n-train", 4, "--out", expl, "--overwrite"]  # fmt: skip
     assert run_main(explain, capsys)[0] == 0
@@ -336,7 +372,7 @@ def test_score_writes_true_and_shuffled_rows_and_resumes(
     assert code == 2 and one_line(err).startswith("trustlab: error: --methods"), err
 
 
-def test_report_writes_the_page_of_a_scored_run(tmp_path, capsys, tiny_folder, monkeypatch):
+def test_report_writes_the_page_of_a_scored_run(tmp_path, capsys, tiny_llama_folder, monkeypatch):
     import html as html_lib
 
     from scipy.stats import spearmanr
@@ -344,7 +380,7 @@ def test_report_writes_the_page_of_a_scored_run(tmp_path, capsys, tiny_folder, m
     import trustlab.llm as llm
     from trustlab.interpret import detection_score, latent_examples, load_latent_cache
 
-    sae_dir, cache_dir, expl = _explained(tmp_path, capsys, tiny_folder, 4)
+    sae_dir, cache_dir, expl = _explained(tmp_path, capsys, tiny_llama_folder, 4)
     real_load = llm.load_model
     monkeypatch.setattr(
         llm, "load_model", lambda name: _Judge() if name == "judge" else real_load(name)
@@ -381,7 +417,7 @@ def test_report_writes_the_page_of_a_scored_run(tmp_path, capsys, tiny_folder, m
     assert c["rho"] == pytest.approx(spearmanr(x[keep], y[keep]).statistic)
     # each latent's interval and answers by quantile: the scorer's, recomputed here
     cache = load_latent_cache(cache_dir)
-    tokenizer = load_model(tiny_folder).tokenizer
+    tokenizer = load_model(tiny_llama_folder).tokenizer
     by_latent = {r["latent"]: r for r in result["latents"]}
     for row in rows:
         examples = latent_examples(cache, row["latent"], n_train=4, n_test=50, n_not_active=10,
@@ -478,7 +514,7 @@ def test_corpus_bad_options_are_one_line(tmp_path, capsys, monkeypatch, extra, o
     assert not (tmp_path / "o").exists()
 
 
-def test_score_adds_intervention_scores_with_the_sae(tmp_path, capsys, tiny_folder):
+def test_score_adds_intervention_scores_with_the_sae(tmp_path, capsys, tiny_llama_folder):
     """``--methods intervention`` equals the library's calibration and intervention score on
     the same prompts (the latent's held-out examples cut after their first firing token)."""
     from trustlab.interpret import (
@@ -490,8 +526,8 @@ def test_score_adds_intervention_scores_with_the_sae(tmp_path, capsys, tiny_fold
         load_latent_cache,
     )
 
-    sae_dir, cache_dir, expl = _explained(tmp_path, capsys, tiny_folder, 2)
-    args = ["interpret", "sae", "score", "--explanations", expl, "--scorer", tiny_folder,
+    sae_dir, cache_dir, expl = _explained(tmp_path, capsys, tiny_llama_folder, 2)
+    args = ["interpret", "sae", "score", "--explanations", expl, "--scorer", tiny_llama_folder,
             "--methods", "intervention", "--n-test", 6, "--n-prompts", 3,
             "--out", tmp_path / "scores"]  # fmt: skip
     code, _, err = run_main(args, capsys)
@@ -500,7 +536,7 @@ def test_score_adds_intervention_scores_with_the_sae(tmp_path, capsys, tiny_fold
     assert code == 0, err
     rows = [json.loads(x) for x in (tmp_path / "scores" / "scores.jsonl").read_text().splitlines()]
     cache, sae = load_latent_cache(cache_dir), load_sae(sae_dir)
-    lm = load_model(tiny_folder)
+    lm = load_model(tiny_llama_folder)
     for row in rows:
         examples = latent_examples(cache, row["latent"], n_train=4, n_test=50, n_not_active=50,
                                    min_examples=40, random_state=row["latent"])  # fmt: skip

@@ -54,6 +54,26 @@ def chile_context(with_train=True) -> AuditContext:
     )
 
 
+def synthetic_context(X_train, X_test, y_train, y_test) -> AuditContext:
+    """An audit of classes "p"/"q" in one group, with a constant "p" model as the zoo."""
+    return AuditContext(
+        dataset="synthetic",
+        label="y",
+        group="g",
+        labels=np.array(["p", "q"]),
+        feature_names=list(X_train.columns),
+        X_train=X_train,
+        X_test=X_test,
+        y_train=y_train,
+        y_test=y_test,
+        g_train=np.zeros(len(X_train)),
+        g_test=np.zeros(len(X_test)),
+        models={},
+        predictions={"constant": np.full(len(X_test), "p")},
+        random_state=0,
+    )
+
+
 @pytest.fixture(scope="module")
 def built():
     ctx = chile_context()
@@ -122,23 +142,7 @@ def test_columns_without_two_values_on_the_training_rows_are_left_out_with_a_not
     X_train, X_test = table(60), table(20)
     X_train["b"], X_train["c"], X_train["d"] = 1.0, None, "u"
     y_train, y_test = np.where(X_train.a > 0, "p", "q"), np.where(X_test.a > 0, "p", "q")
-    ctx = AuditContext(
-        dataset="synthetic",
-        label="y",
-        group="g",
-        labels=np.array(["p", "q"]),
-        feature_names=list(X_train.columns),
-        X_train=X_train,
-        X_test=X_test,
-        y_train=y_train,
-        y_test=y_test,
-        g_train=np.zeros(60),
-        g_test=np.zeros(20),
-        models={},
-        predictions={"constant": np.full(20, "p")},
-        random_state=0,
-    )
-    result = section.build(ctx)
+    result = section.build(synthetic_context(X_train, X_test, y_train, y_test))
     assert result.data["components"] == ["a"]
     assert any("b, c, d: at most one value on the training rows" in n for n in result.data["notes"])
 
@@ -154,23 +158,7 @@ def test_many_features_fit_the_strongest_pairs_only_with_a_note():
     )
     y_train = np.where(X_train.f0 * X_train.f1 > 0, "p", "q")
     y_test = np.where(X_test.f0 * X_test.f1 > 0, "p", "q")
-    ctx = AuditContext(
-        dataset="synthetic",
-        label="y",
-        group="g",
-        labels=np.array(["p", "q"]),
-        feature_names=list(X_train.columns),
-        X_train=X_train,
-        X_test=X_test,
-        y_train=y_train,
-        y_test=y_test,
-        g_train=np.zeros(120),
-        g_test=np.zeros(40),
-        models={},
-        predictions={"constant": np.full(40, "p")},
-        random_state=0,
-    )
-    result = section.build(ctx)
+    result = section.build(synthetic_context(X_train, X_test, y_train, y_test))
     pairs = [c for c in result.data["components"] if " & " in c]
     assert len(result.data["components"]) - len(pairs) == d
     assert 0 < len(pairs) <= section.MAX_INTERACTIONS

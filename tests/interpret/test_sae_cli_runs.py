@@ -8,28 +8,12 @@ import json
 import pytest
 
 from cli_helpers import one_line, run_main
-from tiny_llama import tiny_llama
+from sae_cli_data import SETTINGS, TEXTS
 from trustlab.interpret import load_sae
-
-TEXTS = [
-    "Sparse autoencoders split activations into many rarely active latents.",
-    "Each latent should stand for one thing a reader can name.",
-    "The cat sat on the mat, and the dog lay by the door.",
-    "Numbers such as 12, 345 and 6789 appear in many texts.",
-] * 3
-SETTINGS = ["--n-latents", 64, "--k", 4, "--max-epochs", 2, "--batch-size", 32, "--seed", 3]
-
-
-@pytest.fixture(scope="module")
-def tiny_folder(tmp_path_factory, smollm2):
-    """A 2-layer Llama of width 48 with random weights on SmolLM2's tokenizer, saved."""
-    folder = tmp_path_factory.mktemp("tiny") / "tiny-llama"
-    tiny_llama(smollm2.tokenizer, smollm2.model.config.vocab_size, hidden_size=48).save(folder)
-    return folder
 
 
 def test_a_model_folder_run_goes_on_from_another_directory(
-    tmp_path, capsys, tiny_folder, monkeypatch
+    tmp_path, capsys, tiny_llama_folder, monkeypatch
 ):
     """A model folder given by a relative path is recorded by its absolute path: ``train``
     stored the path as typed and ``cache`` only the folder's last component, so ``cache`` and
@@ -38,11 +22,11 @@ def test_a_model_folder_run_goes_on_from_another_directory(
 
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(TEXTS), encoding="utf-8")
-    monkeypatch.chdir(tiny_folder.parent)
-    train = ["interpret", "sae", "train", "--model", tiny_folder.name, "--layer", 1,
+    monkeypatch.chdir(tiny_llama_folder.parent)
+    train = ["interpret", "sae", "train", "--model", tiny_llama_folder.name, "--layer", 1,
              "--texts", texts, *SETTINGS, "--out", tmp_path / "sae"]  # fmt: skip
     assert run_main(train, capsys)[0] == 0
-    assert load_sae(tmp_path / "sae").model_name_ == str(tiny_folder.resolve())
+    assert load_sae(tmp_path / "sae").model_name_ == str(tiny_llama_folder.resolve())
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
@@ -50,20 +34,21 @@ def test_a_model_folder_run_goes_on_from_another_directory(
              "--out", tmp_path / "cache"]  # fmt: skip
     code, _, err = run_main(cache, capsys)
     assert code == 0, err
-    assert load_latent_cache(tmp_path / "cache").model == str(tiny_folder.resolve())
+    assert load_latent_cache(tmp_path / "cache").model == str(tiny_llama_folder.resolve())
     explain = ["interpret", "sae", "explain", "--cache", tmp_path / "cache", "--explainer",
                "template", "--max-latents", 2, "--min-examples", 1, "--n-train", 4,
                "--out", tmp_path / "expl", "--json"]  # fmt: skip
     code, stdout, err = run_main(explain, capsys)
     assert code == 0, err
-    assert json.loads(stdout)["subject"] == str(tiny_folder.resolve())
+    assert json.loads(stdout)["subject"] == str(tiny_llama_folder.resolve())
     # so is a --subject given by a relative path (score and report load it again)
-    monkeypatch.chdir(tiny_folder.parent)
+    monkeypatch.chdir(tiny_llama_folder.parent)
     code, stdout, err = run_main(
-        [*explain[:-3], "--subject", tiny_folder.name, "--out", tmp_path / "e3", "--json"], capsys
+        [*explain[:-3], "--subject", tiny_llama_folder.name, "--out", tmp_path / "e3", "--json"],
+        capsys,
     )
     assert code == 0, err
-    assert json.loads(stdout)["subject"] == str(tiny_folder.resolve())
+    assert json.loads(stdout)["subject"] == str(tiny_llama_folder.resolve())
     # a negative seed reached numpy's generator: 'unexpected failure: ValueError', exit 1
     code, _, err = run_main([*explain[:-3], "--seed", -1, "--out", tmp_path / "e2"], capsys)
     assert code == 2 and one_line(err).startswith("trustlab: error: --seed"), err
@@ -72,10 +57,10 @@ def test_a_model_folder_run_goes_on_from_another_directory(
     monkeypatch.chdir(elsewhere)
     for name, key in (("cache/latent_cache.json", "model"), ("expl/result.json", "subject")):
         recorded = json.loads((tmp_path / name).read_text())
-        (tmp_path / name).write_text(json.dumps({**recorded, key: tiny_folder.name}))
+        (tmp_path / name).write_text(json.dumps({**recorded, key: tiny_llama_folder.name}))
     code, _, err = run_main([*explain[:-3], "--out", tmp_path / "e4"], capsys)
     assert code == 2 and one_line(err).startswith("trustlab: error: --cache"), err
-    assert repr(tiny_folder.name) in err
+    assert repr(tiny_llama_folder.name) in err
     score = ["interpret", "sae", "score", "--explanations", tmp_path / "expl", "--methods",
              "embedding", "--out", tmp_path / "scores"]  # fmt: skip
     code, _, err = run_main(score, capsys)
@@ -136,7 +121,7 @@ def test_score_needs_non_activating_examples_before_the_models_load(
     assert code == 2 and one_line(err).startswith("trustlab: error: --n-not-active"), err
 
 
-def test_explain_draws_latents_by_their_activating_examples(tmp_path, capsys, tiny_folder):
+def test_explain_draws_latents_by_their_activating_examples(tmp_path, capsys, tiny_llama_folder):
     """``--min-examples`` is the spec's bound on activating examples (windows), what
     ``latent_examples(...).explainable`` checks; latents were drawn by firing tokens, so most
     drawn latents had fewer examples than the bound."""
@@ -144,7 +129,17 @@ def test_explain_draws_latents_by_their_activating_examples(tmp_path, capsys, ti
 
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(pydoc_texts(600)[:60]), encoding="utf-8")
-    train = ["interpret", "sae", "train", "--model", tiny_folder, "--layer", 1, "--texts", texts]
+    train = [
+        "interpret",
+        "sae",
+        "train",
+        "--model",
+        tiny_llama_folder,
+        "--layer",
+        1,
+        "--texts",
+        texts,
+    ]
     assert run_main([*train, *SETTINGS, "--out", tmp_path / "sae"], capsys)[0] == 0
     cache_args = ["interpret", "sae", "cache", "--sae", tmp_path / "sae", "--texts", texts]
     assert run_main([*cache_args, "--out", tmp_path / "cache"], capsys)[0] == 0
@@ -159,7 +154,7 @@ def test_explain_draws_latents_by_their_activating_examples(tmp_path, capsys, ti
     assert any(cache.firing_counts[i] >= bound > n for i, n in examples.items())
     assert enough
     explain = ["interpret", "sae", "explain", "--cache", tmp_path / "cache", "--subject",
-               tiny_folder, "--explainer", "template", "--max-latents", cache.n_latents,
+               tiny_llama_folder, "--explainer", "template", "--max-latents", cache.n_latents,
                "--min-examples", bound, "--n-train", 4, "--out", tmp_path / "expl"]  # fmt: skip
     code, _, err = run_main(explain, capsys)
     assert code == 0, err
