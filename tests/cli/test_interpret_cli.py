@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from cli_helpers import one_line, run_main
-from sae_cli_data import SETTINGS, TEXTS
+from sae_cli_data import SETTINGS, TEXTS, train_args
 from trustlab.interpret import SparseAutoencoder, load_sae, sae_activations
 from trustlab.llm import load_model
 
@@ -19,17 +19,7 @@ def test_train_saves_the_library_sae(tmp_path, capsys, tiny_llama_folder):
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(TEXTS) + "\n\n", encoding="utf-8")
     out = tmp_path / "sae"
-    args = [
-        "interpret",
-        "sae",
-        "train",
-        "--model",
-        tiny_llama_folder,
-        "--layer",
-        1,
-        "--texts",
-        texts,
-    ]
+    args = train_args(tiny_llama_folder, texts)
     code, stdout, err = run_main([*args, *SETTINGS, "--out", out, "--json"], capsys)
     assert code == 0, err
     fit = json.loads(stdout)
@@ -114,17 +104,7 @@ def test_bad_layer_and_texts_are_one_line(tmp_path, capsys, tiny_llama_folder):
 def test_max_texts_trains_on_the_first_texts(tmp_path, capsys, tiny_llama_folder):
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(TEXTS), encoding="utf-8")
-    args = [
-        "interpret",
-        "sae",
-        "train",
-        "--model",
-        tiny_llama_folder,
-        "--layer",
-        0,
-        "--texts",
-        texts,
-    ]
+    args = train_args(tiny_llama_folder, texts, 0)
     code, stdout, err = run_main(
         [*args, *SETTINGS, "--max-texts", 2, "--out", tmp_path / "o", "--json"], capsys
     )
@@ -139,17 +119,7 @@ def test_cache_saves_the_library_cache_and_resumes(tmp_path, capsys, tiny_llama_
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(TEXTS), encoding="utf-8")
     sae_dir = tmp_path / "sae"
-    train = [
-        "interpret",
-        "sae",
-        "train",
-        "--model",
-        tiny_llama_folder,
-        "--layer",
-        1,
-        "--texts",
-        texts,
-    ]
+    train = train_args(tiny_llama_folder, texts)
     assert run_main([*train, *SETTINGS, "--out", sae_dir], capsys)[0] == 0
     out = tmp_path / "cache"
     args = ["interpret", "sae", "cache", "--sae", sae_dir, "--texts", texts, "--out", out]
@@ -197,17 +167,7 @@ def test_explain_writes_one_line_per_latent_and_resumes(
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(TEXTS), encoding="utf-8")
     sae_dir, cache_dir, out = tmp_path / "sae", tmp_path / "cache", tmp_path / "expl"
-    train = [
-        "interpret",
-        "sae",
-        "train",
-        "--model",
-        tiny_llama_folder,
-        "--layer",
-        1,
-        "--texts",
-        texts,
-    ]
+    train = train_args(tiny_llama_folder, texts)
     assert run_main([*train, *SETTINGS, "--out", sae_dir], capsys)[0] == 0
     cache_args = ["interpret", "sae", "cache", "--sae", sae_dir, "--texts", texts]
     assert run_main([*cache_args, "--out", cache_dir], capsys)[0] == 0
@@ -269,17 +229,7 @@ def _explained(tmp_path, capsys, tiny_llama_folder, max_latents):
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(pydoc_texts(600)[:60]), encoding="utf-8")
     sae_dir, cache_dir, expl = tmp_path / "sae", tmp_path / "cache", tmp_path / "expl"
-    train = [
-        "interpret",
-        "sae",
-        "train",
-        "--model",
-        tiny_llama_folder,
-        "--layer",
-        1,
-        "--texts",
-        texts,
-    ]
+    train = train_args(tiny_llama_folder, texts)
     assert run_main([*train, *SETTINGS, "--out", sae_dir], capsys)[0] == 0
     cache_args = ["interpret", "sae", "cache", "--sae", sae_dir, "--texts", texts]
     assert run_main([*cache_args, "--out", cache_dir], capsys)[0] == 0

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from cli_helpers import one_line, run_main
-from sae_cli_data import SETTINGS, TEXTS
+from sae_cli_data import SETTINGS, TEXTS, train_args
 from trustlab.interpret import load_sae
 
 
@@ -23,8 +23,7 @@ def test_a_model_folder_run_goes_on_from_another_directory(
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(TEXTS), encoding="utf-8")
     monkeypatch.chdir(tiny_llama_folder.parent)
-    train = ["interpret", "sae", "train", "--model", tiny_llama_folder.name, "--layer", 1,
-             "--texts", texts, *SETTINGS, "--out", tmp_path / "sae"]  # fmt: skip
+    train = [*train_args(tiny_llama_folder.name, texts), *SETTINGS, "--out", tmp_path / "sae"]
     assert run_main(train, capsys)[0] == 0
     assert load_sae(tmp_path / "sae").model_name_ == str(tiny_llama_folder.resolve())
     elsewhere = tmp_path / "elsewhere"
@@ -129,17 +128,7 @@ def test_explain_draws_latents_by_their_activating_examples(tmp_path, capsys, ti
 
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(pydoc_texts(600)[:60]), encoding="utf-8")
-    train = [
-        "interpret",
-        "sae",
-        "train",
-        "--model",
-        tiny_llama_folder,
-        "--layer",
-        1,
-        "--texts",
-        texts,
-    ]
+    train = train_args(tiny_llama_folder, texts)
     assert run_main([*train, *SETTINGS, "--out", tmp_path / "sae"], capsys)[0] == 0
     cache_args = ["interpret", "sae", "cache", "--sae", tmp_path / "sae", "--texts", texts]
     assert run_main([*cache_args, "--out", tmp_path / "cache"], capsys)[0] == 0
