@@ -38,7 +38,7 @@ demo: $(STAMP)
 	$(VENV)/bin/trustlab audit --out out/ --overwrite
 
 test: system-test $(STAMP)
-	$(THREADS) $(PY) -m pytest -q
+	$(THREADS) $(PY) -m pytest -q --durations=25
 
 bench: $(STAMP)
 	@set -e; for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b; done
