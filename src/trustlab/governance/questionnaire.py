@@ -82,9 +82,10 @@ def read_document(path: str | os.PathLike, argument: str = "path") -> dict[str, 
     Raises
     ------
     InputError
-        The file cannot be read, is not valid YAML (the message gives the line number), lists a
-        key twice in one mapping (the message names the key and both lines) or does not hold a
-        mapping.
+        The file cannot be read, is not valid YAML (the message gives the line number), holds a
+        value YAML cannot build (an unquoted ``2026-13-45``, ``!!int x``) or an alias nested
+        inside itself, lists a key twice in one mapping (the message names the key and both
+        lines) or does not hold a mapping.
     """
     yaml = _yaml()
     p = Path(path)
@@ -141,9 +142,22 @@ def _parse(text: str, where: str, yaml: Any) -> dict[str, Any]:
             f"{where}: expected valid YAML, got a syntax error at {line}: {problem}",
             argument=where.split(" ")[0],
         ) from None
+    except ValueError as exc:  # a value YAML parsed but could not build: 2026-13-45, !!int x
+        raise InputError(
+            f"{where}: expected valid YAML values (quote a date that is not a calendar date), "
+            f"got a value YAML cannot read: {exc}",
+            argument=where.split(" ")[0],
+        ) from None
     if not isinstance(value, dict):
         raise InputError.bad(where, "a YAML mapping (key: value lines)", value)
-    return _dates_as_text(value)
+    try:
+        return _dates_as_text(value)
+    except RecursionError:  # "a: &x [*x]": an alias inside itself
+        raise InputError(
+            f"{where}: expected YAML without an alias nested inside itself, got a "
+            "self-referencing alias",
+            argument=where.split(" ")[0],
+        ) from None
 
 
 def _dates_as_text(value: Any) -> Any:
