@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -340,13 +341,16 @@ def _final(value: Any) -> str | None:
         return _final(value[0])
     if isinstance(value, bool) or value is None:
         return None
-    if isinstance(value, (int, float)):
-        if value != value or value != int(value):
+    if isinstance(value, int):
+        return FINAL_ANSWER_LABELS.get(value)
+    if isinstance(value, float):
+        if not math.isfinite(value) or not value.is_integer():  # NaN, Infinity, 3.5
             return None
         return FINAL_ANSWER_LABELS.get(int(value))
     if not isinstance(value, str):
         return None
-    numbers = {int(n) for n in _INTEGER.findall(value)}
+    # a number of many digits is out of range as it is (int() refuses over 4,300 digits)
+    numbers = {int(n) if len(n) <= 18 else n for n in _INTEGER.findall(value)}
     if numbers:  # several numbers ("[1/2/3/4/5/6]" echoed): no answer
         return FINAL_ANSWER_LABELS.get(numbers.pop()) if len(numbers) == 1 else None
     words = " " + " ".join(re.findall(r"[a-z]+", value.lower())) + " "
