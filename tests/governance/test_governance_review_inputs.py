@@ -31,3 +31,70 @@ def test_unreadable_yaml_values_exit_2_with_one_line(tmp_path, capsys, text, exp
         line = one_line(err)
         assert code == 2, err
         assert line.startswith("trustlab: error: ") and "odd.yaml" in line and expected in line
+
+
+ODD_TEXT = (
+    'system: "S <b>bold</b> | pipe"\n'
+    'assessor: {name: "A <script>alert(1)</script>", role: "r <i>", perspective: self}\n'
+    "answers:\n"
+    "  data.planning:\n"
+    "    rung: 4\n"
+    "    evidence: {public_document: 'https://example.org/notice?a=1&b=<x>'}\n"
+    "    note: 'read with the minutes | see <annex>'\n"
+    "  redress.operating:\n"
+    "    rung: 2\n"
+    "    evidence: {assessor_statement: no appeal route exists}\n"
+)
+
+
+def _odd_files(tmp_path):
+    path = tmp_path / "odd.yaml"
+    path.write_text(
+        "kind: participation-answers\nquestionnaire_version: 1.0.0\n" + ODD_TEXT, encoding="utf-8"
+    )
+    return path
+
+
+def test_every_output_keeps_the_evidence_given_and_the_notes(tmp_path, capsys):
+    import json
+
+    from trustlab.governance import assess, report_parts
+
+    result = assess(_odd_files(tmp_path))
+    items = {it["id"]: it for d in result.dimensions for it in d["items"]}
+    assert items["data.planning"]["evidence"] == {
+        "A <script>alert(1)</script>": {"public_document": "https://example.org/notice?a=1&b=<x>"}
+    }
+    assert items["data.planning"]["notes"] == {
+        "A <script>alert(1)</script>": "read with the minutes | see <annex>"
+    }
+    part = {p["id"]: p for p in report_parts(result)}["evidence-given"]
+    rows = part["tables"][0][1]
+    assert [r[1:5] for r in rows] == [
+        ["data.planning", "A <script>alert(1)</script>", 4, "3"],
+        ["redress.operating", "A <script>alert(1)</script>", 2, "2"],
+    ]
+    assert rows[1][5] == "assessor_statement: no appeal route exists"
+    out = tmp_path / "out"
+    code, _, err = run_main(["governance", "assess", tmp_path / "odd.yaml", "--out", out], capsys)
+    assert code == 0, err
+    saved = json.loads((out / "result.json").read_text())
+    assert saved["dimensions"][0]["items"][0]["notes"] == items["data.planning"]["notes"]
+    html = (out / "participation.html").read_text()
+    assert "https://example.org/notice?a=1&amp;b=&lt;x&gt;" in html
+    assert "read with the minutes | see &lt;annex&gt;" in html
+    assert "no appeal route exists" in (out / "participation.md").read_text()
+
+
+def test_markdown_report_turns_no_user_text_into_html(tmp_path):
+    from markdown_it import MarkdownIt  # rich's (typer's) dependency
+
+    from trustlab.governance import assess, markdown_report
+
+    text = markdown_report(assess(_odd_files(tmp_path)))
+    html = MarkdownIt("commonmark").enable("table").render(text)
+    for tag in ("<script", "<b>", "<i>", "<annex", "<x>"):
+        assert tag not in html, tag
+    for shown in ("A &lt;script&gt;alert(1)&lt;/script&gt;", "S &lt;b&gt;bold&lt;/b&gt; | pipe",
+                  "see &lt;annex&gt;"):  # fmt: skip
+        assert shown in html, shown

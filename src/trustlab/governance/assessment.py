@@ -106,7 +106,8 @@ class ParticipationAssessment(Result):
     dimensions : list of dict
         Per dimension: ``id``, ``title``, ``rung`` (pooled), ``rung_name``, ``arnstein_group``,
         ``tier``, ``tier_label``, ``tier_name``, ``tier_verified``, ``assessor_rungs``,
-        ``items`` (claimed and credited rungs per assessor), ``missing_evidence`` (what would
+        ``items`` (claimed and credited rungs, the evidence given (kind -> reference) and the
+        notes, per assessor), ``missing_evidence`` (what would
         have confirmed the claimed rungs), ``next_step`` (the rung and evidence that would reach
         the next tier, with the paper's recommendation and its citation) and ``disagreement``.
     agreement : dict or None
@@ -266,12 +267,15 @@ def _score(q: Questionnaire, t: Tiers, loaded: list[Answers]) -> ParticipationAs
     rungs_info = q.rungs
     per_item: dict[str, dict[str, Any]] = {}
     for item in q.items:
-        claimed, credited, missing = {}, {}, {}
+        claimed, credited, missing, evidence, notes = {}, {}, {}, {}, {}
         for a in loaded:
             answer = a.answers.get(item["id"])
             if answer is None:
                 continue
             given = set(answer["evidence"])
+            evidence[a.name] = dict(answer["evidence"])
+            if answer.get("note"):
+                notes[a.name] = answer["note"]
             claimed[a.name] = answer["rung"]
             credited[a.name] = credited_rung(item, answer["rung"], given)
             option = _option(item, answer["rung"])
@@ -285,6 +289,8 @@ def _score(q: Questionnaire, t: Tiers, loaded: list[Answers]) -> ParticipationAs
             "claimed": claimed,
             "credited": credited,
             "missing": missing,
+            "evidence": evidence,
+            "notes": notes,
         }
     dimensions, profile = [], {}
     for dim in q.dimensions:

@@ -2,7 +2,8 @@
 
 The self-contained HTML page is built from the same parts by the audit layer
 (:mod:`trustlab.audit.sections.participation`: ``build_page``, ``write_page``), the one place
-pages are built. Parts: the profile (tier per dimension, the ladder chart), the missing evidence, the next tier
+pages are built. Parts: the profile (tier per dimension, the ladder chart), the missing evidence,
+the evidence given (every answer's references and note), the next tier
 up (the rung, its evidence and the recommendation with its citation), the agreement between
 assessors (several assessors only) and the rung->tier table with its provenance.
 
@@ -133,6 +134,37 @@ def report_parts(assessment: Any) -> list[dict[str, Any]]:
             "figure": False,
         }
     )
+    given_rows = [
+        [d["title"], it["id"], name, rung, _num(it["credited"][name]),
+         "; ".join(f"{kind}: {ref}" for kind, ref in it["evidence"][name].items()) or "none",
+         it["notes"].get(name, "")]
+        for d in a.dimensions for it in d["items"] for name, rung in it["claimed"].items()
+    ]  # fmt: skip
+    parts.append(
+        {
+            "id": "evidence-given",
+            "title": "Evidence given",
+            "paragraphs": [
+                (
+                    "Every answer with the evidence its assessor gave for it (kind: reference) "
+                    "and the assessor's note: what each credited rung rests on."
+                    if given_rows
+                    else "No item was answered with a rung.",
+                    "text",
+                )
+            ],
+            "tables": [
+                (
+                    ["dimension", "item", "assessor", "claimed", "credited", "evidence", "note"],
+                    given_rows,
+                    "Evidence given",
+                )
+            ]
+            if given_rows
+            else [],  # fmt: skip
+            "figure": False,
+        }
+    )
     step_rows = []
     for d in a.dimensions:
         s = d["next_step"]
@@ -234,19 +266,26 @@ def report_parts(assessment: Any) -> list[dict[str, Any]]:
     return parts
 
 
+def _md_text(value: Any) -> str:
+    """User text as Markdown shows it: a ``<`` is escaped, so that no tag in an answers file
+    (``<script>``, ``<a href=...>``) becomes HTML where the Markdown is rendered."""
+    return str(value).replace("<", "\\<")
+
+
 def _md_cell(value: Any) -> str:
-    return _num(value).replace("|", "\\|").replace("\n", " ")
+    return _md_text(_num(value)).replace("|", "\\|").replace("\n", " ")
 
 
 def markdown_report(assessment: Any, title: str | None = None) -> str:
     """The report as Markdown text (tables as pipe tables; no figure)."""
     a = _check(assessment)
-    lines = [f"# {title or f'Participation assessment: {a.system}'}", ""]
+    heading = _md_text(title or f"Participation assessment: {a.system}").replace("\n", " ")
+    lines = [f"# {heading}", ""]
     for part in report_parts(a):
         lines += [f"## {part['title']}", ""]
         for text, kind in part["paragraphs"]:
             prefix = {"note": "> ", "warning": "> **Warning:** "}.get(kind, "")
-            lines += [prefix + text, ""]
+            lines += [prefix + _md_text(text), ""]
         for columns, rows, caption in part["tables"]:
             lines += [f"*{caption}*", ""]
             lines.append("| " + " | ".join(_md_cell(c) for c in columns) + " |")

@@ -83,7 +83,7 @@ def build_page(assessment: Any, title: str | None = None) -> Report:
     >>> from trustlab.governance import EXAMPLE_ANSWERS, assess, data_path
     >>> page = build_page(assess(data_path(EXAMPLE_ANSWERS[0])))
     >>> [s.id for s in page.sections]
-    ['profile', 'missing-evidence', 'next-tier', 'tiers']
+    ['profile', 'missing-evidence', 'evidence-given', 'next-tier', 'tiers']
     """
     from trustlab.governance import report_parts
 
