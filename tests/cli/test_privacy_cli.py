@@ -253,3 +253,28 @@ def test_budgets_in_a_table_of_several_columns_are_refused(run, tmp_path):
     for shape in [(4,), (4, 1), (1, 4)]:  # a column or a row is still read
         np.save(tmp_path / "b.npy", np.ones(shape))
         assert run(*args, "--budgets", tmp_path / "b.npy")[0] == 0
+
+
+def test_the_release_noise_is_fresh_unless_a_seed_is_given(run, deltas_file, tmp_path):
+    """--seed defaulted to 0: every release drew the same, publicly known noise, so F(U) came
+    back exactly from release.npy, basis.npy, factor.npy and result.json."""
+    path, _ = deltas_file
+    value = np.arange(9.0)
+    np.save(tmp_path / "f.npy", value)
+    args = ["privacy", "dsi", "--deltas", path, "--epsilon", 1, "--delta", 1e-5]
+    args += ["--output", tmp_path / "f.npy"]
+    for name in ["a", "b"]:
+        assert run(*args, "--out", tmp_path / name)[0] == 0
+    first, second = (np.load(tmp_path / name / "release.npy") for name in ["a", "b"])
+    assert not np.allclose(first, second)
+    basis = np.load(tmp_path / "a" / "basis.npy")
+    factor = np.load(tmp_path / "a" / "factor.npy")
+    scale = json.loads((tmp_path / "a" / "result.json").read_text())["calibration"]
+    z = np.random.default_rng(0).standard_normal(basis.shape[1])
+    guess = first - scale["noise_multiplier"] * basis @ (factor @ z)
+    assert not np.allclose(guess, value)  # the noise is not the seed-0 draw
+    for name in ["c", "d"]:  # a given seed still reproduces the draw
+        assert run(*args, "--seed", 7, "--out", tmp_path / name)[0] == 0
+    assert np.array_equal(
+        np.load(tmp_path / "c" / "release.npy"), np.load(tmp_path / "d" / "release.npy")
+    )

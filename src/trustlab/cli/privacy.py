@@ -39,8 +39,9 @@ and a tiny delta together are refused where the noise multiplier would pass 1e10
 
 --out DIR writes result.json (every number printed), basis.npy (d, r) and factor.npy (r, r):
 the noise is noise_multiplier * basis @ factor @ z with z ~ N(0, I_r). With --output F.npy it
-also writes release.npy, F plus one noise draw (seed --seed). A --out that already holds a
-result is refused unless --overwrite.
+also writes release.npy, F plus one noise draw from fresh randomness (--seed fixes it, for tests
+only: a known seed lets anyone subtract the noise). A --out that already holds a result is
+refused unless --overwrite.
 
 Example:
 
@@ -74,7 +75,14 @@ def dsi_command(
         Path | None,
         typer.Option("--output", help="The noiseless output F(U) (.npy, d values) to release."),
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed for --output.")] = 0,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            help="Seed of the noise added to --output; default fresh randomness. Only for "
+            "tests: anyone who knows the seed can subtract the noise from release.npy.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
     out: Annotated[
         Path | None, typer.Option("--out", help="Write result.json, basis.npy, factor.npy here.")
