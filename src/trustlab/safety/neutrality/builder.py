@@ -429,7 +429,7 @@ def load_prompts(path: str | os.PathLike) -> NeutralityPrompts:
     """Read a prompt file: one written by :meth:`NeutralityPrompts.save` (.csv or .jsonl), or the
     authors' published final prompt file (a CSV with columns ``input, label, task,
     original_input, format_number``; their task and label names are mapped to trustlab's, and
-    ``input_num`` is unknown there: None).
+    ``input_num`` is unknown there: None). A repeated ``id`` is refused (one sample per id).
 
     >>> from trustlab.safety.neutrality.builder import OWN_FILE
     >>> load_prompts(OWN_FILE).counts()["opinion_viewpoint"]
@@ -457,6 +457,11 @@ def load_prompts(path: str | os.PathLike) -> NeutralityPrompts:
         )
     convert = _authors_record if authors else _saved_record
     records = tuple(convert(row, i, path) for i, row in enumerate(rows))
+    first: dict[int, int] = {}  # id -> its row (an eval needs unique sample ids)
+    for i, record in enumerate(records):
+        if first.setdefault(record["id"], i) != i:
+            where = f"a unique id per prompt (row {i} repeats the id of row {first[record['id']]})"
+            raise InputError.bad("path", where, record["id"])
     return NeutralityPrompts(records, origin=str(path))
 
 
