@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_choice, check_positive_int
+from trustlab._checks import check_bool, check_choice, check_positive_int
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
 from trustlab.safety.polytope.language_model import prompt_activations
@@ -117,6 +117,7 @@ def refusal_direction(
     """
     method = check_choice(method, "method", DIRECTION_METHODS)
     layer = check_positive_int(layer, "layer", minimum=0)
+    chat = check_bool(chat, "chat")
     unsafe = np.asarray(prompts.unsafe, dtype=bool)
     texts = list(prompts.prompts)
     if method == "prompts":

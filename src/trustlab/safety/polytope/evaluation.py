@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_non_negative, check_positive_int
+from trustlab._checks import check_bool, check_non_negative, check_positive_int
 from trustlab._progress import Progress, WorkCounter
 from trustlab._results import Result, new_axes
 from trustlab.errors import InputError
@@ -394,6 +394,7 @@ def benign_perplexity(
     """
     if len(prompts) != len(answers):
         raise InputError.bad("answers", f"{len(prompts)} answers (one per prompt)", len(answers))
+    chat = check_bool(chat, "chat")
     if correct_first is None:
         return _perplexity(polytope, model, prompts, answers, chat)
     correct_first = check_positive_int(correct_first, "correct_first", minimum=0)

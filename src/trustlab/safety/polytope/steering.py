@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import (
+    check_bool,
     check_choice,
     check_in_range,
     check_non_negative,
@@ -329,7 +330,7 @@ def _check_generation(
         correct_first=correct_first,
         margin=check_non_negative(margin, "margin"),
         correction=correction,
-        chat=bool(chat),
+        chat=check_bool(chat, "chat"),
         layer=_check_compatible(polytope, model),
         direction=direction if correction == "direction" else None,
         strength=float(strength) if correction == "direction" else None,
