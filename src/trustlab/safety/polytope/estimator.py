@@ -416,13 +416,25 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
         scores = np.sort(self._violations(X).max(axis=1))[::-1]
         allowed = int(math.floor(max_fpr * len(scores)))
         shift = float(scores[allowed]) if allowed < len(scores) else float(scores[-1]) - 1.0
-        self.offsets_ = self.offsets_ + shift
+        offsets = self.offsets_
+        self.offsets_ = offsets + shift
+        # the facet values are recomputed against the moved offsets, and their rounding can
+        # leave a state whose old score equals the threshold just above 0: raise the shift by
+        # what rounding left until exactly the states above the threshold are flagged
+        for _ in range(8):
+            after = self._violations(X).max(axis=1)
+            excess = after[after > 0.0]
+            if len(excess) <= allowed:
+                break
+            nudge = max(float(np.sort(excess)[len(excess) - allowed - 1]), 0.0)
+            shift += max(nudge, float(np.spacing(np.abs(self.offsets_).max())))
+            self.offsets_ = offsets + shift
         previous = getattr(self, "calibration_", None) or {"shift": 0.0}
         self.calibration_ = {
             "shift": previous["shift"] + shift,
             "max_fpr": max_fpr,
             "n_states": len(scores),
-            "fpr": float((scores > shift).mean()),
+            "fpr": float((self._violations(X).max(axis=1) > 0.0).mean()),
         }
         return self
 
