@@ -98,3 +98,26 @@ def test_markdown_report_turns_no_user_text_into_html(tmp_path):
     for shown in ("A &lt;script&gt;alert(1)&lt;/script&gt;", "S &lt;b&gt;bold&lt;/b&gt; | pipe",
                   "see &lt;annex&gt;"):  # fmt: skip
         assert shown in html, shown
+
+
+def test_report_tells_an_unanswered_item_from_one_credited_no_rung(tmp_path):
+    from trustlab.governance import assess, report_parts
+
+    head = "kind: participation-answers\nquestionnaire_version: 1.0.0\nsystem: s\n"
+    files = []
+    for name, answers in (
+        ("doc", "  data.planning: {rung: 3, evidence: {public_document: https://x}}\n"),
+        ("claim", "  data.planning: {rung: 4, evidence: {consultation_record: minutes}}\n"),
+        ("blank", "  redress.planning: {rung: 2, evidence: {assessor_statement: none}}\n"),
+    ):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(
+            head + f"assessor: {{name: {name}, perspective: self}}\nanswers:\n{answers}"
+        )
+        files.append(path)
+    parts = {p["id"]: p for p in report_parts(assess(files))}
+    profile = parts["profile"]["tables"][0][1]
+    assert profile[0][0] == "Data collection and ownership"
+    assert profile[0][5:8] == ["3", "no rung credited", "not answered"]
+    flagged = parts["agreement"]["tables"][1][1]
+    assert flagged == [["data.planning", "3", "no rung credited", "not answered"]]

@@ -51,6 +51,14 @@ def _num(value: Any) -> str:
     return str(value)
 
 
+def _credit(rung: int | None, answered: bool) -> str:
+    """An assessor's credited rung; without one, whether they answered (no rung credited: the
+    evidence was incomplete) or not (not answered): the two differ and are worth the talk."""
+    if rung is not None:
+        return str(rung)
+    return "no rung credited" if answered else "not answered"
+
+
 def _cite(citation: dict[str, Any]) -> str:
     text = f"{citation['source']}, {citation['where']}"
     if citation.get("section"):
@@ -82,7 +90,8 @@ def report_parts(assessment: Any) -> list[dict[str, Any]]:
         row = [d["title"], d["rung"], d["rung_name"] or "", d["arnstein_group"] or "",
                _tier_text(d)]  # fmt: skip
         if a.multi:
-            row += [_num(d["assessor_rungs"][n]) for n in names]
+            answered = {n for it in d["items"] for n in it["claimed"]}
+            row += [_credit(d["assessor_rungs"][n], n in answered) for n in names]
             row.append("yes" if d["disagreement"] else "no")
         profile_rows.append(row)
     profile_cols = ["dimension", "rung", "Arnstein rung", "Arnstein group", "tier"]
@@ -215,7 +224,8 @@ def report_parts(assessment: Any) -> list[dict[str, Any]]:
                      o["complete_units"], ""])  # fmt: skip
         flagged = ", ".join(ag["flagged_dimensions"]) or "none"
         item_rows = [
-            [f["item"]] + [_num(f["credited"].get(n)) for n in names] for f in ag["flagged_items"]
+            [f["item"]] + [_credit(f["credited"].get(n), n in f["credited"]) for n in names]
+            for f in ag["flagged_items"]
         ]
         tables = [
             (["dimension", "Krippendorff alpha (ordinal)", "Fleiss kappa", "pairable items",
