@@ -278,3 +278,29 @@ def test_the_release_noise_is_fresh_unless_a_seed_is_given(run, deltas_file, tmp
     assert np.array_equal(
         np.load(tmp_path / "c" / "release.npy"), np.load(tmp_path / "d" / "release.npy")
     )
+
+
+@pytest.mark.parametrize(
+    ("array", "says"),
+    [
+        (np.zeros(2, dtype=[("a", "f8"), ("b", "f8")]), "dtype [('a'"),  # was exit 1
+        (np.array([[1 + 1j, 0], [0, 2]]), "dtype complex128"),  # was read as [[1, 0], [0, 2]]
+    ],
+    ids=["record-array", "complex"],
+)
+def test_a_npy_of_other_than_real_numbers_is_refused(run, tmp_path, array, says):
+    np.save(tmp_path / "d.npy", array)
+    code, _, err = run(
+        "privacy", "dsi", "--deltas", tmp_path / "d.npy", "--epsilon", 1, "--delta", 1e-5
+    )
+    assert code == 2, err
+    assert one_line(err).startswith("trustlab: error: --deltas: expected a .npy array of real")
+    assert says in one_line(err)
+
+
+def test_an_unknown_file_kind_is_refused_naming_npy_among_the_kinds(run, tmp_path):
+    np.savez(tmp_path / "d.npz", a=np.eye(2))
+    code, _, err = run(
+        "privacy", "dsi", "--deltas", tmp_path / "d.npz", "--epsilon", 1, "--delta", 1e-5
+    )
+    assert code == 2 and "expected a .npy, .csv" in one_line(err)

@@ -135,7 +135,18 @@ def read_array(path: Path, name: str, encoding: str | None = None):
         raise InputError.bad(name, "an existing .npy, .csv, .tsv or .parquet file", str(path))
     if path.suffix.lower() == ".npy":
         try:
-            return np.asarray(np.load(path, allow_pickle=False), dtype=np.float64)
+            array = np.load(path, allow_pickle=False)
         except (OSError, ValueError) as exc:
             raise InputError(f"{name}: could not read {path}: {exc}", argument=name) from exc
+        # a record array could not be cast (exit 1), a complex one lost its imaginary part
+        if array.dtype.kind not in "biuf":
+            raise InputError.bad(name, f"a .npy array of real numbers in {path}", array)
+        return np.asarray(array, dtype=np.float64)
+    if not path.name.lower().endswith(_TABLE_SUFFIXES):
+        raise InputError.bad(
+            name, "a .npy, .csv, .tsv (optionally .gz) or .parquet file", str(path)
+        )
     return read_numeric_table(path, name, encoding=encoding)
+
+
+_TABLE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt", ".txt.gz", ".parquet", ".pq")
