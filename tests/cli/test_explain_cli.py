@@ -167,6 +167,8 @@ def test_named_types_in_a_skops_file_are_trusted(files):
         (["--rows", "first-ten"], "--rows: expected all, START:STOP, row ids like 3,17,42"),
         (["--background-rows", "0:9", "--background-size", "5"], "--background-rows: expected "),
         (["--max-order", "0"], "--max-order: expected an integer >= 1"),
+        (["--background-rows", "0:10,5"], "--background-rows: expected distinct rows, got row 5"),
+        (["--background-rows", "0:9", "--seed", "3"], "--seed: expected no seed with --backgro"),
         (["--encoding", "klingon"], "--encoding: expected a text encoding"),
     ],
 )

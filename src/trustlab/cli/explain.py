@@ -166,7 +166,13 @@ def fastpd(
     ] = False,
     trust_pickle: TrustPickleOption = False,
     trust_type: TrustTypeOption = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed for drawing the background.")] = 0,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            help="Seed for drawing the background (default 0); not with --background-rows.",
+        ),
+    ] = None,
     encoding: EncodingOption = None,
     yes: YesOption = False,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
@@ -178,6 +184,12 @@ def fastpd(
     """
     from trustlab.explain.fastpd import plan_table
 
+    if seed is not None and background_rows is not None:  # nothing would be drawn
+        raise InputError(
+            "--seed: expected no seed with --background-rows (the background is not drawn at "
+            "random then), got both",
+            argument="--seed",
+        )
     earlier = earlier_outputs(out, overwrite, FASTPD_FILES)
     estimator = load_tree_model(model, trust_pickle=trust_pickle, trust_types=trust_type or ())
     table = read_table(data, encoding=encoding)
@@ -191,7 +203,7 @@ def fastpd(
         background_size=background_size,
         features=_split_names(features) or None,
         max_order=max_order,
-        random_state=seed,
+        random_state=0 if seed is None else seed,
     )
     n, n_table = len(plan.rows), plan.n_table_rows
     which = f"all {n:,} rows" if rows.strip().lower() == "all" else f"{n:,} of the {n_table:,} rows"

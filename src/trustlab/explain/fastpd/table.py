@@ -190,7 +190,7 @@ def explain_table(
         The rows to explain, by position (for a file: data rows counted from 0 after the
         header). Default: every row.
     background_rows : None, slice, sequence of int or boolean mask
-        The background rows, by position. Default: ``background_size`` rows drawn at random
+        The background rows, by position, each at most once. Default: ``background_size`` rows drawn at random
         (without replacement, seeded by ``random_state``; all rows when there are fewer).
     background_size : int, optional
         Default :data:`DEFAULT_BACKGROUND_SIZE` (1000). Not with ``background_rows``.
@@ -394,7 +394,15 @@ def _background(
                 "background_rows: expected either background rows or a background size, got both",
                 argument="background_rows",
             )
-        return _positions(background_rows, n, "background_rows")
+        ids = _positions(background_rows, n, "background_rows")
+        values, counts = np.unique(ids, return_counts=True)
+        if (counts > 1).any():  # a repeated row would weigh twice in every PD average
+            raise InputError(
+                f"background_rows: expected distinct rows, got row {int(values[counts > 1][0])} "
+                f"more than once ({int((counts > 1).sum())} repeated row(s) in all)",
+                argument="background_rows",
+            )
+        return ids
     size = DEFAULT_BACKGROUND_SIZE if background_size is None else background_size
     size = check_positive_int(size, "background_size")
     return np.arange(n) if n <= size else np.sort(rng.choice(n, size=size, replace=False))
