@@ -3,6 +3,8 @@ neutrality task needs one sample per id; it died with inspect's PrerequisiteErro
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from trustlab.errors import InputError
@@ -25,3 +27,16 @@ def test_a_prompt_file_with_unique_ids_in_any_order_still_loads(tmp_path):
     saved.write_text("".join(reversed(lines)), encoding="utf-8")
     loaded = load_prompts(saved)
     assert sorted(r["id"] for r in loaded.records) == list(range(36))
+
+
+@pytest.mark.parametrize("column", ["id", "format_number", "input_num"])
+@pytest.mark.parametrize("value", [-1, "-1", "²"])
+def test_a_negative_or_non_decimal_integer_cell_is_refused_by_name(tmp_path, column, value):
+    """A negative id reached the judge's example draw and errored a judged run ('variant:
+    expected None or a non-negative integer'); "²" passed isdigit() and crashed int()."""
+    records = [dict(r) | {"accepted": list(r["accepted"])} for r in own_prompts().records]
+    records[3][column] = value
+    path = tmp_path / "prompts.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    with pytest.raises(InputError, match=rf"^path: expected row 3: column {column}: a non-neg"):
+        load_prompts(path)

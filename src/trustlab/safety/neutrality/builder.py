@@ -557,14 +557,15 @@ def _text(value: Any, column: str, i: int) -> str:
 
 
 def _integer(value: Any, column: str, i: int, *, optional: bool = False) -> int | None:
-    """An integer cell (an int, or a string of digits as a CSV holds it); None/"" if optional."""
+    """A non-negative integer cell (an int, or a string of digits as a CSV holds it; ids seed
+    the judge's example draw, which needs them >= 0); None/"" if optional."""
     if optional and (value is None or value == ""):
         return None
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+    if isinstance(value, str) and value.strip().isdecimal():
         return int(value)
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
-    raise InputError.bad("path", f"row {i}: column {column}: an integer", value)
+    raise InputError.bad("path", f"row {i}: column {column}: a non-negative integer", value)
 
 
 def _check_tasks(tasks: Any) -> set[str]:
