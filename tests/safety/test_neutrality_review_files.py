@@ -1,5 +1,6 @@
-"""Prompt files found in review: a saved prompt file whose ids repeat is refused by name (the
-neutrality task needs one sample per id; it died with inspect's PrerequisiteError)."""
+"""Prompt files found in review: a saved prompt file whose ids repeat, or with a negative id, is
+refused by name (the neutrality task needs one sample per id, and a judged run needs ids >= 0);
+a paired file with a BOM loads, one with a blank cell is refused by row and column."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import json
 import pytest
 
 from trustlab.errors import InputError
-from trustlab.safety.neutrality import load_prompts, own_prompts
+from trustlab.safety.neutrality import load_paired_prompts, load_prompts, own_prompts
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
@@ -40,3 +41,31 @@ def test_a_negative_or_non_decimal_integer_cell_is_refused_by_name(tmp_path, col
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     with pytest.raises(InputError, match=rf"^path: expected row 3: column {column}: a non-neg"):
         load_prompts(path)
+
+
+def _paired_frame():
+    import pandas as pd
+
+    from trustlab.safety.neutrality.paired import PAIRED_FILE
+
+    return pd.read_csv(PAIRED_FILE).drop(columns=["split"]).head(4)
+
+
+def test_a_paired_file_saved_with_a_bom_loads_as_without(tmp_path):
+    """A UTF-8 file with a BOM (Excel's 'CSV UTF-8') was refused as 'without main_category'."""
+    frame = _paired_frame()
+    frame.to_csv(tmp_path / "plain.csv", index=False)
+    frame.to_csv(tmp_path / "bom.csv", index=False, encoding="utf-8-sig")
+    plain, bom = (load_paired_prompts(tmp_path / name) for name in ("plain.csv", "bom.csv"))
+    assert bom.records == plain.records and len(bom) == 4
+
+
+@pytest.mark.parametrize("column", ["prompt_b", "stance_a"])
+def test_a_blank_cell_of_a_paired_file_is_refused_naming_row_and_column(tmp_path, column):
+    """A blank prompt was accepted (the model was asked an empty prompt)."""
+    frame = _paired_frame()
+    frame.loc[2, column] = "  "
+    frame.to_csv(tmp_path / "blank.csv", index=False)
+    with pytest.raises(InputError, match=rf"^path: expected a value in every column \(row 2: none "
+                       rf"in {column}\), got "):  # fmt: skip
+        load_paired_prompts(tmp_path / "blank.csv")

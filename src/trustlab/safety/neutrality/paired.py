@@ -237,13 +237,15 @@ def _boolean(value: str, row: int, path: str) -> bool:
 def load_paired_prompts(path: str | os.PathLike | None = None) -> PairedPrompts:
     """Read a paired-prompt CSV in the peer's ``eval_set.csv`` format (default: the shipped copy).
 
+    UTF-8 (a BOM allowed); every cell of the needed columns must hold text.
+
     >>> pairs = load_paired_prompts()
     >>> len(pairs), pairs.n_topics, len(pairs.categories)
     (1350, 150, 7)
     """
     file = PAIRED_FILE if path is None else check_existing_file(path, "path")
     try:
-        with open(file, encoding="utf-8", newline="") as fh:
+        with open(file, encoding="utf-8-sig", newline="") as fh:  # a BOM (Excel) allowed
             reader = csv.DictReader(fh)
             header = reader.fieldnames or []
             missing = [c for c in COLUMNS if c not in header]
@@ -255,8 +257,10 @@ def load_paired_prompts(path: str | os.PathLike | None = None) -> PairedPrompts:
                 )
             records = []
             for i, row in enumerate(reader):
-                if any(row.get(c) is None for c in COLUMNS):
-                    raise InputError.bad("path", f"a value in every column (row {i})", str(file))
+                empty = [c for c in COLUMNS if not (row.get(c) or "").strip()]
+                if empty:  # a short row, or a blank cell (an empty prompt to answer)
+                    where = f"a value in every column (row {i}: none in {', '.join(empty)})"
+                    raise InputError.bad("path", where, str(file))
                 record = {"pair_id": i, **{c: row[c] for c in COLUMNS}}
                 record["partisan"] = _boolean(row["partisan"], i, str(file))
                 records.append(record)
