@@ -172,3 +172,22 @@ def test_mechanism_refuses_differences_the_solver_cannot_square(scale):
     mech = DSIMechanism(lambda v: v.mean(0) * scale, epsilon=2, delta=1e-5)
     with pytest.raises(InputError, match=r"^fn: expected differences of magnitude"):
         mech.fit(values, [0, 0, 1, 1, 2, 2])
+
+
+def _rounding_fn(rows):
+    # the second coordinate is 0.1 up to an ulp that depends on how many rows there are
+    return np.array([rows.mean(), np.sum(np.full(len(rows), 0.1)) / len(rows)])
+
+
+def test_a_rounding_level_change_is_refused_naming_the_group_and_what_to_do():
+    """Group 1 leaves the mean alone and moves the second coordinate by one ulp only, outside
+    every other difference's span: the refusal is right (that ulp tells the subset's size and no
+    noise so small survives being added), but it said 'difference 1' (an index among the kept
+    differences, not a group) and 'drop or rescale it', which a DSIMechanism user cannot do."""
+    x = np.array([0.0, 1, 2, 4.5, 4.5, 7, 8, 9, 4.5, 4.5])
+    groups = ["a", "a", "a", "b", "b", "c", "c", "c", "b", "b"]
+    mech = DSIMechanism(_rounding_fn, epsilon=1.0, delta=1e-5)
+    with pytest.raises(InputError, match=r"^fn: .*the difference of group 'b' .*round fn's output"):
+        mech.fit(x, groups)
+    rounded = DSIMechanism(lambda rows: np.round(_rounding_fn(rows), 12), epsilon=1.0, delta=1e-5)
+    assert rounded.fit(x, groups).constrained_.tolist() == [True, False, True]

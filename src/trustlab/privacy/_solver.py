@@ -58,12 +58,21 @@ _SIGMA_FLOOR = 1e-10
 
 
 def solve(
-    rows: np.ndarray, caps: np.ndarray, *, max_iter: int, tol: float, argument: str = "deltas"
+    rows: np.ndarray,
+    caps: np.ndarray,
+    *,
+    max_iter: int,
+    tol: float,
+    argument: str = "deltas",
+    row_names: list[str] | None = None,
+    advice: str = "drop or rescale it",
 ) -> DSICovariance:
     """The minimum-trace covariance for non-zero, distinct ``rows`` (n, d) and budgets ``caps``.
 
     The returned Sigma is always feasible: it is rescaled onto the constraints whatever the
     iteration reached, and ``duality_gap`` certifies how close its trace is to the optimum.
+    A row the span cannot cover is refused naming ``argument``, the row (``row_names[i]``, else
+    ``difference i``) and what to do (``advice``).
     """
     d = rows.shape[1]
     basis, coords, outside = _span_of(rows)
@@ -72,10 +81,11 @@ def solve(
         i = int(np.argmax(own))
         raise InputError(
             f"{argument}: expected differences within {1 / RANK_TOL:.0e} of each other in size, "
-            f"so that each gets noise in all its directions, got difference {i} with "
+            f"so that each gets noise in all its directions, got "
+            f"{f'difference {i}' if row_names is None else row_names[i]} with "
             f"{own[i]:.2g} of its norm ({outside[i]:.2g}) below {RANK_TOL:g} of the largest "
             "singular value, which no noise would cover (the guarantee would not hold for it); "
-            "drop or rescale it",
+            f"{advice}",
             argument=argument,
         )
     residual = float(outside.max())

@@ -122,7 +122,15 @@ class DSIMechanism(BaseEstimator):
         rows = differences[constrained]
         check_magnitude(rows, "fn")  # the solver squares them: NaN beyond, not an error
         self.covariance_ = _solver.solve(
-            rows, np.ones(len(rows)), max_iter=max_iter, tol=tol, argument="fn"
+            rows,
+            np.ones(len(rows)),
+            max_iter=max_iter,
+            tol=tol,
+            argument="fn",
+            row_names=[
+                f"the difference of group {g!r}" for g in group_labels[constrained].tolist()
+            ],
+            advice=_ROUNDING_ADVICE,
         )
         self.calibration_ = calibration
         self.output_ = outputs[0]
@@ -150,6 +158,15 @@ class DSIMechanism(BaseEstimator):
         check_is_fitted(self, "covariance_")
         noise = self.covariance_.sample(scale=self.noise_multiplier_, random_state=random_state)
         return self.output_ + noise.reshape(self.output_.shape)
+
+
+# A group whose difference is refused changed the output only at rounding level in a direction no
+# other group moves it: the ulps are real information (e.g. the subset's size) that noise this
+# small could not hide, since adding it to the output rounds it away.
+_ROUNDING_ADVICE = (
+    "if that change is rounding error, round fn's output (e.g. np.round(out, 12)) so that it "
+    "vanishes, or leave that output coordinate out"
+)
 
 
 def _run_all(fn, data, masks: Sequence[np.ndarray | None], n_jobs: int) -> list[np.ndarray]:
