@@ -69,3 +69,11 @@ def test_a_blank_cell_of_a_paired_file_is_refused_naming_row_and_column(tmp_path
     with pytest.raises(InputError, match=rf"^path: expected a value in every column \(row 2: none "
                        rf"in {column}\), got "):  # fmt: skip
         load_paired_prompts(tmp_path / "blank.csv")
+
+
+def test_a_jsonl_prompt_file_with_a_bom_loads_as_without(tmp_path):
+    """A BOM was refused as 'Unexpected UTF-8 BOM' on line 1 (a CSV with one loaded)."""
+    saved = own_prompts().save(tmp_path / "prompts.jsonl")
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + saved.read_bytes().replace(b"\n", b"\r\n"))
+    assert load_prompts(bom).records == load_prompts(saved).records
