@@ -109,3 +109,18 @@ def test_sample_refuses_a_scale_that_is_not_a_finite_non_negative_number(deltas,
     with pytest.raises(InputError, match=r"^scale: expected a number"):
         covariance.sample(scale=scale, random_state=0)
     assert np.all(covariance.sample(scale=0.0, random_state=0) == 0)
+
+
+def test_a_budget_scales_that_difference_s_guarantee_as_documented():
+    """The reported (epsilon, delta) is for budget 1; budget c_i gives the guarantee of multiplier
+    s / sqrt(c_i) (docs/privacy-dsi.md), looser for c_i > 1: nothing said so before."""
+    from trustlab.privacy import dsi_epsilon, dsi_noise
+
+    deltas = np.array([[1.0, 0.0], [0.3, 2.0]])
+    noise = dsi_noise(deltas, epsilon=1.0, delta=1e-5, steps=3, budgets=[1.0, 4.0])
+    s = noise.calibration.noise_multiplier
+    distances = noise.covariance.mahalanobis(deltas)
+    assert distances == pytest.approx([1.0, 2.0], rel=1e-6)
+    epsilons = [dsi_epsilon(s / d, 1e-5, 3) for d in distances]
+    assert epsilons[0] == pytest.approx(1.0, rel=1e-6)
+    assert epsilons[1] == pytest.approx(dsi_epsilon(s / 2.0, 1e-5, 3), rel=1e-5) and epsilons[1] > 2

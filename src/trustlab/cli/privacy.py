@@ -67,7 +67,9 @@ def dsi_command(
         Path | None,
         typer.Option(
             "--budgets",
-            help="Per-difference budgets c_i (.npy or table: one column or row), default 1.",
+            help="Per-difference budgets c_i (.npy or table: one column or row), default 1. "
+            "(epsilon, delta) is for c_i = 1: difference i gets the guarantee of noise "
+            "multiplier / sqrt(c_i), looser where c_i > 1.",
         ),
     ] = None,
     max_iter: Annotated[int, typer.Option("--max-iter", help="Solver iterations cap.")] = 1000,

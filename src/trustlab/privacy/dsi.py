@@ -63,7 +63,9 @@ def optimal_gaussian_covariance(
     deltas : array-like of shape (n, d)
         The differences ``F(U) - F(U_i)``, one per row; none zero, no two equal.
     budgets : array-like of shape (n,), optional
-        Per-difference bounds ``c_i > 0`` on the squared Mahalanobis distance (default 1).
+        Per-difference bounds ``c_i > 0`` on the squared Mahalanobis distance (default 1). Noise
+        calibrated for ``(epsilon, delta)`` gives difference i the guarantee of multiplier
+        ``noise_multiplier / sqrt(c_i)``: looser than ``(epsilon, delta)`` where ``c_i > 1``.
     max_iter : int, default 1000
         Iteration cap of the dual ascent.
     tol : float, default 1e-7
@@ -112,7 +114,9 @@ def dsi_noise(
     deltas : array-like of shape (n, d)
         The differences ``F(U) - F(U_i)``, one per row; none zero, no two equal.
     epsilon, delta : float
-        The DSI guarantee per difference: epsilon > 0, delta in (0, 1).
+        The DSI guarantee per difference: epsilon > 0, delta in (0, 1). With ``budgets``, it is
+        that of a difference with budget 1; difference i gets
+        ``dsi_epsilon(noise_multiplier / sqrt(c_i), delta, steps)`` at that delta.
     steps : int, default 1
         Releases each difference takes part in (see :func:`~trustlab.privacy.calibrate`).
     accountant : {"exact", "paper"}, default "exact"
