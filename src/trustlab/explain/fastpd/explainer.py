@@ -268,7 +268,8 @@ class FastPD:
         grid : array (one feature) or pair of arrays (two), optional
             Defaults to ``grid_resolution`` quantiles of the background between ``percentiles``
             (the distinct values when there are fewer; missing values are left out, and a
-            feature missing in every background row needs a grid).
+            feature missing in every background row needs a grid). A given grid may hold NaN
+            (the missing value) when the model accepts missing values.
 
         Examples
         --------
@@ -491,14 +492,20 @@ class FastPD:
                     qs = np.linspace(low, high, resolution)
                     out.append(np.unique(np.quantile(column, qs)))
             return out
-        if len(index) == 1:  # an array, or a sequence holding one array
+        if len(index) == 1:  # an array (of one value too), or a sequence holding one array
             single = np.asarray(grid, dtype=object)
-            grids = [grid[0]] if single.ndim >= 1 and len(single) == 1 else [grid]
+            wrapped = single.ndim >= 1 and len(single) == 1 and np.ndim(grid[0]) >= 1
+            grids = [grid[0]] if wrapped else [grid]
         else:
             grids = list(grid)
         if len(grids) != len(index):
             raise InputError.bad("grid", f"{len(index)} grid arrays, one per feature", grid)
-        return [as_float_array(g, "grid", ndim=1) for g in grids]
+        # NaN is a value a model that routes missing values can be evaluated at; infinity is not
+        nan_ok = self.ensemble_.allows_missing
+        out = [as_float_array(g, "grid", ndim=1, allow_nan=nan_ok) for g in grids]
+        for values in out:
+            check_finite(np.where(np.isnan(values), 0.0, values), "grid")
+        return out
 
 
 def _row_ids(X: Any, row_ids: Any) -> np.ndarray | None:
