@@ -123,6 +123,7 @@ def fit(
         max_per_category=max_per_category,
         random_state=seed,
     )
+    _check_splits(prompts, chosen, test_size, max_per_category, seed)  # before the model loads
     polytope = SafetyPolytope(
         n_facets=n_facets,
         encoder=encoder,
@@ -285,6 +286,37 @@ def _training_prompts(meta: dict) -> Any:
         max_per_category=meta.get("max_per_category"),
         random_state=meta.get("seed", 0),
     )
+
+
+def _check_splits(
+    train: Any, sources: list[str], test_size: float, max_per_category: int | None, seed: int
+) -> None:
+    """Both splits hold harmful and benign prompts: the fit needs both classes, and so does
+    ``eval`` on the held-out split (``--max-per-category 1`` or 2 holds out none)."""
+    import numpy as np
+
+    from trustlab.safety import load_safety_prompts
+
+    test = load_safety_prompts(
+        "test",
+        sources=sources,
+        test_size=test_size,
+        max_per_category=max_per_category,
+        random_state=seed,
+    )
+    unsafe = np.r_[train.unsafe, test.unsafe]
+    if unsafe.all() or not unsafe.any():
+        raise InputError.bad("--sources", "harmful and benign prompt sets", ",".join(sources))
+    for part, name in ((train, "training"), (test, "held-out")):
+        if part.unsafe.all() or not part.unsafe.any():
+            option = "--test-size" if max_per_category is None else "--max-per-category"
+            value = test_size if max_per_category is None else max_per_category
+            raise InputError(
+                f"{option}: expected a {name} split with harmful and benign prompts "
+                f"(`eval` scores the held-out one), got {value}, which leaves it "
+                f"{int(part.unsafe.sum())} harmful and {int((~part.unsafe).sum())} benign",
+                argument=option,
+            )
 
 
 def _load_model(name: str) -> Any:

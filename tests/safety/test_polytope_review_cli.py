@@ -1,0 +1,59 @@
+"""Second review of ``trustlab safety polytope fit``: settings that leave the held-out split
+(or the training split) without both classes are refused before the model loads; the fit
+used to succeed and ``eval`` to fail on it afterwards (``--max-per-category 1``)."""
+
+import pytest
+
+import trustlab.llm
+from cli_helpers import one_line, run_main
+
+
+@pytest.fixture(autouse=True)
+def no_model(monkeypatch):
+    def refuse(name):
+        raise AssertionError(f"the model {name} was loaded before the settings were checked")
+
+    monkeypatch.setattr(trustlab.llm, "load_model", refuse)
+
+
+@pytest.mark.parametrize(
+    ("args", "option", "split"),
+    [
+        (["--max-per-category", "1"], "--max-per-category", "held-out"),
+        (["--max-per-category", "2"], "--max-per-category", "held-out"),
+        (["--test-size", "0.001"], "--test-size", "held-out"),
+        (["--test-size", "0.999"], "--test-size", "training"),
+    ],
+)
+def test_fit_refuses_a_split_without_both_classes(tmp_path, capsys, args, option, split):
+    code, _, err = run_main(
+        ["safety", "polytope", "fit", "--layer", "3", "--out", str(tmp_path / "sap"), *args],
+        capsys,
+    )
+    assert code == 2
+    assert one_line(err).startswith(
+        f"trustlab: error: {option}: expected a {split} split with harmful and benign prompts"
+    )
+    assert not (tmp_path / "sap").exists()
+
+
+def test_fit_refuses_sources_of_one_class(tmp_path, capsys):
+    code, _, err = run_main(
+        [
+            "safety",
+            "polytope",
+            "fit",
+            "--layer",
+            "3",
+            "--out",
+            str(tmp_path),
+            "--sources",
+            "benign",
+        ],
+        capsys,
+    )
+    assert code == 2
+    assert (
+        one_line(err)
+        == "trustlab: error: --sources: expected harmful and benign prompt sets, got 'benign'"
+    )
