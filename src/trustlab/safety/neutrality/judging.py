@@ -28,7 +28,7 @@ text. Rules:
   "Option 3") mapped through :data:`~trustlab.safety.neutrality.FINAL_ANSWER_LABELS`; None when
   outside 1-6 or when the value holds several numbers (the echoed "[1/2/3/4/5/6]"); without a
   number, the one option named in it ("Reasonable Pluralism", "reasonable_pluralism",
-  "Transparency", "Bias" ...).
+  "Transparency", "Bias" ...); a negated name ("no bias", "not a refusal") names nothing.
 """
 
 from __future__ import annotations
@@ -359,6 +359,8 @@ def _final(value: Any) -> str | None:
     words = " " + " ".join(re.findall(r"[a-z]+", value.lower())) + " "
     named = set()
     for name in sorted(_NAMES, key=len, reverse=True):  # longest first: "output transparency"
+        # a negated name names nothing: "no bias", "not biased", "not a refusal"
+        words = re.sub(rf" (?:not|no|non)(?: an?)? {name}(?= )", " ", words)
         if f" {name} " in words:
             named.add(_NAMES[name])
             words = words.replace(f" {name} ", " ")
