@@ -148,3 +148,12 @@ def test_extreme_but_valid_budgets_calibrate_exactly_without_warnings(epsilon, d
         back = dsi_epsilon(calibration.noise_multiplier, delta, steps)
     assert math.isfinite(calibration.noise_multiplier) and calibration.noise_multiplier > 0
     assert back == pytest.approx(epsilon, rel=1e-6, abs=1e-12)
+
+
+def test_the_summary_does_not_round_delta_to_one():
+    # :g printed "(0.5, 1)-DSI" for delta = 0.9999999, a delta the calibration refuses
+    from trustlab.privacy import calibrate
+
+    text = calibrate(0.5, 0.9999999).summary()
+    assert "(0.5, 0.9999999)-DSI" in text
+    assert "(2, 1e-05)-DSI" in calibrate(2.0, 1e-5).summary()

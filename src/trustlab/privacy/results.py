@@ -193,7 +193,8 @@ class NoiseCalibration(Result):
 
     def summary(self) -> str:
         return (
-            f"noise multiplier {self.noise_multiplier:.6g} for ({self.epsilon:g}, {self.delta:g})"
+            f"noise multiplier {self.noise_multiplier:.6g} for "
+            f"({self.epsilon:.12g}, {self.delta:.12g})"  # :g showed a delta of 1 - 1e-7 as 1
             f"-DSI over {self.steps} release(s), {self.accountant} accountant "
             f"(GDP mu {self.gdp_mu:.4g})"
         )
