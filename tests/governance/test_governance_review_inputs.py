@@ -121,3 +121,19 @@ def test_report_tells_an_unanswered_item_from_one_credited_no_rung(tmp_path):
     assert profile[0][5:8] == ["3", "no rung credited", "not answered"]
     flagged = parts["agreement"]["tables"][1][1]
     assert flagged == [["data.planning", "3", "no rung credited", "not answered"]]
+
+
+def test_a_file_of_another_kind_is_named_as_such(tmp_path, capsys):
+    from trustlab.governance import EXAMPLE_ANSWERS, data_path
+
+    answers, tiers = data_path(EXAMPLE_ANSWERS[0]), data_path("tiers.yaml")
+    for command, expected in (
+        (["--tiers", answers], "expected a participation-tiers file (kind: participation-tiers), "
+         "got at kind: 'participation-answers'"),
+        (["--questionnaire", answers], "expected a participation-questionnaire file"),
+        ([], "expected a participation-answers file (kind: participation-answers), "
+         "got at kind: 'participation-tiers'"),
+    ):  # fmt: skip
+        first = answers if command else tiers
+        code, _, err = run_main(["governance", "assess", first, *command], capsys)
+        assert code == 2 and expected in one_line(err)

@@ -178,6 +178,13 @@ def _yaml() -> Any:
 
 
 def _check_schema(document: dict[str, Any], schema_name: str, where: str) -> None:
+    expected = next(kind for kind, name in _KINDS.items() if name == schema_name)
+    if document.get("kind") != expected:  # another kind of file: say so, not a missing field
+        raise InputError(
+            f"{where}: expected a {expected} file (kind: {expected}), got at kind: "
+            f"{document.get('kind')!r}",
+            argument=where.split(" ")[0],
+        )
     jsonschema = _jsonschema()
     validator = jsonschema.Draft202012Validator(schema(schema_name))
     errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
