@@ -274,7 +274,7 @@ class Importance(Result):
             lines.append(f"  {self.feature_names[j]}: {total[j]:.4g}")
         pairs = self.top_interactions(5)
         if pairs:
-            lines.append("strongest pairwise interactions (mean |m_jk|):")
+            lines.append("strongest pairwise interactions (mean |m_jk|, summed over outputs):")
             lines += [f"  {a}{TIMES}{b}: {v:.4g}" for (a, b), v in pairs]
         return "\n".join(lines)
 
