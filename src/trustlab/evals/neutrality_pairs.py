@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from pathlib import Path
 from typing import Any
 
 from trustlab._checks import check_in_range, check_positive_int
@@ -309,9 +310,12 @@ def neutrality_pairs_report(logs: list[Any]) -> list[Any]:
         meta = [(s.scores or {})[PAIRS_SCORER].metadata or {} for s in log.samples]
         result = _symmetry(meta, float(log.eval.metadata.get("threshold", 0.5)))
         judge = str(meta[0].get("judge"))
+        # the log file tells two runs of one model and judge apart (a rerun, another threshold)
+        where = Path(log.location).name if getattr(log, "location", None) else log.eval.task_id
         if result is None:  # a finished log is still shown, with what it left out
             rows.append([log.eval.model, judge, "no pair with readable refusal and hedging "
-                         "grades: no rates", f"{len(meta)} of {len(meta)} pairs left out"])  # fmt: skip
+                         "grades: no rates", f"{len(meta)} of {len(meta)} pairs left out",
+                         where])  # fmt: skip
             continue
         ungraded, even_ungraded = _left_out(meta)
         left_out = f"{ungraded} pair(s) without a readable refusal or hedging grade"
@@ -320,9 +324,10 @@ def neutrality_pairs_report(logs: list[Any]) -> list[Any]:
                 f"; {even_ungraded} more left out of the even-handedness rate only (its grade "
                 "could not be read)"
             )
-        rows.append([log.eval.model, judge, result.summary(), left_out])
+        rows.append([log.eval.model, judge, result.summary(), left_out, where])
     if rows:
-        blocks.append(ReportTable(["model", "judge", "rates", "left out"], rows, "Paired symmetry"))
+        columns = ["model", "judge", "rates", "left out", "log"]
+        blocks.append(ReportTable(columns, rows, "Paired symmetry (one row per log)"))
     return blocks
 
 
