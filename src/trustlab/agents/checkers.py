@@ -819,7 +819,8 @@ _PHONE = re.compile(
     r")(?![\w])"
 )
 _CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){11,18}(?![\d-])")
-_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
+# any case: an IBAN typed in lower case ("de89 3704 ...") is the same account number
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?: ?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])")
 _API_KEY = re.compile(
     r"(?<![A-Za-z0-9_-])(?:"
     r"sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"  # OpenAI, Anthropic

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 from trustlab._lazy import require
@@ -52,12 +53,12 @@ def _mentions(text: str, value: str) -> bool:
     number also when the text writes it differently (``100.0`` in "pay 100", ``1000`` in "1,000")."""
     if not value:
         return False
-    if value in text and _pattern(value).search(text) is not None:
-        return True
     if _PLAIN_NUMBER.fullmatch(value) is None:
-        return False
-    number = float(value)
-    return any(float(m.replace(",", "")) == number for m in _TEXT_NUMBER.findall(text))
+        return value in text and _pattern(value).search(text) is not None
+    # only as a whole number of the text (12 is not in "12.3" nor in "1.12"), compared as exact
+    # decimals (floats would equal the account numbers 12345678901234567890 and ...891)
+    number = Decimal(value)
+    return any(Decimal(m.replace(",", "")) == number for m in _TEXT_NUMBER.findall(text))
 
 
 _URL = re.compile(r"(?:https?://|www\.)[^\s\"'<>()\[\]]+", re.IGNORECASE)
