@@ -263,15 +263,22 @@ class Guardrail:
     def _is_action(self, name: str) -> bool:
         return name in self.policy.actions or self.policy.predicates[name].type == "action"
 
-    def matched_actions(self, trajectory: Any, action: Any) -> list[str]:
-        """The policy actions the candidate ``action`` instantiates (in the policy's order)."""
+    def matched_actions(
+        self, trajectory: Any, action: Any, *, evidence: Mapping[str, Any] | None = None
+    ) -> list[str]:
+        """The policy actions the candidate ``action`` instantiates (in the policy's order): by
+        ``evidence`` on the action's predicate (true from 0.5), else its checker, else the name."""
         traj = as_trajectory(trajectory)
         act = as_action(action)
+        evidence = _check_evidence(evidence, self.policy)
         ctx = CheckContext(history=tuple(traj.steps), action=act, task_intent=traj.task_intent)
         out = []
         for name in self.policy.actions:
             checker = self._checkers.get(name)
-            if checker is not None:
+            if name in evidence:  # evidence overrides checkers, here as for the conditions
+                if float(evidence[name]) >= 0.5:
+                    out.append(name)
+            elif checker is not None:
                 if _truth(checker(ctx), name) >= 0.5:
                     out.append(name)
             elif act.name == name:
@@ -361,12 +368,13 @@ class Guardrail:
             The proposed action.
         evidence : mapping, optional
             Predicate -> truth value or probability for the candidate step; overrides checkers
-            (give oracle values here, or the output of your own tools).
+            (give oracle values here, or the output of your own tools). On a policy action's
+            predicate it decides whether the candidate instantiates that action (true from 0.5).
         """
         traj = as_trajectory(trajectory)
         act = as_action(action)
         evidence = _check_evidence(evidence, self.policy)
-        matched = self.matched_actions(traj, act)
+        matched = self.matched_actions(traj, act, evidence=evidence)
         if not matched:
             return self._unmatched(act)
         p_values: list[float] = []
@@ -426,7 +434,7 @@ class Guardrail:
         act = as_action(action)
         evidence = _check_evidence(evidence, self.policy)
         out = np.zeros(len(self._rules))
-        matched = self.matched_actions(traj, act)
+        matched = self.matched_actions(traj, act, evidence=evidence)
         for name, circuit, rules, names, history, candidate in self._grounded(
             traj, act, matched, evidence
         ):
