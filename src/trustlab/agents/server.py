@@ -57,6 +57,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
+        if self.close_connection:  # the request's body was left unread: say so to the client
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(data)
 
@@ -84,6 +86,13 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") != "/check":
             self._answer(404, {"error": f"no route {self.path!r}; use POST /check"})
             return
+        if "Transfer-Encoding" in self.headers:  # a chunked body is not read: no next request
+            self.close_connection = True
+            got = self.headers.get("Transfer-Encoding")
+            self._answer(
+                411, {"error": f"body: expected a Content-Length, got Transfer-Encoding {got!r}"}
+            )
+            return
         try:
             length = int(self.headers.get("Content-Length", "0"))
         except ValueError:
@@ -96,6 +105,7 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         if length > MAX_BODY_BYTES:
+            self.close_connection = True  # the body is left unread, as above
             self._answer(
                 413, {"error": f"body: expected at most {MAX_BODY_BYTES} bytes, got {length}"}
             )
@@ -105,6 +115,9 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw.decode("utf-8") or "null")
         except (UnicodeDecodeError, json.JSONDecodeError) as err:
             self._answer(400, {"error": f"body: expected a JSON object, got invalid JSON ({err})"})
+            return
+        except RecursionError:
+            self._answer(400, {"error": "body: expected a JSON object, got JSON nested too deep"})
             return
         if not isinstance(body, dict):
             self._answer(
