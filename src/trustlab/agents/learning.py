@@ -123,7 +123,8 @@ class WeightFit(Result):
     """Weights learned for a guardrail's rules from labelled steps.
 
     ``accuracy`` is the share of steps the learned weights decide as labelled at ``epsilon = 0``
-    (allowed iff ``p_safe >= 1/2``, a compliant step's tie included), as the guardrail would.
+    (allowed iff ``p_safe >= 1/2``, a compliant step's tie included), as the guardrail would;
+    a step whose action no rule covers counts as the guardrail's ``unknown_action`` decides it.
     """
 
     weights: Mapping[str, float]
@@ -175,16 +176,26 @@ def fit_rule_weights(
 
     if len(cases) == 0:
         raise InputError.bad("cases", "at least one labelled case", cases)
-    rows, found = [], []
+    rows, found, fixed = [], [], []
     for i, case in enumerate(cases):
         get = case.get if isinstance(case, Mapping) else lambda k, d=None, c=case: getattr(c, k, d)
         if get("action") is None:
             raise InputError.bad(f"cases[{i}]", "a case with an 'action'", case)
-        rows.append(
-            guardrail.features(
-                get("trajectory"), get("action"), evidence=get("evidence") or get("oracle")
-            )
-        )
+        evidence = get("evidence") or get("oracle")
+        # an action no policy action covers has no features; the guardrail decides it by its
+        # unknown_action ("error": it cannot check it, so it cannot be learned from)
+        if not guardrail.matched_actions(get("trajectory"), get("action"), evidence=evidence):
+            if guardrail.unknown_action == "error":
+                raise InputError.bad(
+                    f"cases[{i}].action",
+                    f"an action the policy covers {sorted(guardrail.policy.actions)} (or a "
+                    "policy with unknown_action 'allow' or 'block')",
+                    get("action"),
+                )
+            fixed.append(guardrail.unknown_action == "allow")
+        else:
+            fixed.append(None)
+        rows.append(guardrail.features(get("trajectory"), get("action"), evidence=evidence))
         found.append(get("label"))
     X = np.vstack(rows)
     y = _signs(labels if labels is not None else found, X.shape[0])
@@ -195,6 +206,7 @@ def fit_rule_weights(
         w[used] = learn_weights(X[:, used], y, C=C)
     score = X @ w  # log-odds of safe: p_safe = sigmoid(score)
     z = score * y
+    allowed = np.array([score[k] >= 0 if f is None else f for k, f in enumerate(fixed)])
     weights = {rid: float(w[j]) for j, rid in enumerate(ids) if used[j]}
     return WeightFit(
         weights=weights,
@@ -203,7 +215,8 @@ def fit_rule_weights(
         n_safe=int(np.sum(y > 0)),
         # allowed iff p_safe >= 1/2, as the guardrail decides at epsilon 0: a compliant step
         # (every feature 0, p_safe exactly 1/2) is allowed, so a tie counts as "safe"
-        accuracy=float(np.mean((score >= 0) == (y > 0))),
+        # (an action no rule covers: as the guardrail's unknown_action decides it)
+        accuracy=float(np.mean(allowed == (y > 0))),
         log_loss=float(-np.mean(log_expit(z))),
         unused_rules=tuple(rid for j, rid in enumerate(ids) if not used[j]),
         features=X,

@@ -1,0 +1,50 @@
+"""Review pass 2: weight learning on cases whose action no policy action covers."""
+
+from __future__ import annotations
+
+import pytest
+
+from trustlab.agents import Guardrail, fit_rule_weights
+from trustlab.errors import InputError
+
+POLICY = {
+    "actions": {"pay": {"soft_rule_ids": ["r"]}},
+    "rule_list": [
+        {
+            "rule_id": "r",
+            "predicates": [["pay", "", "", "action"], ["ok", "", "", "condition"]],
+            "logic": "pay IMPLIES ok",
+        }
+    ],
+}
+CASES = [
+    {"trajectory": [], "action": "pay", "label": "unsafe", "oracle": {"ok": False}},
+    {"trajectory": [], "action": "pay", "label": "safe", "oracle": {"ok": True}},
+    {"trajectory": [], "action": "read", "label": "unsafe"},
+    {"trajectory": [], "action": "read", "label": "unsafe"},
+]
+
+
+def _decided_right(guard, fit, cases):
+    learned = guard.with_weights(fit.weights)
+    right = [
+        learned.check(c["trajectory"], c["action"], evidence=c.get("oracle")).action_allowed
+        == (c["label"] == "safe")
+        for c in cases
+    ]
+    return sum(right) / len(right)
+
+
+@pytest.mark.parametrize("unknown", ["block", "allow"])
+def test_training_accuracy_decides_uncovered_actions_as_the_guardrail_does(unknown):
+    """An uncovered action has no features (score 0) and counted as allowed: with
+    unknown_action "block" the accuracy read 0.5 where the guardrail decides all four right."""
+    guard = Guardrail({**POLICY, "unknown_action": unknown})
+    fit = fit_rule_weights(guard, CASES)
+    assert fit.accuracy == pytest.approx(_decided_right(guard, fit, CASES))
+
+
+def test_an_uncovered_action_under_unknown_action_error_is_refused_naming_the_case():
+    """check() refuses such a case; the fit took it silently as an allowed step."""
+    with pytest.raises(InputError, match=r"cases\[2\]\.action.*'read'"):
+        fit_rule_weights(Guardrail(POLICY), CASES)
