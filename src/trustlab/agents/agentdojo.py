@@ -234,17 +234,32 @@ class GuardCase(Result):
 
 def _load_suite(suite: str, version: str) -> Any:
     require("agentdojo", _EXTRA)
-    from agentdojo.task_suite.load_suites import get_suite
+    from agentdojo.task_suite.load_suites import get_suites
 
     try:
-        return get_suite(version, suite)
+        suites = get_suites(version)  # {} for a version AgentDojo does not know
+    except (KeyError, TypeError):
+        suites = {}
+    if not suites:  # the version, not the suite (which was blamed)
+        raise InputError.bad(
+            "version", f"an AgentDojo benchmark version such as {BENCHMARK_VERSION!r}", version
+        )
+    try:
+        return suites[suite]
     except KeyError:
         raise InputError.bad("suite", f"one of {list(SUITES)}", suite) from None
 
 
+def _get(call: Any, key: str) -> Any:
+    """A FunctionCall's field, or the key of one saved as JSON (AgentDojo's logs)."""
+    return call.get(key) if isinstance(call, Mapping) else getattr(call, key, None)
+
+
 def _action(call: Any) -> Action:
+    args = _get(call, "args")
     return Action(
-        name=call.function, arguments=json.loads(json.dumps(dict(call.args), default=str))
+        name=_get(call, "function"),
+        arguments=json.loads(json.dumps(dict(args or {}), default=str)),
     )
 
 
@@ -459,17 +474,16 @@ def trajectory_from_messages(
             intent = _text(message.get("content"))
         elif role == "assistant":
             for call in message.get("tool_calls") or []:
-                steps.append({"action": _action(call), "observation": None, "id": call.id})
+                steps.append({"action": _action(call), "observation": None, "id": _get(call, "id")})
         elif role == "tool":
             call = message.get("tool_call")
             error = message.get("error")
             observation = error if error else _text(message.get("content"))
             open_steps = [s for s in steps if s["observation"] is None]
-            target = next(
-                (s for s in open_steps if call is not None and call.id and s["id"] == call.id), None
-            )
+            call_id = None if call is None else _get(call, "id")
+            target = next((s for s in open_steps if call_id and s["id"] == call_id), None)
             if target is None:
-                name = getattr(call, "function", None)
+                name = None if call is None else _get(call, "function")
                 target = next((s for s in open_steps if s["action"].name == name), None)
             if target is not None:
                 target["observation"] = observation
