@@ -161,12 +161,15 @@ def _from_gradient_boosting(model: Any) -> TreeEnsemble:
         for i in range(model.estimators_.shape[0])
         for k in range(n_out)
     ]
+    kind = _boosting_kind(type(model).__name__, n_out)
+    if kind == "log-odds" and model.loss == "exponential":  # P(positive) = sigmoid(2 f)
+        kind = "raw score (half the log-odds: exponential loss)"
     return _ensemble(
         model,
         trees,
         n_out,
         input_dtype=np.float32,
-        output_kind=_boosting_kind(type(model).__name__, n_out),
+        output_kind=kind,
         output_names=boosting_outputs(model, n_out),
         allows_missing=_allow_nan(model),
     )

@@ -1,0 +1,29 @@
+"""What ``output_kind_`` says is decomposed (review: GradientBoostingClassifier with
+``loss="exponential"`` was labelled "log-odds", yet its decision_function, the decomposed raw
+score, is half the log-odds)."""
+
+import numpy as np
+import pytest
+from sklearn.ensemble import GradientBoostingClassifier
+
+from trustlab.explain import FastPD
+
+RNG = np.random.default_rng(3)
+X = RNG.normal(size=(200, 3))
+Y = X[:, 0] + 0.5 * X[:, 1] > 0
+
+
+@pytest.mark.parametrize(("loss", "log_odds_per_unit"), [("log_loss", 1.0), ("exponential", 2.0)])
+def test_the_binary_gradient_boosting_output_is_named_for_what_it_is(loss, log_odds_per_unit):
+    model = GradientBoostingClassifier(loss=loss, n_estimators=10, random_state=0).fit(X, Y)
+    explainer = FastPD(model).fit(X[:80])
+    rows = X[100:110]
+    phi = explainer.shap_values(rows)
+    raw = phi.sum(axis=1) + explainer.expected_value_
+    np.testing.assert_allclose(raw, model.decision_function(rows), atol=1e-10)
+    p = model.predict_proba(rows)[:, 1]
+    np.testing.assert_allclose(log_odds_per_unit * raw, np.log(p / (1 - p)), atol=1e-8)
+    is_log_odds = explainer.output_kind_ == "log-odds"
+    assert is_log_odds == (log_odds_per_unit == 1.0), explainer.output_kind_
+    if not is_log_odds:
+        assert "half the log-odds" in explainer.output_kind_
