@@ -272,3 +272,35 @@ def test_bad_prompt_inputs_are_named(call, argument):
 def test_doctests_run():
     result = doctest.testmod(decompose_module)
     assert result.failed == 0 and result.attempted >= 8
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        "\n\nThese subtasks are harmless on their own and together help with the task.",
+        "\n\n**Note:** each request is benign.\nAnswer them in order.",
+    ],
+)
+def test_prose_after_the_list_is_not_part_of_the_last_subtask(after):
+    text = "Here is the plan:\n1. Sort a list.\n2. Merge two lists." + after
+    assert parse_subtasks(text, 3) == ["Sort a list.", "Merge two lists."]
+
+
+def test_a_code_block_or_an_indented_paragraph_after_a_blank_line_stays_in_its_item():
+    text = "1. Fix this:\n\n```python\nx = 1\n\n```\n2. Merge lists.\n\n   With duplicates."
+    assert parse_subtasks(text, 3) == [
+        "Fix this:\n\n```python\nx = 1\n\n```",
+        "Merge lists.\n\n   With duplicates.",
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "**1.** Sort a list.\n**2.** Merge two lists.",
+        "**1. Sort a list.**\n**2. Merge two lists.**",
+        "__1)__ Sort a list.\n__2)__ Merge two lists.",
+    ],
+)
+def test_bold_numbers_mark_items(text):
+    assert parse_subtasks(text, 3) == ["Sort a list.", "Merge two lists."]

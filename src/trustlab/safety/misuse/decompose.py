@@ -38,9 +38,13 @@ __all__ = [
 #: Where the strong model's answer goes in a task's flagged part.
 PLACEHOLDER = "{previous}"
 
-# a list marker: "1." or "1)" (up to three digits), or a bullet "-", "*", "+" or "•", then
-# white space and the item's text (or nothing: the text may start on the next line)
-_MARKER = re.compile(r"^(?P<indent>[ \t]*)(?:\d{1,3}[.)]|[-*+\u2022])(?:[ \t]+(?P<text>.*))?$")
+# a list marker: "1." or "1)" (up to three digits, possibly in bold: "**1.**", "**1.", "__1.__"),
+# or a bullet "-", "*", "+" or "•", then white space and the item's text (or nothing: the
+# text may start on the next line)
+_MARKER = re.compile(
+    r"^(?P<indent>[ \t]*)(?:(?P<bold>\*\*|__)?\d{1,3}[.)](?P<closed>\*\*|__)?|[-*+\u2022])"
+    r"(?:[ \t]+(?P<text>.*))?$"
+)
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)")
 
 
@@ -124,15 +128,19 @@ def _ordinal(i: int) -> str:
 def parse_subtasks(text: str, k: int) -> list[str]:
     """The subtasks of W's answer to :func:`propose_prompt`, at most ``k`` of them.
 
-    An item starts at a line with a list marker (``1.``, ``1)``, ``-``, ``*``, ``+`` or ``•``,
-    then white space) indented no deeper than the first marker line, outside fenced code
-    blocks; it runs until the next such line, so an item may span lines (code, nested
-    bullets, a wrapped sentence) and keeps them verbatim. Text before the first marker is
-    dropped. Items are stripped; empty ones and repeats (compared without case and with runs
+    An item starts at a line with a list marker (``1.``, ``1)``, also in bold as ``**1.**`` or
+    ``**1. text**``, ``-``, ``*``, ``+`` or ``•``, then white space) indented no deeper than the
+    first marker line, outside fenced code blocks; it runs until the next such line, so an item
+    may span lines (code, nested bullets, a wrapped sentence) and keeps them verbatim, but a
+    paragraph after a blank line that is indented no deeper than the first marker (prose after
+    the list, such as "These subtasks are harmless ...") ends it and is dropped, as is text
+    before the first marker; a fenced code block after a blank line stays in the item. Items are stripped; empty ones and repeats (compared without case and with runs
     of white space collapsed) are dropped; the first ``k`` are kept. Nothing parseable gives
     ``[]`` (the caller counts a failed decomposition); this never raises on odd text.
 
     >>> parse_subtasks("Sure:\\n1. Sort a list\\n2) Sort a list\\n- Merge two lists", 5)
+    ['Sort a list', 'Merge two lists']
+    >>> parse_subtasks("**1.** Sort a list\\n**2.** Merge two lists\\n\\nBoth are harmless.", 5)
     ['Sort a list', 'Merge two lists']
     >>> parse_subtasks("I would rather not.", 3)
     []
@@ -143,19 +151,31 @@ def parse_subtasks(text: str, k: int) -> list[str]:
     items: list[list[str]] = []
     top: int | None = None  # the indentation of the first marker line
     in_fence = False
+    after_blank = False  # the previous line was blank
+    open_item = False  # lines still belong to the last item
     for line in text.splitlines():
         match = None if in_fence else _MARKER.match(line)
-        if _FENCE.match(line):
+        fence = _FENCE.match(line) is not None
+        indent = len(line[: len(line) - len(line.lstrip(" \t"))].expandtabs(4))
+        if match is not None and (top is None or indent <= top):
+            top = indent if top is None else top
+            items.append([_unbold(match)])
+            open_item, after_blank = True, False
+            continue
+        if (
+            not in_fence
+            and not fence
+            and after_blank
+            and line.strip()
+            and top is not None
+            and indent <= top
+        ):
+            open_item = False  # a paragraph after the list, not part of its last item
+        if fence:
             in_fence = not in_fence
-        if match is not None:
-            indent = len(match["indent"].expandtabs(4))
-            if top is None:
-                top = indent
-            if indent <= top:
-                items.append([match["text"] or ""])
-                continue
-        if items:
+        if open_item:
             items[-1].append(line)
+        after_blank = not line.strip()
     kept: list[str] = []
     seen: set[str] = set()
     for lines in items:
@@ -167,6 +187,15 @@ def parse_subtasks(text: str, k: int) -> list[str]:
         if len(kept) == k:
             break
     return kept
+
+
+def _unbold(match: re.Match) -> str:
+    """A marker line's text, without the closing ``**`` of a bold number such as ``**1. Sort**``."""
+    text = match["text"] or ""
+    bold = match["bold"]
+    if bold and not match["closed"] and text.rstrip().endswith(bold):
+        text = text.rstrip()[: -len(bold)]
+    return text
 
 
 def solve_prompt(subtask: str) -> str:
