@@ -185,6 +185,10 @@ def test_audit_errors_name_the_cli_options(scored_csv, tmp_path, capsys, extra, 
         (["--label", "level"], "--label: expected class labels"),
         (["--label", "y", "--seed", "5000000000"], "--seed: expected an integer in [0, 2**32-1]"),
         (["--label", "y", "--participation", "NOPE"], "--participation: expected a readable"),
+        (  # a readable file that is no answers file: named by the option, with its file name
+            ["--label", "y", "--participation", "BADYAML"],
+            "--participation (bad.yaml): expected a file valid against answers.schema.json",
+        ),
         (
             ["--label", "y", "--model", "CSV"],
             "--model: expected a .skops file (or .pkl, .pickle, .joblib with --trust-pickle",
@@ -204,7 +208,12 @@ def test_audit_refuses_inputs_that_are_not_what_it_audits(tmp_path, capsys, extr
         }
     )
     table.to_csv(tmp_path / "t.csv", index=False)
-    where = {"NOPE": tmp_path / "nope.yaml", "CSV": tmp_path / "t.csv"}
+    (tmp_path / "bad.yaml").write_text("kind: participation-answers\nfoo: 1\n", encoding="utf-8")
+    where = {
+        "NOPE": tmp_path / "nope.yaml",
+        "CSV": tmp_path / "t.csv",
+        "BADYAML": tmp_path / "bad.yaml",
+    }
     extra = [where.get(x, x) for x in extra]
     args = ["audit", "--data", tmp_path / "t.csv", "--group", "g", "--out", tmp_path / "out"]
     code, _, err = run([*args, *extra], capsys)

@@ -387,7 +387,8 @@ def _participation(files: Sequence[str | os.PathLike] | None) -> Any:
     except InputError as exc:  # assess names its argument "answers[i]": here it is participation
         argument = exc.argument or ""
         message = str(exc)
-        if not (argument.startswith("answers") and message.startswith(f"{argument}:")):
+        named = message.startswith(f"{argument}:") or message.startswith(f"{argument} (")
+        if not (argument.startswith("answers") and named):  # "answers[0] (file.yaml): ..."
             raise
         raise InputError(
             "participation" + message[len(argument) :], argument="participation"

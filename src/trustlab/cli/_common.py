@@ -100,8 +100,10 @@ def option_message(message: str, argument: str | None, options: set[str]) -> str
     ``options`` are the invoked command's option names; a message about an argument that is not
     one of them is returned as it is.
     """
-    if not argument or argument.startswith("-") or not message.startswith(f"{argument}:"):
+    if not argument or argument.startswith("-"):
         return message
+    if not (message.startswith(f"{argument}:") or message.startswith(f"{argument} (")):
+        return message  # "argument: ..." or "argument (file name): ..."
     option = OPTION_FOR_ARGUMENT.get(argument, "--" + argument.replace("_", "-"))
     if option not in options:
         return message
