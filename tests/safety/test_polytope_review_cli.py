@@ -57,3 +57,24 @@ def test_fit_refuses_sources_of_one_class(tmp_path, capsys):
         one_line(err)
         == "trustlab: error: --sources: expected harmful and benign prompt sets, got 'benign'"
     )
+
+
+def test_a_refused_out_is_described_by_what_it_holds(tmp_path, capsys):
+    # eval into a fit's folder would replace the fit's result.json: it was called "an evaluation"
+    (tmp_path / "polytope.json").write_text("{}")
+    (tmp_path / "result.json").write_text("{}")
+    base = ["safety", "polytope", "eval", "--polytope", str(tmp_path), "--out", str(tmp_path)]
+    code, _, err = run_main(base, capsys)
+    assert code == 2
+    assert one_line(err).startswith(
+        f"trustlab: error: --out: {tmp_path} already holds a polytope (result.json)"
+    )
+    # fit into an evaluation's folder: it was called "a polytope"
+    (tmp_path / "polytope.json").unlink()
+    (tmp_path / "report.html").write_text("")
+    fit = ["safety", "polytope", "fit", "--layer", "3", "--out", str(tmp_path)]
+    code, _, err = run_main(fit, capsys)
+    assert code == 2
+    assert one_line(err).startswith(
+        f"trustlab: error: --out: {tmp_path} already holds an evaluation (result.json)"
+    )

@@ -111,7 +111,7 @@ def fit(
     polytope is refused unless --overwrite)."""
     from trustlab.safety import SafetyPolytope, fit_on_prompts, load_safety_prompts
 
-    refuse_existing(out, overwrite, FIT_FILES, "a polytope")
+    refuse_existing(out, overwrite, FIT_FILES, _held(out))
     if encoder not in ("linear", "concept"):  # before the model loads
         raise InputError.bad("--encoder", "one of 'linear', 'concept'", encoder)
 
@@ -186,7 +186,7 @@ def evaluate(
     from trustlab.audit.sections.safety_polytope import write_page
     from trustlab.safety import evaluate_polytope, load_safety_prompts
 
-    refuse_existing(out, overwrite, EVAL_FILES, "an evaluation")
+    refuse_existing(out, overwrite, EVAL_FILES, _held(out))
     # plain and corrected answers for n_generate prompts of each class
     tokens = 2.0 * 2 * max(n_generate, 0) * max(max_new_tokens, 0)
     generation = (
@@ -286,6 +286,19 @@ def _training_prompts(meta: dict) -> Any:
         max_per_category=meta.get("max_per_category"),
         random_state=meta.get("seed", 0),
     )
+
+
+def _held(out: Path | None) -> str:
+    """What an ``--out`` folder holds, for the refusal to overwrite it (``result.json`` is written
+    by both fit and eval: an eval into a fit's folder would replace the fit's)."""
+    if out is None:
+        return "results"
+    kinds = [
+        kind
+        for kind, name in (("a polytope", "polytope.json"), ("an evaluation", "report.html"))
+        if (Path(out) / name).exists()
+    ]
+    return " and ".join(kinds) or "results"
 
 
 def _check_splits(
