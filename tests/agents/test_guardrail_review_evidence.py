@@ -3,6 +3,8 @@ instantiates that action (it was ignored: only the checker or the tool's name co
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from trustlab.agents import Guardrail
@@ -43,3 +45,26 @@ def test_evidence_that_a_call_is_no_payment_takes_it_out_of_the_circuit():
     strict = Guardrail(POLICY)  # unknown_action "error": refused as an uncovered action
     with pytest.raises(InputError, match="action"):
         strict.check([], "send_money", evidence={"send_money": False, "known": False})
+
+
+@pytest.mark.parametrize(
+    ("logic", "kept"),
+    [("pay IMPLIES ok", 0.5), ("ok IMPLIES pay", 1 / (1 + math.exp(-1.0)))],
+    ids=["prohibition", "obligation"],
+)
+def test_a_compliant_action_scores_one_half_only_under_prohibitions(logic, kept):
+    """The docs said a compliant action always scores exactly 1/2 ("never rewarded"); an
+    obligation kept by acting scores sigmoid(w) (checked against the closed form)."""
+    guard = Guardrail(
+        {
+            "actions": {"pay": {"soft_rule_ids": ["r"]}},
+            "rule_list": [
+                {
+                    "rule_id": "r",
+                    "predicates": [["pay", "", "", "action"], ["ok", "", "", "condition"]],
+                    "logic": logic,
+                }
+            ],
+        }
+    )
+    assert guard.check([], "pay", evidence={"ok": True}).p_safe == pytest.approx(kept)

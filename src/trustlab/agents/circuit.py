@@ -108,9 +108,10 @@ def decide(p_safe: float, epsilon: float = 0.0) -> bool:
         The probability that the action is safe, in [0, 1].
     epsilon : float, default 0.0
         The required margin of "safe" over "unsafe", in (-1, 1). ``epsilon = 0`` allows every action
-        at least as likely safe as unsafe. Rules can only be kept or broken by acting, so an action
-        that keeps every rule has ``p_safe = 1/2`` and any doubt about a predicate (soft evidence)
-        puts it below; a negative ``epsilon`` tolerates that doubt. It is the same as a prior for
+        at least as likely safe as unsafe. Prohibitions (``a IMPLIES c``) can only be kept or
+        broken by acting, so an action that keeps every such rule has ``p_safe = 1/2`` and any
+        doubt about a predicate (soft evidence) puts it below; a negative ``epsilon`` tolerates
+        that doubt (an obligation such as ``c IMPLIES a`` kept by acting raises ``p_safe``). It is the same as a prior for
         the proposed action of log-odds ``log((1 - epsilon) / (1 + epsilon))``.
 
     Returns

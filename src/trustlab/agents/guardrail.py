@@ -129,8 +129,9 @@ class Guardrail:
         The policy (see :func:`trustlab.agents.load_policy`).
     epsilon : float, default 0.0
         Margin of the decision, in (-1, 1): allow iff ``p_safe - (1 - p_safe) >= epsilon``. An
-        action that keeps every rule scores exactly 1/2 and any doubt about its predicates (a
-        checker's probability below 1) scores below; with uncertain checkers, a negative epsilon
+        action that keeps every rule scores exactly 1/2 when the rules are prohibitions
+        (``a IMPLIES c``; an obligation kept by acting, ``c IMPLIES a``, scores above) and any
+        doubt about its predicates (a checker's probability below 1) scores below; with uncertain checkers, a negative epsilon
         tolerates that doubt (see :func:`~trustlab.agents.circuit.decide`).
     default_weight : float, default 1.0
         Weight of a rule the policy gives none.
