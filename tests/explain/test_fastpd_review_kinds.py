@@ -1,7 +1,8 @@
 """What ``output_kind_`` says is decomposed (review: GradientBoostingClassifier with
 ``loss="exponential"`` was labelled "log-odds", yet its decision_function, the decomposed raw
-score, is half the log-odds)."""
+score, is half the log-odds; so was LightGBM's binary objective with ``sigmoid=2``)."""
 
+import lightgbm as lgb
 import numpy as np
 import pytest
 from sklearn.ensemble import GradientBoostingClassifier
@@ -27,3 +28,17 @@ def test_the_binary_gradient_boosting_output_is_named_for_what_it_is(loss, log_o
     assert is_log_odds == (log_odds_per_unit == 1.0), explainer.output_kind_
     if not is_log_odds:
         assert "half the log-odds" in explainer.output_kind_
+
+
+@pytest.mark.parametrize("sigmoid", [1.0, 2.0])
+def test_a_lightgbm_sigmoid_other_than_one_is_not_called_log_odds(sigmoid):
+    model = lgb.LGBMClassifier(n_estimators=5, sigmoid=sigmoid, verbose=-1).fit(X, Y)
+    explainer = FastPD(model).fit(X[:80])
+    rows = X[100:110]
+    raw = explainer.shap_values(rows).sum(axis=1) + explainer.expected_value_
+    p = model.predict_proba(rows)[:, 1]
+    np.testing.assert_allclose(sigmoid * raw, np.log(p / (1 - p)), atol=1e-8)
+    if sigmoid == 1.0:
+        assert explainer.output_kind_ == "log-odds"
+    else:
+        assert explainer.output_kind_ == "raw score (log-odds divided by sigmoid=2)"

@@ -166,7 +166,7 @@ def from_lightgbm(model: Any) -> TreeEnsemble:
     return _boosted(
         trees,
         n_out,
-        objective_kind(str(dump.get("objective", "")).split(" ")[0]),
+        _lgbm_kind(str(dump.get("objective", ""))),
         wrapper,
         n_features=int(dump["max_feature_idx"]) + 1,
         strict=False,
@@ -174,6 +174,16 @@ def from_lightgbm(model: Any) -> TreeEnsemble:
         model_name=f"lightgbm {type(model).__name__}",
         feature_names=names or None,
     )
+
+
+def _lgbm_kind(objective: str) -> str:
+    """What the raw score means; ``binary sigmoid:2`` scores log-odds / 2 (p = sigmoid(2 f))."""
+    name, *params = objective.split(" ")
+    kind = objective_kind(name)
+    sigmoid = next((p.split(":", 1)[1] for p in params if p.startswith("sigmoid:")), "1")
+    if kind.startswith("log-odds") and float(sigmoid) != 1.0:
+        kind = f"raw score ({kind} divided by sigmoid={float(sigmoid):g})"
+    return kind
 
 
 def _lgbm_tree(info: dict, column: int, n_out: int, weight: float) -> Tree:
