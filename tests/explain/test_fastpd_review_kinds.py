@@ -42,3 +42,20 @@ def test_a_lightgbm_sigmoid_other_than_one_is_not_called_log_odds(sigmoid):
         assert explainer.output_kind_ == "log-odds"
     else:
         assert explainer.output_kind_ == "raw score (log-odds divided by sigmoid=2)"
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        GradientBoostingClassifier(loss="exponential", n_estimators=10, random_state=0),
+        lgb.LGBMClassifier(n_estimators=5, sigmoid=2.0, verbose=-1),
+    ],
+)
+def test_a_scaled_log_odds_still_gives_the_predicted_class_shap(model):
+    model.fit(X, Y)
+    explanation = FastPD(model).fit(X[:80]).explain(X[100:140])
+    phi = explanation.shap_values
+    negative = model.predict(X[100:140]) == 0
+    assert negative.any() and (~negative).any()
+    sign = np.where(negative, -1.0, 1.0)[:, None]
+    np.testing.assert_allclose(explanation.predicted_class_shap(), phi * sign)

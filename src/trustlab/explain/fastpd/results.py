@@ -354,7 +354,7 @@ class Explanation(Result):
         output = values.sum(axis=1) + self.expected_value
         if values.shape[2] > 1:
             return values[np.arange(len(values)), :, output.argmax(axis=1)]
-        if self.importance.output_kind == "log-odds":  # the negative class: negated log-odds
+        if "log-odds" in self.importance.output_kind:  # a scaled log-odds too: negated
             return values[:, :, 0] * np.where(output[:, 0] > 0, 1.0, -1.0)[:, None]
         return values[:, :, 0]
 
