@@ -63,7 +63,21 @@ def check_training_data(X: Any, y: Any) -> tuple[Any, np.ndarray, np.ndarray]:
     y_arr = np.asarray(y)
     if y_arr.ndim != 1 or len(y_arr) != x.shape[0]:
         raise InputError.bad("y", f"{x.shape[0]} labels (one per image)", y)
-    classes, y_idx = np.unique(y_arr, return_inverse=True)
+    if _missing(y_arr).any():
+        raise InputError.bad("y", "a label for every image (no None or NaN)", y)
+    try:
+        classes, y_idx = np.unique(y_arr, return_inverse=True)
+    except TypeError:  # labels of mixed types that cannot be sorted
+        raise InputError.bad("y", "labels of one type (all numbers or all strings)", y) from None
     if len(classes) < 2:
         raise InputError.bad("y", "labels of at least two classes", y)
     return x, classes, y_idx
+
+
+def _missing(y: np.ndarray) -> np.ndarray:
+    """Which labels are missing: None or a float NaN."""
+    if np.issubdtype(y.dtype, np.floating):
+        return np.isnan(y)
+    if y.dtype != object:
+        return np.zeros(y.shape, dtype=bool)
+    return np.array([v is None or (isinstance(v, float) and v != v) for v in y], dtype=bool)
