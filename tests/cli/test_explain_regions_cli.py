@@ -383,3 +383,17 @@ def test_page_tables_hold_the_evaluation_and_their_differences(tmp_path):
     for title in PAGE_TITLES[:-1]:
         assert title in text, title
     assert json.loads(js.read_text())["meta"]["seed"] == 3
+
+
+@pytest.mark.parametrize("data", ["bam-lite-digits", "bam-lite-scene"])
+def test_predict_reports_no_accuracy_against_labels_the_model_does_not_know(trained, run, data):
+    # a shapes model on digit or scene images: its predictions are shape names, so an accuracy
+    # against the digits or scenes would be 0 by construction (it used to be reported as 0.000)
+    code, stdout, err = run("explain", "regions", "predict", "--model", trained[0],
+                            "--data", data, "--n", "3", "--json")  # fmt: skip
+    assert code == 0, err
+    payload = json.loads(stdout)
+    assert "accuracy" not in payload and "true_labels" not in payload
+    assert len(payload["labels"]) == 3 and "no accuracy" in err
+    code, stdout, _ = run("explain", "regions", "predict", "--model", trained[0], "--n", "3")
+    assert code == 0 and "accuracy" in stdout and "no accuracy" not in stdout

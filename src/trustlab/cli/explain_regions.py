@@ -369,14 +369,21 @@ def predict(
             "threshold of dynamic-tau models only",
             argument="--delta",
         )
-    truth = None
+    truth, no_accuracy = None, None
     if images is not None:
         x = _read_images(images)
         origin = str(images)
     else:
         name = data or info.get("data", {}).get("name", DEFAULT_DATA)
         dataset = _images(name, n, int(net.image_size_[0]), seed, n_option="--n")
-        x, truth, origin = dataset.images, _names(dataset), f"{name} (seed {seed})"
+        x, origin = dataset.images, f"{name} (seed {seed})"
+        if set(map(str, net.classes_)) <= set(dataset.class_names):
+            truth = _names(dataset)
+        else:  # labels of another vocabulary: an accuracy against them would be meaningless
+            no_accuracy = (
+                f"no accuracy: {name} is labelled {', '.join(dataset.class_names)}, not in the "
+                f"model's classes ({', '.join(map(str, net.classes_))})"
+            )
     with options_named({"X": "--images", "delta": "--delta"}):
         result = net.explain(x, delta=delta)
     payload = {"model": source, "images": origin, **result.to_dict()}
@@ -389,6 +396,8 @@ def predict(
         emit(result, False)
         if truth is not None:
             tell(f"accuracy {payload['accuracy']:.3f} against the generated labels")
+    if no_accuracy is not None:
+        tell(no_accuracy, as_json)
     if out is None:
         return
     import matplotlib.pyplot as plt
