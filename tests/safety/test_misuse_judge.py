@@ -124,3 +124,25 @@ def test_a_remote_model_without_logprobs_is_judged_by_its_text(monkeypatch):
     monkeypatch.setattr(RemoteModel, "_request", lambda self, method, path, payload: reply)
     model = RemoteModel("http://127.0.0.1:9/v1", "served")
     assert ModelJudge(model)(REQUESTS, OBJECTIVE) == 1.0
+
+
+class Tokens(Says):
+    """Answers with the first ``max_new_tokens`` of a token list; the first token's
+    alternatives hold neither yes nor no."""
+
+    def __init__(self, tokens):
+        super().__init__("".join(tokens))
+        self.tokens = tokens
+
+    def completions(self, prompts, max_new_tokens=64, *, chat=True, top_logprobs=0, **kwargs):
+        tokens = tuple(self.tokens[:max_new_tokens])
+        top = ((tokens[0], -0.1), ("Sure", -3.0))
+        logprobs = tuple(-0.1 for _ in tokens)
+        return [Completion("".join(tokens), "length", tokens, logprobs, (top,)) for _ in prompts]
+
+
+@pytest.mark.parametrize(
+    ("tokens", "p"), [(["**", "Yes", "**"], 1.0), (["\n", "No", "."], 0.0), (["**", "Hmm"], 0.5)]
+)
+def test_the_first_word_is_read_past_a_first_token_that_is_not_a_word(tokens, p):
+    assert ModelJudge(Tokens(tokens))(REQUESTS, OBJECTIVE) == p

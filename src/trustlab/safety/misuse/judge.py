@@ -6,7 +6,8 @@
 question per window. With a model that returns its first token's alternatives (``completions``
 with ``top_logprobs``, as local models and trustlab's server do), the probability is the mass of
 "yes" among the "yes" and "no" tokens; otherwise, or when neither is among the alternatives, the
-answer's first word: 1.0 for yes, 0.0 for no, and ``undecided`` (0.5) for anything else. An
+answer's first word (read from its first few tokens, so "**Yes**" or a line break before "No"
+counts): 1.0 for yes, 0.0 for no, and ``undecided`` (0.5) for anything else. An
 endpoint whose ``completions`` fails (a server that gives no log-probabilities raises
 :class:`~trustlab.errors.BackendError`) is asked again with ``generate`` and its first word
 decides.
@@ -25,6 +26,8 @@ from trustlab.errors import BackendError, InputError
 __all__ = ["ModelJudge", "judge_question"]
 
 TOP_LOGPROBS = 20
+#: Tokens of the answer read for its first word ("**Yes**", "\nNo." start with other tokens).
+ANSWER_TOKENS = 6
 _WORD = re.compile(r"[a-z]+")
 
 
@@ -79,7 +82,7 @@ class ModelJudge:
         if callable(completions):
             try:
                 (completion,) = completions(
-                    [question], 1, chat=self.chat, top_logprobs=TOP_LOGPROBS
+                    [question], ANSWER_TOKENS, chat=self.chat, top_logprobs=TOP_LOGPROBS
                 )
             except BackendError:  # e.g. a server without log-probabilities: the text decides
                 completion = None
@@ -94,6 +97,6 @@ class ModelJudge:
                     return mass["yes"] / (mass["yes"] + mass["no"])
             text = completion.text
         else:
-            (text,) = self.model.generate([question], 3, chat=self.chat)
+            (text,) = self.model.generate([question], ANSWER_TOKENS, chat=self.chat)
         word = _word(text)
         return 1.0 if word == "yes" else 0.0 if word == "no" else self.undecided
