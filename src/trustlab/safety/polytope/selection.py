@@ -368,7 +368,9 @@ def _folds(labels: np.ndarray, n_splits: int, seed: int) -> list[tuple[np.ndarra
     counts = np.bincount(labels.astype(int), minlength=2)
     if counts.min() < n_splits:
         raise InputError.bad(
-            "unsafe", f"at least {n_splits} rows of each class for {n_splits}-fold CV", counts
+            "unsafe",
+            f"at least {n_splits} rows of each class for {n_splits}-fold CV",
+            f"{counts[1]} unsafe and {counts[0]} safe rows",
         )
     splitter = StratifiedKFold(n_splits, shuffle=True, random_state=seed)
     return list(splitter.split(np.zeros(len(labels)), labels))
@@ -493,9 +495,12 @@ def compare_detectors(
     DetectorComparison
     """
     Xtr, ytr, layer_list = _check_layered(train_acts, train_unsafe, layers, "train_")
-    Xte, yte, _ = _check_layered(test_acts, test_unsafe, layers, "test_")
-    if Xte.shape[2] != Xtr.shape[2]:
-        raise InputError.bad("test_acts", f"width {Xtr.shape[2]} (as train_acts)", Xte.shape)
+    Xte = as_float_array(test_acts, "test_acts", ndim=3)
+    if Xte.shape[1:] != Xtr.shape[1:]:  # layers matched train_acts: test_acts is the odd one
+        raise InputError.bad(
+            "test_acts", f"shape (n, {Xtr.shape[1]}, {Xtr.shape[2]}) as train_acts", Xte.shape
+        )
+    Xte, yte, _ = _check_layered(Xte, test_unsafe, layers, "test_")
     seeds = [int(s) for s in as_1d(polytope_seeds, "polytope_seeds")]
     _check_seed(random_state)
     _check_grid("polytope", polytope_grid, "polytope_grid", polytope_params)
@@ -547,6 +552,6 @@ def _check_layered(acts: Any, unsafe: Any, layers: Sequence[int], prefix: str = 
     layer_list = [check_positive_int(v, "layers", minimum=0) for v in layers]
     if len(layer_list) != X.shape[1] or len(set(layer_list)) != len(layer_list):
         raise InputError.bad(
-            "layers", f"{X.shape[1]} distinct layers (one per slice of acts)", layer_list
+            "layers", f"{X.shape[1]} distinct layers (one per slice of {prefix}acts)", layer_list
         )
     return X, labels, layer_list
