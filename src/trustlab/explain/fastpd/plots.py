@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,7 +33,8 @@ def plot_shap_summary(
     values : array (n, d) or (n, d, n_outputs)
         SHAP values, as :meth:`FastPD.shap_values` returns them.
     X : array-like (n, d), optional
-        The explained rows; colours the beeswarm by feature value.
+        The explained rows; colours the beeswarm by feature value (a missing value, NaN, in
+        grey).
     kind : "beeswarm" or "bar"
         For several outputs, ``"bar"`` stacks the outputs; ``"beeswarm"`` shows ``output``
         (default: the output with the largest mean |SHAP|).
@@ -86,13 +88,19 @@ def plot_shap_summary(
     colours = None
     if X is not None:
         Xv = as_float_array(X, "X", shape=(n, d), allow_nan=True)
-        low, high = np.nanpercentile(Xv, 5, axis=0), np.nanpercentile(Xv, 95, axis=0)
+        with warnings.catch_warnings():  # a feature missing in every row: NaN bounds, grey dots
+            warnings.simplefilter("ignore", RuntimeWarning)
+            low, high = np.nanpercentile(Xv, 5, axis=0), np.nanpercentile(Xv, 95, axis=0)
         colours = np.clip((Xv - low) / np.where(high > low, high - low, 1.0), 0, 1)
+    # NaN colours (missing feature values) would be the colour map's transparent "bad" colour
+    from matplotlib import colormaps
+
+    cmap = colormaps["coolwarm"].with_extremes(bad="tab:gray")
     for row, j in enumerate(order):
         x = phi[:, j, o]
         y = row + _swarm_offsets(x)
         c = "tab:blue" if colours is None else colours[:, j]
-        points = ax.scatter(x, y, c=c, s=8, cmap="coolwarm", vmin=0, vmax=1, linewidths=0)
+        points = ax.scatter(x, y, c=c, s=8, cmap=cmap, vmin=0, vmax=1, linewidths=0)
     ax.set_yticks(range(len(order)), labels)
     ax.axvline(0.0, color="grey", linewidth=0.8)
     ax.set_xlabel("SHAP value" + ("" if n_out == 1 else f" ({outputs[o]})"))
