@@ -48,3 +48,19 @@ def test_an_uncovered_action_under_unknown_action_error_is_refused_naming_the_ca
     """check() refuses such a case; the fit took it silently as an allowed step."""
     with pytest.raises(InputError, match=r"cases\[2\]\.action.*'read'"):
         fit_rule_weights(Guardrail(POLICY), CASES)
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ({"trajectory": [], "action": "pay", "label": "unsafe"}, r"cases\[1\]: evidence"),
+        (
+            {"trajectory": {"task_intent": 3}, "action": "pay", "label": "safe", "oracle": {}},
+            r"cases\[1\]: trajectory\.task_intent",
+        ),
+    ],
+)
+def test_a_bad_case_is_named_by_its_index(bad, message):
+    """The error named a missing predicate or a bad trajectory but not which of the cases."""
+    with pytest.raises(InputError, match=message):
+        fit_rule_weights(Guardrail(POLICY), [CASES[0], bad])

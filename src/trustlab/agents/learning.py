@@ -182,9 +182,14 @@ def fit_rule_weights(
         if get("action") is None:
             raise InputError.bad(f"cases[{i}]", "a case with an 'action'", case)
         evidence = get("evidence") or get("oracle")
+        try:
+            matched = guardrail.matched_actions(get("trajectory"), get("action"), evidence=evidence)
+            row = guardrail.features(get("trajectory"), get("action"), evidence=evidence)
+        except InputError as err:  # which of many cases: the message alone did not say
+            raise InputError(f"cases[{i}]: {err}", argument="cases") from None
         # an action no policy action covers has no features; the guardrail decides it by its
         # unknown_action ("error": it cannot check it, so it cannot be learned from)
-        if not guardrail.matched_actions(get("trajectory"), get("action"), evidence=evidence):
+        if not matched:
             if guardrail.unknown_action == "error":
                 raise InputError.bad(
                     f"cases[{i}].action",
@@ -195,7 +200,7 @@ def fit_rule_weights(
             fixed.append(guardrail.unknown_action == "allow")
         else:
             fixed.append(None)
-        rows.append(guardrail.features(get("trajectory"), get("action"), evidence=evidence))
+        rows.append(row)
         found.append(get("label"))
     X = np.vstack(rows)
     y = _signs(labels if labels is not None else found, X.shape[0])
