@@ -9,6 +9,7 @@ turn a selection of regions into pixels. Needs scikit-image, imported when first
 from __future__ import annotations
 
 import hashlib
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +97,8 @@ def superpixels(
         Trade-off between colour and spatial closeness (SLIC's scale; 20 as in P2P).
     cache_dir : path, optional
         Keep the maps in ``cache_dir`` (one ``.npz`` per call, named by a SHA-256 of the image
-        bytes, their shape and the settings): a second call with the same input reads the file.
+        bytes, their shape and the settings): a second call with the same input reads the file
+        (a file that cannot be read is computed again and rewritten).
 
     Returns
     -------
@@ -121,11 +123,13 @@ def superpixels(
         key.update(f"v{_CACHE_VERSION}|{method}|{n_segments}|{compactness!r}|{arr.shape}".encode())
         key.update(arr.tobytes())
         path = output_dir(cache_dir, "cache_dir") / f"superpixels-{key.hexdigest()[:32]}.npz"
-        if path.exists():
-            with np.load(path, allow_pickle=False) as stored:
-                cached = stored["segments"]
-            if cached.shape == (arr.shape[0], *arr.shape[2:]) and cached.dtype == np.int32:
-                return cached
+        cached = _read_cached(path) if path.exists() else None
+        if (
+            cached is not None
+            and cached.shape == (arr.shape[0], *arr.shape[2:])
+            and cached.dtype == np.int32
+        ):
+            return cached
     out = np.empty((arr.shape[0], *arr.shape[2:]), dtype=np.int32)
     for i in range(arr.shape[0]):
         out[i] = _segment_one(arr[i].transpose(1, 2, 0), method, n_segments, compactness)
@@ -137,6 +141,16 @@ def superpixels(
 
         write_atomic(path, save)
     return out
+
+
+def _read_cached(path: Path) -> np.ndarray | None:
+    """The maps stored in a cache file, or None when it cannot be read (damaged, or not one of
+    ours): the maps are then computed again and the file rewritten."""
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            return np.asarray(stored["segments"])
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        return None
 
 
 def _check_segments(segments: Any) -> np.ndarray:
