@@ -78,3 +78,20 @@ def test_a_refused_out_is_described_by_what_it_holds(tmp_path, capsys):
     assert one_line(err).startswith(
         f"trustlab: error: --out: {tmp_path} already holds an evaluation (result.json)"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--n-facets", "0"], "--n-facets: expected an integer >= 1, got 0"),
+        (["--max-epochs", "0"], "--max-epochs: expected an integer >= 1, got 0"),
+        (["--layer", "-1"], "--layer: expected an integer >= 0, got -1"),
+        (["--facet-l1", "-1"], "--facet-l1: expected a number in [0, inf), got -1.0"),
+    ],
+)
+def test_fit_checks_the_polytope_settings_before_the_model_loads(tmp_path, capsys, args, message):
+    # they were refused only after the model had loaded (about 20 s later)
+    fit = ["safety", "polytope", "fit", "--layer", "3", "--out", str(tmp_path / "sap")]
+    code, _, err = run_main([*fit, *args], capsys)
+    assert code == 2
+    assert one_line(err) == f"trustlab: error: {message}"

@@ -132,6 +132,7 @@ def fit(
         max_epochs=max_epochs,
         random_state=seed,
     )
+    polytope._check_params()  # its settings before the model loads (about 20 s)
     lm = _load_model(model)
     with progress() as bar:
         report = tracker(bar, f"reading {len(prompts)} prompts at layer {layer}", len(prompts))
