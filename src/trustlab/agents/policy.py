@@ -129,11 +129,17 @@ class Trajectory(_Model):
             where = f"trajectory.conversation[{t}]"
             if not isinstance(turn, Mapping):
                 raise InputError.bad(where, "a turn {'role': ..., 'messages': [...]}", turn)
-            messages = turn.get("messages", [])
-            if isinstance(messages, (str, Mapping)):
+            messages = turn.get("messages")
+            if messages is None:
+                messages = []
+            elif isinstance(messages, (str, Mapping)):
                 messages = [messages]
+            if not isinstance(messages, list):  # iterating it raised TypeError
+                raise InputError.bad(f"{where}.messages", "a list of messages", messages)
             if turn.get("role", "agent") != "agent":
                 text = turn.get("content")
+                if text is not None and not isinstance(text, str):  # a tool's JSON output
+                    text = json.dumps(text, ensure_ascii=False)
                 if text is None:
                     text = "\n".join(m if isinstance(m, str) else json.dumps(m) for m in messages)
                 if steps:
