@@ -410,13 +410,20 @@ class Explanation(Result):
         )
 
     def files(self) -> dict[str, Any]:
-        """``shap_values.csv``, ``interactions.csv`` and ``pd_<feature>.png`` per curve."""
+        """``shap_values.csv``, ``interactions.csv`` and ``pd_<feature>.png`` per curve (a
+        feature whose file name would repeat an earlier one's, ignoring case, e.g. ``a/b`` after
+        ``a_b``, gets ``pd_a_b-2.png``)."""
         files: dict[str, Any] = {
             "shap_values.csv": self.shap_table(),
             "interactions.csv": self.interaction_table(),
         }
         for curve in self.partial_dependence:
-            files[f"pd_{_file_part(curve.features[0])}.png"] = curve.plot
+            stem, number = f"pd_{_file_part(curve.features[0])}", 1
+            name = f"{stem}.png"
+            while name.casefold() in {taken.casefold() for taken in files}:
+                number += 1
+                name = f"{stem}-{number}.png"
+            files[name] = curve.plot
         return files
 
 
