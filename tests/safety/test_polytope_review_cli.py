@@ -95,3 +95,34 @@ def test_fit_checks_the_polytope_settings_before_the_model_loads(tmp_path, capsy
     code, _, err = run_main([*fit, *args], capsys)
     assert code == 2
     assert one_line(err) == f"trustlab: error: {message}"
+
+
+@pytest.mark.parametrize("command", ["eval", "generate"])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--correction", "bogus"], "--correction: expected one of 'project', 'gate', 'direction'"),
+        (
+            ["--correction", "direction", "--correct-first", "3"],
+            "--correct-first: expected 1 with correction='direction'",
+        ),
+        (["--margin", "-1"], "--margin: expected a number in [0, inf), got -1.0"),
+        (["--max-new-tokens", "0"], "--max-new-tokens: expected an integer >= 1, got 0"),
+    ],
+)
+def test_generation_options_are_checked_before_the_model_loads(
+    tmp_path, capsys, command, args, message
+):
+    # they were refused after the model had loaded (and, for direction, after the refusal
+    # direction had been computed from 32 prompts)
+    line = ["safety", "polytope", command, "--polytope", str(tmp_path), *args]
+    code, _, err = run_main(line + (["hi"] if command == "generate" else []), capsys)
+    assert code == 2
+    assert one_line(err).startswith(f"trustlab: error: {message}")
+
+
+def test_eval_checks_n_generate_before_the_model_loads(tmp_path, capsys):
+    line = ["safety", "polytope", "eval", "--polytope", str(tmp_path), "--n-generate", "0"]
+    code, _, err = run_main(line, capsys)
+    assert code == 2
+    assert one_line(err) == "trustlab: error: --n-generate: expected an integer >= 1, got 0"

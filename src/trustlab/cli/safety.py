@@ -188,6 +188,7 @@ def evaluate(
     from trustlab.safety import evaluate_polytope, load_safety_prompts
 
     refuse_existing(out, overwrite, EVAL_FILES, _held(out))
+    _check_options(correction, correct_first, margin, max_new_tokens, n_generate)
     # plain and corrected answers for n_generate prompts of each class
     tokens = 2.0 * 2 * max(n_generate, 0) * max(max_new_tokens, 0)
     generation = (
@@ -249,6 +250,8 @@ def generate(
     """Answer PROMPT(s) plainly and with the correction."""
     from trustlab.safety import compare_steering
 
+    _check_options(correction, correct_first, margin, max_new_tokens)
+
     plan = (
         f"answering {counted(len(prompts), 'prompt')} plainly and corrected "
         f"(up to {counted(max_new_tokens, 'new token')} each)"
@@ -287,6 +290,20 @@ def _training_prompts(meta: dict) -> Any:
         max_per_category=meta.get("max_per_category"),
         random_state=meta.get("seed", 0),
     )
+
+
+def _check_options(
+    correction: str, correct_first: int, margin: float, max_new_tokens: int, n_generate: int = 1
+) -> None:
+    """The generation options of eval and generate, before the model loads (and the refusal
+    direction is computed): they were refused only after that work."""
+    from trustlab._checks import check_non_negative, check_positive_int
+    from trustlab.safety.polytope.steering import _check_correction
+
+    _check_correction(correction, correct_first)
+    check_non_negative(margin, "margin")
+    check_positive_int(max_new_tokens, "max_new_tokens")
+    check_positive_int(n_generate, "n_generate")
 
 
 def _held(out: Path | None) -> str:

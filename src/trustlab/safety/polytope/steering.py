@@ -311,15 +311,7 @@ def _check_generation(
     strength: Any = 1.0,
 ) -> _GenerationOptions:
     """The options of a corrected generation, each checked once."""
-    correction = check_choice(correction, "correction", CORRECTIONS)
-    correct_first = check_positive_int(correct_first, "correct_first", minimum=0)
-    if correction != "project" and correct_first != CORRECT_FIRST:  # it would be ignored
-        raise InputError.bad(
-            "correct_first",
-            f"{CORRECT_FIRST} with correction={correction!r} (the prompt's last state decides; "
-            "only 'project' checks later steps)",
-            correct_first,
-        )
+    correction, correct_first = _check_correction(correction, correct_first)
     if correction == "direction":
         _check_direction(direction, model)
         strength = check_in_range(
@@ -335,6 +327,21 @@ def _check_generation(
         direction=direction if correction == "direction" else None,
         strength=float(strength) if correction == "direction" else None,
     )
+
+
+def _check_correction(correction: Any, correct_first: Any) -> tuple[str, int]:
+    """The correction and its number of checked steps (no model needed: the CLI checks them
+    before it loads one)."""
+    correction = check_choice(correction, "correction", CORRECTIONS)
+    correct_first = check_positive_int(correct_first, "correct_first", minimum=0)
+    if correction != "project" and correct_first != CORRECT_FIRST:  # it would be ignored
+        raise InputError.bad(
+            "correct_first",
+            f"{CORRECT_FIRST} with correction={correction!r} (the prompt's last state decides; "
+            "only 'project' checks later steps)",
+            correct_first,
+        )
+    return correction, correct_first
 
 
 def _check_direction(direction: Any, model: Any) -> None:
