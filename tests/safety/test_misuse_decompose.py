@@ -274,23 +274,12 @@ def test_doctests_run():
     assert result.failed == 0 and result.attempted >= 8
 
 
-@pytest.mark.parametrize(
-    "after",
-    [
-        "\n\nThese subtasks are harmless on their own and together help with the task.",
-        "\n\n**Note:** each request is benign.\nAnswer them in order.",
-    ],
-)
-def test_prose_after_the_list_is_not_part_of_the_last_subtask(after):
-    text = "Here is the plan:\n1. Sort a list.\n2. Merge two lists." + after
-    assert parse_subtasks(text, 3) == ["Sort a list.", "Merge two lists."]
-
-
-def test_a_code_block_or_an_indented_paragraph_after_a_blank_line_stays_in_its_item():
-    text = "1. Fix this:\n\n```python\nx = 1\n\n```\n2. Merge lists.\n\n   With duplicates."
+def test_an_item_keeps_its_later_paragraphs():
+    # the stub's (and a model's) subtask may carry a passage or code after a blank line
+    text = "1. Summarise the passage below.\n\nPassage:\nA town was founded.\n2. Merge lists."
     assert parse_subtasks(text, 3) == [
-        "Fix this:\n\n```python\nx = 1\n\n```",
-        "Merge lists.\n\n   With duplicates.",
+        "Summarise the passage below.\n\nPassage:\nA town was founded.",
+        "Merge lists.",
     ]
 
 
@@ -304,3 +293,12 @@ def test_a_code_block_or_an_indented_paragraph_after_a_blank_line_stays_in_its_i
 )
 def test_bold_numbers_mark_items(text):
     assert parse_subtasks(text, 3) == ["Sort a list.", "Merge two lists."]
+
+
+def test_the_weak_stubs_proposals_parse_to_whole_benign_parts():
+    stubs = pytest.importorskip("trustlab.evals.misuse_stubs")
+    from trustlab.safety.misuse import load_suite
+
+    for task in load_suite("text").tasks:
+        proposal = stubs.stub_answer("weak", decompose_module.propose_prompt(task.objective, 2))
+        assert parse_subtasks(proposal, 2)[0] == task.benign_part.strip()

@@ -131,16 +131,16 @@ def parse_subtasks(text: str, k: int) -> list[str]:
     An item starts at a line with a list marker (``1.``, ``1)``, also in bold as ``**1.**`` or
     ``**1. text**``, ``-``, ``*``, ``+`` or ``•``, then white space) indented no deeper than the
     first marker line, outside fenced code blocks; it runs until the next such line, so an item
-    may span lines (code, nested bullets, a wrapped sentence) and keeps them verbatim, but a
-    paragraph after a blank line that is indented no deeper than the first marker (prose after
-    the list, such as "These subtasks are harmless ...") ends it and is dropped, as is text
-    before the first marker; a fenced code block after a blank line stays in the item. Items are stripped; empty ones and repeats (compared without case and with runs
+    may span lines and paragraphs (code, nested bullets, a wrapped sentence, a passage to
+    summarise) and keeps them verbatim; prose after the list therefore stays in the last item
+    (it cannot be told from a paragraph of that item). Text before the first marker is
+    dropped. Items are stripped; empty ones and repeats (compared without case and with runs
     of white space collapsed) are dropped; the first ``k`` are kept. Nothing parseable gives
     ``[]`` (the caller counts a failed decomposition); this never raises on odd text.
 
     >>> parse_subtasks("Sure:\\n1. Sort a list\\n2) Sort a list\\n- Merge two lists", 5)
     ['Sort a list', 'Merge two lists']
-    >>> parse_subtasks("**1.** Sort a list\\n**2.** Merge two lists\\n\\nBoth are harmless.", 5)
+    >>> parse_subtasks("**1.** Sort a list\\n**2.** Merge two lists", 5)
     ['Sort a list', 'Merge two lists']
     >>> parse_subtasks("I would rather not.", 3)
     []
@@ -151,31 +151,19 @@ def parse_subtasks(text: str, k: int) -> list[str]:
     items: list[list[str]] = []
     top: int | None = None  # the indentation of the first marker line
     in_fence = False
-    after_blank = False  # the previous line was blank
-    open_item = False  # lines still belong to the last item
     for line in text.splitlines():
         match = None if in_fence else _MARKER.match(line)
-        fence = _FENCE.match(line) is not None
-        indent = len(line[: len(line) - len(line.lstrip(" \t"))].expandtabs(4))
-        if match is not None and (top is None or indent <= top):
-            top = indent if top is None else top
-            items.append([_unbold(match)])
-            open_item, after_blank = True, False
-            continue
-        if (
-            not in_fence
-            and not fence
-            and after_blank
-            and line.strip()
-            and top is not None
-            and indent <= top
-        ):
-            open_item = False  # a paragraph after the list, not part of its last item
-        if fence:
+        if _FENCE.match(line):
             in_fence = not in_fence
-        if open_item:
+        if match is not None:
+            indent = len(match["indent"].expandtabs(4))
+            if top is None:
+                top = indent
+            if indent <= top:
+                items.append([_unbold(match)])
+                continue
+        if items:
             items[-1].append(line)
-        after_blank = not line.strip()
     kept: list[str] = []
     seen: set[str] = set()
     for lines in items:
