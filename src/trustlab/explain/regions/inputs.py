@@ -30,8 +30,15 @@ def check_images(images: Any, name: str = "images", size: tuple[int, int] | None
         x = torch.as_tensor(np.ascontiguousarray(arr, dtype=np.float32))
     if x.ndim != 4 or x.shape[1] != 3 or x.shape[0] == 0:
         raise InputError.bad(name, "a non-empty array of shape (n, 3, H, W)", x)
-    if not bool(torch.isfinite(x).all()) or float(x.min()) < 0 or float(x.max()) > 1:
-        raise InputError.bad(name, "finite values in [0, 1]", x)
+    if not bool(torch.isfinite(x).all()):
+        raise InputError.bad(name, "finite values in [0, 1]", "NaN or infinite values")
+    low, high = float(x.min()), float(x.max())
+    if low < 0 or high > 1:
+        hint = " (8-bit images: divide by 255 first)" if high > 1 and low >= 0 else ""
+        raise InputError(
+            f"{name}: expected values in [0, 1], got values from {low:g} to {high:g}{hint}",
+            argument=name,
+        )
     if size is not None and tuple(x.shape[2:]) != tuple(size):
         raise InputError.bad(name, f"images of {size[0]}x{size[1]} pixels (the model's size)", x)
     return x
