@@ -40,6 +40,23 @@ def test_as_1d_accepts_pandas_and_rejects_missing():
         c.as_1d(np.array(["a", None], dtype=object), "y")
 
 
+def test_float_array_refuses_complex_values():
+    """numpy casts complex arrays to float by dropping the imaginary parts, with a warning only."""
+    for value in (np.array([[1 + 1j, 0], [0, 2]]), pd.Series([1j, 2.0]), pd.DataFrame({"a": [1j]})):
+        with pytest.raises(InputError, match="x: expected real numbers"):
+            c.as_float_array(value, "x")
+    np.testing.assert_array_equal(c.as_float_array(np.array([1 + 0j]).real, "x"), [1.0])
+
+
+def test_as_1d_refuses_a_list_whose_labels_merge_as_text():
+    with pytest.raises(
+        InputError, match=r"y: expected labels that stay distinct as text, got 1 and '1'"
+    ):
+        c.as_1d([1, "1", 2], "y")
+    np.testing.assert_array_equal(c.as_1d([1, "a"], "y"), ["1", "a"])  # no two labels merge
+    np.testing.assert_array_equal(c.as_1d(["1", "1"], "y"), ["1", "1"])
+
+
 def test_same_length_names_each_array():
     with pytest.raises(InputError, match="y_true has 3, y_pred has 2"):
         c.check_same_length(y_true=[1, 2, 3], y_pred=[1, 2])

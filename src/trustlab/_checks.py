@@ -68,6 +68,8 @@ def as_float_array(
     min_size: int = 1,
 ) -> np.ndarray:
     """Convert ``value`` to a float64 array and check its dimensions, shape and finiteness."""
+    if _is_complex(value):  # numpy would drop the imaginary parts with only a warning
+        raise InputError.bad(name, "real numbers", value)
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
@@ -85,6 +87,15 @@ def as_float_array(
     if not allow_nan:
         check_finite(arr, name)
     return arr
+
+
+def _is_complex(value: Any) -> bool:
+    """Whether ``value`` is a complex numpy array, pandas Series or DataFrame."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        return getattr(dtype, "kind", None) == "c"
+    dtypes = getattr(value, "dtypes", None)
+    return dtypes is not None and any(getattr(d, "kind", None) == "c" for d in dtypes)
 
 
 def check_finite(arr: np.ndarray, name: str) -> None:
@@ -212,6 +223,8 @@ def as_1d(value: Any, name: str, *, min_size: int = 1) -> np.ndarray:
         raise InputError.bad(name, "a 1-dimensional array", arr)
     if arr.size < min_size:
         raise InputError.bad(name, f"at least {min_size} element(s)", arr)
+    if isinstance(value, (list, tuple)) and arr.dtype.kind == "U":
+        _check_text_keeps_labels_apart(value, arr, name)
     if arr.dtype.kind == "f" and np.isnan(arr).any():
         raise InputError(f"{name}: expected no missing values, got NaN", argument=name)
     if arr.dtype.kind == "O":
@@ -223,6 +236,20 @@ def as_1d(value: Any, name: str, *, min_size: int = 1) -> np.ndarray:
                 argument=name,
             )
     return arr
+
+
+def _check_text_keeps_labels_apart(value: Sequence[Any], arr: np.ndarray, name: str) -> None:
+    """numpy turns a list mixing numbers and text into text: refuse it where that merges two
+    labels (``[1, "1"]`` would become one group "1")."""
+    seen: dict[str, Any] = {}
+    for v, text in zip(value, arr.tolist(), strict=True):
+        first = seen.setdefault(text, v)
+        if type(first) is not type(v):
+            raise InputError(
+                f"{name}: expected labels that stay distinct as text, got {first!r} and {v!r}, "
+                f"which both read as {text!r}",
+                argument=name,
+            )
 
 
 def check_same_length(**arrays: Any) -> int:
