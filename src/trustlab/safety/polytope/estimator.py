@@ -119,6 +119,9 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
     calibration_ : dict or None
         After :meth:`calibrate`: the total ``shift`` added to the offsets, the target
         ``max_fpr``, the number of safe states and the share of them flagged (``fpr``).
+    metadata_ : dict
+        What :meth:`save` was given as ``metadata`` (read back by :meth:`load`); ``fit`` empties
+        it, so a refitted polytope is not saved with the metadata of the fit it replaced.
 
     Examples
     --------
@@ -259,6 +262,7 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
         self._set_parameters(params)
         self.loss_history_ = history
         self.calibration_ = None
+        self.metadata_ = {}  # a loaded polytope's (model, prompts, seed) described the old fit
         self.training_report_ = (
             None if cats is None else FacetReport.from_violations(self._violations(X) > 0.0, cats)
         )
