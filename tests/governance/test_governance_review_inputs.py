@@ -137,3 +137,19 @@ def test_a_file_of_another_kind_is_named_as_such(tmp_path, capsys):
         first = answers if command else tiers
         code, _, err = run_main(["governance", "assess", first, *command], capsys)
         assert code == 2 and expected in one_line(err)
+
+
+@pytest.mark.parametrize("field", ["system", "assessor name"])
+def test_a_blank_system_or_assessor_name_is_refused(tmp_path, capsys, field):
+    """A system of spaces became the report's (empty) title; an assessor of spaces a blank
+    column."""
+    system, name = ('"  "', "a") if field == "system" else ("s", '"  "')
+    path = tmp_path / "blank.yaml"
+    path.write_text(
+        f"kind: participation-answers\nquestionnaire_version: 1.0.0\nsystem: {system}\n"
+        f"assessor: {{name: {name}, perspective: self}}\nanswers: {{}}\n"
+    )
+    code, _, err = run_main(["governance", "assess", path, "--out", tmp_path / "o"], capsys)
+    assert code == 2, err
+    assert one_line(err).endswith("'  ' is blank")
+    assert not (tmp_path / "o").exists()

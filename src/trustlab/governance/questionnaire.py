@@ -177,6 +177,13 @@ def _yaml() -> Any:
     return require("yaml", "governance")
 
 
+def _said(err: Any) -> str:
+    """A schema error's message; a text that must not be blank (pattern ``\\S``) says so."""
+    if err.validator == "pattern" and err.validator_value == "\\S":
+        return f"{err.instance!r} is blank"
+    return str(err.message)
+
+
 def _check_schema(document: dict[str, Any], schema_name: str, where: str) -> None:
     expected = next(kind for kind, name in _KINDS.items() if name == schema_name)
     if document.get("kind") != expected:  # another kind of file: say so, not a missing field
@@ -192,7 +199,7 @@ def _check_schema(document: dict[str, Any], schema_name: str, where: str) -> Non
         err = errors[0]
         at = ".".join(str(p) for p in err.absolute_path) or "(top level)"
         raise InputError(
-            f"{where}: expected a file valid against {schema_name}, got at {at}: {err.message}",
+            f"{where}: expected a file valid against {schema_name}, got at {at}: {_said(err)}",
             argument=where.split(" ")[0],
         )
 
