@@ -250,7 +250,7 @@ def _wait_unreaped(process: subprocess.Popen, timeout: float) -> bool:
         if left <= 0:
             return False
         time.sleep(min(delay, left))
-        delay = min(2 * delay, 0.02)
+        delay = min(2 * delay, 0.002)
     return True
 
 
