@@ -304,6 +304,20 @@ def test_http_endpoint_rejects_malformed_requests(served):
         assert json.loads(answer.read())["rules"] == 3
 
 
+def test_http_endpoint_routes_a_path_with_a_query_string(served):
+    # "GET /health?x=1" (a load balancer's probe, a cache-buster) answered 404
+    _, server = served
+    with urllib.request.urlopen(server.url + "/health?probe=1", timeout=10) as answer:
+        assert json.loads(answer.read())["rules"] == 3
+    with urllib.request.urlopen(server.url + "/policy/?v=2", timeout=10) as answer:
+        assert answer.status == 200
+    request = urllib.request.Request(
+        server.url + "/check?trace=1", data=json.dumps({"action": "pay"}).encode(), method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        assert answer.status == 200 and "action_allowed" in json.loads(answer.read())
+
+
 def test_http_endpoint_answers_a_negative_content_length_with_400(served):
     # rfile.read(-1) waited for the client to close the connection: no answer at all
     import socket

@@ -62,9 +62,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _route(self) -> str:
+        """The request's path without its query string or a trailing slash."""
+        return self.path.split("?", 1)[0].rstrip("/")
+
     def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
         guard = self.server.guard_server.guardrail
-        if self.path.rstrip("/") == "/health":
+        path = self._route()
+        if path == "/health":
             self._answer(
                 200,
                 {
@@ -73,7 +78,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "rules": len(guard.policy.rule_list),
                 },
             )
-        elif self.path.rstrip("/") == "/policy":
+        elif path == "/policy":
             self._answer(200, guard.policy.as_json())
         else:
             self._answer(
@@ -83,7 +88,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
         owner = self.server.guard_server
-        if self.path.rstrip("/") != "/check":
+        if self._route() != "/check":
             self._answer(404, {"error": f"no route {self.path!r}; use POST /check"})
             return
         if "Transfer-Encoding" in self.headers:  # a chunked body is not read: no next request
