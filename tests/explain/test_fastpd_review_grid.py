@@ -65,3 +65,19 @@ def test_a_one_point_grid_is_accepted_in_every_form(routed, grid):
     curve = explainer.pd_grid(1, grid)
     assert [g.tolist() for g in curve.grid] == [[0.5]]
     np.testing.assert_allclose(curve.values[:, 0], [brute_pd(model, [1], 0.5)], rtol=1e-12)
+
+
+def test_a_plot_leaves_out_nan_grid_values_and_keeps_the_line(routed):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    _, explainer = routed
+    curve = explainer.pd_grid(1, [0.0, np.nan, 1.0])
+    (line,) = curve.plot().get_lines()
+    np.testing.assert_allclose(line.get_xdata(), [0.0, 1.0])
+    np.testing.assert_allclose(line.get_ydata(), curve.values[[0, 2], 0])
+    pair = explainer.pd_grid([0, 1], [[np.nan, 0.0, 1.0], [0.0, 1.0]])
+    ax = pair.plot()
+    assert ax.collections  # a contour of the 2 x 2 values that are not missing
+    with pytest.raises(InputError, match="grid: expected a value that is not missing"):
+        explainer.pd_grid(0, [np.nan]).plot()

@@ -7,7 +7,7 @@ Each is a frozen dataclass deriving from :class:`trustlab._results.Result`: ``to
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -167,8 +167,20 @@ class PartialDependence(Result):
 
     def plot(self, ax: Any = None, *, output: int | str | None = None) -> Any:
         """A line per output (one feature) or a filled contour of one output (two features; a
-        line when one of them has a single grid value)."""
+        line when one of them has a single grid value). Missing (NaN) grid values, which a model
+        that routes missing values can be evaluated at, have no place on an axis and are not
+        drawn; they stay in ``values`` and ``to_dict()``."""
         ax = new_axes(ax, self.figure_size)
+        keep = [~np.isnan(g) for g in self.grid]
+        if not all(k.any() for k in keep):
+            raise InputError.bad("grid", "a value that is not missing to plot", self.grid)
+        if not all(k.all() for k in keep):
+            kept = replace(
+                self,
+                grid=tuple(g[k] for g, k in zip(self.grid, keep, strict=True)),
+                values=self.values[np.ix_(*keep)] if len(keep) == 2 else self.values[keep[0]],
+            )
+            return kept.plot(ax=ax, output=output)
         if len(self.features) == 1:
             outputs = range(len(self.output_names)) if output is None else [self._output(output)]
             for o in outputs:
