@@ -207,7 +207,7 @@ def main() -> None:
         f"{med['ig'] / med['fast']:.1f}x"
     )
     print(
-        "  float64, 5 graphs, max |difference| / max |relevance| against the fast form: "
+        f"  float64, {len(few)} graphs, max |difference| / max |relevance| against the fast form: "
         + ", ".join(f"{k} {v:.1e}" for k, v in diffs.items())
     )
 

@@ -35,3 +35,9 @@ def test_dcp_ratio_columns_name_their_direction():
     out = _run("bench_dcp.py", "--quick", "--skip-aggregate")
     header = next(line for line in out.splitlines() if "ours s" in line)
     assert "ours/authors" in header.split()
+
+
+def test_equigx_agreement_line_counts_the_graphs_it_compared():
+    # the float64 agreement runs on the first five graphs, or on all of them when fewer
+    out = _run("bench_equigx.py", "--graphs", "2", "--steps", "2", "--layers", "1", "--mul", "2")
+    assert "float64, 2 graphs" in out
