@@ -147,6 +147,8 @@ def test_bad_inputs_are_named():
         (dict(latent=0, ctx_len=2), "ctx_len"),
         (dict(latent=0, train_strategy="best"), "train_strategy"),
         (dict(latent=0, n_quantiles=0), "n_quantiles"),
+        # 5 // 10 a bin: no test example at all, which was returned without a word
+        (dict(latent=0, n_test=5), "n_test"),
     ]:
         with pytest.raises(InputError) as err:
             latent_examples(cache, **kwargs)

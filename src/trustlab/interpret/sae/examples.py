@@ -151,6 +151,7 @@ def latent_examples(
     ctx_len : int, default 32
         Tokens per window (at least 4).
     n_train, n_test : int, default 40 and 50
+        ``n_test`` is 0 or at least ``n_quantiles`` (each bin gives ``n_test // n_quantiles``).
     n_quantiles : int, default 10
     n_not_active : int, default 50
     train_strategy : {"quantiles", "top", "random", "mix"}, default "quantiles"
@@ -168,6 +169,11 @@ def latent_examples(
     n_train = check_positive_int(n_train, "n_train", minimum=0)
     n_test = check_positive_int(n_test, "n_test", minimum=0)
     n_quantiles = check_positive_int(n_quantiles, "n_quantiles")
+    if 0 < n_test < n_quantiles:  # n_test // n_quantiles a bin: none at all
+        raise InputError.bad(
+            "n_test", f"0 or at least n_quantiles={n_quantiles} (n_test // n_quantiles are drawn "
+            "from each bin)", n_test,
+        )  # fmt: skip
     n_not_active = check_positive_int(n_not_active, "n_not_active", minimum=0)
     strategy = check_choice(train_strategy, "train_strategy", TRAIN_STRATEGIES)
     min_examples = check_positive_int(min_examples, "min_examples", minimum=0)
