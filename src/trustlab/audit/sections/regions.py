@@ -188,7 +188,8 @@ def _sections(ev: Any, ablations: dict[str, str], reference: str, n_examples: in
                         ]
                         for r in ev.accuracy
                     ],
-                    caption=f"{ev.n_images} test images; tau and certain only for P2P models.",
+                    caption=f"{ev.n_images} test images; tau only for P2P models, certain only for "
+                    "those with dynamic tau.",
                 ),
                 Figure(figure, "Accuracy against mean kept area (dotted: the delta ablation)"),
             ],

@@ -201,7 +201,7 @@ def evaluate_regions(
         acc_rows.append(
             {"model": name, "kind": r.mode, "accuracy": float(np.mean(pred == y)),
              "mean_kept": r.mean_kept_fraction, "mean_tau": float(np.mean(r.tau)),
-             "certain": float(np.mean(r.certain))}
+             "certain": float(np.mean(r.certain)) if r.mode == "dynamic" else None}
         )  # fmt: skip
         rnd = random_area_masks(r.segments, r.kept_fraction, random_state=rng)
         empty = ~r.mask.any(axis=(1, 2))

@@ -110,12 +110,14 @@ class RegionExplanation(Result):
         return float(np.mean(self.kept_fraction))
 
     def summary(self) -> str:
-        how = f"dynamic tau (delta {self.delta:g})" if self.mode == "dynamic" else "fixed tau"
+        dynamic = self.mode == "dynamic"
+        how = f"dynamic tau (delta {self.delta:g})" if dynamic else "fixed tau"
+        # 'certain' (confidence reached delta) means nothing without a delta: left out then
+        certain = f", certain {float(np.mean(self.certain)):.1%}" if dynamic else ""
         return (
             f"Region-sparse predictions of {len(self)} images with {how}: mean kept area "
             f"{self.mean_kept_fraction:.3f}, mean tau {float(np.mean(self.tau)):.3f}, mean "
-            f"confidence {float(np.mean(self.confidence)):.3f}, certain "
-            f"{float(np.mean(self.certain)):.1%}"
+            f"confidence {float(np.mean(self.confidence)):.3f}{certain}"
         )
 
     def overlay(self, index: int, *, dim: float = 0.25) -> np.ndarray:
