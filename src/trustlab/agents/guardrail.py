@@ -48,6 +48,7 @@ from trustlab.agents.checkers import CheckContext, make_checker
 from trustlab.agents.circuit import RuleCircuit, decide
 from trustlab.agents.logic import FALSE, And, Eventually, Formula, WeakNext
 from trustlab.agents.policy import (
+    MAX_RULE_WEIGHT,
     Action,
     PolicyModel,
     Rule,
@@ -163,8 +164,12 @@ class Guardrail:
             raise InputError.bad("epsilon", "a number in (-1, 1)", epsilon)
         if isinstance(default_weight, bool) or not isinstance(default_weight, (int, float)):
             raise InputError.bad("default_weight", "a finite number", default_weight)
-        if not math.isfinite(default_weight):
-            raise InputError.bad("default_weight", "a finite number", default_weight)
+        if not abs(default_weight) <= MAX_RULE_WEIGHT:
+            raise InputError.bad(
+                "default_weight",
+                f"a number in [-{MAX_RULE_WEIGHT:g}, {MAX_RULE_WEIGHT:g}]",
+                default_weight,
+            )
         if unknown_action is None:
             unknown_action = self.policy.unknown_action or "error"
         if unknown_action not in _UNKNOWN:

@@ -31,7 +31,6 @@ True
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
@@ -49,6 +48,11 @@ from pydantic import (
 
 from trustlab.agents.logic import Formula, parse_rule
 from trustlab.errors import InputError, describe
+
+#: The largest rule weight (log-odds) a policy takes: beyond about 1e15 a weight swamps the
+#: evidence's probabilities in double precision (P(ok) = 0.5 then decides as if certain) and near
+#: 1e308 the compiled circuit returns NaN; learned weights stay far below (L2-regularised).
+MAX_RULE_WEIGHT = 1e6
 
 __all__ = [
     "Action",
@@ -323,8 +327,12 @@ class PolicyModel(_Model):
         for rule_id, weight in self.weights.items():
             if rule_id not in ids:
                 raise ValueError(f"weights: unknown rule id {rule_id!r}")
-            if not math.isfinite(weight):
-                raise ValueError(f"weights[{rule_id!r}]: expected a finite number, got {weight!r}")
+            if not abs(weight) <= MAX_RULE_WEIGHT:
+                raise ValueError(
+                    f"weights[{rule_id!r}]: expected a number in [-{MAX_RULE_WEIGHT:g}, "
+                    f"{MAX_RULE_WEIGHT:g}] (a larger weight swamps every probability in double "
+                    f"precision), got {weight!r}"
+                )
         declared = {p.name for r in self.rule_list for p in r.predicates} | set(self.actions)
         for name, spec in self.checkers.items():
             if name not in declared:
