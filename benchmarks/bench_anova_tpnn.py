@@ -74,6 +74,8 @@ def fit_with_curve(model, X, y, X_test, truth_test) -> dict:
 
     def evaluate(epoch, _max_epochs, _valid_loss):
         nonlocal off_cpu, off_wall
+        if epoch == 0:  # fit's call once the input is checked, before the network exists
+            return
         cpu, wall = time.process_time(), time.perf_counter()
         if not test_inputs:  # the fitted input map exists once training runs
             x_num, x_cat = model._features.transform(as_frame(X_test))

@@ -41,3 +41,19 @@ def test_equigx_agreement_line_counts_the_graphs_it_compared():
     # the float64 agreement runs on the first five graphs, or on all of them when fewer
     out = _run("bench_equigx.py", "--graphs", "2", "--steps", "2", "--layers", "1", "--mul", "2")
     assert "float64, 2 graphs" in out
+
+
+def test_anova_tpnn_curve_skips_fits_call_before_training():
+    # fit calls progress(0, max_epochs, nan) before the network exists; the curve starts at 1
+    import importlib.util
+
+    from trustlab.explain.anova_tpnn import ANOVATPNN
+
+    spec = importlib.util.spec_from_file_location("bench_anova", BENCHMARKS / "bench_anova_tpnn.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    X, _, y = bench.make_data(300, 6, 0)
+    X_test, truth_test, _ = bench.make_data(100, 6, 1)
+    model = ANOVATPNN(max_epochs=2, random_state=0, n_jobs=1)
+    run = bench.fit_with_curve(model, X, y, X_test, truth_test)
+    assert [point[0] for point in run["curve"]] == list(range(1, run["epochs"] + 1))
