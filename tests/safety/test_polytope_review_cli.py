@@ -76,7 +76,7 @@ def test_a_refused_out_is_described_by_what_it_holds(tmp_path, capsys):
     code, _, err = run_main(fit, capsys)
     assert code == 2
     assert one_line(err).startswith(
-        f"trustlab: error: --out: {tmp_path} already holds an evaluation (result.json)"
+        f"trustlab: error: --out: {tmp_path} already holds an evaluation (result.json, report.html)"
     )
 
 
@@ -126,3 +126,48 @@ def test_eval_checks_n_generate_before_the_model_loads(tmp_path, capsys):
     code, _, err = run_main(line, capsys)
     assert code == 2
     assert one_line(err) == "trustlab: error: --n-generate: expected an integer >= 1, got 0"
+
+
+def _stub_fit(monkeypatch):
+    """fit_on_prompts on random states of width 4 (no language model)."""
+    import numpy as np
+
+    import trustlab.safety
+    from trustlab.safety import PolytopeFit
+
+    def fit_on_prompts(polytope, lm, prompts, progress=None):
+        rng = np.random.default_rng(0)
+        unsafe = np.asarray(prompts.unsafe, dtype=bool)
+        acts = rng.normal(size=(len(unsafe), 4)) + 3.0 * unsafe[:, None]
+        polytope.fit(acts, unsafe, prompts.categories)
+        return PolytopeFit(
+            model=lm.name,
+            layer=int(polytope.layer),
+            n_prompts=len(unsafe),
+            n_unsafe=int(unsafe.sum()),
+            training_accuracy=1.0,
+            facets=polytope.training_report_,
+        )
+
+    class Model:
+        name = "stub"
+
+    monkeypatch.setattr(trustlab.safety, "fit_on_prompts", fit_on_prompts)
+    monkeypatch.setattr(trustlab.llm, "load_model", lambda name: Model())
+
+
+def test_fit_over_an_evaluation_does_not_leave_its_page_behind(tmp_path, capsys, monkeypatch):
+    # fit --overwrite into an eval's folder replaced result.json and left report.html and roc.png
+    # of the earlier polytope's evaluation beside the new polytope
+    _stub_fit(monkeypatch)
+    for name in ("report.html", "roc.png"):
+        (tmp_path / name).write_text("an earlier evaluation")
+    fit = ["safety", "polytope", "fit", "--layer", "3", "--out", str(tmp_path)]
+    fit += ["--max-per-category", "4", "--max-epochs", "1", "--n-facets", "1"]
+    code, _, err = run_main(fit, capsys)
+    assert code == 2
+    assert "already holds an evaluation (roc.png, report.html)" in one_line(err)
+    code, _, err = run_main([*fit, "--overwrite"], capsys)
+    assert code == 0, err
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == ["facets.png", "polytope.json", "polytope.npz", "result.json"]

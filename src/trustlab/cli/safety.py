@@ -40,7 +40,7 @@ from trustlab.cli._common import (
     tell,
     tracker,
 )
-from trustlab.cli._runs import OverwriteOption, counted, refuse_existing
+from trustlab.cli._runs import OverwriteOption, counted, refuse_existing, remove_stale
 from trustlab.cli.llm import GENERATION_LIMIT
 from trustlab.errors import InputError, ResourceError
 
@@ -81,6 +81,7 @@ StrengthOption = Annotated[
 ]
 FIT_FILES = ("polytope.json", "polytope.npz", "result.json", "facets.png")
 EVAL_FILES = ("result.json", "roc.png", "report.html")
+EVAL_ONLY_FILES = tuple(name for name in EVAL_FILES if name not in FIT_FILES)
 
 
 def _sources(text: str) -> list[str]:
@@ -111,7 +112,9 @@ def fit(
     polytope is refused unless --overwrite)."""
     from trustlab.safety import SafetyPolytope, fit_on_prompts, load_safety_prompts
 
-    refuse_existing(out, overwrite, FIT_FILES, _held(out))
+    # an evaluation's page and figure in --out would describe another polytope: refused, and
+    # removed by --overwrite (its result.json is replaced)
+    refuse_existing(out, overwrite, FIT_FILES + EVAL_ONLY_FILES, _held(out))
     if encoder not in ("linear", "concept"):  # before the model loads
         raise InputError.bad("--encoder", "one of 'linear', 'concept'", encoder)
 
@@ -152,6 +155,7 @@ def fit(
         "licences": prompts.licences,
     }
     polytope.save(out, metadata=metadata)
+    remove_stale(out, EVAL_ONLY_FILES)
     emit(result, as_json)
     save(result, out, as_json)
 
