@@ -536,3 +536,16 @@ def test_tpr_at_5_fpr_sees_a_threshold_on_a_straight_stretch_of_the_curve():
     flagged = scores >= 0.8
     assert flagged[labels == 0].mean() == 0.05 and flagged[labels == 1].mean() == 0.5
     assert result.tpr_at_5_fpr == 0.5
+
+
+def test_the_drawn_roc_curve_has_the_reported_area_with_tied_scores():
+    # judge-like scores tie a lot; a tied positive and negative is a diagonal step of the
+    # curve (counted half in the AUROC), which a staircase drew as a miss
+    scores, labels = [1.0, 0.5, 0.5, 0.0, 0.5, 0.0], [1, 1, 1, 1, 0, 0]
+    result = evaluate_monitor(FixedMonitor(), windows_for(scores, labels), n_bootstrap=50)
+    assert result.auroc == pytest.approx((1 * 2 + 2 * 1.5 + 1 * 0.5) / 8)
+    ax = result.plot(ax=Figure().add_subplot())
+    (curve,) = [line for line in ax.get_lines() if "AUROC" in line.get_label()]
+    assert curve.get_drawstyle() == "default"  # points joined by straight segments
+    x, y = curve.get_xdata(), curve.get_ydata()
+    assert float(np.sum(np.diff(x) * (y[1:] + y[:-1]) / 2)) == pytest.approx(result.auroc)

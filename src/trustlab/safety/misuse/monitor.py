@@ -377,7 +377,7 @@ class MonitorROC(Result):
         """The ROC curve with the chance line."""
         ax = new_axes(ax, figsize=self.figure_size)
         ax.plot([0, 1], [0, 1], color="grey", ls="--", lw=0.8, label="chance")
-        ax.step(self.fpr, self.tpr, where="post", label=f"monitor (AUROC {self.auroc:.3f})")
+        ax.plot(self.fpr, self.tpr, label=f"monitor (AUROC {self.auroc:.3f})")
         ax.axvline(MAX_FPR, color="grey", ls=":", lw=0.8)
         ax.set_xlim(-0.01, 1.01)
         ax.set_ylim(-0.01, 1.01)
