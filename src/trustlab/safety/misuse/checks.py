@@ -237,7 +237,7 @@ def run_humaneval(
 def _wait_unreaped(process: subprocess.Popen, timeout: float) -> bool:
     """Whether ``process`` ended within ``timeout`` seconds, leaving it unreaped on POSIX (its
     process id, and so its process group's, stays reserved until :func:`_kill` reaps it)."""
-    if not hasattr(os, "waitid"):  # pragma: no cover - Windows, old macOS
+    if not (hasattr(os, "waitid") and hasattr(os, "WNOWAIT")):  # pragma: no cover - Windows
         try:
             process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
