@@ -1,6 +1,7 @@
-"""Second review of ``trustlab safety polytope fit``: settings that leave the held-out split
-(or the training split) without both classes are refused before the model loads; the fit
-used to succeed and ``eval`` to fail on it afterwards (``--max-per-category 1``)."""
+"""Second review of ``trustlab safety polytope fit | eval | generate``: settings that leave the
+held-out split (or the training split) without both classes are refused before any state is
+read (the fit used to succeed and ``eval`` to fail on it afterwards, ``--max-per-category 1``);
+options are checked before the model loads; a refused ``--out`` says what it holds."""
 
 import pytest
 
@@ -25,7 +26,10 @@ def no_model(monkeypatch):
         (["--test-size", "0.999"], "--test-size", "training"),
     ],
 )
-def test_fit_refuses_a_split_without_both_classes(tmp_path, capsys, args, option, split):
+def test_fit_refuses_a_split_without_both_classes(
+    tmp_path, capsys, monkeypatch, args, option, split
+):
+    _stub_fit(monkeypatch, reading=False)
     code, _, err = run_main(
         ["safety", "polytope", "fit", "--layer", "3", "--out", str(tmp_path / "sap"), *args],
         capsys,
@@ -37,7 +41,8 @@ def test_fit_refuses_a_split_without_both_classes(tmp_path, capsys, args, option
     assert not (tmp_path / "sap").exists()
 
 
-def test_fit_refuses_sources_of_one_class(tmp_path, capsys):
+def test_fit_refuses_sources_of_one_class(tmp_path, capsys, monkeypatch):
+    _stub_fit(monkeypatch, reading=False)
     code, _, err = run_main(
         [
             "safety",
@@ -128,14 +133,16 @@ def test_eval_checks_n_generate_before_the_model_loads(tmp_path, capsys):
     assert one_line(err) == "trustlab: error: --n-generate: expected an integer >= 1, got 0"
 
 
-def _stub_fit(monkeypatch):
-    """fit_on_prompts on random states of width 4 (no language model)."""
+def _stub_fit(monkeypatch, reading=True):
+    """fit_on_prompts on random states of width 4 (no language model); ``reading=False``: the
+    test fails if any state is read."""
     import numpy as np
 
     import trustlab.safety
     from trustlab.safety import PolytopeFit
 
     def fit_on_prompts(polytope, lm, prompts, progress=None):
+        assert reading, "states were read before the settings were checked"
         rng = np.random.default_rng(0)
         unsafe = np.asarray(prompts.unsafe, dtype=bool)
         acts = rng.normal(size=(len(unsafe), 4)) + 3.0 * unsafe[:, None]
@@ -150,7 +157,7 @@ def _stub_fit(monkeypatch):
         )
 
     class Model:
-        name = "stub"
+        name, n_layers = "stub", 30
 
     monkeypatch.setattr(trustlab.safety, "fit_on_prompts", fit_on_prompts)
     monkeypatch.setattr(trustlab.llm, "load_model", lambda name: Model())

@@ -126,7 +126,6 @@ def fit(
         max_per_category=max_per_category,
         random_state=seed,
     )
-    _check_splits(prompts, chosen, test_size, max_per_category, seed)  # before the model loads
     polytope = SafetyPolytope(
         n_facets=n_facets,
         encoder=encoder,
@@ -137,6 +136,9 @@ def fit(
     )
     polytope._check_params()  # its settings before the model loads (about 20 s)
     lm = _load_model(model)
+    if not 0 <= layer < lm.n_layers:
+        raise InputError.bad("--layer", f"a layer of {lm.name} (0..{lm.n_layers - 1})", layer)
+    _check_splits(prompts, chosen, test_size, max_per_category, seed)
     with progress() as bar:
         report = tracker(bar, f"reading {len(prompts)} prompts at layer {layer}", len(prompts))
         plan = (
