@@ -374,8 +374,8 @@ def test_negative_epsilon_tolerates_doubt_about_a_compliant_action():
     )
 
 
-@pytest.mark.parametrize("weight", [1e6, -1e6, 1e150, 1e308])
-def test_rule_weights_beyond_a_million_are_refused_and_those_within_decide_exactly(weight):
+@pytest.mark.parametrize("weight", [1e4, -1e4, 1.1e4, 1e150, 1e308])
+def test_rule_weights_beyond_1e4_are_refused_and_those_within_decide_exactly(weight):
     # 1e150 with P(ok) = 0.5 decided "allowed" (p_safe 0.5, exact 1/3); 1e308 gave NaN (compiled)
     policy = {
         "actions": {"pay": {"soft_rule_ids": ["r"]}},
@@ -383,14 +383,16 @@ def test_rule_weights_beyond_a_million_are_refused_and_those_within_decide_exact
                       ["ok", "", "", "condition"]], "logic": "pay IMPLIES ok"}],
         "weights": {"r": weight},
     }  # fmt: skip
-    if abs(weight) > 1e6:
-        with pytest.raises(InputError, match=r"weights\['r'\]: expected a number in \[-1e\+06"):
+    if abs(weight) > 1e4:
+        with pytest.raises(
+            InputError, match=r"weights\['r'\]: expected a finite number in \[-10000"
+        ):
             Guardrail(policy)
         with pytest.raises(InputError, match="default_weight: expected a number in"):
             Guardrail({**policy, "weights": {}}, default_weight=weight)
         return
     # exact: ok true (P 0.5) keeps the rule, weight e^w; ok false breaks it: p_safe -> 1/3
-    # (w = 1e6) or 1 (w = -1e6), the same for every inference method
+    # (w = 1e4) or 1 (w = -1e4), the same for every inference method
     for method in ("enumerate", "compiled"):
         p = Guardrail(policy, method=method).check([], "pay", evidence={"ok": 0.5}).p_safe
         assert p == pytest.approx(1 / 3 if weight > 0 else 1.0, abs=1e-12)

@@ -49,10 +49,12 @@ from pydantic import (
 from trustlab.agents.logic import Formula, parse_rule
 from trustlab.errors import InputError, describe
 
-#: The largest rule weight (log-odds) a policy takes: beyond about 1e15 a weight swamps the
-#: evidence's probabilities in double precision (P(ok) = 0.5 then decides as if certain) and near
-#: 1e308 the compiled circuit returns NaN; learned weights stay far below (L2-regularised).
-MAX_RULE_WEIGHT = 1e6
+#: The largest rule weight (log-odds) a policy takes. A weight's rounding error grows with it
+#: (about w * 2.2e-16 in p_safe: 1e-11 at 1e6), beyond about 1e15 it swamps the evidence's
+#: probabilities (P(ok) = 0.5 then decides as if certain) and near 1e308 the compiled circuit
+#: returns NaN; e**-1e4 is 0 in double precision already, and learned weights (L2-regularised)
+#: stay far below.
+MAX_RULE_WEIGHT = 1e4
 
 __all__ = [
     "Action",
@@ -329,7 +331,7 @@ class PolicyModel(_Model):
                 raise ValueError(f"weights: unknown rule id {rule_id!r}")
             if not abs(weight) <= MAX_RULE_WEIGHT:
                 raise ValueError(
-                    f"weights[{rule_id!r}]: expected a number in [-{MAX_RULE_WEIGHT:g}, "
+                    f"weights[{rule_id!r}]: expected a finite number in [-{MAX_RULE_WEIGHT:g}, "
                     f"{MAX_RULE_WEIGHT:g}] (a larger weight swamps every probability in double "
                     f"precision), got {weight!r}"
                 )
