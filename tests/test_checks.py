@@ -53,6 +53,9 @@ def test_as_1d_refuses_a_list_whose_labels_merge_as_text():
         InputError, match=r"y: expected labels that stay distinct as text, got 1 and '1'"
     ):
         c.as_1d([1, "1", 2], "y")
+    for missing in (np.nan, None):  # a list of text made NaN the label "nan"
+        with pytest.raises(InputError, match="y: expected no missing values, got .* at index 1"):
+            c.as_1d(["h", missing, "h"], "y")
     np.testing.assert_array_equal(c.as_1d([1, "a"], "y"), ["1", "a"])  # no two labels merge
     np.testing.assert_array_equal(c.as_1d(["1", "1"], "y"), ["1", "1"])
 

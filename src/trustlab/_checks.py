@@ -240,9 +240,13 @@ def as_1d(value: Any, name: str, *, min_size: int = 1) -> np.ndarray:
 
 def _check_text_keeps_labels_apart(value: Sequence[Any], arr: np.ndarray, name: str) -> None:
     """numpy turns a list mixing numbers and text into text: refuse it where that merges two
-    labels (``[1, "1"]`` would become one group "1")."""
+    labels (``[1, "1"]`` would become one group "1") or makes a missing value a label ("nan")."""
     seen: dict[str, Any] = {}
-    for v, text in zip(value, arr.tolist(), strict=True):
+    for i, (v, text) in enumerate(zip(value, arr.tolist(), strict=True)):
+        if v is None or (isinstance(v, float) and v != v):  # numpy wrote it as "None"/"nan"
+            raise InputError(
+                f"{name}: expected no missing values, got {v!r} at index {i}", argument=name
+            )
         first = seen.setdefault(text, v)
         if type(first) is not type(v):
             raise InputError(
