@@ -99,12 +99,17 @@ def main() -> None:
         return _timed(lambda: lm.completions(order, 1, top_logprobs=top, batch_size=len(order)))
 
     by_length = sorted(prompts, key=len)
-    direct_20 = direct(20, prompts)
+    start = time.perf_counter()
+    ours_20 = lm.completions(prompts, 1, top_logprobs=20, batch_size=len(prompts))
+    direct_20 = time.perf_counter() - start
     direct_0 = direct(0, prompts)
     direct_sorted = _timed(lambda: lm.completions(by_length, 1, top_logprobs=20, batch_size=8))
     direct_unsorted_8 = _timed(lambda: lm.completions(prompts, 1, top_logprobs=20, batch_size=8))
 
+    singles: list[tuple[str, list[float]]] = []
+
     def one_at_a_time() -> None:
+        singles.clear()
         for prompt in prompts:
             ids = lm.tokenizer.apply_chat_template(
                 [{"role": "user", "content": prompt}],
@@ -117,7 +122,9 @@ def main() -> None:
                     ids, max_new_tokens=1, do_sample=False, output_scores=True,
                     return_dict_in_generate=True, pad_token_id=lm.tokenizer.eos_token_id,
                 )  # fmt: skip
-                torch.topk(torch.log_softmax(out.scores[0][0].double(), -1), 20)[0].tolist()
+                top = torch.topk(torch.log_softmax(out.scores[0][0].double(), -1), 20)[0].tolist()
+            new = out.sequences[0, ids.shape[1] :]
+            singles.append((lm.tokenizer.decode(new, skip_special_tokens=True), top))
 
     single = _timed(one_at_a_time)
 
@@ -145,6 +152,20 @@ def main() -> None:
     print(f"  LocalModel.completions, batches of 8:           {n / direct_unsorted_8:7.1f} items/s")
     print(f"  ... batches of 8, prompts sorted by length:     {n / direct_sorted:7.1f} items/s")
     print(f"  one at a time (transformers generate, top-20):  {n / single:7.1f} items/s")
+    same = sum(c.text == t for c, (t, _) in zip(ours_20, singles, strict=True))
+    gaps = [
+        max(
+            abs(a - b)
+            for a, b in zip(sorted(v for _, v in c.top_logprobs[0])[::-1], top, strict=True)
+        )
+        for c, (_, top) in zip(ours_20, singles, strict=True)
+        if c.top_logprobs  # empty when the first token ends the text
+    ]
+    gap = max(gaps, default=0.0)
+    print(
+        f"  LocalModel.completions against one at a time: identical first tokens {same}/{n}, "
+        f"largest top-20 log-probability difference {gap:.1e}"
+    )
     print(
         f"  inspect overhead (a model that answers at once): {1000 * overhead / n:.1f} ms/sample"
         f" ({1000 * overhead_off / n:.1f} with log_realtime=False)"

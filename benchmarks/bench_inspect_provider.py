@@ -70,7 +70,9 @@ def main() -> None:
     (log,) = inspect_eval(_task(prompts), model=model, display="none", log_dir=logs)
     provider_s = time.perf_counter() - start
     assert log.status == "success", log.error
+    provider_text = {s.input: s.output.completion.strip() for s in log.samples}
 
+    single_text = []
     start = time.perf_counter()
     for prompt in prompts:
         ids = lm.tokenizer.apply_chat_template(
@@ -83,6 +85,8 @@ def main() -> None:
                 return_dict_in_generate=True, pad_token_id=lm.tokenizer.eos_token_id,
             )  # fmt: skip
             torch.topk(torch.log_softmax(out.scores[0][0].double(), -1), 5)
+        new = out.sequences[0, ids.shape[1] :]
+        single_text.append(lm.tokenizer.decode(new, skip_special_tokens=True).strip())
     single_s = time.perf_counter() - start
 
     trivial = _trivial_provider()
@@ -96,6 +100,8 @@ def main() -> None:
     print(f"  trustlab provider (batched): {n / provider_s:8.1f} items/s")
     print(f"  one at a time (transformers): {n / single_s:8.1f} items/s")
     print(f"  ratio batched / one-at-a-time: {single_s / provider_s:.2f}x")
+    same = sum(provider_text.get(p) == t for p, t in zip(prompts, single_text, strict=True))
+    print(f"  identical first tokens, provider and one at a time: {same}/{n}")
     print(f"  inspect overhead with a trivial model: {1000 * overhead_s / n:.1f} ms per sample")
     print(f"  share of the provider's time that is inspect overhead: {overhead_s / provider_s:.1%}")
 

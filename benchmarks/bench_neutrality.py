@@ -45,17 +45,23 @@ def main() -> None:
     n = len(prompts)
     logs = tempfile.mkdtemp()
 
+    answers: dict[int, dict[str, str]] = {}
+
     def through_inspect(batch: int) -> float:
         start = time.perf_counter()
         (log,) = inspect_eval(
             neutrality(max_tokens=args.max_tokens), model=model, limit=n, display="none",
             log_dir=logs, model_args={"max_batch_size": batch},
         )  # fmt: skip
+        seconds = time.perf_counter() - start
         assert log.status == "success", log.error
-        return time.perf_counter() - start
+        answers[batch] = {s.input: s.output.completion.strip() for s in log.samples}
+        return seconds
 
     inspect_eval(neutrality(max_tokens=8), model=model, limit=2, display="none", log_dir=logs)
     provider = {batch: through_inspect(batch) for batch in (8, 16, 36)}
+
+    naive_answers: list[str] = []
 
     def naive() -> float:
         start = time.perf_counter()
@@ -72,6 +78,7 @@ def main() -> None:
                 )  # fmt: skip
             answer = lm.tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True)
             judge.predict([answer])
+            naive_answers.append(answer.strip())
         return time.perf_counter() - start
 
     single = naive()
@@ -85,6 +92,9 @@ def main() -> None:
             f"{n / seconds:6.2f} prompts/s  ({single / seconds:.2f}x the naive loop)"
         )
     print(f"  naive per-prompt loop (transformers generate + judge): {n / single:6.2f} prompts/s")
+    for batch, texts in answers.items():
+        same = sum(texts.get(p) == a for p, a in zip(prompts, naive_answers, strict=True))
+        print(f"  identical greedy answers, max_batch_size {batch:>2} and the loop: {same}/{n}")
 
 
 if __name__ == "__main__":
