@@ -29,6 +29,12 @@ def test_float_array_reports_nan_position():
         c.as_float_array([[1.0], [np.nan]], "x")
 
 
+def test_float_array_allow_nan_still_refuses_infinity():
+    assert np.isnan(c.as_float_array([np.nan, 1.0], "x", allow_nan=True)[0])
+    with pytest.raises(InputError, match=r"x: expected finite values, got -?inf at index \(1,\)"):
+        c.as_float_array([np.nan, -np.inf], "x", allow_nan=True)
+
+
 def test_float_array_shape_message():
     with pytest.raises(InputError, match=r"x: expected shape \(any, 3\), got an array of shape"):
         c.as_float_array(np.zeros((2, 2)), "x", shape=(None, 3))

@@ -67,7 +67,8 @@ def as_float_array(
     allow_nan: bool = False,
     min_size: int = 1,
 ) -> np.ndarray:
-    """Convert ``value`` to a float64 array and check its dimensions, shape and finiteness."""
+    """Convert ``value`` to a float64 array and check its dimensions, shape and finiteness
+    (``allow_nan`` lets NaN through, never infinity)."""
     if _is_complex(value):  # numpy would drop the imaginary parts with only a warning
         raise InputError.bad(name, "real numbers", value)
     try:
@@ -84,8 +85,9 @@ def as_float_array(
             raise InputError.bad(name, f"shape {want}", arr)
     if arr.size < min_size:
         raise InputError.bad(name, f"at least {min_size} element(s)", arr)
-    if not allow_nan:
-        check_finite(arr, name)
+    check_finite(
+        np.nan_to_num(arr, nan=0.0, posinf=np.inf, neginf=-np.inf) if allow_nan else arr, name
+    )
     return arr
 
 
