@@ -578,6 +578,14 @@ def score(
         )  # fmt: skip
     cache_data = load_latent_cache(info["cache"])
     sae = None if sae_dir is None or "intervention" not in chosen else _load_sae(load_sae, sae_dir)
+    if sae is not None and cache_data.sae is not None:
+        from trustlab.interpret.sae.cache import sae_fingerprint
+
+        if sae_fingerprint(sae) != cache_data.sae:  # latent i of another SAE is another latent
+            raise InputError.bad(
+                "--sae", f"the SAE the cache {info['cache']} was written with (its latents' "
+                "examples are the prompts)", f"another SAE: {sae_dir}",
+            )  # fmt: skip
     # one calibration and one set of generations per latent, for its two explanations
     strengths: dict[int, tuple] = {}
     texts = {r["latent"]: r["text"] for r in rows}

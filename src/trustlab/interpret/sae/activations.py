@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -32,6 +33,27 @@ def texts_named(offset: int = 0) -> Iterator[None]:
             raise
         name = "texts" if found.group(1) is None else f"texts[{offset + int(found.group(1))}]"
         raise InputError(name + str(exc)[len(argument) :], argument=name) from None
+
+
+def warn_past_context(model: Any, texts: list[str]) -> None:
+    """A warning when some of ``texts`` are longer than the model's context (its config's
+    ``max_position_embeddings``): their later tokens sit at positions the model was never
+    trained on (a rotary model runs them all the same), so their activations may mean nothing.
+    Nothing for a model without such a config (a duck-typed one)."""
+    config = getattr(getattr(model, "model", None), "config", None)
+    context = getattr(config, "max_position_embeddings", None)
+    if isinstance(context, bool) or not isinstance(context, int) or context < 1 or not texts:
+        return
+    lengths = np.array([len(ids) for ids in model.tokenizer(list(texts))["input_ids"]])
+    longer = int((lengths > context).sum())
+    if longer:
+        warnings.warn(
+            f"{longer} of {len(texts)} texts are longer than the {context}-token context of "
+            f"{model.name!r} (the longest: {int(lengths.max())} tokens); their tokens past "
+            f"{context} sit at positions the model was not trained on: split such texts into "
+            "shorter lines",
+            stacklevel=3,
+        )
 
 
 def sae_activations(
@@ -67,6 +89,7 @@ def sae_activations(
     if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < n:
         raise InputError.bad("layer", f"a decoder layer of {model.name!r}: in [0, {n - 1}]", layer)
     batch_size = check_positive_int(batch_size, "batch_size")
+    warn_past_context(model, texts)
     with texts_named():
         rows = model.activations(texts, int(layer), "all", batch_size=batch_size)
     start = 1 if check_bool(skip_first, "skip_first") else 0

@@ -17,6 +17,7 @@ written before the weights were fingerprinted.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -31,7 +32,7 @@ from trustlab._checks import check_positive_int, check_string_list
 from trustlab._progress import WorkCounter
 from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
 from trustlab.errors import InputError, ResourceError
-from trustlab.interpret.sae.activations import texts_named
+from trustlab.interpret.sae.activations import texts_named, warn_past_context
 from trustlab.interpret.sae.model import SparseAutoencoder
 
 __all__ = ["LatentCache", "cache_latents", "load_latent_cache"]
@@ -63,6 +64,9 @@ class LatentCache(Result):
         Each record's context and its token index in that context (>= 1).
     activations : ndarray of float32
         Each record's latent activation (> 0).
+    sae : str or None
+        :func:`sae_fingerprint` of the SAE that encoded it (None in a cache written before it
+        was recorded), not in ``to_dict()``.
 
     Properties: ``n_records``, ``firing_counts`` (records per latent) and, in ``to_dict()``,
     ``n_dead`` (latents with no record) and the median firing rate.
@@ -79,6 +83,7 @@ class LatentCache(Result):
     contexts: np.ndarray = internal_field()
     positions: np.ndarray = internal_field()
     activations: np.ndarray = internal_field()
+    sae: str | None = internal_field(default=None)
 
     _dict_extras = ("n_records", "n_dead", "median_firing_rate")
     figure_name = "latent_firing.png"
@@ -137,7 +142,7 @@ class LatentCache(Result):
         out = output_dir(directory, "directory")
         arrays = {n: getattr(self, n) for n in _ARRAYS}
         write_atomic(out / "latent_cache.npz", lambda tmp: _save_npz(tmp, arrays))
-        info = {"format": _FORMAT, **{n: getattr(self, n) for n in _SCALARS}}
+        info = {"format": _FORMAT, **{n: getattr(self, n) for n in _SCALARS}, "sae": self.sae}
         write_atomic(out / "latent_cache.json", json_text(info))
         return out
 
@@ -156,7 +161,20 @@ def load_latent_cache(directory: str | os.PathLike) -> LatentCache:
     if info.get("format") != _FORMAT:
         raise ResourceError(f"{meta}: format {info.get('format')!r}, this trustlab reads {_FORMAT}")
     with np.load(data, allow_pickle=False) as arrays:
-        return LatentCache(**{n: info[n] for n in _SCALARS}, **{n: arrays[n] for n in _ARRAYS})
+        return LatentCache(
+            **{n: info[n] for n in _SCALARS}, **{n: arrays[n] for n in _ARRAYS},
+            sae=info.get("sae"),  # None: written before it was recorded
+        )  # fmt: skip
+
+
+def sae_fingerprint(sae: SparseAutoencoder) -> str:
+    """sha256 of a fitted SAE's weights and encoding (activation and k): what tells the SAE a
+    cache was written with from another of the same shape."""
+    digest = hashlib.sha256()
+    for name in ("W_enc_", "b_enc_", "W_dec_", "b_dec_"):
+        digest.update(np.ascontiguousarray(getattr(sae, name), dtype=np.float32).tobytes())
+    digest.update(f"{sae.activation}:{sae.k if sae.activation == 'topk' else None}".encode())
+    return digest.hexdigest()
 
 
 def cache_latents(
@@ -231,6 +249,7 @@ def cache_latents(
         if checkpoint is None
         else _checkpoint_folder(checkpoint, model, sae, layer, texts, autocast, every)
     )
+    warn_past_context(model, texts)
     counter = WorkCounter(progress, len(texts))
     chunks = []
     for start in range(0, len(texts), every):
@@ -252,7 +271,9 @@ def cache_latents(
             if path is not None:
                 write_atomic(path, lambda tmp, c=chunk: _save_npz(tmp, c))
         chunks.append(chunk)
-    return _assemble(chunks, model.name, layer, sae.n_latents_)
+    return dataclasses.replace(
+        _assemble(chunks, model.name, layer, sae.n_latents_), sae=sae_fingerprint(sae)
+    )
 
 
 def _encode_chunk(
