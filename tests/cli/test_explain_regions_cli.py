@@ -123,7 +123,7 @@ def test_an_interrupted_run_resumes_to_the_same_model(trained, run, tmp_path, mo
     assert code == 130  # interrupted
     assert (folder / "_state" / "state.pt").is_file() and not (folder / "model").exists()
     code, stdout, err = run("explain", "regions", "train", *TINY, "--out", folder, "--json")
-    assert code == 0 and "resuming" in err
+    assert code == 0 and "resumed the interrupted run" in err and "after epoch 1" in err
     assert json.loads(stdout)["history"]["epochs"] == [1, 2]
     # resuming after epoch 1 ends where the uninterrupted run ended, weight for weight
     resumed = load_file(folder / "model" / "weights.safetensors")
@@ -131,6 +131,26 @@ def test_an_interrupted_run_resumes_to_the_same_model(trained, run, tmp_path, mo
     assert resumed.keys() == whole.keys()
     for key, value in whole.items():
         np.testing.assert_array_equal(resumed[key], value, err_msg=key)
+
+
+def test_overwrite_discards_an_interrupted_run_of_other_settings(run, tmp_path, monkeypatch):
+    """A state left by a run of other settings blocked ``--overwrite`` too ("delete it to start
+    afresh"), after a line saying it was being resumed."""
+    from trustlab.cli import explain_regions
+
+    folder = tmp_path / "m"
+    with monkeypatch.context() as patch:
+        patch.setattr(explain_regions, "progress", _Interrupt())
+        assert run("explain", "regions", "train", *TINY, "--out", folder)[0] == 130
+    other = [*TINY, "--seed", "4"]  # other data: another state
+    code, _, err = run("explain", "regions", "train", *other, "--out", folder)
+    assert code == 2 and "start afresh" in one_line(err) and "resum" not in err
+    code, stdout, err = run("explain", "regions", "train", *other, "--out", folder, "--overwrite",
+                            "--json")  # fmt: skip
+    assert code == 0, err
+    assert "discarding the interrupted run" in err and "resum" not in err
+    assert json.loads(stdout)["history"]["epochs"] == [1, 2]  # trained from the first epoch
+    assert not (folder / "_state").exists()
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,8 @@
 (stratified) and trains a :class:`~trustlab.explain.regions.RegionSparseClassifier` (or, with
 ``--blackbox`` or ``--pixels Q``, a :class:`~trustlab.explain.regions.BlackBoxClassifier` baseline)
 on the rest. The training state is saved after every epoch into ``DIR/_state``, so a rerun of the
-same command after a crash or Ctrl-C continues where it stopped. DIR ends with ``model/`` (the saved
+same command after a crash or Ctrl-C continues where it stopped (a state of other data or settings
+is refused; ``--overwrite`` discards it). DIR ends with ``model/`` (the saved
 model), ``training.json`` (data, settings, history, held-out accuracy) and, for P2P,
 ``training.png``.
 
@@ -218,7 +219,8 @@ def train(
     overwrite: OverwriteOption = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Train on fresh BAM-lite images; a rerun into the same --out resumes an interrupted run."""
+    """Train on fresh BAM-lite images; a rerun into the same --out resumes an interrupted run
+    (one of other data or settings is refused; --overwrite discards it)."""
     from trustlab.explain.regions import BlackBoxClassifier, RegionSparseClassifier
 
     refuse_existing(out, overwrite, ("training.json",), "a trained model")
@@ -240,8 +242,6 @@ def train(
             checkpoint_dir=out / "_state",
         )  # fmt: skip
         total = pretrain_epochs + epochs
-        if (out / "_state" / "state.pt").is_file():
-            tell(f"trustlab: resuming the interrupted run in {out / '_state'}", as_json=True)
     else:
         model = BlackBoxClassifier(
             kept_pixels=pixels, max_epochs=epochs, batch_size=batch_size,
@@ -252,12 +252,26 @@ def train(
     with progress() as bar, options_named(names, hints):
         task = bar.add_task(f"training {what} on {data}", total=total)
 
+        reported: list[int] = []
+
         def report(epoch: int, n_epochs: int, history: Any) -> None:
+            if not reported and epoch > 1:  # the first epoch done here: the state was resumed
+                tell(f"trustlab: resumed the interrupted run in {out / '_state'} after epoch "
+                     f"{epoch - 1}", as_json=True)  # fmt: skip
+            reported.append(epoch)
             loss = history.loss[-1] if kind == "p2p" else history["loss"][-1]
             text = f"training {what}: epoch {epoch}/{n_epochs}, loss {loss:.3f}"
             bar.update(task, completed=epoch, total=n_epochs, description=text)
 
-        model.fit(train_part.images, _names(train_part), progress=report)
+        try:
+            model.fit(train_part.images, _names(train_part), progress=report)
+        except InputError as exc:  # a state left by a fit of other data or settings
+            if not (overwrite and exc.argument == "checkpoint_dir"):
+                raise
+            tell(f"trustlab: discarding the interrupted run in {out / '_state'}: it had other "
+                 "data or settings (--overwrite)", as_json=True)  # fmt: skip
+            shutil.rmtree(out / "_state")
+            model.fit(train_part.images, _names(train_part), progress=report)
     held_out = _names(test_part)
     record: dict[str, Any] = {
         "kind": kind,
