@@ -497,6 +497,9 @@ def test_score_adds_intervention_scores_with_the_sae(tmp_path, capsys, tiny_llam
             lambda s, i=row["latent"], p=prompts: intervention_kl(lm, sae, i, p, s)
         )
         assert row["intervention_strength"] == pytest.approx(found.strength, rel=1e-9)
+        # whether the strength reached the target was dropped (10^4 and KL 0 looked calibrated)
+        assert row["intervention_kl"] == pytest.approx(found.kl, rel=1e-9)
+        assert row["intervention_calibrated"] is found.converged
         own = intervention_score(lm, sae, row["latent"], prompts, [row["explanation"]],
                                  found.strength, random_state=row["latent"])  # fmt: skip
         assert row["intervention"] == pytest.approx(own.score, abs=1e-6)

@@ -587,7 +587,7 @@ def score(
                 "examples are the prompts)", f"another SAE: {sae_dir}",
             )  # fmt: skip
     # one calibration and one set of generations per latent, for its two explanations
-    strengths: dict[int, tuple] = {}
+    strengths: dict[int, tuple] = {}  # latent: (Calibration, generations)
     texts = {r["latent"]: r["text"] for r in rows}
     latents = list(texts)
     shuffled = {i: texts[latents[(k + 1) % len(latents)]] for k, i in enumerate(latents)}
@@ -669,6 +669,10 @@ def score(
         for kind, values in means.items():
             shown = ", ".join(f"{m} {v:.3f}" for m, v in values.items())
             tell(f"{kind} explanations: {shown}", as_json)
+        off = {r["latent"] for r in scored if r.get("intervention_calibrated") is False}
+        if off:
+            tell(f"intervention: the strength of {counted(len(off), 'latent')} did not reach 0.5 "
+                 "nats +- 10 % (intervention_calibrated false in the rows)", as_json)  # fmt: skip
         tell(f"wrote {len(scored)} rows to {out / 'scores.jsonl'}", as_json)
 
 
@@ -689,11 +693,12 @@ def _intervention(subject, sae, examples, text, judge, decode, strengths, n_prom
     if len(prompts) < 2:
         return {"intervention": float("nan"), "intervention_error": "fewer than 2 prompts"}
     if latent not in strengths:
-        strength = calibrate_strength(kl_curve(subject, sae, latent, prompts)).strength
-        passages = intervened_generations(subject, sae, latent, prompts, strength,
+        found = calibrate_strength(kl_curve(subject, sae, latent, prompts))
+        passages = intervened_generations(subject, sae, latent, prompts, found.strength,
                                           random_state=seed)  # fmt: skip
-        strengths[latent] = (strength, passages)
-    strength, passages = strengths[latent]
+        strengths[latent] = (found, passages)
+    found, passages = strengths[latent]
+    strength = found.strength
     result = intervention_score(subject, sae, latent, prompts, [text], strength, scorer=judge,
                                 random_state=seed, generations=passages)  # fmt: skip
     half = 1.96 * result.sems[0]
@@ -701,6 +706,10 @@ def _intervention(subject, sae, examples, text, judge, decode, strengths, n_prom
         "intervention": result.score,
         "intervention_interval": (result.score - half, result.score + half),
         "intervention_strength": strength,
+        # a strength that never reached 0.5 nats (a latent without effect, or a saturated one)
+        # scores a weaker or stronger intervention than the others: said, not hidden
+        "intervention_kl": found.kl,
+        "intervention_calibrated": found.converged,
     }
 
 
