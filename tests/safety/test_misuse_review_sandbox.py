@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
+from trustlab.errors import InputError
 from trustlab.safety.misuse import run_humaneval
 
 
@@ -49,3 +52,27 @@ def test_stderr_is_not_written_to_a_file_and_its_last_line_is_the_detail(monkeyp
     result = run_humaneval(program, "def check(c):\n    c()\n", "f")
     assert (result.status, result.detail) == ("failed", "ValueError: boom")
     assert not [path for path, mode in opened if "w" in mode or "a" in mode]
+
+
+GREEDY = (
+    "def grab():\n"
+    "    chunks = []\n"
+    "    for _ in range(12):\n"
+    "        chunks.append(bytearray(50_000_000))\n"  # 600 MB in all
+    "    return len(chunks)\n"
+)
+TEST = "def check(f):\n    assert f() == 12\n"
+
+
+def test_a_program_past_max_memory_fails_with_a_memory_error():
+    # a runaway answer (s += s in a loop) had the whole machine's memory to take
+    capped = run_humaneval(GREEDY, TEST, "grab", timeout=30, max_memory=256 * 2**20)
+    assert not capped.passed and capped.status == "failed"
+    assert "MemoryError" in capped.detail
+    assert run_humaneval(GREEDY, TEST, "grab", timeout=30, max_memory=None).passed  # the control
+
+
+def test_max_memory_is_checked():
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(InputError, match="max_memory: expected an integer >= 1"):
+            run_humaneval(GREEDY, TEST, "grab", max_memory=bad)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trustlab._checks import check_positive, check_string
+from trustlab._checks import check_positive, check_positive_int, check_string
 from trustlab._lazy import require
 from trustlab._results import Result
 from trustlab.errors import BackendError, InputError
@@ -155,8 +155,17 @@ def _closes(line: str, fence: str) -> bool:
     return len(stripped) >= len(fence) and set(stripped) == {"`"}
 
 
+#: The address space a HumanEval program may use (``max_memory``'s default): far above what any
+#: problem needs, far below what a runaway answer (``s += s`` in a loop) would take from the machine.
+MAX_MEMORY = 4 * 2**30
+
+
 def run_humaneval(
-    program: str, test: str, entry_point: str, timeout: float = 5.0
+    program: str,
+    test: str,
+    entry_point: str,
+    timeout: float = 5.0,
+    max_memory: int | None = MAX_MEMORY,
 ) -> ExecutionResult:
     """Run ``program`` against a HumanEval ``test`` in a separate, isolated Python process.
 
@@ -182,6 +191,9 @@ def run_humaneval(
         The name of the function under test.
     timeout : float
         Seconds.
+    max_memory : int or None, default 4 GiB
+        Bytes of address space the program may use (``RLIMIT_AS``, where the system has it); past
+        it the program gets a MemoryError and fails. None: no limit.
 
     Returns
     -------
@@ -198,6 +210,8 @@ def run_humaneval(
     if not entry_point.isidentifier():
         raise InputError.bad("entry_point", "a Python identifier", entry_point)
     timeout = check_positive(timeout, "timeout")
+    if max_memory is not None:
+        limit = check_positive_int(max_memory, "max_memory")
     source = program + "\n\n" + test + f"\n\ncheck({entry_point})\n"
     with tempfile.TemporaryDirectory(
         prefix="trustlab-humaneval-", ignore_cleanup_errors=True
@@ -205,7 +219,13 @@ def run_humaneval(
         path = Path(tmp) / "program.py"
         path.write_text(source, encoding="utf-8", errors="replace")
         done = Path(tmp) / "check_returned"
-        driver = (
+        cap = (  # in the child itself, before the program: no preexec_fn in a threaded parent
+            f"try:\n    import resource\n    resource.setrlimit(resource.RLIMIT_AS, ({limit}, "
+            f"{limit}))\nexcept (ImportError, ValueError, OSError):\n    pass\n"
+            if max_memory is not None
+            else ""
+        )
+        driver = cap + (
             f"import runpy, sys\nsys.argv[:] = [{str(path)!r}]\n"
             f"runpy.run_path({str(path)!r}, run_name='__humaneval__')\n"
             f"open({str(done)!r}, 'w').close()\n"
