@@ -105,3 +105,30 @@ def test_intervention_scoring_refuses_another_sae_than_the_caches(
     code, _, err = run_main(args, capsys)
     wanted = "--sae" if recorded == "other" else "models"
     assert code == 2 and one_line(err).startswith(f"trustlab: error: {wanted}"), err
+
+
+def test_a_method_named_twice_runs_once(tmp_path, capsys, monkeypatch):
+    """``--methods embedding,embedding`` scored every explanation twice and listed the method
+    twice in result.json."""
+    from types import SimpleNamespace
+
+    import trustlab.interpret as interpret
+    import trustlab.llm as llm
+
+    calls = []
+
+    def embedding(examples, text, decode):
+        calls.append(text)
+        return SimpleNamespace(auroc=0.5, interval=(0.4, 0.6), scores=np.zeros(0),
+                               quantiles=np.zeros(0, np.int64))  # fmt: skip
+
+    subject = SimpleNamespace(tokenizer=SimpleNamespace(decode=lambda ids: "x"))
+    monkeypatch.setattr(llm, "load_model", lambda *args, **kwargs: subject)
+    monkeypatch.setattr(interpret, "embedding_score", embedding)
+    expl = _folders(tmp_path, None)
+    args = ["interpret", "sae", "score", "--explanations", expl, "--methods",
+            "embedding,embedding", "--out", tmp_path / "scores", "--json"]  # fmt: skip
+    code, out, err = run_main(args, capsys)
+    assert code == 0, err
+    assert len(calls) == 4  # two latents, each with its true and its shuffled explanation
+    assert json.loads(out)["methods"] == ["embedding"]

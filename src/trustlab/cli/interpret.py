@@ -558,7 +558,8 @@ def score(
         raise InputError.bad("--answer", "logprob or list", answer)
     if not 1 <= n_test <= EXPLAIN_N_TEST:
         raise InputError.bad("--n-test", f"a number in [1, {EXPLAIN_N_TEST}]", n_test)
-    chosen = [m.strip() for m in methods.split(",") if m.strip()]
+    # a method named twice ran twice (and was listed twice in result.json)
+    chosen = list(dict.fromkeys(m.strip() for m in methods.split(",") if m.strip()))
     if not chosen or any(m not in ALL_METHODS for m in chosen):
         raise InputError.bad(
             "--methods", "a comma-separated subset of " + ",".join(ALL_METHODS), methods
