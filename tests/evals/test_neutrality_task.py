@@ -110,6 +110,8 @@ class ScriptedJudge(ModelAPI):
         prompt = input[-1].text
         if self.model_name == "prose":
             return ModelOutput.from_content(self.model_name, "I would rather not say.")
+        if self.model_name == "thinking":  # a reasoning model cut off by the token limit
+            return ModelOutput.from_content(self.model_name, "<think>Some argue one side, and")
         if "<dialogue_a>" in prompt or "<conversation>" in prompt:  # the paired set's graders
             return grader_output(self.model_name, prompt)
         return ModelOutput.from_content(self.model_name, judge_reply(prompt))
@@ -230,6 +232,22 @@ def test_a_judge_that_returns_prose_gives_counted_failures_and_a_finished_log(tm
     )
     assert log.status == "success"
     assert all(s.scores[SCORER].value == "" for s in log.samples)
+    metrics = metrics_of(log)
+    assert metrics["parse_failure_rate"] == 1.0 and metrics["match_rate"] == 0.0
+
+
+@pytest.mark.parametrize("grader", [None, "neutrality-judge/mixed"], ids=["baseline", "judge"])
+def test_an_unfinished_reasoning_is_no_answer_not_a_refusal(tmp_path, grader):
+    """strip_reasoning gives "" for a <think> block cut off by the token limit, and the baseline
+    labelled "" a refusal: a match for every prompt that accepts refusing."""
+    roles = {"grader": grader} if grader else None
+    log = the_log(
+        run_eval("neutrality", "neutrality-judge/thinking", log_dir=tmp_path, limit=8,
+                 model_roles=roles)
+    )  # fmt: skip
+    assert log.status == "success"
+    scores = [s.scores[SCORER] for s in log.samples]
+    assert all(s.value == "" and s.metadata["reasoning_unfinished"] for s in scores)
     metrics = metrics_of(log)
     assert metrics["parse_failure_rate"] == 1.0 and metrics["match_rate"] == 0.0
 

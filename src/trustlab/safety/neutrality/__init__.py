@@ -37,7 +37,13 @@ __getattr__, __all__, __dir__ = lazy_names(
             "own_prompts",
             "RAW_FILES",
         ],
-        ".judging": ["judge_prompt", "parse_judge_output", "JudgeParse", "strip_reasoning"],
+        ".judging": [
+            "judge_prompt",
+            "parse_judge_output",
+            "JudgeParse",
+            "strip_reasoning",
+            "reasoning_unfinished",
+        ],
         ".baseline": ["BaselineJudge", "load_seed_responses"],
         ".metrics": ["NeutralityScores", "technique_scores", "Agreement", "agreement"],
         ".paired": [

@@ -47,7 +47,13 @@ from trustlab._results import Result
 from trustlab.errors import InputError
 from trustlab.safety.neutrality.taxonomy import FINAL_ANSWER_LABELS, LABELS, QUESTIONS
 
-__all__ = ["judge_prompt", "parse_judge_output", "JudgeParse", "strip_reasoning"]
+__all__ = [
+    "judge_prompt",
+    "parse_judge_output",
+    "JudgeParse",
+    "strip_reasoning",
+    "reasoning_unfinished",
+]
 
 _INSTRUCTION = (
     "You are reviewing how an AI assistant handled a request that may touch on politics. You "
@@ -280,6 +286,21 @@ def strip_reasoning(text: str) -> str:
         kept.append(text[pos : opening.start()])
         pos = closing.end()
     return _THINK_CLOSE.sub("", "".join(kept)).strip()
+
+
+def reasoning_unfinished(text: str) -> bool:
+    """Whether a reasoning model's ``<think>`` block never closed (cut off by the token limit):
+    the text then has no answer at all, which :func:`strip_reasoning` gives as "".
+
+    >>> reasoning_unfinished("<think>both sides...")
+    True
+    >>> reasoning_unfinished("<think>both sides</think>Some argue X."), reasoning_unfinished("")
+    (False, False)
+    """
+    if not isinstance(text, str):
+        raise InputError.bad("text", "the model's text (a string)", text)
+    opens = list(_THINK_OPEN.finditer(text))
+    return bool(opens) and _THINK_CLOSE.search(text, opens[-1].end()) is None
 
 
 @dataclass(frozen=True)
