@@ -132,3 +132,31 @@ def test_a_method_named_twice_runs_once(tmp_path, capsys, monkeypatch):
     assert code == 0, err
     assert len(calls) == 4  # two latents, each with its true and its shuffled explanation
     assert json.loads(out)["methods"] == ["embedding"]
+
+
+def test_latents_without_a_score_are_said_not_warned(tmp_path, capsys, monkeypatch):
+    """When no latent had a score (NaN: no non-activating example found, say), numpy's 'Mean of
+    empty slice' RuntimeWarning reached stderr and nothing said why the mean was nan."""
+    from types import SimpleNamespace
+
+    import trustlab.interpret as interpret
+    import trustlab.llm as llm
+
+    def embedding(examples, text, decode):
+        return SimpleNamespace(auroc=float("nan"), interval=(float("nan"),) * 2,
+                               scores=np.zeros(0), quantiles=np.zeros(0, np.int64))  # fmt: skip
+
+    subject = SimpleNamespace(tokenizer=SimpleNamespace(decode=lambda ids: "x"))
+    monkeypatch.setattr(llm, "load_model", lambda *args, **kwargs: subject)
+    monkeypatch.setattr(interpret, "embedding_score", embedding)
+    expl = _folders(tmp_path, None)
+    args = ["interpret", "sae", "score", "--explanations", expl, "--methods", "embedding",
+            "--out", tmp_path / "scores"]  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        code, out, err = run_main(args, capsys)
+    assert code == 0, err
+    assert "embedding: 2 of 2 latents have no score" in out
+    assert json.loads((tmp_path / "scores" / "result.json").read_text())["means"]["true"] == {
+        "embedding": None
+    }

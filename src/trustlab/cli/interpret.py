@@ -654,13 +654,19 @@ def score(
     scored = [found[k] for k in keys]
     lines = [json.dumps(to_jsonable(r), ensure_ascii=False) + "\n" for r in scored]
     write_atomic(out / "scores.jsonl", "".join(lines))
-    means = {
-        kind: {
-            m: float(np.nanmean([r[m] for r in scored if r["shuffled"] == (kind == "shuffled")]))
-            for m in chosen
-        }
+    # a latent without a score (NaN: no non-activating example found, one class only, no parsed
+    # answer) is left out of the mean; none at all is NaN (numpy's nanmean warned on stderr)
+    given = {
+        (kind, m): np.array([r[m] for r in scored if r["shuffled"] == (kind == "shuffled")], float)
         for kind in ("true", "shuffled")
+        for m in chosen
     }
+    finite = {key: v[np.isfinite(v)] for key, v in given.items()}
+    means = {
+        kind: {m: float(finite[kind, m].mean()) if len(finite[kind, m]) else float("nan")
+               for m in chosen}
+        for kind in ("true", "shuffled")
+    }  # fmt: skip
     summary = {"scorer": scorer, "methods": chosen, "n_latents": len(latents), "means": means,
                "explanations": str(explanations_dir.resolve())}  # fmt: skip
     write_atomic(out / "result.json", json_text(summary))
@@ -670,6 +676,11 @@ def score(
         for kind, values in means.items():
             shown = ", ".join(f"{m} {v:.3f}" for m, v in values.items())
             tell(f"{kind} explanations: {shown}", as_json)
+        for m in chosen:
+            if len(finite["true", m]) < len(latents):
+                tell(f"{m}: {len(latents) - len(finite['true', m])} of {len(latents)} latents have "
+                     "no score (NaN in the rows: too few activating or non-activating examples "
+                     "shown, or no answer parsed)", as_json)  # fmt: skip
         off = {r["latent"] for r in scored if r.get("intervention_calibrated") is False}
         if off:
             tell(f"intervention: the strength of {counted(len(off), 'latent')} did not reach 0.5 "
