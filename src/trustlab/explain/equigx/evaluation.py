@@ -70,6 +70,11 @@ def _interval(values: np.ndarray, rng: np.random.Generator, level: float) -> dic
     }
 
 
+def _n_deleted(fraction: float, n_nodes: int) -> int:
+    """How many of a graph's nodes the fidelity deletes: ``fraction`` of them, rounded up."""
+    return int(np.ceil(fraction * n_nodes))
+
+
 def _delete(graph: Graph, nodes: np.ndarray) -> Graph:
     keep = np.ones(graph.n_nodes, dtype=bool)
     keep[nodes] = False
@@ -269,6 +274,12 @@ def evaluate_explanations(
     rng = check_random_state(random_state)
     seed = int(rng.integers(2**31))
     graphs = list(dataset)
+    smallest = min(g.n_nodes for g in graphs)
+    if _n_deleted(fraction, smallest) >= smallest:  # nothing left to predict from
+        raise InputError.bad(
+            "fraction", f"a share that leaves a node of every graph (the smallest has {smallest} "
+            f"nodes: below {(smallest - 1) / smallest:.3g})", fraction,
+        )  # fmt: skip
     labels = dataset.labels
     pred = predict_graphs(model, graphs).argmax(1)
     correct = pred == labels
@@ -321,14 +332,14 @@ def evaluate_explanations(
     for m in methods:
         cut = []
         for g, s in zip(graphs, scores[m], strict=True):
-            k = int(np.ceil(fraction * g.n_nodes))
+            k = _n_deleted(fraction, g.n_nodes)
             cut.append(_delete(g, np.argsort(-s, kind="stable")[:k]))
         after[m] = float(np.mean(predict_graphs(model, cut).argmax(1) == labels))
     draws = np.random.default_rng(seed + 1)
     rand = []
     for _ in range(n_random):
         cut = [
-            _delete(g, draws.permutation(g.n_nodes)[: int(np.ceil(fraction * g.n_nodes))])
+            _delete(g, draws.permutation(g.n_nodes)[: _n_deleted(fraction, g.n_nodes)])
             for g in graphs
         ]
         rand.append(float(np.mean(predict_graphs(model, cut).argmax(1) == labels)))

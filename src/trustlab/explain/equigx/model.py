@@ -71,14 +71,16 @@ class TFNConfig:
             raise InputError.bad("l_max", "an integer >= 0", self.l_max)
         if self.k is not None and (not isinstance(self.k, int) or self.k < 1):
             raise InputError.bad("k", "None or a positive integer", self.k)
-        if not (isinstance(self.radius, (int, float)) and self.radius > 0):
-            raise InputError.bad("radius", "a positive number", self.radius)
+        # an infinite cut-off zeroes every radial basis function: no edge would carry a message
+        if not (isinstance(self.radius, (int, float)) and 0 < self.radius < math.inf):
+            raise InputError.bad("radius", "a finite positive number", self.radius)
         if self.tp not in TP_KINDS:
             raise InputError.bad("tp", f"one of {TP_KINDS}", self.tp)
         if self.dtype not in ("float32", "float64"):
             raise InputError.bad("dtype", "'float32' or 'float64'", self.dtype)
-        if not self.avg_neighbors > 0:
-            raise InputError.bad("avg_neighbors", "a positive number", self.avg_neighbors)
+        finite = isinstance(self.avg_neighbors, (int, float)) and 0 < self.avg_neighbors < math.inf
+        if not finite:
+            raise InputError.bad("avg_neighbors", "a finite positive number", self.avg_neighbors)
 
     @property
     def sh_irreps(self) -> Any:

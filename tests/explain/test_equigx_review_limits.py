@@ -1,0 +1,45 @@
+"""EquiGX settings that used to end badly (review pass 2): an evaluation --fraction that deletes
+every node of a graph (blamed graph.pos), and an infinite radial cut-off or neighbour count (a
+network whose output is 0 on every graph, trained and saved as 'Infinity' without a word)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("e3nn")
+
+from trustlab.errors import InputError  # noqa: E402
+from trustlab.explain.equigx import (  # noqa: E402
+    TensorFieldNetwork,
+    evaluate_explanations,
+    shapes_in_noise,
+)
+
+
+@pytest.fixture(scope="module")
+def setup():
+    torch.manual_seed(0)
+    data = shapes_in_noise(3, variant="same_count", n_nodes=10, random_state=0)
+    return TensorFieldNetwork(n_classes=3, mul=2, l_max=1, k=4, radius=2.0), data
+
+
+@pytest.mark.parametrize("fraction", [0.95, 0.91])  # ceil(fraction * 10) = 10 nodes
+def test_a_fraction_deleting_every_node_names_fraction(setup, fraction):
+    net, data = setup
+    with pytest.raises(InputError, match=r"^fraction: .*smallest has 10 nodes: below 0\.9\)"):
+        evaluate_explanations(net, data, methods=["random"], n_random=1, fraction=fraction)
+
+
+def test_the_largest_fraction_leaving_a_node_still_evaluates(setup):
+    net, data = setup
+    ev = evaluate_explanations(net, data, methods=["random"], n_random=1, fraction=0.9)
+    assert 0.0 <= ev.accuracy_after_deletion["random"] <= 1.0
+
+
+@pytest.mark.parametrize("name", ["radius", "avg_neighbors"])
+def test_an_infinite_cut_off_or_neighbour_count_is_refused(name):
+    with pytest.raises(InputError, match=rf"^{name}: expected a finite positive number"):
+        TensorFieldNetwork(n_classes=2, mul=1, l_max=1, k=4, **{name: math.inf})
