@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import shlex
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,9 +31,18 @@ def run_quiet(*args):
     return exc.value.code, out.getvalue(), err.getvalue()
 
 
+#: A progress line of cli/_progress.LineProgress ("trustlab: loading m: 2 s", "...: 3/8 (38%),
+#: 1 min 05 s"): written once a step has run for 2 s, so on a busy machine it can come before an
+#: error that a quick machine reports alone.
+PROGRESS_LINE = re.compile(
+    r"^trustlab: .+: (\d+(\.\d+)?/\d+(\.\d+)? \(\d+%\), )?(\d+ s|\d+ min \d\d s|\d+ h \d\d min)$"
+)
+
+
 def one_line(err: str) -> str:
-    """The single non-empty line of ``err`` (failing if there is not exactly one)."""
-    lines = [line for line in err.splitlines() if line.strip()]
+    """The single non-empty line of ``err`` besides progress lines (failing if there is not
+    exactly one)."""
+    lines = [line for line in err.splitlines() if line.strip() and not PROGRESS_LINE.match(line)]
     assert len(lines) == 1, err
     return lines[0]
 
