@@ -19,3 +19,32 @@ def test_cli_fraction_and_radius(run, tmp_path):
                        "--out", tmp_path / "m")  # fmt: skip
     assert code == 2 and one_line(err).startswith("trustlab: error: --radius: expected a finite")
     assert not (tmp_path / "m" / "config.json").exists()
+
+
+@pytest.mark.parametrize("content", [b"junk\n", b"\x93NUMPY not an archive"])
+def test_a_graph_npz_that_is_not_an_archive_says_so(run, tmp_path, content):
+    graph = tmp_path / "g.npz"
+    graph.write_bytes(content)
+    code, _, err = run("explain", "equigx", "explain", "--checkpoint", "shapes_platonic",
+                       "--graph", graph)  # fmt: skip
+    line = one_line(err)
+    assert code == 2 and line.startswith("trustlab: error: --graph: ")
+    assert "not an .npz archive" in line and "pickled" not in line
+
+
+def test_the_docs_name_every_option_and_the_graph_file_format():
+    """docs/explain-equigx.md listed three commands but neither --graph's format nor most options."""
+    from pathlib import Path
+
+    import typer
+
+    from trustlab.cli.explain_equigx import app
+
+    page = (Path(__file__).parents[2] / "docs" / "explain-equigx.md").read_text()
+    group = typer.main.get_command(app)
+    for name, command in group.commands.items():
+        for param in command.params:
+            for option in param.opts:
+                if option.startswith("--") and option != "--help":
+                    assert f"`{option}" in page, (name, option)
+    assert '{"pos": [[' in page and "np.savez" in page

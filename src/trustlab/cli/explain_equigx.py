@@ -267,6 +267,10 @@ def _one_graph(
             raise InputError.bad("--graph", "a .npz or .json file with 'pos' and 'x'", str(graph))
         try:
             if graph.suffix.lower() == ".npz":
+                import zipfile
+
+                if not zipfile.is_zipfile(graph):  # numpy would call it pickled object data
+                    raise ValueError("not an .npz archive (np.savez writes one)")
                 with np.load(graph) as f:
                     return {
                         "pos": f["pos"],
@@ -279,10 +283,11 @@ def _one_graph(
             pos = np.asarray(obj["pos"], dtype=float)
             return {"pos": pos, "x": np.asarray(obj.get("x", np.ones((len(pos), 1))), dtype=float)}
         except (KeyError, ValueError, TypeError, OSError) as exc:
-            raise InputError.bad(
-                "--graph", "a .npz or .json file with 'pos' (n, 3) and optionally 'x' (n, f)",
-                f"{graph} ({exc})",
-            ) from exc  # fmt: skip
+            raise InputError(  # the reason in full (a value given to .bad is shortened)
+                "--graph: expected a .npz or .json file with 'pos' (n, 3) and optionally 'x' "
+                f"(n, f), got {graph}: {exc}",
+                argument="--graph",
+            ) from exc
     if data is None:
         if "data" not in info:
             raise InputError.bad("--data", "--data NAME or --graph FILE for this model", None)
