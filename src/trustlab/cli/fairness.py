@@ -204,6 +204,12 @@ def _parse_labels(text: str | None, y_true):
     labels = [t.strip() for t in text.split(",") if t.strip()]
     if not labels:
         raise InputError.bad("--labels", "comma-separated class labels", text)
+    if pd.api.types.infer_dtype(y_true, skipna=True) == "boolean":
+        # True/False as written in the file (a bool column, or Python bools after a dropped row)
+        truth = {"true": True, "false": False}
+        if not all(t.lower() in truth for t in labels):
+            raise InputError.bad("--labels", "True and False, like the label column", text)
+        return [truth[t.lower()] for t in labels]
     if not pd.api.types.is_numeric_dtype(y_true):
         return labels
     try:
