@@ -43,3 +43,27 @@ def test_the_largest_fraction_leaving_a_node_still_evaluates(setup):
 def test_an_infinite_cut_off_or_neighbour_count_is_refused(name):
     with pytest.raises(InputError, match=rf"^{name}: expected a finite positive number"):
         TensorFieldNetwork(n_classes=2, mul=1, l_max=1, k=4, **{name: math.inf})
+
+
+def test_the_plot_draws_an_auroc_of_zero_and_a_lower_bound_of_zero(setup):
+    """``estimate or nan`` / ``low or estimate`` dropped zeros: an AUROC of 0 drew no bar and an
+    interval [0, 0.2] around 0.1 lost its lower half."""
+    import dataclasses
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    net, data = setup
+    ev = evaluate_explanations(net, data, methods=["random", "gradient"], n_random=1)
+    ev = dataclasses.replace(ev, auroc={
+        "random": {"estimate": 0.1, "low": 0.0, "high": 0.2, "n": 2},
+        "gradient": {"estimate": 0.0, "low": 0.0, "high": 0.0, "n": 2},
+    })  # fmt: skip
+    ax = ev.plot()
+    bars = ax.containers[0].lines[2][0].get_segments()  # the horizontal error bars
+    widths = [p.get_width() for p in ax.patches]
+    plt.close(ax.figure)
+    assert widths == [0.1, 0.0]
+    assert [s[:, 0].tolist() for s in bars] == [[0.0, 0.2], [0.0, 0.0]]

@@ -151,9 +151,10 @@ class ExplanationEvaluation(Result):
             sub = spec.subgridspec(1, 2, wspace=0.35)
             axes = [fig.add_subplot(sub[0]), fig.add_subplot(sub[1])]
         names = list(self.methods)
-        est = [self.auroc[m]["estimate"] or np.nan for m in names]
-        lo = [e - (self.auroc[m]["low"] or e) for m, e in zip(names, est, strict=True)]
-        hi = [(self.auroc[m]["high"] or e) - e for m, e in zip(names, est, strict=True)]
+        # an AUROC of 0 is a value (every ground-truth node ranked last), None means no graph
+        est = [_or(self.auroc[m]["estimate"], np.nan) for m in names]
+        lo = [e - _or(self.auroc[m]["low"], e) for m, e in zip(names, est, strict=True)]
+        hi = [_or(self.auroc[m]["high"], e) - e for m, e in zip(names, est, strict=True)]
         colours = ["tab:red" if m.startswith("equigx") else "tab:gray" for m in names]
         axes[0].barh(names, est, xerr=[lo, hi], color=colours)
         axes[0].axvline(0.5, color="k", lw=0.8, ls=":")
@@ -172,6 +173,10 @@ class ExplanationEvaluation(Result):
         axes[1].legend(loc="lower right", fontsize=8)
         axes[0].set_title(self.dataset)
         return axes[0]
+
+
+def _or(v: Any, default: float) -> float:
+    return default if v is None else v
 
 
 def _f(v: Any) -> str:
