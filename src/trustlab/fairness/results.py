@@ -122,11 +122,14 @@ class DCPResult(Result):
     def summary(self) -> str:
         """A few lines: the bracket, the four upper bounds and the most affected group."""
         bounds = ", ".join(f"{METHOD_NAMES[k]} {v:.4f}" for k, v in self.bounds.items())
-        worst = int(np.argmax(self.unfair_fraction))
-        if self.unfair_fraction[worst] > 1e-12:  # above rounding noise
+        # a group of weight 0 counts for nothing in the DCP: it is not "the most affected"
+        weighted = np.where(self.group_weights > 0, self.unfair_fraction, -np.inf)
+        worst = int(np.argmax(weighted))
+        if weighted[worst] > 1e-12:  # above rounding noise
             most = (
                 f"most affected group: {self.groups[worst]!r} "
-                f"({100 * self.unfair_fraction[worst]:.2f} % of the group treated unfairly)"
+                f"({100 * self.unfair_fraction[worst]:.2f} % of the group treated unfairly; "
+                f"the group is {100 * self.group_weights[worst]:.2f} % of the population)"
             )
         else:
             most = "most affected group: none (no group is treated unfairly)"
