@@ -48,3 +48,17 @@ def test_the_docs_name_every_option_and_the_graph_file_format():
                 if option.startswith("--") and option != "--help":
                     assert f"`{option}" in page, (name, option)
     assert '{"pos": [[' in page and "np.savez" in page
+
+
+@pytest.mark.parametrize(
+    ("data", "got"), [("qm9", "2 classes, 5 features"), ("shapes-tetris", "8 classes, 1 features")]
+)
+def test_explain_names_data_of_another_kind_than_the_network(run, data, got):
+    """explain --data blamed graph.x for QM9's five features, and explained a tetris piece with
+    the platonic network as 'class 0' without a word (evaluate refused both, naming --data)."""
+    code, _, err = run("explain", "equigx", "explain", "--checkpoint", "shapes_platonic",
+                       "--data", data)  # fmt: skip
+    line = one_line(err)
+    assert code == 2 and line.startswith("trustlab: error: --data: expected graphs with the "
+                                         "network's 5 classes and 1 node features"), line  # fmt: skip
+    assert got in line

@@ -106,6 +106,17 @@ def _unseen(dataset: Any, info: dict[str, Any], data: str) -> Any:
     return dataset.subset(keep)
 
 
+def _check_fits(dataset: Any, net: Any, data: str) -> None:
+    """Refuse ``--data`` whose graphs have other classes or node features than the network's."""
+    config = net.config
+    if (dataset.n_classes, dataset[0].x.shape[1]) != (config.n_classes, config.n_scalars):
+        raise InputError.bad(
+            "--data", f"graphs with the network's {config.n_classes} classes and "
+            f"{config.n_scalars} node features",
+            f"{data} ({dataset.n_classes} classes, {dataset[0].x.shape[1]} features)",
+        )  # fmt: skip
+
+
 def _load_model(model: Path | None, checkpoint: str | None) -> tuple[Any, dict[str, Any]]:
     """The network and its training record (``training.json``; may be empty)."""
     from trustlab.explain.equigx import (
@@ -260,7 +271,7 @@ def train(
 
 
 def _one_graph(
-    info: dict[str, Any], data: str | None, index: int, graph: Path | None, seed: int
+    net: Any, info: dict[str, Any], data: str | None, index: int, graph: Path | None, seed: int
 ) -> Any:
     if graph is not None:
         if not graph.is_file():
@@ -295,6 +306,7 @@ def _one_graph(
     else:
         n = None if data == "qm9" else 50  # all molecules: most of them may be seen ones
         dataset = _unseen(_parts(_data_spec(data, n, seed))["test"], info, data)
+        _check_fits(dataset, net, data)
     if not 0 <= index < len(dataset):
         raise InputError.bad("--index", f"a graph index in 0..{len(dataset) - 1}", index)
     return dataset[index]
@@ -331,7 +343,7 @@ def explain(
 
     refuse_existing(out, overwrite, ("result.json", "equigx.html"), "an explanation")
     net, info = _load_model(model, checkpoint)
-    g = _one_graph(info, data, index, graph, seed)
+    g = _one_graph(net, info, data, index, graph, seed)
     explainer = EquiGX(net, output=output, variant=variant, norm_rule=norm_rule)
     result = explainer.explain(g, target=target)
     emit(result, as_json)
@@ -376,13 +388,7 @@ def evaluate(
         )
     if data is not None:
         dataset = _unseen(_parts(_data_spec(data, n_graphs, seed))["test"], info, data)
-        config = net.config
-        if (dataset.n_classes, dataset[0].x.shape[1]) != (config.n_classes, config.n_scalars):
-            raise InputError.bad(
-                "--data", f"graphs with the network's {config.n_classes} classes and "
-                f"{config.n_scalars} node features",
-                f"{data} ({dataset.n_classes} classes, {dataset[0].x.shape[1]} features)",
-            )  # fmt: skip
+        _check_fits(dataset, net, data)
     elif "data" in info:
         dataset = _parts(info["data"])["test"]
     else:
