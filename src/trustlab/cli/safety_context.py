@@ -74,7 +74,7 @@ def score(
 @app.command("stats")
 def stats(
     data: Annotated[
-        Path | None, typer.Argument(help="CASEBench_data.json (or an output file).")
+        Path | None, typer.Argument(help="CASEBench_data.json (or an output file, ablated too).")
     ] = None,
     synthetic: Annotated[
         bool, typer.Option("--synthetic", help="Use trustlab's shipped synthetic set.")
@@ -94,7 +94,8 @@ def stats(
     if (data is None) == (not synthetic):
         raise InputError("DATA: expected a data file or --synthetic (one of them)", argument="DATA")
     refuse_existing(out, overwrite, ("result.json",))
-    dataset = synthetic_casebench() if synthetic else load_casebench(data)
+    # an ablation run's output file lacks context fields the statistics never read
+    dataset = synthetic_casebench() if synthetic else load_casebench(data, outputs=True)
     result = human_statistics(dataset, alpha=alpha, n_bootstrap=n_bootstrap, random_state=seed)
     emit(result, as_json)
     save(result, out, as_json)

@@ -275,10 +275,15 @@ def records_from(source: Any, name: str = "path") -> tuple[list, str]:
     return records, label
 
 
-def _build(records: Sequence, label: str, name: str, model: str | None) -> CaseBench:
+def _build(
+    records: Sequence, label: str, name: str, model: str | None, outputs: bool = False
+) -> CaseBench:
     votes, short = [], 0
     for i, record in enumerate(records):
-        _validate(record, i, name, ablated=model is not None)
+        output = model is not None or (
+            outputs and isinstance(record, Mapping) and bool(set(record) - RECORD_FIELDS)
+        )
+        _validate(record, i, name, ablated=output)
         k, was_short = _votes(record, i, name)
         votes.append(k)
         short += was_short
@@ -306,7 +311,9 @@ def _build(records: Sequence, label: str, name: str, model: str | None) -> CaseB
     )
 
 
-def load_casebench(path: str | os.PathLike | Sequence[Mapping]) -> CaseBench:
+def load_casebench(
+    path: str | os.PathLike | Sequence[Mapping], *, outputs: bool = False
+) -> CaseBench:
     """Read and validate CASE-Bench records (the authors' ``CASEBench_data.json`` format).
 
     Every record is checked against the schema of the contextual-integrity fields; an error
@@ -317,13 +324,18 @@ def load_casebench(path: str | os.PathLike | Sequence[Mapping]) -> CaseBench:
     ----------
     path : path or list of dict
         A JSON file holding a list of records, or the records themselves.
+    outputs : bool
+        Also read a model's output file (for statistics that do not read the contexts): a
+        record holding a prediction (a key besides the record fields) may lack the CI groups or
+        keys its ablation removed, as in the authors' ablation files. A record without one (a
+        data file) still needs every field.
 
     >>> from trustlab.safety.context import synthetic_casebench
     >>> load_casebench(synthetic_casebench().records()).n_records
     60
     """
     records, label = records_from(path)
-    return _build(records, label, "path", None)
+    return _build(records, label, "path", None, outputs=outputs)
 
 
 def load_casebench_outputs(

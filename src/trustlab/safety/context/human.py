@@ -151,10 +151,11 @@ def human_statistics(
 ) -> HumanStatistics:
     """The context effect on the human votes of a CASE-Bench set (see the module docstring).
 
-    ``dataset``: a :class:`CaseBench`, a path or a list of records. Votes are the safe_rate's
-    k of 21 (never a shorter vote list).
+    ``dataset``: a :class:`CaseBench`, a path or a list of records (a data file, or a model's
+    output file whose contexts may be ablated: the contexts are not read). Votes are the
+    safe_rate's k of 21 (never a shorter vote list).
     """
-    data = dataset if isinstance(dataset, CaseBench) else load_casebench(dataset)
+    data = dataset if isinstance(dataset, CaseBench) else load_casebench(dataset, outputs=True)
     alpha = check_probability(alpha, "alpha")
     n = VOTES_PER_ITEM
     intended = data.intended_safe
