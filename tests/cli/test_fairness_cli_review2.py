@@ -51,3 +51,30 @@ def test_dcp_labels_other_than_true_false_are_named(booleans, capsys):
     assert one_line(err) == (
         "trustlab: error: --labels: expected True and False, like the label column, got 'yes,no'"
     )
+
+
+@pytest.mark.parametrize("float_column", ["y", "yhat"])
+def test_dcp_whole_float_predictions_beside_integer_labels_stay_integers(
+    float_column, tmp_path, capsys
+):
+    """Predictions written 0.0, 1.0, 2.0 (a float array) beside integer labels named the classes
+    0.0, 1.0, 2.0 in the summary and result.json; so did whole-float labels beside integer
+    predictions."""
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 3, 90)
+    table = pd.DataFrame(
+        {"y": y, "yhat": np.where(rng.random(90) < 0.8, y, 2), "g": rng.choice(["m", "f"], 90)}
+    )
+    table[float_column] = table[float_column].astype(float)
+    path = tmp_path / "floats.csv"
+    table.to_csv(path, index=False)
+    command = ["fairness", "dcp", "--data", str(path), "--label", "y", "--pred", "yhat"]
+    code, out, err = run([*command, "--group", "g", "--no-aggregate", "--json"], capsys)
+    assert code == 0, err
+    labels = json.loads(out)["known"]["labels"]
+    assert labels == [0, 1, 2] and all(isinstance(v, int) for v in labels)
+    # real fractions are not turned into integers: still refused as scores
+    table["yhat"] = table["yhat"] + 0.5
+    table.to_csv(path, index=False)
+    code, _, err = run([*command, "--group", "g", "--no-aggregate"], capsys)
+    assert code == 2 and "--pred" in one_line(err)

@@ -98,6 +98,7 @@ def dcp_command(
     table = read_table(data, "--data", encoding=encoding, exact_columns=(label, pred, group))
     require_columns(table, {"--label": label, "--pred": pred, "--group": group})
     table = _drop_missing(table, [label, pred, group])
+    table = _integer_like(table, label, pred)
     label_list = _parse_labels(labels, table[label])
     numbers = pd.api.types.is_numeric_dtype
     if label_list is None and numbers(table[label]) == numbers(table[pred]):
@@ -184,13 +185,26 @@ def _drop_missing(table, columns: list[str]):
         for column in columns:
             # a column of whole numbers with an empty cell was read as floats: back to integers,
             # so labels stay 0, 1, 2 (not 0.0, 1.0, 2.0) and match an integer column beside it
-            values = table[column]
-            if values.dtype.kind != "f" or len(values) == 0:
-                continue
-            if ((values == values.round()) & (values.abs() < 2**53)).all():
-                table[column] = values.astype("int64")
+            if len(table) and _whole(table[column]):
+                table[column] = table[column].astype("int64")
     if len(table) == 0:
         raise InputError.bad("--data", "rows with a label, prediction and group", "none")
+    return table
+
+
+def _whole(values) -> bool:
+    """A float column holding only whole numbers that int64 keeps exactly."""
+    return values.dtype.kind == "f" and bool(
+        ((values == values.round()) & (values.abs() < 2**53)).all()
+    )
+
+
+def _integer_like(table, label: str, pred: str):
+    """Whole floats (1.0, 2.0 as written by a float array) beside an integer label or prediction
+    column become integers, so the classes read 1, 2 (they read 1.0, 2.0)."""
+    for column, other in ((label, pred), (pred, label)):
+        if table[other].dtype.kind in "iu" and _whole(table[column]):
+            table[column] = table[column].astype("int64")
     return table
 
 
