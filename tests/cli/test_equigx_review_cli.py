@@ -62,3 +62,11 @@ def test_explain_names_data_of_another_kind_than_the_network(run, data, got):
     assert code == 2 and line.startswith("trustlab: error: --data: expected graphs with the "
                                          "network's 5 classes and 1 node features"), line  # fmt: skip
     assert got in line
+
+
+def test_train_k_below_one_is_not_offered_none(run, tmp_path):
+    """--k 0 said 'expected None or a positive integer' (the library's k; None cannot be given)."""
+    code, _, err = run("explain", "equigx", "train", "--data", "shapes-same-count",
+                       "--n-graphs", "20", "--k", "0", "--out", tmp_path / "m")  # fmt: skip
+    assert code == 2
+    assert one_line(err) == "trustlab: error: --k: expected a positive integer, got 0"

@@ -245,6 +245,8 @@ def train(
     refuse_existing(out, overwrite, ("training.json",), "a trained network")
     if layers < 1:  # the network's n_layers
         raise InputError.bad("--layers", "a positive integer", layers)
+    if k < 1:  # the network's k, where None (no kNN) cannot be given
+        raise InputError.bad("--k", "a positive integer", k)
     spec = _data_spec(data, n_graphs, seed)
     recipe = {
         "data": spec,
