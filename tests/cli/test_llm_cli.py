@@ -217,3 +217,16 @@ def test_generate_says_its_plan(run, no_load):
         code, _, err = run("llm", "generate", "--endpoint", srv.url, "--model", "reverser", "a")
     assert code == 0
     assert "trustlab: generating up to 64 new tokens for each of 1 prompt with reverser" in err
+
+
+def test_serve_busy_port_is_exit_1_before_loading(run, no_load):
+    # before: the model loaded (15 s for SmolLM2), then "could not listen on ...: Address
+    # already in use". Exit 1, not 2: the port is a valid value held by another process
+    # (a resource, free again later), not a bad option
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code, _, err = run("llm", "serve", "--model", "x", "--port", port)
+    assert code == 1
+    assert one_line(err).startswith(f"trustlab: failed: could not listen on 127.0.0.1:{port}: ")

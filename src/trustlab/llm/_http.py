@@ -55,6 +55,13 @@ def _failure(exc: BaseException) -> RequestError:
     return RequestError(500, f"{type(exc).__name__}: {exc}", "server_error")
 
 
+def _fault_kind(status: int) -> str:
+    """The OpenAI error type of an injected status: a client error below 500 (429: rate limit)."""
+    if status == 429:
+        return "rate_limit_exceeded"
+    return "invalid_request_error" if status < 500 else "server_error"
+
+
 def _error_body(exc: RequestError) -> dict[str, Any]:
     return {"message": str(exc), "type": exc.kind, "param": exc.param, "code": None}
 
@@ -275,7 +282,7 @@ class Handler(BaseHTTPRequestHandler):
             headers = {}
             if fault.retry_after is not None:
                 headers["Retry-After"] = f"{fault.retry_after:g}"
-            kind = "rate_limit_exceeded" if fault.status == 429 else "server_error"
+            kind = _fault_kind(fault.status)
             error = RequestError(fault.status, f"injected fault (HTTP {fault.status})", kind)
             self._send_error(error, headers)
             return True

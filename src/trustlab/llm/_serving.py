@@ -168,7 +168,10 @@ class LocalBackend:
                 "/v1/completions",
                 param="messages",
             )
-        ids = self.lm._encode(request.prompts, request.chat)
+        try:
+            ids = self.lm._encode(request.prompts, request.chat)
+        except InputError as exc:
+            raise _in_request_words(exc, request) from None
         longest = max(len(p) for p in ids)
         if self.context is not None and longest + request.max_tokens > self.context:
             raise InputError.bad(
@@ -262,3 +265,18 @@ class SerialBackend:
 
     def close(self) -> None:
         pass
+
+
+def _in_request_words(exc: InputError, request: Request) -> InputError:
+    """A prompt the model refuses (``prompts[i]``, LocalModel's argument) named by the request's
+    field: ``prompt`` (or ``prompt[i]`` for one of several) on /completions, ``messages`` on chat."""
+    where = exc.argument or ""
+    if not where.startswith("prompts["):
+        return exc
+    if request.endpoint == "chat":
+        field = "messages"
+    elif len(request.prompts) == 1:
+        field = "prompt"
+    else:
+        field = "prompt" + where[len("prompts") :]
+    return InputError(field + str(exc)[len(where) :], argument=field)

@@ -309,6 +309,7 @@ def make_server(
     check_string(host, "host")
     _check_host(host)
     _check_port(port)
+    _check_free(host, port)
     if model_name is not None:
         check_string(model_name, "model_name")
     if faults is not None and not isinstance(faults, Faults):
@@ -371,6 +372,20 @@ def _check_host(host: str) -> None:
         raise InputError.bad(
             "host", "an IPv4 address or name of this machine", f"{host} ({reason})"
         ) from None
+
+
+def _check_free(host: str, port: int) -> None:
+    """Whether the server can listen on ``host:port``, found out before a model loads (a busy
+    port is a ResourceError, as when the server binds it; the probe sets SO_REUSEADDR as the
+    server does, so a port with only closed connections in TIME_WAIT passes)."""
+    if port == 0:
+        return
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except OSError as exc:
+        raise ResourceError(f"could not listen on {host}:{port}: {exc}") from None
 
 
 def _check_port(port: Any) -> int:
