@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from trustlab._results import to_jsonable
 from trustlab.errors import InputError
 
@@ -45,10 +47,11 @@ class ResultStore:
     Notes
     -----
     Item keys are strings or integers (they keep their type: ``1`` and ``"1"`` are different
-    items). Values are anything JSON can hold (dicts, lists, strings, numbers, booleans, None);
-    numpy scalars and arrays, and trustlab results, go through trustlab's one JSON converter
-    (plain numbers and lists, a result's ``to_dict()``; a NaN inside a numpy value becomes
-    None). Reading returns the decoded JSON, so a tuple comes back as a list.
+    items; a numpy integer is the same item as its int). Values are anything JSON can hold
+    (dicts, lists, strings, numbers, booleans, None); numpy scalars and arrays, and trustlab
+    results, go through trustlab's one JSON converter (plain numbers and lists, a result's
+    ``to_dict()``; a NaN inside a numpy value becomes None). Reading returns the decoded JSON,
+    so a tuple comes back as a list.
 
     The store is safe to use from several threads: each thread gets its own connection.
 
@@ -124,7 +127,11 @@ class ResultStore:
         conn = self._connection()
         with conn:  # commits on leaving the block
             conn.execute(
-                "INSERT OR REPLACE INTO results (run, item, value, created) VALUES (?, ?, ?, ?)",
+                # an upsert keeps the row (and its rowid, the order items() reads) of a replaced
+                # item; INSERT OR REPLACE would delete it and append a new one
+                "INSERT INTO results (run, item, value, created) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (run, item) DO UPDATE SET value = excluded.value, "
+                "created = excluded.created",
                 (run, key, encoded, time.time()),
             )
 
@@ -245,9 +252,16 @@ def _check_run(run: Any) -> str:
 
 def _encode_key(item: Any) -> str:
     # JSON text keeps the key's type: 1 is stored as '1', "1" as '"1"'
+    return json.dumps(_as_key(item))
+
+
+def _as_key(item: Any) -> str | int:
+    """A string or integer key; a numpy integer (``np.arange``'s items) is its int."""
+    if isinstance(item, np.integer):
+        return int(item)
     if isinstance(item, bool) or not isinstance(item, (str, int)):
         raise InputError.bad("item", "a string or an integer key", item)
-    return json.dumps(item)
+    return item
 
 
 def _as_inputs(items: Any) -> dict[str | int, Any]:
@@ -258,9 +272,7 @@ def _as_inputs(items: Any) -> dict[str | int, Any]:
         raise InputError.bad("items", "a mapping key -> input or an iterable of keys", items)
     else:
         pairs = [(key, key) for key in items]
-    for key, _ in pairs:
-        _encode_key(key)
-    return dict(pairs)
+    return {_as_key(key): arg for key, arg in pairs}
 
 
 def _encode_value(value: Any, run: str, item: Any) -> str:
