@@ -373,7 +373,14 @@ def load_casebench_outputs(
 def _removals(remove: str | Iterable[str] | None) -> list[str]:
     if remove is None:
         return []
-    names = remove.split(",") if isinstance(remove, str) else list(remove)
+    if isinstance(remove, str):
+        names = remove.split(",")
+    elif isinstance(remove, Iterable) and not isinstance(remove, (bytes, Mapping)):
+        names = list(remove)
+    else:  # -T ablate=true or ablate=1 arrive as YAML's bool or int
+        raise InputError.bad(
+            "ablate", "CI group or key names (comma-separated text or a list)", remove
+        )
     names = [str(n).strip() for n in names if str(n).strip()]
     valid = [*CI_GROUPS, *CI_KEYS]
     unknown = [n for n in names if n not in valid]
