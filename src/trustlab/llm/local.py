@@ -275,9 +275,11 @@ class LocalModel:
         stop : str or sequence of str, optional
             Generation ends before the first stop string; it is not part of the text.
         random_state : None, int or numpy.random.Generator
-            Seed for sampling. Each prompt is sampled from its own stream derived from the seed
-            (as the server samples a request with that ``seed``), so its text does not depend
-            on the other prompts or the batch size.
+            Seed for sampling. Every prompt is sampled from the same stream derived from the
+            seed (as the server samples each request with that ``seed``), so a prompt's text
+            depends only on it and the seed, not on the other prompts or the batch size:
+            identical prompts in one call get identical texts (draw several samples of a prompt
+            with different seeds, or with ``random_state=None``).
         top_p : float, default 1.0
             Nucleus sampling when ``temperature > 0``: draw among the most likely tokens whose
             probabilities (after temperature) reach ``top_p`` (the one crossing included); 1
