@@ -67,3 +67,16 @@ def test_the_plot_draws_an_auroc_of_zero_and_a_lower_bound_of_zero(setup):
     plt.close(ax.figure)
     assert widths == [0.1, 0.0]
     assert [s[:, 0].tolist() for s in bars] == [[0.0, 0.2], [0.0, 0.0]]
+
+
+def test_the_page_without_equigx_says_there_is_no_relevance_split(setup, tmp_path):
+    """Without 'equigx' among the methods the page showed an empty 'EquiGX relevance on' table."""
+    from trustlab.audit.sections.equigx import write_page
+
+    net, data = setup
+    ev = evaluate_explanations(net, data, methods=["random"], n_random=1)
+    assert ev.relevance_parts == {}
+    html, _ = write_page(ev, tmp_path)
+    text = html.read_text()
+    assert "was not among the methods: no relevance split" in text
+    assert "EquiGX relevance on" not in text

@@ -139,7 +139,9 @@ def _sections(ev: Any) -> list[Section]:
                     ["order l zeroed", "accuracy"],
                     [[f"l = {k}", v] for k, v in ev.order_accuracy.items()],
                 ),
-                Table(["EquiGX relevance on", "mean share"], list(ev.relevance_parts.items())),
+                Table(["EquiGX relevance on", "mean share"], list(ev.relevance_parts.items()))
+                if ev.relevance_parts
+                else Paragraph("'equigx' was not among the methods: no relevance split."),
             ],
             {"order_accuracy": ev.order_accuracy, "relevance_parts": ev.relevance_parts},
         ),
