@@ -48,3 +48,21 @@ def test_stats_still_refuses_a_data_file_missing_a_ci_field(run, tmp_path):
     path.write_text(json.dumps(records))
     code, _, err = run("safety", "context", "stats", path)
     assert code == 2 and "record 2: field context.sender" in one_line(err)
+
+
+def test_a_rerun_with_overwrite_leaves_no_file_of_another_command(run, tmp_path):
+    data = tmp_path / "output_binary.json"
+    data.write_text(json.dumps(make_synthetic_outputs(synthetic_casebench(), "binary")))
+    out = tmp_path / "out"
+    code, _, err = run("safety", "context", "score", data, "--mode", "binary", "--out", out,
+                       "--n-bootstrap", "20")  # fmt: skip
+    assert code == 0, err
+    assert {"metrics.png", "by_category.json"} <= {p.name for p in out.iterdir()}
+    code, _, err = run("safety", "context", "stats", "--synthetic", "--n-bootstrap", "20",
+                       "--out", out, "--overwrite")  # fmt: skip
+    assert code == 0, err
+    assert {p.name for p in out.iterdir()} == {"result.json", "context_effect.png"}
+    code, _, err = run("safety", "context", "power", "--p1", ".6", "--p2", ".2",
+                       "--out", out, "--overwrite")  # fmt: skip
+    assert code == 0, err
+    assert {p.name for p in out.iterdir()} == {"result.json", "result.png"}

@@ -18,7 +18,7 @@ from typing import Annotated
 import typer
 
 from trustlab.cli._common import JSON_OPTION_HELP, emit, save
-from trustlab.cli._runs import OverwriteOption, refuse_existing
+from trustlab.cli._runs import OverwriteOption, refuse_existing, remove_stale
 from trustlab.errors import InputError
 
 __all__ = ["app", "score", "stats", "power"]
@@ -27,6 +27,10 @@ app = typer.Typer(
     no_args_is_help=True,
     help="CASE-Bench: context-aware safety judging against human votes, and their statistics.",
 )
+
+# what the group's commands write into --out: a rerun with --overwrite removes the others
+# (a stats run into a score's folder kept its metrics.png and by_category.json)
+WRITTEN = ("result.json", "metrics.png", "by_category.json", "context_effect.png", "result.png")
 
 JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
 OutOption = Annotated[
@@ -68,7 +72,7 @@ def score(
         sys.stdout.write(json_text(result.headline()))
     else:
         emit(result, False)
-    save(result, out, as_json)
+    _save(result, out, overwrite, as_json)
 
 
 @app.command("stats")
@@ -98,7 +102,7 @@ def stats(
     dataset = synthetic_casebench() if synthetic else load_casebench(data, outputs=True)
     result = human_statistics(dataset, alpha=alpha, n_bootstrap=n_bootstrap, random_state=seed)
     emit(result, as_json)
-    save(result, out, as_json)
+    _save(result, out, overwrite, as_json)
 
 
 @app.command("power")
@@ -123,4 +127,10 @@ def power(
     refuse_existing(out, overwrite, ("result.json",))
     result = sample_size(p1, p2, alpha=alpha, power=target, design=design)
     emit(result, as_json)
-    save(result, out, as_json)
+    _save(result, out, overwrite, as_json)
+
+
+def _save(result: object, out: Path | None, overwrite: bool, as_json: bool) -> None:
+    written = {path.name for path in save(result, out, as_json)}
+    if overwrite:
+        remove_stale(out, [name for name in WRITTEN if name not in written])
