@@ -80,3 +80,26 @@ def test_the_page_without_equigx_says_there_is_no_relevance_split(setup, tmp_pat
     text = html.read_text()
     assert "was not among the methods: no relevance split" in text
     assert "EquiGX relevance on" not in text
+
+
+def test_relevance_shares_leave_out_graphs_whose_output_is_zero(setup):
+    """A graph without messages (relevance all 0) was averaged in: the shares no longer summed to
+    1 (two graphs, one of them empty: 0.5)."""
+    import dataclasses
+    import warnings
+
+    import numpy as np
+
+    from trustlab.explain.equigx.data import Graph
+
+    net, data = setup
+    g = data[0]
+    far = Graph(pos=100.0 * g.pos, x=g.x, label=g.label, node_mask=g.node_mask)
+    two = dataclasses.replace(data, graphs=(g, far))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the empty graph's own warning
+        ev = evaluate_explanations(net, two, methods=["equigx"], n_random=1)
+        one = evaluate_explanations(net, data.subset([0]), methods=["equigx"], n_random=1)
+    assert sum(ev.relevance_parts.values()) == pytest.approx(1.0, abs=1e-5)
+    assert ev.relevance_parts == pytest.approx(one.relevance_parts, abs=1e-9)
+    assert np.isfinite(list(ev.relevance_parts.values())).all()

@@ -92,7 +92,8 @@ class ExplanationEvaluation(Result):
     are deleted (``"random"``: mean over random draws); ``fidelity_gap``: per method, accuracy
     after random deletion minus accuracy after the method's deletion; ``order_accuracy``: per
     order l, accuracy with l zeroed; ``relevance_parts``: EquiGX's mean relevance on input
-    features, edge distances and edge directions per order l (they sum to 1);
+    features, edge distances and edge directions per order l (they sum to 1; graphs
+    whose network output is 0 are left out);
     ``seconds_per_graph``: per method.
     """
 
@@ -306,7 +307,8 @@ def evaluate_explanations(
         seconds[m] += time.perf_counter() - t0
         scores[m] = [ex.node_relevance for ex in batch]
         if m == "equigx":
-            parts = [_order_parts(ex, model.sh_irreps) for ex in batch]
+            # a graph whose output is 0 (no edge carries a message) has no relevance to split
+            parts = [_order_parts(ex, model.sh_irreps) for ex in batch if np.any(ex.logits)]
             examples = [
                 ex for i, ex in enumerate(batch) if correct[i] and graphs[i].node_mask.any()
             ][:3]
