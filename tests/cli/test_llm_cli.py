@@ -230,3 +230,15 @@ def test_serve_busy_port_is_exit_1_before_loading(run, no_load):
         code, _, err = run("llm", "serve", "--model", "x", "--port", port)
     assert code == 1
     assert one_line(err).startswith(f"trustlab: failed: could not listen on 127.0.0.1:{port}: ")
+
+
+def test_a_folder_transformers_cannot_read_is_one_line_exit_1(run, tmp_path):
+    # a config.json without a tokenizer (a partial download): transformers' reason is a
+    # numbered list over five lines, which the error printed as they came
+    (tmp_path / "config.json").write_text("{}")
+    code, _, err = run("llm", "generate", "--model", tmp_path, "hi", "--max-new-tokens", 2)
+    assert code == 1
+    line = one_line(err)
+    assert line.startswith(
+        f"trustlab: failed: transformers could not load the model folder {tmp_path}: "
+    )

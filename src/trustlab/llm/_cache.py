@@ -129,7 +129,9 @@ def _load_gguf(path: Path, torch: Any) -> tuple[Any, Any]:
                 path.parent, gguf_file=path.name, dtype=torch.float32, local_files_only=True
             )
     except (ValueError, KeyError, OSError, RuntimeError) as exc:
-        raise BackendError(f"transformers could not load the GGUF file {path}: {exc}") from exc
+        raise BackendError(
+            f"transformers could not load the GGUF file {path}: {_one_line(exc)}"
+        ) from exc
     # The weights are plain float32 after dequantization; drop the GGUF marker so that
     # save_pretrained accepts the model (it refuses "quantized" models).
     model.hf_quantizer = None
@@ -148,8 +150,15 @@ def _load_folder(folder: Path, torch: Any) -> tuple[Any, Any]:
                 folder, dtype=torch.float32, local_files_only=True
             )
     except (ValueError, KeyError, OSError, RuntimeError) as exc:
-        raise BackendError(f"transformers could not load the model folder {folder}: {exc}") from exc
+        raise BackendError(
+            f"transformers could not load the model folder {folder}: {_one_line(exc)}"
+        ) from exc
     return model, tokenizer
+
+
+def _one_line(exc: BaseException) -> str:
+    """transformers' reason on one line (some of its messages are numbered lists)."""
+    return " ".join(str(exc).split())
 
 
 def _write_cache(model: Any, tokenizer: Any, folder: Path) -> None:
