@@ -141,7 +141,10 @@ def _sections(ev: Any) -> list[Section]:
                 ),
                 Table(["EquiGX relevance on", "mean share"], list(ev.relevance_parts.items()))
                 if ev.relevance_parts
-                else Paragraph("'equigx' was not among the methods: no relevance split."),
+                else Paragraph(
+                    "No relevance split: 'equigx' was not among the methods, or every graph's "
+                    "network output was 0."
+                ),
             ],
             {"order_accuracy": ev.order_accuracy, "relevance_parts": ev.relevance_parts},
         ),
