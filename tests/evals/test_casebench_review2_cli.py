@@ -19,3 +19,14 @@ def test_a_yaml_bool_or_number_as_ablate_is_one_line_and_exit_2(value, tmp_path,
     )  # fmt: skip
     assert code == 2, err
     assert "ablate: expected CI group or key names" in one_line(err)
+
+
+def test_the_log_names_an_ablation_in_one_way(tmp_path):
+    from inspect_ai.log import read_eval_log
+
+    from trustlab.evals import run_eval
+
+    run = run_eval("casebench", JUNK, log_dir=tmp_path, limit=1,
+                   task_args={"ablate": "recipient, sender,recipient"})  # fmt: skip
+    (entry,) = run.logs
+    assert read_eval_log(entry["path"]).eval.metadata["ablate"] == "sender,recipient"

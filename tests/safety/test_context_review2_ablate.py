@@ -25,3 +25,13 @@ def test_an_ablate_that_is_no_text_or_list_is_an_input_error_naming_ablate(value
 def test_lists_and_text_still_name_the_same_removals():
     assert check_ablate(["sender", "recipient"]) == check_ablate("sender, recipient")
     assert ablate_context(CONTEXT, ("recipient",)) == {"sender": {"platform_type": "web"}}
+
+
+def test_one_ablation_has_one_name_however_it_is_written():
+    # the casebench task records check_ablate's names in the log; the report groups logs by them
+    assert check_ablate("recipient,sender") == ("sender", "recipient")
+    assert check_ablate("sender,recipient,sender") == ("sender", "recipient")
+    assert check_ablate(["confidentiality", "transmission_principle"]) == (
+        "transmission_principle",
+        "confidentiality",
+    )

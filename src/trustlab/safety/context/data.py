@@ -419,5 +419,8 @@ def ablate_context(context: Mapping, ablate: str | Iterable[str] | None) -> dict
 
 
 def check_ablate(ablate: str | Iterable[str] | None) -> tuple[str, ...]:
-    """The validated removal names (for callers that ablate many contexts)."""
-    return tuple(_removals(ablate))
+    """The validated removal names (for callers that ablate many contexts), each once, in the
+    order of the CI fields (groups, then keys), so one ablation has one name however written
+    ("recipient,sender" and "sender,recipient,sender" are ``("sender", "recipient")``)."""
+    names = set(_removals(ablate))
+    return tuple(name for name in (*CI_GROUPS, *CI_KEYS) if name in names)
