@@ -1,7 +1,9 @@
 """Second review of ResultStore: numpy integer keys, and the order of a run's items."""
 
 import numpy as np
+import pytest
 
+from trustlab.errors import InputError
 from trustlab.llm import ResultStore
 
 
@@ -24,3 +26,15 @@ def test_numpy_integer_keys_are_their_ints(tmp_path):
         store.put("sq", np.int32(5), 25)
         assert store.get("sq", 5) == 25 and store.has("sq", np.int64(5))
         assert store.map("sq", {np.int64(1): None}, lambda _: 1 / 0) == {1: 1}  # resumed
+
+
+def test_a_file_that_is_not_a_database_is_an_input_error_naming_path(tmp_path):
+    # before: sqlite3.DatabaseError "file is not a database" (and a FileExistsError for a file
+    # used as a folder), neither naming the argument
+    data = tmp_path / "data.csv"
+    data.write_text("a,b\n1,2\n")
+    with pytest.raises(InputError, match=r"^path: expected a SQLite file or a new file path"):
+        ResultStore(data)
+    assert data.read_text() == "a,b\n1,2\n"  # left as it was
+    with pytest.raises(InputError, match=r"^path: expected a file path in a folder"):
+        ResultStore(data / "results.sqlite")

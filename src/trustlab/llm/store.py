@@ -74,13 +74,24 @@ class ResultStore:
         self.path = Path(path)
         if self.path.is_dir():
             raise InputError.bad("path", "a file path, not a folder", str(path))
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise InputError.bad(
+                "path", "a file path in a folder (or one that can be created)", str(path)
+            ) from None
         self._local = threading.local()
         self._lock = threading.Lock()
         self._connections: list[sqlite3.Connection] = []
         self._closed = False
-        with self._connection() as conn:
-            conn.execute(_SCHEMA)
+        try:
+            with self._connection() as conn:
+                conn.execute(_SCHEMA)
+        except sqlite3.DatabaseError as exc:  # an existing file that is not a SQLite database
+            self.close()
+            raise InputError.bad(
+                "path", "a SQLite file or a new file path", f"{path} ({exc})"
+            ) from None
 
     # -- connections -------------------------------------------------------------------------
 
