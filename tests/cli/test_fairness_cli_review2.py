@@ -78,3 +78,13 @@ def test_dcp_whole_float_predictions_beside_integer_labels_stay_integers(
     table.to_csv(path, index=False)
     code, _, err = run([*command, "--group", "g", "--no-aggregate"], capsys)
     assert code == 2 and "--pred" in one_line(err)
+
+
+def test_a_table_without_rows_is_named_as_such(tmp_path, capsys):
+    (tmp_path / "empty.csv").write_text("y,yhat,g\n")
+    code, _, err = run(args(tmp_path / "empty.csv", "0,1"), capsys)
+    assert code == 2
+    assert one_line(err) == (
+        "trustlab: error: --data: expected rows with a label, prediction and group, "
+        "got a table without rows"
+    )

@@ -188,7 +188,10 @@ def _drop_missing(table, columns: list[str]):
             if len(table) and _whole(table[column]):
                 table[column] = table[column].astype("int64")
     if len(table) == 0:
-        raise InputError.bad("--data", "rows with a label, prediction and group", "none")
+        raise InputError(
+            "--data: expected rows with a label, prediction and group, got a table without rows",
+            argument="--data",
+        )
     return table
 
 

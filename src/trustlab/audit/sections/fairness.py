@@ -223,7 +223,11 @@ def _unfair_fraction_table(
 
 def _small_group_note(groups: list[str], sizes: list[int], group_name: str) -> list[Paragraph]:
     """Warn when a group is too small for its confusion matrix to be estimated well."""
-    small = [f"{g} ({n} rows)" for g, n in zip(groups, sizes, strict=True) if n < SMALL_GROUP]
+    small = [
+        f"{g} ({n} row{'' if n == 1 else 's'})"
+        for g, n in zip(groups, sizes, strict=True)
+        if n < SMALL_GROUP
+    ]
     if not small:
         return []
     return [
