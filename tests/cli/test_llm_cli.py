@@ -242,3 +242,19 @@ def test_a_folder_transformers_cannot_read_is_one_line_exit_1(run, tmp_path):
     assert line.startswith(
         f"trustlab: failed: transformers could not load the model folder {tmp_path}: "
     )
+
+
+def test_generate_json_records_the_seed(run, monkeypatch):
+    class Model:
+        name = "m"
+
+        def generate(self, prompts, max_new_tokens=64, **settings):
+            return [p[::-1] for p in prompts]
+
+    monkeypatch.setattr(generations_module, "load_model", lambda name: Model())
+    code, out, _ = run(
+        "llm", "generate", "--model", "x", "--seed", 4, "--temperature", 1, "--json", "ab"
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert (data["temperature"], data["random_state"]) == (1.0, 4)

@@ -33,6 +33,7 @@ def test_generations_keep_prompts_texts_and_settings():
         "chat": False,
         "max_new_tokens": 3,
         "temperature": 0.0,
+        "random_state": 5,
         "generations": [
             {"prompt": "ab", "text": "text/3/0/5 ba"},
             {"prompt": "cde", "text": "text/3/0/5 edc"},

@@ -32,6 +32,10 @@ class Generations(Result):
         The endpoint's base URL for a remote model, None for a local one.
     chat, max_new_tokens, temperature
         The generation settings.
+    random_state : int or None
+        The sampling seed the model was given (one drawn from a numpy Generator), None when
+        unseeded; with the settings above (and, for a local model, the batch size) it repeats
+        sampled texts.
     prompts, texts : tuple of str
         Each prompt and its new text, in order.
     """
@@ -41,6 +45,7 @@ class Generations(Result):
     chat: bool
     max_new_tokens: int
     temperature: float
+    random_state: int | None
     prompts: tuple[str, ...]
     texts: tuple[str, ...]
 
@@ -106,6 +111,8 @@ def generate_texts(
     >>> generate_texts(Shout(), ["hi", "yo"], 4).to_dict()["generations"]
     [{'prompt': 'hi', 'text': 'HI'}, {'prompt': 'yo', 'text': 'YO'}]
     """
+    # a Generator gives its one seed now (as the models draw it), so the result can record it
+    random_state = check_seed(random_state)
     if isinstance(model, (str, os.PathLike)):
         # the model checks its arguments itself; these checks only come before the load
         as_texts(prompts)
@@ -113,7 +120,6 @@ def generate_texts(
         check_bool(chat, "chat")
         check_temperature(temperature)
         check_positive_int(batch_size, "batch_size")
-        random_state = check_seed(random_state)  # a Generator gives its one seed now
         model = load_model(model)
     elif not callable(getattr(model, "generate", None)):
         raise InputError.bad("model", "a LanguageModel, a model name or a path", model)
@@ -135,6 +141,7 @@ def generate_texts(
         chat=bool(chat),
         max_new_tokens=int(max_new_tokens),
         temperature=float(temperature),
+        random_state=random_state,
         prompts=tuple([prompts] if isinstance(prompts, str) else prompts),
         texts=tuple(texts),
     )
