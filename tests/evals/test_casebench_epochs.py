@@ -239,8 +239,8 @@ def test_the_report_counts_items_once_and_answers_separately(sampled_logs):
     answers = [v for _, vs in by_item(log).values() for v in vs]
     failed = answers.count("")
     assert row[3] == ITEMS
-    assert row[-2].startswith(f"{failed} of {3 * ITEMS} (")
-    assert row[-1].startswith(f"{casebench_scores(log, n_bootstrap=0).n_parse_failures} (")
+    assert row[-3].startswith(f"{failed} of {3 * ITEMS} (")
+    assert row[-2].startswith(f"{casebench_scores(log, n_bootstrap=0).n_parse_failures} (")
 
 
 def test_samples_is_checked_and_refused_in_logits_mode(tmp_path, capsys):

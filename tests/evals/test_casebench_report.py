@@ -75,15 +75,15 @@ def test_the_reports_numbers_are_the_scores_of_each_log(report):
         )
         low, high = scores.intervals["accuracy"]
         assert row[4] == f"{scores.accuracy:.3f} [{low:.3f}, {high:.3f}]"
-        assert row[-1].startswith(f"{scores.n_parse_failures} (")
+        assert row[-2].startswith(f"{scores.n_parse_failures} (")
         if not log.eval.metadata["ablate"]:
             full[log.eval.model] = scores
     junk = per_model["rows"][[r[0] for r in per_model["rows"]].index(JUNK)]
-    assert junk[-1] == "6 (100.0%)"  # items with no parsed answer
-    assert junk[-2] == "6 of 6 (100.0%)"  # unparseable answers (one per item here)
+    assert junk[-2] == "6 (100.0%)"  # items with no parsed answer
+    assert junk[-3] == "6 of 6 (100.0%)"  # unparseable answers (one per item here)
     ablations = tables["Context ablations"]["rows"]
     (cut,) = [r for r in ablations if r[2] == "recipient"]
-    assert cut[0] == SAFE and cut[-1] == pytest.approx(cut[3] - full[SAFE].accuracy, abs=1e-4)
+    assert cut[0] == SAFE and cut[-3] == pytest.approx(cut[3] - full[SAFE].accuracy, abs=1e-4)
     assert {r[2] for r in ablations} == {"none (full context)", "recipient"}
     by_context = tables["Mismatches by intended context and human label"]["rows"]
     assert sum(r[5] for r in by_context) == 3 * 6  # every item of each of the 3 logs, once
@@ -132,10 +132,10 @@ def test_an_ablation_is_compared_on_the_items_both_logs_judged(tmp_path):
     run_eval("casebench", SAFE, log_dir=logs, task_args={"ablate": "recipient", "data": str(data)})
     tables = {t["caption"]: t for t in read_logs(logs).extra_tables["casebench"]}
     rows = {r[2]: r for r in tables["Context ablations"]["rows"]}
-    assert rows["sender"][-1] == 0.0  # the whole set's accuracy differs from its first 6 items'
-    assert rows["sender"][-2] == 6  # items compared
-    assert rows["none (full context)"][-2:] == [60, 0.0]
-    assert rows["recipient"][-1].startswith("n/a") and "data" in rows["recipient"][-1]
+    assert rows["sender"][-3] == 0.0  # the whole set's accuracy differs from its first 6 items'
+    assert rows["sender"][-4] == 6  # items compared
+    assert rows["none (full context)"][-4:-2] == [60, 0.0]
+    assert rows["recipient"][-3].startswith("n/a") and "data" in rows["recipient"][-3]
     # no item in common: the full-context log's first 6 items dropped
     by_ablation = {}
     for entry in read_logs(logs).logs:
@@ -149,4 +149,4 @@ def test_an_ablation_is_compared_on_the_items_both_logs_judged(tmp_path):
         if getattr(b, "caption", "") == "Context ablations"
     ]
     (row,) = [r for r in table.rows if r[2] == "sender"]
-    assert row[-2] == 0 and row[-1].startswith("n/a") and "no item" in row[-1]
+    assert row[-4] == 0 and row[-3].startswith("n/a") and "no item" in row[-3]

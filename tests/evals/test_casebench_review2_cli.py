@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 pytest.importorskip("inspect_ai")
@@ -30,3 +32,29 @@ def test_the_log_names_an_ablation_in_one_way(tmp_path):
                    task_args={"ablate": "recipient, sender,recipient"})  # fmt: skip
     (entry,) = run.logs
     assert read_eval_log(entry["path"]).eval.metadata["ablate"] == "sender,recipient"
+
+
+def test_a_rerun_gets_its_own_rows_and_the_ablation_names_its_baseline(tmp_path):
+    from inspect_ai.log import read_eval_log
+
+    from trustlab.evals import run_eval
+    from trustlab.evals.casebench import casebench_report
+
+    safe = "casebench-fixed/safe"  # tests/evals/conftest.py
+    runs = [run_eval("casebench", model, log_dir=tmp_path, limit=4, task_args=args)
+            for model, args in [(JUNK, {"retries": 0}), (safe, {}), (safe, {"ablate": "sender"})]]
+    first, rerun, cut = (read_eval_log(r.logs[0]["path"]) for r in runs)
+    first.eval.model = rerun.eval.model  # two full-context runs of one model
+    names = [Path(log.location).name for log in (first, rerun, cut)]
+    tables = {b.caption: b for b in casebench_report([first, rerun, cut]) if hasattr(b, "rows")}
+    per_model = tables["Per-model metrics (95% bootstrap intervals)"]
+    assert per_model.columns[-1] == "log" and [r[-1] for r in per_model.rows] == names
+    assert per_model.rows[0][5] != per_model.rows[1][5]  # same model, mode, ablation: told apart
+    ablations = {r[-1]: r for r in tables["Context ablations"].rows}
+    # the ablation compares with the newest full-context log sharing its items, and says which
+    assert ablations[names[2]][-2] == names[1]
+    assert ablations[names[2]][-3] == pytest.approx(
+        ablations[names[2]][3] - ablations[names[1]][3], abs=1e-4
+    )
+    for caption in ("Mismatches by intended context and human label", "Mismatches by category"):
+        assert {r[-1] for r in tables[caption].rows} == set(names)

@@ -31,7 +31,11 @@ its item's other samples parsed (with one answer per item it is the share of emp
 :func:`casebench_outputs` turns a log into the authors' released output format;
 :func:`casebench_report` is the report hook of ``trustlab eval report`` (per-model metrics with
 bootstrap intervals, the ablation table, mismatches by context and category, the human statistics
-of the data set).
+of the data set; each row names its log file, so a rerun's row is told apart).
+
+Why this module is long: the task, its scorer and epochs reducer, the metrics and the readers
+of its logs share one record format and one notion of an item's value; the report hook reads
+the logs with those readers.
 """
 
 from __future__ import annotations
@@ -419,6 +423,11 @@ def casebench_scores(
 # --------------------------------------------------------------------------- report
 
 
+def _log_name(log: Any) -> str:
+    """The log's file name (its task id without a location): two runs of one model differ."""
+    return Path(log.location).name if getattr(log, "location", None) else log.eval.task_id
+
+
 def _band(result: ContextScores, key: str) -> str:
     value = getattr(result, key)
     if value is None or value != value:
@@ -490,10 +499,10 @@ def casebench_report(logs: list[Any]) -> list[Any]:
             [log.eval.model, meta["mode"], meta["ablate"] or "none", result.n_items]
             + [_band(result, k) for k in (*keys, *extra)]
             + [f"{failed} of {len(values)} ({failed / len(values):.1%})",
-               f"{result.n_parse_failures} ({result.parse_failure_rate:.1%})"]
+               f"{result.n_parse_failures} ({result.parse_failure_rate:.1%})", _log_name(log)]
         )  # fmt: skip
     columns = ["model", "mode", "ablated", "items", *keys, *extra,
-               "unparseable answers", "items with no parsed answer"]  # fmt: skip
+               "unparseable answers", "items with no parsed answer", "log"]  # fmt: skip
     blocks.append(ReportTable(columns, rows, "Per-model metrics (95% bootstrap intervals)"))
     blocks.append(_ablation_table(scored))
     context_rows, category_rows = [], []
@@ -502,22 +511,23 @@ def casebench_report(logs: list[Any]) -> list[Any]:
         for row in result.by_context:
             context_rows.append(
                 who + [row["context"], row["human"], row["items"], row["mismatches"],
-                       round(row["mismatch_rate"], 4)]
+                       round(row["mismatch_rate"], 4), _log_name(log)]
             )  # fmt: skip
         for row in result.by_category:
             category_rows.append(
-                who + [row["category"], row["items"], row["mismatches"], round(row["accuracy"], 4)]
-            )
+                who + [row["category"], row["items"], row["mismatches"],
+                       round(row["accuracy"], 4), _log_name(log)]
+            )  # fmt: skip
     blocks.append(
         ReportTable(
-            ["model", "mode", "ablated", "context", "human", "items", "mismatches", "rate"],
+            ["model", "mode", "ablated", "context", "human", "items", "mismatches", "rate", "log"],
             context_rows,
             "Mismatches by intended context and human label",
         )
     )
     blocks.append(
         ReportTable(
-            ["model", "mode", "ablated", "category", "items", "mismatches", "accuracy"],
+            ["model", "mode", "ablated", "category", "items", "mismatches", "accuracy", "log"],
             category_rows,
             "Mismatches by category",
         )
@@ -546,29 +556,31 @@ def _accuracy_on(items: dict[int, tuple[str, Any, dict]], ids: list[int], mode: 
     ).accuracy
 
 
-def _change(log: Any, items: dict, fulls: list[tuple[Any, dict]]) -> tuple[int, Any]:
-    """(items compared, accuracy change) of an ablation log against the full-context log of the
-    same model, mode and data that shares the most items with it (the newest among equals), both
-    measured on those items (by sample id and record); "n/a (why)" when there is none."""
+def _change(log: Any, items: dict, fulls: list[tuple[Any, dict]]) -> tuple[int, Any, str]:
+    """(items compared, accuracy change, the full log's name) of an ablation log against the
+    full-context log of the same model, mode and data that shares the most items with it (the
+    newest among equals), both measured on those items (by sample id and record); "n/a (why)"
+    and "" when there is none."""
     meta = log.eval.metadata
     same = [
         (other, its) for other, its in fulls
         if (other.eval.model, other.eval.metadata["mode"]) == (log.eval.model, meta["mode"])
     ]  # fmt: skip
     if not same:
-        return 0, "n/a (no full-context log of this model and mode)"
+        return 0, "n/a (no full-context log of this model and mode)", ""
     same = [(o, its) for o, its in same if o.eval.metadata.get("data") == meta.get("data")]
     if not same:
-        return 0, "n/a (the full-context logs judged other data)"
+        return 0, "n/a (the full-context logs judged other data)", ""
     best: list[int] = []
-    for _, its in same:
+    for other, its in same:
         shared = [i for i in items if i in its and its[i][0] == items[i][0]]
         if len(shared) >= len(best):
-            best, base = shared, its
+            best, base, name = shared, its, _log_name(other)
     if not best:
-        return 0, "n/a (no item in common with the full-context log)"
+        return 0, "n/a (no item in common with the full-context log)", ""
     mode = meta["mode"]
-    return len(best), round(_accuracy_on(items, best, mode) - _accuracy_on(base, best, mode), 4)
+    change = _accuracy_on(items, best, mode) - _accuracy_on(base, best, mode)
+    return len(best), round(change, 4), name
 
 
 def _ablation_table(scored: list[tuple[Any, ContextScores]]) -> ReportTable:
@@ -582,15 +594,18 @@ def _ablation_table(scored: list[tuple[Any, ContextScores]]) -> ReportTable:
     rows = []
     for (log, result), items in zip(scored, judged, strict=True):
         meta = log.eval.metadata
-        compared, change = (len(items), 0.0) if not meta["ablate"] else _change(log, items, fulls)
+        compared, change, base = (
+            (len(items), 0.0, _log_name(log)) if not meta["ablate"] else _change(log, items, fulls)
+        )
         rows.append(
             [log.eval.model, meta["mode"], meta["ablate"] or "none (full context)",
              round(result.accuracy, 4), round(result.safe_recall, 4),
-             round(result.unsafe_recall, 4), compared, change]
+             round(result.unsafe_recall, 4), compared, change, base, _log_name(log)]
         )  # fmt: skip
     return ReportTable(
         ["model", "mode", "removed from the context", "accuracy", "safe_recall", "unsafe_recall",
-         "items compared with full context", "accuracy change vs full context (those items)"],
+         "items compared with full context", "accuracy change vs full context (those items)",
+         "full-context log", "log"],
         rows,
         "Context ablations",
     )  # fmt: skip
