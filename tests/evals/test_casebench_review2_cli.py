@@ -41,8 +41,10 @@ def test_a_rerun_gets_its_own_rows_and_the_ablation_names_its_baseline(tmp_path)
     from trustlab.evals.casebench import casebench_report
 
     safe = "casebench-fixed/safe"  # tests/evals/conftest.py
-    runs = [run_eval("casebench", model, log_dir=tmp_path, limit=4, task_args=args)
-            for model, args in [(JUNK, {"retries": 0}), (safe, {}), (safe, {"ablate": "sender"})]]
+    runs = [
+        run_eval("casebench", model, log_dir=tmp_path, limit=4, task_args=args)
+        for model, args in [(JUNK, {"retries": 0}), (safe, {}), (safe, {"ablate": "sender"})]
+    ]
     first, rerun, cut = (read_eval_log(r.logs[0]["path"]) for r in runs)
     first.eval.model = rerun.eval.model  # two full-context runs of one model
     names = [Path(log.location).name for log in (first, rerun, cut)]
