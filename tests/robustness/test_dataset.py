@@ -201,7 +201,7 @@ def test_a_torch_checkpoint_refuses_another_torch_model(tmp_path):
     first, second = torch.nn.Linear(2, 4), torch.nn.Linear(2, 4)
     points = X[:3, :2].astype(np.float32)
     certify_dataset(SmoothedClassifier(first, 0.5, 4), points, Y[:3], n=100, checkpoint=path)
-    with pytest.raises(InputError, match=r"other settings \(model_sha256\)"):
+    with pytest.raises(InputError, match=r"other settings \(the model\)"):
         certify_dataset(SmoothedClassifier(second, 0.5, 4), points, Y[:3], n=100, checkpoint=path)
 
 

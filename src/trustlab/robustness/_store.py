@@ -21,6 +21,13 @@ __all__ = ["CheckpointStore"]
 
 FORMAT = "trustlab.robustness.certify_dataset"
 VERSION = 1
+# How a refused resume names what differs (the header's keys are hashes and the seed's entropy).
+SETTING_NAMES = {
+    "data_sha256": "the data",
+    "model_sha256": "the model",
+    "num_classes": "the number of classes",
+    "entropy": "the seed",
+}
 
 
 class CheckpointStore:
@@ -78,7 +85,7 @@ class CheckpointStore:
             )
         if stored != self.header:
             changed = sorted(
-                key
+                SETTING_NAMES.get(key, key)
                 for key in set(stored) | set(self.header)
                 if stored.get(key) != self.header.get(key)
             )
