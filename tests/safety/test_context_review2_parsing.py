@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from trustlab.safety.context import parse_judgement
+from trustlab.safety.context import parse_judgement, safe_probability
 
 
 @pytest.mark.parametrize(
@@ -20,3 +22,16 @@ from trustlab.safety.context import parse_judgement
 )
 def test_the_judgement_key_wins_over_the_word_inside_another_value(text, mode, expected):
     assert parse_judgement(text, mode) == expected
+
+
+@pytest.mark.parametrize(
+    ("top", "expected"),
+    [
+        ({"safe": -800.0, "unsafe": -801.0}, 1 / (1 + math.exp(-1))),  # both exp() underflow
+        ({"Safe": -1e9, "Un": -1e9}, 0.5),
+        ({"safe": math.log(0.3), " Safe": math.log(0.1), "unsafe": math.log(0.1)}, 0.8),
+        ({"unsafe": -2000.0, "maybe": -0.1}, 0.0),
+    ],
+)
+def test_safe_probability_of_tiny_probabilities_is_their_ratio(top, expected):
+    assert safe_probability(top) == pytest.approx(expected, abs=1e-12)

@@ -185,7 +185,7 @@ def safe_probability(top_logprobs: Any) -> float | str:
     ...                         "unsafe": math.log(0.1)}), 6)
     0.8
     """
-    mass = {"safe": 0.0, "unsafe": 0.0}
+    found: dict[str, list[float]] = {"safe": [], "unsafe": []}
     try:
         pairs = logprob_pairs(top_logprobs)
     except (TypeError, KeyError, ValueError):
@@ -203,6 +203,10 @@ def safe_probability(top_logprobs: Any) -> float | str:
                 "top_logprobs", f"a number as the log-probability of {token!r}", logprob
             ) from None
         if math.isfinite(value):
-            mass[word] += math.exp(value)
-    total = mass["safe"] + mass["unsafe"]
-    return mass["safe"] / total if total > 0 else ""
+            found[word].append(value)
+    if not found["safe"] and not found["unsafe"]:
+        return ""
+    # relative to the largest log-probability: exp(-800) underflows to 0 and left P(safe) ""
+    top = max(found["safe"] + found["unsafe"])
+    mass = {word: sum(math.exp(v - top) for v in values) for word, values in found.items()}
+    return mass["safe"] / (mass["safe"] + mass["unsafe"])
