@@ -98,10 +98,13 @@ class HumanStatistics(Result):
         if test is not None:
             wilcoxon = f"Wilcoxon statistic {test.statistic:g}, {p_text(test.p_value, 'p')}"
         power = "n/a (equal rates)" if self.power_at_votes is None else f"{self.power_at_votes:.3f}"
+        unpaired = ""
+        if self.n_unpaired:  # counted in the shares, majorities and pooled z, not per query
+            unpaired = f"; {self.n_unpaired} record(s) without a pair (pooled figures only)"
         return "\n".join(
             [
                 f"CASE-Bench human statistics: {self.n_queries} queries x 2 contexts, "
-                f"{self.votes_per_item} votes each",
+                f"{self.votes_per_item} votes each{unpaired}",
                 f"  safe-vote share: {self.safe_rate_safe_context:.4f} (safe-intended) vs "
                 f"{self.safe_rate_unsafe_context:.4f} (unsafe-intended)",
                 f"  safe majority: {self.safe_majority_safe_context:.1%} vs "
