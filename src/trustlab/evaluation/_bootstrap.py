@@ -66,8 +66,17 @@ def percentile_interval(samples: np.ndarray, level: float) -> np.ndarray:
 
 
 def interval_pair(samples: np.ndarray, level: float) -> tuple[float, float]:
-    """The percentile interval of 1-D ``samples`` as a pair of floats."""
-    low, high = percentile_interval(samples, level)
+    """The percentile interval of 1-D ``samples`` (a rank correlation) as a pair of floats.
+
+    Its ends are resampled values (the lower one rounded down, the upper up, as in
+    :func:`rank_interval`): a rank correlation of a few models takes a few values only, and an
+    interpolated end (-0.7 for two models, whose rho is -1 or 1) is none of them.
+    """
+    tail = (1.0 - level) / 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all NaN gives NaN, not noise
+        low = np.nanquantile(samples, tail, method="lower")
+        high = np.nanquantile(samples, 1.0 - tail, method="higher")
     return float(low), float(high)
 
 
