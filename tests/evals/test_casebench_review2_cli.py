@@ -60,3 +60,21 @@ def test_a_rerun_gets_its_own_rows_and_the_ablation_names_its_baseline(tmp_path)
     )
     for caption in ("Mismatches by intended context and human label", "Mismatches by category"):
         assert {r[-1] for r in tables[caption].rows} == set(names)
+
+
+def test_an_ablation_logs_output_file_holds_the_contexts_the_judge_saw(tmp_path):
+    from inspect_ai.log import read_eval_log
+
+    from trustlab.evals import run_eval
+    from trustlab.evals.casebench import casebench_outputs, casebench_scores
+
+    run = run_eval("casebench", JUNK, log_dir=tmp_path, limit=3,
+                   task_args={"ablate": "sender,confidentiality", "retries": 0})  # fmt: skip
+    log = read_eval_log(run.logs[0]["path"])
+    records = casebench_outputs(log)
+    for record, sample in zip(records, sorted(log.samples, key=lambda s: int(s.id)), strict=True):
+        assert "sender" not in record["context"]
+        assert "confidentiality" not in record["context"]["transmission_principle"]
+        assert record["context"]["recipient"] == sample.metadata["context"]["recipient"]
+        assert sample.input.count(record["context"]["recipient"]["type"]) >= 1
+    assert casebench_scores(log, n_bootstrap=0).n_items == 3

@@ -65,7 +65,7 @@ from trustlab.safety.context import (
     safe_probability,
     synthetic_casebench,
 )
-from trustlab.safety.context.data import check_ablate
+from trustlab.safety.context.data import ablate_context, check_ablate
 from trustlab.safety.context.human import p_text
 from trustlab.safety.context.metrics import HEADLINE_KEYS
 
@@ -383,7 +383,9 @@ def casebench_outputs(log: Any) -> list[dict]:
     each prediction under the model's name, in the data set's order.
 
     One record per item: an item asked several times (``samples``, inspect's epochs) holds
-    :func:`reduce_answers` of its answers, as the log's metrics count it.
+    :func:`reduce_answers` of its answers, as the log's metrics count it. A context is the one
+    the judge saw, without the groups or keys of the run's ``ablate`` (as in the authors'
+    ablation files).
 
     ``log``: an inspect ``EvalLog`` (samples included) or its path.
     """
@@ -394,6 +396,7 @@ def casebench_outputs(log: Any) -> list[dict]:
         meta = sample.metadata
         k = round(float(meta["safe_rate"]) * VOTES_PER_ITEM)
         record = {key: meta[key] for key in _RECORD}
+        record["context"] = ablate_context(meta["context"], log.eval.metadata["ablate"])
         record["scores"] = [1] * k + [2] * (VOTES_PER_ITEM - k)
         record[model] = reduce_answers(values, mode)
         records.append(record)
