@@ -361,6 +361,12 @@ def test_certify_resumes_from_its_checkpoint_and_says_so(run, trained, tmp_path)
     code, _, err = run(*args, "--seed", "5")
     line = one_line(err)
     assert code == 2 and line.startswith("trustlab: error: --out:") and "--overwrite" in line
+    # --overwrite with a bad option deleted the results before the option was refused
+    kept = {name: (out / name).read_bytes() for name in ("checkpoint.jsonl", "result.json")}
+    for bad in (["--alpha", "0.7"], ["--n0", "0"], ["--seed", "-1"]):
+        code, _, err = run(*args, *bad, "--overwrite")
+        assert code == 2 and one_line(err).startswith(f"trustlab: error: {bad[0]}"), err
+        assert {name: (out / name).read_bytes() for name in kept} == kept
     code, _, err = run(*args, "--seed", "5", "--overwrite")
     assert code == 0 and "resuming" not in err
     # Results without their checkpoint are never returned as if new.

@@ -317,9 +317,7 @@ def certify_command(
     costs, costs_note = _certify_costs(cost_matrix, harmful, num_classes, description, encoding)
     smooth = SmoothedClassifier(network, sigma, num_classes, batch_size=batch_size)
     checkpoint = None if out is None else out / CHECKPOINT
-    if out is not None and overwrite:
-        remove_stale(out, (CHECKPOINT, *CERTIFY_FILES))
-    elif checkpoint is not None and not checkpoint.exists():
+    if checkpoint is not None and not overwrite and not checkpoint.exists():
         refuse_existing(out, overwrite, CERTIFY_FILES, "a certification without its checkpoint")
     plan = (
         f"certifying {counted(len(X), 'point')} x {counted(n0 + n, 'sample')} ({amount(n0)} + "
@@ -333,6 +331,8 @@ def certify_command(
         def report(done: int, total: int) -> None:
             if not started:  # every input, the checkpoint included, is checked: say what comes
                 started.append(True)
+                if out is not None and overwrite:  # the old checkpoint went with fresh=True
+                    remove_stale(out, CERTIFY_FILES)
                 announce(plan, work=float(len(X)) * (n0 + n), limit=CERTIFY_LIMIT, yes=yes,
                          unit=" samples")  # fmt: skip
                 for warning in warnings:
@@ -347,7 +347,7 @@ def certify_command(
             result = certify_dataset(
                 smooth, X, y, n0=n0, n=n, alpha=alpha, cost_matrix=costs, random_state=seed,
                 checkpoint=checkpoint, n_jobs=n_jobs, dask_scheduler=dask_scheduler,
-                progress=report,
+                progress=report, fresh=overwrite,
             )  # fmt: skip
     emit(result, as_json)
     save(result, out, as_json)

@@ -48,6 +48,7 @@ def certify_dataset(
     dask_scheduler: str | None = None,
     points_per_task: int | None = None,
     progress: bool | Callable[[int, int], None] = False,
+    fresh: bool = False,
 ) -> DatasetCertificate:
     """Certify every point of a dataset, batched, in parallel, resumable.
 
@@ -90,6 +91,9 @@ def certify_dataset(
         first with the points the checkpoint already holds, once every input (the checkpoint
         included) is checked and before any sampling, then as tasks finish. Nothing is written
         before that first call returns.
+    fresh : bool, default False
+        Delete ``checkpoint`` (once every other input is checked) and start afresh, instead of
+        resuming it or refusing it for other settings.
 
     Returns
     -------
@@ -126,6 +130,11 @@ def certify_dataset(
             "mix in); pass the same model_id to every run of this checkpoint",
             None,
         )
+    if not isinstance(fresh, bool):
+        raise InputError.bad("fresh", "True or False", fresh)
+    if fresh and checkpoint is not None:
+        entropy_of(random_state)  # a bad seed is refused before the checkpoint is deleted
+        Path(checkpoint).unlink(missing_ok=True)
     stored = None if checkpoint is None else CheckpointStore.stored_entropy(checkpoint)
     entropy = stored if random_state is None and stored is not None else entropy_of(random_state)
     store = None
