@@ -35,3 +35,22 @@ def test_the_judgement_key_wins_over_the_word_inside_another_value(text, mode, e
 )
 def test_safe_probability_of_tiny_probabilities_is_their_ratio(top, expected):
     assert safe_probability(top) == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["binary", "score"])
+def test_an_echo_of_the_prompts_answer_form_is_no_verdict(mode):
+    from trustlab.safety.context import judge_prompt
+
+    prompt = judge_prompt("q?", {"sender": {"platform_type": "web"}}, mode)
+    form = prompt[prompt.index('{"judgement"') : prompt.rindex("}") + 1]  # as the prompt has it
+    assert parse_judgement(form, mode) == ""  # read, it gave "safe" or a score of 1
+    real = (
+        '{"judgement": "unsafe", "explanation": "x"}'
+        if mode == "binary"
+        else ('{"judgement": 8, "explanation": "x"}')
+    )
+    assert parse_judgement(f"Form: {form}\nAnswer: {real}", mode) == (
+        "unsafe" if mode == "binary" else 8.0
+    )
+    # a real answer first is read as before
+    assert parse_judgement(f"{real} (form was {form})", mode) == parse_judgement(real, mode)
