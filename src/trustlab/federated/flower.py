@@ -204,9 +204,18 @@ class UEFLStrategy(FedAvg):
     result equals the in-process engine's. Codebooks never appear in replies unless the
     "shared" codebook mode asks for them. Without :meth:`set_assignments` (e.g. under
     :meth:`Strategy.start`) every node trains on book 0 from the given arrays.
+
+    Every silo trains and is evaluated in every round (the protocol needs each one's reply), so
+    FedAvg's ``fraction_train`` and ``fraction_evaluate`` can only be 1.0; other values are
+    refused rather than ignored.
     """
 
     def __init__(self, config: UEFLConfig, n_silos: int, **kwargs: Any):
+        for name in ("fraction_train", "fraction_evaluate"):
+            value = kwargs.get(name, 1.0)
+            if isinstance(value, bool) or value != 1.0:
+                raise InputError.bad(name, "1.0 (UEFL trains and evaluates every silo each round)",
+                                     value)  # fmt: skip
         kwargs.setdefault("min_train_nodes", n_silos)
         kwargs.setdefault("min_evaluate_nodes", n_silos)
         kwargs.setdefault("min_available_nodes", n_silos)

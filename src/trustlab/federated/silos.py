@@ -294,7 +294,13 @@ def _check_shifts(shifts: Any, n_silos: int) -> list[dict[str, float]]:
         if not isinstance(shift, Mapping) or not set(shift) <= _SHIFT_KEYS:
             raise InputError.bad(f"shifts[{i}]", f"a dict with keys among {sorted(_SHIFT_KEYS)}",
                                  shift)  # fmt: skip
-        values = {k: float(v) for k, v in shift.items()}
+        try:
+            values = {k: float(v) for k, v in shift.items() if not isinstance(v, (bool, str))}
+        except (TypeError, ValueError):
+            values = {}
+        # NaN rotated every image to black and made noisy features NaN, without a word.
+        if len(values) != len(shift) or not all(math.isfinite(v) for v in values.values()):
+            raise InputError.bad(f"shifts[{i}]", "finite numbers as shift amounts", shift)
         if values.get("blur", 0) < 0 or values.get("noise", 0) < 0:
             raise InputError.bad(f"shifts[{i}]", "non-negative blur and noise", shift)
         out.append({k: v for k, v in values.items() if v})

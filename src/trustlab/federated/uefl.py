@@ -340,8 +340,9 @@ def uncertainty_threshold(entropies: Any, factor: float = 0.1, reference: str = 
     """
     h = as_float_array(entropies, "entropies", ndim=1)
     check_choice(reference, "reference", REFERENCES)
+    factor = check_in_range(factor, "factor", -1.0, np.inf, high_open=True)  # NaN, inf refused
     base = h.mean() if reference == "mean" else h.min()
-    return float((1.0 + float(factor)) * base)
+    return float((1.0 + factor) * base)
 
 
 def select_uncertain(entropies: Any, threshold: float) -> np.ndarray:
@@ -352,7 +353,11 @@ def select_uncertain(entropies: Any, threshold: float) -> np.ndarray:
     >>> select_uncertain([0.2, 0.4, 0.9], 0.55).tolist()
     [False, False, True]
     """
-    return as_float_array(entropies, "entropies", ndim=1) > float(threshold)
+    h = as_float_array(entropies, "entropies", ndim=1)
+    # A NaN threshold would flag no silo without a word.
+    return h > check_in_range(
+        threshold, "threshold", -np.inf, np.inf, low_open=True, high_open=True
+    )
 
 
 def kmeans_codebook(features: Any, n_codes: int, random_state: int = 0) -> np.ndarray:
