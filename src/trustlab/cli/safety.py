@@ -304,9 +304,9 @@ def _check_options(
     """The generation options of eval and generate, before the model loads (and the refusal
     direction is computed): they were refused only after that work."""
     from trustlab._checks import check_non_negative, check_positive_int
-    from trustlab.safety.polytope.steering import _check_correction
+    from trustlab.safety.polytope import check_correction
 
-    _check_correction(correction, correct_first)
+    check_correction(correction, correct_first)
     check_non_negative(margin, "margin")
     check_positive_int(max_new_tokens, "max_new_tokens")
     check_positive_int(n_generate, "n_generate")

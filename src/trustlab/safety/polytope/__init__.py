@@ -73,6 +73,7 @@ __getattr__, __all__, __dir__ = lazy_names(
             "SteeredGeneration",
             "compare_steering",
             "SteeringComparison",
+            "check_correction",
         ],
         ".evaluation": ["evaluate_polytope", "benign_perplexity", "PolytopeEvaluation"],
         ".selection": [

@@ -52,6 +52,7 @@ __all__ = [
     "POSITIONS",
     "CORRECTIONS",
     "CORRECT_FIRST",
+    "check_correction",
 ]
 
 POSITIONS = ("newest", "all")
@@ -311,7 +312,7 @@ def _check_generation(
     strength: Any = 1.0,
 ) -> _GenerationOptions:
     """The options of a corrected generation, each checked once."""
-    correction, correct_first = _check_correction(correction, correct_first)
+    correction, correct_first = check_correction(correction, correct_first)
     if correction == "direction":
         _check_direction(direction, model)
         strength = check_in_range(
@@ -329,9 +330,14 @@ def _check_generation(
     )
 
 
-def _check_correction(correction: Any, correct_first: Any) -> tuple[str, int]:
-    """The correction and its number of checked steps (no model needed: the CLI checks them
-    before it loads one)."""
+def check_correction(correction: Any, correct_first: Any) -> tuple[str, int]:
+    """The correction (one of :data:`CORRECTIONS`) and its number of checked steps, checked as
+    :func:`steered_generate` checks them; no model needed, so a caller can check them before it
+    loads one (the CLI does).
+
+    >>> check_correction("project", 4)
+    ('project', 4)
+    """
     correction = check_choice(correction, "correction", CORRECTIONS)
     correct_first = check_positive_int(correct_first, "correct_first", minimum=0)
     if correction != "project" and correct_first != CORRECT_FIRST:  # it would be ignored
