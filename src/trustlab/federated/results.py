@@ -201,12 +201,13 @@ class UEFLSimulation(Result):
             )
         header = f"  {'silo':<28}" + "".join(f"{m:>18}" for m in self.methods)
         lines += ["final accuracy / entropy:", header]
-        for i, silo in enumerate(self.silos):
+        labels = self._silo_labels()
+        for i in range(len(self.silos)):
             cells = "".join(
                 f"{run.final_accuracy[i]:>9.3f}/{run.final_entropy[i]:<8.3f}"
                 for run in self.methods.values()
             )
-            lines.append(f"  {silo['name'][:28]:<28}{cells}")
+            lines.append(f"  {labels[i][:28]:<28}{cells}")
         means = "".join(
             f"{run.final_accuracy.mean():>9.3f}/{run.final_entropy.mean():<8.3f}"
             for run in self.methods.values()
@@ -219,6 +220,14 @@ class UEFLSimulation(Result):
                              f"entropy {m['entropy']:+.3f}")  # fmt: skip
         return "\n".join(lines)
 
+    def _silo_labels(self) -> list[str]:
+        """The silos' names, with their index when names repeat (user silos default to "silo";
+        the extension lines name silos by index)."""
+        names = [str(silo["name"]) for silo in self.silos]
+        if len(set(names)) == len(names):
+            return names
+        return [f"{i}: {name}" for i, name in enumerate(names)]
+
     def plot(self, ax=None, metric: str = "accuracy"):
         """Per-silo curves of ``metric`` ("accuracy" or "entropy") by round: one colour per
         silo, one line style per method; dotted verticals mark UEFL's extensions."""
@@ -229,11 +238,12 @@ class UEFLSimulation(Result):
         check_choice(metric, "metric", _METRICS)
         ax = new_axes(ax, figsize=(7, 4))
         colours = colormaps["tab10"]
+        labels = self._silo_labels()
         for name, run in self.methods.items():
             values, style = getattr(run, metric), _STYLES.get(name, "-.")
             for i in range(values.shape[1]):
                 ok = ~np.isnan(values[:, i])
-                label = f"{self.silos[i]['name']}" if name == "uefl" else None
+                label = labels[i] if name == "uefl" else None
                 ax.plot(run.rounds[ok], values[ok, i], style, color=colours(i % 10), label=label)
         for e in self.methods["uefl"].extensions:
             ax.axvline(e["after_round"] + 0.5, color="grey", linestyle=":", linewidth=1)
