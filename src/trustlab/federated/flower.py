@@ -115,7 +115,20 @@ def _node_setup(context: Context):
         shift = str(context.run_config.get("shift", "rotation"))
         data = str(context.run_config.get("data", "digits"))
         silo = make_silos(data, count, shift, random_state=cfg.random_state)[index]
+        _check_built_silo(silo, data, context.run_config, num_classes)
     return index, silo, cfg, num_classes
+
+
+def _check_built_silo(silo, data: str, run_config, num_classes: int) -> None:
+    """A node without a data-path builds a silo of the app's data set; the model must fit it
+    (an app written for data-path nodes of other sizes failed there with a raw shape error)."""
+    features = int(run_config.get("num-features", silo.num_features))
+    why = f"the {data} silos' size, which nodes without a data-path build"
+    if silo.num_features != features:
+        raise InputError.bad("num-features", f"{silo.num_features} ({why})", features)
+    top = int(max(silo.y_train.max(), silo.y_test.max()))
+    if top >= num_classes:
+        raise InputError.bad("num-classes", f"at least {top + 1} ({why})", num_classes)
 
 
 def _check_node_silo(silo, run_config, num_classes: int) -> None:

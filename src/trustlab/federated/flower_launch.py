@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import check_choice, check_positive_int
-from trustlab._results import Result, internal_field, output_dir
+from trustlab._results import Result, check_output_dir, internal_field, output_dir
 from trustlab.errors import BackendError, ConfigError, InputError
 from trustlab.federated.flower import RESULT_ARRAYS, RESULT_JSON
 from trustlab.federated.model import check_model_spec
@@ -194,6 +194,8 @@ def write_flower_app(
     num_features = check_positive_int(num_features, "num_features")
     num_classes = check_positive_int(num_classes, "num_classes", minimum=2)
     check_model_spec(cfg.model_spec(num_features, num_classes))  # the ServerApp builds this model
+    if result_dir is not None:  # a file there failed the ServerApp after the whole run
+        check_output_dir(result_dir, "result_dir")
     run_config: dict[str, Any] = {k.replace("_", "-"): v for k, v in cfg.to_dict().items()}
     run_config.update({
         "num-silos": n_silos, "shift": shift, "data": data, "num-features": int(num_features),
