@@ -1,5 +1,6 @@
 """RemoteModel against a real HTTP server on 127.0.0.1 (make_server), faults injected there."""
 
+import signal
 import socket
 import time
 
@@ -257,6 +258,32 @@ def test_stream_yields_the_answer_in_pieces():
     with serving() as srv, client(srv) as model:
         assert "".join(model.stream("hello", 5)) == "chat/5/0/None olleh"
         assert list(model.stream("abc", 3, chat=False, stop=["z"])) == ["text/3/0/None cba"]
+
+
+def test_a_call_inside_a_stream_loop_holding_every_slot_is_refused_not_a_hang():
+    # max_concurrency=1: the stream holds the only slot, and chat() inside its loop waited forever
+    with serving() as srv, client(srv, max_concurrency=1, timeout=5) as model:
+        pieces = model.stream("hello", 5)
+        assert next(pieces) == "chat/5/0/None olleh"
+
+        def hung(signum, frame):  # a regression waits forever: end it here, not the run
+            raise TimeoutError("the nested call waits for the slot its own stream holds")
+
+        previous = signal.signal(signal.SIGALRM, hung)
+        signal.alarm(20)
+        try:
+            with pytest.raises(
+                InputError, match=r"^max_concurrency: expected more than the 1 stream"
+            ):
+                model.chat("inner", 3)
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
+        assert list(pieces) == []  # the stream ends as before; its slot is free again
+        assert model.chat("ab", 3) == "chat/3/0/None ba"
+    with serving() as srv, client(srv, max_concurrency=2, timeout=5) as model:
+        for piece in model.stream("hello", 5):  # a free slot: the nested call runs
+            assert model.chat("ab", 3) == "chat/3/0/None ba" and piece
 
 
 def test_stream_is_retried_before_the_first_piece(waits):

@@ -116,6 +116,7 @@ class RemoteModel:
             ),
         )
         self._slots = threading.BoundedSemaphore(self.max_concurrency)
+        self._streaming = threading.local()  # .held: the streams this thread holds open
         self._jitter = random.Random()
 
     @property
@@ -387,8 +388,14 @@ class RemoteModel:
         """The text pieces of a streamed answer (holding one concurrency slot throughout)."""
         path = "/chat/completions" if chat else "/completions"
         url = self._url(path)
+        self._check_free_slot()
         with self._slots:
-            response = self._request("POST", path, payload, stream=True)
+            self._streaming.held = getattr(self._streaming, "held", 0) + 1
+            try:
+                response = self._request("POST", path, payload, stream=True)
+            except BaseException:
+                self._streaming.held -= 1
+                raise
             try:
                 for data in _sse_data(response, url, self._httpx):
                     if data == "[DONE]":
@@ -403,7 +410,21 @@ class RemoteModel:
                             yield str(piece)
             finally:
                 response.close()
+                self._streaming.held -= 1
         raise BackendError(f"POST {url}: the stream ended without [DONE]")
+
+    def _check_free_slot(self) -> None:
+        """Refuse a call that would wait forever: one made inside a ``stream()`` loop while this
+        thread's own open streams hold every concurrency slot."""
+        held = getattr(self._streaming, "held", 0)
+        if held >= self.max_concurrency:
+            raise InputError.bad(
+                "max_concurrency",
+                f"more than the {held} stream(s) this thread holds open, for a call made inside "
+                "a stream() loop (it would wait for a slot that loop holds: finish the stream "
+                "first, or raise max_concurrency)",
+                self.max_concurrency,
+            )
 
     def _request(
         self, method: str, path: str, payload: dict[str, Any] | None, *, stream: bool = False
@@ -426,6 +447,7 @@ class RemoteModel:
                         response.read()
                         response.close()
                 else:
+                    self._check_free_slot()
                     with self._slots:
                         response = self._client.request(method, url, json=payload)
             except httpx.TimeoutException:
