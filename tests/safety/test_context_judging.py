@@ -100,6 +100,14 @@ def test_safe_probability_sums_spellings_and_renormalises():
     assert safe_probability([("Understood", -0.1), ("Sample", -1.0)]) == ""
 
 
+def test_safe_probability_of_a_nan_or_positive_logprob_is_no_answer():
+    # NaN was skipped, so {"safe": nan, "unsafe": -1} read as P(safe) = 0 (certainly unsafe)
+    assert safe_probability({"safe": math.nan, "unsafe": -1.0}) == ""
+    assert safe_probability({"safe": 1.0, "unsafe": -1.0}) == ""  # log p > 0: no probability
+    assert safe_probability({"safe": -math.inf, "unsafe": -1.0}) == 0.0  # p = 0 is one
+    assert safe_probability({"safe": 1e-7, "unsafe": -30.0}) == pytest.approx(1.0)  # rounding
+
+
 def test_safe_probability_counts_the_first_piece_of_a_split_word():
     # SmolLM2's tokenizer has "Safe" and "safe" but no "Unsafe" or "unsafe": an answer "Unsafe"
     # starts with the token "Un" (top tokens of its first position on a casebench prompt)

@@ -186,7 +186,8 @@ def parse_judgement(text: str, mode: str) -> str | float:
 
 def safe_probability(top_logprobs: Any) -> float | str:
     """P(safe) from the first generated token's top log-probabilities, or "" when neither
-    spelling is among them.
+    spelling is among them (or one of them has a NaN or positive log-probability, which no
+    probability is).
 
     ``top_logprobs``: a mapping token -> log-probability, or a list of (token, logprob) pairs,
     of {"token", "logprob"} dicts or of objects with those attributes (inspect's TopLogprob).
@@ -218,7 +219,9 @@ def safe_probability(top_logprobs: Any) -> float | str:
             raise InputError.bad(
                 "top_logprobs", f"a number as the log-probability of {token!r}", logprob
             ) from None
-        if math.isfinite(value):
+        if math.isnan(value) or value > 1e-3:  # no log-probability: nothing usable to weigh
+            return ""
+        if math.isfinite(value):  # -inf: probability 0
             found[word].append(value)
     if not found["safe"] and not found["unsafe"]:
         return ""
