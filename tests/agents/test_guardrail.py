@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from one_rule_policy import one_rule_policy
 
 from trustlab.agents import Guardrail, Trajectory, load_policy
 from trustlab.agents.server import GuardClient, make_guard_server
@@ -377,12 +378,7 @@ def test_negative_epsilon_tolerates_doubt_about_a_compliant_action():
 @pytest.mark.parametrize("weight", [1e4, -1e4, 1.1e4, 1e150, 1e308])
 def test_rule_weights_beyond_1e4_are_refused_and_those_within_decide_exactly(weight):
     # 1e150 with P(ok) = 0.5 decided "allowed" (p_safe 0.5, exact 1/3); 1e308 gave NaN (compiled)
-    policy = {
-        "actions": {"pay": {"soft_rule_ids": ["r"]}},
-        "rule_list": [{"rule_id": "r", "predicates": [["pay", "", "", "action"],
-                      ["ok", "", "", "condition"]], "logic": "pay IMPLIES ok"}],
-        "weights": {"r": weight},
-    }  # fmt: skip
+    policy = one_rule_policy(weights={"r": weight})
     if abs(weight) > 1e4:
         with pytest.raises(
             InputError, match=r"weights\['r'\]: expected a finite number in \[-10000"

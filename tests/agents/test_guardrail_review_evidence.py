@@ -6,21 +6,12 @@ from __future__ import annotations
 import math
 
 import pytest
+from one_rule_policy import one_rule_policy
 
 from trustlab.agents import Guardrail
 from trustlab.errors import InputError
 
-POLICY = {
-    "actions": {"send_money": {"soft_rule_ids": ["known"]}},
-    "rule_list": [
-        {
-            "rule_id": "known",
-            "predicates": [["send_money", "", "", "action"], ["known", "", "", "condition"]],
-            "logic": "send_money IMPLIES known",
-        }
-    ],
-    "weights": {"known": 3.0},
-}
+POLICY = one_rule_policy("send_money", "known", "known", weights={"known": 3.0})
 
 
 def test_evidence_that_a_tool_sends_money_brings_the_rules_in():

@@ -6,20 +6,12 @@ import json
 import socket
 
 import pytest
+from one_rule_policy import one_rule_policy
 
 from trustlab.agents import Guardrail
 from trustlab.agents.server import MAX_BODY_BYTES, make_guard_server
 
-POLICY = {
-    "actions": {"pay": {"soft_rule_ids": ["r"]}},
-    "rule_list": [
-        {
-            "rule_id": "r",
-            "predicates": [["pay", "", "", "action"], ["ok", "", "", "condition"]],
-            "logic": "pay IMPLIES ok",
-        }
-    ],
-}
+POLICY = one_rule_policy()
 
 
 @pytest.fixture(scope="module")

@@ -7,22 +7,14 @@ from __future__ import annotations
 import math
 
 import pytest
+from one_rule_policy import one_rule_policy
 
 from cli_helpers import run_quiet
 from trustlab.agents import Guardrail, evaluate_guardrail, fit_rule_weights, load_policy
 from trustlab.agents.agentdojo import agentdojo_cases, suite_guardrail
 from trustlab.errors import InputError
 
-POLICY = {
-    "actions": {"pay": {"soft_rule_ids": ["confirmed"]}},
-    "rule_list": [
-        {
-            "rule_id": "confirmed",
-            "predicates": [["pay", "", "", "action"], ["ok", "", "", "condition"]],
-            "logic": "ALWAYS(pay IMPLIES ok)",
-        }
-    ],
-}
+POLICY = one_rule_policy(rule_id="confirmed", logic="ALWAYS(pay IMPLIES ok)")
 
 
 def _same(a, b) -> bool:
