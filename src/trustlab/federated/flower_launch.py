@@ -456,6 +456,30 @@ def _stop(processes: Sequence[subprocess.Popen]) -> None:
         p.log_handle.close()
 
 
+@contextlib.contextmanager
+def _terminate_runs_cleanup():
+    """SIGTERM raises SystemExit while the block runs, so its ``finally`` stops the Flower
+    processes: they live in sessions of their own, and a terminated Python (``timeout``, a test
+    worker ended mid-run) left the SuperLink and SuperNodes running for good. Only in the main
+    thread and where SIGTERM has its default action."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    ):
+        yield
+        return
+
+    def _exit(signum, frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, _exit)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def run_loopback(
     config: UEFLConfig | None = None,
     *,
@@ -506,21 +530,22 @@ def run_loopback(
     env = _flower_env(home)
     started = time.perf_counter()
     processes: list[subprocess.Popen] = []
-    try:
-        processes.append(_start(
-            [_executable("flower-superlink"), "--insecure", "--host", "127.0.0.1",
-             "--port", str(superlink_port), "--disable-runtime-dependency-installation"],
-            env, work / "superlink.log",
-        ))  # fmt: skip
-        for i, port in enumerate(node_ports):
+    with _terminate_runs_cleanup():
+        try:
             processes.append(_start(
-                [_executable("flower-supernode"), "--insecure", "--superlink", superlink,
-                 "--host", "127.0.0.1", "--port", str(port),
-                 "--node-config", f"partition-id={i} num-partitions={n_silos}"],
-                env, work / f"supernode-{i}.log",
+                [_executable("flower-superlink"), "--insecure", "--host", "127.0.0.1",
+                 "--port", str(superlink_port), "--disable-runtime-dependency-installation"],
+                env, work / "superlink.log",
             ))  # fmt: skip
-        _wait_for_port(superlink, startup_timeout, processes)
-        output = _flwr_run(app, home, timeout)
-        return _read_result(work / "result", time.perf_counter() - started, output)
-    finally:
-        _stop(processes)
+            for i, port in enumerate(node_ports):
+                processes.append(_start(
+                    [_executable("flower-supernode"), "--insecure", "--superlink", superlink,
+                     "--host", "127.0.0.1", "--port", str(port),
+                     "--node-config", f"partition-id={i} num-partitions={n_silos}"],
+                    env, work / f"supernode-{i}.log",
+                ))  # fmt: skip
+            _wait_for_port(superlink, startup_timeout, processes)
+            output = _flwr_run(app, home, timeout)
+            return _read_result(work / "result", time.perf_counter() - started, output)
+        finally:
+            _stop(processes)
