@@ -177,3 +177,21 @@ def test_flower_app_refuses_an_existing_project_without_overwrite(run, tmp_path)
     code, _, err = run(*args)
     assert code == 2 and "--overwrite" in one_line(err)
     assert run(*args, "--overwrite")[0] == 0
+
+
+def test_flower_app_takes_the_mlp_encoder_for_node_data_of_any_width(run, tmp_path):
+    # Review 3: --num-features 10 was refused with "use encoder='mlp'", which the CLI could not
+    # set: data-path nodes with other than s * s features were out of reach of flower-app.
+    import tomllib
+
+    from cli_helpers import one_line
+
+    code, _, err = run("federated", "flower-app", "--out", tmp_path / "cnn", "--num-features", 10)
+    assert code == 2 and "encoder" in one_line(err)
+    code, _, _ = run("federated", "flower-app", "--out", tmp_path / "app", "--num-features", 10,
+                     "--encoder", "mlp")  # fmt: skip
+    pyproject = tomllib.loads((tmp_path / "app" / "pyproject.toml").read_text())
+    config = pyproject["tool"]["flwr"]["app"]["config"]
+    assert code == 0 and (config["encoder"], config["num-features"]) == ("mlp", 10)
+    code, _, err = run("federated", "flower-app", "--out", tmp_path / "bad", "--encoder", "rnn")
+    assert code == 2 and one_line(err).startswith("trustlab: error: --encoder: expected")

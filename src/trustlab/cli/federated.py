@@ -214,6 +214,14 @@ def flower_app_command(
     num_classes: Annotated[
         int, typer.Option("--num-classes", help="Classes of the model (labels 0..K-1).")
     ] = 10,
+    encoder: Annotated[
+        str,
+        typer.Option(
+            "--encoder",
+            help="cnn (square images, s * s features with s even) or mlp (any flat features, "
+            "e.g. data-path nodes with other rows).",
+        ),
+    ] = "cnn",
     seed: SeedOption = 0,
     overwrite: OverwriteOption = False,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
@@ -225,7 +233,7 @@ def flower_app_command(
     # the pyproject.toml, which flwr would bundle with the app).
     config = UEFLConfig(
         rounds=rounds, rounds_plus=rounds_plus, max_iterations=max_iterations, random_state=seed,
-        threshold_factor=paper_threshold_factor(n_silos, shift),
+        threshold_factor=paper_threshold_factor(n_silos, shift), encoder=encoder,
     )  # fmt: skip
     app = write_flower_app(
         out, config, n_silos=n_silos, shift=shift, data=data, result_dir=result_dir, port=port,
