@@ -219,6 +219,12 @@ def fit(
     for term in terms if isinstance(terms, list) else ():  # before the plan is announced
         for name in term:
             require_columns(X, {"--interactions": name})
+        if len(set(term)) != len(term) or len(term) > order:  # in the CLI's words, not order=
+            raise InputError(
+                f"--interactions: expected terms of 2 to --order {order} distinct features, got "
+                f"{':'.join(term)!r}" + ("; raise --order" if len(set(term)) > order else ""),
+                argument="--interactions",
+            )
     keep = _check_rows(frame, X, label, drop_missing)
     if keep.sum() < 2:  # a fit needs 2 rows; "0 sample(s)" would not say where they went
         raise InputError(

@@ -18,6 +18,8 @@ rows (a given model or predictions).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -70,7 +72,16 @@ def build(ctx: AuditContext) -> Section | None:
         n_jobs=N_JOBS,
     )
     model.fit(X_train, ctx.y_train)
-    predicted = model.predict(X_test)
+    with warnings.catch_warnings(record=True) as caught:  # levels unseen in training: a note
+        warnings.simplefilter("always", UserWarning)
+        predicted = model.predict(X_test)
+    for warning in caught:
+        if "not seen in training" in str(warning.message):
+            notes.append(f"On the test rows, {str(warning.message).removeprefix('X: ')}.")
+        else:
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
     scores = {name: _scores(ctx.y_test, pred) for name, pred in ctx.predictions.items()}
     scores[MODEL_NAME] = _scores(ctx.y_test, predicted)
     importance = model.importance()

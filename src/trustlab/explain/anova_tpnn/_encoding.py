@@ -8,6 +8,7 @@ unseen in training; a value is matched by its text too, so "1" and 1 are one lev
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -172,6 +173,7 @@ class FeatureMap:
             if self.categorical[j]:
                 _check_no_missing(column, name)
                 x_cat[:, j] = _level_codes(self.levels[j], column)
+                _warn_unseen(name, column, x_cat[:, j] < 0)
             else:
                 x_num[:, j] = self.quantile_scale(j, _numeric_column(column, name))
         return x_num, x_cat
@@ -215,18 +217,46 @@ class FeatureMap:
 def _level_codes(levels: Sequence[Any], column: pd.Series) -> list[int]:
     """Each value's index among ``levels`` (-1 if unseen). A value not found as it is, is looked
     up by its text: a column read as text in one file ("1", "2", "x") and as numbers in another
-    (1, 2) has the same levels. Texts shared by two levels (1 and "1") match neither."""
+    (1, 2) has the same levels, and a whole number's text is one for all its forms (1, 1.0,
+    "1.0"). Texts shared by two levels (1 and "1") match neither."""
     codes = {level: i for i, level in enumerate(levels)}
     by_text: dict[str, int] = {}
     for i, level in enumerate(levels):
-        text = str(level)
+        text = _text(level)
         by_text[text] = -1 if text in by_text else i
     found = []
     for value in column:
         key = level_key(value)
         code = codes.get(key)
-        found.append(by_text.get(str(key), -1) if code is None else code)
+        found.append(by_text.get(_text(key), -1) if code is None else code)
     return found
+
+
+def _text(level: Any) -> str:
+    """A level's text for matching: a number written as a whole number where it is one ("1" for
+    1, 1.0 and "1.0"; str(1.0) is "1.0", which a column read as integers never gives)."""
+    if isinstance(level, str):
+        try:
+            number = float(level)
+        except ValueError:
+            return level
+        level = number if np.isfinite(number) else level
+    if isinstance(level, float) and level.is_integer():
+        return str(int(level))
+    return str(level)
+
+
+def _warn_unseen(name: str, column: pd.Series, unseen: np.ndarray) -> None:
+    """Say so when a categorical feature has levels not seen in training (their component is 0)."""
+    if unseen.any():
+        values = list(dict.fromkeys(str(v) for v in column[unseen]))
+        shown = ", ".join(map(repr, values[:5])) + (", ..." if len(values) > 5 else "")
+        warnings.warn(
+            f"X: feature {name!r} has {int(unseen.sum())} value(s) not seen in training "
+            f"({shown}); their components count 0 (the training average)",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 def _check_no_missing(column: pd.Series, name: str) -> None:

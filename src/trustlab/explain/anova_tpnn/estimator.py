@@ -65,6 +65,23 @@ def _may_classify(model: ANOVATPNN) -> bool:
     return model.task != "regression"
 
 
+def _check_distinct_names(names: Sequence[str], terms: list[tuple[int, ...]]) -> None:
+    """Component names join feature names with " & ": a feature called "a & b" beside a and b
+    would name its main effect as the pair of a and b, and only one could be reached by name."""
+    seen: dict[str, tuple[int, ...]] = {}
+    for term in terms:
+        name = component_name([names[j] for j in term])
+        if name in seen:
+            first, second = ([names[j] for j in t] for t in (seen[name], term))
+            raise InputError(
+                f"X: expected feature names that keep component names distinct, got {name!r} "
+                f"for both the component of {first} and that of {second} (' & ' joins the "
+                "features of a component); rename the column",
+                argument="X",
+            )
+        seen[name] = term
+
+
 class ANOVATPNN(BaseEstimator):
     """ANOVA-TPNN: a glass-box network whose main effects and interactions are unique.
 
@@ -278,6 +295,7 @@ class ANOVATPNN(BaseEstimator):
             terms = self._screen(x_num, x_cat, features, encoded, task, classes, train_idx)
         mains = [(j,) for j in range(len(features.names))]
         terms = mains + sorted(terms, key=len)  # grouped by order, as the network computes them
+        _check_distinct_names(features.names, terms)
         self._set_structure(features, terms, task, classes, isinstance(X, pd.DataFrame))
         if progress is not None:  # the input is good: training starts
             progress(0, self.max_epochs, math.nan)

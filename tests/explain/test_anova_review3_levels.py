@@ -1,0 +1,115 @@
+"""ANOVA-TPNN, third review: a feature name that makes two component names alike, --order named
+in the CLI's words, a warning (and an audit note) for categorical levels not seen in training, and
+whole-number levels matched whatever their text ("1", 1.0, "1.0")."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cli_helpers import one_line
+from trustlab.audit.context import AuditContext
+from trustlab.audit.sections import anova_tpnn as section
+from trustlab.cli.main import main
+from trustlab.errors import InputError
+from trustlab.explain.anova_tpnn import ANOVATPNN
+
+pytest.importorskip("torch")
+
+
+def _table(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"a": rng.uniform(-1, 1, n), "c": rng.choice(["u", "v"], n)})
+    y = X["a"] + (X["c"] == "u") + 0.1 * rng.normal(size=n)
+    return X, y
+
+
+def test_a_feature_named_as_a_pair_is_refused_before_training():
+    """Features a, b and "a & b": the main effect of "a & b" and the pair of a and b had one
+    name, and only the main effect could be reached by it."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(-1, 1, (60, 3)), columns=["a", "b", "a & b"])
+    y = X["a"] + X["b"]
+    calls = []
+    with pytest.raises(InputError, match="'a & b' for both") as exc:
+        ANOVATPNN(max_epochs=2).fit(X, y, progress=lambda *args: calls.append(args))
+    assert exc.value.argument == "X" and "rename the column" in str(exc.value)
+    assert calls == []  # refused before training starts
+    # without pairs the names are distinct and the fit goes on
+    model = ANOVATPNN(order=1, max_epochs=2, random_state=0).fit(X, y)
+    assert model.component_names_ == ["a", "b", "a & b"]
+
+
+def test_a_level_unseen_in_training_warns_at_predict():
+    X, y = _table()
+    model = ANOVATPNN(max_epochs=3, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.predict(X)  # the training levels: no warning
+    new = X.head(4).copy()
+    new.loc[new.index[:2], "c"] = "w"
+    with pytest.warns(
+        UserWarning, match=r"feature 'c' has 2 value\(s\) not seen in training \('w'\)"
+    ):
+        parts = model.components(new)
+    assert (parts["c"][:2] == 0).all()  # as documented: an unseen level contributes 0
+
+
+@pytest.mark.parametrize("fit_values", [[1.0, 2.0, 3.0], [1, 2, 3]])
+@pytest.mark.parametrize("texts", [["1", "2", "3"], ["1.0", "2.0", "3.0"]])
+def test_whole_number_levels_are_matched_whatever_their_text(fit_values, texts):
+    """A float level 1.0 was matched by the text "1.0" only (str(1.0)), an integer level 1 by
+    "1" only: a file whose column is text read them as unseen levels, component 0."""
+    rng = np.random.default_rng(1)
+    codes = rng.integers(0, 3, 90)
+    X = pd.DataFrame({"a": rng.uniform(-1, 1, 90), "c": np.asarray(fit_values)[codes]})
+    y = X["a"] + (codes == 0) + 0.1 * rng.normal(size=90)
+    model = ANOVATPNN(max_epochs=3, random_state=0, categorical_features=["c"]).fit(X, y)
+    as_text = X.assign(c=np.asarray(texts, dtype=object)[codes])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every text is a known level
+        np.testing.assert_array_equal(model.components(as_text).values, model.components(X).values)
+
+
+def test_cli_names_order_as_the_option(tmp_path, capsys):
+    X, y = _table(80)
+    X.assign(b=X["a"] ** 2, y=y).to_csv(tmp_path / "t.csv", index=False)
+    base = ["explain", "anova-tpnn", "fit", "--data", str(tmp_path / "t.csv"), "--label", "y"]
+    for extra, text in (
+        (["--order", "1", "--interactions", "a:b"], "terms of 2 to --order 1 distinct features"),
+        (["--interactions", "a:a"], "terms of 2 to --order 2 distinct features, got 'a:a'"),
+    ):
+        with pytest.raises(SystemExit) as exc:
+            main([*base, *extra])
+        line = one_line(capsys.readouterr().err)
+        assert exc.value.code == 2 and text in line and "order=" not in line, line
+
+
+def test_audit_notes_test_rows_with_levels_unseen_in_training():
+    X, y = _table(160, seed=2)
+    labels = np.where(y > y.median(), "q", "p")
+    X_test = X.iloc[120:].copy()
+    X_test.loc[X_test.index[:3], "c"] = "new"
+    ctx = AuditContext(
+        dataset="synthetic",
+        label="y",
+        group="g",
+        labels=np.array(["p", "q"]),
+        feature_names=list(X.columns),
+        X_train=X.iloc[:120],
+        X_test=X_test,
+        y_train=labels[:120],
+        y_test=labels[120:],
+        g_train=np.zeros(120),
+        g_test=np.zeros(40),
+        models={},
+        predictions={"constant": np.full(40, "p")},
+        random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # said in the report, not on stderr
+        result = section.build(ctx)
+    assert any(
+        "'c' has 3 value(s) not seen in training ('new')" in note for note in result.data["notes"]
+    ), result.data["notes"]
