@@ -113,3 +113,17 @@ def test_audit_notes_test_rows_with_levels_unseen_in_training():
     assert any(
         "'c' has 3 value(s) not seen in training ('new')" in note for note in result.data["notes"]
     ), result.data["notes"]
+
+
+def test_a_float_class_is_named_by_its_whole_number_text():
+    """Labels read as floats (0.0, 1.0, 2.0): --target 1 was refused ('expected one of the
+    classes [0.0, 1.0, 2.0], got '1''), since str(1.0) is "1.0"."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0, 1, (90, 2))
+    y = np.select([X[:, 0] < 0.3, X[:, 0] < 0.6], [0.0, 1.0], 2.0)
+    model = ANOVATPNN(max_epochs=2, random_state=0).fit(X, y)
+    grid = model.component_figures(["x0"], target="1").grids[0]
+    assert grid._class_index("1") == grid._class_index(1.0) == 1
+    assert grid._class_index("2.0") == 2
+    with pytest.raises(InputError, match="target"):
+        grid._class_index("1.5")

@@ -188,8 +188,18 @@ class ComponentImportance(Result):
 
 
 def _same(label: Any, target: Any) -> bool:
-    """A class label is named by itself or by its text (--target 2 for the class 2)."""
-    return bool(label == target) or str(label) == str(target)
+    """A class label is named by itself or by its text (--target 2 for the class 2), a number
+    also by the text of its value (--target 1 for the class 1.0 of a label column read as
+    floats, whose str is "1.0")."""
+    if bool(label == target) or str(label) == str(target):
+        return True
+    label = python_value(label)
+    if isinstance(label, bool) or not isinstance(label, (int, float)):
+        return False
+    try:
+        return float(str(target)) == label
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)
