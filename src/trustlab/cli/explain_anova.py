@@ -77,17 +77,23 @@ def _names(text: str | None) -> list[str]:
 
 
 def _interactions(text: str) -> Any:
-    """``all``, ``auto``, ``none`` or pairs such as ``age:income,age:sex``."""
+    """``all``, ``auto``, ``none`` or pairs such as ``age:income,age:sex`` (or ``age & income``,
+    for columns whose names hold a colon)."""
     if text in ("all", "auto"):
         return text
     if text == "none":
         return []
-    terms = [tuple(p.strip() for p in term.split(":")) for term in _names(text)]
+    terms = [tuple(p.strip() for p in _split_term(term)) for term in _names(text)]
     if not terms or any(len(t) < 2 or not all(t) for t in terms):
         raise InputError.bad(
             "--interactions", "all, auto, none or pairs like 'age:income,age:sex'", text
         )
     return terms
+
+
+def _split_term(term: str) -> list[str]:
+    """The features of ``age:income`` or ``age & income`` (the component's own name)."""
+    return term.split(" & ") if " & " in term else term.split(":")
 
 
 def _feature_frame(frame, label: str | None, features: list[str], exclude: list[str]):
@@ -181,7 +187,11 @@ def fit(
     ] = 10,
     interactions: Annotated[
         str,
-        typer.Option("--interactions", help="all, auto, none, or pairs like 'age:income,age:sex'."),
+        typer.Option(
+            "--interactions",
+            help="all, auto, none, or pairs like 'age:income,age:sex' ('age & income' where a "
+            "name holds a colon).",
+        ),
     ] = "all",
     max_epochs: Annotated[
         int, typer.Option("--max-epochs", min=1, help="Most training epochs.")
@@ -222,7 +232,7 @@ def fit(
         if len(set(term)) != len(term) or len(term) > order:  # in the CLI's words, not order=
             raise InputError(
                 f"--interactions: expected terms of 2 to --order {order} distinct features, got "
-                f"{':'.join(term)!r}" + ("; raise --order" if len(set(term)) > order else ""),
+                f"{' & '.join(term)!r}" + ("; raise --order" if len(set(term)) > order else ""),
                 argument="--interactions",
             )
     keep = _check_rows(frame, X, label, drop_missing)
@@ -358,8 +368,13 @@ def plot(
 ) -> None:
     """Draw chosen components of a saved model as PNG files."""
     earlier = earlier_outputs(out, overwrite, PLOT_FILES)
-    keys = [[p.strip() for p in name.split(":")] if ":" in name else name for name in component]
-    figures = _load(model).component_figures(keys, target=target)
+    fitted = _load(model)
+    names = fitted.component_names_  # a column named "t:x" is its own main effect
+    keys = [
+        [p.strip() for p in name.split(":")] if ":" in name and name not in names else name
+        for name in component
+    ]
+    figures = fitted.component_figures(keys, target=target)
     if as_json:
         emit(figures, as_json)
     remove_stale(earlier, save(figures, out, as_json), as_json)
