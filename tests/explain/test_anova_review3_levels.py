@@ -156,3 +156,31 @@ def test_cli_reaches_a_column_whose_name_holds_a_colon(tmp_path, capsys):
         else:
             assert exc.value.code == 0, err
             assert len(list(out.glob("component_*.png"))) == 1
+
+
+def test_audit_calls_a_column_named_with_an_ampersand_a_main_effect():
+    """The figure caption said "interaction" for any name holding " & " (a column "R & D")."""
+    from trustlab.report import Figure
+
+    rng = np.random.default_rng(5)
+    X = pd.DataFrame({"R & D": rng.uniform(-1, 1, 120), "b": rng.uniform(-1, 1, 120)})
+    labels = np.where(X["R & D"] + 0.2 * rng.normal(size=120) > 0, "q", "p")
+    ctx = AuditContext(
+        dataset="synthetic",
+        label="y",
+        group="g",
+        labels=np.array(["p", "q"]),
+        feature_names=list(X.columns),
+        X_train=X.iloc[:80],
+        X_test=X.iloc[80:],
+        y_train=labels[:80],
+        y_test=labels[80:],
+        g_train=np.zeros(80),
+        g_test=np.zeros(40),
+        models={},
+        predictions={"constant": np.full(40, "p")},
+        random_state=0,
+    )
+    captions = [b.caption for b in section.build(ctx).blocks if isinstance(b, Figure)]
+    assert "ANOVA-TPNN main effect R & D" in captions, captions
+    assert "ANOVA-TPNN interaction R & D & b" in captions, captions

@@ -185,7 +185,8 @@ def _component_figure(model, name: str) -> Figure:
 
     fig = MplFigure(figsize=(6.5, 4.2))
     model.plot_component(name, ax=fig.add_subplot())
-    kind = "interaction" if " & " in name else "main effect"
+    term = model.terms_[model.component_names_.index(name)]  # a column may be called "R & D"
+    kind = "interaction" if len(term) > 1 else "main effect"
     return Figure(
         fig,
         f"ANOVA-TPNN {kind} {name}",
