@@ -30,7 +30,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["N_BOOT", "CONFIDENCE", "group_metrics", "cell_counts", "rates_from_counts"]
+__all__ = [
+    "N_BOOT",
+    "CONFIDENCE",
+    "group_metrics",
+    "cell_counts",
+    "rates_from_counts",
+    "largest_equalized_odds",
+    "equalized_odds_caveat",
+]
+
+#: audited rows below which a group's rates are called noisy (the fairness section's threshold)
+SMALL_GROUP = 100
 
 N_BOOT = 1000
 CONFIDENCE = 0.95
@@ -256,6 +267,69 @@ def _undefined_rates(
         "groups_without_negatives": [_key(g) for g, j in present if negative[j] == 0],
         "equalized_odds_difference_where_defined": max(spreads) if spreads else None,
     }
+
+
+def largest_equalized_odds(classes: dict[str, dict]) -> dict[str, Any] | None:
+    """Where a model's largest equalized odds difference over the classes comes from.
+
+    ``classes`` is one model's ``group_metrics(...)["classes"]``. Returns None without a
+    difference, else ``{"class", "estimate", "lower", "upper", "rate", "groups",
+    "where_defined"}``: ``rate`` is "TPR" or "FPR", the rate whose spread over the groups is the
+    difference, and ``groups`` maps the groups holding its largest and smallest value to their
+    audited rows (a headline resting on a small group is mostly noise).
+    """
+    found = [
+        (k, m) for k, m in classes.items() if m["equalized_odds_difference"]["estimate"] is not None
+    ]
+    if not found:
+        return None
+    k, metrics = max(found, key=lambda item: item[1]["equalized_odds_difference"]["estimate"])
+    by_group = metrics["by_group"]
+    spreads = {}
+    for rate, key in (("TPR", "true_positive_rate"), ("FPR", "false_positive_rate")):
+        values = {g: b[key]["estimate"] for g, b in by_group.items()}
+        values = {g: v for g, v in values.items() if v is not None}
+        if len(values) >= 2:
+            high, low = max(values, key=values.get), min(values, key=values.get)
+            spreads[rate] = (values[high] - values[low], high, low)
+    difference = metrics["equalized_odds_difference"]
+    rate = max(spreads, key=lambda r: spreads[r][0]) if spreads else None
+    groups = {g: by_group[g]["count"] for g in spreads[rate][1:]} if rate else {}
+    return {
+        "class": k,
+        "estimate": difference["estimate"],
+        "lower": difference["lower"],
+        "upper": difference["upper"],
+        "rate": rate,
+        "groups": groups,
+        "where_defined": metrics.get("equalized_odds_difference_where_defined"),
+    }
+
+
+def equalized_odds_caveat(source: dict[str, Any] | None, one_vs_rest: bool) -> str:
+    """`` (class ...; 95% interval [...]; the TPRs of ...)``: what a headline equalized odds
+    difference rests on (``source``: :func:`largest_equalized_odds`), to print after it: its
+    class (``one_vs_rest``), interval, the two groups whose rates set it (a small one makes it
+    mostly noise) and an undefined rate counted as 0. Empty without a source."""
+    if not source:
+        return ""
+    parts = [f"class {source['class']}"] if one_vs_rest else []
+    if source["lower"] is not None:
+        parts.append(f"{CONFIDENCE:.0%} interval [{source['lower']:.4f}, {source['upper']:.4f}]")
+    if len(source["groups"]) == 2 and source["estimate"] > 0:
+        rows = {g: f"{n:,} audited row{'' if n == 1 else 's'}" for g, n in source["groups"].items()}
+        small = [g for g, n in source["groups"].items() if n < SMALL_GROUP]
+        parts.append(
+            f"the {source['rate']}s of " + " and ".join(f"{g} ({n})" for g, n in rows.items())
+        )
+        if small:
+            verb = "has" if len(small) == 1 else "have"
+            parts.append(f"{' and '.join(small)} {verb} under {SMALL_GROUP} rows: noisy rates")
+    defined = source["where_defined"]
+    if defined is None or abs(defined - source["estimate"]) > 1e-9:
+        where = "none" if defined is None else f"{defined:.4f}"
+        parts.append(f"it counts an undefined rate as 0 ({where} where the rates are defined)")
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _key(value) -> str:

@@ -22,6 +22,7 @@ from trustlab._results import Result
 from trustlab.audit import outputs
 from trustlab.audit import sections as section_registry
 from trustlab.audit.context import AuditContext, AuditPlan
+from trustlab.audit.group_metrics import equalized_odds_caveat, largest_equalized_odds
 from trustlab.audit.models import (
     ZOO_NAMES,
     aligned_probabilities,
@@ -89,6 +90,7 @@ class AuditResult(Result):
                 "dcp_aggregate": dcp.get("aggregate_estimate"),
                 "demographic_parity_difference": _worst(classes, "demographic_parity_difference"),
                 "equalized_odds_difference": _worst(classes, "equalized_odds_difference"),
+                "equalized_odds_difference_source": largest_equalized_odds(classes),
             }
         return headline
 
@@ -129,7 +131,8 @@ class AuditResult(Result):
         for name, numbers in self.headline().items():
             parts = []
             if numbers["accuracy"] is not None:
-                parts.append(f"accuracy {numbers['accuracy']:.3f}")
+                balanced = numbers["balanced_accuracy"]  # a rare class never predicted: ~0.5
+                parts.append(f"accuracy {numbers['accuracy']:.3f} (balanced {balanced:.3f})")
             if numbers["dcp_lower"] is not None and numbers["dcp_upper"] is not None:
                 parts.append(f"DCP in [{numbers['dcp_lower']:.4f}, {numbers['dcp_upper']:.4f}]")
             if numbers["equalized_odds_difference"] is not None:
@@ -137,6 +140,9 @@ class AuditResult(Result):
                     "equalized odds difference"
                     + (" (largest over the classes)" if len(ctx.labels) > 2 else "")
                     + f" {numbers['equalized_odds_difference']:.4f}"
+                    + equalized_odds_caveat(
+                        numbers["equalized_odds_difference_source"], len(ctx.labels) > 2
+                    )
                 )
             lines.append(f"  {name}: " + (", ".join(parts) or "no numbers"))
         # what the report's overview notes about the data (dropped rows, imputation, the split)
@@ -221,9 +227,9 @@ def run_audit(
         An int must lie in [0, 2**32-1] (scikit-learn's range). None draws a fresh seed; the
         seed used is recorded in the report either way.
     sections : sequence of str, optional
-        Names from :data:`trustlab.audit.sections.SECTION_MODULES`, in report order; all by
-        default. Sections that cannot apply in this mode (see
-        :data:`trustlab.audit.sections.SECTION_MODES`) are left out, of the plan too.
+        Distinct names from :data:`trustlab.audit.sections.SECTION_MODULES`; all by default.
+        Those that cannot apply (:data:`trustlab.audit.sections.SECTION_MODES`; participation
+        without answers files) are left out, of the plan too; an InputError if that leaves none.
     group_as_feature : bool or None, default None
         Whether models may use the group column as a feature. None: a bundled dataset uses its
         declared features (so ``"sex"`` is a feature of chile, ``"region"`` is not); a user table
@@ -279,13 +285,10 @@ def run_audit(
     seed = _seed(random_state)
     test_size = check_probability(test_size, "test_size")
     overwrite = check_bool(overwrite, "overwrite")
-    names = _section_names(sections)
-    if sections is None and not participation:  # no answers files: no participation section
-        names = [name for name in names if name != "participation"]
     mode = "predictions" if pred is not None else ("model" if model is not None else "zoo")
     if pred is not None and model is not None:
         raise InputError.bad("pred", "None when a model is given (audit one or the other)", pred)
-    names = section_registry.sections_for_mode(names, mode)  # the plan names only these
+    names = _section_names(sections, mode, bool(participation))  # the plan names only these
     n_model_steps = {"zoo": len(ZOO_NAMES), "model": 1, "predictions": 0}[mode]
     steps = _Steps(progress, total=1 + n_model_steps + 1 + len(names) + 1)
     assessment = _participation(participation)  # bad answers files fail before any training
@@ -395,16 +398,26 @@ def _participation(files: Sequence[str | os.PathLike] | None) -> Any:
         ) from exc
 
 
-def _section_names(sections: Sequence[str] | None) -> list[str]:
+def _section_names(sections: Sequence[str] | None, mode: str, participation: bool) -> list[str]:
+    """The sections to build, in the given order, without those that cannot apply in ``mode``
+    and, without answers files, participation; refused if that leaves none of those asked."""
     registered = section_registry.SECTION_MODULES  # read at call time: the lead may extend it
-    if sections is None:
-        return list(registered)
-    if isinstance(sections, str):
-        sections = [sections]
-    names = list(sections)
-    for name in names:
-        if name not in registered:
-            raise InputError.bad("sections", "names among " + ", ".join(registered), name)
+    sections = [sections] if isinstance(sections, str) else sections
+    asked = list(registered) if sections is None else list(sections)
+    for name in asked:
+        if name not in registered or asked.count(name) > 1:  # a repeat failed as 'overview-2'
+            raise InputError.bad(
+                "sections", f"names among {', '.join(registered)}, each once", name
+            )
+    names = [name for name in asked if participation or name != "participation"]
+    names = section_registry.sections_for_mode(names, mode)
+    if asked and not names:  # only sections this mode cannot build ([] asks for none)
+        can = section_registry.sections_for_mode(registered, mode)
+        can = ", ".join(can).replace("participation", "participation with answers files")
+        raise InputError(
+            f"sections: expected a section a {mode} audit builds ({can}), got " + ", ".join(asked),
+            argument="sections",
+        )
     return names
 
 

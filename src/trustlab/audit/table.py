@@ -69,6 +69,7 @@ def load_table(data, label, group, pred, group_as_feature, encoding=None) -> Aud
     frame = _booleans_as_bool(frame, required)
     frame = _whole_floats_as_int(frame, required)
     notes += index_notes + _kept_missing_words(frame, required)
+    notes += _many_valued_notes(frame, label, group)
     check_class_values(frame[label].to_numpy(), "label")
     return AuditTable(frame, name, label, group, features, pred, notes, row_ids[kept])
 
@@ -183,6 +184,35 @@ def _kept_missing_words(frame: pd.DataFrame, columns: list[str]) -> list[str]:
     return notes
 
 
+#: More whole-number classes than this in a label, or groups than this (with fewer than
+#: ``_ROWS_PER_GROUP`` rows each on average), earn a note: a measurement or count read as
+#: classes, or an ID read as groups.
+_MANY_VALUES = 20
+_ROWS_PER_GROUP = 5
+
+
+def _many_valued_notes(frame: pd.DataFrame, label: str, group: str) -> list[str]:
+    """Notes on a label of many whole numbers (a regression target audited as classes) and on
+    an ID-like group column (a value on almost every row: groups of a row or two)."""
+    notes = []
+    y = frame[label]
+    n_classes = y.nunique()
+    if y.dtype.kind in "iuf" and n_classes > _MANY_VALUES:
+        notes.append(
+            f"Label {label!r} holds {n_classes:,} different whole numbers, each audited as a "
+            "class of its own. If it is a measurement or a count (a regression target), this "
+            "classification audit does not fit it: bin it into a few classes first."
+        )
+    n_groups = frame[group].nunique()
+    if n_groups > _MANY_VALUES and len(frame) < _ROWS_PER_GROUP * n_groups:
+        notes.append(
+            f"Group column {group!r} holds {n_groups:,} different values in {len(frame):,} "
+            "rows, as an ID would: DCP and the group metrics compare groups, and groups of a "
+            "row or two give only noise. Audit by a column of a few groups (or bin this one)."
+        )
+    return notes
+
+
 def _booleans_as_bool(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """``frame`` with each of ``columns`` that holds only True and False as a bool column. A
     True/False column with an empty cell is read as objects; once that row is dropped,
@@ -211,7 +241,7 @@ def _whole_floats_as_int(frame: pd.DataFrame, columns: list[str]) -> pd.DataFram
 def _drop_missing(frame: pd.DataFrame, columns: list[str]):
     """(frame without rows missing a required value, positions kept, notes)."""
     missing = frame[columns].isna().any(axis=1).to_numpy()
-    notes = []
+    n_rows, notes = len(frame), []
     if missing.any():
         per_column = ", ".join(
             f"{c}: {int(frame[c].isna().sum())}" for c in columns if frame[c].isna().any()
@@ -221,8 +251,11 @@ def _drop_missing(frame: pd.DataFrame, columns: list[str]):
             f"required column ({per_column})."
         )
         frame = frame.loc[~missing]
-    if len(frame) == 0:
-        raise InputError.bad("data", "rows with a label and a group value", "none")
+    if len(frame) == 0:  # a header-only file said "got 'none'"
+        got = "a table without rows" if n_rows == 0 else f"none among its {n_rows:,} rows"
+        raise InputError(
+            f"data: expected rows with a label and a group value, got {got}", argument="data"
+        )
     return frame.reset_index(drop=True), np.flatnonzero(~missing), notes
 
 

@@ -26,6 +26,8 @@ def build(ctx: AuditContext) -> Section:
     }
     blocks = [Paragraph(_describe(ctx, len(y_all)))]
     blocks += [Paragraph(note, "note") for note in ctx.notes]
+    never = _never_predicted(ctx)
+    blocks += _never_predicted_note(never, ctx)
     blocks += [
         _distribution_table(distribution, ctx),
         _distribution_figure(distribution, ctx),
@@ -45,6 +47,7 @@ def build(ctx: AuditContext) -> Section:
         "groups": distribution,
         "models": scores,
         "notes": list(ctx.notes),
+        "never_predicted": never,
         "files": dict(ctx.files),
     }
     best = max(scores, key=lambda name: scores[name]["balanced_accuracy"], default=None)
@@ -69,6 +72,37 @@ def _describe(ctx: AuditContext, n_rows: int) -> str:
         f"({', '.join(map(str, ctx.labels))}). Protected group: {ctx.group}. "
         f"Features: {features}. {how}"
     )
+
+
+def _never_predicted(ctx: AuditContext) -> dict[str, list[str]]:
+    """Per model, the classes of the audited rows that it never predicts (only models with one)."""
+    present = [label for label in ctx.labels if np.any(ctx.y_test == label)]
+    never = {
+        name: [str(label) for label in present if not np.any(pred == label)]
+        for name, pred in ctx.predictions.items()
+    }
+    return {name: classes for name, classes in never.items() if classes}
+
+
+def _never_predicted_note(never: dict[str, list[str]], ctx: AuditContext) -> list[Paragraph]:
+    """A model that never predicts a class scores its accuracy on the others, and its fairness
+    differences for that class are 0 only because no group gets it (a rare class, typically)."""
+    if not never:
+        return []
+    parts = []
+    for name, classes in never.items():
+        rows = ", ".join(f"{k} ({int(np.sum(ctx.y_test.astype(str) == k)):,})" for k in classes)
+        parts.append(f"{name} never predicts {rows}")
+    return [
+        Paragraph(
+            "Classes a model never predicts (audited rows truly of that class): "
+            + "; ".join(parts)
+            + ". Its accuracy comes from the other classes (see the balanced accuracy), and its "
+            "DCP share and group-metric differences for such a class read 0 because no group "
+            "is given that class, not because the groups are treated alike.",
+            "warning",
+        )
+    ]
 
 
 def _split_words(split: str | None) -> str:
