@@ -97,9 +97,10 @@ def _never_predicted_note(never: dict[str, list[str]], ctx: AuditContext) -> lis
         Paragraph(
             "Classes a model never predicts (audited rows truly of that class): "
             + "; ".join(parts)
-            + ". Its accuracy comes from the other classes (see the balanced accuracy), and its "
-            "DCP share and group-metric differences for such a class read 0 because no group "
-            "is given that class, not because the groups are treated alike.",
+            + ". Such a model's accuracy comes from the other classes (see the balanced "
+            "accuracy), and its demographic parity and equalized odds differences for such a "
+            "class (fairlearn, one-vs-rest) read 0 because no group is given that class, not "
+            "because the groups are treated alike.",
             "warning",
         )
     ]
