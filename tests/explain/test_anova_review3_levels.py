@@ -184,3 +184,17 @@ def test_audit_calls_a_column_named_with_an_ampersand_a_main_effect():
     captions = [b.caption for b in section.build(ctx).blocks if isinstance(b, Figure)]
     assert "ANOVA-TPNN main effect R & D" in captions, captions
     assert "ANOVA-TPNN interaction R & D & b" in captions, captions
+
+
+def test_a_dataframe_given_to_a_model_fitted_on_an_array_warns():
+    """Columns are taken by position: X[["b", "a"]] was predicted as (a, b) without a word
+    (scikit-learn warns 'X has feature names, but ... was fitted without feature names')."""
+    rng = np.random.default_rng(6)
+    X = rng.uniform(-1, 1, (80, 2))
+    model = ANOVATPNN(max_epochs=2, random_state=0).fit(X, X[:, 0] - X[:, 1])
+    with pytest.warns(UserWarning, match="fitted without feature names"):
+        model.predict(pd.DataFrame(X[:, ::-1], columns=["b", "a"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # its own names, or an array: nothing to say
+        model.predict(pd.DataFrame(X, columns=["x0", "x1"]))
+        model.predict(X)

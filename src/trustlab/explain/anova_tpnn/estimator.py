@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -470,6 +471,14 @@ class ANOVATPNN(BaseEstimator):
                 argument="X",
             )
         else:
+            if isinstance(X, pd.DataFrame) and list(frame.columns) != list(names):
+                warnings.warn(  # scikit-learn's words: columns are taken by position
+                    f"X has feature names, but {type(self).__name__} was fitted without feature "
+                    f"names (its columns {list(frame.columns)} are taken by position as "
+                    f"{list(names)})",
+                    UserWarning,
+                    stacklevel=3,
+                )
             frame.columns = list(names)
         return self._features.transform(frame)
 
