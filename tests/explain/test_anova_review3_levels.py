@@ -198,3 +198,14 @@ def test_a_dataframe_given_to_a_model_fitted_on_an_array_warns():
         warnings.simplefilter("error")  # its own names, or an array: nothing to say
         model.predict(pd.DataFrame(X, columns=["x0", "x1"]))
         model.predict(X)
+
+
+def test_a_feature_called_r_and_d_is_named_in_pairs():
+    """interactions=["R&D & b"] and component "b & R&D" were split at every "&" (R, D, b)."""
+    rng = np.random.default_rng(7)
+    X = pd.DataFrame(rng.uniform(-1, 1, (70, 3)), columns=["R&D", "b", "c"])
+    model = ANOVATPNN(interactions=["R&D & b", "b&c"], max_epochs=2, random_state=0)
+    model.fit(X, X["R&D"] * X["b"])
+    assert model.component_names_ == ["R&D", "b", "c", "R&D & b", "b & c"]
+    assert model.component_grid("b & R&D").name == "R&D & b"
+    assert model.component_grid("c&b").name == "b & c"

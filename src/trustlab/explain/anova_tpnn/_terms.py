@@ -17,10 +17,16 @@ from trustlab._checks import check_choice
 from trustlab.errors import InputError
 from trustlab.explain.anova_tpnn._encoding import feature_index
 
-__all__ = ["resolve_terms", "screen_pairs"]
+__all__ = ["resolve_terms", "screen_pairs", "split_component"]
 
 _SCREEN_BINS = 8
 _SCREEN_SWEEPS = 5
+
+
+def split_component(text: str) -> list[str]:
+    """The features of a component named ``"age & income"`` (or ``"age&income"``); split at
+    " & " where the text has it, so a feature called "R&D" stays whole in ``"R&D & age"``."""
+    return [s.strip() for s in text.split(" & " if " & " in text else "&")]
 
 
 def resolve_terms(
@@ -40,7 +46,7 @@ def resolve_terms(
     terms: list[tuple[int, ...]] = []
     seen: set[frozenset] = set()
     for item in interactions:
-        members = [s.strip() for s in item.split("&")] if isinstance(item, str) else item
+        members = split_component(item) if isinstance(item, str) else item
         if isinstance(members, str) or not isinstance(members, Sequence):
             raise InputError.bad("interactions", "tuples of feature names or indices", item)
         term = tuple(sorted(feature_index(m, names, "interactions") for m in members))

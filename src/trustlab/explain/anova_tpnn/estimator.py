@@ -47,7 +47,7 @@ from trustlab.explain.anova_tpnn._target import (
     initial_intercept,
     validation_split,
 )
-from trustlab.explain.anova_tpnn._terms import resolve_terms, screen_pairs
+from trustlab.explain.anova_tpnn._terms import resolve_terms, screen_pairs, split_component
 from trustlab.explain.anova_tpnn.results import (
     ANOVATPNNSummary,
     ComponentFigures,
@@ -612,7 +612,7 @@ class ANOVATPNN(BaseEstimator):
         if isinstance(component, str):
             if component in self.component_names_:
                 return self.component_names_.index(component)
-            component = [s.strip() for s in component.split("&")]
+            component = split_component(component)
         elif isinstance(component, (int, np.integer)) and not isinstance(component, bool):
             component = [int(component)]
         if isinstance(component, Sequence):
