@@ -209,3 +209,30 @@ def test_a_feature_called_r_and_d_is_named_in_pairs():
     assert model.component_names_ == ["R&D", "b", "c", "R&D & b", "b & c"]
     assert model.component_grid("b & R&D").name == "R&D & b"
     assert model.component_grid("c&b").name == "b & c"
+
+
+def test_a_damaged_model_file_is_one_line_without_torch_advice(tmp_path, capsys):
+    """A model.pt that is not saved tensors gave torch's many-line message, which advises
+    weights_only=False (running pickled code); an unknown component was shown as a list."""
+    X, y = _table(70)
+    model = ANOVATPNN(max_epochs=2, random_state=0).fit(X, y)
+    folder = model.save(tmp_path / "m")
+    with pytest.raises(InputError, match="got 'nope'"):
+        model.component_grid("nope")
+    (folder / "model.pt").write_bytes(b"not tensors")
+    X.to_csv(tmp_path / "x.csv", index=False)
+    with pytest.raises(SystemExit) as exc:
+        main(
+            [
+                "explain",
+                "anova-tpnn",
+                "predict",
+                "--model",
+                str(folder),
+                "--data",
+                str(tmp_path / "x.csv"),
+            ]
+        )
+    line = one_line(capsys.readouterr().err)
+    assert exc.value.code == 2 and "model.pt as saved tensors" in line, line
+    assert "weights_only" not in line

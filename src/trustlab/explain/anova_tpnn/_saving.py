@@ -84,10 +84,17 @@ def read_model(cls: type, directory: str | os.PathLike) -> Any:
         )
     try:
         meta = json.loads(meta_path.read_text())
-        tensors = torch.load(weights_path, weights_only=True, map_location="cpu")
     except Exception as exc:
         raise InputError(
-            f"model: could not read {directory} ({type(exc).__name__}: {exc})", argument="model"
+            f"model: could not read {meta_path} ({type(exc).__name__}: {exc})", argument="model"
+        ) from exc
+    try:
+        tensors = torch.load(weights_path, weights_only=True, map_location="cpu")
+    except Exception as exc:  # torch's text runs to many lines and suggests weights_only=False
+        raise InputError(
+            f"model: could not read {weights_path} as saved tensors ({type(exc).__name__}); "
+            "save the model again (ANOVATPNN.save or trustlab explain anova-tpnn fit --out)",
+            argument="model",
         ) from exc
     if meta.get("format") != FORMAT or meta.get("version") != FORMAT_VERSION:
         raise InputError.bad(

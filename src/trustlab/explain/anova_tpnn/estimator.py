@@ -608,7 +608,7 @@ class ANOVATPNN(BaseEstimator):
         return self.component_grid(component, n_points).plot(ax=ax, target=target)
 
     def _component_index(self, component) -> int:
-        names = self._features.names
+        names, given = self._features.names, component  # the error names what was given
         if isinstance(component, str):
             if component in self.component_names_:
                 return self.component_names_.index(component)
@@ -624,7 +624,7 @@ class ANOVATPNN(BaseEstimator):
                 if wanted is not None and tuple(sorted(term)) == wanted:
                     return i
         raise InputError.bad(
-            "component", "one of " + ", ".join(map(repr, self.component_names_)), component
+            "component", "one of " + ", ".join(map(repr, self.component_names_)), given
         )
 
     def component_figures(
