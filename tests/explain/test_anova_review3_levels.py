@@ -236,3 +236,26 @@ def test_a_damaged_model_file_is_one_line_without_torch_advice(tmp_path, capsys)
     line = one_line(capsys.readouterr().err)
     assert exc.value.code == 2 and "model.pt as saved tensors" in line, line
     assert "weights_only" not in line
+
+
+@pytest.mark.parametrize("damage", ["json key", "tensor"])
+def test_an_incomplete_model_folder_is_an_input_error(damage, tmp_path):
+    """model.json without 'terms' or model.pt without 'intercept' raised a raw KeyError
+    (the CLI's 'unexpected failure', exit 1)."""
+    import json
+
+    import torch
+
+    X, y = _table(70)
+    folder = ANOVATPNN(max_epochs=2, random_state=0).fit(X, y).save(tmp_path / "m")
+    if damage == "json key":
+        meta = json.loads((folder / "model.json").read_text())
+        del meta["terms"]
+        (folder / "model.json").write_text(json.dumps(meta))
+    else:
+        tensors = torch.load(folder / "model.pt", weights_only=True)
+        del tensors["intercept"]
+        torch.save(tensors, folder / "model.pt")
+    with pytest.raises(InputError, match="not a complete trustlab.ANOVATPNN model") as exc:
+        ANOVATPNN.load(folder)
+    assert exc.value.argument == "model"

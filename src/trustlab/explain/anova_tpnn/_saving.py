@@ -102,9 +102,16 @@ def read_model(cls: type, directory: str | os.PathLike) -> Any:
             f"a trustlab ANOVATPNN model (version {FORMAT_VERSION})",
             f"format {meta.get('format')!r} version {meta.get('version')!r}",
         )
-    arrays = {k: v.numpy() for k, v in tensors.items()}
-    model = cls(**_params_from_json(meta["params"]))
-    _restore(model, meta, arrays)
+    try:  # a file edited by hand or cut short: a key or array missing or of another shape
+        arrays = {k: v.numpy() for k, v in tensors.items()}
+        model = cls(**_params_from_json(meta["params"]))
+        _restore(model, meta, arrays)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise InputError(
+            f"model: {directory} is not a complete {FORMAT} model ({type(exc).__name__}: {exc}); "
+            "save the model again",
+            argument="model",
+        ) from exc
     return model
 
 
