@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ __all__ = [
 ]
 
 DEFAULT_DATASET = "chile"
+logger = logging.getLogger("trustlab.audit")
 
 
 @dataclass
@@ -69,7 +71,9 @@ def load_table(data, label, group, pred, group_as_feature, encoding=None) -> Aud
     frame = _booleans_as_bool(frame, required)
     frame = _whole_floats_as_int(frame, required)
     notes += index_notes + _kept_missing_words(frame, required)
-    notes += _many_valued_notes(frame, label, group)
+    for note in _many_valued_notes(frame, label, group):  # said now too: such audits run long
+        logger.warning("%s", note)
+        notes.append(note)
     check_class_values(frame[label].to_numpy(), "label")
     return AuditTable(frame, name, label, group, features, pred, notes, row_ids[kept])
 
