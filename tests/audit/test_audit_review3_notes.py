@@ -186,3 +186,12 @@ def test_a_header_only_table_is_called_a_table_without_rows(tmp_path):
     path.write_text("y,g,x\n,a,1\nb,,2\n", encoding="utf-8")
     with pytest.raises(InputError, match="got none among its 2 rows$"):
         run_audit(path, label="y", group="g", out=tmp_path / "out")
+
+
+def test_a_difference_of_0_names_no_groups():
+    classes = {
+        "A": _metrics(0.0, {"u": 1.0, "v": 1.0}, {"u": 0.0, "v": 0.0}, {"u": 5, "v": 400}, 0.0),
+    }
+    source = largest_equalized_odds(classes)
+    assert source["groups"] == {} and source["rate"] is None  # was {"u": 5}: one group, no spread
+    assert equalized_odds_caveat(source, one_vs_rest=False) == " (95% interval [0.1000, 0.9000])"

@@ -289,8 +289,11 @@ def largest_equalized_odds(classes: dict[str, dict]) -> dict[str, Any] | None:
     for rate, key in (("TPR", "true_positive_rate"), ("FPR", "false_positive_rate")):
         values = {g: b[key]["estimate"] for g, b in by_group.items()}
         values = {g: v for g, v in values.items() if v is not None}
-        if len(values) >= 2:
-            high, low = max(values, key=values.get), min(values, key=values.get)
+        high, low = (
+            max(values, key=values.get, default=None),
+            min(values, key=values.get, default=None),
+        )
+        if high is not None and values[high] > values[low]:  # no groups when all are equal
             spreads[rate] = (values[high] - values[low], high, low)
     difference = metrics["equalized_odds_difference"]
     rate = max(spreads, key=lambda r: spreads[r][0]) if spreads else None
