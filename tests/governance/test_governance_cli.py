@@ -112,7 +112,8 @@ def test_audit_adds_the_participation_section(tmp_path):
     assert participation_section.build(SimpleNamespace(participation=None)) is None
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump({"kind": "participation-answers"}))
-    with pytest.raises(InputError, match=r"^participation \(bad\.yaml\): "):  # checked before any work
+    # checked before any work
+    with pytest.raises(InputError, match=r"^participation \(bad\.yaml\): "):
         run_audit(table, label="y", group="g", pred="yhat", out=tmp_path / "bad",
                   sections=["overview"], participation=[bad])  # fmt: skip
     assert not (tmp_path / "bad").exists()

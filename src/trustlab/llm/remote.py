@@ -7,6 +7,10 @@ reads an answer as server-sent events while it is generated. Every request has a
 5xx, timeouts and connection errors are retried with exponential backoff (honouring
 ``Retry-After``); when it gives up, a :class:`~trustlab.errors.BackendError` names the URL, the
 last status and the server's words.
+
+Why this module is long: the client is one class whose request paths (plain, log-probabilities,
+streamed) share the retry, timeout, concurrency-slot and response-checking code kept here; split
+across modules they would reach into each other's private helpers.
 """
 
 from __future__ import annotations
