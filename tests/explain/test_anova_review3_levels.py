@@ -86,27 +86,32 @@ def test_cli_names_order_as_the_option(tmp_path, capsys):
         assert exc.value.code == 2 and text in line and "order=" not in line, line
 
 
+def _context(X_train, X_test, y_train, y_test):
+    """An audit context of labels p/q, one group and a constant model, for the section alone."""
+    return AuditContext(
+        dataset="synthetic",
+        label="y",
+        group="g",
+        labels=np.array(["p", "q"]),
+        feature_names=list(X_train.columns),
+        X_train=X_train,
+        X_test=X_test,
+        y_train=y_train,
+        y_test=y_test,
+        g_train=np.zeros(len(X_train)),
+        g_test=np.zeros(len(X_test)),
+        models={},
+        predictions={"constant": np.full(len(X_test), "p")},
+        random_state=0,
+    )
+
+
 def test_audit_notes_test_rows_with_levels_unseen_in_training():
     X, y = _table(160, seed=2)
     labels = np.where(y > y.median(), "q", "p")
     X_test = X.iloc[120:].copy()
     X_test.loc[X_test.index[:3], "c"] = "new"
-    ctx = AuditContext(
-        dataset="synthetic",
-        label="y",
-        group="g",
-        labels=np.array(["p", "q"]),
-        feature_names=list(X.columns),
-        X_train=X.iloc[:120],
-        X_test=X_test,
-        y_train=labels[:120],
-        y_test=labels[120:],
-        g_train=np.zeros(120),
-        g_test=np.zeros(40),
-        models={},
-        predictions={"constant": np.full(40, "p")},
-        random_state=0,
-    )
+    ctx = _context(X.iloc[:120], X_test, labels[:120], labels[120:])
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)  # said in the report, not on stderr
         result = section.build(ctx)
@@ -165,22 +170,7 @@ def test_audit_calls_a_column_named_with_an_ampersand_a_main_effect():
     rng = np.random.default_rng(5)
     X = pd.DataFrame({"R & D": rng.uniform(-1, 1, 120), "b": rng.uniform(-1, 1, 120)})
     labels = np.where(X["R & D"] + 0.2 * rng.normal(size=120) > 0, "q", "p")
-    ctx = AuditContext(
-        dataset="synthetic",
-        label="y",
-        group="g",
-        labels=np.array(["p", "q"]),
-        feature_names=list(X.columns),
-        X_train=X.iloc[:80],
-        X_test=X.iloc[80:],
-        y_train=labels[:80],
-        y_test=labels[80:],
-        g_train=np.zeros(80),
-        g_test=np.zeros(40),
-        models={},
-        predictions={"constant": np.full(40, "p")},
-        random_state=0,
-    )
+    ctx = _context(X.iloc[:80], X.iloc[80:], labels[:80], labels[80:])
     captions = [b.caption for b in section.build(ctx).blocks if isinstance(b, Figure)]
     assert "ANOVA-TPNN main effect R & D" in captions, captions
     assert "ANOVA-TPNN interaction R & D & b" in captions, captions
