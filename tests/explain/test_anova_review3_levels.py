@@ -7,9 +7,9 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from test_anova_tpnn_audit import synthetic_context
 
 from cli_helpers import one_line
-from trustlab.audit.context import AuditContext
 from trustlab.audit.sections import anova_tpnn as section
 from trustlab.cli.main import main
 from trustlab.errors import InputError
@@ -86,32 +86,12 @@ def test_cli_names_order_as_the_option(tmp_path, capsys):
         assert exc.value.code == 2 and text in line and "order=" not in line, line
 
 
-def _context(X_train, X_test, y_train, y_test):
-    """An audit context of labels p/q, one group and a constant model, for the section alone."""
-    return AuditContext(
-        dataset="synthetic",
-        label="y",
-        group="g",
-        labels=np.array(["p", "q"]),
-        feature_names=list(X_train.columns),
-        X_train=X_train,
-        X_test=X_test,
-        y_train=y_train,
-        y_test=y_test,
-        g_train=np.zeros(len(X_train)),
-        g_test=np.zeros(len(X_test)),
-        models={},
-        predictions={"constant": np.full(len(X_test), "p")},
-        random_state=0,
-    )
-
-
 def test_audit_notes_test_rows_with_levels_unseen_in_training():
     X, y = _table(160, seed=2)
     labels = np.where(y > y.median(), "q", "p")
     X_test = X.iloc[120:].copy()
     X_test.loc[X_test.index[:3], "c"] = "new"
-    ctx = _context(X.iloc[:120], X_test, labels[:120], labels[120:])
+    ctx = synthetic_context(X.iloc[:120], X_test, labels[:120], labels[120:])
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)  # said in the report, not on stderr
         result = section.build(ctx)
@@ -170,7 +150,7 @@ def test_audit_calls_a_column_named_with_an_ampersand_a_main_effect():
     rng = np.random.default_rng(5)
     X = pd.DataFrame({"R & D": rng.uniform(-1, 1, 120), "b": rng.uniform(-1, 1, 120)})
     labels = np.where(X["R & D"] + 0.2 * rng.normal(size=120) > 0, "q", "p")
-    ctx = _context(X.iloc[:80], X.iloc[80:], labels[:80], labels[80:])
+    ctx = synthetic_context(X.iloc[:80], X.iloc[80:], labels[:80], labels[80:])
     captions = [b.caption for b in section.build(ctx).blocks if isinstance(b, Figure)]
     assert "ANOVA-TPNN main effect R & D" in captions, captions
     assert "ANOVA-TPNN interaction R & D & b" in captions, captions
