@@ -113,6 +113,11 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=8)
     ap.add_argument("--steps", type=int, default=50)
     args = ap.parse_args()
+    for name in ("graphs", "l_max", "mul", "layers", "k", "steps"):
+        minimum = 0 if name == "l_max" else 1
+        if getattr(args, name) < minimum:  # one line, exit 2, instead of a traceback
+            ap.error(f"--{name.replace('_', '-')}: expected an integer >= {minimum}, "
+                     f"got {getattr(args, name)}")  # fmt: skip
 
     import torch
     from captum.attr import IntegratedGradients
