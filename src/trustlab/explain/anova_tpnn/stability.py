@@ -47,8 +47,15 @@ class ComponentStability(Result):
 
     @property
     def overall_correlation(self) -> float:
-        """The mean over components of the mean pairwise correlation."""
-        return float(np.nanmean(self.mean_correlation))
+        """The mean over components of the mean pairwise correlation, over the components where
+        it is defined (NaN when it is defined for none)."""
+        defined = self.mean_correlation[~np.isnan(self.mean_correlation)]
+        return float(defined.mean()) if len(defined) else float("nan")
+
+    @property
+    def n_undefined(self) -> int:
+        """Components whose correlation is not defined: constant on these rows in some model."""
+        return int(np.isnan(self.mean_correlation).sum())
 
     def _dict_items(self) -> dict[str, Any]:
         return {
@@ -61,27 +68,40 @@ class ComponentStability(Result):
                 for i, name in enumerate(self.names)
             },
             "overall_correlation": self.overall_correlation,
+            "n_undefined": self.n_undefined,
             "n_models": self.n_models,
             "n_rows": self.n_rows,
         }
 
     def summary(self) -> str:
-        lines = [
-            f"Component stability over {self.n_models} models and {self.n_rows} rows: mean "
-            f"pairwise correlation {self.overall_correlation:.3f}"
-        ]
-        lines += [
-            f"  {name:<30} r = {self.mean_correlation[i]:.3f}, normalised variance = "
-            f"{self.normalised_variance[i]:.3g}"
-            for i, name in enumerate(self.names)
-        ]
+        head = f"Component stability over {self.n_models} models and {self.n_rows} rows: "
+        undefined = self.n_undefined
+        if undefined == len(self.names):
+            head += (
+                "mean pairwise correlation not defined (every component is constant on these rows)"
+            )
+        else:
+            head += f"mean pairwise correlation {self.overall_correlation:.3f}"
+            if undefined:
+                head += (
+                    f" over {len(self.names) - undefined} of {len(self.names)} components (the "
+                    "others are constant on these rows)"
+                )
+        lines = [head]
+        for i, name in enumerate(self.names):
+            r = self.mean_correlation[i]
+            shown = "not defined (constant on these rows)" if np.isnan(r) else f"{r:.3f}"
+            lines.append(
+                f"  {name:<30} r = {shown}, normalised variance = {self.normalised_variance[i]:.3g}"
+            )
         return "\n".join(lines)
 
     def plot(self, ax=None):
         """Bars of the mean pairwise correlation per component."""
         ax = new_axes(ax, (6.0, 0.3 * len(self.names) + 1.2))
         ax.barh(list(self.names)[::-1], self.mean_correlation[::-1], color="tab:green")
-        ax.set_xlim(min(0.0, float(np.nanmin(self.mean_correlation))), 1.0)
+        defined = self.mean_correlation[~np.isnan(self.mean_correlation)]
+        ax.set_xlim(min([0.0, *defined.tolist()]), 1.0)  # an undefined component draws no bar
         ax.set_xlabel("mean pairwise correlation across models")
         ax.set_title(f"Component stability ({self.n_models} models)")
         return ax
@@ -124,6 +144,8 @@ def component_stability(models: Sequence[Any], X) -> ComponentStability:
     if isinstance(models, (str, bytes)) or not isinstance(models, Sequence) or len(models) < 2:
         raise InputError.bad("models", "a sequence of at least 2 fitted models", models)
     parts = [model.components(X) for model in models]
+    if len(parts[0].values) < 2:  # a correlation across rows needs two of them
+        raise InputError.bad("X", "at least 2 rows", len(parts[0].values))
     names = parts[0].names
     classes = _classes(parts[0])
     for i, part in enumerate(parts[1:], start=1):
@@ -141,7 +163,10 @@ def component_stability(models: Sequence[Any], X) -> ComponentStability:
             normalised.append(float((runs / norms).var(axis=0).mean()))
             matrix = np.corrcoef(runs)
         upper = matrix[np.triu_indices(len(runs), k=1)]
-        correlation.append(float(upper.mean()))
+        # a run constant on these rows has no correlation; np.corrcoef gives NaN or, when the
+        # mean rounds off the constant, +-1 from the rounding error
+        constant = bool((np.ptp(runs, axis=1) == 0).any())
+        correlation.append(float("nan") if constant else float(upper.mean()))
     return ComponentStability(
         names, np.asarray(correlation), np.asarray(normalised), np.asarray(raw), len(models), n
     )
