@@ -4,7 +4,8 @@ An ANOVA-TPNN (:class:`trustlab.explain.anova_tpnn.ANOVATPNN`) is fitted on the 
 of the audit, with its own preprocessing: the model quantile-transforms numeric features and has
 a neuron for categorical ones, so it takes the raw features; missing values are imputed first
 (median of a numeric feature, most frequent level of a categorical one, learnt on the training
-rows; a column with at most one value on the training rows is left out, with a note). With
+rows; a column with at most one value on the training rows is left out, with a note). A column
+whose name holds " & " (the joiner of a pair's name) is renamed for the model, with a note. With
 more than 16 features only the 10 strongest pairs are fitted (``interactions="auto"``), with a
 note: all pairs of 300 features would be 44,850 components. Its test
 accuracy is set beside the zoo's, and its strongest components are drawn: each
@@ -37,6 +38,7 @@ N_JOBS = 1  # the audit runs on shared machines; the network is small
 # an audit: the strongest MAX_INTERACTIONS pairs are screened instead.
 MAX_ALL_PAIRS_FEATURES = 16
 MAX_INTERACTIONS = 10
+JOINER = " & "  # how the model joins the features of a pair's component name
 
 EXPLANATION = (
     "ANOVA-TPNN (Park et al., ICML 2025) is a neural network whose prediction is an intercept "
@@ -55,6 +57,8 @@ def build(ctx: AuditContext) -> Section | None:
     from trustlab.explain.anova_tpnn import ANOVATPNN
 
     X_train, X_test, notes = _imputed(ctx.X_train, ctx.X_test)
+    X_train, X_test, renamed = _without_joiner(X_train, X_test)
+    notes += renamed
     interactions = "all"
     n_features = X_train.shape[1]
     if n_features > MAX_ALL_PAIRS_FEATURES:
@@ -138,6 +142,29 @@ def _imputed(X_train: pd.DataFrame, X_test: pd.DataFrame) -> tuple:
             "(numeric) or most frequent value (categorical) for this model."
         )
     return X_train.fillna(fill), X_test.fillna(fill), notes
+
+
+def _without_joiner(X_train: pd.DataFrame, X_test: pd.DataFrame) -> tuple:
+    """Rename the columns whose names hold " & ", which joins the features of a pair's name:
+    with columns a, b and "a & b" the model would have two components called "a & b" (it
+    refuses such names). Without " & " in any column name every component name is distinct."""
+    names = [str(column) for column in X_train.columns]
+    taken, mapping = set(names), {}
+    for column, name in zip(X_train.columns, names, strict=True):
+        if JOINER not in name:
+            continue
+        new = base = name.replace(JOINER, "&")
+        count = 1
+        while new in taken:
+            count += 1
+            new = f"{base} ({count})"
+        taken.add(new)
+        mapping[column] = new
+    if not mapping:
+        return X_train, X_test, []
+    listed = ", ".join(f"{str(old)!r} as {new!r}" for old, new in mapping.items())
+    note = f"In this model {listed} (' & ' joins the features of a pair's name)."
+    return X_train.rename(columns=mapping), X_test.rename(columns=mapping), [note]
 
 
 def _scores(y_true: np.ndarray, y_pred: np.ndarray) -> dict:
