@@ -84,12 +84,20 @@ class TemplateBackend:
 
     def answer_batch(self, images: Sequence[np.ndarray], questions: Sequence[str]) -> list[str]:
         """Answers for many images at once (one batched predictor pass)."""
+        imgs, questions = check_images_and_questions(images, questions)
+        return self.describe_predictions(self.predict(imgs), questions)
+
+    def describe_predictions(self, predictions: Any, questions: Sequence[str]) -> list[str]:
+        """The answers to ``questions`` (one per image) about predictions already made: what
+        :meth:`answer_batch` writes for the images ``predictions`` were made of."""
         from trustlab.watermark.describer import describe
 
-        imgs, questions = check_images_and_questions(images, questions)
-        pred = self.predict(imgs)
+        if len(questions) != len(predictions):
+            raise InputError.bad(
+                "questions", f"{len(predictions)} questions, one per prediction", len(questions)
+            )
         seeds = [_seed(self.random_state, q) for q in questions]
-        return [describe(pred.facts(i), random_state=s) for i, s in enumerate(seeds)]
+        return [describe(predictions.facts(i), random_state=s) for i, s in enumerate(seeds)]
 
     def level_logits(self, image: np.ndarray) -> np.ndarray:
         pred = self.predict([image])
