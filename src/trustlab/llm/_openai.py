@@ -92,6 +92,7 @@ class Request:
     stream: bool = False
     include_usage: bool = False
     max_tokens_field: str = "max_tokens"
+    max_tokens_given: bool = False  # False: the default, shortened to what the context leaves
 
 
 def parse_chat(body: dict[str, Any], model_name: str, tokenizer: Any) -> Request:
@@ -114,6 +115,7 @@ def parse_chat(body: dict[str, Any], model_name: str, tokenizer: Any) -> Request
             )
         request.max_tokens = check_positive_int(wanted, "max_completion_tokens")
         request.max_tokens_field = "max_completion_tokens"
+        request.max_tokens_given = True
     top = _get(body, "top_logprobs")
     if check_bool(_get(body, "logprobs", False), "logprobs"):
         request.logprobs = 0 if top is None else check_top_logprobs(top)
@@ -194,6 +196,7 @@ def _common(body: dict[str, Any], endpoint: str, prompts: list[str], chat: bool)
         chat=chat,
         n=n,
         max_tokens=check_positive_int(_get(body, "max_tokens", DEFAULT_MAX_TOKENS), "max_tokens"),
+        max_tokens_given=_get(body, "max_tokens") is not None,
         temperature=check_temperature(_get(body, "temperature", DEFAULT_TEMPERATURE)),
         top_p=check_top_p(_get(body, "top_p", 1.0)),
         seed=_json_seed(_get(body, "seed")),

@@ -173,6 +173,16 @@ class LocalBackend:
         except InputError as exc:
             raise _in_request_words(exc, request) from None
         longest = max(len(p) for p in ids)
+        if self.context is not None and longest >= self.context:
+            field = _prompt_field(request, max(range(len(ids)), key=lambda i: len(ids[i])))
+            raise InputError(
+                f"{field}: expected at most {self.context - 1} tokens (the model's context is "
+                f"{self.context}, and one new token needs room), got {longest}",
+                argument=field,
+            )
+        if self.context is not None and longest + request.max_tokens > self.context:
+            if not request.max_tokens_given:  # the default budget: what the context leaves
+                request.max_tokens = self.context - longest
         if self.context is not None and longest + request.max_tokens > self.context:
             raise InputError.bad(
                 request.max_tokens_field,
@@ -267,16 +277,19 @@ class SerialBackend:
         pass
 
 
+def _prompt_field(request: Request, i: int) -> str:
+    """The request's field for its i-th prompt: ``prompt`` (or ``prompt[i]`` for one of several)
+    on /completions, ``messages`` on chat."""
+    if request.endpoint == "chat":
+        return "messages"
+    return "prompt" if len(request.prompts) == 1 else f"prompt[{i}]"
+
+
 def _in_request_words(exc: InputError, request: Request) -> InputError:
     """A prompt the model refuses (``prompts[i]``, LocalModel's argument) named by the request's
-    field: ``prompt`` (or ``prompt[i]`` for one of several) on /completions, ``messages`` on chat."""
+    field (see :func:`_prompt_field`)."""
     where = exc.argument or ""
     if not where.startswith("prompts["):
         return exc
-    if request.endpoint == "chat":
-        field = "messages"
-    elif len(request.prompts) == 1:
-        field = "prompt"
-    else:
-        field = "prompt" + where[len("prompts") :]
+    field = _prompt_field(request, int(where[len("prompts[") : -1]))
     return InputError(field + str(exc)[len(where) :], argument=field)

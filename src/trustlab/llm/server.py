@@ -283,7 +283,8 @@ def make_server(
     message is generated with the chat template (as ``model.generate([content], chat=True)``);
     a longer conversation is rendered with the tokenizer's chat template (or, without one, as
     ``role: content`` lines ending in ``assistant:``) and generated as plain text. Request
-    fields: ``max_tokens`` / ``max_completion_tokens`` (default 256), ``temperature`` (in [0, 2],
+    fields: ``max_tokens`` / ``max_completion_tokens`` (default 256, or what the model's context
+    leaves after the prompt when that is less), ``temperature`` (in [0, 2],
     default 1.0 as in the OpenAI API), ``top_p``, ``n`` (up to 64), ``seed``, ``stop``,
     ``stream`` with ``stream_options.include_usage``, ``logprobs`` and ``top_logprobs`` (chat) or
     ``logprobs`` (completions, up to 20 alternatives); they are checked by the same rules as
