@@ -8,7 +8,8 @@
 - **fidelity**: accuracy after deleting the top ``fraction`` of nodes by each method (the nodes are
   removed from the point cloud, so they neither carry features nor shape their neighbours'
   geometry), against deleting the same number of random nodes (mean of ``n_random`` draws); the
-  *fidelity gap* is how much more the method's deletion drops accuracy than random deletion;
+  *fidelity gap* is how much more the method's deletion drops accuracy than random deletion
+  (the ``random`` method's deletion is that control itself: its gap is None, not a measured 0);
 - **angular orders**: accuracy with each order l of the spherical harmonics and hidden features
   zeroed (``mask_order``), and EquiGX's relevance split into input features, edge distances and
   edge directions per order l.
@@ -89,8 +90,9 @@ class ExplanationEvaluation(Result):
 
     ``auroc`` / ``average_precision``: per method, ``{"estimate", "low", "high", "n"}`` over
     graphs; ``accuracy_after_deletion``: per method, the accuracy once its top ``fraction`` nodes
-    are deleted (``"random"``: mean over random draws); ``fidelity_gap``: per method, accuracy
-    after random deletion minus accuracy after the method's deletion; ``order_accuracy``: per
+    are deleted (``"random"``: mean over random draws, the control); ``fidelity_gap``: per method,
+    accuracy after random deletion minus accuracy after the method's deletion (None for
+    ``"random"``: it is the control, so its gap would be 0 by construction); ``order_accuracy``: per
     order l, accuracy with l zeroed; ``relevance_parts``: EquiGX's mean relevance on input
     features, edge distances and edge directions per order l (they sum to 1; graphs
     whose network output is 0 are left out);
@@ -126,9 +128,11 @@ class ExplanationEvaluation(Result):
         ]
         for m in self.methods:
             a, p = self.auroc[m]["estimate"], self.average_precision[m]["estimate"]
+            # the random method's deletion is the control: no gap to report
+            gap = "control" if m == "random" else _f(self.fidelity_gap.get(m))
             lines.append(
                 f"  {m:<22}{_f(a):>8}{_f(p):>8}"
-                f"{_f(self.accuracy_after_deletion.get(m)):>22}{_f(self.fidelity_gap.get(m)):>8}"
+                f"{_f(self.accuracy_after_deletion.get(m)):>22}{gap:>8}"
             )
         lines.append(
             f"  random deletion of {_pct(self.fraction)}: accuracy "
@@ -351,7 +355,8 @@ def evaluate_explanations(
         ]
         rand.append(float(np.mean(predict_graphs(model, cut).argmax(1) == labels)))
     after["random"] = float(np.mean(rand))
-    gap = {m: after["random"] - after[m] for m in methods}
+    # the random method's deletion is replaced by the control above: its gap is 0 by construction
+    gap = {m: None if m == "random" else after["random"] - after[m] for m in methods}
     # angular orders
     order_acc = {
         ell: float(np.mean(predict_graphs(model, graphs, mask_order=[ell]).argmax(1) == labels))
