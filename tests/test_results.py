@@ -222,3 +222,33 @@ def test_numpy_dates_and_durations_become_iso_texts_not_nanoseconds():
     assert to_jsonable(np.array([1, "NaT"], dtype="timedelta64[ms]")) == [
         "P0DT0H0M0.001S", None
     ]  # fmt: skip
+
+
+def test_two_keys_that_become_one_json_key_are_refused_not_merged():
+    # {1: "a", "1": "b"} became {"1": "b"}: the first value was lost without a word
+    with pytest.raises(InputError, match=r"value\['g'\]: expected keys that stay distinct.*'1'"):
+        to_jsonable({"g": {1: "a", "1": "b"}})
+    assert to_jsonable({1: "a", "2": "b"}) == {"1": "a", "2": "b"}
+
+
+def test_enums_and_plain_dataclasses_convert_to_their_values():
+    import enum
+
+    class Colour(enum.Enum):
+        RED = 1
+
+    class Kind(enum.StrEnum):
+        A = "a"
+
+    @dataclass(frozen=True)
+    class Point:
+        x: float
+        where: Path
+        kind: Kind
+        cache: np.ndarray = internal_field(default=None)
+
+    point = Point(np.float32("nan"), Path("p/q"), Kind.A, np.zeros(3))
+    converted = to_jsonable({"c": Colour.RED, Colour.RED: [point], "s": np.str_("t")})
+    assert converted == {"c": 1, "1": [{"x": None, "where": "p/q", "kind": "a"}], "s": "t"}
+    assert [type(v) for v in converted["1"][0].values()] == [type(None), str, str]
+    assert type(converted["s"]) is str

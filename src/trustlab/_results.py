@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import enum
 import json
 import math
 import os
@@ -142,11 +143,17 @@ def to_jsonable(value: Any, name: str = "value") -> Any:
     """Convert numpy and pandas values to plain JSON values; NaN and infinity become None,
     dates, times and durations ISO 8601 texts (numpy's too; a missing one None).
 
-    Objects with a ``to_dict()`` method are converted through it. Anything else that JSON cannot
-    hold raises :class:`InputError` naming where it was found.
+    Objects with a ``to_dict()`` method are converted through it, other dataclasses through their
+    fields (minus :func:`internal_field` ones), an Enum member as its value. Mapping keys become
+    texts; two keys that would become one text (``1`` and ``"1"``) raise. Anything else that JSON
+    cannot hold raises :class:`InputError` naming where it was found.
     """
-    if value is None or isinstance(value, (bool, str)):
+    if isinstance(value, enum.Enum):  # its value (a str or int Enum is a str or int too)
+        return to_jsonable(value.value, name)
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, str):
+        return str(value)  # numpy's str_ as a plain str
     if type(value).__name__ in ("NAType", "NaTType"):  # pandas' missing values
         return None
     if isinstance(value, int):
@@ -154,7 +161,7 @@ def to_jsonable(value: Any, name: str = "value") -> Any:
     if isinstance(value, float):
         return float(value) if math.isfinite(value) else None
     if isinstance(value, Mapping):
-        return {_key(k, name): to_jsonable(v, f"{name}[{k!r}]") for k, v in value.items()}
+        return _mapping(value, name)
     if isinstance(value, (list, tuple, set, frozenset)):
         return [to_jsonable(v, f"{name}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, os.PathLike):
@@ -165,6 +172,10 @@ def to_jsonable(value: Any, name: str = "value") -> Any:
         return to_jsonable(value.tolist(), name)
     if hasattr(value, "to_dict") and callable(value.to_dict):
         return to_jsonable(value.to_dict(), name)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # its fields, by name
+        fields = dataclasses.fields(value)
+        items = {f.name: getattr(value, f.name) for f in fields if f.metadata.get(_IN_DICT, True)}
+        return to_jsonable(items, name)
     if hasattr(value, "isoformat"):  # dates and times
         return value.isoformat()
     if isinstance(value, datetime.timedelta):  # as pandas' Timedelta says it: ISO 8601
@@ -196,9 +207,27 @@ def _numpy_times(value: Any) -> Any:
     return plain(texts).tolist()
 
 
+def _mapping(value: Mapping, name: str) -> dict[str, Any]:
+    """A mapping with text keys; two keys that read as one (``1`` and ``"1"``) are refused
+    rather than one silently replacing the other."""
+    out: dict[str, Any] = {}
+    for k, v in value.items():
+        key = _key(k, name)
+        if key in out:
+            raise InputError(
+                f"{name}: expected keys that stay distinct as JSON text, got two keys written "
+                f"{key!r}",
+                argument=name,
+            )
+        out[key] = to_jsonable(v, f"{name}[{k!r}]")
+    return out
+
+
 def _key(key: Any, name: str) -> str:
+    if isinstance(key, enum.Enum):
+        key = key.value
     if isinstance(key, str):
-        return key
+        return str(key)
     if hasattr(key, "item"):
         key = key.item()
     if isinstance(key, (int, float, bool)) or key is None:
