@@ -87,12 +87,16 @@ def main(argv: list[str] | None = None) -> None:
     """Run the CLI; turn every error into one clear line on stderr and an exit code.
 
     Exit codes: 0 success, 2 bad input (trustlab's InputError/ConfigError and usage errors such as
-    ``--sigma abc``), 1 failure, 130 interrupted.
+    ``--sigma abc`` or ``--seed 1 --seed 2``), 1 failure, 130 interrupted. Output cut short by a
+    reader that went away (``trustlab --help | head -1``) ends quietly with exit 1 (click's and
+    Python's convention for a broken pipe).
     """
     import click
 
+    command = typer.main.get_command(app)  # built once (0.3 s): app() would build it again
     try:
-        code = app(args=argv, prog_name="trustlab", standalone_mode=False)
+        _refuse_repeated_options(command, sys.argv[1:] if argv is None else argv)
+        code = command.main(args=argv, prog_name="trustlab", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:  # a group without a command: its help
         # the error was made with the help text; typer's rich help printed itself as it was made
         # (and left the text empty), plain click's is the text: print the help once
@@ -107,7 +111,7 @@ def main(argv: list[str] | None = None) -> None:
         typer.echo("trustlab: interrupted", err=True)
         sys.exit(130)
     except InputError as exc:
-        message = option_message(str(exc), exc.argument, _options(argv))
+        message = option_message(str(exc), exc.argument, _options(command, argv))
         typer.echo(f"trustlab: error: {message}", err=True)
         sys.exit(2)
     except ConfigError as exc:
@@ -125,16 +129,64 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
-def _options(argv: list[str] | None) -> set[str]:
-    """The option names of the command that ``argv`` invokes (empty if it names none)."""
+def _command(command, argv: list[str]):
+    """The click command that ``argv`` invokes under the root ``command``, its context (for the
+    usage error's command path) and the arguments after its name."""
     import click
 
-    command = typer.main.get_command(app)
-    for token in sys.argv[1:] if argv is None else argv:
+    context = click.Context(command, info_name="trustlab")
+    for i, token in enumerate(argv):
         if not isinstance(command, click.Group) or token not in command.commands:
-            break
+            return command, context, argv[i:]
         command = command.commands[token]
+        context = click.Context(command, parent=context, info_name=token)
+    return command, context, []
+
+
+def _options(root, argv: list[str] | None) -> set[str]:
+    """The option names of the command that ``argv`` invokes (the root's if it names none)."""
+    command, _, _ = _command(root, sys.argv[1:] if argv is None else argv)
     return {name for param in command.params for name in param.opts}
+
+
+def _refuse_repeated_options(root, argv: list[str]) -> None:
+    """A usage error for an option that takes one value given twice (click keeps the last and
+    says nothing: ``--seed 1 --seed 2`` ran with seed 2), and for a flag given both ways
+    (``--chat --no-chat``). Options meant to repeat (``--harmful A --harmful B``) are left alone,
+    and so is a flag said twice the same way."""
+    import click
+
+    command, context, args = _command(root, [str(a) for a in argv])
+    by_name = {
+        name: param
+        for param in command.params
+        if isinstance(param, click.Option)
+        for name in (*param.opts, *param.secondary_opts)
+    }
+    seen: dict[str, tuple[str, str]] = {}  # param name -> (option as written, value)
+    tokens = iter(args)
+    for token in tokens:
+        if token == "--":
+            break  # the rest are arguments
+        name, equals, value = token.partition("=") if token.startswith("--") else (token, "", "")
+        param = by_name.get(name)
+        if param is None or param.multiple or param.count:
+            continue
+        if param.is_flag:
+            value = "off" if name in param.secondary_opts else "on"
+        elif not equals:
+            value = " ".join(next(tokens, "") for _ in range(max(param.nargs, 1)))
+        if param.name not in seen:
+            seen[param.name] = (name, value)
+            continue
+        first, before = seen[param.name]
+        if param.is_flag and value == before:
+            continue
+        if param.is_flag:
+            message = f"Options '{first}' and '{name}' were both given; give one of them."
+        else:
+            message = f"Option '{name}' was given twice ({before!r}, then {value!r}); give it once."
+        raise click.UsageError(message, ctx=context)
 
 
 if __name__ == "__main__":  # pragma: no cover
