@@ -126,7 +126,9 @@ class MapFit(Result):
     best_epoch : int
         The epoch whose weights were kept (0 for the affine map).
     stopped_early : bool
-        Training stopped before ``max_epochs`` because the held-out FVU stopped improving.
+        Training stopped before ``max_epochs`` because the held-out FVU fell by less than
+        ``IMPROVEMENT`` (0.1 %) over ``patience`` epochs: a slow-down, not a minimum (it may
+        still have been falling; :meth:`summary` says whether the last epoch was the best).
     max_epochs : int
         The epochs allowed (the estimator's ``max_epochs``, or the number it chose for None; 0
         for the closed-form affine map).
@@ -196,11 +198,28 @@ class MapFit(Result):
             else f"{self.epochs} epochs of Adam (at most {self.max_epochs})"
         )
         if self.stopped_early:
-            training += f", stopped early (best epoch {self.best_epoch})"
+            training += f", {self._stop_reason(where)}"
         return (
             f"{self.kind} map {self.source_width} -> {self.target_width}: {where} FVU "
             f"{fvu:.4g} (R^2 {1 - fvu:.4g}), mean cosine {cosine:.4f}; {self.n_rows} rows "
             f"({self.n_heldout} held out), {training}"
+        )
+
+    def _stop_reason(self, where: str) -> str:
+        """Why training stopped early, as it was: the FVU fell less than ``IMPROVEMENT`` over
+        the patience epochs, which is not a minimum (it may still have been falling)."""
+        reference, since = math.inf, 0  # the rule of the training loop, replayed
+        for h in self.history:
+            if h["heldout_fvu"] < reference * (1.0 - IMPROVEMENT):
+                reference, since = h["heldout_fvu"], h["epoch"]
+        window = f"the last {self.epochs - since} epochs" if self.history else "the patience epochs"
+        kept = (
+            "kept the last epoch, the FVU still falling"
+            if self.best_epoch == self.epochs
+            else f"kept epoch {self.best_epoch}, its lowest"
+        )
+        return (
+            f"stopped early: the {where} FVU fell less than {IMPROVEMENT:.1%} in {window} ({kept})"
         )
 
     def plot(self, ax: Any = None) -> Any:
