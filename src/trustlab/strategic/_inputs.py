@@ -23,6 +23,9 @@ __all__ = [
     "check_budgets",
     "check_positive_labels",
     "check_price",
+    "check_price_vector",
+    "market_distances",
+    "refuse_overflow",
     "feature_names",
     "validate",
 ]
@@ -219,3 +222,49 @@ def validate(w, b0, X, budgets, y=None):
     money = check_budgets(budgets, features.shape[0])
     positive = None if y is None else check_positive_labels(y, features.shape[0])
     return weights, intercept, features, money, positive
+
+
+def check_price_vector(prices: Any, n_features: int) -> np.ndarray:
+    """Per-feature prices: non-negative, ``inf`` for a feature that is not for sale (as
+    ``MarketResult.feature_prices`` reports them when no market forms)."""
+    raw = np.asarray(prices) if not hasattr(prices, "to_numpy") else prices.to_numpy()
+    offered = raw
+    if raw.dtype.kind == "f":
+        if np.isnan(raw).any() or (raw == -np.inf).any():
+            raise InputError.bad(
+                "prices", "non-negative per-feature prices (inf: not for sale), no NaN", raw
+            )
+        offered = np.where(raw == np.inf, 0.0, raw)
+    vector = as_float_array(offered, "prices", ndim=1)  # text, complex, shape
+    if vector.shape[0] != n_features:
+        raise InputError.bad("prices", f"{n_features} per-feature prices", vector)
+    if (vector < 0).any():
+        raise InputError.bad(
+            "prices", "non-negative per-feature prices (inf: not for sale)", vector
+        )
+    if raw.dtype.kind == "f":
+        vector[raw == np.inf] = np.inf
+    return vector
+
+
+def refuse_overflow(name: str, what: str, remedy: str) -> None:
+    raise InputError(
+        f"{name}: expected values whose {what} fit in a float64 (at most 1.8e308), got an "
+        f"overflow to infinity; {remedy}",
+        argument=name,
+    )
+
+
+def market_distances(weights, intercept, features) -> tuple[float, np.ndarray]:
+    """``(||w||, u)`` with ``u_i = -(w'x_i + b0)/||w||``; an overflow is refused, not returned as
+    inf or NaN (which would silently accept or drop users)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        norm = float(np.linalg.norm(weights))
+        if not math.isfinite(norm):
+            refuse_overflow(
+                "w", "norm ||w||", "divide w and b0 by a constant (the classifier is the same)"
+            )
+        distances = -(features @ weights + intercept) / norm
+    if not np.isfinite(distances).all():
+        refuse_overflow("X", "scores w'x + b0", "use smaller units for the features")
+    return norm, distances

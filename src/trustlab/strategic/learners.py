@@ -148,7 +148,8 @@ class _MarketLinearClassifier(_ClassifierMixin, _BaseEstimator):
             return score
         if rho == 0.0:
             return np.where(res.predictions == 1, np.maximum(score, 0.0), score)
-        reach = norm * res.budgets / rho
+        with np.errstate(over="ignore"):  # a reach beyond 1.8e308 is an infinite margin
+            reach = norm * res.budgets / rho
         margin = score + reach
         # The decision compares b_i/u_i with rho; keep the sign exactly consistent with it.
         return np.where(res.predictions == 1, np.maximum(margin, 0.0), np.minimum(margin, -1e-300))
@@ -281,7 +282,10 @@ class _TrainedMarketClassifier(_MarketLinearClassifier):
         # Budgets enter the loss only as b_i / rho; scaling them to median 1 leaves the market
         # unchanged and makes the softmax scale mean the same thing whatever the currency.
         paid = money[money > 0]
-        self.budget_scale_ = float(np.median(paid)) if paid.size else 1.0
+        with np.errstate(over="ignore"):
+            self.budget_scale_ = float(np.median(paid)) if paid.size else 1.0
+        if not math.isfinite(self.budget_scale_):  # the middle two's sum overflowed: halve first
+            self.budget_scale_ = 2.0 * float(np.median(paid / 2.0))
         scaled = money / self.budget_scale_
         order = rng.permutation(features.shape[0])
         n_val = int(round(params["validation_fraction"] * features.shape[0]))

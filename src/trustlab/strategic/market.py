@@ -25,6 +25,11 @@ The revenue-maximising price (:func:`market_price`) is found in O(m log m): reve
 values ``beta_i = b_i / u_i`` and drops at each, so its maximum sits at one of them. Sorting
 ``beta`` in decreasing order and taking prefix sums of ``u`` at the last index of each group of
 equal ``beta`` (a whole tie group buys at its price) gives every candidate revenue at once.
+
+Why this module is long: it is the whole mechanism -- the exact price, its result type with the
+revenue curve and plot, the best response under any price vector and the soft price's public
+entry point -- which share one convention for distances, prices and overflow; the input checks
+are in ``_inputs`` and the torch code in ``_market_torch``.
 """
 
 from __future__ import annotations
@@ -35,11 +40,17 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import as_float_array, check_positive
+from trustlab._checks import check_positive
 from trustlab._lazy import require
 from trustlab._results import Result, internal_field, new_axes
-from trustlab.errors import InputError
-from trustlab.strategic._inputs import check_price, feature_names, validate
+from trustlab.strategic._inputs import (
+    check_price,
+    check_price_vector,
+    feature_names,
+    market_distances,
+    refuse_overflow,
+    validate,
+)
 
 __all__ = [
     "MarketResult",
@@ -309,14 +320,24 @@ class MarketResult(Result):
         return ax
 
 
+@np.errstate(over="ignore", invalid="ignore")
 def outcome(weights, intercept, features, budgets, positive, price, names=None) -> MarketResult:
-    """The market at ``price`` (None: the revenue-maximising one), for checked inputs."""
-    norm = float(np.linalg.norm(weights))
-    distances = -(features @ weights + intercept) / norm
+    """The market at ``price`` (None: the revenue-maximising one), for checked inputs. Numbers
+    that overflow a float64 (budget per distance, total distance, revenue, welfare) are refused:
+    an infinite ``b_i / u_i`` made the market vanish without a word."""
+    smaller_budgets = "divide the budgets by a constant (prices and revenue scale with them)"
+    norm, distances = market_distances(weights, intercept, features)
     rejected = distances > 0
     # Users add to features (delta >= 0), so only positive weights let anyone move.
     movable = rejected if np.any(weights > 0) else np.zeros_like(rejected)
     curve = _revenue_curve(distances, budgets, movable)
+    for values, name, what, remedy in (
+        (curve.prices, "budgets", "budget per distance b_i / u_i", smaller_budgets),
+        (curve.demand, "X", "total distance to the boundary", "use smaller units for X"),
+        (curve.revenues, "budgets", "revenues", smaller_budgets),
+    ):
+        if not np.isfinite(values).all():
+            refuse_overflow(name, what, remedy)
     if curve.prices.size:
         best = curve.best
         optimal_price, optimal_revenue = float(curve.prices[best]), float(curve.revenues[best])
@@ -335,6 +356,8 @@ def outcome(weights, intercept, features, budgets, positive, price, names=None) 
         revenue = float(rho * distances[buyers].sum()) if buyers.any() else 0.0
     predictions = (~rejected | buyers).astype(np.int64)
     welfare = float(budgets[predictions == 1].sum() - costs.sum())
+    if not math.isfinite(welfare) or not math.isfinite(revenue):
+        refuse_overflow("budgets", "sums (welfare, revenue)", smaller_budgets)
     if math.isfinite(rho):
         feature_prices = np.maximum(weights, 0.0) * (rho / norm)
     else:
@@ -343,6 +366,8 @@ def outcome(weights, intercept, features, budgets, positive, price, names=None) 
     if positive is not None:
         still_out = positive & (predictions == 0)
         burden = float(rho * distances[still_out].sum()) if still_out.any() else 0.0
+        if math.isfinite(rho) and not math.isfinite(burden):
+            refuse_overflow("price", "social burden (price times distance)", "use a lower price")
         accuracy = float(np.mean((predictions == 1) == positive))
         accuracy_plain = float(np.mean(~rejected == positive))
     return MarketResult(
@@ -493,7 +518,9 @@ def best_response(w: Any, b0: Any, X: Any, budgets: Any, prices: Any) -> BestRes
     """Each user's cheapest purchase ``delta >= 0`` with ``w'(x + delta) + b0 >= 0``.
 
     ``prices`` is a scalar ``rho`` per unit distance along ``w`` (the market's price: per-feature
-    prices ``rho * max(w, 0)/||w||``) or a per-feature price vector ``p >= 0`` of shape (d,). With
+    prices ``rho * max(w, 0)/||w||``) or a per-feature price vector ``p >= 0`` of shape (d,),
+    ``p_j = inf`` for a feature that is not for sale (as ``MarketResult.feature_prices`` reports
+    when no market forms; NaN is refused). With
     linear costs ``p'delta`` the cheapest move buys only the feature with the lowest
     ``p_j / w_j`` among ``w_j > 0`` (the first such feature on ties); a user buys iff the cost is
     within budget (for a scalar price decided exactly as in :func:`market_outcome`; for a vector,
@@ -509,31 +536,28 @@ def best_response(w: Any, b0: Any, X: Any, budgets: Any, prices: Any) -> BestRes
     ([[2.0, 0.0]], [2.0])
     """
     weights, intercept, features, money, _ = validate(w, b0, X, budgets)
-    gap = -(features @ weights + intercept)  # score still missing
+    scalar = np.ndim(prices) == 0
+    vector = None if scalar else check_price_vector(prices, weights.shape[0])
+    norm, distances = market_distances(weights, intercept, features)
+    gap = -(features @ weights + intercept)  # score still missing (finite: distances are)
     rejected = gap > 0
     useful = weights > 0
-    norm = float(np.linalg.norm(weights))
-    scalar = np.ndim(prices) == 0
     if scalar:
         rho = check_price(prices, "prices")
         per_score = np.where(useful, rho / norm, np.inf)
     else:
-        vector = as_float_array(prices, "prices", ndim=1)
-        if vector.shape[0] != weights.shape[0]:
-            raise InputError.bad("prices", f"{weights.shape[0]} per-feature prices", vector)
-        if (vector < 0).any():
-            raise InputError.bad("prices", "non-negative per-feature prices", vector)
         per_score = np.full(weights.shape, np.inf)
-        per_score[useful] = vector[useful] / weights[useful]
+        with np.errstate(over="ignore"):  # an inf price: that feature is not for sale
+            per_score[useful] = vector[useful] / weights[useful]
     best = int(np.argmin(per_score))  # the cheapest feature per unit of score
     cost = np.zeros(gap.shape)
     cost[rejected] = gap[rejected] * per_score[best] if np.isfinite(per_score[best]) else np.inf
     if scalar and np.isfinite(per_score[best]):
         # decide as the market does: b_i / u_i >= rho, so tie groups behave identically
-        distances = gap[rejected] / norm
         buys = np.zeros(gap.shape, dtype=bool)
-        buys[rejected] = money[rejected] / distances >= rho
-        cost[rejected] = rho * distances
+        with np.errstate(over="ignore"):  # b_i / u_i overflowing is above any finite price
+            buys[rejected] = money[rejected] / distances[rejected] >= rho
+        cost[rejected] = rho * distances[rejected]
     else:
         # A cost within _AFFORD_RTOL of the budget is a tie in floats: the market's own
         # price-setting user pays exactly their budget, and p_j / w_j may round one ulp above.
