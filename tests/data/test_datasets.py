@@ -50,6 +50,22 @@ def test_every_bundled_file_has_a_licence_note():
         assert f"{name}.csv.gz" in notes
 
 
+def test_the_notes_say_what_each_chile_code_means():
+    """carData's Chile documents education as P Primary, PS Post-secondary, S Secondary ("out of
+    order"); the notes listed the codes without their meaning, inviting the alphabetical order
+    P < PS < S to be read as the levels' order."""
+    from importlib import resources
+
+    notes = resources.files("trustlab.data").joinpath("bundled", "LICENSES.md").read_text()
+    notes = " ".join(notes.split())
+    frame = load_dataset("chile").frame
+    assert set(frame["education"].dropna()) == {"P", "PS", "S"}
+    assert "education (P primary, PS post-secondary, S secondary" in notes
+    assert "the order of the levels, which is P < S < PS" in notes
+    assert set(frame["region"]) == {"C", "M", "N", "S", "SA"}
+    assert "region (C Central, M Metropolitan Santiago area, N North, S South, SA city" in notes
+
+
 def test_unknown_dataset_names_the_argument():
     with pytest.raises(InputError, match="name: expected one of 'chile', 'logan'"):
         load_dataset("adult")
@@ -122,6 +138,10 @@ def test_the_undecodable_byte_is_where_a_whole_file_decode_finds_it(
         (",a,b\n0,1,\n1,0.5,2\n", "got an empty cell (a missing value) at line 2, column 3"),
         ("a,b\n1,x\n", "got 'x' at line 2, column 2"),
         ("1,nan\n0.5,2\n", "got 'nan' (a missing value) at line 1, column 2"),  # not a header
+        # float() reads these as 1000 and 12; a CSV writer writes neither (pandas: text)
+        ("a,b\n1_000,2\n", "got '1_000' at line 2, column 1"),
+        ("1,2\n3,\u0661\u0662\n", "got '\u0661\u0662' at line 2, column 2"),
+        ("1_000,2\n3,4\n", "got '1_000' at line 1, column 1"),  # not a header either
     ],
 )
 def test_read_numeric_table_says_what_a_bad_csv_cell_is(tmp_path, text, says):

@@ -152,9 +152,16 @@ def _is_missing(cell: Any) -> bool:
 
 
 def _is_number(cell: Any) -> bool:
-    """A CSV cell (text) that holds a number (not NaN: that is a missing value)."""
-    if not isinstance(cell, str):
-        return False  # a row shorter than the others
+    """A CSV cell (text) that holds a number (not NaN: that is a missing value), written as a
+    CSV writes one: Python's float() also reads ``1_000`` (more likely an ID or a typo; pandas
+    reads it as text) and digits of other scripts (``١٢``), which are not numbers here."""
+    if not isinstance(cell, str) or "_" in cell or not cell.isascii():
+        return False  # not a string: a row shorter than the others
+    return _reads_as_number(cell)
+
+
+def _reads_as_number(cell: Any) -> bool:
+    """A cell Python's float() reads as a number other than NaN (``1_000`` included)."""
     try:
         number = float(cell)
     except (TypeError, ValueError):
@@ -246,8 +253,9 @@ def read_numeric_table(path: Path, name: str, *, encoding: str | None = None):
 def _is_header(row) -> bool:
     """A first row of names: one of its cells is text that is neither a number nor a missing
     value, or its first cell is empty (pandas' header over its index column). A row of data
-    with a missing value is not taken for a header (it was, and silently dropped)."""
-    return _is_blank(row[0]) or any(not _is_number(c) and not _is_missing(c) for c in row)
+    with a missing value is not taken for a header (it was, and silently dropped), nor one with
+    a cell such as ``1_000`` (refused as data, with its place)."""
+    return _is_blank(row[0]) or any(not _reads_as_number(c) and not _is_missing(c) for c in row)
 
 
 def _is_blank(cell: Any) -> bool:
