@@ -134,7 +134,7 @@ def fit(
         max_epochs=max_epochs,
         random_state=seed,
     )
-    polytope._check_params()  # its settings before the model loads (about 20 s)
+    polytope.check_params()  # its settings before the model loads (about 20 s)
     lm = _load_model(model)
     if not 0 <= layer < lm.n_layers:
         raise InputError.bad("--layer", f"a layer of {lm.name} (0..{lm.n_layers - 1})", layer)

@@ -217,6 +217,17 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
         settings, rng = self._check_params()
         return self._fit(acts, unsafe, categories, settings, rng)
 
+    def check_params(self) -> SafetyPolytope:
+        """Check every parameter as :meth:`fit` does, without data or a model (an InputError
+        naming the first bad one); returns ``self``. A caller can check the settings before
+        loading a model (``trustlab safety polytope fit`` does).
+
+        >>> SafetyPolytope(n_facets=3).check_params().n_facets
+        3
+        """
+        self._check_params()
+        return self
+
     def _check_params(self) -> tuple[TrainingSettings, np.random.Generator]:
         """Every parameter, checked once before any work (``fit``, ``fit_on_prompts``)."""
         if self.layer is not None:

@@ -335,11 +335,18 @@ def check_correction(correction: Any, correct_first: Any) -> tuple[str, int]:
     :func:`steered_generate` checks them; no model needed, so a caller can check them before it
     loads one (the CLI does).
 
+    ``correct_first=0`` is refused: it checks no state, so the "corrected" answers would be the
+    plain ones and the share of checked steps corrected 0 of 0 (``safe_flow`` still takes 0).
+
     >>> check_correction("project", 4)
     ('project', 4)
     """
     correction = check_choice(correction, "correction", CORRECTIONS)
     correct_first = check_positive_int(correct_first, "correct_first", minimum=0)
+    if correct_first == 0:
+        raise InputError.bad(
+            "correct_first", "an integer >= 1 (0 checks no state: nothing would be corrected)", 0
+        )
     if correction != "project" and correct_first != CORRECT_FIRST:  # it would be ignored
         raise InputError.bad(
             "correct_first",
