@@ -84,7 +84,8 @@ def test_round_trip_recovers_every_fact(facts, seed):
         assert p.orientation == facts.orientation, text
         assert p.relations == expected_relations(facts), text
         assert p.level == facts.level
-        assert p.impact == impact_level(facts.coverage, facts.score), text
+        impact = impact_level(facts.coverage, facts.score) if facts.objects_known else None
+        assert p.impact == impact, text
         assert p.subject_estimated == (not facts.objects_known and bool(facts.relations)), text
         assert p.final_sentence_ok
         # the fixed final sentence, checked without the parser
@@ -144,6 +145,18 @@ def test_unknown_objects_say_the_subject_was_estimated():
     no_rel = WatermarkFacts(present=True, score=1.2, level="visible", objects_known=False)
     text = describe(no_rel, random_state=0)
     assert "not estimated" in text and parse_description(text).relations == ()
+
+
+def test_unknown_objects_leave_the_impact_unstated():
+    """Objects not known (a photo, or any prediction: coverage 0 because unknown): an obvious
+    mark was described as not affecting the content ("It does not affect the image content")."""
+    for seed in range(6):
+        facts = WatermarkFacts(present=True, score=0.5, level="obvious", objects_known=False)
+        text = describe(facts, random_state=seed)
+        assert "not estimated." in text and parse_description(text).impact is None, text
+        assert not re.search(r"no impact|not affect|unaffected", text), text
+    known = WatermarkFacts(present=True, score=0.5, level="obvious", coverage=0.5)
+    assert parse_description(describe(known, random_state=0)).impact == "severe"
 
 
 def test_names_with_sentence_punctuation_are_cleaned():

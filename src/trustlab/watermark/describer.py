@@ -5,7 +5,8 @@ WMarkGPT-style paragraph, WMarkGPT's 30 questions, and an independent parser of 
 and the relation to each object (named objects when they are annotated; otherwise "the main
 subject", saying that it was estimated), (3) the appearance (content type; an opacity word from
 the score), (4) the impact on the content (coverage x visibility: none / minor / noticeable /
-severe, :func:`impact_level`), and (5) the fixed final sentence ``The watermark visibility is: L.``.
+severe, :func:`impact_level`; when the objects are not known, that it is not estimated, since
+their coverage is unknown), and (5) the fixed final sentence ``The watermark visibility is: L.``.
 Each sentence is drawn from several templates by a seeded generator, so the same facts and seed
 always give the same text; it states only what the facts hold and never a box or a coordinate.
 
@@ -20,7 +21,7 @@ template table or word list with the describer):
   watermark | it> <phrase>.``; the phrase says inside/within/contained, overlap(s), edge, or
   separate/apart/not touch;
 - the impact sentence mentions the "content" and says "no impact"/"does not affect"/
-  "unaffected", or minor, noticeable, severe;
+  "unaffected", or minor, noticeable, severe (or "not estimated": no impact is read);
 - the last sentence is exactly ``The watermark visibility is: L.``.
 
 >>> from trustlab.watermark.vocabulary import ObjectRelation, WatermarkFacts
@@ -179,6 +180,11 @@ _IMPACT = {
     ),
 }
 
+_IMPACT_UNKNOWN = (  # objects not known: their coverage, so the impact, was not estimated
+    "Its impact on the image content is not estimated.",
+    "Its effect on the content was not estimated.",
+)
+
 _ABSENT = (
     "No watermark was found in the image.",
     "The image shows no sign of a watermark.",
@@ -277,7 +283,10 @@ def describe(facts: WatermarkFacts, *, random_state: Any = None) -> str:
     sentences.append(
         pick(_APPEARANCE).format(content=pick(_CONTENT_WORDS[facts.content_type]), look=look)
     )
-    sentences.append(pick(_IMPACT[impact_level(facts.coverage, facts.score)]))
+    if facts.objects_known:
+        sentences.append(pick(_IMPACT[impact_level(facts.coverage, facts.score)]))
+    else:  # no coverage of objects to weigh: saying "no impact" would state what was not known
+        sentences.append(pick(_IMPACT_UNKNOWN))
     sentences.append(FINAL_SENTENCE.format(facts.level))
     return " ".join(sentences)
 
