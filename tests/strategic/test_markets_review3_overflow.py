@@ -120,3 +120,15 @@ def test_best_response_matches_a_linear_program_with_features_not_for_sale():
             assert (br.purchases[i][~offered] == 0).all()
             checked += 1
     assert checked > 100
+
+
+def test_a_population_whose_budgets_overflow_is_refused():
+    # sd of the log 1e4: exp overflowed to inf budgets (with a RuntimeWarning), which every
+    # market function then refused naming 'budgets', an argument the caller never passed
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError, match="overflowed") as info:
+            make_market_population(10, budget_spread=1e4, random_state=0)
+    assert info.value.argument == "budget_spread"
+    _, _, budgets = make_market_population(10, budget_spread=50.0, random_state=0)
+    assert np.isfinite(budgets).all()

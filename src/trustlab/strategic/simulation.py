@@ -24,6 +24,7 @@ from trustlab._checks import (
     check_random_state,
 )
 from trustlab._results import Result, internal_field, new_axes
+from trustlab.errors import InputError
 from trustlab.strategic.learners import (
     FixedPriceStrategicClassifier,
     MarketAwareClassifier,
@@ -103,7 +104,16 @@ def make_market_population(
         a = np.where(y == 1, 4.0, 2.0)[:, None]
         X = rng.beta(a, 6.0 - a, size=(n, 2))
     log_budget = sign * math.log(ratio) / 2 + spread * rng.standard_normal(n)
-    return X, y.astype(np.int64), np.exp(log_budget)
+    with np.errstate(over="ignore"):
+        budgets = np.exp(log_budget)
+    if not np.isfinite(budgets).all():
+        raise InputError(
+            f"budget_spread: expected a spread whose log-normal budgets fit in a float64 (at "
+            f"most 1.8e308), got {spread:g} (with budget_ratio {ratio:g}): a budget overflowed "
+            "to infinity",
+            argument="budget_spread",
+        )
+    return X, y.astype(np.int64), budgets
 
 
 @dataclass(frozen=True)
