@@ -63,3 +63,25 @@ def test_no_note_when_every_group_has_positives_and_negatives():
     groups = rng.choice(["east", "north"], size=300)
     pred = np.where(rng.random(300) < 0.8, y, "mid")
     assert not [n for n in notes(_Context(y, pred, groups)) if "undefined" in n]
+
+
+def perfect_with_a_five_row_group():
+    rng = np.random.default_rng(0)
+    y = np.r_[rng.integers(0, 2, 500), [0, 1, 0, 1, 0]]
+    return y, y.copy(), np.array(["a"] * 500 + ["b"] * 5)
+
+
+def test_a_rate_a_resample_lacks_is_left_out_not_counted_as_0():
+    # a perfect model: resamples drawing none of b's 2 positives gave b a TPR of 0, and the
+    # equalized odds interval read [0, 0.88]
+    y, pred, groups = perfect_with_a_five_row_group()
+    result = group_metrics(y, pred, groups, np.array([0, 1]), random_state=0)
+    one = result["classes"]["1"]
+    difference = one["equalized_odds_difference"]
+    assert (difference["estimate"], difference["lower"], difference["upper"]) == (0.0, 0.0, 0.0)
+    tpr = one["by_group"]["b"]["true_positive_rate"]
+    assert (tpr["lower"], tpr["upper"]) == (1.0, 1.0)
+    # about (3/505 + 502/505) ** 505 ~ 0.13 of the resamples draw none of the 2 positives
+    assert 0.08 * result["n_boot"] < one["resamples_with_rate_left_out"] < 0.2 * result["n_boot"]
+    note = [n for n in notes(_Context(y, pred, groups)) if "left out" in n]
+    assert len(note) == 1 and "yhat, class 1: " in note[0]

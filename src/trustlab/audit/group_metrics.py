@@ -22,6 +22,15 @@ distribution (a multinomial), and the metrics are evaluated from those counts wi
 definitions (a group without positives has a true positive rate of 0, as fairlearn's confusion
 matrix gives). Every run checks that this evaluation reproduces fairlearn's own numbers on the
 audited rows; the tests check it on resamples too.
+
+One departure in the resamples: a rate defined on the audited rows can be undefined in a resample
+(a 5-row group with 2 positives draws none in about 1 resample of 8). Counting it as 0 there, as
+fairlearn would, put a perfect model's equalized odds interval at [0, 0.96]: the resample's
+"difference" is that missing rate, not a disparity. Such a rate is left out of that resample (its
+group's interval and the spread over the groups), and each class reports in
+``resamples_with_rate_left_out`` how many resamples left one out. A rate undefined on the audited
+rows (a group with no row of the class) never gets defined in a resample, keeps fairlearn's 0 and
+is named by the section's undefined-rate note.
 """
 
 from __future__ import annotations
@@ -79,7 +88,7 @@ def group_metrics(
         "upper"}, "equalized_odds_difference": {...}, "by_group": {group: {"count",
         "selection_rate": {...}, "true_positive_rate": {...}, "false_positive_rate": {...},
         "positives", "negatives"}}, "groups_without_positives", "groups_without_negatives",
-        "equalized_odds_difference_where_defined"}},
+        "equalized_odds_difference_where_defined", "resamples_with_rate_left_out"}},
         "one_vs_rest", "positive_classes", "groups", "n_boot", "confidence", "random_state",
         "fairlearn_version"}``.
     """
@@ -101,10 +110,13 @@ def group_metrics(
         point = _fairlearn_point(metrics, y_true == k, y_pred == k, groups, group_values)
         check = rates_from_counts(counts[None], index)
         _check_agrees(point, check, k)
-        boot = rates_from_counts(resampled, index)
+        positive = counts[index].sum(axis=0)
+        defined = (positive > 0, counts.sum(axis=(0, 1)) > positive)
+        boot = rates_from_counts(resampled, index, defined=defined)
         classes[_key(k)] = _with_intervals(point, boot, group_values, tail)
         classes[_key(k)].update(
-            _undefined_rates(counts, index, check, group_values, classes[_key(k)])
+            _undefined_rates(counts, index, check, group_values, classes[_key(k)]),
+            resamples_with_rate_left_out=int(boot["left_out"].sum()),
         )
     return {
         "fairlearn_version": fairlearn.__version__,
@@ -128,11 +140,15 @@ def cell_counts(y_true, y_pred, groups, labels, group_values) -> np.ndarray:
     return flat.reshape(k, k, n_groups)
 
 
-def rates_from_counts(counts: np.ndarray, k: int) -> dict[str, np.ndarray]:
+def rates_from_counts(counts: np.ndarray, k: int, defined=None) -> dict[str, np.ndarray]:
     """Per-group rates and the two differences of class ``k`` (one-vs-rest) from cell counts.
 
     ``counts`` has shape (B, K, K, G); returns arrays of shape (B, G) (NaN for a group absent
-    from a resample) and (B,) for the differences, with fairlearn's definitions.
+    from a resample) and (B,) for the differences, with fairlearn's definitions. ``defined``,
+    for resamples: the groups (G,) with positives and those with negatives on the audited rows;
+    a TPR of such a group without positives in a resample (FPR: negatives) is then NaN instead
+    of fairlearn's 0, so it is left out of the differences, and ``"left_out"`` (B,) says which
+    resamples left one out.
     """
     counts = np.asarray(counts, dtype=np.float64)
     rows = counts.sum(axis=(1, 2))
@@ -149,19 +165,31 @@ def rates_from_counts(counts: np.ndarray, k: int) -> dict[str, np.ndarray]:
             "true_positive_rate": np.where(positive > 0, true_pos / positive, 0.0),
             "false_positive_rate": np.where(negative > 0, false_pos / negative, 0.0),
         }
+    if defined is not None:
+        lost_tpr = present & (positive == 0) & defined[0]
+        lost_fpr = present & (negative == 0) & defined[1]
+        rates["left_out"] = (lost_tpr | lost_fpr).any(axis=1)
+        rates["true_positive_rate"][lost_tpr] = np.nan
+        rates["false_positive_rate"][lost_fpr] = np.nan
     for name in ("true_positive_rate", "false_positive_rate"):
         rates[name] = np.where(present, rates[name], np.nan)
     spread = {name: _spread(rates[name]) for name in _RATES}
     rates["demographic_parity_difference"] = spread["selection_rate"]
-    rates["equalized_odds_difference"] = np.maximum(
+    # fmax: a rate undefined in every group of a resample leaves the other one
+    rates["equalized_odds_difference"] = np.fmax(
         spread["true_positive_rate"], spread["false_positive_rate"]
     )
     return rates
 
 
 def _spread(values: np.ndarray) -> np.ndarray:
-    """Largest minus smallest value over the groups present (fairlearn's between_groups)."""
-    return np.nanmax(values, axis=1) - np.nanmin(values, axis=1)
+    """Largest minus smallest value over the groups present (fairlearn's between_groups); NaN
+    where no group has a value."""
+    some = ~np.isnan(values).all(axis=1)
+    filled = np.where(np.isnan(values), 0.0, values)
+    high = np.where(np.isnan(values), -np.inf, filled).max(axis=1)
+    low = np.where(np.isnan(values), np.inf, filled).min(axis=1)
+    return np.where(some, high - low, np.nan)
 
 
 def _codes(values: np.ndarray, categories: np.ndarray) -> np.ndarray:

@@ -303,6 +303,7 @@ def _group_metrics(ctx: AuditContext) -> tuple[dict, list]:
     ]
     blocks += _outside_note(data["models"])
     blocks += _undefined_rate_note(data["models"])
+    blocks += _left_out_note(data["models"], first["n_boot"])
     return data, blocks
 
 
@@ -431,6 +432,30 @@ def _undefined_rate_note(models: dict) -> list[Paragraph]:
             "convention for a group without positives or without negatives): "
             + ". ".join(found)
             + ". Its interval does not measure an effect there.",
+            "note",
+        )
+    ]
+
+
+def _left_out_note(models: dict, n_boot: int) -> list[Paragraph]:
+    """Say how many resamples left out a rate defined on the audited rows (a small group drew
+    no positives or no negatives there; counting it as 0 would read as a disparity)."""
+    found = [
+        f"{name}, class {k}: {metrics['resamples_with_rate_left_out']:,}"
+        for name, classes in models.items()
+        for k, metrics in classes.items()
+        if metrics.get("resamples_with_rate_left_out")
+    ]
+    if not found:
+        return []
+    return [
+        Paragraph(
+            f"In some of the {n_boot:,} resamples a group drew no positives (or no negatives) "
+            "of a class although it has some in the audited rows; its TPR (FPR) then has no "
+            "value and is left out of that resample's rates and differences instead of being "
+            "counted as 0 (which would read as a disparity of a perfect model). Resamples "
+            "affected: " + "; ".join(found) + ". Where they are many, the group is too small "
+            "for its rates to be pinned down.",
             "note",
         )
     ]
