@@ -579,14 +579,8 @@ def score(
         )  # fmt: skip
     cache_data = load_latent_cache(info["cache"])
     sae = None if sae_dir is None or "intervention" not in chosen else _load_sae(load_sae, sae_dir)
-    if sae is not None and cache_data.sae is not None:
-        from trustlab.interpret.sae.cache import sae_fingerprint
-
-        if sae_fingerprint(sae) != cache_data.sae:  # latent i of another SAE is another latent
-            raise InputError.bad(
-                "--sae", f"the SAE the cache {info['cache']} was written with (its latents' "
-                "examples are the prompts)", f"another SAE: {sae_dir}",
-            )  # fmt: skip
+    if sae is not None:
+        _check_sae(sae, sae_dir, cache_data, info["cache"])
     # one calibration and one set of generations per latent, for its two explanations
     strengths: dict[int, tuple] = {}  # latent: (Calibration, generations)
     texts = {r["latent"]: r["text"] for r in rows}
@@ -686,6 +680,24 @@ def score(
             tell(f"intervention: the strength of {counted(len(off), 'latent')} did not reach 0.5 "
                  "nats +- 10 % (intervention_calibrated false in the rows)", as_json)  # fmt: skip
         tell(f"wrote {len(scored)} rows to {out / 'scores.jsonl'}", as_json)
+
+
+def _check_sae(sae, sae_dir: Path, cache_data, cache: str) -> None:
+    """``--sae`` is the SAE the cache was written with (latent i of another SAE is another
+    latent, scored on this one's prompts); a cache written before trustlab recorded the SAE's
+    fingerprint can only be checked for its number of latents, and a warning says so."""
+    from trustlab.interpret.sae.cache import sae_fingerprint
+
+    wanted = f"the SAE the cache {cache} was written with (its latents' examples are the prompts)"
+    if sae.n_latents_ != cache_data.n_latents:
+        raise InputError.bad("--sae", f"{wanted}: {cache_data.n_latents} latents", sae.n_latents_)
+    if cache_data.sae is None:
+        tell(f"warning: the cache {cache} was written before trustlab recorded its SAE's "
+             f"fingerprint, so --sae {sae_dir} cannot be checked to be the SAE that encoded it "
+             "(only its number of latents matches); rebuild the cache with `sae cache` to have "
+             "it checked", as_json=True)  # on stderr  # fmt: skip
+    elif sae_fingerprint(sae) != cache_data.sae:
+        raise InputError.bad("--sae", wanted, f"another SAE: {sae_dir}")
 
 
 def _intervention(subject, sae, examples, text, judge, decode, strengths, n_prompts, seed) -> dict:
