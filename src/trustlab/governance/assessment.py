@@ -99,8 +99,9 @@ class ParticipationAssessment(Result):
         The AI system assessed.
     questionnaire_version : str
     assessors : list of dict
-        ``name``, ``role``, ``perspective`` (``self`` or ``external``), ``source`` (file) and
-        ``fictitious`` of each assessor.
+        ``name``, ``role``, ``perspective`` (``self`` or ``external``), ``source`` (file),
+        ``fictitious``, ``date`` and ``note`` (the answers file's top-level note, or None) of
+        each assessor.
     profile : dict
         Dimension id -> tier id (None where no rung is credited): the profile, never one number.
     dimensions : list of dict
@@ -335,7 +336,7 @@ def _score(q: Questionnaire, t: Tiers, loaded: list[Answers]) -> ParticipationAs
     agreement = _agreement(q, t, loaded, per_item, dimensions) if len(loaded) > 1 else None
     assessors = [
         {**a.assessor, "role": a.assessor.get("role"), "source": a.source,
-         "fictitious": a.fictitious, "date": a.date}
+         "fictitious": a.fictitious, "date": a.date, "note": a.note}
         for a in loaded
     ]  # fmt: skip
     return ParticipationAssessment(

@@ -393,7 +393,8 @@ def load_tiers(path: str | os.PathLike | None = None) -> Tiers:
 @dataclass(frozen=True)
 class Answers:
     """One assessor's validated answers: ``answers`` maps item id -> ``{"rung", "evidence",
-    "note"}`` (answered items only; evidence is kind -> reference)."""
+    "note"}`` (answered items only; evidence is kind -> reference); ``note`` is the file's
+    top-level note (None when absent or blank)."""
 
     system: str
     assessor: dict[str, Any]
@@ -402,6 +403,7 @@ class Answers:
     source: str = ""
     fictitious: bool = False
     date: str | None = None
+    note: str | None = None
 
     @property
     def name(self) -> str:
@@ -520,6 +522,7 @@ def load_answers(
         source=source,
         fictitious=bool(doc.get("fictitious", False)),
         date=None if doc.get("date") is None else str(doc["date"]),
+        note=(doc.get("note") or "").strip() or None,
     )
 
 

@@ -97,7 +97,13 @@ def report_parts(assessment: Any) -> list[dict[str, Any]]:
     profile_cols = ["dimension", "rung", "Arnstein rung", "Arnstein group", "tier"]
     if a.multi:
         profile_cols += [f"rung: {n}" for n in names] + ["disagreement"]
-    paragraphs = [(a.disclaimer, "note"), (f"Assessors: {who}.", "text"), (_RULE, "text")]
+    paragraphs = [(a.disclaimer, "note"), (f"Assessors: {who}.", "text")]
+    paragraphs += [  # an answers file's own note, on one line (no Markdown block of its own)
+        (f"Note from {x['name']}: {' '.join(x['note'].split())}", "text")
+        for x in a.assessors
+        if x.get("note")
+    ]
+    paragraphs.append((_RULE, "text"))
     if not a.tiers["verified"]:
         paragraphs.append((_UNVERIFIED, "warning"))
     if any(x.get("fictitious") for x in a.assessors):
