@@ -96,3 +96,15 @@ def test_output_into_a_closed_pipe_ends_quietly(args):
     process.stdout.close()
     assert process.wait(timeout=120) == 1
     assert process.stderr.read() == b""
+
+
+def test_an_interrupt_is_one_line_and_exit_130(capsys, monkeypatch):
+    import trustlab.cli.data as data_cli
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(data_cli, "list_datasets", interrupted)
+    code, out, err = run(["data", "list"], capsys)
+    assert code == 130 and out == ""
+    assert one_line(err) == "trustlab: interrupted"

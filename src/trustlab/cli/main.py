@@ -126,6 +126,8 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # an unexpected failure still ends in one line and exit 1
         typer.echo(f"trustlab: unexpected failure: {type(exc).__name__}: {exc}", err=True)
         sys.exit(1)
+    if code == 130:  # typer turns Ctrl-C in a command into a silent exit 130
+        typer.echo("trustlab: interrupted", err=True)
     sys.exit(code if isinstance(code, int) else 0)
 
 
