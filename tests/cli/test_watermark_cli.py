@@ -35,6 +35,7 @@ from trustlab.watermark import (  # noqa: E402
     parse_description,
     synthesize,
 )
+from trustlab.watermark.checkpoints import TRAIN_DATA  # noqa: E402
 
 TINY = ["--input-size", "64", "--widths", "4,8,8,8"]
 SYNTH = ["--n", "6", "--seed", "15", "--kinds", "logo,text,pattern,dwtDctSvd",
@@ -436,7 +437,10 @@ def test_evaluate_writes_the_numbers_and_the_page(model_dir, tmp_path, run):
     assert code == 0, err
     payload = json.loads(stdout)
     assert json.loads((out / "evaluation.json").read_text()) == payload
-    ds = synthesize(8, random_state=4, kinds=("logo", "text", "pattern"), clean_fraction=0.08)
+    # the clean fraction the images were made with (the training recipe's), not null
+    assert payload["data"]["clean_fraction"] == TRAIN_DATA["clean_fraction"]
+    ds = synthesize(8, random_state=4, kinds=("logo", "text", "pattern"),
+                    clean_fraction=TRAIN_DATA["clean_fraction"])  # fmt: skip
     pred = WatermarkPredictor.load(model_dir).predict(ds.images)
     oracle = evaluate_predictions(pred, ds, random_state=4)
     _same_numbers(payload["predictor"]["visibility"], oracle.visibility)

@@ -143,9 +143,12 @@ def _dataset(data: Path | None, n: int, seed: int, kinds: str | None, clean: flo
                 raise InputError.bad(option, f"no {option} with --data (it shapes generated "
                                      "images)", value)  # fmt: skip
         return ds, {"data": str(data), "n_images": len(ds), "random_state": ds.random_state}
+    from trustlab.watermark.checkpoints import TRAIN_DATA
+
     ds = _generate(n, seed, kinds, clean, 256, bar)
+    used = TRAIN_DATA["clean_fraction"] if clean is None else clean  # what _generate used
     return ds, {"n_images": n, "random_state": seed, "kinds": list(_kinds(kinds)),
-                "clean_fraction": clean}  # fmt: skip
+                "clean_fraction": used}  # fmt: skip
 
 
 def _load_model(model: Path | None) -> tuple[Any, str]:
