@@ -247,6 +247,15 @@ def test_formatted_float_reads_back_within_rounding(x):
     assert abs(float(text.replace(",", "")) - x) <= tolerance + 1e-9 * abs(x)
 
 
+def test_huge_floats_show_no_made_up_digits_and_numpy_bools_read_as_bools():
+    # 1e30 showed as 1,000,000,000,000,000,019,884,624,838,656; np.True_ as "True" beside "yes"
+    assert format_cell(1e30) == "1e+30"
+    assert format_cell(np.float64(-2.5e18)) == "-2.5e+18"
+    assert format_cell(123456789012345.6) == "123,456,789,012,346"
+    assert format_cell(10**30) == f"{10**30:,}"  # an int is exact
+    assert [format_cell(np.bool_(True)), format_cell(np.bool_(False))] == ["yes", "no"]
+
+
 def test_format_cell_special_values():
     assert [format_cell(v) for v in (None, float("nan"), math.inf, True, 12345)] == [
         "n/a",

@@ -19,11 +19,11 @@ def is_number(value: Any) -> bool:
 
 def format_cell(value: Any) -> str:
     """How a table cell reads: 4 decimals for floats (3 significant digits below 5e-4),
-    separators for large numbers."""
+    separators for large numbers (floats from 1e15 on in powers of ten: 1e+30)."""
     if value is None:
         return "n/a"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
+    if isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", "") == "b":
+        return "yes" if value else "no"  # numpy's bool_ too (not a bool, not a number)
     if isinstance(value, numbers.Integral):
         return f"{int(value):,}"
     if isinstance(value, numbers.Real):
@@ -32,6 +32,8 @@ def format_cell(value: Any) -> str:
             return "n/a"
         if math.isinf(x):
             return "∞" if x > 0 else "−∞"
+        if abs(x) >= 1e15:  # a float's 16th digit on is noise: 1e30 is not 1,000,...,019,884,...
+            return f"{x:.4g}"
         if abs(x) >= 1000:
             return f"{x:,.0f}"
         # Small but non-zero values keep three significant digits instead of reading as 0.0000.
