@@ -169,7 +169,7 @@ def test_cluster_rules_groups_planted_near_duplicates():
 
 
 def test_cluster_summary_does_not_call_unrelated_rules_near_duplicates():
-    # the eigengap never isolates a rule: three unrelated rules (cosine 0) form one cluster, which
+    # the eigengap does not set unrelated rules apart: three (cosine 0) form one cluster, which
     # the summary called "near-duplicates"; it now shows how close the cluster's rules are
     out = cluster_rules([f"rule {i}" for i in range(3)], embeddings=np.eye(3), random_state=0)
     assert out.clusters == [["r0", "r1", "r2"]]

@@ -256,10 +256,10 @@ def eigengap_k(affinity: Any, *, max_k: int | None = None) -> int:
 class RuleClusters(Result):
     """Rules grouped by the meaning of their descriptions.
 
-    The eigengap never leaves a rule on its own: a rule with no paraphrase joins some cluster. So
-    a cluster is a candidate group of near-duplicates, not a verdict; ``min_cosine`` (the smallest
-    cosine between two of its rules' embeddings) tells a group of paraphrases from unrelated rules
-    put together.
+    Every rule is put in some cluster: a rule with no paraphrase often joins one (three unrelated
+    rules make one cluster) and only sometimes stands alone. So a cluster is a candidate group of
+    near-duplicates, not a verdict; ``min_cosine`` (the smallest cosine between two of its rules'
+    embeddings) tells a group of paraphrases from unrelated rules put together.
     """
 
     rule_ids: tuple[str, ...]
