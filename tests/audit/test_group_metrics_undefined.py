@@ -4,7 +4,7 @@ section notes that the equalized odds difference rests on it."""
 import numpy as np
 
 from trustlab.audit.group_metrics import group_metrics
-from trustlab.audit.sections.fairness import _group_metrics
+from trustlab.audit.sections.fairness import NEVER_PREDICTED, _group_metrics
 
 
 def without_high_in_east(n=300, seed=0):
@@ -85,3 +85,17 @@ def test_a_rate_a_resample_lacks_is_left_out_not_counted_as_0():
     assert 0.08 * result["n_boot"] < one["resamples_with_rate_left_out"] < 0.2 * result["n_boot"]
     note = [n for n in notes(_Context(y, pred, groups)) if "left out" in n]
     assert len(note) == 1 and "yhat, class 1: " in note[0]
+
+
+def test_a_class_never_predicted_reads_trivially_0_not_an_interval():
+    # the model never predicts "high": both differences are 0 and read "0 [0, 0]" as parity
+    rng = np.random.default_rng(2)
+    y = rng.choice(["low", "mid", "high"], size=300)
+    groups = rng.choice(["east", "north"], size=300)
+    pred = np.where(y == "high", "mid", y)
+    _, blocks = _group_metrics(_Context(y, pred, groups))
+    table = next(b for b in blocks if getattr(b, "caption", "").startswith("Demographic parity"))
+    rows = {row[1]: row for row in table.rows}
+    assert rows["high"][2:] == [0.0, NEVER_PREDICTED, 0.0, NEVER_PREDICTED]
+    assert rows["low"][3].startswith("[") and NEVER_PREDICTED not in rows["mid"]
+    assert "predicts for no audited row" in table.caption

@@ -341,12 +341,15 @@ def _interval(value: dict) -> str:
 
 def _differences_table(models: dict, result: dict, interval: str) -> Table:
     heading = "class (one-vs-rest)" if result["one_vs_rest"] else "positive class"
-    rows = []
+    rows, any_never = [], False
     for name, classes in models.items():
         for k, metrics in classes.items():
             row = [name, k]
+            never = _never_predicted(metrics)
+            any_never = any_never or never
             for key in _DIFFERENCES:
-                row += [metrics[key]["estimate"], _interval(metrics[key])]
+                interval_cell = NEVER_PREDICTED if never else _interval(metrics[key])
+                row += [metrics[key]["estimate"], interval_cell]
             rows.append(row)
     columns = ["model", heading]
     for label in _DIFFERENCES.values():
@@ -354,8 +357,23 @@ def _differences_table(models: dict, result: dict, interval: str) -> Table:
     return Table(
         columns,
         rows,
-        caption=f"Demographic parity and equalized odds differences (fairlearn). {interval}.",
+        caption=f"Demographic parity and equalized odds differences (fairlearn). {interval}."
+        + (NEVER_PREDICTED_CAPTION if any_never else ""),
     )
+
+
+NEVER_PREDICTED = "trivially 0: never predicted"
+NEVER_PREDICTED_CAPTION = (
+    f" '{NEVER_PREDICTED}' marks a class the model predicts for no audited row: every group's "
+    "selection rate and TPR are 0, so both differences are 0 without measuring parity."
+)
+
+
+def _never_predicted(metrics: dict) -> bool:
+    """Whether the model predicts the class for no audited row (selection rate 0 everywhere):
+    every group's selection rate and TPR are then 0 and both differences are 0 whatever the
+    model does, so '0 [0, 0]' would read as parity."""
+    return all(v["selection_rate"]["estimate"] == 0 for v in metrics["by_group"].values())
 
 
 def _rates_table(name: str, classes: dict, group_name: str, interval: str) -> Table:
