@@ -130,6 +130,17 @@ def test_describe_is_short():
     assert len(describe(list(range(1000)))) <= 80
 
 
+def test_a_numpy_scalar_is_described_by_its_value():
+    # check_positive_int(np.int64(0), "k") said "got an array of shape () and dtype int64"
+    assert describe(np.int64(0)) == "0"
+    assert describe(np.float64(2.5)) == "2.5"
+    assert describe(np.str_("a")) == "'a'"
+    with pytest.raises(InputError, match=r"^k: expected an integer >= 1, got 0$"):
+        c.check_positive_int(np.int64(0), "k")
+    with pytest.raises(InputError, match=r"^p: expected a number in \[0, 1\], got 2.0$"):
+        c.check_in_range(np.float64(2.0), "p", 0, 1)
+
+
 def test_missing_extra_names_the_extra():
     err = ConfigError.missing_extra("torch", "llm")
     assert "pip install 'trustlab[llm]'" in str(err)

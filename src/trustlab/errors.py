@@ -63,6 +63,8 @@ class ResourceError(TrustlabError):
 def describe(value: Any, limit: int = 80) -> str:
     """A short, human-readable description of ``value`` for error messages."""
     shape = getattr(value, "shape", None)
+    if shape == () and hasattr(value, "item"):  # a numpy scalar: its value, not "an array"
+        value, shape = value.item(), None
     if shape is not None and hasattr(value, "dtype"):
         return f"an array of shape {tuple(shape)} and dtype {value.dtype}"
     if isinstance(value, (str, PurePath)):
