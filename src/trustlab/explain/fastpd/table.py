@@ -135,6 +135,8 @@ def plan_table(
     _check_values(values, names, ensemble, transform is not None)
     n = len(frame)
     chosen = _positions(rows, n, "rows")
+    if chosen is not None:  # a repeated row was explained (and written) twice
+        chosen = _distinct(chosen, "rows")
     background = _background(background_rows, background_size, n, random_state)
     if features is not None:
         index = resolve_features(features, names, "features")
@@ -187,8 +189,8 @@ def explain_table(
         Further columns that are not features; needed only when the model does not store its
         feature names.
     rows : None, slice, sequence of int or boolean mask
-        The rows to explain, by position (for a file: data rows counted from 0 after the
-        header). Default: every row.
+        The rows to explain, by position, each at most once (for a file: data rows counted from 0
+        after the header). Default: every row.
     background_rows : None, slice, sequence of int or boolean mask
         The background rows, by position, each at most once. Default: ``background_size`` rows drawn at random
         (without replacement, seeded by ``random_state``; all rows when there are fewer).
@@ -384,6 +386,18 @@ def _positions(value: Any, n: int, name: str) -> np.ndarray | None:
     return ids
 
 
+def _distinct(ids: np.ndarray, name: str) -> np.ndarray:
+    """``ids`` when no row is in it twice; else refused naming the first repeated row."""
+    values, counts = np.unique(ids, return_counts=True)
+    if (counts > 1).any():
+        raise InputError(
+            f"{name}: expected distinct rows, got row {int(values[counts > 1][0])} "
+            f"more than once ({int((counts > 1).sum())} repeated row(s) in all)",
+            argument=name,
+        )
+    return ids
+
+
 def _background(
     background_rows: Any, background_size: int | None, n: int, random_state: Any
 ) -> np.ndarray:
@@ -394,15 +408,8 @@ def _background(
                 "background_rows: expected either background rows or a background size, got both",
                 argument="background_rows",
             )
-        ids = _positions(background_rows, n, "background_rows")
-        values, counts = np.unique(ids, return_counts=True)
-        if (counts > 1).any():  # a repeated row would weigh twice in every PD average
-            raise InputError(
-                f"background_rows: expected distinct rows, got row {int(values[counts > 1][0])} "
-                f"more than once ({int((counts > 1).sum())} repeated row(s) in all)",
-                argument="background_rows",
-            )
-        return ids
+        # a repeated row would weigh twice in every PD average
+        return _distinct(_positions(background_rows, n, "background_rows"), "background_rows")
     size = DEFAULT_BACKGROUND_SIZE if background_size is None else background_size
     size = check_positive_int(size, "background_size")
     return np.arange(n) if n <= size else np.sort(rng.choice(n, size=size, replace=False))
