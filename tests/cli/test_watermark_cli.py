@@ -460,8 +460,15 @@ def test_evaluate_writes_the_numbers_and_the_page(model_dir, tmp_path, run):
 
 
 def test_evaluate_needs_visible_marks(model_dir, tmp_path, run):
+    # only invisible kinds: no --n gives a visible mark, so --kinds is named (it was --n, after
+    # the images had been generated and predicted)
     code, _, err = run("watermark", "evaluate", "--n", "3", "--kinds", "dwtDctSvd", "--model",
                        model_dir, "--out", tmp_path / "e")  # fmt: skip
+    assert code == 2 and one_line(err).startswith("trustlab: error: --kinds:")
+    assert "generating" not in err
+    # visible kinds, but too few images to hold two visible marks: --n
+    code, _, err = run("watermark", "evaluate", "--n", "2", "--kinds", "logo,dwtDctSvd",
+                       "--clean-fraction", "0.5", "--model", model_dir, "--out", tmp_path / "f")  # fmt: skip
     assert code == 2 and one_line(err).startswith("trustlab: error: --n:")
 
 

@@ -767,7 +767,7 @@ def evaluate(
 ) -> None:
     """Visibility, location and detection numbers with controls, and the description metrics."""
     from trustlab.audit.sections.watermark import write_evaluation_page
-    from trustlab.watermark.evaluation import BackendEvaluation, evaluate_predictions
+    from trustlab.watermark.evaluation import VISIBLE, BackendEvaluation, evaluate_predictions
 
     refuse_existing(out, overwrite, ("evaluation.json", "watermark_evaluation.html"),
                     "an evaluation")  # fmt: skip
@@ -780,6 +780,9 @@ def evaluate(
             raise InputError.bad("--vlm", "either --vlm or --model, not both", str(vlm))
         _evaluate_vlm(vlm, wmarkgpt_code, data, n, seed, kinds, clean_fraction, out, as_json)
         return
+    if data is None and not set(_kinds(kinds)) & set(VISIBLE):  # no --n would give any
+        raise InputError.bad("--kinds", f"at least one visible kind ({', '.join(VISIBLE)}) to "
+                             "score the visibility on", kinds)  # fmt: skip
     net, source = _load_model(model)
     with progress() as bar:
         ds, origin = _dataset(data, n, seed, kinds, clean_fraction, bar)
