@@ -182,9 +182,10 @@ def run_humaneval(
     random token drawn for each run and handed to the child through its stdin (not its command
     line, environment or a file), which the driver writes to a file only after ``check`` returned:
     an answer that creates that file and exits cannot know the token from its text. (Code that
-    searches the running interpreter for it is beyond this runner, which is no sandbox.) A run still going after ``timeout``
-    seconds is killed with its process group and counts as a failure (status "timeout"); when
-    the program ends, whatever it started and left running in its process group is killed too.
+    searches the running interpreter for it is beyond this runner, which is no sandbox.) A run
+    still going after ``timeout`` seconds is killed with its process group and counts as a
+    failure (status "timeout"); when the program ends, whatever it started and left running in
+    its process group is killed too.
 
     Parameters
     ----------
