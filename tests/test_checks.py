@@ -222,6 +222,33 @@ def test_require_names_the_extra_to_install():
         require("no_such_module_for_trustlab.sub", "llm")
 
 
+def test_require_names_the_package_that_is_missing_or_that_fails_to_import(tmp_path, monkeypatch):
+    """A module whose own import failed was reported as the package to install: a dependency
+    it lacks is the one named, and a package that is there but fails to import says so."""
+    from trustlab._lazy import require
+
+    for name, body in [
+        ("needs_dep_for_trustlab", "import no_such_dependency_for_trustlab\n"),
+        ("broken_for_trustlab", "from json import no_such_name_for_trustlab\n"),
+    ]:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ConfigError) as err:
+        require("needs_dep_for_trustlab", "llm")
+    assert str(err.value).startswith(
+        "this feature needs the optional package 'no_such_dependency_for_trustlab'; install it "
+        "with: pip install 'trustlab[llm]'"
+    )
+    with pytest.raises(ConfigError) as err:
+        require("broken_for_trustlab", "llm")
+    assert str(err.value).startswith(
+        "the optional package 'broken_for_trustlab' could not be imported (cannot import name "
+        "'no_such_name_for_trustlab' from 'json'"
+    )
+    assert "trustlab[llm]" in str(err.value)
+
+
 def test_lazy_names_import_on_first_use_only():
     from trustlab._lazy import lazy_names
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -42,7 +43,23 @@ def require(module: str, extra: str) -> Any:
     """
     from trustlab.errors import ConfigError
 
+    top = module.split(".")[0]
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise ConfigError.missing_extra(module.split(".")[0], extra) from exc
+        # the package that is missing may be one the module imports (trustlab.evals.provider
+        # needs inspect_ai); one that is there but fails to import is not "to install"
+        missing = (getattr(exc, "name", None) or top).split(".")[0]
+        if not _installed(missing):
+            raise ConfigError.missing_extra(missing, extra) from exc
+        raise ConfigError(
+            f"the optional package {top!r} could not be imported ({exc}); reinstall it, e.g. "
+            f"pip install --force-reinstall 'trustlab[{extra}]'"
+        ) from exc
+
+
+def _installed(package: str) -> bool:
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):
+        return False
