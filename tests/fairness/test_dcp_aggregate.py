@@ -95,7 +95,8 @@ def constraint_residual(baseline, confusions, label_dist, pred_dist) -> float:
 
 
 def random_start(problem, seed: int):
-    return draw_starts(problem, 1, np.random.default_rng(seed), None)[0]
+    """The first random start (draw_starts puts the independence start before it)."""
+    return draw_starts(problem, 2, np.random.default_rng(seed), None)[1]
 
 
 def solve(weights, label_dist, pred_dist, *, seed=None, **options):

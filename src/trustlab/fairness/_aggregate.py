@@ -22,6 +22,9 @@ aggregates. Each restart:
   constraints (a warm start from a real classifier does), else the start's baseline with every
   confusion row equal to the group's prediction distribution (always feasible); a descent's point
   is kept only when its J is lower;
+* the first start is the warm start or, without one, :func:`independent_start` (random
+  baselines can sit where the linearised step sees no slope: two groups each holding one label
+  and predicting the other stopped at 0.5 from every random start, where the least DCP is 0);
 * while G * K <= SECOND_DESCENT_WORK and the start is random, also descends from a second random
   baseline and keeps the better point; a warm start gets none, so its result does not depend on
   the seed.
@@ -52,6 +55,7 @@ __all__ = [
     "RestartTrace",
     "aggregate_objective",
     "draw_starts",
+    "independent_start",
     "smooth_rows",
     "solve_aggregate",
     "solve_restart",
@@ -197,11 +201,14 @@ def violation(problem: AggregateProblem, baseline, confusions) -> float:
 
 
 def draw_starts(problem: AggregateProblem, restarts: int, rng: np.random.Generator, init) -> list:
-    """The warm start (if any) then random ones, all drawn before any restart runs."""
+    """The warm start (else the independence start) then random ones, all drawn before any
+    restart runs."""
     n_groups, n_labels = problem.n_groups, problem.n_labels
     starts = []
     if init is not None:
         starts.append(tuple(np.asarray(part, dtype=np.float64) for part in init))
+    else:
+        starts.append(independent_start(problem))
     while len(starts) < restarts:
         baseline = rng.random((n_labels, n_labels))
         confusions = rng.random((n_groups, n_labels, n_labels))
@@ -214,16 +221,38 @@ def draw_starts(problem: AggregateProblem, restarts: int, rng: np.random.Generat
     return starts
 
 
+def independent_start(problem: AggregateProblem) -> tuple[np.ndarray, np.ndarray]:
+    """The start where every group predicts independently of the label: each group's confusion
+    rows are its prediction distribution p_g (always feasible), and baseline row y is the mean
+    of those rows weighted by c_gy (the label's mass in each group; the unweighted mean of p
+    for a label without mass).
+
+    Random baselines can sit on a flat region of the reduced problem: where a label's fair mass
+    is 0, the linearised step sees no slope in the baseline (two groups each holding one label
+    and predicting the other: random starts stop at 0.5, this start is at the least DCP, 0).
+    """
+    pred = problem.pred_dist
+    mass = problem.cell_mass.sum(axis=0)  # (K,)
+    weighted = problem.cell_mass.T @ pred  # (K, K): row y = sum_g c_gy p_g
+    baseline = np.where(
+        mass[:, None] > 0,
+        weighted / np.where(mass > 0, mass, 1.0)[:, None],
+        pred.mean(axis=0)[None, :],
+    )
+    confusions = np.broadcast_to(pred[:, None, :], (problem.n_groups, *baseline.shape)).copy()
+    return baseline, confusions
+
+
 def _draw_second_baselines(problem: AggregateProblem, starts: list, rng, init) -> list:
     """One more random baseline (uniform rows, normalised) per random start while G * K is at
-    most SECOND_DESCENT_WORK, else None; a warm start gets None, so its result does not depend
-    on the seed. Drawn after the starts, which therefore do not change."""
-    count = len(starts) - (init is not None)
+    most SECOND_DESCENT_WORK, else None; the first start (warm or independent) gets None, so its
+    result does not depend on the seed. Drawn after the starts, which therefore do not change."""
+    count = len(starts) - 1  # the first start (warm or independent) is deterministic
     if problem.n_groups * problem.n_labels > SECOND_DESCENT_WORK:
         return [None] * len(starts)
     baselines = rng.random((count, problem.n_labels, problem.n_labels))
     baselines /= baselines.sum(axis=2, keepdims=True)
-    return [None] * (init is not None) + list(baselines)
+    return [None, *baselines]
 
 
 # --------------------------------------------------------------------------- all restarts
@@ -252,15 +281,15 @@ def solve_aggregate(
     pred_dist : array of shape (G, K)
         p_g^z, rows summing to 1; smoothed by +P_SMOOTHING and renormalised before use.
     rng : numpy Generator
-        Draws the random starts (uniform random rows, normalised) and, while G * K <=
-        SECOND_DESCENT_WORK, one more random baseline per random start; all are drawn up front,
-        so the result does not depend on ``n_jobs``.
+        Draws the starts after the first (uniform random rows, normalised) and, while
+        G * K <= SECOND_DESCENT_WORK, one more random baseline per random start; all are drawn
+        up front, so the result does not depend on ``n_jobs``.
     beta : float, default 1.0
         Weight of DCP against the error term (1 is pure DCP).
     restarts : int, default 5
-        Number of starts, the warm start included.
+        Number of starts, the first one included.
     init : tuple (baseline (K, K), confusions (G, K, K)), optional
-        Warm start, used as the first start.
+        Warm start, used as the first start (else :func:`independent_start`).
     max_iter : int, default 250
         LP iterations per restart at most (its descents together).
     n_jobs : int, default 1

@@ -214,7 +214,7 @@ def dcp_from_aggregates(
 
     Minimises, over a common baseline and over confusion matrices alpha_g consistent with the
     aggregates (sum_y pi_g^y alpha_g^{yz} = p_g^z), the objective
-    J = beta * DCP + (1 - beta) * error by sequential LP from ``restarts`` random starts. The
+    J = beta * DCP + (1 - beta) * error by sequential LP from ``restarts`` starts. The
     problem is non-convex: J* upper-bounds the global minimum, and J* <= the known-regime lower
     bound of a given classifier is not guaranteed.
 
@@ -229,7 +229,9 @@ def dcp_from_aggregates(
     beta : float in [0, 1], default 1.0
         Weight of the DCP term; 1.0 is pure DCP.
     restarts : int, default 5
-        Number of starts, ``init`` included when given (the others are random).
+        Number of starts: ``init`` when given, else the independence start (every group's
+        confusion rows equal to its prediction shares, the baseline their label-weighted
+        mean), then ``restarts - 1`` random ones.
     random_state : None, int or numpy Generator
         Seed of the random starts.
     init : tuple (baseline (K, K), confusions (G, K, K)), optional
