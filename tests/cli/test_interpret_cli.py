@@ -63,8 +63,11 @@ def test_bad_options_are_one_line(tmp_path, capsys, tiny_llama_folder, extra, op
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(TEXTS), encoding="utf-8")
     args = ["interpret", "sae", "train", "--model", tiny_llama_folder, "--texts", texts]
+    # an option is given once (a repeated one is refused as such): extra replaces the setting
+    pairs = [SETTINGS[i : i + 2] for i in range(0, len(SETTINGS), 2) if SETTINGS[i] != option]
+    settings = [x for pair in pairs for x in pair]
     code, _, err = run_main(
-        [*args, "--layer", 1, *SETTINGS, *extra, "--out", tmp_path / "o"], capsys
+        [*args, "--layer", 1, *settings, *extra, "--out", tmp_path / "o"], capsys
     )
     assert code == 2 and one_line(err).startswith(f"trustlab: error: {option}"), err
 
@@ -505,7 +508,17 @@ def test_score_adds_intervention_scores_with_the_sae(tmp_path, capsys, tiny_llam
         assert row["intervention"] == pytest.approx(own.score, abs=1e-6)
         low, high = row["intervention_interval"]
         assert (low + high) / 2 == pytest.approx(own.score, abs=1e-6)
-    bad = [*args[:-2], "--sae", sae_dir, "--n-prompts", 1, "--out", tmp_path / "s2"]
+    at = args.index("--n-prompts")  # given once, as 1
+    bad = [
+        *args[:at],
+        *args[at + 2 : -2],
+        "--sae",
+        sae_dir,
+        "--n-prompts",
+        1,
+        "--out",
+        tmp_path / "s2",
+    ]
     code, _, err = run_main(bad, capsys)
     assert code == 2 and one_line(err).startswith("trustlab: error: --n-prompts"), err
 

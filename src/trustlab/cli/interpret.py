@@ -661,7 +661,10 @@ def score(
                for m in chosen}
         for kind in ("true", "shuffled")
     }  # fmt: skip
+    no_score = {m: _no_score([r for r in scored if not r["shuffled"]], m) for m in chosen}
     summary = {"scorer": scorer, "methods": chosen, "n_latents": len(latents), "means": means,
+               "n_scored": {kind: {m: len(finite[kind, m]) for m in chosen} for kind in means},
+               "no_score": no_score,
                "explanations": str(explanations_dir.resolve())}  # fmt: skip
     write_atomic(out / "result.json", json_text(summary))
     if as_json:
@@ -671,15 +674,31 @@ def score(
             shown = ", ".join(f"{m} {v:.3f}" for m, v in values.items())
             tell(f"{kind} explanations: {shown}", as_json)
         for m in chosen:
-            if len(finite["true", m]) < len(latents):
+            if no_score[m]:  # left out of the means
+                why = "; ".join(f"{n} ({reason})" for reason, n in no_score[m].items())
                 tell(f"{m}: {len(latents) - len(finite['true', m])} of {len(latents)} latents have "
-                     "no score (NaN in the rows: too few activating or non-activating examples "
-                     "shown, or no answer parsed)", as_json)  # fmt: skip
+                     f"no score (NaN in the rows), left out of the means: {why}", as_json)  # fmt: skip
         off = {r["latent"] for r in scored if r.get("intervention_calibrated") is False}
         if off:
             tell(f"intervention: the strength of {counted(len(off), 'latent')} did not reach 0.5 "
                  "nats +- 10 % (intervention_calibrated false in the rows)", as_json)  # fmt: skip
         tell(f"wrote {len(scored)} rows to {out / 'scores.jsonl'}", as_json)
+
+
+def _no_score(rows: list[dict], method: str) -> dict[str, int]:
+    """Rows without a score of ``method``: why (``no_score_reason``) -> how many."""
+    import numpy as np
+
+    from trustlab.interpret.sae.report import no_score_reason
+
+    out: dict[str, int] = {}
+    for row in rows:
+        value = row.get(method)
+        if value is None or not np.isfinite(value):
+            shown = (row.get(f"{method}_examples") or {}).get("quantiles")
+            reason = "no score" if method == "intervention" else no_score_reason(shown)
+            out[reason] = out.get(reason, 0) + 1
+    return out
 
 
 def _check_sae(sae, sae_dir: Path, cache_data, cache: str) -> None:

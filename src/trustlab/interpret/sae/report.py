@@ -34,6 +34,10 @@ are then read from it. From them:
 
 :func:`trustlab.audit.sections.sae.write_page` writes its page, ``report.html``
 (self-contained: figures as inline PNG, no script, no network) and ``report.json``.
+
+Why this module is long: the report is one result whose numbers (means, agreement, quantiles,
+best and worst latents, why latents have no score) all come from the same rows, read and checked
+once here; split, each part would re-read or pass around the checked rows.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ from trustlab.interpret.sae.cache import LatentCache
 from trustlab.interpret.sae.ranking import RankingScore, _auroc
 from trustlab.interpret.sae.scoring import ClassificationScore
 
-__all__ = ["SAEReport", "sae_report", "SCORE_KEYS"]
+__all__ = ["SAEReport", "sae_report", "SCORE_KEYS", "no_score_reason"]
 
 #: The score keys a row may hold, in the order the page shows them.
 SCORE_KEYS = ("detection", "detection_auroc", "fuzzing", "fuzzing_auroc", "embedding",
@@ -81,7 +85,9 @@ class SAEReport(Result):
     means : dict
         Per method: ``true``, ``shuffled`` and ``difference`` (paired, true minus shuffled)
         means over latents, each with its ``*_interval`` (95 % percentile bootstrap over
-        latents), and the latents counted (``n``, ``n_shuffled``, ``n_paired``).
+        latents), the latents counted (``n``, ``n_shuffled``, ``n_paired``) and ``no_score``:
+        why the other latents' true scores are missing, reason -> number of latents
+        (:func:`no_score_reason`), left out of the means.
     correlations : tuple of dict
         ``{"a", "b", "rho", "p_value", "n"}`` for every two methods (Spearman, true
         explanations).
@@ -126,6 +132,11 @@ class SAEReport(Result):
                 f"{_fmt(v['shuffled'])} {_span(v['shuffled_interval'])}, difference "
                 f"{_fmt(v['difference'])} {_span(v['difference_interval'])}"
             )
+            if v.get("no_score"):  # left out of the means: say how many and why
+                why = "; ".join(f"{n} ({reason})" for reason, n in v["no_score"].items())
+                lines.append(
+                    f"    over {v['n']} of {self.n_latents} latents; without a score: {why}"
+                )
         if self.best:
             score = {r["latent"]: _fmt(r["scores"][self.rank_by]["score"]) for r in self.latents}
             best, worst = self.best[0], (self.worst or self.best[::-1])[0]
@@ -148,7 +159,9 @@ class SAEReport(Result):
             error = np.vstack([means - low, high - means])
             ax.bar(x + offset, means, 0.4, color=colour, label=f"{kind} explanations")
             ax.errorbar(x + offset, means, yerr=np.nan_to_num(error), fmt="none", color="k")
-        ax.set_xticks(x, self.methods, rotation=20)
+        ax.set_xticks(x, [m if self.means[m]["n"] == self.n_latents else f"{m}\n"
+                          f"({self.means[m]['n']} of {self.n_latents} latents)"
+                          for m in self.methods], rotation=20)  # fmt: skip
         ax.set_ylabel("mean score over latents")
         ax.set_title("Explanations against shuffled ones (95 % bootstrap intervals)")
         ax.legend()
@@ -281,7 +294,8 @@ def sae_report(
         }  # fmt: skip
         table.append({"latent": i, "explanation": row["explanation"],
                       "shuffled_explanation": control["explanation"], "scores": scores})  # fmt: skip
-    means = {m: _means(table, m, n_bootstrap, rng) for m in methods}
+    means = {m: {**_means(table, m, n_bootstrap, rng), "no_score": _no_score(true, m)}
+             for m in methods}  # fmt: skip
     correlations = tuple(
         _spearman(table, a, b) for k, a in enumerate(methods) for b in methods[k + 1 :]
     )
@@ -463,6 +477,28 @@ def _sampling(sampling: Any) -> dict[str, Any]:
 
 def _score(row: dict, method: str) -> float:
     return float(row["values"].get(method, math.nan))
+
+
+def no_score_reason(quantiles: Any) -> str:
+    """Why a latent has no detection, fuzzing, embedding or surprisal score (NaN), from the
+    activation quantiles of the examples shown (-1: non-activating; ``sae score`` rows hold
+    them as ``{method}_examples``): none non-activating among them means the latent fires in
+    every context, so there is nothing to tell its examples from."""
+    shown = np.asarray([] if quantiles is None else quantiles)
+    if len(shown) and not (shown < 0).any():
+        return "no non-activating example (the latent fires in every context)"
+    return "too few examples of a kind shown, or no answer parsed"
+
+
+def _no_score(true: dict[int, dict], method: str) -> dict[str, int]:
+    """Latents without a true score of ``method``: reason -> how many."""
+    out: dict[str, int] = {}
+    for row in true.values():
+        if not np.isfinite(_score(row, method)):
+            shown = row["examples"].get(method.removesuffix("_auroc"), {}).get("quantiles")
+            reason = no_score_reason(shown)
+            out[reason] = out.get(reason, 0) + 1
+    return out
 
 
 def _nan(value: Any) -> float:
