@@ -132,3 +132,30 @@ def test_a_population_whose_budgets_overflow_is_refused():
     assert info.value.argument == "budget_spread"
     _, _, budgets = make_market_population(10, budget_spread=50.0, random_state=0)
     assert np.isfinite(budgets).all()
+
+
+@pytest.mark.parametrize("method", ["predict", "predict_proba", "decision_function", "score"])
+def test_a_price_without_budgets_is_refused_not_ignored(method):
+    X, y, _ = make_market_population(60, random_state=0)
+    naive = NaiveMarketClassifier().fit(X, y)
+    args = (X, y) if method == "score" else (X,)
+    with pytest.raises(InputError, match="budgets") as info:
+        getattr(naive, method)(*args, price=0.0)  # gave the no-market rule, price unused
+    assert info.value.argument == "price"
+    assert naive.predict(X).shape == (60,)  # without a price: the plain rule, as before
+
+
+def test_soft_price_refuses_an_overflow_instead_of_nan():
+    pytest.importorskip("torch")
+    from trustlab.strategic import soft_market_price
+
+    X = [[-1.0], [-2.0]]
+    with pytest.raises(InputError, match="overflow") as info:
+        soft_market_price([1.0], 0.0, X, [1e308, 1e308])  # revenue overflows: gave NaN
+    assert info.value.argument == "budgets"
+    with pytest.raises(InputError, match="overflow"):
+        soft_market_price([1.0], 0.0, X, [1e200, 1e200], softmax_scale=1e200)  # gave NaN
+    with pytest.raises(InputError, match="overflow"):
+        soft_market_price([1.0], 0.0, [[-1e-300], [-1.0]], [1e10, 1.0])  # b/u inf: gave inf
+    hard = market_price([1.0], 0.0, X, [1e200, 1e200]).price  # 5e199: revenue 1.5e200
+    assert soft_market_price([1.0], 0.0, X, [1e200, 1e200]) == pytest.approx(hard, rel=1e-3)

@@ -140,6 +140,7 @@ class _MarketLinearClassifier(_ClassifierMixin, _BaseEstimator):
         features = self._check_predict_X(X)
         score = features @ self.coef_ + self.intercept_
         if budgets is None:
+            _no_price_without_budgets(price)
             return score
         res = self._market(features, budgets, price=price)
         rho = res.price
@@ -159,6 +160,7 @@ class _MarketLinearClassifier(_ClassifierMixin, _BaseEstimator):
         plain classifier's decisions (``budgets=None``: no strategic response)."""
         features = self._check_predict_X(X)
         if budgets is None:
+            _no_price_without_budgets(price)
             positive = features @ self.coef_ + self.intercept_ >= 0
         else:
             positive = self._market(features, budgets, price=price).predictions == 1
@@ -184,6 +186,16 @@ class _MarketLinearClassifier(_ClassifierMixin, _BaseEstimator):
         predictions = self.predict(X, budgets, price=price)
         positive = self._positive(y, predictions.shape[0])
         return float(np.mean((predictions == self.classes_[1]) == positive))
+
+
+def _no_price_without_budgets(price: Any) -> None:
+    """A price without budgets would be ignored (nobody can pay it): refuse it instead."""
+    if price is not None:
+        raise InputError(
+            f"price: expected budgets with it (users face a price only through their budgets: "
+            f"predict(X, budgets, price=...)), got price={price!r} and budgets=None",
+            argument="price",
+        )
 
 
 def _fit_logistic(features, positive, C):

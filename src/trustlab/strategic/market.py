@@ -610,4 +610,13 @@ def soft_market_price(
     weights, intercept, features, money, _ = validate(w, b0, X, budgets)
     tau = check_positive(sort_temperature, "sort_temperature")
     scale = check_positive(softmax_scale, "softmax_scale")
-    return torch_backend().soft_price_numpy(weights, intercept, features, money, tau, scale)
+    outcome(weights, intercept, features, money, None, None)  # refuses what overflows float64
+    price = torch_backend().soft_price_numpy(weights, intercept, features, money, tau, scale)
+    if math.isnan(price):  # softmax_scale * revenue overflowed (it gave NaN)
+        refuse_overflow(
+            "budgets",
+            "revenues times softmax_scale",
+            "divide the budgets by a constant (the soft price scales with them; the learners "
+            "divide them by their median)",
+        )
+    return price
