@@ -6,6 +6,10 @@ and then against the rules a schema cannot state: an answer names a known item, 
 ``file:`` reference exists beside the answers file), the tiers partition the eight rungs into
 consecutive runs. A YAML syntax error is reported with its line number.
 
+Why this module is long: the three files (questionnaire, tiers, answers) share one reader and one
+way of naming a bad field by its path in the file; split apart, each part would import the
+others' private helpers.
+
 >>> q = load_questionnaire()
 >>> q.version, len(q.dimensions), len(q.items)
 ('1.0.0', 6, 18)
