@@ -466,4 +466,7 @@ def _evaluation(names, sign, scores, correctness, boot, level) -> dict[str, Any]
         out["kendall_interval"] = _bootstrap.interval_pair(
             kendall_rows(confidence, boot_accuracy), level
         )
+        for name in ("spearman", "kendall"):  # undefined on the data: no interval from the
+            if np.isnan(out[name]):  # resamples where it happens to be defined
+                out[f"{name}_interval"] = (float("nan"), float("nan"))
     return out

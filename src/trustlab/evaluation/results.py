@@ -161,10 +161,16 @@ class RankingResult(Result):
             lines.append(line)
         if self.has_labels:
             lines.append(f"true ranking: {', '.join(self.true_ranking)}")
-            lines.append(
-                f"Spearman rho = {_fmt(self.spearman)}{_pair_text(self.spearman_interval)}, "
-                f"Kendall tau = {_fmt(self.kendall)}{_pair_text(self.kendall_interval)}"
-            )
+            if np.isnan(self.spearman) or np.isnan(self.kendall):
+                lines.append(
+                    "Spearman rho and Kendall tau: not defined (the models' accuracies, or their "
+                    "scores, are all equal)"
+                )
+            else:
+                lines.append(
+                    f"Spearman rho = {_fmt(self.spearman)}{_pair_text(self.spearman_interval)}, "
+                    f"Kendall tau = {_fmt(self.kendall)}{_pair_text(self.kendall_interval)}"
+                )
         if self.consensus_spearman is not None:
             lines.append(
                 "Spearman rho between confidence and agreement with the other models' majority: "
