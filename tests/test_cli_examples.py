@@ -12,9 +12,10 @@ What differs from typing the examples:
 - Examples that are alternatives write into the same ``--out`` (several ``trustlab audit`` lines
   write ``out/``); an earlier result in that folder is moved aside first, so each runs afresh
   (a rerun into a full folder is refused unless ``--overwrite``, tested with each command).
-- Long runs get options appended that only shrink their size (:data:`SHRINK`: fewer epochs,
-  rounds, samples or tokens; the last value of an option wins); every path, file format and
-  other option is as written.
+- Long runs get options set that only shrink their size (:data:`SHRINK`: fewer epochs,
+  rounds, samples or tokens; an option the example gives takes the shrunk value in its place,
+  since an option given twice is a usage error); every path, file format and other option is
+  as written.
 - ``llm serve`` listens on a free port instead of 8000 and returns once it serves (in a thread);
   the next examples' ``http://127.0.0.1:8000`` is that server. SmolLM2 loads once per process.
 
@@ -39,7 +40,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
-#: Options appended to long examples (command path -> extra arguments): sizes only.
+#: Options set on long examples (command path -> option, value pairs): sizes only. An option the
+#: example gives is given this value instead (an option given twice is a usage error).
 SHRINK: dict[tuple[str, ...], list[str]] = {
     ("robustness", "train"): ["--max-epochs", "2"],
     ("robustness", "certify"): ["--n", "200", "--limit", "12"],
@@ -368,6 +370,21 @@ def _out_dir(args: list[str], path: tuple[str, ...]) -> str | None:
     return "out" if path == ("audit",) else None
 
 
+def _shrunk(args: list[str], extra: list[str]) -> list[str]:
+    """``args`` with each option of ``extra`` (option, value pairs) set to its value: replaced
+    where the example gives it (``--n 200`` or ``--n=200``), appended where it does not."""
+    args = list(args)
+    for option, value in zip(extra[::2], extra[1::2], strict=True):
+        if option in args:
+            args[args.index(option) + 1] = value
+        elif any(a.startswith(option + "=") for a in args):
+            i = next(i for i, a in enumerate(args) if a.startswith(option + "="))
+            args[i] = f"{option}={value}"
+        else:
+            args += [option, value]
+    return args
+
+
 def _expand(args: list[str], here: Path) -> list[str]:
     expanded = []
     for arg in args:
@@ -476,7 +493,7 @@ def run_document(document: str) -> list[dict]:
                 stdout, stderr, code = io.StringIO(), io.StringIO(), "no SystemExit"
                 with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
                     try:
-                        main([*args, *SHRINK.get(path, [])])
+                        main(_shrunk(args, SHRINK.get(path, [])))
                     except SystemExit as exit_info:
                         code = exit_info.code
                 audit_out = here / (out or "out")
