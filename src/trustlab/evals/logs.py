@@ -72,7 +72,9 @@ def register_report_hook(task: str, hook: Callable[[list[Any]], Sequence[Any]]) 
     """Let ``hook(logs)`` add blocks to the report of ``task``'s logs.
 
     ``task`` is the task name as logs record it (``log.eval.task``; a ``trustlab/`` or other
-    package prefix is ignored). ``hook`` receives that task's inspect ``EvalLog`` objects (samples
+    package prefix is ignored, except that a built-in task's name, such as ``casebench``, stands
+    for trustlab's task only: another package's or a task file's ``casebench`` logs get no
+    hook). ``hook`` receives that task's inspect ``EvalLog`` objects (samples
     included) and returns a list of :class:`ReportText`, :class:`ReportTable` and
     :class:`ReportFigure`.
 
@@ -101,8 +103,8 @@ class EvalLogs(Result):
     ----------
     log_dir : str
     logs : tuple of dict
-        ``path``, ``task``, ``model``, ``status``, ``samples`` (planned), ``completed``
-        (samples finished), ``metrics`` ({"scorer/metric": value}), ``error`` (None unless the
+        ``path``, ``task``, ``model``, ``status``, ``samples`` (planned, epochs counted),
+        ``completed`` (samples finished; of an unfinished log, those it holds), ``metrics`` ({"scorer/metric": value}), ``error`` (None unless the
         eval failed) and ``created``.
     extras : dict
         Task name -> the blocks its report hook returned (internal; the page shows them,
@@ -161,14 +163,16 @@ def read_logs(log_dir: str | os.PathLike) -> EvalLogs:
         (read_eval_log(i, header_only=True) for i in infos), key=lambda h: h.eval.created
     )
     extras: dict[str, tuple[Any, ...]] = {}
-    for task in dict.fromkeys(_short(h.eval.task) for h in headers):
+    for task in dict.fromkeys(_hook_key(h.eval.task) for h in headers):
+        if task is None:
+            continue
         hook = _HOOKS.get(task)
         if hook is None and task in BUILTIN_TASKS:  # a built-in task registers its hook on import
             importlib.import_module(BUILTIN_TASKS[task][0].partition(":")[0])
             hook = _HOOKS.get(task)
         if hook is None:
             continue
-        full = [read_eval_log(h.location) for h in headers if _short(h.eval.task) == task]
+        full = [read_eval_log(h.location) for h in headers if _hook_key(h.eval.task) == task]
         blocks = tuple(hook(full))
         for block in blocks:
             if not isinstance(block, (ReportText, ReportTable, ReportFigure)):
@@ -180,18 +184,54 @@ def read_logs(log_dir: str | os.PathLike) -> EvalLogs:
 
 
 def _describe(log: Any) -> dict[str, Any]:
+    if log.results is not None:
+        samples, completed = log.results.total_samples, log.results.completed_samples
+    else:  # an unfinished log (interrupted, errored): count the samples it holds
+        samples, completed = _planned(log.eval), _finished(log.location)
     return {
         "path": log.location,
         "task": log.eval.task,
         "model": log.eval.model,
         "status": log.status,
-        "samples": log.results.total_samples if log.results else None,
-        "completed": log.results.completed_samples if log.results else 0,
+        "samples": samples,
+        "completed": completed,
         "metrics": metrics_of(log),
         "error": (log.error.message.strip().splitlines() or [""])[-1] if log.error else None,
         "created": log.eval.created,
     }
 
 
+def _planned(spec: Any) -> int | None:
+    """The samples an eval was to run (each epoch counted), from its header; None if unknown."""
+    n, config = spec.dataset.samples, spec.config
+    if n is None:
+        return None
+    if config.sample_id is not None:
+        n = len(config.sample_id) if isinstance(config.sample_id, list) else 1
+    elif isinstance(config.limit, int):
+        n = min(n, config.limit)
+    elif config.limit is not None:  # (start, stop)
+        n = max(0, min(n, config.limit[1]) - config.limit[0])
+    return n * (config.epochs or 1)
+
+
+def _finished(location: str) -> int:
+    """The samples a log holds that finished without an error."""
+    from inspect_ai.log import read_eval_log_sample_summaries
+
+    summaries = read_eval_log_sample_summaries(location)
+    return sum(1 for s in summaries if s.completed and s.error is None)
+
+
 def _short(task: str) -> str:
     return task.split("/")[-1]
+
+
+def _hook_key(task: str) -> str | None:
+    """The report hook a log of ``task`` goes to: its short name, except that the name of a
+    built-in task is trustlab's only (``trustlab/casebench``): another package's or task file's
+    ``casebench`` gets no hook (trustlab's would misread its samples)."""
+    short = _short(task)
+    if short in BUILTIN_TASKS and task != f"trustlab/{short}":
+        return None
+    return short
