@@ -149,7 +149,8 @@ def load_market_data(name: str, *, random_state: Any = None) -> MarketData:
 
     - ``chile``: positive = votes "Y" (against the other three answers); budget = the
       respondent's income (pesos, a real budget proxy, not used as a feature); features
-      statusquo, age, education (0 primary, 1 post-secondary, 2 secondary, as coded), male
+      statusquo, age, education (0 primary, 1 secondary, 2 post-secondary: the table's codes P,
+      S, PS in their real order), male
       and log population. Rows with a missing value are dropped.
     - ``logan``: positive = occupation "professional" (vs the other four); the table has no
       money column, so budgets are simulated (seeded by ``random_state``): log-normal with sd 0.5
@@ -171,7 +172,8 @@ def load_market_data(name: str, *, random_state: Any = None) -> MarketData:
     if name == "chile":
         used = ["statusquo", "age", "education", "sex", "population", "income", "vote"]
         frame = frame.dropna(subset=used)
-        education = frame["education"].map({"P": 0.0, "PS": 1.0, "S": 2.0}).to_numpy()
+        # P primary < S secondary < PS post-secondary (carData's codes; not alphabetical)
+        education = frame["education"].map({"P": 0.0, "S": 1.0, "PS": 2.0}).to_numpy()
         X = np.column_stack(
             [
                 frame["statusquo"].to_numpy(float),
