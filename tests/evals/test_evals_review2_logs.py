@@ -110,3 +110,22 @@ def test_an_unfinished_log_counts_the_samples_it_holds(tmp_path):
     scored = sum(1 for s in held if s.scores and s.error is None)
     assert scored >= 1 and log["completed"] == scored and log["samples"] == 6
     assert f"error, {scored}/6 samples" in result.summary()
+
+
+def test_an_unreadable_log_is_named_by_report_and_skipped_by_run(tmp_path, capsys):
+    """A log file truncated when its process was killed was an unexpected failure (ValueError:
+    EOCD not found) of both 'eval report' and every later 'eval run' into the folder."""
+    logs = tmp_path / "logs"
+    run_eval("demo", MOCK, log_dir=logs, limit=2)
+    (good,) = logs.glob("*.eval")
+    broken = logs / good.name.replace("_demo_", "_demo_cut")
+    broken.write_bytes(good.read_bytes()[:300])
+    with pytest.raises(SystemExit) as exit_info:
+        main(["eval", "report", str(logs)])
+    _, err = capsys.readouterr()
+    assert exit_info.value.code == 2 and len(err.strip().splitlines()) == 1, err
+    assert broken.name in err and "not a readable inspect log" in err
+    said = []
+    result = run_eval("demo", MOCK, log_dir=logs, limit=2, on_resume=said.append)
+    assert result.logs[0]["status"] == "success" and result.logs[0]["resumed"] is None
+    assert len(said) == 1 and broken.name in said[0] and "not a readable" in said[0]

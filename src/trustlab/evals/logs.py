@@ -159,9 +159,7 @@ def read_logs(log_dir: str | os.PathLike) -> EvalLogs:
         raise InputError.bad(
             "log_dir", "a folder holding inspect logs (.eval or .json)", str(log_dir)
         )
-    headers = sorted(
-        (read_eval_log(i, header_only=True) for i in infos), key=lambda h: h.eval.created
-    )
+    headers = sorted((_header(i) for i in infos), key=lambda h: h.eval.created)
     extras: dict[str, tuple[Any, ...]] = {}
     for task in dict.fromkeys(_hook_key(h.eval.task) for h in headers):
         if task is None:
@@ -181,6 +179,22 @@ def read_logs(log_dir: str | os.PathLike) -> EvalLogs:
                 )
         extras[task] = blocks
     return EvalLogs(str(folder), tuple(_describe(h) for h in headers), extras)
+
+
+def _header(info: Any) -> Any:
+    """A log's header; a file with a log's name that inspect cannot read (truncated when its
+    process was killed, say) is bad input naming the file."""
+    from inspect_ai.log import read_eval_log
+
+    try:
+        return read_eval_log(info, header_only=True)
+    except (ValueError, OSError) as exc:
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise InputError(
+            f"log_dir: {info.name} is not a readable inspect log ({reason}); move it out of the "
+            "folder",
+            argument="log_dir",
+        ) from None
 
 
 def _describe(log: Any) -> dict[str, Any]:

@@ -179,8 +179,9 @@ def _run(
         "limit": limit,
         "model roles": roles,
     }
+    headers = _readable_headers(out, on_resume) if resume else []
     for name in models:
-        old, other = _unfinished_log(out, task, name, request) if resume else (None, None)
+        old, other = _unfinished_log(headers, task, name, request) if resume else (None, None)
         if other is not None and on_resume is not None:
             on_resume(f"not resuming {other[0]} ({name}): it ran with other {other[1]}; "
                       "starting afresh")  # fmt: skip
@@ -284,15 +285,29 @@ def metrics_of(log: Any) -> dict[str, float]:
     }
 
 
-def _unfinished_log(
-    log_dir: Path, task: str, model: str, request: dict[str, Any]
-) -> tuple[str | None, tuple[str, str] | None]:
-    """The newest unfinished log of ``task`` on ``model`` that no successful retry followed and
-    that ran with the settings of ``request`` (inspect's ``eval_retry`` replays a log's own);
-    and, when the newest such log ran with other settings, (its location, what differs)."""
+def _readable_headers(log_dir: Path, on_resume: Callable[[str], Any] | None) -> list[Any]:
+    """The headers of the logs in ``log_dir``; a file with a log's name that inspect cannot read
+    (truncated when its process was killed, say) cannot be resumed: it is skipped, and said."""
     from inspect_ai.log import list_eval_logs, read_eval_log
 
-    headers = [read_eval_log(info, header_only=True) for info in list_eval_logs(str(log_dir))]
+    headers = []
+    for info in list_eval_logs(str(log_dir)):
+        try:
+            headers.append(read_eval_log(info, header_only=True))
+        except (ValueError, OSError) as exc:
+            if on_resume is not None:
+                reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                on_resume(f"not resuming {info.name}: not a readable inspect log ({reason})")
+    return headers
+
+
+def _unfinished_log(
+    headers: list[Any], task: str, model: str, request: dict[str, Any]
+) -> tuple[str | None, tuple[str, str] | None]:
+    """The newest unfinished log (of ``headers``) of ``task`` on ``model`` that no successful
+    retry followed and that ran with the settings of ``request`` (inspect's ``eval_retry``
+    replays a log's own); and, when the newest such log ran with other settings, (its location,
+    what differs)."""
     done = {h.eval.task_id for h in headers if h.status == "success"}
     candidates = [
         h
