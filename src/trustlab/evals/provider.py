@@ -39,6 +39,7 @@ from trustlab._checks import check_device, check_in_range, check_positive_int, r
 from trustlab._lazy import require
 from trustlab.errors import InputError
 from trustlab.llm import Completion, LocalModel
+from trustlab.llm._inputs import check_seed, check_temperature, check_top_logprobs
 
 _model = require("inspect_ai.model", "evals")
 
@@ -224,17 +225,20 @@ def _settings(config: Any) -> dict[str, Any]:
         )
     if config.top_p is not None and not 0 < config.top_p <= 1:
         raise InputError.bad("config.top_p", "a probability mass in (0, 1]", config.top_p)
-    top = config.top_logprobs if config.top_logprobs is not None else 0
+    # checked here to be named as set (completions would name max_new_tokens, random_state, stop)
+    max_tokens = DEFAULT_MAX_TOKENS if config.max_tokens is None else config.max_tokens
+    temperature = DEFAULT_TEMPERATURE if config.temperature is None else config.temperature
+    top = 0 if config.top_logprobs is None else config.top_logprobs
+    if config.stop_seqs and not all(isinstance(s, str) and s for s in config.stop_seqs):
+        raise InputError.bad("config.stop_seqs", "non-empty stop strings", config.stop_seqs)
     wants_logprobs = bool(config.logprobs) or config.top_logprobs is not None
     return {
-        "max_new_tokens": config.max_tokens
-        if config.max_tokens is not None
-        else DEFAULT_MAX_TOKENS,
-        "temperature": DEFAULT_TEMPERATURE if config.temperature is None else config.temperature,
+        "max_new_tokens": check_positive_int(max_tokens, "config.max_tokens"),
+        "temperature": check_temperature(temperature, "config.temperature"),
         "top_p": 1.0 if config.top_p is None else float(config.top_p),
-        "random_state": config.seed,
+        "random_state": check_seed(config.seed, "config.seed"),
         "stop": list(config.stop_seqs) if config.stop_seqs else None,
-        "top_logprobs": top if wants_logprobs else None,
+        "top_logprobs": check_top_logprobs(top, "config.top_logprobs") if wants_logprobs else None,
     }
 
 

@@ -1,0 +1,42 @@
+"""The trustlab provider names a bad GenerateConfig value as set (review 2 of the inspect
+provider): ``max_tokens=0`` failed the sample with 'max_new_tokens: ...', a negative seed with
+'random_state: ...' and an empty stop string with 'stop: ...', names the user never typed."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("inspect_ai")
+
+from inspect_ai.model import GenerateConfig  # noqa: E402
+
+from trustlab.errors import InputError  # noqa: E402
+from trustlab.evals.provider import _settings  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("setting", "named"),
+    [
+        ({"max_tokens": 0}, "config.max_tokens: expected an integer >= 1, got 0"),
+        ({"max_tokens": -2}, "config.max_tokens: expected an integer >= 1"),
+        ({"seed": -1}, "config.seed: expected None, an integer >= 0"),
+        ({"stop_seqs": ["", "x"]}, "config.stop_seqs: expected non-empty stop strings"),
+        ({"temperature": 2.5}, "config.temperature: expected a number in [0, 2]"),
+        ({"top_logprobs": 21}, "config.top_logprobs: expected an integer in [0, 20]"),
+    ],
+)
+def test_a_bad_setting_is_named_as_set(setting, named):
+    with pytest.raises(InputError) as info:
+        _settings(GenerateConfig(**setting))
+    assert str(info.value).startswith(named), info.value
+
+
+def test_good_settings_reach_completions_unchanged():
+    config = GenerateConfig(max_tokens=7, temperature=0, seed=3, stop_seqs=["\n"], top_logprobs=2)
+    assert _settings(config) == {
+        "max_new_tokens": 7, "temperature": 0.0, "top_p": 1.0, "random_state": 3,
+        "stop": ["\n"], "top_logprobs": 2,
+    }  # fmt: skip
+    defaults = _settings(GenerateConfig())
+    assert (defaults["max_new_tokens"], defaults["temperature"]) == (256, 1.0)
+    assert defaults["top_logprobs"] is None and defaults["random_state"] is None
