@@ -40,3 +40,27 @@ def test_good_settings_reach_completions_unchanged():
     defaults = _settings(GenerateConfig())
     assert (defaults["max_new_tokens"], defaults["temperature"]) == (256, 1.0)
     assert defaults["top_logprobs"] is None and defaults["random_state"] is None
+
+
+@pytest.mark.parametrize(
+    ("argument", "named"),
+    [
+        ("max_batch_size=0", "-M max_batch_size: expected an integer >= 1, got 0"),
+        ("batch_window=abc", "-M batch_window: expected a number"),
+        ("device=tpu", "-M device: expected"),
+    ],
+)
+def test_a_bad_model_argument_is_named_as_typed(argument, named, tmp_path, capsys):
+    """'eval run -M max_batch_size=0' said 'max_batch_size: ...' (the -T ones say '-T key')."""
+    from trustlab.cli.main import main
+
+    logs = tmp_path / "logs"
+    weights = tmp_path / "model.gguf"  # a name the provider accepts; nothing is loaded
+    weights.write_bytes(b"")
+    model = f"trustlab/{weights}"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["eval", "run", "demo", "--model", model, "-M", argument, "--out", str(logs)])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"trustlab: error: {named}"), err
+    assert not logs.exists()

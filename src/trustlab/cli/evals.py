@@ -100,8 +100,10 @@ def run(
     roles = {"grader": judge, "strong": strong, "weak": weak}
     roles = {role: name for role, name in roles.items() if name}
     task_args = _pairs(task_arg, "-T")
-    # an error about a task argument names the -T the user typed (or --decomposer)
-    options = {key: f"-T {key}" for key in task_args if key not in _RUN_ARGUMENTS}
+    model_args = _pairs(model_arg, "-M")
+    # an error about a task or model argument names the -T / -M the user typed (or --decomposer)
+    options = {key: f"-M {key}" for key in model_args if key not in _RUN_ARGUMENTS}
+    options |= {key: f"-T {key}" for key in task_args if key not in _RUN_ARGUMENTS}
     if decomposer is not None:
         given = task_args.get("decomposer", decomposer)
         if given != decomposer:
@@ -124,7 +126,7 @@ def run(
             log_dir=out,
             limit=limit,
             task_args=task_args,
-            model_args=_pairs(model_arg, "-M"),
+            model_args=model_args,
             model_roles=roles or None,
             resume=not fresh,
             on_resume=lambda message: tell(message, as_json=True),  # on stderr
