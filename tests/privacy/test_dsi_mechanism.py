@@ -153,7 +153,7 @@ def test_mechanism_refuses_bad_input():
         DSIMechanism(lambda v: v.mean(0), epsilon=1, delta=1e-5).fit(values, [0, 1, 2])
     with pytest.raises(InputError, match="fn"):
         DSIMechanism(lambda v: np.ones(2), epsilon=1, delta=1e-5).fit(values, [0, 1, 2, 3])
-    with pytest.raises(InputError, match="fn\\(data\\)"):
+    with pytest.raises(InputError, match="fn\\(data without group 0, 3 records\\)"):
         DSIMechanism(lambda v: v.sum(0)[: len(v) % 2 + 1], epsilon=1, delta=1e-5).fit(
             values, [0, 1, 2, 3]
         )

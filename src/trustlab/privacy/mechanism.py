@@ -111,7 +111,13 @@ class DSIMechanism(BaseEstimator):
         if labels.size != n_samples:
             raise InputError.bad("groups", f"one label per record ({n_samples})", labels)
         group_labels = np.unique(labels)
-        outputs = _run_all(self.fn, data, [None, *(labels != g for g in group_labels)], n_jobs)
+        masks = [labels != g for g in group_labels]
+        # an error on a subset names it: fn(data) itself may be fine (a group holding a class)
+        names = ["fn(data)"] + [
+            f"fn(data without group {g!r}, {int(mask.sum())} records)"
+            for g, mask in zip(group_labels.tolist(), masks, strict=True)
+        ]
+        outputs = _run_all(self.fn, data, [None, *masks], names, n_jobs)
         full = outputs[0].ravel()
         differences = np.stack([full - out.ravel() for out in outputs[1:]])
         constrained = _informative_rows(differences)
@@ -169,16 +175,19 @@ _ROUNDING_ADVICE = (
 )
 
 
-def _run_all(fn, data, masks: Sequence[np.ndarray | None], n_jobs: int) -> list[np.ndarray]:
-    """``fn`` on every subset (joblib workers), as float arrays of one shape."""
+def _run_all(
+    fn, data, masks: Sequence[np.ndarray | None], names: Sequence[str], n_jobs: int
+) -> list[np.ndarray]:
+    """``fn`` on every subset (joblib workers), as float arrays of one shape; an error names the
+    subset (``names``, one per mask)."""
     from joblib import Parallel, delayed
 
     raw = Parallel(n_jobs=n_jobs)(delayed(fn)(_subset(data, mask)) for mask in masks)
-    outputs = [as_float_array(out, "fn(data)") for out in raw]
+    outputs = [as_float_array(out, name) for out, name in zip(raw, names, strict=True)]
     shape = outputs[0].shape
-    for out in outputs[1:]:
+    for out, name in zip(outputs[1:], names[1:], strict=True):
         if out.shape != shape:
-            raise InputError.bad("fn(data)", f"the same output shape {shape} on every subset", out)
+            raise InputError.bad(name, f"the shape of fn(data), {shape}", out)
     return outputs
 
 

@@ -1,0 +1,52 @@
+"""DSIMechanism names the leave-one-group-out subset on which fn's output is unusable."""
+
+import numpy as np
+import pytest
+
+from trustlab.errors import InputError
+from trustlab.privacy import DSIMechanism
+
+X = np.arange(12.0).reshape(6, 2)
+Y = np.array([0, 0, 1, 1, 2, 2])
+
+
+def _per_class_means(data):
+    x, y = data
+    return np.stack([x[y == c].mean(axis=0) for c in range(3)])
+
+
+def _means_of_classes_present(data):
+    x, y = data
+    return np.array([x[y == c].mean() for c in np.unique(y)])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the mean of an empty class
+def test_a_non_finite_output_without_a_group_names_that_group():
+    # group 4 holds all of class 2: fn(data) is finite, fn without group 4 is NaN; the error
+    # said 'fn(data): expected finite values' (fn(data) is fine) and named no group
+    mech = DSIMechanism(_per_class_means, epsilon=1.0, delta=1e-5)
+    with pytest.raises(InputError, match=r"^fn\(data without group 4, 4 records\): .*finite"):
+        mech.fit((X, Y), [0, 1, 2, 3, 4, 4])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_single_group_names_the_empty_subset():
+    mech = DSIMechanism(lambda rows: rows.mean(axis=0), epsilon=1.0, delta=1e-5)
+    with pytest.raises(InputError, match=r"^fn\(data without group 0, 0 records\): "):
+        mech.fit(X, [0] * 6)
+
+
+def test_another_output_shape_without_a_group_names_that_group():
+    mech = DSIMechanism(_means_of_classes_present, epsilon=1.0, delta=1e-5)
+    with pytest.raises(
+        InputError, match=r"^fn\(data without group 'a', 4 records\): expected the shape of fn"
+    ):
+        mech.fit((X, Y), ["a", "a", "b", "b", "c", "c"])
+
+
+def test_a_non_finite_output_on_the_whole_data_is_still_fn_data():
+    x = X.copy()
+    x[0, 0] = np.nan
+    mech = DSIMechanism(lambda rows: rows.mean(axis=0), epsilon=1.0, delta=1e-5)
+    with pytest.raises(InputError, match=r"^fn\(data\): expected finite values"):
+        mech.fit(x, [0, 0, 1, 1, 2, 2])
