@@ -7,32 +7,41 @@ import warnings
 import numpy as np
 
 from trustlab.audit.context import AuditContext
+from trustlab.audit.sections import fairness
 from trustlab.report import Figure, Paragraph, Section, Table
 
 __all__ = ["build", "TITLE"]
 
 TITLE = "Data and models"
+#: with more groups than the fairness section's limit (``fairness.MAX_GROUPS``, an ID-like
+#: column), the per-group tables and bars show only this many of the largest groups: 20,000
+#: one-row groups kept the section drawing a 9,000-inch figure for minutes
+SHOWN_GROUPS = 20
 
 
 def build(ctx: AuditContext) -> Section:
     """The overview section: data description, label × group distribution, model accuracy."""
     y_all = np.concatenate([ctx.y_train, ctx.y_test])
     g_all = np.concatenate([ctx.g_train, ctx.g_test])
-    groups = np.unique(g_all)
-    distribution = _distribution(y_all, g_all, groups, ctx.labels)
+    groups, index = np.unique(g_all, return_inverse=True)
+    distribution = _distribution(y_all, index, groups, ctx.labels)
+    index_test = index[len(ctx.g_train) :]
     scores = {
-        name: _scores(ctx.y_test, pred, ctx.g_test, groups)
+        name: _scores(ctx.y_test, pred, index_test, groups)
         for name, pred in ctx.predictions.items()
     }
+    shown = _shown_groups(distribution)
     blocks = [Paragraph(_describe(ctx, len(y_all)))]
     blocks += [Paragraph(note, "note") for note in ctx.notes]
     never = _never_predicted(ctx)
     blocks += _never_predicted_note(never, ctx)
+    blocks += _left_out_note(distribution, shown, ctx)
+    shown_distribution = [distribution[i] for i in shown]
     blocks += [
-        _distribution_table(distribution, ctx),
-        _distribution_figure(distribution, ctx),
+        _distribution_table(shown_distribution, ctx),
+        _distribution_figure(shown_distribution, ctx),
         _scores_table(scores),
-        _group_accuracy_table(scores, groups),
+        _group_accuracy_table(scores, groups[shown]),
         *_files_table(ctx),
     ]
     data = {
@@ -45,6 +54,7 @@ def build(ctx: AuditContext) -> Section:
         "split": ctx.split,
         "labels": ctx.labels.tolist(),
         "groups": distribution,
+        "groups_shown": len(shown),
         "models": scores,
         "notes": list(ctx.notes),
         "never_predicted": never,
@@ -115,22 +125,49 @@ def _split_words(split: str | None) -> str:
     return ""
 
 
-def _distribution(y, g, groups, labels) -> list[dict]:
+def _distribution(y, index, groups, labels) -> list[dict]:
+    """Rows and label counts per group; ``index`` is each row's position in ``groups``."""
+    sizes = np.bincount(index, minlength=len(groups))
+    counts = {str(label): np.bincount(index[y == label], minlength=len(groups)) for label in labels}
     rows = []
-    for group in groups:
-        in_group = g == group
-        n = int(in_group.sum())
-        counts = {str(label): int(np.sum(y[in_group] == label)) for label in labels}
+    for i, group in enumerate(groups):
+        n = int(sizes[i])
+        group_counts = {k: int(c[i]) for k, c in counts.items()}
         rows.append(
             {
                 "group": group,
                 "rows": n,
                 "share": n / len(y),
-                "label_counts": counts,
-                "label_shares": {k: v / n for k, v in counts.items()},
+                "label_counts": group_counts,
+                "label_shares": {k: v / n for k, v in group_counts.items()},
             }
         )
     return rows
+
+
+def _shown_groups(distribution: list[dict]) -> list[int]:
+    """Positions of the groups the tables and bars show: all of them, or beyond the fairness
+    section's limit the ``SHOWN_GROUPS`` largest (largest first, ties in group order)."""
+    if len(distribution) <= fairness.MAX_GROUPS:
+        return list(range(len(distribution)))
+    sizes = np.array([d["rows"] for d in distribution])
+    return [int(i) for i in np.argsort(-sizes, kind="stable")[:SHOWN_GROUPS]]
+
+
+def _left_out_note(distribution: list[dict], shown: list[int], ctx: AuditContext) -> list:
+    if len(shown) == len(distribution):
+        return []
+    left = len(distribution) - len(shown)
+    rows = sum(d["rows"] for d in distribution) - sum(distribution[i]["rows"] for i in shown)
+    return [
+        Paragraph(
+            f"{ctx.group!r} holds {len(distribution):,} groups (more than "
+            f"{fairness.MAX_GROUPS:,}, as an ID-like column would): the tables and bars below "
+            f"show the {len(shown)} largest; the other {left:,} groups ({rows:,} rows) are "
+            "left out of them (report.json's overview data holds every group).",
+            "note",
+        )
+    ]
 
 
 def _distribution_table(distribution: list[dict], ctx: AuditContext) -> Table:
@@ -181,19 +218,21 @@ def _palette(n: int) -> list:
     return [cmap(i % 10) for i in range(n)]
 
 
-def _scores(y_true, y_pred, g, groups) -> dict:
+def _scores(y_true, y_pred, index, groups) -> dict:
+    """Accuracy, balanced accuracy and accuracy per group (``index``: each row's group position)."""
     from sklearn.metrics import accuracy_score, balanced_accuracy_score
 
     with warnings.catch_warnings():
         # Predicted classes absent from y_true are fine here; sklearn warns about them.
         warnings.simplefilter("ignore", UserWarning)
         balanced = balanced_accuracy_score(y_true, y_pred)
-    by_group = {}
-    for group in groups:
-        in_group = g == group
-        by_group[str(group)] = (
-            float(accuracy_score(y_true[in_group], y_pred[in_group])) if in_group.any() else None
-        )
+    correct = np.asarray(y_true == y_pred, dtype=float)
+    hits = np.bincount(index, weights=correct, minlength=len(groups))
+    sizes = np.bincount(index, minlength=len(groups))
+    by_group = {
+        str(group): float(hits[i] / sizes[i]) if sizes[i] else None
+        for i, group in enumerate(groups)
+    }
     return {
         "accuracy": float(accuracy_score(y_true, y_pred)),
         "balanced_accuracy": float(balanced),
