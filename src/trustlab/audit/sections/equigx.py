@@ -79,6 +79,11 @@ def _fmt(value: Any) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
+def _gap_cell(ev: Any, method: str) -> Any:
+    """The fidelity gap's cell: random deletion is the control the gap is measured against."""
+    return "control" if method == "random" else ev.fidelity_gap.get(method)
+
+
 def _sections(ev: Any) -> list[Section]:
     from matplotlib.figure import Figure as MplFigure
 
@@ -86,7 +91,7 @@ def _sections(ev: Any) -> list[Section]:
     for m in ev.methods:
         a, p = ev.auroc[m], ev.average_precision[m]
         rows.append([m, a["estimate"], a["low"], a["high"], p["estimate"], a["n"],
-                     ev.accuracy_after_deletion.get(m), ev.fidelity_gap.get(m),
+                     ev.accuracy_after_deletion.get(m), _gap_cell(ev, m),
                      ev.seconds_per_graph.get(m)])  # fmt: skip
     figure = MplFigure(figsize=(10.0, 4.0))
     ev.plot(ax=figure.add_subplot())
