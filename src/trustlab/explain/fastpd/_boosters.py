@@ -177,12 +177,15 @@ def from_lightgbm(model: Any) -> TreeEnsemble:
 
 
 def _lgbm_kind(objective: str) -> str:
-    """What the raw score means; ``binary sigmoid:2`` scores log-odds / 2 (p = sigmoid(2 f))."""
+    """What the raw score means; ``binary sigmoid:2`` scores log-odds / 2 (p = sigmoid(2 f)),
+    ``regression sqrt`` (``reg_sqrt=True``) the signed square root of the prediction."""
     name, *params = objective.split(" ")
     kind = objective_kind(name)
     sigmoid = next((p.split(":", 1)[1] for p in params if p.startswith("sigmoid:")), "1")
     if kind.startswith("log-odds") and float(sigmoid) != 1.0:
         kind = f"raw score ({kind} divided by sigmoid={float(sigmoid):g})"
+    if kind == "prediction" and "sqrt" in params:  # reg_sqrt: prediction = sign(r) r^2
+        kind = "raw score (signed square root of the prediction: reg_sqrt)"
     return kind
 
 
