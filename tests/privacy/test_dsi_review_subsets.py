@@ -50,3 +50,23 @@ def test_a_non_finite_output_on_the_whole_data_is_still_fn_data():
     mech = DSIMechanism(lambda rows: rows.mean(axis=0), epsilon=1.0, delta=1e-5)
     with pytest.raises(InputError, match=r"^fn\(data\): expected finite values"):
         mech.fit(x, [0, 0, 1, 1, 2, 2])
+
+
+def _ulp_fn(rows):
+    # the second coordinate is 0.1 up to ulps that depend on how many rows there are
+    return np.array([rows.mean(), np.sum(np.full(len(rows), 0.1)) / len(rows)])
+
+
+def test_an_ulp_change_riding_on_a_larger_one_gets_no_noise_as_the_docs_say():
+    """docs/privacy-dsi.md (Limits): the accepted part outside the span is released exactly, so
+    an ulp-level change there tells U from U_i; rounding fn's output removes it."""
+    x, groups = np.array([0.0, 1, 2, 7, 8, 9]), np.array([0, 0, 0, 2, 2, 2])
+    mech = DSIMechanism(_ulp_fn, epsilon=1.0, delta=1e-5).fit(x, groups)
+    assert mech.constrained_.all() and mech.covariance_.rank == 1
+    noises = [mech.release(random_state=seed) - mech.output_ for seed in range(50)]
+    seen = {float((mech.output_ + noise)[1]) for noise in noises}
+    for g in (0, 2):  # the same draws released from U without group g: never the same value
+        other = _ulp_fn(x[groups != g])
+        assert seen.isdisjoint({float((other + noise)[1]) for noise in noises})
+    rounded = DSIMechanism(lambda rows: np.round(_ulp_fn(rows), 12), epsilon=1.0, delta=1e-5)
+    assert not rounded.fit(x, groups).differences_[:, 1].any()

@@ -155,7 +155,9 @@ class DSIMechanism(BaseEstimator):
         Parameters
         ----------
         random_state : None, int or numpy Generator
-            The noise draw; the same seed gives the same release.
+            The noise draw; the same seed gives the same release. Each call with new randomness
+            is one more release of the same differences, and nothing counts them: the guarantee
+            covers ``steps`` of them (averaging k releases divides the noise by sqrt(k)).
 
         Returns
         -------

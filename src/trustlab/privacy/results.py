@@ -57,7 +57,10 @@ class DSICovariance(Result):
         The dual variables; positive ones mark the differences that shape Sigma.
     span_residual : float
         Largest norm of a difference's part outside ``basis`` (dropped as rounding error: at
-        most 1e-8 of that difference's own norm, else the differences are refused).
+        most 1e-8 of that difference's own norm, else the differences are refused). That part
+        gets no noise and the guarantee does not cover it: unless it is mere rounding of the
+        solve, the release can tell the data sets apart along it, even when it is an ulp-level
+        change of the output (round the output to remove such changes).
     iterations : int
     converged : bool
     """
