@@ -104,6 +104,13 @@ def _span(interval: Any) -> str:
     return f"[{_fmt(low)}, {_fmt(high)}]"
 
 
+def _no_score_cell(no_score: Any) -> str:
+    """The latents a method's means leave out and why (``means[m]["no_score"]``), or 'none'."""
+    if not no_score:
+        return "none"
+    return "; ".join(f"{n} ({reason})" for reason, n in no_score.items())
+
+
 def _nan(value: Any) -> float:
     return float("nan") if value is None else float(value)
 
@@ -142,12 +149,12 @@ def _sections(report: Any) -> list[Any]:
 
     sections = []
     rows = [
-        [m, v["n"], v["true"], *v["true_interval"], v["shuffled"], *v["shuffled_interval"],
-         v["difference"], *v["difference_interval"]]
+        [m, v["n"], _no_score_cell(v.get("no_score")), v["true"], *v["true_interval"],
+         v["shuffled"], *v["shuffled_interval"], v["difference"], *v["difference_interval"]]
         for m, v in report.means.items()
     ]  # fmt: skip
-    columns = ["method", "latents", "true", "low", "high", "shuffled", "low", "high",
-               "true - shuffled", "low", "high"]  # fmt: skip
+    columns = ["method", "latents", "latents without a score (why)", "true", "low", "high",
+               "shuffled", "low", "high", "true - shuffled", "low", "high"]  # fmt: skip
     figure = MplFigure(figsize=(6.4, 3.8))
     report.plot(ax=figure.add_subplot())
     r = report.means[report.rank_by]
@@ -157,7 +164,12 @@ def _sections(report: Any) -> list[Any]:
             "Explanations against shuffled explanations",
             [
                 Paragraph(_INTRO.format(n=report.n_bootstrap)),
-                Table(columns, rows, caption="Mean score over latents, with 95 % intervals"),
+                Table(
+                    columns,
+                    rows,
+                    caption="Mean score over the latents with a score, with 95 % intervals; "
+                    "the latents without one are left out of the means",
+                ),
                 Figure(figure, "Mean score per method, true against shuffled explanations"),
             ],
             {"means": report.means, "n_latents": report.n_latents, "methods": report.methods},

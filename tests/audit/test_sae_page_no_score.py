@@ -1,0 +1,39 @@
+"""The SAE page's means table says how many latents have no score of a method and why
+(``means[m]["no_score"]``, reason -> count): it showed only how many were scored."""
+
+import numpy as np
+
+from trustlab.audit.sections.sae import build_page
+from trustlab.interpret.sae.report import no_score_reason, sae_report
+from trustlab.report import Table
+
+
+def _rows():
+    """8 latents; detection has no true score for latents 1 and 2 (examples shown, none of them
+    non-activating: the latent fires everywhere) and 3 (nothing shown)."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for latent in range(8):
+        for shuffled in (False, True):
+            row = {"latent": latent, "shuffled": shuffled, "explanation": f"x{latent}{shuffled}",
+                   "detection": float(rng.random()), "embedding": float(rng.random())}  # fmt: skip
+            if not shuffled and latent in (1, 2, 3):
+                row["detection"] = None
+            if not shuffled and latent in (1, 2):
+                row["detection_examples"] = {"quantiles": [0, 3, 5], "predicted": [1, 0, 1]}
+            rows.append(row)
+    return rows
+
+
+def test_the_means_table_says_which_latents_have_no_score_and_why():
+    report = sae_report(_rows())
+    everywhere, other = no_score_reason([0, 3, 5]), no_score_reason(None)
+    assert report.means["detection"]["no_score"] == {everywhere: 2, other: 1}
+    page = build_page(report)
+    table = next(b for b in page.sections[0].blocks if isinstance(b, Table))
+    why = table.columns.index("latents without a score (why)")
+    cells = {row[0]: (row[1], row[why]) for row in table.rows}
+    assert cells == {
+        "detection": (5, f"2 ({everywhere}); 1 ({other})"),
+        "embedding": (8, "none"),
+    }
