@@ -70,3 +70,22 @@ def test_an_ulp_change_riding_on_a_larger_one_gets_no_noise_as_the_docs_say():
         assert seen.isdisjoint({float((other + noise)[1]) for noise in noises})
     rounded = DSIMechanism(lambda rows: np.round(_ulp_fn(rows), 12), epsilon=1.0, delta=1e-5)
     assert not rounded.fit(x, groups).differences_[:, 1].any()
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_sparse_data_gives_the_dense_differences(fmt):
+    """A SciPy sparse matrix (TF-IDF features, say) was refused: 'expected records indexed by
+    row (an array, ...), got an array of shape (6, 2)'."""
+    from scipy import sparse
+
+    def fn(data):
+        x, y = data
+        return np.asarray(x.T @ y).ravel() if sparse.issparse(x) else x.T @ y
+
+    groups = [0, 0, 1, 1, 2, 2]
+    dense = DSIMechanism(fn, epsilon=1.0, delta=1e-5).fit((X, Y), groups)
+    mech = DSIMechanism(fn, epsilon=1.0, delta=1e-5)
+    mech.fit((sparse.csr_matrix(X).asformat(fmt), Y), groups)
+    np.testing.assert_allclose(mech.differences_, dense.differences_)
+    alone = DSIMechanism(lambda x: np.asarray(x.sum(axis=0)).ravel(), epsilon=1.0, delta=1e-5)
+    assert alone.fit(sparse.csr_matrix(X).asformat(fmt), groups).differences_.shape == (3, 2)

@@ -92,7 +92,7 @@ class DSIMechanism(BaseEstimator):
 
         Parameters
         ----------
-        data : array-like, DataFrame, or tuple of them
+        data : array-like, DataFrame, SciPy sparse matrix, or tuple of them
             The records, indexed by row. A tuple ``(X, y, ...)`` is subset element-wise.
         groups : array-like of shape (n_samples,)
             The group of each record; each distinct value is one reference set (its removal).
@@ -197,16 +197,24 @@ def _length_of(data: Any) -> int:
     if isinstance(data, tuple):
         if not data:
             raise InputError.bad("data", "a non-empty tuple of arrays", data)
-        lengths = {len(part) for part in data}
+        lengths = {_length_of(part) for part in data}
         if len(lengths) != 1:
             raise InputError.bad("data", "tuple elements of the same length", sorted(lengths))
         return lengths.pop()
+    if _is_sparse(data):  # len() of a SciPy sparse matrix is refused as ambiguous
+        return int(data.shape[0])
     try:
         return len(data)
     except TypeError:
         raise InputError.bad(
-            "data", "records indexed by row (an array, DataFrame or list)", data
+            "data", "records indexed by row (an array, DataFrame, sparse matrix or list)", data
         ) from None
+
+
+def _is_sparse(data: Any) -> bool:
+    from scipy import sparse
+
+    return sparse.issparse(data)
 
 
 def _subset(data: Any, mask: np.ndarray | None) -> Any:
@@ -218,6 +226,8 @@ def _subset(data: Any, mask: np.ndarray | None) -> Any:
         return data.iloc[np.flatnonzero(mask)]
     if isinstance(data, np.ndarray):
         return data[mask]
+    if _is_sparse(data):  # rows of any format, in that format (COO cannot be indexed)
+        return data.tocsr()[np.flatnonzero(mask)].asformat(data.format)
     return [item for item, keep in zip(data, mask, strict=True) if keep]
 
 
