@@ -494,3 +494,22 @@ def test_a_file_as_out_is_refused_before_any_work(files, tmp_path, run):
         "--out", tmp_path / "taken",
     )  # fmt: skip
     assert message.startswith("--out: expected a directory")
+
+
+def test_an_early_stopped_xgboost_file_is_explained_as_its_model_predicts(tmp_path, run):
+    """Review 51: a model.json saved after early stopping keeps every round and records
+    best_iteration; the command explained every round, not what the model predicts."""
+    X, y = FRAME.to_numpy(), (LABEL * 2.0 + RNG.normal(size=N))
+    model = xgb.XGBRegressor(n_estimators=200, learning_rate=0.5, early_stopping_rounds=3)
+    model.fit(X[:80], y[:80], eval_set=[(X[80:], y[80:])], verbose=False)
+    assert model.best_iteration + 1 < model.get_booster().num_boosted_rounds()
+    model.save_model(tmp_path / "model.json")
+    FRAME.to_csv(tmp_path / "table.csv", index=False)
+    args = ["--data", tmp_path / "table.csv", "--rows", "0:10", "--out", tmp_path / "out"]
+    code, _, err = run("explain", "fastpd", "--model", tmp_path / "model.json", *args)
+    assert code == 0, err
+    assert f"best_iteration {model.best_iteration}" in err
+    written = pd.read_csv(tmp_path / "out" / "shap_values.csv").set_index("row")
+    result = json.loads((tmp_path / "out" / "result.json").read_text())
+    total = written.sum(axis=1).to_numpy() + result["expected_value"][0]
+    np.testing.assert_allclose(total, model.predict(X[:10]), atol=1e-5)

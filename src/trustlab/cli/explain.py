@@ -192,6 +192,7 @@ def fastpd(
         )
     earlier = earlier_outputs(out, overwrite, FASTPD_FILES)
     estimator = load_tree_model(model, trust_pickle=trust_pickle, trust_types=trust_type or ())
+    estimator = _best_rounds(estimator, as_json)
     table = read_table(data, encoding=encoding)
     plan = plan_table(
         estimator,
@@ -343,6 +344,23 @@ def load_tree_model(
     if suffix in PICKLE_SUFFIXES:
         return load_pickle(path, trust_pickle=trust_pickle, argument="--model")
     raise InputError.bad("--model", MODEL_FILES, str(path))
+
+
+def _best_rounds(model: Any, as_json: bool) -> Any:
+    """An xgboost Booster file that records early stopping (``best_iteration``) keeps every
+    round; xgboost's scikit-learn models loaded from it predict with the rounds up to the best
+    one, and so is it explained (a bare ``Booster.predict`` would use them all)."""
+    if type(model).__module__.startswith("xgboost") and hasattr(model, "attr"):
+        best = model.attr("best_iteration")
+        rounds = model.num_boosted_rounds()
+        if best is not None and int(best) + 1 < rounds:
+            tell(
+                f"trustlab: the model file records early stopping (best_iteration {best}): "
+                f"explaining rounds 0 to {best} of {rounds}, as its scikit-learn model predicts",
+                as_json=True,
+            )
+            return model[: int(best) + 1]
+    return model
 
 
 def _split_names(text: str | None) -> list[str]:
