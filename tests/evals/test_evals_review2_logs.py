@@ -129,3 +129,26 @@ def test_an_unreadable_log_is_named_by_report_and_skipped_by_run(tmp_path, capsy
     result = run_eval("demo", MOCK, log_dir=logs, limit=2, on_resume=said.append)
     assert result.logs[0]["status"] == "success" and result.logs[0]["resumed"] is None
     assert len(said) == 1 and broken.name in said[0] and "not a readable" in said[0]
+
+
+def test_a_later_successful_run_supersedes_an_unfinished_log(flaky_task, tmp_path):
+    """An errored run, then a --fresh run that succeeded: the next plain rerun resumed the old
+    errored log (from before the successful run) instead of starting afresh."""
+    logs = tmp_path / "logs"
+    with pytest.raises(BackendError):
+        run_eval(str(flaky_task), MOCK, log_dir=logs)
+    (flaky_task.parent / "fail").unlink()
+    fresh = run_eval(str(flaky_task), MOCK, log_dir=logs, resume=False)
+    assert fresh.logs[0]["status"] == "success"
+    said = []
+    again = run_eval(str(flaky_task), MOCK, log_dir=logs, on_resume=said.append)
+    assert again.logs[0]["resumed"] is None and said == []
+    assert len(list(logs.glob("*.eval"))) == 3
+    # a later success with other settings does not: the errored log is still resumed
+    (flaky_task.parent / "fail").write_text("")
+    with pytest.raises(BackendError):
+        run_eval(str(flaky_task), MOCK, log_dir=logs, limit=2)
+    (flaky_task.parent / "fail").unlink()
+    run_eval(str(flaky_task), MOCK, log_dir=logs, limit=3)
+    resumed = run_eval(str(flaky_task), MOCK, log_dir=logs, limit=2)
+    assert resumed.logs[0]["resumed"] is not None

@@ -2,7 +2,7 @@
 
 It wraps ``inspect_ai.eval``. Before running, the log folder is searched for an unfinished log of
 the same task and model (status "started", "cancelled" or "error", not already followed by a
-successful retry); such a log is resumed with inspect's ``eval_retry``, which keeps the samples
+successful retry or a later successful run with the same settings); such a log is resumed with inspect's ``eval_retry``, which keeps the samples
 that were finished. An eval whose log ends with status "error" raises
 :class:`~trustlab.errors.BackendError` naming the log and its error: it is never returned as a
 result.
@@ -309,13 +309,19 @@ def _unfinished_log(
     replays a log's own); and, when the newest such log ran with other settings, (its location,
     what differs)."""
     done = {h.eval.task_id for h in headers if h.status == "success"}
+    ours = [h for h in headers if h.eval.model == model and _same_task(h.eval, task)]
+    # a successful run with the same settings (--fresh, say) that started once an unfinished log
+    # had stopped supersedes it (times in whole seconds: one in the same second counts too)
+    finished = [(h.eval.created, _settings(h.eval)) for h in ours if h.status == "success"]
     candidates = [
         h
-        for h in headers
+        for h in ours
         if h.status in UNFINISHED
         and h.eval.task_id not in done
-        and h.eval.model == model
-        and _same_task(h.eval, task)
+        and not any(
+            created >= (h.stats.completed_at or h.eval.created) and settings == _settings(h.eval)
+            for created, settings in finished
+        )
     ]
     if not candidates:
         return None, None
