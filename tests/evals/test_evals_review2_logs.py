@@ -152,3 +152,17 @@ def test_a_later_successful_run_supersedes_an_unfinished_log(flaky_task, tmp_pat
     run_eval(str(flaky_task), MOCK, log_dir=logs, limit=3)
     resumed = run_eval(str(flaky_task), MOCK, log_dir=logs, limit=2)
     assert resumed.logs[0]["resumed"] is not None
+
+
+@pytest.mark.parametrize("spec", ["nosuch.py", "{flaky}@nosuch", "nosuch/thing"])
+def test_a_task_inspect_cannot_find_is_bad_input(spec, flaky_task, tmp_path, capsys):
+    """A missing task file, or no such task in a file, was 'unexpected failure:
+    PrerequisiteError' (exit 1)."""
+    logs = tmp_path / "logs"
+    spec = spec.format(flaky=flaky_task)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["eval", "run", spec, "--model", MOCK, "--out", str(logs)])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("trustlab: error: task: expected a trustlab task, a task file"), err
+    assert repr(spec) in err and not logs.exists()

@@ -213,6 +213,17 @@ def _run(
                 f"(trustlab/<model>, openai-api/<service>/<model>, ...), got {exc}",
                 argument="model",
             ) from None
+        except Exception as exc:  # inspect's PrerequisiteError: no task at a path or of a name
+            reason = str(exc).removeprefix("Error: ").strip()
+            if type(exc).__name__ != "PrerequisiteError" or not (
+                reason.startswith("No inspect tasks were found") or reason.endswith("not found.")
+            ):
+                raise
+            raise InputError(
+                f"task: expected a trustlab task, a task file or file.py@task that inspect finds, "
+                f"got {task!r} ({reason})",
+                argument="task",
+            ) from None
     _raise_on_errors(logs)
     return EvalRun(str(out), tuple(_describe(log, resumed.get(log.location)) for log in logs))
 
