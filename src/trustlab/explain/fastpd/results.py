@@ -281,12 +281,14 @@ class Importance(Result):
     def summary(self) -> str:
         total = self.shap.sum(axis=1)
         lines = [f"FastPD importance of the {self.output_kind} over {self.n_rows} rows"]
-        lines.append("mean |SHAP| (summed over outputs):")
+        several = len(self.output_names) > 1  # one output: nothing is summed
+        lines.append("mean |SHAP| (summed over outputs):" if several else "mean |SHAP|:")
         for j in np.argsort(-total, kind="stable")[:10]:
             lines.append(f"  {self.feature_names[j]}: {total[j]:.4g}")
         pairs = self.top_interactions(5)
         if pairs:
-            lines.append("strongest pairwise interactions (mean |m_jk|, summed over outputs):")
+            summed = ", summed over outputs" if several else ""
+            lines.append(f"strongest pairwise interactions (mean |m_jk|{summed}):")
             lines += [f"  {a}{TIMES}{b}: {v:.4g}" for (a, b), v in pairs]
         return "\n".join(lines)
 
