@@ -31,10 +31,13 @@ def build(ctx: AuditContext) -> Section:
         for name, pred in ctx.predictions.items()
     }
     shown = _shown_groups(distribution)
-    blocks = [Paragraph(_describe(ctx, len(y_all)))]
+    held = [label for label in ctx.labels if np.any(y_all == label)]
+    blocks = [Paragraph(_describe(ctx, len(y_all), held))]
     blocks += [Paragraph(note, "note") for note in ctx.notes]
     never = _never_predicted(ctx)
     blocks += _never_predicted_note(never, ctx)
+    unheld = _predicted_not_held(ctx, held)
+    blocks += _predicted_not_held_note(unheld, ctx)
     blocks += _left_out_note(distribution, shown, ctx)
     shown_distribution = [distribution[i] for i in shown]
     blocks += [
@@ -58,16 +61,20 @@ def build(ctx: AuditContext) -> Section:
         "models": scores,
         "notes": list(ctx.notes),
         "never_predicted": never,
+        "predicted_not_in_label": unheld,
         "files": dict(ctx.files),
     }
     best = max(scores, key=lambda name: scores[name]["balanced_accuracy"], default=None)
-    summary = f"{len(y_all):,} rows, {len(ctx.labels)} classes of {ctx.label!r}, {len(groups)} groups of {ctx.group!r}."
+    classes = f"{len(held)} class{'es' if len(held) != 1 else ''} of {ctx.label!r}"
+    summary = f"{len(y_all):,} rows, {classes}, {len(groups)} groups of {ctx.group!r}."
+    if unheld:
+        summary += f" Predicted but never the label: {', '.join(_unheld_classes(unheld))}."
     if best is not None:
         summary += f" Best balanced accuracy: {best} ({scores[best]['balanced_accuracy']:.3f})."
     return Section("overview", TITLE, blocks, data, summary=summary)
 
 
-def _describe(ctx: AuditContext, n_rows: int) -> str:
+def _describe(ctx: AuditContext, n_rows: int, held: list) -> str:
     features = ", ".join(ctx.feature_names) if ctx.feature_names else "none"
     how = {
         "zoo": (
@@ -79,7 +86,7 @@ def _describe(ctx: AuditContext, n_rows: int) -> str:
     }[ctx.mode]
     return (
         f"Dataset {ctx.dataset}: {n_rows:,} rows. Label: {ctx.label} "
-        f"({', '.join(map(str, ctx.labels))}). Protected group: {ctx.group}. "
+        f"({', '.join(map(str, held))}). Protected group: {ctx.group}. "
         f"Features: {features}. {how}"
     )
 
@@ -111,6 +118,41 @@ def _never_predicted_note(never: dict[str, list[str]], ctx: AuditContext) -> lis
             "accuracy), and its demographic parity and equalized odds differences for such a "
             "class (fairlearn, one-vs-rest) read 0 because no group is given that class, not "
             "because the groups are treated alike.",
+            "warning",
+        )
+    ]
+
+
+def _predicted_not_held(ctx: AuditContext, held: list) -> dict[str, dict[str, int]]:
+    """Per model, the classes it predicts that no row's label holds -> audited rows given it."""
+    extra = [label for label in ctx.labels if not any(label == h for h in held)]
+    found = {
+        name: {str(k): int(np.sum(pred == k)) for k in extra if np.any(pred == k)}
+        for name, pred in ctx.predictions.items()
+    }
+    return {name: classes for name, classes in found.items() if classes}
+
+
+def _unheld_classes(unheld: dict[str, dict[str, int]]) -> list[str]:
+    return list(dict.fromkeys(k for classes in unheld.values() for k in classes))
+
+
+def _predicted_not_held_note(unheld: dict[str, dict[str, int]], ctx: AuditContext) -> list:
+    """A predicted class that is no row's label: every such prediction is an error, and the
+    class's column and rates are there only because the predictions hold it."""
+    if not unheld:
+        return []
+    parts = [
+        f"{name} predicts {', '.join(f'{k} ({n:,} audited rows)' for k, n in classes.items())}"
+        for name, classes in unheld.items()
+    ]
+    return [
+        Paragraph(
+            f"Classes predicted that no row's {ctx.label!r} holds: "
+            + "; ".join(parts)
+            + ". Each such prediction is an error; the class is audited (its column below, "
+            "its fairness rates) only because the predictions hold it: check that the "
+            "predictions and the label use the same class names.",
             "warning",
         )
     ]
