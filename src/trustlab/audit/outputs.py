@@ -170,9 +170,10 @@ def predictions_frame(ctx) -> pd.DataFrame:
     }
     for name, pred in ctx.predictions.items():  # a model file named like the label: "pred:y"
         columns[name if name not in columns else f"pred:{name}"] = pred
-    for name, proba in ctx.probabilities.items():
+    for name, proba in ctx.probabilities.items():  # a group column named "m:proba:yes" too
         for j, label in enumerate(ctx.labels.tolist()):
-            columns[f"{name}:proba:{label}"] = proba[:, j]
+            key = f"{name}:proba:{label}"
+            columns[key if key not in columns else f"pred:{key}"] = proba[:, j]
     return pd.DataFrame(columns)
 
 
