@@ -513,3 +513,22 @@ def test_an_early_stopped_xgboost_file_is_explained_as_its_model_predicts(tmp_pa
     result = json.loads((tmp_path / "out" / "result.json").read_text())
     total = written.sum(axis=1).to_numpy() + result["expected_value"][0]
     np.testing.assert_allclose(total, model.predict(X[:10]), atol=1e-5)
+
+
+def test_an_earlier_shap_values_file_of_a_feature_called_row_selects_rows(tmp_path, run):
+    """Review 51: shap_values.csv names its id column row_id when a feature is called 'row';
+    given back as --rows (as the docs suggest), its 'row' column of SHAP values was refused."""
+    from sklearn.ensemble import RandomForestRegressor
+
+    table = FRAME.rename(columns={"age": "row"})
+    model = RandomForestRegressor(5, max_depth=3, random_state=0).fit(table, LABEL)
+    sio.dump(model, tmp_path / "model.skops")
+    table.to_csv(tmp_path / "table.csv", index=False)
+    args = ["explain", "fastpd", "--model", tmp_path / "model.skops", "--data"]
+    code, _, err = run(*args, tmp_path / "table.csv", "--rows", "3,7", "--out", tmp_path / "a")
+    assert code == 0, err
+    first = tmp_path / "a" / "shap_values.csv"
+    assert list(pd.read_csv(first).columns[:2]) == ["row_id", "row"]
+    code, _, err = run(*args, tmp_path / "table.csv", "--rows", first, "--out", tmp_path / "b")
+    assert code == 0, err
+    assert list(pd.read_csv(tmp_path / "b" / "shap_values.csv")["row_id"]) == [3, 7]

@@ -299,6 +299,8 @@ def _ids_from_file(path: Path, option: str, encoding: str | None) -> np.ndarray:
         if "row" not in frame.columns:
             raise InputError.bad(option, f"a 'row' column in {path.name}", list(frame.columns))
         column = frame["row"]
+        if column.dtype.kind not in "iu" and "row_id" in frame.columns:
+            column = frame["row_id"]  # an earlier shap_values.csv of a feature called 'row'
         if column.dtype.kind not in "iu":
             raise InputError.bad(
                 option, f"whole numbers in the 'row' column of {path.name}", column.to_numpy()
