@@ -118,7 +118,18 @@ def _load_model(path: Path) -> tuple[Any, dict[str, Any]]:
     folder = path / "model" if (path / "model").is_dir() else path
     model = _load_folder(folder, "--model")
     record = path / "training.json"
-    info = json.loads(record.read_text()) if record.is_file() else {}
+    if not record.is_file():
+        return model, {}
+    try:
+        info: Any = json.loads(record.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        info = exc
+    data = info.get("data") if isinstance(info, dict) else None
+    if not isinstance(data, dict) or data.get("name") not in DATA_SOURCES:
+        what = f"no readable JSON ({info})" if isinstance(info, Exception) else "other data"
+        raise InputError(f"--model: {record} holds {what}, not the record of 'trustlab explain "
+                         f"regions train' (data.name one of {', '.join(DATA_SOURCES)}); "
+                         "rerun it or delete the file", argument="--model")  # fmt: skip
     return model, info
 
 
@@ -419,8 +430,9 @@ def predict(
     out.mkdir(parents=True, exist_ok=True)
     for old in (out / "overlays").glob("overlay_*.png"):
         old.unlink()
+    with options_named({"folder": "--out"}):  # a file in the way: refused before any output
+        overlays = result.save_overlays(out / "overlays")
     written = [write_atomic(out / "predictions.json", json_text(payload))]
-    overlays = result.save_overlays(out / "overlays")
     ax = result.plot(n=min(8, len(result)))
     written.append(write_png(out / result.figure_name, ax.figure))
     plt.close(ax.figure)

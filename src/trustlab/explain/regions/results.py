@@ -162,7 +162,11 @@ class RegionExplanation(Result):
 
         scale = check_positive_int(scale, "scale")
         out = Path(folder)
-        out.mkdir(parents=True, exist_ok=True)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file in the way (FileExistsError, NotADirectoryError)
+            raise InputError.bad("folder", "a folder or one that can be created", f"{out} "
+                                 f"({exc.strerror})") from None  # fmt: skip
         paths = []
         for i in range(len(self)):
             img = np.kron(self.overlay(i), np.ones((scale, scale, 1)))
