@@ -64,3 +64,26 @@ def test_a_bad_model_argument_is_named_as_typed(argument, named, tmp_path, capsy
     assert exit_info.value.code == 2 and len(err.strip().splitlines()) == 1, err
     assert err.startswith(f"trustlab: error: {named}"), err
     assert not logs.exists()
+
+
+def test_a_gpu_torch_does_not_see_is_refused_before_any_log(monkeypatch, tmp_path, capsys):
+    """'-M device=cuda' without a GPU was found at the first generate: exit 1 'the eval failed'
+    and an errored log left in --out for the next run to consider."""
+    import torch
+
+    from trustlab.cli.main import main
+    from trustlab.errors import ConfigError
+    from trustlab.evals.provider import TrustlabModelAPI
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ConfigError, match="device: 'cuda:1' was asked for"):
+        TrustlabModelAPI("any", device="cuda:1")
+    weights = tmp_path / "model.gguf"  # a name the provider accepts; nothing is loaded
+    weights.write_bytes(b"")
+    logs = tmp_path / "logs"
+    argv = ["eval", "run", "demo", "--model", f"trustlab/{weights}", "-M", "device=cuda"]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*argv, "--out", str(logs)])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "torch sees no GPU" in err and not logs.exists()

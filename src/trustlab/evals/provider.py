@@ -23,8 +23,9 @@ command line finds it before any task file is read) and by importing this module
 
 Model arguments (``-M key=value``): ``max_batch_size`` (default 32), ``batch_window`` (seconds a
 batch waits for more samples, default 0.01) and ``device`` (where the model loads: ``cpu``, the
-default, ``cuda``, ``cuda:N`` or ``auto``; a model already served with :func:`use_local_model` or
-loaded on another device is refused).
+default, ``cuda``, ``cuda:N`` or ``auto``; a GPU torch does not see is refused when inspect builds
+the provider, and a model already served with :func:`use_local_model` or loaded on another device
+when it is used).
 """
 
 from __future__ import annotations
@@ -163,6 +164,8 @@ class TrustlabModelAPI(_model.ModelAPI):
         self.max_batch_size = check_positive_int(max_batch_size, "max_batch_size")
         self.batch_window = check_in_range(batch_window, "batch_window", 0.0, 1.0)
         self.device = None if device is None else check_device(device)
+        if self.device is not None:  # a GPU torch does not see: now, not in an errored log
+            resolve_device(require("torch", "llm"), self.device)
         # one collector of waiting samples per event loop (inspect may run evals in new loops)
         self._batchers: weakref.WeakKeyDictionary[Any, _Batcher] = weakref.WeakKeyDictionary()
 
