@@ -29,3 +29,29 @@ def test_a_lightgbm_reg_sqrt_output_is_not_called_the_prediction(objective, reg_
     else:
         np.testing.assert_allclose(raw, prediction, rtol=1e-10)
         assert explainer.output_kind_ == "prediction"
+
+
+def test_an_output_that_is_not_the_prediction_is_not_named_prediction():
+    """Review 51: a log-link or reg_sqrt regressor's one output was named 'prediction' (the
+    summary printed 'mean raw score (log of the prediction) ...: prediction 0.46')."""
+    import xgboost as xgb
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    counts = RNG.poisson(np.exp(0.5 * X[:, 0]))
+    models = {
+        "raw score": [
+            HistGradientBoostingRegressor(loss="poisson", max_iter=5).fit(X, counts),
+            xgb.XGBRegressor(n_estimators=5, objective="count:poisson").fit(X, counts),
+            lgb.LGBMRegressor(n_estimators=5, objective="poisson", verbose=-1).fit(X, counts),
+            lgb.LGBMRegressor(n_estimators=5, reg_sqrt=True, verbose=-1).fit(X, Y),
+        ],
+        "prediction": [
+            HistGradientBoostingRegressor(max_iter=5).fit(X, Y),
+            xgb.XGBRegressor(n_estimators=5).fit(X, Y),
+            lgb.LGBMRegressor(n_estimators=5, verbose=-1).fit(X, Y),
+        ],
+    }
+    for name, fitted in models.items():
+        for model in fitted:
+            explainer = FastPD(model).fit(X[:50])
+            assert explainer.output_names_ == (name,), (model, explainer.output_kind_)

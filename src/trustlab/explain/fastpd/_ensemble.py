@@ -113,12 +113,13 @@ def names_from(values: Any) -> tuple[str, ...] | None:
 
 def boosting_outputs(wrapper: Any, n_out: int, kind: str = "prediction") -> tuple[str, ...]:
     """Output names of a boosting model: its classes when it knows them (a scikit-learn style
-    wrapper), else names from what its raw margin means (a bare Booster)."""
+    wrapper), else names from what its raw margin means ("raw score" when it is not the
+    prediction: a log link, reg_sqrt, a bare classifier Booster)."""
     classes = getattr(wrapper, "classes_", None)
     if classes is None:
         if n_out > 1:
             return tuple(f"output {k}" for k in range(n_out))
-        return ("prediction",) if wrapper is not None or kind == "prediction" else ("raw score",)
+        return ("prediction",) if kind == "prediction" else ("raw score",)
     if n_out == 1:
         return (str(classes[-1]),)
     return names_from(classes)

@@ -209,6 +209,6 @@ def _from_hist_gradient_boosting(model: Any) -> TreeEnsemble:
         n_out,
         input_dtype=np.float64,
         output_kind=kind,
-        output_names=boosting_outputs(model, n_out),
+        output_names=boosting_outputs(model, n_out, kind),
         allows_missing=True,
     )
