@@ -5,6 +5,8 @@ training.json in DIR, and a file where predict writes its overlays, are one-line
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -83,3 +85,14 @@ def test_save_overlays_onto_a_file_names_folder(run_folder, tmp_path):
     for target in (tmp_path / "f", tmp_path / "f" / "sub"):
         with pytest.raises(InputError, match=r"^folder: expected a folder"):
             result.save_overlays(target)
+
+
+def test_evaluate_model_dot_names_the_folder(run, run_folder, monkeypatch):
+    # --model . (run inside the train folder) gave a model named '' in every table
+    folder, _ = run_folder
+    (folder / "training.json").unlink(missing_ok=True)
+    monkeypatch.chdir(folder)
+    code, stdout, err = run("explain", "regions", "evaluate", "--model", ".", "--n", "2",
+                            "--deltas", "none", "--json")  # fmt: skip
+    assert code == 0, err
+    assert [r["model"] for r in json.loads(stdout)["accuracy"]] == [folder.name]

@@ -523,7 +523,7 @@ def evaluate(
     for path in model or []:
         net, record = _load_model(path)
         info = info or record
-        models[_unique(path.name, models)] = net
+        models[_unique(path.name or path.resolve().name or str(path), models)] = net
     sizes = {tuple(int(s) for s in m.image_size_) for m in models.values()}
     if len(sizes) > 1:
         raise InputError.bad("--model", "models of one image size", sorted(sizes))

@@ -77,11 +77,13 @@ class RegionsEvaluation(Result):
         if self.localisation:
             lines.append("  localisation (precision / IoU / PxAP; random same-area precision):")
             for r in self.localisation:
-                rnd = r.get("random_precision")
+                rnd, empty = r.get("random_precision"), r.get("empty_masks") or 0.0
                 lines.append(
-                    f"    {r['model']:<20} {r['precision']:.3f} / {r['iou']:.3f} / "
+                    f"    {r['model']:<20} {_fmt(r['precision'])} / {_fmt(r['iou'])} / "
                     f"{_fmt(r.get('pxap'))}; random {_fmt(rnd)}"
-                )
+                    + (f" (empty masks on {empty:.1%} of the images, left out of precision)"
+                       if empty else "")
+                )  # fmt: skip
         for r in self.fidelity:
             lines.append(
                 f"  {r['kind']} {r['model']}: "
