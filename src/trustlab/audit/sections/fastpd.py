@@ -160,7 +160,7 @@ def _blocks(name: str, result: dict) -> list:
     pd_figure = Figure(
         pd_fig,
         caption=f"Partial dependence of the {kind} of {name} on its most important features, "
-        "one line per class",
+        + _lines(data["output_names"]),
         alt=f"Line plots of the partial dependence of {name} on {', '.join(data['top_features'])}",
     )
     table = Table(
@@ -170,6 +170,12 @@ def _blocks(name: str, result: dict) -> list:
         "over the explained rows (summed over classes)",
     )
     return [intro, shap_figure, pd_figure, table]
+
+
+def _lines(outputs: list[str]) -> str:
+    """What the lines of a PD plot are: one per class, or the one output (a binary boosting
+    model's log-odds are those of its positive class)."""
+    return "one line per class" if len(outputs) > 1 else f"one line: class {outputs[0]}"
 
 
 def _headline(name: str, data: dict) -> str:
