@@ -98,3 +98,19 @@ def test_group_counts_and_accuracies_match_a_direct_count():
     for group in "abc":
         assert by_group[group] == accuracy_score(y_test[g_test == group], pred[g_test == group])
     assert by_group["d"] is None
+
+
+def test_the_bars_show_at_most_figure_groups_largest_groups(monkeypatch):
+    """Under the limit too: 900 groups drew a 37,600-pixel-tall figure."""
+    groups = ["a"] * 3 + ["b"] + ["c"] * 5 + ["d"] * 2 + ["e"]
+    ctx = _context(groups, ["yes", "no"] * 6, ["yes"] * 12)
+    full = next(b for b in overview.build(ctx).blocks if isinstance(b, Figure))
+    monkeypatch.setattr(overview, "FIGURE_GROUPS", 3)
+    section = overview.build(ctx)
+    figure = next(b for b in section.blocks if isinstance(b, Figure))
+    assert figure.caption == (
+        "Label distribution within each group (uid): the 3 largest of 5 groups (the table lists all)"
+    )
+    assert figure.height < full.height
+    table = next(b for b in section.blocks if isinstance(b, Table))
+    assert [row[0] for row in table.rows] == ["a", "b", "c", "d", "e"]

@@ -171,8 +171,11 @@ def test_audit_errors_name_the_cli_options(scored_csv, tmp_path, capsys, extra, 
     (tmp_path / "file").write_text("not a directory")
     where = {"MODEL": tmp_path / "ints.skops", "FILE": tmp_path / "file" / "out"}
     extra = [where.get(x, x) for x in extra]
-    args = ["audit", "--data", scored_csv, "--label", "y", "--group", "g"]
-    code, _, err = run([*args, "--out", tmp_path / "out", *extra], capsys)
+    # an option in extra replaces the default one (an option given twice is refused: 74879d5)
+    defaults = {"--group": "g", "--out": tmp_path / "out"}
+    args = ["audit", "--data", scored_csv, "--label", "y"]
+    args += [x for k, v in defaults.items() if k not in extra for x in (k, v)]
+    code, _, err = run([*args, *extra], capsys)
     assert code == 2
     assert one_line(err).startswith(f"trustlab: error: {start}")
     assert not (tmp_path / "out").exists()  # bad input leaves no empty folder behind
