@@ -87,3 +87,19 @@ def test_a_gpu_torch_does_not_see_is_refused_before_any_log(monkeypatch, tmp_pat
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and len(err.strip().splitlines()) == 1, err
     assert "torch sees no GPU" in err and not logs.exists()
+
+
+def test_an_unknown_model_is_refused_when_inspect_builds_the_provider(tmp_path):
+    """'inspect eval ... --model trustlab/nosuch' found the name at the first generate: an
+    errored log ('Task interrupted') for every such run; now inspect's eval stops before any log."""
+    from inspect_ai import eval as inspect_eval
+
+    from trustlab.evals.demo import demo
+    from trustlab.evals.provider import TrustlabModelAPI
+
+    with pytest.raises(InputError, match="model: expected trustlab/<model> with the model"):
+        TrustlabModelAPI("nosuch")
+    logs = tmp_path / "logs"
+    with pytest.raises(InputError, match="got 'nosuch'"):
+        inspect_eval(demo(), model="trustlab/nosuch", limit=1, log_dir=str(logs), display="none")
+    assert not list(logs.glob("*.eval"))

@@ -166,6 +166,8 @@ class TrustlabModelAPI(_model.ModelAPI):
         self.device = None if device is None else check_device(device)
         if self.device is not None:  # a GPU torch does not see: now, not in an errored log
             resolve_device(require("torch", "llm"), self.device)
+        # a name no model answers to: now (cheap, nothing loads), not in an errored log
+        check_model_name(model_name)
         # one collector of waiting samples per event loop (inspect may run evals in new loops)
         self._batchers: weakref.WeakKeyDictionary[Any, _Batcher] = weakref.WeakKeyDictionary()
 
