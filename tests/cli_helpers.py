@@ -39,6 +39,23 @@ PROGRESS_LINE = re.compile(
 )
 
 
+def with_options(args, extra) -> list:
+    """``args`` with each option of ``extra`` (option, value pairs) set to its value: replaced
+    where ``args`` gives it (``--n 200`` or ``--n=200``), appended where it does not (the CLI
+    refuses an option given twice)."""
+    args = list(args)
+    extra = list(extra)
+    for option, value in zip(extra[::2], extra[1::2], strict=True):
+        if option in args:
+            args[args.index(option) + 1] = value
+        elif any(str(a).startswith(option + "=") for a in args):
+            i = next(i for i, a in enumerate(args) if str(a).startswith(option + "="))
+            args[i] = f"{option}={value}"
+        else:
+            args += [option, value]
+    return args
+
+
 def one_line(err: str) -> str:
     """The single non-empty line of ``err`` besides progress lines (failing if there is not
     exactly one)."""

@@ -37,6 +37,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from cli_helpers import with_options
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
@@ -370,21 +372,6 @@ def _out_dir(args: list[str], path: tuple[str, ...]) -> str | None:
     return "out" if path == ("audit",) else None
 
 
-def _shrunk(args: list[str], extra: list[str]) -> list[str]:
-    """``args`` with each option of ``extra`` (option, value pairs) set to its value: replaced
-    where the example gives it (``--n 200`` or ``--n=200``), appended where it does not."""
-    args = list(args)
-    for option, value in zip(extra[::2], extra[1::2], strict=True):
-        if option in args:
-            args[args.index(option) + 1] = value
-        elif any(a.startswith(option + "=") for a in args):
-            i = next(i for i, a in enumerate(args) if a.startswith(option + "="))
-            args[i] = f"{option}={value}"
-        else:
-            args += [option, value]
-    return args
-
-
 def _expand(args: list[str], here: Path) -> list[str]:
     expanded = []
     for arg in args:
@@ -493,7 +480,7 @@ def run_document(document: str) -> list[dict]:
                 stdout, stderr, code = io.StringIO(), io.StringIO(), "no SystemExit"
                 with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
                     try:
-                        main(_shrunk(args, SHRINK.get(path, [])))
+                        main(with_options(args, SHRINK.get(path, [])))
                     except SystemExit as exit_info:
                         code = exit_info.code
                 audit_out = here / (out or "out")

@@ -11,7 +11,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from cli_helpers import one_line
+from cli_helpers import one_line, with_options
 from trustlab.cli import robustness
 from trustlab.errors import InputError
 from trustlab.robustness import (
@@ -364,7 +364,7 @@ def test_certify_resumes_from_its_checkpoint_and_says_so(run, trained, tmp_path)
     # --overwrite with a bad option deleted the results before the option was refused
     kept = {name: (out / name).read_bytes() for name in ("checkpoint.jsonl", "result.json")}
     for bad in (["--alpha", "0.7"], ["--n0", "0"], ["--seed", "-1"]):
-        code, _, err = run(*args, *bad, "--overwrite")
+        code, _, err = run(*with_options(args, bad), "--overwrite")
         assert code == 2 and one_line(err).startswith(f"trustlab: error: {bad[0]}"), err
         assert {name: (out / name).read_bytes() for name in kept} == kept
     code, _, err = run(*args, "--seed", "5", "--overwrite")
