@@ -9,9 +9,29 @@ import numpy as np
 
 from trustlab.errors import InputError
 
-__all__ = ["TIMES", "subset_label", "resolve_features", "resolve_output", "squeeze_output"]
+__all__ = [
+    "TIMES",
+    "subset_label",
+    "resolve_features",
+    "resolve_output",
+    "squeeze_output",
+    "beyond_input_dtype",
+]
 
 TIMES = " \u00d7 "
+
+
+def beyond_input_dtype(values: np.ndarray, dtype: Any) -> tuple[int, int] | None:
+    """The first (row, column) whose finite value the model's input cast (float32 for
+    scikit-learn trees and xgboost) would turn into infinity, which the model refuses; or None."""
+    if np.dtype(dtype).itemsize >= values.dtype.itemsize:
+        return None
+    with np.errstate(invalid="ignore"):
+        big = np.abs(values) > np.finfo(dtype).max
+    if not big.any():
+        return None
+    row, col = (int(i) for i in np.argwhere(big)[0])
+    return row, col
 
 
 def subset_label(subset: tuple[int, ...], names: Sequence[str], sep: str = ":") -> str:

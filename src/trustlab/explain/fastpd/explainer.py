@@ -12,7 +12,11 @@ from trustlab._checks import as_float_array, check_finite, check_n_jobs, check_p
 from trustlab.errors import InputError
 from trustlab.explain.fastpd._engine import Engine
 from trustlab.explain.fastpd._ensemble import TreeEnsemble
-from trustlab.explain.fastpd._features import resolve_features, squeeze_output
+from trustlab.explain.fastpd._features import (
+    beyond_input_dtype,
+    resolve_features,
+    squeeze_output,
+)
 from trustlab.explain.fastpd._pipeline import split_pipeline, transform_rows, transformed_names
 from trustlab.explain.fastpd._trees import as_tree_ensemble, calibrate
 from trustlab.explain.fastpd.results import (
@@ -567,6 +571,13 @@ def _rows(X: Any, name: str, ensemble: TreeEnsemble, names: Sequence[str] | None
         raise InputError.bad(name, f"{d} feature columns, as the model", arr)
     if np.isinf(arr).any():
         check_finite(np.where(np.isnan(arr), 0.0, arr), name)
+    big = beyond_input_dtype(arr, ensemble.input_dtype)
+    if big is not None:
+        raise InputError(
+            f"{name}: expected values the model can read ({ensemble.model_name} reads float32: "
+            f"|x| <= 3.4e38), got {arr[big]:g} at index {big}",
+            argument=name,
+        )
     if not ensemble.allows_missing and np.isnan(arr).any():
         where = tuple(int(i) for i in np.argwhere(np.isnan(arr))[0])
         raise InputError(

@@ -15,7 +15,7 @@ import numpy as np
 
 from trustlab._checks import check_positive_int, check_random_state
 from trustlab.errors import InputError
-from trustlab.explain.fastpd._features import resolve_features
+from trustlab.explain.fastpd._features import beyond_input_dtype, resolve_features
 from trustlab.explain.fastpd._pipeline import split_pipeline, transform_rows, transformed_names
 from trustlab.explain.fastpd._trees import as_tree_ensemble
 from trustlab.explain.fastpd.explainer import FastPD
@@ -324,7 +324,8 @@ def _refuse_inf(values: np.ndarray, names: Sequence[str], what: str) -> None:
 
 
 def _check_values(values: np.ndarray, names: Sequence[str], ensemble: Any, pipeline: bool) -> None:
-    """Every row the model would see: no infinity, no NaN unless the model routes it."""
+    """Every row the model would see: no infinity (nor a value its float32 cast makes one), no
+    NaN unless the model routes it."""
     if values.shape[0] == 0:
         raise InputError.bad("data", "at least one row", "an empty table")
     if values.shape[1] != ensemble.n_features:
@@ -333,6 +334,15 @@ def _check_values(values: np.ndarray, names: Sequence[str], ensemble: Any, pipel
         )
     if pipeline:
         _refuse_inf(values, names, " from the pipeline's transform")
+    big = beyond_input_dtype(values, ensemble.input_dtype)
+    if big is not None:
+        row, col = big
+        raise InputError(
+            f"data: expected values the model can read ({ensemble.model_name} reads float32: "
+            f"|x| <= 3.4e38), got {values[row, col]:g} in column {names[col]!r} at row {row} "
+            f"({_WHERE})",
+            argument="data",
+        )
     missing = np.isnan(values)
     if not ensemble.allows_missing and missing.any():
         row, col = (int(i) for i in np.argwhere(missing)[0])
