@@ -394,6 +394,13 @@ def test_one_class_or_one_group_raises(tmp_path):
         run_audit(table.assign(grp="all"), label="y", group="grp", pred="yhat", out=tmp_path)
     with pytest.raises(InputError, match="^label: expected at least 2 classes"):
         run_audit(table.assign(y="a", yhat="a"), label="y", group="grp", pred="yhat", out=tmp_path)
+    # a second class only in the predictions: every false-positive rate is undefined, and the
+    # audit printed a balanced accuracy, DCP and an equalized-odds difference
+    one = table.assign(y="low", yhat=np.where(table["x"] < 0, "low", "mid"))
+    with pytest.raises(
+        InputError, match=r"^label: expected at least 2 classes, got only \['low'\]"
+    ):
+        run_audit(one, label="y", group="grp", pred="yhat", out=tmp_path)
 
 
 def test_predictions_of_another_kind_than_labels_raise(tmp_path):

@@ -474,7 +474,7 @@ def _context_from_predictions(table: AuditTable, seed: int) -> AuditContext:
     pred = frame[table.pred].to_numpy()
     labels = class_labels(y, pred)
     check_predicted_labels(y, pred, "pred")
-    check_classes_and_groups(labels, g)
+    check_classes_and_groups(class_labels(y), g)  # the label's classes: not those only predicted
     X = frame[table.features]
     return AuditContext(
         dataset=table.name,
@@ -514,7 +514,7 @@ def _context_from_model(
     pred = predict_labels(estimator, X, "model")
     labels = class_labels(y, pred, argument="model")
     check_class_values(pred, "model")  # a regressor's numbers are not predicted classes
-    check_classes_and_groups(labels, g)
+    check_classes_and_groups(class_labels(y), g)
     probabilities = aligned_probabilities(estimator, X, labels)
     steps.finish()
     tell_plan([name], 0, len(y))

@@ -280,7 +280,9 @@ def class_labels(*arrays: np.ndarray, argument: str = "pred") -> np.ndarray:
 def check_classes_and_groups(labels: np.ndarray, groups: np.ndarray, where: str = "") -> None:
     """At least 2 classes and 2 groups; ``where`` says which rows (e.g. " (the 50 test rows)")."""
     if len(labels) < 2:
-        raise InputError.bad("label", "at least 2 classes", f"only {labels.tolist()!r}")
+        raise InputError(
+            f"label: expected at least 2 classes, got only {labels.tolist()!r}", argument="label"
+        )
     if len(np.unique(groups)) < 2:
         raise InputError(
             f"group: expected at least 2 groups in the audited rows{where}, as DCP compares "
