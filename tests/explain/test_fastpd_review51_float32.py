@@ -45,3 +45,10 @@ def test_a_float64_model_reads_such_values():
     np.testing.assert_allclose(
         phi.sum(axis=1) + explainer.expected_value_, model.predict(HUGE[:6]), atol=1e-10
     )
+
+
+def test_a_pd_grid_beyond_float32_is_refused():
+    explainer = FastPD(RandomForestRegressor(5, max_depth=3, random_state=0).fit(X, Y)).fit(X)
+    with pytest.raises(InputError, match="grid: expected values within float32's range"):
+        explainer.pd_grid(0, [0.0, 1e300])
+    assert explainer.pd_grid(0, [0.0, 3e38]).values.shape == (2, 1)

@@ -509,6 +509,8 @@ class FastPD:
         out = [as_float_array(g, "grid", ndim=1, allow_nan=nan_ok) for g in grids]
         for values in out:
             check_finite(np.where(np.isnan(values), 0.0, values), "grid")
+            if beyond_input_dtype(values[:, None], self.ensemble_.input_dtype) is not None:
+                raise InputError.bad("grid", "values within float32's range (|x| <= 3.4e38)", grid)
         return out
 
 
