@@ -96,3 +96,16 @@ def test_evaluate_model_dot_names_the_folder(run, run_folder, monkeypatch):
                             "--deltas", "none", "--json")  # fmt: skip
     assert code == 0, err
     assert [r["model"] for r in json.loads(stdout)["accuracy"]] == [folder.name]
+
+
+def test_a_damaged_model_folder_says_why(run, run_folder, tmp_path):
+    # unreadable weights were reported as 'expected a folder written by ... train' (the reason,
+    # which the library gives, was dropped while trying the other model class)
+    folder, model = run_folder
+    broken = tmp_path / "broken"
+    model.save(broken)
+    (broken / "weights.safetensors").write_bytes(b"garbage")
+    code, _, err = run("explain", "regions", "predict", "--model", broken, "--n", "2")
+    assert code == 2
+    line = one_line(err)
+    assert line.startswith(f"trustlab: error: --model: {broken}: could not read weights"), err

@@ -17,6 +17,9 @@ image (``overlays/overlay_<i>.png``: the unselected area dimmed) and ``regions.p
 :func:`~trustlab.explain.regions.evaluate_regions` on fresh labelled images with object masks (the
 checkpoints' test generator, or ``--data``) and writes ``evaluation.json``,
 ``regions_evaluation.png`` and the page ``regions.html``.
+
+Why this module is long: three commands with their options, checks and one-line errors; the
+helpers they share (data, model folders and records) would otherwise be imported back.
 """
 
 from __future__ import annotations
@@ -105,8 +108,9 @@ def _load_folder(folder: Path, option: str) -> Any:
     for cls in (RegionSparseClassifier, BlackBoxClassifier):
         try:
             return cls.load(folder)
-        except InputError:
-            continue
+        except InputError as exc:  # the other class's folder: try on; a damaged one: say why
+            if not str(exc).startswith(("path: expected a model of format", "path: expected a fo")):
+                raise InputError(f"{option}: {folder}{str(exc)[4:]}", argument=option) from exc
     raise InputError.bad(
         option, "a folder written by 'trustlab explain regions train' or a model's save()",
         str(folder),
