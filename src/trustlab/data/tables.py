@@ -20,6 +20,7 @@ def read_table(
     dtype: Any = None,
     keep_default_na: bool = True,
     exact_columns: Sequence[str] = (),
+    sep: str | None = None,
 ):
     """Read a CSV or Parquet file into a DataFrame, with a clear error for anything else.
 
@@ -57,7 +58,8 @@ def read_table(
         if suffix.endswith((".parquet", ".pq")):
             return pd.read_parquet(path)
         if suffix.removesuffix(".gz").endswith((".csv", ".txt", ".tsv")):
-            sep = "\t" if suffix.removesuffix(".gz").endswith(".tsv") else ","
+            if sep is None:
+                sep = "\t" if suffix.removesuffix(".gz").endswith(".tsv") else ","
             options = dict(sep=sep, encoding=encoding, header=header, dtype=dtype)
             frame = pd.read_csv(path, keep_default_na=keep_default_na, **options)
             # a text column's "NA" is a value (a group "NA", North America); a numeric
@@ -177,6 +179,23 @@ def _describe_cell(cell: Any) -> str:
     return repr(cell)
 
 
+def _whitespace_separated(path: Path, encoding: str | None) -> bool:
+    """A ``.txt`` table of numbers whose first line holds no comma: numbers separated by spaces
+    or tabs, as ``numpy.savetxt`` writes by default (a number holds no whitespace)."""
+    import gzip
+
+    lower = path.name.lower()
+    if not lower.removesuffix(".gz").endswith(".txt"):
+        return False
+    opener = gzip.open if lower.endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding=encoding or "utf-8-sig", errors="replace") as file:
+            first = next((line for line in file if line.strip()), "")
+    except OSError:
+        return False  # read_table names the problem
+    return "," not in first and len(first.split()) > 1
+
+
 def read_numeric_table(path: Path, name: str, *, encoding: str | None = None):
     """A float array (rows x columns) from a CSV/TSV or Parquet table of numbers.
 
@@ -185,8 +204,10 @@ def read_numeric_table(path: Path, name: str, *, encoding: str | None = None):
     first cell is empty (pandas' index column). A first row of only the column numbers 0, 1, ...
     (as pandas writes for unnamed columns) cannot be told from data and is refused with a
     message saying how to write the file. With a header whose first cell is empty (pandas'
-    index column), a first column of the row numbers 0, 1, ... is dropped. A missing value (an empty cell, ``NA`` or ``nan`` in a CSV; a null or NaN in
-    a Parquet file) is refused with its place, whatever the format; infinity is a number.
+    index column), a first column of the row numbers 0, 1, ... is dropped. A missing value (an
+    empty cell, ``NA`` or ``nan`` in a CSV; a null or NaN in a Parquet file) is refused with its
+    place, whatever the format; infinity is a number. A ``.txt`` file whose first line has no
+    comma is read as numbers separated by spaces or tabs (``numpy.savetxt``'s default).
     """
     import numpy as np
 
@@ -208,8 +229,9 @@ def read_numeric_table(path: Path, name: str, *, encoding: str | None = None):
             )
     else:
         values = read_table(
-            path, name, encoding=encoding, header=None, dtype=str, keep_default_na=False
-        ).to_numpy(dtype=object)
+            path, name, encoding=encoding, header=None, dtype=str, keep_default_na=False,
+            sep=r"\s+" if _whitespace_separated(path, encoding) else None,
+        ).to_numpy(dtype=object)  # fmt: skip
         first_line, first_column = 1, 1
         if len(values) and _is_header(values[0]):
             header, values = values[0], values[1:]
