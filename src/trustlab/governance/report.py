@@ -284,8 +284,9 @@ def report_parts(assessment: Any) -> list[dict[str, Any]]:
 
 def _md_text(value: Any) -> str:
     """User text as Markdown shows it: a ``<`` is escaped, so that no tag in an answers file
-    (``<script>``, ``<a href=...>``) becomes HTML where the Markdown is rendered."""
-    return str(value).replace("<", "\\<")
+    (``<script>``, ``<a href=...>``) becomes HTML where the Markdown is rendered; a backslash
+    is escaped first, or ``\\<script>`` would read as an escaped backslash and a raw tag."""
+    return str(value).replace("\\", "\\\\").replace("<", "\\<")
 
 
 def _md_cell(value: Any) -> str:
