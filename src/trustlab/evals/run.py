@@ -141,6 +141,7 @@ def run_eval(
     resolved = resolve_task(task)
     if isinstance(resolved, str):
         resolved = _relative_file(resolved)
+        _check_file_task_args(resolved, task_args or {})
     else:
         _check_task_args(resolved, task, task_args or {})
     inspect_ai = require("inspect_ai", "evals")
@@ -248,6 +249,62 @@ def _check_task_args(function: Callable[..., Any], task: str, task_args: dict[st
             f"arguments of the {task} task ({', '.join(parameters) or 'none'})",
             ", ".join(unknown),
         )
+
+
+def _check_file_task_args(spec: str, task_args: dict[str, Any]) -> None:
+    """Refuse task arguments that no task of a task file takes (as :func:`_check_task_args`;
+    inspect drops them with a warning that ``display="none"`` hides). The file's ``@task``
+    functions and their parameters are read from its source as inspect finds them (top-level
+    functions decorated ``@task`` or ``@task(name=...)``), without running it; a file that does
+    not parse, or a task it does not define at top level, is left to inspect."""
+    import ast
+
+    file, _, name = spec.partition("@")
+    if not task_args or not file.endswith(".py") or not os.path.isfile(file):
+        return
+    try:
+        tree = ast.parse(Path(file).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return
+    found: dict[str, ast.arguments] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            for decorator in node.decorator_list:
+                registered = _task_name(node.name, decorator)
+                if registered is not None:
+                    found[registered] = node.args
+    chosen = {key: value for key, value in found.items() if not name or key == name}
+    if not chosen or "" in found or any(args.kwarg is not None for args in chosen.values()):
+        return
+    takes = {
+        key: [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+        for key, args in chosen.items()
+    }
+    unknown = [key for key in task_args if not any(key in params for params in takes.values())]
+    if unknown:
+        tasks = "; ".join(f"{key} ({', '.join(params) or 'none'})" for key, params in takes.items())
+        which = "the task" if len(takes) == 1 else "a task"
+        raise InputError.bad(
+            "task_args", f"arguments of {which} in {Path(file).name}: {tasks}", ", ".join(unknown)
+        )
+
+
+def _task_name(function: str, decorator: Any) -> str | None:
+    """The name inspect registers ``function`` under if ``decorator`` is its ``@task`` ("" when the
+    name is computed), else None."""
+    import ast
+
+    if isinstance(decorator, ast.Name):
+        return function if decorator.id == "task" else None
+    if isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Name):
+        if decorator.func.id != "task":
+            return None
+        for keyword in decorator.keywords:
+            if keyword.arg == "name":  # "" when it is computed: not known before the file runs
+                value = keyword.value
+                return str(value.value) if isinstance(value, ast.Constant) else ""
+        return function
+    return None
 
 
 def _relative_file(spec: str) -> str:
