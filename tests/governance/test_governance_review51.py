@@ -32,3 +32,20 @@ def test_a_backslash_before_a_tag_does_not_undo_the_markdown_escape(tmp_path):
         "<td>assessor_statement: left\\|right</td>",  # one cell: the pipe did not split it
     ):
         assert shown in html, shown
+
+
+def test_a_note_on_an_item_without_a_rung_is_refused_not_dropped(tmp_path, capsys):
+    from cli_helpers import run_main
+
+    head = (
+        "kind: participation-answers\nquestionnaire_version: 1.0.0\nsystem: s\n"
+        "assessor: {name: a, perspective: self}\nanswers:\n"
+    )
+    path = tmp_path / "a.yaml"
+    path.write_text(head + "  data.planning: {rung: null, note: 'not applicable: no data'}\n")
+    code, _, err = run_main(["governance", "assess", path], capsys)
+    assert code == 2
+    assert "item 'data.planning': expected a rung for the note given, got none" in err
+    path.write_text(head + "  data.planning: {rung: null, note: '  '}\n")  # blank: nothing lost
+    code, _, err = run_main(["governance", "validate", path], capsys)
+    assert code == 0, err

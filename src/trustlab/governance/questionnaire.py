@@ -435,8 +435,8 @@ def load_answers(
     InputError
         A YAML syntax error (with its line), a schema violation, a version mismatch, an unknown
         item, a rung outside 1..8 or not among the item's options, an unknown evidence kind,
-        evidence claimed but empty, or a ``file:`` reference that does not exist. The message
-        names the item.
+        evidence claimed but empty, evidence or a note for an item without a rung, or a ``file:``
+        reference that does not exist. The message names the item.
 
     Examples
     --------
@@ -473,10 +473,11 @@ def load_answers(
         answer = answer or {}
         rung = answer.get("rung")
         evidence = {k: v for k, v in (answer.get("evidence") or {}).items()}
-        if rung is None:
-            if evidence:
+        if rung is None:  # a skipped item: evidence or a note for it would be dropped unseen
+            given = "evidence" if evidence else "note" if (answer.get("note") or "").strip() else ""
+            if given:
                 raise InputError(
-                    f"{where}: item {item_id!r}: expected a rung for the evidence given, got none",
+                    f"{where}: item {item_id!r}: expected a rung for the {given} given, got none",
                     argument=argument,
                 )
             continue
