@@ -150,11 +150,12 @@ class Report:
             "sections": [s.to_dict() for s in self.sections],
         }
 
-    def to_html(self) -> str:
-        """The self-contained HTML page."""
+    def to_html(self, json_name: str | None = None) -> str:
+        """The self-contained HTML page; its footer names ``json_name`` (the file beside it that
+        holds its numbers, as :meth:`write` writes) when given."""
         from trustlab.report.render import render_html
 
-        return render_html(self)
+        return render_html(self, json_name)
 
     def write_json(self, out_dir: str | os.PathLike, name: str = "report") -> Path:
         """Write ``<name>.json`` only (used to save progress while an audit runs)."""
@@ -171,7 +172,7 @@ class Report:
         (html_path, json_path)
         """
         out = _out_dir(out_dir)
-        html_path = write_atomic(out / f"{name}.html", self.to_html())
+        html_path = write_atomic(out / f"{name}.html", self.to_html(f"{name}.json"))
         return html_path, self.write_json(out, name)
 
     def __repr__(self) -> str:

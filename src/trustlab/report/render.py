@@ -77,7 +77,10 @@ def _environment():
     return env
 
 
-def render_html(report) -> str:
-    """The report as an HTML string (inline CSS, figures as data: URIs, no scripts)."""
+def render_html(report, json_name: str | None = None) -> str:
+    """The report as an HTML string (inline CSS, figures as data: URIs, no scripts); the footer
+    names ``json_name``, the file beside the page holding its numbers, when there is one."""
     template = _environment().get_template(TEMPLATE_NAME)
-    return template.render(report=report, meta=report.meta, sections=report.sections)
+    return template.render(
+        report=report, meta=report.meta, sections=report.sections, json_name=json_name
+    )

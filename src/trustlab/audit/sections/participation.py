@@ -107,7 +107,7 @@ def write_page(assessment: Any, out_dir: str | os.PathLike, title: str | None = 
     a = _check(assessment)
     out = output_dir(out_dir, "out_dir")
     return [
-        write_atomic(out / HTML_NAME, build_page(a, title).to_html()),
+        write_atomic(out / HTML_NAME, build_page(a, title).to_html("result.json")),
         write_atomic(out / MARKDOWN_NAME, markdown_report(a, title)),
         write_atomic(out / CARD_NAME, json_text(participation_card(a))),
         write_atomic(out / "result.json", json_text(a.to_dict())),
