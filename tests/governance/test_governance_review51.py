@@ -3,6 +3,8 @@ it puts a backslash before a tag or a pipe."""
 
 from __future__ import annotations
 
+from cli_helpers import run_main
+
 ANSWERS = (
     "kind: participation-answers\nquestionnaire_version: 1.0.0\n"
     'system: "S \\\\<img src=x onerror=alert(1)>"\n'
@@ -35,8 +37,6 @@ def test_a_backslash_before_a_tag_does_not_undo_the_markdown_escape(tmp_path):
 
 
 def test_a_note_on_an_item_without_a_rung_is_refused_not_dropped(tmp_path, capsys):
-    from cli_helpers import run_main
-
     head = (
         "kind: participation-answers\nquestionnaire_version: 1.0.0\nsystem: s\n"
         "assessor: {name: a, perspective: self}\nanswers:\n"
@@ -49,3 +49,23 @@ def test_a_note_on_an_item_without_a_rung_is_refused_not_dropped(tmp_path, capsy
     path.write_text(head + "  data.planning: {rung: null, note: '  '}\n")  # blank: nothing lost
     code, _, err = run_main(["governance", "validate", path], capsys)
     assert code == 0, err
+
+
+def test_a_tiers_table_cannot_claim_verified_while_its_tiers_are_not(tmp_path, capsys):
+    from trustlab.governance import EXAMPLE_ANSWERS, data_path
+
+    shipped = data_path("tiers.yaml").read_text(encoding="utf-8")
+    assert "\nverified: false\n" in shipped
+    path = tmp_path / "t.yaml"
+    path.write_text(shipped.replace("\nverified: false\n", "\nverified: true\n"))
+    code, _, err = run_main(
+        ["governance", "assess", data_path(EXAMPLE_ANSWERS[0]), "--tiers", path], capsys
+    )
+    assert code == 2
+    assert "verified: expected false while tiers ['T1', 'T2', 'T3', 'T4'] say" in err
+    path.write_text(shipped.replace("verified: false", "verified: true"))  # every tier checked
+    code, out, err = run_main(
+        ["governance", "assess", data_path(EXAMPLE_ANSWERS[0]), "--tiers", path], capsys
+    )
+    assert code == 0, err
+    assert "UNVERIFIED" not in out

@@ -368,7 +368,8 @@ class Tiers(Result):
 def load_tiers(path: str | os.PathLike | None = None) -> Tiers:
     """Load the rung->tier table (default: the shipped, unverified ``tiers.yaml``).
 
-    The tiers must list the rungs 1..8 each once, in consecutive ascending runs.
+    The tiers must list the rungs 1..8 each once, in consecutive ascending runs; the table is
+    ``verified`` only when each of its tiers is.
 
     Examples
     --------
@@ -388,6 +389,13 @@ def load_tiers(path: str | os.PathLike | None = None) -> Tiers:
     ids = [t["id"] for t in doc["tiers"]]
     if len(set(ids)) != len(ids):
         raise InputError.bad(f"{where} ids", "unique tier ids", ids)
+    unchecked = [t["id"] for t in doc["tiers"] if not t["verified"]]
+    if doc["verified"] and unchecked:  # the table would claim what its tiers deny
+        raise InputError(
+            f"{where}: verified: expected false while tiers {unchecked} say verified: false, "
+            "got true (set verified: true on every tier checked against the paper first)",
+            argument="tiers",
+        )
     return Tiers(doc["source"], doc["verified"], doc["tiers"], doc.get("boundaries", ""), str(p))
 
 
