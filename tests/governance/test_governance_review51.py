@@ -1,7 +1,10 @@
 """Review 5 of the participation assessment: user text in participation.md stays text even when
-it puts a backslash before a tag or a pipe."""
+it puts a backslash before a tag or a pipe; notes and tier provenance are not dropped or
+overstated; the reliability helpers refuse repeated categories."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from cli_helpers import run_main
 
@@ -69,3 +72,25 @@ def test_a_tiers_table_cannot_claim_verified_while_its_tiers_are_not(tmp_path, c
     )
     assert code == 0, err
     assert "UNVERIFIED" not in out
+
+
+def test_ratings_table_refuses_repeated_or_non_numeric_categories():
+    import pytest
+
+    from trustlab.errors import InputError
+    from trustlab.governance.reliability import fleiss_kappa, ratings_table
+
+    agree = [[1, 1], [1, 1]]
+    assert np.isnan(fleiss_kappa(ratings_table(agree, categories=[1, 2])))
+    with pytest.raises(InputError, match="categories: expected distinct rating values"):
+        ratings_table(agree, categories=[1, 1, 2])  # counted each rating twice: kappa -1/3
+    with pytest.raises(InputError, match="categories: expected the rating values"):
+        ratings_table(agree, categories=["low", 1])
+
+
+def test_fleiss_kappa_of_no_complete_unit_is_nan_as_documented():
+    from trustlab.governance.reliability import fleiss_kappa, ratings_table
+
+    table = ratings_table([[1, np.nan], [np.nan, 2]])  # no unit rated by both
+    assert table.shape[0] == 0
+    assert np.isnan(fleiss_kappa(table))

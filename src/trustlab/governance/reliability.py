@@ -120,7 +120,15 @@ def ratings_table(data: Any, categories: Sequence[Any] | None = None) -> np.ndar
     arr = _reliability_data(data, "data")
     complete = ~np.isnan(arr).any(axis=0)
     arr = arr[:, complete]
-    cats = np.unique(arr) if categories is None else np.asarray(categories, dtype=float)
+    if categories is None:
+        cats = np.unique(arr)
+    else:
+        try:
+            cats = np.asarray(categories, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise InputError.bad("categories", "the rating values (numbers)", categories) from exc
+        if cats.ndim != 1 or np.unique(cats).size != cats.size:  # a repeat counts ratings twice
+            raise InputError.bad("categories", "distinct rating values, each once", categories)
     if np.setdiff1d(np.unique(arr), cats).size:
         raise InputError.bad("categories", "every rating value among the categories", categories)
     return (arr.T[:, :, None] == cats[None, None, :]).sum(axis=1)
@@ -142,10 +150,10 @@ def fleiss_kappa(table: Any) -> float:
         t = np.asarray(table, dtype=float)
     except (TypeError, ValueError) as exc:
         raise InputError.bad("table", "a numeric (units, categories) count table", table) from exc
+    if t.ndim == 2 and t.shape[0] == 0:  # no unit (ratings_table of no complete unit)
+        return float("nan")
     if t.ndim != 2 or t.shape[1] < 1 or (t < 0).any() or not np.isfinite(t).all():
         raise InputError.bad("table", "a (units, categories) table of non-negative counts", t)
-    if t.shape[0] == 0:
-        return float("nan")
     raters = t.sum(axis=1)
     if not np.allclose(raters, raters[0]) or raters[0] < 2:
         raise InputError.bad("table", "the same number (>= 2) of raters in every row", raters)
