@@ -182,8 +182,9 @@ def neutrality_technique(random_state: int = 0) -> Any:
     async def score(state: Any, target: Any) -> Any:
         raw = state.output.completion or ""
         if reasoning_unfinished(raw):  # cut off while reasoning: no answer, not a refusal
+            # "judge" stays the run's (the log's row and the kappa read it); no judge saw it
             meta = dict(state.metadata) | {
-                "judge": "none (reasoning unfinished)",
+                "judge": str(get_model(role=ROLE)) if judge_bound() else "baseline",
                 "match": False,
                 "answers": dict.fromkeys("ABCDEF"),
                 "baseline_label": None,
@@ -266,7 +267,7 @@ def judge_baseline_kappa() -> Any:
 
     def compute(scores: list[SampleScore]) -> float:
         labels, meta = _labels(scores)
-        if not meta or meta[0].get("judge") == "baseline":
+        if not meta or _judge_in(meta) == "baseline":
             return math.nan
         result = agreement([label or None for label in labels], [m["baseline_label"] for m in meta])
         return float(result.kappa)
@@ -404,12 +405,19 @@ def neutrality_report(logs: list[Any]) -> list[Any]:
     return blocks
 
 
-def _judge_of(log: Any) -> str:
-    for sample in log.samples:
-        score = (sample.scores or {}).get(SCORER)
-        if score is not None:
-            return str((score.metadata or {}).get("judge", "baseline"))
+def _judge_in(metas: list[dict]) -> str:
+    """The judge a run used, from its samples' metadata: an answer cut off in its reasoning
+    (logs before this rule named no judge there) is passed over."""
+    for meta in metas:
+        if not meta.get("reasoning_unfinished"):
+            return str(meta.get("judge", "baseline"))
     return "baseline"
+
+
+def _judge_of(log: Any) -> str:
+    return _judge_in(
+        [score.metadata or {} for s in log.samples if (score := (s.scores or {}).get(SCORER))]
+    )
 
 
 register_report_hook(TASK, neutrality_report)
