@@ -94,3 +94,22 @@ def test_fleiss_kappa_of_no_complete_unit_is_nan_as_documented():
     table = ratings_table([[1, np.nan], [np.nan, 2]])  # no unit rated by both
     assert table.shape[0] == 0
     assert np.isnan(fleiss_kappa(table))
+
+
+def test_assess_takes_any_iterable_of_files_and_names_a_wrong_type(tmp_path):
+    import shutil
+
+    import pytest
+
+    from trustlab.errors import InputError
+    from trustlab.governance import EXAMPLE_ANSWERS, assess, data_path
+
+    for name in EXAMPLE_ANSWERS:
+        shutil.copyfile(data_path(name), tmp_path / name)
+    result = assess(sorted(tmp_path.glob("*.yaml")))
+    assert assess(tmp_path.glob("*.yaml")).profile == result.profile
+    assert len(result.assessors) == 3
+    with pytest.raises(InputError, match=r"answers\[0\]: expected an answers file's path"):
+        assess([42])
+    with pytest.raises(InputError, match="answers: expected a path, mapping or Answers"):
+        assess(42)

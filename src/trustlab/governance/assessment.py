@@ -216,7 +216,7 @@ def assess(
 
     Parameters
     ----------
-    answers : path-like, dict, Answers, or a list of them
+    answers : path-like, dict, Answers, or a list (any iterable) of them
         One answers file per assessor (validated with :func:`load_answers`).
     questionnaire : Questionnaire or path-like, optional
         Default: the shipped questionnaire.
@@ -247,7 +247,15 @@ def assess(
         else load_questionnaire(questionnaire)
     )
     t = tiers if isinstance(tiers, Tiers) else load_tiers(tiers)
-    given = answers if isinstance(answers, (list, tuple)) else [answers]
+    if isinstance(answers, (str, os.PathLike, dict, Answers)):
+        given = [answers]
+    else:  # a list, tuple or any iterable (Path.glob's generator)
+        try:
+            given = list(answers)
+        except TypeError:
+            raise InputError.bad(
+                "answers", "a path, mapping or Answers, or a list of them", answers
+            ) from None
     if not given:
         raise InputError.bad("answers", "at least one answers file", answers)
     loaded = [

@@ -456,6 +456,8 @@ def load_answers(
     base: Path | None = None
     if isinstance(answers, dict):
         doc, where, source = _dates_as_text(answers), argument, ""
+    elif not isinstance(answers, (str, os.PathLike)):
+        raise InputError.bad(argument, "an answers file's path or its mapping", answers)
     else:
         p = Path(answers)
         where = f"{argument} ({p.name})"
