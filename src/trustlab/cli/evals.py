@@ -165,7 +165,8 @@ def report(
         if log["status"] != "success":
             err_console.print(
                 f"warning: {log['path']}: {log['status']}"
-                + (f": {log['error']}" if log["error"] else " (unfinished)"),
+                + (f": {log['error']}" if log["error"] else " (unfinished)")
+                + (f"; since finished by {log['finished_by']}" if log["finished_by"] else ""),
                 highlight=False,
                 markup=False,
             )

@@ -21,7 +21,7 @@ from trustlab._lazy import require
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
 from trustlab.evals.registry import BUILTIN_TASKS
-from trustlab.evals.run import metrics_of
+from trustlab.evals.run import finished_by, metrics_of
 
 __all__ = [
     "EvalLogs",
@@ -104,8 +104,10 @@ class EvalLogs(Result):
     log_dir : str
     logs : tuple of dict
         ``path``, ``task``, ``model``, ``status``, ``samples`` (planned, epochs counted),
-        ``completed`` (samples finished; of an unfinished log, those it holds), ``metrics`` ({"scorer/metric": value}), ``error`` (None unless the
-        eval failed) and ``created``.
+        ``completed`` (samples finished; of an unfinished log, those it holds), ``metrics``
+        ({"scorer/metric": value}), ``error`` (None unless the eval failed), ``created`` and
+        ``finished_by`` (of an unfinished log that a successful retry, or a later run with the
+        same settings, finished: that log's file name and which of the two; else None).
     extras : dict
         Task name -> the blocks its report hook returned (internal; the page shows them,
         ``to_dict()`` holds the tables, each as ``ReportTable.as_record()``).
@@ -138,6 +140,8 @@ class EvalLogs(Result):
             )
             if log["error"]:
                 lines.append(f"    error: {log['error']}")
+            if log["finished_by"]:
+                lines.append(f"    since finished by {log['finished_by']}")
         return "\n".join(lines)
 
 
@@ -178,7 +182,7 @@ def read_logs(log_dir: str | os.PathLike) -> EvalLogs:
                     f"report hook of {task!r}", "ReportText/Table/Figure blocks", block
                 )
         extras[task] = blocks
-    return EvalLogs(str(folder), tuple(_describe(h) for h in headers), extras)
+    return EvalLogs(str(folder), tuple(_describe(h, headers) for h in headers), extras)
 
 
 def _header(info: Any) -> Any:
@@ -197,7 +201,7 @@ def _header(info: Any) -> Any:
         ) from None
 
 
-def _describe(log: Any) -> dict[str, Any]:
+def _describe(log: Any, headers: list[Any]) -> dict[str, Any]:
     if log.results is not None:
         samples, completed = log.results.total_samples, log.results.completed_samples
     else:  # an unfinished log (interrupted, errored): count the samples it holds
@@ -212,7 +216,18 @@ def _describe(log: Any) -> dict[str, Any]:
         "metrics": metrics_of(log),
         "error": (log.error.message.strip().splitlines() or [""])[-1] if log.error else None,
         "created": log.eval.created,
+        "finished_by": _finished_by(log, headers),
     }
+
+
+def _finished_by(log: Any, headers: list[Any]) -> str | None:
+    """Of an unfinished log, the successful log that finished it: its retry, or a later run with
+    the same settings (as ``run_eval`` counts them: it resumes neither such log)."""
+    later = finished_by(log, headers)
+    if later is None:
+        return None
+    how = "its retry" if later.eval.task_id == log.eval.task_id else "a later run, same settings"
+    return f"{Path(later.location).name} ({how})"
 
 
 def _planned(spec: Any) -> int | None:

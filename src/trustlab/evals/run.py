@@ -376,21 +376,8 @@ def _unfinished_log(
     retry followed and that ran with the settings of ``request`` (inspect's ``eval_retry``
     replays a log's own); and, when the newest such log ran with other settings, (its location,
     what differs)."""
-    done = {h.eval.task_id for h in headers if h.status == "success"}
     ours = [h for h in headers if h.eval.model == model and _same_task(h.eval, task)]
-    # a successful run with the same settings (--fresh, say) that started once an unfinished log
-    # had stopped supersedes it (times in whole seconds: one in the same second counts too)
-    finished = [(h.eval.created, _settings(h.eval)) for h in ours if h.status == "success"]
-    candidates = [
-        h
-        for h in ours
-        if h.status in UNFINISHED
-        and h.eval.task_id not in done
-        and not any(
-            created >= (h.stats.completed_at or h.eval.created) and settings == _settings(h.eval)
-            for created, settings in finished
-        )
-    ]
+    candidates = [h for h in ours if h.status in UNFINISHED and finished_by(h, headers) is None]
     if not candidates:
         return None, None
     newest = max(candidates, key=lambda h: h.eval.created)
@@ -400,6 +387,34 @@ def _unfinished_log(
     if differs:
         return None, (newest.location, " and ".join(differs))
     return newest.location, None
+
+
+def finished_by(log: Any, headers: Sequence[Any]) -> Any | None:
+    """The first of ``headers`` (inspect log headers) that finished the unfinished ``log``: a
+    successful retry of it (the same task id), or a successful run of the same task and model
+    with the same settings (``--fresh``, say) that started once ``log`` had stopped (times in
+    whole seconds: one in the same second counts too); None if none did (or ``log`` finished)."""
+    if log.status not in UNFINISHED:
+        return None
+    spec, stopped = log.eval, log.stats.completed_at or log.eval.created
+    for later in headers:
+        if later.status != "success":
+            continue
+        if later.eval.task_id == spec.task_id:
+            return later
+        if (
+            later.eval.model == spec.model
+            and later.eval.task == spec.task
+            and _file_name(later.eval) == _file_name(spec)
+            and later.eval.created >= stopped
+            and _settings(later.eval) == _settings(spec)
+        ):
+            return later
+    return None
+
+
+def _file_name(spec: Any) -> str | None:
+    return Path(spec.task_file).name if spec.task_file else None
 
 
 def _settings(spec: Any) -> dict[str, Any]:
