@@ -113,3 +113,29 @@ def test_assess_takes_any_iterable_of_files_and_names_a_wrong_type(tmp_path):
         assess([42])
     with pytest.raises(InputError, match="answers: expected a path, mapping or Answers"):
         assess(42)
+
+
+def test_a_multi_line_question_keeps_the_blank_file_valid_yaml(tmp_path, capsys):
+    import yaml
+
+    from trustlab.governance import data_path
+
+    doc = yaml.safe_load(data_path("questionnaire.yaml").read_text(encoding="utf-8"))
+    doc["items"][0]["question"] = "Who decides\nwhat data: are collected?"
+    doc["items"][0]["options"][0]["text"] = "Nobody.\nreally: nobody"
+    doc["evidence_kinds"][0]["description"] = "a statement\nsigned: by the assessor"
+    source = tmp_path / "q.yaml"
+    source.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    blank = tmp_path / "blank.yaml"
+    code, _, err = run_main(
+        ["governance", "questionnaire", "--questionnaire", source, "--out", blank], capsys
+    )
+    assert code == 0, err
+    text = blank.read_text(encoding="utf-8")
+    assert "] Who decides what data: are collected?\n" in text
+    assert "#   1: Nobody. really: nobody (evidence:" in text
+    filled = yaml.safe_load(text)  # the comments stay comments
+    assert filled["answers"]["data.planning"] == {"rung": None, "evidence": {}, "note": None}
+    assert sorted(filled) == sorted(
+        ["kind", "questionnaire_version", "system", "assessor", "date", "answers"]
+    )

@@ -594,7 +594,7 @@ def blank_answers(questionnaire: Questionnaire | None = None) -> str:
         "# lower option whose evidence is complete is credited. Leave rung: null to skip an item.",
         "# Evidence kinds:",
     ]
-    out += [f"#   {k}: {d}" for k, d in kinds.items()]
+    out += [f"#   {k}: {_one_line(d)}" for k, d in kinds.items()]
     out += [
         "kind: participation-answers",
         f"questionnaire_version: {q.version}",
@@ -607,11 +607,16 @@ def blank_answers(questionnaire: Questionnaire | None = None) -> str:
         "answers:",
     ]
     for item in q.items:
-        out.append(f"  # [{item['dimension']} / {item['stage']}] {item['question']}")
+        out.append(f"  # [{item['dimension']} / {item['stage']}] {_one_line(item['question'])}")
         for option in item["options"]:
             out.append(
-                f"  #   {option['rung']}: {option['text']} "
+                f"  #   {option['rung']}: {_one_line(option['text'])} "
                 f"(evidence: {', '.join(option['evidence'])})"
             )
         out += [f"  {item['id']}:", "    rung: null", "    evidence: {}", "    note: null"]
     return "\n".join(out) + "\n"
+
+
+def _one_line(text: str) -> str:
+    """A questionnaire text as one comment line: a second line would be read as YAML."""
+    return " ".join(str(text).split())
