@@ -85,3 +85,15 @@ def test_task_arguments_of_a_file_with_several_tasks(tmp_path):
     other.write_text(OPEN_ENDED)
     run = run_eval(str(other), MOCK, log_dir=logs, task_args={"anything": 1})
     assert run.logs[0]["status"] == "success"
+
+
+def test_the_inspect_registry_name_of_a_builtin_task_is_checked_as_its_name(tmp_path):
+    """`eval run trustlab/demo -T nn=2` (inspect's name of the demo task) ran with the default."""
+    logs = tmp_path / "logs"
+    with pytest.raises(InputError, match=r"expected arguments of the demo task \(max_tokens\)"):
+        run_eval("trustlab/demo", MOCK, log_dir=logs, task_args={"nn": 2})
+    with pytest.raises(InputError, match="the demo task takes no judge"):
+        run_eval("trustlab/demo", MOCK, log_dir=logs, model_roles={"grader": MOCK})
+    assert not logs.exists()
+    run = run_eval("trustlab/demo", MOCK, log_dir=logs, limit=1, task_args={"max_tokens": 8})
+    assert run.logs[0]["task"] == "trustlab/demo" and run.logs[0]["status"] == "success"

@@ -21,7 +21,7 @@ from trustlab._checks import check_positive_int
 from trustlab._lazy import require
 from trustlab._results import Result, output_dir
 from trustlab.errors import BackendError, InputError
-from trustlab.evals.registry import REQUIRED_ROLES, check_roles, resolve_task
+from trustlab.evals.registry import BUILTIN_TASKS, REQUIRED_ROLES, check_roles, resolve_task
 
 __all__ = ["EvalRun", "run_eval", "UNFINISHED"]
 
@@ -113,6 +113,9 @@ def run_eval(
     >>> run.logs[0]["status"]  # doctest: +SKIP
     'success'
     """
+    if isinstance(task, str) and task.removeprefix("trustlab/") in BUILTIN_TASKS:
+        # inspect's registry name of a built-in task is that task: its -T keys and roles are checked
+        task = task.removeprefix("trustlab/")
     models = [model] if isinstance(model, str) else list(model)
     if not models or not all(isinstance(m, str) and "/" in m for m in models):
         raise InputError.bad("model", "inspect model names such as trustlab/<model>", model)
