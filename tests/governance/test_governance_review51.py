@@ -139,3 +139,33 @@ def test_a_multi_line_question_keeps_the_blank_file_valid_yaml(tmp_path, capsys)
     assert sorted(filled) == sorted(
         ["kind", "questionnaire_version", "system", "assessor", "date", "answers"]
     )
+
+
+def test_a_users_own_unverified_tiers_are_not_called_the_shipped_placeholder(tmp_path):
+    import yaml
+
+    from trustlab.governance import EXAMPLE_ANSWERS, assess, data_path, report_parts
+
+    doc = yaml.safe_load(data_path("tiers.yaml").read_text(encoding="utf-8"))
+    doc["source"] = "my transcription, page 4"
+    doc["tiers"] = [
+        {"id": "lo", "label": "Low", "name": "consumer", "rungs": [1, 2, 3, 4], "verified": False},
+        {"id": "hi", "label": "High", "name": "citizen", "rungs": [5, 6, 7, 8], "verified": False},
+    ]
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    answers = data_path(EXAMPLE_ANSWERS[0])
+
+    def warning(result):
+        profile = {p["id"]: p for p in report_parts(result)}["profile"]
+        return [text for text, kind in profile["paragraphs"] if "UNVERIFIED" in text]
+
+    own = assess(answers, tiers=path)
+    [text] = warning(own)
+    assert "my transcription, page 4" in text
+    assert "two rungs per tier" not in text and "carry no names" not in text
+    assert "UNVERIFIED table (see docs)" in own.summary()
+    shipped = assess(answers)
+    [text] = warning(shipped)
+    assert "two rungs per tier" in text
+    assert "UNVERIFIED placeholder table" in shipped.summary()

@@ -148,7 +148,8 @@ class ParticipationAssessment(Result):
             f"{names}; questionnaire {self.questionnaire_version})",
         ]
         if not self.tiers["verified"]:
-            lines.append("  tiers: UNVERIFIED placeholder table (see docs); Arnstein rungs exact")
+            table = "placeholder table" if self.tiers == load_tiers().to_dict() else "table"
+            lines.append(f"  tiers: UNVERIFIED {table} (see docs); Arnstein rungs exact")
         for dim in self.dimensions:
             rung = dim["rung"]
             where = "no rung credited" if rung is None else (

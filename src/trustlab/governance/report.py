@@ -27,6 +27,23 @@ _UNVERIFIED = (
     "boundaries are a neutral placeholder (two rungs per tier). The Arnstein rungs and groups are "
     "exact. Replace the table (tiers.yaml) with the one transcribed from the paper."
 )
+_UNVERIFIED_OWN = (
+    "The rung->tier table used (source: {source}) is UNVERIFIED: it says verified: false, so its "
+    "tiers and boundaries were not checked against the paper's four-tier figure. The Arnstein "
+    "rungs and groups are exact."
+)
+
+
+def _unverified_text(tiers: dict[str, Any]) -> str:
+    """The warning for an unverified table: the shipped placeholder is described as such; a
+    table of the user's own (``--tiers``) may have names and other boundaries."""
+    from trustlab.governance.questionnaire import load_tiers
+
+    if tiers == load_tiers().to_dict():
+        return _UNVERIFIED
+    return _UNVERIFIED_OWN.format(source=tiers["source"])
+
+
 _RULE = (
     "Scoring: each item is credited with the highest option at or below the claimed rung whose "
     "evidence is complete; a dimension takes the highest rung credited to any of its items; "
@@ -105,7 +122,7 @@ def report_parts(assessment: Any) -> list[dict[str, Any]]:
     ]
     paragraphs.append((_RULE, "text"))
     if not a.tiers["verified"]:
-        paragraphs.append((_UNVERIFIED, "warning"))
+        paragraphs.append((_unverified_text(a.tiers), "warning"))
     if any(x.get("fictitious") for x in a.assessors):
         paragraphs.append(
             ("These answers are a fictitious worked example, not a real assessment.", "warning")
