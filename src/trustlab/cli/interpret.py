@@ -399,6 +399,11 @@ def explain(
     refuse_existing(out, overwrite, EXPLAIN_FILES, "explanations")
     if seed < 0:  # it seeds numpy's generator, which refuses a negative seed
         raise InputError.bad("--seed", "a non-negative integer seed", seed)
+    # before the models load; --n-train 0 gave every latent an empty explanation, exit 0
+    for option, value, low in (("--n-train", n_train, 1), ("--max-new-tokens", max_new_tokens, 1),
+                               ("--min-examples", min_examples, 0)):  # fmt: skip
+        if value < low:
+            raise InputError.bad(option, f"an integer >= {low}", value)
     if overwrite:  # afresh: the stored rows of the earlier run too
         (out / "explanations.sqlite").unlink(missing_ok=True)
     try:

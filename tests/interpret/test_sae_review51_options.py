@@ -1,0 +1,38 @@
+"""``sae explain`` checks its counts before any model loads: ``--n-train 0`` gave every latent an
+empty explanation (recorded as 0 activating examples) with exit 0, and a negative
+``--n-train``, ``--max-new-tokens`` or ``--min-examples`` was refused only after the models
+loaded (or, for ``--max-new-tokens``, named ``max_new_tokens``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cli_helpers import one_line, run_main
+from trustlab.interpret import LatentCache
+
+
+def _cache(tmp_path):
+    # model "m" loads from nowhere: a check after loading would name --cache instead
+    cache = LatentCache(
+        model="m", layer=1, n_latents=4, n_contexts=1, n_tokens=3,
+        tokens=np.arange(4), token_offsets=np.array([0, 4]),
+        latent_offsets=np.array([0, 0, 1, 2, 2]), contexts=np.zeros(2, np.int32),
+        positions=np.array([1, 2], np.int32), activations=np.ones(2, np.float32), sae=None,
+    )  # fmt: skip
+    cache.save(tmp_path / "cache")
+    return tmp_path / "cache"
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--n-train", 0), ("--n-train", -3), ("--max-new-tokens", 0), ("--min-examples", -1)],
+)
+def test_explain_refuses_bad_counts_before_loading(tmp_path, capsys, option, value):
+    args = ["interpret", "sae", "explain", "--cache", _cache(tmp_path), "--explainer",
+            "template", "--latents", "1", "--out", tmp_path / "out", option, value]  # fmt: skip
+    code, _, err = run_main(args, capsys)
+    assert code == 2
+    line = one_line(err)
+    assert line.startswith(f"trustlab: error: {option}: ") and str(value) in line
+    assert not (tmp_path / "out").exists()
