@@ -39,6 +39,8 @@ def test_a_resumed_log_names_the_retry_that_finished_it(flaky_task, tmp_path, ca
     (warning,) = [line for line in err.splitlines() if line.startswith("warning:")]
     assert warning.endswith(f"; since finished by {retried} (its retry)"), err
     assert f"since finished by {retried} (its retry)" in read_logs(logs).summary()
+    page = next((tmp_path / "r").glob("*.html")).read_text()  # the page says so too
+    assert f"its numbers are not results; since finished by {retried} (its retry)." in page
 
 
 def test_a_later_run_with_the_same_settings_finishes_an_unfinished_log(

@@ -57,7 +57,8 @@ def _logs_section(logs: Any) -> Section:
             Paragraph(
                 f"{Path(log['path']).name}: {log['status']}"
                 + (f": {log['error']}" if log["error"] else " (unfinished)")
-                + "; its numbers are not results.",
+                + "; its numbers are not results"
+                + (f"; since finished by {log['finished_by']}." if log.get("finished_by") else "."),
                 kind="warning",
             )
         )
