@@ -169,3 +169,21 @@ def test_a_users_own_unverified_tiers_are_not_called_the_shipped_placeholder(tmp
     [text] = warning(shipped)
     assert "two rungs per tier" in text
     assert "UNVERIFIED placeholder table" in shipped.summary()
+
+
+def test_a_line_break_in_a_name_or_role_makes_no_markdown_block(tmp_path):
+    from markdown_it import MarkdownIt
+
+    from trustlab.governance import assess, markdown_report
+
+    path = tmp_path / "a.yaml"
+    path.write_text(
+        "kind: participation-answers\nquestionnaire_version: 1.0.0\nsystem: s\n"
+        'assessor: {name: "a\\n# Fake heading", role: "r\\n\\n> quote", perspective: self}\n'
+        "answers: {data.planning: {rung: 1, evidence: {assessor_statement: x}}}\n",
+        encoding="utf-8",
+    )
+    text = markdown_report(assess(path))
+    assert "Assessors: a # Fake heading (self, r > quote)." in text
+    html = MarkdownIt("commonmark").enable("table").render(text)
+    assert "<h1>Fake heading" not in html and "<blockquote>\n<p>quote" not in html

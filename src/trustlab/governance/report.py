@@ -319,7 +319,9 @@ def markdown_report(assessment: Any, title: str | None = None) -> str:
         lines += [f"## {part['title']}", ""]
         for text, kind in part["paragraphs"]:
             prefix = {"note": "> ", "warning": "> **Warning:** "}.get(kind, "")
-            lines += [prefix + _md_text(text), ""]
+            # one line: a line break in a name or role would start a heading or a quote there
+            one = " ".join(line.strip() for line in _md_text(text).splitlines() if line.strip())
+            lines += [prefix + one, ""]
         for columns, rows, caption in part["tables"]:
             lines += [f"*{caption}*", ""]
             lines.append("| " + " | ".join(_md_cell(c) for c in columns) + " |")
