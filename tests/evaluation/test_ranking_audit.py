@@ -111,3 +111,17 @@ def test_section_goes_into_a_report(built, tmp_path):
     stored = json.loads(json_path.read_text())
     ids = [s["id"] for s in stored["sections"]]
     assert ids == ["ranking"] and "Ranking models without labels" in html_path.read_text()
+
+
+def test_the_docs_chile_figures_are_the_sections(built):
+    # docs/evaluation-ranking.md: the default zoo ranks chile "exactly backwards without labels
+    # (rho = -0.5)", and "after temperature scaling on 200 rows, rho = 1"
+    from pathlib import Path
+
+    page = (Path(__file__).parents[2] / "docs" / "evaluation-ranking.md").read_text()
+    text = " ".join(page.split())
+    assert "ranks exactly backwards without labels (rho = -0.5)" in text
+    assert "after temperature scaling on 200 rows, rho = 1." in text
+    assert built.data["scores"]["nll"]["spearman"]["value"] == -0.5
+    assert built.data["calibration_size"] == 200
+    assert built.data["temperature_scaled"]["spearman"]["value"] == 1.0
