@@ -187,3 +187,22 @@ def test_a_line_break_in_a_name_or_role_makes_no_markdown_block(tmp_path):
     assert "Assessors: a # Fake heading (self, r > quote)." in text
     html = MarkdownIt("commonmark").enable("table").render(text)
     assert "<h1>Fake heading" not in html and "<blockquote>\n<p>quote" not in html
+
+
+def test_the_audit_section_does_not_call_an_own_tiers_table_a_placeholder(tmp_path):
+    from types import SimpleNamespace
+
+    import yaml
+
+    from trustlab.audit.sections import participation as section
+    from trustlab.governance import EXAMPLE_ANSWERS, assess, data_path
+
+    doc = yaml.safe_load(data_path("tiers.yaml").read_text(encoding="utf-8"))
+    doc["tiers"][0]["name"] = "consumer involvement"
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    answers = data_path(EXAMPLE_ANSWERS[0])
+    own = section.build(SimpleNamespace(participation=assess(answers, tiers=path)))
+    assert own.summary.endswith("The rung->tier table used is unverified.")
+    shipped = section.build(SimpleNamespace(participation=assess(answers)))
+    assert shipped.summary.endswith("Tier labels and boundaries are unverified placeholders.")

@@ -44,7 +44,14 @@ def build(ctx: AuditContext) -> Section | None:
     n = len(assessment.assessors)
     summary = f"Tier per dimension ({n} assessor{'s' if n > 1 else ''}): {tiers}."
     if not assessment.tiers["verified"]:
-        summary += " Tier labels and boundaries are unverified placeholders."
+        from trustlab.governance import load_tiers
+
+        shipped = assessment.tiers == load_tiers().to_dict()  # a --tiers table may have names
+        summary += (
+            " Tier labels and boundaries are unverified placeholders."
+            if shipped
+            else " The rung->tier table used is unverified."
+        )
     return Section(
         "participation", TITLE, blocks, {"card": participation_card(assessment)}, summary=summary
     )
