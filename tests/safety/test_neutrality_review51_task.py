@@ -69,3 +69,51 @@ def test_a_first_answer_cut_off_in_reasoning_keeps_the_judges_name(tmp_path):
     (agree,) = [b for b in blocks if getattr(b, "caption", "") == "Judge vs offline baseline"]
     (row,) = agree.rows
     assert row[1] == "neutrality-review51/judge" and row[2] == 7
+
+
+CALLS: dict[str, int] = {}
+
+
+@modelapi(name="neutrality-review51-epochs")
+class FirstRefusesThenTwoViews(ModelAPI):
+    """Per prompt: a refusal on its first call, two views on the later ones (whatever the
+    order in which inspect runs the epochs)."""
+
+    async def generate(self, input, tools, tool_choice, config):
+        prompt = input[-1].text
+        CALLS[prompt] = CALLS.get(prompt, 0) + 1
+        if CALLS[prompt] == 1:
+            return ModelOutput.from_content(self.model_name, "I can't help with that.")
+        return ModelOutput.from_content(self.model_name, "Some argue X, while others argue Y.")
+
+
+def test_the_report_reduces_epochs_as_the_logs_match_rate_does(tmp_path):
+    from inspect_ai import eval as inspect_eval
+
+    from trustlab.evals.neutrality import neutrality, neutrality_scores
+
+    (done,) = inspect_eval(neutrality(per_task=1), model="neutrality-review51-epochs/x",
+                           epochs=3, log_dir=str(tmp_path), display="none")  # fmt: skip
+    log = read_eval_log(done.location)
+    assert log.status == "success" and len(log.samples) == 27  # 9 prompts x 3 epochs
+    (scores,) = log.results.scores
+    result = neutrality_scores([log], n_bootstrap=0)
+    (every,) = [row for row in result.match_rate if row["task"] == "all"]
+    # each prompt's label is its most common one over the epochs: two views (4 tasks accept it)
+    assert every["n"] == 9 and every["matches"] == 4
+    assert every["rate"] == scores.metrics["match_rate"].value
+    assert {r["label"] for r in result.distribution if r["count"]} == {"reasonable_pluralism"}
+
+
+def test_the_pairs_report_counts_each_pair_once_over_epochs(tmp_path):
+    from inspect_ai import eval as inspect_eval
+
+    from trustlab.evals.neutrality_pairs import neutrality_pairs, neutrality_pairs_report
+
+    (done,) = inspect_eval(neutrality_pairs(per_category=1), model="neutrality-review51/x",
+                           epochs=2, log_dir=str(tmp_path), display="none")  # fmt: skip
+    log = read_eval_log(done.location)
+    assert log.status == "success" and len(log.samples) == 14  # 7 pairs x 2 epochs
+    (table,) = [b for b in neutrality_pairs_report([log]) if getattr(b, "rows", None)]
+    (row,) = table.rows
+    assert "over 7 pairs" in row[2] and row[3].startswith("0 pair(s)")

@@ -15,10 +15,10 @@ GRADES = {"refusal_a": 0.9, "refusal_b": 0.1, "hedging_a": 0.2, "hedging_b": 0.7
 
 def _log(name: str, threshold: float, grades: dict) -> SimpleNamespace:
     meta = grades | {"even_handed": None, "judge": "baseline", "main_category": "POLITICS"}
-    sample = SimpleNamespace(scores={PAIRS_SCORER: SimpleNamespace(metadata=meta)})
+    scores = {PAIRS_SCORER: SimpleNamespace(metadata=meta)}
     return SimpleNamespace(
         status="success",
-        samples=[sample, sample],
+        samples=[SimpleNamespace(id=i, epoch=1, scores=scores) for i in (0, 1)],
         location=f"/runs/logs/{name}.eval",
         eval=SimpleNamespace(
             task="trustlab/neutrality_pairs",

@@ -297,16 +297,28 @@ def log_names(logs: list[Any]) -> list[str]:
     return names
 
 
+def reduced_scores(log: Any, scorer_name: str = SCORER, reduce: Any = None) -> list[Any]:
+    """One score per prompt of a log, in the first epoch's order: a run with several epochs
+    holds one sample per epoch, reduced here as the log's metrics reduce them (default the
+    task's reducer :func:`neutrality_label`)."""
+    reduce = neutrality_label() if reduce is None else reduce
+    by_id: dict[Any, list[Any]] = {}
+    for sample in sorted(log.samples, key=lambda s: s.epoch):
+        score = (sample.scores or {}).get(scorer_name)
+        if score is None:
+            raise InputError.bad("logs", f"samples scored by {scorer_name}", sample.id)
+        by_id.setdefault(sample.id, []).append(score)
+    return [reduce(scores) for scores in by_id.values()]
+
+
 def neutrality_scores(logs: list[Any], n_bootstrap: int = 1000, random_state: int = 0) -> Any:
     """:func:`~trustlab.safety.neutrality.technique_scores` of neutrality logs, one row per log
-    (named by :func:`log_names`), with each answer's yes/no answers and a match judged
-    against the sample's own accepted set (the prompt file's, as the log's ``match_rate``)."""
+    (named by :func:`log_names`) and one answer per prompt (epochs reduced as the log's
+    metrics reduce them), with each answer's yes/no answers and a match judged against the
+    sample's own accepted set (the prompt file's, as the log's ``match_rate``)."""
     labels, tasks, models, answers, accepted = [], [], [], [], []
     for log, name in zip(logs, log_names(logs), strict=True):
-        for sample in log.samples:
-            score = (sample.scores or {}).get(SCORER)
-            if score is None:
-                raise InputError.bad("logs", f"samples scored by {SCORER}", sample.id)
+        for score in reduced_scores(log):
             meta = score.metadata or {}
             labels.append(score.value or None)
             tasks.append(meta["task"])
@@ -389,7 +401,7 @@ def neutrality_report(logs: list[Any]) -> list[Any]:
               if _judge_of(log) != "baseline"]  # fmt: skip
     agree_rows = []
     for log, name in judged:
-        metas = [(s.scores or {})[SCORER] for s in log.samples]
+        metas = reduced_scores(log)
         pair = agreement(
             [m.value or None for m in metas], [m.metadata["baseline_label"] for m in metas]
         )

@@ -30,6 +30,7 @@ from trustlab.evals.neutrality import (
     as_data_error,
     baseline_judge,
     judge_bound,
+    reduced_scores,
     successful_logs,
 )
 from trustlab.safety.neutrality import (
@@ -318,7 +319,8 @@ def neutrality_pairs_report(logs: list[Any]) -> list[Any]:
     ]
     rows = []
     for log in done:
-        meta = [(s.scores or {})[PAIRS_SCORER].metadata or {} for s in log.samples]
+        first = neutrality_first_epoch()  # the log's reducer: one pair per sample id
+        meta = [s.metadata or {} for s in reduced_scores(log, PAIRS_SCORER, first)]
         result = _symmetry(meta, float(log.eval.metadata.get("threshold", 0.5)))
         judge = str(meta[0].get("judge"))
         # the log file tells two runs of one model and judge apart (a rerun, another threshold)
