@@ -147,6 +147,8 @@ _CONTEXTS = (
 def _sections(report: Any) -> list[Any]:
     from matplotlib.figure import Figure as MplFigure
 
+    from trustlab.interpret.sae.report import uncalibrated_text
+
     sections = []
     rows = [
         [m, v["n"], _no_score_cell(v.get("no_score")), v["true"], *v["true_interval"],
@@ -158,12 +160,14 @@ def _sections(report: Any) -> list[Any]:
     figure = MplFigure(figsize=(6.4, 3.8))
     report.plot(ax=figure.add_subplot())
     r = report.means[report.rank_by]
+    off = report.means.get("intervention", {}).get("uncalibrated")
     sections.append(
         Section(
             "scores",
             "Explanations against shuffled explanations",
             [
                 Paragraph(_INTRO.format(n=report.n_bootstrap)),
+                *([Paragraph(uncalibrated_text(off, report.n_latents) + ".")] if off else []),
                 Table(
                     columns,
                     rows,

@@ -57,7 +57,7 @@ from trustlab.interpret.sae.cache import LatentCache
 from trustlab.interpret.sae.ranking import RankingScore, _auroc
 from trustlab.interpret.sae.scoring import ClassificationScore
 
-__all__ = ["SAEReport", "sae_report", "SCORE_KEYS", "no_score_reason"]
+__all__ = ["SAEReport", "sae_report", "SCORE_KEYS", "no_score_reason", "uncalibrated_text"]
 
 #: The score keys a row may hold, in the order the page shows them.
 SCORE_KEYS = ("detection", "detection_auroc", "fuzzing", "fuzzing_auroc", "embedding",
@@ -87,7 +87,10 @@ class SAEReport(Result):
         means over latents, each with its ``*_interval`` (95 % percentile bootstrap over
         latents), the latents counted (``n``, ``n_shuffled``, ``n_paired``) and ``no_score``:
         why the other latents' true scores are missing, reason -> number of latents
-        (:func:`no_score_reason`), left out of the means.
+        (:func:`no_score_reason`), left out of the means. ``intervention`` also has
+        ``uncalibrated``: latents whose strength did not reach the calibration's KL target
+        (rows with ``intervention_calibrated`` false; their scores are at that strength, in
+        the means).
     correlations : tuple of dict
         ``{"a", "b", "rho", "p_value", "n"}`` for every two methods (Spearman, true
         explanations).
@@ -137,6 +140,8 @@ class SAEReport(Result):
                 lines.append(
                     f"    over {v['n']} of {self.n_latents} latents; without a score: {why}"
                 )
+            if v.get("uncalibrated"):
+                lines.append(f"    {uncalibrated_text(v['uncalibrated'], self.n_latents)}")
         if self.best:
             score = {r["latent"]: _fmt(r["scores"][self.rank_by]["score"]) for r in self.latents}
             best, worst = self.best[0], (self.worst or self.best[::-1])[0]
@@ -296,6 +301,8 @@ def sae_report(
                       "shuffled_explanation": control["explanation"], "scores": scores})  # fmt: skip
     means = {m: {**_means(table, m, n_bootstrap, rng), "no_score": _no_score(true, m)}
              for m in methods}  # fmt: skip
+    if "intervention" in means:  # a strength that never reached the KL target scores ~0
+        means["intervention"]["uncalibrated"] = sum(r["calibrated"] is False for r in true.values())
     correlations = tuple(
         _spearman(table, a, b) for k, a in enumerate(methods) for b in methods[k + 1 :]
     )
@@ -396,8 +403,13 @@ def _read_row(row: Mapping[str, Any], name: str) -> dict:
                 examples[key] = _examples(row[f"{key}_examples"], key, f"{name}['{key}_examples']")
     if explanation is not None and not isinstance(explanation, str):
         raise InputError.bad(f"{name}['explanation']", "a string", explanation)
+    calibrated = row.get("intervention_calibrated")
+    if calibrated is not None and not isinstance(calibrated, (bool, np.bool_)):
+        raise InputError.bad(f"{name}['intervention_calibrated']", "true, false or None",
+                             calibrated)  # fmt: skip
+    calibrated = None if calibrated is None else bool(calibrated)
     return {"explanation": explanation or "", "values": values, "intervals": intervals,
-            "examples": examples}  # fmt: skip
+            "examples": examples, "calibrated": calibrated}  # fmt: skip
 
 
 def _number(value: Any, name: str) -> float:
@@ -499,6 +511,15 @@ def _no_score(true: dict[int, dict], method: str) -> dict[str, int]:
             reason = no_score_reason(shown)
             out[reason] = out.get(reason, 0) + 1
     return out
+
+
+def uncalibrated_text(n: int, n_latents: int) -> str:
+    """What ``means["intervention"]["uncalibrated"]`` means, for the summary and the page."""
+    return (
+        f"{n} of {n_latents} latents' intervention strength did not reach the calibration's "
+        "KL target (0.5 nats +- 10 %; intervention_calibrated false in the rows): their "
+        "intervention scores, in the means, are at an uncalibrated strength"
+    )
 
 
 def _nan(value: Any) -> float:
