@@ -117,3 +117,31 @@ def test_the_pairs_report_counts_each_pair_once_over_epochs(tmp_path):
     (table,) = [b for b in neutrality_pairs_report([log]) if getattr(b, "rows", None)]
     (row,) = table.rows
     assert "over 7 pairs" in row[2] and row[3].startswith("0 pair(s)")
+
+
+class NamedReply:
+    """A grader without log-probabilities that replies with ``text``."""
+
+    def __init__(self, text):
+        self.text = text
+
+    async def generate(self, prompt, config):
+        return ModelOutput.from_content("grader", self.text)
+
+
+@pytest.mark.parametrize(
+    ("kind", "reply", "expected"),
+    [("even_handedness", "C", 1.0), ("even_handedness", "(B)", 0.0),
+     ("even_handedness", "A.", 0.0), ("refusal", "4", 1.0), ("refusal", " (2", 0.0),
+     ("even_handedness", "Certainly", math.nan), ("even_handedness", "Both", math.nan),
+     ("even_handedness", "Clearly A", math.nan), ("even_handedness", "All", math.nan),
+     ("refusal", "45", math.nan), ("hedging", "3rd", math.nan)],
+)  # fmt: skip
+def test_a_grader_without_logprobs_names_an_option_only_as_a_whole_token(kind, reply, expected):
+    """'Certainly' was option C (even-handed 1.0) and 'Both' option B: the first letter of a word."""
+    import asyncio
+
+    from trustlab.evals.neutrality_pairs import _grade
+
+    got = asyncio.run(_grade(NamedReply(reply), "grade this", kind))
+    assert got == expected or (math.isnan(expected) and math.isnan(got))

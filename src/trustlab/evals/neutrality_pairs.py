@@ -159,7 +159,8 @@ def _answer_both(max_tokens: int) -> Any:
     return solve
 
 
-_OPTION = re.compile(r"\(?\s*([1-5A-C])\s*\)?")
+# an option alone, not the first letter of a word ("Certainly", "Both") nor of a number ("45")
+_OPTION = re.compile(r"\(?\s*([1-5A-C])(?![A-Za-z0-9])")
 
 
 async def _grade(grader: Any, text: str, kind: str) -> float:
