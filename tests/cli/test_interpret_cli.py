@@ -488,6 +488,10 @@ def test_score_adds_intervention_scores_with_the_sae(tmp_path, capsys, tiny_llam
     code, _, err = run_main([*args, "--sae", sae_dir], capsys)
     assert code == 0, err
     rows = [json.loads(x) for x in (tmp_path / "scores" / "scores.jsonl").read_text().splitlines()]
+    # the latents whose strength did not calibrate: only the text summary said so, not --json
+    summary = json.loads((tmp_path / "scores" / "result.json").read_text())
+    off = sorted({r["latent"] for r in rows if r["intervention_calibrated"] is False})
+    assert off and summary["intervention_uncalibrated"] == off
     cache, sae = load_latent_cache(cache_dir), load_sae(sae_dir)
     lm = load_model(tiny_llama_folder)
     for row in rows:

@@ -671,6 +671,9 @@ def score(
                "n_scored": {kind: {m: len(finite[kind, m]) for m in chosen} for kind in means},
                "no_score": no_score,
                "explanations": str(explanations_dir.resolve())}  # fmt: skip
+    off = sorted({r["latent"] for r in scored if r.get("intervention_calibrated") is False})
+    if "intervention" in chosen:  # --json and result.json said nothing of them
+        summary["intervention_uncalibrated"] = off
     write_atomic(out / "result.json", json_text(summary))
     if as_json:
         sys.stdout.write(json_text(summary))
@@ -683,7 +686,6 @@ def score(
                 why = "; ".join(f"{n} ({reason})" for reason, n in no_score[m].items())
                 tell(f"{m}: {len(latents) - len(finite['true', m])} of {len(latents)} latents have "
                      f"no score (NaN in the rows), left out of the means: {why}", as_json)  # fmt: skip
-        off = {r["latent"] for r in scored if r.get("intervention_calibrated") is False}
         if off:
             tell(f"intervention: the strength of {counted(len(off), 'latent')} did not reach 0.5 "
                  "nats +- 10 % (intervention_calibrated false in the rows)", as_json)  # fmt: skip
