@@ -5,6 +5,8 @@ loaded (or, for ``--max-new-tokens``, named ``max_new_tokens``)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -36,3 +38,25 @@ def test_explain_refuses_bad_counts_before_loading(tmp_path, capsys, option, val
     line = one_line(err)
     assert line.startswith(f"trustlab: error: {option}: ") and str(value) in line
     assert not (tmp_path / "out").exists()
+
+
+def test_score_of_a_run_whose_cache_is_gone_names_explanations(tmp_path, capsys):
+    """``sae score`` of an explain run whose cache was moved or deleted was 'trustlab: failed:
+    ...', exit 1; it is one line naming --explanations, exit 2, as ``sae report`` says it."""
+    expl = tmp_path / "expl"
+    expl.mkdir()
+    info = {"explainer": "template", "subject": "m", "cache": str(tmp_path / "gone"),
+            "n_train": 4, "n_test": 50, "min_examples": 1, "seed": 0}  # fmt: skip
+    (expl / "result.json").write_text(json.dumps(info), encoding="utf-8")
+    rows = [{"latent": 1, "text": "cats"}, {"latent": 2, "text": "dogs"}]
+    (expl / "explanations.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    args = ["interpret", "sae", "score", "--explanations", expl, "--methods", "embedding",
+            "--out", tmp_path / "scores"]  # fmt: skip
+    code, _, err = run_main(args, capsys)
+    assert code == 2
+    line = one_line(err)
+    assert (
+        line.startswith("trustlab: error: --explanations: ")
+        and "latent cache is still there" in line
+    )
+    assert not (tmp_path / "scores").exists()

@@ -582,7 +582,8 @@ def score(
             "--explanations", "at least two non-empty explanations (one is the other's control)",
             str(explanations_dir),
         )  # fmt: skip
-    cache_data = load_latent_cache(info["cache"])
+    # a run whose cache was moved or deleted was 'failed: ...', exit 1
+    cache_data = _run_cache(load_latent_cache, info, explanations_dir)
     sae = None if sae_dir is None or "intervention" not in chosen else _load_sae(load_sae, sae_dir)
     if sae is not None:
         _check_sae(sae, sae_dir, cache_data, info["cache"])
@@ -816,13 +817,7 @@ def report(
             )  # fmt: skip
         explanations_dir = Path(info["explanations"])
     found, explained = _explanations(explanations_dir)
-    try:
-        cache_data = load_latent_cache(found["cache"])
-    except Exception as exc:
-        raise InputError.bad(
-            "--explanations", "a run whose latent cache is still there",
-            f"{explanations_dir} (its cache: {found.get('cache')})",
-        ) from exc  # fmt: skip
+    cache_data = _run_cache(load_latent_cache, found, explanations_dir)
     with progress() as bar:
         task = bar.add_task(f"loading the tokenizer of {found['subject']}", total=None)
         tokenizer = _recorded_model(found["subject"], "--explanations").tokenizer
@@ -866,6 +861,17 @@ def _run_files(folder: Path, option: str, lines: str, writer: str) -> tuple[dict
 
 
 EXPLAIN_RECORDED = ("cache", "subject", "n_train", "n_test", "min_examples", "seed")
+
+
+def _run_cache(load_latent_cache, info: dict, explanations_dir: Path):
+    """The latent cache an `explain` run records, or one error naming ``--explanations``."""
+    try:
+        return load_latent_cache(info["cache"])
+    except Exception as exc:
+        raise InputError.bad(
+            "--explanations", "a run whose latent cache is still there",
+            f"{explanations_dir} (its cache: {info.get('cache')})",
+        ) from exc  # fmt: skip
 
 
 def _explanations(folder: Path) -> tuple[dict, list[dict]]:
