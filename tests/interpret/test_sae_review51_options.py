@@ -60,3 +60,20 @@ def test_score_of_a_run_whose_cache_is_gone_names_explanations(tmp_path, capsys)
         and "latent cache is still there" in line
     )
     assert not (tmp_path / "scores").exists()
+
+
+def test_score_rows_count_the_examples_without_a_parsed_answer():
+    """With ``--answer list`` the examples of a batch whose answer did not parse are left out of
+    detection and fuzzing; the rows kept only the parsed ones, so nothing said how many."""
+    from rule_scorer import RuleScorer
+    from test_sae_explain import decode, digit_cache
+
+    from trustlab.cli.interpret import _per_example
+    from trustlab.interpret import detection_score, latent_examples
+
+    cache = digit_cache(4, n_contexts=200, length=80, digit_rate=0.02)
+    examples = latent_examples(cache, 0, ctx_len=16, random_state=4)
+    result = detection_score(examples, "digits", RuleScorer(garbage_every=3), decode)
+    row = _per_example("detection", result)
+    assert row["detection_n_failed"] == result.n_failed == 30
+    assert len(row["detection_examples"]["quantiles"]) == result.n_examples - 30

@@ -766,14 +766,19 @@ def _intervention(subject, sae, examples, text, judge, decode, strengths, n_prom
 
 def _per_example(method: str, result) -> dict:
     """What `sae report` reads beside a score: its bootstrap interval and, per example shown,
-    the activation quantile (-1: non-activating) and the answer (0/1) or the score."""
+    the activation quantile (-1: non-activating) and the answer (0/1) or the score; for
+    detection and fuzzing, how many examples shown got no parsed answer (left out of the
+    score)."""
+    failed = {}
     if method in ("detection", "fuzzing"):
         answers = {"predicted": result.predicted.astype(int)}
+        failed = {f"{method}_n_failed": result.n_failed}
     else:
         answers = {"scores": result.scores}
     return {
         f"{method}_interval": result.interval,
         f"{method}_examples": {"quantiles": result.quantiles, **answers},
+        **failed,
     }
 
 
