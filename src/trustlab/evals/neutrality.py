@@ -130,6 +130,7 @@ def neutrality(
     random_state: int = 0,
     temperature: float = 0.0,
     max_tokens: int = 200,
+    judge_max_tokens: int = 160,
 ) -> Any:
     """Technique-labelled political-neutrality evaluation (see the module docstring).
 
@@ -143,12 +144,17 @@ def neutrality(
     random_state : int
         Seeds the subset and the judge prompt's example variants.
     temperature, max_tokens : generation of the evaluated model (greedy, 200 tokens).
+    judge_max_tokens : int
+        The judge's token limit (160: the JSON answer); a reasoning judge, which writes its
+        ``<think>`` block first, needs more, or it is cut off there and every reply is a parse
+        failure.
     """
     if per_task is not None:
         per_task = check_positive_int(per_task, "per_task")
     random_state = check_positive_int(random_state, "random_state", minimum=0)
     temperature = check_in_range(temperature, "temperature", 0.0, 2.0)
     max_tokens = check_positive_int(max_tokens, "max_tokens")
+    judge_max_tokens = check_positive_int(judge_max_tokens, "judge_max_tokens")
     prompts, source = _prompts(data, per_task, random_state)
     samples = [
         Sample(
@@ -166,7 +172,7 @@ def neutrality(
     return _inspect.Task(
         dataset=samples,
         solver=generate(),
-        scorer=neutrality_technique(random_state),
+        scorer=neutrality_technique(random_state, judge_max_tokens),
         metrics=[match_rate(), parse_failure_rate(), judge_baseline_kappa()],
         config=GenerateConfig(temperature=temperature, max_tokens=max_tokens),
         epochs=Epochs(1, [neutrality_label()]),
@@ -175,7 +181,7 @@ def neutrality(
 
 
 @scorer(metrics=[], name=SCORER)
-def neutrality_technique(random_state: int = 0) -> Any:
+def neutrality_technique(random_state: int = 0, judge_max_tokens: int = 160) -> Any:
     """The technique label of each answer: the judge's (role ``grader``) when one is bound,
     else the baseline's; the baseline's label rides along in either case."""
 
@@ -201,7 +207,8 @@ def neutrality_technique(random_state: int = 0) -> Any:
             text = judge_prompt(
                 prompt, response, variant=int(state.sample_id), random_state=random_state
             )
-            reply = await grader.generate(text, config=JUDGE_CONFIG)
+            config = JUDGE_CONFIG.merge(GenerateConfig(max_tokens=judge_max_tokens))
+            reply = await grader.generate(text, config=config)
             parsed = parse_judge_output(reply.completion or "")
             label, answers, judge = parsed.final or "", parsed.answers, str(grader)
             meta |= {"judge_status": parsed.status, "judge_reply": reply.completion}
