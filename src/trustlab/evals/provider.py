@@ -39,8 +39,13 @@ import trustlab.llm as llm
 from trustlab._checks import check_device, check_in_range, check_positive_int, resolve_device
 from trustlab._lazy import require
 from trustlab.errors import InputError
-from trustlab.llm import Completion, LocalModel
-from trustlab.llm._inputs import check_seed, check_temperature, check_top_logprobs
+from trustlab.llm import (
+    Completion,
+    LocalModel,
+    check_seed,
+    check_temperature,
+    check_top_logprobs,
+)
 
 _model = require("inspect_ai.model", "evals")
 

@@ -10,7 +10,9 @@ activation capture and steering, OpenAI-compatible endpoints, and a resumable re
 - ``server``: ``make_server`` / ``serve``, an OpenAI-compatible endpoint over a model (streaming,
   log-probabilities, concurrent requests batched into shared forward passes);
 - ``store``: ``ResultStore``, results that survive a crash;
-- ``embeddings``: ``load_sentence_embedder``, the shipped MiniLM sentence embedder, once a process.
+- ``embeddings``: ``load_sentence_embedder``, the shipped MiniLM sentence embedder, once a process;
+- ``settings``: ``check_temperature``, ``check_seed``, ``check_top_logprobs``, the generation
+  settings' checks every model shares (the inspect provider names its own arguments with them).
 
 Public names are imported from their module on first use, so ``import trustlab.llm`` stays cheap
 and works without the ``llm`` extra until a model is actually needed.
@@ -33,5 +35,6 @@ __getattr__, __all__, __dir__ = lazy_names(
         ".remote": ["RemoteModel"],
         ".store": ["ResultStore"],
         ".server": ["serve", "make_server"],
+        ".settings": ["check_temperature", "check_seed", "check_top_logprobs"],
     },
 )

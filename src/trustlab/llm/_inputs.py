@@ -11,15 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from trustlab._checks import check_in_range, check_positive_int
+from trustlab._checks import check_in_range
 from trustlab.errors import InputError
-
-# the most a seed drawn from a numpy Generator can be: servers take 32-bit seeds
-_SEED_BOUND = 2**31
-# the most alternatives per token the OpenAI API returns (chat's top_logprobs)
-MAX_TOP_LOGPROBS = 20
 
 _MESSAGES = (
     "a prompt string or a non-empty list of {'role': str, 'content': str or a list of "
@@ -32,11 +25,6 @@ _MESSAGES = (
 GREEDY_BELOW = 1e-30
 
 
-def check_temperature(value: Any, name: str = "temperature") -> float:
-    """A sampling temperature in [0, 2] (0: greedy decoding), as the OpenAI API allows."""
-    return check_in_range(value, name, 0.0, 2.0)
-
-
 def samples(temperature: float) -> bool:
     """Whether ``temperature`` samples (greedy below :data:`GREEDY_BELOW`, e.g. 0 or 1e-40)."""
     return temperature >= GREEDY_BELOW
@@ -45,33 +33,6 @@ def samples(temperature: float) -> bool:
 def check_top_p(value: Any, name: str = "top_p") -> float:
     """Nucleus sampling's probability mass in (0, 1] (1: the whole vocabulary)."""
     return check_in_range(value, name, 0.0, 1.0, low_open=True)
-
-
-def check_top_logprobs(value: Any, name: str = "top_logprobs") -> int:
-    """How many most likely alternatives to report per token: an integer in [0, 20]."""
-    count = check_positive_int(value, name, minimum=0)
-    if count > MAX_TOP_LOGPROBS:
-        raise InputError.bad(name, f"an integer in [0, {MAX_TOP_LOGPROBS}]", value)
-    return count
-
-
-def check_seed(random_state: Any, name: str = "random_state") -> int | None:
-    """The integer seed for sampling: None (unseeded), an int >= 0, or one drawn from a Generator.
-
-    A numpy Generator gives one seed for the whole call, so every prompt of a batch (or every
-    request of a remote batch) uses the same seed, as an int does.
-    """
-    if random_state is None:
-        return None
-    if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(_SEED_BOUND))
-    if (
-        isinstance(random_state, bool)
-        or not isinstance(random_state, (int, np.integer))
-        or random_state < 0
-    ):
-        raise InputError.bad(name, "None, an integer >= 0 or a numpy Generator", random_state)
-    return int(random_state)
 
 
 def as_texts(values: Any, name: str = "prompts") -> list[str]:

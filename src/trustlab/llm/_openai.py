@@ -17,15 +17,8 @@ from typing import Any
 
 from trustlab._checks import check_bool, check_positive_int
 from trustlab.errors import InputError
-from trustlab.llm._inputs import (
-    as_texts,
-    check_messages,
-    check_seed,
-    check_stop,
-    check_temperature,
-    check_top_logprobs,
-    check_top_p,
-)
+from trustlab.llm._inputs import as_texts, check_messages, check_stop, check_top_p
+from trustlab.llm.settings import check_seed, check_temperature, check_top_logprobs
 
 DEFAULT_MAX_TOKENS = 256
 # the OpenAI API's default temperature (the client's, RemoteModel's, is 0: greedy)

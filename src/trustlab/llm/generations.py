@@ -13,9 +13,10 @@ import numpy as np
 from trustlab._checks import check_bool, check_positive_int
 from trustlab._results import Result
 from trustlab.errors import InputError
-from trustlab.llm._inputs import as_texts, check_seed, check_temperature
+from trustlab.llm._inputs import as_texts
 from trustlab.llm.protocol import LanguageModel
 from trustlab.llm.registry import load_model
+from trustlab.llm.settings import check_seed, check_temperature
 
 __all__ = ["Generations", "generate_texts"]
 

@@ -44,17 +44,9 @@ from trustlab.llm._decoding import (
     row_seed,
     shared_prefix,
 )
-from trustlab.llm._inputs import (
-    as_prompts,
-    as_texts,
-    check_seed,
-    check_stop,
-    check_temperature,
-    check_top_logprobs,
-    check_top_p,
-    samples,
-)
+from trustlab.llm._inputs import as_prompts, as_texts, check_stop, check_top_p, samples
 from trustlab.llm.completion import Completion, completion_from_steps
+from trustlab.llm.settings import check_seed, check_temperature, check_top_logprobs
 
 __all__ = ["LocalModel"]
 

@@ -39,16 +39,9 @@ from trustlab._checks import (
 )
 from trustlab._lazy import require
 from trustlab.errors import BackendError, InputError
-from trustlab.llm._inputs import (
-    as_texts,
-    check_api_key,
-    check_messages,
-    check_seed,
-    check_stop,
-    check_temperature,
-    check_top_logprobs,
-)
+from trustlab.llm._inputs import as_texts, check_api_key, check_messages, check_stop
 from trustlab.llm.completion import Completion
+from trustlab.llm.settings import check_seed, check_temperature, check_top_logprobs
 
 __all__ = ["RemoteModel"]
 
