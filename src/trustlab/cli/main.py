@@ -91,6 +91,34 @@ def main(argv: list[str] | None = None) -> None:
     reader that went away (``trustlab --help | head -1``) ends quietly with exit 1 (click's and
     Python's convention for a broken pipe).
     """
+    import functools
+    import warnings
+
+    before = warnings.formatwarning
+    warnings.formatwarning = functools.partial(_format_warning, before)
+    try:
+        _main(argv)
+    finally:
+        warnings.formatwarning = before
+
+
+def _format_warning(python, message, category, filename, lineno, line=None) -> str:
+    """A warning trustlab's own code raises as one line, ``trustlab: warning: ...`` (Python's
+    format gives the file, the line number and the source line); others as ``python`` (the format
+    in place before) writes them."""
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[1]
+    try:
+        ours = Path(filename).resolve().is_relative_to(package)
+    except (OSError, ValueError):
+        ours = False
+    if ours:
+        return f"trustlab: warning: {message}\n"
+    return python(message, category, filename, lineno, line)
+
+
+def _main(argv: list[str] | None) -> None:
     import click
 
     command = typer.main.get_command(app)  # built once (0.3 s): app() would build it again
