@@ -14,3 +14,19 @@ def train_args(model, texts, layer=1):
     """The ``interpret sae train`` arguments for MODEL at LAYER on the TEXTS file (settings and
     ``--out`` are added by each test)."""
     return ["interpret", "sae", "train", "--model", model, "--layer", layer, "--texts", texts]
+
+
+def explain_folder(tmp_path, cache, n_test=50):
+    """``cache`` (a LatentCache) saved as tmp_path/cache and a template explain run folder,
+    tmp_path/expl, that names it: explanations "cats" (latent 1) and "dogs" (latent 2)."""
+    import json
+
+    cache.save(tmp_path / "cache")
+    expl = tmp_path / "expl"
+    expl.mkdir()
+    info = {"explainer": "template", "subject": "m", "cache": str(tmp_path / "cache"),
+            "n_train": 4, "n_test": n_test, "min_examples": 1, "seed": 0}  # fmt: skip
+    (expl / "result.json").write_text(json.dumps(info), encoding="utf-8")
+    rows = [{"latent": 1, "text": "cats"}, {"latent": 2, "text": "dogs"}]
+    (expl / "explanations.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return expl

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from cli_helpers import run_main
+from sae_cli_data import explain_folder
 from trustlab.interpret import LatentCache
 from trustlab.interpret.sae.report import sae_report
 
@@ -27,15 +28,7 @@ def _folders(tmp_path):
         positions=np.ones(n + n // 2, np.int32),
         activations=np.linspace(1, 2, n + n // 2).astype(np.float32), sae=None,
     )  # fmt: skip
-    cache.save(tmp_path / "cache")
-    expl = tmp_path / "expl"
-    expl.mkdir()
-    info = {"explainer": "template", "subject": "m", "cache": str(tmp_path / "cache"),
-            "n_train": 4, "n_test": 10, "min_examples": 1, "seed": 0}  # fmt: skip
-    (expl / "result.json").write_text(json.dumps(info), encoding="utf-8")
-    rows = [{"latent": 1, "text": "cats"}, {"latent": 2, "text": "dogs"}]
-    (expl / "explanations.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return expl
+    return explain_folder(tmp_path, cache, n_test=10)
 
 
 def test_score_says_which_latents_fire_everywhere(tmp_path, capsys, monkeypatch):

@@ -5,11 +5,10 @@ checked."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 from cli_helpers import one_line, run_main
+from sae_cli_data import explain_folder
 from trustlab.errors import InputError
 from trustlab.interpret import LatentCache, SparseAutoencoder
 
@@ -28,15 +27,7 @@ def _unrecorded_cache_folders(tmp_path):
         latent_offsets=np.array([0, 0, 1, 2, *[2] * 13]), contexts=np.zeros(2, np.int32),
         positions=np.array([1, 2], np.int32), activations=np.ones(2, np.float32), sae=None,
     )  # fmt: skip
-    cache.save(tmp_path / "cache")
-    expl = tmp_path / "expl"
-    expl.mkdir()
-    info = {"explainer": "template", "subject": "m", "cache": str(tmp_path / "cache"),
-            "n_train": 4, "n_test": 50, "min_examples": 1, "seed": 0}  # fmt: skip
-    (expl / "result.json").write_text(json.dumps(info), encoding="utf-8")
-    rows = [{"latent": 1, "text": "cats"}, {"latent": 2, "text": "dogs"}]
-    (expl / "explanations.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return expl
+    return explain_folder(tmp_path, cache)
 
 
 def _score(tmp_path, capsys, monkeypatch, n_latents):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from cli_helpers import one_line, run_main
+from sae_cli_data import explain_folder
 from trustlab.errors import InputError
 from trustlab.interpret import (
     LatentCache,
@@ -71,15 +72,7 @@ def _folders(tmp_path, recorded):
         positions=np.array([1, 2], np.int32), activations=np.ones(2, np.float32),
         sae=None if recorded is None else sae_fingerprint(recorded),
     )  # fmt: skip
-    cache.save(tmp_path / "cache")
-    expl = tmp_path / "expl"
-    expl.mkdir()
-    info = {"explainer": "template", "subject": "m", "cache": str(tmp_path / "cache"),
-            "n_train": 4, "n_test": 50, "min_examples": 1, "seed": 0}  # fmt: skip
-    (expl / "result.json").write_text(json.dumps(info), encoding="utf-8")
-    rows = [{"latent": 1, "text": "cats"}, {"latent": 2, "text": "dogs"}]
-    (expl / "explanations.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return expl
+    return explain_folder(tmp_path, cache)
 
 
 @pytest.mark.parametrize("recorded", ["same", "other", "unrecorded"])
