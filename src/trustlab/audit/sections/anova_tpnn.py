@@ -5,12 +5,12 @@ of the audit, with its own preprocessing: the model quantile-transforms numeric 
 a neuron for categorical ones, so it takes the raw features; missing values are imputed first
 (median of a numeric feature, most frequent level of a categorical one, learnt on the training
 rows; a column with at most one value on the training rows is left out, with a note). A column
-whose name holds " & " (the joiner of a pair's name) is renamed for the model, with a note. With
-more than 16 features only the 10 strongest pairs are fitted (``interactions="auto"``), with a
-note: all pairs of 300 features would be 44,850 components. Its test
-accuracy is set beside the zoo's, and its strongest components are drawn: each
-is unique (it sums to zero over the training data in each of its variables), so the curves do
-not depend on the seed.
+named like the pair of two others ("a & b" beside a and b) is renamed for the model, with a
+note. With more than 16 features only the 10 strongest pairs are fitted
+(``interactions="auto"``), with a note: all pairs of 300 features would be 44,850 components.
+Its test accuracy is set beside the zoo's, and its strongest components are drawn: each is
+unique (it sums to zero over the training data in each of its variables), so the curves do not
+depend on the seed.
 
 The section needs torch (the ``torch`` extra): without it, fitting raises a ConfigError, which
 the audit shows as the section's error. It does not apply (None) when the audit has no training
@@ -145,13 +145,13 @@ def _imputed(X_train: pd.DataFrame, X_test: pd.DataFrame) -> tuple:
 
 
 def _without_joiner(X_train: pd.DataFrame, X_test: pd.DataFrame) -> tuple:
-    """Rename the columns whose names hold " & ", which joins the features of a pair's name:
-    with columns a, b and "a & b" the model would have two components called "a & b" (it
-    refuses such names). Without " & " in any column name every component name is distinct."""
+    """Rename the columns named like a pair's component: " & " joins the features of a pair's
+    name, so with columns a, b and "a & b" the model would have two components called "a & b"
+    (it refuses such names). A name such as "R & D" beside no columns R and D is kept."""
     names = [str(column) for column in X_train.columns]
     taken, mapping = set(names), {}
     for column, name in zip(X_train.columns, names, strict=True):
-        if JOINER not in name:
+        if not _names_a_pair(name, taken):
             continue
         new = base = name.replace(JOINER, "&")
         count = 1
@@ -165,6 +165,16 @@ def _without_joiner(X_train: pd.DataFrame, X_test: pd.DataFrame) -> tuple:
     listed = ", ".join(f"{str(old)!r} as {new!r}" for old, new in mapping.items())
     note = f"In this model {listed} (' & ' joins the features of a pair's name)."
     return X_train.rename(columns=mapping), X_test.rename(columns=mapping), [note]
+
+
+def _names_a_pair(name: str, names: set) -> bool:
+    """Whether ``name`` is "a & b" for two other column names a and b."""
+    start = name.find(JOINER)
+    while start >= 0:
+        if name[:start] in names and name[start + len(JOINER) :] in names:
+            return True
+        start = name.find(JOINER, start + 1)
+    return False
 
 
 def _scores(y_true: np.ndarray, y_pred: np.ndarray) -> dict:
