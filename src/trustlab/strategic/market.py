@@ -198,7 +198,8 @@ class MarketResult(Result):
 
     @property
     def market_forms(self) -> bool:
-        """True when somebody buys at a positive, finite price."""
+        """True when somebody buys at a finite price (with :func:`market_outcome` the price may
+        be 0: everybody who needs to move then buys)."""
         return math.isfinite(self.price) and self.n_buyers > 0
 
     @property
@@ -467,7 +468,8 @@ class BestResponse(Result):
     Attributes
     ----------
     cost : ndarray, shape (m,)
-        Cost of the cheapest move (0 if already positive, ``inf`` if no feature can help).
+        Cost of the cheapest move (0 if already positive, ``inf`` if no feature can help or the
+        cost exceeds the float64 range, 1.8e308).
     buys : ndarray of bool, shape (m,)
         Users who need to move and can afford it.
     purchases : ndarray, shape (m, d)
@@ -504,7 +506,8 @@ class BestResponse(Result):
 
     @property
     def n_unable_to_move(self) -> int:
-        """Users no feature can help (no positive weight at a finite price)."""
+        """Users with an infinite cost: no feature can help (no positive weight at a finite
+        price), or the cost of the move exceeds the float64 range (nobody can afford it)."""
         return int((~np.isfinite(self.cost)).sum())
 
     def summary(self) -> str:
@@ -552,7 +555,19 @@ def best_response(w: Any, b0: Any, X: Any, budgets: Any, prices: Any) -> BestRes
     best = int(np.argmin(per_score))  # the cheapest feature per unit of score
     cost = np.zeros(gap.shape)
     cost[rejected] = gap[rejected] * per_score[best] if np.isfinite(per_score[best]) else np.inf
-    if scalar and np.isfinite(per_score[best]):
+    if not scalar and not np.isfinite(per_score[best]):
+        sale = useful & np.isfinite(vector)
+        if sale.any():  # for sale, but every p_j / w_j overflowed: compare them as logarithms
+            log_ratio = np.where(
+                sale,
+                np.log(np.where(sale, vector, 1.0)) - np.log(np.where(sale, weights, 1.0)),
+                np.inf,
+            )
+            best = int(np.argmin(log_ratio))
+            with np.errstate(over="ignore"):  # the amount bought times its price
+                cost[rejected] = gap[rejected] / weights[best] * vector[best]
+    if scalar and math.isfinite(rho) and useful.any():  # rho / ||w|| may overflow, rho * u not
+        best = int(np.argmax(useful))
         # decide as the market does: b_i / u_i >= rho, so tie groups behave identically
         buys = np.zeros(gap.shape, dtype=bool)
         with np.errstate(over="ignore"):  # b_i / u_i overflowing is above any finite price
