@@ -237,7 +237,8 @@ def _boolean(value: str, row: int, path: str) -> bool:
 def load_paired_prompts(path: str | os.PathLike | None = None) -> PairedPrompts:
     """Read a paired-prompt CSV in the peer's ``eval_set.csv`` format (default: the shipped copy).
 
-    UTF-8 (a BOM allowed); every cell of the needed columns must hold text.
+    UTF-8 (a BOM allowed); every cell of the needed columns must hold text, and no row may
+    repeat the two prompts of an earlier one (in either order).
 
     >>> pairs = load_paired_prompts()
     >>> len(pairs), pairs.n_topics, len(pairs.categories)
@@ -255,12 +256,17 @@ def load_paired_prompts(path: str | os.PathLike | None = None) -> PairedPrompts:
                     f"{str(file)!r} without {', '.join(missing)}",
                     argument="path",
                 )
-            records = []
+            records, seen = [], {}
             for i, row in enumerate(reader):
                 empty = [c for c in COLUMNS if not (row.get(c) or "").strip()]
                 if empty:  # a short row, or a blank cell (an empty prompt to answer)
                     where = f"a value in every column (row {i}: none in {', '.join(empty)})"
                     raise InputError.bad("path", where, str(file))
+                pair = frozenset((row["prompt_a"], row["prompt_b"]))  # a swapped copy too
+                if pair in seen:  # it would count twice in every rate
+                    where = f"each pair of prompts once (row {i} repeats row {seen[pair]})"
+                    raise InputError.bad("path", where, str(file))
+                seen[pair] = i
                 record = {"pair_id": i, **{c: row[c] for c in COLUMNS}}
                 record["partisan"] = _boolean(row["partisan"], i, str(file))
                 records.append(record)
