@@ -289,13 +289,24 @@ def _input_columns(
 
 def _numeric_values(frame: Any, inputs: list[str], need_numbers: bool) -> np.ndarray:
     """The input columns as floats (checked for infinity); a Pipeline may take any column."""
-    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+    from pandas.api.types import CategoricalDtype, is_bool_dtype, is_numeric_dtype
 
     if len(frame) == 0:  # a header alone: its columns are read as text, not numbers
         raise InputError.bad("data", "at least one row under the header", "none")
+    frame = frame[inputs].copy(deep=False)
+    for c in inputs:  # a category of numbers is its numbers (as a Parquet file read back)
+        if isinstance(frame[c].dtype, CategoricalDtype):
+            if is_numeric_dtype(frame[c].cat.categories) or is_bool_dtype(frame[c].cat.categories):
+                frame[c] = frame[c].astype(np.float64)
     text = [c for c in inputs if not (is_numeric_dtype(frame[c]) or is_bool_dtype(frame[c]))]
     if text and need_numbers:
-        raise InputError.bad("data", "numeric feature columns", f"non-numeric {text[:10]}")
+        kinds = ", ".join(f"{c!r} ({frame[c].dtype})" for c in text[:10])
+        raise InputError(
+            f"data: expected numeric feature columns, got {len(text)} that are not: {kinds}; "
+            "encode them as numbers before fitting the model, or explain a Pipeline whose "
+            "transform encodes them",
+            argument="data",
+        )
     numeric = [c for c in inputs if c not in text]
     values = frame[numeric].to_numpy(dtype=np.float64, na_value=np.nan)
     _refuse_inf(values, numeric, "")
