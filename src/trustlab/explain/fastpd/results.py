@@ -188,7 +188,9 @@ class PartialDependence(Result):
             if len(outputs) > 1:
                 ax.legend(fontsize="small")
             ax.set_xlabel(self.features[0])
-            ax.set_ylabel(f"PD ({self.output_kind})")
+            ax.set_ylabel(
+                self._label(outputs[0]) if len(outputs) == 1 else f"PD ({self.output_kind})"
+            )
         elif min(len(g) for g in self.grid) == 1:  # one value of a feature: a contour needs 2
             o = self._output(0 if output is None else output)
             fixed, free = (0, 1) if len(self.grid[0]) == 1 else (1, 0)
@@ -197,11 +199,11 @@ class PartialDependence(Result):
             ax.plot(self.grid[free], line, marker=".", label=label)
             ax.legend(fontsize="small")
             ax.set_xlabel(self.features[free])
-            ax.set_ylabel(f"PD ({self.output_names[o]})")
+            ax.set_ylabel(self._label(o))
         else:
             o = self._output(0 if output is None else output)
             mesh = ax.contourf(self.grid[1], self.grid[0], self.values[:, :, o], levels=12)
-            ax.figure.colorbar(mesh, ax=ax, label=f"PD ({self.output_names[o]})")
+            ax.figure.colorbar(mesh, ax=ax, label=self._label(o))
             ax.set_xlabel(self.features[1])
             ax.set_ylabel(self.features[0])
         ax.set_title("partial dependence")
@@ -209,6 +211,16 @@ class PartialDependence(Result):
 
     def _output(self, output: int | str) -> int:
         return resolve_output(output, self.output_names)
+
+    def _label(self, o: int) -> str:
+        """``PD (log-odds of class 1)``: what is drawn and of which output (a binary boosting
+        model has one output, its positive class's log-odds)."""
+        kind, name = self.output_kind, self.output_names[o]
+        if name in kind:  # "prediction", "raw score": the kind says it
+            return f"PD ({kind})"
+        if any(word in kind for word in ("log-odds", "probability", "logit")):
+            return f"PD ({kind} of class {name})"
+        return f"PD ({kind}, {name})"
 
 
 @dataclass(frozen=True)
