@@ -7,7 +7,9 @@ and :class:`~.baselines.BlackBoxClassifier`) on the same labelled images and ret
 - ``accuracy``: accuracy against the mean kept area, one row per model;
 - ``localisation``: mask precision |m & m*| / |m|, IoU and PxAP of every masking model, with the
   control of a random superpixel mask of the same area per image (check 5) and the object-area
-  fraction;
+  fraction; ``empty_masks`` is the share of images whose mask is empty (left out of both
+  precisions) and ``random_empty_masks`` the share whose random mask alone is empty (a kept area
+  below half of the random first region: left out of the random precision only);
 - ``fidelity``: deletion (most important area first) and insertion curves with the random-order
   control (check 6), from the region scores of each P2P model; the classifier of the model sees the
   image with the regions deleted (the selection is not re-run), and agreement is with its own
@@ -66,7 +68,8 @@ class RegionsEvaluation(Result):
 
     def summary(self) -> str:
         lines = [
-            f"Region-sparse evaluation on {self.dataset}: {self.n_images} images, object area "
+            f"Region-sparse evaluation on {self.dataset}: {self.n_images} "
+            f"image{'s' * (self.n_images != 1)}, object area "
             f"{self.object_fraction:.1%}",
             "  accuracy vs kept area:",
         ]
@@ -78,11 +81,14 @@ class RegionsEvaluation(Result):
             lines.append("  localisation (precision / IoU / PxAP; random same-area precision):")
             for r in self.localisation:
                 rnd, empty = r.get("random_precision"), r.get("empty_masks") or 0.0
+                lost = round((r.get("random_empty_masks") or 0.0) * self.n_images)
                 lines.append(
                     f"    {r['model']:<20} {_fmt(r['precision'])} / {_fmt(r['iou'])} / "
                     f"{_fmt(r.get('pxap'))}; random {_fmt(rnd)}"
                     + (f" (empty masks on {empty:.1%} of the images, left out of precision)"
                        if empty else "")
+                    + (f" (random mask empty on {lost} of {self.n_images} images where the "
+                       "model's is not, left out of random)" if lost else "")
                 )  # fmt: skip
         for r in self.fidelity:
             lines.append(
@@ -172,6 +178,10 @@ def evaluate_regions(
     for d in deltas:
         if not 0 < d <= 1:
             raise InputError.bad("deltas", "certainty thresholds in (0, 1]", deltas)
+    repeated = sorted({d for d in deltas if deltas.count(d) > 1})
+    if repeated:  # each would repeat its ablation row
+        twice = ", ".join(f"{d:g}" for d in repeated)
+        raise InputError.bad("deltas", f"distinct certainty thresholds ({twice} repeated)", deltas)
     rng = check_random_state(random_state)
     x_np = x.numpy()
     object_fraction = float(truth.mean())
@@ -211,7 +221,8 @@ def evaluate_regions(
             {"model": name, "precision": _nanmean(localisation_precision(r.mask, truth)),
              "iou": _nanmean(mask_iou(r.mask, truth)), "pxap": pxap(r.soft_map, truth),
              "random_precision": _nanmean(localisation_precision(rnd, truth)),
-             "empty_masks": float(empty.mean())}
+             "empty_masks": float(empty.mean()),
+             "random_empty_masks": float((~empty & ~rnd.any(axis=(1, 2))).mean())}
         )  # fmt: skip
         scores = np.where(np.isfinite(r.scores), r.scores, np.nan)
         for kind, fn, levels in (
