@@ -95,3 +95,31 @@ def test_the_share_of_random_masks_alone_empty_matches_a_recomputation(shipped):
     rnd = random_area_masks(r.segments, r.kept_fraction, random_state=0)
     alone = r.mask.any(axis=(1, 2)) & ~rnd.any(axis=(1, 2))
     assert result.localisation[0]["random_empty_masks"] == pytest.approx(alone.mean())
+
+
+def test_summaries_of_one_image_say_image(shipped, tmp_path, capsys):
+    """'1 images' in the summaries of a dataset, predictions, dynamic tau and a fidelity curve,
+    and '1 overlays' in predict's last line."""
+    import torch
+
+    from trustlab.explain.regions import deletion_curve, dynamic_tau
+
+    model, data, _ = shipped
+    one = data.subset([0])
+    assert f"ImageDataset {one.name}: 1 image " in one.summary()
+    r = model.explain(one.images)
+    assert r.summary().startswith("Region-sparse predictions of 1 image with ")
+    x, seg = torch.as_tensor(one.images), torch.as_tensor(r.segments)
+    k = int(seg.max()) + 1
+    dyn = dynamic_tau(lambda xx, ss, tt: torch.zeros(len(xx), k, dtype=xx.dtype),
+                      lambda xx: torch.zeros(len(xx), 2), x, seg, 0.9)  # fmt: skip
+    assert dyn.summary().startswith("Dynamic tau (batched) on 1 image, ")
+    curve = deletion_curve(model.classifier_, x, r.segments, r.scores, (0.1,), fill=model.fill)
+    assert curve.summary().startswith("Deletion fidelity (importance order) on 1 image:")
+    code, out, err = run_main(
+        ["explain", "regions", "predict", "--checkpoint", "p2p_dynamic", "--data",
+         "bam-lite-shapes", "--n", "1", "--out", tmp_path / "p"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    assert out.strip().splitlines()[-1].endswith(f"and 1 overlay (overlays/) to {tmp_path / 'p'}")

@@ -440,8 +440,8 @@ def predict(
     ax = result.plot(n=min(8, len(result)))
     written.append(write_png(out / result.figure_name, ax.figure))
     plt.close(ax.figure)
-    tell(f"wrote {', '.join(p.name for p in written)} and {len(overlays)} overlays "
-         f"(overlays/) to {out}", as_json)  # fmt: skip
+    tell(f"wrote {', '.join(p.name for p in written)} and {len(overlays)} "
+         f"overlay{'s' * (len(overlays) != 1)} (overlays/) to {out}", as_json)  # fmt: skip
 
 
 # ----------------------------------------------------------------------------------- evaluate

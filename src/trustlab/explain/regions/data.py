@@ -32,6 +32,7 @@ from trustlab._lazy import require
 from trustlab._results import Result, internal_field
 from trustlab._splits import split_indices
 from trustlab.errors import InputError
+from trustlab.explain.regions.inputs import images_count
 
 __all__ = [
     "ImageDataset",
@@ -225,7 +226,7 @@ class ImageDataset(Result):
     def summary(self) -> str:
         counts = self.class_counts.values()
         return (
-            f"ImageDataset {self.name}: {self.n_images} images {self.image_size[0]}x"
+            f"ImageDataset {self.name}: {images_count(self.n_images)} {self.image_size[0]}x"
             f"{self.image_size[1]}, {self.n_classes} classes ({min(counts, default=0)}-"
             f"{max(counts, default=0)} per class), mean object area "
             f"{self.mean_object_fraction:.1%}"

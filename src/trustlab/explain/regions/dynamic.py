@@ -18,6 +18,7 @@ from trustlab._checks import check_callable, check_positive_int
 from trustlab._lazy import require
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
+from trustlab.explain.regions.inputs import images_count
 from trustlab.explain.regions.selection import (
     TAU_GRID,
     _segments,
@@ -72,7 +73,7 @@ class DynamicTauResult(Result):
         kept = np.asarray(self.kept_fraction).reshape(len(self.deltas), -1)
         certain = np.asarray(self.certain).reshape(len(self.deltas), -1)
         lines = [
-            f"Dynamic tau ({self.method}) on {tau.shape[1]} images, "
+            f"Dynamic tau ({self.method}) on {images_count(tau.shape[1])}, "
             f"{self.classifier_rows} classifier evaluations"
         ]
         for i, d in enumerate(self.deltas):

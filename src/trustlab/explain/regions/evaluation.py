@@ -31,7 +31,7 @@ from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.explain.regions.baselines import BlackBoxClassifier
 from trustlab.explain.regions.estimator import RegionSparseClassifier
-from trustlab.explain.regions.inputs import check_images
+from trustlab.explain.regions.inputs import check_images, images_count
 from trustlab.explain.regions.metrics import (
     deletion_curve,
     insertion_curve,
@@ -68,8 +68,7 @@ class RegionsEvaluation(Result):
 
     def summary(self) -> str:
         lines = [
-            f"Region-sparse evaluation on {self.dataset}: {self.n_images} "
-            f"image{'s' * (self.n_images != 1)}, object area "
+            f"Region-sparse evaluation on {self.dataset}: {images_count(self.n_images)}, object area "
             f"{self.object_fraction:.1%}",
             "  accuracy vs kept area:",
         ]

@@ -11,7 +11,7 @@ from trustlab.errors import InputError
 
 torch = require("torch", "image")
 
-__all__ = ["check_images", "check_segment_maps"]
+__all__ = ["check_images", "check_segment_maps", "images_count"]
 
 
 def check_images(images: Any, name: str = "images", size: tuple[int, int] | None = None) -> Any:
@@ -88,3 +88,8 @@ def _missing(y: np.ndarray) -> np.ndarray:
     if y.dtype != object:
         return np.zeros(y.shape, dtype=bool)
     return np.array([v is None or (isinstance(v, float) and v != v) for v in y], dtype=bool)
+
+
+def images_count(n: int) -> str:
+    """``"1 image"``, ``"2 images"``: a number of images for the summaries."""
+    return f"{n} image" if n == 1 else f"{n} images"

@@ -35,6 +35,7 @@ from trustlab._checks import (
 from trustlab._lazy import require
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
+from trustlab.explain.regions.inputs import images_count
 
 __all__ = [
     "localisation_precision",
@@ -440,7 +441,7 @@ class FidelityCurve(Result):
         what = "removed" if self.kind == "deletion" else "kept"
         better = "lower" if self.kind == "deletion" else "higher"
         lines = [
-            f"{self.kind.capitalize()} fidelity ({self.order} order) on {self.n_images} images:"
+            f"{self.kind.capitalize()} fidelity ({self.order} order) on {images_count(self.n_images)}:"
             f" agreement with the unmasked prediction ({better} is better)"
         ]
         for t, a, r in zip(self.fractions, self.agreement, self.mean_removed_area, strict=True):

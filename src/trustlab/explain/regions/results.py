@@ -12,6 +12,7 @@ import numpy as np
 from trustlab._checks import check_positive, check_positive_int
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
+from trustlab.explain.regions.inputs import images_count
 
 __all__ = ["RegionExplanation", "RegionTrainingHistory"]
 
@@ -115,7 +116,7 @@ class RegionExplanation(Result):
         # 'certain' (confidence reached delta) means nothing without a delta: left out then
         certain = f", certain {float(np.mean(self.certain)):.1%}" if dynamic else ""
         return (
-            f"Region-sparse predictions of {len(self)} images with {how}: mean kept area "
+            f"Region-sparse predictions of {images_count(len(self))} with {how}: mean kept area "
             f"{self.mean_kept_fraction:.3f}, mean tau {float(np.mean(self.tau)):.3f}, mean "
             f"confidence {float(np.mean(self.confidence)):.3f}{certain}"
         )
