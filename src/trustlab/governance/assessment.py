@@ -233,7 +233,8 @@ def assess(
     ------
     InputError
         An invalid answers file (see :func:`load_answers`), no answers, answers about different
-        systems, or two assessors with the same name.
+        systems, or two files from one assessor (names equal up to spaces and case), naming
+        both files.
 
     Examples
     --------
@@ -266,10 +267,30 @@ def assess(
     systems = sorted({a.system for a in loaded})
     if len(systems) > 1:
         raise InputError.bad("answers", "answers files about one system", systems)
-    names = [a.name for a in loaded]
-    if len(set(names)) != len(names):
-        raise InputError.bad("answers", "assessors with different names", names)
+    _refuse_same_assessor(loaded)
     return _score(q, t, loaded)
+
+
+def _refuse_same_assessor(loaded: list[Answers]) -> None:
+    """Two answers files from one assessor (names equal up to spaces and case: "A" and "a ")
+    are refused, naming both files: they would score as two assessors whose columns look alike."""
+    seen: dict[str, int] = {}
+    for i, a in enumerate(loaded):
+        key = " ".join(a.name.split()).casefold()
+        if key in seen:
+            j = seen[key]
+            first, second = (x.source or f"answers[{k}]" for x, k in ((loaded[j], j), (a, i)))
+            alike = (
+                f" (names {loaded[j].name!r} and {a.name!r} differ only in spaces or case)"
+                if loaded[j].name != a.name
+                else ""
+            )
+            raise InputError(
+                "answers: expected one answers file per assessor (assessors with different "
+                f"names), got two from assessor {loaded[j].name!r}: {first} and {second}{alike}",
+                argument="answers",
+            )
+        seen[key] = i
 
 
 def _score(q: Questionnaire, t: Tiers, loaded: list[Answers]) -> ParticipationAssessment:

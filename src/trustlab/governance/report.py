@@ -15,6 +15,8 @@ assessors (several assessors only) and the rung->tier table with its provenance.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from trustlab.errors import InputError
@@ -88,6 +90,18 @@ def _tier_text(dim: dict[str, Any]) -> str:
         return "no rung credited"
     name = f": {dim['tier_name']}" if dim["tier_name"] else ""
     return f"{dim['tier_label']}{name}" + ("" if dim["tier_verified"] else " (unverified)")
+
+
+def _ref(reference: str, source: str) -> str:
+    """An evidence reference as the page shows it: a ``file:`` path becomes absolute (resolved
+    against the answers file's folder, as it was checked), so that it opens from wherever the
+    page is written; other references are shown as given."""
+    if not reference.startswith("file:"):
+        return reference
+    target = Path(reference[5:])
+    if not target.is_absolute() and source:
+        target = Path(source).parent / target
+    return "file:" + os.path.abspath(target)
 
 
 def report_parts(assessment: Any) -> list[dict[str, Any]]:
@@ -166,9 +180,11 @@ def report_parts(assessment: Any) -> list[dict[str, Any]]:
             "figure": False,
         }
     )
+    sources = {x["name"]: x.get("source") or "" for x in a.assessors}
     given_rows = [
         [d["title"], it["id"], name, rung, _num(it["credited"][name]),
-         "; ".join(f"{kind}: {ref}" for kind, ref in it["evidence"][name].items()) or "none",
+         "; ".join(f"{kind}: {_ref(ref, sources[name])}"
+                   for kind, ref in it["evidence"][name].items()) or "none",
          it["notes"].get(name, "")]
         for d in a.dimensions for it in d["items"] for name, rung in it["claimed"].items()
     ]  # fmt: skip
@@ -179,7 +195,9 @@ def report_parts(assessment: Any) -> list[dict[str, Any]]:
             "paragraphs": [
                 (
                     "Every answer with the evidence its assessor gave for it (kind: reference) "
-                    "and the assessor's note: what each credited rung rests on."
+                    "and the assessor's note: what each credited rung rests on. A file: "
+                    "reference is shown as an absolute path, resolved against the folder of the "
+                    "answers file that gives it."
                     if given_rows
                     else "No item was answered with a rung.",
                     "text",
@@ -203,8 +221,13 @@ def report_parts(assessment: Any) -> list[dict[str, Any]]:
         if s is None:
             step_rows.append([d["title"], _tier_text(d), "top tier", "", "", "", ""])
             continue
-        target = s["tier_label"] + ("" if s["tier_verified"] else " (unverified)")
-        step_rows.append([d["title"], _tier_text(d), target, f"{s['rung']} {s['rung_name']}",
+        reach = f"{s['rung']} {s['rung_name']}"
+        target = s["tier_label"]
+        if d["tier"] is None:  # nothing credited: the first tier is reached, not climbed to
+            target += ", the first tier"
+            reach = f"no rung credited yet; the first tier starts at rung {reach}"
+        target += "" if s["tier_verified"] else " (unverified)"
+        step_rows.append([d["title"], _tier_text(d), target, reach,
                           ", ".join(s["evidence"]), s["recommendation"], _cite(s["citation"])])  # fmt: skip
     parts.append(
         {
