@@ -35,6 +35,7 @@ is named by the section's undefined-rate note.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -185,11 +186,9 @@ def rates_from_counts(counts: np.ndarray, k: int, defined=None) -> dict[str, np.
 def _spread(values: np.ndarray) -> np.ndarray:
     """Largest minus smallest value over the groups present (fairlearn's between_groups); NaN
     where no group has a value."""
-    some = ~np.isnan(values).all(axis=1)
-    filled = np.where(np.isnan(values), 0.0, values)
-    high = np.where(np.isnan(values), -np.inf, filled).max(axis=1)
-    low = np.where(np.isnan(values), np.inf, filled).min(axis=1)
-    return np.where(some, high - low, np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a row of NaN gives NaN, not noise
+        return np.nanmax(values, axis=1) - np.nanmin(values, axis=1)
 
 
 def _codes(values: np.ndarray, categories: np.ndarray) -> np.ndarray:
