@@ -2,9 +2,9 @@
 
 The data follow the paper's runtime experiment (Liu et al. 2025): d = 7 correlated Gaussian
 features, y = 3 sin x1 + 2.5 cos(.3 x2) + 1.12 x3 + sin(x4 x5) + .7 x6 x7 + noise. The model is
-larger than the paper's (xgboost, 20 trees of depth 5): xgboost with 100 trees of depth 6. For each n, the background and the explained rows both
-have n rows, and both methods compute exact interventional SHAP values of all n rows against all
-n background rows.
+larger than the paper's (xgboost, 20 trees of depth 5): xgboost with 100 trees of depth 6. For
+each n, the background and the explained rows both have n rows, and both methods compute exact
+interventional SHAP values of all n rows against all n background rows.
 
 shap's cost is a fixed amount per explained row (each row is one pass over the trees and the whole
 background), so by default it is timed on ``--shap-rows`` rows and scaled to n; ``--shap-rows 0``

@@ -2,10 +2,10 @@
 
 It wraps ``inspect_ai.eval``. Before running, the log folder is searched for an unfinished log of
 the same task and model (status "started", "cancelled" or "error", not already followed by a
-successful retry or a later successful run with the same settings); such a log is resumed with inspect's ``eval_retry``, which keeps the samples
-that were finished. An eval whose log ends with status "error" raises
-:class:`~trustlab.errors.BackendError` naming the log and its error: it is never returned as a
-result.
+successful retry or a later successful run with the same settings); such a log is resumed with
+inspect's ``eval_retry``, which keeps the samples that were finished. An eval whose log ends with
+status "error" raises :class:`~trustlab.errors.BackendError` naming the log and its error: it is
+never returned as a result.
 """
 
 from __future__ import annotations
