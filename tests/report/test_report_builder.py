@@ -218,6 +218,17 @@ def test_table_rows_must_match_the_columns():
         Table(["a", "b"], [[1, 2], [3]])
 
 
+def test_a_table_without_rows_says_so_in_one_cell_across_its_columns():
+    report = Report("Empty table")
+    report.add(Section("empty", "Empty", [Table(["group", "n", "share"], [], caption="None")], {}))
+    page = parse(report.to_html())
+    cells = [attrs for tag, attrs in page.elements if tag == "td"]
+    assert cells == [{"class": "empty", "colspan": "3"}]
+    assert "(no rows)" in "".join(page.text)
+    # a table with rows gets no such cell
+    assert "(no rows)" not in "".join(parse(sample_report().to_html()).text)
+
+
 def test_figure_closes_a_pyplot_figure():
     import matplotlib
 
