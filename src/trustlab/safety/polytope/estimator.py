@@ -442,7 +442,9 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
             if len(excess) <= allowed:
                 break
             nudge = max(float(np.sort(excess)[len(excess) - allowed - 1]), 0.0)
-            shift += max(nudge, float(np.spacing(np.abs(self.offsets_).max())))
+            # at least one step of the larger of shift and the offsets, or the sum rounds back
+            size = max(abs(shift), float(np.abs(self.offsets_).max()))
+            shift += max(nudge, float(np.spacing(size)))
             self.offsets_ = offsets + shift
         previous = getattr(self, "calibration_", None) or {"shift": 0.0}
         self.calibration_ = {
