@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -160,7 +161,7 @@ class RankingResult(Result):
                 )
             lines.append(line)
         if self.has_labels:
-            lines.append(f"true ranking: {', '.join(self.true_ranking)}")
+            lines.append(f"true ranking: {self._true_ranking_text()}")
             if np.isnan(self.spearman) or np.isnan(self.kendall):
                 lines.append(
                     "Spearman rho and Kendall tau: not defined (the models' accuracies, or their "
@@ -179,6 +180,18 @@ class RankingResult(Result):
         lines.extend(f"warning: {text}" for text in self.warnings)
         lines.extend(f"note: {text}" for text in self.notes)
         return "\n".join(lines)
+
+    def _true_ranking_text(self) -> str:
+        """The models by accuracy, most accurate first; models of equal accuracy joined by "=".
+
+        (``true_ranking`` lists tied models in their input order; printed with commas only,
+        that order read as a ranking the accuracies do not make.)
+        """
+        accuracy = dict(zip(self.models, self.accuracy, strict=True))
+        text = self.true_ranking[0]
+        for before, name in itertools.pairwise(self.true_ranking):
+            text += (" = " if accuracy[name] == accuracy[before] else ", ") + name
+        return text
 
     def plot(self, ax=None):
         """Score against accuracy with bootstrap intervals (with labels), else scores by rank."""

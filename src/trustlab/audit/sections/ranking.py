@@ -10,6 +10,7 @@ and their bootstrap intervals, as the paper evaluates it. The numbers come from
 from __future__ import annotations
 
 import numpy as np
+from scipy import stats
 
 from trustlab.audit.context import AuditContext
 from trustlab.report import Figure, Paragraph, Section, Table
@@ -79,11 +80,12 @@ def _ranking_table(results: dict) -> Table:
     columns = ["model", "accuracy", "accuracy interval", "rank by accuracy"]
     columns += [f"rank by {score}" for score in results]
     columns += ["mean NLL", "mean confidence", "confidence - accuracy"]
-    accuracy_rank = {name: i + 1 for i, name in enumerate(nll.true_ranking)}
+    # Models of equal accuracy share the better rank, as the label-free ranks do.
+    accuracy_rank = stats.rankdata(-np.asarray(nll.accuracy), method="min").astype(int)
     rows = []
     for m, name in enumerate(nll.models):
         low, high = nll.accuracy_intervals[m]
-        row = [name, float(nll.accuracy[m]), f"[{low:.3f}, {high:.3f}]", accuracy_rank[name]]
+        row = [name, float(nll.accuracy[m]), f"[{low:.3f}, {high:.3f}]", int(accuracy_rank[m])]
         row += [int(result.ranks[m]) for result in results.values()]
         row += [float(nll.scores[m]), float(nll.mean_confidence[m])]
         row.append(float(nll.calibration_gap[m]))
