@@ -194,7 +194,15 @@ def evaluate(
     from trustlab.safety import evaluate_polytope, load_safety_prompts
 
     refuse_existing(out, overwrite, EVAL_FILES, _held(out))
-    _check_options(correction, correct_first, margin, max_new_tokens, n_generate)
+    _check_options(
+        correction,
+        correct_first,
+        margin,
+        max_new_tokens,
+        n_generate,
+        strength=strength,
+        direction_layer=direction_layer,
+    )
     # plain and corrected answers for n_generate prompts of each class
     tokens = 2.0 * 2 * max(n_generate, 0) * max(max_new_tokens, 0)
     generation = (
@@ -256,7 +264,14 @@ def generate(
     """Answer PROMPT(s) plainly and with the correction."""
     from trustlab.safety import compare_steering
 
-    _check_options(correction, correct_first, margin, max_new_tokens)
+    _check_options(
+        correction,
+        correct_first,
+        margin,
+        max_new_tokens,
+        strength=strength,
+        direction_layer=direction_layer,
+    )
 
     plan = (
         f"answering {counted(len(prompts), 'prompt')} plainly and corrected "
@@ -299,17 +314,30 @@ def _training_prompts(meta: dict) -> Any:
 
 
 def _check_options(
-    correction: str, correct_first: int, margin: float, max_new_tokens: int, n_generate: int = 1
+    correction: str,
+    correct_first: int,
+    margin: float,
+    max_new_tokens: int,
+    n_generate: int = 1,
+    *,
+    strength: float,
+    direction_layer: int,
 ) -> None:
     """The generation options of eval and generate, before the model loads (and the refusal
-    direction is computed): they were refused only after that work."""
-    from trustlab._checks import check_non_negative, check_positive_int
+    direction is computed): they were refused only after that work. ``--direction-layer`` is
+    checked against the model's layers once it has loaded."""
+    import math
+
+    from trustlab._checks import check_in_range, check_non_negative, check_positive_int
     from trustlab.safety.polytope import check_correction
 
     check_correction(correction, correct_first)
     check_non_negative(margin, "margin")
     check_positive_int(max_new_tokens, "max_new_tokens")
     check_positive_int(n_generate, "n_generate")
+    if correction == "direction":
+        check_in_range(strength, "strength", -math.inf, math.inf, low_open=True, high_open=True)
+        check_positive_int(direction_layer, "direction_layer", minimum=0)
 
 
 def _held(out: Path | None) -> str:
