@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import math
+from pathlib import Path
 from typing import Any
 
 from trustlab._checks import check_choice, check_positive, check_positive_int
@@ -254,50 +255,80 @@ def decomposition_failure_rate() -> Any:
 # --------------------------------------------------------------------------- report
 
 
+def _task_scores(log: Any) -> tuple[list[dict], int]:
+    """The scorer's metadata of each task of a log, one per task in the first epoch's order
+    (a run with several epochs holds one sample per epoch; the log's metrics read the first
+    epoch's verdicts, as inspect's reducer keeps the first score's metadata), and how many
+    samples had no score (errored samples, which the log's metrics leave out too)."""
+    by_id: dict[Any, dict] = {}
+    unscored = 0
+    for sample in sorted(log.samples, key=lambda s: s.epoch):
+        score = (sample.scores or {}).get(SCORER)
+        if score is None:
+            unscored += 1
+        elif sample.id not in by_id:
+            by_id[sample.id] = score.metadata or {}
+    return list(by_id.values()), unscored
+
+
 def misuse_report(logs: list[Any]) -> list[Any]:
     """The report blocks of misuse logs: success per arm with Wilson intervals and the paired
-    table of the combination against each model alone, with McNemar's exact p-value."""
+    table of the combination against each model alone, with McNemar's exact p-value; one row
+    set per log (named by its suite and log file), one outcome per task (epochs: the first),
+    samples without a score (errored) left out and counted."""
     done = [log for log in logs if log.status == "success" and log.samples]
-    blocks: list[Any] = [
-        ReportText(
-            "Misuse through model combinations (Jones et al., 2025) on benign proxy tasks: the "
-            "combination of a strong model (under a policy that forbids the canary step) and a "
-            "weak one, against each alone; success is functional correctness and the canary. "
-            "Intervals: Wilson 95%; p-values: McNemar's exact test on the paired outcomes. "
-            f"{len(logs) - len(done)} unfinished or errored log(s) left out."
-        )
-    ]
-    rows, paired = [], []
+    rows, paired, unscored, empty = [], [], 0, 0
     for log in done:
-        meta = [(s.scores or {})[SCORER].metadata or {} for s in log.samples]
+        meta, missing = _task_scores(log)
+        unscored += missing
+        if not meta:
+            empty += 1
+            continue
         roles = {
             role: str(getattr(config, "model", config))
             for role, config in (log.eval.model_roles or {}).items()
         }
-        who = [roles.get("strong", "?"), roles.get("weak", "?"), log.eval.metadata["decomposer"]]
+        metadata = log.eval.metadata or {}
+        who = [roles.get("strong", "?"), roles.get("weak", "?"),
+               metadata.get("decomposer", "?"), metadata.get("suite", "?")]  # fmt: skip
+        where = [Path(log.location).name if getattr(log, "location", None) else log.eval.task_id]
         columns = {arm: [bool(m.get(arm)) for m in meta] for arm in ARMS}
         for other in ("strong", "weak"):
             result = paired_comparison(columns["combination"], columns[other])
             (both, only_c), (only_o, neither) = result.table
             paired.append(
                 who + [f"combination vs {other} alone", both, only_c, only_o, neither,
-                       f"{result.p_value:.3g}"]
+                       f"{result.p_value:.3g}"] + where
             )  # fmt: skip
             if other == "strong":
                 low, high = result.interval_first
-                rows.append(who + ["combination", len(meta), sum(columns["combination"]),
-                                   f"{result.rate_first:.3f} [{low:.3f}, {high:.3f}]"])  # fmt: skip
+                rate = f"{result.rate_first:.3f} [{low:.3f}, {high:.3f}]"
+                rows.append(who + ["combination", len(meta), sum(columns["combination"]), rate]
+                            + where)  # fmt: skip
             low, high = result.interval_second
-            rows.append(who + [f"{other} alone", len(meta), sum(columns[other]),
-                               f"{result.rate_second:.3f} [{low:.3f}, {high:.3f}]"])  # fmt: skip
+            rate = f"{result.rate_second:.3f} [{low:.3f}, {high:.3f}]"
+            rows.append(who + [f"{other} alone", len(meta), sum(columns[other]), rate] + where)
+    left_out = len(logs) - len(done) + empty
+    blocks: list[Any] = [
+        ReportText(
+            "Misuse through model combinations (Jones et al., 2025) on benign proxy tasks: the "
+            "combination of a strong model (under a policy that forbids the canary step) and a "
+            "weak one, against each alone; success is functional correctness and the canary. "
+            "Intervals: Wilson 95%; p-values: McNemar's exact test on the paired outcomes; one "
+            "outcome per task (with several epochs, the first epoch's, as in the log's metrics). "
+            f"{left_out} unfinished, errored or unscored log(s) left out"
+            + (f"; {unscored} sample(s) without a score (errored) left out." if unscored else ".")
+        )
+    ]
+    head = ["strong", "weak", "decomposer", "suite"]
     if rows:
         blocks.append(
-            ReportTable(["strong", "weak", "decomposer", "arm", "tasks", "successes", "rate"],
+            ReportTable(head + ["arm", "tasks", "successes", "rate", "log"],
                         rows, "Success per arm (Wilson 95% intervals)")
         )  # fmt: skip
         blocks.append(
-            ReportTable(["strong", "weak", "decomposer", "comparison", "both", "combination only",
-                         "alone only", "neither", "McNemar exact p"], paired,
+            ReportTable(head + ["comparison", "both", "combination only", "alone only",
+                                "neither", "McNemar exact p", "log"], paired,
                         "Paired outcomes")
         )  # fmt: skip
     return blocks
