@@ -375,6 +375,21 @@ def test_certify_resumes_from_its_checkpoint_and_says_so(run, trained, tmp_path)
     assert code == 2 and "--overwrite" in one_line(err)
 
 
+def test_overwrite_refused_for_want_of_yes_keeps_the_finished_run(run, trained, tmp_path):
+    # the old checkpoint and results were deleted, then the run was refused without --yes
+    path, _ = trained
+    out = tmp_path / "cert"
+    args = ["robustness", "certify", "--model", path, *CHEAP, "--out", out]
+    code, _, err = run(*args)
+    assert code == 0, err
+    kept = {name: (out / name).read_bytes() for name in ("checkpoint.jsonl", "result.json")}
+    code, _, err = run(*with_options(args, ["--n", "1000000000000"]), "--overwrite")
+    assert code == 2 and one_line(err).startswith("trustlab: error: --yes: certifying 3 points")
+    assert {name: (out / name).read_bytes() for name in kept} == kept
+    code, _, err = run(*args)  # and it still resumes
+    assert code == 0 and "resuming" in err
+
+
 def test_train_refuses_an_existing_model_without_overwrite(run, trained):
     path, _ = trained
     code, _, err = run("robustness", "train", "--out", path)

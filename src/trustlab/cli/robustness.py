@@ -324,6 +324,10 @@ def certify_command(
         f"{amount(n)}) at sigma {sigma:g}{sigma_note}, against {_costs_text(costs)}{costs_note}"
     )
     warnings = _contradictions(sigma, costs, cost_matrix, harmful, description)
+    work = float(len(X)) * (n0 + n)
+    if overwrite and work > CERTIFY_LIMIT and not yes:
+        # refused now: certify_dataset(fresh=True) deletes the old run before the plan is said
+        announce(plan, work=work, limit=CERTIFY_LIMIT, yes=yes, unit=" samples")
     with progress() as bar:
         task = bar.add_task(f"certifying {counted(len(X), 'point')}", total=len(X))
         started: list[bool] = []
@@ -333,8 +337,7 @@ def certify_command(
                 started.append(True)
                 if out is not None and overwrite:  # the old checkpoint went with fresh=True
                     remove_stale(out, CERTIFY_FILES)
-                announce(plan, work=float(len(X)) * (n0 + n), limit=CERTIFY_LIMIT, yes=yes,
-                         unit=" samples")  # fmt: skip
+                announce(plan, work=work, limit=CERTIFY_LIMIT, yes=yes, unit=" samples")
                 for warning in warnings:
                     tell(f"trustlab: warning: {warning}", as_json=True)
                 if done:
