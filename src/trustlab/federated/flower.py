@@ -105,18 +105,31 @@ def _node_setup(context: Context):
         raise InputError.bad("node-config", "a partition-id=<silo index> entry", dict(node))
     index = int(node["partition-id"])
     num_classes = int(context.run_config.get("num-classes", 10))
+    count = _partitions(node, context.run_config, index)
+    # A data-path node too: silo indices outside 0..count-1 failed only at the server, after
+    # a round of training, with a reply list that named no setting.
+    if not 0 <= index < count:
+        raise InputError.bad("partition-id", f"a silo index in 0..{count - 1}", index)
     if node.get("data-path"):
         silo = load_silo_file(str(node["data-path"]))
         _check_node_silo(silo, context.run_config, num_classes)
     else:
-        count = int(node.get("num-partitions", context.run_config.get("num-silos", index + 1)))
-        if not 0 <= index < count:
-            raise InputError.bad("partition-id", f"a silo index in 0..{count - 1}", index)
         shift = str(context.run_config.get("shift", "rotation"))
         data = str(context.run_config.get("data", "digits"))
         silo = make_silos(data, count, shift, random_state=cfg.random_state)[index]
         _check_built_silo(silo, data, context.run_config, num_classes)
     return index, silo, cfg, num_classes
+
+
+def _partitions(node, run_config, index: int) -> int:
+    """The number of silos: the app's num-silos, which the node's num-partitions must match
+    (a node built silo i of another split, other shifts and rows, without a word)."""
+    count = int(run_config.get("num-silos", node.get("num-partitions", index + 1)))
+    if "num-partitions" in node and int(node["num-partitions"]) != count:
+        raise InputError.bad(
+            "num-partitions", f"{count} (the app's num-silos)", int(node["num-partitions"])
+        )
+    return count
 
 
 def _check_built_silo(silo, data: str, run_config, num_classes: int) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -248,7 +249,8 @@ def launch_commands(
     ]
     lines.append(f"# with [superlink.loopback] address = \"127.0.0.1:{port}\", insecure = true "
                  "in $FLWR_HOME/config.toml:")  # fmt: skip
-    lines.append(f"flwr run {os.fspath(app_dir)} loopback --stream")
+    # Quoted: a directory with a space or quote printed a command that failed when pasted.
+    lines.append(f"flwr run {shlex.quote(os.fspath(app_dir))} loopback --stream")
     return "\n".join(lines)
 
 
