@@ -321,6 +321,15 @@ def test_out_writes_result_json_and_a_plot(run, npy_files, tmp_path):
             lambda paths, y, tmp: ["-p", *paths, "--confidence-level", "1"],
             "--confidence-level: expected a number in (0, 1)",
         ),
+        # the library's words leaked: "labels[0]: ...", "... when calibration_size is given"
+        (
+            lambda paths, y, tmp: ["-p", *paths, "--labels", tmp / "outside.npy"],
+            "trustlab: error: --labels[0]: expected a class index in [0, 3), got 5",
+        ),
+        (
+            lambda paths, y, tmp: ["-p", *paths, "--calibration-size", "20"],
+            "trustlab: error: --calibration-size: expected --labels too",
+        ),
     ],
 )
 def test_bad_input_exits_2_with_one_line(run, arrays, npy_files, tmp_path, make_args, message):
@@ -330,6 +339,7 @@ def test_bad_input_exits_2_with_one_line(run, arrays, npy_files, tmp_path, make_
     np.save(tmp_path / "half.npy", outputs["model0"][:75])
     np.save(tmp_path / "unnormalised.npy", outputs["model0"] * 2)
     (tmp_path / "bad.json").write_text("{not json")
+    np.save(tmp_path / "outside.npy", np.where(np.arange(150) == 0, 5, labels))
     code, _, err = run("evaluate", "rank", *make_args(paths, label_path, tmp_path))
     assert code == 2
     assert message in one_line(err)

@@ -119,6 +119,12 @@ def rank_command(
     if not files:
         raise InputError.bad("--predictions", "at least one prediction file", "none")
     refuse_existing(out, overwrite, RESULT_FILES, "a ranking")
+    if calibration_size is not None and labels is None:  # the library names calibration_size
+        raise InputError(
+            "--calibration-size: expected --labels too (the temperatures are fitted on "
+            "labelled items), got no --labels",
+            argument="--calibration-size",
+        )
     outputs, classes, correct = read_predictions(files, encoding)
     label_values = None
     if labels is not None:
@@ -152,7 +158,8 @@ def rank_command(
 def _predictions_named() -> Iterator[None]:
     """An error about one model's outputs (``outputs['m'][3]: ... pass from_logits=True``)
     names ``--predictions['m'][3]`` and ``--from-logits``, the words of the command line; one
-    about a JSON file's "correct" list (``correct['m']: ...``) is said to be in --predictions."""
+    about a JSON file's "correct" list (``correct['m']: ...``) is said to be in --predictions,
+    and one about a label (``labels[4]: ...``) names ``--labels[4]``."""
     try:
         yield
     except InputError as exc:
@@ -161,6 +168,8 @@ def _predictions_named() -> Iterator[None]:
             text = "--predictions" + str(exc)[len("outputs") :]
         elif argument.startswith("correct["):
             text = f"--predictions: {exc}"
+        elif argument.startswith("labels["):  # a label outside the classes: --labels[i]
+            raise InputError(f"--{exc}", argument="--labels") from exc
         else:
             raise
         text = text.replace("from_logits=True", "--from-logits")
