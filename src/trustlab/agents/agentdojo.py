@@ -256,11 +256,10 @@ def _get(call: Any, key: str) -> Any:
 
 
 def _action(call: Any) -> Action:
-    args = _get(call, "args")
-    return Action(
-        name=_get(call, "function"),
-        arguments=json.loads(json.dumps(dict(args or {}), default=str)),
-    )
+    name, args = _get(call, "function"), _get(call, "args")
+    if not isinstance(name, str) or not name or not isinstance(args, (Mapping, type(None))):
+        raise InputError.bad("call", "a function name and args as a mapping", call)
+    return Action(name=name, arguments=json.loads(json.dumps(dict(args or {}), default=str)))
 
 
 def _run(suite: Any, env: Any, calls: Sequence[Any]) -> list[Step]:
@@ -440,11 +439,21 @@ def _unsafe_cases(
 
 
 def _text(content: Any) -> str:
-    if not content:
+    """A message's text: a string, or its content blocks' texts (AgentDojo's ``content``, the
+    OpenAI style's ``text``, bare strings); other JSON (a tool's output saved as data) as JSON."""
+    if content is None or content == "":
         return ""
     if isinstance(content, str):
         return content
-    return "\n".join(str(c.get("content")) for c in content if c.get("content") is not None)
+    if not isinstance(content, list):
+        return json.dumps(content, ensure_ascii=False, default=str)
+    parts = []
+    for block in content:
+        if isinstance(block, Mapping):
+            block = block.get("content", block.get("text"))
+        if block is not None:
+            parts.append(block if isinstance(block, str) else _text(block))
+    return "\n".join(parts)
 
 
 def trajectory_from_messages(
@@ -473,12 +482,23 @@ def trajectory_from_messages(
         if role == "user" and intent is None:
             intent = _text(message.get("content"))
         elif role == "assistant":
-            for call in message.get("tool_calls") or []:
-                steps.append({"action": _action(call), "observation": None, "id": _get(call, "id")})
+            calls = message.get("tool_calls") or []
+            if not isinstance(calls, (list, tuple)):
+                raise InputError.bad(f"messages[{i}].tool_calls", "a list of tool calls", calls)
+            for j, call in enumerate(calls):
+                try:
+                    action = _action(call)
+                except (InputError, TypeError, ValueError):  # no function name, args not a mapping
+                    raise InputError.bad(
+                        f"messages[{i}].tool_calls[{j}]",
+                        "a tool call {'function': name, 'args': {...}}",
+                        call,
+                    ) from None
+                steps.append({"action": action, "observation": None, "id": _get(call, "id")})
         elif role == "tool":
             call = message.get("tool_call")
             error = message.get("error")
-            observation = error if error else _text(message.get("content"))
+            observation = _text(error) if error else _text(message.get("content"))
             open_steps = [s for s in steps if s["observation"] is None]
             call_id = None if call is None else _get(call, "id")
             target = next((s for s in open_steps if call_id and s["id"] == call_id), None)

@@ -118,6 +118,16 @@ def _get(case: Any, key: str, default: Any = None) -> Any:
     return getattr(case, key, default)
 
 
+def _label(case: Any, keys: tuple[str, ...], default: str) -> str:
+    """The first of ``keys`` the case gives, as text: trajectory 0 (an integer) is a trajectory,
+    not a missing one (``or`` made each of its cases a cluster of its own)."""
+    for key in keys:
+        value = _get(case, key)
+        if value is not None and value != "":
+            return str(value)
+    return default
+
+
 def evaluate_guardrail(
     guardrail: Any,
     cases: Sequence[Any],
@@ -174,7 +184,7 @@ def evaluate_guardrail(
             # tuple("r1") would be ('r', '1'): rule recall 0 without a word
             raise InputError.bad(f"cases[{i}].expected_rules", "a list of rule ids", expected)
         expected = tuple(expected)
-        group = str(_get(case, "group") or _get(case, "suite") or "all")
+        group = _label(case, ("group", "suite"), "all")
         guard = guardrail
         if isinstance(guardrail, Mapping):
             if group not in guardrail:
@@ -208,7 +218,7 @@ def evaluate_guardrail(
         else:
             recall.append(np.nan)
         groups.append(group)
-        clusters.append(str(_get(case, "cluster") or _get(case, "user_task") or f"case{i}"))
+        clusters.append(_label(case, ("cluster", "user_task"), f"case{i}"))
         records.append(
             {
                 "case": i,

@@ -275,7 +275,7 @@ class PolicyModel(_Model):
     ``weights`` and ``unknown_action``).
 
     Validation: at least one rule and one action; rule ids unique; every ``soft_rule_id`` names a
-    rule whose logic mentions the action; the action tree has no cycle; every rule's logic names only declared predicates;
+    rule whose logic mentions the action, once; the action tree has no cycle; every rule's logic names only declared predicates;
     weights finite and for known rules; checkers only for predicates some rule declares.
     """
 
@@ -317,6 +317,9 @@ class PolicyModel(_Model):
             unknown = [r for r in entry.soft_rule_ids if r not in ids]
             if unknown:
                 raise ValueError(f"action {action!r} names unknown rule id(s) {unknown}")
+            twice = sorted({r for r in entry.soft_rule_ids if entry.soft_rule_ids.count(r) > 1})
+            if twice:  # the circuit refused it at the first check, naming its own rule_ids
+                raise ValueError(f"action {action!r} lists rule id(s) {twice} more than once")
             # a rule whose logic never names the action cannot move its decision (the circuit
             # toggles the action's predicate): it would be switched off without a word
             inert = [r for r in entry.soft_rule_ids if action not in ids[r].formula.predicates]
@@ -462,9 +465,9 @@ def load_policy(policy: PolicyModel | Mapping[str, Any] | str | Path) -> PolicyM
             raise InputError.bad("policy", "a policy JSON file that exists", str(policy))
         try:
             data = json.loads(path.read_text(encoding="utf-8-sig"))
-        except json.JSONDecodeError as err:
+        except ValueError as err:  # not UTF-8 (UTF-16, binary), not JSON, a 4300-digit integer
             raise InputError(
-                f"policy: {path} is not valid JSON ({err})", argument="policy"
+                f"policy: {path} is not valid UTF-8 JSON ({err})", argument="policy"
             ) from None
         return _validate(PolicyModel, data, "policy")
     if isinstance(policy, Mapping):

@@ -108,16 +108,34 @@ def _field_values(observation: str, fields: tuple[str, ...]) -> tuple[str, ...]:
     except yaml.YAMLError:
         return ()
     found: list[str] = []
+    # YAML aliases make one node a child of many: each container is visited once per pass, or a
+    # few lines of anchors doubling a list ("billion laughs") cost 2^lines (the values are the
+    # same whichever path reaches them)
+    walked: set[int] = set()
+    collected: set[tuple[int, bool]] = set()
 
-    def leaves(node: Any) -> None:
+    def leaves(node: Any, keys: bool = True) -> None:
+        # under a field: a mapping's keys and values; inside a list only the values, as _scalars
+        if isinstance(node, (Mapping, list)):
+            if (id(node), keys) in collected:
+                return
+            collected.add((id(node), keys))
         if isinstance(node, Mapping):
             for k, v in node.items():
-                found.append(_norm(k))
-                leaves(v)
+                if keys:
+                    found.append(_norm(k))
+                leaves(v, keys)
+        elif isinstance(node, list):
+            for item in node:
+                leaves(item, False)
         else:
             found.extend(_norm(s) for s in _scalars(node))
 
     def walk(node: Any) -> None:
+        if isinstance(node, (Mapping, list)):
+            if id(node) in walked:
+                return
+            walked.add(id(node))
         if isinstance(node, Mapping):
             for k, v in node.items():
                 if str(k) in fields:
