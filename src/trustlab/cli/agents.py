@@ -46,10 +46,15 @@ def _json_arg(text: str | None, option: str) -> Any:
     if text.startswith("@") or (path.suffix.lower() == ".json" and path.is_file()):
         if not path.is_file():
             raise InputError.bad(option, "inline JSON or an existing JSON file", text)
-        text = path.read_text(encoding="utf-8-sig")
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError as err:  # UTF-16 or binary
+            raise InputError(
+                f"{option}: {path} is not UTF-8 text ({err})", argument=option
+            ) from None
     try:
         return json.loads(text)
-    except json.JSONDecodeError:
+    except ValueError:  # not JSON, or an integer of over 4300 digits
         if option == "--action" and text.strip() and not text.strip().startswith(("{", "[")):
             return text.strip()  # a bare action name
         raise InputError.bad(option, "valid JSON (inline or a file)", text) from None
@@ -210,16 +215,36 @@ def evaluate_command(
 def _read_cases(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise InputError.bad("--cases", "an existing JSON or JSONL file", str(path))
-    text = path.read_text(encoding="utf-8-sig")
     try:
-        if path.suffix.lower() == ".jsonl":
-            items = [json.loads(line) for line in text.splitlines() if line.strip()]
-        else:
-            items = json.loads(text)
-    except json.JSONDecodeError as err:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as err:  # UTF-16 or binary
+        raise InputError(f"--cases: {path} is not UTF-8 text ({err})", argument="--cases") from None
+    if path.suffix.lower() == ".jsonl":
+        items = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                items.append(json.loads(line))
+            except ValueError as err:  # the error's own "line 1" is the line's, not the file's
+                raise InputError(
+                    f"--cases: line {number} of {path} is not valid JSON ({err})",
+                    argument="--cases",
+                ) from None
+            if not isinstance(items[-1], dict):
+                raise InputError.bad(
+                    "--cases", f"a case object on line {number} of {path}", items[-1]
+                )
+        return items
+    try:
+        items = json.loads(text)
+    except ValueError as err:  # not JSON, or an integer of over 4300 digits
         raise InputError(f"--cases: {path} is not valid JSON ({err})", argument="--cases") from None
-    if not isinstance(items, list) or not all(isinstance(c, dict) for c in items):
-        raise InputError.bad("--cases", "a list of case objects", type(items).__name__)
+    if not isinstance(items, list):
+        raise InputError.bad("--cases", "a JSON list of case objects", type(items).__name__)
+    for i, case in enumerate(items):
+        if not isinstance(case, dict):
+            raise InputError.bad("--cases", f"a case object at index {i} of the list", case)
     return items
 
 
@@ -338,9 +363,9 @@ def serve_command(
 CLUSTER_HELP = """Group a policy's rules by meaning (candidates for near-duplicates to merge):
 the rule descriptions are embedded with the offline all-MiniLM-L6-v2, joined by a sharp kernel on
 their cosine distance and cut by spectral clustering; the number of clusters comes from the
-eigengap unless --n-clusters. Every rule joins some cluster (the eigengap never leaves one alone),
-so each cluster is shown with the smallest cosine between two of its rules: a low one means
-unrelated rules, not duplicates.
+eigengap unless --n-clusters. Every rule is put in some cluster (a rule with no paraphrase often
+joins one, and only sometimes stands alone), so each cluster is shown with the smallest cosine
+between two of its rules: a low one means unrelated rules, not duplicates.
 
 Example:
 
