@@ -31,7 +31,7 @@ from trustlab._checks import (
     check_random_state,
 )
 from trustlab._model_files import read_saved_arrays, read_saved_params, storable_params
-from trustlab._results import json_text, output_dir, write_atomic
+from trustlab._results import json_text, output_dir, to_jsonable, write_atomic
 from trustlab.errors import InputError, ResourceError
 from trustlab.safety.polytope._inputs import (
     CLASSES,
@@ -582,11 +582,27 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
     def save(self, directory: str | os.PathLike, *, metadata: dict | None = None) -> Path:
         """Write ``polytope.json`` (settings, metadata) and ``polytope.npz`` (arrays; no pickle).
 
-        ``metadata`` (JSON-safe; e.g. the model name and prompt format) is stored as is and
-        comes back as ``metadata_`` from :meth:`load`. Returns the folder, which :meth:`load`
+        ``metadata`` (a dict of JSON-safe values; e.g. the model name and prompt format) is
+        stored as is and comes back as ``metadata_`` from :meth:`load`; metadata that cannot be
+        stored is refused before anything is written. Returns the folder, which :meth:`load`
         reads back.
         """
         check_is_fitted(self, "normals_")
+        if metadata is not None and not isinstance(metadata, dict):  # load() reads a dict
+            raise InputError.bad("metadata", "a dict of JSON-safe values, or None", metadata)
+        info = {
+            "format_version": FORMAT_VERSION,
+            "params": storable_params(self),
+            "n_features_in": self.n_features_in_,
+            "loss_history": self.loss_history_,
+            "training_report": self.training_report_,
+            "calibration": getattr(self, "calibration_", None),
+            "metadata": to_jsonable(
+                metadata if metadata is not None else getattr(self, "metadata_", {}), "metadata"
+            ),
+        }
+        # the text first: a refusal must not leave the new arrays beside the old settings
+        text = json_text(info)
         out = output_dir(directory, "directory")
         arrays = {
             name: value
@@ -594,17 +610,7 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
             if (value := getattr(self, name + "_", None)) is not None
         }
         write_atomic(out / ARRAYS_FILE, lambda tmp: _save_npz(tmp, arrays))
-        params = storable_params(self)
-        info = {
-            "format_version": FORMAT_VERSION,
-            "params": params,
-            "n_features_in": self.n_features_in_,
-            "loss_history": self.loss_history_,
-            "training_report": self.training_report_,
-            "calibration": getattr(self, "calibration_", None),
-            "metadata": metadata if metadata is not None else getattr(self, "metadata_", {}),
-        }
-        write_atomic(out / PARAMS_FILE, json_text(info))
+        write_atomic(out / PARAMS_FILE, text)
         return out
 
     @classmethod
@@ -634,7 +640,10 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
         polytope.loss_history_ = list(info.get("loss_history", []))
         report = info.get("training_report")
         polytope.training_report_ = None if report is None else FacetReport.from_dict(report)
-        polytope.metadata_ = dict(info.get("metadata") or {})
+        metadata = info.get("metadata") or {}
+        if not isinstance(metadata, dict):
+            raise ResourceError(f"{folder / PARAMS_FILE}: metadata is not a JSON object")
+        polytope.metadata_ = dict(metadata)
         polytope.calibration_ = info.get("calibration")
         return polytope
 
