@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_choice, check_positive_int
+from trustlab._checks import check_choice, check_in_range, check_positive_int
 from trustlab._results import Result, check_output_dir, internal_field, output_dir
 from trustlab.errors import BackendError, ConfigError, InputError
 from trustlab.federated.flower import RESULT_ARRAYS, RESULT_JSON
@@ -163,7 +163,7 @@ def write_flower_app(
         The model's input and output sizes; ``num_features`` defaults to the data set's: 64 for
         digits, 196 for MNIST at 14 x 14.
     node_timeout : float
-        Seconds the ServerApp waits for nodes and for each round's replies.
+        Seconds (positive and finite) the ServerApp waits for nodes and for each round's replies.
     port : int
         The SuperLink port of the launch commands in the result (the app does not depend on it).
 
@@ -195,6 +195,9 @@ def write_flower_app(
     num_features = check_positive_int(num_features, "num_features")
     num_classes = check_positive_int(num_classes, "num_classes", minimum=2)
     check_model_spec(cfg.model_spec(num_features, num_classes))  # the ServerApp builds this model
+    # NaN never timed out (the ServerApp waited for nodes for good); -5 or 0 failed at once.
+    node_timeout = check_in_range(node_timeout, "node_timeout", 0, np.inf, low_open=True,
+                                  high_open=True)  # fmt: skip
     if result_dir is not None:  # a file there failed the ServerApp after the whole run
         check_output_dir(result_dir, "result_dir")
     run_config: dict[str, Any] = {k.replace("_", "-"): v for k, v in cfg.to_dict().items()}

@@ -11,6 +11,7 @@ import numpy as np
 
 from trustlab._checks import check_choice
 from trustlab._results import Result, internal_field, new_axes
+from trustlab.errors import InputError
 from trustlab.federated.protocol import ProtocolState
 from trustlab.federated.uefl import UEFLConfig
 
@@ -149,6 +150,12 @@ class UEFLSimulation(Result):
     def margins(self, baseline: str = "fedavg") -> dict[str, float]:
         """UEFL minus the baseline at the last round: mean accuracy (higher is better) and mean
         entropy (lower is better), also over the silos UEFL extended."""
+        run = [name for name in self.methods if name != "uefl"]
+        if baseline not in run:  # was a raw KeyError (e.g. margins("vq") without that baseline)
+            raise InputError.bad(
+                "baseline", "a baseline of this simulation: " + (", ".join(map(repr, run)) or
+                "none was run"), baseline,
+            )  # fmt: skip
         ours, base = self.methods["uefl"], self.methods[baseline]
         extended = sorted({i for e in ours.extensions for i in e["flagged"]})
         out = {
