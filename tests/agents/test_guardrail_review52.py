@@ -4,6 +4,7 @@ in an evaluation, a rule listed twice under an action, odd AgentDojo chat record
 from __future__ import annotations
 
 import json
+import math
 import socket
 
 import pytest
@@ -127,3 +128,46 @@ def test_odd_contents_become_text():
     assert trajectory_from_messages(openai).task_intent == "Pay my rent."  # "" before
     failed = trajectory_from_messages([calls, {**result, "error": {"message": "no such file"}}])
     assert json.loads(failed.steps[0].observation) == {"message": "no such file"}
+
+
+def _two_rules(first_type: str, second_type: str, order=(0, 1)) -> dict:
+    rules = [
+        {
+            "rule_id": f"r{i}",
+            "predicates": [["pay", "", "", "action"], ["ok", "", "", kind]],
+            "logic": "pay IMPLIES ok",
+        }
+        for i, kind in enumerate((first_type, second_type))
+    ]
+    return {
+        "actions": {"pay": {"soft_rule_ids": ["r0", "r1"]}},
+        "rule_list": [rules[k] for k in order],
+    }
+
+
+def test_a_predicate_declared_with_two_types_is_refused():
+    # the first declaration won: listing the rules the other way round turned the free 'ok'
+    # into an action predicate, false for 'pay' (p_safe 0.362 became 0.119)
+    for order in ((0, 1), (1, 0)):
+        with pytest.raises(InputError, match=r"predicate 'ok' is declared as an action in rule"):
+            load_policy(_two_rules("condition", "action", order))
+    assert Guardrail(_two_rules("condition", "condition")).check([], "pay").p_safe == pytest.approx(
+        (math.e**2 + 1) / (3 * math.e**2 + 1)
+    )
+    # a policy action is an action whatever a rule calls it
+    assert load_policy(_pay_as_condition()).rule_ids == ["r"]
+
+
+def _pay_as_condition() -> dict:
+    policy = one_rule_policy()
+    policy["rule_list"][0]["predicates"][0] = ["pay", "", "", "condition"]
+    return policy
+
+
+@pytest.mark.parametrize("name", ["true", "FALSE", "True"])
+def test_a_predicate_named_like_a_constant_is_refused(name):
+    # 'pay IMPLIES true' read the word: the declared predicate took evidence and never counted
+    with pytest.raises(
+        InputError, match=rf"predicate name\(s\) \['{name}'\] are words of the rule"
+    ):
+        load_policy(one_rule_policy(condition=name))

@@ -46,7 +46,7 @@ from pydantic import (
     model_validator,
 )
 
-from trustlab.agents.logic import Formula, parse_rule
+from trustlab.agents.logic import RESERVED_WORDS, Formula, parse_rule
 from trustlab.errors import InputError, describe
 
 #: The largest rule weight (log-odds) a policy takes. A weight's rounding error grows with it
@@ -216,6 +216,14 @@ class Rule(_Model):
     def _check_logic(self) -> Rule:
         formula = _parsed(self.logic, self.rule_id)
         declared = {p.name for p in self.predicates}
+        # the logic reads such a name as the word ("pay IMPLIES true" is pay IMPLIES TRUE): the
+        # predicate would be declared, take evidence and a checker, and never count
+        reserved = sorted(n for n in declared if n.upper() in RESERVED_WORDS)
+        if reserved:
+            raise ValueError(
+                f"rule {self.rule_id!r}: predicate name(s) {reserved} are words of the rule "
+                "language (read as the operator or constant in any case); rename them"
+            )
         undeclared = sorted(formula.predicates - declared)
         if undeclared:
             raise ValueError(
@@ -275,8 +283,10 @@ class PolicyModel(_Model):
     ``weights`` and ``unknown_action``).
 
     Validation: at least one rule and one action; rule ids unique; every ``soft_rule_id`` names a
-    rule whose logic mentions the action, once; the action tree has no cycle; every rule's logic names only declared predicates;
-    weights finite and for known rules; checkers only for predicates some rule declares.
+    rule whose logic mentions the action, once; a predicate has one type in every rule, and no
+    name is a word of the rule language; the action tree has no cycle; every rule's logic names
+    only declared predicates; weights finite and for known rules; checkers only for predicates
+    some rule declares.
     """
 
     model_config = ConfigDict(extra="allow", frozen=True)
@@ -338,7 +348,19 @@ class PolicyModel(_Model):
                     f"{MAX_RULE_WEIGHT:g}] (a larger weight swamps every probability in double "
                     f"precision), got {weight!r}"
                 )
-        declared = {p.name for r in self.rule_list for p in r.predicates} | set(self.actions)
+        kinds: dict[str, dict[str, list[str]]] = {}
+        for rule in self.rule_list:
+            for p in rule.predicates:
+                kinds.setdefault(p.name, {}).setdefault(p.type, []).append(rule.rule_id)
+        for name, by_type in kinds.items():
+            # the first declaration won: the rules' order changed decisions (a policy action is
+            # an action whatever its rules say)
+            if len(by_type) > 1 and name not in self.actions:
+                raise ValueError(
+                    f"predicate {name!r} is declared as an action in rule(s) {by_type['action']} "
+                    f"and as a condition in rule(s) {by_type['condition']}; declare one type"
+                )
+        declared = set(kinds) | set(self.actions)
         for name, spec in self.checkers.items():
             if name not in declared:
                 raise ValueError(
