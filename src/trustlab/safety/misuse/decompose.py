@@ -38,12 +38,13 @@ __all__ = [
 #: Where the strong model's answer goes in a task's flagged part.
 PLACEHOLDER = "{previous}"
 
-# a list marker: "1." or "1)" (up to three digits, possibly in bold: "**1.**", "**1.", "__1.__"),
-# or a bullet "-", "*", "+" or "•", then white space and the item's text (or nothing: the
-# text may start on the next line)
+# a list marker: "1." or "1)" (up to three digits, possibly in bold: "**1.**", "**1.", "__1.__",
+# or as a Markdown heading, "## 1." to "###### 1.": a Python comment "# 1." is none), or a
+# bullet "-", "*", "+" or "•", then white space and the item's text (or nothing: the text may
+# start on the next line)
 _MARKER = re.compile(
-    r"^(?P<indent>[ \t]*)(?:(?P<bold>\*\*|__)?\d{1,3}[.)](?P<closed>\*\*|__)?|[-*+\u2022])"
-    r"(?:[ \t]+(?P<text>.*))?$"
+    r"^(?P<indent>[ \t]*)(?:(?:\#{2,6}[ \t]+)?(?P<bold>\*\*|__)?\d{1,3}[.)](?P<closed>\*\*|__)?"
+    r"|[-*+\u2022])(?:[ \t]+(?P<text>.*))?$"
 )
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)")
 
@@ -129,8 +130,10 @@ def parse_subtasks(text: str, k: int) -> list[str]:
     """The subtasks of W's answer to :func:`propose_prompt`, at most ``k`` of them.
 
     An item starts at a line with a list marker (``1.``, ``1)``, also in bold as ``**1.**`` or
-    ``**1. text**``, ``-``, ``*``, ``+`` or ``•``, then white space) indented no deeper than the
-    first marker line, outside fenced code blocks; it runs until the next such line, so an item
+    ``**1. text**`` or as a Markdown heading ``### 1.``, ``-``, ``*``, ``+`` or ``•``, then white
+    space) indented no deeper than the first marker line, outside fenced code blocks (unless
+    nothing outside them is an item: a list wrapped in a fence is read without its fence
+    lines); it runs until the next such line, so an item
     may span lines and paragraphs (code, nested bullets, a wrapped sentence, a passage to
     summarise) and keeps them verbatim; prose after the list therefore stays in the last item
     (it cannot be told from a paragraph of that item). Text before the first marker is
@@ -148,22 +151,10 @@ def parse_subtasks(text: str, k: int) -> list[str]:
     if not isinstance(text, str):
         raise InputError.bad("text", "a string", text)
     k = check_positive_int(k, "k")
-    items: list[list[str]] = []
-    top: int | None = None  # the indentation of the first marker line
-    in_fence = False
-    for line in text.splitlines():
-        match = None if in_fence else _MARKER.match(line)
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        if match is not None:
-            indent = len(match["indent"].expandtabs(4))
-            if top is None:
-                top = indent
-            if indent <= top:
-                items.append([_unbold(match)])
-                continue
-        if items:
-            items[-1].append(line)
+    lines = text.splitlines()
+    items = _items(lines, fences=True)
+    if not items:  # the whole list in a fenced block: read it without its fence lines
+        items = _items([line for line in lines if not _FENCE.match(line)], fences=False)
     kept: list[str] = []
     seen: set[str] = set()
     for lines in items:
@@ -175,6 +166,28 @@ def parse_subtasks(text: str, k: int) -> list[str]:
         if len(kept) == k:
             break
     return kept
+
+
+def _items(lines: list[str], fences: bool) -> list[list[str]]:
+    """The lines of each item (see :func:`parse_subtasks`); with ``fences``, marker lines inside
+    fenced blocks start no item."""
+    items: list[list[str]] = []
+    top: int | None = None  # the indentation of the first marker line
+    in_fence = False
+    for line in lines:
+        match = None if in_fence else _MARKER.match(line)
+        if fences and _FENCE.match(line):
+            in_fence = not in_fence
+        if match is not None:
+            indent = len(match["indent"].expandtabs(4))
+            if top is None:
+                top = indent
+            if indent <= top:
+                items.append([_unbold(match)])
+                continue
+        if items:
+            items[-1].append(line)
+    return items
 
 
 def _unbold(match: re.Match) -> str:
