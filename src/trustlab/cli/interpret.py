@@ -197,6 +197,7 @@ def train(
         random_state=seed,
     )
     sae.check_params()  # before the model loads and its activations are read (minutes)
+    _check_layer(model, layer)
     with progress() as bar:
         task = bar.add_task(f"loading {model}", total=None)
         lm = load_model(model)
@@ -245,6 +246,8 @@ def cache(
     from trustlab.llm import load_model
 
     refuse_existing(out, overwrite, CACHE_FILES, "a latent cache")
+    if batch_size < 1:  # before the model loads (cache_latents checks it only then)
+        raise InputError.bad("--batch-size", "an integer >= 1", batch_size)
     where = resolve_device_option(device, "llm")
     if overwrite and (out / "chunks").is_dir():
         shutil.rmtree(out / "chunks")  # --overwrite starts afresh
@@ -271,6 +274,22 @@ def cache(
     emit(result, as_json)
     result.save(out)
     save(result, out, as_json)
+
+
+def _check_layer(model: str, layer: int) -> None:
+    """``--layer`` checked before the model loads, against ``num_hidden_layers`` in the model
+    folder's ``config.json`` (a registered name, or a folder without that number, is checked by
+    ``sae_activations`` once the model is loaded): loading took seconds, and under load a
+    progress line came before the one-line error."""
+    n = None
+    try:
+        config = json.loads((Path(model).expanduser() / "config.json").read_text(encoding="utf-8"))
+        n = config["num_hidden_layers"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    if layer < 0 or (isinstance(n, int) and not isinstance(n, bool) and layer >= n):
+        where = f" of {Path(model).name!r}: in [0, {n - 1}]" if isinstance(n, int) else " (>= 0)"
+        raise InputError.bad("--layer", f"a decoder layer{where}", layer)
 
 
 def _model_reference(name: str) -> str:
@@ -809,11 +828,13 @@ def report(
     scorers, scores by activation quantile, the best and worst latents in context."""
     from trustlab.audit.sections.sae import write_page
     from trustlab.interpret import load_latent_cache, sae_report
+    from trustlab.interpret.sae.report import report_method
 
     refuse_existing(out, overwrite, REPORT_FILES, "a report")
     if best < 1:
         raise InputError.bad("--best", "a positive number of latents", best)
     info, rows = _run_files(scores_dir, "--scores", "scores.jsonl", "`sae score`")
+    report_method(rows, method)  # --method checked before the tokenizer loads (seconds)
     if explanations_dir is None:
         if "explanations" not in info:
             raise InputError.bad(

@@ -257,22 +257,12 @@ def sae_report(
     ((0,), (1,), 0.35)
     """
     true, shuffled = _read_rows(scores)
-    methods = tuple(k for k in SCORE_KEYS if any(k in r["values"] for r in true.values()))
-    if not methods:
-        raise InputError.bad("scores", "rows with at least one score (" + ", ".join(SCORE_KEYS)
-                             + ")", _keys(scores))  # fmt: skip
+    methods, method = _methods(scores, true, method)
     _check_explanations(explanations, true)
     n_best = check_positive_int(n_best, "n_best")
     n_contexts = check_positive_int(n_contexts, "n_contexts", minimum=0)
     n_bootstrap = check_positive_int(n_bootstrap, "n_bootstrap")
     rng = check_random_state(random_state)
-    ranked = [m for m in methods if any(np.isfinite(_score(true[i], m)) for i in true)]
-    if method is None:
-        if not ranked:
-            raise InputError.bad("scores", "at least one score that is not missing", "none")
-        method = ranked[0]
-    elif method not in ranked:
-        raise InputError.bad("method", "one of the scored methods: " + ", ".join(ranked), method)
     if cache is not None:
         if not isinstance(cache, LatentCache):
             raise InputError.bad("cache", "a LatentCache (cache_latents) or None", cache)
@@ -485,6 +475,29 @@ def _sampling(sampling: Any) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------- the numbers
+
+
+def report_method(scores: Sequence[Mapping[str, Any]], method: str | None = None) -> str:
+    """The method :func:`sae_report` ranks the latents of ``scores`` by: ``method`` checked to
+    be one with a score, or the first scored in :data:`SCORE_KEYS` (``sae report`` checks its
+    ``--method`` with it before the tokenizer loads)."""
+    return _methods(scores, _read_rows(scores)[0], method)[1]
+
+
+def _methods(scores: Any, true: dict[int, dict], method: str | None) -> tuple[tuple, str]:
+    """The methods the true rows hold, and the one to rank by (checked)."""
+    methods = tuple(k for k in SCORE_KEYS if any(k in r["values"] for r in true.values()))
+    if not methods:
+        raise InputError.bad("scores", "rows with at least one score (" + ", ".join(SCORE_KEYS)
+                             + ")", _keys(scores))  # fmt: skip
+    ranked = [m for m in methods if any(np.isfinite(_score(true[i], m)) for i in true)]
+    if method is None:
+        if not ranked:
+            raise InputError.bad("scores", "at least one score that is not missing", "none")
+        method = ranked[0]
+    elif method not in ranked:
+        raise InputError.bad("method", "one of the scored methods: " + ", ".join(ranked), method)
+    return methods, method
 
 
 def _score(row: dict, method: str) -> float:
