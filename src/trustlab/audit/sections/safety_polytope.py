@@ -13,7 +13,11 @@ from typing import Any
 
 from trustlab._results import output_dir, write_atomic
 from trustlab.report import Figure, Paragraph, Report, Section, Table
-from trustlab.safety.polytope.evaluation import correction_scope
+from trustlab.safety.polytope.evaluation import (
+    corrected_counts,
+    corrected_share_label,
+    correction_scope,
+)
 
 __all__ = ["build_page", "write_page", "PAGE_NAME"]
 
@@ -156,8 +160,8 @@ def _steering_section(ev: Any) -> Section:
     rows += [
         ["generation steps flagged, unsafe prompts", steps["unsafe"], None],
         ["generation steps flagged, safe prompts", steps["safe"], None],
-        ["checked steps corrected, unsafe prompts", None, share["unsafe"]],
-        ["checked steps corrected, safe prompts", None, share["safe"]],
+        [f"{corrected_share_label(ev)}, unsafe prompts", None, share["unsafe"]],
+        [f"{corrected_share_label(ev)}, safe prompts", None, share["safe"]],
     ]
     if ev.benign_perplexity_before is not None:
         rows.append(["benign perplexity", ev.benign_perplexity_before, ev.benign_perplexity_after])
@@ -167,11 +171,11 @@ def _steering_section(ev: Any) -> Section:
         caption=(
             f"{unsafe['n']} unsafe and {safe['n']} safe prompts, {ev.max_new_tokens} new tokens, "
             f"{correction_scope(ev)} (margin {ev.margin:g}); "
-            f"{ev.flagged_steps} steps corrected, {ev.infeasible_steps} left infeasible"
+            f"{corrected_counts(ev)}"
         ),
     )
     examples = Table(
-        ["prompt", "class", "plain answer", "corrected answer", "corrected steps"],
+        ["prompt", "class", "plain answer", "corrected answer", _examples_count(ev)],
         [
             [
                 e["prompt"],
@@ -205,3 +209,9 @@ def _steering_section(ev: Any) -> Section:
             f"on safe prompts {safe['before']:.2f} -> {safe['after']:.2f}."
         ),
     )
+
+
+def _examples_count(ev: Any) -> str:
+    """The last column of the examples: steps Safe Flow corrected, or whether the gate or the
+    direction acted on the prompt (1 = flagged)."""
+    return "corrected steps" if ev.correction == "project" else "flagged (1 = yes)"

@@ -34,6 +34,7 @@ from trustlab.safety.polytope.language_model import (
 from trustlab.safety.polytope.results import FacetReport
 from trustlab.safety.polytope.selection import bootstrap_auroc
 from trustlab.safety.polytope.steering import (
+    _ANSWER_FATE,
     CORRECT_FIRST,
     _check_generation,
     _corrected_states,
@@ -48,6 +49,8 @@ __all__ = [
     "benign_perplexity",
     "tpr_at_fpr",
     "correction_scope",
+    "corrected_counts",
+    "corrected_share_label",
     "MAX_FPR",
 ]
 
@@ -149,12 +152,12 @@ class PolytopeEvaluation(Result):
             f"TPR {self.tpr:.3f}, FPR {self.fpr:.3f}",
             f"steps of the plain generations flagged: unsafe prompts "
             f"{self.step_flag_rate['unsafe']:.2f}, safe prompts {self.step_flag_rate['safe']:.2f}"
-            f"; checked steps corrected: unsafe {self.steered_step_share['unsafe']:.2f}, "
+            f"; {corrected_share_label(self)}: unsafe {self.steered_step_share['unsafe']:.2f}, "
             f"safe {self.steered_step_share['safe']:.2f}",
             f"refusal rate, {self.correction} correction ({correction_scope(self)}): "
             f"unsafe prompts {unsafe['before']:.2f} -> {unsafe['after']:.2f} (n={unsafe['n']}), "
             f"safe prompts {safe['before']:.2f} -> {safe['after']:.2f} (n={safe['n']})",
-            f"corrected steps {self.flagged_steps}, left infeasible {self.infeasible_steps}",
+            corrected_counts(self),
         ]
         if self.benign_perplexity_before is not None:
             lines.append(
@@ -330,6 +333,28 @@ def evaluate_polytope(
                 texts, is_unsafe, plain, corrected.texts, corrected.flagged_steps, strict=True
             )
         ),
+    )
+
+
+def corrected_share_label(evaluation: Any) -> str:
+    """What ``steered_step_share`` counts: checked steps corrected (Safe Flow), or prompts whose
+    whole answer the gate replaced or the refusal direction steered."""
+    if evaluation.correction == "project":
+        return "checked steps corrected"
+    return f"prompts flagged ({_ANSWER_FATE[evaluation.correction]})"
+
+
+def corrected_counts(evaluation: Any) -> str:
+    """``flagged_steps`` and ``infeasible_steps`` in words: Safe Flow corrects steps (some may
+    stay outside); the gate and the direction act on flagged prompts, never on single steps."""
+    if evaluation.correction == "project":
+        return (
+            f"corrected steps {evaluation.flagged_steps}, "
+            f"left infeasible {evaluation.infeasible_steps}"
+        )
+    return (
+        f"flagged prompts {evaluation.flagged_steps}, "
+        f"{_ANSWER_FATE[evaluation.correction]} (no state corrected)"
     )
 
 

@@ -234,14 +234,19 @@ class SteeredGeneration(Result):
         return sum(self.flagged_steps) / checked if checked else float("nan")
 
     def summary(self) -> str:
-        lines = [
-            f"{self.correction} correction at layer {self.layer}: "
-            f"{int(self.steered.sum())} of {len(self.texts)} "
-            f"generations corrected ({sum(self.flagged_steps)} of {sum(self.checked_steps)} "
-            f"checked steps, {sum(self.infeasible_steps)} left infeasible)"
-        ]
+        done = f"{int(self.steered.sum())} of {len(self.texts)}"
+        if self.correction == "project":
+            done += (
+                f" generations corrected ({sum(self.flagged_steps)} of "
+                f"{sum(self.checked_steps)} checked steps, {sum(self.infeasible_steps)} left "
+                "infeasible)"
+            )
+        else:  # the whole answer of a flagged prompt, not a step
+            done += f" prompts flagged ({_ANSWER_FATE[self.correction]})"
+        lines = [f"{self.correction} correction at layer {self.layer}: {done}"]
         for prompt, text, k in zip(self.prompts, self.texts, self.flagged_steps, strict=True):
-            lines.append(f"- {prompt!r} [{k} corrected]: {text!r}")
+            tag = f"{k} corrected" if self.correction == "project" else "flagged" * bool(k)
+            lines.append(f"- {prompt!r} [{tag or 'not flagged'}]: {text!r}")
         return "\n".join(lines)
 
 
@@ -284,6 +289,12 @@ def _what_was_done(correction: str, flagged: int) -> str:
     if correction == "gate":
         return "flagged: the fixed refusal text"
     return "flagged: answered with the refusal direction added at every step"
+
+
+_ANSWER_FATE = {  # what "gate" and "direction" do with a flagged prompt's answer
+    "gate": "answer replaced by the fixed refusal",
+    "direction": "answered with the refusal direction added",
+}
 
 
 @dataclass(frozen=True)
