@@ -186,6 +186,11 @@ def _refine_active_set(
                 continue
             lam = np.maximum(lam, 0.0)
         values = shifted - gram @ lam  # the constraint values at x' = x - A' lam
+        # dependent active rows that disagree (parallel facets of different scale: the margin
+        # is per facet): least squares leaves the looser one slack; it is not active
+        if idx.size and values[idx].min() < -tol:
+            active[idx[np.argmin(values[idx])]] = False
+            continue
         worst = int(np.argmax(np.where(active, -np.inf, values)))
         if active.all() or values[worst] <= tol:
             return lam, iteration
