@@ -176,6 +176,10 @@ def test_evaluate_writes_the_page(run, tmp_path):
             "--data",
         ),
         (["evaluate", "--checkpoint", "shapes_platonic", "--data", "shapes-tetris"], "--data"),
+        (
+            ["evaluate", "--checkpoint", "shapes_platonic", "--methods", "random,gradient,random"],
+            "--methods",
+        ),
     ],
 )
 def test_bad_options_are_one_line(run, tmp_path, args, option):

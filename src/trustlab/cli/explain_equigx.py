@@ -388,6 +388,9 @@ def evaluate(
         raise InputError.bad(
             "--methods", f"comma-separated names from {', '.join(METHODS)}", methods
         )
+    repeated = sorted({m for m in chosen if chosen.count(m) > 1})
+    if repeated:
+        raise InputError.bad("--methods", "each method once", f"{', '.join(repeated)} repeated")
     if data is not None:
         dataset = _unseen(_parts(_data_spec(data, n_graphs, seed))["test"], info, data)
         _check_fits(dataset, net, data)

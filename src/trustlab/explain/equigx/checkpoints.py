@@ -108,12 +108,19 @@ def train_recipe(recipe: dict[str, Any], out_dir: str | Path, *, progress: Any =
     """Train a network from a recipe ``{"data": spec, "model": TFN settings, "train":
     train_tfn settings}`` into ``out_dir``: the network (``config.json``,
     ``weights.safetensors``) and ``training.json`` (the recipe, the history, the test accuracy).
-    An interrupted run resumes from ``out_dir/_state``. Returns the history."""
+    An interrupted run resumes from ``out_dir/_state``. The training's ``random_state`` also
+    seeds the network's initial weights, so a recipe trains the same network every time.
+    Returns the history."""
+    import torch
+
     from trustlab.explain.equigx.model import TensorFieldNetwork
     from trustlab.explain.equigx.training import predict_graphs, train_tfn
 
     parts = recipe_data(recipe["data"])
     train = parts["train"]
+    seed = recipe.get("train", {}).get("random_state")
+    if seed is not None:  # the initial weights too: the same recipe trains the same network
+        torch.manual_seed(int(seed))
     net = TensorFieldNetwork(
         n_classes=train.n_classes, n_scalars=train[0].x.shape[1], **recipe.get("model", {})
     )
