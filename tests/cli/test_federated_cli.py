@@ -195,3 +195,11 @@ def test_flower_app_takes_the_mlp_encoder_for_node_data_of_any_width(run, tmp_pa
     assert code == 0 and (config["encoder"], config["num-features"]) == ("mlp", 10)
     code, _, err = run("federated", "flower-app", "--out", tmp_path / "bad", "--encoder", "rnn")
     assert code == 2 and one_line(err).startswith("trustlab: error: --encoder: expected")
+
+
+def test_baseline_vq_alone_runs_the_control_without_fedavg(run, tmp_path):
+    # The option replaces the default (the help says so since review 4).
+    one = ["--n-silos", 2, "--rounds", 1, "--max-iterations", 1, "--local-epochs", 1, "--json"]
+    code, stdout, _ = run("federated", "simulate", "--out", tmp_path / "r", "--baseline", "vq",
+                          *one)  # fmt: skip
+    assert code == 0 and list(json.loads(stdout)["methods"]) == ["uefl", "vq"]

@@ -30,9 +30,11 @@ The silos are scikit-learn's 8x8 digits cut into --n-silos slices with a per-sil
 (--shift rotation: the paper's rotations 0/-50/120 degrees; mixed: none, rotation, blur +
 noise; none). UEFL trains --rounds rounds, fixes the uncertainty threshold (1 + thd) * mean
 entropy, gives every silo above it a new k-means-initialised codebook and trains --rounds-plus
-more rounds, up to --max-iterations iterations. FedAvg (no codebook) and, with --baseline vq,
-the control (one local codebook, never extended) run as many rounds. The codewords follow the
-paper's rule (codebook loss only) unless --codewords task.
+more rounds, up to --max-iterations iterations. The baselines run as many rounds: FedAvg (no
+codebook; --baseline fedavg, the default) and/or the control (one local codebook, never
+extended; --baseline vq). --baseline vq alone runs the control without FedAvg; give
+--baseline fedavg --baseline vq for both. The codewords follow the paper's rule (codebook loss
+only) unless --codewords task.
 
 Rounds are reported as "8 + 6 extension rounds": the --rounds of the first iteration, then the
 rounds of the extension iterations that ran; every baseline runs as many rounds as UEFL did.
@@ -118,7 +120,11 @@ def simulate_command(
         ),
     ] = "codebook_loss",
     baseline: Annotated[
-        list[str] | None, typer.Option("--baseline", help="fedavg and/or vq (repeatable).")
+        list[str] | None,
+        typer.Option(
+            "--baseline",
+            help="fedavg (default) and/or vq, repeatable: --baseline vq alone leaves FedAvg out.",
+        ),
     ] = None,
     seed: SeedOption = 0,
     overwrite: OverwriteOption = False,
