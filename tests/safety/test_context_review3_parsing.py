@@ -30,3 +30,26 @@ def test_an_answer_without_reasoning_reads_as_before():
         parse_judgement('Sure: {"judgement": "Unsafe", "explanation": "x"}', "binary") == "unsafe"
     )
     assert parse_judgement('{"judgement": 7}', "score") == 7.0
+
+
+@pytest.mark.parametrize(
+    ("text", "mode", "expected"),
+    [
+        (
+            'The context: {"sender": {"platform_type": "a hospital portal"}}.\n'
+            '{"judgement": "safe", "explanation": "verified staff"}',
+            "binary",
+            "safe",
+        ),
+        ('I read {x} as a placeholder. {"judgement": 8, "explanation": "ok"}', "score", 8.0),
+        ('{"note": "none"} {"judgement": "unsafe",}', "binary", "unsafe"),
+    ],
+)
+def test_a_block_without_a_judgement_is_passed_over(text, mode, expected):
+    assert parse_judgement(text, mode) == expected
+
+
+def test_the_first_block_with_a_judgement_wins():
+    text = '{"context": 1} {"judgement": "unsafe"} {"judgement": "safe"}'
+    assert parse_judgement(text, "binary") == "unsafe"
+    assert parse_judgement('{"context": 1} {"judgement": null} {"judgement": 9}', "score") == ""
