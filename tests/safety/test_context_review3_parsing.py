@@ -53,3 +53,16 @@ def test_the_first_block_with_a_judgement_wins():
     text = '{"context": 1} {"judgement": "unsafe"} {"judgement": "safe"}'
     assert parse_judgement(text, "binary") == "unsafe"
     assert parse_judgement('{"context": 1} {"judgement": null} {"judgement": 9}', "score") == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "mode", "expected"),
+    [
+        ("{'judgement': 'unsafe', 'explanation': 'a minor'}", "binary", "unsafe"),
+        ("{'judgement': 'safe', 'explanation': 'verified'}", "binary", "safe"),
+        ("{'judgement': 8, 'explanation': 'ok'}", "score", 8.0),
+        ("{'judgement': '3', 'explanation': 'no'}", "score", 3.0),
+    ],
+)
+def test_a_python_dict_with_single_quotes_is_read(text, mode, expected):
+    assert parse_judgement(text, mode) == expected
