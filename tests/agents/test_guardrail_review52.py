@@ -171,3 +171,36 @@ def test_a_predicate_named_like_a_constant_is_refused(name):
         InputError, match=rf"predicate name\(s\) \['{name}'\] are words of the rule"
     ):
         load_policy(one_rule_policy(condition=name))
+
+
+TWO_ACTIONS = {
+    "actions": {"pay": {"soft_rule_ids": ["kept"]}, "wire": {"soft_rule_ids": ["broken"]}},
+    "rule_list": [
+        {
+            "rule_id": "kept",
+            "predicates": [["pay", "", "", "action"], ["c", "", "", "condition"]],
+            "logic": "pay OR c",
+        },
+        {
+            "rule_id": "broken",
+            "predicates": [["wire", "", "", "action"], ["d", "", "", "condition"]],
+            "logic": "wire IMPLIES d",
+        },
+    ],
+}
+
+
+@pytest.mark.parametrize("method", ["auto", "enumerate", "compiled"])
+@pytest.mark.parametrize("weight", [30.0, 800.0])
+def test_two_circuits_add_their_exact_log_odds(method, weight):
+    # pay instantiates both actions (evidence on wire): one circuit's log-odds +weight, the
+    # other's -(weight - 0.001); their p_safe round to 1 and 0, and logit(1.0) + logit(0.0) was
+    # nan ("p_safe: expected a number in [0, 1], got nan" from weight 37 on); at 30, logit of a
+    # p_safe near 1 lost digits (0.500255 for 0.500250)
+    guard = Guardrail({**TWO_ACTIONS, "weights": {"kept": weight, "broken": weight - 1e-3}})
+    guard.method = method
+    decision = guard.check([], "pay", evidence={"wire": True, "c": False, "d": False})
+    assert decision.circuits == ("pay", "wire")
+    assert decision.methods == (("closed_form",) if method == "auto" else (method,)) * 2
+    assert decision.p_safe == pytest.approx(1 / (1 + math.exp(-1e-3)), abs=1e-12)
+    assert decision.action_allowed

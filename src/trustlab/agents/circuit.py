@@ -58,7 +58,7 @@ import numpy as np
 
 from trustlab._checks import check_choice, check_in_range, check_positive_int
 from trustlab._lazy import require
-from trustlab._results import Result
+from trustlab._results import Result, internal_field
 from trustlab.agents.logic import (
     Always,
     And,
@@ -158,6 +158,9 @@ class CircuitInference(Result):
     rule_ids: tuple[str, ...]
     violation_probabilities: tuple[float, ...]
     violated: tuple[int, ...]
+    #: ``log(p_safe / (1 - p_safe))`` as computed (exact where p_safe rounds to 0 or 1): the
+    #: guardrail adds several circuits' log-odds
+    log_odds: float = internal_field(default=math.nan)
 
     _dict_extras = ("violated_ids",)
 
@@ -377,7 +380,7 @@ class RuleCircuit:
         method = check_choice(method, "method", METHODS)
         masks = self._masks(history)
         ev = self._evidence(evidence)
-        return self._p_safe(masks, ev, method, evidence)[0]
+        return _sigmoid(self._log_odds(masks, ev, method, evidence)[0])
 
     def infer(
         self,
@@ -401,16 +404,17 @@ class RuleCircuit:
         method = check_choice(method, "method", METHODS)
         masks = self._masks(history)
         ev = self._evidence(evidence)
-        p, used, free = self._p_safe(masks, ev, method, evidence)
+        z, used, free = self._log_odds(masks, ev, method, evidence)
         probs = self._violation_probabilities(masks, ev)
         return CircuitInference(
             action=self.action,
-            p_safe=p,
+            p_safe=_sigmoid(z),
             method=used,
             free_predicates=tuple(self.predicates[j] for j in free),
             rule_ids=self.rule_ids,
             violation_probabilities=tuple(float(v) for v in probs),
             violated=tuple(self._ranked(probs, masks)),
+            log_odds=float(z),
         )
 
     def delta_features(
@@ -498,17 +502,17 @@ class RuleCircuit:
 
     # ------------------------------------------------------------------ inference
 
-    def _p_safe(
+    def _log_odds(
         self, masks: list[int], ev: _Evidence, method: str, evidence: Mapping[str, Any]
     ) -> tuple[float, str, list[int]]:
-        """``(p_safe, method used, free predicates summed over)``."""
+        """``(log-odds of p_safe, method used, free predicates summed over)``."""
         if method in ("auto", "closed_form"):
             hard_bits = self._hard_bits(masks, ev)
             if hard_bits is not None:
                 f1, f0 = hard_bits
-                return _sigmoid(float(self.weights @ (f1 - f0))), "closed_form", []
+                return float(self.weights @ (f1 - f0)), "closed_form", []
         if method == "compiled":
-            return self._compiled(masks).p_safe(self.weights, ev), "compiled", self._nonhard(ev)
+            return self._compiled(masks).log_odds(self.weights, ev), "compiled", self._nonhard(ev)
         reduced = self._reduced(masks, ev.hard)
         rules, free = _component(reduced)
         if method == "closed_form" or (method == "auto" and not free):
@@ -536,7 +540,7 @@ class RuleCircuit:
             if len(free) > self.max_enumerate:
                 raise
             return _enumerate(self.weights, reduced, rules, free, ev.soft), "enumerate", free
-        return compiled.p_safe(self.weights, ev), "compiled", free
+        return compiled.log_odds(self.weights, ev), "compiled", free
 
     def _auto_enumerates(self, masks: list[int], n_free: int) -> bool:
         """Whether ``"auto"`` enumerates ``n_free`` predicates (else it uses the compiled circuit)."""
@@ -866,7 +870,7 @@ def _closed_form(
     for i in rules:
         table, _ = reduced[i]  # depends on the action alone
         z += weights[i] * (float(table[1]) - float(table[0]))
-    return _sigmoid(z)
+    return z
 
 
 def _logsumexp(x: np.ndarray) -> float:
@@ -881,7 +885,8 @@ def _enumerate(
     free: list[int],
     soft: Mapping[int, float],
 ) -> float:
-    """Exact ``p_safe`` by summing over all ``2**F`` assignments of the ``free`` predicates."""
+    """Exact log-odds of ``p_safe`` by summing over all ``2**F`` assignments of the ``free``
+    predicates."""
     size = 1 << len(free)
     worlds = np.arange(size, dtype=np.int32)
     position = {j: n for n, j in enumerate(free)}  # bit n of the world number
@@ -917,7 +922,7 @@ def _enumerate(
         holds0 = flat[index]
         score0 += w * holds0
         score1 += w * (flat[index + np.int32(action_stride)] if action_stride else holds0)
-    return _sigmoid(_logsumexp(score1) - _logsumexp(score0))
+    return _logsumexp(score1) - _logsumexp(score0)
 
 
 # ---------------------------------------------------------------------- compiled circuits
@@ -979,7 +984,8 @@ class _Compiled:
             root = root & ((~r | phi) & (r | ~phi))
         return cls(manager, root, n_predicates, len(scopes))
 
-    def p_safe(self, rule_weights: np.ndarray, ev: _Evidence) -> float:
+    def log_odds(self, rule_weights: np.ndarray, ev: _Evidence) -> float:
+        """``log P(v_a = 1, evidence) - log P(v_a = 0, evidence)`` by weighted model counting."""
         n = self.n_vars
         weights = np.zeros(2 * n)  # log weights of the literals -n..-1, 1..n
 
@@ -1000,7 +1006,7 @@ class _Compiled:
             weights[action_pos] = -math.inf
             self.wmc.set_literal_weights_from_array(weights)
             log0 = self.wmc.propagate()
-        return _sigmoid(log1 - log0)
+        return log1 - log0
 
 
 def _shannon(manager: Any, table: np.ndarray, lits: list[Any], depth: int, memo: dict) -> Any:

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.special import expit, logit
+from scipy.special import expit
 
 from trustlab._checks import check_in_range
 from trustlab._results import Result
@@ -384,6 +384,7 @@ class Guardrail:
         if not matched:
             return self._unmatched(act)
         p_values: list[float] = []
+        log_odds: list[float] = []
         methods: list[str] = []
         violated: list[ViolatedRule] = []
         shown: dict[str, Any] = {}
@@ -396,16 +397,18 @@ class Guardrail:
             shown[name] = True
             inference = circuit.infer(history, candidate, method=self.method)
             p_values.append(inference.p_safe)
+            log_odds.append(inference.log_odds)
             methods.append(inference.method)
             for k in inference.violated:
                 violated.append(self._violation(rules[k], candidate, name))
-        # one circuit: its p_safe; several: their log-odds add up
+        # one circuit: its p_safe; several: their log-odds add up (the circuits' own: logit of a
+        # p_safe near 1 lost digits, and of p_safe 1.0 beside 0.0 gave nan)
         if not p_values:  # the matched actions have no rules: nothing speaks for or against
             p_safe = 0.5
         elif len(p_values) == 1:
             p_safe = p_values[0]
         else:
-            p_safe = float(expit(sum(logit(p) for p in p_values)))
+            p_safe = float(expit(math.fsum(log_odds)))
         allowed = bool(decide(p_safe, self.epsilon))
         violated.sort(key=lambda v: -v.weight)
         threshold = (1.0 + self.epsilon) / 2.0
