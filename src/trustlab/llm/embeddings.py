@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import as_float_array
+from trustlab._checks import as_float_array, check_finite_rows
 from trustlab._lazy import require
 from trustlab.errors import InputError
 
@@ -45,6 +45,18 @@ def _accepts(method: Any, name: str) -> bool:
     return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
+def _name_non_finite(raw: Any) -> None:
+    """Raise naming the first NaN or infinity when ``raw`` is a real 2-D array holding one."""
+    if np.iscomplexobj(raw):
+        return
+    try:
+        arr = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError):
+        return
+    if arr.ndim == 2:
+        check_finite_rows(arr, "embedder")
+
+
 def embed_texts(texts: Sequence[str], embedder: Any = None, *, batch_size: int = 32) -> np.ndarray:
     """L2-normalised embeddings of ``texts``, one row each.
 
@@ -70,6 +82,7 @@ def embed_texts(texts: Sequence[str], embedder: Any = None, *, batch_size: int =
     try:
         emb = as_float_array(raw, "embedder", ndim=2)
     except InputError:
+        _name_non_finite(raw)  # NaN or infinity in a 2-D array: say so, with its row
         raise InputError.bad(
             "embedder", "encode(list of str) to return a 2-D numeric array", raw
         ) from None
