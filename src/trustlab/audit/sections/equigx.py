@@ -95,12 +95,15 @@ def _sections(ev: Any) -> list[Section]:
                      ev.seconds_per_graph.get(m)])  # fmt: skip
     figure = MplFigure(figsize=(10.0, 4.0))
     ev.plot(ax=figure.add_subplot())
-    best = max(ev.methods, key=lambda m: ev.auroc[m]["estimate"] or -1)
-    summary = (
-        f"{ev.n_graphs} graphs, accuracy {ev.accuracy:.3f}; node AUROC "
-        + ", ".join(f"{m} {_fmt(ev.auroc[m]['estimate'])}" for m in ev.methods[:3])
-        + f"; highest: {best} {_fmt(ev.auroc[best]['estimate'])}."
+    scored = [m for m in ev.methods if ev.auroc[m]["estimate"] is not None]
+    summary = f"{ev.n_graphs} graphs, accuracy {ev.accuracy:.3f}; node AUROC " + ", ".join(
+        f"{m} {_fmt(ev.auroc[m]['estimate'])}" for m in ev.methods[:3]
     )
+    if scored:  # an AUROC of 0 is a value; None means no graph was scored
+        best = max(scored, key=lambda m: ev.auroc[m]["estimate"])
+        summary += f"; highest: {best} {_fmt(ev.auroc[best]['estimate'])}."
+    else:
+        summary += " (no correctly classified graph with ground truth to score)."
     sections = [
         Section(
             "ground_truth",

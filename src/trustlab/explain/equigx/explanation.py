@@ -15,7 +15,8 @@ __all__ = ["GraphExplanation"]
 #: Why an explanation is all zero (its warning and its summary say it).
 ZERO_OUTPUT = (
     "the network's output is 0 for every class: no edge carries a message (every neighbour "
-    "beyond the radial cut-off, or one node), so every relevance is 0 and the target is arbitrary"
+    "beyond the radial cut-off or at distance 0, or one node), so every relevance is 0 and the "
+    "target is arbitrary"
 )
 
 
