@@ -167,8 +167,17 @@ def _one_thread() -> None:
     require("torch", "federated").set_num_threads(1)
 
 
-def _silo_state(context: Context) -> SiloState:
+def _silo_state(context: Context, index: int, round_no: int, training: bool) -> SiloState:
+    """This silo's codebooks and book index from the node's state. Only the first training
+    round starts without them: a node that lost them (a SuperNode restarted mid-run) trained on
+    from the common initial book, or refitted its extension by k-means, without a word."""
     if STATE_SILO not in context.state:
+        if round_no > 1 or not training:
+            raise BackendError(
+                f"partition-id {index}: this node holds no codebooks of the run at round "
+                f"{round_no} (was its SuperNode restarted?); a silo's codebooks live only on "
+                "its node, so the run cannot go on: start it again"
+            )
         return SiloState()
     books = _from_record(context.state[STATE_BOOKS]) if STATE_BOOKS in context.state else {}
     return SiloState(books, int(context.state[STATE_SILO]["book-idx"]))
@@ -193,8 +202,10 @@ def _client_train(msg: Message, context: Context) -> Message:
     index, silo, cfg, num_classes = _node_setup(context)
     config = msg.content["config"]
     shared = _from_record(msg.content["arrays"])
-    update, state = train_silo(shared, _silo_state(context), silo, _plan(config, index), cfg,
-                               int(config["server-round"]), num_classes=num_classes)  # fmt: skip
+    round_no = int(config["server-round"])
+    update, state = train_silo(shared, _silo_state(context, index, round_no, True), silo,
+                               _plan(config, index), cfg, round_no,
+                               num_classes=num_classes)  # fmt: skip
     _store_state(context, state)
     metrics = MetricRecord(
         {"num-examples": update.num_examples, "partition-id": index, **update.metrics}
@@ -208,8 +219,10 @@ def _client_evaluate(msg: Message, context: Context) -> Message:
     index, silo, cfg, num_classes = _node_setup(context)
     config = msg.content["config"]
     shared = _from_record(msg.content["arrays"])
-    result = evaluate_silo(shared, _silo_state(context), silo, _plan(config, index), cfg,
-                           int(config["server-round"]), num_classes=num_classes)  # fmt: skip
+    round_no = int(config["server-round"])
+    result = evaluate_silo(shared, _silo_state(context, index, round_no, False), silo,
+                           _plan(config, index), cfg, round_no,
+                           num_classes=num_classes)  # fmt: skip
     metrics = MetricRecord({"num-examples": result.num_examples, "partition-id": index,
                             "entropy": result.entropy, "accuracy": result.accuracy})  # fmt: skip
     return Message(RecordDict({"metrics": metrics}), reply_to=msg)
