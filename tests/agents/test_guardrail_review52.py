@@ -204,3 +204,27 @@ def test_two_circuits_add_their_exact_log_odds(method, weight):
     assert decision.methods == (("closed_form",) if method == "auto" else (method,)) * 2
     assert decision.p_safe == pytest.approx(1 / (1 + math.exp(-1e-3)), abs=1e-12)
     assert decision.action_allowed
+
+
+def _nested(value, depth: int):
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_a_deeply_nested_argument_is_traced_without_recursion():
+    # the provenance and sensitive-data checkers recursed: 500 levels (a JSON request the
+    # server parses) raised RecursionError, a 500 answer
+    iban = "DE89370400440532013000"
+    guard = Guardrail(
+        one_rule_policy(
+            checkers={"ok": {"type": "argument_mentioned", "arguments": "recipient"}},
+        )
+    )
+    intent = {"task_intent": f"Pay {iban}.", "steps": []}
+    for value, allowed in ((iban, True), ("GB29NWBK60161331926819", False)):
+        action = {"name": "pay", "arguments": {"recipient": _nested(value, 3000)}}
+        assert guard.check(intent, action).action_allowed is allowed
+    leak = make_checker({"type": "sensitive_data", "patterns": ["iban"], "fields": ["arguments"]})
+    deep = Action(name="send", arguments={"body": _nested(f"my iban {iban}", 3000)})
+    assert leak(CheckContext(history=(), action=deep, task_intent="")) is True

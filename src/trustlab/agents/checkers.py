@@ -247,18 +247,19 @@ def _field(action: Any, key: str) -> str | None:
 
 def _flatten(value: Any) -> Iterator[str]:
     """The scalar values inside an argument value, as strings (mappings: their values)."""
-    if value is None:
-        return
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for v in value.values():
-            yield from _flatten(v)
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        for v in value:
-            yield from _flatten(v)
-    else:
-        yield str(value)
+    stack = [value]  # not recursive: a request nested 500 deep raised RecursionError
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        if isinstance(node, str):
+            yield node
+        elif isinstance(node, Mapping):
+            stack.extend(reversed(list(node.values())))
+        elif isinstance(node, (list, tuple, set, frozenset)):
+            stack.extend(reversed(list(node)))
+        else:
+            yield str(node)
 
 
 def describe_action(action: Any) -> str:

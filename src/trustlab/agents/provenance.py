@@ -73,15 +73,19 @@ _EXTRACT = ("value", "urls", "emails", "words")
 def _scalars(value: Any) -> list[str]:
     """The string/number leaves of an argument value, however nested in lists and mappings (a
     value inside ``{"iban": ...}`` is still a value to trace)."""
-    if value is None or isinstance(value, bool):
-        return []
-    if isinstance(value, (str, int, float)):
-        return [str(value)]
-    if isinstance(value, (list, tuple)):
-        return [s for item in value for s in _scalars(item)]
-    if isinstance(value, Mapping):
-        return [s for item in value.values() for s in _scalars(item)]
-    return []
+    out: list[str] = []
+    stack = [value]  # not recursive: a request nested 500 deep raised RecursionError
+    while stack:
+        node = stack.pop()
+        if node is None or isinstance(node, bool):
+            continue
+        if isinstance(node, (str, int, float)):
+            out.append(str(node))
+        elif isinstance(node, (list, tuple)):
+            stack.extend(reversed(node))
+        elif isinstance(node, Mapping):
+            stack.extend(reversed(list(node.values())))
+    return out
 
 
 def _values(action: Action, arguments: Sequence[str], extract: str) -> list[str]:
