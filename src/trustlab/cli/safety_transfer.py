@@ -490,10 +490,13 @@ def apply(
     names = {f"prompts[{i}]": f"PROMPT {i + 1}" for i in range(len(prompts))}
     with progress() as bar, options_named(names):
         bar.add_task(f"answering {counted(len(prompts), 'prompt')} twice", total=None)
-        plain = steered_completions(lm, prompts, **settings)
+        # the steered ones first: a PROMPT the library refuses to steer ("", or one token with
+        # --steer-at last) is refused before any generation (the plain ones were generated
+        # first, seconds for nothing); greedy decoding, so the order changes no completion
         steered = steered_completions(
             lm, prompts, vector=loaded, scale=scale, steer_at=steer_at, **settings
         )
+        plain = steered_completions(lm, prompts, **settings)
     names = ("plain", f"steered x{scale:g}")
     # --json: fixed keys, whatever the scale, and the scale itself
     _print_pairs(prompts, plain, steered, names, as_json, ("plain", "steered"), {"scale": scale})
