@@ -228,3 +228,18 @@ def test_a_deeply_nested_argument_is_traced_without_recursion():
     leak = make_checker({"type": "sensitive_data", "patterns": ["iban"], "fields": ["arguments"]})
     deep = Action(name="send", arguments={"body": _nested(f"my iban {iban}", 3000)})
     assert leak(CheckContext(history=(), action=deep, task_intent="")) is True
+
+
+def test_a_history_step_nested_too_deep_is_named():
+    # pydantic cannot serialise it (the history's cache key): PydanticSerializationError, a
+    # 500 from the server
+    guard = Guardrail(one_rule_policy(logic="ALWAYS(pay IMPLIES ok)"))
+    step = {"action": {"name": "pay", "arguments": {"r": _nested("x", 300)}}}
+    first = {"action": "x", "predicates": {"ok": True}}
+    with pytest.raises(InputError, match=r"trajectory\.steps\[1\]: expected a step whose values"):
+        guard.check([first, step], "pay", evidence={"ok": True})
+    shallow = {
+        "action": {"name": "pay", "arguments": {"r": _nested("x", 200)}},
+        "predicates": {"ok": True},
+    }
+    assert guard.check([shallow], "pay", evidence={"ok": True}).action_allowed

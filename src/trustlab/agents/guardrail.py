@@ -300,7 +300,15 @@ class Guardrail:
         out: list[dict[str, bool]] = []
         digest = hashlib.sha1(traj.task_intent.encode()).hexdigest()
         for i, step in enumerate(steps):
-            digest = hashlib.sha1((digest + step.model_dump_json()).encode()).hexdigest()
+            try:
+                dumped = step.model_dump_json()
+            except ValueError:  # pydantic's depth limit, ~250 levels (a 500 from the server)
+                raise InputError.bad(
+                    f"trajectory.steps[{i}]",
+                    "a step whose values nest fewer than about 250 levels deep",
+                    "one nested too deep to serialise",
+                ) from None
+            digest = hashlib.sha1((digest + dumped).encode()).hexdigest()
             values: dict[str, bool] = {}
             for name in names:
                 if name in needed:
