@@ -38,12 +38,29 @@ def check_top_p(value: Any, name: str = "top_p") -> float:
 def as_texts(values: Any, name: str = "prompts") -> list[str]:
     """One string, or a non-empty sequence of strings, as a list of strings."""
     if isinstance(values, str):
+        _check_utf8(values, name)
         return [values]
     if not isinstance(values, Sequence) or not all(isinstance(v, str) for v in values):
         raise InputError.bad(name, "a string or a sequence of strings", values)
     if len(values) == 0:
         raise InputError.bad(name, "at least one string", values)
+    for i, value in enumerate(values):
+        _check_utf8(value, f"{name}[{i}]")
     return list(values)
+
+
+def _check_utf8(text: str, name: str) -> None:
+    """Refuse a string UTF-8 cannot encode (a lone surrogate such as JSON's ``"\\ud800"``): the
+    tokenizer fails on it with a TypeError."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        bad = text[err.start : err.end]
+        raise InputError(
+            f"{name}: expected text UTF-8 can encode, got the lone surrogate {bad!r} at "
+            f"character {err.start}",
+            argument=name,
+        ) from None
 
 
 def as_prompts(prompts: Any, chat: Any) -> list[str | list[dict]]:
@@ -66,6 +83,8 @@ def check_stop(stop: Any) -> list[str] | None:
     stops = [stop] if isinstance(stop, str) else stop
     if not isinstance(stops, Sequence) or not all(isinstance(s, str) and s for s in stops):
         raise InputError.bad("stop", "a string or a list of non-empty strings", stop)
+    for s in stops:
+        _check_utf8(s, "stop")
     return list(stops)
 
 
@@ -76,6 +95,7 @@ def check_messages(messages: Any) -> list[dict[str, str]]:
     (``[{"type": "text", "text": "..."}]``), which are joined.
     """
     if isinstance(messages, str):
+        _check_utf8(messages, "messages")
         return [{"role": "user", "content": messages}]
     if not isinstance(messages, Sequence) or not messages:
         raise InputError.bad("messages", _MESSAGES, messages)
@@ -85,6 +105,8 @@ def check_messages(messages: Any) -> list[dict[str, str]]:
         text = _text(content)
         if text is None or not isinstance(message.get("role"), str):
             raise InputError.bad("messages", _MESSAGES, message)
+        _check_utf8(message["role"], "messages")
+        _check_utf8(text, "messages")
         checked.append({"role": message["role"], "content": text})
     return checked
 

@@ -185,6 +185,7 @@ class RemoteModel:
         """
         if not isinstance(prompt, str):
             raise InputError.bad("prompt", "a string", prompt)
+        as_texts(prompt, "prompt")  # one UTF-8 can encode
         payload = self._payload(max_tokens, temperature, random_state, stop)
         payload["prompt"] = prompt
         return self._post_text(payload, chat=False)
