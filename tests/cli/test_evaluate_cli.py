@@ -405,3 +405,17 @@ def test_csv_predictions_and_labels_take_an_encoding(run, arrays, tmp_path):
     assert code == 0, err
     result = json.loads(out)
     assert result["n_items"] == len(labels) and len(result["true_ranking"]) == 3
+
+
+def test_the_calibration_warning_names_the_cli_option(run, tmp_path):
+    """It said "(calibration_outputs/calibration_labels or calibration_size)", Python names."""
+    rng = np.random.default_rng(1)
+    labels = rng.integers(0, 3, 30)
+    for name, concentration in [("a", 0.5), ("b", 2), ("c", 8)]:
+        np.save(tmp_path / f"{name}.npy", rng.dirichlet(np.ones(3) * concentration, size=30))
+    np.save(tmp_path / "y.npy", labels)
+    files = [tmp_path / f"{name}.npy" for name in "abc"]
+    code, out, err = run("evaluate", "rank", "-p", *files, "--labels", tmp_path / "y.npy")
+    assert code == 0, err
+    assert "fit temperatures on a small labelled slice (--calibration-size with --labels)" in out
+    assert "calibration_size" not in out and "calibration_outputs" not in out

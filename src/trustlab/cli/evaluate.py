@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -150,8 +151,15 @@ def rank_command(
             confidence_level=confidence_level,
             random_state=seed,
         )
+    # the library's warning names its arguments (evaluation._caveat.CALIBRATION_ADVICE)
+    warned = tuple(text.replace(_LIBRARY_ADVICE, _CLI_ADVICE) for text in result.warnings)
+    result = dataclasses.replace(result, warnings=warned)
     emit(result, as_json)
     save(result, out, as_json)
+
+
+_LIBRARY_ADVICE = "(calibration_outputs/calibration_labels or calibration_size)"
+_CLI_ADVICE = "(--calibration-size with --labels)"
 
 
 @contextmanager

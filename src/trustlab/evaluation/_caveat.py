@@ -26,15 +26,18 @@ CONSENSUS_MODELS = 4
 CONSENSUS_RHO = 0.4
 # With labels, a correlation below this and differing calibration make a warning, not a note.
 POOR_RHO = 0.5
+# How the warning says to fit temperatures (the CLI says its option instead).
+CALIBRATION_ADVICE = "(calibration_outputs/calibration_labels or calibration_size)"
 
 
-def caveat(names, stats_, confidence, n, accuracy, spearman) -> dict[str, Any]:
+def caveat(names, stats_, confidence, n, accuracy, spearman, tempered=False) -> dict[str, Any]:
     """``warnings``, ``notes``, ``consensus_agreement`` and ``consensus_spearman`` of a ranking.
 
     ``stats_`` holds the per-item statistics of every model (``fraction_certain``,
     ``mean_confidence``, ``class_ids``, ``predictions``, ``n_classes``); ``confidence`` is each
     model's signed mean score (higher = more confident); ``accuracy`` and ``spearman`` are None
-    without labels.
+    without labels; ``tempered``: the outputs were temperature-scaled already (then the warning
+    does not advise it).
     """
     warned = _certain_models(names, stats_)
     notes: list[str] = []
@@ -59,11 +62,16 @@ def caveat(names, stats_, confidence, n, accuracy, spearman) -> dict[str, Any]:
         )
     if accuracy is not None and len(ids) == len(names):
         _gap_spread(names, stats_.mean_confidence - accuracy, spearman, warned, notes)
-    if warned:
+    if warned and tempered:
         warned.append(
             "models calibrated differently (e.g. of different families) rank poorly "
-            "without labels; fit temperatures on a small labelled slice "
-            "(calibration_outputs/calibration_labels or calibration_size)"
+            "without labels, and the temperatures fitted on the labelled slice did not "
+            "make up for it here"
+        )
+    elif warned:
+        warned.append(
+            "models calibrated differently (e.g. of different families) rank poorly "
+            f"without labels; fit temperatures on a small labelled slice {CALIBRATION_ADVICE}"
         )
     return dict(
         warnings=tuple(warned),
