@@ -180,6 +180,15 @@ def test_evaluate_writes_the_page(run, tmp_path):
             ["evaluate", "--checkpoint", "shapes_platonic", "--methods", "random,gradient,random"],
             "--methods",
         ),
+        (["evaluate", "--checkpoint", "qm9_carbonyl", "--n-graphs", "20"], "--n-graphs"),
+        (
+            ["explain", "--checkpoint", "qm9_carbonyl", "--graph", "g.json", "--data", "qm9"],
+            "--data",
+        ),
+        (
+            ["explain", "--checkpoint", "qm9_carbonyl", "--graph", "g.json", "--index", "3"],
+            "--index",
+        ),
     ],
 )
 def test_bad_options_are_one_line(run, tmp_path, args, option):

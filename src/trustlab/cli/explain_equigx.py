@@ -276,6 +276,11 @@ def _one_graph(
     net: Any, info: dict[str, Any], data: str | None, index: int, graph: Path | None, seed: int
 ) -> Any:
     if graph is not None:
+        # the graph file is explained, not a test graph: --data/--index would be ignored
+        if data is not None:
+            raise InputError.bad("--data", "no --data with --graph FILE", data)
+        if index != 0:
+            raise InputError.bad("--index", "no --index with --graph FILE", index)
         if not graph.is_file():
             raise InputError.bad("--graph", "a .npz or .json file with 'pos' and 'x'", str(graph))
         try:
@@ -391,6 +396,8 @@ def evaluate(
     repeated = sorted({m for m in chosen if chosen.count(m) > 1})
     if repeated:
         raise InputError.bad("--methods", "each method once", f"{', '.join(repeated)} repeated")
+    if n_graphs is not None and data is None:  # the model's own test graphs are fixed
+        raise InputError.bad("--n-graphs", "--n-graphs only with --data NAME", n_graphs)
     if data is not None:
         dataset = _unseen(_parts(_data_spec(data, n_graphs, seed))["test"], info, data)
         _check_fits(dataset, net, data)
