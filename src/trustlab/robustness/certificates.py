@@ -533,7 +533,8 @@ class DatasetCertificate(Result):
             f"{'radius':>8} {'Rob_std':>8} {'Rob_cs':>8} {'Rob_cost':>9}",
         ]
         for e, a, b, c in zip(grid, std, cs, cost, strict=True):
-            lines.append(f"{e:8.3f} {a:8.3f} {b:8.3f} {c:9.3f}")
+            b = "n/a" if np.isnan(b) else f"{b:.3f}"  # Rob_cs without seed points
+            lines.append(f"{e:8.3f} {a:8.3f} {b:>8} {c:9.3f}")
         return "\n".join(lines)
 
     def plot(self, ax=None):
