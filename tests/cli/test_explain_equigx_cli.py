@@ -292,3 +292,23 @@ def test_a_graph_file_with_text_features_is_one_line(run, tmp_path):
                        "--graph", tmp_path / "g.npz")  # fmt: skip
     assert code == 2, err
     assert one_line(err).startswith("trustlab: error: graph.x: expected numbers"), err
+
+
+def test_an_interrupted_overwrite_does_not_leave_the_old_network(run, tmp_path, monkeypatch):
+    # the old run's network and training.json stayed beside the new run's _state, so explain
+    # --model explained the network the --overwrite was meant to replace
+    from trustlab.explain.equigx import training
+
+    out = tmp_path / "m"
+    code, _, err = run("explain", "equigx", "train", *TINY, "--max-epochs", "1", "--out", out)
+    assert code == 0 and (out / "training.json").is_file(), err
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(training, "train_tfn", interrupted)
+    code, _, _ = run("explain", "equigx", "train", *TINY, "--max-epochs", "1", "--seed", "3",
+                     "--out", out, "--overwrite")  # fmt: skip
+    assert code != 0 and not [p.name for p in out.iterdir()]
+    code, _, err = run("explain", "equigx", "explain", "--model", out)
+    assert code == 2 and one_line(err).startswith("trustlab: error: --model"), err

@@ -24,7 +24,7 @@ import numpy as np
 import typer
 
 from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, save, tell, tracker
-from trustlab.cli._runs import OverwriteOption, refuse_existing
+from trustlab.cli._runs import OverwriteOption, refuse_existing, remove_stale
 from trustlab.errors import InputError
 
 __all__ = ["app"]
@@ -214,6 +214,12 @@ def _check_resume(out: Path, recipe: dict[str, Any], overwrite: bool) -> bool:
         return False
 
 
+#: What a finished ``train`` writes into --out (besides ``_state`` while it runs).
+_TRAIN_FILES = (
+    "training.json", "config.json", "weights.safetensors", "result.json", "training.png",
+)  # fmt: skip
+
+
 @app.command("train")
 def train(
     data: DataOption = "shapes",
@@ -258,6 +264,8 @@ def train(
     _parts(spec)  # too few graphs: refused before any training
     if _check_resume(out, recipe, overwrite):
         tell(f"trustlab: resuming the interrupted run in {out / '_state'}", as_json=True)
+    if overwrite:  # an interrupted run must not leave the old network looking like its result
+        remove_stale(out, _TRAIN_FILES)
     with progress() as bar:
         task = bar.add_task(f"training on {data}", total=max_epochs)
 
