@@ -19,9 +19,11 @@ from hypothesis.extra import numpy as hnp
 from trustlab._results import (
     FIGURE_DPI,
     Result,
+    check_output_dir,
     internal_field,
     json_text,
     new_axes,
+    output_dir,
     to_jsonable,
     write_atomic,
     write_outputs,
@@ -252,3 +254,16 @@ def test_enums_and_plain_dataclasses_convert_to_their_values():
     assert converted == {"c": 1, "1": [{"x": None, "where": "p/q", "kind": "a"}], "s": "t"}
     assert [type(v) for v in converted["1"][0].values()] == [type(None), str, str]
     assert type(converted["s"]) is str
+
+
+@pytest.mark.parametrize("check", [output_dir, check_output_dir])
+def test_an_empty_output_folder_name_is_refused_not_read_as_the_working_folder(
+    check, tmp_path, monkeypatch
+):
+    # Path("") is Path("."): SafetyPolytope.save("") wrote polytope.json into the working folder
+    monkeypatch.chdir(tmp_path)
+    for empty in ("", "  "):
+        with pytest.raises(InputError, match="out_dir: expected a folder path"):
+            check(empty)
+    assert check(".") == Path(".")
+    assert list(tmp_path.iterdir()) == []

@@ -270,8 +270,9 @@ def write_atomic(path: str | os.PathLike, data: str | bytes | Callable[[Path], A
 
 
 def output_dir(out_dir: str | os.PathLike, name: str = "out_dir") -> Path:
-    """``out_dir`` as a Path, created if needed (an InputError naming ``name`` if it cannot be)."""
-    out = Path(out_dir)
+    """``out_dir`` as a Path, created if needed (an InputError naming ``name`` if it cannot be, or
+    if it is empty: ``Path("")`` is the working directory, which nobody means by an empty name)."""
+    out = _non_empty_path(out_dir, name)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -281,14 +282,21 @@ def output_dir(out_dir: str | os.PathLike, name: str = "out_dir") -> Path:
 
 def check_output_dir(out_dir: str | os.PathLike, name: str = "out_dir") -> Path:
     """``out_dir`` as a Path if it is a folder or could be made one, without making it: an
-    InputError naming ``name`` before any work where it, or a folder above it, is a file."""
-    out = Path(out_dir)
+    InputError naming ``name`` before any work where it, or a folder above it, is a file, or where
+    it is empty."""
+    out = _non_empty_path(out_dir, name)
     for path in (out, *out.parents):
         if path.exists():
             if not path.is_dir():
                 raise InputError.bad(name, "a directory that can be created", str(out))
             break
     return out
+
+
+def _non_empty_path(out_dir: str | os.PathLike, name: str) -> Path:
+    if isinstance(out_dir, str) and not out_dir.strip():
+        raise InputError.bad(name, "a folder path (use '.' for the working directory)", out_dir)
+    return Path(out_dir)
 
 
 def write_outputs(result: Any, out_dir: str | os.PathLike) -> list[Path]:

@@ -73,6 +73,38 @@ def test_a_flag_given_both_ways_is_refused_and_said_twice_the_same_way_is_not(ca
     assert code == 0 and "Usage: trustlab audit" in out
 
 
+def _path_options():
+    return [
+        (path, p.opts[0])
+        for path, command in _leaves()
+        for p in command.params
+        if isinstance(p, click.Option) and isinstance(p.type, click.Path) and not p.is_flag
+    ]
+
+
+PATHS = _path_options()
+
+
+def test_every_command_with_an_out_option_is_covered():
+    assert sum(option == "--out" for _, option in PATHS) >= 30
+
+
+@pytest.mark.parametrize(("path", "option"), PATHS, ids=[" ".join((*p, o)) for p, o in PATHS])
+def test_an_empty_path_option_is_refused_in_every_command(
+    capsys, path, option, tmp_path, monkeypatch
+):
+    # click reads "" as Path("") == Path("."): `--out ""` wrote its files into the working folder
+    monkeypatch.chdir(tmp_path)
+    for given in ([option, ""], [f"{option}="]):
+        code, out, err = run([*path, *given], capsys)
+        assert code == 2 and out == ""
+        assert one_line(err) == (
+            f"trustlab: error: Option '{option}' was given an empty path; give a path ('.' for "
+            f"this folder). (see 'trustlab {' '.join(path)} --help')"
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_values_and_arguments_that_look_like_options_are_not_counted():
     root = typer.main.get_command(app)
     # after "--" everything is an argument; a value is skipped whatever it looks like

@@ -183,7 +183,8 @@ def _refuse_repeated_options(root, argv: list[str]) -> None:
     """A usage error for an option that takes one value given twice (click keeps the last and
     says nothing: ``--seed 1 --seed 2`` ran with seed 2), and for a flag given both ways
     (``--chat --no-chat``). Options meant to repeat (``--harmful A --harmful B``) are left alone,
-    and so is a flag said twice the same way."""
+    and so is a flag said twice the same way. A path option given an empty value (``--out ""``)
+    is a usage error too: click reads it as the working folder."""
     import click
 
     command, context, args = _command(root, [str(a) for a in argv])
@@ -200,12 +201,18 @@ def _refuse_repeated_options(root, argv: list[str]) -> None:
             break  # the rest are arguments
         name, equals, value = token.partition("=") if token.startswith("--") else (token, "", "")
         param = by_name.get(name)
-        if param is None or param.multiple or param.count:
+        if param is None or param.count:
             continue
         if param.is_flag:
             value = "off" if name in param.secondary_opts else "on"
         elif not equals:
             value = " ".join(next(tokens, "") for _ in range(max(param.nargs, 1)))
+        if isinstance(param.type, click.Path) and not param.is_flag and not value.strip():
+            # click turns "" into Path("") == Path("."): `--out ""` wrote into the working folder
+            message = f"Option '{name}' was given an empty path; give a path ('.' for this folder)."
+            raise click.UsageError(message, ctx=context)
+        if param.multiple:
+            continue
         if param.name not in seen:
             seen[param.name] = (name, value)
             continue
