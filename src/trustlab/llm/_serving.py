@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from trustlab.errors import InputError
+from trustlab.errors import BackendError, InputError, describe
 from trustlab.llm._decoding import DecodeRequest, Step, decode, row_seed
 from trustlab.llm._openai import Request, RequestError
 
@@ -239,11 +239,20 @@ class SerialBackend:
                 temperature=request.temperature,
                 random_state=request.seed,
             )
+        if (
+            not isinstance(texts, (list, tuple))
+            or len(texts) != len(prompts)
+            or not all(isinstance(t, str) for t in texts)
+        ):  # a missing text would leave its choice unanswered and the request waiting forever
+            raise BackendError(
+                f"the model's generate returned {describe(texts)} for {len(prompts)} prompt(s) "
+                "(expected one string per prompt)"
+            )
         counts = [self._count(p, request.chat) for p in request.prompts]
         known = all(c is not None for c in counts)
         ticket = Ticket(len(prompts), sum(counts) if known else None)  # type: ignore[arg-type]
         for choice, text in enumerate(texts):
-            ticket.queue.put((choice, self._step(choice, str(text), request)))
+            ticket.queue.put((choice, self._step(choice, text, request)))
         return ticket
 
     def _step(self, choice: int, text: str, request: Request) -> Step:

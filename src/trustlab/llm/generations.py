@@ -134,6 +134,17 @@ def generate_texts(
         random_state=random_state,
         **({"progress": progress} if reports else {}),
     )
+    n_prompts = len(as_texts(prompts))
+    if isinstance(texts, np.ndarray):
+        texts = texts.tolist()
+    if (
+        not isinstance(texts, (list, tuple))
+        or len(texts) != n_prompts
+        or not all(isinstance(t, str) for t in texts)
+    ):  # a short list would pair texts with the wrong prompts, or fail only in to_dict()
+        raise InputError.bad(
+            "model", f"a generate that returns {n_prompts} text(s), one string per prompt", texts
+        )
     if progress is not None and not reports:
         progress(len(texts), len(texts))
     return Generations(
