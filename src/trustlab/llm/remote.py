@@ -542,21 +542,24 @@ def _choice_completion(data: Any, chat: bool, url: str) -> Completion:
         raise BackendError(
             f"POST {url}: the response has no logprobs (the server does not offer them)"
         )
-    try:
+    try:  # JSON's types checked: a string of tokens or a NaN is malformed, not read as values
         if chat:
-            entries = logprobs["content"] or []
-            tokens = [str(e["token"]) for e in entries]
-            values = [float(e["logprob"]) for e in entries]
+            entries = _of(list, logprobs["content"] or [])
+            tokens = [_of(str, e["token"]) for e in entries]
+            values = [_logprob(e["logprob"]) for e in entries]
             # no alternatives asked for: some servers leave top_logprobs out or null
-            tops = [[(str(t["token"]), float(t["logprob"])) for t in e.get("top_logprobs") or []]
+            tops = [[(_of(str, t["token"]), _logprob(t["logprob"]))
+                     for t in _of(list, e.get("top_logprobs") or [])]
                     for e in entries]  # fmt: skip
         else:
-            tokens = [str(t) for t in logprobs["tokens"]]
-            values = [float(v) for v in logprobs["token_logprobs"]]
-            tops_by_token = logprobs.get("top_logprobs") or [None] * len(tokens)
-            tops = [sorted(((str(t), float(v)) for t, v in (top or {}).items()),
+            tokens = [_of(str, t) for t in _of(list, logprobs["tokens"])]
+            values = [_logprob(v) for v in _of(list, logprobs["token_logprobs"])]
+            tops_by_token = _of(list, logprobs.get("top_logprobs") or [None] * len(tokens))
+            tops = [sorted(((_of(str, t), _logprob(v)) for t, v in _of(dict, top or {}).items()),
                            key=lambda tv: -tv[1]) for top in tops_by_token]  # fmt: skip
-    except (KeyError, TypeError, ValueError):
+        if not len(tokens) == len(values) == len(tops):
+            raise ValueError("one log-probability and one set of alternatives per token")
+    except (KeyError, TypeError, ValueError, AttributeError):
         raise BackendError(
             f"POST {url}: malformed logprobs: {_snippet(json.dumps(logprobs))}"
         ) from None
@@ -567,6 +570,20 @@ def _choice_completion(data: Any, chat: bool, url: str) -> Completion:
         logprobs=tuple(values),
         top_logprobs=tuple(tuple(top) for top in tops),
     )
+
+
+def _of(kind: type, value: Any) -> Any:
+    """``value`` when it is of JSON's ``kind`` (list, dict, str), else a TypeError."""
+    if not isinstance(value, kind):
+        raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _logprob(value: Any) -> float:
+    """A JSON number that is not NaN (-inf, or vLLM's -9999.0, are log-probabilities too)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise TypeError(f"expected a number, got {value!r}")
+    return float(value)
 
 
 def _choice_text(data: Any, field: str, url: str) -> str:
