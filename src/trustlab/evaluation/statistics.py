@@ -182,12 +182,25 @@ class SampleSize(Result):
         return (
             f"{self.design} design, p1 = {self.p1:g} vs p2 = {self.p2:g} (effect "
             f"{self.effect_size:.5f}), alpha {self.alpha:g}, power {self.power:g}: "
-            f"n = {self.n:.4f} -> {self.n_required} per group "
+            f"n = {self.n:.4f} -> {self.n_required} {self._unit()} "
             f"(power {self.power_at_n_required:.4f})"
         )
 
+    def _unit(self) -> str:
+        """What n counts: pairs (paired), observations (one-sample), else per group, or the
+        p1 group's size when the p2 group is ``ratio`` times as large."""
+        if self.design == "paired":
+            return "pairs"
+        if self.design == "one-sample":
+            return "observations"
+        if self.ratio == 1.0:
+            return "per group"
+        other = math.ceil(round(self.ratio * self.n_required, 9))
+        return f"in the p1 group ({other} in the p2 group, ratio {self.ratio:g})"
+
     def plot(self, ax=None):
-        """Power against n per group around the solution."""
+        """Power against n (per group, pairs or observations, as the design counts) around the
+        solution."""
         ax = new_axes(ax, figsize=(5.5, 3.8))
         grid = np.unique(np.linspace(2, max(4, 2.5 * self.n_required), 80).astype(int))
         powers = [
@@ -197,7 +210,10 @@ class SampleSize(Result):
         ax.plot(grid, powers)
         ax.axhline(self.power, color="grey", ls="--", lw=0.8)
         ax.axvline(self.n_required, color="grey", ls=":", lw=0.8)
-        ax.set_xlabel("n per group")
+        unit = {"paired": "pairs", "one-sample": "observations"}.get(self.design)
+        ax.set_xlabel(
+            f"n ({unit})" if unit else "n per group" if self.ratio == 1.0 else "n (p1 group)"
+        )
         ax.set_ylabel("power")
         ax.set_title(f"{self.design}: n = {self.n_required}")
         return ax
