@@ -73,3 +73,6 @@ def test_the_client_refuses_a_lone_surrogate_before_sending(tiny_server):
             client.complete(LONE, 2)
         with pytest.raises(InputError, match="stop: expected text UTF-8 can encode"):
             client.complete("fine", 2, stop=LONE)
+        for chat in (True, False):  # checked when stream() is called, before any request
+            with pytest.raises(InputError, match="messages: expected text UTF-8 can encode"):
+                client.stream(LONE, 2, chat=chat)

@@ -307,7 +307,7 @@ class RemoteModel:
         if chat:
             payload["messages"] = check_messages(messages)
         elif isinstance(messages, str):
-            payload["prompt"] = messages
+            payload["prompt"] = as_texts(messages, "messages")[0]
         else:
             raise InputError.bad("messages", "a prompt string with chat=False", messages)
         payload["stream"] = True
