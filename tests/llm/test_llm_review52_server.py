@@ -76,3 +76,18 @@ def test_the_client_refuses_a_lone_surrogate_before_sending(tiny_server):
         for chat in (True, False):  # checked when stream() is called, before any request
             with pytest.raises(InputError, match="messages: expected text UTF-8 can encode"):
                 client.stream(LONE, 2, chat=chat)
+
+
+def test_seeded_samples_repeat_as_the_runtime_page_says(tiny):
+    # docs/llm-runtime.md: generate repeats with the same seed, prompts and batch_size;
+    # completions' samples do not depend on the batch (checked unchanged code; the page did not
+    # say that generate's do)
+    prompts = ["hello there", "a", "the cat sat on", "xyz"]
+    settings = {"chat": False, "temperature": 1.0, "random_state": 3}
+    first = tiny.generate(prompts, 4, batch_size=2, **settings)
+    assert tiny.generate(prompts, 4, batch_size=2, **settings) == first
+    texts = {
+        size: [c.text for c in tiny.completions(prompts, 4, batch_size=size, **settings)]
+        for size in (1, 3, 8)
+    }
+    assert texts[1] == texts[3] == texts[8]
