@@ -24,6 +24,7 @@ from typing import Any
 
 from trustlab._checks import check_positive_int, check_string
 from trustlab.errors import InputError
+from trustlab.safety.neutrality.judging import strip_reasoning
 
 __all__ = [
     "PLACEHOLDER",
@@ -139,7 +140,9 @@ def parse_subtasks(text: str, k: int) -> list[str]:
     (it cannot be told from a paragraph of that item). Text before the first marker is
     dropped. Items are stripped; empty ones and repeats (compared without case and with runs
     of white space collapsed) are dropped; the first ``k`` are kept. Nothing parseable gives
-    ``[]`` (the caller counts a failed decomposition); this never raises on odd text.
+    ``[]`` (the caller counts a failed decomposition); this never raises on odd text. A
+    reasoning model's ``<think>...</think>`` block is dropped first (its draft list is not the
+    answer; an answer cut off inside the reasoning has no list).
 
     >>> parse_subtasks("Sure:\\n1. Sort a list\\n2) Sort a list\\n- Merge two lists", 5)
     ['Sort a list', 'Merge two lists']
@@ -151,7 +154,7 @@ def parse_subtasks(text: str, k: int) -> list[str]:
     if not isinstance(text, str):
         raise InputError.bad("text", "a string", text)
     k = check_positive_int(k, "k")
-    lines = text.splitlines()
+    lines = strip_reasoning(text).splitlines()
     items = _items(lines, fences=True)
     if not items:  # the whole list in a fenced block: read it without its fence lines
         items = _items([line for line in lines if not _FENCE.match(line)], fences=False)
