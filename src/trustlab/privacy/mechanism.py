@@ -21,8 +21,8 @@ __all__ = ["DSIMechanism"]
 class DSIMechanism(BaseEstimator):
     """Black-box DSI release of ``fn(data)`` protecting every group of records.
 
-    ``fit(data, groups)`` runs ``fn`` on the full data and once with each group left out, forms
-    the differences ``fn(U) - fn(U without group g)``, solves
+    ``fit(data, groups)`` runs ``fn`` on the full data (twice: a random ``fn`` is refused) and
+    once with each group left out, forms the differences ``fn(U) - fn(U without group g)``, solves
     :func:`~trustlab.privacy.optimal_gaussian_covariance` and calibrates the multiplier;
     ``release`` adds ``noise_multiplier * N(0, Sigma)`` to ``fn(U)``. The output may be model
     parameters, predictions or any fixed-shape array.
@@ -31,7 +31,9 @@ class DSIMechanism(BaseEstimator):
     ----------
     fn : callable
         ``fn(subset) -> array-like`` of a fixed shape; deterministic (the same subset gives the
-        same output), or the differences measure its randomness, not the data.
+        same output), or the differences measure its randomness, not the data: two runs on the
+        full data that differ by more than 1e-6 of the smallest group difference are refused.
+        An exception ``fn`` raises gets a note naming the subset it ran on.
     epsilon, delta : float
         The DSI guarantee per group.
     steps : int, default 1
@@ -40,7 +42,7 @@ class DSIMechanism(BaseEstimator):
     max_iter, tol :
         Passed to :func:`~trustlab.privacy.optimal_gaussian_covariance`.
     n_jobs : int, optional
-        joblib workers for the ``n_groups + 1`` runs of ``fn`` (None: 1, -1: every core).
+        joblib workers for the ``n_groups + 2`` runs of ``fn`` (None: 1, -1: every core).
 
     Attributes
     ----------
@@ -88,7 +90,7 @@ class DSIMechanism(BaseEstimator):
         self.n_jobs = n_jobs
 
     def fit(self, data: Any, groups: Any) -> DSIMechanism:
-        """Run ``fn`` on the data and on each leave-one-group-out subset, then solve.
+        """Run ``fn`` on the data (twice) and on each leave-one-group-out subset, then solve.
 
         Parameters
         ----------
@@ -113,14 +115,16 @@ class DSIMechanism(BaseEstimator):
         group_labels = np.unique(labels)
         masks = [labels != g for g in group_labels]
         # an error on a subset names it: fn(data) itself may be fine (a group holding a class)
-        names = ["fn(data)"] + [
+        names = ["fn(data)", "fn(data) run a second time"] + [
             f"fn(data without group {g!r}, {int(mask.sum())} records)"
             for g, mask in zip(group_labels.tolist(), masks, strict=True)
         ]
-        outputs = _run_all(self.fn, data, [None, *masks], names, n_jobs)
+        # fn(data) twice: a random fn would make the differences measure its randomness
+        outputs = _run_all(self.fn, data, [None, None, *masks], names, n_jobs)
         full = outputs[0].ravel()
-        differences = np.stack([full - out.ravel() for out in outputs[1:]])
+        differences = np.stack([full - out.ravel() for out in outputs[2:]])
         constrained = _informative_rows(differences)
+        _check_deterministic(full, outputs[1].ravel(), differences[constrained])
         if not constrained.any():
             raise InputError.bad(
                 "fn", "an output that changes when some group is left out", "the same output"
@@ -184,13 +188,47 @@ def _run_all(
     subset (``names``, one per mask)."""
     from joblib import Parallel, delayed
 
-    raw = Parallel(n_jobs=n_jobs)(delayed(fn)(_subset(data, mask)) for mask in masks)
+    raw = Parallel(n_jobs=n_jobs)(
+        delayed(_call)(fn, _subset(data, mask), name)
+        for mask, name in zip(masks, names, strict=True)
+    )
     outputs = [as_float_array(out, name) for out, name in zip(raw, names, strict=True)]
     shape = outputs[0].shape
     for out, name in zip(outputs[1:], names[1:], strict=True):
         if out.shape != shape:
             raise InputError.bad(name, f"the shape of fn(data), {shape}", out)
     return outputs
+
+
+def _call(fn, subset: Any, name: str) -> Any:
+    """``fn(subset)``; an exception it raises gets a note naming the subset (a group's)."""
+    try:
+        return fn(subset)
+    except Exception as exc:
+        exc.add_note(f"raised by {name}")
+        raise
+
+
+# Two runs of fn(data) may differ by this fraction of the smallest group difference (threaded
+# reductions can change the last bits); more means fn is random and the differences measure that.
+_RERUN_TOL = 1e-6
+
+
+def _check_deterministic(first: np.ndarray, second: np.ndarray, rows: np.ndarray) -> None:
+    """Refuse a random ``fn``: its two runs on the same data differ beyond ``_RERUN_TOL`` of the
+    smallest (infinity-norm) difference in ``rows`` (the non-zero, distinct group differences)."""
+    change = float(np.abs(first - second).max())
+    if change == 0.0:
+        return
+    smallest = float(np.abs(rows).max(axis=1).min()) if rows.size else 0.0
+    if change > _RERUN_TOL * smallest:
+        raise InputError(
+            "fn: expected a deterministic function (the same data gives the same output), got "
+            f"two runs of fn(data) differing by up to {change:.3g}, against a smallest group "
+            f"difference of {smallest:.3g}: the differences would measure fn's randomness, "
+            "which the guarantee does not cover (fix its seed, e.g. random_state=0)",
+            argument="fn",
+        )
 
 
 def _length_of(data: Any) -> int:
