@@ -1,17 +1,20 @@
 """The participation card: a JSON summary of an assessment to attach to a model card.
 
-Field layout (``card.schema.json``, ``card_version`` 1.0.0):
+Field layout (``card.schema.json``, ``card_version`` 1.1.0; a 1.0.0 card, without ``evidence``
+and the assessors' ``note``, stays valid):
 
 - ``kind`` ``"participation-card"``, ``card_version``, ``system``, ``questionnaire_version``,
   ``generated_by`` (trustlab and its version);
 - ``assessment``: ``kind`` (``self``, ``external`` or ``mixed``) and the ``assessors`` (name,
-  role, perspective, date, ``fictitious``);
+  role, perspective, date, ``fictitious``, ``note``: the answers file's top-level note);
 - ``disclaimer``: what the card is and is not;
 - ``tiers``: the rung->tier table used, its ``source`` and whether it was ``verified``;
 - ``profile``: one entry per governance dimension: credited ``rung``, ``rung_name`` and
   ``arnstein_group`` (Arnstein 1969), ``tier``/``tier_label``/``tier_verified``, each assessor's
-  rung, the ``missing_evidence`` and the ``next_step`` (rung, evidence and the recommendation with
-  its citation), and ``disagreement``;
+  rung, the ``missing_evidence``, the ``evidence`` given (per answered item and assessor: the
+  claimed and credited rung, the references kind by kind as written in the answers file, and the
+  note: what each credited rung rests on), the ``next_step`` (rung, evidence and the
+  recommendation with its citation), and ``disagreement``;
 - ``agreement``: None for one assessor, else overall and per-dimension Krippendorff's alpha
   (ordinal) and Fleiss' kappa, and the flagged dimensions.
 
@@ -30,7 +33,7 @@ from trustlab.errors import InputError
 
 __all__ = ["participation_card", "validate_card", "CARD_VERSION"]
 
-CARD_VERSION = "1.0.0"
+CARD_VERSION = "1.1.0"
 
 
 def participation_card(assessment: Any) -> dict[str, Any]:
@@ -70,6 +73,18 @@ def participation_card(assessment: Any) -> dict[str, Any]:
                 "tier_verified": dim["tier_verified"],
                 "assessor_rungs": dim["assessor_rungs"],
                 "missing_evidence": dim["missing_evidence"],
+                "evidence": [  # what each credited rung rests on (a card without it cannot say)
+                    {
+                        "item": it["id"],
+                        "assessor": name,
+                        "claimed": rung,
+                        "credited": it["credited"][name],
+                        "evidence": it["evidence"][name],
+                        "note": it["notes"].get(name),
+                    }
+                    for it in dim["items"]
+                    for name, rung in it["claimed"].items()
+                ],
                 "next_step": dim["next_step"],
                 "disagreement": dim["disagreement"],
             }
@@ -96,7 +111,7 @@ def participation_card(assessment: Any) -> dict[str, Any]:
         "assessment": {
             "kind": kind,
             "assessors": [
-                {k: a.get(k) for k in ("name", "role", "perspective", "date", "fictitious")}
+                {k: a.get(k) for k in ("name", "role", "perspective", "date", "fictitious", "note")}
                 for a in assessment.assessors
             ],
         },

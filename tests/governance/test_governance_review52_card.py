@@ -1,0 +1,71 @@
+"""Review 5.2 of the participation assessment: the participation card (card.json) carries the
+evidence each credited rung rests on and the assessors' notes (it had credited rungs with no
+pointer to any evidence, while the docs promise every credited rung points to evidence)."""
+
+from __future__ import annotations
+
+import json
+
+from cli_helpers import run_main
+
+ANSWERS = """kind: participation-answers
+questionnaire_version: 1.0.0
+system: S
+assessor: {name: A, perspective: external}
+note: about the whole file
+answers:
+  data.planning:
+    rung: 4
+    evidence: {public_document: "https://example.org/notice", consultation_record: file:ev/m.txt}
+    note: minutes signed
+  redress.operating:
+    rung: 5
+    evidence: {consultation_record: only this}
+"""
+
+
+def test_card_carries_the_evidence_and_notes_as_written(tmp_path, capsys):
+    from trustlab.governance import validate_card
+
+    (tmp_path / "ev").mkdir()
+    (tmp_path / "ev" / "m.txt").write_text("x", encoding="utf-8")
+    path = tmp_path / "a.yaml"
+    path.write_text(ANSWERS, encoding="utf-8")
+    out = tmp_path / "out"
+    code, _, err = run_main(["governance", "assess", str(path), "--out", str(out)], capsys)
+    assert code == 0, err
+    card = json.loads((out / "card.json").read_text(encoding="utf-8"))
+    validate_card(card)
+    assert card["card_version"] == "1.1.0"
+    assert card["assessment"]["assessors"][0]["note"] == "about the whole file"
+    by_dim = {d["dimension"]: d for d in card["profile"]}
+    assert by_dim["data"]["evidence"] == [
+        {"item": "data.planning", "assessor": "A", "claimed": 4, "credited": 4,
+         "evidence": {"public_document": "https://example.org/notice",
+                      "consultation_record": "file:ev/m.txt"},
+         "note": "minutes signed"}
+    ]  # fmt: skip
+    # claimed 5 with one of its three kinds: credited none, and the card says what was given
+    assert by_dim["redress"]["evidence"] == [
+        {"item": "redress.operating", "assessor": "A", "claimed": 5, "credited": None,
+         "evidence": {"consultation_record": "only this"}, "note": None}
+    ]  # fmt: skip
+    assert by_dim["design"]["evidence"] == []  # nothing answered there
+
+
+def test_a_card_of_version_1_0_0_without_evidence_stays_valid():
+    from trustlab.governance import (
+        EXAMPLE_ANSWERS,
+        assess,
+        data_path,
+        participation_card,
+        validate_card,
+    )
+
+    card = participation_card(assess(data_path(EXAMPLE_ANSWERS[0])))
+    card["card_version"] = "1.0.0"
+    for dim in card["profile"]:
+        del dim["evidence"]
+    for assessor in card["assessment"]["assessors"]:
+        del assessor["note"]
+    validate_card(card)
