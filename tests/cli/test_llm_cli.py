@@ -89,6 +89,7 @@ def test_unknown_model_is_exit_2_listing_the_names(run):
     "args, flag",
     [
         (["--endpoint", "localhost:8000"], "--endpoint"),
+        (["--endpoint", "http://127.0.0.1:1/v1?key=1"], "--endpoint"),  # a query was dropped
         (["--endpoint", "http://127.0.0.1:1", "--timeout", "0"], "--timeout"),
         (["--max-new-tokens", "0"], "--max-new-tokens"),
         (["--temperature", "-1"], "--temperature"),

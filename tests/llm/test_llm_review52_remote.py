@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from trustlab.errors import BackendError
+from trustlab.errors import BackendError, InputError
 from trustlab.llm import RemoteModel, make_server
 from trustlab.llm.server import Faults
 
@@ -79,3 +79,14 @@ def test_well_formed_logprobs_still_read():
     assert got.tokens == ("a", "b") and got.logprobs == (-1.0, -9999.0)
     no_alternatives = {"content": [{"token": "a", "logprob": -1.0, "top_logprobs": None}]}
     assert _completions(_answer(True, no_alternatives), chat=True)[0].top_logprobs == ((),)
+
+
+@pytest.mark.parametrize("base_url", [
+    "https://host/openai/deployments/d?api-version=2024-02-01",
+    "http://host:8000/v1#part",
+])  # fmt: skip
+def test_a_base_url_with_a_query_or_fragment_is_refused(base_url):
+    # before: the query was dropped in silence (base_url 'https://host/openai/deployments/d'),
+    # so a server that needs it answered every request with an error
+    with pytest.raises(InputError, match=r"^base_url: expected .* without a query"):
+        RemoteModel(base_url, "m")

@@ -494,6 +494,10 @@ def _check_base_url(base_url: Any) -> str:
         parts.port  # noqa: B018 (raises ValueError on a bad port)
     except ValueError:
         raise InputError.bad("base_url", expected + " with a valid port", base_url) from None
+    if parts.query or parts.fragment:  # paths are appended to it: a query would be lost
+        raise InputError.bad(
+            "base_url", expected + " without a query (?...) or fragment (#...)", base_url
+        )
     path = parts.path.rstrip("/") or "/v1"
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
 
