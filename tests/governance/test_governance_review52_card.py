@@ -1,6 +1,7 @@
 """Review 5.2 of the participation assessment: the participation card (card.json) carries the
 evidence each credited rung rests on and the assessors' notes (it had credited rungs with no
-pointer to any evidence, while the docs promise every credited rung points to evidence)."""
+pointer to any evidence, while the docs promise every credited rung points to evidence); a
+``file:`` reference after a symlinked folder is shown as the file that was checked."""
 
 from __future__ import annotations
 
@@ -69,3 +70,26 @@ def test_a_card_of_version_1_0_0_without_evidence_stays_valid():
     for assessor in card["assessment"]["assessors"]:
         del assessor["note"]
     validate_card(card)
+
+
+def test_file_evidence_after_a_symlinked_folder_is_shown_as_the_file_checked(tmp_path, capsys):
+    # answers in work/link (-> real/sub) name file:../doc.txt: the check opened real/doc.txt;
+    # the page showed work/doc.txt (abspath drops 'link/..'), a file that does not exist
+    import os
+
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "real" / "doc.txt").write_text("x", encoding="utf-8")
+    (tmp_path / "work").mkdir()
+    os.symlink(tmp_path / "real" / "sub", tmp_path / "work" / "link")
+    path = tmp_path / "work" / "link" / "a.yaml"
+    path.write_text(
+        ANSWERS.split("answers:")[0]
+        + "answers:\n  data.planning:\n    rung: 3\n    evidence: {public_document: file:../doc.txt}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    code, _, err = run_main(["governance", "assess", str(path), "--out", str(out)], capsys)
+    assert code == 0, err
+    text = (out / "participation.md").read_text(encoding="utf-8")
+    shown = text.split("public_document: file:")[1].split(" ")[0]
+    assert os.path.isfile(shown) and os.path.samefile(shown, tmp_path / "real" / "doc.txt")

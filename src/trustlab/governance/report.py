@@ -101,7 +101,10 @@ def _ref(reference: str, source: str) -> str:
     target = Path(reference[5:])
     if not target.is_absolute() and source:
         target = Path(source).parent / target
-    return "file:" + os.path.abspath(target)
+    shown = os.path.abspath(target)
+    if os.path.realpath(shown) != os.path.realpath(target):  # '..' after a symlinked folder:
+        shown = os.path.realpath(target)  # abspath drops the folder, the check followed the link
+    return "file:" + shown
 
 
 def report_parts(assessment: Any) -> list[dict[str, Any]]:
