@@ -36,7 +36,8 @@ class EvalRun(Result):
     ----------
     log_dir : str
     logs : tuple of dict
-        One per model: ``path``, ``task``, ``model``, ``status``, ``samples`` (completed),
+        One per model, in the order of ``model``: ``path``, ``task``, ``model``, ``status``,
+        ``samples`` (completed),
         ``metrics`` ({scorer/metric: value}) and ``resumed`` (the unfinished log it continued,
         or None).
     """
@@ -184,8 +185,9 @@ def _run(
         "model roles": roles,
     }
     headers = _readable_headers(out, on_resume) if resume else []
+    ours = _task_matcher(task, resolved)
     for name in models:
-        old, other = _unfinished_log(headers, task, name, request) if resume else (None, None)
+        old, other = _unfinished_log(headers, ours, name, request) if resume else (None, None)
         if other is not None and on_resume is not None:
             on_resume(f"not resuming {other[0]} ({name}): it ran with other {other[1]}; "
                       "starting afresh")  # fmt: skip
@@ -229,6 +231,8 @@ def _run(
                 argument="task",
             ) from None
     _raise_on_errors(logs)
+    order = {name: i for i, name in enumerate(models)}  # as --model gave them, resumed or not
+    logs.sort(key=lambda log: order.get(log.eval.model, len(models)))
     return EvalRun(str(out), tuple(_describe(log, resumed.get(log.location)) for log in logs))
 
 
@@ -373,13 +377,13 @@ def _readable_headers(log_dir: Path, on_resume: Callable[[str], Any] | None) -> 
 
 
 def _unfinished_log(
-    headers: list[Any], task: str, model: str, request: dict[str, Any]
+    headers: list[Any], same_task: Callable[[Any], bool], model: str, request: dict[str, Any]
 ) -> tuple[str | None, tuple[str, str] | None]:
-    """The newest unfinished log (of ``headers``) of ``task`` on ``model`` that no successful
-    retry followed and that ran with the settings of ``request`` (inspect's ``eval_retry``
-    replays a log's own); and, when the newest such log ran with other settings, (its location,
-    what differs)."""
-    ours = [h for h in headers if h.eval.model == model and _same_task(h.eval, task)]
+    """The newest unfinished log (of ``headers``) of the task (``same_task(log.eval)``) on
+    ``model`` that no successful retry followed and that ran with the settings of ``request``
+    (inspect's ``eval_retry`` replays a log's own); and, when the newest such log ran with other
+    settings, (its location, what differs)."""
+    ours = [h for h in headers if h.eval.model == model and same_task(h.eval)]
     candidates = [h for h in ours if h.status in UNFINISHED and finished_by(h, headers) is None]
     if not candidates:
         return None, None
@@ -438,9 +442,30 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def _same_task(spec: Any, task: str) -> bool:
+def _task_matcher(task: str, resolved: Any) -> Callable[[Any], bool]:
+    """Whether a log's spec is of ``task`` (as :func:`run_eval` was given it, ``resolved`` by the
+    registry): a task file's task by its file and name; a task function (built in or registered)
+    by the name inspect registers it under (``trustlab/demo``), and another package's task by
+    its full name, never by the short name alone: a task file's or another package's ``demo``
+    is not trustlab's (``eval_retry`` would replay that task)."""
     file, _, name = task.partition("@")
     if file.endswith(".py"):
-        same_file = spec.task_file is not None and Path(spec.task_file).name == Path(file).name
-        return same_file and (not name or spec.task.split("/")[-1] == name)
-    return spec.task.split("/")[-1] == task.split("/")[-1]
+
+        def same_file(spec: Any) -> bool:
+            if spec.task_file is None or Path(spec.task_file).name != Path(file).name:
+                return False
+            return not name or spec.task.split("/")[-1] == name
+
+        return same_file
+    registered = None
+    if callable(resolved):
+        from inspect_ai.util import registry_info
+
+        try:
+            registered = registry_info(resolved).name
+        except ValueError:  # not an inspect @task function: inspect refuses it when it runs
+            registered = None
+    full = registered or (task if "/" in task else None)
+    if full is not None:
+        return lambda spec: spec.task_file is None and spec.task == full
+    return lambda spec: spec.task_file is None and spec.task.split("/")[-1] == task
