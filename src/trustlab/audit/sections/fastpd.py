@@ -10,6 +10,8 @@ Choices: the SHAP summary shows, for every explained row, the SHAP values of the
 predicts for that row (for forests the class probability, for boosting the class logit); the
 data of the section keep the mean |SHAP| of every class. Background and explained rows are capped
 (:data:`BACKGROUND_ROWS`, :data:`EXPLAINED_ROWS`) so the section takes a few seconds.
+A model FastPD cannot explain within its limits (a path over too many features: ResourceError)
+is named with the reason; the others are still explained.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from trustlab.audit.context import AuditContext
+from trustlab.errors import ResourceError
 from trustlab.report import Figure, Paragraph, Section, Table
 
 __all__ = ["build", "TITLE", "BACKGROUND_ROWS", "EXPLAINED_ROWS"]
@@ -42,13 +45,22 @@ def build(ctx: AuditContext) -> Section | None:
     explained = {}
     for name, model in ctx.models.items():
         parts = _tree_model(model, ctx)
-        if parts is not None:
+        if parts is None:
+            continue
+        try:
             explained[name] = _explain(*parts, ctx)
+        except ResourceError as exc:  # e.g. a path over too many features: the others still go
+            explained[name] = {"data": {"not_explained": str(exc)}}
     if not explained:
         return None
     blocks: list = [Paragraph(EXPLANATION)]
     for name, result in explained.items():
-        blocks += _blocks(name, result)
+        if "not_explained" in result["data"]:
+            blocks.append(
+                Paragraph(f"Model {name} is not explained: {result['data']['not_explained']}.")
+            )
+        else:
+            blocks += _blocks(name, result)
     return Section(
         id="fastpd",
         title=TITLE,
@@ -179,6 +191,8 @@ def _lines(outputs: list[str]) -> str:
 
 
 def _headline(name: str, data: dict) -> str:
+    if "not_explained" in data:
+        return f"{name}: not explained ({data['not_explained'].split(';')[0]})"
     text = f"{name}: most important {', '.join(data['top_features'][:2])}"
     if data["top_interactions"]:
         a, b = data["top_interactions"][0]["features"]
