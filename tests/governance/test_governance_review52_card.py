@@ -1,11 +1,14 @@
 """Review 5.2 of the participation assessment: the participation card (card.json) carries the
 evidence each credited rung rests on and the assessors' notes (it had credited rungs with no
 pointer to any evidence, while the docs promise every credited rung points to evidence); a
-``file:`` reference after a symlinked folder is shown as the file that was checked."""
+``file:`` reference after a symlinked folder is shown as the file that was checked; a ``$`` in
+the files' texts draws as written in the ladder chart (no mathtext)."""
 
 from __future__ import annotations
 
 import json
+
+import pytest
 
 from cli_helpers import run_main
 
@@ -93,3 +96,28 @@ def test_file_evidence_after_a_symlinked_folder_is_shown_as_the_file_checked(tmp
     text = (out / "participation.md").read_text(encoding="utf-8")
     shown = text.split("public_document: file:")[1].split(" ")[0]
     assert os.path.isfile(shown) and os.path.samefile(shown, tmp_path / "real" / "doc.txt")
+
+
+@pytest.mark.parametrize(
+    ("system", "name"), [(r"Pricing $\frac{a}$ bot", r"A $\alpha_$ b"), ("$5 to $10 bot", "A $x$")]
+)
+def test_dollar_signs_in_the_files_texts_draw_as_written(tmp_path, capsys, system, name):
+    # a '$' pair started matplotlib's mathtext: '$\frac{a}$' ended as 'unexpected failure:
+    # ValueError' (exit 1, nothing written), '$5 to $10' came out as math italics
+    from matplotlib.figure import Figure
+
+    from trustlab.governance import assess
+
+    path = tmp_path / "a.yaml"
+    body = ANSWERS.replace("system: S", f"system: '{system}'").replace("name: A", f"name: '{name}'")
+    path.write_text(body.replace(", consultation_record: file:ev/m.txt", ""), encoding="utf-8")
+    out = tmp_path / "out"
+    code, _, err = run_main(["governance", "assess", str(path), "--out", str(out)], capsys)
+    assert code == 0, err
+    assert (out / "participation.html").is_file()
+    figure = Figure()
+    ax = assess(path).plot(ax=figure.add_subplot())
+    figure.canvas.draw()
+    texts = [ax.title, *ax.get_legend().get_texts(), *ax.texts, *ax.get_xticklabels()]
+    assert all(not t.get_parse_math() for t in texts)
+    assert ax.get_title() == f"Participation profile: {system}"

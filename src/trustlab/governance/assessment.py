@@ -168,7 +168,9 @@ class ParticipationAssessment(Result):
 
     def plot(self, ax: Any = None) -> Any:
         """A ladder chart: rungs 1..8 upwards, one column per dimension, tier bands shaded;
-        each assessor's credited rung is a marker, the pooled rung a bar."""
+        each assessor's credited rung is a marker, the pooled rung a bar. The texts from the
+        files (system, names, titles, labels) are drawn as written: a ``$`` in them starts no
+        mathtext (``$\\frac{a}$`` failed to draw, ``$5 to $10`` came out in italics)."""
         ax = new_axes(ax, self.figure_size)
         dims = self.dimensions
         x = np.arange(len(dims))
@@ -177,7 +179,8 @@ class ParticipationAssessment(Result):
             lo, hi = min(tier["rungs"]) - 0.5, max(tier["rungs"]) + 0.5
             ax.axhspan(lo, hi, color=shades[i % 2], zorder=0)
             label = tier["label"] + ("" if tier["verified"] else " (unverified)")
-            ax.text(len(dims) - 0.45, (lo + hi) / 2, label, va="center", fontsize=7, color="0.4")
+            ax.text(len(dims) - 0.45, (lo + hi) / 2, label, va="center", fontsize=7, color="0.4",
+                    parse_math=False)  # fmt: skip
         pooled = [d["rung"] if d["rung"] is not None else 0 for d in dims]
         ax.bar(x, pooled, width=0.55, color="#9ecae1", zorder=1, label="pooled rung")
         markers = "os^DvP*X"
@@ -190,13 +193,15 @@ class ParticipationAssessment(Result):
                 ax.scatter(xs, yv, marker=markers[j % len(markers)], zorder=2, s=28,
                            label=assessor["name"])  # fmt: skip
         ax.set_xticks(x)
-        ax.set_xticklabels([d["title"] for d in dims], rotation=25, ha="right", fontsize=8)
+        ax.set_xticklabels([d["title"] for d in dims], rotation=25, ha="right", fontsize=8,
+                           parse_math=False)  # fmt: skip
         ax.set_yticks(range(1, 9))
         ax.set_ylim(0, 8.6)
         ax.set_xlim(-0.6, len(dims) + 0.4)
         ax.set_ylabel("Arnstein rung (1 manipulation .. 8 citizen control)")
-        ax.set_title(f"Participation profile: {self.system}", fontsize=10)
-        ax.legend(fontsize=7, loc="upper left")
+        ax.set_title(f"Participation profile: {self.system}", fontsize=10, parse_math=False)
+        for text in ax.legend(fontsize=7, loc="upper left").get_texts():
+            text.set_parse_math(False)
         return ax
 
 
