@@ -78,3 +78,43 @@ def test_the_server_still_answers_a_good_model(servers):
     )
     assert response.status_code == 200, response.text
     assert [c["text"] for c in response.json()["choices"]] == ["A", "A", "B", "B"]
+
+
+class Seeded:
+    """Like a server: a prompt's text depends only on the prompt and the seed it is sent with."""
+
+    name = "seeded"
+
+    def __init__(self):
+        self.calls = []
+
+    def generate(self, prompts, max_new_tokens=64, *, random_state=None, **settings):
+        self.calls.append(list(prompts))
+        return [f"{p}:{random_state}" for p in prompts]
+
+
+def test_a_seeded_request_with_several_choices_gets_different_choices():
+    # before: one generate call with one seed for every choice, so a model that answers a
+    # (prompt, seed) the same way (RemoteModel through another server) gave n copies of one
+    # sample; the docs say choice c samples from its own stream derived from (seed, c)
+    model = Seeded()
+    with make_server(model, model_name="seeded") as server:
+
+        def texts(**body):
+            response = httpx.post(
+                server.url + "/v1/completions",
+                json={"max_tokens": 3, "temperature": 1.0, **body},
+                timeout=30,
+            )
+            assert response.status_code == 200, response.text
+            return [c["text"] for c in response.json()["choices"]]
+
+        three = texts(prompt=["a", "b"], n=3, seed=5)
+        assert len(set(three[:3])) == 3 and len(set(three[3:])) == 3
+        assert [t.split(":")[0] for t in three] == ["a"] * 3 + ["b"] * 3  # prompt by prompt
+        assert texts(prompt=["a", "b"], n=3, seed=5) == three  # reproducible
+        assert texts(prompt="a", n=2, seed=5) == three[:2]  # choice c whatever n is
+        assert texts(prompt="a", seed=5) == ["a:5"]  # one choice: the request's seed
+        model.calls.clear()
+        assert texts(prompt="a", n=2) == ["a:None", "a:None"]  # unseeded: one call as before
+        assert model.calls == [["a", "a"]]

@@ -11,7 +11,8 @@ the queue (to stream or to build one response) and cancels the ticket when its c
   Rows that arrive while a batch runs wait for the next one. A cancelled row leaves its batch at
   the next token; the others go on. ``max_batch_size=1`` serves one row at a time.
 - :class:`SerialBackend` (any other :class:`~trustlab.llm.LanguageModel`): one ``generate`` call
-  per request, one request at a time, the whole text in one step.
+  per request, one request at a time, the whole text in one step. A seeded request with ``n > 1``
+  makes one call per choice: choice 0 with the request's seed, choice ``c`` with ``row_seed``.
 """
 
 from __future__ import annotations
@@ -212,7 +213,8 @@ class LocalBackend:
 
 
 class SerialBackend:
-    """Any LanguageModel: one ``generate`` call per request, one request at a time."""
+    """Any LanguageModel: one ``generate`` call per request (per choice when a seeded request
+    asks for several), one request at a time."""
 
     def __init__(self, model: Any):
         self.model = model
@@ -230,15 +232,31 @@ class SerialBackend:
             raise RequestError(
                 400, "top_p: not supported by this server's model (only 1)", param="top_p"
             )
-        prompts = [p for p in request.prompts for _ in range(request.n)]
+        n, seed = request.n, request.seed
+        prompts = [p for p in request.prompts for _ in range(n)]
         with self._lock:
-            texts = self.model.generate(
-                prompts,
-                request.max_tokens,
-                chat=request.chat,
-                temperature=request.temperature,
-                random_state=request.seed,
-            )
+            if seed is None or n == 1:
+                texts = self._generate(prompts, request, seed)
+            else:  # one call per choice: with one seed for all, a model repeats its sample
+                seeds = [seed] + [row_seed(seed, c) for c in range(1, n)]
+                by_choice = [self._generate(request.prompts, request, s) for s in seeds]
+                texts = [by_choice[c][i] for i in range(len(request.prompts)) for c in range(n)]
+        counts = [self._count(p, request.chat) for p in request.prompts]
+        known = all(c is not None for c in counts)
+        ticket = Ticket(len(prompts), sum(counts) if known else None)  # type: ignore[arg-type]
+        for choice, text in enumerate(texts):
+            ticket.queue.put((choice, self._step(choice, text, request)))
+        return ticket
+
+    def _generate(self, prompts: list[str], request: Request, seed: int | None) -> list[str]:
+        """The model's texts for ``prompts``, checked to be one string per prompt."""
+        texts = self.model.generate(
+            prompts,
+            request.max_tokens,
+            chat=request.chat,
+            temperature=request.temperature,
+            random_state=seed,
+        )
         if (
             not isinstance(texts, (list, tuple))
             or len(texts) != len(prompts)
@@ -248,12 +266,7 @@ class SerialBackend:
                 f"the model's generate returned {describe(texts)} for {len(prompts)} prompt(s) "
                 "(expected one string per prompt)"
             )
-        counts = [self._count(p, request.chat) for p in request.prompts]
-        known = all(c is not None for c in counts)
-        ticket = Ticket(len(prompts), sum(counts) if known else None)  # type: ignore[arg-type]
-        for choice, text in enumerate(texts):
-            ticket.queue.put((choice, self._step(choice, text, request)))
-        return ticket
+        return list(texts)
 
     def _step(self, choice: int, text: str, request: Request) -> Step:
         """The whole answer as one step: cut at the first stop string, tokens re-counted."""
