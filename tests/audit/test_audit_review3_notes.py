@@ -84,7 +84,7 @@ def test_the_headline_equalized_odds_difference_names_a_small_group_that_sets_it
     line = next(x for x in result.summary().splitlines() if x.startswith("  yhat:"))
     estimate = source["estimate"]
     assert f"equalized odds difference {estimate:.4f} (95% interval [" in line
-    assert "tiny (6 audited rows)" in line
+    assert "tiny (6 audited rows, 3 truly yes)" in line
     assert "tiny has under 100 rows: noisy rates" in line
 
 

@@ -52,6 +52,9 @@ __all__ = [
 
 #: audited rows below which a group's rates are called noisy (the fairness section's threshold)
 SMALL_GROUP = 100
+#: rows a TPR (FPR) is computed from below which it is called noisy even in a larger group (a
+#: rare class): a rate from 30 rows has a 95% interval up to +-0.18 wide
+SMALL_RATE_ROWS = 30
 
 N_BOOT = 1000
 CONFIDENCE = 0.95
@@ -300,10 +303,12 @@ def largest_equalized_odds(classes: dict[str, dict]) -> dict[str, Any] | None:
     """Where a model's largest equalized odds difference over the classes comes from.
 
     ``classes`` is one model's ``group_metrics(...)["classes"]``. Returns None without a
-    difference, else ``{"class", "estimate", "lower", "upper", "rate", "groups",
+    difference, else ``{"class", "estimate", "lower", "upper", "rate", "groups", "rate_rows",
     "where_defined"}``: ``rate`` is "TPR" or "FPR", the rate whose spread over the groups is the
-    difference, and ``groups`` maps the groups holding its largest and smallest value to their
-    audited rows (a headline resting on a small group is mostly noise).
+    difference, ``groups`` maps the groups holding its largest and smallest value to their
+    audited rows (a headline resting on a small group is mostly noise) and ``rate_rows`` to the
+    rows the rate is computed from (TPR: the group's rows truly of the class, FPR: the others),
+    few for a rare class however large the group.
     """
     found = [
         (k, m) for k, m in classes.items() if m["equalized_odds_difference"]["estimate"] is not None
@@ -325,6 +330,8 @@ def largest_equalized_odds(classes: dict[str, dict]) -> dict[str, Any] | None:
     difference = metrics["equalized_odds_difference"]
     rate = max(spreads, key=lambda r: spreads[r][0]) if spreads else None
     groups = {g: by_group[g]["count"] for g in spreads[rate][1:]} if rate else {}
+    basis = "positives" if rate == "TPR" else "negatives"
+    rate_rows = {g: by_group[g].get(basis) for g in groups}
     return {
         "class": k,
         "estimate": difference["estimate"],
@@ -332,6 +339,7 @@ def largest_equalized_odds(classes: dict[str, dict]) -> dict[str, Any] | None:
         "upper": difference["upper"],
         "rate": rate,
         "groups": groups,
+        "rate_rows": rate_rows,
         "where_defined": metrics.get("equalized_odds_difference_where_defined"),
     }
 
@@ -347,19 +355,40 @@ def equalized_odds_caveat(source: dict[str, Any] | None, one_vs_rest: bool) -> s
     if source["lower"] is not None:
         parts.append(f"{CONFIDENCE:.0%} interval [{source['lower']:.4f}, {source['upper']:.4f}]")
     if len(source["groups"]) == 2 and source["estimate"] > 0:
-        rows = {g: f"{n:,} audited row{'' if n == 1 else 's'}" for g, n in source["groups"].items()}
-        small = [g for g, n in source["groups"].items() if n < SMALL_GROUP]
-        parts.append(
-            f"the {source['rate']}s of " + " and ".join(f"{g} ({n})" for g, n in rows.items())
-        )
-        if small:
-            verb = "has" if len(small) == 1 else "have"
-            parts.append(f"{' and '.join(small)} {verb} under {SMALL_GROUP} rows: noisy rates")
+        parts += _rate_groups(source)
     defined = source["where_defined"]
     if defined is None or abs(defined - source["estimate"]) > 1e-9:
         where = "none" if defined is None else f"{defined:.4f}"
         parts.append(f"it counts an undefined rate as 0 ({where} where the rates are defined)")
     return f" ({'; '.join(parts)})" if parts else ""
+
+
+def _rate_groups(source: dict[str, Any]) -> list[str]:
+    """The caveat's parts on the two groups whose rates set the difference: their audited rows,
+    the rows each rate is computed from (a rare class's TPR rests on a few rows of a large
+    group), and which of them are too few for a steady rate."""
+    # a TPR is computed from the group's rows truly of the class, an FPR from the others
+    kind = f"truly {source['class']}" if source["rate"] == "TPR" else f"not {source['class']}"
+    basis = source.get("rate_rows") or {}
+    described, small_groups, small_rates = [], [], []
+    for g, n in source["groups"].items():
+        text = f"{n:,} audited row{'' if n == 1 else 's'}"
+        if basis.get(g) is not None:
+            text += f", {basis[g]:,} {kind}"
+        described.append(f"{g} ({text})")
+        if n < SMALL_GROUP:
+            small_groups.append(g)
+        elif basis.get(g) is not None and basis[g] < SMALL_RATE_ROWS:
+            small_rates.append(g)
+    parts = [f"the {source['rate']}s of " + " and ".join(described)]
+    for small, what in (
+        (small_groups, f"{SMALL_GROUP} rows"),
+        (small_rates, f"{SMALL_RATE_ROWS} rows {kind}"),
+    ):
+        if small:
+            verb = "has" if len(small) == 1 else "have"
+            parts.append(f"{' and '.join(small)} {verb} under {what}: noisy rates")
+    return parts
 
 
 def _key(value) -> str:
