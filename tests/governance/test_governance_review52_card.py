@@ -2,7 +2,8 @@
 evidence each credited rung rests on and the assessors' notes (it had credited rungs with no
 pointer to any evidence, while the docs promise every credited rung points to evidence); a
 ``file:`` reference after a symlinked folder is shown as the file that was checked; a ``$`` in
-the files' texts draws as written in the ladder chart (no mathtext)."""
+the files' texts draws as written in the ladder chart (no mathtext); a trailing `` #`` in the
+system stays in the Markdown heading."""
 
 from __future__ import annotations
 
@@ -121,3 +122,17 @@ def test_dollar_signs_in_the_files_texts_draw_as_written(tmp_path, capsys, syste
     texts = [ax.title, *ax.get_legend().get_texts(), *ax.texts, *ax.get_xticklabels()]
     assert all(not t.get_parse_math() for t in texts)
     assert ax.get_title() == f"Participation profile: {system}"
+
+
+@pytest.mark.parametrize("system", ["Bot #", "Bot ##", "#", "Bot \\ #"])
+def test_a_trailing_hash_in_the_system_stays_in_the_markdown_heading(tmp_path, system):
+    # '# Participation assessment: Bot #' closed the ATX heading: it rendered 'Bot'
+    from markdown_it import MarkdownIt  # rich's (typer's) dependency
+
+    from trustlab.governance import assess, markdown_report
+
+    path = tmp_path / "a.yaml"
+    body = ANSWERS.replace("system: S", f"system: '{system}'")
+    path.write_text(body.replace(", consultation_record: file:ev/m.txt", ""), encoding="utf-8")
+    html = MarkdownIt("commonmark").render(markdown_report(assess(path)).splitlines()[0])
+    assert html.strip() == f"<h1>Participation assessment: {system}</h1>"

@@ -16,6 +16,7 @@ assessors (several assessors only) and the rung->tier table with its provenance.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -340,6 +341,8 @@ def markdown_report(assessment: Any, title: str | None = None) -> str:
     """The report as Markdown text (tables as pipe tables; no figure)."""
     a = _check(assessment)
     heading = _md_text(title or f"Participation assessment: {a.system}").replace("\n", " ")
+    # a trailing ' #' would close the heading and vanish ('Bot #' read 'Bot'): escape it
+    heading = re.sub(r"(\s)(#+\s*)$", r"\1\\\2", heading)
     lines = [f"# {heading}", ""]
     for part in report_parts(a):
         lines += [f"## {part['title']}", ""]
