@@ -304,3 +304,17 @@ def test_an_unknown_file_kind_is_refused_naming_npy_among_the_kinds(run, tmp_pat
         "privacy", "dsi", "--deltas", tmp_path / "d.npz", "--epsilon", 1, "--delta", 1e-5
     )
     assert code == 2 and "expected a .npy, .csv" in one_line(err)
+
+
+def test_text_and_result_json_carry_the_noise_added_and_the_budgets(run, tmp_path):
+    # the text gave the unit Sigma only; result.json lost the budgets (review pass 52)
+    np.save(tmp_path / "d.npy", np.array([[1.0, 0.0], [0.3, 2.0]]))
+    np.save(tmp_path / "c.npy", np.array([1.0, 4.0]))
+    args = ["privacy", "dsi", "--deltas", tmp_path / "d.npy", "--epsilon", 1, "--delta", 1e-5]
+    code, out, _ = run(*args, "--budgets", tmp_path / "c.npy", "--out", tmp_path / "o")
+    assert code == 0
+    assert "noise added:" in out and "not differential privacy" in out
+    assert "worst difference gets epsilon" in out
+    report = json.loads((tmp_path / "o" / "result.json").read_text())
+    assert report["covariance"]["budgets"] == [1.0, 4.0]
+    assert report["worst_epsilon"] > 2

@@ -26,6 +26,7 @@ COVARIANCE_KEYS = {
     "converged",
     "constraint_values",
     "multipliers",
+    "budgets",
 }
 CALIBRATION_KEYS = {
     "epsilon",
@@ -67,7 +68,13 @@ def test_release_is_the_output_plus_one_seeded_draw(deltas):
 
 def test_dict_keeps_the_keys_of_the_former_dsi_json(deltas):
     data = dsi_noise(deltas, epsilon=2.0, delta=1e-5, output=np.zeros(9)).to_dict()
-    assert list(data) == ["covariance", "calibration", "expected_noise_squared_norm", "guarantee"]
+    assert list(data) == [
+        "covariance",
+        "calibration",
+        "expected_noise_squared_norm",
+        "worst_epsilon",
+        "guarantee",
+    ]
     assert set(data["covariance"]) == COVARIANCE_KEYS
     assert set(data["calibration"]) == CALIBRATION_KEYS
     assert json.loads(json.dumps(data, allow_nan=False)) == data

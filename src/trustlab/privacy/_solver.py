@@ -110,6 +110,7 @@ def solve(
         isotropic_span_trace=float(basis.shape[1] * norms_sq.max()),
         isotropic_full_trace=float(d * norms_sq.max()),
         multipliers=mu * scale**2 / caps,
+        budgets=caps,
         span_residual=residual,
         iterations=iterations,
         converged=converged,

@@ -55,6 +55,9 @@ class DSICovariance(Result):
         ``isotropic_span_trace / trace``: how many times less noise power DSI adds.
     multipliers : ndarray of shape (n,)
         The dual variables; positive ones mark the differences that shape Sigma.
+    budgets : ndarray of shape (n,)
+        The budgets ``c_i`` (1 unless given): difference i's squared Mahalanobis distance is
+        ``budgets_i * constraint_values_i``.
     span_residual : float
         Largest norm of a difference's part outside ``basis`` (dropped as rounding error: at
         most 1e-8 of that difference's own norm, else the differences are refused). That part
@@ -75,6 +78,7 @@ class DSICovariance(Result):
     isotropic_span_trace: float
     isotropic_full_trace: float
     multipliers: np.ndarray = field(repr=False)
+    budgets: np.ndarray = field(repr=False)
     span_residual: float
     iterations: int
     converged: bool
@@ -110,7 +114,7 @@ class DSICovariance(Result):
         """The sizes first and the per-difference lists last, as ``result.json`` always had them."""
         items = super()._dict_items()
         head = {key: items.pop(key) for key in ("dim", "rank", "n_differences")}
-        tail = {key: items.pop(key) for key in ("constraint_values", "multipliers")}
+        tail = {key: items.pop(key) for key in ("constraint_values", "multipliers", "budgets")}
         return {**head, **items, **tail}
 
     def covariance(self) -> np.ndarray:
@@ -223,7 +227,7 @@ class DSINoise(Result):
     calibration: NoiseCalibration
     release: np.ndarray | None = internal_field(default=None)
 
-    _dict_extras = ("expected_noise_squared_norm", "guarantee")
+    _dict_extras = ("expected_noise_squared_norm", "worst_epsilon", "guarantee")
 
     @property
     def expected_noise_squared_norm(self) -> float:
@@ -231,12 +235,42 @@ class DSINoise(Result):
         return self.covariance.trace * self.calibration.noise_multiplier**2
 
     @property
+    def worst_epsilon(self) -> float:
+        """The largest epsilon at ``delta`` (same steps and accountant) of any difference, from its
+        Mahalanobis distance ``m_i = sqrt(budgets_i * constraint_values_i)``: that of noise
+        multiplier ``noise_multiplier / m_i``. At most ``epsilon`` when no budget exceeds 1
+        (equal up to rounding without budgets); larger where a budget does."""
+        from trustlab.privacy.calibration import dsi_epsilon
+
+        cov, cal = self.covariance, self.calibration
+        distance = math.sqrt(float(np.max(cov.budgets * cov.constraint_values)))
+        return dsi_epsilon(cal.noise_multiplier / distance, cal.delta, cal.steps, cal.accountant)
+
+    @property
     def guarantee(self) -> str:
         """What the noise guarantees, in words: DSI, not differential privacy."""
         return GUARANTEE
 
     def summary(self) -> str:
-        return f"{self.covariance.summary()}\n{self.calibration.summary()}"
+        cov, cal = self.covariance, self.calibration
+        lines = [
+            cov.summary(),
+            cal.summary(),
+            f"noise added: {cal.noise_multiplier:.6g} x N(0, Sigma), expected squared norm "
+            f"{self.expected_noise_squared_norm:.6g}, largest std "
+            f"{cal.noise_multiplier * cov.max_std:.4g}",
+        ]
+        if np.any(cov.budgets != 1):
+            lines.append(
+                f"  budgets {cov.budgets.min():.4g} to {cov.budgets.max():.4g}: "
+                f"({cal.epsilon:.6g}, {cal.delta:.6g}) holds for budget 1; the worst difference "
+                f"gets epsilon {self.worst_epsilon:.6g} at that delta"
+            )
+        lines.append(
+            "guarantee: between U and each reference set U_i behind the differences, no "
+            f"other; {GUARANTEE}"
+        )
+        return "\n".join(lines)
 
     def files(self) -> Mapping[str, Any]:
         """``basis.npy``, ``factor.npy`` and, with a release, ``release.npy``."""
