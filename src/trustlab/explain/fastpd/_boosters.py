@@ -20,6 +20,7 @@ from trustlab.explain.fastpd._ensemble import (
     Tree,
     TreeEnsemble,
     boosting_outputs,
+    categorical_refusal,
     objective_kind,
 )
 
@@ -104,12 +105,20 @@ def from_xgboost(model: Any) -> TreeEnsemble:
     params = learner["learner_model_param"]
     n_out = max(int(params.get("num_class", "0")), int(params.get("num_target", "1")), 1)
     model_json = gb["model"]
+    categorical = [
+        f
+        for t in model_json["trees"]
+        for f, kind in zip(t["split_indices"], t["split_type"], strict=True)
+        if int(kind) != 0
+    ]
+    if categorical:
+        raise categorical_refusal("an xgboost", categorical, booster.feature_names)
     trees = []
     for i, t in enumerate(model_json["trees"]):
         if int(t["tree_param"].get("size_leaf_vector", "1")) > 1:
-            raise InputError.bad("model", "one output per tree (not multi_output_tree)", model)
-        if any(int(s) != 0 for s in t["split_type"]):
-            raise InputError.bad("model", "an xgboost model without categorical splits", model)
+            raise InputError.bad(
+                "model", "one output per tree (not multi_output_tree)", "multi_output_tree"
+            )
         weight = 1.0 if weights is None else weights[i]
         trees.append(_xgb_tree(t, int(model_json["tree_info"][i]), n_out, weight))
     names = booster.feature_names
@@ -158,6 +167,9 @@ def from_lightgbm(model: Any) -> TreeEnsemble:
     dump = booster.dump_model()
     n_out = int(dump["num_tree_per_iteration"])
     infos = dump["tree_info"]
+    categorical = [f for info in infos for f in _lgbm_categorical(info["tree_structure"])]
+    if categorical:
+        raise categorical_refusal("a LightGBM", categorical, dump.get("feature_names"))
     weight = 1.0 / (len(infos) // n_out) if dump.get("average_output") else 1.0
     trees = [_lgbm_tree(info, i % n_out, n_out, weight) for i, info in enumerate(infos)]
     names = tuple(dump.get("feature_names", ()))
@@ -187,6 +199,14 @@ def _lgbm_kind(objective: str) -> str:
     if kind == "prediction" and "sqrt" in params:  # reg_sqrt: prediction = sign(r) r^2
         kind = "raw score (signed square root of the prediction: reg_sqrt)"
     return kind
+
+
+def _lgbm_categorical(node: dict) -> list[int]:
+    """The features of the categorical ('==') splits under a node of LightGBM's dump."""
+    if "leaf_value" in node:
+        return []
+    here = [int(node["split_feature"])] if node["decision_type"] != "<=" else []
+    return here + _lgbm_categorical(node["left_child"]) + _lgbm_categorical(node["right_child"])
 
 
 def _lgbm_tree(info: dict, column: int, n_out: int, weight: float) -> Tree:

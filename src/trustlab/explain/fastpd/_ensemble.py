@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from trustlab.errors import InputError
+
 __all__ = [
     "Tree",
     "TreeEnsemble",
@@ -21,6 +23,7 @@ __all__ = [
     "LGBM_ZERO",
     "goes_left",
     "names_from",
+    "categorical_refusal",
     "boosting_outputs",
     "objective_kind",
 ]
@@ -109,6 +112,17 @@ def goes_left(x: np.ndarray, threshold: Any, nan_left: Any, strict: bool) -> np.
 
 def names_from(values: Any) -> tuple[str, ...] | None:
     return None if values is None else tuple(str(v) for v in values)
+
+
+def categorical_refusal(what: str, features: Any, names: Any) -> InputError:
+    """The refusal of a model with native categorical splits, naming the features they use."""
+    names = [] if names is None else list(names)
+    shown = [names[j] if j < len(names) else f"x{j}" for j in sorted(set(int(f) for f in features))]
+    return InputError(
+        f"model: expected {what} model without categorical splits, got categorical splits "
+        f"on {', '.join(shown)}; one-hot encode such features (a Pipeline) to explain the model",
+        argument="model",
+    )
 
 
 def boosting_outputs(wrapper: Any, n_out: int, kind: str = "prediction") -> tuple[str, ...]:

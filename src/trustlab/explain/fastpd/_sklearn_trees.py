@@ -15,7 +15,13 @@ from typing import Any
 import numpy as np
 
 from trustlab.errors import InputError
-from trustlab.explain.fastpd._ensemble import Tree, TreeEnsemble, boosting_outputs, names_from
+from trustlab.explain.fastpd._ensemble import (
+    Tree,
+    TreeEnsemble,
+    boosting_outputs,
+    categorical_refusal,
+    names_from,
+)
 
 __all__ = ["FORESTS", "is_forest", "from_sklearn", "sklearn_raw_output"]
 
@@ -179,8 +185,10 @@ def _from_hist_gradient_boosting(model: Any) -> TreeEnsemble:
     name = type(model).__name__
     is_cat = getattr(model, "is_categorical_", None)
     if is_cat is not None and np.any(is_cat):
-        raise InputError.bad(
-            "model", "a HistGradientBoosting model without categorical splits", model
+        raise categorical_refusal(
+            "a HistGradientBoosting",
+            np.flatnonzero(is_cat),
+            getattr(model, "feature_names_in_", None),
         )
     n_out = int(model.n_trees_per_iteration_)
     trees = []
