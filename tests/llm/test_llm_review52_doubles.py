@@ -118,3 +118,12 @@ def test_a_seeded_request_with_several_choices_gets_different_choices():
         model.calls.clear()
         assert texts(prompt="a", n=2) == ["a:None", "a:None"]  # unseeded: one call as before
         assert model.calls == [["a", "a"]]
+
+
+@pytest.mark.parametrize("prompts", [(p for p in ["a", "b"]), [], ["a", 1]])
+def test_generate_texts_checks_the_prompts_before_any_model_call(prompts):
+    # a generator was consumed by the model and then recorded as no prompts at all
+    model = Seeded()
+    with pytest.raises(InputError, match="^prompts: expected"):
+        generate_texts(model, prompts, 3)
+    assert model.calls == []

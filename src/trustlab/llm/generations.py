@@ -114,9 +114,10 @@ def generate_texts(
     """
     # a Generator gives its one seed now (as the models draw it), so the result can record it
     random_state = check_seed(random_state)
+    # before any work, for any model: the result pairs each prompt with its text
+    n_prompts = len(as_texts(prompts))
     if isinstance(model, (str, os.PathLike)):
-        # the model checks its arguments itself; these checks only come before the load
-        as_texts(prompts)
+        # the model checks its other arguments itself; these checks only come before the load
         check_positive_int(max_new_tokens, "max_new_tokens")
         check_bool(chat, "chat")
         check_temperature(temperature)
@@ -134,7 +135,6 @@ def generate_texts(
         random_state=random_state,
         **({"progress": progress} if reports else {}),
     )
-    n_prompts = len(as_texts(prompts))
     if isinstance(texts, np.ndarray):
         texts = texts.tolist()
     if (
