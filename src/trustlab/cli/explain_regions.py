@@ -36,7 +36,7 @@ import typer
 from trustlab._results import json_text, write_atomic, write_png
 from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, tell
 from trustlab.cli._runs import OverwriteOption, options_named, refuse_existing, remove_stale
-from trustlab.errors import InputError
+from trustlab.errors import InputError, ResourceError
 
 __all__ = ["app", "DATA_SOURCES"]
 
@@ -248,7 +248,7 @@ def train(
         train_part, test_part = dataset.split(test_size, random_state=seed)
     names = {"max_epochs": "--max-epochs", "n_segments": "--segments", "kept_pixels": "--pixels",
              "checkpoint_dir": "--out", "X": "--size"}  # fmt: skip
-    hints = {"checkpoint_dir": f"delete {out / '_state'} to start afresh"}
+    hints = {"checkpoint_dir": f"delete {out / '_state'} or rerun with --overwrite to start afresh"}
     if kind == "p2p":
         model: Any = RegionSparseClassifier(
             tau=tau_value, delta=delta, segmentation=segmentation, n_segments=segments,
@@ -280,11 +280,19 @@ def train(
 
         try:
             model.fit(train_part.images, _names(train_part), progress=report)
-        except InputError as exc:  # a state left by a fit of other data or settings
-            if not (overwrite and exc.argument == "checkpoint_dir"):
+        except (InputError, ResourceError) as exc:  # a state of another fit, or unreadable
+            if not str(exc).startswith("checkpoint_dir:"):
                 raise
-            tell(f"trustlab: discarding the interrupted run in {out / '_state'}: it had other "
-                 "data or settings (--overwrite)", as_json=True)  # fmt: skip
+            damaged = isinstance(exc, ResourceError)
+            if damaged and not overwrite:
+                raise InputError(f"--out: {out / '_state' / 'state.pt'} could not be read as a "
+                                 f"training state ({exc.__cause__}); rerun with --overwrite to "
+                                 "discard it and start afresh", argument="--out") from exc  # fmt: skip
+            if not overwrite:
+                raise
+            why = "could not be read" if damaged else "had other data or settings"
+            tell(f"trustlab: discarding the interrupted run in {out / '_state'}: it {why} "
+                 "(--overwrite)", as_json=True)  # fmt: skip
             shutil.rmtree(out / "_state")
             model.fit(train_part.images, _names(train_part), progress=report)
     held_out = _names(test_part)
