@@ -34,7 +34,10 @@ def check_images(images: Any, name: str = "images", size: tuple[int, int] | None
         raise InputError.bad(name, "finite values in [0, 1]", "NaN or infinite values")
     low, high = float(x.min()), float(x.max())
     if low < 0 or high > 1:
-        hint = " (8-bit images: divide by 255 first)" if high > 1 and low >= 0 else ""
+        hint = ""
+        if low >= 0:  # 0..255 and 0..65535 are the ranges of 8-bit and 16-bit image files
+            bits = 8 if high <= 255 else 16 if high <= 65535 else None
+            hint = f" ({bits}-bit images: divide by {2**bits - 1} first)" if bits else ""
         raise InputError(
             f"{name}: expected values in [0, 1], got values from {low:g} to {high:g}{hint}",
             argument=name,
