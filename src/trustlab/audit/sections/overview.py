@@ -29,6 +29,9 @@ def build(ctx: AuditContext) -> Section:
     groups, index = np.unique(g_all, return_inverse=True)
     distribution = _distribution(y_all, index, groups, ctx.labels)
     index_test = index[len(ctx.g_train) :]
+    audited = np.bincount(index_test, minlength=len(groups))
+    for d, n in zip(distribution, audited, strict=True):
+        d["audited_rows"] = int(n)  # the rows each group's accuracies are computed on
     scores = {
         name: _scores(ctx.y_test, pred, index_test, groups)
         for name, pred in ctx.predictions.items()
@@ -47,7 +50,7 @@ def build(ctx: AuditContext) -> Section:
         _distribution_table(shown_distribution, ctx),
         _distribution_figure(shown_distribution, ctx),
         _scores_table(scores),
-        _group_accuracy_table(scores, groups[shown]),
+        _group_accuracy_table(scores, shown_distribution, ctx),
         *_files_table(ctx),
     ]
     data = {
@@ -301,10 +304,20 @@ def _scores_table(scores: dict) -> Table:
     )
 
 
-def _group_accuracy_table(scores: dict, groups) -> Table:
-    names = [str(g) for g in groups]
-    rows = [[name, *(s["accuracy_by_group"][g] for g in names)] for name, s in scores.items()]
-    return Table(["model", *names], rows, caption="Accuracy within each group")
+def _group_accuracy_table(scores: dict, distribution: list[dict], ctx: AuditContext) -> Table:
+    """One row per group (its audited rows, then each model's accuracy), so that a table of many
+    groups grows down, not sideways (it had a column per group: up to 1,000), and an accuracy
+    from a few rows (or none: n/a, a group the split left on the training side) shows it."""
+    rows = [
+        [str(d["group"]), d["audited_rows"]]
+        + [s["accuracy_by_group"][str(d["group"])] for s in scores.values()]
+        for d in distribution
+    ]
+    return Table(
+        [ctx.group, "audited rows", *scores],
+        rows,
+        caption="Accuracy within each group, on its audited rows (one column per model)",
+    )
 
 
 def _files_table(ctx: AuditContext) -> list[Table]:

@@ -1,0 +1,52 @@
+"""Audit review 52: the overview's per-group accuracy table has a row per group (its audited
+rows, then one column per model). It had one column per group, up to 1,000 of them beside a
+'model' column, and no row counts: a group's accuracy of 1.0 from 2 audited rows, or n/a for a
+group the split left on the training side, read like any other."""
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import accuracy_score
+
+from trustlab.audit.context import AuditContext
+from trustlab.audit.sections import overview
+from trustlab.report import Table
+
+
+def test_the_group_accuracy_table_has_a_row_per_group_with_its_audited_rows():
+    g_test = np.array(["a"] * 6 + ["b"] * 2, dtype=object)
+    y_test = np.array(["no", "yes"] * 4, dtype=object)
+    predictions = {
+        "m1": np.array(["no", "yes", "no", "no", "yes", "yes", "no", "yes"], dtype=object),
+        "m2": np.array(["yes"] * 8, dtype=object),
+    }
+    ctx = AuditContext(
+        dataset="t",
+        label="y",
+        group="région",
+        labels=np.array(["no", "yes"]),
+        feature_names=[],
+        X_train=pd.DataFrame(index=range(3)),
+        X_test=pd.DataFrame(index=range(8)),
+        y_train=np.array(["no", "yes", "no"], dtype=object),
+        y_test=y_test,
+        g_train=np.array(["a", "c", "c"], dtype=object),  # c: training rows only
+        g_test=g_test,
+        predictions=predictions,
+        mode="zoo",
+    )
+    section = overview.build(ctx)
+    table = next(
+        b
+        for b in section.blocks
+        if isinstance(b, Table) and b.caption.startswith("Accuracy within")
+    )
+    assert table.columns == ["région", "audited rows", "m1", "m2"]
+    expected = []
+    for group, n in (("a", 6), ("b", 2)):
+        rows = g_test == group
+        expected.append(
+            [group, n, *(accuracy_score(y_test[rows], p[rows]) for p in predictions.values())]
+        )
+    assert table.rows == [*expected, ["c", 0, None, None]]
+    audited = {d["group"]: d["audited_rows"] for d in section.data["groups"]}
+    assert audited == {"a": 6, "b": 2, "c": 0}  # report.json holds the new column
