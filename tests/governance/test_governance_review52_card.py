@@ -3,7 +3,8 @@ evidence each credited rung rests on and the assessors' notes (it had credited r
 pointer to any evidence, while the docs promise every credited rung points to evidence); a
 ``file:`` reference after a symlinked folder is shown as the file that was checked; a ``$`` in
 the files' texts draws as written in the ladder chart (no mathtext); a trailing `` #`` in the
-system stays in the Markdown heading."""
+system stays in the Markdown heading; a next tier that no option of the questionnaire reaches
+is said to be out of reach."""
 
 from __future__ import annotations
 
@@ -136,3 +137,35 @@ def test_a_trailing_hash_in_the_system_stays_in_the_markdown_heading(tmp_path, s
     path.write_text(body.replace(", consultation_record: file:ev/m.txt", ""), encoding="utf-8")
     html = MarkdownIt("commonmark").render(markdown_report(assess(path)).splitlines()[0])
     assert html.strip() == f"<h1>Participation assessment: {system}</h1>"
+
+
+def test_a_next_tier_no_option_reaches_says_so(tmp_path):
+    # a questionnaire of one's own whose data items stop at rung 4: the report read 'rung to
+    # reach: 5 placation' with no evidence needed, as if Tier 3 were reachable with nothing
+    import yaml
+
+    from trustlab.governance import assess, data_path, load_questionnaire, markdown_report
+
+    document = yaml.safe_load(data_path("questionnaire.yaml").read_text(encoding="utf-8"))
+    for item in document["items"]:
+        if item["dimension"] == "data":
+            item["options"] = [o for o in item["options"] if o["rung"] <= 4]
+    (tmp_path / "q.yaml").write_text(yaml.safe_dump(document), encoding="utf-8")
+    q = load_questionnaire(tmp_path / "q.yaml")
+    path = tmp_path / "a.yaml"
+    path.write_text(ANSWERS.split("answers:")[0] + "answers:\n" + ONE_DATA, encoding="utf-8")
+    result = assess(path, questionnaire=q)
+    assert result.dimension("data")["next_step"]["options"] == []
+    lines = markdown_report(result).split("*The next tier up*")[1].splitlines()
+    row = next(r for r in lines if r.startswith("| Data coll"))
+    cells = [c.strip() for c in row.split(" | ")]
+    assert cells[3] == "5 placation (no item of this dimension offers an option at or above it)"
+    assert cells[4] == "none: out of reach with this questionnaire"
+    # a dimension that offers the next tier still lists its evidence
+    row = next(r for r in lines if r.startswith("| Design"))
+    assert "out of reach" not in row and "assessor_statement" in row
+
+
+ONE_DATA = (
+    "  data.planning:\n    rung: 4\n    evidence: {public_document: x, consultation_record: y}\n"
+)

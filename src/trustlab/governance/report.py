@@ -231,8 +231,12 @@ def report_parts(assessment: Any) -> list[dict[str, Any]]:
             target += ", the first tier"
             reach = f"no rung credited yet; the first tier starts at rung {reach}"
         target += "" if s["tier_verified"] else " (unverified)"
+        evidence = ", ".join(s["evidence"])
+        if not s["options"]:  # a questionnaire of one's own may stop below the next tier
+            reach += " (no item of this dimension offers an option at or above it)"
+            evidence = "none: out of reach with this questionnaire"
         step_rows.append([d["title"], _tier_text(d), target, reach,
-                          ", ".join(s["evidence"]), s["recommendation"], _cite(s["citation"])])  # fmt: skip
+                          evidence, s["recommendation"], _cite(s["citation"])])  # fmt: skip
     parts.append(
         {
             "id": "next-tier",
