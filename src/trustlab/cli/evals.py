@@ -162,6 +162,13 @@ def report(
     refuse_existing(out or log_dir, overwrite, REPORT_FILES, "a report")
     html, data = write_page(logs, out or log_dir)
     for log in logs.logs:
+        if log["errored_samples"]:  # a task that tolerates errors (fail_on_error) finished
+            err_console.print(
+                f"warning: {log['path']}: {log['errored_samples']} of {log['samples']} samples "
+                "errored; its metrics leave them out",
+                highlight=False,
+                markup=False,
+            )
         if log["status"] != "success":
             err_console.print(
                 f"warning: {log['path']}: {log['status']}"

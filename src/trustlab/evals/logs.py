@@ -21,7 +21,7 @@ from trustlab._lazy import require
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
 from trustlab.evals.registry import BUILTIN_TASKS
-from trustlab.evals.run import finished_by, metrics_of
+from trustlab.evals.run import errored_samples, finished_by, metrics_of
 
 __all__ = [
     "EvalLogs",
@@ -104,7 +104,9 @@ class EvalLogs(Result):
     log_dir : str
     logs : tuple of dict
         ``path``, ``task``, ``model``, ``status``, ``samples`` (planned, epochs counted),
-        ``completed`` (samples finished; of an unfinished log, those it holds), ``metrics``
+        ``completed`` (samples finished; of an unfinished log, those it holds),
+        ``errored_samples`` (of a finished log, the samples that ended in an error, which a task
+        that tolerates them, inspect's ``fail_on_error``, leaves out of its metrics), ``metrics``
         ({"scorer/metric": value}), ``error`` (None unless the eval failed), ``created`` and
         ``finished_by`` (of an unfinished log that a successful retry, or a later run with the
         same settings, finished: that log's file name and which of the two; else None).
@@ -138,6 +140,10 @@ class EvalLogs(Result):
                 f"  {log['task']} on {log['model']}: {log['status']}, "
                 f"{log['completed']}/{log['samples']} samples; {metrics or 'no metrics'}"
             )
+            if log["errored_samples"]:
+                lines.append(
+                    f"    {log['errored_samples']} sample(s) errored, left out of the metrics"
+                )
             if log["error"]:
                 lines.append(f"    error: {log['error']}")
             if log["finished_by"]:
@@ -213,6 +219,7 @@ def _describe(log: Any, headers: list[Any]) -> dict[str, Any]:
         "status": log.status,
         "samples": samples,
         "completed": completed,
+        "errored_samples": errored_samples(log),
         "metrics": metrics_of(log),
         "error": (log.error.message.strip().splitlines() or [""])[-1] if log.error else None,
         "created": log.eval.created,

@@ -23,7 +23,7 @@ from trustlab._results import Result, output_dir
 from trustlab.errors import BackendError, InputError
 from trustlab.evals.registry import BUILTIN_TASKS, REQUIRED_ROLES, check_roles, resolve_task
 
-__all__ = ["EvalRun", "run_eval", "UNFINISHED"]
+__all__ = ["EvalRun", "run_eval", "UNFINISHED", "errored_samples"]
 
 UNFINISHED = ("started", "cancelled", "error")
 
@@ -37,7 +37,8 @@ class EvalRun(Result):
     log_dir : str
     logs : tuple of dict
         One per model, in the order of ``model``: ``path``, ``task``, ``model``, ``status``,
-        ``samples`` (completed),
+        ``samples`` (completed), ``errored_samples`` (samples that ended in an error, which
+        a task that tolerates them, inspect's ``fail_on_error``, leaves out of its metrics),
         ``metrics`` ({scorer/metric: value}) and ``resumed`` (the unfinished log it continued,
         or None).
     """
@@ -50,9 +51,11 @@ class EvalRun(Result):
         for log in self.logs:
             metrics = ", ".join(f"{k} {v:.4g}" for k, v in log["metrics"].items())
             again = f" (resumed {Path(log['resumed']).name})" if log["resumed"] else ""
+            n = log["errored_samples"]
+            errored = f" ({n} more errored, left out of the metrics)" if n else ""
             lines.append(
                 f"{log['task']} on {log['model']}: {log['status']}, {log['samples']} samples"
-                f"{again}; {metrics or 'no metrics'}"
+                f"{errored}{again}; {metrics or 'no metrics'}"
             )
         lines.append(
             f"logs in {self.log_dir}; open them with: inspect view --log-dir {self.log_dir}"
@@ -344,9 +347,19 @@ def _describe(log: Any, resumed: str | None) -> dict[str, Any]:
         "model": log.eval.model,
         "status": log.status,
         "samples": log.results.completed_samples if log.results else 0,
+        "errored_samples": errored_samples(log),
         "metrics": metrics_of(log),
         "resumed": resumed,
     }
+
+
+def errored_samples(log: Any) -> int:
+    """The samples of a finished log that ended in an error (each epoch counted): those a task
+    that tolerates errors (inspect's ``fail_on_error=False`` or a fraction) left out of its
+    metrics; 0 without results."""
+    if log.results is None:
+        return 0
+    return max(0, log.results.total_samples - log.results.completed_samples)
 
 
 def metrics_of(log: Any) -> dict[str, float]:
