@@ -318,3 +318,15 @@ def test_text_and_result_json_carry_the_noise_added_and_the_budgets(run, tmp_pat
     report = json.loads((tmp_path / "o" / "result.json").read_text())
     assert report["covariance"]["budgets"] == [1.0, 4.0]
     assert report["worst_epsilon"] > 2
+
+
+def test_output_without_out_is_refused_rather_than_the_release_lost(run, tmp_path):
+    # the release was drawn, neither printed nor written, and the run exited 0 (review pass 52)
+    np.save(tmp_path / "d.npy", np.array([[1.0, 0.0], [0.0, 2.0]]))
+    np.save(tmp_path / "f.npy", np.array([3.0, 4.0]))
+    args = ["privacy", "dsi", "--deltas", tmp_path / "d.npy", "--epsilon", 1, "--delta", 1e-5]
+    code, _, err = run(*args, "--output", tmp_path / "f.npy")
+    assert code == 2
+    assert one_line(err).startswith("trustlab: error: --output: expected --out DIR as well")
+    code, _, _ = run(*args, "--output", tmp_path / "f.npy", "--out", tmp_path / "o")
+    assert code == 0 and (tmp_path / "o" / "release.npy").is_file()

@@ -75,7 +75,11 @@ def dsi_command(
     max_iter: Annotated[int, typer.Option("--max-iter", help="Solver iterations cap.")] = 1000,
     output: Annotated[
         Path | None,
-        typer.Option("--output", help="The noiseless output F(U) (.npy, d values) to release."),
+        typer.Option(
+            "--output",
+            help="The noiseless output F(U) (.npy, d values) to release into --out "
+            "(release.npy; needs --out).",
+        ),
     ] = None,
     seed: Annotated[
         int | None,
@@ -94,6 +98,12 @@ def dsi_command(
 ) -> None:
     from trustlab.privacy import dsi_noise
 
+    if output is not None and out is None:  # the release would be drawn and thrown away
+        raise InputError(
+            "--output: expected --out DIR as well, where release.npy is written (the release "
+            "is not printed), got --output without --out",
+            argument="--output",
+        )
     refuse_existing(out, overwrite, RESULT_FILES, "a DSI result")
     rows = read_array(deltas, "--deltas", encoding)
     caps = None if budgets is None else read_budgets(budgets, encoding)
