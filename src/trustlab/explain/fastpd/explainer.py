@@ -36,7 +36,7 @@ PERCENTILES = (0.05, 0.95)
 # Background rows the model's own output is checked on (and the constant offset measured on).
 _PROBE_ROWS = 64
 # explain() works through its rows in batches of at most this many (fewer when the components
-# of a batch would exceed _BATCH_VALUES numbers), reporting progress after each.
+# of a batch, of every output, would exceed _BATCH_VALUES numbers), reporting progress after each.
 BATCH_ROWS = 4096
 _BATCH_VALUES = 2**25
 
@@ -375,7 +375,8 @@ class FastPD:
         """SHAP values and their importance over the rows of X, in batches of rows."""
         n, d, n_out = len(X), self.n_features_in_, len(self.output_names_)
         self._engine.check_result_size(n * d * n_out, "fewer rows")
-        step = max(64, min(BATCH_ROWS, _BATCH_VALUES // max(1, self._engine.n_components(order))))
+        per_row = max(1, self._engine.n_components(order)) * n_out  # each output's components
+        step = max(64, min(BATCH_ROWS, _BATCH_VALUES // per_row))
         if n <= step:
             phi = squeeze_output(self._engine.shap(X))
             importance = Importance.from_values(phi, self._decompose(X, order))
