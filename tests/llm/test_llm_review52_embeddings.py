@@ -43,3 +43,19 @@ def test_other_shapes_still_ask_for_a_2d_numeric_array(raw):
 def test_finite_rows_are_normalised():
     out = embed_texts(["a"], _Fixed([3.0, 4.0]))
     np.testing.assert_allclose(out, [[0.6, 0.8]])
+
+
+def test_one_string_is_one_text_not_its_characters():
+    # before: list("abc") gave three rows, one per character
+    assert embed_texts("abc", _Fixed([3.0, 4.0])).shape == (1, 2)
+
+
+@pytest.mark.parametrize(
+    ("texts", "expected"),
+    [([], "at least one string"), (["a", None], "a string or a sequence of strings")],
+)
+def test_bad_texts_are_named_as_texts(texts, expected):
+    # before: [] blamed the embedder ('expected encode(list of str) to return a 2-D numeric
+    # array, got an array of shape (0, 2)'); None reached the embedder
+    with pytest.raises(InputError, match=f"^texts: expected {expected}"):
+        embed_texts(texts, _Fixed([3.0, 4.0]))

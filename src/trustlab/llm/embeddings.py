@@ -20,6 +20,7 @@ import numpy as np
 from trustlab._checks import as_float_array, check_finite_rows
 from trustlab._lazy import require
 from trustlab.errors import InputError
+from trustlab.llm._inputs import as_texts
 
 __all__ = ["SENTENCE_EMBEDDER", "load_sentence_embedder", "embed_texts"]
 
@@ -57,14 +58,17 @@ def _name_non_finite(raw: Any) -> None:
         check_finite_rows(arr, "embedder")
 
 
-def embed_texts(texts: Sequence[str], embedder: Any = None, *, batch_size: int = 32) -> np.ndarray:
+def embed_texts(
+    texts: str | Sequence[str], embedder: Any = None, *, batch_size: int = 32
+) -> np.ndarray:
     """L2-normalised embeddings of ``texts``, one row each.
 
-    ``embedder``: None (the shipped MiniLM, :func:`load_sentence_embedder`) or any object with
-    ``encode(list of str) -> 2-D array`` (``batch_size`` is passed when its ``encode`` takes
-    it). A row of zeros stays zeros.
+    ``texts``: one string (one row) or a non-empty sequence of strings. ``embedder``: None (the
+    shipped MiniLM, :func:`load_sentence_embedder`) or any object with ``encode(list of str) ->
+    2-D array`` (``batch_size`` is passed when its ``encode`` takes it). A row of zeros stays
+    zeros.
     """
-    texts = list(texts)
+    texts = as_texts(texts, "texts")  # one string is one text, not its characters
     if embedder is None:
         raw = load_sentence_embedder().encode(
             texts,
