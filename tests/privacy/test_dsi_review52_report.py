@@ -36,6 +36,23 @@ def test_budgets_are_recorded_and_the_worst_difference_s_epsilon_reported():
 def test_without_budgets_the_worst_epsilon_is_the_target(accountant):
     noise = dsi_noise(DELTAS, epsilon=2.0, delta=1e-6, steps=5, accountant=accountant)
     assert noise.worst_epsilon == pytest.approx(2.0, rel=1e-9)
+    assert noise.worst_epsilon <= 2.0  # never above the target by a round trip's ulp
+
+
+def test_the_worst_epsilon_never_exceeds_the_target_by_rounding():
+    rng = np.random.default_rng(3)
+    for i in range(30):
+        deltas = rng.normal(size=(int(rng.integers(1, 8)), int(rng.integers(1, 6))))
+        deltas = np.unique(deltas, axis=0)
+        epsilon = float(rng.uniform(0.1, 5))
+        noise = dsi_noise(
+            deltas,
+            epsilon=epsilon,
+            delta=1e-5,
+            steps=int(rng.integers(1, 50)),
+            accountant=("exact", "paper")[i % 2],
+        )
+        assert noise.worst_epsilon <= epsilon
     assert noise.to_dict()["covariance"]["budgets"] == [1.0, 1.0]
 
 
@@ -45,3 +62,11 @@ def test_budgets_below_one_give_a_worst_epsilon_below_the_target():
     assert noise.worst_epsilon == pytest.approx(
         dsi_epsilon(noise.calibration.noise_multiplier / np.sqrt(0.5), 1e-5), rel=1e-6
     )
+
+
+def test_the_plot_says_its_stds_are_of_the_unit_sigma():
+    import matplotlib.pyplot as plt
+
+    ax = dsi_noise(DELTAS, epsilon=1.0, delta=1e-5).covariance.plot()
+    assert "multiplier" in ax.get_ylabel()  # it read "noise standard deviation"
+    plt.close(ax.figure)

@@ -161,7 +161,8 @@ class DSICovariance(Result):
         )
 
     def plot(self, ax=None):
-        """Noise standard deviation along Sigma's principal axes vs the isotropic level."""
+        """Standard deviation along Sigma's principal axes vs the isotropic level (of the unit
+        Sigma: the noise added is the noise multiplier times these)."""
         ax = new_axes(ax, figsize=self.figure_size)
         stds = np.sort(np.linalg.svd(self.factor, compute_uv=False))[::-1]
         axis = np.arange(1, stds.size + 1)
@@ -169,7 +170,7 @@ class DSICovariance(Result):
         iso = math.sqrt(self.isotropic_span_trace / max(self.rank, 1))
         ax.axhline(iso, color="tab:red", linestyle="--", label="isotropic, same guarantee")
         ax.set_xlabel("principal axis of Sigma")
-        ax.set_ylabel("noise standard deviation")
+        ax.set_ylabel("standard deviation of Sigma\n(the noise is the multiplier times this)")
         ax.set_title(f"DSI noise: {self.gain:.2g}x less power than isotropic in span")
         ax.legend()
         return ax
@@ -244,7 +245,9 @@ class DSINoise(Result):
 
         cov, cal = self.covariance, self.calibration
         distance = math.sqrt(float(np.max(cov.budgets * cov.constraint_values)))
-        return dsi_epsilon(cal.noise_multiplier / distance, cal.delta, cal.steps, cal.accountant)
+        value = dsi_epsilon(cal.noise_multiplier / distance, cal.delta, cal.steps, cal.accountant)
+        # within unit distance epsilon is the calibrated bound; the round trip may add an ulp
+        return min(value, cal.epsilon) if distance <= 1.0 else value
 
     @property
     def guarantee(self) -> str:
