@@ -56,3 +56,16 @@ def test_a_state_of_other_settings_names_overwrite(run, tmp_path):
     code, _, err = run("explain", "regions", "train", *TINY, "--out", folder)
     assert code == 2 and one_line(err).startswith("trustlab: error: --out: ")
     assert "--overwrite" in one_line(err)
+
+
+def test_evaluate_names_every_file_it_writes(run, tmp_path):
+    """The page's numbers (regions.json, which the page's footer points to) were written but left
+    out of the 'wrote ...' line (review 52)."""
+    out = tmp_path / "e"
+    code, stdout, err = run("explain", "regions", "evaluate", "--checkpoint", "blackbox", "--n",
+                            "3", "--deltas", "none", "--out", out)  # fmt: skip
+    assert code == 0, err
+    line = next(x for x in stdout.splitlines() if x.startswith("wrote "))
+    files = sorted(p.name for p in out.iterdir())
+    assert "regions.json" in files
+    assert sorted(line.removeprefix("wrote ").rsplit(" to ", 1)[0].split(", ")) == files

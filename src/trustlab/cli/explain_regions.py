@@ -16,7 +16,7 @@ image (``overlays/overlay_<i>.png``: the unselected area dimmed) and ``regions.p
 ``evaluate [--checkpoint NAME ...] [--model DIR ...] --n N --seed S --out DIR`` runs
 :func:`~trustlab.explain.regions.evaluate_regions` on fresh labelled images with object masks (the
 checkpoints' test generator, or ``--data``) and writes ``evaluation.json``,
-``regions_evaluation.png`` and the page ``regions.html``.
+``regions_evaluation.png`` and the page ``regions.html`` (its numbers in ``regions.json``).
 
 Why this module is long: three commands with their options, checks and one-line errors; the
 helpers they share (data, model folders and records) would otherwise be imported back.
@@ -575,8 +575,7 @@ def evaluate(
     written.append(write_png(out / result.figure_name, figure))
     meta = {"models": ", ".join(models), "images": n, "seed": seed, **described}
     ablations, reference = _ablations(models)
-    html, _ = write_page(result, out, meta=meta, ablations=ablations, reference=reference)
-    written.append(html)
+    written.extend(write_page(result, out, meta=meta, ablations=ablations, reference=reference))
     tell(f"wrote {', '.join(p.name for p in written)} to {out}", as_json)
 
 
