@@ -252,6 +252,21 @@ def test_bad_certify_input_is_one_line_with_exit_2(run, trained, args, message):
     assert message in one_line(err)
 
 
+@pytest.mark.parametrize("command", ["train", "certify"])
+def test_split_with_a_data_file_is_refused_not_ignored(run, trained, tmp_path, command):
+    # --split picks a digits split; with a file it was ignored without a word
+    X, y = load_digits_split("test")
+    pd.DataFrame(X[:12]).assign(label=y[:12]).to_csv(tmp_path / "d.csv", index=False)
+    args = ["--out", tmp_path / "m"] if command == "train" else ["--model", trained[0]]
+    code, _, err = run("robustness", command, *args, "--data", tmp_path / "d.csv",
+                       "--split", "test")  # fmt: skip
+    assert code == 2 and not (tmp_path / "m").exists()
+    assert one_line(err) == (
+        f"trustlab: error: --split: applies to --data digits only, got --split test with "
+        f"--data {tmp_path / 'd.csv'}"
+    )
+
+
 def test_missing_model_file_is_one_line_with_exit_2(run, tmp_path):
     code, _, err = run("robustness", "certify", "--model", tmp_path / "none.pt")
     assert code == 2 and "model" in one_line(err)
