@@ -4,7 +4,7 @@ pointer to any evidence, while the docs promise every credited rung points to ev
 ``file:`` reference after a symlinked folder is shown as the file that was checked; a ``$`` in
 the files' texts draws as written in the ladder chart (no mathtext); a trailing `` #`` in the
 system stays in the Markdown heading; a next tier that no option of the questionnaire reaches
-is said to be out of reach."""
+is said to be out of reach; tiers= or questionnaire= of a wrong type is refused naming it."""
 
 from __future__ import annotations
 
@@ -169,3 +169,16 @@ def test_a_next_tier_no_option_reaches_says_so(tmp_path):
 ONE_DATA = (
     "  data.planning:\n    rung: 4\n    evidence: {public_document: x, consultation_record: y}\n"
 )
+
+
+@pytest.mark.parametrize(
+    ("keyword", "value"),
+    [("tiers", {"kind": "participation-tiers"}), ("tiers", 3), ("questionnaire", 42)],
+)
+def test_tiers_or_questionnaire_of_a_wrong_type_is_refused_naming_it(keyword, value):
+    # assess(tiers={...}) ended as a bare TypeError from Path()
+    from trustlab.errors import InputError
+    from trustlab.governance import EXAMPLE_ANSWERS, assess, data_path
+
+    with pytest.raises(InputError, match=f"^{keyword}: expected a {keyword} YAML file's path"):
+        assess(data_path(EXAMPLE_ANSWERS[0]), **{keyword: value})

@@ -175,6 +175,13 @@ def _dates_as_text(value: Any) -> Any:
     return value
 
 
+def _refuse_non_path(path: Any, argument: str, expected: str) -> None:
+    """A value of another type (a mapping, a number) is refused naming the argument; it ended as
+    a bare TypeError inside Path()."""
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        raise InputError.bad(argument, f"{expected} (or None for the shipped one)", path)
+
+
 def _yaml() -> Any:
     from trustlab._lazy import require
 
@@ -281,6 +288,7 @@ def load_questionnaire(path: str | os.PathLike | None = None) -> Questionnaire:
     >>> q.item("data.planning")["options"][3]["evidence"]
     ['public_document', 'consultation_record']
     """
+    _refuse_non_path(path, "questionnaire", "a questionnaire YAML file's path")
     p = data_path("questionnaire.yaml") if path is None else Path(path)
     doc = read_document(p, "questionnaire")
     where = f"questionnaire ({p.name})"
@@ -377,6 +385,7 @@ def load_tiers(path: str | os.PathLike | None = None) -> Tiers:
     >>> [tier["rungs"] for tier in t.tiers], t.verified
     ([[1, 2], [3, 4], [5, 6], [7, 8]], False)
     """
+    _refuse_non_path(path, "tiers", "a tiers YAML file's path")
     p = data_path("tiers.yaml") if path is None else Path(path)
     doc = read_document(p, "tiers")
     where = f"tiers ({p.name})"
