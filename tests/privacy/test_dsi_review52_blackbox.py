@@ -59,3 +59,15 @@ def test_an_exception_in_fn_names_the_subset_it_ran_on(n_jobs):
     with pytest.raises(ValueError, match="at least 2 classes") as info:
         mech.fit(X, GROUPS)
     assert info.value.__notes__ == ["raised by fn(data without group 0, 4 records)"]
+
+
+def test_an_fn_that_scales_its_input_in_place_is_refused_not_silently_misread():
+    # the first run doubled the caller's array, so every later subset was of other data
+    data = X.copy()
+
+    def fn(rows):
+        rows *= 2.0
+        return rows.mean(axis=0)
+
+    with pytest.raises(InputError, match="modifies its input in place"):
+        DSIMechanism(fn, epsilon=1.0, delta=1e-5).fit(data, GROUPS)

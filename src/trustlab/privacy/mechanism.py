@@ -226,7 +226,8 @@ def _check_deterministic(first: np.ndarray, second: np.ndarray, rows: np.ndarray
             "fn: expected a deterministic function (the same data gives the same output), got "
             f"two runs of fn(data) differing by up to {change:.3g}, against a smallest group "
             f"difference of {smallest:.3g}: the differences would measure fn's randomness, "
-            "which the guarantee does not cover (fix its seed, e.g. random_state=0)",
+            "which the guarantee does not cover (fix its seed, e.g. random_state=0; or fn "
+            "modifies its input in place: work on a copy)",
             argument="fn",
         )
 
