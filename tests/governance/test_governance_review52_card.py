@@ -4,7 +4,8 @@ pointer to any evidence, while the docs promise every credited rung points to ev
 ``file:`` reference after a symlinked folder is shown as the file that was checked; a ``$`` in
 the files' texts draws as written in the ladder chart (no mathtext); a trailing `` #`` in the
 system stays in the Markdown heading; a next tier that no option of the questionnaire reaches
-is said to be out of reach; tiers= or questionnaire= of a wrong type is refused naming it."""
+is said to be out of reach; tiers= or questionnaire= of a wrong type is refused naming it; one fictitious answers file among real
+ones is named instead of calling every answer fictitious."""
 
 from __future__ import annotations
 
@@ -182,3 +183,20 @@ def test_tiers_or_questionnaire_of_a_wrong_type_is_refused_naming_it(keyword, va
 
     with pytest.raises(InputError, match=f"^{keyword}: expected a {keyword} YAML file's path"):
         assess(data_path(EXAMPLE_ANSWERS[0]), **{keyword: value})
+
+
+def test_one_fictitious_file_among_real_ones_is_named(tmp_path):
+    # the warning said 'These answers are a fictitious worked example' of every answer
+    from trustlab.governance import EXAMPLE_ANSWERS, assess, data_path, markdown_report
+
+    path = tmp_path / "a.yaml"
+    path.write_text(
+        ANSWERS.replace("system: S", "system: 'trustlab demo audit (default model zoo on the "
+                        "bundled chile data)'").replace(", consultation_record: file:ev/m.txt", ""),
+        encoding="utf-8",
+    )  # fmt: skip
+    text = markdown_report(assess([path, data_path(EXAMPLE_ANSWERS[0])]))
+    assert "These answers are a fictitious worked example" not in text
+    assert "The answers of Demo developer (fictitious) are fictitious (a worked example)" in text
+    text = markdown_report(assess([data_path(n) for n in EXAMPLE_ANSWERS]))
+    assert "These answers are a fictitious worked example, not a real assessment." in text

@@ -141,10 +141,16 @@ def report_parts(assessment: Any) -> list[dict[str, Any]]:
     paragraphs.append((_RULE, "text"))
     if not a.tiers["verified"]:
         paragraphs.append((_unverified_text(a.tiers), "warning"))
-    if any(x.get("fictitious") for x in a.assessors):
+    made_up = [x["name"] for x in a.assessors if x.get("fictitious")]
+    if len(made_up) == len(a.assessors):
         paragraphs.append(
             ("These answers are a fictitious worked example, not a real assessment.", "warning")
         )
+    elif made_up:  # not every file: the others are real answers
+        paragraphs.append(
+            (f"The answers of {'; '.join(made_up)} are fictitious (a worked example), not a real "
+             "assessment; the other assessors' are not marked fictitious.", "warning")
+        )  # fmt: skip
     parts = [
         {
             "id": "profile",
