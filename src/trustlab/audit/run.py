@@ -287,7 +287,7 @@ def run_audit(
     overwrite = check_bool(overwrite, "overwrite")
     mode = "predictions" if pred is not None else ("model" if model is not None else "zoo")
     if pred is not None and model is not None:
-        raise InputError.bad("pred", "None when a model is given (audit one or the other)", pred)
+        raise InputError.bad("pred", "no column with a model (audit one or the other)", pred)
     names = _section_names(sections, mode, bool(participation))  # the plan names only these
     n_model_steps = {"zoo": len(ZOO_NAMES), "model": 1, "predictions": 0}[mode]
     steps = _Steps(progress, total=1 + n_model_steps + 1 + len(names) + 1)

@@ -86,11 +86,13 @@ def audit(
     ] = False,
     encoding: EncodingOption = None,
     test_size: Annotated[
-        float,
+        float | None,
         typer.Option(
-            "--test-size", help="Share of rows held out for the audit when models are trained."
+            "--test-size",
+            help="Share of rows held out for the audit when the default models are trained "
+            "(default 0.5; not with --pred or --model, which audit every row).",
         ),
-    ] = 0.5,
+    ] = None,
     seed: Annotated[
         int,
         typer.Option("--seed", help="Random seed of the split, models and methods (0 to 2**32-1)."),
@@ -128,6 +130,14 @@ def audit(
     """
     from trustlab.audit import run_audit
     from trustlab.audit.outputs import previous_audit
+    from trustlab.errors import InputError
+
+    if test_size is not None and (pred is not None or model is not None):
+        # it was silently unused: the given predictions or model are audited on every row
+        given = "--pred" if pred is not None else "--model"
+        raise InputError.bad(
+            "--test-size", f"no held-out share with {given} (every row is audited)", test_size
+        )
 
     def check_plan(plan) -> None:  # the input is checked: say what comes, or ask for --yes
         announce(plan.describe(), work=plan.rows, limit=ROW_LIMIT, yes=yes, unit=" rows")
@@ -156,7 +166,7 @@ def audit(
             out=out,
             overwrite=overwrite,
             encoding=encoding,
-            test_size=test_size,
+            test_size=0.5 if test_size is None else test_size,
             random_state=seed,
             group_as_feature=group_as_feature,
             progress=show,
