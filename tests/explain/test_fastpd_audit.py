@@ -82,15 +82,23 @@ def test_section_data_is_plain_json_and_renders_in_a_report(built, tmp_path):
 
 
 def test_section_pd_curves_equal_sklearn_brute_partial_dependence(context, built):
-    model, background, _, names = section._tree_model(context.models["random_forest"], context)
+    pipeline = context.models["random_forest"]
+    model, background, _, names, raw = section._tree_model(pipeline, context)
     assert len(background) == section.BACKGROUND_ROWS
-    for curve in built.data["random_forest"]["partial_dependence"]:
-        j = names.index(curve["features"][0])
-        grid = np.asarray(curve["grid"][0])
-        theirs = partial_dependence(
-            model, background, [j], method="brute", custom_values={j: grid}
-        )["average"]
+    data = built.data["random_forest"]
+    for curve in data["partial_dependence"]:
+        name, grid = curve["features"][0], np.asarray(curve["grid"][0])
+        if name in data["pd_original_units"]:  # a standardised number: its grid in table units
+            theirs = np.stack(
+                [pipeline.predict_proba(raw.assign(**{name: v})).mean(axis=0) for v in grid], 1
+            )
+        else:
+            j = names.index(name)
+            theirs = partial_dependence(
+                model, background, [j], method="brute", custom_values={j: grid}
+            )["average"]
         assert np.abs(np.asarray(curve["values"]).T - theirs).max() <= 1e-9
+    assert "age" in data["pd_original_units"]
 
 
 def test_section_is_absent_without_tree_models(context):

@@ -12,10 +12,13 @@ data of the section keep the mean |SHAP| of every class. Background and explaine
 (:data:`BACKGROUND_ROWS`, :data:`EXPLAINED_ROWS`) so the section takes a few seconds.
 A model FastPD cannot explain within its limits (a path over too many features: ResourceError)
 is named with the reason; the others are still explained.
+A PD axis of a number the transform only shifts and scales (the zoo standardises numbers) is
+drawn in the audited table's units, not in z-scores under the column's name.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -84,7 +87,9 @@ def _tree_model(model: Any, ctx: AuditContext):
     train = ctx.X_train if len(ctx.X_train) else ctx.X_test
     background = _sample(train, BACKGROUND_ROWS, rng)
     rows = _sample(ctx.X_test, EXPLAINED_ROWS, rng)
+    raw = None
     if transform is not None:
+        raw = background
         background = transform_rows(transform, background, "background")
         rows = transform_rows(transform, rows, "rows")
         names = transformed_names(transform, background.shape[1])
@@ -96,7 +101,7 @@ def _tree_model(model: Any, ctx: AuditContext):
             background, rows = background.to_numpy(float), rows.to_numpy(float)
         except (TypeError, ValueError):
             return None  # raw non-numeric features: only a Pipeline says how to encode them
-    return estimator, background, rows, names
+    return estimator, background, rows, names, raw
 
 
 def _sample(frame, size: int, rng: np.random.Generator):
@@ -111,12 +116,40 @@ def _readable(names) -> list[str]:
     return short if len(set(short)) == len(short) else [str(n) for n in names]
 
 
-def _explain(model, background, rows, names, ctx: AuditContext) -> dict:
+def _original_units(curve, background: np.ndarray, names: list[str], raw):
+    """The PD curve on the grid of the raw column of the same name when the transform only
+    shifts and scales it (the zoo's standardised numbers), else None."""
+    name = curve.features[0]
+    if raw is None or name not in [str(c) for c in raw.columns]:
+        return None
+    column = raw[[c for c in raw.columns if str(c) == name][0]]
+    try:
+        r = np.asarray(column, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    t = background[:, names.index(name)]
+    seen = np.isfinite(r)  # a missing raw value was imputed: no match to expect there
+    if len(np.unique(r[seen])) < 2:
+        return None
+    a, b = np.polyfit(r[seen], t[seen], 1)
+    if np.isclose(a, 1.0) and np.isclose(b, 0.0):  # passed through as it is
+        return None
+    if a == 0 or not np.allclose(a * r[seen] + b, t[seen], rtol=1e-7, atol=1e-9 * np.abs(t).max()):
+        return None
+    return replace(curve, grid=((curve.grid[0] - b) / a,))
+
+
+def _explain(model, background, rows, names, raw, ctx: AuditContext) -> dict:
     from trustlab.explain.fastpd import FastPD
 
     explainer = FastPD(model, feature_names=names).fit(background)
     explanation = explainer.explain(rows, max_order=2)
     importance = explanation.importance
+    curves, original = [], []
+    for curve in explanation.partial_dependence:
+        converted = _original_units(curve, background, names, raw)
+        curves.append(curve if converted is None else converted)
+        original += [] if converted is None else [curve.features[0]]
     pairs = importance.top_interactions(TOP_PAIRS)
     data = {
         "output_kind": importance.output_kind,
@@ -127,14 +160,15 @@ def _explain(model, background, rows, names, ctx: AuditContext) -> dict:
         "mean_abs_shap": importance.to_dict()["mean_abs_shap"],
         "top_features": [c.features[0] for c in explanation.partial_dependence],
         "top_interactions": [{"features": list(p), "mean_abs_m": v} for p, v in pairs],
-        "partial_dependence": [c.to_dict() for c in explanation.partial_dependence],
+        "partial_dependence": [c.to_dict() for c in curves],
+        "pd_original_units": original,
     }
     return {
         "data": data,
         "phi": explanation.predicted_class_shap(),
         "rows": rows,
         "names": names,
-        "curves": explanation.partial_dependence,
+        "curves": tuple(curves),
         "pairs": pairs,
         # a --model audit has no training rows: its background comes from the audited rows
         "background_source": "training rows" if len(ctx.X_train) else "audited rows",
@@ -172,7 +206,8 @@ def _blocks(name: str, result: dict) -> list:
     pd_figure = Figure(
         pd_fig,
         caption=f"Partial dependence of the {kind} of {name} on its most important features, "
-        + _lines(data["output_names"]),
+        + _lines(data["output_names"])
+        + _units(data["pd_original_units"]),
         alt=f"Line plots of the partial dependence of {name} on {', '.join(data['top_features'])}",
     )
     table = Table(
@@ -188,6 +223,16 @@ def _lines(outputs: list[str]) -> str:
     """What the lines of a PD plot are: one per class, or the one output (a binary boosting
     model's log-odds are those of its positive class)."""
     return "one line per class" if len(outputs) > 1 else f"one line: class {outputs[0]}"
+
+
+def _units(original: list[str]) -> str:
+    """Which PD axes are in the data's units: the model reads standardised (shifted and scaled)
+    numbers, shown back on the scale of the audited table."""
+    if not original:
+        return ""
+    return (
+        f"; {', '.join(original)} on the scale of the audited table (the model reads them scaled)"
+    )
 
 
 def _headline(name: str, data: dict) -> str:
