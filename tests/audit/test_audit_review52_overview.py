@@ -50,3 +50,30 @@ def test_the_group_accuracy_table_has_a_row_per_group_with_its_audited_rows():
     assert table.rows == [*expected, ["c", 0, None, None]]
     audited = {d["group"]: d["audited_rows"] for d in section.data["groups"]}
     assert audited == {"a": 6, "b": 2, "c": 0}  # report.json holds the new column
+
+
+def test_the_rows_per_group_caption_names_train_and_test_only_for_the_default_models():
+    def caption(mode):
+        ctx = AuditContext(
+            dataset="t",
+            label="y",
+            group="g",
+            labels=np.array(["no", "yes"]),
+            feature_names=[],
+            X_train=pd.DataFrame(index=range(0)),
+            X_test=pd.DataFrame(index=range(4)),
+            y_train=np.array([], dtype=object),
+            y_test=np.array(["no", "yes"] * 2, dtype=object),
+            g_train=np.array([], dtype=object),
+            g_test=np.array(["a", "a", "b", "b"], dtype=object),
+            predictions={"m": np.array(["no"] * 4, dtype=object)},
+            mode=mode,
+        )
+        return next(b for b in overview.build(ctx).blocks if isinstance(b, Table)).caption
+
+    # a --pred audit has no training rows: it said 'Rows per group (train and test)'
+    assert caption("predictions") == (
+        "Rows per group (every row audited) and the share of each label within the group"
+    )
+    assert caption("model").startswith("Rows per group (every row audited)")
+    assert caption("zoo").startswith("Rows per group (train and test)")

@@ -225,10 +225,12 @@ def _distribution_table(distribution: list[dict], ctx: AuditContext) -> Table:
         [str(d["group"]), d["rows"], d["share"], *(d["label_shares"][lab] for lab in labels)]
         for d in distribution
     ]
+    # only the default models have training rows; given predictions or a model audit every row
+    which = "train and test" if ctx.mode == "zoo" else "every row audited"
     return Table(
         columns,
         rows,
-        caption="Rows per group (train and test) and the share of each label within the group",
+        caption=f"Rows per group ({which}) and the share of each label within the group",
     )
 
 
