@@ -5,7 +5,8 @@ pointer to any evidence, while the docs promise every credited rung points to ev
 the files' texts draws as written in the ladder chart (no mathtext); a trailing `` #`` in the
 system stays in the Markdown heading; a next tier that no option of the questionnaire reaches
 is said to be out of reach; tiers= or questionnaire= of a wrong type is refused naming it; one fictitious answers file among real
-ones is named instead of calling every answer fictitious."""
+ones is named instead of calling every answer fictitious; the evidence tables say 'no rung
+credited', not 'n/a'."""
 
 from __future__ import annotations
 
@@ -200,3 +201,16 @@ def test_one_fictitious_file_among_real_ones_is_named(tmp_path):
     assert "The answers of Demo developer (fictitious) are fictitious (a worked example)" in text
     text = markdown_report(assess([data_path(n) for n in EXAMPLE_ANSWERS]))
     assert "These answers are a fictitious worked example, not a real assessment." in text
+
+
+def test_an_answer_credited_no_rung_says_so_in_the_evidence_tables(tmp_path):
+    # the missing-evidence and evidence-given tables showed 'n/a' in the credited column
+    from trustlab.governance import assess, markdown_report
+
+    path = tmp_path / "a.yaml"
+    path.write_text(ANSWERS.replace(", consultation_record: file:ev/m.txt", ""), encoding="utf-8")
+    text = markdown_report(assess(path))
+    rows = [r for r in text.splitlines() if "| redress.operating |" in r]
+    assert len(rows) == 2  # missing evidence, evidence given
+    assert all("| 5 | no rung credited |" in r for r in rows) and "n/a" not in "".join(rows)
+    assert "or with no rung when there was none." in text

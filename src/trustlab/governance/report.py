@@ -161,7 +161,7 @@ def report_parts(assessment: Any) -> list[dict[str, Any]]:
         }
     ]
     missing_rows = [
-        [d["title"], m["item"], m["assessor"], m["claimed"], _num(m["credited"]),
+        [d["title"], m["item"], m["assessor"], m["claimed"], _credit(m["credited"], True),
          ", ".join(m["missing"])]
         for d in a.dimensions for m in d["missing_evidence"]
     ]  # fmt: skip
@@ -172,7 +172,8 @@ def report_parts(assessment: Any) -> list[dict[str, Any]]:
             "paragraphs": [
                 (
                     "Claims whose evidence was incomplete, and what was missing; each was "
-                    "credited with the highest lower option whose evidence was complete."
+                    "credited with the highest lower option whose evidence was complete, or "
+                    "with no rung when there was none."
                     if missing_rows
                     else "Every claimed rung came with the evidence its option names.",
                     "text",
@@ -192,7 +193,7 @@ def report_parts(assessment: Any) -> list[dict[str, Any]]:
     )
     sources = {x["name"]: x.get("source") or "" for x in a.assessors}
     given_rows = [
-        [d["title"], it["id"], name, rung, _num(it["credited"][name]),
+        [d["title"], it["id"], name, rung, _credit(it["credited"][name], True),
          "; ".join(f"{kind}: {_ref(ref, sources[name])}"
                    for kind, ref in it["evidence"][name].items()) or "none",
          it["notes"].get(name, "")]
