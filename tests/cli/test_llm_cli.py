@@ -160,6 +160,13 @@ def test_serve_bad_batch_size_is_exit_2_before_loading(run, no_load):
     assert one_line(err).startswith("trustlab: error: --max-batch-size: expected")
 
 
+def test_serve_empty_name_names_the_option_before_loading(run, no_load):
+    # it said "model_name: expected a non-empty string", the library's argument
+    code, _, err = run("llm", "serve", "--model", "x", "--name", " ")
+    assert code == 2
+    assert one_line(err) == "trustlab: error: --name: expected a non-empty string, got ' '"
+
+
 @pytest.mark.parametrize(
     ("command", "sentence"),
     [

@@ -91,6 +91,7 @@ OPTION_FOR_ARGUMENT = {
     "name_or_path": "--model",
     "outputs": "--predictions",
     "C": "--c",
+    "model_name": "--name",
 }
 
 
