@@ -58,7 +58,10 @@ _LOCALISATION = (
     "|mask or object|; PxAP is the pixel average precision of the soft selection map. The control "
     "is a random set of superpixels of the same area per image: a selection that finds the object "
     "beats it by far, one that ignores it scores about the object-area fraction ({frac:.3f} on "
-    "these images). Blackbox-Pixel's lattice is such a selection (no PxAP: it has no scores)."
+    "these images). Blackbox-Pixel's lattice is such a selection (no PxAP: it has no scores). "
+    "'empty masks' is the share of images whose mask is empty (left out of both precisions); "
+    "'random mask empty' the share whose random mask alone came out empty (a kept area below "
+    "half of its first region: left out of the random precision only)."
 )
 _FIDELITY = (
     "Deletion: the most important regions (by the selector's scores) are blacked out until the "
@@ -211,6 +214,7 @@ def _sections(ev: Any, ablations: dict[str, str], reference: str, n_examples: in
                         "IoU",
                         "PxAP",
                         "empty masks",
+                        "random mask empty",
                     ],
                     [
                         [
@@ -221,6 +225,7 @@ def _sections(ev: Any, ablations: dict[str, str], reference: str, n_examples: in
                             _num(r["iou"]),
                             _num(r.get("pxap")),
                             r.get("empty_masks"),
+                            r.get("random_empty_masks"),
                         ]
                         for r in ev.localisation
                     ],

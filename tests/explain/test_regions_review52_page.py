@@ -1,0 +1,33 @@
+"""The evaluation page's localisation table shows the share of images whose random same-area mask
+alone came out empty (review 52): those images are left out of the random precision only, so its
+'precision - random' compared averages over other images without a word on the page (the text
+summary and evaluation.json said so)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("matplotlib")
+
+from trustlab.audit.sections.regions import build_page  # noqa: E402
+from trustlab.explain.regions import RegionsEvaluation  # noqa: E402
+
+
+def test_localisation_table_shows_random_masks_alone_empty():
+    ev = RegionsEvaluation(
+        dataset="hand-made", n_images=4, object_fraction=0.1,
+        accuracy=({"model": "m", "kind": "dynamic", "accuracy": 0.75, "mean_kept": 0.02,
+                   "mean_tau": 0.05, "certain": 1.0},
+                  {"model": "pix", "kind": "blackbox", "accuracy": 0.5, "mean_kept": 0.2}),
+        localisation=({"model": "m", "precision": 0.9, "iou": 0.5, "pxap": 0.8,
+                       "random_precision": 0.1, "empty_masks": 0.0, "random_empty_masks": 0.25},
+                      {"model": "pix", "precision": 0.1, "iou": 0.05, "pxap": None,
+                       "random_precision": None, "empty_masks": 0.0}),
+        fidelity=(), delta_ablation=(),
+    )  # fmt: skip
+    section = {s.id: s for s in build_page(ev).sections}["localisation"]
+    paragraph, table = section.blocks[0], section.blocks[1]
+    column = table.columns.index("random mask empty")
+    assert [row[column] for row in table.rows] == [0.25, None]
+    assert "random mask empty" in paragraph.text and "random precision only" in paragraph.text
