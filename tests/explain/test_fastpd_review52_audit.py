@@ -104,3 +104,9 @@ def test_pd_of_a_standardised_number_is_drawn_on_the_tables_scale():
     assert "age on the scale of the audited table" in captions[0]
     assert built.data["passthrough"]["pd_original_units"] == []  # age passed through unscaled
     assert "scale of the audited table" not in captions[1]
+
+
+def test_the_interaction_table_of_one_output_says_nothing_is_summed():
+    built = section.build(_context())  # stumps: binary boosting, one output (log-odds)
+    (caption,) = [b.caption for b in built.blocks if getattr(b, "caption", "").startswith("Strong")]
+    assert "summed over classes" not in caption and caption.endswith("(log-odds)")

@@ -214,7 +214,8 @@ def _blocks(name: str, result: dict) -> list:
         ["feature", "feature", "mean |m_jk|"],
         [[a, b, float(v)] for (a, b), v in result["pairs"]],
         caption=f"Strongest pairwise interactions of {name}: mean absolute interaction component "
-        "over the explained rows (summed over classes)",
+        "over the explained rows"
+        + (" (summed over classes)" if len(data["output_names"]) > 1 else f" ({kind})"),
     )
     return [intro, shap_figure, pd_figure, table]
 
