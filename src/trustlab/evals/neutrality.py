@@ -285,12 +285,35 @@ def judge_baseline_kappa() -> Any:
 # --------------------------------------------------------------------------- logs and report
 
 
+def _errored(sample: Any) -> Any:
+    """The sample's error (None when it has none, or is a log object without the field)."""
+    return getattr(sample, "error", None)
+
+
 def successful_logs(logs: list[Any], task: str) -> list[Any]:
+    """The finished logs of ``task`` holding at least one sample that did not error."""
     return [
         log
         for log in logs
-        if log.status == "success" and log.samples and log.eval.task.split("/")[-1] == task
+        if log.status == "success"
+        and any(_errored(sample) is None for sample in log.samples or [])
+        and log.eval.task.split("/")[-1] == task
     ]
+
+
+def errored_samples(logs: list[Any]) -> int:
+    """How many samples of these (finished) logs errored: inspect's ``fail_on_error`` lets a
+    run succeed with some; they have no score and are left out, as the log's metrics leave
+    them out."""
+    return sum(_errored(sample) is not None for log in logs for sample in log.samples or [])
+
+
+def left_out_note(logs: list[Any], done: list[Any]) -> str:
+    """The report's sentence on the logs and the errored samples it left out."""
+    errored = errored_samples(done)
+    return f"{len(logs) - len(done)} unfinished or errored log(s) left out" + (
+        f"; {errored} errored sample(s) of finished logs left out (no answer)." if errored else "."
+    )
 
 
 def log_names(logs: list[Any]) -> list[str]:
@@ -307,11 +330,14 @@ def log_names(logs: list[Any]) -> list[str]:
 def reduced_scores(log: Any, scorer_name: str = SCORER, reduce: Any = None) -> list[Any]:
     """One score per prompt of a log, in the first epoch's order: a run with several epochs
     holds one sample per epoch, reduced here as the log's metrics reduce them (default the
-    task's reducer :func:`neutrality_label`)."""
+    task's reducer :func:`neutrality_label`). A sample that errored has no score and is left
+    out, as the log's metrics leave it out."""
     reduce = neutrality_label() if reduce is None else reduce
     by_id: dict[Any, list[Any]] = {}
     for sample in sorted(log.samples, key=lambda s: s.epoch):
         score = (sample.scores or {}).get(scorer_name)
+        if score is None and _errored(sample) is not None:
+            continue
         if score is None:
             raise InputError.bad("logs", f"samples scored by {scorer_name}", sample.id)
         by_id.setdefault(sample.id, []).append(score)
@@ -360,8 +386,7 @@ def neutrality_report(logs: list[Any]) -> list[Any]:
             "approximation, bias) by the judge model, or by the offline baseline judge when the "
             "run had none; a match is a label the prompt accepts (its prompt file's accepted "
             "set, as the log's match_rate). One row per log. Intervals: "
-            "percentile bootstrap over answers. "
-            f"{len(logs) - len(done)} unfinished or errored log(s) left out."
+            "percentile bootstrap over answers. " + left_out_note(logs, done)
         )
     ]
     if not done:

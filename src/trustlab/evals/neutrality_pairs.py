@@ -30,6 +30,7 @@ from trustlab.evals.neutrality import (
     as_data_error,
     baseline_judge,
     judge_bound,
+    left_out_note,
     reduced_scores,
     successful_logs,
 )
@@ -315,7 +316,7 @@ def neutrality_pairs_report(logs: list[Any]) -> list[Any]:
             "pair answered; P(refusal) and P(hedging) averaged per pair and binarised at the "
             "threshold (the peer's rule), even-handedness from the judge's P(C). Without a "
             "judge the offline baseline approximates refusal and hedging. "
-            f"{len(logs) - len(done)} unfinished or errored log(s) left out."
+            + left_out_note(logs, done)
         )
     ]
     rows = []
