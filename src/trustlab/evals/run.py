@@ -234,6 +234,7 @@ def _run(
                 argument="task",
             ) from None
     _raise_on_errors(logs)
+    _raise_on_dropped(logs, task, task_args or {})
     order = {name: i for i, name in enumerate(models)}  # as --model gave them, resumed or not
     logs.sort(key=lambda log: order.get(log.eval.model, len(models)))
     return EvalRun(str(out), tuple(_describe(log, resumed.get(log.location)) for log in logs))
@@ -332,6 +333,25 @@ def _raise_on_errors(logs: list[Any]) -> None:
     if failed:
         parts = [f"{log.location}: {log.status}: {_error_text(log)}" for log in failed]
         raise BackendError("the eval failed: " + "; ".join(parts))
+
+
+def _raise_on_dropped(logs: list[Any], task: str, task_args: dict[str, Any]) -> None:
+    """Refuse, once it ran, a task argument inspect dropped: another package's task
+    (``pkg/task``) is found in inspect's registry, which has no public way to read its
+    parameters before the run, and inspect drops a key the task does not take with a warning
+    that ``display="none"`` hides; the log records the arguments it passed. (A key that one
+    task of a file with several takes goes to that task only: it counts as passed.)"""
+    passed = {key for log in logs for key in (log.eval.task_args_passed or {})}
+    dropped = [key for key in task_args if key not in passed]
+    if logs and dropped:
+        names = ", ".join(dict.fromkeys(log.eval.task for log in logs))
+        files = ", ".join(Path(log.location).name for log in logs)
+        raise InputError(
+            f"task_args: expected arguments of the task {names}, got "
+            f"{', '.join(map(repr, dropped))}: inspect dropped it and ran with the defaults (the "
+            f"log of that run: {files})",
+            argument="task_args",
+        )
 
 
 def _error_text(log: Any) -> str:
