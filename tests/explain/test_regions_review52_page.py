@@ -1,9 +1,12 @@
 """The evaluation page's localisation table shows the share of images whose random same-area mask
 alone came out empty (review 52): those images are left out of the random precision only, so its
 'precision - random' compared averages over other images without a word on the page (the text
-summary and evaluation.json said so)."""
+summary and evaluation.json said so); the examples figure's caption names the models beyond its
+four rows (they were left out without a word)."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 
@@ -31,3 +34,22 @@ def test_localisation_table_shows_random_masks_alone_empty():
     column = table.columns.index("random mask empty")
     assert [row[column] for row in table.rows] == [0.25, None]
     assert "random mask empty" in paragraph.text and "random precision only" in paragraph.text
+
+
+def test_examples_caption_names_the_models_beyond_its_rows():
+    """Only the first four P2P models get a row of examples; the others were left out silently."""
+    import numpy as np
+
+    from trustlab.explain.regions import checkpoint_data, evaluate_regions, load_checkpoint
+
+    model = load_checkpoint("p2p_fixed")
+    data = checkpoint_data("test", random_state=3).subset(range(2))
+    y = np.asarray(data.class_names)[data.labels]
+    names = [f"m{i}" for i in range(6)]
+    ev = evaluate_regions({n: model for n in names}, data.images, y, data.masks, deltas=(),
+                          deletion=(), insertion=(), random_state=0)  # fmt: skip
+    section = {s.id: s for s in build_page(ev).sections}["examples"]
+    caption = section.blocks[0].caption
+    assert caption.endswith("; not shown: m4, m5")
+    four = dataclasses.replace(ev, explanations={n: ev.explanations[n] for n in names[:4]})
+    assert "not shown" not in build_page(four).sections[-1].blocks[0].caption

@@ -346,7 +346,8 @@ def _sections(ev: Any, ablations: dict[str, str], reference: str, n_examples: in
                     Figure(
                         _examples(ev.explanations, n_examples),
                         "Each row: one model's selection on the same test images (unselected "
-                        "area dimmed; title: predicted class, confidence, kept area)",
+                        "area dimmed; title: predicted class, confidence, kept area)"
+                        + _examples_left_out(ev.explanations),
                     )
                 ],
                 {},
@@ -355,10 +356,20 @@ def _sections(ev: Any, ablations: dict[str, str], reference: str, n_examples: in
     return sections
 
 
+#: The most models shown in the examples figure (one row each).
+_EXAMPLE_ROWS = 4
+
+
+def _examples_left_out(explanations: Mapping[str, Any]) -> str:
+    """The caption's note on the models beyond the figure's rows ('' when every one is shown)."""
+    rest = list(explanations)[_EXAMPLE_ROWS:]
+    return f"; not shown: {', '.join(rest)}" if rest else ""
+
+
 def _examples(explanations: Mapping[str, Any], n_examples: int) -> Any:
     from matplotlib.figure import Figure as MplFigure
 
-    shown = list(explanations.items())[:4]
+    shown = list(explanations.items())[:_EXAMPLE_ROWS]
     k = min(n_examples, min(len(r) for _, r in shown))
     figure = MplFigure(figsize=(1.7 * k, 2.0 * len(shown)))
     axes = figure.subplots(len(shown), k, squeeze=False)
