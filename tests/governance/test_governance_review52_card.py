@@ -6,7 +6,8 @@ the files' texts draws as written in the ladder chart (no mathtext); a trailing 
 system stays in the Markdown heading; a next tier that no option of the questionnaire reaches
 is said to be out of reach; tiers= or questionnaire= of a wrong type is refused naming it; one fictitious answers file among real
 ones is named instead of calling every answer fictitious; the evidence tables say 'no rung
-credited', not 'n/a'."""
+credited', not 'n/a'; a carriage return in the files' text no longer ends a Markdown table row
+or the heading."""
 
 from __future__ import annotations
 
@@ -214,3 +215,22 @@ def test_an_answer_credited_no_rung_says_so_in_the_evidence_tables(tmp_path):
     assert len(rows) == 2  # missing evidence, evidence given
     assert all("| 5 | no rung credited |" in r for r in rows) and "n/a" not in "".join(rows)
     assert "or with no rung when there was none." in text
+
+
+@pytest.mark.parametrize("brk", ["\\r", "\\u2028", "\\r\\n"])
+def test_a_carriage_return_in_the_files_text_stays_inside_its_markdown_cell(tmp_path, brk):
+    # a lone '\r' (a quoted "\r" in the YAML) ended the table row: '# Injected' became a heading
+    from markdown_it import MarkdownIt  # rich's (typer's) dependency
+
+    from trustlab.governance import assess, markdown_report
+
+    path = tmp_path / "a.yaml"
+    path.write_text(
+        ANSWERS.split("answers:")[0].replace("system: S", f'system: "S{brk}# Title"')
+        + f'answers:\n  data.planning: {{rung: 3, evidence: {{public_document: "d{brk}# Injected"}},'
+        f' note: "n{brk}<b>x</b>"}}\n',
+        encoding="utf-8",
+    )
+    html = MarkdownIt("commonmark").enable("table").render(markdown_report(assess(path)))
+    assert html.count("<h1>") == 1 and "<h1>Participation assessment: S # Title</h1>" in html
+    assert "<td>public_document: d # Injected</td>" in html and "<b>" not in html

@@ -345,13 +345,14 @@ def _md_text(value: Any) -> str:
 
 
 def _md_cell(value: Any) -> str:
-    return _md_text(_num(value)).replace("|", "\\|").replace("\n", " ")
+    # every line break, a lone '\r' too (Markdown ends a line there): a table row stays one line
+    return " ".join(_md_text(_num(value)).replace("|", "\\|").splitlines())
 
 
 def markdown_report(assessment: Any, title: str | None = None) -> str:
     """The report as Markdown text (tables as pipe tables; no figure)."""
     a = _check(assessment)
-    heading = _md_text(title or f"Participation assessment: {a.system}").replace("\n", " ")
+    heading = " ".join(_md_text(title or f"Participation assessment: {a.system}").splitlines())
     # a trailing ' #' would close the heading and vanish ('Bot #' read 'Bot'): escape it
     heading = re.sub(r"(\s)(#+\s*)$", r"\1\\\2", heading)
     lines = [f"# {heading}", ""]
