@@ -101,7 +101,7 @@ def test_pd_of_a_standardised_number_is_drawn_on_the_tables_scale():
         brute = model.predict_proba(background.assign(age=value)).mean(axis=0)
         np.testing.assert_allclose(pd_value, brute, atol=1e-12)
     captions = [b.caption for b in built.blocks if getattr(b, "caption", "").startswith("Partial")]
-    assert "age on the scale of the audited table" in captions[0]
+    assert "age on the scale of the audited table (the model reads it scaled)" in captions[0]
     assert built.data["passthrough"]["pd_original_units"] == []  # age passed through unscaled
     assert "scale of the audited table" not in captions[1]
 

@@ -231,8 +231,9 @@ def _units(original: list[str]) -> str:
     numbers, shown back on the scale of the audited table."""
     if not original:
         return ""
+    them = "them" if len(original) > 1 else "it"
     return (
-        f"; {', '.join(original)} on the scale of the audited table (the model reads them scaled)"
+        f"; {', '.join(original)} on the scale of the audited table (the model reads {them} scaled)"
     )
 
 
