@@ -123,3 +123,13 @@ def paper_epsilon(multiplier: float, delta: float) -> float:
     """The paper conversion's epsilon for a single-release multiplier ``multiplier``."""
     inverse = 1.0 / multiplier
     return 0.5 * inverse * inverse + math.sqrt(2.0 * -math.log(delta)) * inverse
+
+
+def composed_epsilon(multiplier: float, delta: float, steps: int, accountant: str) -> float:
+    """Epsilon at ``delta`` of ``steps`` releases with noise multiplier ``multiplier`` (checked
+    inputs; :func:`trustlab.privacy.dsi_epsilon` is the public, checking form)."""
+    if multiplier < 1e-100:  # so little noise that epsilon is beyond any float use
+        return math.inf
+    if accountant == "paper":
+        return paper_epsilon(multiplier / math.sqrt(steps), delta)
+    return exact_epsilon(math.sqrt(steps) / multiplier, delta)

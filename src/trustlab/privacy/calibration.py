@@ -134,11 +134,7 @@ def dsi_epsilon(
     """
     multiplier = check_positive(noise_multiplier, "noise_multiplier")
     delta, steps, accountant = _check_composition(delta, steps, accountant)
-    if multiplier < 1e-100:  # so little noise that epsilon is beyond any float use
-        return math.inf
-    if accountant == "paper":
-        return _accounting.paper_epsilon(multiplier / math.sqrt(steps), delta)
-    return _accounting.exact_epsilon(math.sqrt(steps) / multiplier, delta)
+    return _accounting.composed_epsilon(multiplier, delta, steps, accountant)
 
 
 def _check_composition(delta, steps, accountant) -> tuple[float, int, str]:

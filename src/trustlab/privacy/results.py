@@ -18,6 +18,7 @@ from trustlab._checks import (
 )
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
+from trustlab.privacy import _accounting
 
 __all__ = ["DSICovariance", "NoiseCalibration", "DSINoise"]
 
@@ -241,11 +242,10 @@ class DSINoise(Result):
         Mahalanobis distance ``m_i = sqrt(budgets_i * constraint_values_i)``: that of noise
         multiplier ``noise_multiplier / m_i``. At most ``epsilon`` when no budget exceeds 1
         (equal up to rounding without budgets); larger where a budget does."""
-        from trustlab.privacy.calibration import dsi_epsilon
-
         cov, cal = self.covariance, self.calibration
         distance = math.sqrt(float(np.max(cov.budgets * cov.constraint_values)))
-        value = dsi_epsilon(cal.noise_multiplier / distance, cal.delta, cal.steps, cal.accountant)
+        multiplier = cal.noise_multiplier / distance
+        value = _accounting.composed_epsilon(multiplier, cal.delta, cal.steps, cal.accountant)
         # within unit distance epsilon is the calibrated bound; the round trip may add an ulp
         return min(value, cal.epsilon) if distance <= 1.0 else value
 
