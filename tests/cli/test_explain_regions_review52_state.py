@@ -69,3 +69,14 @@ def test_evaluate_names_every_file_it_writes(run, tmp_path):
     files = sorted(p.name for p in out.iterdir())
     assert "regions.json" in files
     assert sorted(line.removeprefix("wrote ").rsplit(" to ", 1)[0].split(", ")) == files
+
+
+def test_train_help_says_a_baseline_starts_again(run):
+    """The help said any interrupted run resumes; a baseline keeps no training state."""
+    from trustlab.explain.regions import BlackBoxClassifier
+
+    assert "checkpoint_dir" not in BlackBoxClassifier().get_params()  # nothing to resume from
+    code, stdout, _ = run("explain", "regions", "train", "--help")
+    text = " ".join(stdout.split())
+    assert code == 0 and "resumes an interrupted P2P run" in text
+    assert "a baseline starts again" in text

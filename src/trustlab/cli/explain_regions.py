@@ -3,9 +3,9 @@
 ``train --data NAME --out DIR`` generates a BAM-lite set, holds out ``--test-size`` of it
 (stratified) and trains a :class:`~trustlab.explain.regions.RegionSparseClassifier` (or, with
 ``--blackbox`` or ``--pixels Q``, a :class:`~trustlab.explain.regions.BlackBoxClassifier` baseline)
-on the rest. The training state is saved after every epoch into ``DIR/_state``, so a rerun of the
-same command after a crash or Ctrl-C continues where it stopped (a state of other data or settings
-is refused; ``--overwrite`` discards it). DIR ends with ``model/`` (the saved
+on the rest. A P2P model's training state is saved after every epoch into ``DIR/_state``, so a rerun
+of the same command after a crash or Ctrl-C continues where it stopped (a state of other data or
+settings is refused; ``--overwrite`` discards it); a baseline's training starts again. DIR ends with ``model/`` (the saved
 model), ``training.json`` (data, settings, history, held-out accuracy) and, for P2P,
 ``training.png``.
 
@@ -234,8 +234,8 @@ def train(
     overwrite: OverwriteOption = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Train on fresh BAM-lite images; a rerun into the same --out resumes an interrupted run
-    (one of other data or settings is refused; --overwrite discards it)."""
+    """Train on fresh BAM-lite images; a rerun into the same --out resumes an interrupted P2P run
+    (one of other data or settings is refused; --overwrite discards it; a baseline starts again)."""
     from trustlab.explain.regions import BlackBoxClassifier, RegionSparseClassifier
 
     refuse_existing(out, overwrite, ("training.json",), "a trained model")
