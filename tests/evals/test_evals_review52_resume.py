@@ -49,3 +49,12 @@ def test_run_lists_the_logs_in_the_order_of_its_models(flaky_task, tmp_path):
     run = run_eval(str(flaky_task), ["trivial/a", "trivial/b", "trivial/c"], log_dir=logs)
     assert [log["model"] for log in run.logs] == ["trivial/a", "trivial/b", "trivial/c"]
     assert [log["resumed"] is not None for log in run.logs] == [False, True, False]
+
+
+def test_report_and_run_give_a_log_the_same_local_path(tmp_path):
+    logs = tmp_path / "log folder"
+    run = run_eval("demo", MOCK, log_dir=logs, limit=1)
+    (entry,) = read_logs(logs).logs
+    # inspect's listing gives file:// locations; the report gives the path eval run gave
+    assert entry["path"] == run.logs[0]["path"]
+    assert (logs / entry["path"].rsplit("/", 1)[-1]).is_file()

@@ -213,7 +213,7 @@ def _describe(log: Any, headers: list[Any]) -> dict[str, Any]:
     else:  # an unfinished log (interrupted, errored): count the samples it holds
         samples, completed = _planned(log.eval), _finished(log.location)
     return {
-        "path": log.location,
+        "path": _local(log.location),
         "task": log.eval.task,
         "model": log.eval.model,
         "status": log.status,
@@ -225,6 +225,12 @@ def _describe(log: Any, headers: list[Any]) -> dict[str, Any]:
         "created": log.eval.created,
         "finished_by": _finished_by(log, headers),
     }
+
+
+def _local(location: str) -> str:
+    """A log's location as ``eval run`` gives it: a local file as its path (inspect's listing
+    gives ``file://`` + the path, not quoted), anything else (``s3://...``) unchanged."""
+    return location.removeprefix("file://")
 
 
 def _finished_by(log: Any, headers: list[Any]) -> str | None:
