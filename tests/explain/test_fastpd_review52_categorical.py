@@ -1,6 +1,6 @@
 """Models with native categorical splits are refused in one line naming the features (review 52:
 xgboost's refusal carried the model's multi-line repr, 'got XGBRegressor XGBRegressor(base_score=
-None, ...' over two lines, and LightGBM's said only "got \"'=='\"")."""
+None, ...' over two lines, and LightGBM's said only "got \"'=='\""; an unfitted xgboost model too)."""
 
 import lightgbm as lgb
 import numpy as np
@@ -42,3 +42,12 @@ def test_categorical_splits_are_refused_in_one_line_naming_the_feature(model, wh
     assert message.startswith(f"model: expected {what} model without categorical splits")
     assert "got categorical splits on town;" in message and "one-hot encode" in message
     assert not FastPD.supports(model)
+
+
+@pytest.mark.parametrize(
+    "model", [xgb.XGBClassifier(n_estimators=3), lgb.LGBMClassifier(n_estimators=3)]
+)
+def test_an_unfitted_model_is_refused_in_one_line(model):
+    with pytest.raises(InputError) as caught:  # xgboost's repr spans two lines
+        FastPD(model).fit(FRAME[["a"]])
+    assert str(caught.value) == f"model: expected a fitted model, got {type(model).__name__}"

@@ -21,6 +21,7 @@ from trustlab.explain.fastpd._ensemble import (
     TreeEnsemble,
     boosting_outputs,
     categorical_refusal,
+    model_refusal,
     objective_kind,
 )
 
@@ -72,13 +73,13 @@ def _xgb_booster(model: Any) -> tuple[Any, Any]:
     if isinstance(model, xgb.Booster):
         return model, None
     if not hasattr(model, "get_booster"):
-        raise InputError.bad("model", f"a fitted tree model: one of {SUPPORTED_MODELS}", model)
+        raise model_refusal(f"a fitted tree model: one of {SUPPORTED_MODELS}", model)
     from sklearn.exceptions import NotFittedError
 
     try:
         booster = model.get_booster()
     except (xgb.core.XGBoostError, NotFittedError):
-        raise InputError.bad("model", "a fitted model", model) from None
+        raise model_refusal("a fitted model", model) from None
     try:
         best = model.best_iteration
     except AttributeError:
@@ -163,7 +164,7 @@ def from_lightgbm(model: Any) -> TreeEnsemble:
         try:
             booster, wrapper = model.booster_, model
         except (AttributeError, lgb.basic.LightGBMError):
-            raise InputError.bad("model", "a fitted model", model) from None
+            raise model_refusal("a fitted model", model) from None
     dump = booster.dump_model()
     n_out = int(dump["num_tree_per_iteration"])
     infos = dump["tree_info"]

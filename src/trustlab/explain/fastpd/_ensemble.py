@@ -24,6 +24,7 @@ __all__ = [
     "goes_left",
     "names_from",
     "categorical_refusal",
+    "model_refusal",
     "boosting_outputs",
     "objective_kind",
 ]
@@ -112,6 +113,12 @@ def goes_left(x: np.ndarray, threshold: Any, nan_left: Any, strict: bool) -> np.
 
 def names_from(values: Any) -> tuple[str, ...] | None:
     return None if values is None else tuple(str(v) for v in values)
+
+
+def model_refusal(expected: str, model: Any) -> InputError:
+    """``model: expected ..., got <its type>``: in one line (an estimator's repr, such as
+    xgboost's, spans several)."""
+    return InputError(f"model: expected {expected}, got {type(model).__name__}", argument="model")
 
 
 def categorical_refusal(what: str, features: Any, names: Any) -> InputError:

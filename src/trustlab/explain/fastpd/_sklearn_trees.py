@@ -20,6 +20,7 @@ from trustlab.explain.fastpd._ensemble import (
     TreeEnsemble,
     boosting_outputs,
     categorical_refusal,
+    model_refusal,
     names_from,
 )
 
@@ -71,7 +72,7 @@ def _require_fitted(model: Any) -> None:
     try:
         check_is_fitted(model)
     except NotFittedError:
-        raise InputError.bad("model", "a fitted model", model) from None
+        raise model_refusal("a fitted model", model) from None
 
 
 def _allow_nan(model: Any) -> bool:
@@ -124,7 +125,7 @@ def _from_forest(model: Any) -> TreeEnsemble:
     is_clf = name.endswith("Classifier")
     estimators = list(getattr(model, "estimators_", [model]))
     if is_clf and int(np.atleast_1d(model.n_outputs_)[0]) != 1:
-        raise InputError.bad("model", "a single-output classifier", model)
+        raise model_refusal("a single-output classifier", model)
     weight = 1.0 / len(estimators)
     if is_clf:
         outputs = names_from(model.classes_)

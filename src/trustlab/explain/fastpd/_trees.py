@@ -33,7 +33,7 @@ from trustlab.explain.fastpd._boosters import (
     from_xgboost,
     is_xgboost,
 )
-from trustlab.explain.fastpd._ensemble import SUPPORTED_MODELS, TreeEnsemble
+from trustlab.explain.fastpd._ensemble import SUPPORTED_MODELS, TreeEnsemble, model_refusal
 from trustlab.explain.fastpd._pipeline import is_pipeline
 from trustlab.explain.fastpd._sklearn_trees import from_sklearn, is_forest, sklearn_raw_output
 
@@ -63,7 +63,7 @@ def as_tree_ensemble(model: Any) -> TreeEnsemble:
         ensemble = from_sklearn(model)
         if ensemble is not None:
             return ensemble
-    raise InputError.bad("model", f"a fitted tree model: one of {SUPPORTED_MODELS}", model)
+    raise model_refusal(f"a fitted tree model: one of {SUPPORTED_MODELS}", model)
 
 
 def calibrate(model: Any, ensemble: TreeEnsemble, probe: np.ndarray) -> TreeEnsemble:
