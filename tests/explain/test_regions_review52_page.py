@@ -53,3 +53,22 @@ def test_examples_caption_names_the_models_beyond_its_rows():
     assert caption.endswith("; not shown: m4, m5")
     four = dataclasses.replace(ev, explanations={n: ev.explanations[n] for n in names[:4]})
     assert "not shown" not in build_page(four).sections[-1].blocks[0].caption
+
+
+def test_reference_row_has_no_precision_difference_without_a_precision():
+    """The reference row's 'precision - reference' was 0.0 beside an n/a precision (every mask of
+    the reference empty); the difference is n/a there, 0 where the precision exists."""
+    acc = {"kind": "dynamic", "accuracy": 0.5, "mean_kept": 0.0, "mean_tau": 1.0, "certain": 0.0}
+    loc = {"iou": 0.0, "pxap": 0.1, "random_precision": None, "empty_masks": 1.0}
+    ev = RegionsEvaluation(
+        dataset="hand-made", n_images=4, object_fraction=0.1,
+        accuracy=({"model": "p2p_dynamic", **acc}, {"model": "p2p_watershed", **acc}),
+        localisation=({"model": "p2p_dynamic", "precision": float("nan"), **loc},
+                      {"model": "p2p_watershed", "precision": 0.5, **loc}),
+        fidelity=(), delta_ablation=(),
+    )  # fmt: skip
+    table = {s.id: s for s in build_page(ev).sections}["ablations"].blocks[1]
+    column = table.columns.index("precision - reference")
+    assert [row[0] for row in table.rows] == ["p2p_dynamic", "p2p_watershed"]
+    assert [row[column] for row in table.rows] == [None, None]
+    assert table.rows[0][table.columns.index("accuracy - reference")] == 0.0

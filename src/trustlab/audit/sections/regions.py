@@ -305,8 +305,9 @@ def _sections(ev: Any, ablations: dict[str, str], reference: str, n_examples: in
                          _num(m.get("pxap"))])  # fmt: skip
         if reference in acc:
             r, m = acc[reference], loc.get(reference, {})
-            rows.insert(0, [reference, "reference", r["accuracy"], 0.0, r["mean_kept"],
-                            _num(m.get("precision")), 0.0, _num(m.get("iou")),
+            own = _num(m.get("precision"))  # no precision (every mask empty): no difference
+            rows.insert(0, [reference, "reference", r["accuracy"], 0.0, r["mean_kept"], own,
+                            None if own is None else 0.0, _num(m.get("iou")),
                             _num(m.get("pxap"))])  # fmt: skip
         sections.append(
             Section(
