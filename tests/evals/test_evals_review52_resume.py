@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("inspect_ai")
 
-from trustlab.errors import BackendError  # noqa: E402
+from trustlab.errors import BackendError, InputError  # noqa: E402
 from trustlab.evals import read_logs, run_eval  # noqa: E402
 from trustlab.evals.registry import resolve_task  # noqa: E402
 from trustlab.evals.run import _task_matcher  # noqa: E402
@@ -58,3 +58,12 @@ def test_report_and_run_give_a_log_the_same_local_path(tmp_path):
     # inspect's listing gives file:// locations; the report gives the path eval run gave
     assert entry["path"] == run.logs[0]["path"]
     assert (logs / entry["path"].rsplit("/", 1)[-1]).is_file()
+
+
+def test_a_model_given_twice_is_refused_before_anything_runs(tmp_path):
+    logs = tmp_path / "logs"
+    with pytest.raises(
+        InputError, match=r"model: expected each model once, got 'trivial/a more than once'"
+    ):
+        run_eval("demo", ["trivial/a", "trivial/b", "trivial/a"], log_dir=logs, limit=1)
+    assert not logs.exists()

@@ -123,6 +123,9 @@ def run_eval(
     models = [model] if isinstance(model, str) else list(model)
     if not models or not all(isinstance(m, str) and "/" in m for m in models):
         raise InputError.bad("model", "inspect model names such as trustlab/<model>", model)
+    twice = sorted({m for m in models if models.count(m) > 1})
+    if twice:  # the same eval twice (and one unfinished log retried twice)
+        raise InputError.bad("model", "each model once", ", ".join(twice) + " more than once")
     if limit is not None:
         check_positive_int(limit, "limit")
     for name, value in (("task_args", task_args), ("model_args", model_args)):
