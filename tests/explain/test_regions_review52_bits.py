@@ -30,3 +30,12 @@ def test_eight_bit_hint_stays_and_larger_values_get_none():
     x[0, 0, 0, 0] = 1e6
     with pytest.raises(InputError, match=r"got values from 0 to 1e\+06$"):
         check_images(x, "X")
+
+
+def test_shape_errors_name_the_dtype_that_came():
+    """A uint8 or float64 array of the wrong shape or size was described by its float32 copy
+    ('dtype torch.float32')."""
+    with pytest.raises(InputError, match=r"shape \(1, 1, 3, 8, 8\) and dtype uint8$"):
+        check_images(np.zeros((1, 1, 3, 8, 8), dtype=np.uint8), "X")
+    with pytest.raises(InputError, match=r"shape \(2, 3, 8, 16\) and dtype float64$"):
+        check_images(np.zeros((2, 3, 8, 16)), "X", size=(8, 8))

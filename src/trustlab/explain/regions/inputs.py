@@ -18,6 +18,7 @@ def check_images(images: Any, name: str = "images", size: tuple[int, int] | None
     """``images`` as a float32 tensor (n, 3, H, W) with values in [0, 1] (and sides ``size``)."""
     if isinstance(images, torch.Tensor):
         x = images.detach().to(torch.float32).cpu()
+        given: Any = images  # the errors describe what came, not its float32 copy
     else:
         try:
             arr = np.asarray(images)
@@ -27,9 +28,9 @@ def check_images(images: Any, name: str = "images", size: tuple[int, int] | None
             np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
         ):
             raise InputError.bad(name, "a numeric array of shape (n, 3, H, W)", images)
-        x = torch.as_tensor(np.ascontiguousarray(arr, dtype=np.float32))
+        x, given = torch.as_tensor(np.ascontiguousarray(arr, dtype=np.float32)), arr
     if x.ndim != 4 or x.shape[1] != 3 or x.shape[0] == 0:
-        raise InputError.bad(name, "a non-empty array of shape (n, 3, H, W)", x)
+        raise InputError.bad(name, "a non-empty array of shape (n, 3, H, W)", given)
     if not bool(torch.isfinite(x).all()):
         raise InputError.bad(name, "finite values in [0, 1]", "NaN or infinite values")
     low, high = float(x.min()), float(x.max())
@@ -43,7 +44,9 @@ def check_images(images: Any, name: str = "images", size: tuple[int, int] | None
             argument=name,
         )
     if size is not None and tuple(x.shape[2:]) != tuple(size):
-        raise InputError.bad(name, f"images of {size[0]}x{size[1]} pixels (the model's size)", x)
+        raise InputError.bad(
+            name, f"images of {size[0]}x{size[1]} pixels (the model's size)", given
+        )
     return x
 
 
