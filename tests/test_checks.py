@@ -130,6 +130,22 @@ def test_describe_is_short():
     assert len(describe(list(range(1000)))) <= 80
 
 
+def test_describe_is_one_line_for_a_multi_line_repr():
+    # an xgboost model's repr spans lines, so the CLI's one-line error took two
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    class Wide:
+        def __repr__(self):
+            return "Wide(a=1,\n     b=2)"
+
+    assert describe(Wide()) == "Wide Wide(a=1, b=2)"
+    text = describe(make_pipeline(StandardScaler(), StandardScaler()))
+    assert "\n" not in text and text.startswith("Pipeline Pipeline(steps=[")
+    # the line breaks inside a string value stay escaped, its spaces kept
+    assert describe({"a": "x  y\nz"}) == "dict {'a': 'x  y\\nz'}"
+
+
 def test_a_numpy_scalar_is_described_by_its_value():
     # check_positive_int(np.int64(0), "k") said "got an array of shape () and dtype int64"
     assert describe(np.int64(0)) == "0"

@@ -7,6 +7,7 @@ Every error trustlab raises on purpose is a :class:`TrustlabError`. The CLI turn
 
 from __future__ import annotations
 
+import re
 from pathlib import PurePath
 from typing import Any
 
@@ -70,7 +71,8 @@ def describe(value: Any, limit: int = 80) -> str:
     if isinstance(value, (str, PurePath)):
         text = repr(str(value))  # a path as the text it was given, not "PosixPath PosixPath(...)"
     else:
-        text = repr(value)
+        # one line: sklearn reprs span several (a repr escapes the line breaks of its strings)
+        text = re.sub(r"\s*\n\s*", " ", repr(value))
         if not isinstance(value, (int, float, bool, type(None))):
             text = f"{type(value).__name__} {text}"
     return text if len(text) <= limit else text[: limit - 3] + "..."
