@@ -513,7 +513,7 @@ def _context_from_model(
     g = frame[table.group].to_numpy()
     pred = predict_labels(estimator, X, "model")
     labels = class_labels(y, pred, argument="model")
-    check_class_values(pred, "model")  # a regressor's numbers are not predicted classes
+    check_class_values(pred, "model", y)  # a regressor's numbers are not predicted classes
     check_classes_and_groups(class_labels(y), g)
     probabilities = aligned_probabilities(estimator, X, labels)
     steps.finish()

@@ -277,6 +277,21 @@ def class_labels(*arrays: np.ndarray, argument: str = "pred") -> np.ndarray:
         ) from exc
 
 
+def _check_shared_classes(y: np.ndarray, pred: np.ndarray, argument: str) -> None:
+    """Refuse predictions holding none of the label's classes: other names for them, as
+    'Approved' for 'approved' (audited, every prediction was an error: accuracy 0 and fairness
+    rates of the misnamed classes)."""
+    classes = pd.unique(pd.Series(np.asarray(y, dtype=object))).tolist()
+    predicted = pd.unique(pd.Series(np.asarray(pred, dtype=object))).tolist()
+    if classes and predicted and not any(v in set(classes) for v in predicted):
+        raise InputError(
+            f"{argument}: expected predictions among the label's classes "
+            f"({_examples(sorted(classes, key=str), 5)}), got none of them: "
+            f"{_examples(sorted(predicted, key=str), 5)} (check that both use the same class names)",
+            argument=argument,
+        )
+
+
 def check_classes_and_groups(labels: np.ndarray, groups: np.ndarray, where: str = "") -> None:
     """At least 2 classes and 2 groups; ``where`` says which rows (e.g. " (the 50 test rows)")."""
     if len(labels) < 2:
@@ -316,11 +331,13 @@ def _examples(values: list, n: int = 3) -> str:
     return ", ".join(show(v) for v in values[:n])
 
 
-def check_class_values(values: np.ndarray, argument: str) -> None:
+def check_class_values(values: np.ndarray, argument: str, labels=None) -> None:
     """Refuse a column of continuous numbers where class labels are expected.
 
     Class labels may be text, booleans or integers (also stored as floats: ``1.0``); a number
-    with a fractional part (``0.37``) is a score or a measurement, not a class.
+    with a fractional part (``0.37``) is a score or a measurement, not a class. With
+    ``labels`` (the true labels; ``values`` are then predictions), values holding none of their
+    classes are refused too.
     """
     fractional = _fractional(values)
     if fractional:
@@ -331,6 +348,8 @@ def check_class_values(values: np.ndarray, argument: str) -> None:
             f"{_examples(fractional)} (a continuous column is not a classification label)",
             argument=argument,
         )
+    if labels is not None:
+        _check_shared_classes(labels, values, argument)
 
 
 def check_predicted_labels(y: np.ndarray, pred: np.ndarray, argument: str = "pred") -> None:
@@ -354,6 +373,7 @@ def check_predicted_labels(y: np.ndarray, pred: np.ndarray, argument: str = "pre
             "is not a predicted label: threshold it first)",
             argument=argument,
         )
+    _check_shared_classes(y, pred, argument)
 
 
 def usable_features(X: pd.DataFrame) -> tuple[list[str], list[str]]:
