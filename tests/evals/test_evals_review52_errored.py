@@ -55,6 +55,10 @@ def test_errored_samples_of_a_tolerant_task_are_counted_and_said(tmp_path, capsy
     assert exit_info.value.code == 0
     assert "1 of 3 samples errored; its metrics leave them out" in err
     assert json.loads(out)["logs"][0]["errored_samples"] == 1
+    # the page says it too: a warning naming the log and an "errored" column
+    page = (tmp_path / "report" / "report.html").read_text()
+    assert "1 sample(s) errored and are left out of its metrics" in page
+    assert ">errored</th>" in page
 
 
 def test_a_task_without_errored_samples_reports_none(tmp_path):

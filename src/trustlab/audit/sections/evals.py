@@ -19,8 +19,9 @@ from trustlab.report import Figure, Paragraph, Report, Section, Table
 __all__ = ["build_page", "write_page"]
 
 LOGS_TEXT = (
-    "Each row is one inspect log (one task on one model). Metrics are inspect's, per scorer. "
-    "Open the logs themselves, sample by sample, with: inspect view --log-dir {log_dir}"
+    "Each row is one inspect log (one task on one model). Metrics are inspect's, per scorer; "
+    "'errored' counts the samples that ended in an error, which a task tolerating errors "
+    "leaves out of its metrics. Open the logs themselves, sample by sample, with: inspect view --log-dir {log_dir}"
 )
 
 
@@ -48,6 +49,7 @@ def _logs_section(logs: Any) -> Section:
         ok = log["status"] == "success"
         rows.append(
             [log["task"], log["model"], log["status"], log["completed"], log["samples"]]
+            + [log.get("errored_samples", 0)]
             + [log["metrics"].get(k) if ok else None for k in names]
         )
     blocks: list[Any] = [Paragraph(LOGS_TEXT.format(log_dir=logs.log_dir))]
@@ -62,9 +64,18 @@ def _logs_section(logs: Any) -> Section:
                 kind="warning",
             )
         )
-    blocks.append(
-        Table(["task", "model", "status", "completed", "samples", *names], rows, "Eval logs")
-    )
+    for log in logs.logs:
+        if log["status"] == "success" and log.get("errored_samples"):
+            blocks.append(
+                Paragraph(
+                    f"{Path(log['path']).name}: {log['errored_samples']} sample(s) errored and "
+                    "are left out of its metrics (the task tolerates errors: inspect's "
+                    "fail_on_error).",
+                    kind="warning",
+                )
+            )
+    columns = ["task", "model", "status", "completed", "samples", "errored", *names]
+    blocks.append(Table(columns, rows, "Eval logs"))
     ok = len(logs.logs) - len(failed)
     return Section(
         "logs",
