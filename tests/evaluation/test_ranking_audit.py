@@ -125,3 +125,14 @@ def test_the_docs_chile_figures_are_the_sections(built):
     assert built.data["scores"]["nll"]["spearman"]["value"] == -0.5
     assert built.data["calibration_size"] == 200
     assert built.data["temperature_scaled"]["spearman"]["value"] == 1.0
+
+
+def test_summary_says_what_the_correlations_sign_means_not_that_they_agree(built):
+    # "the models' order agrees with their order by accuracy with Spearman rho = -0.50" read
+    # as agreement for a reversed order
+    assert "agrees" not in built.summary
+    assert built.summary.startswith(
+        "Ranked without labels by mean NLL, the models' order against their order by accuracy: "
+        "Spearman rho = "
+    )
+    assert built.summary.endswith("(+1: the same order, 0: unrelated, -1: reversed).")

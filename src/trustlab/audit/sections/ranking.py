@@ -145,13 +145,14 @@ def _figure(result) -> Figure:
 
 def _summary(nll, scaled) -> str:
     text = (
-        f"Ranked without labels by mean NLL, the models' order agrees with their order by "
-        f"accuracy with Spearman rho = {_number(nll.spearman)} and Kendall tau = "
+        f"Ranked without labels by mean NLL, the models' order against their order by "
+        f"accuracy: Spearman rho = {_number(nll.spearman)} and Kendall tau = "
         f"{_number(nll.kendall)}"
     )
     if scaled is not None:
         text += f" ({_number(scaled.spearman)} after temperature scaling)"
-    return text + "."
+    # "agrees with ... rho = -0.50" read as agreement; say what the sign means
+    return text + " (+1: the same order, 0: unrelated, -1: reversed)."
 
 
 def _number(value) -> str:
