@@ -14,7 +14,8 @@ after a crash or Ctrl-C continues where it stopped. DIR ends with ``model/``, ``
 
 ``predict IMAGES... --out DIR`` reads PNG/JPEG files (or folders of them), predicts and writes one
 JSON per image, ``predictions.json``, heatmap overlays (``heatmaps/``) and the HTML contact sheet
-``contact_sheet.html``. ``describe IMAGE`` prints the paragraph of the template backend, or with
+``contact_sheet.html``; an unreadable image found in a folder is skipped with a warning (listed
+under ``skipped`` in ``predictions.json``), a named file must be readable. ``describe IMAGE`` prints the paragraph of the template backend, or with
 ``--vlm FOLDER`` the answer of a local transformers vision-language model.
 
 ``evaluate [--data DIR | --n N --seed S] --out DIR`` scores the predictor against the generator's
@@ -210,30 +211,40 @@ def _read_image(path: Path, option: str) -> np.ndarray:
             upright = _eight_bit(ImageOps.exif_transpose(im))
             arr = np.array(_opaque(upright).convert("RGB"))
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
-        raise InputError.bad(
-            option, "PNG or JPEG images that Pillow can read", f"{path} ({exc})"
+        raise InputError(  # the whole path (InputError.bad shortens it): which file it was
+            f"{option}: expected PNG or JPEG images that Pillow can read, got {path} ({exc})",
+            argument=option,
         ) from None
     if min(arr.shape[:2]) < 8:
-        raise InputError.bad(option, "images at least 8 pixels a side", f"{path} {arr.shape}")
+        raise InputError(
+            f"{option}: expected images at least 8 pixels a side, got {path} {arr.shape}",
+            argument=option,
+        )
     return np.ascontiguousarray(arr)
 
 
-def _image_files(paths: list[Path]) -> list[Path]:
-    """The files of IMAGES: files as given, folders' PNG/JPEG files sorted by name."""
+def _image_files(paths: list[Path]) -> tuple[list[Path], set[Path]]:
+    """The files of IMAGES: files as given, folders' PNG/JPEG files sorted by name (a broken
+    link among them too, so that it is reported, not passed over); and those found in folders."""
     files: list[Path] = []
+    in_folders: set[Path] = set()
     for p in paths:
         if p.is_dir():
             found = sorted(
-                f for f in p.iterdir() if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES
+                f
+                for f in p.iterdir()
+                if f.suffix.lower() in IMAGE_SUFFIXES
+                and (f.is_file() or (f.is_symlink() and not f.exists()))
             )
             if not found:
                 raise InputError.bad("IMAGES", "folders holding PNG or JPEG files", str(p))
             files.extend(found)
+            in_folders.update(found)
         elif p.is_file():
             files.append(p)
         else:
             raise InputError.bad("IMAGES", "existing image files or folders", str(p))
-    return files
+    return files, in_folders
 
 
 def _stems(files: list[Path], reserved: set[str]) -> list[str]:
@@ -495,7 +506,7 @@ def predict(
     where = resolve_device_option(device, "watermark")
     thr = _threshold(threshold)
     q = _question(question)
-    files = _image_files(images)
+    files, in_folders = _image_files(images)
     names = _stems(files, {"predictions", "contact_sheet"})
     if not overwrite:  # files of the user's own (an --out beside the images): never replaced
         targets = [f"{n}.json" for n in names] + [f"heatmaps/{n}.png" for n in names]
@@ -510,14 +521,29 @@ def predict(
     net, source = _load_model(model)
     with progress() as bar:
         report = tracker(bar, f"reading and predicting {len(files)} images", len(files))
-        parts, sizes = [], []
-        for s in range(0, len(files), PREDICT_CHUNK):  # a chunk of decoded images at a time
-            pixels = [_read_image(f, "IMAGES") for f in files[s : s + PREDICT_CHUNK]]
-            parts.append(net.predict(pixels, threshold=thr, device=where))
-            sizes.extend(img.shape for img in pixels)
-            del pixels
-            report(min(s + PREDICT_CHUNK, len(files)), len(files))
+        parts, sizes, pixels, kept, skipped = [], [], [], [], []
+        for k, f in enumerate(files):  # PREDICT_CHUNK decoded images at a time
+            try:
+                pixels.append(_read_image(f, "IMAGES"))
+            except InputError as exc:
+                if f not in in_folders:  # a file the user named: refused
+                    raise
+                skipped.append({"image": str(f), "reason": str(exc)})
+            else:
+                kept.append(k)
+            if pixels and (len(pixels) == PREDICT_CHUNK or k == len(files) - 1):
+                parts.append(net.predict(pixels, threshold=thr, device=where))
+                sizes.extend(img.shape for img in pixels)
+                pixels = []
+            report(k + 1, len(files))
+        if not parts:
+            raise InputError(
+                f"IMAGES: expected at least one readable image, got none of {len(files)}: "
+                + skipped[0]["reason"].removeprefix("IMAGES: "),
+                argument="IMAGES",
+            )
         pred = _joined(parts)
+        files, names = [files[k] for k in kept], [names[k] for k in kept]
         texts = TemplateBackend(net, random_state=seed).describe_predictions(pred, [q] * len(pred))
         out.mkdir(parents=True, exist_ok=True)
         _remove_earlier(out)
@@ -534,7 +560,7 @@ def predict(
             del overlay
             report(i + 1, len(files))
         payload = {"model": source, "threshold": thr, "question": q, "n_images": len(files),
-                   "summary": pred.to_dict(), "images": records}  # fmt: skip
+                   "summary": pred.to_dict(), "images": records, "skipped": skipped}  # fmt: skip
         written = [write_atomic(out / "predictions.json", json_text(payload))]
         meta = {"model": source, "question": q}
         cards = [_ImageFile(f, shape) for f, shape in zip(files, sizes, strict=True)]
@@ -544,6 +570,12 @@ def predict(
         typer.echo(json_text(payload), nl=False)
     else:
         tell(pred.summary())
+    if skipped:  # on stderr, after the bar: a warning, not a result
+        listed = ", ".join(s["image"] for s in skipped[:5])
+        more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
+        tell(f"trustlab: warning: skipped {len(skipped)} of {len(skipped) + len(files)} images, "
+             f"unreadable or under 8 pixels a side (why: 'skipped' in predictions.json): "
+             f"{listed}{more}", as_json=True)  # fmt: skip
     tell(f"wrote {len(files)} image JSONs, heatmaps/, {', '.join(p.name for p in written)} to "
          f"{out}", as_json)  # fmt: skip
 
