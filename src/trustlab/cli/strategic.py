@@ -54,10 +54,11 @@ Example:
 SIMULATE_HELP = """Naive, fixed-cost and market-aware (MASC) learners under the market they induce.
 
 Fits the three learners on a training split and forms the market each induces on the test
-users. --data synthetic: a 2-D Gaussian mixture with log-normal budgets whose median is
---budget-ratio times larger for positives; chile: positive = vote 'Y', budget = income;
-logan: positive = a professional occupation, budgets simulated from the father's occupational
-status (see docs/strategic-markets.md).
+users. --data synthetic: --n-samples users of a 2-D Gaussian mixture with log-normal budgets
+whose median is --budget-ratio times larger for positives; chile: positive = vote 'Y', budget =
+income; logan: positive = a professional occupation, budgets simulated from the father's
+occupational status (see docs/strategic-markets.md). The tables are used whole: --n-samples and
+--budget-ratio are refused with them.
 
 --out DIR writes result.json (every number, the revenue curves included), revenue.png (revenue
 against price, optima marked) and accuracy.png (accuracy under the induced market per learner,
@@ -169,12 +170,18 @@ def simulate_command(
     data: Annotated[str, typer.Option("--data", help="synthetic, chile or logan.")] = "synthetic",
     seed: Annotated[int, typer.Option("--seed", help="Random seed (data, split, training).")] = 0,
     n_samples: Annotated[
-        int, typer.Option("--n-samples", help="Users in the synthetic population.")
-    ] = 2000,
+        int | None,
+        typer.Option(
+            "--n-samples", help="Users in the synthetic population (default 2000; synthetic only)."
+        ),
+    ] = None,
     budget_ratio: Annotated[
-        float,
-        typer.Option("--budget-ratio", help="Synthetic: positives' median budget / negatives'."),
-    ] = 4.0,
+        float | None,
+        typer.Option(
+            "--budget-ratio",
+            help="Synthetic: positives' median budget / negatives' (default 4; synthetic only).",
+        ),
+    ] = None,
     max_epochs: Annotated[
         int, typer.Option("--max-epochs", help="Epoch cap of the trained learners.")
     ] = 60,
@@ -184,6 +191,13 @@ def simulate_command(
     from trustlab.strategic import simulate_market
 
     refuse_existing(out, overwrite, SIMULATE_FILES, "a simulation")
+    for option, value in (("--n-samples", n_samples), ("--budget-ratio", budget_ratio)):
+        if value is not None and data in ("chile", "logan"):  # the tables would ignore it
+            raise InputError(
+                f"{option}: expected it only with --data synthetic (the {data} table is used "
+                f"whole), got {value:g} with --data {data}",
+                argument=option,
+            )
     with progress() as bar:
         task = bar.add_task("simulating", total=5)  # the five stages simulate_market() reports
         started: list[str] = []
@@ -196,8 +210,8 @@ def simulate_command(
 
         result = simulate_market(
             data,
-            n_samples=n_samples,
-            budget_ratio=budget_ratio,
+            n_samples=2000 if n_samples is None else n_samples,
+            budget_ratio=4.0 if budget_ratio is None else budget_ratio,
             max_epochs=max_epochs,
             random_state=seed,
             callback=advance,
