@@ -117,3 +117,32 @@ def test_a_folder_with_nothing_readable_is_one_line_naming_a_file(tmp_path, mode
     assert line.startswith("trustlab: error: IMAGES: expected at least one readable image")
     assert str(folder / f"{deep}.png") in line
     assert not (tmp_path / "p").exists()
+
+
+def test_the_contact_sheet_says_what_it_left_out(tmp_path, model_dir):
+    folder = tmp_path / "mixed"
+    _good_images(folder, n=2)
+    (folder / "zz.png").write_bytes(b"not a png")
+    code, _, err = run_quiet("watermark", "predict", folder, "--model", model_dir,
+                             "--out", tmp_path / "p")  # fmt: skip
+    assert code == 0, err
+    sheet = json.loads((tmp_path / "p" / "contact_sheet.json").read_text())
+    assert sheet["meta"]["images"] == 2
+    assert sheet["meta"]["skipped (unreadable)"] == "1: zz.png"
+    assert "zz.png" in (tmp_path / "p" / "contact_sheet.html").read_text()
+
+
+def test_a_large_image_is_read_without_pillows_bomb_warning(tmp_path, monkeypatch):
+    import warnings
+
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)  # a stand-in for 89 megapixels
+    rgb = np.random.default_rng(0).integers(0, 256, (40, 40, 3), dtype=np.uint8)  # 1,600 pixels
+    Image.fromarray(rgb).save(tmp_path / "large.png")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = cli_wm._read_image(tmp_path / "large.png", "IMAGES")
+    assert np.array_equal(got, rgb)
+    assert [w for w in caught if issubclass(w.category, Image.DecompressionBombWarning)] == []
+    Image.fromarray(np.zeros((50, 50, 3), np.uint8)).save(tmp_path / "bomb.png")  # over 2x
+    with pytest.raises(cli_wm.InputError, match="bomb.png"):
+        cli_wm._read_image(tmp_path / "bomb.png", "IMAGES")

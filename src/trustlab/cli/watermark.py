@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -203,13 +204,17 @@ def _opaque(im: Any) -> Any:
 def _read_image(path: Path, option: str) -> np.ndarray:
     """A PNG/JPEG file as an RGB uint8 array (Pillow), turned upright as its EXIF orientation
     says (a phone photo stored sideways is read as every viewer shows it); transparent pixels
-    are composited over white."""
+    are composited over white. Pillow's decompression-bomb warning (over about 89 megapixels,
+    printed as a Python warning on every read) is not shown; its error (over twice that) is
+    the image's refusal."""
     from PIL import Image, ImageOps
 
     try:
-        with Image.open(path) as im:
-            upright = _eight_bit(ImageOps.exif_transpose(im))
-            arr = np.array(_opaque(upright).convert("RGB"))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(path) as im:
+                upright = _eight_bit(ImageOps.exif_transpose(im))
+                arr = np.array(_opaque(upright).convert("RGB"))
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
         raise InputError(  # the whole path (InputError.bad shortens it): which file it was
             f"{option}: expected PNG or JPEG images that Pillow can read, got {path} ({exc})",
@@ -563,6 +568,13 @@ def predict(
                    "summary": pred.to_dict(), "images": records, "skipped": skipped}  # fmt: skip
         written = [write_atomic(out / "predictions.json", json_text(payload))]
         meta = {"model": source, "question": q}
+        if skipped:  # the page says what it leaves out
+            names_skipped = [Path(s["image"]).name for s in skipped]
+            meta["skipped (unreadable)"] = (
+                f"{len(skipped)}: "
+                + ", ".join(names_skipped[:10])
+                + (" ..." if len(skipped) > 10 else "")
+            )
         cards = [_ImageFile(f, shape) for f, shape in zip(files, sizes, strict=True)]
         html, _ = write_contact_sheet(pred, cards, [f.name for f in files], texts, out, meta=meta)
         written.append(html)
