@@ -45,3 +45,11 @@ def test_all_holds_every_optional_part_and_named_extras_exist():
     assert "pip install -e '.[all]'" in README
     for name in re.findall(r"trustlab\[([a-z,]+)\]", README):
         assert set(name.split(",")) <= set(found), name
+
+
+def test_readme_says_how_to_reach_the_venv_make_creates():
+    """``make demo`` installs into the Makefile's VENV only (``trustlab`` is then not on PATH)."""
+    venv = re.search(r"^VENV \?= (\S+)$", (ROOT / "Makefile").read_text(), flags=re.M)
+    assert venv, "the Makefile no longer defines VENV"
+    assert f"source {venv.group(1)}/bin/activate" in README
+    assert f"{venv.group(1)}/bin/trustlab" in README
