@@ -610,7 +610,7 @@ def score(
     strengths: dict[int, tuple] = {}  # latent: (Calibration, generations)
     texts = {r["latent"]: r["text"] for r in rows}
     latents = list(texts)
-    shuffled = {i: texts[latents[(k + 1) % len(latents)]] for k, i in enumerate(latents)}
+    shuffled = _controls(texts, explanations_dir)
     with progress() as bar:
         task = bar.add_task("loading the models", total=None)
         subject = _recorded_model(info["subject"], "--explanations")
@@ -664,7 +664,7 @@ def score(
             cache=_files_identity(Path(info["cache"]), CACHE_IDENTITY), scorer=scorer,
             answer=answer, methods=chosen, n_test=n_test, n_not_active=n_not_active,
             sae=None if sae is None else _files_identity(sae_dir, SAE_IDENTITY),
-            n_prompts=n_prompts if "intervention" in chosen else None,
+            n_prompts=n_prompts if "intervention" in chosen else None, controls=shuffled,
         )  # fmt: skip
         with ResultStore(out / "scores.sqlite") as store:
             found = store.map(
@@ -710,6 +710,23 @@ def score(
             tell(f"intervention: the strength of {counted(len(off), 'latent')} did not reach 0.5 "
                  "nats +- 10 % (intervention_calibrated false in the rows)", as_json)  # fmt: skip
         tell(f"wrote {len(scored)} rows to {out / 'scores.jsonl'}", as_json)
+
+
+def _controls(texts: dict[int, str], explanations_dir: Path) -> dict[int, str]:
+    """Each latent's control: the explanation of the next latent (cyclically) whose text differs
+    from its own. The next latent's alone was this latent's own text when two latents were
+    explained alike, so the control scored the true explanation again (a difference of 0)."""
+    latents = list(texts)
+    out = {}
+    for k, i in enumerate(latents):
+        others = (texts[latents[(k + j) % len(latents)]] for j in range(1, len(latents)))
+        out[i] = next((t for t in others if t.strip() != texts[i].strip()), None)
+        if out[i] is None:  # then every explanation reads the same
+            raise InputError.bad(
+                "--explanations", "at least two different explanations (a latent's control is "
+                "another latent's explanation)", f"{explanations_dir}: all {texts[i]!r}",
+            )  # fmt: skip
+    return out
 
 
 def _no_score(rows: list[dict], method: str) -> dict[str, int]:
