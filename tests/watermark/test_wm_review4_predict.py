@@ -146,3 +146,19 @@ def test_a_large_image_is_read_without_pillows_bomb_warning(tmp_path, monkeypatc
     Image.fromarray(np.zeros((50, 50, 3), np.uint8)).save(tmp_path / "bomb.png")  # over 2x
     with pytest.raises(cli_wm.InputError, match="bomb.png"):
         cli_wm._read_image(tmp_path / "bomb.png", "IMAGES")
+
+
+def test_cards_of_files_sharing_a_name_say_which_file(tmp_path, model_dir):
+    _good_images(tmp_path / "a", n=2)
+    _good_images(tmp_path / "b", n=1)  # b/00.png shares a/00.png's name
+    code, _, err = run_quiet("watermark", "predict", tmp_path / "a", tmp_path / "b",
+                             "--model", model_dir, "--out", tmp_path / "p")  # fmt: skip
+    assert code == 0, err
+    sheet = json.loads((tmp_path / "p" / "contact_sheet.json").read_text())
+    shown = [row["image"] for row in sheet["sections"][0]["data"]["images"]]
+    assert shown == [str(tmp_path / "a" / "00.png"), "01.png", str(tmp_path / "b" / "00.png")]
+    titles = [s["title"] for s in sheet["sections"][1:]]
+    assert titles == shown
+    names = [r["name"] for r in json.loads((tmp_path / "p" / "predictions.json").read_text())[
+        "images"]]  # fmt: skip
+    assert names == ["00", "01", "00_2"]

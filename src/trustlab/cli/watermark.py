@@ -576,7 +576,9 @@ def predict(
                 + (" ..." if len(skipped) > 10 else "")
             )
         cards = [_ImageFile(f, shape) for f, shape in zip(files, sizes, strict=True)]
-        html, _ = write_contact_sheet(pred, cards, [f.name for f in files], texts, out, meta=meta)
+        titles = [f.name for f in files]  # the path where two files share a name
+        titles = [str(f) if titles.count(t) > 1 else t for f, t in zip(files, titles, strict=True)]
+        html, _ = write_contact_sheet(pred, cards, titles, texts, out, meta=meta)
         written.append(html)
     if as_json:
         typer.echo(json_text(payload), nl=False)
