@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from trustlab.errors import InputError
+
 __all__ = [
     "soft_sort_matrix",
     "soft_price",
@@ -177,8 +179,19 @@ def train_linear(
                     coef.add_(torch.as_tensor(rng.normal(scale=1e-3, size=coef.shape)))
                 norm = torch.linalg.vector_norm(coef)
             distances = -(xb @ coef + intercept) / norm
-            price = price_fn(distances, bb)
+            if bool((coef.detach() > 0).any()):
+                price = price_fn(distances, bb)
+            else:  # users only add to features: with no positive weight nobody can move
+                price = torch.tensor(math.inf, dtype=_DTYPE)
             loss = market_hinge(coef, intercept, xb, sb, bb, price, alpha)
+            if not bool(torch.isfinite(loss)):
+                raise InputError(
+                    "budgets: expected budgets whose market (budget per distance, revenues, "
+                    "reach) fits in a float64 in training, got a training loss of "
+                    f"{float(loss.detach())} (the budgets span too many orders of magnitude "
+                    "around their median; clip or rescale the extremes)",
+                    argument="budgets",
+                )
             loss.backward()
             optimizer.step()
             total += float(loss.detach()) * rows.numel()
