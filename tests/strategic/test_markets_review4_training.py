@@ -1,13 +1,21 @@
-"""Training of the market learners (review 4): no phantom market when no weight is positive, and
+"""Review 4. Training of the market learners: no phantom market when no weight is positive, and
 a training loss that overflows float64 refused naming budgets (it surfaced as an error about
-``w``, an argument the caller never passed)."""
+``w``, an argument the caller never passed); the JSON nulls of a market that does not form."""
+
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
 from trustlab.errors import InputError
-from trustlab.strategic import MarketAwareClassifier, make_market_population, soft_market_price
+from trustlab.strategic import (
+    MarketAwareClassifier,
+    make_market_population,
+    market_price,
+    soft_market_price,
+)
 
 
 def test_no_positive_weight_trains_on_the_plain_hinge():
@@ -37,3 +45,14 @@ def test_a_training_loss_beyond_float64_is_refused_naming_budgets():
     with pytest.raises(InputError, match="budgets: expected") as caught:
         clf.fit(X, y, budgets=b)
     assert caught.value.argument == "budgets"
+
+
+def test_json_nulls_of_a_market_that_does_not_form_are_documented():
+    res = market_price([1.0], 0.0, [[-1.0], [2.0]], [0.0, 1.0], y=[1, 1])  # nobody can pay
+    assert res.price == np.inf and res.social_burden == np.inf
+    data = json.loads(json.dumps(res.to_dict()))
+    assert data["price"] is None and data["social_burden"] is None
+    assert data["market_forms"] is False
+    page = Path(__file__).resolve().parents[2] / "docs" / "strategic-markets.md"
+    text = " ".join(page.read_text().split())
+    assert "`social_burden` null with labels means `inf`" in text

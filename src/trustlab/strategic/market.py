@@ -124,7 +124,8 @@ class MarketResult(Result):
         (their budget) minus what buyers paid (the definition in the authors' comment).
     social_burden : float or None
         ``price * sum u_i`` over positive-label users still rejected: what they would have to pay
-        to be accepted (None without labels).
+        to be accepted (None without labels; ``inf`` when no market forms and one is rejected).
+        JSON writes infinity as null (``price`` null: no market).
     accuracy, accuracy_without_market : float or None
         Accuracy of the post-market decisions, and of the classifier on the unmoved features
         (None without labels).
