@@ -37,7 +37,7 @@ def model_dir(tmp_path_factory):
 
 
 def _good_images(folder, n=5):
-    folder.mkdir()
+    folder.mkdir(parents=True)
     rng = np.random.default_rng(2)
     for k in range(n):
         h, w = rng.integers(40, 90, 2)
@@ -162,3 +162,14 @@ def test_cards_of_files_sharing_a_name_say_which_file(tmp_path, model_dir):
     names = [r["name"] for r in json.loads((tmp_path / "p" / "predictions.json").read_text())[
         "images"]]  # fmt: skip
     assert names == ["00", "01", "00_2"]
+
+
+def test_a_folder_of_subfolders_is_refused_saying_they_are_not_searched(tmp_path, model_dir):
+    _good_images(tmp_path / "photos" / "2024", n=1)  # a camera's layout: images one level down
+    (tmp_path / "photos" / "2025").mkdir()
+    code, _, err = run_quiet("watermark", "predict", tmp_path / "photos", "--model", model_dir,
+                             "--out", tmp_path / "p")  # fmt: skip
+    assert code == 2
+    line = one_line(err)
+    assert line.startswith("trustlab: error: IMAGES: expected folders holding PNG or JPEG files")
+    assert "2 subfolders: subfolders are not searched" in line

@@ -242,7 +242,12 @@ def _image_files(paths: list[Path]) -> tuple[list[Path], set[Path]]:
                 and (f.is_file() or (f.is_symlink() and not f.exists()))
             )
             if not found:
-                raise InputError.bad("IMAGES", "folders holding PNG or JPEG files", str(p))
+                inner = sum(1 for f in p.iterdir() if f.is_dir())
+                where = f" ({inner} subfolders: subfolders are not searched)" if inner else ""
+                raise InputError(
+                    f"IMAGES: expected folders holding PNG or JPEG files, got {p}{where}",
+                    argument="IMAGES",
+                )
             files.extend(found)
             in_folders.update(found)
         elif p.is_file():
