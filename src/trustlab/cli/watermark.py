@@ -15,8 +15,9 @@ after a crash or Ctrl-C continues where it stopped. DIR ends with ``model/``, ``
 ``predict IMAGES... --out DIR`` reads PNG/JPEG files (or folders of them), predicts and writes one
 JSON per image, ``predictions.json``, heatmap overlays (``heatmaps/``) and the HTML contact sheet
 ``contact_sheet.html``; an unreadable image found in a folder is skipped with a warning (listed
-under ``skipped`` in ``predictions.json``), a named file must be readable. ``describe IMAGE`` prints the paragraph of the template backend, or with
-``--vlm FOLDER`` the answer of a local transformers vision-language model.
+under ``skipped`` in ``predictions.json``), a named file must be readable. ``describe IMAGE``
+prints the paragraph of the template backend, or with ``--vlm FOLDER`` the answer of a local
+transformers vision-language model.
 
 ``evaluate [--data DIR | --n N --seed S] --out DIR`` scores the predictor against the generator's
 truth (check-3 numbers with the controls) and the describer's paragraphs against the ground-truth
@@ -34,6 +35,7 @@ from __future__ import annotations
 import json
 import shutil
 import warnings
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -581,8 +583,8 @@ def predict(
                 + (" ..." if len(skipped) > 10 else "")
             )
         cards = [_ImageFile(f, shape) for f, shape in zip(files, sizes, strict=True)]
-        titles = [f.name for f in files]  # the path where two files share a name
-        titles = [str(f) if titles.count(t) > 1 else t for f, t in zip(files, titles, strict=True)]
+        shared = Counter(f.name for f in files)  # the path where two files share a name
+        titles = [str(f) if shared[f.name] > 1 else f.name for f in files]
         html, _ = write_contact_sheet(pred, cards, titles, texts, out, meta=meta)
         written.append(html)
     if as_json:
