@@ -39,6 +39,7 @@ from trustlab.strategic._inputs import (
     check_learner_features,
     check_price,
     check_weights,
+    feature_names,
 )
 from trustlab.strategic.market import MarketResult, outcome, torch_backend
 
@@ -96,9 +97,9 @@ class _MarketLinearClassifier(_ClassifierMixin, _BaseEstimator):
         check_is_fitted(self, "coef_")
         return check_learner_features(X, type(self).__name__, self.n_features_in_)
 
-    def _market(self, features, budgets, positive=None, price=None) -> MarketResult:
+    def _market(self, features, budgets, positive=None, price=None, names=None) -> MarketResult:
         """The market of checked inputs (``budgets`` as given, checked here; ``price`` None:
-        the revenue-maximising one)."""
+        the revenue-maximising one; ``names``: the features' names)."""
         money = check_budgets(budgets, features.shape[0])
         rho = None if price is None else check_price(price)
         if not np.any(self.coef_ != 0):  # a constant model moves nobody: say so
@@ -109,14 +110,16 @@ class _MarketLinearClassifier(_ClassifierMixin, _BaseEstimator):
                 argument="budgets",
             )
         weights = check_weights(self.coef_)
-        return outcome(weights, float(self.intercept_), features, money, positive, rho)
+        return outcome(weights, float(self.intercept_), features, money, positive, rho, names)
 
     def market(self, X: Any, budgets: Any, y: Any = None, *, price: Any = None) -> MarketResult:
         """The market this classifier induces on the population ``X`` with ``budgets``
-        (``price=None``: the revenue-maximising price; a number: users face that price)."""
+        (``price=None``: the revenue-maximising price; a number: users face that price). A
+        DataFrame ``X`` names the features (``MarketResult.feature_names``), as in
+        :func:`~trustlab.strategic.market_price`."""
         features = self._check_predict_X(X)
         positive = None if y is None else self._positive(y, features.shape[0])
-        return self._market(features, budgets, positive, price)
+        return self._market(features, budgets, positive, price, feature_names(X))
 
     def _positive(self, y: Any, n_rows: int) -> np.ndarray:
         """Which of the ``n_rows`` labels ``y`` are ``classes_[1]``; a label that is not one of

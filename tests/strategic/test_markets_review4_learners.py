@@ -1,0 +1,17 @@
+"""Review 4: a learner's market of a DataFrame keeps the features' names, as market_price does."""
+
+import pandas as pd
+
+from trustlab.strategic import NaiveMarketClassifier, make_market_population, market_price
+
+
+def test_learner_market_of_a_dataframe_names_the_features():
+    X, y, b = make_market_population(100, random_state=0)
+    frame = pd.DataFrame(X, columns=["income", "tenure"])
+    clf = NaiveMarketClassifier().fit(frame, y, budgets=b)
+    res = clf.market(frame, b, y)
+    assert res.feature_names == ["income", "tenure"]
+    assert res.to_dict()["feature_names"] == ["income", "tenure"]
+    direct = market_price(clf.coef_, clf.intercept_, frame, b, y=y)
+    assert res.price == direct.price and res.feature_names == direct.feature_names
+    assert "feature_names" not in clf.market(X, b).to_dict()  # an array: no names
