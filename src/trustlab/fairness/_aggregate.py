@@ -18,10 +18,10 @@ aggregates. Each restart:
   condition, so the confusion matrices drop out;
 * then re-solves every group's confusion matrix exactly for the final baseline (:mod:`._group`):
   the returned point is feasible (to FEASIBILITY_TOL) and its value is the true J there;
-* is monotone: its first feasible point is its start, smoothed like p, when that satisfies the
-  constraints (a warm start from a real classifier does), else the start's baseline with every
-  confusion row equal to the group's prediction distribution (always feasible); a descent's point
-  is kept only when its J is lower;
+* is monotone: its first feasible point is its start (confusion rows smoothed like p, baseline
+  moved into the entry bounds) when that satisfies the constraints (a warm start from a real
+  classifier does), else that baseline with every confusion row equal to the group's prediction
+  distribution (always feasible); a descent's point is kept only when its J is lower;
 * the first start is the warm start or, without one, :func:`independent_start` (random
   baselines can sit where the linearised step sees no slope: two groups each holding one label
   and predicting the other stopped at 0.5 from every random start, where the least DCP is 0);
@@ -54,6 +54,7 @@ __all__ = [
     "AggregateSolution",
     "RestartTrace",
     "aggregate_objective",
+    "baseline_in_bounds",
     "draw_starts",
     "independent_start",
     "smooth_rows",
@@ -371,13 +372,40 @@ def solve_restart(problem: AggregateProblem, start, max_iter: int, second=None) 
 
 
 def _reduced_start(problem: AggregateProblem, start):
-    """The smoothed start if it is feasible, else its baseline with every confusion row equal
-    to the group's (smoothed) prediction distribution, which satisfies every constraint."""
-    baseline, confusions = (smooth_rows(part) for part in start)
+    """The start, its confusion rows smoothed like p and its baseline moved into the entry
+    bounds (:func:`baseline_in_bounds`), if that is feasible; else that baseline with every
+    confusion row equal to the group's (smoothed) prediction distribution, which satisfies every
+    constraint."""
+    baseline, confusions = baseline_in_bounds(start[0]), smooth_rows(start[1])
     if violation(problem, baseline, confusions) <= FEASIBILITY_TOL:
         return baseline, confusions
     rows = np.broadcast_to(problem.pred_dist[:, None, :], confusions.shape)
     return baseline, rows.copy()
+
+
+def baseline_in_bounds(rows) -> np.ndarray:
+    """Each row mixed with the uniform row only as far as the entry bounds
+    [ENTRY_MIN, 1 - ENTRY_MIN] need (unchanged when it lies inside them).
+
+    The baseline is not smoothed like p: smoothing adds P_SMOOTHING to the smallest entries of
+    the baseline and of the confusion rows alike and so doubles a baseline entry of about 1e-5
+    against a smoothed confusion entry that was 0. A known-regime warm start sits at such
+    entries (a zero of a confusion matrix is clipped to 1e-5, and the baseline follows it):
+    smoothed, its cells read eta of about 0.5 and a start scoring the known upper bound 0.18
+    scored 0.48 and stopped at 0.26.
+    """
+    rows = np.asarray(rows, dtype=np.float64)
+    uniform = 1.0 / rows.shape[-1]
+    low = rows.min(axis=-1, keepdims=True)
+    high = rows.max(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        raise_low = np.where(low < ENTRY_MIN, (ENTRY_MIN - low) / (uniform - low), 0.0)
+        lower_high = np.where(
+            high > 1.0 - ENTRY_MIN, (high - (1.0 - ENTRY_MIN)) / (high - uniform), 0.0
+        )
+    share = np.clip(np.maximum(raise_low, lower_high), 0.0, 1.0)
+    mixed = (1.0 - share) * rows + share * uniform
+    return np.clip(mixed, ENTRY_MIN, 1.0 - ENTRY_MIN)  # round-off of the mixing only
 
 
 def _best_confusions(problem: AggregateProblem, reduced: ReducedProblem, descent) -> np.ndarray:
