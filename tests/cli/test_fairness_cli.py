@@ -374,3 +374,14 @@ def test_dcp_aggregate_group_names_are_read_as_written(tmp_path, capsys, groups,
     code, out, _ = run(["fairness", "dcp-aggregate", "--data", str(path), "--json"], capsys)
     assert code == 0
     assert json.loads(out)["groups"] == expected
+
+
+def test_dcp_labels_names_a_class_written_with_spaces(tmp_path, capsys):
+    # the CSV reader keeps 'cat A ' as written, and --labels strips its names: 'cat A' (or
+    # 'cat A ') matched no class ("unknown value(s) 'cat A '"), so the class could not be named
+    path = tmp_path / "spaced.csv"
+    path.write_text("y,yhat,g\ncat A ,cat A ,a\ndog,dog,b\ncat A ,dog,a\ndog,cat A ,b\n")
+    for names in ("dog,cat A", "dog, cat A "):
+        code, out, err = run(dcp_args(path, "--no-aggregate", "--json", "--labels", names), capsys)
+        assert code == 0, err
+        assert json.loads(out)["known"]["labels"] == ["dog", "cat A "]

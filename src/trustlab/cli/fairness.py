@@ -99,7 +99,7 @@ def dcp_command(
     require_columns(table, {"--label": label, "--pred": pred, "--group": group})
     table = _drop_missing(table, [label, pred, group])
     table = _integer_like(table, label, pred)
-    label_list = _parse_labels(labels, table[label])
+    label_list = _parse_labels(labels, table[label], table[pred])
     numbers = pd.api.types.is_numeric_dtype
     if label_list is None and numbers(table[label]) == numbers(table[pred]):
         # A score column would be read as hundreds of classes: refuse it as the audit does (with
@@ -211,7 +211,7 @@ def _integer_like(table, label: str, pred: str):
     return table
 
 
-def _parse_labels(text: str | None, y_true):
+def _parse_labels(text: str | None, y_true, y_pred):
     """``--labels a,b,c`` as a list: numbers when the label column holds numbers (the library
     checks that they cover the data)."""
     import pandas as pd
@@ -228,10 +228,23 @@ def _parse_labels(text: str | None, y_true):
             raise InputError.bad("--labels", "True and False, like the label column", text)
         return [truth[t.lower()] for t in labels]
     if not pd.api.types.is_numeric_dtype(y_true):
-        return labels
+        return _as_written(labels, set(y_true.tolist()) | set(y_pred.tolist()))
     try:
         numbers = [float(t) for t in labels]
     except ValueError:
         raise InputError.bad("--labels", "numbers, like the label column", text) from None
     integral = pd.api.types.is_integer_dtype(y_true) and all(x.is_integer() for x in numbers)
     return [int(x) for x in numbers] if integral else numbers
+
+
+def _as_written(labels: list[str], values: set) -> list[str]:
+    """Each stripped --labels name as the class is written in the data: a class 'cat A ' (a
+    space kept by the CSV reader) is named by 'cat A' (the stripped name matches no class)."""
+    spaced = {}
+    for value in values:
+        if isinstance(value, str) and value not in labels:
+            spaced.setdefault(value.strip(), []).append(value)
+    return [
+        spaced[name][0] if name not in values and len(spaced.get(name, ())) == 1 else name
+        for name in labels
+    ]
