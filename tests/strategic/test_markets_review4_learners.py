@@ -1,8 +1,17 @@
-"""Review 4: a learner's market of a DataFrame keeps the features' names, as market_price does."""
+"""Review 4: a learner's market of a DataFrame keeps the features' names, as market_price does;
+simulate_market refuses a seed scikit-learn's split cannot take (it failed inside
+train_test_split: 'unexpected failure' in the CLI, exit 1)."""
 
 import pandas as pd
+import pytest
 
-from trustlab.strategic import NaiveMarketClassifier, make_market_population, market_price
+from trustlab.errors import InputError
+from trustlab.strategic import (
+    NaiveMarketClassifier,
+    make_market_population,
+    market_price,
+    simulate_market,
+)
 
 
 def test_learner_market_of_a_dataframe_names_the_features():
@@ -15,3 +24,10 @@ def test_learner_market_of_a_dataframe_names_the_features():
     direct = market_price(clf.coef_, clf.intercept_, frame, b, y=y)
     assert res.price == direct.price and res.feature_names == direct.feature_names
     assert "feature_names" not in clf.market(X, b).to_dict()  # an array: no names
+
+
+def test_simulate_market_refuses_a_seed_beyond_the_split_range():
+    with pytest.raises(
+        InputError, match=r"random_state: expected an integer seed in \[0, 4294967295\]"
+    ):
+        simulate_market(n_samples=40, max_epochs=1, random_state=2**32)

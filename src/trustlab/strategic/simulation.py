@@ -57,6 +57,7 @@ _SHORT_LABELS = {
     "market_aware": "market-aware\n(MASC)",
 }
 _CURVE_POINTS = 400
+_MAX_SEED = 2**32 - 1
 # Duncan-style socio-economic order of the father's occupation in `logan` (low to high).
 _LOGAN_STATUS = {"farm": 0, "operatives": 1, "craftsmen": 2, "sales": 3, "professional": 4}
 
@@ -396,7 +397,7 @@ def simulate_market(
     max_epochs : int
         Epoch cap of the two trained learners (early stopping usually ends sooner).
     random_state : int
-        Seed of the data (synthetic, simulated budgets), split and training.
+        Seed of the data (synthetic, simulated budgets), split and training: 0 to 2**32 - 1.
     callback : callable, optional
         Called with a short description before each stage (the CLI drives a progress bar).
 
@@ -413,6 +414,8 @@ def simulate_market(
     share = check_in_range(test_size, "test_size", 0.05, 0.8)
     max_epochs = check_positive_int(max_epochs, "max_epochs")
     seed = check_positive_int(random_state, "random_state", minimum=0)
+    if seed > _MAX_SEED:  # scikit-learn's split takes seeds below 2**32
+        raise InputError.bad("random_state", f"an integer seed in [0, {_MAX_SEED}]", seed)
     step = callback or (lambda _text: None)
 
     from sklearn.model_selection import train_test_split
