@@ -174,8 +174,8 @@ class TrainingHistory(Result):
     def summary(self) -> str:
         last = len(self.epochs) - 1
         lines = [
-            f"TFN training on {self.dataset}: {self.n_train} graphs "
-            f"({self.n_validation} for validation), {len(self.epochs)} epochs, "
+            f"TFN training on {self.dataset}: {self.n_train} training and "
+            f"{self.n_validation} validation graphs, {len(self.epochs)} epochs, "
             f"{self.seconds:.0f} s",
         ]
         if last >= 0:
