@@ -245,7 +245,18 @@ def train(
     tau_value = _tau(tau) if kind == "p2p" else None
     dataset = _images(data, n_images, size, seed)
     with options_named({"test_size": "--test-size"}):
-        train_part, test_part = dataset.split(test_size, random_state=seed)
+        try:
+            train_part, test_part = dataset.split(test_size, random_state=seed)
+        except InputError as exc:  # a valid share of too few images per class: name --images too
+            if "in both parts" not in str(exc):
+                raise
+            counts = sorted(dataset.class_counts.values())
+            each = f"{counts[0]}" if counts[0] == counts[-1] else f"{counts[0]} to {counts[-1]}"
+            raise InputError(
+                f"--images: {n_images} images ({each} per class of {len(counts)}) are too few to hold out --test-size {test_size:g} of each class "
+                "and train on the rest; generate more --images or change --test-size",
+                argument="--images",
+            ) from None
     names = {"max_epochs": "--max-epochs", "n_segments": "--segments", "kept_pixels": "--pixels",
              "checkpoint_dir": "--out", "X": "--size"}  # fmt: skip
     hints = {"checkpoint_dir": f"delete {out / '_state'} or rerun with --overwrite to start afresh"}
@@ -465,6 +476,13 @@ def _progress_callback(bar: Any, n_models: int) -> Callable[[int, int, str], Non
     return report
 
 
+def _refuse_repeats(option: str, given: list[Any], expected: str) -> None:
+    """Refuse a model named twice: it was evaluated twice (as X and X_2, other random controls)."""
+    repeated = sorted({str(g) for g in given if given.count(g) > 1})
+    if repeated:
+        raise InputError.bad(option, expected, f"{', '.join(repeated)} repeated")
+
+
 def _unique(name: str, taken: dict[str, Any]) -> str:
     out, i = name, 2
     while out in taken:
@@ -528,6 +546,8 @@ def evaluate(
             raise InputError.bad(
                 "--checkpoint", "a shipped checkpoint or --model DIR (none is shipped yet)", None
             )
+    _refuse_repeats("--checkpoint", names, "each checkpoint once")
+    _refuse_repeats("--model", [p.resolve() for p in model or []], "each model folder once")
     for name in names:
         models[_unique(name, models)] = _load_checkpoint(name)
         described[name] = CHECKPOINTS[name]["description"]
