@@ -171,7 +171,12 @@ def _sections(ev: Any, ablations: dict[str, str], reference: str, n_examples: in
     ev.plot(ax=figure.add_subplot())
     acc = {r["model"]: r for r in ev.accuracy}
     loc = {r["model"]: r for r in ev.localisation}
-    best = max(ev.accuracy, key=lambda r: r["accuracy"])
+    top = max(r["accuracy"] for r in ev.accuracy)  # every model at it: a tie named the first only
+    best = ", ".join(
+        f"{r['model']} (mean kept area {r['mean_kept']:.3f})"
+        for r in ev.accuracy
+        if r["accuracy"] == top
+    )
     sections = [
         Section(
             "accuracy",
@@ -197,8 +202,7 @@ def _sections(ev: Any, ablations: dict[str, str], reference: str, n_examples: in
                 Figure(figure, "Accuracy against mean kept area (dotted: the delta ablation)"),
             ],
             {"accuracy": list(ev.accuracy)},
-            summary=f"Highest accuracy: {best['model']} {best['accuracy']:.3f} at mean kept area "
-            f"{best['mean_kept']:.3f}.",
+            summary=f"Highest accuracy {top:.3f}: {best}.",
         ),
         Section(
             "localisation",
