@@ -63,8 +63,9 @@ def audit(
         bool | None,
         typer.Option(
             "--group-as-feature/--no-group-as-feature",
-            help="Let the models use the group column as a feature. Default: a bundled dataset "
-            "uses its declared features, a file leaves the group column out.",
+            help="Let the models use the group column as a feature (not with --pred: no model "
+            "is trained). Default: a bundled dataset uses its declared features, a file leaves "
+            "the group column out.",
         ),
     ] = None,
     out: Annotated[
@@ -137,6 +138,14 @@ def audit(
         given = "--pred" if pred is not None else "--model"
         raise InputError.bad(
             "--test-size", f"no held-out share with {given} (every row is audited)", test_size
+        )
+    if group_as_feature is not None and pred is not None:
+        # it was silently unused: no model is trained, the given predictions are audited as they are
+        given = "--group-as-feature" if group_as_feature else "--no-group-as-feature"
+        raise InputError(
+            f"{given}: only when a model predicts; with --pred the column {pred!r} is audited as "
+            "it is (no model is trained); leave it out",
+            argument=given,
         )
 
     def check_plan(plan) -> None:  # the input is checked: say what comes, or ask for --yes
