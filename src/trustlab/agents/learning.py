@@ -125,6 +125,9 @@ class WeightFit(Result):
     ``accuracy`` is the share of steps the learned weights decide as labelled at ``epsilon = 0``
     (allowed iff ``p_safe >= 1/2``, a compliant step's tie included), as the guardrail would;
     a step whose action no rule covers counts as the guardrail's ``unknown_action`` decides it.
+    ``log_loss`` is the mean of ``-log p`` (``p``: the learned ``p_safe`` of the step's label)
+    over the steps a rule covers; the ``n_uncovered`` others have no ``p_safe`` and are left out
+    (``None`` when no step is covered).
     """
 
     weights: Mapping[str, float]
@@ -132,15 +135,22 @@ class WeightFit(Result):
     n_steps: int
     n_safe: int
     accuracy: float
-    log_loss: float
+    log_loss: float | None
     unused_rules: tuple[str, ...]
+    n_uncovered: int
     features: np.ndarray = internal_field()
 
     def summary(self) -> str:
         top = sorted(self.weights.items(), key=lambda kv: -abs(kv[1]))[:5]
+        loss = "no log-loss" if self.log_loss is None else f"log-loss {self.log_loss:.3f}"
+        if self.n_uncovered:
+            loss += (
+                f" ({self.n_uncovered} step(s) whose action no rule covers left out: no p_safe, "
+                "unknown_action decides them)"
+            )
         lines = [
             f"rule weights from {self.n_steps} labelled steps ({self.n_safe} safe), C={self.C:g}: "
-            f"training accuracy {self.accuracy:.3f}, log-loss {self.log_loss:.3f}",
+            f"training accuracy {self.accuracy:.3f}, {loss}",
             *(f"  {rid}: {w:+.3f}" for rid, w in top),
         ]
         if self.unused_rules:
@@ -212,6 +222,7 @@ def fit_rule_weights(
     score = X @ w  # log-odds of safe: p_safe = sigmoid(score)
     z = score * y
     allowed = np.array([score[k] >= 0 if f is None else f for k, f in enumerate(fixed)])
+    covered = np.array([f is None for f in fixed])  # the others have no p_safe (no log 2 for them)
     weights = {rid: float(w[j]) for j, rid in enumerate(ids) if used[j]}
     return WeightFit(
         weights=weights,
@@ -222,8 +233,9 @@ def fit_rule_weights(
         # (every feature 0, p_safe exactly 1/2) is allowed, so a tie counts as "safe"
         # (an action no rule covers: as the guardrail's unknown_action decides it)
         accuracy=float(np.mean(allowed == (y > 0))),
-        log_loss=float(-np.mean(log_expit(z))),
+        log_loss=float(-np.mean(log_expit(z[covered]))) if covered.any() else None,
         unused_rules=tuple(rid for j, rid in enumerate(ids) if not used[j]),
+        n_uncovered=int(np.sum(~covered)),
         features=X,
     )
 
