@@ -263,24 +263,34 @@ def _small_group_note(groups: list[str], sizes: list[int], group_name: str) -> l
     ]
 
 
+#: the per-label table's names of the upper-bound methods (result keys mean, greedy, ...)
+METHOD_LABELS = {
+    "mean": "mean",
+    "greedy": "greedy",
+    "mean_lm": "mean+LM",
+    "greedy_lm": "greedy+LM",
+}
+METHODS_CAPTION = (
+    ". Upper-bound methods: mean, the baseline row is the groups' confusion rows averaged by "
+    "their population share of that true label; greedy, a baseline built one predicted label at a time (best of random label "
+    "orders); +LM, a local minimisation (sequential linear programs) from that start; "
+    "greedy+LM also keeps the best of a further search (the global minimum for small problems)"
+)
+
+
 def _per_label_table(results: dict, label_name: str) -> Table:
     rows = [
-        [name, str(b.label), b.mass, b.lower, b.upper, b.method]
+        [name, str(b.label), b.mass, b.lower, b.upper, METHOD_LABELS[b.method]]
         for name, result in results.items()
         for b in result.known.per_label
     ]
+    # a label column named 'true label' read 'true true label'
+    heading = label_name if label_name.lower().startswith("true") else f"true {label_name}"
     return Table(
-        [
-            "model",
-            f"true {label_name}",
-            "population share",
-            "DCP lower",
-            "DCP upper",
-            "best method",
-        ],
+        ["model", heading, "population share", "DCP lower", "DCP upper", "best method"],
         rows,
         caption="Per-label breakdown: each true label's contribution to the bounds (they sum "
-        "to the totals) and the upper-bound method that gave it",
+        "to the totals) and the upper-bound method that gave it" + METHODS_CAPTION,
     )
 
 
