@@ -427,6 +427,7 @@ def explain(
         (out / "explanations.sqlite").unlink(missing_ok=True)
     try:
         cache_data = load_latent_cache(cache_dir)
+        cache_digest = _cache_digest(cache_dir)  # score and report check it is still this cache
     except Exception as exc:
         raise InputError.bad("--cache", "a folder written by `sae cache`", str(cache_dir)) from exc
     if latents is not None:
@@ -498,6 +499,7 @@ def explain(
         "explainer": explainer,
         "subject": subject,
         "cache": str(cache_dir.resolve()),
+        "cache_sha256": cache_digest,
         "n_train": n_train,
         "n_test": EXPLAIN_N_TEST,
         "min_examples": min_examples,
@@ -907,14 +909,36 @@ EXPLAIN_RECORDED = ("cache", "subject", "n_train", "n_test", "min_examples", "se
 
 
 def _run_cache(load_latent_cache, info: dict, explanations_dir: Path):
-    """The latent cache an `explain` run records, or one error naming ``--explanations``."""
+    """The latent cache an `explain` run records, or one error naming ``--explanations``; a
+    cache written anew in that folder since (its sha256, recorded by `explain` since December
+    2026, differs) is refused: its split of each latent's examples is another, so its test
+    examples could be ones the explainer saw."""
     try:
-        return load_latent_cache(info["cache"])
+        found = load_latent_cache(info["cache"])
+        digest = _cache_digest(Path(info["cache"])) if "cache_sha256" in info else None
     except Exception as exc:
         raise InputError.bad(
             "--explanations", "a run whose latent cache is still there",
             f"{explanations_dir} (its cache: {info.get('cache')})",
         ) from exc  # fmt: skip
+    if digest != info.get("cache_sha256"):
+        raise InputError(
+            f"--explanations: {explanations_dir} explained the latent cache in {info['cache']}, "
+            "and that cache was written anew since (its test examples, split from it, could be "
+            "ones the explainer saw); run `sae explain` on it again",
+            argument="--explanations",
+        )
+    return found
+
+
+def _cache_digest(folder: Path) -> str:
+    """sha256 over a latent cache folder's files (what `explain` drew its examples from)."""
+    digest = hashlib.sha256()
+    for name in CACHE_IDENTITY:
+        with open(Path(folder) / name, "rb") as file:
+            for block in iter(lambda: file.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
 
 
 def _explanations(folder: Path) -> tuple[dict, list[dict]]:
