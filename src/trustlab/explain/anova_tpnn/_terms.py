@@ -16,6 +16,7 @@ import numpy as np
 from trustlab._checks import check_choice
 from trustlab.errors import InputError
 from trustlab.explain.anova_tpnn._encoding import feature_index
+from trustlab.explain.anova_tpnn.results import component_name
 
 __all__ = ["resolve_terms", "screen_pairs", "split_component"]
 
@@ -54,8 +55,12 @@ def resolve_terms(
             raise InputError.bad(
                 "interactions", f"terms of 2 to order={order} distinct features", item
             )
-        if frozenset(term) in seen:
-            raise InputError.bad("interactions", "each term once", item)
+        if frozenset(term) in seen:  # named as the component is ("a & b"), not as a tuple
+            named = component_name([names[j] for j in term])
+            raise InputError(
+                f"interactions: expected each term once, got {named!r} twice",
+                argument="interactions",
+            )
         seen.add(frozenset(term))
         terms.append(term)
     return terms

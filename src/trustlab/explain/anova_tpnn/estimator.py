@@ -89,7 +89,8 @@ class ANOVATPNN(BaseEstimator):
     The prediction is ``intercept + sum of components`` exactly (the logit, or class logits, for
     classification). Each component sums to zero over the training data in each of its
     variables, so the decomposition is the functional ANOVA one under the product of the
-    training marginals: refitting with another seed or on a resample gives the same curves.
+    training marginals: refitting with another seed gives the same curves for the components
+    that carry signal (weak components, and fits on small tables, still vary by seed).
 
     Parameters
     ----------
@@ -479,6 +480,13 @@ class ANOVATPNN(BaseEstimator):
                     UserWarning,
                     stacklevel=3,
                 )
+            elif not isinstance(X, pd.DataFrame) and hasattr(self, "feature_names_in_"):
+                warnings.warn(  # scikit-learn's words: an array's columns are taken by position
+                    f"X does not have valid feature names, but {type(self).__name__} was fitted "
+                    f"with feature names (its columns are taken by position as {list(names)})",
+                    UserWarning,
+                    stacklevel=3,
+                )
             frame.columns = list(names)
         return self._features.transform(frame)
 
@@ -647,6 +655,14 @@ class ANOVATPNN(BaseEstimator):
         ComponentFigures
         """
         grids = tuple(self.component_grid(component, n_points) for component in components)
+        names = [grid.name for grid in grids]
+        for name in names:
+            if names.count(name) > 1:  # "age" and "age", or ("a", "b") and "b & a"
+                raise InputError(
+                    f"component: expected each component once, got {name!r} "
+                    f"{names.count(name)} times (each would be drawn into its own file)",
+                    argument="component",
+                )
         for grid in grids:
             grid._class_index(target)
         return ComponentFigures(grids, target)
