@@ -515,6 +515,11 @@ def explain(
         for r in rows[:10]:
             tell(f"latent {r['latent']}: {r['text']!r}", as_json)
         tell(f"wrote {len(rows)} explanations to {out / 'explanations.jsonl'}", as_json)
+        empty, unmarked = summary["n_empty"], summary["n_without_marker"]
+        if empty or unmarked:  # 'wrote 12 explanations' said nothing of 12 empty ones
+            tell(f"{empty} of {len(rows)} explanations are empty (`sae score` leaves them out); "
+                 f"{unmarked} answers had no [EXPLANATION]: marker (their first line was kept)",
+                 as_json)  # fmt: skip
 
 
 @sae_app.command("score")
