@@ -63,3 +63,19 @@ def test_a_missing_role_is_named_by_its_option(run, tmp_path, argv, message):
     assert code == 2 and stdout == ""
     assert one_line(err).startswith(f"trustlab: error: {message}"), err
     assert not out.exists()
+
+
+def test_run_and_report_name_each_roles_model(run, tmp_path):
+    # the misuse summaries read "trustlab/misuse on trustlab-stub/weak: ...", the strong model
+    # named nowhere
+    out = tmp_path / "logs"
+    code, stdout, _ = run("eval", "run", "misuse", "--strong", STRONG, "--weak", WEAK,
+                          "-T", "suite=text", "--limit", "1", "--out", out)  # fmt: skip
+    assert code == 0
+    on = f"on {WEAK} (strong {STRONG}, weak {WEAK}): success"
+    assert on in stdout
+    code, stdout, _ = run("eval", "report", out, "--out", tmp_path / "report")
+    assert code == 0 and on in stdout
+    code, stdout, _ = run("eval", "run", "demo", "--model", WEAK, "--limit", "1",
+                          "--out", tmp_path / "demo")  # fmt: skip
+    assert code == 0 and f"on {WEAK}: success" in stdout  # no roles, nothing added

@@ -21,7 +21,7 @@ from trustlab._lazy import require
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
 from trustlab.evals.registry import BUILTIN_TASKS
-from trustlab.evals.run import errored_samples, finished_by, metrics_of
+from trustlab.evals.run import errored_samples, finished_by, metrics_of, on_models, roles_of
 
 __all__ = [
     "EvalLogs",
@@ -103,7 +103,8 @@ class EvalLogs(Result):
     ----------
     log_dir : str
     logs : tuple of dict
-        ``path``, ``task``, ``model``, ``status``, ``samples`` (planned, epochs counted),
+        ``path``, ``task``, ``model``, ``roles`` (role -> model, {} without roles), ``status``,
+        ``samples`` (planned, epochs counted),
         ``completed`` (samples finished; of an unfinished log, those it holds),
         ``errored_samples`` (of a finished log, the samples that ended in an error, which a task
         that tolerates them, inspect's ``fail_on_error``, leaves out of its metrics), ``metrics``
@@ -137,7 +138,7 @@ class EvalLogs(Result):
         for log in self.logs:
             metrics = ", ".join(f"{k} {v:.4g}" for k, v in log["metrics"].items())
             lines.append(
-                f"  {log['task']} on {log['model']}: {log['status']}, "
+                f"  {log['task']} on {on_models(log)}: {log['status']}, "
                 f"{log['completed']}/{log['samples']} samples; {metrics or 'no metrics'}"
             )
             if log["errored_samples"]:
@@ -216,6 +217,7 @@ def _describe(log: Any, headers: list[Any]) -> dict[str, Any]:
         "path": _local(log.location),
         "task": log.eval.task,
         "model": log.eval.model,
+        "roles": roles_of(log),
         "status": log.status,
         "samples": samples,
         "completed": completed,

@@ -36,7 +36,8 @@ class EvalRun(Result):
     ----------
     log_dir : str
     logs : tuple of dict
-        One per model, in the order of ``model``: ``path``, ``task``, ``model``, ``status``,
+        One per model, in the order of ``model``: ``path``, ``task``, ``model``, ``roles``
+        (role -> model, {} without roles), ``status``,
         ``samples`` (completed), ``errored_samples`` (samples that ended in an error, which
         a task that tolerates them, inspect's ``fail_on_error``, leaves out of its metrics),
         ``metrics`` ({scorer/metric: value}) and ``resumed`` (the unfinished log it continued,
@@ -54,7 +55,7 @@ class EvalRun(Result):
             n = log["errored_samples"]
             errored = f" ({n} more errored, left out of the metrics)" if n else ""
             lines.append(
-                f"{log['task']} on {log['model']}: {log['status']}, {log['samples']} samples"
+                f"{log['task']} on {on_models(log)}: {log['status']}, {log['samples']} samples"
                 f"{errored}{again}; {metrics or 'no metrics'}"
             )
         lines.append(
@@ -368,12 +369,29 @@ def _describe(log: Any, resumed: str | None) -> dict[str, Any]:
         "path": log.location,
         "task": log.eval.task,
         "model": log.eval.model,
+        "roles": roles_of(log),
         "status": log.status,
         "samples": log.results.completed_samples if log.results else 0,
         "errored_samples": errored_samples(log),
         "metrics": metrics_of(log),
         "resumed": resumed,
     }
+
+
+def roles_of(log: Any) -> dict[str, str]:
+    """The log's model roles, role -> model name (``{"strong": ..., "weak": ...}`` for misuse);
+    {} for a task without roles."""
+    roles = {}
+    for role, config in (getattr(log.eval, "model_roles", None) or {}).items():
+        configs = config if isinstance(config, list) else [config]
+        roles[role] = ", ".join(str(getattr(c, "model", c)) for c in configs)
+    return roles
+
+
+def on_models(log: dict[str, Any]) -> str:
+    """``model`` and, where the task has model roles, each role's model: "a (strong b, weak c)"."""
+    roles = ", ".join(f"{role} {name}" for role, name in log.get("roles", {}).items())
+    return f"{log['model']} ({roles})" if roles else str(log["model"])
 
 
 def errored_samples(log: Any) -> int:
