@@ -33,8 +33,10 @@ _REGISTRY: dict[str, _Entry] = {
         features=("population", "age", "income", "statusquo", "sex", "education"),
         description=(
             "Voting intentions in the 1988 Chilean plebiscite (FLACSO/Chile survey): 4-class vote "
-            "(A abstain, N no, U undecided, Y yes) with region (5 groups) and sex as protected "
-            "attributes. Rows with a missing vote are dropped; a few feature values are missing."
+            "(A abstain, N no, U undecided, Y yes) with region (C central, M Metropolitan "
+            "Santiago area, N north, S south, SA city of Santiago) and sex as protected "
+            "attributes; education P primary, S secondary, PS post-secondary. Rows with a "
+            "missing vote are dropped; a few feature values are missing."
         ),
         source="R package carData/car, dataset Chile (via pydataset 0.2.0); FLACSO/Chile 1988.",
         licence="GPL (>= 2), as the R package carData",
