@@ -58,3 +58,23 @@ def test_backdoor_cache_serves_one_folder_however_it_is_typed(capsys, folders, t
     for spelling in (f"{a}/", str(a.resolve())):
         code, stdout, err = run_main([*args, "--model", spelling], capsys)
         assert code == 0 and "cached" in stdout + err, err
+
+
+def test_backdoor_cache_with_a_damaged_check_is_refused_then_remade(capsys, folders, tmp_path):
+    """A result.json whose rate is not a number (edited by hand) was served as cached and failed
+    as 'unexpected failure: ValueError: Unknown format code'; it is not a cached run: one line
+    naming --out and --overwrite, and --overwrite makes the model again."""
+    a, _ = folders
+    out = tmp_path / "bd"
+    args = ["safety", "transfer", "backdoor-model", "--model", a, "--out", out, "--retain", 0,
+            "--check", 0]  # fmt: skip
+    code, _, err = run_main(args, capsys)
+    assert code == 0, err
+    saved = json.loads((out / "result.json").read_text())
+    (out / "result.json").write_text(json.dumps({**saved, "with_trigger": "abc"}))
+    code, stdout, err = run_main(args, capsys)
+    line = one_line(err)
+    assert code == 2 and line.startswith("trustlab: error: --out:") and "--overwrite" in line
+    code, stdout, err = run_main([*args, "--overwrite", "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(stdout) == saved

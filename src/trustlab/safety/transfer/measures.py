@@ -369,8 +369,17 @@ class BackdoorCheck(Result):
 
     @classmethod
     def from_dict(cls, data: dict) -> BackdoorCheck:
-        """The check back from its :meth:`to_dict` (``backdoor-model`` reuses a saved one)."""
-        return cls(**{f.name: data[f.name] for f in fields(cls)})
+        """The check back from its :meth:`to_dict` (``backdoor-model`` reuses a saved one).
+        A missing field is a KeyError, a rate or count that is not a number a TypeError."""
+        values = {f.name: data[f.name] for f in fields(cls)}
+        for name in ("n_heldout", "with_trigger", "without_trigger", "n_ordinary", "ordinary",
+                     "ordinary_with_trigger"):  # fmt: skip
+            value = values[name]
+            if name.startswith("ordinary") and value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"{name}: expected a number, got {value!r}")
+        return cls(**values)
 
     def summary(self) -> str:
         lines = [
