@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from test_anova_tpnn_audit import synthetic_context
 
 import trustlab.explain.anova_tpnn as package
 from trustlab.audit.sections import anova_tpnn as section
@@ -87,3 +88,17 @@ def test_an_array_given_to_a_model_fitted_on_a_dataframe_warns_as_scikit_learn(s
         ANOVATPNN(max_epochs=1, n_jobs=1).fit(X.to_numpy(dtype=object), np.arange(80.0)).predict(
             X.to_numpy(dtype=object)
         )  # fitted on an array: no names to miss
+
+
+def test_the_audit_section_on_a_table_with_no_varying_feature_says_so():
+    # Every column constant (or empty) on the training rows: each was left out with a note, then
+    # the fit failed on no columns ("X: found array with 0 feature(s) (shape=(60, 0))") and the
+    # notes saying why were lost.
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"k": np.ones(60), "m": [np.nan] * 60})
+    y = rng.choice(["p", "q"], 60)
+    result = section.build(synthetic_context(X, X.copy(), y, y.copy()))
+    assert result.error is None
+    assert result.summary == "not fitted: no feature has two values on the training rows."
+    assert result.data["notes"][0].startswith("k, m: at most one value on the training rows")
+    assert [block.text for block in result.blocks][0] == result.data["skipped"]

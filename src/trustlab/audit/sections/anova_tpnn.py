@@ -4,7 +4,8 @@ An ANOVA-TPNN (:class:`trustlab.explain.anova_tpnn.ANOVATPNN`) is fitted on the 
 of the audit, with its own preprocessing: the model quantile-transforms numeric features and has
 a neuron for categorical ones, so it takes the raw features; missing values are imputed first
 (median of a numeric feature, most frequent level of a categorical one, learnt on the training
-rows; a column with at most one value on the training rows is left out, with a note). A column
+rows; a column with at most one value on the training rows is left out, with a note, and with
+no column left the section says it was not fitted). A column
 named like the pair of two others ("a & b" beside a and b) is renamed for the model, with a
 note. With more than 16 features only the 10 strongest pairs are fitted
 (``interactions="auto"``), with a note: all pairs of 300 features would be 44,850 components.
@@ -62,6 +63,12 @@ def build(ctx: AuditContext) -> Section | None:
     X_train, X_test, notes = _imputed(ctx.X_train, ctx.X_test)
     X_train, X_test, renamed = _without_joiner(X_train, X_test)
     notes += renamed
+    if X_train.shape[1] == 0:  # every column was left out: "found array with 0 feature(s)"
+        why = "no feature has two values on the training rows"
+        reason = f"Not fitted: {why}."
+        blocks = [Paragraph(note, "note") for note in [reason, *notes]]
+        data = {"skipped": reason, "notes": notes}
+        return Section("anova_tpnn", TITLE, blocks, data, summary=f"not fitted: {why}.")
     interactions = "all"
     n_features = X_train.shape[1]
     if n_features > MAX_ALL_PAIRS_FEATURES:
