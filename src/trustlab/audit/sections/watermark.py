@@ -13,6 +13,9 @@ they are given and the pictures of the heatmaps.
   description metrics (BLEU-1, ROUGE-L, level accuracy) of WMarkGPT's Table 1.
 - :func:`heatmap_overlay`: an image with its heatmap in red and its box outlined (also the overlay
   PNGs of ``predict``).
+
+Why this module is long: both pages share the overview text, the captions and the table helpers,
+and the overlay is what their pictures are made of; split, each part would import the others.
 """
 
 from __future__ import annotations
@@ -135,14 +138,18 @@ def heatmap_overlay(
     img = np.asarray(image)
     if img.ndim != 3 or img.shape[2] != 3 or img.dtype != np.uint8:
         raise InputError.bad("image", "a uint8 RGB image (H, W, 3)", getattr(img, "shape", img))
-    heat = np.asarray(heatmap, dtype=np.float64)
+    heat = np.asarray(heatmap)  # in its own dtype: a photo's float64 copy is large
+    heat = heat if heat.dtype.kind in "fiub" else heat.astype(np.float64)
     if heat.shape != img.shape[:2] or not np.all(np.isfinite(heat)):
         raise InputError.bad("heatmap", f"finite values of shape {img.shape[:2]}", heat.shape)
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
         raise InputError.bad("alpha", "a number in [0, 1]", alpha)
-    a = alpha * np.clip(heat, 0.0, 1.0)[..., None]
     red = np.array([255.0, 0.0, 0.0])
-    out = np.rint((1.0 - a) * img + a * red).astype(np.uint8)
+    out = np.empty_like(img)
+    for start in range(0, img.shape[0], 256):  # a 95-megapixel photo at once took GBs
+        rows = slice(start, start + 256)
+        a = alpha * np.clip(heat[rows].astype(np.float64), 0.0, 1.0)[..., None]
+        out[rows] = np.rint((1.0 - a) * img[rows] + a * red).astype(np.uint8)
     if box is not None:
         _outline(out, box)
     return out
