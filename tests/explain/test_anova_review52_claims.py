@@ -102,3 +102,16 @@ def test_the_audit_section_on_a_table_with_no_varying_feature_says_so():
     assert result.summary == "not fitted: no feature has two values on the training rows."
     assert result.data["notes"][0].startswith("k, m: at most one value on the training rows")
     assert [block.text for block in result.blocks][0] == result.data["skipped"]
+
+
+def test_text_in_a_numeric_feature_is_named_with_its_row(small_model):
+    # predict --data with "unknown" in a column of numbers said only "got an array of shape
+    # (8,) and dtype object"
+    X, _, model = small_model
+    X = X.astype({"age": object})
+    X.loc[3, "age"], X.loc[5, "age"] = "unknown", "n/a"
+    with pytest.raises(InputError) as info:
+        model.predict(X)
+    assert str(info.value) == (
+        "X: expected numbers in the numeric feature 'age', got 'unknown' (first at row 3, 2 in all)"
+    )

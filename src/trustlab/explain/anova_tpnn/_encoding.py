@@ -271,7 +271,16 @@ def _check_no_missing(column: pd.Series, name: str) -> None:
 
 def _numeric_column(column: pd.Series, name: str) -> np.ndarray:
     if _is_categorical_dtype(column):
-        raise InputError.bad("X", f"numbers in the numeric feature {name!r}", column.to_numpy())
+        # name the first value that is not a number ("unknown" in a column of incomes)
+        text = pd.to_numeric(column, errors="coerce").isna().to_numpy() & column.notna().to_numpy()
+        if pd.api.types.is_bool_dtype(column) or not text.any():
+            raise InputError.bad("X", f"numbers in the numeric feature {name!r}", column.to_numpy())
+        raise InputError(
+            f"X: expected numbers in the numeric feature {name!r}, got "
+            f"{python_value(column.to_numpy()[text][0])!r} (first at row {int(np.argmax(text))}, "
+            f"{int(text.sum())} in all)",
+            argument="X",
+        )
     values = column.to_numpy(dtype=np.float64, na_value=np.nan)
     bad = ~np.isfinite(values)
     if bad.any():
