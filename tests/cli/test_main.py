@@ -105,6 +105,17 @@ def test_option_message_maps_only_to_options_of_the_command():
     assert option_message("--seed: bad", "--seed", options) == "--seed: bad"
 
 
+def test_a_chat_refusal_says_the_flag_a_command_line_gives():
+    # "--chat: expected False for 'tiny', ..., got True": a command line says --no-chat
+    from trustlab.cli._common import option_message
+    from trustlab.errors import InputError
+
+    error = InputError.bad("chat", "False for 'tiny', which has no chat template", True)
+    assert option_message(str(error), "chat", {"--chat", "--no-chat"}) == (
+        "--chat: expected --no-chat for 'tiny', which has no chat template, got True"
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "start"),
     [

@@ -118,6 +118,7 @@ def option_message(message: str, argument: str | None, options: set[str]) -> str
 _PYTHON_ONLY = {
     "expected None, an integer >= 0 or a numpy Generator": "expected an integer >= 0",
     "expected None, an int seed or a numpy Generator": "expected an integer seed >= 0",
+    "--chat: expected False for": "--chat: expected --no-chat for",
 }
 
 
