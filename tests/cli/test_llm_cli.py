@@ -252,6 +252,21 @@ def test_a_folder_transformers_cannot_read_is_one_line_exit_1(run, tmp_path):
     )
 
 
+def test_a_truncated_safetensors_file_is_one_line_exit_1(run, tmp_path, tiny_llama_folder):
+    # it ended as "unexpected failure: SafetensorError: Error while deserializing header"
+    import shutil
+
+    folder = tmp_path / "damaged"
+    shutil.copytree(tiny_llama_folder, folder)
+    weights = folder / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:1000])
+    code, _, err = run("llm", "generate", "--model", folder, "hi", "--max-new-tokens", 2)
+    assert code == 1
+    assert one_line(err).startswith(
+        f"trustlab: failed: transformers could not load the model folder {folder}: "
+    )
+
+
 def test_generate_json_records_the_seed(run, monkeypatch):
     class Model:
         name = "m"

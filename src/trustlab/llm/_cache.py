@@ -141,6 +141,7 @@ def _load_gguf(path: Path, torch: Any) -> tuple[Any, Any]:
 
 
 def _load_folder(folder: Path, torch: Any) -> tuple[Any, Any]:
+    from safetensors import SafetensorError  # a dependency of transformers
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
@@ -149,7 +150,8 @@ def _load_folder(folder: Path, torch: Any) -> tuple[Any, Any]:
             model = AutoModelForCausalLM.from_pretrained(
                 folder, dtype=torch.float32, local_files_only=True
             )
-    except (ValueError, KeyError, OSError, RuntimeError) as exc:
+    except (ValueError, KeyError, OSError, RuntimeError, SafetensorError) as exc:
+        # SafetensorError: a truncated or damaged model.safetensors
         raise BackendError(
             f"transformers could not load the model folder {folder}: {_one_line(exc)}"
         ) from exc
