@@ -48,6 +48,7 @@ _MARKER = re.compile(
     r"|[-*+\u2022])(?:[ \t]+(?P<text>.*))?$"
 )
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)")
+_RULE = re.compile(r"^[ \t]*([-*_])(?:[ \t]*\1){2,}[ \t]*$")  # a horizontal rule such as * * *
 
 
 def _task_text(task: Any, field: str) -> str:
@@ -132,12 +133,14 @@ def parse_subtasks(text: str, k: int) -> list[str]:
 
     An item starts at a line with a list marker (``1.``, ``1)``, also in bold as ``**1.**`` or
     ``**1. text**`` or as a Markdown heading ``### 1.``, ``-``, ``*``, ``+`` or ``•``, then white
-    space) indented no deeper than the first marker line, outside fenced code blocks (unless
+    space; ``1.Sort`` is no item, as ``3.14`` or ``1.5 cups`` are not) indented no deeper than
+    the first marker line, outside fenced code blocks (unless
     nothing outside them is an item: a list wrapped in a fence is read without its fence
     lines); it runs until the next such line, so an item
     may span lines and paragraphs (code, nested bullets, a wrapped sentence, a passage to
-    summarise) and keeps them verbatim; prose after the list therefore stays in the last item
-    (it cannot be told from a paragraph of that item). Text before the first marker is
+    summarise) and keeps them verbatim; a horizontal rule such as ``* * *`` starts no item; prose
+    after the list therefore stays in the last item (it cannot be told from a paragraph of that
+    item). Text before the first marker is
     dropped. Items are stripped; empty ones and repeats (compared without case and with runs
     of white space collapsed) are dropped; the first ``k`` are kept. Nothing parseable gives
     ``[]`` (the caller counts a failed decomposition); this never raises on odd text. A
@@ -178,7 +181,8 @@ def _items(lines: list[str], fences: bool) -> list[list[str]]:
     top: int | None = None  # the indentation of the first marker line
     in_fence = False
     for line in lines:
-        match = None if in_fence else _MARKER.match(line)
+        # a horizontal rule (``* * *``, ``- - -``) starts no item: it is text, as ``---`` is
+        match = None if in_fence or _RULE.match(line) else _MARKER.match(line)
         if fences and _FENCE.match(line):
             in_fence = not in_fence
         if match is not None:
