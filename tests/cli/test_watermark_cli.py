@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from cli_helpers import one_line
 from cli_helpers import run_quiet as _cli
+from wm_tiny_model import tiny_predictor
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("skimage")
@@ -60,13 +61,7 @@ def _one_thread():
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
     """A tiny predictor trained by the library and saved (the --model of the tests)."""
-    ds = synthesize(8, random_state=0)
-    model = WatermarkPredictor(input_size=64, widths=(4, 8, 8, 8), max_epochs=1).fit(
-        ds.images, scores=ds.scores, masks=ds.masks, content_types=ds.content_types
-    )
-    folder = tmp_path_factory.mktemp("wm") / "model"
-    model.save(folder)
-    return folder
+    return tiny_predictor(tmp_path_factory.mktemp("wm") / "model", 8, 0)
 
 
 @pytest.fixture(scope="module")

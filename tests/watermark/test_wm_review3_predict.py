@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from cli_helpers import run_quiet
+from wm_tiny_model import tiny_predictor
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("skimage")
@@ -23,16 +24,7 @@ from trustlab.watermark import WatermarkPredictor, synthesize  # noqa: E402
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    ds = synthesize(6, random_state=3)
-    model = WatermarkPredictor(input_size=64, widths=(4, 8, 8, 8), max_epochs=1).fit(
-        ds.images, scores=ds.scores, masks=ds.masks, content_types=ds.content_types
-    )
-    folder = tmp_path_factory.mktemp("wm3") / "model"
-    model.save(folder)
-    torch.set_num_threads(old)
-    return folder
+    return tiny_predictor(tmp_path_factory.mktemp("wm3") / "model", 6, 3)
 
 
 def _white_over(rgb: np.ndarray, alpha: np.ndarray) -> np.ndarray:

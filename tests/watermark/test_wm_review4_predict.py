@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from cli_helpers import one_line, run_quiet
+from wm_tiny_model import tiny_predictor
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("skimage")
@@ -19,21 +20,11 @@ pytest.importorskip("skimage")
 from PIL import Image  # noqa: E402
 
 from trustlab.cli import watermark as cli_wm  # noqa: E402
-from trustlab.watermark import WatermarkPredictor, synthesize  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    ds = synthesize(6, random_state=4)
-    model = WatermarkPredictor(input_size=64, widths=(4, 8, 8, 8), max_epochs=1).fit(
-        ds.images, scores=ds.scores, masks=ds.masks, content_types=ds.content_types
-    )
-    folder = tmp_path_factory.mktemp("wm4") / "model"
-    model.save(folder)
-    torch.set_num_threads(old)
-    return folder
+    return tiny_predictor(tmp_path_factory.mktemp("wm4") / "model", 6, 4)
 
 
 def _good_images(folder, n=5):
