@@ -37,6 +37,11 @@ def main() -> None:
     ap.add_argument("--device", default="cpu", help="where prediction runs: cpu, cuda or auto")
     ap.add_argument("--batch-size", type=int, default=2, help="images per batch in predict")
     args = ap.parse_args()
+    for name in ("images", "batch_size"):
+        if getattr(args, name) < 1:
+            ap.error(
+                f"--{name.replace('_', '-')}: expected an integer >= 1, got {getattr(args, name)}"
+            )
 
     import torch
 

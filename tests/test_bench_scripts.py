@@ -57,3 +57,17 @@ def test_anova_tpnn_curve_skips_fits_call_before_training():
     model = ANOVATPNN(max_epochs=2, random_state=0, n_jobs=1)
     run = bench.fit_with_curve(model, X, y, X_test, truth_test)
     assert [point[0] for point in run["curve"]] == list(range(1, run["epochs"] + 1))
+
+
+def test_watermark_bench_refuses_no_images_in_one_line():
+    for flag in ("--images", "--batch-size"):
+        done = subprocess.run(
+            [sys.executable, str(BENCHMARKS / "bench_watermark.py"), flag, "0"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+        )
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr
+        assert f"{flag}: expected an integer >= 1, got 0" in done.stderr
