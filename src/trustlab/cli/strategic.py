@@ -131,6 +131,12 @@ def price_command(
 ) -> None:
     from trustlab.strategic import market_outcome, market_price
 
+    if price is not None and not math.isfinite(price):  # 1e400 reads as inf; nan is no price
+        raise InputError(
+            f"--price: expected a finite non-negative price (a number beyond float64 such as "
+            f"1e400 reads as inf; leave --price out for the revenue-maximising price), got {price}",
+            argument="--price",
+        )
     refuse_existing(out, overwrite, PRICE_FILES, "a market")
     table = read_table(data, "--data", encoding=encoding)
     named = parse_weights(weights)
@@ -152,13 +158,24 @@ def price_command(
 
 
 def _numeric(frame, option: str):
-    """The chosen columns as float64 (the library checks the values: finite, budgets >= 0)."""
+    """The chosen columns as float64, finite (NaN or inf is refused naming the option, the column
+    and the first such row); the library checks the rest (budgets >= 0)."""
     import numpy as np
 
     try:
-        return frame.astype(np.float64)
+        numbers = frame.astype(np.float64)
     except (TypeError, ValueError) as exc:
         raise InputError.bad(option, "numeric columns", list(frame.dtypes.astype(str))) from exc
+    bad = ~np.isfinite(numbers.to_numpy())
+    if bad.any():
+        row, col = (int(i) for i in np.argwhere(bad)[0])
+        raise InputError(
+            f"{option}: expected finite values in column {numbers.columns[col]!r}, got "
+            f"{numbers.iat[row, col]} at row {row} (counted from 0 after the header; "
+            f"{int(bad.sum())} non-finite value(s) in all)",
+            argument=option,
+        )
+    return numbers
 
 
 @app.command("simulate", help=SIMULATE_HELP)
