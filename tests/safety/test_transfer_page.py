@@ -56,3 +56,12 @@ def test_the_headline_is_at_the_scale_the_sweep_chose():
     # held-out topics, mapped 0 % beside random 60 %)
     assert "alpha 1 " in summary and "100% -> 30%" in summary, summary
     assert "random vectors 90%" in summary and "own 10%" in summary, summary
+
+
+def test_the_transfer_table_gives_rates_as_percents_like_the_headline():
+    section = next(s for s in build_page(_study()).sections if s.id == "transfer")
+    table = section.blocks[1]
+    # alpha 1: source own 0 %, target own 10 %, mapped 30 %, random 90 % (was 0.0000 ... 0.9000
+    # beside a headline in percents)
+    assert table.rows[1][:5] == ["1", "0.0%", "10.0%", "30.0%", "90.0%"], table.rows[1]
+    assert "source 100.0%, target 100.0%; without the trigger: 0.0% and 0.0%" in table.caption

@@ -111,6 +111,11 @@ def _map_section(study: Any) -> Section:
     )
 
 
+def _pct(rate: float) -> str:
+    """A rate as a percent, as the headline gives it ("n/a" for NaN)."""
+    return "n/a" if rate != rate else f"{rate:.1%}"
+
+
 def _transfer_section(study: Any) -> Section:
     import matplotlib.pyplot as plt
 
@@ -120,11 +125,11 @@ def _transfer_section(study: Any) -> Section:
     ratios = t.perplexity_ratios
     rows = [
         [
-            alpha,
-            t.source_native[j],
-            t.target_native[j],
-            t.mapped[j],
-            t.random[j],
+            f"{alpha:g}",
+            _pct(t.source_native[j]),
+            _pct(t.target_native[j]),
+            _pct(t.mapped[j]),
+            _pct(t.random[j]),
             ratios["target_native"][j],
             ratios["mapped"][j],
             ratios["random"][j],
@@ -145,8 +150,8 @@ def _transfer_section(study: Any) -> Section:
         rows,
         caption=(
             f"Trigger rate of {t.n_prompts} held-out triggered prompts (unsteered: source "
-            f"{t.source_unsteered:.2f}, target {t.target_unsteered:.2f}; without the trigger: "
-            f"{t.source_clean_rate:.2f} and {t.target_clean_rate:.2f}); random: mean of "
+            f"{_pct(t.source_unsteered)}, target {_pct(t.target_unsteered)}; without the trigger: "
+            f"{_pct(t.source_clean_rate)} and {_pct(t.target_clean_rate)}); random: mean of "
             f"{t.n_random} draws"
         ),
     )
