@@ -272,6 +272,9 @@ def generate(
         strength=strength,
         direction_layer=direction_layer,
     )
+    for i, text in enumerate(prompts):
+        if not text.strip():  # the model would answer an empty chat
+            raise InputError.bad(f"PROMPT {i + 1}", "a non-empty prompt", text)
 
     plan = (
         f"answering {counted(len(prompts), 'prompt')} plainly and corrected "
