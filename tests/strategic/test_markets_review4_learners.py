@@ -23,7 +23,8 @@ def test_learner_market_of_a_dataframe_names_the_features():
     assert res.to_dict()["feature_names"] == ["income", "tenure"]
     direct = market_price(clf.coef_, clf.intercept_, frame, b, y=y)
     assert res.price == direct.price and res.feature_names == direct.feature_names
-    assert "feature_names" not in clf.market(X, b).to_dict()  # an array: no names
+    with pytest.warns(UserWarning, match="does not have valid feature names"):  # scikit-learn's
+        assert "feature_names" not in clf.market(X, b).to_dict()  # an array: no names
 
 
 def test_simulate_market_refuses_a_seed_beyond_the_split_range():

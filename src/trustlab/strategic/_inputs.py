@@ -21,6 +21,7 @@ __all__ = [
     "check_intercept",
     "check_features",
     "check_budgets",
+    "check_feature_names",
     "check_positive_labels",
     "check_price",
     "check_price_vector",
@@ -172,6 +173,33 @@ def feature_names(X: Any) -> list[str] | None:
     """The column names of a DataFrame ``X``; None for arrays."""
     columns = getattr(X, "columns", None)
     return None if columns is None else [str(c) for c in columns]
+
+
+def check_feature_names(estimator: Any, X: Any, *, reset: bool) -> None:
+    """scikit-learn's convention for a DataFrame's column names: ``reset`` (fit) sets
+    ``feature_names_in_`` when every name is a string (and removes it otherwise); at prediction
+    other names are refused, and names missing on one side only give scikit-learn's warning."""
+    columns = getattr(X, "columns", None)
+    names = None
+    if columns is not None and len(columns) and all(isinstance(c, str) for c in columns):
+        names = np.asarray(list(columns), dtype=object)
+    fitted = getattr(estimator, "feature_names_in_", None)
+    kind = type(estimator).__name__
+    if reset:
+        if names is not None:
+            estimator.feature_names_in_ = names
+        elif fitted is not None:
+            del estimator.feature_names_in_
+    elif (names is None) != (fitted is None):  # the caller's predict -> _check_predict_X -> here
+        has = "has feature names" if fitted is None else "does not have valid feature names"
+        but = "without" if fitted is None else "with"
+        warnings.warn(f"X {has}, but {kind} was fitted {but} feature names", stacklevel=4)
+    elif names is not None and list(names) != list(fitted):
+        raise InputError(
+            f"X: expected the feature names seen at fit, {list(fitted)}, got {list(names)} "
+            "(The feature names should match those that were passed during fit.)",
+            argument="X",
+        )
 
 
 def check_budgets(budgets: Any, n_users: int, name: str = "budgets") -> np.ndarray:

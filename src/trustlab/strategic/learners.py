@@ -36,6 +36,7 @@ from trustlab.strategic._inputs import (
     MIN_HELD_OUT,
     check_binary_target,
     check_budgets,
+    check_feature_names,
     check_learner_features,
     check_price,
     check_weights,
@@ -73,7 +74,7 @@ class _MarketLinearClassifier(_ClassifierMixin, _BaseEstimator):
 
     def _check_fit_inputs(self, X, y, budgets, *, need_budgets=True):
         """Features, the positive-class mask and budgets (zeros, nobody can pay, when not needed
-        and not given); sets ``classes_`` and ``n_features_in_``."""
+        and not given); sets ``classes_``, ``n_features_in_`` (and ``feature_names_in_``)."""
         name = type(self).__name__
         features = check_learner_features(X, name)
         labels, classes = check_binary_target(y, features.shape[0], name)
@@ -89,12 +90,14 @@ class _MarketLinearClassifier(_ClassifierMixin, _BaseEstimator):
         money = check_budgets(budgets, features.shape[0])
         self.classes_ = classes
         self.n_features_in_ = features.shape[1]
+        check_feature_names(self, X, reset=True)
         return features, labels == classes[1], money
 
     def _check_predict_X(self, X):
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self, "coef_")
+        check_feature_names(self, X, reset=False)
         return check_learner_features(X, type(self).__name__, self.n_features_in_)
 
     def _market(self, features, budgets, positive=None, price=None, names=None) -> MarketResult:
