@@ -258,7 +258,8 @@ class DCPInputs(Result):
     def summary(self) -> str:
         lines = [
             f"DCP inputs: {len(self.groups)} groups, {len(self.labels)} labels, "
-            f"total weight {self.counts.sum():g}"
+            f"total weight {self.counts.sum():g} (the number of records, or the sum of "
+            "sample_weight when one was given)"
         ]
         if self.empty_cells:
             shown = ", ".join(f"({g!r}, {y!r})" for g, y in self.empty_cells[:8])
