@@ -40,6 +40,7 @@ __all__ = [
     "ProtocolDriver",
     "InProcessEngine",
     "arrays_for_silo",
+    "align_codebook",
 ]
 
 #: What the server sends one silo in one round: its plan and the arrays it gets.
@@ -161,6 +162,8 @@ class ProtocolDriver:
             raise BackendError("the protocol has finished; no round is left to run")
         round_no = s.round + 1
         updates = _by_silo(engine.train(round_no, self.assignments()), s.n_silos, "train")
+        if cfg.codebook_sharing == "shared" and self.use_vq:
+            _align_new_books(updates, self.plans())
         weights = None if cfg.weighting == "uniform" else [u.num_examples for u in updates]
         self.arrays.update(average_weights([u.arrays for u in updates], weights))
         s.round, s.round_in_iteration = round_no, s.round_in_iteration + 1
@@ -216,6 +219,38 @@ class ProtocolDriver:
             if on_round is not None:
                 on_round(self, record)
         return self.state
+
+
+def align_codebook(reference: np.ndarray, book: np.ndarray) -> np.ndarray:
+    """``book``'s codewords reordered to match ``reference``'s, row by row.
+
+    k-means numbers its clusters arbitrarily, so codeword ``j`` of two silos' books need not be
+    the same cluster. The order minimising the summed squared distance between matched
+    codewords (Hungarian matching, ``scipy.optimize.linear_sum_assignment``) makes a codeword by
+    codeword average meaningful; a permuted copy of ``reference`` comes back as ``reference``.
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    ref = np.asarray(reference, dtype=np.float64)
+    other = np.asarray(book)
+    cost = ((ref[:, None, :] - other[None, :, :].astype(np.float64)) ** 2).sum(axis=2)
+    _, order = linear_sum_assignment(cost)
+    return other[order]
+
+
+def _align_new_books(updates: Sequence[SiloUpdate], plans: Sequence[SiloPlan]) -> None:
+    """Align, in place, the books the silos created by k-means this round (book 0 in round 1,
+    an extension in its first round) to the lowest such silo's copy before they are averaged.
+
+    Only the order of the codewords changes: the model quantises to the nearest codeword, so a
+    silo's book means the same in any order.
+    """
+    for book in sorted({p.book_idx for p in plans if p.init_ext}):
+        key = codebook_key(book)
+        holders = [u for u, p in zip(updates, plans, strict=True) if p.init_ext and p.book_idx == book
+                   and key in u.arrays]  # fmt: skip
+        for u in holders[1:]:
+            u.arrays[key] = align_codebook(holders[0].arrays[key], u.arrays[key])
 
 
 def _by_silo(replies: Sequence[Any], n_silos: int, what: str) -> list[Any]:

@@ -102,7 +102,8 @@ class UEFLConfig(Result):
         Weights of the server average: 1/S as in the authors' code, or by training examples.
     codebook_sharing : {"local", "shared"}
         "local": every codebook stays on its silo (the authors' code); "shared": book 0 is
-        averaged over all silos and each extension over the silos that use it (the paper's text).
+        averaged over all silos and each extension over the silos that use it (the paper's text;
+        a book just fitted by k-means on each silo is aligned codeword by codeword first).
     codeword_gradient : {"codebook_loss", "task"}
         What moves the codewords in local training. "codebook_loss" (the default): only
         ``||sg(z) - e||^2`` moves them, as in the paper, the authors' code and VQ-VAE.
