@@ -36,6 +36,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -105,6 +106,21 @@ class Step(_Model):
     action: Action
     observation: str | None = None
     predicates: dict[str, bool | float] = Field(default_factory=dict)
+
+    @field_validator("predicates", mode="before")
+    @classmethod
+    def _truth_values(cls, value: Any) -> Any:
+        # as strict as a guardrail's evidence: pydantic alone reads "yes", "no", "1" as truth
+        # values, and a 2.0 would only be caught when a rule needs it
+        if isinstance(value, Mapping):
+            for name, v in value.items():
+                number = isinstance(v, (int, float, np.integer, np.floating))
+                if not isinstance(v, (bool, np.bool_)) and not (number and 0.0 <= v <= 1.0):
+                    raise ValueError(
+                        f"{name!r}: expected a truth value or a probability in [0, 1], "
+                        f"got {describe(v)}"
+                    )
+        return value
 
 
 class Trajectory(_Model):
