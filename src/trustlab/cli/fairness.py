@@ -155,7 +155,10 @@ def dcp_aggregate_command(
     refuse_existing(out, overwrite, DCP_OUTPUTS, "a DCP result")
     # the group column is names: "01" stays "01", and "1" and "1.0" are two groups
     groups_as_text = {"dtype": {"group": str}, "exact_columns": ("group",)}
-    table = aggregates_from_table(read_table(data, "--data", encoding=encoding, **groups_as_text))
+    raw = read_table(data, "--data", encoding=encoding, **groups_as_text)
+    if raw.shape[1] > 1 and raw.columns[0] == "Unnamed: 0":  # the row index pandas' to_csv writes
+        raw = raw.iloc[:, 1:]
+    table = aggregates_from_table(raw)
     with progress(err_console.is_terminal) as bar, native_stdout_to_stderr():
         bar.add_task("estimating DCP from aggregates", total=None)
         result = dcp_from_aggregates(
