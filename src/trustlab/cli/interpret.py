@@ -492,11 +492,14 @@ def explain(
                 one,
                 progress=tracker(bar, f"explaining {counted(len(chosen), 'latent')}"),
             )
-    rows = [found[i] for i in chosen]
+    # every row and result.json name the explainer alike: as a later step loads it again (a
+    # model's own name is only its folder's last component), 'template' as it is
+    recorded = explainer if model is None else _model_reference(explainer)
+    rows = [{**found[i], "explainer": recorded} for i in chosen]
     lines = [json.dumps(to_jsonable(r), ensure_ascii=False) + "\n" for r in rows]
     write_atomic(out / "explanations.jsonl", "".join(lines))
     summary = {
-        "explainer": explainer,
+        "explainer": recorded,
         "subject": subject,
         "cache": str(cache_dir.resolve()),
         "cache_sha256": cache_digest,
