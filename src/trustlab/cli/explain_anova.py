@@ -320,6 +320,12 @@ def predict(
     refuse_existing_file(out, overwrite)
     fitted = _load(model)
     frame = read_table(data, encoding=encoding)
+    if frame.empty and len(frame.columns):  # a header only ("0 sample(s)" would count the id too)
+        raise InputError(
+            f"--data: expected at least one row to predict, got a table with a header and no "
+            f"rows ({data.name})",
+            argument="--data",
+        )
     table = fitted.prediction_table(frame, components=components)
     row = "row"
     while row in table.columns:  # a component named "row" (then "row_id", ...)
