@@ -71,7 +71,7 @@ def load_weights(source: ModelSource, cache_dir: str | os.PathLike | None) -> tu
 def _load_cached_or_build(source: ModelSource, folder: Path, torch: Any) -> tuple[Any, Any]:
     if folder.is_dir():
         try:
-            with _quiet_progress():
+            with quiet_transformers():  # a cached load takes a second
                 return _load_folder(folder, torch)
         except Exception as exc:  # a damaged cache (disk full, edited by hand): rebuild it
             warnings.warn(
@@ -187,17 +187,3 @@ def _remove_stale_temps(folder: Path) -> None:
         with contextlib.suppress(OSError):
             if now - tmp.stat().st_mtime > STALE_TEMP_SECONDS:
                 shutil.rmtree(tmp, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def _quiet_progress() -> Iterator[None]:
-    """No weight-loading progress bar for a cached load that takes a second."""
-    from transformers.utils import logging as hf_logging
-
-    was_enabled = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            hf_logging.enable_progress_bar()

