@@ -37,3 +37,15 @@ def test_the_means_table_says_which_latents_have_no_score_and_why():
         "detection": (5, f"2 ({everywhere}); 1 ({other})"),
         "embedding": (8, "none"),
     }
+
+
+def test_a_bound_of_floating_point_noise_is_shown_as_zero():
+    # a difference whose resamples were all 0 had the bound 1.85e-17, shown as "1.85e-17"
+    from trustlab.report.render import format_cell
+
+    report = sae_report(_rows())
+    report.means["embedding"]["difference_interval"] = [1.85e-17, 0.25]
+    table = next(b for b in build_page(report).sections[0].blocks if isinstance(b, Table))
+    row = next(r for r in table.rows if r[0] == "embedding")
+    assert [format_cell(c) for c in row[-2:]] == ["0.0000", "0.2500"]
+    assert report.means["embedding"]["difference_interval"][0] == 1.85e-17  # data unchanged

@@ -10,6 +10,7 @@ The page and ``report.json`` are written by :class:`trustlab.report.Report`.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -144,6 +145,12 @@ _CONTEXTS = (
 )
 
 
+def _shown(*values: Any) -> list[Any]:
+    """Means and bounds as shown: rounded to 12 decimals, so a bound of floating-point noise
+    (1.85e-17 for a difference whose resamples are all 0) reads 0, not "1.85e-17"."""
+    return [round(v, 12) if isinstance(v, float) and math.isfinite(v) else v for v in values]
+
+
 def _sections(report: Any) -> list[Any]:
     from matplotlib.figure import Figure as MplFigure
 
@@ -151,8 +158,9 @@ def _sections(report: Any) -> list[Any]:
 
     sections = []
     rows = [
-        [m, v["n"], _no_score_cell(v.get("no_score")), v["true"], *v["true_interval"],
-         v["shuffled"], *v["shuffled_interval"], v["difference"], *v["difference_interval"]]
+        [m, v["n"], _no_score_cell(v.get("no_score")), *_shown(v["true"], *v["true_interval"]),
+         *_shown(v["shuffled"], *v["shuffled_interval"]),
+         *_shown(v["difference"], *v["difference_interval"])]
         for m, v in report.means.items()
     ]  # fmt: skip
     columns = ["method", "latents", "latents without a score (why)", "true", "low", "high",
