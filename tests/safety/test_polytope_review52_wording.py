@@ -3,27 +3,23 @@ the summary and the page said 'corrected steps 2, left infeasible 0' and 'checke
 corrected' for prompts whose whole answer was replaced or steered (no state is corrected, and
 nothing can be left infeasible); Safe Flow keeps its step counts."""
 
-import numpy as np
+from dataclasses import replace
+
+from test_polytope_wording import _evaluation as wording_evaluation
 
 from trustlab.audit.sections.safety_polytope import build_page
-from trustlab.safety import PolytopeEvaluation
-from trustlab.safety.polytope.results import FacetReport
 
 
 def _evaluation(correction):
-    facets = FacetReport.from_violations(np.array([[True], [False]]), np.array(["h", "b"]))
-    rates = {"before": 0.0, "after": 0.5, "n": 2}
+    """test_polytope_wording's evaluation with two flagged steps, half the safe prompts'
+    answers steered and one example."""
     example = {"prompt": "p", "unsafe": True, "before": "b", "after": "a", "corrected_steps": 1}
-    return PolytopeEvaluation(
-        model="m", layer=0, correction=correction, correct_first=1, margin=1e-6,
-        max_new_tokens=4, n_unsafe=1, n_safe=1, auroc=1.0, auroc_interval=(1.0, 1.0),
-        tpr_at_5_fpr=1.0, tpr=1.0, fpr=0.0, category_detection={"b": 0.0, "h": 1.0},
-        roc_fpr=np.array([0.0, 1.0]), roc_tpr=np.array([1.0, 1.0]), facets=facets,
-        refusal={"unsafe": rates, "safe": rates}, benign_perplexity_before=None,
-        benign_perplexity_after=None, flagged_steps=2, infeasible_steps=0,
-        step_flag_rate={"unsafe": 1.0, "safe": 0.0},
-        steered_step_share={"unsafe": 1.0, "safe": 0.5}, examples=(example,),
-    )  # fmt: skip
+    return replace(
+        wording_evaluation(correction, 1),
+        flagged_steps=2,
+        steered_step_share={"unsafe": 1.0, "safe": 0.5},
+        examples=(example,),
+    )
 
 
 def test_gate_and_direction_report_flagged_prompts_not_corrected_steps():
