@@ -12,6 +12,25 @@ from trustlab.audit.sections import overview
 from trustlab.report import Table
 
 
+def _context(group, y_train, g_train, y_test, g_test, predictions, mode):
+    """An audit of labels "no"/"yes" without features: what the overview reads."""
+    return AuditContext(
+        dataset="t",
+        label="y",
+        group=group,
+        labels=np.array(["no", "yes"]),
+        feature_names=[],
+        X_train=pd.DataFrame(index=range(len(y_train))),
+        X_test=pd.DataFrame(index=range(len(y_test))),
+        y_train=np.array(y_train, dtype=object),
+        y_test=np.array(y_test, dtype=object),
+        g_train=np.array(g_train, dtype=object),
+        g_test=np.array(g_test, dtype=object),
+        predictions=predictions,
+        mode=mode,
+    )
+
+
 def test_the_group_accuracy_table_has_a_row_per_group_with_its_audited_rows():
     g_test = np.array(["a"] * 6 + ["b"] * 2, dtype=object)
     y_test = np.array(["no", "yes"] * 4, dtype=object)
@@ -19,21 +38,9 @@ def test_the_group_accuracy_table_has_a_row_per_group_with_its_audited_rows():
         "m1": np.array(["no", "yes", "no", "no", "yes", "yes", "no", "yes"], dtype=object),
         "m2": np.array(["yes"] * 8, dtype=object),
     }
-    ctx = AuditContext(
-        dataset="t",
-        label="y",
-        group="région",
-        labels=np.array(["no", "yes"]),
-        feature_names=[],
-        X_train=pd.DataFrame(index=range(3)),
-        X_test=pd.DataFrame(index=range(8)),
-        y_train=np.array(["no", "yes", "no"], dtype=object),
-        y_test=y_test,
-        g_train=np.array(["a", "c", "c"], dtype=object),  # c: training rows only
-        g_test=g_test,
-        predictions=predictions,
-        mode="zoo",
-    )
+    ctx = _context(
+        "région", ["no", "yes", "no"], ["a", "c", "c"], y_test, g_test, predictions, "zoo"
+    )  # c: training rows only
     section = overview.build(ctx)
     table = next(
         b
@@ -54,21 +61,8 @@ def test_the_group_accuracy_table_has_a_row_per_group_with_its_audited_rows():
 
 def test_the_rows_per_group_caption_names_train_and_test_only_for_the_default_models():
     def caption(mode):
-        ctx = AuditContext(
-            dataset="t",
-            label="y",
-            group="g",
-            labels=np.array(["no", "yes"]),
-            feature_names=[],
-            X_train=pd.DataFrame(index=range(0)),
-            X_test=pd.DataFrame(index=range(4)),
-            y_train=np.array([], dtype=object),
-            y_test=np.array(["no", "yes"] * 2, dtype=object),
-            g_train=np.array([], dtype=object),
-            g_test=np.array(["a", "a", "b", "b"], dtype=object),
-            predictions={"m": np.array(["no"] * 4, dtype=object)},
-            mode=mode,
-        )
+        predictions = {"m": np.array(["no"] * 4, dtype=object)}
+        ctx = _context("g", [], [], ["no", "yes"] * 2, ["a", "a", "b", "b"], predictions, mode)
         return next(b for b in overview.build(ctx).blocks if isinstance(b, Table)).caption
 
     # a --pred audit has no training rows: it said 'Rows per group (train and test)'
