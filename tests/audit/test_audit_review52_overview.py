@@ -4,31 +4,11 @@ rows, then one column per model). It had one column per group, up to 1,000 of th
 group the split left on the training side, read like any other."""
 
 import numpy as np
-import pandas as pd
 from sklearn.metrics import accuracy_score
+from test_overview_many_groups import _context
 
-from trustlab.audit.context import AuditContext
 from trustlab.audit.sections import overview
 from trustlab.report import Table
-
-
-def _context(group, y_train, g_train, y_test, g_test, predictions, mode):
-    """An audit of labels "no"/"yes" without features: what the overview reads."""
-    return AuditContext(
-        dataset="t",
-        label="y",
-        group=group,
-        labels=np.array(["no", "yes"]),
-        feature_names=[],
-        X_train=pd.DataFrame(index=range(len(y_train))),
-        X_test=pd.DataFrame(index=range(len(y_test))),
-        y_train=np.array(y_train, dtype=object),
-        y_test=np.array(y_test, dtype=object),
-        g_train=np.array(g_train, dtype=object),
-        g_test=np.array(g_test, dtype=object),
-        predictions=predictions,
-        mode=mode,
-    )
 
 
 def test_the_group_accuracy_table_has_a_row_per_group_with_its_audited_rows():
@@ -38,9 +18,9 @@ def test_the_group_accuracy_table_has_a_row_per_group_with_its_audited_rows():
         "m1": np.array(["no", "yes", "no", "no", "yes", "yes", "no", "yes"], dtype=object),
         "m2": np.array(["yes"] * 8, dtype=object),
     }
-    ctx = _context(
-        "région", ["no", "yes", "no"], ["a", "c", "c"], y_test, g_test, predictions, "zoo"
-    )  # c: training rows only
+    train_groups, train_labels = ["a", "c", "c"], ["no", "yes", "no"]  # c: training rows only
+    ctx = _context(g_test, y_test, predictions, train_groups, train_labels, group="région",
+                   mode="zoo")  # fmt: skip
     section = overview.build(ctx)
     table = next(
         b
@@ -62,7 +42,7 @@ def test_the_group_accuracy_table_has_a_row_per_group_with_its_audited_rows():
 def test_the_rows_per_group_caption_names_train_and_test_only_for_the_default_models():
     def caption(mode):
         predictions = {"m": np.array(["no"] * 4, dtype=object)}
-        ctx = _context("g", [], [], ["no", "yes"] * 2, ["a", "a", "b", "b"], predictions, mode)
+        ctx = _context(["a", "a", "b", "b"], ["no", "yes"] * 2, predictions, group="g", mode=mode)
         return next(b for b in overview.build(ctx).blocks if isinstance(b, Table)).caption
 
     # a --pred audit has no training rows: it said 'Rows per group (train and test)'

@@ -11,11 +11,14 @@ from trustlab.audit.sections import fairness, overview
 from trustlab.report import Figure, Table
 
 
-def _context(groups_test, y_test, pred, groups_train=(), y_train=()):
+def _context(groups_test, y_test, pred, groups_train=(), y_train=(), *, group="uid",
+             mode="predictions"):  # fmt: skip
+    """An audit of labels "no"/"yes" without features; ``pred``: one model's predictions, or a
+    dict of them by model name."""
     return AuditContext(
         dataset="t",
         label="y",
-        group="uid",
+        group=group,
         labels=np.array(["no", "yes"]),
         feature_names=[],
         X_train=pd.DataFrame(index=range(len(y_train))),
@@ -24,8 +27,8 @@ def _context(groups_test, y_test, pred, groups_train=(), y_train=()):
         y_test=np.array(y_test, dtype=object),
         g_train=np.array(groups_train, dtype=object),
         g_test=np.array(groups_test, dtype=object),
-        predictions={"m": np.array(pred, dtype=object)},
-        mode="predictions",
+        predictions=pred if isinstance(pred, dict) else {"m": np.array(pred, dtype=object)},
+        mode=mode,
     )
 
 
