@@ -18,6 +18,7 @@ from trustlab.errors import ConfigError, InputError, describe
 
 __all__ = [
     "check_random_state",
+    "repeated",
     "check_string_list",
     "as_float_array",
     "as_1d",
@@ -406,6 +407,16 @@ def check_string(value: Any, name: str, *, allow_none: bool = False) -> str | No
         expected = "a non-empty string or None" if allow_none else "a non-empty string"
         raise InputError.bad(name, expected, value)
     return value
+
+
+def repeated(values: Any) -> list:
+    """The values that occur more than once in ``values``, each once, sorted (what an error
+    about a list that must not repeat itself names)."""
+    seen: set = set()
+    twice: set = set()
+    for value in values:
+        (twice if value in seen else seen).add(value)
+    return sorted(twice)
 
 
 def check_string_list(value: Any, name: str, *, what: str = "strings") -> list[str]:

@@ -47,6 +47,7 @@ from pydantic import (
     model_validator,
 )
 
+from trustlab._checks import repeated
 from trustlab.agents.logic import RESERVED_WORDS, Formula, parse_rule
 from trustlab.errors import InputError, describe
 
@@ -343,7 +344,7 @@ class PolicyModel(_Model):
             unknown = [r for r in entry.soft_rule_ids if r not in ids]
             if unknown:
                 raise ValueError(f"action {action!r} names unknown rule id(s) {unknown}")
-            twice = sorted({r for r in entry.soft_rule_ids if entry.soft_rule_ids.count(r) > 1})
+            twice = repeated(entry.soft_rule_ids)
             if twice:  # the circuit refused it at the first check, naming its own rule_ids
                 raise ValueError(f"action {action!r} lists rule id(s) {twice} more than once")
             # a rule whose logic never names the action cannot move its decision (the circuit

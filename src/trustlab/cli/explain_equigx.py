@@ -23,6 +23,7 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
+from trustlab._checks import repeated
 from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, save, tell, tracker
 from trustlab.cli._runs import OverwriteOption, refuse_existing, remove_stale
 from trustlab.errors import InputError
@@ -401,9 +402,9 @@ def evaluate(
         raise InputError.bad(
             "--methods", f"comma-separated names from {', '.join(METHODS)}", methods
         )
-    repeated = sorted({m for m in chosen if chosen.count(m) > 1})
-    if repeated:
-        raise InputError.bad("--methods", "each method once", f"{', '.join(repeated)} repeated")
+    twice = repeated(chosen)
+    if twice:
+        raise InputError.bad("--methods", "each method once", f"{', '.join(twice)} repeated")
     if n_graphs is not None and data is None:  # the model's own test graphs are fixed
         raise InputError.bad("--n-graphs", "--n-graphs only with --data NAME", n_graphs)
     if data is not None:

@@ -33,6 +33,7 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
+from trustlab._checks import repeated
 from trustlab._results import json_text, write_atomic, write_png
 from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, tell
 from trustlab.cli._runs import OverwriteOption, options_named, refuse_existing, remove_stale
@@ -478,9 +479,9 @@ def _progress_callback(bar: Any, n_models: int) -> Callable[[int, int, str], Non
 
 def _refuse_repeats(option: str, given: list[Any], expected: str) -> None:
     """Refuse a model named twice: it was evaluated twice (as X and X_2, other random controls)."""
-    repeated = sorted({str(g) for g in given if given.count(g) > 1})
-    if repeated:
-        raise InputError.bad(option, expected, f"{', '.join(repeated)} repeated")
+    twice = repeated([str(g) for g in given])
+    if twice:
+        raise InputError.bad(option, expected, f"{', '.join(twice)} repeated")
 
 
 def _unique(name: str, taken: dict[str, Any]) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trustlab._checks import check_positive_int
+from trustlab._checks import check_positive_int, repeated
 from trustlab._lazy import require
 from trustlab._results import Result, output_dir
 from trustlab.errors import BackendError, InputError
@@ -124,7 +124,7 @@ def run_eval(
     models = [model] if isinstance(model, str) else list(model)
     if not models or not all(isinstance(m, str) and "/" in m for m in models):
         raise InputError.bad("model", "inspect model names such as trustlab/<model>", model)
-    twice = sorted({m for m in models if models.count(m) > 1})
+    twice = repeated(models)
     if twice:  # the same eval twice (and one unfinished log retried twice)
         raise InputError.bad("model", "each model once", ", ".join(twice) + " more than once")
     if limit is not None:

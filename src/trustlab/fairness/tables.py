@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from trustlab._checks import repeated
 from trustlab.errors import InputError
 
 __all__ = ["AGGREGATE_FORMAT", "SHARE_TOLERANCE", "AggregateTable", "aggregates_from_table"]
@@ -87,7 +88,7 @@ def aggregates_from_table(data: Any) -> AggregateTable:
     groups = _group_names(data["group"])
     if len(groups) < 2:
         raise _bad_table("one row per group, at least 2 groups", f"{len(groups)} row(s)")
-    duplicated = sorted({g for g in groups if groups.count(g) > 1})
+    duplicated = repeated(groups)
     if duplicated:
         raise _bad_table("one row per group", f"group {duplicated[0]!r} repeated")
     weights = _numbers(data, "weight", groups)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_positive_int, check_random_state
+from trustlab._checks import check_positive_int, check_random_state, repeated
 from trustlab._lazy import require
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
@@ -272,9 +272,9 @@ def evaluate_explanations(
     bad = [m for m in methods if m not in METHODS]
     if bad or not methods:
         raise InputError.bad("methods", f"a non-empty selection of {METHODS}", methods)
-    repeated = sorted({m for m in methods if methods.count(m) > 1})
-    if repeated:  # a baseline's scores would be collected twice per graph
-        raise InputError.bad("methods", "each method once", f"{', '.join(repeated)} repeated")
+    twice = repeated(methods)
+    if twice:  # a baseline's scores would be collected twice per graph
+        raise InputError.bad("methods", "each method once", f"{', '.join(twice)} repeated")
     if not (isinstance(fraction, (int, float)) and 0 < fraction < 1):
         raise InputError.bad("fraction", "a number in (0, 1)", fraction)
     if not (isinstance(confidence_level, float) and 0 < confidence_level < 1):

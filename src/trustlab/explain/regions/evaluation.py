@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_random_state
+from trustlab._checks import check_random_state, repeated
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.explain.regions.baselines import BlackBoxClassifier
@@ -177,9 +177,9 @@ def evaluate_regions(
     for d in deltas:
         if not 0 < d <= 1:
             raise InputError.bad("deltas", "certainty thresholds in (0, 1]", deltas)
-    repeated = sorted({d for d in deltas if deltas.count(d) > 1})
-    if repeated:  # each would repeat its ablation row
-        twice = ", ".join(f"{d:g}" for d in repeated)
+    twice_deltas = repeated(deltas)
+    if twice_deltas:  # each would repeat its ablation row
+        twice = ", ".join(f"{d:g}" for d in twice_deltas)
         raise InputError.bad("deltas", f"distinct certainty thresholds ({twice} repeated)", deltas)
     rng = check_random_state(random_state)
     x_np = x.numpy()
