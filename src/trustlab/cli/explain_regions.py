@@ -248,14 +248,15 @@ def train(
     with options_named({"test_size": "--test-size"}):
         try:
             train_part, test_part = dataset.split(test_size, random_state=seed)
-        except InputError as exc:  # a valid share of too few images per class: name --images too
-            if "in both parts" not in str(exc):
+        except InputError:  # a valid share fails only on too few images (per class): name --images
+            if not 0.0 < test_size < 1.0:
                 raise
             counts = sorted(dataset.class_counts.values())
             each = f"{counts[0]}" if counts[0] == counts[-1] else f"{counts[0]} to {counts[-1]}"
             raise InputError(
-                f"--images: {n_images} images ({each} per class of {len(counts)}) are too few to hold out --test-size {test_size:g} of each class "
-                "and train on the rest; generate more --images or change --test-size",
+                f"--images: {n_images} images ({each} per class of {len(counts)}) are too few "
+                f"to hold out --test-size {test_size:g} of each class and train on the rest; "
+                "generate more --images or change --test-size",
                 argument="--images",
             ) from None
     names = {"max_epochs": "--max-epochs", "n_segments": "--segments", "kept_pixels": "--pixels",
