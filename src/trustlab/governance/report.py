@@ -337,11 +337,20 @@ def report_parts(assessment: Any) -> list[dict[str, Any]]:
     return parts
 
 
+# an underscore between two letters or digits starts no emphasis (CommonMark), so evidence kinds
+# (public_document) and file paths stay readable in the Markdown source
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<&~]|(?<![^\W_])_|_(?![^\W_]))")
+
+
 def _md_text(value: Any) -> str:
-    """User text as Markdown shows it: a ``<`` is escaped, so that no tag in an answers file
-    (``<script>``, ``<a href=...>``) becomes HTML where the Markdown is rendered; a backslash
-    is escaped first, or ``\\<script>`` would read as an escaped backslash and a raw tag."""
-    return str(value).replace("\\", "\\\\").replace("<", "\\<")
+    """User text as Markdown shows it: every character a renderer would read as markup is
+    backslash-escaped: ``<`` (no tag in an answers file, ``<script>``, becomes HTML), ``*``
+    and ``_`` (emphasis; not an underscore inside a word), backticks (code), ``[``/``]`` (links, images), ``&`` (``&copy;``
+    would turn into a symbol), ``~`` (strikethrough) and the backslash itself (or
+    ``\\<script>`` would read as an escaped backslash and a raw tag). Table cells escape ``|``
+    too, the heading a closing ``#`` run; each text is written on one line, so a ``#`` or ``>``
+    in it starts no block."""
+    return _MD_SPECIAL.sub(r"\\\1", str(value))
 
 
 def _md_cell(value: Any) -> str:
