@@ -50,6 +50,13 @@ def dcp_command(
             "--labels", help="Comma-separated class labels in order (default: sorted values)."
         ),
     ] = None,
+    sample_weight: Annotated[
+        str | None,
+        typer.Option(
+            "--sample-weight",
+            help="Column of non-negative row weights, e.g. survey weights (default: each row 1).",
+        ),
+    ] = None,
     greedy_attempts: Annotated[
         int,
         typer.Option(
@@ -85,6 +92,9 @@ def dcp_command(
     --pred holds predicted class labels: a column of scores (a number with a fractional part,
     or more values the labels lack than the labels have classes) is refused; threshold it first.
 
+    --sample-weight names a column of row weights (survey or design weights): each row counts as
+    its weight in every share; a row without a weight is refused, not dropped.
+
     A --out that already holds a DCP result (result.json, dcp.png, dcp_aggregate.png) is refused
     unless --overwrite, which replaces it.
     """
@@ -96,7 +106,12 @@ def dcp_command(
     refuse_existing(out, overwrite, DCP_OUTPUTS, "a DCP result")
     # exact: groups 01 and 1 (or 1 and 1.0) stay two groups, a class "NA" stays a class
     table = read_table(data, "--data", encoding=encoding, exact_columns=(label, pred, group))
-    require_columns(table, {"--label": label, "--pred": pred, "--group": group})
+    columns = {"--label": label, "--pred": pred, "--group": group}
+    if sample_weight is not None:
+        columns["--sample-weight"] = sample_weight
+    require_columns(table, columns)
+    if sample_weight is not None:
+        _check_weights(table[sample_weight])
     table = _drop_missing(table, [label, pred, group])
     table = _integer_like(table, label, pred)
     label_list = _parse_labels(labels, table[label], table[pred])
@@ -112,6 +127,7 @@ def dcp_command(
             table[pred].to_numpy(),
             table[group].to_numpy(),
             labels=label_list,
+            sample_weight=None if sample_weight is None else _numbers(table[sample_weight]),
             greedy_attempts=greedy_attempts,
             restarts=restarts,
             random_state=seed,
@@ -196,6 +212,32 @@ def _drop_missing(table, columns: list[str]):
             argument="--data",
         )
     return table
+
+
+def _check_weights(values) -> None:
+    """A weight column holds a number on every row (the library checks their range)."""
+    import pandas as pd
+
+    if values.dtype.kind == "b":
+        raise InputError.bad("--sample-weight", "a column of numbers", "True/False values")
+    numbers = pd.to_numeric(values, errors="coerce")
+    text = (values.notna() & numbers.isna()).to_numpy()
+    if text.any():
+        raise InputError.bad("--sample-weight", "a column of numbers", values[text].iloc[0])
+    missing = int(values.isna().sum())
+    if missing:
+        first = int(values.isna().to_numpy().argmax()) + 1
+        raise InputError(
+            f"--sample-weight: expected a weight on every row, got {missing} rows without one "
+            f"(the first is data row {first})",
+            argument="--sample-weight",
+        )
+
+
+def _numbers(values):
+    import pandas as pd
+
+    return pd.to_numeric(values).to_numpy(dtype=float)
 
 
 def _whole(values) -> bool:

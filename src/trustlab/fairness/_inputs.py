@@ -120,9 +120,14 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray:
     if weights.size != n:
         raise InputError.bad("sample_weight", f"{n} weights, one per record", weights)
     if (weights < 0).any():
-        raise InputError.bad("sample_weight", "non-negative weights", weights)
+        first = int(np.flatnonzero(weights < 0)[0])
+        raise InputError(
+            f"sample_weight: expected non-negative weights, got {weights[first]:g} at index "
+            f"{first} ({int((weights < 0).sum())} negative value(s) in all)",
+            argument="sample_weight",
+        )
     if weights.sum() <= 0:
-        raise InputError.bad("sample_weight", "a positive total weight", weights)
+        raise InputError.bad("sample_weight", "a positive total weight", float(weights.sum()))
     return weights
 
 
