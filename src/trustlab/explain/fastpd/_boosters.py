@@ -131,6 +131,7 @@ def from_xgboost(model: Any) -> TreeEnsemble:
         n_features=int(booster.num_features()),
         strict=True,
         input_dtype=np.float32,
+        precision=float(np.finfo(np.float32).eps),  # its leaves and predictions are float32
         model_name=f"xgboost {type(model).__name__}",
         feature_names=None if names is None else tuple(names),
     )

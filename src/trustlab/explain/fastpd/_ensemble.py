@@ -71,10 +71,25 @@ class TreeEnsemble:
     allows_missing: bool
     model_name: str
     feature_names: tuple[str, ...] | None = None
+    # The relative precision the library computes and stores the model's outputs in (xgboost:
+    # float32 leaves and predictions; the others float64).
+    precision: float = float(np.finfo(np.float64).eps)
 
     @property
     def n_outputs(self) -> int:
         return int(self.offset.shape[0])
+
+    def rounding_level(self) -> float:
+        """Mean |m_S| at or below which a component is rounding, not an effect (summed over
+        outputs): ``8 * precision * (sum |offset| + sum over trees of max |leaf value|)``.
+
+        That sum bounds |output| anywhere, and an additive model whose leaves or training
+        residuals were rounded at ``precision`` of it gets interaction components of that
+        order (xgboost on an exactly additive target: about 1e-6 of it, float32; float64
+        models: 1e-14 and less). FastPD's own float64 arithmetic adds far less.
+        """
+        leaves = sum(np.abs(t.value[t.feature < 0]).max(axis=0).sum() for t in self.trees)
+        return 8 * self.precision * float(np.abs(self.offset).sum() + leaves)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """The ensemble output, (n, n_outputs), by walking every tree (the reference path)."""

@@ -298,7 +298,9 @@ class FastPD:
         self._check_fitted()
         X = self.background_ if X_eval is None else self._rows(X_eval, "X_eval")
         order = self._order(max_order)
-        return Importance.from_values(self._engine.shap(X), self._decompose(X, order))
+        return Importance.from_values(
+            self._engine.shap(X), self._decompose(X, order), self.ensemble_.rounding_level()
+        )
 
     def explain(
         self,
@@ -379,7 +381,8 @@ class FastPD:
         step = max(64, min(BATCH_ROWS, _BATCH_VALUES // per_row))
         if n <= step:
             phi = squeeze_output(self._engine.shap(X))
-            importance = Importance.from_values(phi, self._decompose(X, order))
+            level = self.ensemble_.rounding_level()
+            importance = Importance.from_values(phi, self._decompose(X, order), level)
             if progress is not None:
                 progress(n, n)
             return phi, importance
@@ -401,6 +404,7 @@ class FastPD:
             components={key: total[i] / n for i, key in enumerate(keys)},
             n_rows=n,
             max_order=order,
+            rounding_level=self.ensemble_.rounding_level(),
         )
         return squeeze_output(phi), importance
 

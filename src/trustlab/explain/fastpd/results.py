@@ -228,7 +228,10 @@ class Importance(Result):
     """Global importance: mean |SHAP| per feature and mean |m_S| per component.
 
     ``shap`` has shape (n_features, n_outputs); ``components`` maps non-empty feature-index
-    tuples to arrays (n_outputs,).
+    tuples to arrays (n_outputs,). ``rounding_level`` is the mean |m_jk| (summed over outputs)
+    at or below which a pair is rounding error of the model's outputs, not an interaction
+    (:meth:`FastPD.importance` sets it from the model's output scale, see the docs):
+    :meth:`top_interactions` leaves such pairs out.
     """
 
     feature_names: tuple[str, ...]
@@ -238,15 +241,20 @@ class Importance(Result):
     components: dict[tuple[int, ...], np.ndarray] = field(default_factory=dict)
     n_rows: int = 0
     max_order: int = 0
+    rounding_level: float = 0.0
 
     @classmethod
-    def from_values(cls, shap_values: np.ndarray, decomposition: Decomposition) -> Importance:
+    def from_values(
+        cls, shap_values: np.ndarray, decomposition: Decomposition, rounding_level: float = 0.0
+    ) -> Importance:
         """Mean absolute SHAP values and components over the same rows.
 
         Parameters
         ----------
         shap_values : array (n, d) or (n, d, n_outputs), from :meth:`FastPD.shap_values`
         decomposition : Decomposition of the same rows, from :meth:`FastPD.decompose`
+        rounding_level : float, default 0
+            Pairs at or below it are left out of :meth:`top_interactions`.
         """
         n = decomposition.n_rows
         phi = np.asarray(shap_values, dtype=np.float64)
@@ -262,6 +270,7 @@ class Importance(Result):
             components={s: np.atleast_1d(v) for s, v in decomposition.importance().items()},
             n_rows=n,
             max_order=decomposition.max_order,
+            rounding_level=float(rounding_level),
         )
 
     def top_features(self, k: int = 10) -> list[str]:
@@ -270,8 +279,10 @@ class Importance(Result):
         return [self.feature_names[j] for j in order]
 
     def top_interactions(self, k: int = 10) -> list[tuple[tuple[str, str], float]]:
-        """Feature pairs by mean |m_jk| (summed over outputs), largest first."""
+        """Feature pairs by mean |m_jk| (summed over outputs), largest first; pairs at or below
+        ``rounding_level`` (an additive model's rounding error, or exactly zero) are left out."""
         pairs = [(s, float(np.sum(v))) for s, v in self.components.items() if len(s) == 2]
+        pairs = [(s, v) for s, v in pairs if v > self.rounding_level]
         pairs.sort(key=lambda sv: -sv[1])
         return [((self.feature_names[s[0]], self.feature_names[s[1]]), v) for s, v in pairs[:k]]
 
@@ -285,6 +296,7 @@ class Importance(Result):
             "max_order": self.max_order,
             "mean_abs_shap": {n: self.shap[j] for j, n in enumerate(names)},
             "mean_abs_component": {subset_label(s, names): v for s, v in self.components.items()},
+            "rounding_level": self.rounding_level,
             "top_interactions": [
                 {"features": list(p), "mean_abs": v} for p, v in self.top_interactions(10)
             ],
@@ -402,10 +414,17 @@ class Explanation(Result):
         return table
 
     def interaction_table(self):
-        """Every computed pair's mean |m_jk| (summed over outputs), strongest first."""
+        """Every computed pair's mean |m_jk| (summed over outputs), strongest first (pairs at
+        rounding level too: the table holds what was computed)."""
         import pandas as pd
 
-        pairs = self.importance.top_interactions(len(self.importance.components))
+        names = self.feature_names
+        pairs = [
+            ((names[s[0]], names[s[1]]), float(np.sum(v)))
+            for s, v in self.importance.components.items()
+            if len(s) == 2
+        ]
+        pairs.sort(key=lambda sv: -sv[1])
         return pd.DataFrame(
             [{"feature_1": a, "feature_2": b, "mean_abs_m": v} for (a, b), v in pairs],
             columns=["feature_1", "feature_2", "mean_abs_m"],
