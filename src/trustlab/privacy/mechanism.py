@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,7 +35,8 @@ class DSIMechanism(BaseEstimator):
     fn : callable
         ``fn(subset) -> array-like`` of a fixed shape; deterministic (the same subset gives the
         same output), or the differences measure its randomness, not the data: two runs on the
-        full data that differ by more than 1e-6 of the smallest group difference are refused.
+        full data that differ by more than 1e-6 of the smallest group difference are refused
+        (randomness the second run repeats, e.g. a cache of fn's results, is not seen).
         An exception ``fn`` raises gets a note naming the subset it ran on.
     epsilon, delta : float
         The DSI guarantee per group.
@@ -89,7 +93,14 @@ class DSIMechanism(BaseEstimator):
         self.tol = tol
         self.n_jobs = n_jobs
 
-    def fit(self, data: Any, groups: Any) -> DSIMechanism:
+    def fit(
+        self,
+        data: Any,
+        groups: Any,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        checkpoint: str | os.PathLike | None = None,
+    ) -> DSIMechanism:
         """Run ``fn`` on the data (twice) and on each leave-one-group-out subset, then solve.
 
         Parameters
@@ -99,12 +110,26 @@ class DSIMechanism(BaseEstimator):
         groups : array-like of shape (n_samples,)
             The group of each record; each distinct value is one reference set (its removal).
             Give every record its own label to protect single records.
+        progress : callable, optional
+            Called as ``progress(done, total)`` with the runs of ``fn`` finished out of
+            ``n_groups + 2``: first (once the inputs are checked) with those ``checkpoint``
+            already holds, then after each run.
+        checkpoint : path, optional
+            A folder keeping each finished run's output (one ``.npy`` file, written whole
+            before the run counts as done), so that a fit stopped by a crash or Ctrl-C and
+            rerun with the same folder runs only the missing subsets and gives the same result
+            as an uninterrupted fit. The folder records the groups, each subset's size, a hash
+            of the data and fn's name: a rerun with other data or groups is refused. Two
+            functions of the same name cannot be told apart: resume with the same ``fn``, or
+            delete the folder to start afresh. It is kept after the fit.
 
         Returns
         -------
         self
         """
         check_callable(self.fn, "fn")
+        if progress is not None:
+            check_callable(progress, "progress")
         calibration = calibrate(self.epsilon, self.delta, self.steps, self.accountant)
         max_iter, tol = check_solver_options(self.max_iter, self.tol)
         n_jobs = check_n_jobs(self.n_jobs)
@@ -119,8 +144,12 @@ class DSIMechanism(BaseEstimator):
             f"fn(data without group {g!r}, {int(mask.sum())} records)"
             for g, mask in zip(group_labels.tolist(), masks, strict=True)
         ]
+        store = None
+        if checkpoint is not None:
+            header = _run_header(self.fn, data, group_labels, masks)
+            store = _RunStore(checkpoint, header)
         # fn(data) twice: a random fn would make the differences measure its randomness
-        outputs = _run_all(self.fn, data, [None, None, *masks], names, n_jobs)
+        outputs = _run_all(self.fn, data, [None, None, *masks], names, n_jobs, store, progress)
         full = outputs[0].ravel()
         differences = np.stack([full - out.ravel() for out in outputs[2:]])
         constrained = _informative_rows(differences)
@@ -182,22 +211,47 @@ _ROUNDING_ADVICE = (
 
 
 def _run_all(
-    fn, data, masks: Sequence[np.ndarray | None], names: Sequence[str], n_jobs: int
+    fn,
+    data,
+    masks: Sequence[np.ndarray | None],
+    names: Sequence[str],
+    n_jobs: int,
+    store: _RunStore | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[np.ndarray]:
     """``fn`` on every subset (joblib workers), as float arrays of one shape; an error names the
-    subset (``names``, one per mask)."""
+    subset (``names``, one per mask). Runs ``store`` holds are not repeated; each new one is
+    stored as it finishes, and ``progress(done, total)`` follows them."""
     from joblib import Parallel, delayed
 
-    raw = Parallel(n_jobs=n_jobs)(
-        delayed(_call)(fn, _subset(data, mask), name)
-        for mask, name in zip(masks, names, strict=True)
+    total = len(masks)
+    outputs: list[np.ndarray | None] = [None] * total
+    if store is not None:
+        for k, out in store.load(total).items():
+            outputs[k] = as_float_array(out, names[k])
+    pending = [k for k in range(total) if outputs[k] is None]
+    done = total - len(pending)
+    if progress is not None:
+        progress(done, total)
+    runs = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+        delayed(_indexed_call)(k, fn, _subset(data, masks[k]), names[k]) for k in pending
     )
-    outputs = [as_float_array(out, name) for out, name in zip(raw, names, strict=True)]
+    for k, out in runs:
+        outputs[k] = as_float_array(out, names[k])
+        if store is not None:
+            store.save(k, outputs[k])
+        done += 1
+        if progress is not None:
+            progress(done, total)
     shape = outputs[0].shape
     for out, name in zip(outputs[1:], names[1:], strict=True):
         if out.shape != shape:
             raise InputError.bad(name, f"the shape of fn(data), {shape}", out)
     return outputs
+
+
+def _indexed_call(k: int, fn, subset: Any, name: str) -> tuple[int, Any]:
+    return k, _call(fn, subset, name)
 
 
 def _call(fn, subset: Any, name: str) -> Any:
@@ -230,6 +284,97 @@ def _check_deterministic(first: np.ndarray, second: np.ndarray, rows: np.ndarray
             "modifies its input in place: work on a copy)",
             argument="fn",
         )
+
+
+def _run_header(fn, data: Any, group_labels: np.ndarray, masks) -> dict[str, Any]:
+    """What identifies a fit's runs: the groups, the subsets' sizes, the data's hash, fn's name."""
+    import joblib
+
+    try:
+        data_hash = joblib.hash(data)
+    except Exception as exc:  # an object joblib cannot pickle
+        raise InputError.bad(
+            "checkpoint",
+            f"data that joblib.hash can hash (to tell checkpoints apart) ({exc})",
+            data,
+        ) from None
+    return {
+        "format": "trustlab.privacy.DSIMechanism.fit",
+        "version": 1,
+        "fn": getattr(fn, "__qualname__", type(fn).__qualname__),
+        "groups": [repr(g) for g in group_labels.tolist()],
+        "subset_sizes": [int(mask.sum()) for mask in masks],
+        "data_hash": data_hash,
+    }
+
+
+# How a refused resume names what differs.
+_HEADER_NAMES = {
+    "format": "the kind of checkpoint",
+    "version": "the checkpoint version",
+    "fn": "fn's name",
+    "groups": "the group labels",
+    "subset_sizes": "the groups' sizes",
+    "data_hash": "the data",
+}
+
+
+class _RunStore:
+    """A folder of finished runs of fn: ``header.json`` and ``run_<k>.npy`` per run ``k``, each
+    written to a temporary file and renamed, so a crash leaves whole files only."""
+
+    def __init__(self, path: str | os.PathLike, header: dict[str, Any]):
+        self.path = Path(path)
+        self.header = header
+        head = self.path / "header.json"
+        if self.path.exists() and not self.path.is_dir():
+            raise InputError.bad("checkpoint", "a folder (or a path to create one)", str(path))
+        if head.is_file():
+            try:
+                stored = json.loads(head.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise InputError(
+                    f"checkpoint: could not read {head}: {exc}", argument="checkpoint"
+                ) from exc
+            other = [name for key, name in _HEADER_NAMES.items() if stored.get(key) != header[key]]
+            if other:
+                raise InputError(
+                    f"checkpoint: expected a checkpoint of this fit at {self.path}, got one of "
+                    f"another fit ({', '.join(other)} differ); delete it or give another folder",
+                    argument="checkpoint",
+                )
+        elif self.path.is_dir() and any(self.path.iterdir()):
+            raise InputError.bad(
+                "checkpoint", "an empty or new folder, or one an earlier fit wrote", str(path)
+            )
+        else:
+            self.path.mkdir(parents=True, exist_ok=True)
+            _write_atomic(head, json.dumps(header, indent=1).encode("utf-8"))
+
+    def load(self, total: int) -> dict[int, np.ndarray]:
+        """The stored runs, by index."""
+        runs = {}
+        for k in range(total):
+            file = self.path / f"run_{k}.npy"
+            if file.is_file():
+                runs[k] = np.load(file, allow_pickle=False)
+        return runs
+
+    def save(self, k: int, output: np.ndarray) -> None:
+        import io
+
+        buffer = io.BytesIO()
+        np.save(buffer, output, allow_pickle=False)
+        _write_atomic(self.path / f"run_{k}.npy", buffer.getvalue())
+
+
+def _write_atomic(path: Path, content: bytes) -> None:
+    partial = path.with_name(path.name + ".partial")
+    with open(partial, "wb") as handle:
+        handle.write(content)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(partial, path)
 
 
 def _length_of(data: Any) -> int:
