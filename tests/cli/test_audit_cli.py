@@ -67,7 +67,7 @@ def test_audit_without_options_audits_the_bundled_default(monkeypatch, capsys):
     code, out, _ = run(["audit"], capsys)
     assert code == 0 and out.strip() == "done"
     assert received["data"] is None and received["out"] == Path("out")
-    assert (received["test_size"], received["random_state"]) == (0.5, 0)
+    assert (received["test_size"], received["random_state"]) == (None, 0)
     assert received["pred"] is None and received["model"] is None
 
 

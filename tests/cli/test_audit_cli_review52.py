@@ -32,8 +32,11 @@ def test_test_size_with_given_predictions_or_model_is_refused(scored, tmp_path, 
     out = tmp_path / "out"
     code, _, err = run([*args, given, value, "--test-size", "0.3", "--out", out], capsys)
     assert code == 2
+    words = (
+        "a pred column" if given == "--pred" else "a model"
+    )  # run_audit's check, since review 53
     assert one_line(err) == (
-        f"trustlab: error: --test-size: expected no held-out share with {given} "
+        f"trustlab: error: --test-size: expected no held-out share with {words} "
         "(every row is audited), got 0.3"
     )
     assert not out.exists()

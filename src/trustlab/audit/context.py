@@ -8,7 +8,40 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["AuditContext", "AuditPlan"]
+from trustlab._checks import check_probability
+from trustlab.errors import InputError
+
+__all__ = ["AuditContext", "AuditPlan", "audit_mode"]
+
+#: the share of rows the default models leave for the audit when ``test_size`` is not given
+DEFAULT_TEST_SIZE = 0.5
+
+
+def audit_mode(pred, model, test_size, group_as_feature) -> tuple[str, float]:
+    """The audit's mode (``"predictions"``, ``"model"`` or ``"zoo"``) and its test share.
+
+    ``pred`` and ``model`` exclude each other; ``test_size`` is the default models' held-out
+    share only (a ``pred`` column or a ``model`` is audited on every row) and ``group_as_feature``
+    needs a model that reads features (none is trained for a ``pred`` column): either given
+    where it has no effect is refused rather than silently ignored.
+    """
+    if pred is not None and model is not None:
+        raise InputError.bad("pred", "no column with a model (audit one or the other)", pred)
+    if pred is not None and group_as_feature is not None:
+        raise InputError.bad(
+            "group_as_feature",
+            f"None with a pred column (no model is trained: {pred!r} is audited as it is)",
+            group_as_feature,
+        )
+    mode = "predictions" if pred is not None else ("model" if model is not None else "zoo")
+    if test_size is not None and mode != "zoo":
+        given = "a pred column" if mode == "predictions" else "a model"
+        raise InputError.bad(
+            "test_size", f"no held-out share with {given} (every row is audited)", test_size
+        )
+    return mode, check_probability(
+        DEFAULT_TEST_SIZE if test_size is None else test_size, "test_size"
+    )
 
 
 @dataclass

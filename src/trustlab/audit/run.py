@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from trustlab._checks import check_bool, check_probability, check_random_state
+from trustlab._checks import check_bool, check_random_state
 from trustlab._results import Result
 from trustlab.audit import outputs
 from trustlab.audit import sections as section_registry
-from trustlab.audit.context import AuditContext, AuditPlan
+from trustlab.audit.context import AuditContext, AuditPlan, audit_mode
 from trustlab.audit.group_metrics import equalized_odds_caveat, largest_equalized_odds
 from trustlab.audit.models import (
     ZOO_NAMES,
@@ -168,7 +168,7 @@ def run_audit(
     out: str | os.PathLike = "out",
     overwrite: bool = False,
     encoding: str | None = None,
-    test_size: float = 0.5,
+    test_size: float | None = None,
     random_state: int | np.random.Generator | None = 0,
     sections: Sequence[str] | None = None,
     group_as_feature: bool | None = None,
@@ -219,9 +219,10 @@ def run_audit(
         never the ``model`` or ``data`` file being audited nor any other file.
     encoding : str, optional
         Text encoding of a CSV/TSV ``data`` file (default UTF-8), e.g. ``"latin-1"``.
-    test_size : float in (0, 1), default 0.5
+    test_size : float in (0, 1) or None, default None (0.5)
         Share of the rows held out for the audit when the zoo is trained (the split is
         stratified by label and group where every pair has 2 or more rows, else by label).
+        Refused with ``pred`` or ``model``: they are audited on every row.
     random_state : int, numpy Generator or None, default 0
         Seed of the split, the models, the bootstrap intervals and every stochastic section.
         An int must lie in [0, 2**32-1] (scikit-learn's range). None draws a fresh seed; the
@@ -233,7 +234,8 @@ def run_audit(
     group_as_feature : bool or None, default None
         Whether models may use the group column as a feature. None: a bundled dataset uses its
         declared features (so ``"sex"`` is a feature of chile, ``"region"`` is not); a user table
-        leaves the group column out. True or False forces it either way.
+        leaves the group column out. True or False forces it either way; refused with ``pred``
+        (no model is trained).
     progress : callable, optional
         Called as ``progress(description, done, total)`` as steps start and end.
     plan : callable, optional
@@ -283,11 +285,8 @@ def run_audit(
     'predictions.csv'
     """
     seed = _seed(random_state)
-    test_size = check_probability(test_size, "test_size")
+    mode, test_size = audit_mode(pred, model, test_size, group_as_feature)
     overwrite = check_bool(overwrite, "overwrite")
-    mode = "predictions" if pred is not None else ("model" if model is not None else "zoo")
-    if pred is not None and model is not None:
-        raise InputError.bad("pred", "no column with a model (audit one or the other)", pred)
     names = _section_names(sections, mode, bool(participation))  # the plan names only these
     n_model_steps = {"zoo": len(ZOO_NAMES), "model": 1, "predictions": 0}[mode]
     steps = _Steps(progress, total=1 + n_model_steps + 1 + len(names) + 1)

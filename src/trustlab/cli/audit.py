@@ -133,14 +133,9 @@ def audit(
     from trustlab.audit.outputs import previous_audit
     from trustlab.errors import InputError
 
-    if test_size is not None and (pred is not None or model is not None):
-        # it was silently unused: the given predictions or model are audited on every row
-        given = "--pred" if pred is not None else "--model"
-        raise InputError.bad(
-            "--test-size", f"no held-out share with {given} (every row is audited)", test_size
-        )
+    # run_audit refuses --test-size with --pred or --model itself; it refuses --group-as-feature
+    # with --pred too, but names the argument group_as_feature: here the flag given is named
     if group_as_feature is not None and pred is not None:
-        # it was silently unused: no model is trained, the given predictions are audited as they are
         given = "--group-as-feature" if group_as_feature else "--no-group-as-feature"
         raise InputError(
             f"{given}: only when a model predicts; with --pred the column {pred!r} is audited as "
@@ -175,7 +170,7 @@ def audit(
             out=out,
             overwrite=overwrite,
             encoding=encoding,
-            test_size=0.5 if test_size is None else test_size,
+            test_size=test_size,
             random_state=seed,
             group_as_feature=group_as_feature,
             progress=show,
