@@ -11,7 +11,9 @@ Routes (JSON in, JSON out):
   policy.
 
 Each connection is served on its own thread; checks run one at a time (the guardrail's cache of
-history predicate values is shared), which keeps decisions identical to library calls.
+history predicate values is shared), which keeps decisions identical to library calls. A
+connection that sends nothing (or stops mid-request) for ``timeout`` seconds (default 30) is
+closed, so idle or stalled clients do not hold threads forever.
 
 >>> from trustlab.agents import Guardrail
 >>> from trustlab.agents.server import GuardClient, make_guard_server
@@ -43,11 +45,18 @@ __all__ = ["GuardServer", "make_guard_server", "serve_guardrail", "GuardClient"]
 
 log = logging.getLogger("trustlab.agents.server")
 MAX_BODY_BYTES = 4 * 2**20
+#: Seconds a connection may stay silent (before or within a request) before it is closed.
+READ_TIMEOUT = 30.0
 
 
 class _Handler(BaseHTTPRequestHandler):
     server: _HTTPServer
     protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        # the socket's timeout: without one a silent or stalled client held its thread forever
+        self.timeout = self.server.guard_server.timeout
+        super().setup()
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
         log.debug("%s - %s", self.address_string(), format % args)
@@ -162,11 +171,13 @@ class _HTTPServer(ThreadingHTTPServer):
 class GuardServer:
     """A guardrail served over HTTP; build it with :func:`make_guard_server`.
 
-    ``url`` is ``http://host:port``; ``n_checks`` counts the checks answered so far.
+    ``url`` is ``http://host:port``; ``n_checks`` counts the checks answered so far; a connection
+    silent for ``timeout`` seconds is closed.
     """
 
-    def __init__(self, guardrail: Any, host: str, port: int):
+    def __init__(self, guardrail: Any, host: str, port: int, timeout: float = READ_TIMEOUT):
         self.guardrail = guardrail
+        self.timeout = timeout
         self.lock = threading.Lock()
         self.n_checks = 0
         try:
@@ -209,8 +220,12 @@ class GuardServer:
         self.shutdown()
 
 
-def make_guard_server(guardrail: Any, host: str = "127.0.0.1", port: int = 8765) -> GuardServer:
-    """A :class:`GuardServer` for ``guardrail`` (a Guardrail, or a policy to build one from)."""
+def make_guard_server(
+    guardrail: Any, host: str = "127.0.0.1", port: int = 8765, *, timeout: float = READ_TIMEOUT
+) -> GuardServer:
+    """A :class:`GuardServer` for ``guardrail`` (a Guardrail, or a policy to build one from);
+    a connection that sends nothing for ``timeout`` seconds (before or within a request) is
+    closed."""
     from trustlab.agents.guardrail import Guardrail
 
     if not isinstance(guardrail, Guardrail):
@@ -219,7 +234,13 @@ def make_guard_server(guardrail: Any, host: str = "127.0.0.1", port: int = 8765)
         raise InputError.bad("port", "an integer port in [0, 65535]", port)
     if not isinstance(host, str) or not host:
         raise InputError.bad("host", "a host name or address", host)
-    return GuardServer(guardrail, host, port)
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not 0 < timeout < float("inf")
+    ):
+        raise InputError.bad("timeout", "a finite number of seconds > 0", timeout)
+    return GuardServer(guardrail, host, port, float(timeout))
 
 
 def serve_guardrail(
