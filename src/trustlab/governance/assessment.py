@@ -110,7 +110,8 @@ class ParticipationAssessment(Result):
         ``items`` (claimed and credited rungs, the evidence given (kind -> reference) and the
         notes, per assessor), ``missing_evidence`` (what would
         have confirmed the claimed rungs), ``next_step`` (the rung and evidence that would reach
-        the next tier, with the paper's recommendation and its citation) and ``disagreement``.
+        the next tier up that the dimension's items offer an option in, with the paper's
+        recommendation and its citation) and ``disagreement``.
     agreement : dict or None
         With two or more assessors: Krippendorff's alpha (ordinal) and Fleiss' kappa per
         dimension and overall, the units counted, and the flagged dimensions and items.
@@ -386,24 +387,32 @@ def _score(q: Questionnaire, t: Tiers, loaded: list[Answers]) -> ParticipationAs
 
 
 def _next_step(q: Questionnaire, t: Tiers, dim: dict, rung: int | None) -> dict[str, Any] | None:
-    """The lowest rung of the next tier up, the evidence its options need, and the paper's
-    recommendation for the dimension (None at the top tier)."""
+    """The next tier up that the dimension's items offer an option in, its lowest offered rung,
+    the evidence the options in that tier need, and the paper's recommendation for the
+    dimension (None at the top tier). With the shipped questionnaire (every item offers all
+    eight rungs) this is the next tier and its lowest rung; a questionnaire of one's own whose
+    items skip a tier (options 1-4 and 7) points to the tier its lowest option above lands in
+    (Tier 4, rung 7), and with no option above, to the next tier with no options."""
     index = t.index_of(rung)
     target_index = 0 if index is None else index + 1
     if target_index >= len(t.tiers):
         return None
     target = t.tiers[target_index]
     target_rung = min(target["rungs"])
-    evidence: set[str] = set()
-    options = []
+    lowest = []  # per item of the dimension, its lowest option at or above the next tier
     for item in q.items:
-        if item["dimension"] != dim["id"]:
-            continue
-        candidates = [o for o in item["options"] if o["rung"] >= target_rung]
-        if candidates:
-            option = min(candidates, key=lambda o: o["rung"])
-            options.append({"item": item["id"], "rung": option["rung"], "text": option["text"]})
-            evidence |= set(option["evidence"])
+        above = [o for o in item["options"] if o["rung"] >= target_rung]
+        if item["dimension"] == dim["id"] and above:
+            lowest.append((item, min(above, key=lambda o: o["rung"])))
+    options = []
+    evidence: set[str] = set()
+    if lowest:  # the tier the lowest such option lands in, and the options that land there
+        target_rung = min(option["rung"] for _, option in lowest)
+        target = t.tier_of(target_rung)
+        for item, option in lowest:
+            if option["rung"] in target["rungs"]:
+                options.append({"item": item["id"], "rung": option["rung"], "text": option["text"]})
+                evidence |= set(option["evidence"])
     recommendation = dim["recommendation"]
     return {
         "tier": target["id"],

@@ -227,6 +227,7 @@ def report_parts(assessment: Any) -> list[dict[str, Any]]:
         }
     )
     step_rows = []
+    tier_ids = [x["id"] for x in a.tiers["tiers"]]
     for d in a.dimensions:
         s = d["next_step"]
         if s is None:
@@ -234,10 +235,18 @@ def report_parts(assessment: Any) -> list[dict[str, Any]]:
             continue
         reach = f"{s['rung']} {s['rung_name']}"
         target = s["tier_label"]
-        if d["tier"] is None:  # nothing credited: the first tier is reached, not climbed to
+        # tiers between now and the target: a questionnaire of one's own offers no option there
+        now = -1 if d["tier"] is None else tier_ids.index(d["tier"])
+        skipped = [x["label"] for x in a.tiers["tiers"][now + 1 : tier_ids.index(s["tier"])]]
+        if d["tier"] is None and not skipped:  # the first tier is reached, not climbed to
             target += ", the first tier"
             reach = f"no rung credited yet; the first tier starts at rung {reach}"
+        elif d["tier"] is None:
+            reach = f"no rung credited yet; the lowest option offered is rung {reach}"
         target += "" if s["tier_verified"] else " (unverified)"
+        if skipped:
+            target += (f" ({', '.join(skipped)}: no item of this dimension offers an option "
+                       "there)")  # fmt: skip
         evidence = ", ".join(s["evidence"])
         if not s["options"]:  # a questionnaire of one's own may stop below the next tier
             reach += " (no item of this dimension offers an option at or above it)"
@@ -250,8 +259,9 @@ def report_parts(assessment: Any) -> list[dict[str, Any]]:
             "title": "Moving up a tier",
             "paragraphs": [
                 (
-                    "For each dimension: the lowest rung of the next tier, the evidence its "
-                    "options need, and the paper's recommendation that points there.",
+                    "For each dimension: the lowest rung of the next tier up that its items "
+                    "offer an option in, the evidence those options need, and the paper's "
+                    "recommendation that points there.",
                     "text",
                 )
             ],
