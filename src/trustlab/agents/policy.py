@@ -138,7 +138,9 @@ class Trajectory(_Model):
         The conversation format is ``{"task_intent", "policies", "conversation": [{"role": "agent",
         "messages": [{"thought": ...}, {"action": ...}]}, ...]}``: every ``action`` message closes a
         step (with the thoughts before it); the text of a turn by another role (``user``,
-        ``environment``, ``tool``) becomes the observation of the step before it.
+        ``environment``, ``tool``) becomes the observation of the step before it. An agent
+        message without ``thought`` or ``action``, or an action in another role's turn, is refused
+        (it was dropped); errors name the turn and message (``conversation[1].messages[0]``).
         """
         if not isinstance(data, Mapping):
             raise InputError.bad("trajectory", "a mapping (JSON object)", data)
@@ -159,7 +161,15 @@ class Trajectory(_Model):
                 messages = [messages]
             if not isinstance(messages, list):  # iterating it raised TypeError
                 raise InputError.bad(f"{where}.messages", "a list of messages", messages)
-            if turn.get("role", "agent") != "agent":
+            role = turn.get("role", "agent")
+            if not isinstance(role, str):
+                raise InputError.bad(f"{where}.role", "a role name such as 'agent' or 'user'", role)
+            if role != "agent":
+                if any(isinstance(m, Mapping) and "action" in m for m in messages):
+                    # read as observation text, the action was silently lost from the history
+                    raise InputError.bad(
+                        f"{where}.role", "'agent' for a turn with action messages", role
+                    )
                 text = turn.get("content")
                 if text is not None and not isinstance(text, str):  # a tool's JSON output
                     text = json.dumps(text, ensure_ascii=False)
@@ -175,10 +185,15 @@ class Trajectory(_Model):
                     raise InputError.bad(
                         f"{where}.messages[{m}]", "{'thought': ...} or {'action': ...}", message
                     )
+                if "thought" not in message and "action" not in message:  # was dropped silently
+                    raise InputError.bad(
+                        f"{where}.messages[{m}]", "{'thought': ...} or {'action': ...}", message
+                    )
                 if "thought" in message:
                     thoughts.append(str(message["thought"]))
-                if "action" in message:
-                    step: dict[str, Any] = {"action": message["action"]}
+                if "action" in message:  # named by its turn and message, not its step's index
+                    action = _validate(Action, message["action"], f"{where}.messages[{m}].action")
+                    step: dict[str, Any] = {"action": action}
                     if thoughts:
                         step["thought"] = "\n".join(thoughts)
                         thoughts = []
