@@ -32,6 +32,7 @@ from trustlab.audit.models import (
     model_columns,
     predict_labels,
 )
+from trustlab.audit.sections.overview import unheld_warning
 from trustlab.audit.table import (
     DEFAULT_DATASET,
     AuditTable,
@@ -145,8 +146,9 @@ class AuditResult(Result):
                     )
                 )
             lines.append(f"  {name}: " + (", ".join(parts) or "no numbers"))
-        # what the report's overview notes about the data (dropped rows, imputation, the split)
-        lines.extend(f"  note: {note}" for note in ctx.notes)
+        overview = next((s.data for s in self.report.sections if s.id == "overview"), {})
+        lines.extend(f"  warning: {line}" for line in unheld_warning(overview))  # a misnamed class
+        lines.extend(f"  note: {note}" for note in ctx.notes)  # the overview's notes on the data
         return "\n".join(lines)
 
 
@@ -361,8 +363,7 @@ class _Steps:
             self.callback("done", self.done, self.total)
 
 
-#: scikit-learn's seeds (``random_state``) are below 2**32; the audit passes its seed on to it.
-MAX_SEED = 2**32 - 1
+MAX_SEED = 2**32 - 1  #: scikit-learn's seeds are below 2**32; the audit passes its seed on to it
 
 
 def _seed(random_state) -> int:

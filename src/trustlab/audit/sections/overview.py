@@ -10,7 +10,7 @@ from trustlab.audit.context import AuditContext
 from trustlab.audit.sections import fairness
 from trustlab.report import Figure, Paragraph, Section, Table
 
-__all__ = ["build", "TITLE"]
+__all__ = ["build", "TITLE", "unheld_warning"]
 
 TITLE = "Data and models"
 #: with more groups than the fairness section's limit (``fairness.MAX_GROUPS``, an ID-like
@@ -148,19 +148,36 @@ def _predicted_not_held_note(unheld: dict[str, dict[str, int]], ctx: AuditContex
     class's column and rates are there only because the predictions hold it."""
     if not unheld:
         return []
-    parts = [
-        f"{name} predicts {', '.join(f'{k} ({n:,} audited rows)' for k, n in classes.items())}"
-        for name, classes in unheld.items()
-    ]
     return [
         Paragraph(
             f"Classes predicted that no row's {ctx.label!r} holds: "
-            + "; ".join(parts)
+            + _unheld_parts(unheld)
             + ". Each such prediction is an error; the class is audited (its column below, "
             "its fairness rates) only because the predictions hold it: check that the "
             "predictions and the label use the same class names.",
             "warning",
         )
+    ]
+
+
+def _unheld_parts(unheld: dict[str, dict[str, int]]) -> str:
+    return "; ".join(
+        f"{name} predicts {', '.join(f'{k} ({n:,} audited rows)' for k, n in classes.items())}"
+        for name, classes in unheld.items()
+    )
+
+
+def unheld_warning(data: dict) -> list[str]:
+    """The warning on classes predicted that no row's label holds, in one line, from the
+    section's data (``[]`` without one): the audit's terminal summary gives it, since a single
+    misnamed class ('Review' for 'review') is otherwise audited with a word on the page only."""
+    unheld = data.get("predicted_not_in_label") or {}
+    if not unheld:
+        return []
+    return [
+        f"classes predicted that no row's {data['label']!r} holds: {_unheld_parts(unheld)}; "
+        "each such prediction is an error: check that the predictions and the label use the "
+        "same class names"
     ]
 
 
