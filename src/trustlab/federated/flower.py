@@ -228,6 +228,15 @@ def _client_evaluate(msg: Message, context: Context) -> Message:
     return Message(RecordDict({"metrics": metrics}), reply_to=msg)
 
 
+@client_app.query()
+def _client_query(msg: Message, context: Context) -> Message:
+    """The roll call before the first round: this node's partition-id, once its configs and
+    data passed the checks, so that a bad node or two nodes of one silo stop the run before any
+    silo trains."""
+    index = _node_setup(context)[0]
+    return Message(RecordDict({"metrics": MetricRecord({"partition-id": index})}), reply_to=msg)
+
+
 # --------------------------------------------------------------------------- strategy
 
 
@@ -239,10 +248,14 @@ class UEFLStrategy(FedAvg):
     ``ConfigRecord``. Nodes are matched to silos by the ``partition-id`` they report; until a
     node has answered once, it gets the plan all silos share (every silo starts on book 0).
     :meth:`aggregate_train` averages the replies sorted by silo with
-    :func:`~trustlab.federated.uefl.average_weights` (uniform or by ``num-examples``), so the
-    result equals the in-process engine's. Codebooks never appear in replies unless the
-    "shared" codebook mode asks for them. Without :meth:`set_assignments` (e.g. under
-    :meth:`Strategy.start`) every node trains on book 0 from the given arrays.
+    :func:`~trustlab.federated.uefl.average_weights` (uniform or by ``num-examples``): the
+    in-process engine's average, except that it does not align new shared codebooks. Codebooks never appear in replies unless the
+    "shared" codebook mode asks for them. The ServerApp (:data:`server_app`) drives it through
+    :class:`FlowerEngine` and the protocol driver, which also aligns the codebooks silos have
+    just fitted by k-means before the shared mode averages them. Without :meth:`set_assignments`
+    (e.g. under :meth:`Strategy.start`, or with Flower's own ``FedAvg`` in its place) every node
+    trains on book 0 from the given arrays, no silo is extended and shared codebooks are
+    averaged unaligned: a FedAvg of UEFL's model, not UEFL.
 
     Every silo trains and is evaluated in every round (the protocol needs each one's reply), so
     FedAvg's ``fraction_train`` and ``fraction_evaluate`` can only be 1.0; other values are
@@ -324,6 +337,26 @@ class UEFLStrategy(FedAvg):
             raise BackendError(f"{what}: a ClientApp failed: " + "; ".join(errors))
         return sorted(out, key=lambda item: item[0])
 
+    def register_nodes(self, replies: Iterable[Message]) -> None:
+        """Match the nodes to silos from their roll-call replies (their ``partition-id``), and
+        refuse two nodes of one silo or a silo no node serves, before any round (two nodes of
+        one silo both trained a round and failed only at the average)."""
+        self.silo_of = {}
+        self._contents(replies, "roll call")
+        nodes: dict[int, list[int]] = {}
+        for node_id, silo in sorted(self.silo_of.items()):
+            nodes.setdefault(silo, []).append(node_id)
+        twice = [f"{silo} on nodes {ids}" for silo, ids in sorted(nodes.items()) if len(ids) > 1]
+        unserved = [silo for silo in range(self.n_silos) if silo not in nodes]
+        if twice or unserved:
+            got = "; ".join(twice + ([f"no node for silo(s) {unserved}"] if unserved else []))
+            raise InputError.bad(
+                "partition-id",
+                f"each silo 0..{self.n_silos - 1} on exactly one SuperNode (node-config "
+                "partition-id=<silo index>)",
+                got,
+            )
+
     def aggregate_train(self, server_round: int, replies: Iterable[Message]):
         updates = []
         for silo, content in self._contents(replies, "train"):
@@ -365,6 +398,14 @@ class FlowerEngine:
     def __init__(self, grid: Grid, strategy: UEFLStrategy, timeout: float = 600.0,
                  poll: float = 0.2):  # fmt: skip
         self.grid, self.strategy, self.timeout, self.poll = grid, strategy, timeout, poll
+
+    def roll_call(self) -> None:
+        """Ask every node its ``partition-id`` (a query message) and match nodes to silos, so
+        that a node with a bad config or data, or two nodes of one silo, fail before round 1."""
+        messages = [Message(content=RecordDict({}), message_type=MessageType.QUERY,
+                            dst_node_id=node_id)
+                    for node_id in sorted(self.grid.get_node_ids())]  # fmt: skip
+        self.strategy.register_nodes(self._send_and_receive(messages))
 
     def train(self, round_no: int, assignments: Sequence[Assignment]) -> list[SiloUpdate]:
         self.strategy.set_assignments(assignments)
@@ -420,7 +461,9 @@ def _server_main(grid: Grid, context: Context) -> None:
         log.info("UEFL round %d (iteration %d): book indices %s, entropy %s", record["round"],
                  record["iteration"], record["book_idx"], record["entropy"])  # fmt: skip
 
-    driver.run(FlowerEngine(grid, strategy, timeout), on_round)
+    engine = FlowerEngine(grid, strategy, timeout)
+    engine.roll_call()
+    driver.run(engine, on_round)
     result_dir = str(run_config.get("result-dir", ""))
     if result_dir:
         _write_result(Path(result_dir), driver, time.perf_counter() - started, strategy)
