@@ -778,7 +778,10 @@ def _description_scores(pred: Any, ds: Any, seed: int) -> dict[str, Any]:
     other = [int(s) for s in np.random.SeedSequence(seed + 1).generate_state(len(ds))]
     refs = reference_paragraphs(ds, random_state=seed)  # the describer with the `seeds` wording
     answers = {
-        "predictor": [write(pred.facts(i), random_state=s) for i, s in enumerate(seeds)],
+        "predictor": [
+            write(pred.facts(i), random_state=s, faint_region=pred.faint_region(i))
+            for i, s in enumerate(seeds)
+        ],
         "ground truth, other wording": [
             write(ds.facts(i), random_state=s) for i, s in enumerate(other)
         ],

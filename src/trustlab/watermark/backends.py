@@ -97,7 +97,10 @@ class TemplateBackend:
                 "questions", f"{len(predictions)} questions, one per prediction", len(questions)
             )
         seeds = [_seed(self.random_state, q) for q in questions]
-        return [describe(predictions.facts(i), random_state=s) for i, s in enumerate(seeds)]
+        return [
+            describe(predictions.facts(i), random_state=s, faint_region=predictions.faint_region(i))
+            for i, s in enumerate(seeds)
+        ]
 
     def level_logits(self, image: np.ndarray) -> np.ndarray:
         pred = self.predict([image])

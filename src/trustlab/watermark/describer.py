@@ -185,14 +185,21 @@ _IMPACT_UNKNOWN = (  # objects not known: their coverage, so the impact, was not
     "Its effect on the content was not estimated.",
 )
 
+# present=False: a clean image (ground truth), or a prediction at the invisible level (score 4 to
+# 5), which cannot tell a clean image from a mark too faint to see: "no visible watermark" is true
+# of both, and no impact is claimed
 _ABSENT = (
-    "No watermark was found in the image.",
-    "The image shows no sign of a watermark.",
-    "No watermark could be detected in this image.",
+    "No visible watermark was found in the image.",
+    "The image shows no visible sign of a watermark.",
+    "No visible watermark could be detected in this image.",
 )
 _ABSENT_DETAIL = (
-    "There is no overlay, text or pattern to describe, and the content is unaffected.",
-    "No logo, text or pattern overlays the content, which is left unaffected.",
+    "There is no visible overlay, text or pattern to describe.",
+    "No logo, text or pattern can be seen on the image.",
+)
+_FAINT_REGION = (  # an invisible-level prediction whose heatmap still located a region
+    "Its heatmap still points to {where} of the image, where a mark too faint to see may lie.",
+    "The heatmap still marks {where} of the image as a possible place of a mark too faint to see.",
 )
 
 _NAME_JUNK = re.compile(r"[.,;\s]+")
@@ -229,16 +236,23 @@ def _number(value: Any, name: str, low: float, high: float) -> float:
     return out
 
 
-def describe(facts: WatermarkFacts, *, random_state: Any = None) -> str:
+def describe(
+    facts: WatermarkFacts, *, random_state: Any = None, faint_region: str | None = None
+) -> str:
     """A WMarkGPT-style paragraph that states what ``facts`` hold, ending with the fixed sentence.
 
     Parameters
     ----------
     facts : WatermarkFacts
-        Ground truth or a prediction. For ``present=False`` the paragraph says no watermark was
-        found and ends with ``The watermark visibility is: invisible.``.
+        Ground truth or a prediction. For ``present=False`` the paragraph says no visible
+        watermark was found (a prediction at the invisible level cannot tell a clean image from a
+        mark too faint to see) and ends with ``The watermark visibility is: invisible.``.
     random_state : None, int or numpy.random.Generator
         Chooses among the templates of each sentence (the same seed, the same text).
+    faint_region : None or str
+        Only with ``present=False``: a cell of :data:`~trustlab.watermark.vocabulary.CELLS` where
+        a prediction's heatmap still located a region (``located``); the paragraph then says the
+        heatmap points there, where a mark too faint to see may lie.
 
     Returns
     -------
@@ -259,8 +273,15 @@ def describe(facts: WatermarkFacts, *, random_state: Any = None) -> str:
     def pick(options: tuple[str, ...]) -> str:
         return options[int(rng.integers(len(options)))]
 
+    if faint_region is not None and (facts.present or faint_region not in CELLS):
+        raise InputError.bad(
+            "faint_region", f"None, or one of {', '.join(CELLS)} with present=False", faint_region
+        )
     if not facts.present:
-        return " ".join([pick(_ABSENT), pick(_ABSENT_DETAIL), FINAL_SENTENCE.format("invisible")])
+        sentences = [pick(_ABSENT), pick(_ABSENT_DETAIL)]
+        if faint_region is not None:
+            sentences.append(pick(_FAINT_REGION).format(where=pick(_CELL_WORDS[faint_region])))
+        return " ".join([*sentences, FINAL_SENTENCE.format("invisible")])
     adj = facts.orientation
     sentences = [
         pick(_ORIENTATION).format(adj=adj, adv=_ADVERB[adj]),
@@ -302,7 +323,7 @@ def _clean_name(name: str) -> str:
 
 _P_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+")
 _P_FINAL = re.compile(r"The watermark visibility is: (invisible|faint|moderate|visible|obvious)\.")
-_P_ABSENT = re.compile(r"\bno (?:sign of a )?watermark\b", re.IGNORECASE)
+_P_ABSENT = re.compile(r"\bno (?:visible )?(?:sign of a )?watermark\b", re.IGNORECASE)
 _P_ORIENTATION = re.compile(r"\b(horizontal|vertical|diagonal)(?:ly)?\b", re.IGNORECASE)
 _P_WHERE = re.compile(r"\b(?:located|placed|positioned|found)\s+in\s+(.+)$", re.IGNORECASE)
 _P_RELATION = re.compile(

@@ -347,6 +347,13 @@ class WatermarkPredictions(Result):
             coverage=0.0,
         )
 
+    def faint_region(self, i: int) -> str | None:
+        """The cell of image ``i``'s heatmap region when it is predicted at the invisible level
+        (``present`` False) but the heatmap still located a region; None otherwise. What
+        :func:`~trustlab.watermark.describer.describe` takes as ``faint_region``."""
+        self.facts(i)  # checks i
+        return self.cells[i] if not self.present[i] and self.located[i] else None
+
     def summary(self) -> str:
         counts = {lv: self.levels.count(lv) for lv in LEVELS if lv in self.levels}
         text = ", ".join(f"{k} {v}" for k, v in counts.items())
