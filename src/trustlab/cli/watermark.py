@@ -13,7 +13,8 @@ after a crash or Ctrl-C continues where it stopped. DIR ends with ``model/``, ``
 :func:`~trustlab.watermark.evaluation.evaluate_predictions`) and ``training.png``.
 
 ``predict IMAGES... --out DIR`` reads PNG/JPEG files (or folders of them), predicts and writes one
-JSON per image, ``predictions.json``, heatmap overlays (``heatmaps/``) and the HTML contact sheet
+JSON per image, ``predictions.json``, heatmap overlays (``heatmaps/``, scaled down to at most
+``--overlay-size`` pixels on the longer side, 2048 by default) and the HTML contact sheet
 ``contact_sheet.html``; an unreadable image found in a folder is skipped with a warning (listed
 under ``skipped`` in ``predictions.json``), a named file must be readable. ``describe IMAGE``
 prints the paragraph of the template backend, or with ``--vlm FOLDER`` the answer of a local
@@ -271,6 +272,49 @@ def _stems(files: list[Path], reserved: set[str]) -> list[str]:
     return out
 
 
+#: The default longest side of predict's heatmap overlays (``--overlay-size``), in pixels.
+OVERLAY_SIZE = 2048
+
+
+def _overlay_size(value: int) -> int:
+    if value != 0 and value < 16:
+        raise InputError.bad("--overlay-size", "0 (the full size) or at least 16 pixels", value)
+    return value
+
+
+def _overlay(path: Path, pred: Any, i: int, box: Any, size: int) -> np.ndarray:
+    """Image ``i``'s heatmap overlay, scaled down (aspect ratio kept) to at most ``size`` pixels
+    on its longer side; ``size`` 0 or an image already that small: the image's full size. The
+    heatmap is mapped to the overlay's pixels as :meth:`WatermarkPredictions.heatmap` maps it
+    to the image's, and the box is scaled with the image."""
+    from PIL import Image
+
+    from trustlab.audit.sections.watermark import heatmap_overlay
+
+    img = _read_image(path, "IMAGES")
+    h, w = img.shape[:2]
+    if size == 0 or max(h, w) <= size:
+        return heatmap_overlay(img, pred.heatmap(i), box)
+    s = size / max(h, w)
+    h2, w2 = max(1, round(h * s)), max(1, round(w * s))
+    small = np.asarray(
+        Image.fromarray(img).resize((w2, h2), Image.Resampling.LANCZOS, reducing_gap=2.0)
+    )
+    del img
+    hm = pred.heatmaps[i].astype(np.float32)
+    rows = np.minimum((np.arange(h2) * hm.shape[0]) // h2, hm.shape[0] - 1)
+    cols = np.minimum((np.arange(w2) * hm.shape[1]) // w2, hm.shape[1] - 1)
+    if box is not None:
+        x0, y0, x1, y1 = box
+        box = (
+            int(x0 * w2 / w),
+            int(y0 * h2 / h),
+            min(w2, int(np.ceil(x1 * w2 / w))),
+            min(h2, int(np.ceil(y1 * h2 / h))),
+        )
+    return heatmap_overlay(small, hm[np.ix_(rows, cols)], box)
+
+
 def _threshold(value: float) -> float:
     if not 0.0 < value < 1.0:
         raise InputError.bad("--threshold", "a heatmap threshold in (0, 1)", value)
@@ -506,17 +550,26 @@ def predict(
     out: Annotated[Path, typer.Option("--out", help="Folder for the JSON and the pages.")] = ...,
     overwrite: OverwriteOption = False,
     device: DeviceOption = "cpu",
+    overlay_size: Annotated[
+        int,
+        typer.Option(
+            "--overlay-size",
+            help="Longest side of the heatmap overlays in pixels, scaled down keeping the aspect "
+            "ratio (0: each image's full size).",
+        ),
+    ] = OVERLAY_SIZE,
     as_json: JsonOption = False,
 ) -> None:
     """Predict visibility, location and content type of images; write JSON and a contact sheet."""
     from PIL import Image
 
-    from trustlab.audit.sections.watermark import heatmap_overlay, write_contact_sheet
+    from trustlab.audit.sections.watermark import write_contact_sheet
     from trustlab.watermark.backends import TemplateBackend
 
     refuse_existing(out, overwrite, ("predictions.json", "contact_sheet.html"), "predictions")
     where = resolve_device_option(device, "watermark")
     thr = _threshold(threshold)
+    overlay_size = _overlay_size(overlay_size)
     q = _question(question)
     files, in_folders = _image_files(images)
     names = _stems(files, {"predictions", "contact_sheet"})
@@ -566,13 +619,14 @@ def predict(
             rec = _record(pred, i, name, f, q, texts[i])
             records.append(rec)
             write_atomic(out / f"{name}.json", json_text(rec))
-            overlay = heatmap_overlay(_read_image(f, "IMAGES"), pred.heatmap(i), rec["box"])
+            overlay = _overlay(f, pred, i, rec["box"], overlay_size)
             write_atomic(out / "heatmaps" / f"{name}.png",
                          lambda tmp, a=overlay: Image.fromarray(a).save(tmp, format="PNG"))  # fmt: skip
             del overlay
             report(i + 1, len(files))
         payload = {"model": source, "threshold": thr, "question": q, "n_images": len(files),
-                   "summary": pred.to_dict(), "images": records, "skipped": skipped}  # fmt: skip
+                   "overlay_size": overlay_size, "summary": pred.to_dict(), "images": records,
+                   "skipped": skipped}  # fmt: skip
         written = [write_atomic(out / "predictions.json", json_text(payload))]
         meta = {"model": source, "question": q}
         if skipped:  # the page says what it leaves out
