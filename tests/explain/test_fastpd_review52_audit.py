@@ -4,6 +4,8 @@ grows on a table with wide one-hot columns, made the whole section fail, losing 
 of every other model); the PD axis of a number the zoo standardises (drawn in z-scores under
 the column's name: ages from -1.3 to 2)."""
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 from sklearn.compose import make_column_transformer
@@ -107,6 +109,10 @@ def test_pd_of_a_standardised_number_is_drawn_on_the_tables_scale():
 
 
 def test_the_interaction_table_of_one_output_says_nothing_is_summed():
-    built = section.build(_context())  # stumps: binary boosting, one output (log-odds)
+    ctx = _context()  # binary boosting, one output (log-odds); stumps have no pair to list
+    X = ctx.X_train.assign(f0=np.arange(len(ctx.X_train)) % 3)
+    depth2 = GradientBoostingClassifier(n_estimators=5, max_depth=2).fit(X, ctx.y_train)
+    built = section.build(replace(ctx, X_train=X, X_test=X, models={"depth2": depth2}))
+    assert built.data["depth2"]["top_interactions"]
     (caption,) = [b.caption for b in built.blocks if getattr(b, "caption", "").startswith("Strong")]
     assert "summed over classes" not in caption and caption.endswith("(log-odds)")

@@ -210,6 +210,12 @@ def _blocks(name: str, result: dict) -> list:
         + _units(data["pd_original_units"]),
         alt=f"Line plots of the partial dependence of {name} on {', '.join(data['top_features'])}",
     )
+    if not result["pairs"]:  # an empty table would read as lost output
+        none = Paragraph(
+            f"{name} has no pairwise interaction: every interaction component m_jk is zero "
+            "or rounding error of its output."
+        )
+        return [intro, shap_figure, pd_figure, none]
     table = Table(
         ["feature", "feature", "mean |m_jk|"],
         [[a, b, float(v)] for (a, b), v in result["pairs"]],

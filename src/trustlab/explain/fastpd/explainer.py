@@ -322,7 +322,9 @@ class FastPD:
             The features to draw PD curves of (default: the :data:`PD_FEATURES` with the largest
             mean |SHAP| among those with a value in some background row: a curve's grid is
             drawn from the background's values, so a feature missing in every background row
-            has none and, when named here, is refused).
+            has none and, when named here, is refused; a feature whose mean |SHAP| is at most
+            the importance's ``rounding_level`` is unused and gets no default curve, unless no
+            feature is used: then the first one).
         max_order : int, default 2
             Largest component order in the importance.
         row_ids : array-like (n,), optional
@@ -358,8 +360,10 @@ class FastPD:
         phi, importance = self._explain_rows(X, order, progress)
         if chosen is None:  # the most important features that have a grid to draw on
             top = importance.top_features(self.n_features_in_)
-            index = [self.feature_names_.index(name) for name in top]
-            chosen = [j for j in index if self._observed(j)][:PD_FEATURES]
+            index = [j for j in map(self.feature_names_.index, top) if self._observed(j)]
+            # a feature whose mean |SHAP| is rounding level has a flat curve: not "important"
+            used = [j for j in index if importance.shap[j].sum() > importance.rounding_level]
+            chosen = (used or index[:1])[:PD_FEATURES]
         curves = tuple(
             self._pd_grid([j], self._grids([j], None, GRID_RESOLUTION, PERCENTILES)) for j in chosen
         )
