@@ -408,23 +408,37 @@ def _never_predicted(metrics: dict) -> bool:
     return all(v["selection_rate"]["estimate"] == 0 for v in metrics["by_group"].values())
 
 
+#: a rate with no row to be computed from (fairlearn's 0, kept in the data): the TPR of a group
+#: without a row of the class, the FPR of one whose every row is of it
+UNDEFINED = "undefined"
+_UNDEFINED_IF_NONE = {"true_positive_rate": "positives", "false_positive_rate": "negatives"}
+
+
 def _rates_table(name: str, classes: dict, group_name: str, interval: str) -> Table:
-    rows = []
+    rows, undefined = [], False
     for k, metrics in classes.items():
         for group, values in metrics["by_group"].items():
             row = [k, group, values["count"]]
             for key in _RATES:
-                row += [values[key]["estimate"], _interval(values[key])]
+                if values.get(_UNDEFINED_IF_NONE.get(key, ""), 1) == 0:  # 0/0, shown as 0.0
+                    row += [UNDEFINED, "n/a"]
+                    undefined = True
+                else:
+                    row += [values[key]["estimate"], _interval(values[key])]
             rows.append(row)
     columns = ["class", group_name, "rows"]
     for label in _RATES.values():
         columns += [label, "interval"]
-    return Table(
-        columns,
-        rows,
-        caption=f"{name}: selection rate, true and false positive rate per {group_name} group "
-        f"(fairlearn MetricFrame). {interval}.",
+    caption = (
+        f"{name}: selection rate, true and false positive rate per {group_name} group "
+        f"(fairlearn MetricFrame). {interval}."
     )
+    if undefined:
+        caption += (
+            f" '{UNDEFINED}': a TPR of a group with no audited row of the class, an FPR of one "
+            "with no row outside it (fairlearn counts it as 0; report.json keeps that 0)."
+        )
+    return Table(columns, rows, caption=caption)
 
 
 def _outside_note(models: dict) -> list[Paragraph]:
