@@ -65,7 +65,7 @@ from trustlab.safety.context import (
     safe_probability,
     synthetic_casebench,
 )
-from trustlab.safety.context.data import ablate_context, check_ablate
+from trustlab.safety.context.data import CI_KEYS, ablate_context, check_ablate
 from trustlab.safety.context.human import p_text
 from trustlab.safety.context.metrics import HEADLINE_KEYS
 
@@ -168,7 +168,7 @@ def casebench(
         keeps the reducer.
     """
     mode = check_choice(mode, "mode", MODES)
-    removed = check_ablate(ablate)
+    removed = _ablation(ablate)
     default_t, default_p, default_tokens = SAMPLING[mode]
     if mode == "logits":
         for name, value, greedy in (("temperature", temperature, 0), ("top_p", top_p, 1)):
@@ -200,6 +200,14 @@ def casebench(
         epochs=Epochs(samples, [casebench_answers()]),
         metadata={"mode": mode, "ablate": ",".join(removed), "data": source},
     )
+
+
+def _ablation(ablate: str | Sequence[str]) -> tuple[str, ...]:
+    """The removals of ``ablate`` as the log names them (:func:`check_ablate`: each once, in the
+    CI fields' order), less a key whose group is removed too: "sender,platform_type" removes
+    what "sender" removes, so it is the same ablation, logged and reported as "sender"."""
+    removed = check_ablate(ablate)
+    return tuple(name for name in removed if CI_KEYS.get(name) not in removed)
 
 
 @solver
