@@ -277,7 +277,8 @@ def unfinished_then_resumed(log_dir, model, task_args, calls, *, started):
     run = run_eval(
         "casebench", model, log_dir=log_dir, limit=ITEMS, task_args=task_args, on_resume=said.append
     )
-    assert said and run.logs[0]["resumed"] == broken.location
+    # named by its path, as 'path' names a log (inspect's listing gives file:// + the path)
+    assert said and run.logs[0]["resumed"] == broken.location.removeprefix("file://")
     return broken, run, calls() - before
 
 

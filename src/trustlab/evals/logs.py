@@ -21,7 +21,14 @@ from trustlab._lazy import require
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
 from trustlab.evals.registry import BUILTIN_TASKS
-from trustlab.evals.run import errored_samples, finished_by, metrics_of, on_models, roles_of
+from trustlab.evals.run import (
+    errored_samples,
+    finished_by,
+    local_path,
+    metrics_of,
+    on_models,
+    roles_of,
+)
 
 __all__ = [
     "EvalLogs",
@@ -202,7 +209,7 @@ def _header(info: Any) -> Any:
     except (ValueError, OSError) as exc:
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise InputError(
-            f"log_dir: {info.name} is not a readable inspect log ({reason}); move it out of the "
+            f"log_dir: {local_path(info.name)} is not a readable inspect log ({reason}); move it out of the "
             "folder",
             argument="log_dir",
         ) from None
@@ -214,7 +221,7 @@ def _describe(log: Any, headers: list[Any]) -> dict[str, Any]:
     else:  # an unfinished log (interrupted, errored): count the samples it holds
         samples, completed = _planned(log.eval), _finished(log.location)
     return {
-        "path": _local(log.location),
+        "path": local_path(log.location),
         "task": log.eval.task,
         "model": log.eval.model,
         "roles": roles_of(log),
@@ -227,12 +234,6 @@ def _describe(log: Any, headers: list[Any]) -> dict[str, Any]:
         "created": log.eval.created,
         "finished_by": _finished_by(log, headers),
     }
-
-
-def _local(location: str) -> str:
-    """A log's location as ``eval run`` gives it: a local file as its path (inspect's listing
-    gives ``file://`` + the path, not quoted), anything else (``s3://...``) unchanged."""
-    return location.removeprefix("file://")
 
 
 def _finished_by(log: Any, headers: list[Any]) -> str | None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+import shlex
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,8 +41,8 @@ class EvalRun(Result):
         (role -> model, {} without roles), ``status``,
         ``samples`` (completed), ``errored_samples`` (samples that ended in an error, which
         a task that tolerates them, inspect's ``fail_on_error``, leaves out of its metrics),
-        ``metrics`` ({scorer/metric: value}) and ``resumed`` (the unfinished log it continued,
-        or None).
+        ``metrics`` ({scorer/metric: value}) and ``resumed`` (the path of the unfinished log it
+        continued, as ``path`` gives a log, or None).
     """
 
     log_dir: str
@@ -58,8 +59,9 @@ class EvalRun(Result):
                 f"{log['task']} on {on_models(log)}: {log['status']}, {log['samples']} samples"
                 f"{errored}{again}; {metrics or 'no metrics'}"
             )
-        lines.append(
-            f"logs in {self.log_dir}; open them with: inspect view --log-dir {self.log_dir}"
+        lines.append(  # quoted for a shell: a folder name with a space is one argument
+            f"logs in {self.log_dir}; open them with: inspect view --log-dir "
+            + shlex.quote(self.log_dir)
         )
         return "\n".join(lines)
 
@@ -196,15 +198,15 @@ def _run(
     for name in models:
         old, other = _unfinished_log(headers, ours, name, request) if resume else (None, None)
         if other is not None and on_resume is not None:
-            on_resume(f"not resuming {other[0]} ({name}): it ran with other {other[1]}; "
+            on_resume(f"not resuming {local_path(other[0])} ({name}): it ran with other {other[1]}; "
                       "starting afresh")  # fmt: skip
         if old is None:
             fresh.append(name)
             continue
         if on_resume is not None:
-            on_resume(f"resuming {old} ({name}) with inspect's eval_retry")
+            on_resume(f"resuming {local_path(old)} ({name}) with inspect's eval_retry")
         for log in inspect_ai.eval_retry(old, log_dir=str(out), display="none"):
-            resumed[log.location] = old
+            resumed[log.location] = local_path(old)
             logs.append(log)
     if fresh:
         try:
@@ -238,7 +240,7 @@ def _run(
                 argument="task",
             ) from None
     _raise_on_errors(logs)
-    _raise_on_dropped(logs, task, task_args or {})
+    _raise_on_dropped(logs, task_args or {}, retried=resumed)
     order = {name: i for i, name in enumerate(models)}  # as --model gave them, resumed or not
     logs.sort(key=lambda log: order.get(log.eval.model, len(models)))
     return EvalRun(str(out), tuple(_describe(log, resumed.get(log.location)) for log in logs))
@@ -339,21 +341,33 @@ def _raise_on_errors(logs: list[Any]) -> None:
         raise BackendError("the eval failed: " + "; ".join(parts))
 
 
-def _raise_on_dropped(logs: list[Any], task: str, task_args: dict[str, Any]) -> None:
+def _raise_on_dropped(
+    logs: list[Any], task_args: dict[str, Any], retried: Container[str] = ()
+) -> None:
     """Refuse, once it ran, a task argument inspect dropped: another package's task
     (``pkg/task``) is found in inspect's registry, which has no public way to read its
     parameters before the run, and inspect drops a key the task does not take with a warning
     that ``display="none"`` hides; the log records the arguments it passed. (A key that one
-    task of a file with several takes goes to that task only: it counts as passed.)"""
+    task of a file with several takes goes to that task only: it counts as passed.) The logs of
+    the runs with the defaults are removed (a local one that is not a retry, in ``retried``):
+    nobody asked for them, and ``eval report`` would show them as results."""
     passed = {key for log in logs for key in (log.eval.task_args_passed or {})}
     dropped = [key for key in task_args if key not in passed]
     if logs and dropped:
         names = ", ".join(dict.fromkeys(log.eval.task for log in logs))
-        files = ", ".join(Path(log.location).name for log in logs)
+        # nobody asked for the run with the defaults: its log would stand in LOG_DIR (the
+        # default ./logs too) and in 'eval report' as a result, so a local one is removed
+        kept = []
+        for log in logs:
+            where = local_path(log.location)
+            if log.location in retried or "://" in where or not Path(where).is_file():
+                kept.append(where)
+            else:
+                Path(where).unlink()
+        left = f" (its log: {', '.join(kept)})" if kept else "; that run's log was removed"
         raise InputError(
             f"task_args: expected arguments of the task {names}, got "
-            f"{', '.join(map(repr, dropped))}: inspect dropped it and ran with the defaults (the "
-            f"log of that run: {files})",
+            f"{', '.join(map(repr, dropped))}: inspect dropped it and ran with the defaults{left}",
             argument="task_args",
         )
 
@@ -376,6 +390,12 @@ def _describe(log: Any, resumed: str | None) -> dict[str, Any]:
         "metrics": metrics_of(log),
         "resumed": resumed,
     }
+
+
+def local_path(location: str) -> str:
+    """A log's location as :func:`run_eval` gives it: a local file as its path (inspect's listing
+    gives ``file://`` + the path, not quoted), anything else (``s3://...``) unchanged."""
+    return location.removeprefix("file://")
 
 
 def roles_of(log: Any) -> dict[str, str]:
@@ -426,7 +446,9 @@ def _readable_headers(log_dir: Path, on_resume: Callable[[str], Any] | None) -> 
         except (ValueError, OSError) as exc:
             if on_resume is not None:
                 reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-                on_resume(f"not resuming {info.name}: not a readable inspect log ({reason})")
+                on_resume(
+                    f"not resuming {local_path(info.name)}: not a readable inspect log ({reason})"
+                )
     return headers
 
 
