@@ -76,3 +76,27 @@ def test_checkpoint_of_another_fit_is_refused(tmp_path):
         mechanism().fit(X, GROUPS, checkpoint=tmp_path / "busy")
     with pytest.raises(InputError, match="progress: expected a callable"):
         mechanism().fit(X, GROUPS, progress=3)
+
+
+def test_runs_finished_in_workers_survive_an_error_on_another_subset(tmp_path):
+    flag = tmp_path / "boom"
+
+    def fn(rows):  # fails on the subset without group 0 while the flag file exists
+        if len(rows) == 35 and rows[0, 0] == X[1, 0] and flag.exists():
+            raise ValueError("boom")
+        return rows.mean(axis=0)
+
+    whole = DSIMechanism(fn, epsilon=1.0, delta=1e-5).fit(X, GROUPS)
+    flag.touch()
+    with pytest.raises(ValueError, match="boom"):
+        DSIMechanism(fn, epsilon=1.0, delta=1e-5, n_jobs=2).fit(
+            X, GROUPS, checkpoint=tmp_path / "ck"
+        )
+    # the two runs on the full data start first; one finished before the failing run began
+    assert list((tmp_path / "ck").glob("run_*.npy"))
+    flag.unlink()
+    resumed = DSIMechanism(fn, epsilon=1.0, delta=1e-5, n_jobs=2).fit(
+        X, GROUPS, checkpoint=tmp_path / "ck"
+    )
+    np.testing.assert_array_equal(resumed.differences_, whole.differences_)
+    np.testing.assert_array_equal(resumed.output_, whole.output_)

@@ -233,13 +233,13 @@ def _run_all(
     done = total - len(pending)
     if progress is not None:
         progress(done, total)
-    runs = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
-        delayed(_indexed_call)(k, fn, _subset(data, masks[k]), names[k]) for k in pending
+    # each run is stored where it ran, as it finishes: joblib stops at an error (or Ctrl-C)
+    # without handing back the runs finished beside it
+    runs = Parallel(n_jobs=n_jobs, return_as="generator")(
+        delayed(_stored_call)(k, fn, _subset(data, masks[k]), names[k], store) for k in pending
     )
     for k, out in runs:
         outputs[k] = as_float_array(out, names[k])
-        if store is not None:
-            store.save(k, outputs[k])
         done += 1
         if progress is not None:
             progress(done, total)
@@ -250,8 +250,16 @@ def _run_all(
     return outputs
 
 
-def _indexed_call(k: int, fn, subset: Any, name: str) -> tuple[int, Any]:
-    return k, _call(fn, subset, name)
+def _stored_call(k: int, fn, subset: Any, name: str, store: _RunStore | None) -> tuple[int, Any]:
+    """``(k, fn(subset))``, its output saved in ``store`` (when given and numeric)."""
+    out = _call(fn, subset, name)
+    if store is not None:
+        try:
+            out = as_float_array(out, name)
+        except InputError:  # not stored: the caller refuses it, naming the run
+            return k, out
+        store.save(k, out)
+    return k, out
 
 
 def _call(fn, subset: Any, name: str) -> Any:
