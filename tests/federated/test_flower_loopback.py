@@ -9,8 +9,8 @@ from trustlab.federated import UEFLConfig, simulate_uefl
 from trustlab.federated.flower_launch import run_flower_app, run_loopback, write_flower_app
 
 # The least work that still runs the whole protocol: every message starts a ClientApp process
-# that imports torch, and a SuperNode looks for messages every 3 s, so the four exchanges (train,
-# evaluate, train with a k-means extension, evaluate) dominate. The smallest model, and book 0
+# that imports torch, and a SuperNode looks for messages every 3 s, so the five exchanges (the
+# partition-id roll call, train, evaluate, train with a k-means extension, evaluate) dominate. The smallest model, and book 0
 # drawn from the seed (no k-means, hence no scikit-learn import, in round 1); the extension
 # still creates codebook 1 by k-means on its node.
 CONFIG = UEFLConfig(rounds=1, rounds_plus=1, local_epochs=1, mc_passes=2, max_iterations=2,
