@@ -5,6 +5,7 @@ import socket
 
 import pytest
 
+import trustlab.llm
 import trustlab.llm.generations as generations_module
 import trustlab.llm.remote as remote
 import trustlab.llm.server as server_module
@@ -23,6 +24,14 @@ class Reverser:
         return [f"{'chat' if chat else 'text'}/{max_new_tokens} {p[::-1]}" for p in prompts]
 
 
+def after_the_plan(err, plan):
+    """The one line besides progress lines after the plan, which comes first (before any load
+    or request, so a failure there follows it)."""
+    first, _, rest = err.partition("\n")
+    assert first == f"trustlab: {plan}", err
+    return one_line(rest)
+
+
 @pytest.fixture
 def no_load(monkeypatch):
     """Fail the test if a command loads a model."""
@@ -32,6 +41,7 @@ def no_load(monkeypatch):
 
     monkeypatch.setattr(generations_module, "load_model", refuse)
     monkeypatch.setattr(server_module, "load_model", refuse)
+    monkeypatch.setattr(trustlab.llm, "load_model", refuse)  # generate loads it itself
 
 
 def test_models_json_lists_smollm2_as_installed(run):
@@ -112,7 +122,8 @@ def test_unreachable_endpoint_is_exit_1_in_one_line(run, monkeypatch):
     monkeypatch.setattr(remote, "_sleep", lambda seconds: None)
     code, _, err = run("llm", "generate", "--endpoint", "http://127.0.0.1:1", "--model", "m", "x")
     assert code == 1
-    assert "connection failed" in one_line(err)
+    plan = "generating up to 64 new tokens for each of 1 prompt with m"
+    assert "connection failed" in after_the_plan(err, plan)
 
 
 def test_serve_hands_the_loaded_model_to_the_server(run, monkeypatch):
@@ -246,7 +257,9 @@ def test_a_folder_transformers_cannot_read_is_one_line_exit_1(run, tmp_path):
     (tmp_path / "config.json").write_text("{}")
     code, _, err = run("llm", "generate", "--model", tmp_path, "hi", "--max-new-tokens", 2)
     assert code == 1
-    line = one_line(err)
+    line = after_the_plan(
+        err, f"generating up to 2 new tokens for each of 1 prompt with {tmp_path}"
+    )
     assert line.startswith(
         f"trustlab: failed: transformers could not load the model folder {tmp_path}: "
     )
@@ -262,7 +275,8 @@ def test_a_truncated_safetensors_file_is_one_line_exit_1(run, tmp_path, tiny_lla
     weights.write_bytes(weights.read_bytes()[:1000])
     code, _, err = run("llm", "generate", "--model", folder, "hi", "--max-new-tokens", 2)
     assert code == 1
-    assert one_line(err).startswith(
+    plan = f"generating up to 2 new tokens for each of 1 prompt with {folder}"
+    assert after_the_plan(err, plan).startswith(
         f"trustlab: failed: transformers could not load the model folder {folder}: "
     )
 
@@ -274,10 +288,11 @@ def test_generate_json_records_the_seed(run, monkeypatch):
         def generate(self, prompts, max_new_tokens=64, **settings):
             return [p[::-1] for p in prompts]
 
-    monkeypatch.setattr(generations_module, "load_model", lambda name: Model())
+    monkeypatch.setattr(trustlab.llm, "load_model", lambda name: Model())  # the CLI loads it
     code, out, _ = run(
-        "llm", "generate", "--model", "x", "--seed", 4, "--temperature", 1, "--json", "ab"
-    )
+        "llm", "generate", "--model", "smollm2-135m-instruct", "--seed", 4, "--temperature", 1,
+        "--json", "ab",
+    )  # fmt: skip
     assert code == 0
     data = json.loads(out)
     assert (data["temperature"], data["random_state"]) == (1.0, 4)

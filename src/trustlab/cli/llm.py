@@ -12,7 +12,6 @@ from trustlab.cli._common import (
     announce,
     emit,
     err_console,
-    planned,
     progress,
     tracker,
 )
@@ -93,20 +92,31 @@ def generate_command(
     yes: YesOption = False,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
-    from trustlab.llm import generate_texts
+    from trustlab._checks import check_positive_int
+    from trustlab.llm import generate_texts, load_model
+    from trustlab.llm.registry import resolve_source
+    from trustlab.llm.settings import check_seed, check_temperature
 
     plan = (
         f"generating up to {counted(max_new_tokens, 'new token')} for each of "
         f"{counted(len(prompts), 'prompt')} with {model}"
     )
-    tokens = float(len(prompts)) * max(max_new_tokens, 0)
-    if tokens > GENERATION_LIMIT and not yes:  # refused before a model loads
-        announce(plan, work=tokens, limit=GENERATION_LIMIT, yes=yes, unit=" tokens")
-    # a local model is loaded by generate_texts after it checked the options
-    backend: Any = model if endpoint is None else _remote(endpoint, model, api_key, timeout)
+    # what generate_texts checks before a load, here before the plan: bad input stays one line
+    check_positive_int(max_new_tokens, "max_new_tokens")
+    check_temperature(temperature)
+    check_seed(seed)
+    if endpoint is None:
+        resolve_source(model)  # a name or path that names no model (--model)
+    backend: Any = None if endpoint is None else _remote(endpoint, model, api_key, timeout)
+    # the plan (or the refusal of a runaway generation) before a model loads
+    tokens = float(len(prompts)) * max_new_tokens
+    announce(plan, work=tokens, limit=GENERATION_LIMIT, yes=yes, unit=" tokens")
+    if backend is None:
+        with progress() as bar:
+            bar.add_task(f"loading {model}", total=None)
+            backend = load_model(model)
     with progress() as bar:
         report = tracker(bar, f"generating for {len(prompts)} prompt(s)", len(prompts))
-        report = planned(report, plan)
         result = generate_texts(
             backend,
             prompts,
