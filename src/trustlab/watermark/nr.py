@@ -830,7 +830,7 @@ class WatermarkPredictor:
             )
             boxes[i] = box
             cells.append(cell_of_box(box, width=w, height=h))
-            orients.append(orientation_of_mask(region))
+            orients.append(orientation_of_mask(region, cell_size=(sy, sx)))  # image's frame
         return WatermarkPredictions(
             scores=scores,
             expected_scores=expected,

@@ -135,8 +135,12 @@ def cell_of_box(box: Any, *, width: int, height: int) -> str:
     return cell_of_point((x0 + x1) / 2, (y0 + y1) / 2, width=width, height=height)
 
 
-def orientation_of_mask(mask: Any) -> str:
+def orientation_of_mask(mask: Any, *, cell_size: tuple[float, float] = (1.0, 1.0)) -> str:
     """Orientation bin of a mask's principal axis (``skimage.measure.regionprops``).
+
+    ``cell_size``: the (height, width) in image pixels of one mask cell, for a mask on a grid that
+    is not the image's own pixels (a heatmap of a non-square image: the axis is read in the
+    image's frame, not the grid's).
 
     The angle ``a`` between the major axis and the horizontal, in [0, 90] degrees, is binned:
     ``a < 22.5`` horizontal, ``a > 67.5`` vertical, else diagonal. A nearly isotropic mask (minor
@@ -153,7 +157,14 @@ def orientation_of_mask(mask: Any) -> str:
     m = m.astype(bool)
     if not m.any():
         return "horizontal"
+    try:
+        sy, sx = (float(v) for v in cell_size)
+    except (TypeError, ValueError):
+        raise InputError.bad("cell_size", "(height, width) of a mask cell", cell_size) from None
+    if not (math.isfinite(sy) and math.isfinite(sx) and sy > 0 and sx > 0):
+        raise InputError.bad("cell_size", "positive finite (height, width)", cell_size)
     rows, cols = np.nonzero(m)
+    rows, cols = rows * sy, cols * sx
     # second central moments (what regionprops' orientation is computed from), in pixel units
     dr, dc = rows - rows.mean(), cols - cols.mean()
     mu_rr, mu_cc, mu_rc = float(dr @ dr), float(dc @ dc), float(dr @ dc)
