@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from trustlab._checks import repeated
 from trustlab.errors import InputError
 
 __all__ = [
@@ -86,7 +87,7 @@ def _read_data(data, encoding, exact_columns=()):
     if data is None:
         data = DEFAULT_DATASET
     if isinstance(data, pd.DataFrame):
-        return data.copy(), "data frame", None
+        return _text_columns(data.copy()), "data frame", None
     if not isinstance(data, (str, os.PathLike)):
         raise InputError.bad("data", "None, a dataset name, a file path or a DataFrame", data)
     path = Path(data)
@@ -104,6 +105,20 @@ def _read_data(data, encoding, exact_columns=()):
         f"a bundled dataset name ({', '.join(names)}) or an existing CSV or Parquet file",
         str(data),
     )
+
+
+def _text_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its column names as text (a DataFrame built from an array names them 0, 1,
+    ...; the overview failed joining them), refused when two columns share a name (selecting one
+    gave a table, and the audit an AttributeError)."""
+    names = [str(c) for c in frame.columns]
+    if len(set(names)) < len(names):
+        twice = ", ".join(map(repr, repeated(names)))
+        raise InputError(
+            f"data: expected distinct column names, got {twice} more than once", argument="data"
+        )
+    frame.columns = names
+    return frame
 
 
 def _without_pd_na(frame: pd.DataFrame) -> pd.DataFrame:
