@@ -100,3 +100,10 @@ def test_runs_finished_in_workers_survive_an_error_on_another_subset(tmp_path):
     )
     np.testing.assert_array_equal(resumed.differences_, whole.differences_)
     np.testing.assert_array_equal(resumed.output_, whole.output_)
+
+
+def test_a_random_fn_refused_with_a_checkpoint_says_its_runs_are_reused(tmp_path):
+    rng = np.random.default_rng(0)
+    noisy = DSIMechanism(lambda rows: rows.mean(axis=0) + rng.normal(size=3), epsilon=1, delta=1e-5)
+    with pytest.raises(InputError, match="deterministic.*checkpoint .*reused by a rerun"):
+        noisy.fit(X, GROUPS, checkpoint=tmp_path / "ck")

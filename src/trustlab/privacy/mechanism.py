@@ -153,7 +153,7 @@ class DSIMechanism(BaseEstimator):
         full = outputs[0].ravel()
         differences = np.stack([full - out.ravel() for out in outputs[2:]])
         constrained = _informative_rows(differences)
-        _check_deterministic(full, outputs[1].ravel(), differences[constrained])
+        _check_deterministic(full, outputs[1].ravel(), differences[constrained], checkpoint)
         if not constrained.any():
             raise InputError.bad(
                 "fn", "an output that changes when some group is left out", "the same output"
@@ -276,9 +276,12 @@ def _call(fn, subset: Any, name: str) -> Any:
 _RERUN_TOL = 1e-6
 
 
-def _check_deterministic(first: np.ndarray, second: np.ndarray, rows: np.ndarray) -> None:
+def _check_deterministic(
+    first: np.ndarray, second: np.ndarray, rows: np.ndarray, checkpoint: Any = None
+) -> None:
     """Refuse a random ``fn``: its two runs on the same data differ beyond ``_RERUN_TOL`` of the
-    smallest (infinity-norm) difference in ``rows`` (the non-zero, distinct group differences)."""
+    smallest (infinity-norm) difference in ``rows`` (the non-zero, distinct group differences).
+    With a ``checkpoint``, the message says that its stored runs are reused."""
     change = float(np.abs(first - second).max())
     if change == 0.0:
         return
@@ -289,7 +292,13 @@ def _check_deterministic(first: np.ndarray, second: np.ndarray, rows: np.ndarray
             f"two runs of fn(data) differing by up to {change:.3g}, against a smallest group "
             f"difference of {smallest:.3g}: the differences would measure fn's randomness, "
             "which the guarantee does not cover (fix its seed, e.g. random_state=0; or fn "
-            "modifies its input in place: work on a copy)",
+            "modifies its input in place: work on a copy)"
+            + (
+                ""
+                if checkpoint is None
+                else f"; the runs stored in checkpoint {str(checkpoint)!r} are reused by a rerun: "
+                "delete it after changing fn"
+            ),
             argument="fn",
         )
 
