@@ -54,11 +54,15 @@ def run(
     limit: Annotated[int | None, typer.Option("--limit", help="At most this many samples.")] = None,
     task_arg: Annotated[
         list[str] | None,
-        typer.Option("-T", "--task-arg", help="A task argument key=value (repeatable)."),
+        typer.Option(
+            "-T", "--task-arg", help="A task argument key=value (repeatable, each key once)."
+        ),
     ] = None,
     model_arg: Annotated[
         list[str] | None,
-        typer.Option("-M", "--model-arg", help="A model argument key=value (repeatable)."),
+        typer.Option(
+            "-M", "--model-arg", help="A model argument key=value (repeatable, each key once)."
+        ),
     ] = None,
     judge: Annotated[
         str | None,
@@ -188,6 +192,12 @@ def _pairs(items: list[str] | None, option: str) -> dict[str, object]:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise InputError.bad(option, "key=value", item)
+        if key in pairs:  # the last would win silently (-T ablate=a -T ablate=b runs b only)
+            raise InputError(
+                f"{option} {key}: expected each key once, got it more than once (only the last "
+                "value would be used)",
+                argument=option,
+            )
         try:
             pairs[key] = json.loads(value)
         except json.JSONDecodeError:
