@@ -235,8 +235,9 @@ def _run_all(
         progress(done, total)
     # each run is stored where it ran, as it finishes: joblib stops at an error (or Ctrl-C)
     # without handing back the runs finished beside it
+    folder = None if store is None else store.path  # not the header: it holds every group
     runs = Parallel(n_jobs=n_jobs, return_as="generator")(
-        delayed(_stored_call)(k, fn, _subset(data, masks[k]), names[k], store) for k in pending
+        delayed(_stored_call)(k, fn, _subset(data, masks[k]), names[k], folder) for k in pending
     )
     for k, out in runs:
         outputs[k] = as_float_array(out, names[k])
@@ -250,15 +251,16 @@ def _run_all(
     return outputs
 
 
-def _stored_call(k: int, fn, subset: Any, name: str, store: _RunStore | None) -> tuple[int, Any]:
-    """``(k, fn(subset))``, its output saved in ``store`` (when given and numeric)."""
+def _stored_call(k: int, fn, subset: Any, name: str, folder: Path | None) -> tuple[int, Any]:
+    """``(k, fn(subset))``, its output saved in the checkpoint ``folder`` (when given and
+    numeric)."""
     out = _call(fn, subset, name)
-    if store is not None:
+    if folder is not None:
         try:
             out = as_float_array(out, name)
         except InputError:  # not stored: the caller refuses it, naming the run
             return k, out
-        store.save(k, out)
+        _save_run(folder, k, out)
     return k, out
 
 
@@ -377,12 +379,14 @@ class _RunStore:
                 runs[k] = np.load(file, allow_pickle=False)
         return runs
 
-    def save(self, k: int, output: np.ndarray) -> None:
-        import io
 
-        buffer = io.BytesIO()
-        np.save(buffer, output, allow_pickle=False)
-        _write_atomic(self.path / f"run_{k}.npy", buffer.getvalue())
+def _save_run(folder: Path, k: int, output: np.ndarray) -> None:
+    """Run ``k``'s output as ``run_<k>.npy`` in ``folder``, written whole (see _RunStore)."""
+    import io
+
+    buffer = io.BytesIO()
+    np.save(buffer, output, allow_pickle=False)
+    _write_atomic(folder / f"run_{k}.npy", buffer.getvalue())
 
 
 def _write_atomic(path: Path, content: bytes) -> None:
