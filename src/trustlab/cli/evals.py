@@ -123,7 +123,7 @@ def run(
             raise InputError.bad("--model", "an inspect model (or --strong and --weak)", "none")
         model = [weak]
     options |= {role_argument(role): option for role, option in _ROLE_OPTIONS.items()}
-    with options_named({"task_args": "-T", "model_args": "-M", **options}):
+    with options_named({"task_args": "-T", "model_args": "-M", "log_dir": "--out", **options}):
         result = run_eval(
             task,
             model,
