@@ -75,3 +75,12 @@ def test_without_them_the_given_predictions_and_model_are_audited(tmp_path):
         sections=["overview"],
     )
     assert [h["accuracy"] for h in result.headline().values()] == [0.5]
+
+
+def test_group_as_feature_must_be_true_false_or_none(tmp_path):
+    # 'no' was taken as None (neither True nor False): the group column's use silently unchanged
+    table = scored_table()
+    with pytest.raises(InputError) as caught:
+        run_audit(table, label="y", group="g", group_as_feature="no", out=tmp_path / "o")
+    assert str(caught.value) == "group_as_feature: expected True, False or None, got 'no'"
+    assert not (tmp_path / "o").exists()

@@ -47,3 +47,10 @@ def test_two_columns_of_one_name_are_refused(tmp_path):
     table = array_table().rename(columns={0: "1"})  # '1' and 1: one name as text
     with pytest.raises(InputError, match="got '1' more than once"):
         run_audit(table, label="y", group="g", pred="yhat", out=tmp_path / "o")
+
+
+def test_a_column_named_by_a_number_is_found_by_that_number(tmp_path):
+    table = array_table().rename(columns={"g": 2})  # columns 0, 1, 2, y, yhat
+    result = run_audit(table, label="y", group=2, pred="yhat", out=tmp_path, sections=["overview"])
+    assert result.context.group == "2"
+    assert [s.status for s in result.report.sections] == ["ok"]

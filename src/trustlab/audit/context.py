@@ -27,6 +27,8 @@ def audit_mode(pred, model, test_size, group_as_feature) -> tuple[str, float]:
     """
     if pred is not None and model is not None:
         raise InputError.bad("pred", "no column with a model (audit one or the other)", pred)
+    if group_as_feature is not None and not isinstance(group_as_feature, bool):
+        raise InputError.bad("group_as_feature", "True, False or None", group_as_feature)
     if pred is not None and group_as_feature is not None:
         raise InputError.bad(
             "group_as_feature",

@@ -50,6 +50,7 @@ class AuditTable:
 
 def load_table(data, label, group, pred, group_as_feature, encoding=None) -> AuditTable:
     """Read ``data`` and check the label, group and prediction columns."""
+    label, group, pred = (_text_name(c) for c in (label, group, pred))
     exact = [c for c in (label, group, pred) if isinstance(c, str)]
     frame, name, dataset = _read_data(data, encoding, exact)
     frame = _without_pd_na(frame)
@@ -105,6 +106,14 @@ def _read_data(data, encoding, exact_columns=()):
         f"a bundled dataset name ({', '.join(names)}) or an existing CSV or Parquet file",
         str(data),
     )
+
+
+def _text_name(column):
+    """A column named by a whole number (``group=2`` of a table built from an array) as the
+    text :func:`_text_columns` makes of its name."""
+    if isinstance(column, (int, np.integer)) and not isinstance(column, (bool, np.bool_)):
+        return str(column)
+    return column
 
 
 def _text_columns(frame: pd.DataFrame) -> pd.DataFrame:
