@@ -107,3 +107,23 @@ def test_a_random_fn_refused_with_a_checkpoint_says_its_runs_are_reused(tmp_path
     noisy = DSIMechanism(lambda rows: rows.mean(axis=0) + rng.normal(size=3), epsilon=1, delta=1e-5)
     with pytest.raises(InputError, match="deterministic.*checkpoint .*reused by a rerun"):
         noisy.fit(X, GROUPS, checkpoint=tmp_path / "ck")
+
+
+def test_a_resume_after_one_full_data_run_still_catches_an_in_place_fn(tmp_path):
+    def scale_in_place(rows):
+        CALLS.append(len(rows))
+        if STOP_AT[0] is not None and len(CALLS) == STOP_AT[0]:
+            raise KeyboardInterrupt
+        rows *= 2
+        return rows.mean(axis=0)
+
+    STOP_AT[0] = 2  # stopped during the second run on the full data: the first is stored
+    with pytest.raises(KeyboardInterrupt):
+        DSIMechanism(scale_in_place, epsilon=1, delta=1e-5).fit(
+            X.copy(), GROUPS, checkpoint=tmp_path / "ck"
+        )
+    STOP_AT[0] = None
+    with pytest.raises(InputError, match="in place"):
+        DSIMechanism(scale_in_place, epsilon=1, delta=1e-5).fit(
+            X.copy(), GROUPS, checkpoint=tmp_path / "ck"
+        )

@@ -117,8 +117,8 @@ class DSIMechanism(BaseEstimator):
         checkpoint : path, optional
             A folder keeping each finished run's output (one ``.npy`` file, written whole
             before the run counts as done), so that a fit stopped by a crash or Ctrl-C and
-            rerun with the same folder runs only the missing subsets and gives the same result
-            as an uninterrupted fit. The folder records the groups, each subset's size, a hash
+            rerun with the same folder runs only the missing subsets (the two runs on the full
+            data are reused only together) and gives the same result as an uninterrupted fit. The folder records the groups, each subset's size, a hash
             of the data and fn's name: a rerun with other data or groups is refused. Two
             functions of the same name cannot be told apart: resume with the same ``fn``, or
             delete the folder to start afresh. It is kept after the fit.
@@ -227,7 +227,11 @@ def _run_all(
     total = len(masks)
     outputs: list[np.ndarray | None] = [None] * total
     if store is not None:
-        for k, out in store.load(total).items():
+        stored = store.load(total)
+        if (0 in stored) != (1 in stored):  # the two full-data runs go together: an fn that
+            stored.pop(0, None)  # changes its input in place is caught only by running both
+            stored.pop(1, None)
+        for k, out in stored.items():
             outputs[k] = as_float_array(out, names[k])
     pending = [k for k in range(total) if outputs[k] is None]
     done = total - len(pending)
