@@ -893,6 +893,9 @@ def evaluate(
     if data is None and not set(_kinds(kinds)) & set(VISIBLE):  # no --n would give any
         raise InputError.bad("--kinds", f"at least one visible kind ({', '.join(VISIBLE)}) to "
                              "score the visibility on", kinds)  # fmt: skip
+    if data is None and clean_fraction is not None and clean_fraction >= 1:  # every image clean
+        raise InputError.bad("--clean-fraction", "a fraction under 1, so that some images carry "
+                             "a visible mark to score the visibility on", clean_fraction)  # fmt: skip
     net, source = _load_model(model)
     with progress() as bar:
         ds, origin = _dataset(data, n, seed, kinds, clean_fraction, bar)
