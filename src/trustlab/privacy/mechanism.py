@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from trustlab._checks import as_1d, as_float_array, check_callable, check_n_jobs
+from trustlab._results import write_atomic
 from trustlab.errors import InputError
 from trustlab.privacy import _solver
 from trustlab.privacy.calibration import calibrate
@@ -118,10 +119,11 @@ class DSIMechanism(BaseEstimator):
             A folder keeping each finished run's output (one ``.npy`` file, written whole
             before the run counts as done), so that a fit stopped by a crash or Ctrl-C and
             rerun with the same folder runs only the missing subsets (the two runs on the full
-            data are reused only together) and gives the same result as an uninterrupted fit. The folder records the groups, each subset's size, a hash
-            of the data and fn's name: a rerun with other data or groups is refused. Two
-            functions of the same name cannot be told apart: resume with the same ``fn``, or
-            delete the folder to start afresh. It is kept after the fit.
+            data are reused only together) and gives the same result as an uninterrupted fit.
+            The folder records the groups, each subset's size, a hash of the data and fn's
+            name: a rerun with other data or groups is refused. Two functions of the same name
+            cannot be told apart: resume with the same ``fn``, or delete the folder to start
+            afresh. It is kept after the fit.
 
         Returns
         -------
@@ -372,7 +374,7 @@ class _RunStore:
             )
         else:
             self.path.mkdir(parents=True, exist_ok=True)
-            _write_atomic(head, json.dumps(header, indent=1).encode("utf-8"))
+            write_atomic(head, json.dumps(header, indent=1).encode("utf-8"))
 
     def load(self, total: int) -> dict[int, np.ndarray]:
         """The stored runs, by index."""
@@ -390,16 +392,7 @@ def _save_run(folder: Path, k: int, output: np.ndarray) -> None:
 
     buffer = io.BytesIO()
     np.save(buffer, output, allow_pickle=False)
-    _write_atomic(folder / f"run_{k}.npy", buffer.getvalue())
-
-
-def _write_atomic(path: Path, content: bytes) -> None:
-    partial = path.with_name(path.name + ".partial")
-    with open(partial, "wb") as handle:
-        handle.write(content)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(partial, path)
+    write_atomic(folder / f"run_{k}.npy", buffer.getvalue())
 
 
 def _length_of(data: Any) -> int:
