@@ -76,3 +76,21 @@ def test_a_dropped_task_argument_leaves_no_log(tmp_path, monkeypatch):
     with pytest.raises(InputError):
         run_eval("review53pkg/echo", MOCK, log_dir="logs", task_args={"nn": 3})
     assert sorted((tmp_path / "logs").iterdir()) == before
+
+
+def test_a_cut_json_log_is_named_with_the_parsers_reason(tmp_path, capsys):
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    logs = tmp_path / "logs"
+    run = run_eval("demo", MOCK, log_dir=logs, limit=1)
+    good = logs / run.logs[0]["path"].rsplit("/", 1)[-1]
+    cut = logs / good.name.replace("_demo_", "_demo_cut").replace(".eval", ".json")
+    write_eval_log(read_eval_log(str(good)), str(cut), format="json")
+    cut.write_text(cut.read_text()[:200])
+    said = []
+    run_eval("demo", MOCK, log_dir=logs, limit=1, on_resume=said.append)
+    # inspect's "Unable to read log file: file://<the same file>" named the file twice, no reason
+    assert said == [f"not resuming {cut}: not a readable inspect log (parse error: premature EOF)"]
+    with pytest.raises(SystemExit):
+        main(["eval", "report", str(logs)])
+    assert "is not a readable inspect log (parse error: premature EOF)" in capsys.readouterr().err

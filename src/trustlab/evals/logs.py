@@ -28,6 +28,7 @@ from trustlab.evals.run import (
     metrics_of,
     on_models,
     roles_of,
+    unreadable_reason,
 )
 
 __all__ = [
@@ -207,7 +208,7 @@ def _header(info: Any) -> Any:
     try:
         return read_eval_log(info, header_only=True)
     except (ValueError, OSError) as exc:
-        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        reason = unreadable_reason(exc)
         raise InputError(
             f"log_dir: {local_path(info.name)} is not a readable inspect log ({reason}); move it out of the "
             "folder",

@@ -398,6 +398,14 @@ def local_path(location: str) -> str:
     return location.removeprefix("file://")
 
 
+def unreadable_reason(exc: BaseException) -> str:
+    """Why inspect could not read a log, in one line: of its "Unable to read log file: <uri>"
+    (a .json log cut short), the parser's reason ("parse error: premature EOF")."""
+    cause = exc.__cause__ if str(exc).startswith("Unable to read log file") else None
+    text = str(cause if cause is not None else exc).strip()
+    return (text.splitlines() or [type(cause or exc).__name__])[0].strip()
+
+
 def roles_of(log: Any) -> dict[str, str]:
     """The log's model roles, role -> model name (``{"strong": ..., "weak": ...}`` for misuse);
     {} for a task without roles."""
@@ -445,7 +453,7 @@ def _readable_headers(log_dir: Path, on_resume: Callable[[str], Any] | None) -> 
             headers.append(read_eval_log(info, header_only=True))
         except (ValueError, OSError) as exc:
             if on_resume is not None:
-                reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                reason = unreadable_reason(exc)
                 on_resume(
                     f"not resuming {local_path(info.name)}: not a readable inspect log ({reason})"
                 )
