@@ -8,11 +8,11 @@ from trustlab.errors import BackendError
 from trustlab.federated import UEFLConfig, simulate_uefl
 from trustlab.federated.flower_launch import run_flower_app, run_loopback, write_flower_app
 
-# The least work that still runs the whole protocol: every message starts a ClientApp process
-# that imports torch, and a SuperNode looks for messages every 3 s, so the five exchanges (the
-# partition-id roll call, train, evaluate, train with a k-means extension, evaluate) dominate. The smallest model, and book 0
-# drawn from the seed (no k-means, hence no scikit-learn import, in round 1); the extension
-# still creates codebook 1 by k-means on its node.
+# The least work that still runs the whole protocol: every message starts a ClientApp process that
+# imports torch, and a SuperNode looks for messages every 3 s, so the five exchanges (the
+# partition-id roll call, train, evaluate, train with a k-means extension, evaluate) dominate. The
+# smallest model, and book 0 drawn from the seed (no k-means, hence no scikit-learn import, in round
+# 1); the extension still creates codebook 1 by k-means on its node.
 CONFIG = UEFLConfig(rounds=1, rounds_plus=1, local_epochs=1, mc_passes=2, max_iterations=2,
                     threshold_factor=0.0, evaluate_every_round=False, random_state=2, dim=4,
                     seg=1, n_codes=4, hidden=8, batch_size=128,

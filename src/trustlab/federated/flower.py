@@ -249,13 +249,13 @@ class UEFLStrategy(FedAvg):
     node has answered once, it gets the plan all silos share (every silo starts on book 0).
     :meth:`aggregate_train` averages the replies sorted by silo with
     :func:`~trustlab.federated.uefl.average_weights` (uniform or by ``num-examples``): the
-    in-process engine's average, except that it does not align new shared codebooks. Codebooks never appear in replies unless the
-    "shared" codebook mode asks for them. The ServerApp (:data:`server_app`) drives it through
-    :class:`FlowerEngine` and the protocol driver, which also aligns the codebooks silos have
-    just fitted by k-means before the shared mode averages them. Without :meth:`set_assignments`
-    (e.g. under :meth:`Strategy.start`, or with Flower's own ``FedAvg`` in its place) every node
-    trains on book 0 from the given arrays, no silo is extended and shared codebooks are
-    averaged unaligned: a FedAvg of UEFL's model, not UEFL.
+    in-process engine's average, except that it does not align new shared codebooks. Codebooks never
+    appear in replies unless the "shared" codebook mode asks for them. The ServerApp
+    (:data:`server_app`) drives it through :class:`FlowerEngine` and the protocol driver, which also
+    aligns the codebooks silos have just fitted by k-means before the shared mode averages them.
+    Without :meth:`set_assignments` (e.g. under :meth:`Strategy.start`, or with Flower's own
+    ``FedAvg`` in its place) every node trains on book 0 from the given arrays, no silo is extended
+    and shared codebooks are averaged unaligned: a FedAvg of UEFL's model, not UEFL.
 
     Every silo trains and is evaluated in every round (the protocol needs each one's reply), so
     FedAvg's ``fraction_train`` and ``fraction_evaluate`` can only be 1.0; other values are

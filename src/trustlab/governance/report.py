@@ -354,12 +354,12 @@ _MD_SPECIAL = re.compile(r"([\\`*\[\]<&~]|(?<![^\W_])_|_(?![^\W_]))")
 
 def _md_text(value: Any) -> str:
     """User text as Markdown shows it: every character a renderer would read as markup is
-    backslash-escaped: ``<`` (no tag in an answers file, ``<script>``, becomes HTML), ``*``
-    and ``_`` (emphasis; not an underscore inside a word), backticks (code), ``[``/``]`` (links, images), ``&`` (``&copy;``
-    would turn into a symbol), ``~`` (strikethrough) and the backslash itself (or
-    ``\\<script>`` would read as an escaped backslash and a raw tag). Table cells escape ``|``
-    too, the heading a closing ``#`` run; each text is written on one line, so a ``#`` or ``>``
-    in it starts no block."""
+    backslash-escaped: ``<`` (no tag in an answers file, ``<script>``, becomes HTML), ``*`` and
+    ``_`` (emphasis; not an underscore inside a word), backticks (code), ``[``/``]`` (links,
+    images), ``&`` (``&copy;`` would turn into a symbol), ``~`` (strikethrough) and the backslash
+    itself (or ``\\<script>`` would read as an escaped backslash and a raw tag). Table cells escape
+    ``|`` too, the heading a closing ``#`` run; each text is written on one line, so a ``#`` or
+    ``>`` in it starts no block."""
     return _MD_SPECIAL.sub(r"\\\1", str(value))
 
 
