@@ -10,6 +10,7 @@ and their numbers are never shown as results. Each task with a report hook
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,8 @@ __all__ = ["build_page", "write_page"]
 LOGS_TEXT = (
     "Each row is one inspect log (one task on one model). Metrics are inspect's, per scorer; "
     "'errored' counts the samples that ended in an error, which a task tolerating errors "
-    "leaves out of its metrics. Open the logs themselves, sample by sample, with: inspect view --log-dir {log_dir}"
+    "leaves out of its metrics. Open the logs themselves, sample by sample, with: "
+    "inspect view --log-dir {log_dir}"
 )
 
 
@@ -52,7 +54,7 @@ def _logs_section(logs: Any) -> Section:
             + [log.get("errored_samples", 0)]
             + [log["metrics"].get(k) if ok else None for k in names]
         )
-    blocks: list[Any] = [Paragraph(LOGS_TEXT.format(log_dir=logs.log_dir))]
+    blocks: list[Any] = [Paragraph(LOGS_TEXT.format(log_dir=shlex.quote(str(logs.log_dir))))]
     failed = [log for log in logs.logs if log["status"] != "success"]
     for log in failed:
         blocks.append(
