@@ -35,3 +35,22 @@ def test_summary_has_no_such_warning_without_one(tmp_path):
         table, label="y", group="g", pred="pred", out=tmp_path / "o", sections=["overview"]
     )
     assert "warning:" not in result.summary()
+
+
+def test_json_output_carries_the_warnings_and_notes(tmp_path, capsys):
+    """``--json`` printed the headline only: the misnamed class was said in neither form of the
+    command's output. Now ``warnings`` and ``notes`` hold the summary's lines."""
+    import json
+
+    from cli_helpers import run_main
+
+    misnamed_table().to_csv(tmp_path / "t.csv", index=False)
+    args = ["audit", "--data", tmp_path / "t.csv", "--label", "y", "--group", "g", "--pred",
+            "pred", "--out", tmp_path / "o", "--json"]  # fmt: skip
+    code, out, err = run_main(args, capsys)
+    assert code == 0, err
+    printed = json.loads(out)
+    result = run_audit(misnamed_table(), label="y", group="g", pred="pred", out=tmp_path / "p")
+    assert printed["warnings"] == result.warnings() and len(printed["warnings"]) == 1
+    assert "Review (10 audited rows)" in printed["warnings"][0]
+    assert printed["notes"] == list(result.context.notes)

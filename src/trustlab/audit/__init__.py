@@ -11,6 +11,7 @@ Report sections live in :mod:`trustlab.audit.sections`; each receives an :class:
 """
 
 from trustlab.audit.context import AuditContext, AuditPlan
-from trustlab.audit.run import AuditResult, run_audit
+from trustlab.audit.result import AuditResult
+from trustlab.audit.run import run_audit
 
 __all__ = ["run_audit", "AuditResult", "AuditContext", "AuditPlan"]
