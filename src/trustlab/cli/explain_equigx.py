@@ -299,22 +299,30 @@ def _one_graph(
                 if not zipfile.is_zipfile(graph):  # numpy would call it pickled object data
                     raise ValueError("not an .npz archive (np.savez writes one)")
                 with np.load(graph) as f:
-                    return {
-                        "pos": f["pos"],
-                        "x": f["x"] if "x" in f else np.ones((len(f["pos"]), 1)),
-                    }
-            obj = json.loads(graph.read_text())
-            if not isinstance(obj, dict):
-                kind = {list: "array", str: "string"}.get(type(obj), type(obj).__name__)
-                raise ValueError(f"a JSON {kind}, not an object")
-            pos = np.asarray(obj["pos"], dtype=float)
-            return {"pos": pos, "x": np.asarray(obj.get("x", np.ones((len(pos), 1))), dtype=float)}
+                    pos, x = f["pos"], (f["x"] if "x" in f else None)
+            else:
+                obj = json.loads(graph.read_text())
+                if not isinstance(obj, dict):
+                    kind = {list: "array", str: "string"}.get(type(obj), type(obj).__name__)
+                    raise ValueError(f"a JSON {kind}, not an object")
+                pos = np.asarray(obj["pos"], dtype=float)
+                x = None if obj.get("x") is None else np.asarray(obj["x"], dtype=float)
         except (KeyError, ValueError, TypeError, OSError) as exc:
             raise InputError(  # the reason in full (a value given to .bad is shortened)
                 "--graph: expected a .npz or .json file with 'pos' (n, 3) and optionally 'x' "
                 f"(n, f), got {graph}: {exc}",
                 argument="--graph",
             ) from exc
+        if x is None:  # the shapes' single feature 1 is the default; other networks need x
+            if net.config.n_scalars != 1:
+                raise InputError(
+                    f"--graph: expected 'x' ({net.config.n_scalars} features per node, as the "
+                    f"network was trained on) in {graph}, which has none (without 'x' every "
+                    "node gets the single feature 1)",
+                    argument="--graph",
+                )
+            x = np.ones((len(pos), 1))
+        return {"pos": pos, "x": x}
     if data is None:
         if "data" not in info:
             raise InputError.bad("--data", "--data NAME or --graph FILE for this model", None)

@@ -20,6 +20,11 @@ ZERO_OUTPUT = (
 )
 
 
+def _count(n: int, noun: str) -> str:
+    """``'1 node'``, ``'3 nodes'``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 @dataclass(frozen=True)
 class GraphExplanation(Result):
     """EquiGX relevance of one graph.
@@ -75,8 +80,8 @@ class GraphExplanation(Result):
         lines = [
             f"EquiGX ({self.method}, {self.variant}, NormActivation rule {self.norm_rule}, "
             f"explaining the {self.output})",
-            f"  target class {self.target}; {len(self.node_relevance)} nodes, "
-            f"{self.edge_index.shape[1]} edges; total relevance {self.total:.6g}",
+            f"  target class {self.target}; {_count(len(self.node_relevance), 'node')}, "
+            f"{_count(self.edge_index.shape[1], 'edge')}; total relevance {self.total:.6g}",
             f"  inputs {self.feature_relevance.sum():.4g}, edge directions "
             f"{self.edge_direction.sum():.4g}, edge distances {self.edge_distance.sum():.4g}",
             "  top nodes: " + ", ".join(f"{i} ({self.node_relevance[i]:.3g})" for i in top),

@@ -9,7 +9,8 @@ The network follows the spec's "Model explained" section:
 - direction: spherical harmonics ``Y(r_ij / |r_ij|)`` up to ``l_max`` ("component"
   normalisation); distance: ``sqrt(n_basis) * soft_one_hot_linspace(|r_ij|, 0, radius, n_basis,
   "smooth_finite", cutoff=True)``;
-- input node features ``x0_i = concat(h_i, sum_{j->i} Y_ij / sqrt(n_bar))``;
+- input node features ``x0_i = concat(h_i, sum_{j->i} Y_ij / sqrt(n_bar))``, over every edge of
+  the graph: a kNN neighbour beyond ``radius`` sends no message but its direction counts here;
 - each convolution: per-edge weights ``w_ij = MLP(e_ij)`` (no biases, so a cut-off edge sends
   nothing), message ``m_ij = TP(x_src, Y_ij; w_ij)`` (an e3nn tensor product with external
   weights: ``"fully_connected"`` or the depthwise ``"uvu"``), aggregation
@@ -116,6 +117,23 @@ def _numbers(value: Any, name: str, expected: str, dtype: Any) -> Any:
         ) from exc
 
 
+def _check_finite(given: Any, tensor: Any, name: str, what: str) -> None:
+    """NaN or infinity in ``tensor`` is refused; finite values that overflowed in the cast to the
+    network's float32 (|value| > 3.4e38) are named as such, not as NaN or infinity."""
+    if torch.isfinite(tensor).all():
+        return
+    wide = torch.as_tensor(given, dtype=torch.float64)
+    if torch.isfinite(wide).all():
+        top = float(wide.abs().max())
+        limit = torch.finfo(tensor.dtype).max
+        kind = str(tensor.dtype).removeprefix("torch.")
+        raise InputError.bad(
+            name, f"{what} within {kind}'s range (|value| <= {limit:.3g}) for this "
+            "network", f"values up to {top:.3g}",
+        )  # fmt: skip
+    raise InputError.bad(name, f"finite {what}", "NaN or infinity")
+
+
 def as_graph_tensors(graph: Any, dtype: Any = None) -> tuple[Any, Any, Any]:
     """``(pos, x, batch)`` as tensors from a :class:`PointGraph`, a dict or any object with
     ``pos`` and ``x`` (and optionally ``batch``) attributes; bad shapes raise InputError."""
@@ -132,8 +150,7 @@ def as_graph_tensors(graph: Any, dtype: Any = None) -> tuple[Any, Any, Any]:
     pos = _numbers(pos, "graph.pos", "node positions of shape (n, 3)", dtype)
     if pos.ndim != 2 or pos.shape[1] != 3 or pos.shape[0] < 1:
         raise InputError.bad("graph.pos", "node positions of shape (n, 3)", tuple(pos.shape))
-    if not torch.isfinite(pos).all():
-        raise InputError.bad("graph.pos", "finite positions", "NaN or infinity")
+    _check_finite(get("pos"), pos, "graph.pos", "positions")
     if x is None:
         raise InputError.bad("graph.x", "scalar node features of shape (n, f)", None)
     x = _numbers(x, "graph.x", "scalar node features of shape (n, f)", pos.dtype)
@@ -143,8 +160,7 @@ def as_graph_tensors(graph: Any, dtype: Any = None) -> tuple[Any, Any, Any]:
         raise InputError.bad(
             "graph.x", f"node features of shape ({pos.shape[0]}, f)", tuple(x.shape)
         )
-    if not torch.isfinite(x).all():
-        raise InputError.bad("graph.x", "finite node features", "NaN or infinity")
+    _check_finite(get("x"), x, "graph.x", "node features")
     if batch is None:
         batch = torch.zeros(pos.shape[0], dtype=torch.long)
     else:
