@@ -103,6 +103,10 @@ def _labels_as_positive(column):
         unknown = sorted(set(lowered) - set(mapping))
         if unknown:
             raise InputError.bad("--label", "0/1, -1/+1 or true/false labels", unknown[:5])
+        if {"0", "-1"} <= set(lowered):  # -1, 0 and 1: three classes, as numbers are refused
+            raise InputError.bad(
+                "--label", "one convention for negatives (0 or -1, not both)", sorted(set(lowered))
+            )
         return lowered.map(mapping).to_numpy(dtype=np.float64)
     return values
 
@@ -131,7 +135,8 @@ def price_command(
 ) -> None:
     from trustlab.strategic import market_outcome, market_price
 
-    if price is not None and not math.isfinite(price):  # 1e400 reads as inf; nan is no price
+    # 1e400 reads as inf; nan is no price; the library's "inf for no market" is not offered here
+    if price is not None and not (math.isfinite(price) and price >= 0):
         raise InputError(
             f"--price: expected a finite non-negative price (a number beyond float64 such as "
             f"1e400 reads as inf; leave --price out for the revenue-maximising price), got {price}",
@@ -158,13 +163,25 @@ def price_command(
 
 
 def _numeric(frame, option: str):
-    """The chosen columns as float64, finite (NaN or inf is refused naming the option, the column
-    and the first such row); the library checks the rest (budgets >= 0)."""
+    """The chosen columns as float64, finite (text, NaN or inf is refused naming the option, the
+    column and the first such row); the library checks the rest (budgets >= 0)."""
     import numpy as np
+    import pandas as pd
 
     try:
         numbers = frame.astype(np.float64)
     except (TypeError, ValueError) as exc:
+        for name in frame.columns:  # name the first column and row that is not a number
+            column = frame[name]
+            text = pd.to_numeric(column, errors="coerce").isna() & column.notna()
+            if text.any():
+                row = int(np.argmax(text.to_numpy()))
+                raise InputError(
+                    f"{option}: expected numbers in column {name!r}, got {column.iloc[row]!r} "
+                    f"at row {row} (counted from 0 after the header; {int(text.sum())} "
+                    "value(s) that are not numbers in all)",
+                    argument=option,
+                ) from exc
         raise InputError.bad(option, "numeric columns", list(frame.dtypes.astype(str))) from exc
     bad = ~np.isfinite(numbers.to_numpy())
     if bad.any():
