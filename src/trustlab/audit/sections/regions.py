@@ -208,7 +208,7 @@ def _sections(ev: Any, ablations: dict[str, str], reference: str, n_examples: in
             "localisation",
             TABLE_TITLES["localisation"],
             [
-                Paragraph(_LOCALISATION.format(frac=ev.object_fraction)),
+                Paragraph(_LOCALISATION.format(frac=ev.object_fraction) + _no_rows(ev, "loc")),
                 Table(
                     [
                         "model",
@@ -243,7 +243,7 @@ def _sections(ev: Any, ablations: dict[str, str], reference: str, n_examples: in
             "fidelity",
             TABLE_TITLES["fidelity"],
             [
-                Paragraph(_FIDELITY),
+                Paragraph(_FIDELITY + _no_rows(ev, "fid")),
                 Table(
                     [
                         "model",
@@ -270,7 +270,7 @@ def _sections(ev: Any, ablations: dict[str, str], reference: str, n_examples: in
             "delta",
             TABLE_TITLES["delta"],
             [
-                Paragraph(_DELTA if ev.delta_ablation else "No dynamic-tau model was evaluated."),
+                Paragraph(_DELTA if ev.delta_ablation else _no_delta_rows(ev)),
                 Table(
                     [
                         "model",
@@ -363,6 +363,25 @@ def _sections(ev: Any, ablations: dict[str, str], reference: str, n_examples: in
 
 #: The most models shown in the examples figure (one row each).
 _EXAMPLE_ROWS = 4
+
+
+def _no_rows(ev: Any, table: str) -> str:
+    """A sentence saying why the localisation ("loc") or fidelity ("fid") table is empty."""
+    if ev.localisation if table == "loc" else ev.fidelity:
+        return ""
+    if table == "fid" and any(r["kind"] != "blackbox" for r in ev.accuracy):
+        return " No deletion or insertion levels were given: no curves."
+    if table == "fid":
+        return " No region-sparse (P2P) model was evaluated: the curves need a selector's scores."
+    return " No model with a selection was evaluated: a black box on whole images has no mask."
+
+
+def _no_delta_rows(ev: Any) -> str:
+    """Why the delta ablation has no rows: no dynamic-tau model, or no thresholds were given."""
+    if any(r["kind"] == "dynamic" for r in ev.accuracy):
+        return ("No certainty thresholds were given (deltas empty, --deltas none): the ablation "
+                "was not run.")  # fmt: skip
+    return "No dynamic-tau model was evaluated."
 
 
 def _examples_left_out(explanations: Mapping[str, Any]) -> str:
