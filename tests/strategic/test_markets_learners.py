@@ -249,7 +249,7 @@ def test_without_budgets_no_market_fits_as_if_nobody_could_pay(population):
 
 
 def test_small_data_validates_on_the_training_users():
-    """Fewer than 10 users on either side of the split (below 50 rows at 0.2): nothing is held
+    """Fewer than 10 users on either side of the split (below 48 rows at 0.2): nothing is held
     out, so the kept score is the accuracy on every training user's market."""
     X, y, b = make_market_population(40, budget_ratio=4.0, random_state=5)
     fixed = FixedPriceStrategicClassifier(

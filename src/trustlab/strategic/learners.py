@@ -419,8 +419,9 @@ class FixedPriceStrategicClassifier(_TrainedMarketClassifier):
         (the initial ones included) are kept.
     validation_fraction : float
         Share of the training rows held out for early stopping (0: validate on the training
-        rows). Small data: when either part would have fewer than 10 users (below 50 rows at
-        0.2), nothing is held out and the validation users are the training users.
+        rows). Small data: when either part would have fewer than 10 users (``round(fraction *
+        n)`` held out; below 48 rows at 0.2), nothing is held out and the validation users are
+        the training users.
     n_restarts : int
         Independent training runs from the same start, each with its own minibatch order; the
         one with the best validation score is kept (5).
