@@ -29,7 +29,8 @@ from trustlab.strategic import (
         ([1.0], [[-1.0], [-2.0]], [1e308, 1e308], "budgets"),  # welfare inf before
         ([1.0], [[-1e308], [-1e308], [-1.0]], [1e308, 1e308, 1.0], "X"),  # revenue inf before
         ([2.0], [[-1e308], [-1.0]], [1.0, 1.0], "X"),  # price 0, revenue NaN before
-        ([1e308, 1e308], [[-1.0, -1.0], [-1.0, -2.0]], [1.0, 1.0], "w"),  # both "positive"
+        # ||w|| = 2.1e308 (w = [1e308, 1e308] has ||w|| = 1.4e308, which fits: review 5)
+        ([1.5e308, 1.5e308], [[-1.0, -1.0], [-1.0, -2.0]], [1.0, 1.0], "w"),  # both "positive"
     ],
 )
 def test_an_overflow_is_refused_naming_the_argument(w, X, budgets, argument):

@@ -288,7 +288,8 @@ def market_distances(weights, intercept, features) -> tuple[float, np.ndarray]:
     inf or NaN (which would silently accept or drop users)."""
     with np.errstate(over="ignore", invalid="ignore"):
         norm = float(np.linalg.norm(weights))
-        if norm == 0.0:  # ||w||^2 underflowed (w is non-zero): scale by max |w_j| first
+        if norm == 0.0 or not math.isfinite(norm):  # ||w||^2 under- or overflowed (||w|| may
+            # not: w = [1e300]): scale by max |w_j| first
             scale = float(np.abs(weights).max())
             norm = scale * float(np.linalg.norm(weights / scale))
         if not math.isfinite(norm):
