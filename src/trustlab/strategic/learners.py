@@ -142,7 +142,8 @@ class _MarketLinearClassifier(_ClassifierMixin, _BaseEstimator):
 
     def decision_function(self, X: Any, budgets: Any = None, *, price: Any = None) -> np.ndarray:
         """The margin after the market: ``w'x + b0 + ||w|| b_i / rho`` (the user's reach), with
-        the sign of the decision; without ``budgets`` the plain score ``w'x + b0``."""
+        the sign of the decision; without ``budgets``, with no market or with no positive weight
+        (nobody can buy a move) the plain score ``w'x + b0``."""
         features = self._check_predict_X(X)
         score = features @ self.coef_ + self.intercept_
         if budgets is None:
@@ -151,7 +152,7 @@ class _MarketLinearClassifier(_ClassifierMixin, _BaseEstimator):
         res = self._market(features, budgets, price=price)
         rho = res.price
         norm = float(np.linalg.norm(self.coef_))
-        if not math.isfinite(rho):
+        if not math.isfinite(rho) or not np.any(self.coef_ > 0):  # no weight to buy: nobody moves
             return score
         if rho == 0.0:
             return np.where(res.predictions == 1, np.maximum(score, 0.0), score)
