@@ -573,7 +573,8 @@ def evaluate(
         data_name = f"{name} (seed {seed})"
     labels = _names(dataset)
     for key, m in models.items():
-        if not set(map(str, m.classes_)) <= set(dataset.class_names):
+        known = set(map(str, m.classes_))  # both ways: a label it lacks is never predicted
+        if not known <= set(dataset.class_names) or not set(labels) <= known:
             raise InputError.bad(
                 "--data", f"images labelled like model {key} ({', '.join(map(str, m.classes_))})",
                 data_name,

@@ -170,6 +170,24 @@ def evaluate_regions(
     y = np.asarray(labels)
     if y.shape != (x.shape[0],):
         raise InputError.bad("labels", f"{x.shape[0]} labels", labels)
+    for name, m in models.items():  # checked here so that errors name images and labels
+        if tuple(m.image_size_) != tuple(x.shape[2:]):
+            h, w = m.image_size_
+            raise InputError(
+                f"images: expected images of {h}x{w} pixels (the size of model {name!r}), got "
+                f"an array of shape {tuple(x.shape)}",
+                argument="images",
+            )
+        unknown = y[~np.isin(y, m.classes_)]
+        if len(unknown):  # never predicted: the accuracy would count them wrong without a word
+            distinct = list(dict.fromkeys(unknown.tolist()))
+            shown = ", ".join(map(repr, distinct[:3])) + (", ..." if len(distinct) > 3 else "")
+            raise InputError(
+                f"labels: expected labels among the classes of model {name!r} "
+                f"({', '.join(map(str, m.classes_))}), got {len(unknown)} of {len(y)} outside "
+                f"them ({shown})",
+                argument="labels",
+            )
     truth = np.asarray(masks)
     if truth.dtype != bool or truth.shape != (x.shape[0], *x.shape[2:]):
         raise InputError.bad("masks", f"a bool array of shape {(x.shape[0], *x.shape[2:])}", masks)
