@@ -23,6 +23,13 @@ def check_images(images: Any, name: str = "images", size: tuple[int, int] | None
         try:
             arr = np.asarray(images)
         except Exception:  # noqa: BLE001 - any failure to convert is bad input
+            sizes = _sizes(images)
+            if sizes:  # a list of images of several sizes (files read one by one)
+                raise InputError(
+                    f"{name}: expected images of one size (n, 3, H, W), got {len(images)} images "
+                    f"of shapes {sizes}; resize them to one size first",
+                    argument=name,
+                ) from None
             raise InputError.bad(name, "an array of shape (n, 3, H, W)", images) from None
         if arr.dtype == object or not (
             np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
@@ -48,6 +55,20 @@ def check_images(images: Any, name: str = "images", size: tuple[int, int] | None
             name, f"images of {size[0]}x{size[1]} pixels (the model's size)", given
         )
     return x
+
+
+def _sizes(images: Any) -> str:
+    """The distinct shapes of a list or tuple of images (3, H, W) ('(3, 64, 64), (3, 32, 32)',
+    at most three), or '' when ``images`` is not one."""
+    if not isinstance(images, (list, tuple)):
+        return ""
+    try:
+        shapes = list(dict.fromkeys(np.shape(image) for image in images))
+    except Exception:  # noqa: BLE001 - an element without a shape: no sizes to tell
+        return ""
+    if len(shapes) < 2 or any(len(shape) != 3 for shape in shapes):  # not all images
+        return ""
+    return ", ".join(map(str, shapes[:3])) + (", ..." if len(shapes) > 3 else "")
 
 
 def check_segment_maps(segments: Any, images: Any, name: str = "segments") -> Any:
