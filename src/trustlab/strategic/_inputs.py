@@ -26,6 +26,7 @@ __all__ = [
     "check_price",
     "check_price_vector",
     "market_distances",
+    "align_to_columns",
     "refuse_overflow",
     "feature_names",
     "validate",
@@ -242,9 +243,28 @@ def check_price(price: Any, name: str = "price") -> float:
     return value + 0.0  # -0.0 is 0.0 (it would print as a price of '-0')
 
 
+def align_to_columns(values: Any, X: Any, name: str) -> Any:
+    """Per-feature ``values`` (``w``, ``prices``) given as a pandas Series indexed by the names of
+    a DataFrame ``X``'s columns, put in the columns' order (positions would silently pair a
+    weight with another feature); names that are not the columns are refused."""
+    index = values.index if hasattr(values, "to_numpy") else None  # a list's .index is a method
+    columns = getattr(X, "columns", None)
+    if index is None or columns is None or list(index) == list(columns):
+        return values
+    if len(index) == len(columns) and set(index) == set(columns):
+        return values.reindex(columns)
+    if any(isinstance(label, str) for label in index):
+        raise InputError(
+            f"{name}: expected values indexed by the columns of X, {list(columns)}, got a "
+            f"Series indexed {list(index)}",
+            argument=name,
+        )
+    return values  # a positional index (0, 1, ...): by position, as an array
+
+
 def validate(w, b0, X, budgets, y=None):
     """The market's inputs, checked: (weights, intercept, features, budgets, positive or None)."""
-    weights = check_weights(w)
+    weights = check_weights(align_to_columns(w, X, "w"))
     intercept = check_intercept(b0)
     features = check_features(X, weights.shape[0])
     money = check_budgets(budgets, features.shape[0])

@@ -44,6 +44,7 @@ from trustlab._checks import check_positive
 from trustlab._lazy import require
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.strategic._inputs import (
+    align_to_columns,
     check_price,
     check_price_vector,
     feature_names,
@@ -540,6 +541,7 @@ def best_response(w: Any, b0: Any, X: Any, budgets: Any, prices: Any) -> BestRes
     ([[2.0, 0.0]], [2.0])
     """
     weights, intercept, features, money, _ = validate(w, b0, X, budgets)
+    prices = align_to_columns(prices, X, "prices")
     scalar = np.ndim(prices) == 0
     vector = None if scalar else check_price_vector(prices, weights.shape[0])
     norm, distances = market_distances(weights, intercept, features)
