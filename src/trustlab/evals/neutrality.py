@@ -308,11 +308,34 @@ def errored_samples(logs: list[Any]) -> int:
     return sum(_errored(sample) is not None for log in logs for sample in log.samples or [])
 
 
-def left_out_note(logs: list[Any], done: list[Any]) -> str:
-    """The report's sentence on the logs and the errored samples it left out."""
+def unanswered(logs: list[Any]) -> int:
+    """How many sample ids of these logs errored in every epoch (no answer at all)."""
+    ids = {(i, s.id) for i, log in enumerate(logs) for s in log.samples or []}
+    answered = {(i, s.id) for i, log in enumerate(logs) for s in log.samples or []
+                if _errored(s) is None}  # fmt: skip
+    return len(ids - answered)
+
+
+def left_out_note(logs: list[Any], done: list[Any], unit: str = "prompt") -> str:
+    """The report's sentence on the logs and the errored samples it left out. A finished log
+    written without its samples (inspect's ``--no-log-samples``) is named as such: the report
+    needs each answer, and such a log is neither unfinished nor errored."""
+    bare = sum(log.status == "success" and not log.samples for log in logs)
+    note = f"{len(logs) - len(done) - bare} unfinished or errored log(s) left out"
+    if bare:
+        note += (
+            f"; {bare} finished log(s) without samples left out (written with inspect's "
+            "--no-log-samples; the report needs each answer: rerun without it)"
+        )
     errored = errored_samples(done)
-    return f"{len(logs) - len(done)} unfinished or errored log(s) left out" + (
-        f"; {errored} errored sample(s) of finished logs left out (no answer)." if errored else "."
+    if not errored:
+        return note + "."
+    lost = unanswered(done)
+    if lost == errored:
+        return note + f"; {errored} errored sample(s) of finished logs left out (no answer)."
+    return note + (
+        f"; {errored} errored sample(s) of finished logs left out ({lost} {unit}(s) with no "
+        "answer in any epoch; the others keep another epoch's answer)."
     )
 
 

@@ -316,7 +316,7 @@ def neutrality_pairs_report(logs: list[Any]) -> list[Any]:
             "pair answered; P(refusal) and P(hedging) averaged per pair and binarised at the "
             "threshold (the peer's rule), even-handedness from the judge's P(C). Without a "
             "judge the offline baseline approximates refusal and hedging. "
-            + left_out_note(logs, done)
+            + left_out_note(logs, done, unit="pair")
         )
     ]
     rows = []
