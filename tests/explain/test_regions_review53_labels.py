@@ -6,6 +6,8 @@ naming --data (the library's 'labels' is no option of the command)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -57,15 +59,36 @@ def test_images_of_another_size_name_images(shipped):
     )
 
 
-def test_cli_evaluate_of_a_model_lacking_generated_classes_names_data(tmp_path, capsys):
+@pytest.fixture(scope="module")
+def two_classes(tmp_path_factory):
+    """A model saved by the library, trained on circles and rectangles only."""
     ds = bam_lite(12, size=32, object_source="shapes", random_state=1)
     names = np.asarray(ds.class_names)[ds.labels]
     two = np.isin(names, ["circle", "rectangle"])
     model = RegionSparseClassifier(max_epochs=1, pretrain_epochs=0, n_segments=8, random_state=0)
-    model.fit(ds.images[two], names[two]).save(tmp_path / "two")
-    args = ["explain", "regions", "evaluate", "--model", tmp_path / "two", "--n", "8"]
+    folder = tmp_path_factory.mktemp("regions53") / "two"
+    model.fit(ds.images[two], names[two]).save(folder)
+    return folder
+
+
+def test_cli_evaluate_of_a_model_lacking_generated_classes_names_data(two_classes, capsys):
+    args = ["explain", "regions", "evaluate", "--model", two_classes, "--n", "8"]
     code, _, err = run_main([*args, "--deltas", "none"], capsys)
     assert code == 2
     assert one_line(err).startswith(
         "trustlab: error: --data: expected images labelled like model two (circle, rectangle)"
     )
+
+
+def test_cli_predict_reports_no_accuracy_on_classes_the_model_lacks(two_classes, capsys):
+    """predict --data: triangles and ellipses counted as wrong for a model that cannot name them."""
+    args = ["explain", "regions", "predict", "--model", two_classes, "--data", "bam-lite-shapes"]
+    code, stdout, err = run_main([*args, "--n", "8", "--json"], capsys)
+    assert code == 0, err
+    assert "accuracy" not in json.loads(stdout)
+    assert one_line(err) == (
+        "no accuracy: 4 of 8 images are labelled ellipse, triangle, not among the model's "
+        "classes (circle, rectangle)"
+    )
+    ds = bam_lite(8, size=32, object_source="shapes", random_state=3)
+    assert np.isin(np.asarray(ds.class_names)[ds.labels], ["ellipse", "triangle"]).sum() == 4

@@ -427,13 +427,20 @@ def predict(
         name = data or info.get("data", {}).get("name", DEFAULT_DATA)
         dataset = _images(name, n, int(net.image_size_[0]), seed, n_option="--n")
         x, origin = dataset.images, f"{name} (seed {seed})"
-        if set(map(str, net.classes_)) <= set(dataset.class_names):
-            truth = _names(dataset)
-        else:  # labels of another vocabulary: an accuracy against them would be meaningless
+        known, labels = list(map(str, net.classes_)), _names(dataset)
+        unknown = sorted(set(labels) - set(known))
+        if not set(known) <= set(dataset.class_names):  # labels of another vocabulary
             no_accuracy = (
                 f"no accuracy: {name} is labelled {', '.join(dataset.class_names)}, not in the "
-                f"model's classes ({', '.join(map(str, net.classes_))})"
+                f"model's classes ({', '.join(known)})"
             )
+        elif unknown:  # images of classes the model lacks: it can never be right on them
+            no_accuracy = (
+                f"no accuracy: {np.isin(labels, unknown).sum()} of {len(labels)} images are "
+                f"labelled {', '.join(unknown)}, not among the model's classes ({', '.join(known)})"
+            )
+        else:
+            truth = labels
     with options_named({"X": "--images", "delta": "--delta"}):
         result = net.explain(x, delta=delta)
     payload = {"model": source, "images": origin, **result.to_dict()}
