@@ -89,8 +89,20 @@ class LabelFunction:
             if output.ndim == 2:  # scores: their width is checked before the argmax
                 if tuple(output.shape) != (len(batch), self.num_classes):
                     raise self._bad_shape(output, len(batch))
+                self._refuse_nan(int(output.isnan().any(dim=1).sum()), len(batch))
                 output = output.argmax(dim=1)
             return output.cpu().numpy()
+
+    @staticmethod
+    def _refuse_nan(rows: int, size: int) -> None:
+        """NaN scores have no argmax (numpy and torch both return the first NaN's class, which
+        would be counted, and certified, as the prediction)."""
+        if rows:
+            raise InputError(
+                "base_model output: expected class scores without NaN (a NaN score has no top "
+                f"class), got NaN scores for {rows} of {size} noisy inputs",
+                argument="base_model output",
+            )
 
     def _bad_shape(self, got: Any, size: int) -> InputError:
         return InputError.bad(
@@ -101,6 +113,8 @@ class LabelFunction:
 
     def _labels(self, output: np.ndarray, size: int) -> np.ndarray:
         if output.ndim == 2 and output.shape == (size, self.num_classes):
+            if output.dtype.kind in "fc":
+                self._refuse_nan(int(np.isnan(output).any(axis=1).sum()), size)
             return np.argmax(output, axis=1)
         if output.ndim != 1 or output.shape[0] != size:
             raise self._bad_shape(output, size)
