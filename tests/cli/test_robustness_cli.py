@@ -405,6 +405,20 @@ def test_overwrite_refused_for_want_of_yes_keeps_the_finished_run(run, trained, 
     assert code == 0 and "resuming" in err
 
 
+def test_overwrite_with_a_bad_dask_scheduler_keeps_the_finished_run(run, trained, tmp_path):
+    # 'unexpected failure: ValueError' with exit 1, after the old checkpoint and results went
+    path, _ = trained
+    out = tmp_path / "cert"
+    args = ["robustness", "certify", "--model", path, *CHEAP, "--out", out]
+    code, _, err = run(*args)
+    assert code == 0, err
+    kept = {name: (out / name).read_bytes() for name in ("checkpoint.jsonl", "result.json")}
+    code, _, err = run(*args, "--dask-scheduler", "no-port-here", "--overwrite")
+    line = one_line(err)
+    assert code == 2 and line.startswith("trustlab: error: --dask-scheduler: expected"), err
+    assert {name: (out / name).read_bytes() for name in kept} == kept
+
+
 def test_train_refuses_an_existing_model_without_overwrite(run, trained):
     path, _ = trained
     code, _, err = run("robustness", "train", "--out", path)

@@ -83,7 +83,8 @@ def certify_dataset(
         joblib workers over tasks of points (None or 1: in this process; -1: all cores).
     dask_scheduler : str, optional
         Address of a Dask scheduler; the tasks then run on that cluster through joblib's dask
-        backend (needs ``distributed``).
+        backend (needs ``distributed``). It is connected to before anything is deleted or
+        sampled: an address that is malformed or does not answer is an InputError.
     points_per_task : int, optional
         Points per task and per checkpoint write (default: about 200,000 samples' worth).
     progress : bool or callable
@@ -132,6 +133,8 @@ def certify_dataset(
         )
     if not isinstance(fresh, bool):
         raise InputError.bad("fresh", "True or False", fresh)
+    if dask_scheduler is not None:  # a wrong address is refused before anything is deleted
+        _dask_client(dask_scheduler).close()
     if fresh and checkpoint is not None:
         entropy_of(random_state)  # a bad seed is refused before the checkpoint is deleted
         Path(checkpoint).unlink(missing_ok=True)
@@ -187,9 +190,24 @@ def _run_tasks(classifier, X, tasks, n0, n, entropy, workers, dask_scheduler):
     if dask_scheduler is None:
         yield from joblib.Parallel(n_jobs=workers, return_as="generator_unordered")(jobs)
         return
-    distributed = require("dask.distributed", "dask")
-    with distributed.Client(dask_scheduler), joblib.parallel_config(backend="dask"):
+    with _dask_client(dask_scheduler), joblib.parallel_config(backend="dask"):
         yield from joblib.Parallel(return_as="generator_unordered")(jobs)
+
+
+def _dask_client(address: Any):
+    """A Dask client connected to ``address``; an address that is malformed or does not answer
+    is an InputError naming ``dask_scheduler``."""
+    distributed = require("dask.distributed", "dask")
+    if not isinstance(address, str) or not address.strip():
+        raise InputError.bad("dask_scheduler", "the address of a Dask scheduler", address)
+    try:
+        return distributed.Client(address)
+    except (OSError, ValueError) as exc:  # TimeoutError is an OSError
+        raise InputError(
+            f"dask_scheduler: expected the address of a running Dask scheduler (e.g. "
+            f"tcp://host:8786), got {address!r}: {exc}",
+            argument="dask_scheduler",
+        ) from exc
 
 
 def _run_header(classifier: SmoothedClassifier, X: np.ndarray, n0: int, n: int, entropy: int):
