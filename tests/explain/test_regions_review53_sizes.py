@@ -1,6 +1,7 @@
 """Images read one by one from files of several sizes and given as a list (review 53): the error
 showed the first array's values ('got list [array([[[0.905...') without saying the sizes differ;
-it now names the shapes and says to resize them to one size."""
+it now names the shapes and says to resize them to one size. Labels read with pandas' 'string'
+dtype hold NA for a missing label, which is now refused as missing."""
 
 from __future__ import annotations
 
@@ -35,3 +36,15 @@ def test_a_list_that_is_not_of_images_keeps_the_general_message():
         check_images([np.zeros((3, 8, 8)), "a"])
     assert str(info.value).startswith("images: expected an array of shape (n, 3, H, W), got list")
     assert np.array_equal(check_images([np.zeros((3, 8, 8))] * 2).numpy(), np.zeros((2, 3, 8, 8)))
+
+
+def test_a_pandas_string_label_column_with_a_missing_label_says_missing():
+    """A labels.csv read with dtype='string' holds pandas' NA for an empty cell: it was refused as
+    'labels of one type (all numbers or all strings)'."""
+    pd = pytest.importorskip("pandas")
+    from trustlab.explain.regions.inputs import check_training_data
+
+    images = np.zeros((4, 3, 8, 8), dtype=np.float32)
+    for labels in (pd.Series(["a", None, "b", "a"], dtype="string"), pd.array(["a", "b", pd.NA])):
+        with pytest.raises(InputError, match=r"^y: expected a label for every image \(no None"):
+            check_training_data(images[: len(labels)], labels)

@@ -109,12 +109,15 @@ def check_training_data(X: Any, y: Any) -> tuple[Any, np.ndarray, np.ndarray]:
 
 
 def _missing(y: np.ndarray) -> np.ndarray:
-    """Which labels are missing: None or a float NaN."""
+    """Which labels are missing: None, a float NaN or pandas' NA (a 'string' or 'Int64' column)."""
     if np.issubdtype(y.dtype, np.floating):
         return np.isnan(y)
     if y.dtype != object:
         return np.zeros(y.shape, dtype=bool)
-    return np.array([v is None or (isinstance(v, float) and v != v) for v in y], dtype=bool)
+    return np.array(
+        [v is None or (isinstance(v, float) and v != v) or type(v).__name__ == "NAType" for v in y],
+        dtype=bool,
+    )
 
 
 def images_count(n: int) -> str:
