@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from trustlab._checks import repeated
 from trustlab.errors import InputError
 
 __all__ = ["read_numeric_table", "read_table", "require_columns"]
@@ -62,6 +63,8 @@ def read_table(
                 sep = "\t" if suffix.removesuffix(".gz").endswith(".tsv") else ","
             options = dict(sep=sep, encoding=encoding, header=header, dtype=dtype)
             frame = pd.read_csv(path, keep_default_na=keep_default_na, **options)
+            if header is not None:
+                _refuse_repeated_names(path, name, options)
             # a text column's "NA" is a value (a group "NA", North America); a numeric
             # column's "NA" stays missing (as R writes a missing number)
             exact = [
@@ -90,6 +93,8 @@ def read_table(
                         # a cell read as missing (NA, nan) stays missing
                         frame[column] = texts[column].where(frame[column].notna())
             return frame
+    except InputError:
+        raise
     except UnicodeDecodeError as exc:
         used = encoding or "utf-8"
         where = _undecodable(path, used)  # pandas' exc.start counts from its read buffer
@@ -102,6 +107,24 @@ def read_table(
         reason = " ".join(str(exc).split("\n")).strip()  # pandas ends some with a line break
         raise InputError(f"{name}: could not read {path}: {reason}", argument=name) from exc
     raise InputError.bad(name, "a .csv, .tsv (optionally .gz) or .parquet file", str(path))
+
+
+def _refuse_repeated_names(path: Path, name: str, options: dict) -> None:
+    """Refuse a header naming a column twice: pandas reads the second ``a`` as ``a.1``, so an
+    option naming ``a`` would silently use the first only."""
+    import pandas as pd
+
+    rows = options["header"] + 1
+    settings = {**options, "header": None, "dtype": str}
+    raw = pd.read_csv(path, **settings, nrows=rows, keep_default_na=False)
+    names = [n for n in raw.iloc[rows - 1].tolist() if n != ""] if len(raw) >= rows else []
+    twice = repeated(names)
+    if twice:
+        raise InputError(
+            f"{name}: expected distinct column names in {path}, got "
+            f"{', '.join(repr(n) for n in twice)} more than once",
+            argument=name,
+        )
 
 
 def _names_not_numbers(texts, numbers) -> bool:
