@@ -86,3 +86,18 @@ def test_a_far_second_molecule_changes_the_first_and_the_docs_say_so():
     assert "also where they lie beyond the radial cut-off" in text
     assert "(-6.17, 9.45)" in text and f"({2 * one[0]:.2f}, {2 * one[1]:.2f})" in text
     assert f"({two[0]:.2f}, {two[1]:.2f})" == "(-6.17, 9.45)"
+
+
+def test_an_evaluation_of_one_graph_says_one_graph():
+    from trustlab.audit.sections.equigx import build_page
+    from trustlab.explain.equigx import checkpoint_data, evaluate_explanations
+
+    net = load_checkpoint("shapes_platonic")
+    test = checkpoint_data("shapes_platonic")["test"]
+    ev = evaluate_explanations(net, test, methods=["equigx", "random"], max_graphs=1, n_random=1)
+    assert ev.n_graphs == 1 and ev.n_explained == 1
+    assert ": 1 graph, accuracy 1.000; 1 correctly classified graph with ground truth" in (
+        ev.summary()
+    )
+    page = build_page(ev)
+    assert page.sections[0].summary.startswith("1 graph, accuracy 1.000;")

@@ -422,11 +422,12 @@ def evaluate(
         dataset = _parts(info["data"])["test"]
     else:
         raise InputError.bad("--data", "--data NAME (this model has no training record)", None)
+    shown = min(max_graphs, len(dataset))  # --max-graphs is checked by evaluate_explanations
     with progress() as bar:
         result = evaluate_explanations(
             net, dataset, methods=chosen, max_graphs=max_graphs, fraction=fraction,
             random_state=seed,
-            progress=tracker(bar, f"explaining {min(max_graphs, len(dataset))} graphs"),
+            progress=tracker(bar, f"explaining {shown} graph{'' if shown == 1 else 's'}"),
         )  # fmt: skip
     emit(result, as_json)
     save(result, out, as_json)

@@ -96,7 +96,8 @@ def _sections(ev: Any) -> list[Section]:
     figure = MplFigure(figsize=(10.0, 4.0))
     ev.plot(ax=figure.add_subplot())
     scored = [m for m in ev.methods if ev.auroc[m]["estimate"] is not None]
-    summary = f"{ev.n_graphs} graphs, accuracy {ev.accuracy:.3f}; node AUROC " + ", ".join(
+    graphs = "1 graph" if ev.n_graphs == 1 else f"{ev.n_graphs} graphs"
+    summary = f"{graphs}, accuracy {ev.accuracy:.3f}; node AUROC " + ", ".join(
         f"{m} {_fmt(ev.auroc[m]['estimate'])}" for m in ev.methods[:3]
     )
     if scored:  # an AUROC of 0 is a value; None means no graph was scored

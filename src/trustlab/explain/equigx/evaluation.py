@@ -120,9 +120,9 @@ class ExplanationEvaluation(Result):
 
     def summary(self) -> str:
         lines = [
-            f"Explanations on {self.dataset}: {self.n_graphs} graphs, accuracy "
-            f"{self.accuracy:.3f}; {self.n_explained} correctly classified graphs with ground "
-            "truth explained",
+            f"Explanations on {self.dataset}: {_graphs(self.n_graphs)}, accuracy "
+            f"{self.accuracy:.3f}; {self.n_explained} correctly classified "
+            f"{_graphs(self.n_explained).split()[1]} with ground truth explained",
             f"  {'method':<22}{'AUROC':>8}{'AP':>8}{'acc. after top ' + _pct(self.fraction):>22}"
             f"{'gap':>8}",
         ]
@@ -178,6 +178,10 @@ class ExplanationEvaluation(Result):
         axes[1].legend(loc="lower right", fontsize=8)
         axes[0].set_title(self.dataset)
         return axes[0]
+
+
+def _graphs(n: int) -> str:
+    return "1 graph" if n == 1 else f"{n} graphs"
 
 
 def _or(v: Any, default: float) -> float:
