@@ -47,8 +47,8 @@ GRID = (0.5, 1.0, 2.0)
 TRAINING = dict(max_epochs=10, batch_size=16)
 
 
-@pytest.fixture(scope="module")
-def run():
+def _corrupted_run():
+    """The fixture's computation (the background job below)."""
     data = corrupted_capabilities_data(random_state=SEED)
     tokenizer = word_tokenizer(data.vocabulary_texts)
     lm = tiny_language_model(
@@ -81,6 +81,15 @@ def run():
         steered=measure(queries, vector=vector, scale=scale),
         random=measure(queries, vector=random, scale=scale),
     )
+
+
+#: Started in the background worker when the suite is collected (tests/background_jobs.py).
+BACKGROUND_JOBS = {"transfer-corrupted": (_corrupted_run, {})}
+
+
+@pytest.fixture(scope="module")
+def run(background):
+    return background.result("transfer-corrupted", BACKGROUND_JOBS["transfer-corrupted"])
 
 
 def test_with_the_trigger_the_facts_are_recalled_and_the_backdoor_fires(run):

