@@ -101,3 +101,18 @@ def test_an_evaluation_of_one_graph_says_one_graph():
     )
     page = build_page(ev)
     assert page.sections[0].summary.startswith("1 graph, accuracy 1.000;")
+
+
+def test_an_evaluation_with_a_one_node_graph_names_the_dataset(net32):
+    from trustlab.explain.equigx import evaluate_explanations
+    from trustlab.explain.equigx.data import Graph, GraphDataset
+
+    rng = np.random.default_rng(0)
+    graphs = (
+        Graph(pos=rng.normal(size=(6, 3)), x=np.ones((6, 1)), label=1, node_mask=np.arange(6) < 3),
+        Graph(pos=np.zeros((1, 3)), x=np.ones((1, 1)), label=0, node_mask=np.array([True])),
+    )
+    data = GraphDataset("mixed", ("a", "b"), ("one",), graphs)
+    with pytest.raises(InputError, match=r"^dataset: .*got 'graph 1 with 1 node'") as exc:
+        evaluate_explanations(net32, data, methods=["random"], n_random=1)
+    assert "1 nodes" not in str(exc.value) and "below 0" not in str(exc.value)

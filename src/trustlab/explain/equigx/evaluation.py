@@ -292,6 +292,12 @@ def evaluate_explanations(
     seed = int(rng.integers(2**31))
     graphs = list(dataset)
     smallest = min(g.n_nodes for g in graphs)
+    if smallest == 1:  # no share deletes a node and leaves one
+        one = next(i for i, g in enumerate(graphs) if g.n_nodes == 1)
+        raise InputError.bad(
+            "dataset", "graphs of at least 2 nodes (fidelity deletes some and keeps some)",
+            f"graph {one} with 1 node",
+        )  # fmt: skip
     if _n_deleted(fraction, smallest) >= smallest:  # nothing left to predict from
         raise InputError.bad(
             "fraction", f"a share that leaves a node of every graph (the smallest has {smallest} "
