@@ -123,6 +123,8 @@ def _load_model(path: Path) -> tuple[Any, dict[str, Any]]:
     folder = path / "model" if (path / "model").is_dir() else path
     model = _load_folder(folder, "--model")
     record = path / "training.json"
+    if folder == path and path.name == "model" and not record.is_file():  # DIR/model given
+        record = path.parent / "training.json"
     if not record.is_file():
         return model, {}
     try:
