@@ -56,9 +56,10 @@ def refuse_existing(
         return
     found = [name for name in names if (Path(out) / name).exists()]
     if found:
+        it = "it" if what.startswith(("a ", "an ")) else "them"  # a trained network / results
         raise InputError(
             f"--out: {out} already holds {what} ({', '.join(found)}); pass --overwrite to replace "
-            "them, or choose another --out",
+            f"{it}, or choose another --out",
             argument="--out",
         )
 

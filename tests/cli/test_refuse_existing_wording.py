@@ -1,0 +1,25 @@
+"""An --out that already holds a run's files is refused with a pronoun that fits what it holds:
+'a trained network (training.json); pass --overwrite to replace it' (it said 'them' of one
+network), 'results (result.json); ... replace them'."""
+
+import pytest
+
+from trustlab.cli._runs import refuse_existing
+from trustlab.errors import InputError
+
+
+@pytest.mark.parametrize(
+    "what, names, pronoun",
+    [("a trained network", ("training.json",), "it"), ("an evaluation", ("result.json",), "it"),
+     ("results", ("result.json",), "them"), ("predictions", ("result.json", "x.csv"), "them")],
+)  # fmt: skip
+def test_the_refusal_replaces_it_or_them(tmp_path, what, names, pronoun):
+    for name in names:
+        (tmp_path / name).write_text("{}")
+    with pytest.raises(InputError) as exc:
+        refuse_existing(tmp_path, False, names, what)
+    assert str(exc.value) == (
+        f"--out: {tmp_path} already holds {what} ({', '.join(names)}); pass --overwrite to "
+        f"replace {pronoun}, or choose another --out"
+    )
+    refuse_existing(tmp_path, True, names, what)  # --overwrite: no refusal
