@@ -18,6 +18,7 @@ or the solutions verbatim (never through ``str.format``, so braces in code are s
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -39,13 +40,15 @@ __all__ = [
 #: Where the strong model's answer goes in a task's flagged part.
 PLACEHOLDER = "{previous}"
 
-# a list marker: "1." or "1)" (up to three digits, possibly in bold: "**1.**", "**1.", "__1.__",
-# or as a Markdown heading, "## 1." to "###### 1.": a Python comment "# 1." is none), or a
-# bullet "-", "*", "+" or "•", then white space and the item's text (or nothing: the text may
-# start on the next line)
+# a list marker: "1.", "1)" or "(1)" (up to three digits, any script's, possibly in bold: "**1.**",
+# "**1.", "__1.__", or as a Markdown heading, "## 1." to "###### 1.": a Python comment "# 1." is
+# none), or a bullet "-", "*", "+" or "•", then white space and the item's text (or nothing: the
+# text may start on the next line); or a number with CJK punctuation ("1、", "１．", "1）",
+# "（1）"), written with or without white space before the text
 _MARKER = re.compile(
-    r"^(?P<indent>[ \t]*)(?:(?:\#{2,6}[ \t]+)?(?P<bold>\*\*|__)?\d{1,3}[.)](?P<closed>\*\*|__)?"
-    r"|[-*+\u2022])(?:[ \t]+(?P<text>.*))?$"
+    r"^(?P<indent>[ \t]*)(?:(?:(?:\#{2,6}[ \t]+)?(?P<bold>\*\*|__)?(?:\d{1,3}[.)]|\(\d{1,3}\))"
+    r"(?P<closed>\*\*|__)?|[-*+\u2022])(?:[ \t]+(?P<text>.*))?"
+    r"|(?:\d{1,3}[\u3001\uff0e\uff09]|\uff08\d{1,3}\uff09)(?P<cjk>.*))$"
 )
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)")
 _RULE = re.compile(r"^[ \t]*([-*_])(?:[ \t]*\1){2,}[ \t]*$")  # a horizontal rule such as * * *
@@ -131,21 +134,22 @@ def _ordinal(i: int) -> str:
 def parse_subtasks(text: str, k: int) -> list[str]:
     """The subtasks of W's answer to :func:`propose_prompt`, at most ``k`` of them.
 
-    An item starts at a line with a list marker (``1.``, ``1)``, also in bold as ``**1.**`` or
-    ``**1. text**`` or as a Markdown heading ``### 1.``, ``-``, ``*``, ``+`` or ``•``, then white
-    space; ``1.Sort`` is no item, as ``3.14`` or ``1.5 cups`` are not) indented no deeper than
-    the first marker line, outside fenced code blocks (unless
-    nothing outside them is an item: a list wrapped in a fence is read without its fence
-    lines); it runs until the next such line, so an item
-    may span lines and paragraphs (code, nested bullets, a wrapped sentence, a passage to
-    summarise) and keeps them verbatim; a horizontal rule such as ``* * *`` starts no item; prose
-    after the list therefore stays in the last item (it cannot be told from a paragraph of that
-    item). Text before the first marker is
-    dropped. Items are stripped; empty ones and repeats (compared without case and with runs
-    of white space collapsed) are dropped; the first ``k`` are kept. Nothing parseable gives
-    ``[]`` (the caller counts a failed decomposition); this never raises on odd text. A
-    reasoning model's ``<think>...</think>`` block is dropped first (its draft list is not the
-    answer; an answer cut off inside the reasoning has no list).
+    An item starts at a line with a list marker (``1.``, ``1)``, ``(1)``, also in bold as
+    ``**1.**`` or ``**1. text**`` or as a Markdown heading ``### 1.``, ``-``, ``*``, ``+`` or
+    ``•``, then white space; ``1.Sort`` is no item, as ``3.14`` or ``1.5 cups`` are not; a number
+    with CJK punctuation, ``1、``, ``１．``, ``1）`` or ``（1）``, needs no white space) indented no
+    deeper than the first marker line, outside fenced code blocks (unless nothing outside them is
+    an item: a list wrapped in a fence is read without its fence lines); it runs until the next
+    such line, so an item may span lines and paragraphs (code, nested bullets, a wrapped
+    sentence, a passage to summarise) and keeps them verbatim; a horizontal rule such as
+    ``* * *`` starts no item; prose after the list therefore stays in the last item (it cannot be
+    told from a paragraph of that item). Text before the first marker is dropped. With no item,
+    a JSON array of strings (``["Sort a list", ...]``, bare or fenced) or an object holding one
+    (``{"subtasks": [...]}``) gives its strings. Items are stripped; empty ones and repeats
+    (compared without case and with runs of white space collapsed) are dropped; the first ``k``
+    are kept. Nothing parseable gives ``[]`` (the caller counts a failed decomposition); this
+    never raises on odd text. A reasoning model's ``<think>...</think>`` block is dropped first
+    (its draft list is not the answer; an answer cut off inside the reasoning has no list).
 
     >>> parse_subtasks("Sure:\\n1. Sort a list\\n2) Sort a list\\n- Merge two lists", 5)
     ['Sort a list', 'Merge two lists']
@@ -161,6 +165,8 @@ def parse_subtasks(text: str, k: int) -> list[str]:
     items = _items(lines, fences=True)
     if not items:  # the whole list in a fenced block: read it without its fence lines
         items = _items([line for line in lines if not _FENCE.match(line)], fences=False)
+    if not items:  # a JSON array of strings (or an object holding one), bare or fenced
+        items = _json_items([line for line in lines if not _FENCE.match(line)])
     kept: list[str] = []
     seen: set[str] = set()
     for lines in items:
@@ -197,9 +203,24 @@ def _items(lines: list[str], fences: bool) -> list[list[str]]:
     return items
 
 
+def _json_items(lines: list[str]) -> list[list[str]]:
+    """The strings of a JSON array ``["Sort a list", ...]``, or of the one array of strings in a
+    JSON object such as ``{"subtasks": [...]}``; ``[]`` for anything else."""
+    try:
+        value = json.loads("\n".join(lines))
+    except (ValueError, RecursionError):  # not JSON, or nested too deep to read
+        return []
+    if isinstance(value, dict):
+        lists = [item for item in value.values() if isinstance(item, list)]
+        value = lists[0] if len(lists) == 1 else None
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        return []
+    return [[item] for item in value]
+
+
 def _unbold(match: re.Match) -> str:
     """A marker line's text, without the closing ``**`` of a bold number such as ``**1. Sort**``."""
-    text = match["text"] or ""
+    text = match["text"] or match["cjk"] or ""
     bold = match["bold"]
     if bold and not match["closed"] and text.rstrip().endswith(bold):
         text = text.rstrip()[: -len(bold)]
