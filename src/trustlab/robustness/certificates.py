@@ -466,12 +466,11 @@ class DatasetCertificate(Result):
         """Rob_cost: the mean over points of the largest cost an attack below each radius may
         cause, certified (a harmful target counts unless its pair radius covers the radius)."""
         eps = np.atleast_1d(as_float_array(radii, "radii"))
-        pair = self.raw["pair_radii"]  # NaN outside Omega, -inf when the top class is harmful
+        excluded = np.nan_to_num(self.raw["pair_radii"], nan=-np.inf)  # NaN: outside Omega
         row_costs = self.cost_matrix[self.labels]
         harmful = row_costs > 0
         out = np.empty(len(eps))
         for k, e in enumerate(eps):
-            excluded = np.nan_to_num(pair, nan=-np.inf)
             exposed = harmful & ~((excluded > 0) & (excluded >= e))
             out[k] = np.where(exposed, row_costs, 0.0).max(axis=1).mean() if len(self) else np.nan
         return out
@@ -521,20 +520,21 @@ class DatasetCertificate(Result):
     def summary(self, radii: Any = None) -> str:
         """Accuracy, then Rob_std, Rob_cs and Rob_cost at a few radii, as a small table."""
         grid = np.linspace(0.0, 2.0 * self.sigma, 5) if radii is None else np.atleast_1d(radii)
-        std = self.certified_accuracy(grid, "std")
-        cs = self.certified_accuracy(grid, "cs")
+        std, cs = self.certified_accuracy(grid, "std"), self.certified_accuracy(grid, "cs")
         cost = self.worst_cost(grid)
+        small = np.abs(grid[grid != 0])  # radii to two significant digits
+        places = max(3, 1 - int(np.floor(np.log10(small.min())))) if small.size else 3
         lines = [
             f"Randomized smoothing certificates of {len(self)} points "
             f"(sigma = {self.sigma:g}, n0 = {self.n0}, n = {self.n}, alpha = {self.alpha:g}); "
             f"{int(self.seed_points.sum())} have a harmful target",
             f"clean smoothed accuracy {self.accuracy:.3f}; cost-sensitive certificates where "
             f"Cohen abstains: {int((self.cs_certified & self.abstain & self.seed_points).sum())}",
-            f"{'radius':>8} {'Rob_std':>8} {'Rob_cs':>8} {'Rob_cost':>9}",
+            f"{'radius':>{places + 5}} {'Rob_std':>8} {'Rob_cs':>8} {'Rob_cost':>9}",
         ]
         for e, a, b, c in zip(grid, std, cs, cost, strict=True):
             b = "n/a" if np.isnan(b) else f"{b:.3f}"  # Rob_cs without seed points
-            lines.append(f"{e:8.3f} {a:8.3f} {b:>8} {c:9.3f}")
+            lines.append(f"{e:{places + 5}.{places}f} {a:8.3f} {b:>8} {c:9.3f}")
         return "\n".join(lines)
 
     def plot(self, ax=None):
