@@ -92,3 +92,15 @@ def test_cli_predict_reports_no_accuracy_on_classes_the_model_lacks(two_classes,
     )
     ds = bam_lite(8, size=32, object_source="shapes", random_state=3)
     assert np.isin(np.asarray(ds.class_names)[ds.labels], ["ellipse", "triangle"]).sum() == 4
+
+
+def test_summary_says_how_many_images_kept_nothing(shipped):
+    """An image whose selection is empty is classified from a blank image; the mean kept area hid
+    it (p2p_dynamic on a black, a white and a grey image: 'mean kept area 0.005', 2 of 3 empty)."""
+    import dataclasses
+
+    model, data, _ = shipped
+    ex = model.explain(data.images)
+    assert (ex.kept_fraction > 0).all() and "nothing kept" not in ex.summary()
+    two_empty = dataclasses.replace(ex, kept_fraction=np.array([0.0, 0.1, 0.0, 0.2]))
+    assert two_empty.summary().endswith("; nothing kept on 2 of 4 (predicted from a blank image)")

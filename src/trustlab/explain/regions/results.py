@@ -115,10 +115,13 @@ class RegionExplanation(Result):
         how = f"dynamic tau (delta {self.delta:g})" if dynamic else "fixed tau"
         # 'certain' (confidence reached delta) means nothing without a delta: left out then
         certain = f", certain {float(np.mean(self.certain)):.1%}" if dynamic else ""
+        empty = int(np.sum(np.asarray(self.kept_fraction) == 0))
+        # an image that kept nothing was classified from a blank image: the mean area hides it
+        blank = f"; nothing kept on {empty} of {len(self)} (predicted from a blank image)"
         return (
             f"Region-sparse predictions of {images_count(len(self))} with {how}: mean kept area "
             f"{self.mean_kept_fraction:.3f}, mean tau {float(np.mean(self.tau)):.3f}, mean "
-            f"confidence {float(np.mean(self.confidence)):.3f}{certain}"
+            f"confidence {float(np.mean(self.confidence)):.3f}{certain}{blank if empty else ''}"
         )
 
     def overlay(self, index: int, *, dim: float = 0.25) -> np.ndarray:
