@@ -21,6 +21,7 @@ import hmac
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,9 @@ from trustlab.llm.protocol import LanguageModel
 from trustlab.llm.registry import load_model
 
 __all__ = ["Faults", "LLMServer", "make_server", "serve"]
+
+# how long shutdown() waits for the requests in flight to be answered before cutting them off
+_ANSWER_GRACE_S = 2.0
 
 
 @dataclass
@@ -163,7 +167,11 @@ class LLMServer:
             self.shutdown()
 
     def shutdown(self) -> None:
-        """Stop serving, cut open connections and free the port (safe to call twice)."""
+        """Stop serving, cut open connections and free the port (safe to call twice).
+
+        The requests waiting for the model are answered 503 (a stream: an error event) first;
+        their handlers get up to 2 s for it before the connections are cut.
+        """
         if self._stopping.is_set():
             return
         self._stopping.set()  # wakes handlers sleeping on a fault delay
@@ -171,6 +179,15 @@ class LLMServer:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._httpd.shutdown()
             self._thread.join()
+        # let the handlers told "shutting down" send their 503 (or a stream's error event)
+        # before the connections are cut; Ctrl-C ends serve_forever on this very thread, with
+        # no join above to give them that time
+        deadline = time.monotonic() + _ANSWER_GRACE_S
+        while time.monotonic() < deadline:
+            with self._stats_lock:
+                if self.in_flight == 0:
+                    break
+            time.sleep(0.01)
         with self._stats_lock:
             for conn in list(self._connections):
                 try:
