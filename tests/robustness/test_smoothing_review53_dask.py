@@ -31,3 +31,17 @@ def test_a_bad_scheduler_address_is_refused_before_fresh_deletes_the_checkpoint(
         smooth, X, y, n0=10, n=100, random_state=0, checkpoint=checkpoint, model_id="sign"
     )
     assert again.counts.tolist() == first.counts.tolist()
+
+
+def test_a_blank_address_is_refused_and_a_cluster_object_still_works():
+    from dask.distributed import LocalCluster
+
+    smooth = SmoothedClassifier(_sign, 0.5, 2)
+    with pytest.raises(InputError, match=r"^dask_scheduler: expected the address"):
+        certify_dataset(smooth, [[1.0]], [1], n0=10, n=100, dask_scheduler="  ")
+    plain = certify_dataset(smooth, [[1.0]], [1], n0=10, n=100, random_state=0)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False) as cluster:
+        on_dask = certify_dataset(
+            smooth, [[1.0]], [1], n0=10, n=100, random_state=0, dask_scheduler=cluster
+        )
+    assert on_dask.counts.tolist() == plain.counts.tolist()

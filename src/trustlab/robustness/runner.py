@@ -198,7 +198,7 @@ def _dask_client(address: Any):
     """A Dask client connected to ``address``; an address that is malformed or does not answer
     is an InputError naming ``dask_scheduler``."""
     distributed = require("dask.distributed", "dask")
-    if not isinstance(address, str) or not address.strip():
+    if isinstance(address, str) and not address.strip():  # Client("") starts a local cluster
         raise InputError.bad("dask_scheduler", "the address of a Dask scheduler", address)
     try:
         return distributed.Client(address)
