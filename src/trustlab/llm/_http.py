@@ -96,6 +96,21 @@ class Handler(BaseHTTPRequestHandler):
         except OSError:
             pass
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The errors http.server answers by itself (a method other than GET and POST, a
+        malformed request line, too many headers) in the OpenAI-style JSON of every other error
+        (the base class sends an HTML page); the connection closes, as there."""
+        self.log_error("code %d, message %s", code, message)
+        self.close_connection = True
+        reason = message or self.responses.get(code, ("error",))[0]
+        error = RequestError(code, reason, "invalid_request_error")
+        if getattr(self, "command", None) == "HEAD":  # a HEAD answer has no body
+            self.send_response(code)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            return
+        self._send_error(error, {"Connection": "close"})
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base signature)
         log.info("%s %s", self.address_string(), format % args)
 
