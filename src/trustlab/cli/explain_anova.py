@@ -88,12 +88,30 @@ def _interactions(text: str) -> Any:
         raise InputError.bad(
             "--interactions", "all, auto, none or pairs like 'age:income,age:sex'", text
         )
-    return terms
+    return _names(text)  # split once the columns are known (a column may be called "R & D")
 
 
-def _split_term(term: str) -> list[str]:
-    """The features of ``age:income`` or ``age & income`` (the component's own name)."""
-    return term.split(" & ") if " & " in term else term.split(":")
+def _split_term(term: str, columns: list[str] | None = None) -> tuple[str, ...]:
+    """The features of ``age:income`` or ``age & income`` (the component's own name): the
+    split into ``columns`` where there is one ("R & D:b", "R & D & b"), else at " & " where
+    the text has it, else at ":"."""
+    known = _split_into(term.strip(), set(columns or ()))
+    if known is not None:
+        return tuple(known)
+    return tuple(p.strip() for p in (term.split(" & ") if " & " in term else term.split(":")))
+
+
+def _split_into(text: str, columns: set) -> list[str] | None:
+    if text in columns:
+        return [text]
+    for separator in (" & ", ":"):
+        start = text.find(separator)
+        while start >= 0:
+            rest = _split_into(text[start + len(separator) :].strip(), columns)
+            if text[:start].strip() in columns and rest is not None:
+                return [text[:start].strip(), *rest]
+            start = text.find(separator, start + 1)
+    return None
 
 
 def _feature_frame(frame, label: str | None, features: list[str], exclude: list[str]):
@@ -226,10 +244,13 @@ def fit(
     frame = read_table(data, encoding=encoding)
     require_columns(frame, {"--label": label})
     X = _feature_frame(frame, label, _names(features), _names(exclude))
+    if isinstance(terms, list):
+        terms = [_split_term(term, [str(c) for c in X.columns]) for term in terms]
     for term in terms if isinstance(terms, list) else ():  # before the plan is announced
         for name in term:
             require_columns(X, {"--interactions": name})
-        if len(set(term)) != len(term) or len(term) > order:  # in the CLI's words, not order=
+        # in the CLI's words, not order=; a lone column ("t:x") is no pair
+        if len(set(term)) != len(term) or not 2 <= len(term) <= order:
             raise InputError(
                 f"--interactions: expected terms of 2 to --order {order} distinct features, got "
                 f"{' & '.join(term)!r}" + ("; raise --order" if len(set(term)) > order else ""),

@@ -270,11 +270,19 @@ def _check_no_missing(column: pd.Series, name: str) -> None:
 
 
 def _numeric_column(column: pd.Series, name: str) -> np.ndarray:
-    if _is_categorical_dtype(column):
+    if _is_categorical_dtype(column) and not _numbers_as_category(column):
         # name the first value that is not a number ("unknown" in a column of incomes)
         text = pd.to_numeric(column, errors="coerce").isna().to_numpy() & column.notna().to_numpy()
-        if pd.api.types.is_bool_dtype(column) or not text.any():
+        if pd.api.types.is_bool_dtype(column) or not column.notna().any():
             raise InputError.bad("X", f"numbers in the numeric feature {name!r}", column.to_numpy())
+        if not text.any():  # numbers written as text ("0.5"): say so, not "dtype object"
+            first = python_value(column.to_numpy()[column.notna().to_numpy()][0])
+            raise InputError(
+                f"X: expected numbers in the numeric feature {name!r}, got numbers written as "
+                f"text (e.g. {first!r}, dtype {column.dtype}); convert the column to numbers "
+                "(pandas.to_numeric)",
+                argument="X",
+            )
         raise InputError(
             f"X: expected numbers in the numeric feature {name!r}, got "
             f"{python_value(column.to_numpy()[text][0])!r} (first at row {int(np.argmax(text))}, "
@@ -292,6 +300,26 @@ def _numeric_column(column: pd.Series, name: str) -> np.ndarray:
             argument="X",
         )
     return values
+
+
+def _numbers_as_category(column: pd.Series) -> bool:
+    """Numbers held as categories: a pandas category of numbers (a categorised frame, a Parquet
+    file) or an object column of Python/numpy numbers; taken as their numbers. Not booleans."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        categories = column.cat.categories
+        return pd.api.types.is_numeric_dtype(categories) and not pd.api.types.is_bool_dtype(
+            categories
+        )
+    observed = column.dropna()
+    return (
+        column.dtype == object
+        and len(observed) > 0
+        and all(
+            isinstance(v, (int, float, np.integer, np.floating))
+            and not isinstance(v, (bool, np.bool_))
+            for v in observed
+        )
+    )
 
 
 def categorical_flags(frame: pd.DataFrame, categorical_features: Any) -> list[bool]:

@@ -24,10 +24,28 @@ _SCREEN_BINS = 8
 _SCREEN_SWEEPS = 5
 
 
-def split_component(text: str) -> list[str]:
-    """The features of a component named ``"age & income"`` (or ``"age&income"``); split at
-    " & " where the text has it, so a feature called "R&D" stays whole in ``"R&D & age"``."""
+def split_component(text: str, names: Sequence[str] = ()) -> list[str]:
+    """The features of a component named ``"age & income"`` (or ``"age&income"``). Where the
+    text splits into feature ``names`` at " & ", that split (a feature called
+    "R & D" stays whole in ``"R & D & age"``); else split at " & " where the text has it, so a
+    feature called "R&D" stays whole in ``"R&D & age"``."""
+    known = _split_known(text.strip(), set(map(str, names)))
+    if known is not None:
+        return known
     return [s.strip() for s in text.split(" & " if " & " in text else "&")]
+
+
+def _split_known(text: str, names: set) -> list[str] | None:
+    """``text`` as feature names joined by " & ", or None."""
+    if text in names:
+        return [text]
+    start = text.find(" & ")
+    while start >= 0:
+        rest = _split_known(text[start + 3 :].strip(), names)
+        if text[:start].strip() in names and rest is not None:
+            return [text[:start].strip(), *rest]
+        start = text.find(" & ", start + 1)
+    return None
 
 
 def resolve_terms(
@@ -47,7 +65,7 @@ def resolve_terms(
     terms: list[tuple[int, ...]] = []
     seen: set[frozenset] = set()
     for item in interactions:
-        members = split_component(item) if isinstance(item, str) else item
+        members = split_component(item, names) if isinstance(item, str) else item
         if isinstance(members, str) or not isinstance(members, Sequence):
             raise InputError.bad("interactions", "tuples of feature names or indices", item)
         term = tuple(sorted(feature_index(m, names, "interactions") for m in members))

@@ -620,7 +620,7 @@ class ANOVATPNN(BaseEstimator):
         if isinstance(component, str):
             if component in self.component_names_:
                 return self.component_names_.index(component)
-            component = split_component(component)
+            component = split_component(component, names)
         elif isinstance(component, (int, np.integer)) and not isinstance(component, bool):
             component = [int(component)]
         if isinstance(component, Sequence):
@@ -663,7 +663,9 @@ class ANOVATPNN(BaseEstimator):
                     f"{names.count(name)} times (each would be drawn into its own file)",
                     argument="component",
                 )
-        for grid in grids:
+        for grid in grids:  # before anything is drawn or saved
+            if len(grid.features) > 2:
+                raise InputError.bad("component", "a main effect or a pair to plot", grid.name)
             grid._class_index(target)
         return ComponentFigures(grids, target)
 

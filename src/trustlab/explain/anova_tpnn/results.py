@@ -518,7 +518,9 @@ class ANOVATPNNSummary(Result):
     def plotted(self) -> list[str]:
         """The strongest main effects and pairs, at most ``top`` of them (those get a PNG)."""
         names = self.importance.top(self.n_components)
-        drawable = [n for n in names if n.count(PAIR_SEPARATOR) <= 1]
+        # by the features of each (a column may be called "R & D"), not by the " & " in a name
+        terms = dict(zip(self.importance.names, self.importance.terms, strict=True))
+        drawable = [n for n in names if len(terms[n]) <= 2]
         return drawable[: self.top]
 
     @property
