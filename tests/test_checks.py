@@ -223,9 +223,15 @@ def test_existing_file(tmp_path):
 def test_class_indices():
     np.testing.assert_array_equal(c.check_class_indices([0.0, 2.0, 1.0], "y"), [0, 2, 1])
     assert c.check_class_indices(np.array([1, 0], dtype=np.uint8), "y").dtype == np.int64
-    for bad in ([0, -1], [0.5, 1.0], ["a", "b"]):
+    for bad in ([0.5, 1.0], ["a", "b"]):
         with pytest.raises(InputError, match="y: expected integer class indices"):
             c.check_class_indices(bad, "y")
+    # a negative index is named, with the classes when their number is known (it said 'got an
+    # array of shape (2,) and dtype int64', K unfilled)
+    with pytest.raises(InputError, match=r"y: expected class indices 0\.\.K-1, got 'index -1'"):
+        c.check_class_indices([0, -1], "y")
+    with pytest.raises(InputError, match=r"y: expected class indices 0\.\.2, got 'index -2'"):
+        c.check_class_indices([0, -2, -1], "y", num_classes=3)
     with pytest.raises(InputError, match="y: expected class indices 0..2, got 'index 3'"):
         c.check_class_indices([0, 3], "y", num_classes=3)
 

@@ -454,8 +454,11 @@ def check_class_indices(values: Any, name: str, num_classes: int | None = None) 
     arr = as_1d(values, name)
     if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
         arr = arr.astype(np.int64)
-    if arr.dtype.kind not in "iu" or (arr < 0).any():
-        raise InputError.bad(name, "integer class indices 0..K-1", arr)
+    classes = "0..K-1" if num_classes is None else f"0..{num_classes - 1}"
+    if arr.dtype.kind not in "iu":
+        raise InputError.bad(name, f"integer class indices {classes}", arr)
+    if (arr < 0).any():
+        raise InputError.bad(name, f"class indices {classes}", f"index {arr.min()}")
     if num_classes is not None and arr.max() >= num_classes:
         raise InputError.bad(name, f"class indices 0..{num_classes - 1}", f"index {arr.max()}")
     return arr.astype(np.int64, copy=False)

@@ -224,6 +224,9 @@ def test_certify_reads_csv_and_npz_data_and_harmful_pairs(run, trained, tmp_path
          r"--cost-matrix: expected 0 on the diagonal .*, got 1 at index \(0, 0\)"),
         ("a,b\nc,d\n", "--cost-matrix: expected a square table of numbers"),
         ("0,2\n0,1\n1,0\n", "--cost-matrix: expected a header row of the class indices 0..1"),
+        # inf in the first row was taken for a class index: 'unexpected failure: OverflowError'
+        ("\n".join(",".join("inf" if (i, j) == (0, 1) else "0" for j in range(10)) for i in range(10)),
+         r"--cost-matrix: expected finite values, got inf at index \(0, 1\)"),
     ],
 )  # fmt: skip
 def test_bad_cost_matrix_is_one_line_with_exit_2(run, trained, tmp_path, content, message):

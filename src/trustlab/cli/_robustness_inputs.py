@@ -142,7 +142,7 @@ def _class_labels(cells, size: int):
     import numpy as np
 
     numbers = [_number(cell) for cell in cells]
-    if len(numbers) != size or any(n is None or n != int(n) for n in numbers):
+    if len(numbers) != size or any(n is None or not n.is_integer() for n in numbers):
         return None
     labels = np.array([int(n) for n in numbers])
     return labels if sorted(labels.tolist()) == list(range(size)) else None
