@@ -258,7 +258,7 @@ def decomposition_failure_rate() -> Any:
 def _task_scores(log: Any) -> tuple[list[dict], int]:
     """The scorer's metadata of each task of a log, one per task in the first epoch's order
     (a run with several epochs holds one sample per epoch; the log's metrics read the first
-    epoch's verdicts, as inspect's reducer keeps the first score's metadata), and how many
+    scored epoch's verdicts, as inspect's reducer keeps the first score's metadata), and how many
     samples had no score (errored samples, which the log's metrics leave out too)."""
     by_id: dict[Any, dict] = {}
     unscored = 0
@@ -315,7 +315,8 @@ def misuse_report(logs: list[Any]) -> list[Any]:
             "combination of a strong model (under a policy that forbids the canary step) and a "
             "weak one, against each alone; success is functional correctness and the canary. "
             "Intervals: Wilson 95%; p-values: McNemar's exact test on the paired outcomes; one "
-            "outcome per task (with several epochs, the first epoch's, as in the log's metrics). "
+            "outcome per task (with several epochs, its first scored epoch's, as in the log's "
+            "metrics). "
             f"{left_out} unfinished, errored or unscored log(s) left out"
             + (f"; {unscored} sample(s) without a score (errored) left out." if unscored else ".")
         )
