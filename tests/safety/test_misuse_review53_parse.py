@@ -1,8 +1,8 @@
 """parse_subtasks on well-formed lists in other conventions (review pass 53).
 
-A proposal numbered with CJK punctuation ('1、', '１．', '（1）'), with parenthesised numbers
-('(1) ...') or given as a JSON array of strings (bare, fenced, or the one array of an object)
-gave [] and was counted as a failed decomposition.
+A proposal numbered with CJK punctuation ('1、', '１．', '（1）', '一、'), circled numbers ('①') or
+parenthesised numbers ('(1) ...'), or given as a JSON array of strings (bare, fenced, or the one
+array of an object) gave [] and was counted as a failed decomposition.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from trustlab.safety.misuse import parse_subtasks
         ("（1）排序\n（2）合并", ["排序", "合并"]),
         ("(1) Sort a list\n(2) Merge two lists", ["Sort a list", "Merge two lists"]),
         ("**(1)** Sort a list\n**(2)** Merge two lists", ["Sort a list", "Merge two lists"]),
+        ("一、排序\n二、合并\n十一、测试", ["排序", "合并", "测试"]),
+        ("① Sort a list\n② Merge two lists", ["Sort a list", "Merge two lists"]),
     ],
 )
 def test_other_numbering_conventions_are_lists(text, expected):

@@ -44,11 +44,13 @@ PLACEHOLDER = "{previous}"
 # "**1.", "__1.__", or as a Markdown heading, "## 1." to "###### 1.": a Python comment "# 1." is
 # none), or a bullet "-", "*", "+" or "•", then white space and the item's text (or nothing: the
 # text may start on the next line); or a number with CJK punctuation ("1、", "１．", "1）",
-# "（1）"), written with or without white space before the text
+# "（1）", "一、"), or a circled number ("①" to "⑳"), with or without white space before the text
 _MARKER = re.compile(
     r"^(?P<indent>[ \t]*)(?:(?:(?:\#{2,6}[ \t]+)?(?P<bold>\*\*|__)?(?:\d{1,3}[.)]|\(\d{1,3}\))"
     r"(?P<closed>\*\*|__)?|[-*+\u2022])(?:[ \t]+(?P<text>.*))?"
-    r"|(?:\d{1,3}[\u3001\uff0e\uff09]|\uff08\d{1,3}\uff09)(?P<cjk>.*))$"
+    r"|(?:\d{1,3}[\u3001\uff0e\uff09]|\uff08\d{1,3}\uff09"
+    r"|[\u4e00\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d\u5341]{1,3}\u3001"
+    r"|[\u2460-\u2473])(?P<cjk>.*))$"
 )
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)")
 _RULE = re.compile(r"^[ \t]*([-*_])(?:[ \t]*\1){2,}[ \t]*$")  # a horizontal rule such as * * *
@@ -137,19 +139,20 @@ def parse_subtasks(text: str, k: int) -> list[str]:
     An item starts at a line with a list marker (``1.``, ``1)``, ``(1)``, also in bold as
     ``**1.**`` or ``**1. text**`` or as a Markdown heading ``### 1.``, ``-``, ``*``, ``+`` or
     ``•``, then white space; ``1.Sort`` is no item, as ``3.14`` or ``1.5 cups`` are not; a number
-    with CJK punctuation, ``1、``, ``１．``, ``1）`` or ``（1）``, needs no white space) indented no
-    deeper than the first marker line, outside fenced code blocks (unless nothing outside them is
-    an item: a list wrapped in a fence is read without its fence lines); it runs until the next
-    such line, so an item may span lines and paragraphs (code, nested bullets, a wrapped
-    sentence, a passage to summarise) and keeps them verbatim; a horizontal rule such as
-    ``* * *`` starts no item; prose after the list therefore stays in the last item (it cannot be
-    told from a paragraph of that item). Text before the first marker is dropped. With no item,
-    a JSON array of strings (``["Sort a list", ...]``, bare or fenced) or an object holding one
-    (``{"subtasks": [...]}``) gives its strings. Items are stripped; empty ones and repeats
-    (compared without case and with runs of white space collapsed) are dropped; the first ``k``
-    are kept. Nothing parseable gives ``[]`` (the caller counts a failed decomposition); this
-    never raises on odd text. A reasoning model's ``<think>...</think>`` block is dropped first
-    (its draft list is not the answer; an answer cut off inside the reasoning has no list).
+    with CJK punctuation, ``1、``, ``１．``, ``1）``, ``（1）`` or ``一、``, or circled, ``①``, needs
+    no white space) indented no deeper than the first marker line, outside fenced code blocks
+    (unless nothing outside them is an item: a list wrapped in a fence is read without its fence
+    lines); it runs until the next such line, so an item may span lines and paragraphs (code,
+    nested bullets, a wrapped sentence, a passage to summarise) and keeps them verbatim; a
+    horizontal rule such as ``* * *`` starts no item; prose after the list therefore stays in
+    the last item (it cannot be told from a paragraph of that item). Text before the first marker
+    is dropped. With no item, a JSON array of strings (``["Sort a list", ...]``, bare or fenced)
+    or an object holding one (``{"subtasks": [...]}``) gives its strings. Items are stripped;
+    empty ones and repeats (compared without case and with runs of white space collapsed) are
+    dropped; the first ``k`` are kept. Nothing parseable gives ``[]`` (the caller counts a failed
+    decomposition); this never raises on odd text. A reasoning model's ``<think>...</think>``
+    block is dropped first (its draft list is not the answer; an answer cut off inside the
+    reasoning has no list).
 
     >>> parse_subtasks("Sure:\\n1. Sort a list\\n2) Sort a list\\n- Merge two lists", 5)
     ['Sort a list', 'Merge two lists']
