@@ -17,13 +17,14 @@ __all__ = ["AuditContext", "AuditPlan", "audit_mode"]
 DEFAULT_TEST_SIZE = 0.5
 
 
-def audit_mode(pred, model, test_size, group_as_feature) -> tuple[str, float]:
+def audit_mode(pred, model, test_size, group_as_feature, exclude=()) -> tuple[str, float]:
     """The audit's mode (``"predictions"``, ``"model"`` or ``"zoo"``) and its test share.
 
     ``pred`` and ``model`` exclude each other; ``test_size`` is the default models' held-out
-    share only (a ``pred`` column or a ``model`` is audited on every row) and ``group_as_feature``
-    needs a model that reads features (none is trained for a ``pred`` column): either given
-    where it has no effect is refused rather than silently ignored.
+    share only (a ``pred`` column or a ``model`` is audited on every row), ``group_as_feature``
+    needs a model that reads features (none is trained for a ``pred`` column) and ``exclude``
+    a model trained here: each given where it has no effect is refused rather than silently
+    ignored.
     """
     if pred is not None and model is not None:
         raise InputError.bad("pred", "no column with a model (audit one or the other)", pred)
@@ -36,6 +37,15 @@ def audit_mode(pred, model, test_size, group_as_feature) -> tuple[str, float]:
             group_as_feature,
         )
     mode = "predictions" if pred is not None else ("model" if model is not None else "zoo")
+    if isinstance(exclude, str) or not isinstance(exclude, (list, tuple)):
+        raise InputError.bad("exclude", "a list of column names", exclude)
+    if exclude and mode != "zoo":
+        why = (
+            "a pred column (no model is trained)"
+            if mode == "predictions"
+            else "a model (it reads its own features)"
+        )
+        raise InputError.bad("exclude", f"no columns to leave out with {why}", exclude)
     if test_size is not None and mode != "zoo":
         given = "a pred column" if mode == "predictions" else "a model"
         raise InputError.bad(

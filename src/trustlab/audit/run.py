@@ -68,6 +68,7 @@ def run_audit(
     random_state: int | np.random.Generator | None = 0,
     sections: Sequence[str] | None = None,
     group_as_feature: bool | None = None,
+    exclude: Sequence[str] = (),
     progress: ProgressCallback | None = None,
     plan: PlanCallback | None = None,
     participation: Sequence[str | os.PathLike] | None = None,
@@ -132,6 +133,10 @@ def run_audit(
         declared features (so ``"sex"`` is a feature of chile, ``"region"`` is not); a user table
         leaves the group column out. True or False forces it either way; refused with ``pred``
         (no model is trained).
+    exclude : sequence of str, default ()
+        Columns the default models must not use as features (a row id, a leaked outcome);
+        refused with ``pred`` or ``model``, which train nothing. A column holding a different
+        whole number on every row gets a note naming it, as a row id would.
     progress : callable, optional
         Called as ``progress(description, done, total)`` as steps start and end.
     plan : callable, optional
@@ -181,7 +186,7 @@ def run_audit(
     'predictions.csv'
     """
     seed = _seed(random_state)
-    mode, test_size = audit_mode(pred, model, test_size, group_as_feature)
+    mode, test_size = audit_mode(pred, model, test_size, group_as_feature, exclude)
     overwrite = check_bool(overwrite, "overwrite")
     names = _section_names(sections, mode, bool(participation))  # the plan names only these
     n_model_steps = {"zoo": len(ZOO_NAMES), "model": 1, "predictions": 0}[mode]
@@ -190,7 +195,7 @@ def run_audit(
     out = outputs.prepare_output(out, overwrite)  # fail before any training, not after
 
     steps.start("loading data")
-    table = load_table(data, label, group, pred, group_as_feature, encoding)
+    table = load_table(data, label, group, pred, group_as_feature, encoding, exclude)
     steps.finish()
 
     def tell_plan(models: Sequence[str], n_train: int, n_test: int) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,8 +49,9 @@ class AuditTable:
     row_ids: np.ndarray
 
 
-def load_table(data, label, group, pred, group_as_feature, encoding=None) -> AuditTable:
-    """Read ``data`` and check the label, group and prediction columns."""
+def load_table(data, label, group, pred, group_as_feature, encoding=None, exclude=()) -> AuditTable:
+    """Read ``data`` and check the label, group and prediction columns; ``exclude`` names
+    columns the models must not use."""
     label, group, pred = (_text_name(c) for c in (label, group, pred))
     exact = [c for c in (label, group, pred) if isinstance(c, str)]
     frame, name, dataset = _read_data(data, encoding, exact)
@@ -67,6 +69,8 @@ def load_table(data, label, group, pred, group_as_feature, encoding=None) -> Aud
         raise InputError.bad("pred", "a column other than the label and group columns", pred)
     features = _feature_columns(frame, dataset, label, group, pred, group_as_feature)
     features, index_notes = _without_row_index(frame, features)
+    features, exclude_notes = _excluded(frame, features, exclude, (label, group, pred))
+    index_notes += exclude_notes + _row_id_notes(frame, features)
     row_ids = frame.index.to_numpy()
     required = [c for c in (label, group, pred) if c is not None]
     frame, kept, notes = _drop_missing(frame, required)
@@ -187,6 +191,47 @@ def _without_row_index(frame: pd.DataFrame, features: list[str]):
         "a different whole number on every row (the index DataFrame.to_csv() writes)."
     )
     return [c for c in features if c != first], [note]
+
+
+def _excluded(frame: pd.DataFrame, features: list, exclude, taken) -> tuple[list, list[str]]:
+    """(features without ``exclude``, a note naming them): each must be a column of the data
+    other than the label, group and pred columns."""
+    names = [_text_name(c) for c in exclude]
+    if not names:
+        return features, []
+    columns = {str(c): c for c in frame.columns}
+    for name in names:
+        if not isinstance(name, str) or name not in columns:
+            raise InputError.bad("exclude", "columns of the data", name)
+        if name in taken:
+            raise InputError.bad("exclude", "columns other than the label, group and pred", name)
+    twice = repeated(names)
+    if twice:
+        raise InputError.bad("exclude", "each column once", twice[0])
+    kept = [c for c in features if str(c) not in names]
+    return kept, [f"Columns left out of the features as asked (exclude): {', '.join(names)}."]
+
+
+def _row_id_notes(frame: pd.DataFrame, features: list) -> list[str]:
+    """A note on feature columns that hold a different whole number on every row (20 rows or
+    more), as a row id does: as a feature an id tells the models a row's position, which on
+    sorted data is the label; only the user knows whether it is one."""
+    if len(frame) < 20:
+        return []
+    ids = [
+        str(c)
+        for c in features
+        if pd.api.types.is_integer_dtype(frame[c])
+        and not pd.api.types.is_bool_dtype(frame[c])
+        and frame[c].notna().all()
+        and frame[c].is_unique
+    ]
+    return [
+        f"Column {c!r} holds a different whole number on every row, as a row id does, and is "
+        f"a feature of the models: if it identifies rows, leave it out (--exclude "
+        f"{shlex.quote(c)})."
+        for c in ids
+    ]
 
 
 #: Cells pandas reads as missing by default, kept as values in a text label, group or pred column.

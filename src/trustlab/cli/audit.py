@@ -68,6 +68,14 @@ def audit(
             "the group column out.",
         ),
     ] = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude",
+            help="A column the models must not use as a feature (a row id, a leaked outcome); "
+            "repeat it for several. Not with --pred or --model: nothing is trained.",
+        ),
+    ] = None,
     out: Annotated[
         Path,
         typer.Option(
@@ -173,6 +181,7 @@ def audit(
             test_size=test_size,
             random_state=seed,
             group_as_feature=group_as_feature,
+            exclude=exclude or (),
             progress=show,
             plan=check_plan,
             participation=participation or None,
