@@ -65,6 +65,22 @@ def test_a_missing_role_is_named_by_its_option(run, tmp_path, argv, message):
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [(["--strong", "nosuch/x", "--weak", WEAK], "--strong"),
+     (["--strong", STRONG, "--weak", "nosuch/y"], "--weak"),
+     (["--model", "nosuch/z", "--strong", STRONG, "--weak", WEAK], "--model")],
+)  # fmt: skip
+def test_a_model_of_an_unknown_provider_is_named_by_its_option(run, tmp_path, argv, option):
+    # an unknown provider given to --strong or --weak was blamed on --model, which was not given
+    code, stdout, err = run("eval", "run", "misuse", *argv, "-T", "suite=text", "-T", "n=1",
+                            "--out", tmp_path / "logs")  # fmt: skip
+    assert code == 2 and stdout == ""
+    assert one_line(err).startswith(
+        f"trustlab: error: {option}: expected an inspect model name whose provider is installed"
+    ), err
+
+
 def test_run_and_report_name_each_roles_model(run, tmp_path):
     # the misuse summaries read "trustlab/misuse on trustlab-stub/weak: ...", the strong model
     # named nowhere

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
@@ -223,10 +224,17 @@ def _run(
         except ValueError as exc:  # inspect: "Model API x of model 'x/y' not recognized."
             if "not recognized" not in str(exc):
                 raise
+            # the role whose model it is (--strong nosuch/x; the CLI's --weak is also the model)
+            unknown = re.search(r"of model '([^']*)'", str(exc))
+            argument = next(
+                (role_argument(role) for role, name in roles.items()
+                 if unknown and name == unknown.group(1)),
+                "model",
+            )  # fmt: skip
             raise InputError(
-                f"model: expected an inspect model name whose provider is installed "
+                f"{argument}: expected an inspect model name whose provider is installed "
                 f"(trustlab/<model>, openai-api/<service>/<model>, ...), got {exc}",
-                argument="model",
+                argument=argument,
             ) from None
         except Exception as exc:  # inspect's PrerequisiteError: no task at a path or of a name
             reason = str(exc).removeprefix("Error: ").strip()
