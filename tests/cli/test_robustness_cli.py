@@ -393,33 +393,27 @@ def test_certify_resumes_from_its_checkpoint_and_says_so(run, trained, tmp_path)
     assert code == 2 and "--overwrite" in one_line(err)
 
 
-def test_overwrite_refused_for_want_of_yes_keeps_the_finished_run(run, trained, tmp_path):
-    # the old checkpoint and results were deleted, then the run was refused without --yes
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        # the old checkpoint and results were deleted, then the run was refused without --yes
+        (["--n", "1000000000000"], "--yes: certifying 3 points"),
+        # 'unexpected failure: ValueError' with exit 1, after the old checkpoint and results went
+        (["--dask-scheduler", "no-port-here"], "--dask-scheduler: expected"),
+    ],
+)
+def test_a_refused_overwrite_keeps_the_finished_run(run, trained, tmp_path, bad, message):
     path, _ = trained
     out = tmp_path / "cert"
     args = ["robustness", "certify", "--model", path, *CHEAP, "--out", out]
     code, _, err = run(*args)
     assert code == 0, err
     kept = {name: (out / name).read_bytes() for name in ("checkpoint.jsonl", "result.json")}
-    code, _, err = run(*with_options(args, ["--n", "1000000000000"]), "--overwrite")
-    assert code == 2 and one_line(err).startswith("trustlab: error: --yes: certifying 3 points")
+    code, _, err = run(*with_options(args, bad), "--overwrite")
+    assert code == 2 and one_line(err).startswith(f"trustlab: error: {message}"), err
     assert {name: (out / name).read_bytes() for name in kept} == kept
     code, _, err = run(*args)  # and it still resumes
     assert code == 0 and "resuming" in err
-
-
-def test_overwrite_with_a_bad_dask_scheduler_keeps_the_finished_run(run, trained, tmp_path):
-    # 'unexpected failure: ValueError' with exit 1, after the old checkpoint and results went
-    path, _ = trained
-    out = tmp_path / "cert"
-    args = ["robustness", "certify", "--model", path, *CHEAP, "--out", out]
-    code, _, err = run(*args)
-    assert code == 0, err
-    kept = {name: (out / name).read_bytes() for name in ("checkpoint.jsonl", "result.json")}
-    code, _, err = run(*args, "--dask-scheduler", "no-port-here", "--overwrite")
-    line = one_line(err)
-    assert code == 2 and line.startswith("trustlab: error: --dask-scheduler: expected"), err
-    assert {name: (out / name).read_bytes() for name in kept} == kept
 
 
 def test_train_refuses_an_existing_model_without_overwrite(run, trained):
