@@ -19,13 +19,13 @@ import email.utils
 import functools
 import json
 import math
+import queue
 import random
 import ssl
 import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 import numpy as np
@@ -364,23 +364,55 @@ class RemoteModel:
         prompts: list[str],
         progress: Callable[[int, int], None] | None = None,
     ) -> list[Any]:
-        """``run`` on every prompt on a thread pool (``max_concurrency``), results in order;
-        ``progress(done, total)`` after each answer."""
+        """``run`` on every prompt on ``max_concurrency`` worker threads, results in order;
+        ``progress(done, total)`` after each answer.
+
+        The first failure, or Ctrl-C, raises at once: the workers take no further prompt and
+        are daemon threads, so nobody waits for the requests still in flight (a pool joined
+        them, every retry and timeout included: Ctrl-C against an endpoint that does not
+        answer took minutes).
+        """
         if len(prompts) == 1:
             result = [run(prompts[0])]
             if progress is not None:
                 progress(1, 1)
             return result
-        pool = ThreadPoolExecutor(min(self.max_concurrency, len(prompts)))
+        todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+        for index in range(len(prompts)):
+            todo.put(index)
+        finished: queue.SimpleQueue[tuple[int, Any, BaseException | None]] = queue.SimpleQueue()
+        stop = threading.Event()
+
+        def work() -> None:
+            while not stop.is_set():
+                try:
+                    index = todo.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    finished.put((index, run(prompts[index]), None))
+                except BaseException as exc:  # handed to the caller's thread
+                    finished.put((index, None, exc))
+
+        for _ in range(min(self.max_concurrency, len(prompts))):
+            threading.Thread(target=work, name="remote-model", daemon=True).start()
+        results: list[Any] = [None] * len(prompts)
         try:
-            futures = [pool.submit(run, prompt) for prompt in prompts]
-            if progress is not None:
-                for done, future in enumerate(as_completed(futures), 1):
-                    future.result()  # the first failure raises now (the rest are cancelled)
+            for done in range(1, len(prompts) + 1):
+                while True:  # a wait with a timeout, so that Ctrl-C is handled while it waits
+                    try:
+                        index, value, exc = finished.get(timeout=0.1)
+                        break
+                    except queue.Empty:
+                        continue
+                if exc is not None:
+                    raise exc
+                results[index] = value
+                if progress is not None:
                     progress(done, len(prompts))
-            return [future.result() for future in futures]
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            stop.set()
+        return results
 
     def _stream_texts(self, payload: dict[str, Any], chat: bool) -> Iterator[str]:
         """The text pieces of a streamed answer (holding one concurrency slot throughout)."""
