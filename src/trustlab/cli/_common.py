@@ -119,6 +119,7 @@ _PYTHON_ONLY = {
     "expected None, an integer >= 0 or a numpy Generator": "expected an integer >= 0",
     "expected None, an int seed or a numpy Generator": "expected an integer seed >= 0",
     "--chat: expected False for": "--chat: expected --no-chat for",
+    "expected a non-empty string or None": "expected a non-empty value",
 }
 
 
