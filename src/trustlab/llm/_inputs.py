@@ -126,7 +126,11 @@ def _text(content: Any) -> str | None:
 def check_api_key(api_key: Any) -> str | None:
     """None or a non-empty string; the error never shows the key."""
     if api_key is not None and (not isinstance(api_key, str) or not api_key):
-        got = "an empty string" if api_key == "" else f"a value of type {type(api_key).__name__} (hidden)"
+        got = (
+            "an empty string"
+            if api_key == ""
+            else f"a value of type {type(api_key).__name__} (hidden)"
+        )
         raise InputError(
             f"api_key: expected a non-empty string or None, got {got}", argument="api_key"
         )
