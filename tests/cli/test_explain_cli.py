@@ -87,7 +87,9 @@ def test_json_output_is_the_explanation_of_the_api(files, run):
     assert code == 0, err
     explainer = FastPD(model).fit(FRAME)
     expected = Importance.from_values(
-        explainer.shap_values(FRAME), explainer.decompose(FRAME, max_order=2)
+        explainer.shap_values(FRAME),
+        explainer.decompose(FRAME, max_order=2),
+        explainer.ensemble_.rounding_level(),
     ).to_dict()
     printed = json.loads(out)
     assert printed["importance"] == json.loads(json.dumps(expected))

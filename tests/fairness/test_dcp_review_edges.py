@@ -163,9 +163,16 @@ def test_dcp_aggregate_cli_says_a_renamed_repeat_may_be_a_repeated_column(tmp_pa
         "north,0.4,0.30,0.70,0.30,0.25,0.75\n"
         "south,0.6,0.50,0.50,0.50,0.55,0.45\n"
     )
+    # the CLI's reader refuses the repeated name itself (21a9da2) ...
     code, _, err = run(["fairness", "dcp-aggregate", "--data", path], capsys)
     assert code == 2
     assert one_line(err).endswith(
+        f"--data: expected distinct column names in {path}, got 'label:yes' more than once"
+    )
+    # ... and a table pandas read, with the repeat renamed, gets the library's hint
+    with pytest.raises(InputError) as exc:
+        aggregates_from_table(pd.read_csv(path))
+    assert str(exc.value).endswith(
         "got none ('label:yes.1' may be a repeated 'label:yes' column, renamed on reading)"
     )
     # a class name with a dot and a number is not taken for a repeat when no stem column exists
