@@ -494,7 +494,7 @@ class ANOVATPNNSummary(Result):
     @property
     def validation_loss(self) -> float:
         """The best validation loss (on the standardised target for regression; on the training
-        rows when none were held out)."""
+        rows when none were held out, as ``to_dict()["validation_loss_rows"]`` says)."""
         return float(self.history["best_validation_loss"])
 
     def _dict_items(self) -> dict[str, Any]:
@@ -506,6 +506,10 @@ class ANOVATPNNSummary(Result):
             "n_epochs": self.n_epochs,
             "best_epoch": self.best_epoch,
             "validation_loss": self.validation_loss,
+            # below 61 rows none are held out and the loss is the training rows' ('n_held_out' 0)
+            "validation_loss_rows": "held_out"
+            if self.history.get("n_validation_rows", 1)
+            else "training",
             "training_score": self.training_score,
             "held_out_metric": self.held_out_metric,
             "held_out_score": self.held_out_score,
