@@ -18,6 +18,7 @@ import logging
 import queue
 import select
 import socket
+import urllib.parse
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -119,12 +120,19 @@ class Handler(BaseHTTPRequestHandler):
         app._enter()
         try:
             path = self.path.split("?", 1)[0].rstrip("/")
-            if not app._authorised(self.headers.get("Authorization")):
+            if path == "/health":  # a load balancer's check carries no key; it says only "ok"
+                self._send_json(200, {"status": "ok"})
+            elif not app._authorised(self.headers.get("Authorization")):
                 self._send_error(_unauthorised())
             elif path in ("/v1/models", "/models"):
                 self._send_json(200, models_list(app.model_name))
-            elif path == "/health":
-                self._send_json(200, {"status": "ok"})
+            elif path.removeprefix("/v1").startswith("/models/"):  # the client's models.retrieve
+                model = urllib.parse.unquote(path.removeprefix("/v1").removeprefix("/models/"))
+                if model == app.model_name:
+                    self._send_json(200, models_list(app.model_name)["data"][0])
+                else:
+                    error = f"model {model!r} not found; this server serves {app.model_name!r}"
+                    self._send_error(RequestError(404, error, "model_not_found"))
             else:
                 self._send_error(RequestError(404, f"no such endpoint: GET {path}", "not_found"))
         finally:

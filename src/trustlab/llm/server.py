@@ -295,7 +295,8 @@ def make_server(
 
     Notes
     -----
-    Endpoints: ``GET /v1/models``, ``GET /health``, ``POST /v1/chat/completions`` and
+    Endpoints: ``GET /v1/models``, ``GET /v1/models/<name>``, ``GET /health`` (open without the
+    key: it says only ``{"status": "ok"}``), ``POST /v1/chat/completions`` and
     ``POST /v1/completions`` (also without the ``/v1`` prefix). A chat request with a single user
     message is generated with the chat template (as ``model.generate([content], chat=True)``);
     a longer conversation is rendered with the tokenizer's chat template (or, without one, as
