@@ -46,6 +46,12 @@ CASES = [
         r"trajectory\.conversation\[0\]\.messages\[1\]: expected \{'thought': \.\.\.\} or "
         r"\{'action': \.\.\.\}, got dict \{'acton': 'pay'\}",
     ),
+    # a turn without a role is an agent turn: its 'content' (a user's or tool's text) was dropped
+    (
+        [{"role": "agent", "messages": [{"action": "pay"}]}, {"content": "it failed"}],
+        r"trajectory\.conversation\[1\]: expected an agent turn's thoughts and actions under "
+        r"'messages', got 'content' \(give the turn the role whose text it is",
+    ),
 ]
 
 

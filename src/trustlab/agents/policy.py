@@ -179,6 +179,13 @@ class Trajectory(_Model):
                     previous = steps[-1].get("observation")
                     steps[-1]["observation"] = text if previous is None else f"{previous}\n{text}"
                 continue
+            if turn.get("content") is not None:  # its text would be dropped: no role was given?
+                raise InputError(
+                    f"{where}: expected an agent turn's thoughts and actions under 'messages', "
+                    f"got 'content' (give the turn the role whose text it is: 'user', 'tool', "
+                    "...)",
+                    argument=where,
+                )
             thoughts: list[str] = []
             for m, message in enumerate(messages):
                 if not isinstance(message, Mapping):
