@@ -139,8 +139,9 @@ class Trajectory(_Model):
         "messages": [{"thought": ...}, {"action": ...}]}, ...]}``: every ``action`` message closes a
         step (with the thoughts before it); the text of a turn by another role (``user``,
         ``environment``, ``tool``) becomes the observation of the step before it. An agent
-        message without ``thought`` or ``action``, or an action in another role's turn, is refused
-        (it was dropped); errors name the turn and message (``conversation[1].messages[0]``).
+        message without ``thought`` or ``action``, an action in another role's turn, or a turn with
+        ``content`` but no role (an agent turn by default) is refused (it was dropped); errors
+        name the turn and message (``conversation[1].messages[0]``).
         """
         if not isinstance(data, Mapping):
             raise InputError.bad("trajectory", "a mapping (JSON object)", data)
