@@ -52,6 +52,15 @@ _MARKER = re.compile(
     r"|[\u4e00\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d\u5341]{1,3}\u3001"
     r"|[\u2460-\u2473])(?P<cjk>.*))$"
 )
+# a worded or lettered marker: "Step 1:", "Subtask 2.", "Task 3 -", "Part 1)", "1:", "a)" or "(a)"
+# (possibly in bold or as a heading, like the numbers above); it starts items only in a list whose
+# first marker line is one of these, so "a)" lines under "1." stay in that item
+_WORDED = re.compile(
+    r"^(?P<indent>[ \t]*)(?:\#{2,6}[ \t]+)?(?P<bold>\*\*|__)?"
+    r"(?:(?:step|sub-?task|task|part)[ \t]+\d{1,3}(?:[ \t]*[:.)]|[ \t]+[-\u2013\u2014])"
+    r"|\d{1,3}:|[a-z]\)|\([a-z]\))(?P<closed>\*\*|__)?(?:[ \t]+(?P<text>.*))?$",
+    re.IGNORECASE,
+)
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)")
 _RULE = re.compile(r"^[ \t]*([-*_])(?:[ \t]*\1){2,}[ \t]*$")  # a horizontal rule such as * * *
 
@@ -140,7 +149,9 @@ def parse_subtasks(text: str, k: int) -> list[str]:
     ``**1.**`` or ``**1. text**`` or as a Markdown heading ``### 1.``, ``-``, ``*``, ``+`` or
     ``•``, then white space; ``1.Sort`` is no item, as ``3.14`` or ``1.5 cups`` are not; a number
     with CJK punctuation, ``1、``, ``１．``, ``1）``, ``（1）`` or ``一、``, or circled, ``①``, needs
-    no white space) indented no deeper than the first marker line, outside fenced code blocks
+    no white space; in a list whose first marker line has one, a worded or lettered marker with
+    white space after it, ``Step 1:``, ``Subtask 2.``, ``Task 3 -``, ``1:``, ``a)`` or ``(a)``,
+    and then only these, so ``a)`` lines under ``1.`` stay in that item) indented no deeper than the first marker line, outside fenced code blocks
     (unless nothing outside them is an item: a list wrapped in a fence is read without its fence
     lines); it runs until the next such line, so an item may span lines and paragraphs (code,
     nested bullets, a wrapped sentence, a passage to summarise) and keeps them verbatim; a
@@ -165,9 +176,9 @@ def parse_subtasks(text: str, k: int) -> list[str]:
         raise InputError.bad("text", "a string", text)
     k = check_positive_int(k, "k")
     lines = strip_reasoning(text).splitlines()
-    items = _items(lines, fences=True)
+    items = _list_items(lines, fences=True)
     if not items:  # the whole list in a fenced block: read it without its fence lines
-        items = _items([line for line in lines if not _FENCE.match(line)], fences=False)
+        items = _list_items([line for line in lines if not _FENCE.match(line)], fences=False)
     if not items:  # a JSON array of strings (or an object holding one), bare or fenced
         items = _json_items([line for line in lines if not _FENCE.match(line)])
     kept: list[str] = []
@@ -183,27 +194,40 @@ def parse_subtasks(text: str, k: int) -> list[str]:
     return kept
 
 
-def _items(lines: list[str], fences: bool) -> list[list[str]]:
-    """The lines of each item (see :func:`parse_subtasks`); with ``fences``, marker lines inside
-    fenced blocks start no item."""
+def _list_items(lines: list[str], fences: bool) -> list[list[str]]:
+    """The items of the list, read with the kind of marker its first marker line has: numbers
+    and bullets, or worded and lettered markers (``Step 1:``, ``1:``, ``a)``)."""
+    first, items = _items(lines, fences, _MARKER)
+    first_worded, worded = _items(lines, fences, _WORDED)
+    if first_worded is not None and (first is None or first_worded < first):
+        return worded
+    return items
+
+
+def _items(
+    lines: list[str], fences: bool, marker: re.Pattern
+) -> tuple[int | None, list[list[str]]]:
+    """The index of the first marker line (``None`` if none) and the lines of each item (see
+    :func:`parse_subtasks`); with ``fences``, marker lines inside fenced blocks start no item."""
     items: list[list[str]] = []
+    first: int | None = None
     top: int | None = None  # the indentation of the first marker line
     in_fence = False
-    for line in lines:
+    for index, line in enumerate(lines):
         # a horizontal rule (``* * *``, ``- - -``) starts no item: it is text, as ``---`` is
-        match = None if in_fence or _RULE.match(line) else _MARKER.match(line)
+        match = None if in_fence or _RULE.match(line) else marker.match(line)
         if fences and _FENCE.match(line):
             in_fence = not in_fence
         if match is not None:
             indent = len(match["indent"].expandtabs(4))
             if top is None:
-                top = indent
+                first, top = index, indent
             if indent <= top:
                 items.append([_unbold(match)])
                 continue
         if items:
             items[-1].append(line)
-    return items
+    return first, items
 
 
 def _json_items(lines: list[str]) -> list[list[str]]:
@@ -223,7 +247,7 @@ def _json_items(lines: list[str]) -> list[list[str]]:
 
 def _unbold(match: re.Match) -> str:
     """A marker line's text, without the closing ``**`` of a bold number such as ``**1. Sort**``."""
-    text = match["text"] or match["cjk"] or ""
+    text = match["text"] or match.groupdict().get("cjk") or ""
     bold = match["bold"]
     if bold and not match["closed"] and text.rstrip().endswith(bold):
         text = text.rstrip()[: -len(bold)]
