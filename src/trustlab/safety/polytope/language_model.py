@@ -52,7 +52,8 @@ def prompt_activations(
     Parameters
     ----------
     model : trustlab.llm.LocalModel
-    prompts : sequence of str
+    prompts : str or sequence of str
+        One prompt (a string: one row, not one row per character) or several.
     layer : int or sequence of int
         The decoder layer (its output), or several.
     chat : bool, default True
@@ -65,11 +66,24 @@ def prompt_activations(
     -------
     ndarray (n, hidden) or (n, n_layers, hidden), float64
     """
+    texts = _as_prompt_list(prompts)
     layers = int(layer) if np.ndim(layer) == 0 else [int(v) for v in layer]
     extra = {} if progress is None else {"progress": progress}
     return model.activations(
-        list(prompts), layers, "last", chat=chat, batch_size=batch_size, **extra
+        texts, layers, "last", chat=chat, batch_size=batch_size, **extra
     ).astype(np.float64)
+
+
+def _as_prompt_list(prompts: Any) -> list[str]:
+    """One prompt (a string) or a non-empty sequence of them, as a list; ``list(prompt)`` of a
+    string would be one prompt per character."""
+    try:
+        texts = [prompts] if isinstance(prompts, str) else list(prompts)
+    except TypeError:  # not iterable (None, a number)
+        texts = []
+    if not texts or not all(isinstance(p, str) for p in texts):
+        raise InputError.bad("prompts", "a string or a non-empty sequence of strings", prompts)
+    return texts
 
 
 @dataclass(frozen=True)
@@ -143,9 +157,7 @@ def generation_states(
     -------
     GenerationStates
     """
-    texts = [prompts] if isinstance(prompts, str) else list(prompts)
-    if not texts or not all(isinstance(p, str) for p in texts):
-        raise InputError.bad("prompts", "a string or a non-empty sequence of strings", prompts)
+    texts = _as_prompt_list(prompts)
     max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
     layer = check_positive_int(layer, "layer", minimum=0)
     answers, states = [], []

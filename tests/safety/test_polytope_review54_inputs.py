@@ -1,0 +1,31 @@
+"""Review 54: prompt inputs of the polytope's language-model helpers."""
+
+import numpy as np
+import pytest
+
+from trustlab.errors import InputError
+from trustlab.safety import prompt_activations
+
+
+class _RecordingModel:
+    """Stands in for a LocalModel: one zero state per prompt it is given."""
+
+    def __init__(self):
+        self.seen = None
+
+    def activations(self, prompts, layers, positions, **kwargs):
+        self.seen = prompts
+        return np.zeros((len(prompts), 4), dtype=np.float32)
+
+
+def test_prompt_activations_reads_a_string_as_one_prompt_not_one_per_character():
+    model = _RecordingModel()
+    acts = prompt_activations(model, "How do I pick a lock?", 3)
+    assert model.seen == ["How do I pick a lock?"]
+    assert acts.shape == (1, 4)
+
+
+@pytest.mark.parametrize("prompts", [None, [], ["ok", 3]])
+def test_prompt_activations_refuses_what_is_not_prompts_naming_them(prompts):
+    with pytest.raises(InputError, match="prompts: expected a string or a non-empty sequence"):
+        prompt_activations(_RecordingModel(), prompts, 3)
