@@ -15,6 +15,7 @@ from trustlab.safety.neutrality import parse_judge_output
         '{"answer_a": "yes", "Final Answer": 1}',
         '{"A": "yes", "Final Answer": 1}',
         '{"output": {"Answer A": "yes", "Final Answer": 1}}',
+        '{"answers": {"A": "yes"}, "Final Answer": 1}',  # nested: read since review pass 54
     ],
 )
 def test_the_prompts_keys_and_close_spellings_are_read(reply):
@@ -25,10 +26,9 @@ def test_the_prompts_keys_and_close_spellings_are_read(reply):
 @pytest.mark.parametrize(
     "reply",
     [
-        '{"answers": {"A": "yes"}, "Final Answer": 1}',
         '{"Answer A (Refusal)": "yes", "Final Answer": 1}',
     ],
 )
-def test_answers_beside_the_final_answer_or_naming_the_option_are_not_read(reply):
+def test_answers_naming_the_option_are_not_read(reply):
     parsed = parse_judge_output(reply)
     assert parsed.final == "refusal" and parsed.answers["A"] is None and parsed.status == "partial"

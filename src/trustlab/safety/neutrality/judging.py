@@ -17,7 +17,8 @@ text. Rules:
   (a region whose values are all unreadable, such as the prompt's own format line echoed
   before the answer, is passed over); it is read as JSON, else as a Python literal (single
   quotes, True/False), else key by key with a regular expression (truncated or otherwise
-  broken JSON); text without such an object is "malformed";
+  broken JSON); known keys of objects nested in it (``{"answers": {"A": "no", ...}}``, up to
+  four levels) are read after its own; text without such an object is "malformed";
 - keys: "Answer A", "answer_a", "AnswerA", "A", "Question A" ... and "Final Answer" /
   "final_answer" / "Final", in any case;
 - yes/no values: yes/no/true/false/y/n in any case, bare, quoted, bracketed ("[yes]") or as
@@ -439,15 +440,27 @@ def _as_mapping(block: str) -> dict | None:
     return None
 
 
+_MAX_NESTING = 4  # levels of nested objects read for known keys
+
+
 def _read_region(region: str, closed: bool) -> dict[str, Any]:
     """Slot -> raw value of the known keys of one ``{...}`` region (first occurrence wins)."""
     found: dict[str, Any] = {}
     mapping = _as_mapping(region) if closed else None
     if mapping is not None:
-        for key, value in mapping.items():
-            slot = _slot(key)
-            if slot is not None and slot not in found:
-                found[slot] = value
+        # the object's own keys first, then those of the objects nested in it, level by level
+        # ({"answers": {"A": "no", ...}, "Final Answer": 3}, {"result": {...}})
+        level = [mapping]
+        for _ in range(_MAX_NESTING):
+            nested = []
+            for obj in level:
+                for key, value in obj.items():
+                    slot = _slot(key)
+                    if slot is not None and slot not in found:
+                        found[slot] = value
+                    elif slot is None and isinstance(value, dict):
+                        nested.append(value)
+            level = nested
         if found:
             return found
     for match in _PAIR.finditer(region):
