@@ -14,15 +14,17 @@ def test_a_group_of_weight_zero_is_not_the_most_affected():
     assert result.upper == 0.0
     assert result.unfair_fraction[1] > 0.5  # defined, but weighs nothing
     assert "most affected group: none (no group is treated unfairly)" in result.summary()
-    # the same through records: a sample weight of 0 for every row of group "b"
+    # the same through records: a sample weight of 0 for every row of group "b" (beside two
+    # weighted groups: with one, multiclass_dcp refuses the weights since review 54)
     records = multiclass_dcp(
-        [0, 1, 0, 1, 0, 1, 0, 1],
-        [0, 1, 0, 1, 1, 0, 1, 0],
-        ["a"] * 4 + ["b"] * 4,
-        sample_weight=[1] * 4 + [0] * 4,
+        [0, 1, 0, 1] * 3,
+        [0, 1, 0, 1, 1, 0, 1, 0, 0, 1, 0, 1],
+        ["a"] * 4 + ["b"] * 4 + ["c"] * 4,
+        sample_weight=[1] * 4 + [0] * 4 + [1] * 4,
         aggregate=False,
         random_state=0,
     )
+    assert records.known.upper == 0.0
     assert "most affected group: none" in records.known.summary()
 
 

@@ -126,9 +126,31 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray:
             f"{first} ({int((weights < 0).sum())} negative value(s) in all)",
             argument="sample_weight",
         )
-    if weights.sum() <= 0:
-        raise InputError.bad("sample_weight", "a positive total weight", float(weights.sum()))
+    with np.errstate(over="ignore"):  # an overflowing total is refused below
+        total = weights.sum()
+    if total <= 0:
+        raise InputError.bad("sample_weight", "a positive total weight", float(total))
+    if not np.isfinite(total):  # every share would be inf/inf: NaN group weights, a DCP of 0
+        raise InputError(
+            f"sample_weight: expected weights whose total is a finite float64, got a total that "
+            f"overflows (largest weight {weights.max():g}); divide the weights by a constant",
+            argument="sample_weight",
+        )
     return weights
+
+
+def check_weighted_groups(group_totals: np.ndarray, groups: tuple) -> None:
+    """At least two groups weigh more than 0: with one, the DCP is 0 by construction."""
+    heavy = np.flatnonzero(group_totals > 0)
+    if heavy.size < 2:
+        zero = ", ".join(repr(groups[i]) for i in np.flatnonzero(group_totals <= 0)[:5])
+        raise InputError(
+            f"sample_weight: expected a positive weight in at least 2 groups (DCP compares "
+            f"groups), got one: only group {groups[heavy[0]]!r} weighs more than 0 "
+            f"(every record of {zero}{' ...' if (group_totals <= 0).sum() > 5 else ''} "
+            "has weight 0)",
+            argument="sample_weight",
+        )
 
 
 def unique(values: np.ndarray, name: str) -> np.ndarray:

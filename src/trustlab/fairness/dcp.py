@@ -44,6 +44,7 @@ from trustlab.fairness._inputs import (
     check_orders,
     check_sample_weight,
     check_sizes,
+    check_weighted_groups,
     frozen,
     index_of,
     python_names,
@@ -350,10 +351,16 @@ def dcp_inputs(
     n_groups, k = len(group_names), len(label_names)
     flat = (g * k + y) * k + z
     counts = np.bincount(flat, weights=weights, minlength=n_groups * k * k).reshape(n_groups, k, k)
-    return _inputs_from_counts(counts, python_names(label_names), python_names(group_names))
+    groups_named = python_names(group_names)
+    if sample_weight is not None:
+        check_weighted_groups(counts.sum(axis=(1, 2)), groups_named)
+    labels_named, weighted = python_names(label_names), sample_weight is not None
+    return _inputs_from_counts(counts, labels_named, groups_named, n, weighted)
 
 
-def _inputs_from_counts(counts: np.ndarray, labels: tuple, groups: tuple) -> DCPInputs:
+def _inputs_from_counts(
+    counts: np.ndarray, labels: tuple, groups: tuple, n_records: int, weighted: bool
+) -> DCPInputs:
     k = counts.shape[1]
     group_totals = counts.sum(axis=(1, 2))
     row_totals = counts.sum(axis=2)  # (G, K): weight of (group, true label)
@@ -379,6 +386,8 @@ def _inputs_from_counts(counts: np.ndarray, labels: tuple, groups: tuple) -> DCP
         pred_dist=frozen(pred_dist),
         counts=frozen(counts),
         empty_cells=empty,
+        n_records=n_records,
+        weighted=weighted,
     )
 
 

@@ -243,7 +243,11 @@ class DCPInputs(Result):
     counts : ndarray of shape (G, K, K)
         (Weighted) counts of (group, true label, predicted label).
     empty_cells : tuple of (group, label)
-        Cells with no records.
+        Cells with no records (or, with ``sample_weight``, only records of weight 0).
+    n_records : int or None
+        The number of records (None when the inputs were not built from records).
+    weighted : bool
+        True when ``sample_weight`` was given: every share, count and bound is then weighted.
     """
 
     labels: tuple
@@ -254,19 +258,26 @@ class DCPInputs(Result):
     pred_dist: np.ndarray
     counts: np.ndarray
     empty_cells: tuple
+    n_records: int | None = None
+    weighted: bool = False
+
+    def weighting(self) -> str:
+        """What the shares count: the records, or the records weighted by sample_weight."""
+        total = f"{self.counts.sum():g}"
+        if self.weighted:
+            of = "" if self.n_records is None else f" over {self.n_records} records"
+            return f"records weighted by sample_weight (total weight {total}{of})"
+        return f"{total} records, unweighted" if self.n_records is not None else f"total {total}"
 
     def summary(self) -> str:
         lines = [
-            f"DCP inputs: {len(self.groups)} groups, {len(self.labels)} labels, "
-            f"total weight {self.counts.sum():g} (the number of records, or the sum of "
-            "sample_weight when one was given)"
+            f"DCP inputs: {len(self.groups)} groups, {len(self.labels)} labels, {self.weighting()}"
         ]
         if self.empty_cells:
             shown = ", ".join(f"({g!r}, {y!r})" for g, y in self.empty_cells[:8])
             more = "" if len(self.empty_cells) <= 8 else f" and {len(self.empty_cells) - 8} more"
-            lines.append(
-                f"empty cells (group, true label) with no records, weighted 0: {shown}{more}"
-            )
+            what = "no records or only records of weight 0" if self.weighted else "no records"
+            lines.append(f"empty cells (group, true label) with {what}, weighted 0: {shown}{more}")
         return "\n".join(lines)
 
 
@@ -283,14 +294,20 @@ class MulticlassDCPResult(Result):
 
     def summary(self) -> str:
         parts = [self.known.summary()]
+        if self.inputs.weighted:  # say so before any number: every one of them is weighted
+            what = self.inputs.weighting()
+            parts.insert(0, f"{what[0].upper()}{what[1:]}: every share and bound below is weighted")
         if self.aggregate is not None:
             parts.append(self.aggregate.summary())
         parts.append(self.inputs.summary())
         return "\n".join(parts)
 
     def plot(self, ax=None):
-        """The known-regime plot, with the aggregate estimate as a dashed line when present."""
+        """The known-regime plot, with the aggregate estimate as a dashed line when present (the
+        title says when the records are weighted)."""
         ax = self.known.plot(ax)
+        if self.inputs.weighted:
+            ax.set_title(f"{ax.get_title()}, records weighted by sample_weight")
         if self.aggregate is not None:
             ax.axhline(
                 self.aggregate.estimate,
