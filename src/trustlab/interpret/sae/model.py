@@ -211,7 +211,8 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
     resample_every : int or None, default None
         Steps between checks; None is a fifth of the training steps (at least 1).
     validation_fraction : float, default 0.05
-        Share of the rows held out (at random) for ``fit_``; 0 reports on the training rows.
+        Share of the rows held out (at random) for ``fit_``, and at least 2 rows when any (the
+        FVU's denominator is their variance); 0 reports on the training rows.
     random_state : None, int or numpy Generator, default 0
         Seeds the split, the initial weights, the order of rows and the resampling draws.
 
@@ -309,6 +310,8 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
             raise InputError.bad("progress", "a callable (done, total) or None", progress)
         rng = settings["rng"]
         n_held = int(round(settings["validation_fraction"] * len(X)))
+        if n_held == 1:  # one row has no variance: its FVU would be NaN
+            n_held = 2
         n_held = min(n_held, len(X) - 1)
         order = rng.permutation(len(X))
         held, train = np.sort(order[:n_held]), np.sort(order[n_held:])
