@@ -111,6 +111,7 @@ def dcp_command(
         columns["--sample-weight"] = sample_weight
     require_columns(table, columns)
     if sample_weight is not None:
+        _check_weight_role(sample_weight, columns)
         _check_weights(table[sample_weight])
     table = _drop_missing(table, [label, pred, group])
     table = _integer_like(table, label, pred)
@@ -212,6 +213,18 @@ def _drop_missing(table, columns: list[str]):
             argument="--data",
         )
     return table
+
+
+def _check_weight_role(column: str, columns: dict[str, str]) -> None:
+    """The weight column is none of --label, --pred, --group (the classes or group names would
+    weigh the rows: class 0 would weigh 0 and vanish)."""
+    for option, other in columns.items():
+        if option != "--sample-weight" and other == column:
+            raise InputError(
+                f"--sample-weight: expected a column of row weights other than --label, --pred "
+                f"and --group, got {column!r}, the {option} column",
+                argument="--sample-weight",
+            )
 
 
 def _check_weights(values) -> None:
