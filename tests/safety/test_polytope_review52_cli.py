@@ -35,10 +35,12 @@ def test_direction_options_are_checked_before_the_model_loads(
     assert one_line(err) == f"trustlab: error: {message}"
 
 
-def test_direction_options_are_not_checked_for_other_corrections(tmp_path, capsys):
-    # --strength and --direction-layer are unused by project and gate; the next check (the
-    # polytope folder) is the one that answers
+def test_direction_options_are_not_value_checked_for_other_corrections(tmp_path, capsys):
+    # --strength and --direction-layer are unused by project and gate: given there, they are
+    # refused as out of place (review 54), not for their value
     line = ["safety", "polytope", "generate", "--polytope", str(tmp_path), "hi"]
     code, _, err = run_main([*line, "--strength", "nan", "--direction-layer", "-1"], capsys)
     assert code == 2
-    assert one_line(err).startswith("trustlab: error: --polytope: expected a folder written by")
+    assert one_line(err).startswith(
+        "trustlab: error: --strength: expected only with --correction direction"
+    )

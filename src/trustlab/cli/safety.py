@@ -74,10 +74,18 @@ CorrectFirstOption = Annotated[
 MarginOption = Annotated[float, typer.Option("--margin", help="Target c_k <= -margin.")]
 CorrectionOption = Annotated[str, typer.Option("--correction", help=CORRECTION_HELP)]
 DirectionLayerOption = Annotated[
-    int, typer.Option("--direction-layer", help="Layer of the refusal direction.")
+    int | None,
+    typer.Option(
+        "--direction-layer",
+        help=f"Layer of the refusal direction (--correction direction; default {DIRECTION_LAYER}).",
+    ),
 ]
 StrengthOption = Annotated[
-    float, typer.Option("--strength", help="Multiple of the refusal direction added.")
+    float | None,
+    typer.Option(
+        "--strength",
+        help="Multiple of the refusal direction added (--correction direction; default 1.0).",
+    ),
 ]
 FIT_FILES = ("polytope.json", "polytope.npz", "result.json", "facets.png")
 EVAL_FILES = ("result.json", "roc.png", "report.html")
@@ -177,8 +185,8 @@ def evaluate(
     correct_first: CorrectFirstOption = 1,
     margin: MarginOption = 1e-6,
     correction: CorrectionOption = "project",
-    direction_layer: DirectionLayerOption = DIRECTION_LAYER,
-    strength: StrengthOption = 1.0,
+    direction_layer: DirectionLayerOption = None,
+    strength: StrengthOption = None,
     out: Annotated[
         Path | None,
         typer.Option("--out", help="Write result.json, roc.png and report.html here."),
@@ -194,7 +202,7 @@ def evaluate(
     from trustlab.safety import evaluate_polytope, load_safety_prompts
 
     refuse_existing(out, overwrite, EVAL_FILES, _held(out))
-    _check_options(
+    strength, direction_layer = _check_options(
         correction,
         correct_first,
         margin,
@@ -256,15 +264,15 @@ def generate(
     correct_first: CorrectFirstOption = 1,
     margin: MarginOption = 1e-6,
     correction: CorrectionOption = "project",
-    direction_layer: DirectionLayerOption = DIRECTION_LAYER,
-    strength: StrengthOption = 1.0,
+    direction_layer: DirectionLayerOption = None,
+    strength: StrengthOption = None,
     yes: YesOption = False,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
     """Answer PROMPT(s) plainly and with the correction."""
     from trustlab.safety import compare_steering
 
-    _check_options(
+    strength, direction_layer = _check_options(
         correction,
         correct_first,
         margin,
@@ -323,12 +331,14 @@ def _check_options(
     max_new_tokens: int,
     n_generate: int = 1,
     *,
-    strength: float,
-    direction_layer: int,
-) -> None:
+    strength: float | None,
+    direction_layer: int | None,
+) -> tuple[float, int]:
     """The generation options of eval and generate, before the model loads (and the refusal
     direction is computed): they were refused only after that work. ``--direction-layer`` is
-    checked against the model's layers once it has loaded."""
+    checked against the model's layers once it has loaded. Returns ``--strength`` and
+    ``--direction-layer`` with their defaults; given with another correction, which would
+    ignore them, they are refused."""
     import math
 
     from trustlab._checks import check_in_range, check_non_negative, check_positive_int
@@ -338,9 +348,20 @@ def _check_options(
     check_non_negative(margin, "margin")
     check_positive_int(max_new_tokens, "max_new_tokens")
     check_positive_int(n_generate, "n_generate")
-    if correction == "direction":
-        check_in_range(strength, "strength", -math.inf, math.inf, low_open=True, high_open=True)
-        check_positive_int(direction_layer, "direction_layer", minimum=0)
+    if correction != "direction":
+        for option, value in (("--strength", strength), ("--direction-layer", direction_layer)):
+            if value is not None:  # it would be ignored: the answers would not be steered
+                raise InputError(
+                    f"{option}: expected only with --correction direction (the refusal "
+                    f"direction's option), got {value} with --correction {correction}",
+                    argument=option,
+                )
+        return 1.0, DIRECTION_LAYER
+    strength = 1.0 if strength is None else strength
+    direction_layer = DIRECTION_LAYER if direction_layer is None else direction_layer
+    check_in_range(strength, "strength", -math.inf, math.inf, low_open=True, high_open=True)
+    check_positive_int(direction_layer, "direction_layer", minimum=0)
+    return strength, direction_layer
 
 
 def _held(out: Path | None) -> str:
