@@ -311,7 +311,8 @@ def dcp_inputs(
         The label set and its order; by default the sorted union of ``y_true`` and ``y_pred``.
         A value outside ``labels`` is an error.
     sample_weight : array-like of shape (n,), optional
-        Non-negative record weights.
+        Non-negative record weights (survey weights), positive in at least two groups; every
+        share is then weighted and ``DCPInputs.weighted`` says so.
 
     Returns
     -------
@@ -425,7 +426,8 @@ def multiclass_dcp(
     labels : sequence, optional
         The label set and order (default: sorted union of ``y_true`` and ``y_pred``).
     sample_weight : array-like of shape (n,), optional
-        Non-negative record weights.
+        Non-negative record weights (survey weights), positive in at least two groups; every
+        share is then weighted and ``DCPInputs.weighted`` says so.
     greedy_attempts : int, default 10
         Random label orders of the greedy upper bound.
     restarts : int, default 5
