@@ -498,6 +498,7 @@ def explain(
     rows = [{**found[i], "explainer": recorded} for i in chosen]
     lines = [json.dumps(to_jsonable(r), ensure_ascii=False) + "\n" for r in rows]
     write_atomic(out / "explanations.jsonl", "".join(lines))
+    unexamined = [r["latent"] for r in rows if not r["n_activating"]]
     summary = {
         "explainer": recorded,
         "subject": subject,
@@ -508,7 +509,9 @@ def explain(
         "min_examples": min_examples,
         "seed": seed,
         "n_latents": len(rows),
-        "n_without_marker": sum(not r["marker_found"] for r in rows),
+        # a latent with no activating example in the cache is not put to the explainer
+        "n_no_examples": len(unexamined),
+        "n_without_marker": sum(not r["marker_found"] for r in rows if r["n_activating"]),
         "n_empty": sum(not r["text"] for r in rows),
     }
     write_atomic(out / "result.json", json_text(summary))
@@ -518,11 +521,21 @@ def explain(
         for r in rows[:10]:
             tell(f"latent {r['latent']}: {r['text']!r}", as_json)
         tell(f"wrote {len(rows)} explanations to {out / 'explanations.jsonl'}", as_json)
+        if unexamined:  # they were counted as answers without the marker
+            shown = ", ".join(map(str, unexamined[:10])) + (", ..." if len(unexamined) > 10 else "")
+            tell(f"{counted(len(unexamined), 'latent')} ({shown}) "
+                 f"{'has' if len(unexamined) == 1 else 'have'} no activating example in the "
+                 "cache: not explained", as_json)  # fmt: skip
         empty, unmarked = summary["n_empty"], summary["n_without_marker"]
+        said = [
+            f"{empty} of {len(rows)} explanations are empty (`sae score` leaves them out)",
+            f"{unmarked} answers had no [EXPLANATION]: marker (their first line was kept)",
+        ]
         if empty or unmarked:  # 'wrote 12 explanations' said nothing of 12 empty ones
-            tell(f"{empty} of {len(rows)} explanations are empty (`sae score` leaves them out); "
-                 f"{unmarked} answers had no [EXPLANATION]: marker (their first line was kept)",
-                 as_json)  # fmt: skip
+            tell(
+                "; ".join(line for line, n in zip(said, (empty, unmarked), strict=True) if n),
+                as_json,
+            )
 
 
 @sae_app.command("score")
