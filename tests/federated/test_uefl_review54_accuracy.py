@@ -4,13 +4,16 @@ really on in the head", the setting of the entropy only)."""
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
+from trustlab.errors import InputError  # noqa: E402
+from trustlab.federated import Silo, simulate_uefl  # noqa: E402
 from trustlab.federated.model import codebook_key  # noqa: E402
 from trustlab.federated.protocol import InProcessEngine, ProtocolDriver  # noqa: E402
-from trustlab.federated.silos import make_silos  # noqa: E402
+from trustlab.federated.silos import check_silo, load_silo_file, make_silos  # noqa: E402
 from trustlab.federated.uefl import (  # noqa: E402
     SiloPlan,
     UEFLConfig,
@@ -50,3 +53,27 @@ def test_docs_say_how_accuracy_and_entropy_are_measured():
     text = " ".join(DOCS_PAGE.read_text().split())
     assert "all measured with dropout really on" not in text
     assert "the accuracy of the deterministic model (dropout off" in text
+
+
+@pytest.mark.parametrize(
+    "label",
+    [np.inf, 1e20, 2.0**63, np.uint64(2**63)],
+    ids=["inf", "1e20", "2**63", "uint64 2**63"],
+)
+def test_labels_past_int64_are_refused_not_cast_to_a_negative_label(label, tmp_path):
+    # Such labels became -2**63 and reached torch: raw IndexError 'Target -9223372036854775808
+    # is out of bounds' (simulate_uefl, a Flower node's data-path file).
+    X = np.zeros((4, 4), dtype=np.float32)
+    y = np.array([0, 1, 1, 0], dtype=np.asarray(label).dtype)
+    y[2] = label
+    ok = np.array([0, 1, 0, 1])
+    with pytest.raises(InputError, match=r"silos\[0\]\.y_train: expected labels 0, 1"):
+        simulate_uefl([Silo(X, y, X, ok), Silo(X, ok, X, ok)], encoder="mlp", rounds=1,
+                      max_iterations=1, local_epochs=1, mc_passes=2, baselines=())  # fmt: skip
+    path = tmp_path / "silo.npz"
+    np.savez(path, X_train=X, y_train=ok, X_test=X, y_test=y)
+    with pytest.raises(InputError, match=r"data-path\.y_test: expected labels 0, 1"):
+        load_silo_file(path)
+    # Integer-valued floats are still labels.
+    loaded = check_silo(Silo(X, ok.astype(float), X, ok), "silos[0]")
+    assert loaded.y_train.dtype == np.int64 and loaded.y_train.tolist() == ok.tolist()

@@ -339,10 +339,14 @@ def check_silo(
             raise InputError.bad(f"{name}.y_{part}", f"{len(X)} labels (one per row)", y)
         if (y < 0).any():
             raise InputError.bad(f"{name}.y_{part}", "labels 0, 1, ..., K-1", y)
+        with np.errstate(invalid="ignore"):
+            labels = y.astype(np.int64)
+        if not np.array_equal(labels, y):  # inf or past int64 became a negative label
+            raise InputError.bad(f"{name}.y_{part}", "labels 0, 1, ..., K-1 (finite integers)", y)
         num_features = X.shape[1] if num_features is None else num_features
         if X.shape[1] != num_features:
             raise InputError.bad(f"{name}.X_{part}", f"{num_features} features, like {like}", X)
-        parts[f"X_{part}"], parts[f"y_{part}"] = X, y.astype(np.int64)
+        parts[f"X_{part}"], parts[f"y_{part}"] = X, labels
     return Silo(**parts, name=silo.name, shift=dict(silo.shift))
 
 
