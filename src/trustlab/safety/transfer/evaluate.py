@@ -277,7 +277,7 @@ def evaluate_transfer(
         activation_map, source, target, source_layer, target_layer
     )
     clean, triggered = _check_pairs(pairs)
-    eval_clean, eval_triggered = _check_pairs(eval_pairs)
+    eval_clean, eval_triggered = _check_pairs(eval_pairs, "eval_pairs")
     continuations = check_string_list(clean_continuations, "clean_continuations", what="texts")
     if len(continuations) != len(eval_clean):
         raise InputError.bad(
