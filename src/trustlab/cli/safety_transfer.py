@@ -102,9 +102,12 @@ def _model(name: str) -> Any:
 
 def _alphas(text: str) -> list[float]:
     try:
-        return [float(a) for a in text.split(",") if a.strip()]
+        values = [float(a) for a in text.split(",") if a.strip()]
     except ValueError:
-        raise InputError.bad("--alphas", "comma-separated numbers such as 0.5,1,2", text) from None
+        values = []
+    if not values:  # '' or ',' was 'expected at least 1 element(s), got an array of shape (0,)'
+        raise InputError.bad("--alphas", "comma-separated numbers such as 0.5,1,2", text)
+    return values
 
 
 def _pairs(path: Path) -> list[tuple[str, str]]:
