@@ -321,7 +321,9 @@ class ActivationMap(BaseEstimator):
     weight by about ``learning_rate`` a step: on few rows (few steps an epoch) the default may
     stop short of the least-squares affine map, which ``solver="lstsq"`` gives exactly.
     With fewer training rows than d_s + 1 the affine least-squares problem is underdetermined
-    and ``lstsq`` returns its minimum-norm solution: pair more tokens than the source width.
+    and ``lstsq`` returns, of the A that fit best, the one of least Frobenius norm, b following
+    from the means (scikit-learn's ``LinearRegression`` gives the same): pair more tokens than
+    the source width.
     The initial weights are uniform in +-1/sqrt(fan-in) (torch's ``Linear`` rule) from a private
     torch generator; torch's global random state is not used. Set torch's thread count before
     fitting (one thread is fastest for small maps).
