@@ -81,3 +81,17 @@ def test_one_weighted_group_is_one_line(tmp_path, capsys):
         "compares groups), got one: only group 'a' weighs more than 0 (every record of 'b', 'c' "
         "has weight 0)"
     )
+
+
+def test_one_row_without_a_weight_is_one_row(tmp_path, capsys):
+    """It read 'got 1 rows without one'."""
+    frame = _table(58)
+    frame["w"] = frame.w.where(frame.index != 119)
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    extra = ["--data", tmp_path / "t.csv", "--sample-weight", "w"]
+    code, _, err = run_main(with_options(BASE, extra), capsys)
+    assert (code, one_line(err)) == (
+        2,
+        "trustlab: error: --sample-weight: expected a weight on every row, got 1 row without one "
+        "(the first is data row 120)",
+    )

@@ -241,8 +241,8 @@ def _check_weights(values) -> None:
     if missing:
         first = int(values.isna().to_numpy().argmax()) + 1
         raise InputError(
-            f"--sample-weight: expected a weight on every row, got {missing} rows without one "
-            f"(the first is data row {first})",
+            f"--sample-weight: expected a weight on every row, got {missing} "
+            f"{'row' if missing == 1 else 'rows'} without one (the first is data row {first})",
             argument="--sample-weight",
         )
 
