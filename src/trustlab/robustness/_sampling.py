@@ -16,15 +16,38 @@ from typing import Any
 
 import numpy as np
 
+from trustlab._checks import check_positive
 from trustlab.errors import InputError
 
 __all__ = [
+    "MAX_SIGMA",
+    "check_sigma",
     "LabelFunction",
     "count_labels",
     "eval_mode",
     "is_torch_module",
     "point_streams",
 ]
+
+
+#: The largest noise level accepted: the noise is drawn in float32 (largest 3.4e38), and a
+#: radius is sigma times a few tens at most, so neither overflows to infinity.
+MAX_SIGMA = 1e36
+
+
+def check_sigma(sigma: Any) -> float:
+    """A noise level ``0 < sigma <= MAX_SIGMA`` (as a float); a larger one would make the
+    float32 noise infinite (the base model then sees NaN) or a radius overflow to inf, which
+    reads as a certificate without harmful targets."""
+    value = check_positive(sigma, "sigma")
+    if value > MAX_SIGMA:
+        raise InputError.bad(
+            "sigma",
+            f"a noise level of at most {MAX_SIGMA:g} (the noise is drawn in float32, whose "
+            "largest value is 3.4e+38)",
+            sigma,
+        )
+    return value
 
 
 def is_torch_module(model: Any) -> bool:

@@ -28,6 +28,7 @@ __all__ = [
     "radii_from_bounds",
     "prediction_pvalue",
     "accuracy_deficit",
+    "mean_cost",
 ]
 
 
@@ -180,3 +181,13 @@ def accuracy_deficit(alpha: float, num_points: int, confidence: float) -> float:
     variance = alpha * (1.0 - alpha)
     t = log_term / (3 * n) + np.sqrt(log_term**2 / (9 * n**2) + 2 * variance * log_term / n)
     return float(alpha + t)
+
+
+def mean_cost(costs, n):
+    """The mean of ``n`` finite non-negative costs (NaN for none), also when their sum overflows
+    float64 (costs near 1.8e308, where the plain mean is inf)."""
+    if n == 0:
+        return np.nan
+    with np.errstate(over="ignore"):
+        mean = float(np.mean(costs))
+    return mean if np.isfinite(mean) else float((np.asarray(costs) / n).sum())

@@ -36,13 +36,13 @@ from trustlab._checks import (
     as_float_array,
     check_class_indices,
     check_in_range,
-    check_positive,
     check_positive_int,
     check_probability,
 )
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.robustness import bounds
+from trustlab.robustness._sampling import check_sigma
 
 __all__ = [
     "ABSTAIN",
@@ -343,7 +343,7 @@ class DatasetCertificate(Result):
         num_points, num_classes = counts.shape
         labels = check_class_array(labels, "labels", num_classes, num_points)
         top_classes = check_class_array(top_classes, "top_classes", num_classes, num_points)
-        sigma = check_positive(sigma, "sigma")
+        sigma = check_sigma(sigma)
         alpha = check_alpha(alpha)
         costs = check_cost_matrix(cost_matrix, num_classes)
         if num_points and np.any(counts.sum(axis=1) != counts[0].sum()):
@@ -472,7 +472,7 @@ class DatasetCertificate(Result):
         out = np.empty(len(eps))
         for k, e in enumerate(eps):
             exposed = harmful & ~((excluded > 0) & (excluded >= e))
-            out[k] = np.where(exposed, row_costs, 0.0).max(axis=1).mean() if len(self) else np.nan
+            out[k] = bounds.mean_cost(np.where(exposed, row_costs, 0.0).max(axis=1), len(self))
         return out
 
     def radius_grid(self, num: int = 21) -> np.ndarray:

@@ -13,11 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import as_float_array, check_positive, check_positive_int, check_random_state
+from trustlab._checks import as_float_array, check_positive_int, check_random_state
 from trustlab.errors import InputError
 from trustlab.robustness import bounds
 from trustlab.robustness._sampling import (
     LabelFunction,
+    check_sigma,
     count_labels,
     eval_mode,
     is_torch_module,
@@ -71,7 +72,7 @@ class SmoothedClassifier:
         if not callable(base_model):
             raise InputError.bad("base_model", "a torch module or a callable", base_model)
         self.base_model = base_model
-        self.sigma = check_positive(sigma, "sigma")
+        self.sigma = check_sigma(sigma)
         self.num_classes = check_positive_int(num_classes, "num_classes", minimum=2)
         self.batch_size = check_positive_int(batch_size, "batch_size")
 

@@ -52,7 +52,7 @@ from trustlab._lazy import require
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.robustness._progress import progress_reporter
-from trustlab.robustness._sampling import is_torch_module
+from trustlab.robustness._sampling import check_sigma, is_torch_module
 from trustlab.robustness.certificates import check_cost_matrix
 
 __all__ = ["METHODS", "TrainingResult", "train_smoothed", "margin_cs_loss", "gaussian_loss"]
@@ -296,7 +296,7 @@ def _settings(arguments: dict[str, Any]) -> dict[str, Any]:
     max_grad_norm = arguments["max_grad_norm"]
     return {
         "method": arguments["method"],
-        "sigma": check_positive(arguments["sigma"], "sigma"),
+        "sigma": check_sigma(arguments["sigma"]),
         "max_epochs": max_epochs,
         "batch_size": check_positive_int(arguments["batch_size"], "batch_size"),
         "learning_rate": check_positive(arguments["learning_rate"], "learning_rate"),
