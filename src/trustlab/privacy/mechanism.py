@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import types
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -120,10 +122,13 @@ class DSIMechanism(BaseEstimator):
             before the run counts as done), so that a fit stopped by a crash or Ctrl-C and
             rerun with the same folder runs only the missing subsets (the two runs on the full
             data are reused only together) and gives the same result as an uninterrupted fit.
-            The folder records the groups, each subset's size, a hash of the data and fn's
-            name: a rerun with other data or groups is refused. Two functions of the same name
-            cannot be told apart: resume with the same ``fn``, or delete the folder to start
-            afresh. It is kept after the fit.
+            The folder records the groups, each subset's size, a hash of the data, fn's name
+            and a hash of fn's code (its bytecode, names and constants, not its file or line;
+            its defaults and closure values): a rerun with other data or groups, or with an
+            ``fn`` of the same name but other code, is refused. Not seen: globals or object
+            state ``fn`` reads, and the code of a callable that is not a Python function (a
+            ``functools.partial``, a callable object): resume with the same ``fn``, or delete
+            the folder to start afresh. It is kept after the fit.
 
         Returns
         -------
@@ -312,7 +317,8 @@ def _check_deterministic(
 
 
 def _run_header(fn, data: Any, group_labels: np.ndarray, masks) -> dict[str, Any]:
-    """What identifies a fit's runs: the groups, the subsets' sizes, the data's hash, fn's name."""
+    """What identifies a fit's runs: the groups, the subsets' sizes, the data's hash, fn's name
+    and code."""
     import joblib
 
     try:
@@ -325,12 +331,43 @@ def _run_header(fn, data: Any, group_labels: np.ndarray, masks) -> dict[str, Any
         ) from None
     return {
         "format": "trustlab.privacy.DSIMechanism.fit",
-        "version": 1,
+        "version": 2,
         "fn": getattr(fn, "__qualname__", type(fn).__qualname__),
+        "fn_code": _code_hash(fn),
         "groups": [repr(g) for g in group_labels.tolist()],
         "subset_sizes": [int(mask.sum()) for mask in masks],
         "data_hash": data_hash,
     }
+
+
+def _code_hash(fn) -> str | None:
+    """A hash of a Python function's code (bytecode, names, constants and nested code, not its
+    file or line numbers, which change when a notebook cell is rerun) with its defaults and
+    closure values; None for a callable without Python code of its own."""
+    import joblib
+
+    func = getattr(fn, "__func__", fn)  # a bound method: its function
+    code = getattr(func, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return None
+    try:
+        cells = tuple(cell.cell_contents for cell in func.__closure__ or ())
+        values = joblib.hash((func.__defaults__, func.__kwdefaults__, cells))
+    except Exception:  # an empty cell or a value pickle cannot hash: the code alone
+        values = None
+    return hashlib.sha256(repr((_code_key(code), values)).encode("utf-8")).hexdigest()
+
+
+def _code_key(code: types.CodeType) -> tuple:
+    consts = []
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            consts.append(_code_key(const))
+        elif isinstance(const, frozenset):  # its order follows the per-process string hash
+            consts.append(sorted(map(repr, const)))
+        else:
+            consts.append(repr(const))
+    return (code.co_code, code.co_names, code.co_varnames, code.co_freevars, tuple(consts))
 
 
 # How a refused resume names what differs.
@@ -338,6 +375,7 @@ _HEADER_NAMES = {
     "format": "the kind of checkpoint",
     "version": "the checkpoint version",
     "fn": "fn's name",
+    "fn_code": "fn's code",
     "groups": "the group labels",
     "subset_sizes": "the groups' sizes",
     "data_hash": "the data",
