@@ -77,3 +77,20 @@ def test_labels_past_int64_are_refused_not_cast_to_a_negative_label(label, tmp_p
     # Integer-valued floats are still labels.
     loaded = check_silo(Silo(X, ok.astype(float), X, ok), "silos[0]")
     assert loaded.y_train.dtype == np.int64 and loaded.y_train.tolist() == ok.tolist()
+
+
+def test_long_names_cut_alike_in_the_summary_get_their_index():
+    # The summary's silo column cuts names to 28 characters: two silos whose names differ only
+    # after that were two rows with the same label.
+    rng = np.random.default_rng(2)
+    names = ["hospital-north-campus-scanner-A", "hospital-north-campus-scanner-B"]
+    silos = [Silo(rng.random((6, 6)).astype(np.float32), rng.integers(0, 2, 6),
+                  rng.random((4, 6)).astype(np.float32), rng.integers(0, 2, 4), name=name)
+             for name in names]  # fmt: skip
+    result = simulate_uefl(silos=silos, rounds=1, max_iterations=1, local_epochs=1, mc_passes=2,
+                           encoder="mlp", seg=1, baselines=())  # fmt: skip
+    rows = result.summary().splitlines()
+    start = rows.index(next(r for r in rows if r.startswith("final accuracy"))) + 2
+    labels = [row[2:30].strip() for row in rows[start : start + 2]]
+    assert labels[0] != labels[1]
+    assert [label.split()[0] for label in labels] == ["0:", "1:"]

@@ -208,7 +208,7 @@ class UEFLSimulation(Result):
             )
         header = f"  {'silo':<28}" + "".join(f"{m:>18}" for m in self.methods)
         lines += ["final accuracy / entropy:", header]
-        labels = self._silo_labels()
+        labels = self._silo_labels(width=28)
         for i in range(len(self.silos)):
             cells = "".join(
                 f"{run.final_accuracy[i]:>9.3f}/{run.final_entropy[i]:<8.3f}"
@@ -227,11 +227,13 @@ class UEFLSimulation(Result):
                              f"entropy {m['entropy']:+.3f}")  # fmt: skip
         return "\n".join(lines)
 
-    def _silo_labels(self) -> list[str]:
+    def _silo_labels(self, width: int | None = None) -> list[str]:
         """The silos' names, with their index when names repeat (user silos default to "silo";
-        the extension lines name silos by index)."""
+        the extension lines name silos by index), or when their first ``width`` characters do
+        (the summary's column cuts longer names)."""
         names = [str(silo["name"]) for silo in self.silos]
-        if len(set(names)) == len(names):
+        shown = [name[:width] for name in names]
+        if len(set(shown)) == len(shown):
             return names
         return [f"{i}: {name}" for i, name in enumerate(names)]
 
