@@ -62,13 +62,14 @@ def caveat(names, stats_, confidence, n, accuracy, spearman, tempered=False) -> 
         )
     if accuracy is not None and len(ids) == len(names):
         _gap_spread(names, stats_.mean_confidence - accuracy, spearman, warned, notes)
-    if warned and tempered:
+    agrees = spearman is not None and spearman >= POOR_RHO  # after temperatures: no failure
+    if warned and tempered and not agrees:
         warned.append(
             "models calibrated differently (e.g. of different families) rank poorly "
             "without labels, and the temperatures fitted on the labelled slice did not "
             "make up for it here"
         )
-    elif warned:
+    elif warned and not tempered:
         warned.append(
             "models calibrated differently (e.g. of different families) rank poorly "
             f"without labels; fit temperatures on a small labelled slice {CALIBRATION_ADVICE}"
