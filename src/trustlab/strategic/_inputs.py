@@ -28,6 +28,7 @@ __all__ = [
     "market_distances",
     "align_to_columns",
     "refuse_overflow",
+    "refuse_text",
     "feature_names",
     "validate",
 ]
@@ -56,6 +57,7 @@ def check_learner_features(X: Any, estimator: str, n_features: int | None = None
             argument="X",
         )
     raw = np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X)
+    refuse_text(raw, "X")
     if np.iscomplexobj(raw):
         raise InputError(
             "X: expected real numbers, got complex numbers (Complex data not supported)",
@@ -134,7 +136,30 @@ def check_binary_target(y: Any, n_rows: int, estimator: str) -> tuple[np.ndarray
     return labels, classes
 
 
+def refuse_text(values: Any, name: str, expected: str = "numbers") -> None:
+    """Text where numbers are expected is refused naming ``name``, as ``b0`` and ``price``
+    refuse it (numpy would read ``"1.5"`` as 1.5 in an array but not as a scalar)."""
+    raw = values.to_numpy() if hasattr(values, "to_numpy") else values
+    try:
+        array = np.asarray(raw)
+    except (TypeError, ValueError):  # ragged: the array check refuses it
+        return
+    if array.dtype.kind not in "OUS":  # numbers (or bool): nothing to look at
+        return
+    for i, value in enumerate(array.ravel()):
+        if isinstance(value, (str, bytes)):  # numpy's str_ and bytes_ too
+            where = ""
+            if array.ndim == 1:
+                where = f" at index {i}"
+            elif array.ndim == 2:
+                where = f" at row {i // array.shape[1]}, column {i % array.shape[1]}"
+            raise InputError(
+                f"{name}: expected {expected}, got text ({str(value)!r}{where})", argument=name
+            )
+
+
 def check_weights(w: Any) -> np.ndarray:
+    refuse_text(w, "w")
     weights = as_float_array(w, "w", ndim=1)
     if not np.any(weights != 0.0):
         raise InputError.bad("w", "a non-zero weight vector", weights)
@@ -162,6 +187,7 @@ def check_features(X: Any, n_features: int | None = None) -> np.ndarray:
     """A 2-D float array (a DataFrame is fine) with ``n_features`` columns when given."""
     if hasattr(X, "to_numpy"):
         X = X.to_numpy()
+    refuse_text(X, "X")
     features = as_float_array(X, "X", ndim=2)
     if n_features is not None and features.shape[1] != n_features:
         raise InputError.bad(
@@ -206,6 +232,7 @@ def check_feature_names(estimator: Any, X: Any, *, reset: bool) -> None:
 def check_budgets(budgets: Any, n_users: int, name: str = "budgets") -> np.ndarray:
     if hasattr(budgets, "to_numpy"):
         budgets = budgets.to_numpy()
+    refuse_text(budgets, name)
     values = as_float_array(budgets, name, ndim=1)
     if values.shape[0] != n_users:
         raise InputError.bad(name, f"{n_users} values (one per row of X)", values)
@@ -220,6 +247,7 @@ def check_budgets(budgets: Any, n_users: int, name: str = "budgets") -> np.ndarr
 
 def check_positive_labels(y: Any, n_users: int) -> np.ndarray:
     """Binary labels (0/1, -1/+1 or bool) as a boolean 'positive' mask."""
+    refuse_text(y, "y", "binary labels in {0, 1} or {-1, +1} (numbers or bool)")
     labels = as_1d(y, "y")
     if labels.shape[0] != n_users:
         raise InputError.bad("y", f"{n_users} labels (one per row of X)", labels)
@@ -275,6 +303,7 @@ def validate(w, b0, X, budgets, y=None):
 def check_price_vector(prices: Any, n_features: int) -> np.ndarray:
     """Per-feature prices: non-negative, ``inf`` for a feature that is not for sale (as
     ``MarketResult.feature_prices`` reports them when no market forms)."""
+    refuse_text(prices, "prices")
     raw = np.asarray(prices) if not hasattr(prices, "to_numpy") else prices.to_numpy()
     offered = raw
     if raw.dtype.kind == "f":
