@@ -122,3 +122,52 @@ def test_default_market_learners_fail_the_checks_only_for_want_of_budgets(estima
             if isinstance(e, InputError) and e.argument == "budgets"
         ]
         assert refusals, (result["check_name"], result["exception"])
+
+
+# Exported learners (classes with ``fit``) the checks above do not run on, and why. A learner
+# exported later must be added to ESTIMATORS or here (review 54: the gaps are leads).
+NOT_CHECKED = {
+    "trustlab.explain.FastPD": (
+        "an explainer of a fitted tree model given to __init__ (fit takes the background "
+        "data); not a BaseEstimator: no get_params, clone refuses it"
+    ),
+    "trustlab.privacy.DSIMechanism": (
+        "a privacy mechanism: fit(data, groups) computes the noise of fn's outputs; it "
+        "predicts nothing and fn, epsilon and delta have no defaults"
+    ),
+    "trustlab.watermark.WatermarkPredictor": (
+        "fit(images, scores=, masks=, content_types=) on images; set_params but no "
+        "get_params, so clone refuses it (a lead)"
+    ),
+    "trustlab.watermark.GlobalStatisticsBaseline": (
+        "a control regressor on images; not a BaseEstimator and no input checks (a lead)"
+    ),
+}
+
+
+def _exported_learners() -> set[str]:
+    import importlib
+    import inspect
+    import pkgutil
+
+    import trustlab
+
+    found = set()
+    for info in pkgutil.iter_modules(trustlab.__path__):
+        if not info.ispkg or info.name.startswith("_") or info.name == "cli":
+            continue
+        module = importlib.import_module(f"trustlab.{info.name}")
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj) and callable(getattr(obj, "fit", None)):
+                found.add(f"trustlab.{info.name}.{name}")
+    return found
+
+
+def test_every_exported_learner_is_checked_or_says_why_not():
+    checked = {type(estimator).__name__ for estimator in ESTIMATORS}
+    learners = _exported_learners()
+    unchecked = {path for path in learners if path.rsplit(".", 1)[1] not in checked}
+    assert unchecked == set(NOT_CHECKED)
+    # every checked class is an exported one (a renamed export is not checked under an old name)
+    assert checked <= {path.rsplit(".", 1)[1] for path in learners}
