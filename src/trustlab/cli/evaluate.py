@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -218,6 +219,15 @@ def read_predictions(paths: list[Path], encoding: str | None = None):
     return outputs, (headers[0] if headers else None), (correct or None)
 
 
+# What numpy raises for a file that is no .npy/.npz: an empty one ends in EOFError (which click
+# would report as "interrupted", exit 130), a broken .npz in BadZipFile.
+_UNREADABLE = (OSError, ValueError, EOFError, zipfile.BadZipFile)
+
+
+def _why(exc: Exception) -> str:
+    return "the file is empty or cut short" if isinstance(exc, EOFError) else str(exc)
+
+
 def _read_prediction_file(path: Path, encoding: str | None = None):
     """Yield (model name, outputs, class header or None, correctness or None)."""
     import numpy as np
@@ -243,11 +253,11 @@ def _read_prediction_file(path: Path, encoding: str | None = None):
             raise InputError.bad(
                 "--predictions", ".npy, .npz, .csv, .tsv, .parquet or .json", str(path)
             )
-    except (OSError, ValueError) as exc:
+    except _UNREADABLE as exc:
         if isinstance(exc, InputError):
             raise
         raise InputError(
-            f"--predictions: could not read {path}: {exc}", argument="--predictions"
+            f"--predictions: could not read {path}: {_why(exc)}", argument="--predictions"
         ) from exc
 
 
@@ -287,9 +297,9 @@ def _read_label_values(path: Path, encoding: str | None = None) -> list:
     if suffix == ".npy":
         try:
             return np.load(path, allow_pickle=False).ravel().tolist()
-        except (OSError, ValueError) as exc:
+        except _UNREADABLE as exc:
             raise InputError(
-                f"--labels: could not read {path}: {exc}", argument="--labels"
+                f"--labels: could not read {path}: {_why(exc)}", argument="--labels"
             ) from exc
     if suffix == ".txt":
         return [line.strip() for line in _text(path, encoding).splitlines() if line.strip()]
