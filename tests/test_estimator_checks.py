@@ -171,3 +171,51 @@ def test_every_exported_learner_is_checked_or_says_why_not():
     assert unchecked == set(NOT_CHECKED)
     # every checked class is an exported one (a renamed export is not checked under an old name)
     assert checked <= {path.rsplit(".", 1)[1] for path in learners}
+
+
+def _unchecked_fits():
+    """Each unchecked learner, unfitted, with a call that fits it on tiny data."""
+    import numpy as np
+    from sklearn.tree import DecisionTreeRegressor
+
+    from trustlab.explain import FastPD
+    from trustlab.privacy import DSIMechanism
+    from trustlab.watermark import GlobalStatisticsBaseline, WatermarkPredictor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    tree = DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, X[:, 0])
+    images = rng.integers(0, 255, (4, 32, 32, 3), dtype=np.uint8)
+    return {
+        "trustlab.explain.FastPD": (FastPD(tree), lambda e: e.fit(X[:10])),
+        "trustlab.privacy.DSIMechanism": (
+            DSIMechanism(lambda d: np.asarray(d).mean(0), epsilon=1.0, delta=1e-5),
+            lambda e: e.fit(X[:12], np.repeat(np.arange(4), 3)),
+        ),
+        "trustlab.watermark.WatermarkPredictor": (
+            WatermarkPredictor(input_size=32, widths=(4, 4, 4, 4), max_epochs=1, batch_size=4),
+            lambda e: e.fit(
+                images,
+                scores=[1.0, 2.0, 3.0, 4.0],
+                masks=np.zeros((4, 32, 32), bool),
+                content_types=["logo"] * 4,
+            ),
+        ),
+        "trustlab.watermark.GlobalStatisticsBaseline": (
+            GlobalStatisticsBaseline(),
+            lambda e: e.fit(images, [1.0, 2.0, 3.0, 4.0]),
+        ),
+    }
+
+
+@pytest.mark.parametrize("path", sorted(NOT_CHECKED))
+def test_an_unchecked_learner_still_keeps_the_fit_contract(path):
+    """What scikit-learn's checks would see of the learners they cannot run on: fit returns
+    self, leaves the parameters as they were and adds only public attributes ending in '_'
+    (private ones, starting with '_', are its own business)."""
+    estimator, fit = _unchecked_fits()[path]
+    parameters = dict(vars(estimator))
+    assert fit(estimator) is estimator
+    added = {name for name in vars(estimator) if not name.startswith("_")} - set(parameters)
+    assert added and all(name.endswith("_") for name in added), sorted(added)
+    assert all(getattr(estimator, name) is value for name, value in parameters.items())
