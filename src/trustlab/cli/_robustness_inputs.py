@@ -3,6 +3,7 @@ and the harmful pairs, checked for format here and for values by the library."""
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 from trustlab.cli._common import read_table
@@ -42,10 +43,11 @@ def read_data(data: str, label: str = "label", split: str = "train", encoding: s
                 if "X" not in archive.files or "y" not in archive.files:
                     raise InputError.bad("--data", 'an .npz with arrays "X" and "y"', archive.files)
                 X, y = archive["X"], archive["y"]
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
             if isinstance(exc, InputError):
                 raise
-            raise InputError(f"--data: could not read {path}: {exc}", argument="--data") from exc
+            why = "the file is empty or cut short" if isinstance(exc, EOFError) else exc
+            raise InputError(f"--data: could not read {path}: {why}", argument="--data") from exc
         if X.ndim != 2:
             raise InputError.bad("--data", 'an .npz array "X" of shape (n, features)', X)
     else:

@@ -358,10 +358,9 @@ def _read_images(path: Path) -> np.ndarray:
         raise InputError.bad("--images", "a .npy file of images (n, 3, H, W) in [0, 1]", str(path))
     try:
         arr = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise InputError.bad(
-            "--images", "a readable .npy file of images (n, 3, H, W) in [0, 1]", f"{path} ({exc})"
-        ) from exc
+    except (OSError, ValueError, EOFError) as exc:
+        why = "the file is empty or cut short" if isinstance(exc, EOFError) else exc
+        raise InputError(f"--images: could not read {path}: {why}", argument="--images") from exc
     return arr[None] if arr.ndim == 3 else arr
 
 

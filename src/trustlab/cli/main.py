@@ -135,7 +135,12 @@ def _main(argv: list[str] | None) -> None:
         where = exc.ctx.command_path if exc.ctx is not None else "trustlab"
         typer.echo(f"trustlab: error: {exc.format_message()} (see '{where} --help')", err=True)
         sys.exit(2)
-    except (click.Abort, KeyboardInterrupt):
+    except (click.Abort, KeyboardInterrupt) as exc:
+        if isinstance(exc.__cause__, EOFError):  # click reads any EOFError as Ctrl-D: here, a
+            # file that ended early (numpy on an empty .npy/.npz), as trustlab never prompts
+            detail = f": {exc.__cause__}" if str(exc.__cause__) else ""
+            typer.echo(f"trustlab: failed: a file was empty or cut short{detail}", err=True)
+            sys.exit(1)
         typer.echo("trustlab: interrupted", err=True)
         sys.exit(130)
     except InputError as exc:

@@ -148,8 +148,9 @@ def read_array(path: Path, name: str, encoding: str | None = None):
     if path.suffix.lower() == ".npy":
         try:
             array = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise InputError(f"{name}: could not read {path}: {exc}", argument=name) from exc
+        except (OSError, ValueError, EOFError) as exc:
+            why = "the file is empty or cut short" if isinstance(exc, EOFError) else exc
+            raise InputError(f"{name}: could not read {path}: {why}", argument=name) from exc
         # a record array could not be cast (exit 1), a complex one lost its imaginary part
         if array.dtype.kind not in "biuf":
             raise InputError.bad(name, f"a .npy array of real numbers in {path}", array)
