@@ -390,7 +390,7 @@ class Guardrail:
         evidence = _check_evidence(evidence, self.policy)
         matched = self.matched_actions(traj, act, evidence=evidence)
         if not matched:
-            return self._unmatched(act)
+            return self._unmatched(act, evidence)
         p_values: list[float] = []
         log_odds: list[float] = []
         methods: list[str] = []
@@ -486,8 +486,15 @@ class Guardrail:
             candidate = self._candidate_values(traj, act, names, name, evidence)
             yield name, circuit, rules, names, history, candidate
 
-    def _unmatched(self, act: Action) -> Decision:
+    def _unmatched(self, act: Action, evidence: Mapping[str, Any]) -> Decision:
+        why = self._not_instantiated(act, evidence)
         if self.unknown_action == "error":
+            if why:  # named like a policy action: 'expected one of [pay], got pay' alone misled
+                raise InputError(
+                    f"action: expected an action the policy covers {sorted(self.policy.actions)}, "
+                    f"got {act.name!r}, but {why}",
+                    argument="action",
+                )
             raise InputError.bad(
                 "action", f"an action the policy covers {sorted(self.policy.actions)}", act.name
             )
@@ -498,7 +505,23 @@ class Guardrail:
             p_safe=float("nan"),
             threshold=(1.0 + self.epsilon) / 2.0,
             violated_rules=(),
-            explanation=f"{act.name}: {'allowed' if allowed else 'blocked'} (no rule covers this action)",
+            explanation=f"{act.name}: {'allowed' if allowed else 'blocked'} "
+            f"({why or 'no rule covers this action'})",
+        )
+
+    def _not_instantiated(self, act: Action, evidence: Mapping[str, Any]) -> str:
+        """Why a candidate named like a policy action does not instantiate it ('' otherwise):
+        the evidence or the checker on that action's predicate said no (below 0.5)."""
+        name = act.name
+        if name not in self.policy.actions:
+            return ""
+        if name in evidence:
+            source = f"evidence[{name!r}] = {evidence[name]!r}"
+        else:
+            source = f"its checker for {name!r}"
+        return (
+            f"{source} says it is not a {name!r} action (below 0.5), and no other policy "
+            "action matches it"
         )
 
     def _violation(self, rule: Rule, candidate: Mapping[str, Any], toggled: str) -> ViolatedRule:

@@ -24,6 +24,7 @@ import numpy as np
 
 from trustlab._checks import as_float_array, check_positive, check_random_state
 from trustlab._results import Result, internal_field
+from trustlab.agents.policy import as_action
 from trustlab.errors import BackendError, InputError
 
 __all__ = [
@@ -201,12 +202,18 @@ def fit_rule_weights(
         # unknown_action ("error": it cannot check it, so it cannot be learned from)
         if not matched:
             if guardrail.unknown_action == "error":
-                raise InputError.bad(
-                    f"cases[{i}].action",
+                expected = (
                     f"an action the policy covers {sorted(guardrail.policy.actions)} (or a "
-                    "policy with unknown_action 'allow' or 'block')",
-                    get("action"),
+                    "policy with unknown_action 'allow' or 'block')"
                 )
+                act = as_action(get("action"))
+                why = guardrail._not_instantiated(act, evidence or {})
+                if why:  # named like a policy action: 'got pay' alone contradicted the list
+                    raise InputError(
+                        f"cases[{i}].action: expected {expected}, got {act.name!r}, but {why}",
+                        argument="cases",
+                    )
+                raise InputError.bad(f"cases[{i}].action", expected, get("action"))
             fixed.append(guardrail.unknown_action == "allow")
         else:
             fixed.append(None)
