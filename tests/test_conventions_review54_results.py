@@ -63,6 +63,19 @@ def test_exported_results_have_their_own_summary():
     assert generic == KNOWN_GENERIC_SUMMARIES
 
 
+def test_exported_results_plot_on_a_given_axes():
+    # plot(ax=None): the caller's Axes first (a figure of subplots), a new one by default
+    offenders = []
+    for path, cls in RESULTS:
+        plot = getattr(cls, "plot", None)
+        if plot is None:
+            continue
+        parameters = list(inspect.signature(plot).parameters.values())[1:]
+        if not parameters or parameters[0].name != "ax" or parameters[0].default is not None:
+            offenders.append(f"{path}.plot{inspect.signature(plot)}")
+    assert offenders == []
+
+
 def _tree_explanation():
     from sklearn.tree import DecisionTreeRegressor
 
