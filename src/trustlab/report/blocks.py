@@ -64,6 +64,9 @@ class Table:
 class Figure:
     """A matplotlib figure, encoded once as a base64 PNG and then closed.
 
+    Every text is drawn as written: a '$' is a dollar sign, never matplotlib mathtext (names from
+    the data, such as a group '$10k-$50k', end up in labels and legends).
+
     Parameters
     ----------
     figure : matplotlib.figure.Figure
@@ -85,7 +88,7 @@ class Figure:
         if not hasattr(figure, "savefig"):
             raise InputError.bad("figure", "a matplotlib Figure", figure)
         buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", dpi=FIGURE_DPI, bbox_inches="tight")
+        _save_png(figure, buffer)
         _close_figure(figure)
         png = buffer.getvalue()
         width, height = _png_size(png)
@@ -98,6 +101,20 @@ class Figure:
     @property
     def data_uri(self) -> str:
         return "data:image/png;base64," + self.png_base64
+
+
+def _save_png(figure, buffer) -> None:
+    """Save ``figure`` as PNG with every text drawn as written: names from the data ('$10k-$50k'
+    as a group) are not matplotlib mathtext (that one was drawn as an italic '10k-50k', and a
+    name that is not valid mathtext failed the whole section). Texts made before saving are
+    switched off one by one; tick labels made while drawing follow the rc setting."""
+    import matplotlib
+    from matplotlib.text import Text
+
+    for text in figure.findobj(Text):
+        text.set_parse_math(False)
+    with matplotlib.rc_context({"text.parse_math": False}):
+        figure.savefig(buffer, format="png", dpi=FIGURE_DPI, bbox_inches="tight")
 
 
 def _close_figure(figure) -> None:
