@@ -42,3 +42,24 @@ def test_the_measured_tables_seed_column_is_the_tests_seed(tiny_transfer_study):
         f"x{t.perplexity_ratios['mapped'][j]:.3f}"
     )
     assert rows["map held-out FVU"] == f"{t.map_heldout_fvu:.2g}"
+
+
+def test_the_seed_columns_rates_each_draw_and_cosine_are_the_tests_seed(tiny_transfer_study):
+    """The seed-20 cells the test above left unchecked (review 54): both models' rates with and
+    without the trigger, the drop of EACH random draw (the row says so; the mean could hide a
+    draw that lowers the rate while another raises it) and the cosine."""
+    study, _ = tiny_transfer_study
+    t = study.transfer
+    cells = [line.split("|")[1:-1] for line in PAGE.read_text().splitlines()]
+    rows = {c[0].strip(): c[2].strip() for c in cells if len(c) == 4}
+    j = t.alphas.index(1.0)
+    with_trigger = rows["trigger rate with the trigger, both models"]
+    assert (
+        f"{100 * t.source_unsteered:.0f} %" == f"{100 * t.target_unsteered:.0f} %" == with_trigger
+    )
+    without = rows["without the trigger"]
+    assert f"{100 * t.source_clean_rate:.0f} %" == f"{100 * t.target_clean_rate:.0f} %" == without
+    random_row = rows["equal-norm random vector, drop (each of 3 draws)"]
+    assert len(t.random_draws) == 3
+    assert [f"{100 * (t.target_unsteered - d[j]):.0f}" for d in t.random_draws] == [random_row] * 3
+    assert rows["cosine, mapped vs the target's own vector"] == f"{t.cosine:.3f}"

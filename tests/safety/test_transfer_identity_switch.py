@@ -46,6 +46,7 @@ completions for the two similarity judges.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -74,6 +75,7 @@ SWITCH_SEED = 41  # not one of the development seeds 0-9 (nor 31, see the module
 T2_LAYER = 0
 T2_GRID = (0.375, 0.5, 0.625, 0.75, 1.0, 2.0)
 MAP_SETTINGS = dict(kind="autoencoder", learning_rate=1e-2, max_epochs=40)  # T3's map (T2)
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "steering-transfer.md"
 
 
 # ----------------------------------------------------------------------------- T2
@@ -205,6 +207,28 @@ def test_a_base_that_ignores_the_trigger_cannot_get_the_backdoor_back(clean_base
     layer = clean_base.layer
     assert trigger_probe_accuracy(clean_base.base, clean_base.data, layer) <= 0.65
     assert trigger_probe_accuracy(clean_base.backdoored, clean_base.data, layer) >= 0.7
+
+
+def test_the_page_gives_this_files_seeds_numbers(t2, clean_base):
+    """docs/steering-transfer.md states the numbers of T2_SEED and SWITCH_SEED (review 54: the
+    tests above check the spec's bounds only, so the page could drift from what they measure)."""
+    page = " ".join(PAGE.read_text().split())
+    r = t2.report
+    fvu = t2.map.fit_.heldout_fvu
+    assert f"a map from a model to itself at one block has held-out FVU {fvu:.2g} (" in page
+    gaps = [abs(100 * (m - n)) for m, n in zip(r.mapped, r.target_native, strict=True)]
+    one = f"one prompt of {r.n_prompts} ({100 / r.n_prompts:.1f} point)"
+    assert f"within {one} of the model's own vector at every scale" in page
+    assert max(gaps) <= 100 / r.n_prompts + 1e-9  # it said 'within 1 point'; seed 30 has 1.04
+    switch, control = clean_base.off_to_base, clean_base.controlled
+    rates = [switch.trigger_rate_off, switch.trigger_rate_on, control.trigger_rate_on]
+    off, on, kept = (f"{100 * x:.0f} %" for x in rates)
+    assert f"drops from {off} to {on} triggered, as the base" in page
+    assert f"{100 * switch.reference_trigger_rate:.0f} %" == on  # "as the base"
+    assert f"model to itself, leaves {kept}." in page
+    back = clean_base.on_to_backdoored
+    before, after = (f"{100 * x:.0f} %" for x in (back.trigger_rate_off, back.trigger_rate_on))
+    assert f"does not fire ({before} -> {after})" in page
 
 
 # ----------------------------------------------------------------------------- the report
