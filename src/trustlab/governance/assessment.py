@@ -270,11 +270,22 @@ def assess(
         a if isinstance(a, Answers) else load_answers(a, q, argument=f"answers[{i}]")
         for i, a in enumerate(given)
     ]
-    systems = sorted({a.system for a in loaded})
-    if len(systems) > 1:
-        raise InputError.bad("answers", "answers files about one system", systems)
+    _refuse_other_system(loaded)
     _refuse_same_assessor(loaded)
     return _score(q, t, loaded)
+
+
+def _refuse_other_system(loaded: list[Answers]) -> None:
+    """Answers about another system are refused naming the file and both systems in full (the
+    message listed the systems cut short, naming no file to correct)."""
+    for i, a in enumerate(loaded[1:], start=1):
+        if a.system != loaded[0].system:
+            first, other = (x.source or f"answers[{k}]" for x, k in ((loaded[0], 0), (a, i)))
+            raise InputError(
+                f"answers: expected answers files about one system, got {a.system!r} in {other} "
+                f"and {loaded[0].system!r} in {first}",
+                argument="answers",
+            )
 
 
 def _refuse_same_assessor(loaded: list[Answers]) -> None:

@@ -129,13 +129,54 @@ def _unique_keys_loader(yaml: Any) -> Any:
     return UniqueKeyLoader
 
 
+def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise _DuplicateKey(f"expected each key once in a mapping, got {key!r} twice")
+        seen.add(key)
+    return dict(pairs)
+
+
+def _parse_json(text: str, where: str) -> Any:
+    """A JSON document read as JSON: YAML refuses the surrogate-pair escapes of JSON
+    ("\\ud83d\\ude00", json.dump's way to write an emoji). None when the text is not JSON; a key
+    listed twice raises _DuplicateKey."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        value = json.loads(text, object_pairs_hook=_json_pairs)
+    except ValueError:  # not JSON: YAML reads it (or names the line of its syntax error)
+        return None
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:  # a lone "\\ud83d": no character, and no page could be written
+        raise InputError(
+            f"{where}: expected valid Unicode text, got a lone surrogate escape (\\ud800-\\udfff "
+            "without its pair)",
+            argument=where.split(" ")[0],
+        ) from None
+    return value
+
+
 def _parse(text: str, where: str, yaml: Any) -> dict[str, Any]:
+    try:
+        value = _parse_json(text, where)
+    except _DuplicateKey as exc:  # YAML's reader names the lines too, when it can read the text
+        json_twice: _DuplicateKey | None = exc
+        value = None
+    else:
+        json_twice = None
+    if value is not None:
+        return _dates_as_text(value)
     loader = _unique_keys_loader(yaml)
     try:
         value = yaml.load(text, Loader=loader)  # noqa: S506 (a safe loader)
     except _DuplicateKey as exc:
         raise InputError(f"{where}: {exc}", argument=where.split(" ")[0]) from None
     except yaml.YAMLError as exc:
+        if json_twice is not None:  # JSON that YAML cannot read ("\\ud83d\\ude00")
+            raise InputError(f"{where}: {json_twice}", argument=where.split(" ")[0]) from None
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "?"
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]

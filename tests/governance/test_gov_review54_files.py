@@ -1,0 +1,90 @@
+"""Review 54 of the participation assessment: answers files as a committee writes them.
+
+A JSON file written by Python's ``json.dump`` (ASCII escapes, the default) writes a character
+outside the Basic Multilingual Plane (an emoji, some CJK) as a surrogate pair, which YAML's reader
+refuses: such a valid JSON file was refused as a YAML syntax error. Files about different systems
+were refused with the systems cut short and no file named.
+"""
+
+from __future__ import annotations
+
+import json
+
+from cli_helpers import one_line, run_main
+
+SYSTEM = "Städtischer Chatbot 🤖"
+NAME = "Comité 😀"
+
+
+def _doc(system=SYSTEM, name=NAME):
+    return {
+        "kind": "participation-answers",
+        "questionnaire_version": "1.0.0",
+        "system": system,
+        "assessor": {"name": name, "perspective": "external"},
+        "note": "two sessions 😀",
+        "answers": {
+            "data.planning": {
+                "rung": 4,
+                "evidence": {"public_document": "https://x.example/😀", "consultation_record": "m"},
+                "note": "ok ✓ 😀",
+            },
+            "data.building": None,
+        },
+    }
+
+
+def test_a_json_file_with_escaped_emoji_is_read_as_json(tmp_path, capsys):
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(_doc(), indent="\t"), encoding="utf-8")  # ASCII escapes
+    assert "\\ud83e\\udd16" in path.read_text(encoding="utf-8")
+    out = tmp_path / "out"
+    code, _, err = run_main(["governance", "assess", path, "--out", out], capsys)
+    assert code == 0, err
+    result = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    assert result["system"] == SYSTEM
+    assert result["assessors"][0]["name"] == NAME
+    assert result["assessors"][0]["note"] == "two sessions 😀"
+    assert result["profile"]["data"] == "T2"
+    item = result["dimensions"][0]["items"][0]
+    assert item["evidence"][NAME]["public_document"] == "https://x.example/😀"
+    assert item["notes"][NAME] == "ok ✓ 😀"
+    assert f"# Participation assessment: {SYSTEM}" in (out / "participation.md").read_text(
+        encoding="utf-8"
+    )
+
+
+def test_a_lone_surrogate_escape_in_json_is_one_line(tmp_path, capsys):
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(_doc(system="Bot \ud83e")), encoding="utf-8")
+    code, out, err = run_main(["governance", "assess", path, "--out", tmp_path / "o"], capsys)
+    assert code == 2
+    line = one_line(err)
+    assert "answers[0] (a.json)" in line and "lone surrogate" in line
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_key_twice_in_json_is_still_refused(tmp_path, capsys):
+    for ascii_only in (True, False):  # YAML cannot read the escapes, and then names no line
+        text = json.dumps(_doc(), indent=1, ensure_ascii=ascii_only).replace(
+            '"data.building": null', '"data.building": null,\n "data.planning": {"rung": 1}'
+        )
+        path = tmp_path / "a.json"
+        path.write_text(text, encoding="utf-8")
+        code, _, err = run_main(["governance", "validate", path], capsys)
+        assert code == 2
+        line = one_line(err)
+        assert "expected each key once in a mapping, got 'data.planning' twice" in line
+        assert ("(line " in line) != ascii_only, line
+
+
+def test_files_about_two_systems_name_the_file_and_both_systems(tmp_path, capsys):
+    first, second = tmp_path / "council.json", tmp_path / "auditor.json"
+    first.write_text(json.dumps(_doc()), encoding="utf-8")
+    other = "A much longer system name that the old message cut short: 311 chatbot (v2)"
+    second.write_text(json.dumps(_doc(system=other, name="Auditor")), encoding="utf-8")
+    code, _, err = run_main(["governance", "assess", first, second], capsys)
+    assert code == 2
+    line = one_line(err)
+    assert f"got {other!r} in {second}" in line
+    assert f"{SYSTEM!r} in {first}" in line
