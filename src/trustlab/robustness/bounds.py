@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import special, stats
 
+from trustlab.errors import InputError
+
 __all__ = [
     "clopper_pearson_lower",
     "clopper_pearson_upper",
@@ -35,24 +37,65 @@ __all__ = [
 def clopper_pearson_lower(successes, trials, alpha):
     """One-sided ``1 - alpha`` lower Clopper-Pearson bound on a binomial proportion.
 
-    Vectorised over its arguments; 0 where ``successes == 0``.
+    Vectorised over its arguments (broadcast together); 0 where ``successes == 0``. Counts are
+    whole numbers with ``0 <= successes <= trials`` and ``trials >= 1``; ``0 < alpha < 1``.
     """
-    k = np.asarray(successes, dtype=np.float64)
-    n = np.asarray(trials, dtype=np.float64)
+    return _lower(*_check_counts(successes, trials, alpha))
+
+
+def clopper_pearson_upper(successes, trials, alpha):
+    """One-sided ``1 - alpha`` upper Clopper-Pearson bound on a binomial proportion.
+
+    Vectorised over its arguments (broadcast together); 1 where ``successes == trials``.
+    Computed through the complemented inverse (like statsmodels' ``beta.isf``), which keeps the
+    precision near 1. Arguments as in :func:`clopper_pearson_lower`.
+    """
+    return _upper(*_check_counts(successes, trials, alpha))
+
+
+def _check_counts(successes, trials, alpha) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The public bounds' arguments as float arrays, refused (naming the argument) unless the
+    counts are whole numbers with 0 <= successes <= trials, trials >= 1, and 0 < alpha < 1:
+    outside those the beta quantiles are NaN, or a number that bounds nothing."""
+    k = _numbers(successes, "successes")
+    n = _numbers(trials, "trials")
+    a = _numbers(alpha, "alpha")
+    for arr, name, least in ((k, "successes", 0), (n, "trials", 1)):
+        if np.any(arr != np.floor(arr)) or np.any(arr < least):
+            raise InputError.bad(name, f"whole numbers >= {least}", arr)
+    if np.any(a <= 0.0) or np.any(a >= 1.0):
+        raise InputError.bad("alpha", "numbers in (0, 1)", a)
+    try:
+        shape = np.broadcast_shapes(k.shape, n.shape, a.shape)
+    except ValueError:
+        raise InputError(
+            f"successes, trials and alpha: expected shapes that broadcast together, got "
+            f"{k.shape}, {n.shape} and {a.shape}",
+            argument="successes",
+        ) from None
+    if np.any(np.broadcast_to(k, shape) > np.broadcast_to(n, shape)):
+        raise InputError.bad("successes", "at most trials", k)
+    return k, n, a
+
+
+def _numbers(value, name: str) -> np.ndarray:
+    raw = np.asarray(value)
+    if raw.dtype.kind not in "iuf":  # text, bool, None or objects: not a count
+        raise InputError.bad(name, "numbers", value)
+    arr = raw.astype(np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise InputError.bad(name, "finite numbers", arr)
+    return arr
+
+
+def _lower(k: np.ndarray, n: np.ndarray, alpha):
     with np.errstate(invalid="ignore", divide="ignore"):
         bound = special.betaincinv(k, n - k + 1.0, alpha)
     bound = np.where(k > 0, bound, 0.0)
     return bound if bound.ndim else float(bound)
 
 
-def clopper_pearson_upper(successes, trials, alpha):
-    """One-sided ``1 - alpha`` upper Clopper-Pearson bound on a binomial proportion.
-
-    Vectorised over its arguments; 1 where ``successes == trials``. Computed through the
-    complemented inverse (like statsmodels' ``beta.isf``), which keeps the precision near 1.
-    """
-    k = np.asarray(successes, dtype=np.float64)
-    n = np.asarray(trials, dtype=np.float64)
+def _upper(k: np.ndarray, n: np.ndarray, alpha):
     with np.errstate(invalid="ignore", divide="ignore"):
         bound = special.betainccinv(k + 1.0, n - k, alpha)
     bound = np.where(k < n, bound, 1.0)
@@ -95,12 +138,13 @@ def certify_arrays(
     m = len(counts)
     n = counts.sum(axis=1)
     n_top = counts[np.arange(m), top]
-    p_lower_std = clopper_pearson_lower(n_top, n, alpha)
+    n, n_top = n.astype(np.float64), n_top.astype(np.float64)  # checked by the callers
+    p_lower_std = _lower(n_top, n, alpha)
     n_harmful = harmful.sum(axis=1)
-    p_lower = clopper_pearson_lower(n_top, n, alpha / 2.0)
+    p_lower = _lower(n_top, n, alpha / 2.0)
     # Bonferroni: alpha / (2 |Omega|) for each harmful target of the point.
     per_target = alpha / (2.0 * np.maximum(n_harmful, 1))
-    p_upper = clopper_pearson_upper(counts, n[:, None], per_target[:, None])
+    p_upper = _upper(counts.astype(np.float64), n[:, None], per_target[:, None])
     p_upper = np.where(harmful, p_upper, np.nan)
     return {
         "p_lower_std": np.asarray(p_lower_std, dtype=np.float64),
