@@ -1,6 +1,7 @@
 """Review pass 54: figures of docs/agents-guardrail.md that no test read: the example's printed
 line, the obligation's 0.731 and B3's count of the authors' disagreements (B5's table is read by
-tests/test_readme_claims_guardrail.py)."""
+tests/test_readme_claims_guardrail.py); and the page's new statement that several matched actions'
+circuits sum a shared uncertain predicate out apart, with its figures."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import random
 import re
 from pathlib import Path
 
+import pytest
 from one_rule_policy import one_rule_policy
 from test_logic import random_formula, random_trace
 
@@ -63,3 +65,31 @@ def test_b3_quotes_the_current_step_only_disagreements():
     quoted = re.search(r"current-step-only evaluation disagrees on ([\d,]+) of them", page_text())
     assert quoted
     assert int(quoted.group(1).replace(",", "")) == count
+
+
+def test_the_page_says_a_shared_uncertain_predicate_counts_once_per_circuit():
+    """The page called the inference exact without saying that several matched actions' circuits
+    sum a shared uncertain predicate out apart; its example figures are these."""
+    quoted = re.search(
+        r"with P\(c\) = 0\.5: p_safe ([\d.]+), where one circuit of both rules gives ([\d.]+)\)",
+        page_text(),
+    )
+    assert quoted, "the page does not say how a shared uncertain predicate counts"
+
+    def rule(rule_id: str, action: str) -> dict:
+        predicates = [[action, "", "", "action"], ["c", "", "", "condition"]]
+        return {"rule_id": rule_id, "predicates": predicates, "logic": f"{action} IMPLIES c"}
+
+    apart = {
+        "actions": {"pay": {"soft_rule_ids": ["r1"]}, "mail": {"soft_rule_ids": ["r2"]}},
+        "rule_list": [rule("r1", "pay"), rule("r2", "mail")],
+        "weights": {"r1": 3.0, "r2": 3.0},
+    }
+    both = Guardrail(apart).check([], "pay", evidence={"mail": True, "c": 0.5})
+    assert both.circuits == ("pay", "mail")
+    one = Guardrail(one_rule_policy(condition="c", weights={"r": 6.0}))
+    joint = one.check([], "pay", evidence={"c": 0.5}).p_safe  # both rules: one at weight 6
+    assert float(quoted.group(1)) == round(both.p_safe, 3)
+    assert float(quoted.group(2)) == round(joint, 3)
+    hard = Guardrail(apart).check([], "pay", evidence={"mail": True, "c": False})
+    assert hard.p_safe == pytest.approx(one.check([], "pay", evidence={"c": False}).p_safe)
