@@ -302,8 +302,17 @@ def average_weights(
     >>> avg["w"].tolist()
     [0.75, 3.5]
     """
-    if isinstance(updates, Mapping) or len(updates) == 0:
+    if (
+        isinstance(updates, (Mapping, str, bytes))
+        or not hasattr(updates, "__len__")
+        or len(updates) == 0
+    ):
         raise InputError.bad("updates", "a non-empty sequence of name -> array mappings", updates)
+    for i, update in enumerate(updates):
+        if not isinstance(update, Mapping):
+            raise InputError.bad(f"updates[{i}]", "a mapping name -> array", update)
+    if isinstance(keys, (str, bytes)):  # a string would be read as its characters
+        raise InputError.bad("keys", "a sequence of names", keys)
     if weights is None:
         w = np.ones(len(updates))
     else:

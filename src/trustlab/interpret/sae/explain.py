@@ -96,7 +96,15 @@ def highlight(
     >>> highlight(["The", " cat", " sat", " down"], [0.0, 2.0, 1.0, 0.1])
     ('The<< cat sat>> down', [1, 2])
     """
-    values = np.asarray(activations, dtype=np.float64)
+    if isinstance(pieces, (str, bytes)) or not hasattr(pieces, "__len__"):
+        raise InputError.bad("pieces", "a sequence of strings, one per token", pieces)
+    for i, piece in enumerate(pieces):
+        if not isinstance(piece, str):
+            raise InputError.bad(f"pieces[{i}]", "a string", piece)
+    try:
+        values = np.asarray(activations, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError.bad("activations", "numbers, one per piece", activations) from None
     if values.shape != (len(pieces),):
         raise InputError.bad("activations", f"{len(pieces)} values, one per piece", activations)
     top = values.max() if len(values) else 0.0
