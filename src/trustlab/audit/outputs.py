@@ -86,10 +86,19 @@ def clear_previous(out: Path, keep: Iterable[str | os.PathLike] = ()) -> list[st
     Those files are report.json, report.html, predictions.csv and the models the earlier
     report.json lists in ``meta.files`` (without a readable report.json: the default models'
     ``models/<name>.skops``, the only model files an audit writes). Any other file, and any
-    file in ``keep`` (the model or table being audited), stays.
+    file in ``keep`` (the model or table being audited), stays; one that the audit would write
+    over (``--data out/predictions.csv``, an earlier audit's predictions audited into the same
+    folder) is an InputError naming ``out``, before anything is deleted or written.
     """
-    output_dir(out, "out")
     kept = {_resolved(p) for p in keep}
+    for name in _REPORT_FILES:
+        if _resolved(Path(out) / name) in kept:
+            raise InputError(
+                f"out: {Path(out) / name} is a file being audited, and the audit writes its own "
+                f"{name} there: choose another directory (or move the file)",
+                argument="out",
+            )
+    output_dir(out, "out")
     removed = []
     for name in [*_REPORT_FILES, *_previous_models(out)]:
         target = out / name
