@@ -56,6 +56,21 @@ def bootstrap_means(blocks: list[np.ndarray], n_bootstrap: int, rng: np.random.G
     return outs
 
 
+def warn_if_too_few(n_bootstrap: int, level: float) -> None:
+    """Warn when ``n_bootstrap`` resamples cannot give a ``level`` percentile interval: each tail
+    of ``(1 - level) / 2`` needs a resample beyond the interval's end, so fewer than
+    ``ceil(2 / (1 - level))`` give (about) the range of the resamples, which need not even hold
+    the estimate (one resample gives one value)."""
+    need = int(np.ceil(2.0 / (1.0 - level) - 1e-9))
+    if 0 < n_bootstrap < need:
+        warnings.warn(
+            f"n_bootstrap={n_bootstrap}: a {level:.0%} percentile interval needs at least {need} "
+            "resamples (one beyond each end); these intervals are about the range of the "
+            "resamples, not {0:.0%} intervals (1000 or more is usual)".format(level),
+            stacklevel=3,
+        )
+
+
 def percentile_interval(samples: np.ndarray, level: float) -> np.ndarray:
     """Percentile interval along axis 0 (NaN samples ignored), shape samples.shape[1:] + (2,)."""
     tail = (1.0 - level) / 2.0

@@ -137,6 +137,7 @@ def rank_models(
     check_choice(token_position, "token_position", TOKEN_POSITIONS)
     n_bootstrap = check_positive_int(n_bootstrap, "n_bootstrap", minimum=0)
     level = check_probability(confidence_level, "confidence_level")
+    _bootstrap.warn_if_too_few(n_bootstrap, level)
     rng = check_random_state(random_state)
     from_logits = check_bool(from_logits, "from_logits")
     names, checked = _check_outputs(outputs, from_logits)
