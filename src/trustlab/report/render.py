@@ -42,11 +42,17 @@ def format_cell(value: Any) -> str:
 
 
 def _meta_value(value: Any) -> str:
+    """A header value: a list or dict on one line, its numbers read as in the tables (a missing
+    value, NaN included, as n/a: it read 'None', and 'train: 1266' beside a table's 1,266)."""
     if isinstance(value, (list, tuple)):
-        return ", ".join(map(str, value))
+        return ", ".join(map(_meta_item, value))
     if isinstance(value, dict):
-        return ", ".join(f"{k}: {v}" for k, v in value.items())
-    return format_cell(value) if is_number(value) else str(value)
+        return ", ".join(f"{k}: {_meta_item(v)}" for k, v in value.items())
+    return _meta_item(value)
+
+
+def _meta_item(value: Any) -> str:
+    return format_cell(value) if value is None or is_number(value) else str(value)
 
 
 def _meta_label(key: str) -> str:
