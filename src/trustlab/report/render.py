@@ -20,14 +20,14 @@ def is_number(value: Any) -> bool:
 def format_cell(value: Any) -> str:
     """How a table cell reads: 4 decimals for floats (3 significant digits below 5e-4),
     separators for large numbers (floats from 1e15 on in powers of ten: 1e+30)."""
-    if value is None:
+    if value is None or _missing(value):  # pandas' NA and NaT too, as report.json's null
         return "n/a"
     if isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", "") == "b":
         return "yes" if value else "no"  # numpy's bool_ too (not a bool, not a number)
     if isinstance(value, numbers.Integral):
         return f"{int(value):,}"
     if isinstance(value, numbers.Real):
-        x = float(value)
+        x = float(value) + 0.0  # -0.0 reads 0.0000
         if math.isnan(x):
             return "n/a"
         if math.isinf(x):
@@ -39,6 +39,14 @@ def format_cell(value: Any) -> str:
         # Small but non-zero values keep three significant digits instead of reading as 0.0000.
         return f"{x:.3g}" if 0 < abs(x) < 5e-4 else f"{x:.4f}"
     return str(value)
+
+
+def _missing(value: Any) -> bool:
+    """pandas' NA and NaT, numpy's NaT: missing values that are not None or NaN."""
+    if type(value).__name__ in ("NAType", "NaTType"):
+        return True
+    kind = getattr(getattr(value, "dtype", None), "kind", "")
+    return kind in ("m", "M") and getattr(value, "ndim", 1) == 0 and str(value) == "NaT"
 
 
 def _meta_value(value: Any) -> str:
