@@ -88,3 +88,50 @@ def test_files_about_two_systems_name_the_file_and_both_systems(tmp_path, capsys
     line = one_line(err)
     assert f"got {other!r} in {second}" in line
     assert f"{SYSTEM!r} in {first}" in line
+
+
+# ---- the alpha rule: a dimension whose assessors share a tier is flagged when alpha < 0.667
+
+
+def _answers_file(tmp_path, name, rungs):
+    """An answers file crediting ``rungs`` to data.planning/building/operating (full evidence)."""
+    from trustlab.governance import load_questionnaire
+
+    q = load_questionnaire()
+    answers = {}
+    for stage, rung in zip(("planning", "building", "operating"), rungs, strict=True):
+        item = q.item(f"data.{stage}")
+        kinds = next(o["evidence"] for o in item["options"] if o["rung"] == rung)
+        answers[item["id"]] = {"rung": rung, "evidence": {k: f"{k} ref" for k in kinds}}
+    doc = {**_doc(system="s", name=name), "answers": answers}
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def test_alpha_below_the_threshold_flags_a_dimension_whose_tiers_agree(tmp_path):
+    import krippendorff
+    import numpy as np
+
+    from trustlab.governance import ALPHA_THRESHOLD, assess
+
+    assert ALPHA_THRESHOLD == 0.667
+    cases = (  # credited rungs per assessor; every assessor's dimension rung is in one tier
+        ([[1, 2, 5], [3, 4, 5]], True),  # alpha 0.608: below 0.667, flagged
+        ([[1, 1, 3], [1, 1, 3], [2, 2, 3]], False),  # alpha 0.695: at or above, not flagged
+    )
+    for k, (matrix, flagged) in enumerate(cases):
+        files = [_answers_file(tmp_path, f"a{k}{i}", row) for i, row in enumerate(matrix)]
+        result = assess(files)
+        dim = result.dimension("data")
+        assert len({(r - 1) // 2 for r in dim["assessor_rungs"].values()}) == 1
+        alpha = result.agreement["per_dimension"]["data"]["alpha"]
+        expected = krippendorff.alpha(
+            reliability_data=np.array(matrix, float), level_of_measurement="ordinal",
+            value_domain=list(range(1, 9)),
+        )  # fmt: skip
+        assert abs(alpha - expected) < 1e-12
+        assert 0.6 < alpha < 0.7
+        assert dim["disagreement"] is flagged
+        assert ("data" in result.agreement["flagged_dimensions"]) is flagged
+        assert ("[assessors disagree]" in result.summary().splitlines()[2]) is flagged
