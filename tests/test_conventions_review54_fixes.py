@@ -59,3 +59,73 @@ def test_highlight_and_average_weights_still_take_what_they_took():
     assert highlight(("a", "b"), np.array([0.0, 1.0])) == ("a<<b>>", [1])
     avg = average_weights(({"w": np.array([0.0])}, {"w": np.array([2.0])}), keys=("w",))
     assert avg["w"].tolist() == [1.0]
+
+
+def _tiny_images(n: int = 4):
+    import numpy as np
+
+    return np.random.default_rng(0).integers(0, 256, (n, 9, 7, 3), dtype=np.uint8)
+
+
+@pytest.mark.parametrize("name", ["WatermarkPredictor", "GlobalStatisticsBaseline"])
+def test_watermark_learners_are_scikit_learn_estimators(name):
+    """L2/L3: clone refused both ('does not seem to be a scikit-learn estimator') and neither
+    had get_params; they also offer no metadata-routing setters (their inputs are images)."""
+    from sklearn.base import clone
+
+    from trustlab import watermark
+
+    cls = getattr(watermark, name)
+    params = {"max_epochs": 3} if name == "WatermarkPredictor" else {"alpha": 2.0}
+    estimator = cls(**params)
+    copy = clone(estimator)
+    assert copy is not estimator and type(copy) is cls
+    assert copy.get_params() == estimator.get_params()
+    assert all(estimator.get_params()[key] == value for key, value in params.items())
+    assert not hasattr(cls, "set_fit_request") and not hasattr(cls, "set_predict_request")
+
+
+@pytest.mark.parametrize("name", ["WatermarkPredictor", "GlobalStatisticsBaseline"])
+def test_watermark_learners_predicting_before_fit_raise_not_fitted(name):
+    """L2: GlobalStatisticsBaseline().predict raised AttributeError ('no attribute model_')."""
+    from sklearn.exceptions import NotFittedError
+
+    from trustlab import watermark
+
+    with pytest.raises(NotFittedError, match=f"this {name} is not fitted"):
+        getattr(watermark, name)().predict(_tiny_images())
+
+
+@pytest.mark.parametrize(
+    "make, argument",
+    [
+        (lambda G, imgs: G().fit("x", [1.0]), "images"),
+        (lambda G, imgs: G().fit(imgs[..., :2], [1.0] * 4), "images"),
+        (lambda G, imgs: G().fit(list(imgs[:1]) + [imgs[1, :5]], [1.0, 2.0]), "images"),
+        (lambda G, imgs: G().fit(imgs.astype(bool), [1.0] * 4), "images"),
+        (lambda G, imgs: G().fit(imgs, [1.0, 2.0]), "scores"),
+        (lambda G, imgs: G().fit(imgs, [1.0, 2.0, 3.0, float("nan")]), "scores"),
+        (lambda G, imgs: G(alpha="x").fit(imgs, [1.0] * 4), "alpha"),
+        (lambda G, imgs: G(alpha=-1.0).fit(imgs, [1.0] * 4), "alpha"),
+        (lambda G, imgs: G().fit(imgs, [1.0, 2.0, 3.0, 4.0]).predict(imgs[0]), "images"),
+    ],
+    ids=[
+        "text",
+        "two-channels",
+        "two-sizes",
+        "bool",
+        "short-scores",
+        "nan-score",
+        "text-alpha",
+        "negative-alpha",
+        "one-image-predict",
+    ],
+)
+def test_global_statistics_baseline_checks_its_arguments(make, argument):
+    """L2: fit('x', [1]) raised TypeError, 3 images with 2 scores sklearn's ValueError,
+    alpha='x' a ValueError from float()."""
+    from trustlab.watermark import GlobalStatisticsBaseline
+
+    with pytest.raises(InputError) as caught:
+        make(GlobalStatisticsBaseline, _tiny_images())
+    assert caught.value.argument == argument

@@ -136,11 +136,13 @@ NOT_CHECKED = {
         "predicts nothing and fn, epsilon and delta have no defaults"
     ),
     "trustlab.watermark.WatermarkPredictor": (
-        "fit(images, scores=, masks=, content_types=) on images; set_params but no "
-        "get_params, so clone refuses it (a lead)"
+        "a BaseEstimator (get_params, clone) whose fit(images, scores=, masks=, "
+        "content_types=) takes (n, H, W, 3) uint8 images of at least 8 pixels a side, "
+        "not the 2-D X scikit-learn's checks pass"
     ),
     "trustlab.watermark.GlobalStatisticsBaseline": (
-        "a control regressor on images; not a BaseEstimator and no input checks (a lead)"
+        "a BaseEstimator (get_params, clone) regressing on (n, H, W, 3) images, not the "
+        "2-D X scikit-learn's checks pass"
     ),
 }
 

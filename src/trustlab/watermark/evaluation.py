@@ -27,7 +27,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils import metadata_routing
 
+from trustlab._checks import as_float_array, check_non_negative
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.watermark.vocabulary import level_index, level_of_score
@@ -77,14 +80,43 @@ def visibility_numbers(predicted: Any, truth: Any) -> dict[str, float]:
     }
 
 
-class GlobalStatisticsBaseline:
+def _check_images(images: Any, name: str = "images") -> np.ndarray:
+    """``images`` as an (n, H, W, 3) array of pixel values 0-255 (H, W >= 2)."""
+    expected = "an (n, H, W, 3) array of RGB images with pixel values 0-255 (n >= 1, H, W >= 2)"
+    try:
+        arr = np.asarray(images)
+    except ValueError:  # images of different sizes
+        raise InputError.bad(name, expected, images) from None
+    if arr.ndim != 4 or arr.shape[3] != 3 or arr.shape[0] < 1 or min(arr.shape[1:3]) < 2:
+        raise InputError.bad(name, expected, images)
+    if arr.dtype == bool or not (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    ):
+        raise InputError.bad(name, "pixel values 0-255", arr.dtype)
+    if not np.isfinite(arr).all():
+        raise InputError.bad(name, "finite pixel values", "NaN or infinity")
+    return arr
+
+
+class GlobalStatisticsBaseline(BaseEstimator):
     """A control: the visibility score regressed (least squares) on whole-image statistics.
 
     Features per image: mean and standard deviation of each colour channel, mean absolute
     high-pass residual (image minus a 3 x 3 box blur), the share of saturated pixels and the
     mean gradient magnitude. It sees no location, so a predictor that beats it has learnt where
     and what the watermark is, not only how busy the image is.
+
+    A scikit-learn estimator (``get_params``, ``set_params``, ``clone``): ``alpha`` is the ridge
+    penalty (>= 0); ``fit(images, scores)`` takes (n, H, W, 3) images and n finite scores;
+    ``predict`` before ``fit`` raises scikit-learn's ``NotFittedError``.
     """
+
+    # images, not X: no scikit-learn metadata routing (no set_fit_request/set_predict_request)
+    __metadata_request__fit = {
+        "images": metadata_routing.UNUSED,
+        "scores": metadata_routing.UNUSED,
+    }
+    __metadata_request__predict = {"images": metadata_routing.UNUSED}
 
     def __init__(self, *, alpha: float = 1e-3) -> None:
         self.alpha = alpha
@@ -120,11 +152,20 @@ class GlobalStatisticsBaseline:
     def fit(self, images: np.ndarray, scores: Any) -> GlobalStatisticsBaseline:
         from sklearn.linear_model import Ridge
 
-        self.model_ = Ridge(alpha=float(self.alpha)).fit(self.features(images), np.asarray(scores))
+        alpha = check_non_negative(self.alpha, "alpha")
+        arr = _check_images(images)
+        y = as_float_array(scores, "scores", shape=(len(arr),))
+        self.model_ = Ridge(alpha=alpha).fit(self.features(arr), y)
         return self
 
     def predict(self, images: np.ndarray) -> np.ndarray:
-        return np.clip(self.model_.predict(self.features(images)), 0.0, 5.0)
+        if not hasattr(self, "model_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(
+                "this GlobalStatisticsBaseline is not fitted yet; call fit() first"
+            )
+        return np.clip(self.model_.predict(self.features(_check_images(images))), 0.0, 5.0)
 
 
 @dataclass(frozen=True)

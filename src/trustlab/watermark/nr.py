@@ -46,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils import metadata_routing
 
 from trustlab._checks import (
     check_bool,
@@ -371,8 +373,12 @@ class WatermarkPredictions(Result):
 
 
 # ---------------------------------------------------------------------------------- model
-class WatermarkPredictor:
+class WatermarkPredictor(BaseEstimator):
     """No-reference watermark visibility, location and content-type predictor (a small CNN).
+
+    A scikit-learn estimator: ``get_params`` and ``clone`` work (``set_params`` refuses names
+    that are not parameters); ``predict`` before ``fit`` raises scikit-learn's
+    ``NotFittedError``.
 
     Parameters
     ----------
@@ -421,6 +427,16 @@ class WatermarkPredictor:
         model.set_params(score_weight=1, level_weight=0.5, content_weight=0.5, warm_start=True)
         model.fit(images, scores=scores, masks=masks, content_types=types)
     """
+
+    # images, not X: no scikit-learn metadata routing (no set_fit_request/set_predict_request)
+    __metadata_request__fit = {
+        name: metadata_routing.UNUSED
+        for name in ("images", "scores", "masks", "content_types", "progress", "device")
+    }
+    __metadata_request__predict = {
+        name: metadata_routing.UNUSED
+        for name in ("images", "threshold", "batch_size", "flip_average", "device")
+    }
 
     def __init__(
         self,
