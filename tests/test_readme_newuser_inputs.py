@@ -71,3 +71,28 @@ def test_guardrail_page_defines_rule_recall_before_its_tables(capsys):
         ["agents", "evaluate", "--suite", "banking", "--mode", "oracle"], capsys
     )
     assert code == 0 and "rule recall:" in out  # the word the page now defines
+
+
+def _out_help(path: list[str]) -> str:
+    """The --out help text of ``trustlab PATH``."""
+    import click
+    import typer
+
+    from trustlab.cli.main import app
+
+    command = typer.main.get_command(app)
+    for name in path:
+        command = command.get_command(click.Context(command), name)
+    return next(p.help for p in command.params if "--out" in getattr(p, "opts", ()))
+
+
+def test_regions_out_help_names_every_file_predict_and_evaluate_write(tmp_path, capsys):
+    # explain-regions.md's second command is predict; --out's help is what a reader of --help sees
+    for command, extra in (("predict", ["--n", "2"]), ("evaluate", ["--n", "4"])):
+        out = tmp_path / command
+        args = ["explain", "regions", command, "--checkpoint", "p2p_dynamic", *extra, "--out", out]
+        code, _, _ = run_main(args, capsys)
+        assert code == 0
+        written = {p.name for p in out.iterdir()}
+        help_text = _out_help(["explain", "regions", command])
+        assert written and all(name in help_text for name in written), (written, help_text)

@@ -389,7 +389,12 @@ def predict(
         typer.Option("--delta", help="Certainty threshold of dynamic tau (default: the model's)."),
     ] = None,
     out: Annotated[
-        Path | None, typer.Option("--out", help="Write predictions.json and the overlays here.")
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Write predictions.json, regions.png (the first 8 images and their regions) and "
+            "overlays/ (one PNG per image) here.",
+        ),
     ] = None,
     overwrite: OverwriteOption = False,
     as_json: JsonOption = False,
@@ -528,7 +533,12 @@ def evaluate(
     ] = "0.8,0.9,0.95,0.99",
     seed: SeedOption = 3,
     out: Annotated[
-        Path | None, typer.Option("--out", help="Write evaluation.json and regions.html here.")
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Write evaluation.json, regions_evaluation.png and the page regions.html (its "
+            "numbers in regions.json) here.",
+        ),
     ] = None,
     overwrite: OverwriteOption = False,
     as_json: JsonOption = False,
