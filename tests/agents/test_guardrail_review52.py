@@ -74,7 +74,9 @@ def _cases(first_cluster):
     for cluster, oks in ((first_cluster, [1, 0, 0, 0]), (1, [1, 1]), (2, [0, 1])):
         for ok in oks:
             label = "safe" if bool(ok) == (cluster != first_cluster) else "unsafe"
-            out.append({"action": "pay", "oracle": {"ok": bool(ok)}, "label": label})
+            out.append(
+                {"trajectory": [], "action": "pay", "oracle": {"ok": bool(ok)}, "label": label}
+            )
             out[-1]["cluster"] = cluster
     return out
 

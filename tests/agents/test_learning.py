@@ -126,7 +126,12 @@ def test_fit_accuracy_counts_a_tie_as_allowed_like_the_guardrail():
 
     guard = Guardrail(POLICY)
     cases = [
-        {"action": "pay", "evidence": {"ok": ok, "known": True, "large": False}, "label": label}
+        {
+            "trajectory": [],
+            "action": "pay",
+            "evidence": {"ok": ok, "known": True, "large": False},
+            "label": label,
+        }
         for ok, label in [(True, "safe"), (True, "safe"), (False, "unsafe"), (False, "unsafe")]
     ]
     fit = fit_rule_weights(guard, cases)

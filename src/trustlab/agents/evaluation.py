@@ -118,6 +118,42 @@ def _get(case: Any, key: str, default: Any = None) -> Any:
     return getattr(case, key, default)
 
 
+# what a case may give (GuardCase.to_dict writes the first eight): any other key is a misspelling
+# such as 'trajectroy' or 'oracel', which was read as a missing one without a word
+_CASE_KEYS = (
+    "trajectory",
+    "action",
+    "label",
+    "suite",
+    "user_task",
+    "injection_task",
+    "expected_rules",
+    "oracle",
+    "history_oracle",
+    "evidence",
+    "group",
+    "cluster",
+)
+
+
+def _check_case(case: Any, i: int) -> None:
+    """Refuse a mapping case with a key no case has, or a case without a trajectory: a missing
+    one was read as the empty history (give ``{"task_intent": "", "steps": []}`` for that)."""
+    if isinstance(case, Mapping):
+        unknown = [str(k) for k in case if k not in _CASE_KEYS]
+        if unknown:
+            raise InputError(
+                f"cases[{i}]: expected keys among {list(_CASE_KEYS)}, got {unknown}",
+                argument="cases",
+            )
+    if _get(case, "trajectory") is None:
+        raise InputError(
+            f"cases[{i}].trajectory: expected the trajectory before the action (for an empty "
+            'history: {"task_intent": "", "steps": []}), got none',
+            argument="cases",
+        )
+
+
 def _label(case: Any, keys: tuple[str, ...], default: str) -> str:
     """The first of ``keys`` the case gives, as text: trajectory 0 (an integer) is a trajectory,
     not a missing one (``or`` made each of its cases a cluster of its own)."""
@@ -126,6 +162,21 @@ def _label(case: Any, keys: tuple[str, ...], default: str) -> str:
         if value is not None and value != "":
             return str(value)
     return default
+
+
+def _check_cluster_type(case: Any, i: int, text: str, labelled: dict[str, tuple[int, Any]]) -> None:
+    """Refuse cluster 0 in one case and "0" in another: compared as text they were one trajectory
+    for the intervals, although one of them is likely a mistake."""
+    key = next((k for k in ("cluster", "user_task") if _get(case, k) not in (None, "")), None)
+    value = _get(case, key) if key is not None else text
+    first = labelled.setdefault(text, (i, value))
+    if type(first[1]) is not type(value):
+        raise InputError(
+            f"cases[{i}].{key}: expected trajectory labels of one type, got {value!r} "
+            f"({type(value).__name__}) where cases[{first[0]}] gave {first[1]!r} "
+            f"({type(first[1]).__name__}); they would count as one trajectory",
+            argument="cases",
+        )
 
 
 def evaluate_guardrail(
@@ -167,8 +218,10 @@ def evaluate_guardrail(
     rng = check_random_state(random_state)
     safe, blocked, recall, groups, clusters, decisions, errors = [], [], [], [], [], [], []
     records: list[dict[str, Any]] = []
+    labelled: dict[str, tuple[int, Any]] = {}  # cluster text -> (first case, its value)
     start = time.perf_counter()
     for i, case in enumerate(cases):
+        _check_case(case, i)
         label = _get(case, "label")
         if label not in ("safe", "unsafe"):
             raise InputError.bad(f"cases[{i}].label", "'safe' or 'unsafe'", label)
@@ -219,6 +272,7 @@ def evaluate_guardrail(
             recall.append(np.nan)
         groups.append(group)
         clusters.append(_label(case, ("cluster", "user_task"), f"case{i}"))
+        _check_cluster_type(case, i, clusters[-1], labelled)
         records.append(
             {
                 "case": i,

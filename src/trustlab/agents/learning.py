@@ -24,6 +24,7 @@ import numpy as np
 
 from trustlab._checks import as_float_array, check_positive, check_random_state
 from trustlab._results import Result, internal_field
+from trustlab.agents.evaluation import _check_case
 from trustlab.agents.policy import as_action
 from trustlab.errors import BackendError, InputError
 
@@ -192,6 +193,7 @@ def fit_rule_weights(
         get = case.get if isinstance(case, Mapping) else lambda k, d=None, c=case: getattr(c, k, d)
         if get("action") is None:
             raise InputError.bad(f"cases[{i}]", "a case with an 'action'", case)
+        _check_case(case, i)
         evidence = get("evidence") or get("oracle")
         try:
             matched = guardrail.matched_actions(get("trajectory"), get("action"), evidence=evidence)

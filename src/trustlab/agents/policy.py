@@ -256,6 +256,13 @@ class Rule(_Model):
     def _check_logic(self) -> Rule:
         formula = _parsed(self.logic, self.rule_id)
         declared = {p.name for p in self.predicates}
+        first: dict[str, Predicate] = {}
+        for p in self.predicates:  # the second declaration was ignored without a word
+            if first.setdefault(p.name, p) != p:
+                raise ValueError(
+                    f"rule {self.rule_id!r}: predicate {p.name!r} is declared twice, as "
+                    f"{first[p.name].model_dump()} and {p.model_dump()}; declare it once"
+                )
         # the logic reads such a name as the word ("pay IMPLIES true" is pay IMPLIES TRUE): the
         # predicate would be declared, take evidence and a checker, and never count
         reserved = sorted(n for n in declared if n.upper() in RESERVED_WORDS)
