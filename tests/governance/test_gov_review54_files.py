@@ -135,3 +135,34 @@ def test_alpha_below_the_threshold_flags_a_dimension_whose_tiers_agree(tmp_path)
         assert dim["disagreement"] is flagged
         assert ("data" in result.agreement["flagged_dimensions"]) is flagged
         assert ("[assessors disagree]" in result.summary().splitlines()[2]) is flagged
+
+
+# ---- a questionnaire or tiers file's cross-checks name the CLI option, as its schema errors do
+
+
+def test_cross_check_errors_name_the_option(tmp_path, capsys):
+    import yaml
+
+    from trustlab.governance import data_path
+
+    doc = yaml.safe_load(data_path("questionnaire.yaml").read_text(encoding="utf-8"))
+    doc["items"][1]["id"] = doc["items"][0]["id"]
+    questionnaire = tmp_path / "q.yaml"
+    questionnaire.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    code, _, err = run_main(
+        ["governance", "questionnaire", "--questionnaire", questionnaire], capsys
+    )
+    assert code == 2
+    line = one_line(err)
+    assert line.startswith("trustlab: error: --questionnaire (q.yaml) item 'data.planning': ")
+    assert "expected a unique item id" in line
+
+    tiers = yaml.safe_load(data_path("tiers.yaml").read_text(encoding="utf-8"))
+    tiers["tiers"][0]["rungs"], tiers["tiers"][1]["rungs"] = [3, 4], [1, 2]
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(tiers, sort_keys=False), encoding="utf-8")
+    answers = data_path("example_answers_developer.yaml")
+    code, _, err = run_main(["governance", "assess", answers, "--tiers", path], capsys)
+    assert code == 2
+    line = one_line(err)
+    assert line.startswith("trustlab: error: --tiers (t.yaml) rungs: expected the rungs 1..8 ")

@@ -223,6 +223,13 @@ def _refuse_non_path(path: Any, argument: str, expected: str) -> None:
         raise InputError.bad(argument, f"{expected} (or None for the shipped one)", path)
 
 
+def _bad(where: str, what: str, expected: str, got: Any) -> InputError:
+    """``where what: expected ..., got ...`` naming the file's argument (``questionnaire``,
+    ``tiers``), so that the CLI names its option there as in the file's other messages."""
+    return InputError(str(InputError.bad(f"{where} {what}", expected, got)),
+                      argument=where.split(" ")[0])  # fmt: skip
+
+
 def _yaml() -> Any:
     from trustlab._lazy import require
 
@@ -341,44 +348,38 @@ def load_questionnaire(path: str | os.PathLike | None = None) -> Questionnaire:
 def _check_questionnaire(doc: dict[str, Any], where: str) -> None:
     sources = set(doc["sources"])
     if sorted(r["rung"] for r in doc["rungs"]) != list(RUNGS):
-        raise InputError.bad(f"{where} rungs", "each of the rungs 1..8 once", doc["rungs"])
+        raise _bad(where, "rungs", "each of the rungs 1..8 once", doc["rungs"])
     dims = [d["id"] for d in doc["dimensions"]]
     stages = [s["id"] for s in doc["stages"]]
     kinds = [e["id"] for e in doc["evidence_kinds"]]
     for name, ids in (("dimensions", dims), ("stages", stages), ("evidence_kinds", kinds)):
         if len(set(ids)) != len(ids):
-            raise InputError.bad(f"{where} {name}", "unique ids", ids)
+            raise _bad(where, f"{name}", "unique ids", ids)
     seen: set[str] = set()
     for item in doc["items"]:
         iid = item["id"]
         if iid in seen:
-            raise InputError.bad(f"{where} item {iid!r}", "a unique item id", iid)
+            raise _bad(where, f"item {iid!r}", "a unique item id", iid)
         seen.add(iid)
         if item["dimension"] not in dims:
-            raise InputError.bad(f"{where} item {iid!r}", f"a dimension among {dims}", item)
+            raise _bad(where, f"item {iid!r}", f"a dimension among {dims}", item)
         if item["stage"] not in stages:
-            raise InputError.bad(f"{where} item {iid!r}", f"a stage among {stages}", item)
+            raise _bad(where, f"item {iid!r}", f"a stage among {stages}", item)
         for cite in item["citations"]:
             if cite["source"] not in sources:
-                raise InputError.bad(
-                    f"{where} item {iid!r}", f"citations of sources {sorted(sources)}", cite
-                )
+                raise _bad(where, f"item {iid!r}", f"citations of sources {sorted(sources)}", cite)
         rungs = [o["rung"] for o in item["options"]]
         if len(set(rungs)) != len(rungs):
-            raise InputError.bad(f"{where} item {iid!r}", "one option per rung", rungs)
+            raise _bad(where, f"item {iid!r}", "one option per rung", rungs)
         for option in item["options"]:
             unknown = [e for e in option["evidence"] if e not in kinds]
             if unknown:
-                raise InputError.bad(
-                    f"{where} item {iid!r}", f"evidence kinds among {kinds}", unknown
-                )
+                raise _bad(where, f"item {iid!r}", f"evidence kinds among {kinds}", unknown)
     for dim in doc["dimensions"]:
         if not any(item["dimension"] == dim["id"] for item in doc["items"]):
-            raise InputError.bad(f"{where} dimension {dim['id']!r}", "at least one item", dim)
+            raise _bad(where, f"dimension {dim['id']!r}", "at least one item", dim)
         if dim["recommendation"]["citation"]["source"] not in sources:
-            raise InputError.bad(
-                f"{where} dimension {dim['id']!r}", "a cited source", dim["recommendation"]
-            )
+            raise _bad(where, f"dimension {dim['id']!r}", "a cited source", dim["recommendation"])
 
 
 # ------------------------------------------------------------------------------------- tiers
@@ -433,12 +434,10 @@ def load_tiers(path: str | os.PathLike | None = None) -> Tiers:
     _check_schema(doc, "tiers.schema.json", where)
     flat = [r for tier in doc["tiers"] for r in tier["rungs"]]
     if flat != list(RUNGS):
-        raise InputError.bad(
-            f"{where} rungs", "the rungs 1..8 each once, in ascending consecutive runs", flat
-        )
+        raise _bad(where, "rungs", "the rungs 1..8 each once, in ascending consecutive runs", flat)
     ids = [t["id"] for t in doc["tiers"]]
     if len(set(ids)) != len(ids):
-        raise InputError.bad(f"{where} ids", "unique tier ids", ids)
+        raise _bad(where, "ids", "unique tier ids", ids)
     unchecked = [t["id"] for t in doc["tiers"] if not t["verified"]]
     if doc["verified"] and unchecked:  # the table would claim what its tiers deny
         raise InputError(
