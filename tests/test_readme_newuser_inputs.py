@@ -96,3 +96,23 @@ def test_regions_out_help_names_every_file_predict_and_evaluate_write(tmp_path, 
         written = {p.name for p in out.iterdir()}
         help_text = _out_help(["explain", "regions", command])
         assert written and all(name in help_text for name in written), (written, help_text)
+
+
+def test_context_out_help_names_every_file_score_stats_and_power_write(tmp_path, capsys):
+    # safety-context.md's first commands; the three share one --out help
+    from trustlab.safety.context import make_synthetic_outputs, synthetic_casebench
+
+    outputs = tmp_path / "output_score.json"
+    outputs.write_text(json.dumps(make_synthetic_outputs(synthetic_casebench(), "score")))
+    runs = {
+        "score": [outputs, "--mode", "score"],
+        "stats": ["--synthetic"],
+        "power": ["--p1", ".65", "--p2", ".23"],
+    }
+    for command, extra in runs.items():
+        out = tmp_path / command
+        code, _, _ = run_main(["safety", "context", command, *extra, "--out", out], capsys)
+        assert code == 0
+        written = {p.name for p in out.iterdir()}
+        help_text = _out_help(["safety", "context", command])
+        assert written and all(name in help_text for name in written), (written, help_text)

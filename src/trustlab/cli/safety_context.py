@@ -34,7 +34,12 @@ WRITTEN = ("result.json", "metrics.png", "by_category.json", "context_effect.png
 
 JsonOption = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
 OutOption = Annotated[
-    Path | None, typer.Option("--out", help="Write result.json, a picture and tables here.")
+    Path | None,
+    typer.Option(
+        "--out",
+        help="Write result.json and a picture here (score: metrics.png and by_category.json, its "
+        "numbers per category; stats: context_effect.png; power: result.png).",
+    ),
 ]
 
 
