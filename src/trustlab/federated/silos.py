@@ -309,14 +309,45 @@ def _check_shifts(shifts: Any, n_silos: int) -> list[dict[str, float]]:
 
 def check_silos(silos: Any, name: str = "silos") -> list[Silo]:
     """Validate user silos: at least two, each with training and test rows, one feature count,
-    finite features and integer labels. Returns float32 / int64 copies."""
+    finite features and integer labels. Returns float32 / int64 copies.
+
+    The model has one output per class 0..(largest label), so labels implying more than 10,000
+    classes and more than 100 per distinct label present (such as 0, 1 and 1e10) are refused."""
     if isinstance(silos, Silo) or not isinstance(silos, Sequence) or len(silos) < 2:
         raise InputError.bad(name, "a sequence of at least 2 Silo objects", silos)
     first = check_silo(silos[0], f"{name}[0]")
     checked = [first]
     for i, silo in enumerate(silos[1:], start=1):
         checked.append(check_silo(silo, f"{name}[{i}]", first.num_features, f"{name}[0]"))
+    _check_class_count(checked, name)
     return checked
+
+
+# the model has one output per class 0..max label: a label of 1e10 asked torch for 2.5 TB
+_MAX_SPARSE_CLASSES = 10_000
+_SPARSE_FACTOR = 100
+
+
+def _check_class_count(silos: list[Silo], name: str) -> None:
+    """Refuse labels whose largest implies more than 10,000 classes and more than 100 times the
+    number of distinct labels present (the model sizes its output layer by the largest label)."""
+    distinct = np.unique(np.concatenate([np.r_[s.y_train, s.y_test] for s in silos]))
+    num_classes = int(distinct[-1]) + 1
+    if num_classes <= max(_MAX_SPARSE_CLASSES, _SPARSE_FACTOR * len(distinct)):
+        return
+    i, part = next(
+        (i, part)
+        for i, s in enumerate(silos)
+        for part in ("train", "test")
+        if int(getattr(s, f"y_{part}").max()) == num_classes - 1
+    )
+    raise InputError(
+        f"{name}[{i}].y_{part}: expected labels 0, 1, ..., K-1 (the model has one output per "
+        f"class up to the largest label; at most {_MAX_SPARSE_CLASSES:,} classes or "
+        f"{_SPARSE_FACTOR} per distinct label), got the label {num_classes - 1} among "
+        f"{len(distinct)} distinct labels; renumber them 0..{len(distinct) - 1}",
+        argument=name,
+    )
 
 
 def check_silo(

@@ -44,7 +44,8 @@ def simulate_uefl(
     Parameters
     ----------
     silos : sequence of Silo, optional
-        Your own silos (at least two, one feature count); by default
+        Your own silos (at least two, one feature count; labels 0..K-1, where K may exceed the
+        number of distinct labels by at most 100 times or up to 10,000); by default
         ``make_silos(data, n_silos, shift, random_state=random_state)``.
     n_silos, shift : int, str
         Size (at least 2) and shift preset of the default silos ("rotation", "mixed", "none").
