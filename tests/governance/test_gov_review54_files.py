@@ -166,3 +166,27 @@ def test_cross_check_errors_name_the_option(tmp_path, capsys):
     assert code == 2
     line = one_line(err)
     assert line.startswith("trustlab: error: --tiers (t.yaml) rungs: expected the rungs 1..8 ")
+
+
+# ---- the audit section's summary says what the standalone report flags
+
+
+def test_the_audit_summary_names_disagreement_and_fictitious_answers(tmp_path):
+    from types import SimpleNamespace
+
+    from trustlab.audit.sections import participation as section
+    from trustlab.governance import EXAMPLE_ANSWERS, assess, data_path
+
+    example = assess([data_path(name) for name in EXAMPLE_ANSWERS])
+    flagged = example.agreement["flagged_dimensions"]
+    assert flagged
+    summary = section.build(SimpleNamespace(participation=example)).summary
+    assert summary.startswith("Tier per dimension (3 assessors, fictitious): ")
+    assert (
+        f" Assessors disagree on {len(flagged)} of 6 dimensions: {', '.join(flagged)}." in summary
+    )
+
+    agree = [_answers_file(tmp_path, name, [3, 3, 3]) for name in ("x", "y")]
+    summary = section.build(SimpleNamespace(participation=assess(agree))).summary
+    assert summary.startswith("Tier per dimension (2 assessors): data: T2, objectives: none")
+    assert "No dimension is flagged for disagreement between assessors." in summary

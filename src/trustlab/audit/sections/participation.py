@@ -42,7 +42,19 @@ def build(ctx: AuditContext) -> Section | None:
         blocks += _blocks(assessment, part)
     tiers = ", ".join(f"{k}: {v or 'none'}" for k, v in assessment.profile.items())
     n = len(assessment.assessors)
-    summary = f"Tier per dimension ({n} assessor{'s' if n > 1 else ''}): {tiers}."
+    made_up = sum(bool(x.get("fictitious")) for x in assessment.assessors)
+    who = f"{n} assessor{'s' if n > 1 else ''}" + (
+        "" if not made_up else ", fictitious" if made_up == n else f", {made_up} fictitious"
+    )
+    summary = f"Tier per dimension ({who}): {tiers}."
+    if assessment.agreement is not None:  # disagreement is itself a finding: say it here too
+        flagged = assessment.agreement["flagged_dimensions"]
+        summary += (
+            f" Assessors disagree on {len(flagged)} of {len(assessment.profile)} dimensions: "
+            f"{', '.join(flagged)}."
+            if flagged
+            else " No dimension is flagged for disagreement between assessors."
+        )
     if not assessment.tiers["verified"]:
         from trustlab.governance import load_tiers
 
