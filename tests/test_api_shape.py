@@ -95,10 +95,8 @@ KNOWN_NAME_CLASHES = {
     # the FastPD result and an SAE latent's explanation
     "Explanation": ["trustlab.explain.fastpd.results", "trustlab.interpret.sae.explain"],
 }
-KNOWN_VOCABULARY_OFFENDERS = [
-    # the epochs an SAE fit ran, in its fit summary
-    "trustlab.interpret.SAEFit.__init__(epochs=): say max_epochs",
-]
+# (none left: SAEFit(epochs=) became epochs_run, review 54)
+KNOWN_VOCABULARY_OFFENDERS: list[str] = []
 # Two spellings of one idea, each used somewhere in the public signatures.
 SPLIT_WORDS = [("restarts", "n_restarts"), ("max_iter", "max_iterations")]
 KNOWN_SPLIT_WORDS = [

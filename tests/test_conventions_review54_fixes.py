@@ -129,3 +129,43 @@ def test_global_statistics_baseline_checks_its_arguments(make, argument):
     with pytest.raises(InputError) as caught:
         make(GlobalStatisticsBaseline, _tiny_images())
     assert caught.value.argument == argument
+
+
+def _small_sae():
+    import numpy as np
+
+    from trustlab.interpret import SparseAutoencoder
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(64, 6))
+    return SparseAutoencoder(n_latents=8, k=2, max_epochs=2, batch_size=32).fit(X)
+
+
+def test_sae_fit_names_the_epochs_it_ran_epochs_run():
+    """L9: SAEFit's `epochs` (a synonym of max_epochs) is `epochs_run`, in to_dict too."""
+    import dataclasses
+
+    from trustlab.interpret import SAEFit
+
+    fields = {f.name for f in dataclasses.fields(SAEFit)}
+    assert "epochs_run" in fields and "epochs" not in fields
+    fit = _small_sae().fit_
+    assert fit.epochs_run == 2 and fit.to_dict()["epochs_run"] == 2
+    assert "epochs" not in fit.to_dict()
+    assert SAEFit.from_dict(fit.to_dict(), fit.history) == fit
+
+
+def test_an_sae_saved_with_the_old_epochs_key_still_loads(tmp_path):
+    """A trustlab_sae.json written before the rename (fit: {"epochs": ...}) reads back."""
+    import json
+
+    from trustlab.interpret import load_sae
+
+    sae = _small_sae()
+    folder = sae.save(tmp_path / "sae")
+    info_file = folder / "trustlab_sae.json"
+    info = json.loads(info_file.read_text())
+    info["fit"]["epochs"] = info["fit"].pop("epochs_run")
+    info_file.write_text(json.dumps(info))
+    back = load_sae(folder)
+    assert back.fit_.epochs_run == 2 and back.fit_ == sae.fit_

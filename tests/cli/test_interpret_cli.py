@@ -23,7 +23,7 @@ def test_train_saves_the_library_sae(tmp_path, capsys, tiny_llama_folder):
     code, stdout, err = run_main([*args, *SETTINGS, "--out", out, "--json"], capsys)
     assert code == 0, err
     fit = json.loads(stdout)
-    assert (fit["d_in"], fit["n_latents"], fit["k"], fit["epochs"]) == (48, 64, 4, 2)
+    assert (fit["d_in"], fit["n_latents"], fit["k"], fit["epochs_run"]) == (48, 64, 4, 2)
     assert {p.name for p in out.iterdir()} >= {
         "cfg.json",
         "sae_weights.safetensors",

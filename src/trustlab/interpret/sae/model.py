@@ -102,8 +102,9 @@ class SAEFit(Result):
         Latents kept per row (TopK); None for ReLU.
     n_rows, n_heldout : int
         Rows in all, and rows held out of training (the metrics' rows when positive).
-    epochs, steps : int
-        Passes over the training rows, and Adam steps.
+    epochs_run, steps : int
+        Passes over the training rows, and Adam steps (``epochs_run`` was ``epochs`` before;
+        files saved then are still read).
     fvu : float
         Fraction of variance unexplained, ``sum ||x - x_hat||^2 / sum ||x - mean(x)||^2``.
     mse : float
@@ -128,7 +129,7 @@ class SAEFit(Result):
     k: int | None
     n_rows: int
     n_heldout: int
-    epochs: int
+    epochs_run: int
     steps: int
     fvu: float
     mse: float
@@ -144,7 +145,9 @@ class SAEFit(Result):
     def from_dict(cls, values: dict[str, Any], history: Any = ()) -> SAEFit:
         """The fit back from its ``to_dict()``."""
         floats = ("fvu", "mse", "l0", "dead_fraction", "scale")
-        ints = ("d_in", "n_latents", "n_rows", "n_heldout", "epochs", "steps", "n_resampled")
+        ints = ("d_in", "n_latents", "n_rows", "n_heldout", "epochs_run", "steps", "n_resampled")
+        if "epochs_run" not in values and "epochs" in values:  # saved before the rename
+            values = {**values, "epochs_run": values["epochs"]}
         return cls(
             activation=str(values["activation"]),
             k=None if values["k"] is None else int(values["k"]),
@@ -162,7 +165,7 @@ class SAEFit(Result):
         return (
             f"{sparsity} SAE {self.d_in} -> {self.n_latents} latents: {where} FVU "
             f"{self.fvu:.4g}, L0 {self.l0:.1f}, dead latents {100 * self.dead_fraction:.1f} %; "
-            f"{self.epochs} epochs ({self.steps} steps) on {self.n_rows - self.n_heldout} rows, "
+            f"{self.epochs_run} epochs ({self.steps} steps) on {self.n_rows - self.n_heldout} rows, "
             f"{self.n_resampled} latents resampled"
         )
 
@@ -333,7 +336,7 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
             k=settings["k"],
             n_rows=len(X),
             n_heldout=n_held,
-            epochs=settings["max_epochs"],
+            epochs_run=settings["max_epochs"],
             steps=steps,
             fvu=fvu,
             mse=mse,
@@ -399,7 +402,7 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
         sae = cls(n_latents=m, activation=activation, **({} if k is None else {"k": int(k)}))
         nan = math.nan
         fit = SAEFit(activation, d, m, None if k is None else int(k), n_rows=0, n_heldout=0,
-                     epochs=0, steps=0, fvu=nan, mse=nan, l0=nan, dead_fraction=nan,
+                     epochs_run=0, steps=0, fvu=nan, mse=nan, l0=nan, dead_fraction=nan,
                      n_resampled=0, scale=1.0)  # fmt: skip
         return _install(sae, weights, model_name, layer, [], fit)
 
