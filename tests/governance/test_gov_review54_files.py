@@ -190,3 +190,19 @@ def test_the_audit_summary_names_disagreement_and_fictitious_answers(tmp_path):
     summary = section.build(SimpleNamespace(participation=assess(agree))).summary
     assert summary.startswith("Tier per dimension (2 assessors): data: T2, objectives: none")
     assert "No dimension is flagged for disagreement between assessors." in summary
+
+
+# ---- the flagged items are those whose credited tiers differ, not their rungs
+
+
+def test_items_are_flagged_by_tier_not_by_rung(tmp_path):
+    from trustlab.governance import assess, markdown_report
+
+    x = _answers_file(tmp_path, "x", [3, 2, 5])
+    y = _answers_file(tmp_path, "y", [4, 3, 6])  # T2/T2 same tier; T1/T2 and T3/T3
+    result = assess([x, y])
+    flagged = {f["item"]: f["credited"] for f in result.agreement["flagged_items"]}
+    assert flagged == {"data.building": {"x": 2, "y": 3}}
+    text = markdown_report(result)
+    assert "| data.building | 2 | 3 |" in text
+    assert "| data.planning | 3 | 4 |" not in text and "| data.operating | 5 | 6 |" not in text
