@@ -52,6 +52,7 @@ __all__ = [
     "new_axes",
     "write_outputs",
     "write_atomic",
+    "save_png",
     "write_png",
     "output_dir",
     "json_text",
@@ -339,10 +340,24 @@ def _save_npy(path: Path, array: Any) -> None:
 
 
 def write_png(path: Path, figure: Any) -> Path:
-    """Save a matplotlib figure as a PNG at :data:`FIGURE_DPI`, atomically."""
-    return write_atomic(
-        path, lambda tmp: figure.savefig(tmp, format="png", dpi=FIGURE_DPI, bbox_inches="tight")
-    )
+    """Save a matplotlib figure as a PNG at :data:`FIGURE_DPI`, atomically, every text drawn as
+    written (see :func:`save_png`)."""
+    return write_atomic(path, lambda tmp: save_png(figure, tmp))
+
+
+def save_png(figure: Any, target: Any) -> None:
+    """Save ``figure`` as PNG at :data:`FIGURE_DPI` to a path or binary file, with every text
+    drawn as written: names from the data (a group '$10k-$50k') are not matplotlib mathtext
+    (that one was drawn as an italic '10k-50k', and a name that is not valid mathtext failed the
+    whole figure). Texts made before saving are switched off one by one; tick labels made while
+    drawing follow the rc setting."""
+    import matplotlib
+    from matplotlib.text import Text
+
+    for text in figure.findobj(Text):
+        text.set_parse_math(False)
+    with matplotlib.rc_context({"text.parse_math": False}):
+        figure.savefig(target, format="png", dpi=FIGURE_DPI, bbox_inches="tight")
 
 
 def _write_figure(path: Path, draw: Callable[..., Any], size: tuple[float, float]) -> Path:

@@ -8,7 +8,7 @@ import sys
 from dataclasses import InitVar, dataclass, field
 from typing import Any
 
-from trustlab._results import FIGURE_DPI
+from trustlab._results import FIGURE_DPI, save_png
 from trustlab.errors import InputError
 
 __all__ = ["Paragraph", "Table", "Figure", "BLOCK_TYPES"]
@@ -88,7 +88,7 @@ class Figure:
         if not hasattr(figure, "savefig"):
             raise InputError.bad("figure", "a matplotlib Figure", figure)
         buffer = io.BytesIO()
-        _save_png(figure, buffer)
+        save_png(figure, buffer)
         _close_figure(figure)
         png = buffer.getvalue()
         width, height = _png_size(png)
@@ -101,20 +101,6 @@ class Figure:
     @property
     def data_uri(self) -> str:
         return "data:image/png;base64," + self.png_base64
-
-
-def _save_png(figure, buffer) -> None:
-    """Save ``figure`` as PNG with every text drawn as written: names from the data ('$10k-$50k'
-    as a group) are not matplotlib mathtext (that one was drawn as an italic '10k-50k', and a
-    name that is not valid mathtext failed the whole section). Texts made before saving are
-    switched off one by one; tick labels made while drawing follow the rc setting."""
-    import matplotlib
-    from matplotlib.text import Text
-
-    for text in figure.findobj(Text):
-        text.set_parse_math(False)
-    with matplotlib.rc_context({"text.parse_math": False}):
-        figure.savefig(buffer, format="png", dpi=FIGURE_DPI, bbox_inches="tight")
 
 
 def _close_figure(figure) -> None:
