@@ -169,3 +169,17 @@ def test_an_sae_saved_with_the_old_epochs_key_still_loads(tmp_path):
     info_file.write_text(json.dumps(info))
     back = load_sae(folder)
     assert back.fit_.epochs_run == 2 and back.fit_ == sae.fit_
+
+
+def test_an_sae_latents_explanation_is_a_latent_explanation():
+    """L4: trustlab.interpret.Explanation clashed with trustlab.explain.Explanation (FastPD)."""
+    import trustlab.explain
+    import trustlab.interpret
+    from trustlab.interpret import LatentExplanation, template_explanation
+
+    assert "Explanation" not in trustlab.interpret.__all__
+    assert "LatentExplanation" in trustlab.interpret.__all__
+    assert not hasattr(trustlab.interpret, "Explanation")
+    assert trustlab.explain.Explanation is not LatentExplanation
+    assert LatentExplanation.__module__ == "trustlab.interpret.sae.explain"
+    assert callable(template_explanation)

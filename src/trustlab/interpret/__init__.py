@@ -31,7 +31,7 @@ __getattr__, __all__, __dir__ = lazy_names(
             "Example",
             "LatentExamples",
             "latent_examples",
-            "Explanation",
+            "LatentExplanation",
             "explain_latent",
             "explanation_prompt",
             "parse_explanation",

@@ -35,7 +35,7 @@ __getattr__, __all__, __dir__ = lazy_names(
         ".cache": ["LatentCache", "cache_latents", "load_latent_cache"],
         ".examples": ["Example", "LatentExamples", "latent_examples"],
         ".explain": [
-            "Explanation",
+            "LatentExplanation",
             "explain_latent",
             "explanation_prompt",
             "parse_explanation",

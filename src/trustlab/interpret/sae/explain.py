@@ -30,7 +30,7 @@ from trustlab.errors import InputError
 from trustlab.interpret.sae.examples import LatentExamples
 
 __all__ = [
-    "Explanation",
+    "LatentExplanation",
     "highlight",
     "explanation_prompt",
     "parse_explanation",
@@ -54,7 +54,7 @@ _COT = " Think it through briefly first."
 
 
 @dataclass(frozen=True)
-class Explanation(Result):
+class LatentExplanation(Result):
     """One latent's explanation.
 
     Attributes
@@ -209,7 +209,7 @@ def explain_latent(
     chain_of_thought: bool = False,
     max_new_tokens: int = 64,
     random_state: Any = None,
-) -> Explanation:
+) -> LatentExplanation:
     """Ask ``explainer`` (any model with trustlab's ``generate``) to explain one latent.
 
     The prompt is :func:`explanation_prompt`, sent as one chat turn at temperature 0; the answer
@@ -229,7 +229,7 @@ def explain_latent(
         [prompt], max_new_tokens, chat=True, temperature=0.0, random_state=random_state
     )
     text, found = parse_explanation(answer)
-    return Explanation(examples.latent, text, found, str(explainer.name), answer)
+    return LatentExplanation(examples.latent, text, found, str(explainer.name), answer)
 
 
 def template_explanation(
@@ -238,7 +238,7 @@ def template_explanation(
     *,
     threshold: float = 0.3,
     n_tokens: int = 5,
-) -> Explanation:
+) -> LatentExplanation:
     """The baseline without a model: ``"tokens most often marked: a, b, c"`` over the training
     examples (ties broken by first appearance)."""
     if not isinstance(examples, LatentExamples):
@@ -251,7 +251,7 @@ def template_explanation(
         counts.update(pieces[i].strip() or pieces[i] for i in marked)
     words = [w for w, _ in counts.most_common(n_tokens)]
     text = "tokens most often marked: " + ", ".join(words) if words else ""
-    return Explanation(examples.latent, text, True, "template", text)
+    return LatentExplanation(examples.latent, text, True, "template", text)
 
 
 def _one_line(text: str) -> str:

@@ -219,7 +219,7 @@ def sae_report(
         missing) or the scorer's result.
     explanations : sequence, optional
         The explanations (rows of ``explanations.jsonl`` or
-        :class:`~trustlab.interpret.sae.explain.Explanation` objects): every scored latent
+        :class:`~trustlab.interpret.sae.explain.LatentExplanation` objects): every scored latent
         must have one, equal to its true row's explanation.
     cache : LatentCache, optional
         The latent cache the examples come from; without it no context is shown.
@@ -436,7 +436,7 @@ def _check_explanations(explanations: Any, true: dict[int, dict]) -> None:
     if explanations is None:
         return
     if isinstance(explanations, (str, bytes, Mapping)) or not isinstance(explanations, Sequence):
-        raise InputError.bad("explanations", "a list of explanations (rows or Explanation)",
+        raise InputError.bad("explanations", "a list of explanations (rows or LatentExplanation)",
                              explanations)  # fmt: skip
     texts: dict[int, str] = {}
     for k, item in enumerate(explanations):
