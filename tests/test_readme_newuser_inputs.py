@@ -116,3 +116,15 @@ def test_context_out_help_names_every_file_score_stats_and_power_write(tmp_path,
         written = {p.name for p in out.iterdir()}
         help_text = _out_help(["safety", "context", command])
         assert written and all(name in help_text for name in written), (written, help_text)
+
+
+def test_audit_page_says_a_loading_line_can_come_before_the_plan():
+    # the plan names row counts, so it is said once the data is read; a read over 2 s shows the
+    # 'loading data' step's progress line first (trustlab audit on chile, on a busy machine)
+    text = _page("audit.md")
+    assert "stderr first says what the audit will do" not in text
+    assert "as soon as the data is read" in text
+    step = re.search(r"`trustlab: audit: (loading data): 0/11 \(0%\), 2 s` line before it", text)
+    assert step, "the page no longer names the loading line"
+    source = (ROOT / "src" / "trustlab" / "audit" / "run.py").read_text()
+    assert f'steps.start("{step.group(1)}")' in source
