@@ -275,9 +275,9 @@ class ActivationMap(BaseEstimator):
     batch_size : int, default 256
         Rows per Adam step.
     validation_fraction : float, default 0.1
-        Share of the rows held out (at random) of the fit, for both kinds: early stopping
-        watches their FVU and ``fit_`` reports them. 0 holds nothing out (early stopping then
-        watches the training FVU). Rows are single tokens, so a text's tokens fall on both
+        Share of the rows held out (at random) of the fit, at least 2 rows when any (the FVU's
+        denominator is their variance), for both kinds: early stopping watches their FVU and
+        ``fit_`` reports them. 0 holds nothing out (early stopping then watches the training FVU). Rows are single tokens, so a text's tokens fall on both
         sides; for errors on unseen texts, transform the activations of other texts.
     patience : int, default 10
         Stop after this many epochs without a relative decrease of the held-out FVU of at least
@@ -956,8 +956,9 @@ def _optional_layer(value: Any, name: str) -> int | None:
 
 
 def _split(n: int, fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Training and held-out row indices (sorted), a random ``fraction`` held out."""
-    n_held = max(1, round(fraction * n)) if fraction > 0 else 0
+    """Training and held-out row indices (sorted), a random ``fraction`` held out, at least 2
+    rows when any (one row has no variance: its FVU was NaN, "held-out FVU nan")."""
+    n_held = max(2, round(fraction * n)) if fraction > 0 else 0
     if n - n_held < 1:
         raise InputError.bad("source", f"at least {n_held + 1} rows (validation_fraction)", n)
     order = rng.permutation(n)
