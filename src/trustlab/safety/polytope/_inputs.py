@@ -34,8 +34,28 @@ def check_activations(
     vector is one state (the detection and correction methods); otherwise it is refused, as
     scikit-learn's ``predict`` and ``decision_function`` refuse it.
     """
+    _refuse_text(acts, name)
     return check_rows(acts, name, estimator=ESTIMATOR, n_features=n_features, one_row=one_row,
                       what="activations")  # fmt: skip
+
+
+def _refuse_text(acts: Any, name: str) -> None:
+    """Text is refused although numpy reads "1.5" as 1.5 (the polytope takes no strings: its
+    tags say so); numbers in an object array stay accepted, as scikit-learn's checks want."""
+    try:
+        array = np.asarray(acts.to_numpy() if hasattr(acts, "to_numpy") else acts)
+    except (TypeError, ValueError):  # ragged rows: check_rows refuses them
+        return
+    if array.dtype.kind not in "OUS":
+        return
+    flat = array.ravel()
+    i = next((i for i, value in enumerate(flat) if isinstance(value, (str, bytes))), None)
+    if i is None:
+        return
+    where = f" at index {i}" if array.ndim == 1 else ""
+    if array.ndim == 2:
+        where = f" at row {i // array.shape[1]}, column {i % array.shape[1]}"
+    raise InputError(f"{name}: expected numbers, got text ({str(flat[i])!r}{where})", argument=name)
 
 
 def as_unsafe_labels(unsafe: Any, n: int) -> np.ndarray:
