@@ -206,3 +206,33 @@ def test_items_are_flagged_by_tier_not_by_rung(tmp_path):
     text = markdown_report(result)
     assert "| data.building | 2 | 3 |" in text
     assert "| data.planning | 3 | 4 |" not in text and "| data.operating | 5 | 6 |" not in text
+
+
+# ---- the next step lists only the options (and their evidence) in the tier it names
+
+
+def test_the_next_step_leaves_out_options_of_a_higher_tier(tmp_path):
+    import yaml
+
+    from trustlab.governance import assess, data_path
+
+    keep = {"data.planning": {1, 2, 3, 4, 5}, "data.building": {1, 2, 3, 4, 7}}
+    doc = yaml.safe_load(data_path("questionnaire.yaml").read_text(encoding="utf-8"))
+    for item in doc["items"]:
+        if item["dimension"] == "data":
+            wanted = keep.get(item["id"], {1, 2, 3, 4})
+            item["options"] = [o for o in item["options"] if o["rung"] in wanted]
+    questionnaire = tmp_path / "q.yaml"
+    questionnaire.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    answers = tmp_path / "a.yaml"
+    answers.write_text(
+        "kind: participation-answers\nquestionnaire_version: 1.0.0\nsystem: s\n"
+        "assessor: {name: a, perspective: self}\nanswers:\n"
+        "  data.planning: {rung: 3, evidence: {public_document: x}}\n",
+        encoding="utf-8",
+    )
+    step = assess(answers, questionnaire=questionnaire).dimension("data")["next_step"]
+    assert (step["tier"], step["rung"]) == ("T3", 5)  # credited 3 (Tier 2): next Tier 3, rung 5
+    assert [(o["item"], o["rung"]) for o in step["options"]] == [("data.planning", 5)]
+    # rung 5's evidence only: data.building's rung 7 lands in Tier 4, not the tier named
+    assert step["evidence"] == ["consultation_record", "meeting_record", "membership_record"]
