@@ -63,3 +63,10 @@ def test_a_predicate_declared_twice_in_a_rule_differently_is_refused():
     policy = one_rule_policy()
     policy["rule_list"][0]["predicates"].append(["ok", "", "", "condition"])
     assert load_policy(policy).rule("r").predicate("ok").description == ""  # the same twice
+
+
+def test_a_case_without_a_cluster_is_not_merged_with_one_labelled_like_its_default():
+    guard = Guardrail(one_rule_policy())
+    cases = [_case(trajectory=[], cluster="case1"), _case(trajectory=[])]
+    accuracy = evaluate_guardrail(guard, cases, mode="oracle", random_state=0).metrics["accuracy"]
+    assert accuracy["low"] is not None  # two trajectories: one (no interval) before

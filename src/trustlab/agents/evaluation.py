@@ -218,6 +218,7 @@ def evaluate_guardrail(
     rng = check_random_state(random_state)
     safe, blocked, recall, groups, clusters, decisions, errors = [], [], [], [], [], [], []
     records: list[dict[str, Any]] = []
+    cluster_keys: list[tuple[bool, str]] = []
     labelled: dict[str, tuple[int, Any]] = {}  # cluster text -> (first case, its value)
     start = time.perf_counter()
     for i, case in enumerate(cases):
@@ -271,7 +272,9 @@ def evaluate_guardrail(
         else:
             recall.append(np.nan)
         groups.append(group)
-        clusters.append(_label(case, ("cluster", "user_task"), f"case{i}"))
+        given = _label(case, ("cluster", "user_task"), "")
+        clusters.append(given or f"case{i}")
+        cluster_keys.append((given == "", clusters[-1]))
         _check_cluster_type(case, i, clusters[-1], labelled)
         records.append(
             {
@@ -295,7 +298,13 @@ def evaluate_guardrail(
     blocked_a = np.array(blocked)
     recall_a = np.array(recall, dtype=float)
     groups_a = np.array(groups)
-    clusters_a = np.array(clusters)
+    # a case without a label is its own trajectory, even where another is labelled "case{i}"
+    # (text kept, so that the resampling, which sorts the labels, draws as before)
+    named = {text for unlabelled, text in cluster_keys if not unlabelled}
+    clusters_a = np.array(
+        [text + " (unlabelled)" if unlabelled and text in named else text
+         for unlabelled, text in cluster_keys]
+    )  # fmt: skip
     correct = blocked_a != safe_a
 
     def metrics(mask: np.ndarray) -> dict[str, dict[str, Any]]:
