@@ -579,6 +579,14 @@ def score(
     n_not_active: Annotated[
         int, typer.Option("--n-not-active", help="Non-activating examples shown.")
     ] = 50,
+    seed: Annotated[
+        int,
+        typer.Option(
+            "--seed",
+            help="Seed of the detection and fuzzing scorers (the shuffle of their example "
+            "batches, fuzzing's wrongly marked tokens, the bootstrap intervals).",
+        ),
+    ] = 0,
     overwrite: OverwriteOption = False,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
@@ -617,6 +625,8 @@ def score(
         raise InputError.bad("--n-prompts", f"a number in [2, {EXPLAIN_N_TEST}]", n_prompts)
     if n_not_active < 1:  # every score compares activating with non-activating examples
         raise InputError.bad("--n-not-active", "a positive number of examples", n_not_active)
+    if seed < 0:  # it seeds numpy's generator, which refuses a negative seed
+        raise InputError.bad("--seed", "a non-negative integer seed", seed)
     info, rows = _explanations(explanations_dir)
     rows = [r for r in rows if r["text"]]
     if len(rows) < 2:
@@ -663,7 +673,9 @@ def score(
             for method in chosen:
                 if method in ("detection", "fuzzing"):
                     scoring = detection_score if method == "detection" else fuzzing_score
-                    result = scoring(examples, text, judge, decode, answer=answer)
+                    result = scoring(
+                        examples, text, judge, decode, answer=answer, random_state=seed
+                    )
                     row[method] = result.balanced_accuracy
                     if answer == "logprob":
                         row[f"{method}_auroc"] = result.auroc
@@ -688,6 +700,7 @@ def score(
             answer=answer, methods=chosen, n_test=n_test, n_not_active=n_not_active,
             sae=None if sae is None else _files_identity(sae_dir, SAE_IDENTITY),
             n_prompts=n_prompts if "intervention" in chosen else None, controls=shuffled,
+            **({"seed": seed} if seed else {}),  # seed 0: the key of runs stored before --seed
         )  # fmt: skip
         with ResultStore(out / "scores.sqlite") as store:
             found = store.map(
@@ -710,7 +723,8 @@ def score(
         for kind in ("true", "shuffled")
     }  # fmt: skip
     no_score = {m: _no_score([r for r in scored if not r["shuffled"]], m) for m in chosen}
-    summary = {"scorer": scorer, "methods": chosen, "n_latents": len(latents), "means": means,
+    summary = {"scorer": scorer, "methods": chosen, "seed": seed, "n_latents": len(latents),
+               "means": means,
                "n_scored": {kind: {m: len(finite[kind, m]) for m in chosen} for kind in means},
                "no_score": no_score,
                "explanations": str(explanations_dir.resolve())}  # fmt: skip
