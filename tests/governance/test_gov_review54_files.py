@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from cli_helpers import one_line, run_main
 
 SYSTEM = "Städtischer Chatbot 🤖"
@@ -34,6 +36,7 @@ def _doc(system=SYSTEM, name=NAME):
     }
 
 
+@pytest.mark.filterwarnings("ignore:Glyph .* missing from font")  # the chart's font: no emoji
 def test_a_json_file_with_escaped_emoji_is_read_as_json(tmp_path, capsys):
     path = tmp_path / "a.json"
     path.write_text(json.dumps(_doc(), indent="\t"), encoding="utf-8")  # ASCII escapes
