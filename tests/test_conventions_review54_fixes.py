@@ -183,3 +183,37 @@ def test_an_sae_latents_explanation_is_a_latent_explanation():
     assert trustlab.explain.Explanation is not LatentExplanation
     assert LatentExplanation.__module__ == "trustlab.interpret.sae.explain"
     assert callable(template_explanation)
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("x", "n_categories: expected an integer >= 1, got 'x'"),
+        (2.5, "n_categories: expected an integer >= 1, got 2.5"),
+        (0, "n_categories: expected an integer >= 1, got 0"),
+        (16, "n_categories: expected an integer in [1, 15] (the set's categories), got 16"),
+    ],
+)
+def test_synthetic_casebench_n_categories_is_a_count(value, expected):
+    """L12: 'x' was "expected a number" and 2.5 was read as 2 categories."""
+    from trustlab.safety import make_synthetic_casebench
+
+    with pytest.raises(InputError) as caught:
+        make_synthetic_casebench(n_categories=value)
+    assert str(caught.value) == expected
+    assert make_synthetic_casebench(n_categories=3).n_categories == 3
+
+
+def test_context_power_names_the_option_p1_in_its_message(capsys):
+    """L13: `--p1 0.5 --p2 0.5` said 'different from p1 = 0.5' (the library's name)."""
+    from cli_helpers import one_line, run_main
+
+    args = ["safety", "context", "power", "--p1", "0.5", "--p2", "0.5"]
+    code, out, err = run_main(args, capsys)
+    assert code == 2
+    assert one_line(out + err).endswith(
+        "--p2: expected a proportion different from --p1 (0.5), got 0.5"
+    )
+    # a --p1 outside [0, 1] is still refused as --p1's fault first
+    code, out, err = run_main(["safety", "context", "power", "--p1", "2", "--p2", "2"], capsys)
+    assert code == 2 and "--p1: expected a number in [0, 1], got 2.0" in one_line(out + err)

@@ -130,6 +130,8 @@ def power(
     from trustlab.evaluation.statistics import sample_size
 
     refuse_existing(out, overwrite, ("result.json",))
+    if p1 == p2 and 0.0 <= p1 <= 1.0:  # the library's message names p1, not --p1
+        raise InputError.bad("--p2", f"a proportion different from --p1 ({p1:g})", p2)
     result = sample_size(p1, p2, alpha=alpha, power=target, design=design)
     emit(result, as_json)
     _save(result, out, overwrite, as_json)

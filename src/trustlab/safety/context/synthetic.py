@@ -19,7 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_choice, check_in_range, check_random_state
+from trustlab._checks import (
+    check_choice,
+    check_in_range,
+    check_positive_int,
+    check_random_state,
+)
+from trustlab.errors import InputError
 from trustlab.safety.context.data import VOTES_PER_ITEM, CaseBench, load_casebench
 
 __all__ = [
@@ -304,7 +310,13 @@ def make_synthetic_casebench(
     )
     names = list(QUERIES)
     if n_categories is not None:
-        n_categories = int(check_in_range(n_categories, "n_categories", 1, len(names)))
+        # a count: 2.5 was read as 2, and 'x' was "expected a number"
+        n_categories = check_positive_int(n_categories, "n_categories")
+        if n_categories > len(names):
+            raise InputError.bad(
+                "n_categories", f"an integer in [1, {len(names)}] (the set's categories)",
+                n_categories,
+            )  # fmt: skip
         names = names[:n_categories]
     records = []
     for c, category in enumerate(names):
