@@ -239,3 +239,33 @@ def test_the_next_step_leaves_out_options_of_a_higher_tier(tmp_path):
     assert [(o["item"], o["rung"]) for o in step["options"]] == [("data.planning", 5)]
     # rung 5's evidence only: data.building's rung 7 lands in Tier 4, not the tier named
     assert step["evidence"] == ["consultation_record", "meeting_record", "membership_record"]
+
+
+# ---- a claimed rung that the item does not offer is refused (with a questionnaire of one's own)
+
+
+def test_a_rung_the_item_does_not_offer_is_refused(tmp_path, capsys):
+    import yaml
+
+    from trustlab.governance import data_path
+
+    doc = yaml.safe_load(data_path("questionnaire.yaml").read_text(encoding="utf-8"))
+    for item in doc["items"]:
+        item["options"] = [o for o in item["options"] if o["rung"] <= 4]
+    questionnaire = tmp_path / "q.yaml"
+    questionnaire.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    answers = tmp_path / "a.yaml"
+    answers.write_text(
+        "kind: participation-answers\nquestionnaire_version: 1.0.0\nsystem: s\n"
+        "assessor: {name: a, perspective: self}\nanswers:\n  data.planning:\n    rung: 5\n"
+        "    evidence: {public_document: x, consultation_record: y, membership_record: z,\n"
+        "               meeting_record: w}\n",
+        encoding="utf-8",
+    )
+    args = ["governance", "assess", answers, "--questionnaire", questionnaire]
+    code, _, err = run_main(args, capsys)
+    assert code == 2
+    assert one_line(err) == (
+        "trustlab: error: answers[0] (a.yaml): item 'data.planning': expected a rung among this "
+        "item's options [1, 2, 3, 4], got 5"
+    )
