@@ -529,7 +529,19 @@ def test_summary_saves_the_model_components_and_plots(multiclass, tmp_path):
 
     model, X, y = multiclass
     summary = model.summarize(X, y, n_points=20, top=2)
-    assert summary.training_score == model.score(X, y)
+    # the training score leaves out the rows held out for early stopping (it counted them)
+    trained = np.ones(len(X), dtype=bool)
+    trained[model.validation_rows_] = False
+    assert 0 < len(model.validation_rows_) < len(X)
+    expected = np.mean(model.predict(X)[trained] == np.asarray(y)[trained])
+    assert summary.training_score == pytest.approx(expected, abs=1e-15)
+    assert summary.to_dict()["training_score_rows"] == trained.sum()
+    assert f"(on the {trained.sum()} rows it trained on)" in summary.summary()
+    # rows other than the fit's: every one is scored
+    other = model.summarize(X.iloc[:-1], np.asarray(y)[:-1], n_points=5, top=0)
+    assert other.training_score == model.score(X.iloc[:-1], np.asarray(y)[:-1])
+    assert other.to_dict()["training_score_rows"] == len(X) - 1
+    assert "rows it trained on" not in other.summary()
     assert (summary.n_epochs, summary.best_epoch) == (
         model.history_["n_epochs"],
         model.history_["best_epoch"],

@@ -740,16 +740,20 @@ class ANOVATPNN(BaseEstimator):
         frame = as_frame(X)
         score = self.history_.get("validation_score")
         held_out = getattr(self, "validation_rows_", None)
+        trained = np.ones(len(frame), dtype=bool)
         if held_out is not None and len(held_out) and len(frame) == self._n_fit:
+            trained[held_out] = False  # the training score is on the rows the weights fitted
             held_out = frame.index.to_numpy()[held_out]  # a DataFrame's own row labels
         else:
             held_out = None
+        training_score = self.score(frame.iloc[trained], as_1d(y, "y")[trained])
         return ANOVATPNNSummary(
             n_rows=len(frame),
             task=self.task_,
             classes=getattr(self, "classes_", None),
             n_components=len(self.component_names_),
-            training_score=self.score(X, y),
+            training_score=training_score,
+            n_training_scored=int(trained.sum()),
             held_out_metric=self.history_.get("validation_metric"),
             held_out_score=None if score is None else float(score),
             n_held_out=int(self.history_.get("n_validation_rows", 0)),

@@ -437,7 +437,8 @@ class ANOVATPNNSummary(Result):
     classes : numpy.ndarray or None
     n_components : int
     training_score : float
-        R^2 (regression) or accuracy (classification) on the rows.
+        R^2 (regression) or accuracy (classification) on the rows, less those held out for early
+        stopping when the rows are the fit's (``n_training_scored`` says on how many).
     held_out_metric : str
         ``"accuracy"`` (classification) or ``"rmse"`` (regression, in the target's units).
     held_out_score : float or None
@@ -477,6 +478,7 @@ class ANOVATPNNSummary(Result):
     model: Any = internal_field()
     top: int = internal_field(default=6)
     held_out_rows: np.ndarray | None = internal_field(default=None)
+    n_training_scored: int | None = internal_field(default=None)
 
     figure_name: ClassVar[str] = "importance.png"
     figure_size: ClassVar[tuple[float, float]] = (6.5, 4.2)
@@ -511,6 +513,9 @@ class ANOVATPNNSummary(Result):
             if self.history.get("n_validation_rows", 1)
             else "training",
             "training_score": self.training_score,
+            "training_score_rows": self.n_rows
+            if self.n_training_scored is None
+            else self.n_training_scored,
             "held_out_metric": self.held_out_metric,
             "held_out_score": self.held_out_score,
             "n_held_out": self.n_held_out,
@@ -546,9 +551,15 @@ class ANOVATPNNSummary(Result):
         head = (
             f"ANOVA-TPNN ({self.task}) on {self.n_rows} rows: {self.n_components} components, "
             f"best {loss} {self.validation_loss:.4g} at epoch {self.best_epoch} of "
-            f"{self.n_epochs}; training {metric} {self.training_score:.3f}"
+            f"{self.n_epochs}; training {metric} {self.training_score:.3f}{self._scored_on()}"
         )
         return "\n".join([head, self.held_out_line(), self.importance.summary()])
+
+    def _scored_on(self) -> str:
+        scored = self.n_training_scored
+        if scored is None or scored == self.n_rows:
+            return ""
+        return f" (on the {scored} rows it trained on)"
 
     def held_out_line(self) -> str:
         """One line: the score on the held-out rows and which rows they were."""
