@@ -70,3 +70,16 @@ def test_a_case_without_a_cluster_is_not_merged_with_one_labelled_like_its_defau
     cases = [_case(trajectory=[], cluster="case1"), _case(trajectory=[])]
     accuracy = evaluate_guardrail(guard, cases, mode="oracle", random_state=0).metrics["accuracy"]
     assert accuracy["low"] is not None  # two trajectories: one (no interval) before
+
+
+def test_free_keys_a_user_attaches_to_a_case_are_accepted_and_change_nothing():
+    guard = Guardrail(one_rule_policy())
+    plain = [_case(trajectory=[]), _case(trajectory=[], label="unsafe")]
+    tagged = [
+        {**plain[0], "id": "c-1", "notes": "from the pilot"},
+        {**plain[1], "id": 2, "metadata": {"annotator": "a"}},
+    ]
+    ours = evaluate_guardrail(guard, tagged, mode="oracle", random_state=0).to_dict()
+    theirs = evaluate_guardrail(guard, plain, mode="oracle", random_state=0).to_dict()
+    ours.pop("seconds_per_check"), theirs.pop("seconds_per_check")  # a timing
+    assert ours == theirs

@@ -133,6 +133,10 @@ _CASE_KEYS = (
     "evidence",
     "group",
     "cluster",
+    # free keys a user may attach to a case (nothing reads them)
+    "id",
+    "notes",
+    "metadata",
 )
 
 
@@ -201,7 +205,8 @@ def evaluate_guardrail(
         ``expected_rules`` (rule ids an unsafe case breaks), ``oracle`` (true predicate values of the
         candidate step), ``group`` or ``suite`` (for the breakdown) and ``cluster`` or ``user_task``
         (the trajectory it comes from, for the intervals). Mappings or objects such as
-        :class:`trustlab.agents.GuardCase`.
+        :class:`trustlab.agents.GuardCase`. A mapping may also carry ``id``, ``notes`` and
+        ``metadata`` (not read); any other key is refused as a likely misspelling.
     mode : {"checkers", "oracle"}
         "oracle" passes each case's oracle predicate values as evidence; "checkers" lets the
         policy's checkers compute them.
