@@ -702,7 +702,9 @@ def _design_power(p1, p2, n, alpha, design, ratio, discordant) -> float:
     df = n - 1.0
     crit = stats.t.isf(alpha / 2.0, df)
     nc = d * math.sqrt(n)
-    return float(stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc))
+    # the lower tail P(T < -crit) as P(T > crit) at -nc: scipy's nct.cdf far in the left tail is
+    # NaN for some (df, nc) (df 1, nc 8; df 2, nc 9.8), where this gives 0 to within 1e-15
+    return float(stats.nct.sf(crit, df, nc) + stats.nct.sf(crit, df, -nc))
 
 
 def _design_inputs(p1, p2, alpha, design, ratio, discordant):
