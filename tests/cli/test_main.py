@@ -8,6 +8,7 @@ import pytest
 
 from cli_helpers import run_main as run
 from trustlab import __version__
+from trustlab.cli.main import main
 
 
 def test_version(capsys):
@@ -198,3 +199,46 @@ def test_data_list_text_cuts_no_cell(capsys):
     code, out, _ = run(["data", "list"], capsys)
     assert code == 0 and "qm9_carbonyl" in out and "…" not in out
     assert "978904.v5" in "".join(out.split())
+
+
+# Ctrl-C while the console script imports the commands (seconds on a busy machine) printed a
+# KeyboardInterrupt traceback: the finder below sends SIGINT as trustlab.cli.audit is imported
+_INTERRUPTED_IMPORT = """
+import importlib.abc, os, signal, sys, time
+
+class Interrupt(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "trustlab.cli.audit":
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(120)  # the KeyboardInterrupt of the signal ends the wait
+        return None
+
+sys.meta_path.insert(0, Interrupt())
+from trustlab.cli.main import main
+main(["--version"])
+"""
+
+
+def test_ctrl_c_while_the_commands_import_is_one_line_and_exit_130():
+    res = subprocess.run(
+        [sys.executable, "-c", _INTERRUPTED_IMPORT], capture_output=True, text=True, timeout=300
+    )
+    assert (res.returncode, res.stdout, res.stderr) == (130, "", "trustlab: interrupted\n")
+
+
+def test_ctrl_c_while_the_command_is_built_is_one_line_and_exit_130(capsys, monkeypatch):
+    import typer
+
+    def interrupted(app):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(typer.main, "get_command", interrupted)
+    try:
+        main(["--version"])
+    except KeyboardInterrupt:  # raised on, it would stop the whole test session
+        pytest.fail("Ctrl-C escaped main()")
+    except SystemExit as exc:
+        assert exc.code == 130
+    else:
+        pytest.fail("main() returned")
+    assert capsys.readouterr().err == "trustlab: interrupted\n"

@@ -7,33 +7,37 @@ from __future__ import annotations
 
 import sys
 
-import typer
+try:  # Ctrl-C while the commands load (seconds on a busy machine): one line, as later
+    import typer
 
-from trustlab import __version__
-from trustlab.cli import agents as _agents
-from trustlab.cli import audit as _audit
-from trustlab.cli import data as _data
-from trustlab.cli import evals as _evals
-from trustlab.cli import evaluate as _evaluate
-from trustlab.cli import explain as _explain
-from trustlab.cli import explain_anova as _explain_anova
-from trustlab.cli import explain_equigx as _explain_equigx
-from trustlab.cli import explain_regions as _explain_regions
-from trustlab.cli import fairness as _fairness
-from trustlab.cli import federated as _federated
-from trustlab.cli import governance as _governance
-from trustlab.cli import interpret as _interpret
-from trustlab.cli import llm as _llm
-from trustlab.cli import privacy as _privacy
-from trustlab.cli import robustness as _robustness
-from trustlab.cli import safety as _safety
-from trustlab.cli import safety_context as _safety_context
-from trustlab.cli import safety_transfer as _safety_transfer
-from trustlab.cli import strategic as _strategic
-from trustlab.cli import watermark as _watermark
-from trustlab.cli._common import option_message
-from trustlab.cli._help import reflow_app
-from trustlab.errors import ConfigError, InputError, TrustlabError
+    from trustlab import __version__
+    from trustlab.cli import agents as _agents
+    from trustlab.cli import audit as _audit
+    from trustlab.cli import data as _data
+    from trustlab.cli import evals as _evals
+    from trustlab.cli import evaluate as _evaluate
+    from trustlab.cli import explain as _explain
+    from trustlab.cli import explain_anova as _explain_anova
+    from trustlab.cli import explain_equigx as _explain_equigx
+    from trustlab.cli import explain_regions as _explain_regions
+    from trustlab.cli import fairness as _fairness
+    from trustlab.cli import federated as _federated
+    from trustlab.cli import governance as _governance
+    from trustlab.cli import interpret as _interpret
+    from trustlab.cli import llm as _llm
+    from trustlab.cli import privacy as _privacy
+    from trustlab.cli import robustness as _robustness
+    from trustlab.cli import safety as _safety
+    from trustlab.cli import safety_context as _safety_context
+    from trustlab.cli import safety_transfer as _safety_transfer
+    from trustlab.cli import strategic as _strategic
+    from trustlab.cli import watermark as _watermark
+    from trustlab.cli._common import option_message
+    from trustlab.cli._help import reflow_app
+    from trustlab.errors import ConfigError, InputError, TrustlabError
+except KeyboardInterrupt:  # the console script imports this module before calling main()
+    sys.stderr.write("trustlab: interrupted\n")
+    raise SystemExit(130) from None
 
 app = typer.Typer(
     name="trustlab",
@@ -121,8 +125,8 @@ def _format_warning(python, message, category, filename, lineno, line=None) -> s
 def _main(argv: list[str] | None) -> None:
     import click
 
-    command = typer.main.get_command(app)  # built once (0.3 s): app() would build it again
     try:
+        command = typer.main.get_command(app)  # built once (0.3 s): app() would build it again
         _refuse_repeated_options(command, sys.argv[1:] if argv is None else argv)
         code = command.main(args=argv, prog_name="trustlab", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:  # a group without a command: its help
