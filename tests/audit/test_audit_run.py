@@ -246,7 +246,7 @@ def test_group_sizes_are_counted_and_small_groups_flagged(tmp_path):
     html = result.html_path.read_text()
     small = [g for g, n in expected.items() if n < 100]
     assert small == ["islands"]
-    assert "Small grp groups in the test split: islands (30 rows)" in html
+    assert "Small grp groups among the audited rows: islands (30 rows)" in html  # pred: every row
     table.loc[table.index[30], "grp"] = "rock"  # a group of one row: "1 row", not "1 rows"
     result = run_audit(table, label="y", group="grp", pred="yhat", out=tmp_path / "one")
     assert "islands (30 rows), rock (1 row)." in result.html_path.read_text()

@@ -42,14 +42,17 @@ MODELS_DIR = "models"
 _REPORT_FILES = ("report.json", "report.html", PREDICTIONS_NAME)
 
 
-def prepare_output(out, overwrite: bool) -> Path:
+def prepare_output(out, overwrite: bool, keep: Iterable[str | os.PathLike] = ()) -> Path:
     """The output directory, checked but not yet created (bad input leaves no empty folder
-    behind); refused when it holds an audit (unless ``overwrite``) or is a file. Nothing is
-    deleted here: :func:`clear_previous` creates it, or deletes the earlier audit's files, once
-    the new audit is ready to write."""
+    behind); refused when it holds an audit (unless ``overwrite``), is a file, or would have a
+    file of ``keep`` (the table or model being audited) written over, as
+    :func:`clear_previous` refuses it, but before any training. Nothing is deleted here:
+    :func:`clear_previous` creates it, or deletes the earlier audit's files, once the new audit
+    is ready to write."""
     if not isinstance(out, (str, os.PathLike)):
         raise InputError.bad("out", "a directory path", out)
     path = Path(out)
+    _refuse_writing_over(path, keep)
     previous = previous_audit(path)
     if previous is not None and not overwrite:
         raise InputError(
@@ -90,14 +93,7 @@ def clear_previous(out: Path, keep: Iterable[str | os.PathLike] = ()) -> list[st
     over (``--data out/predictions.csv``, an earlier audit's predictions audited into the same
     folder) is an InputError naming ``out``, before anything is deleted or written.
     """
-    kept = {_resolved(p) for p in keep}
-    for name in _REPORT_FILES:
-        if _resolved(Path(out) / name) in kept:
-            raise InputError(
-                f"out: {Path(out) / name} is a file being audited, and the audit writes its own "
-                f"{name} there: choose another directory (or move the file)",
-                argument="out",
-            )
+    kept = _refuse_writing_over(out, keep)
     output_dir(out, "out")
     removed = []
     for name in [*_REPORT_FILES, *_previous_models(out)]:
@@ -109,6 +105,20 @@ def clear_previous(out: Path, keep: Iterable[str | os.PathLike] = ()) -> list[st
     if models.is_dir() and not any(models.iterdir()):
         models.rmdir()
     return removed
+
+
+def _refuse_writing_over(out: str | os.PathLike, keep: Iterable[str | os.PathLike]) -> set[Path]:
+    """The resolved ``keep`` paths; an InputError naming ``out`` when the audit's own files
+    (report.json, report.html, predictions.csv) would be written over one of them."""
+    kept = {_resolved(p) for p in keep}
+    for name in _REPORT_FILES:
+        if _resolved(Path(out) / name) in kept:
+            raise InputError(
+                f"out: {Path(out) / name} is a file being audited, and the audit writes its own "
+                f"{name} there: choose another directory (or move the file)",
+                argument="out",
+            )
+    return kept
 
 
 def _resolved(path: str | os.PathLike) -> Path:

@@ -192,10 +192,13 @@ def run_audit(
     n_model_steps = {"zoo": len(ZOO_NAMES), "model": 1, "predictions": 0}[mode]
     steps = _Steps(progress, total=1 + n_model_steps + 1 + len(names) + 1)
     assessment = _participation(participation)  # bad answers files fail before any training
-    out = outputs.prepare_output(out, overwrite)  # fail before any training, not after
+    inputs = [p for p in (data, model) if isinstance(p, (str, os.PathLike))]
+    out = outputs.prepare_output(out, overwrite, inputs)  # fail before any training, not after
 
     steps.start("loading data")
-    table = load_table(data, label, group, pred, group_as_feature, encoding, exclude)
+    table = load_table(
+        data, label, group, pred, group_as_feature, encoding, exclude, trained=mode == "zoo"
+    )
     steps.finish()
 
     def tell_plan(models: Sequence[str], n_train: int, n_test: int) -> None:
@@ -207,13 +210,14 @@ def run_audit(
         tell_plan([table.pred], 0, ctx.n_test)
     elif mode == "model":
         trusted = [trust_types] if isinstance(trust_types, str) else list(trust_types)
-        ctx = _context_from_model(table, model, trust_pickle, trusted, seed, steps, tell_plan)
+        ctx = _context_from_model(table, model, trust_pickle, trusted, seed, steps)
+        names = _without_fastpd(names, ctx, steps)  # a logistic regression: no tree to explain
+        tell_plan(list(ctx.models), 0, ctx.n_test)
     else:
         ctx = _context_from_zoo(table, test_size, seed, steps, tell_plan)
 
     ctx.participation = assessment  # read by the "participation" section
     steps.start("saving models and predictions" if ctx.mode == "zoo" else "saving predictions")
-    inputs = [p for p in (data, model) if isinstance(p, (str, os.PathLike))]
     outputs.clear_previous(out, keep=inputs)  # never the model or table being audited
     trained = ctx.models if ctx.mode == "zoo" else {}
     ctx.files = {
@@ -320,6 +324,22 @@ def _section_names(sections: Sequence[str] | None, mode: str, participation: boo
     return names
 
 
+def _without_fastpd(names: list[str], ctx: AuditContext, steps: _Steps) -> list[str]:
+    """``names`` without fastpd when the given model is no tree ensemble (noted in the report;
+    refused naming ``sections`` when fastpd was the only one asked)."""
+    if "fastpd" not in names:
+        return names
+    note = section_registry.load_section("fastpd").not_built_note(ctx)
+    if note is None:
+        return names
+    if names == ["fastpd"]:
+        message = f"sections: expected a section this audit builds, got fastpd. {note}"
+        raise InputError(message, argument="sections")
+    ctx.notes.append(note)
+    steps.total -= 1
+    return [name for name in names if name != "fastpd"]
+
+
 def _add_section(report: Report, name: str, ctx: AuditContext) -> None:
     title = name.replace("_", " ").capitalize()
     try:
@@ -395,9 +415,7 @@ def _context_from_predictions(table: AuditTable, seed: int) -> AuditContext:
     )
 
 
-def _context_from_model(
-    table, model, trust_pickle, trust_types, seed, steps, tell_plan
-) -> AuditContext:
+def _context_from_model(table, model, trust_pickle, trust_types, seed, steps) -> AuditContext:
     frame = table.frame
     if isinstance(model, (str, os.PathLike)):
         steps.start(f"loading model {Path(model).name}")
@@ -416,7 +434,6 @@ def _context_from_model(
     check_classes_and_groups(class_labels(y), g)
     probabilities = aligned_probabilities(estimator, X, labels)
     steps.finish()
-    tell_plan([name], 0, len(y))
     return AuditContext(
         dataset=table.name,
         label=table.label,

@@ -49,9 +49,13 @@ class AuditTable:
     row_ids: np.ndarray
 
 
-def load_table(data, label, group, pred, group_as_feature, encoding=None, exclude=()) -> AuditTable:
+def load_table(
+    data, label, group, pred, group_as_feature, encoding=None, exclude=(), trained=True
+) -> AuditTable:
     """Read ``data`` and check the label, group and prediction columns; ``exclude`` names
-    columns the models must not use."""
+    columns the models must not use. ``trained``: whether the audit trains models on the
+    features (the default models); only then is a column that looks like a row id noted (with
+    the exclude that leaves it out): a pred column or a given model trains nothing."""
     label, group, pred = (_text_name(c) for c in (label, group, pred))
     exact = [c for c in (label, group, pred) if isinstance(c, str)]
     frame, name, dataset = _read_data(data, encoding, exact)
@@ -70,7 +74,7 @@ def load_table(data, label, group, pred, group_as_feature, encoding=None, exclud
     features = _feature_columns(frame, dataset, label, group, pred, group_as_feature)
     features, index_notes = _without_row_index(frame, features)
     features, exclude_notes = _excluded(frame, features, exclude, (label, group, pred))
-    index_notes += exclude_notes + _row_id_notes(frame, features)
+    index_notes += exclude_notes + (_row_id_notes(frame, features) if trained else [])
     row_ids = frame.index.to_numpy()
     required = [c for c in (label, group, pred) if c is not None]
     frame, kept, notes = _drop_missing(frame, required)

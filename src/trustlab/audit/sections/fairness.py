@@ -69,8 +69,8 @@ def build(ctx: AuditContext) -> Section | None:
         _bounds_table(headline),
         _bounds_figure(headline),
         _unfair_fraction_figure(results, groups, ctx.group),
-        _unfair_fraction_table(results, groups, sizes, ctx.group),
-        *_small_group_note(groups, sizes, ctx.group),
+        _unfair_fraction_table(results, groups, sizes, ctx.group, ctx.mode),
+        *_small_group_note(groups, sizes, ctx.group, ctx.mode),
         _per_label_table(results, ctx.label),
         Paragraph(AGGREGATE_NOTE, "note"),
     ]
@@ -233,17 +233,20 @@ def _unfair_fraction_figure(results: dict, groups: list[str], group_name: str) -
 
 
 def _unfair_fraction_table(
-    results: dict, groups: list[str], sizes: list[int], group_name: str
+    results: dict, groups: list[str], sizes: list[int], group_name: str, mode: str
 ) -> Table:
     rows = [
         [name, *np.asarray(result.known.unfair_fraction, dtype=float).tolist()]
         for name, result in results.items()
     ]
-    rows.append(["(test rows)", *sizes])
+    # the default models are audited on the test split; a pred column or a model on every row
+    rows.append(["(test rows)" if mode == "zoo" else "(rows audited)", *sizes])
     return Table(["model", *groups], rows, caption=f"Unfair fraction per {group_name} group")
 
 
-def _small_group_note(groups: list[str], sizes: list[int], group_name: str) -> list[Paragraph]:
+def _small_group_note(
+    groups: list[str], sizes: list[int], group_name: str, mode: str
+) -> list[Paragraph]:
     """Warn when a group is too small for its confusion matrix to be estimated well."""
     small = [
         f"{g} ({n} row{'' if n == 1 else 's'})"
@@ -252,9 +255,10 @@ def _small_group_note(groups: list[str], sizes: list[int], group_name: str) -> l
     ]
     if not small:
         return []
+    where = "in the test split" if mode == "zoo" else "among the audited rows"
     return [
         Paragraph(
-            f"Small {group_name} groups in the test split: {', '.join(small)}. Their confusion "
+            f"Small {group_name} groups {where}: {', '.join(small)}. Their confusion "
             "matrices have many empty entries (read as 1e-5), so their unfair fraction can read "
             "near 1 partly from sampling noise; DCP weighs each group by its size, but judge "
             "these bars with care.",

@@ -11,7 +11,9 @@ predicts for that row (for forests the class probability, for boosting the class
 data of the section keep the mean |SHAP| of every class. Background and explained rows are capped
 (:data:`BACKGROUND_ROWS`, :data:`EXPLAINED_ROWS`) so the section takes a few seconds.
 A model FastPD cannot explain within its limits (a path over too many features: ResourceError)
-is named with the reason; the others are still explained.
+is named with the reason; the others are still explained. When no audited model is a tree
+ensemble (a ``--model`` logistic regression) there is no section: :func:`not_built_note` says
+why, and the audit leaves the section out of its plan and notes it in the overview.
 A PD axis of a number the transform only shifts and scales (the zoo standardises numbers) is
 drawn in the audited table's units, not in z-scores under the column's name.
 """
@@ -27,7 +29,7 @@ from trustlab.audit.context import AuditContext
 from trustlab.errors import ResourceError
 from trustlab.report import Figure, Paragraph, Section, Table
 
-__all__ = ["build", "TITLE", "BACKGROUND_ROWS", "EXPLAINED_ROWS"]
+__all__ = ["build", "not_built_note", "TITLE", "BACKGROUND_ROWS", "EXPLAINED_ROWS"]
 
 TITLE = "Tree model explanations (FastPD)"
 BACKGROUND_ROWS = 150
@@ -70,6 +72,20 @@ def build(ctx: AuditContext) -> Section | None:
         blocks=blocks,
         data={name: result["data"] for name, result in explained.items()},
         summary="; ".join(_headline(name, r["data"]) for name, r in explained.items()),
+    )
+
+
+def not_built_note(ctx: AuditContext) -> str | None:
+    """Why :func:`build` returns None for ``ctx`` (no audited model is a tree ensemble FastPD
+    explains: a ``--model`` logistic regression), or None when it builds the section. The audit
+    leaves the section out of its plan and puts this note in the report."""
+    if any(_tree_model(model, ctx) is not None for model in ctx.models.values()):
+        return None
+    names = ", ".join(map(str, ctx.models)) or "none"
+    return (
+        "No FastPD section: FastPD explains tree ensembles only (scikit-learn, xgboost or "
+        "LightGBM trees, on numeric features or as a Pipeline's last step), and the audited "
+        f"model ({names}) is not one."
     )
 
 
