@@ -2,8 +2,9 @@
 
 The control (a random superpixel mask of the same area per image) scores the object's share of
 the image in expectation; tests/explain/test_regions_claims.py (check 5) asserts that on 120
-images of seed 3. Its single draw in docs/explain-regions.md's table (0.024) is noise around that
-share (four draws on 300 images: 0.018 to 0.044), so the README must quote the share itself,
+images of seed 3. A single draw in docs/explain-regions.md's table (0.034 today; 0.024 in an
+earlier draw) is noise around that share (four draws on 300 images: 0.018 to 0.044), so the
+README must quote the share itself,
 measured here on the 500 unseen images of seed 3 the README's figures come from.
 """
 
