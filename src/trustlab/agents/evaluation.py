@@ -11,6 +11,7 @@ can list likely violations and still allow the action, and crediting them would 
 
 from __future__ import annotations
 
+import numbers
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -168,13 +169,25 @@ def _label(case: Any, keys: tuple[str, ...], default: str) -> str:
     return default
 
 
+def _label_kind(value: Any) -> str:
+    """What kind of label ``value`` is: numpy's 0 and str are Python's (0 and np.int64(0) are
+    one label), a number is not text and a bool is neither."""
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, numbers.Number):
+        return "number"
+    return type(value).__name__
+
+
 def _check_cluster_type(case: Any, i: int, text: str, labelled: dict[str, tuple[int, Any]]) -> None:
     """Refuse cluster 0 in one case and "0" in another: compared as text they were one trajectory
     for the intervals, although one of them is likely a mistake."""
     key = next((k for k in ("cluster", "user_task") if _get(case, k) not in (None, "")), None)
     value = _get(case, key) if key is not None else text
     first = labelled.setdefault(text, (i, value))
-    if type(first[1]) is not type(value):
+    if _label_kind(first[1]) != _label_kind(value):
         raise InputError(
             f"cases[{i}].{key}: expected trajectory labels of one type, got {value!r} "
             f"({type(value).__name__}) where cases[{first[0]}] gave {first[1]!r} "
