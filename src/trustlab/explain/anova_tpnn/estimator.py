@@ -307,7 +307,7 @@ class ANOVATPNN(BaseEstimator):
         self.history_["n_validation_rows"] = len(valid_idx) if held_out else 0
         self.validation_rows_ = np.sort(valid_idx) if held_out else np.empty(0, dtype=np.int64)
         self._score_held_out(x_num, x_cat, target, encoded)
-        self._n_fit = len(frame)
+        self._n_fit, self._fit_digest = len(frame), _rows_digest(frame)
         self.importance_, self._importance_per_class_ = self._importance_values(
             self._component_array(x_num, x_cat)
         )
@@ -741,12 +741,19 @@ class ANOVATPNN(BaseEstimator):
         score = self.history_.get("validation_score")
         held_out = getattr(self, "validation_rows_", None)
         trained = np.ones(len(frame), dtype=bool)
-        if held_out is not None and len(held_out) and len(frame) == self._n_fit:
+        y = as_1d(y, "y")
+        if len(y) != len(frame):  # the mask below raised numpy's IndexError
+            raise InputError.bad("y", f"one value per row of X ({len(frame)})", y)
+        # the fit's rows: as many, and the same values (other rows as many, a 50/50 split's
+        # test half, were scored less 'the held-out rows' and called the rows it trained on)
+        digest = getattr(self, "_fit_digest", None)  # None: a loaded model, or not hashable
+        fit_rows = len(frame) == self._n_fit and digest in (None, _rows_digest(frame))
+        if held_out is not None and len(held_out) and fit_rows:
             trained[held_out] = False  # the training score is on the rows the weights fitted
             held_out = frame.index.to_numpy()[held_out]  # a DataFrame's own row labels
         else:
             held_out = None
-        training_score = self.score(frame.iloc[trained], as_1d(y, "y")[trained])
+        training_score = self.score(frame.iloc[trained], y[trained])
         return ANOVATPNNSummary(
             n_rows=len(frame),
             task=self.task_,
@@ -781,3 +788,14 @@ class ANOVATPNN(BaseEstimator):
         ``model.pt`` / ``model.json``, which name the same model). No pickled code is executed:
         the tensors are read with ``torch.load(weights_only=True)``, the rest is JSON."""
         return read_model(cls, path)
+
+
+def _rows_digest(frame: pd.DataFrame) -> str | None:
+    """A digest of the rows' values (not their index), or None when they cannot be hashed."""
+    import hashlib
+
+    try:
+        hashed = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    except (TypeError, ValueError):
+        return None
+    return hashlib.sha1(hashed.tobytes()).hexdigest()
