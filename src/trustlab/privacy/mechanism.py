@@ -124,9 +124,10 @@ class DSIMechanism(BaseEstimator):
             data are reused only together) and gives the same result as an uninterrupted fit.
             The folder records the groups, each subset's size, a hash of the data, fn's name
             and a hash of fn's code (its bytecode, names and constants, not its file or line;
-            its defaults and closure values): a rerun with other data or groups, or with an
-            ``fn`` of the same name but other code, is refused. Not seen: globals or object
-            state ``fn`` reads, and the code of a callable that is not a Python function (a
+            its defaults and closure values that are numbers, text or arrays): a rerun with
+            other data or groups, or with an ``fn`` of the same name but other code, is
+            refused. Not seen: globals or object state ``fn`` reads (other default or closure
+            objects count by their type: a cache ``fn`` fills still resumes), and the code of a callable that is not a Python function (a
             ``functools.partial``, a callable object): resume with the same ``fn``, or delete
             the folder to start afresh. It is kept after the fit.
 
@@ -343,7 +344,8 @@ def _run_header(fn, data: Any, group_labels: np.ndarray, masks) -> dict[str, Any
 def _code_hash(fn) -> str | None:
     """A hash of a Python function's code (bytecode, names, constants and nested code, not its
     file or line numbers, which change when a notebook cell is rerun) with its defaults and
-    closure values; None for a callable without Python code of its own."""
+    closure values (plain values only: see :func:`_plain`); None for a callable without Python
+    code of its own."""
     import joblib
 
     func = getattr(fn, "__func__", fn)  # a bound method: its function
@@ -351,11 +353,28 @@ def _code_hash(fn) -> str | None:
     if not isinstance(code, types.CodeType):
         return None
     try:
-        cells = tuple(cell.cell_contents for cell in func.__closure__ or ())
-        values = joblib.hash((func.__defaults__, func.__kwdefaults__, cells))
+        cells = tuple(_plain(cell.cell_contents) for cell in func.__closure__ or ())
+        keywords = {key: _plain(v) for key, v in (func.__kwdefaults__ or {}).items()}
+        defaults = _plain(func.__defaults__), keywords
+        values = joblib.hash((defaults, cells))
     except Exception:  # an empty cell or a value pickle cannot hash: the code alone
         values = None
     return hashlib.sha256(repr((_code_key(code), values)).encode("utf-8")).hexdigest()
+
+
+_PLAIN = (type(None), bool, int, float, complex, str, bytes, np.generic, np.ndarray)
+
+
+def _plain(value: Any) -> Any:
+    """A default or closure value as hashed: numbers, text and arrays (and tuples of them) as
+    they are; any other object (a list, a dict, a cache, a model fn trains in place) by its
+    type only, as object state is not seen: its state after the runs done before a crash
+    refused the resume of the same ``fn`` ("fn's code differ")."""
+    if isinstance(value, _PLAIN):
+        return value
+    if type(value) is tuple:
+        return tuple(_plain(v) for v in value)
+    return f"<{type(value).__module__}.{type(value).__qualname__}>"
 
 
 def _code_key(code: types.CodeType) -> tuple:
