@@ -24,3 +24,12 @@ def test_missing_values_read_n_a_and_numbers_as_in_the_tables():
     assert "<dd>train: 1,266, test: n/a, share: 0.1235</dd>" in page
     assert "<dd>12,345, n/a, 0.5000</dd>" in page
     assert "<dd>chile</dd>" in page
+
+
+def test_a_seed_reads_as_written_and_amounts_keep_their_separator():
+    import numpy as np
+
+    # 'Random state: 12,345' read as an amount (trustlab audit --seed 12345)
+    page = header({"random_state": 12345, "seed": np.int64(20261205), "rows": 12345})
+    assert "<dd>12345</dd>" in page and "<dd>20261205</dd>" in page
+    assert "<dd>12,345</dd>" in page  # rows are an amount

@@ -49,9 +49,20 @@ def _missing(value: Any) -> bool:
     return kind in ("m", "M") and getattr(value, "ndim", 1) == 0 and str(value) == "NaT"
 
 
-def _meta_value(value: Any) -> str:
+# Header keys whose whole numbers are names, not amounts: no thousands separator ('12,345').
+_IDENTIFIER_KEYS = frozenset({"random_state", "seed"})
+
+
+def _meta_value(value: Any, key: str = "") -> str:
     """A header value: a list or dict on one line, its numbers read as in the tables (a missing
-    value, NaN included, as n/a: it read 'None', and 'train: 1266' beside a table's 1,266)."""
+    value, NaN included, as n/a: it read 'None', and 'train: 1266' beside a table's 1,266); a
+    seed as written (``random_state`` 12345 read '12,345')."""
+    if (
+        key in _IDENTIFIER_KEYS
+        and isinstance(value, numbers.Integral)
+        and not isinstance(value, bool)
+    ):
+        return str(int(value))
     if isinstance(value, (list, tuple)):
         return ", ".join(map(_meta_item, value))
     if isinstance(value, dict):
