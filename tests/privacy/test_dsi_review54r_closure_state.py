@@ -74,3 +74,16 @@ def test_closure_numbers_and_arrays_still_tell_functions_apart(tmp_path):
     fit(make(np.zeros(2)), tmp_path / "ck")
     with pytest.raises(InputError, match=r"fn's code differ"):
         fit(make(np.ones(2)), tmp_path / "ck")
+
+
+def test_closure_functions_are_told_apart_by_name(tmp_path):
+    def make(reduce):
+        def fn(rows):
+            return reduce(rows, axis=0)
+
+        return fn
+
+    fit(make(np.mean), tmp_path / "ck")
+    fit(make(np.mean), tmp_path / "ck")
+    with pytest.raises(InputError, match=r"fn's code differ"):
+        fit(make(np.median), tmp_path / "ck")

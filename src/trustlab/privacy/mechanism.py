@@ -124,9 +124,9 @@ class DSIMechanism(BaseEstimator):
             data are reused only together) and gives the same result as an uninterrupted fit.
             The folder records the groups, each subset's size, a hash of the data, fn's name
             and a hash of fn's code (its bytecode, names and constants, not its file or line;
-            its defaults and closure values that are numbers, text or arrays): a rerun with
-            other data or groups, or with an ``fn`` of the same name but other code, is
-            refused. Not seen: globals or object state ``fn`` reads (other default or closure
+            its defaults and closure values that are numbers, text, arrays or, by name,
+            functions): a rerun with other data or groups, or with an ``fn`` of the same name
+            but other code, is refused. Not seen: globals or object state ``fn`` reads (other default or closure
             objects count by their type: a cache ``fn`` fills still resumes), and the code of a callable that is not a Python function (a
             ``functools.partial``, a callable object): resume with the same ``fn``, or delete
             the folder to start afresh. It is kept after the fit.
@@ -367,13 +367,17 @@ _PLAIN = (type(None), bool, int, float, complex, str, bytes, np.generic, np.ndar
 
 def _plain(value: Any) -> Any:
     """A default or closure value as hashed: numbers, text and arrays (and tuples of them) as
-    they are; any other object (a list, a dict, a cache, a model fn trains in place) by its
-    type only, as object state is not seen: its state after the runs done before a crash
-    refused the resume of the same ``fn`` ("fn's code differ")."""
+    they are, functions, classes and modules by their name; any other object (a list, a dict,
+    a cache, a model fn trains in place) by its type only, as object state is not seen: its
+    state after the runs done before a crash refused the resume of the same ``fn`` ("fn's
+    code differ")."""
     if isinstance(value, _PLAIN):
         return value
     if type(value) is tuple:
         return tuple(_plain(v) for v in value)
+    name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    if isinstance(name, str):  # a function, class or module: np.mean and np.median differ
+        return f"{getattr(value, '__module__', None) or ''}.{name}"
     return f"<{type(value).__module__}.{type(value).__qualname__}>"
 
 
