@@ -54,3 +54,14 @@ def test_lettered_lines_under_a_numbered_item_stay_in_it():
 )
 def test_prose_is_not_split(text):
     assert parse_subtasks(text, 5) == []
+
+
+def test_a_lone_worded_line_above_a_numbered_list_leaves_the_list_to_the_numbers():
+    # 'Step 1: ...' introducing a numbered list swallowed it (one item; three before a7db41b)
+    text = "Step 1: Break it down as follows:\n1. Find the book\n2. Read chapter 3\n3. Summarise"
+    assert parse_subtasks(text, 5) == ["Find the book", "Read chapter 3", "Summarise"]
+    # worded steps with numbered sub-steps inside stay worded (two or more worded items)
+    nested = "Step 1: do X\n1. sub a\n2. sub b\nStep 2: do Y"
+    assert parse_subtasks(nested, 5) == ["do X\n1. sub a\n2. sub b", "do Y"]
+    # a lone worded line over a single numbered line: one worded item, as before
+    assert parse_subtasks("Step 1: intro\n1. only one", 5) == ["intro\n1. only one"]

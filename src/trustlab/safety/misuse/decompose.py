@@ -151,7 +151,9 @@ def parse_subtasks(text: str, k: int) -> list[str]:
     with CJK punctuation, ``1、``, ``１．``, ``1）``, ``（1）`` or ``一、``, or circled, ``①``, needs
     no white space; in a list whose first marker line has one, a worded or lettered marker with
     white space after it, ``Step 1:``, ``Subtask 2.``, ``Task 3 -``, ``1:``, ``a)`` or ``(a)``,
-    and then only these, so ``a)`` lines under ``1.`` stay in that item) indented no deeper than the first marker line, outside fenced code blocks
+    and then only these, so ``a)`` lines under ``1.`` stay in that item; a lone worded line
+    above a numbered list of two or more items leaves the list to the numbers) indented no deeper
+    than the first marker line, outside fenced code blocks
     (unless nothing outside them is an item: a list wrapped in a fence is read without its fence
     lines); it runs until the next such line, so an item may span lines and paragraphs (code,
     nested bullets, a wrapped sentence, a passage to summarise) and keeps them verbatim; a
@@ -200,7 +202,10 @@ def _list_items(lines: list[str], fences: bool) -> list[list[str]]:
     first, items = _items(lines, fences, _MARKER)
     first_worded, worded = _items(lines, fences, _WORDED)
     if first_worded is not None and (first is None or first_worded < first):
-        return worded
+        # a lone worded line above a numbered list introduces it ('Step 1: break it down as
+        # follows:' then '1. ...', '2. ...'): the list is the numbered one
+        if len(worded) >= 2 or len(items) < 2:
+            return worded
     return items
 
 
