@@ -3,6 +3,7 @@ asked: with 1 resample the '95% interval' was one value that need not hold the e
 CLI printed 0.5437 [0.6105, 0.6105]) without a word."""
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -18,10 +19,23 @@ def _outputs(seed):
     return {"a": probs, "b": sharp}
 
 
-@pytest.mark.parametrize(("level", "need"), [(0.95, 40), (0.9, 20), (0.99, 200), (0.5, 4)])
-def test_fewer_resamples_than_the_level_needs_warn(level, need):
+@pytest.mark.parametrize(
+    ("level", "need", "said"),
+    [
+        (0.95, 40, "95%"),
+        (0.9, 20, "90%"),
+        (0.99, 200, "99%"),
+        (0.5, 4, "50%"),
+        (0.999, 2000, "99.9%"),
+    ],
+)
+def test_fewer_resamples_than_the_level_needs_warn(level, need, said):
     assert need == math.ceil(2 / (1 - level) - 1e-9)
-    with pytest.warns(UserWarning, match=f"n_bootstrap={need - 1}: .* at least {need} resamples"):
+    # the level as given: 0.999 read 'a 100% percentile interval'
+    with pytest.warns(
+        UserWarning,
+        match=f"n_bootstrap={need - 1}: a {re.escape(said)} percentile .* at least {need} resamples",
+    ):
         rank_models(_outputs(54), n_bootstrap=need - 1, confidence_level=level, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -529,7 +529,8 @@ def explain(
         empty, unmarked = summary["n_empty"], summary["n_without_marker"]
         said = [
             f"{empty} of {len(rows)} explanations are empty (`sae score` leaves them out)",
-            f"{unmarked} answers had no [EXPLANATION]: marker (their first line was kept)",
+            f"{unmarked} answer{'s' if unmarked != 1 else ''} had no [EXPLANATION]: marker "
+            f"({'their' if unmarked != 1 else 'its'} first line was kept)",
         ]
         if empty or unmarked:  # 'wrote 12 explanations' said nothing of 12 empty ones
             tell(

@@ -64,9 +64,9 @@ def warn_if_too_few(n_bootstrap: int, level: float) -> None:
     need = int(np.ceil(2.0 / (1.0 - level) - 1e-9))
     if 0 < n_bootstrap < need:
         warnings.warn(
-            f"n_bootstrap={n_bootstrap}: a {level:.0%} percentile interval needs at least {need} "
-            "resamples (one beyond each end); these intervals are about the range of the "
-            "resamples, not {0:.0%} intervals (1000 or more is usual)".format(level),
+            f"n_bootstrap={n_bootstrap}: a {100 * level:g}% percentile interval needs at least "
+            f"{need} resamples (one beyond each end); these intervals are about the range of "
+            f"the resamples, not {100 * level:g}% intervals (1000 or more is usual)",
             stacklevel=3,
         )
 
