@@ -202,9 +202,14 @@ def test_data_list_text_cuts_no_cell(capsys):
 
 
 # Ctrl-C while the console script imports the commands (seconds on a busy machine) printed a
-# KeyboardInterrupt traceback: the finder below sends SIGINT as trustlab.cli.audit is imported
+# KeyboardInterrupt traceback: the finder below sends SIGINT as trustlab.cli.audit is imported.
+# Python keeps SIGINT ignored when it starts ignored (a job a script puts in the background,
+# `make test &`): the script restores Ctrl-C's default, as in a terminal, or the signal did
+# nothing, the finder slept its 120 s and the test failed.
 _INTERRUPTED_IMPORT = """
 import importlib.abc, os, signal, sys, time
+
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 class Interrupt(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
