@@ -15,21 +15,21 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from test_train import train_and_certify  # noqa: E402  (tests/robustness is on sys.path)
+from test_train import BACKGROUND_JOBS as CLAIM_JOBS  # noqa: E402  (tests/robustness is on sys.path)
+from test_train import claim_runs  # noqa: E402
 
-from trustlab.robustness import load_digits_split, make_cost_matrix  # noqa: E402
+RUN = "smoothing-claim/100/gaussian"  # train_and_certify(..., "gaussian", 100, 0.25, 3 -> 8 costs)
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "robustness-smoothing.md"
 
 
-def test_gaussian_row_of_seed_100_is_what_the_code_gives():
+def test_gaussian_row_of_seed_100_is_what_the_code_gives(background):
+    # test_train's own run of this seed and method (its background job, computed once a session)
+    assert CLAIM_JOBS[RUN][1] == {"method": "gaussian", "seed": 100}
     old = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        X, y = load_digits_split("train")
-        X_test, y_test = load_digits_split("test")
-        costs = make_cost_matrix(10, {3: [8]})
-        rob, radius, clean = train_and_certify(X, y, X_test, y_test, "gaussian", 100, 0.25, costs)
+        rob, radius, clean = claim_runs(background, [RUN])[RUN]
     finally:
         torch.set_num_threads(old)
     row = next(line for line in PAGE.read_text().splitlines() if line.startswith("| 100 |"))
