@@ -29,3 +29,17 @@ def test_prompt_activations_reads_a_string_as_one_prompt_not_one_per_character()
 def test_prompt_activations_refuses_what_is_not_prompts_naming_them(prompts):
     with pytest.raises(InputError, match="prompts: expected a string or a non-empty sequence"):
         prompt_activations(_RecordingModel(), prompts, 3)
+
+
+@pytest.mark.parametrize("correction", ["project", "gate"])
+@pytest.mark.parametrize(
+    ("given", "argument"), [({"strength": 3.0}, "strength"), ({"direction": "d"}, "direction")]
+)
+def test_a_direction_or_strength_with_another_correction_is_refused(correction, given, argument):
+    # they were ignored without a word: strength=3 printed the plain Safe Flow answers
+    from trustlab.safety import evaluate_polytope, steered_generate
+
+    with pytest.raises(InputError, match=f"^{argument}: expected .*correction='{correction}'"):
+        steered_generate(None, None, ["hi"], correction=correction, **given)
+    with pytest.raises(InputError, match=f"^{argument}: expected .*correction='{correction}'"):
+        evaluate_polytope(None, None, None, correction=correction, **given)

@@ -329,6 +329,20 @@ def _check_generation(
         strength = check_in_range(
             strength, "strength", -math.inf, math.inf, low_open=True, high_open=True
         )
+    else:  # only the direction adds a vector: a direction or strength given here did nothing
+        if direction is not None:
+            raise InputError.bad(
+                "direction", f"None with correction={correction!r} (only 'direction' uses it)",
+                direction,
+            )  # fmt: skip
+        if strength is not None and not (
+            isinstance(strength, (int, float)) and not isinstance(strength, bool) and strength == 1
+        ):
+            raise InputError.bad(
+                "strength",
+                f"the default 1.0 with correction={correction!r} (only 'direction' uses it)",
+                strength,
+            )
     return _GenerationOptions(
         max_new_tokens=check_positive_int(max_new_tokens, "max_new_tokens"),
         correct_first=correct_first,
@@ -426,9 +440,11 @@ def steered_generate(
         Wrap each prompt in the chat template.
     correction : {"project", "gate", "direction"}
     direction : RefusalDirection, optional
-        Needed by ``correction="direction"`` (:func:`~trustlab.safety.refusal_direction`).
+        Needed by ``correction="direction"`` (:func:`~trustlab.safety.refusal_direction`);
+        refused with the other corrections, which add no vector.
     strength : float, default 1.0
-        The multiple of ``direction.vector`` added.
+        The multiple of ``direction.vector`` added; another value is refused with the other
+        corrections.
     progress : callable, optional
         Called with ``(done, total)`` as the work goes on: one unit per prompt for "project",
         two for "gate" and "direction" (its state, then its answer).
