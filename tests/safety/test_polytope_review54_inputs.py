@@ -43,3 +43,14 @@ def test_a_direction_or_strength_with_another_correction_is_refused(correction, 
         steered_generate(None, None, ["hi"], correction=correction, **given)
     with pytest.raises(InputError, match=f"^{argument}: expected .*correction='{correction}'"):
         evaluate_polytope(None, None, None, correction=correction, **given)
+
+
+def test_the_default_strength_in_any_number_type_passes_the_check():
+    import numpy as np
+
+    from trustlab.safety import steered_generate
+
+    # the check passes it on; the next one (no polytope given) is what fails here
+    for one in (1, 1.0, np.float32(1.0), np.int64(1)):
+        with pytest.raises(TypeError, match="not an estimator"):
+            steered_generate(None, None, ["hi"], correction="project", strength=one)

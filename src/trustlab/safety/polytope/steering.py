@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import numbers
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -336,7 +337,7 @@ def _check_generation(
                 direction,
             )  # fmt: skip
         if strength is not None and not (
-            isinstance(strength, (int, float)) and not isinstance(strength, bool) and strength == 1
+            isinstance(strength, numbers.Real) and not isinstance(strength, bool) and strength == 1
         ):
             raise InputError.bad(
                 "strength",
