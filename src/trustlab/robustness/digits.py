@@ -212,10 +212,12 @@ def load_base_model(folder: str | Path) -> Any:
     try:
         state = torch.load(weights, map_location="cpu", weights_only=True)
         model.load_state_dict(state)
-    except (RuntimeError, ValueError, OSError, TypeError, pickle.UnpicklingError) as exc:
-        # Includes pickles that are not plain tensors: weights_only refuses to run their code.
+    except (RuntimeError, ValueError, OSError, TypeError, EOFError, pickle.UnpicklingError) as exc:
+        # Includes pickles that are not plain tensors: weights_only refuses to run their code;
+        # an empty weights file is torch's EOFError with no text
+        why = f"{weights.name} empty or cut short" if isinstance(exc, EOFError) else exc
         raise InputError.bad(
-            "model", f"a state dict of the architecture in {DESCRIPTION_FILE}", str(exc)
+            "model", f"a state dict of the architecture in {DESCRIPTION_FILE}", str(why)
         ) from None
     model.eval()
     model.trustlab_description = description

@@ -465,8 +465,18 @@ def load_watermark_dataset(path: str | os.PathLike) -> WatermarkDataset:
             [np.asarray(Image.open(root / "images" / r["image"]).convert("RGB")) for r in recs]
         )
         return _dataset_of(meta, recs, arrays, images)
-    except (OSError, KeyError, ValueError, TypeError, IndexError, zipfile.BadZipFile) as exc:
+    except (
+        OSError,
+        KeyError,
+        ValueError,
+        TypeError,
+        IndexError,
+        EOFError,
+        zipfile.BadZipFile,
+    ) as exc:
         detail = f"no entry {exc}" if isinstance(exc, KeyError) else str(exc)
+        if isinstance(exc, EOFError):  # numpy on an empty arrays.npz
+            detail = "arrays.npz is empty or cut short"
         raise InputError.bad("path", "a readable dataset folder", f"{path} ({detail})") from None
 
 
