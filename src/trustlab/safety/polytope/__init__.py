@@ -73,8 +73,8 @@ __getattr__, __all__, __dir__ = lazy_names(
             "SteeredGeneration",
             "compare_steering",
             "SteeringComparison",
-            "check_correction",
         ],
+        ".options": ["check_correction"],
         ".evaluation": ["evaluate_polytope", "benign_perplexity", "PolytopeEvaluation"],
         ".selection": [
             "select_detector",

@@ -31,12 +31,12 @@ from trustlab.safety.polytope.language_model import (
     generation_states,
     prompt_activations,
 )
+from trustlab.safety.polytope.options import _check_generation
 from trustlab.safety.polytope.results import FacetReport
 from trustlab.safety.polytope.selection import bootstrap_auroc
 from trustlab.safety.polytope.steering import (
     _ANSWER_FATE,
     CORRECT_FIRST,
-    _check_generation,
     _corrected_states,
     _corrected_units,
     _generate_corrected,

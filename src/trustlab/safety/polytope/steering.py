@@ -21,8 +21,6 @@ model: any keyword judge counts its output as a refusal.
 from __future__ import annotations
 
 import contextlib
-import math
-import numbers
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,9 +28,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import (
-    check_bool,
     check_choice,
-    check_in_range,
     check_non_negative,
     check_positive_int,
 )
@@ -41,6 +37,13 @@ from trustlab._progress import Progress, WorkCounter
 from trustlab._results import Result
 from trustlab.errors import InputError
 from trustlab.safety.polytope.language_model import _check_compatible, prompt_activations
+from trustlab.safety.polytope.options import (
+    CORRECT_FIRST,
+    CORRECTIONS,
+    _check_generation,
+    _GenerationOptions,
+    check_correction,
+)
 from trustlab.safety.refusal import REFUSAL_RESPONSE
 
 __all__ = [
@@ -57,9 +60,6 @@ __all__ = [
 ]
 
 POSITIONS = ("newest", "all")
-CORRECTIONS = ("project", "gate", "direction")
-#: Steps checked by default: the prompt's last state only (see the module docstring).
-CORRECT_FIRST = 1
 
 
 @dataclass
@@ -296,105 +296,6 @@ _ANSWER_FATE = {  # what "gate" and "direction" do with a flagged prompt's answe
     "gate": "answer replaced by the fixed refusal",
     "direction": "answered with the refusal direction added",
 }
-
-
-@dataclass(frozen=True)
-class _GenerationOptions:
-    """Checked options of a corrected generation (shared by generation and evaluation)."""
-
-    layer: int
-    max_new_tokens: int
-    correct_first: int
-    margin: float
-    correction: str
-    chat: bool
-    direction: Any = None
-    strength: float | None = None
-
-
-def _check_generation(
-    polytope: Any,
-    model: Any,
-    max_new_tokens: Any,
-    correct_first: Any,
-    margin: Any,
-    correction: Any,
-    chat: Any,
-    direction: Any = None,
-    strength: Any = 1.0,
-) -> _GenerationOptions:
-    """The options of a corrected generation, each checked once."""
-    correction, correct_first = check_correction(correction, correct_first)
-    if correction == "direction":
-        _check_direction(direction, model)
-        strength = check_in_range(
-            strength, "strength", -math.inf, math.inf, low_open=True, high_open=True
-        )
-    else:  # only the direction adds a vector: a direction or strength given here did nothing
-        if direction is not None:
-            raise InputError.bad(
-                "direction", f"None with correction={correction!r} (only 'direction' uses it)",
-                direction,
-            )  # fmt: skip
-        if strength is not None and not (
-            isinstance(strength, numbers.Real) and not isinstance(strength, bool) and strength == 1
-        ):
-            raise InputError.bad(
-                "strength",
-                f"the default 1.0 with correction={correction!r} (only 'direction' uses it)",
-                strength,
-            )
-    return _GenerationOptions(
-        max_new_tokens=check_positive_int(max_new_tokens, "max_new_tokens"),
-        correct_first=correct_first,
-        margin=check_non_negative(margin, "margin"),
-        correction=correction,
-        chat=check_bool(chat, "chat"),
-        layer=_check_compatible(polytope, model),
-        direction=direction if correction == "direction" else None,
-        strength=float(strength) if correction == "direction" else None,
-    )
-
-
-def check_correction(correction: Any, correct_first: Any) -> tuple[str, int]:
-    """The correction (one of :data:`CORRECTIONS`) and its number of checked steps, checked as
-    :func:`steered_generate` checks them; no model needed, so a caller can check them before it
-    loads one (the CLI does).
-
-    ``correct_first=0`` is refused: it checks no state, so the "corrected" answers would be the
-    plain ones and the share of checked steps corrected 0 of 0 (``safe_flow`` still takes 0).
-
-    >>> check_correction("project", 4)
-    ('project', 4)
-    """
-    correction = check_choice(correction, "correction", CORRECTIONS)
-    correct_first = check_positive_int(correct_first, "correct_first", minimum=0)
-    if correct_first == 0:
-        raise InputError.bad(
-            "correct_first", "an integer >= 1 (0 checks no state: nothing would be corrected)", 0
-        )
-    if correction != "project" and correct_first != CORRECT_FIRST:  # it would be ignored
-        raise InputError.bad(
-            "correct_first",
-            f"{CORRECT_FIRST} with correction={correction!r} (the prompt's last state decides; "
-            "only 'project' checks later steps)",
-            correct_first,
-        )
-    return correction, correct_first
-
-
-def _check_direction(direction: Any, model: Any) -> None:
-    vector = getattr(direction, "vector", None)
-    if vector is None or np.shape(vector) != (model.hidden_size,):
-        raise InputError.bad(
-            "direction",
-            f"a RefusalDirection of width {model.hidden_size} for correction='direction'",
-            direction,
-        )
-    if not 0 <= direction.layer < model.n_layers:
-        raise InputError.bad(
-            "direction.layer", f"a layer of {model.name} (0..{model.n_layers - 1})", direction
-        )
 
 
 def steered_generate(
