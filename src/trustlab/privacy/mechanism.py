@@ -124,10 +124,13 @@ class DSIMechanism(BaseEstimator):
             data are reused only together) and gives the same result as an uninterrupted fit.
             The folder records the groups, each subset's size, a hash of the data, fn's name
             and a hash of fn's code (its bytecode, names and constants, not its file or line;
-            its defaults and closure values that are numbers, text, arrays or, by name,
-            functions): a rerun with other data or groups, or with an ``fn`` of the same name
-            but other code, is refused. Not seen: globals or object state ``fn`` reads (other default or closure
-            objects count by their type: a cache ``fn`` fills still resumes), and the code of a callable that is not a Python function (a
+            its defaults and closure values that are numbers, text, arrays, containers of only
+            these, or, by name, functions): a rerun with other data or groups, or with an
+            ``fn`` of the same name but other code, is refused. Not seen: globals or object
+            state ``fn`` reads (other default or closure objects count by their type: a cache
+            object ``fn`` fills still resumes; a list or dict of numbers it appends to counts
+            by value, so a rerun in the same session after Ctrl-C is refused), and the code of
+            a callable that is not a Python function (a
             ``functools.partial``, a callable object): resume with the same ``fn``, or delete
             the folder to start afresh. It is kept after the fit.
 
@@ -366,19 +369,37 @@ _PLAIN = (type(None), bool, int, float, complex, str, bytes, np.generic, np.ndar
 
 
 def _plain(value: Any) -> Any:
-    """A default or closure value as hashed: numbers, text and arrays (and tuples of them) as
-    they are, functions, classes and modules by their name; any other object (a list, a dict,
-    a cache, a model fn trains in place) by its type only, as object state is not seen: its
-    state after the runs done before a crash refused the resume of the same ``fn`` ("fn's
-    code differ")."""
+    """A default or closure value as hashed: numbers, text and arrays, and tuples, lists, dicts
+    and sets holding only such values (parameters such as quantile levels [0.25, 0.75] or
+    {"q": 0.5}: two fns differing only there resumed each other's runs), as they are;
+    functions, classes and modules by their name; any other object (a cache object, a model fn
+    trains in place) by its type only, as object state is not seen: its state after the runs
+    done before a crash refused the resume of the same ``fn`` ("fn's code differ")."""
     if isinstance(value, _PLAIN):
         return value
     if type(value) is tuple:
         return tuple(_plain(v) for v in value)
+    if type(value) in (list, dict, set, frozenset) and _holds_plain_values(value):
+        if type(value) is dict:
+            return ("dict", sorted((repr(k), _plain(v)) for k, v in value.items()))
+        if type(value) is list:
+            return ("list", [_plain(v) for v in value])
+        return ("set", sorted(map(repr, value)))
     name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
     if isinstance(name, str):  # a function, class or module: np.mean and np.median differ
         return f"{getattr(value, '__module__', None) or ''}.{name}"
     return f"<{type(value).__module__}.{type(value).__qualname__}>"
+
+
+def _holds_plain_values(value: Any, depth: int = 0) -> bool:
+    """Whether a container holds only plain values (numbers, text, arrays) and such containers,
+    at most four levels deep."""
+    if isinstance(value, _PLAIN):
+        return True
+    if depth >= 4 or type(value) not in (tuple, list, dict, set, frozenset):
+        return False
+    items = list(value.keys()) + list(value.values()) if type(value) is dict else list(value)
+    return all(_holds_plain_values(item, depth + 1) for item in items)
 
 
 def _code_key(code: types.CodeType) -> tuple:
