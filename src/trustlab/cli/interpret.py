@@ -337,10 +337,18 @@ def _latents(text: str, n_latents: int) -> list[int]:
     try:
         for part in text.split(","):
             if "-" in part.strip()[1:]:
-                low, high = part.split("-")
-                chosen += list(range(int(low), int(high) + 1))
+                low, high = (int(v) for v in part.split("-"))
+                if high < low:  # range(3, 2) is empty: not the bounds, the order is wrong
+                    raise InputError(
+                        f"--latents: expected ranges written low-high, got the reversed range "
+                        f"'{part.strip()}' (for latents {high} to {low}: '{high}-{low}')",
+                        argument="--latents",
+                    )
+                chosen += list(range(low, high + 1))
             elif part.strip():
                 chosen.append(int(part))
+    except InputError:
+        raise
     except ValueError:
         raise InputError.bad("--latents", "indices and ranges such as 3,7,10-19", text) from None
     if not chosen or any(not 0 <= i < n_latents for i in chosen):

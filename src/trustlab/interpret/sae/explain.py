@@ -240,10 +240,16 @@ def template_explanation(
     n_tokens: int = 5,
 ) -> LatentExplanation:
     """The baseline without a model: ``"tokens most often marked: a, b, c"`` over the training
-    examples (ties broken by first appearance)."""
+    examples (ties broken by first appearance). Its inputs are refused as
+    :func:`explanation_prompt` refuses them (no training example: nothing to name)."""
     if not isinstance(examples, LatentExamples):
         raise InputError.bad("examples", "LatentExamples (latent_examples)", examples)
+    if not callable(decode):
+        raise InputError.bad("decode", "a callable token id -> text", decode)
+    threshold = check_in_range(threshold, "threshold", 0.0, 1.0, high_open=True)
     n_tokens = check_positive_int(n_tokens, "n_tokens")
+    if not examples.train:
+        raise InputError.bad("examples", "at least one training example", examples.summary())
     counts: Counter[str] = Counter()
     for example in examples.train:
         pieces = _pieces(example.tokens, decode)

@@ -215,7 +215,8 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
         Steps between checks; None is a fifth of the training steps (at least 1).
     validation_fraction : float, default 0.05
         Share of the rows held out (at random) for ``fit_``, and at least 2 rows when any (the
-        FVU's denominator is their variance); 0 reports on the training rows.
+        FVU's denominator is their variance; with fewer than 3 rows none is held out); 0 reports
+        on the training rows.
     random_state : None, int or numpy Generator, default 0
         Seeds the split, the initial weights, the order of rows and the resampling draws.
 
@@ -316,6 +317,8 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
         if n_held == 1:  # one row has no variance: its FVU would be NaN
             n_held = 2
         n_held = min(n_held, len(X) - 1)
+        if n_held == 1:  # 2 rows: no room for 2 held out and 1 to train on; report on training
+            n_held = 0
         order = rng.permutation(len(X))
         held, train = np.sort(order[:n_held]), np.sort(order[n_held:])
         weights, history, steps, resampled, scale = train_sae(
