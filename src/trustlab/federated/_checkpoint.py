@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zipfile
 from collections.abc import Sequence
 from typing import Any
 
@@ -70,7 +71,7 @@ class Checkpoint:
             meta = json.loads((self.directory / "checkpoint.json").read_text())
             with np.load(self.directory / meta["arrays"], allow_pickle=False) as data:
                 arrays = {k: data[k] for k in data.files}
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
             raise InputError.bad("checkpoint", f"a readable checkpoint in {self.directory}",
                                  str(exc)) from None  # fmt: skip
         if meta.get("fingerprint") != self.fingerprint:

@@ -9,6 +9,7 @@ UEFL paper's code); each slice is split into a training and a test part, and the
 from __future__ import annotations
 
 import math
+import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -391,7 +392,8 @@ def load_silo_file(path: str | Path, name: str = "data-path") -> Silo:
     try:
         with np.load(path, allow_pickle=False) as data:
             parts = {k: data[k] for k in ("X_train", "y_train", "X_test", "y_test")}
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        # numpy: an empty file is EOFError, a truncated one zipfile's BadZipFile
         raise InputError.bad(name, "an .npz file with X_train, y_train, X_test, y_test",
                              f"{path}: {exc}") from None  # fmt: skip
     return check_silo(Silo(**parts, name=path.stem), name)
