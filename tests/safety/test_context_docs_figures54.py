@@ -11,12 +11,16 @@ the data are fixed, so the figures are pinned at the page's digits.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy.stats import wilcoxon
 from test_context_authors import ITEMS, OUTPUTS, _pairs, _records  # tests/safety is on sys.path
 
 from trustlab.safety.context import human_statistics, load_casebench
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "safety-context.md"
 
 
 @pytest.fixture(scope="module")
@@ -53,3 +57,18 @@ def test_equal_accuracies_of_two_ablations_come_from_different_predictions():
         np.array([float(p) > 0.5 for p in ps]) for ps in (recipient, principle["predictions"])
     ]
     assert int((labels[0] != labels[1]).sum()) == 50
+
+
+def test_the_page_states_these_figures():
+    # review 54d: the tests above held the figures but read no page, so a changed page passed
+    text = " ".join(PAGE.read_text(encoding="utf-8").split())
+    for shown in (
+        "a safe majority on 90.2 % against 0 % of the items",
+        "mean per-query difference 0.4147",
+        "resampling queries, [0.397, 0.431]",
+        "The spec's 51.5 and p = 5.1e\u221275 come from subtracting",
+        "445 non-zero differences, 22 distinct values",
+        "(57 distinct values) and three zero differences non-zero",  # 448 - 445
+        "(50 items differ in label)",
+    ):
+        assert shown in text, shown

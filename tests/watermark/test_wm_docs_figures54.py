@@ -66,9 +66,28 @@ def test_srcc_and_plcc_of_the_released_q_align_scores():
     assert synthetic == pytest.approx((0.9409, 0.9378), abs=5e-5)
 
 
-# ------------------------------------------------------------------ tables of recorded runs
-
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "watermark.md"
+
+
+def test_the_metrics_table_shows_the_figures_above():
+    # review 54d: the three tests above held the figures but read no page, so the page's 0.540
+    # for the exact parse (fixed in 24c4bd7) would still have passed them
+    rows = {
+        "mean BLEU-1 / ROUGE-L of WMarkGPT-7B, authors' cleaning": "0.4242 / 0.4180",
+        "the same with the end-token defect fixed (default)": "0.4309 / 0.4220",
+        "level accuracy: authors' substring test on the GPT-extracted level words": "0.550",
+        "exact match on the same words / exact parse of the paragraphs' final sentence": (
+            "0.546 / 0.546"
+        ),
+        "SRCC / PLCC of the released Q-Align scores, WQA-Real (n = 500)": "0.6968 / 0.7498",
+        "SRCC / PLCC, WQA-Synthetic (n = 5,478)": "0.9409 / 0.9378",
+    }
+    lines = PAGE.read_text(encoding="utf-8").splitlines()
+    for label, shown in rows.items():
+        assert f"| {label} | {shown} |" in lines, label
+
+
+# ------------------------------------------------------------------ tables of recorded runs
 SEEDS = Path(__file__).resolve().parents[2] / "docs" / "results" / "watermark_seeds.json"
 ROWS = {  # the ten-seed table's rows: (section of the evaluation, key)
     "SRCC": ("visibility", "srcc"),
