@@ -33,9 +33,11 @@ def test_naive_figures_of_the_test_seeds():
     text = f"naive {after.mean():.3f} (sd {after.std(ddof=1):.3f}; {before.mean():.3f} without a market)"
     assert text == "naive 0.644 (sd 0.031; 0.844 without a market)"
     assert text in PAGE
-    loss = before - after
-    # the table's last column, the same on every float path (the naive model has no torch)
-    assert f"{np.median(loss):.3f} ({loss.min():.3f})" == "0.197 (0.131)"
+    # the table's last column (the naive model has no torch): in test rows of 1,000, so as
+    # integer counts; the median falls between 196 and 199 (197.5, a rounding tie the page
+    # shows as 0.197 from its float; formatting the float difference would flip on one bit)
+    loss = np.round(before * 1000).astype(int) - np.round(after * 1000).astype(int)
+    assert (np.median(loss), loss.min()) == (197.5, 131)
     assert PAGE.count("| 0.197 (0.131) |") == 3
 
 
