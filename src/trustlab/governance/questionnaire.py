@@ -193,6 +193,14 @@ def _parse(text: str, where: str, yaml: Any) -> dict[str, Any]:
             f"got a value YAML cannot read: {exc}",
             argument=where.split(" ")[0],
         ) from None
+    if value is None and not any(
+        line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()
+    ):  # YAML reads an empty file as None: "got None" named no file's fault
+        got = "comments only" if text.strip() else "an empty file"
+        raise InputError(
+            f"{where}: expected a YAML mapping (key: value lines), got {got}",
+            argument=where.split(" ")[0],
+        )
     if not isinstance(value, dict):
         raise InputError.bad(where, "a YAML mapping (key: value lines)", value)
     try:
