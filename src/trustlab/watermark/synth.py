@@ -477,7 +477,11 @@ def load_watermark_dataset(path: str | os.PathLike) -> WatermarkDataset:
         detail = f"no entry {exc}" if isinstance(exc, KeyError) else str(exc)
         if isinstance(exc, EOFError):  # numpy on an empty arrays.npz
             detail = "arrays.npz is empty or cut short"
-        raise InputError.bad("path", "a readable dataset folder", f"{path} ({detail})") from None
+        # in full: InputError.bad cuts its text at 80 characters, which a long path fills
+        got = f"{path} ({' '.join(detail.split())})"
+        raise InputError(
+            f"path: expected a readable dataset folder, got {got!r}", argument="path"
+        ) from None
 
 
 def _dataset_of(meta: Any, recs: Any, arrays: dict, images: np.ndarray) -> WatermarkDataset:
