@@ -49,6 +49,8 @@ __all__ = [
 
 APP_NAME = "trustlab-uefl"
 DEFAULT_PORT = 9093
+# The model has one output per class: check_silos's bound for own labels (10,000 classes)
+_MAX_CLASSES = 10_000
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,8 @@ def write_flower_app(
         SuperLink's machine); nothing is written without it.
     num_features, num_classes : int
         The model's input and output sizes; ``num_features`` defaults to the data set's: 64 for
-        digits, 196 for MNIST at 14 x 14.
+        digits, 196 for MNIST at 14 x 14. ``num_classes`` is 2 to 10,000 (the bound
+        ``check_silos`` puts on own labels).
     node_timeout : float
         Seconds (positive and finite) the ServerApp waits for nodes and for each round's replies.
     port : int
@@ -194,6 +197,11 @@ def write_flower_app(
         num_features = 64 if data == "digits" else 196
     num_features = check_positive_int(num_features, "num_features")
     num_classes = check_positive_int(num_classes, "num_classes", minimum=2)
+    if num_classes > _MAX_CLASSES:  # 1e10 was written, and every node then failed allocating it
+        raise InputError.bad(
+            "num_classes", f"an integer in [2, {_MAX_CLASSES:,}] (one model output per class)",
+            num_classes,
+        )  # fmt: skip
     check_model_spec(cfg.model_spec(num_features, num_classes))  # the ServerApp builds this model
     # NaN never timed out (the ServerApp waited for nodes for good); -5 or 0 failed at once.
     node_timeout = check_in_range(node_timeout, "node_timeout", 0, np.inf, low_open=True,
