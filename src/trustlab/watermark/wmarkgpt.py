@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import pickle
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -206,10 +207,17 @@ class WMarkGPTBackend:
         """Every weight of ``model`` must be in the folder's ``pytorch_model*.bin`` files."""
         stored: set[str] = set()
         for shard in sorted(self.model_path.glob("pytorch_model*.bin")):
-            try:  # mmap: the names without reading the tensors
-                names = torch.load(shard, map_location="cpu", mmap=True, weights_only=True)
-            except RuntimeError:  # a file in torch's legacy (not zip) format cannot be mapped
-                names = torch.load(shard, map_location="cpu", weights_only=True)
+            try:
+                try:  # mmap: the names without reading the tensors
+                    names = torch.load(shard, map_location="cpu", mmap=True, weights_only=True)
+                except RuntimeError:  # a file in torch's legacy (not zip) format: no mmap
+                    names = torch.load(shard, map_location="cpu", weights_only=True)
+            except (EOFError, RuntimeError, pickle.UnpicklingError) as exc:
+                # an empty file (torch's EOFError has no text) or a damaged one
+                why = str(exc).split(". ")[0] if str(exc) else "empty or cut short"
+                raise BackendError(
+                    f"{shard} could not be read ({why}): download it again"
+                ) from None
             stored.update(names)
         missing = sorted(set(model.state_dict()) - stored)
         if missing:
