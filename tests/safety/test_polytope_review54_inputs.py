@@ -52,5 +52,56 @@ def test_the_default_strength_in_any_number_type_passes_the_check():
 
     # the check passes it on; the next one (no polytope given) is what fails here
     for one in (1, 1.0, np.float32(1.0), np.int64(1)):
-        with pytest.raises(TypeError, match="not an estimator"):
+        with pytest.raises(InputError, match="^polytope: expected a fitted SafetyPolytope"):
             steered_generate(None, None, ["hi"], correction="project", strength=one)
+
+
+class _ShapedModel:
+    """A model's shape only (width 2, 4 layers); any other use fails the test."""
+
+    name, hidden_size, n_layers = "stand-in", 2, 4
+
+    def __getattr__(self, name):
+        raise AssertionError(f"the model was used ({name}) before the checks")
+
+
+def _box():
+    from trustlab.safety import SafetyPolytope
+
+    return SafetyPolytope.from_parameters([[1.0, 0.0]], [1.0], layer=0)
+
+
+def _calls():
+    from trustlab.safety import (
+        benign_perplexity,
+        compare_steering,
+        evaluate_polytope,
+        load_safety_prompts,
+        steered_generate,
+    )
+
+    prompts = load_safety_prompts("test", sources=["benign"])
+    return [
+        lambda p, m: steered_generate(p, m, ["hi"]),
+        lambda p, m: steered_generate(p, m, ["hi"], correction="gate"),
+        lambda p, m: steered_generate(p, m, ["hi"], correction="direction", direction="d"),
+        lambda p, m: compare_steering(p, m, ["hi"]),
+        lambda p, m: evaluate_polytope(p, m, prompts),
+        lambda p, m: benign_perplexity(p, m, ["hi"], ["there"], correct_first=1),
+    ]
+
+
+@pytest.mark.parametrize("polytope", [None, "polytope.npz", object()])
+def test_what_is_not_a_polytope_is_refused_naming_it(polytope):
+    # scikit-learn's TypeError "None is not an estimator instance" came out (CLI: exit 1)
+    for call in _calls():
+        with pytest.raises(InputError, match="^polytope: expected a fitted SafetyPolytope"):
+            call(polytope, _ShapedModel())
+
+
+@pytest.mark.parametrize("model", [None, "HuggingFaceTB/SmolLM2-135M-Instruct", object()])
+def test_what_is_not_a_language_model_is_refused_naming_it(model):
+    # None: AttributeError "'NoneType' object has no attribute 'hidden_size'"
+    for call in _calls():
+        with pytest.raises(InputError, match="^model: expected a language model"):
+            call(_box(), model)

@@ -271,7 +271,12 @@ def fit_on_prompts(
 def _check_compatible(polytope: Any, model: Any) -> int:
     """The polytope's layer, once it is known to be fitted and to match the model's width and
     depth (an InputError otherwise)."""
+    from trustlab.safety.polytope.estimator import SafetyPolytope
+
+    if not isinstance(polytope, SafetyPolytope):  # scikit-learn: "... is not an estimator"
+        raise InputError.bad("polytope", "a fitted SafetyPolytope", polytope)
     check_is_fitted(polytope, "normals_")
+    _check_language_model(model)
     if polytope.layer is None:
         raise InputError.bad("polytope.layer", "the layer the polytope was fitted at", None)
     if polytope.n_features_in_ != model.hidden_size:
@@ -285,3 +290,14 @@ def _check_compatible(polytope: Any, model: Any) -> int:
             "polytope.layer", f"a layer of {model.name} (0..{model.n_layers - 1})", polytope.layer
         )
     return int(polytope.layer)
+
+
+def _check_language_model(model: Any) -> None:
+    """A language model (a :class:`trustlab.llm.LocalModel` or one with its shape: a positive
+    integer ``hidden_size`` and ``n_layers``); None or another object is refused by name."""
+    sizes = (getattr(model, "hidden_size", None), getattr(model, "n_layers", None))
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0
+               for v in sizes):  # fmt: skip
+        raise InputError.bad(
+            "model", "a language model (trustlab.llm.LocalModel, e.g. load_model(name))", model
+        )

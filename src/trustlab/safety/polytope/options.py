@@ -55,12 +55,7 @@ def _check_generation(
 ) -> _GenerationOptions:
     """The options of a corrected generation, each checked once."""
     correction, correct_first = check_correction(correction, correct_first)
-    if correction == "direction":
-        _check_direction(direction, model)
-        strength = check_in_range(
-            strength, "strength", -math.inf, math.inf, low_open=True, high_open=True
-        )
-    else:  # only the direction adds a vector: a direction or strength given here did nothing
+    if correction != "direction":  # only the direction adds a vector: one given here did nothing
         if direction is not None:
             raise InputError.bad(
                 "direction", f"None with correction={correction!r} (only 'direction' uses it)",
@@ -74,13 +69,22 @@ def _check_generation(
                 f"the default 1.0 with correction={correction!r} (only 'direction' uses it)",
                 strength,
             )
+    max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
+    margin = check_non_negative(margin, "margin")
+    chat = check_bool(chat, "chat")
+    layer = _check_compatible(polytope, model)  # before the direction, which reads the model
+    if correction == "direction":
+        _check_direction(direction, model)
+        strength = check_in_range(
+            strength, "strength", -math.inf, math.inf, low_open=True, high_open=True
+        )
     return _GenerationOptions(
-        max_new_tokens=check_positive_int(max_new_tokens, "max_new_tokens"),
+        max_new_tokens=max_new_tokens,
         correct_first=correct_first,
-        margin=check_non_negative(margin, "margin"),
+        margin=margin,
         correction=correction,
-        chat=check_bool(chat, "chat"),
-        layer=_check_compatible(polytope, model),
+        chat=chat,
+        layer=layer,
         direction=direction if correction == "direction" else None,
         strength=float(strength) if correction == "direction" else None,
     )
