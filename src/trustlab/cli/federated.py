@@ -218,7 +218,8 @@ def flower_app_command(
         ),
     ] = None,
     num_classes: Annotated[
-        int, typer.Option("--num-classes", help="Classes of the model (labels 0..K-1).")
+        int,
+        typer.Option("--num-classes", help="Classes of the model (labels 0..K-1; at most 10,000)."),
     ] = 10,
     encoder: Annotated[
         str,
