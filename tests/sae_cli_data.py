@@ -30,3 +30,21 @@ def explain_folder(tmp_path, cache, n_test=50):
     rows = [{"latent": 1, "text": "cats"}, {"latent": 2, "text": "dogs"}]
     (expl / "explanations.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return expl
+
+
+def two_latent_cache(folder):
+    """A 16-latent LatentCache saved in ``folder`` where latents 1 and 2 fire on 12 of 24
+    contexts each (4 tokens per context) and 0 and 3..15 never do."""
+    import numpy as np
+
+    from trustlab.interpret import LatentCache
+
+    n, half = 24, 12
+    LatentCache(
+        model="m", layer=1, n_latents=16, n_contexts=n, n_tokens=4 * n,
+        tokens=np.arange(4 * n) % 50, token_offsets=np.arange(0, 4 * n + 1, 4),
+        latent_offsets=np.array([0, 0, half, *[2 * half] * 14]),
+        contexts=np.r_[np.arange(0, n, 2), np.arange(1, n, 2)].astype(np.int32),
+        positions=np.ones(2 * half, np.int32),
+        activations=np.linspace(1, 2, 2 * half).astype(np.float32), sae=None,
+    ).save(folder)  # fmt: skip

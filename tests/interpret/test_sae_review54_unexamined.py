@@ -8,22 +8,10 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-import numpy as np
-
 from cli_helpers import run_main
-from trustlab.interpret import LatentCache
+from sae_cli_data import two_latent_cache
 
-
-def _cache(folder):
-    n, half = 24, 12  # latents 1 and 2 fire on 12 contexts each; 0 and 3..15 never
-    LatentCache(
-        model="m", layer=1, n_latents=16, n_contexts=n, n_tokens=4 * n,
-        tokens=np.arange(4 * n) % 50, token_offsets=np.arange(0, 4 * n + 1, 4),
-        latent_offsets=np.array([0, 0, half, *[2 * half] * 14]),
-        contexts=np.r_[np.arange(0, n, 2), np.arange(1, n, 2)].astype(np.int32),
-        positions=np.ones(2 * half, np.int32),
-        activations=np.linspace(1, 2, 2 * half).astype(np.float32), sae=None,
-    ).save(folder)  # fmt: skip
+_cache = two_latent_cache  # latents 1 and 2 fire on 12 contexts each; 0 and 3..15 never
 
 
 def _model(asked):
