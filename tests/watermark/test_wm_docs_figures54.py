@@ -9,36 +9,18 @@ paragraphs' final sentence, which gives 0.546 (273 of 500), as the hand loop of 
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 
 import pytest
 
+# the released WQA-Real outputs, aligned, as tests/watermark/test_metrics.py reads them
+from test_metrics import _load, real  # noqa: F401  (tests/watermark is on sys.path; a fixture)
+
 from trustlab.watermark.metrics import level_accuracy, score_descriptions, srcc_plcc
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "wmarkgpt"
 
-
-def _load(name):
-    with gzip.open(DATA / name, "rt", encoding="utf-8") as fh:
-        return json.load(fh)
-
-
-@pytest.fixture(scope="module")
-def real():
-    d = _load("wqa_real_wmarkgpt7b.json.gz")
-    answers = {a["image"]: a for a in d["answers"]}
-    names = [r["image"] for r in d["references"]]
-    return {
-        "refs": [r["text"] for r in d["references"]],
-        "levels": [r["visibility"] for r in d["references"]],
-        "answers": [answers[n]["text"] for n in names],
-        "answer_levels": [answers[n]["visibility"] for n in names],
-    }
-
-
-def test_mean_bleu1_and_rouge_l_with_the_authors_cleaning_and_with_ours(real):
+def test_mean_bleu1_and_rouge_l_with_the_authors_cleaning_and_with_ours(real):  # noqa: F811
     authors = score_descriptions(real["refs"], real["answers"], compat=True)
     ours = score_descriptions(real["refs"], real["answers"])
     assert authors.bleu1_mean == pytest.approx(0.4242, abs=5e-5)
@@ -47,7 +29,7 @@ def test_mean_bleu1_and_rouge_l_with_the_authors_cleaning_and_with_ours(real):
     assert ours.rouge_l_mean == pytest.approx(0.4220, abs=5e-5)
 
 
-def test_level_accuracies_of_the_extracted_words_and_of_the_paragraphs(real):
+def test_level_accuracies_of_the_extracted_words_and_of_the_paragraphs(real):  # noqa: F811
     levels = real["levels"]
     assert level_accuracy(real["answer_levels"], levels, mode="substring") == pytest.approx(0.550)
     assert level_accuracy(real["answer_levels"], levels) == pytest.approx(0.546)
@@ -57,9 +39,11 @@ def test_level_accuracies_of_the_extracted_words_and_of_the_paragraphs(real):
 
 def test_srcc_and_plcc_of_the_released_q_align_scores():
     q = _load("qscore_real.json.gz")
-    real = srcc_plcc([v["predict_score"] for v in q.values()], [v["gt_score"] for v in q.values()])
+    on_real = srcc_plcc(
+        [v["predict_score"] for v in q.values()], [v["gt_score"] for v in q.values()]
+    )
     assert len(q) == 500
-    assert real == pytest.approx((0.6968, 0.7498), abs=5e-5)
+    assert on_real == pytest.approx((0.6968, 0.7498), abs=5e-5)
     q = _load("qscore_synthetic.json.gz")
     synthetic = srcc_plcc([v[1] for v in q.values()], [v[0] for v in q.values()])
     assert len(q) == 5478
