@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 from one_rule_policy import one_rule_policy
-from test_logic import random_formula, random_trace
+from test_logic import drop_temporal, random_formula, random_trace
 
 from trustlab.agents import Guardrail
-from trustlab.agents.logic import Always, And, Eventually, Formula, Or, evaluate
+from trustlab.agents.logic import evaluate
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "agents-guardrail.md"
 
@@ -46,16 +46,6 @@ def test_an_obligation_kept_by_acting_scores_the_quoted_figure():
 
 def test_b3_quotes_the_current_step_only_disagreements():
     """B3's sample (tests/agents/test_logic.py); evaluate agrees with flloat on all of it there."""
-
-    def drop_temporal(formula: Formula) -> Formula:
-        if isinstance(formula, (Always, Eventually)):
-            return drop_temporal(formula.arg)
-        if isinstance(formula, (And, Or)):
-            return type(formula)(tuple(drop_temporal(k) for k in formula.args))
-        if formula.children:
-            return type(formula)(*(drop_temporal(k) for k in formula.children))
-        return formula
-
     rng = random.Random(20250317)  # test_logic.b3_sample's seed and draws
     count = 0
     for _ in range(1000):

@@ -164,17 +164,18 @@ def test_b3_evaluate_agrees_with_flloat_everywhere(b3_sample):
     assert disagreements(b3_sample, evaluate) == 0
 
 
-def test_b3_the_oracle_catches_the_authors_defects(b3_sample):
-    def drop_temporal(formula: Formula) -> Formula:
-        """ALWAYS/EVENTUALLY evaluated at the current step only (the released code)."""
-        if isinstance(formula, (Always, Eventually)):
-            return drop_temporal(formula.arg)
-        if isinstance(formula, (And, Or)):
-            return type(formula)(tuple(drop_temporal(k) for k in formula.args))
-        if formula.children:
-            return type(formula)(*(drop_temporal(k) for k in formula.children))
-        return formula
+def drop_temporal(formula: Formula) -> Formula:
+    """ALWAYS/EVENTUALLY evaluated at the current step only (the released code)."""
+    if isinstance(formula, (Always, Eventually)):
+        return drop_temporal(formula.arg)
+    if isinstance(formula, (And, Or)):
+        return type(formula)(tuple(drop_temporal(k) for k in formula.args))
+    if formula.children:
+        return type(formula)(*(drop_temporal(k) for k in formula.children))
+    return formula
 
+
+def test_b3_the_oracle_catches_the_authors_defects(b3_sample):
     current_step_only = disagreements(b3_sample, lambda f, t: evaluate(drop_temporal(f), t))
     last_step_only = disagreements(b3_sample, lambda f, t: evaluate(f, t[-1:]))
     assert current_step_only > 100
