@@ -15,6 +15,7 @@ class _Context:
         self.labels = np.array(["no", "yes"])
         self.predictions = {"yhat": self.y_test.copy()}
         self.random_state, self.n_test, self.label, self.group = 0, n_groups, "y", "uid"
+        self.mode = "zoo"  # the default models' test split (the section words its counts so)
 
 
 def test_more_groups_than_the_limit_skips_the_section_with_a_note(monkeypatch):
