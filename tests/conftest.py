@@ -92,3 +92,28 @@ def tiny_transfer_study():
         progress=lambda done, total: calls.append((done, total)),
     )
     return study, calls
+
+
+@pytest.fixture
+def ctrl_c_raises():
+    """SIGINT raises KeyboardInterrupt for the test (Python's default), even when the run started
+    with SIGINT ignored (a job a script put in the background: ``make test &``), where
+    ``_thread.interrupt_main()`` does nothing and a test waiting for its Ctrl-C hangs."""
+    import signal
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+@pytest.fixture(autouse=True)
+def _sigint_handler_restored():
+    """A test (or the library code it runs) that changes the SIGINT handler does not leak it into
+    later tests: the Ctrl-C tests of tests/llm once found Ctrl-C ignored after an earlier test,
+    failed and hung (``_thread.interrupt_main`` does nothing when SIGINT is not Python's)."""
+    import signal
+
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    if signal.getsignal(signal.SIGINT) is not before:
+        signal.signal(signal.SIGINT, before)

@@ -48,7 +48,7 @@ def silent_endpoint():
         conn.close()
 
 
-def test_ctrl_c_returns_while_the_requests_are_still_unanswered(silent_endpoint):
+def test_ctrl_c_returns_while_the_requests_are_still_unanswered(silent_endpoint, ctrl_c_raises):
     url, accepted, closed = silent_endpoint
     model = RemoteModel(url, "m", timeout=10, max_retries=1, backoff=0.01, max_concurrency=2)
 

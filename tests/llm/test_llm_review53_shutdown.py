@@ -20,7 +20,7 @@ def _wait_for(condition, timeout=60.0):
     return False
 
 
-def test_ctrl_c_answers_an_in_flight_request_with_a_503(smollm2, monkeypatch):
+def test_ctrl_c_answers_an_in_flight_request_with_a_503(smollm2, monkeypatch, ctrl_c_raises):
     # `trustlab llm serve` runs serve_forever on the main thread; Ctrl-C there cut the connection
     # of a request waiting for the model before its handler could send the documented 503 (a
     # race the handler lost most times; here it always answers late, as on a busy machine)
