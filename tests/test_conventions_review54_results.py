@@ -12,15 +12,13 @@ want exactly them (fixing one means taking it off the list).
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import inspect
 import json
-import pkgutil
 
 import numpy as np
 import pytest
 
-import trustlab
+from test_api_shape import PUBLIC  # every package's exports (tests/ is on sys.path)
 from trustlab._results import Result, has_plot
 from trustlab.errors import InputError
 
@@ -33,16 +31,11 @@ KNOWN_GENERIC_SUMMARIES = {
 
 
 def _exported_results() -> list[tuple[str, type]]:
-    found = []
-    for info in pkgutil.iter_modules(trustlab.__path__):
-        if not info.ispkg or info.name.startswith("_") or info.name == "cli":
-            continue
-        module = importlib.import_module(f"trustlab.{info.name}")
-        for name in module.__all__:
-            obj = getattr(module, name)
-            if inspect.isclass(obj) and issubclass(obj, Result):
-                found.append((f"trustlab.{info.name}.{name}", obj))
-    return found
+    return [
+        (f"{package}.{name}", obj)
+        for package, name, obj in PUBLIC
+        if inspect.isclass(obj) and issubclass(obj, Result)
+    ]
 
 
 RESULTS = _exported_results()
