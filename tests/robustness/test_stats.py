@@ -282,13 +282,13 @@ def test_non_positive_sigma_is_refused_by_certify_counts(sigma):
         (dict(alpha=0.6), "alpha"),
         (dict(counts=[5.5, 4.5]), "counts"),
         (dict(counts=[-1, 4]), "counts"),
-        (dict(top_class=2), "top_classes"),
-        (dict(label=-1), "labels"),
+        (dict(top_class=2), "top_class"),
+        (dict(label=-1), "label"),
     ],
 )
 def test_bad_counts_level_input_names_the_argument(kwargs, argument):
     call = dict(counts=[5, 5], top_class=0, label=0, sigma=0.5, alpha=0.01) | kwargs
-    with pytest.raises(InputError, match=argument):
+    with pytest.raises(InputError, match=rf"^{argument}: "):
         certify_counts(call.pop("counts"), call.pop("top_class"), call.pop("label"), **call)
 
 

@@ -591,10 +591,10 @@ def certify_counts(
     >>> cert.abstain, round(cert.radius, 3) > 0
     (False, True)
     """
-    rows = np.atleast_2d(counts) if np.ndim(counts) == 1 else counts
-    if np.ndim(rows) == 2 and np.shape(rows)[0] != 1:
-        raise InputError.bad("counts", "one row of class counts", np.asarray(rows))
-    result = DatasetCertificate.from_counts(
-        [top_class], rows, [label], sigma=sigma, alpha=alpha, cost_matrix=cost_matrix, n0=n0
-    )
-    return result.certificate(0)
+    rows = _check_counts(np.atleast_2d(counts) if np.ndim(counts) == 1 else counts)
+    if rows.shape[0] != 1:
+        raise InputError.bad("counts", "one row of class counts", rows)
+    top = check_class_array([top_class], "top_class", rows.shape[1], 1)
+    y = check_class_array([label], "label", rows.shape[1], 1)
+    options = dict(sigma=sigma, alpha=alpha, cost_matrix=cost_matrix, n0=n0)
+    return DatasetCertificate.from_counts(top, rows, y, **options).certificate(0)
