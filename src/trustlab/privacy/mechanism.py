@@ -243,7 +243,7 @@ def _run_all(
             stored.pop(0, None)  # changes its input in place is caught only by running both
             stored.pop(1, None)
         for k, out in stored.items():
-            outputs[k] = as_float_array(out, names[k])
+            outputs[k] = _as_output(out, names[k])
     pending = [k for k in range(total) if outputs[k] is None]
     done = total - len(pending)
     if progress is not None:
@@ -255,7 +255,7 @@ def _run_all(
         delayed(_stored_call)(k, fn, _subset(data, masks[k]), names[k], folder) for k in pending
     )
     for k, out in runs:
-        outputs[k] = as_float_array(out, names[k])
+        outputs[k] = _as_output(out, names[k])
         done += 1
         if progress is not None:
             progress(done, total)
@@ -272,11 +272,19 @@ def _stored_call(k: int, fn, subset: Any, name: str, folder: Path | None) -> tup
     out = _call(fn, subset, name)
     if folder is not None:
         try:
-            out = as_float_array(out, name)
+            out = _as_output(out, name)
         except InputError:  # not stored: the caller refuses it, naming the run
             return k, out
         _save_run(folder, k, out)
     return k, out
+
+
+def _as_output(out: Any, name: str) -> np.ndarray:
+    """A run's output as a float array; ``None`` (an ``fn`` without ``return``) is named as such
+    (as an array it is NaN, and the error said "got nan")."""
+    if out is None:
+        raise InputError.bad(name, "an array of numbers (fn returned None: a missing return?)", out)
+    return as_float_array(out, name)
 
 
 def _call(fn, subset: Any, name: str) -> Any:
