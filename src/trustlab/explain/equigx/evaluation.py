@@ -45,9 +45,23 @@ METHODS = ("equigx", "equigx_block", "equigx_contrast", *BASELINES)
 
 
 def _auroc(mask: np.ndarray, score: np.ndarray) -> float:
-    from sklearn.metrics import roc_auc_score
+    """Node ROC-AUC of one graph: the Mann-Whitney U of the ground-truth nodes' scores over
+    (positives x negatives), ties counted half (average ranks). Equal to sklearn's
+    ``roc_auc_score`` (the tests' oracle) at a small part of its cost per graph; sklearn's own
+    answer where it is undefined (one kind of node: NaN and a warning; scores not finite: an
+    error)."""
+    from scipy.stats import rankdata
 
-    return float(roc_auc_score(mask, score))
+    mask = np.asarray(mask, dtype=bool)
+    score = np.asarray(score, dtype=float)
+    n_pos = int(mask.sum())
+    n_neg = mask.size - n_pos
+    if n_pos == 0 or n_neg == 0 or not np.isfinite(score).all():
+        from sklearn.metrics import roc_auc_score
+
+        return float(roc_auc_score(mask, score))
+    ranks = rankdata(score)
+    return float((ranks[mask].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
 def _ap(mask: np.ndarray, score: np.ndarray) -> float:
