@@ -472,7 +472,15 @@ class _RunStore:
         for k in range(total):
             file = self.path / f"run_{k}.npy"
             if file.is_file():
-                runs[k] = np.load(file, allow_pickle=False)
+                try:
+                    runs[k] = np.load(file, allow_pickle=False)
+                except (OSError, ValueError, EOFError) as exc:  # not written by a fit
+                    raise InputError(
+                        f"checkpoint: could not read {file} as a .npy array of numbers "
+                        f"({type(exc).__name__}); delete that file (its run is repeated) or the "
+                        "folder",
+                        argument="checkpoint",
+                    ) from exc
         return runs
 
 
