@@ -124,3 +124,9 @@ def test_the_terminal_bar_shows_no_count_without_a_total():
     finally:
         module.err_console = original
     assert rows == ["", "1/4"]
+
+
+def test_announce_tells_a_size_just_beyond_the_limit_from_the_limit():
+    # review 55: 1,000,001 rows read "is 1e+06 rows, beyond the 1e+06 rows"
+    with pytest.raises(InputError, match=r"is 1000001 rows, beyond the 1000000 rows this"):
+        announce("explaining all rows", work=1_000_001, limit=1e6, yes=False, unit=" rows")

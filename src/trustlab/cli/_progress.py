@@ -240,9 +240,12 @@ def announce(plan: str, *, work: float, limit: float, yes: bool, unit: str = "")
     run without asking; beyond it the command needs ``--yes``. The plan goes to stderr.
     """
     if work > limit and not yes:
+        digits = 3  # more where 3 would print the two sizes alike (1,000,001 and 1e6 rows)
+        while digits < 17 and f"{work:.{digits}g}" == f"{limit:.{digits}g}":
+            digits += 1
         raise InputError(
-            f"--yes: {plan} is {work:.3g}{unit}, beyond the {limit:.3g}{unit} this command runs "
-            "without asking (it may take very long); check the options or pass --yes",
+            f"--yes: {plan} is {work:.{digits}g}{unit}, beyond the {limit:.{digits}g}{unit} this "
+            "command runs without asking (it may take very long); check the options or pass --yes",
             argument="--yes",
         )
     tell(f"trustlab: {plan}", as_json=True)
