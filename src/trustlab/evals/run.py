@@ -5,7 +5,8 @@ the same task and model (status "started", "cancelled" or "error", not already f
 successful retry or a later successful run with the same settings); such a log is resumed with
 inspect's ``eval_retry``, which keeps the samples that were finished. An eval whose log ends with
 status "error" raises :class:`~trustlab.errors.BackendError` naming the log and its error: it is
-never returned as a result.
+never returned as a result. Ctrl-C raises ``KeyboardInterrupt`` (inspect catches it, writes the log
+as "cancelled" and returns none); the next run resumes that log.
 """
 
 from __future__ import annotations
@@ -206,12 +207,14 @@ def _run(
             continue
         if on_resume is not None:
             on_resume(f"resuming {local_path(old)} ({name}) with inspect's eval_retry")
-        for log in inspect_ai.eval_retry(old, log_dir=str(out), display="none"):
+        retried = inspect_ai.eval_retry(old, log_dir=str(out), display="none")
+        _raise_if_interrupted(retried, 1)
+        for log in retried:
             resumed[log.location] = local_path(old)
             logs.append(log)
     if fresh:
         try:
-            logs += inspect_ai.eval(
+            ran = inspect_ai.eval(
                 resolved,
                 model=fresh,
                 task_args=task_args or {},
@@ -247,6 +250,8 @@ def _run(
                 f"got {task!r} ({reason})",
                 argument="task",
             ) from None
+        _raise_if_interrupted(ran, len(fresh))
+        logs += ran
     _raise_on_errors(logs)
     _raise_on_dropped(logs, task_args or {}, retried=resumed)
     order = {name: i for i, name in enumerate(models)}  # as --model gave them, resumed or not
@@ -340,6 +345,13 @@ def _relative_file(spec: str) -> str:
     if not os.path.isfile(file):
         raise InputError.bad("task", "an existing task file", file)
     return os.path.relpath(file) + at + name
+
+
+def _raise_if_interrupted(logs: list[Any], expected: int) -> None:
+    """Ctrl-C as Ctrl-C: inspect catches it, writes the log as "cancelled" (the next run resumes
+    it) and returns no log, so the run would pass for a success (``eval run`` exited 0)."""
+    if len(logs) < expected or any(log.status == "cancelled" for log in logs):
+        raise KeyboardInterrupt
 
 
 def _raise_on_errors(logs: list[Any]) -> None:
