@@ -71,8 +71,8 @@ SUPPORTED = (
 
 
 def _signed(z: Any, eps: float) -> Any:
-    """``z + eps sign(z)`` with sign(0) = +1."""
-    return z + eps * torch.where(z >= 0, 1.0, -1.0).to(z.dtype)
+    """``z + eps sign(z)`` with sign(0) = +1; 1 where that is 0 (``eps = 0``: nothing to share)."""
+    return torch.where(z == 0, eps or 1.0, z + eps * torch.where(z >= 0, 1.0, -1.0).to(z.dtype))
 
 
 def _block_index(irreps: Any) -> Any:
@@ -98,7 +98,7 @@ def _modulator(R: Any, y: Any, irreps: Any, eps: float, variant: str) -> Any:
     idx, _ = _block_index(irreps)
     RJ = _block_sum(R, irreps)
     n2 = _block_sum(y * y, irreps)
-    return (RJ / (n2 + eps * eps))[:, idx] * y
+    return (RJ / _signed(n2, eps * eps))[:, idx] * y
 
 
 class _Project(torch.autograd.Function):
@@ -116,7 +116,7 @@ class _Project(torch.autograd.Function):
         zeros = torch.zeros(y.shape[0], ctx.nb, dtype=y.dtype)
         gy = zeros.index_add(1, idx, g * y)
         n2 = zeros.clone().index_add(1, idx, y * y)
-        return (gy / (n2 + ctx.eps * ctx.eps))[:, idx] * y, None, None, None
+        return (gy / _signed(n2, ctx.eps * ctx.eps))[:, idx] * y, None, None, None
 
 
 def _project(y: Any, irreps: Any, eps: float) -> Any:
