@@ -81,3 +81,23 @@ def resolve_output(output: int | str, names: Sequence[str]) -> int:
 def squeeze_output(arr: np.ndarray) -> np.ndarray:
     """Drop the trailing output axis of a single-output result (shap's convention)."""
     return arr[..., 0] if arr.shape[-1] == 1 else arr
+
+
+def dense_rows(X: Any, name: str) -> Any:
+    """Rows as the float conversion reads them: a scipy sparse matrix is refused as such, and
+    pandas' own missing value (pd.NA of the nullable dtypes, which scikit-learn reads as NaN)
+    becomes NaN; anything else is returned as it came."""
+    from scipy.sparse import issparse
+
+    if issparse(X):
+        raise InputError(
+            f"{name}: expected a dense array, got a scipy sparse matrix (convert it with "
+            ".toarray())",
+            argument=name,
+        )
+    if getattr(X, "ndim", None) == 2 and hasattr(X, "to_numpy"):  # a DataFrame
+        try:
+            return X.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):  # text: refused by the float conversion, naming it
+            return X
+    return X

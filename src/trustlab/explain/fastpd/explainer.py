@@ -14,6 +14,7 @@ from trustlab.explain.fastpd._engine import Engine
 from trustlab.explain.fastpd._ensemble import TreeEnsemble
 from trustlab.explain.fastpd._features import (
     beyond_input_dtype,
+    dense_rows,
     resolve_features,
     squeeze_output,
 )
@@ -576,7 +577,7 @@ def _rows(X: Any, name: str, ensemble: TreeEnsemble, names: Sequence[str] | None
         if missing:
             raise InputError.bad(name, f"the feature columns {list(names)}", columns)
         X = X.iloc[:, [columns.index(c) for c in names]]
-    arr = as_float_array(X, name, ndim=2, allow_nan=True)
+    arr = as_float_array(dense_rows(X, name), name, ndim=2, allow_nan=True)
     d = ensemble.n_features
     if arr.shape[1] != d:
         raise InputError.bad(name, f"{d} feature columns, as the model", arr)
