@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -236,7 +237,9 @@ def test_propose_prompt_holds_the_objective_and_k(k):
     assert "benign" in prompt or "harmless" in prompt
     lines = prompt.splitlines()
     assert lines[-1].startswith(f"{k}. ")
-    assert sum(1 for line in lines if parse_subtasks(line, 1)) == k  # the numbered template
+    template = [line for line in lines if re.fullmatch(r"\d+\. <\w+ subtask>", line)]
+    assert len(template) == k  # the numbered template
+    assert parse_subtasks("\n".join(template), k) == []  # echoed back, it proposes nothing
     assert ("one subtask" in prompt) if k == 1 else (f"{k} different subtasks" in prompt)
 
 

@@ -62,6 +62,8 @@ _WORDED = re.compile(
     re.IGNORECASE,
 )
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)")
+# the propose prompt's own placeholder ("<first subtask>", "<9th subtask>") echoed back: no subtask
+_ECHOED = re.compile(r"<(?:[a-z]+|\d+th) subtask>", re.IGNORECASE)
 _RULE = re.compile(r"^[ \t]*([-*_])(?:[ \t]*\1){2,}[ \t]*$")  # a horizontal rule such as * * *
 
 
@@ -161,8 +163,9 @@ def parse_subtasks(text: str, k: int) -> list[str]:
     the last item (it cannot be told from a paragraph of that item). Text before the first marker
     is dropped. With no item, a JSON array of strings (``["Sort a list", ...]``, bare or fenced)
     or an object holding one (``{"subtasks": [...]}``) gives its strings. Items are stripped;
-    empty ones and repeats (compared without case and with runs of white space collapsed) are
-    dropped; the first ``k`` are kept. Nothing parseable gives ``[]`` (the caller counts a failed
+    empty ones, repeats (compared without case and with runs of white space collapsed) and the
+    prompt's own placeholders echoed back (``<first subtask>``) are dropped; the first ``k`` are
+    kept. Nothing parseable gives ``[]`` (the caller counts a failed
     decomposition); this never raises on odd text. A reasoning model's ``<think>...</think>``
     block is dropped first (its draft list is not the answer; an answer cut off inside the
     reasoning has no list).
@@ -188,7 +191,7 @@ def parse_subtasks(text: str, k: int) -> list[str]:
     for lines in items:
         item = "\n".join(lines).strip()
         key = " ".join(item.casefold().split())
-        if item and key not in seen:
+        if item and key not in seen and not _ECHOED.fullmatch(item):
             seen.add(key)
             kept.append(item)
         if len(kept) == k:
