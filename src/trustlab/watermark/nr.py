@@ -102,7 +102,7 @@ def _torch() -> Any:
 def as_images(images: Any, name: str = "images") -> list[np.ndarray]:
     """``images`` as a list of (H, W, 3) uint8 arrays: an (n, H, W, 3) uint8 array, one (H, W, 3)
     image, or a sequence of (H, W, 3) uint8 images of any sizes (at least 8 pixels a side)."""
-    if isinstance(images, np.ndarray) and images.ndim == 4:
+    if isinstance(images, np.ndarray) and images.ndim == 4 and len(images) > 0:
         items = list(images)
     elif isinstance(images, np.ndarray) and images.ndim == 3:
         items = [images]
@@ -110,7 +110,7 @@ def as_images(images: Any, name: str = "images") -> list[np.ndarray]:
         items = list(images)
     else:
         raise InputError.bad(
-            name, "an (n, H, W, 3) uint8 array or a list of (H, W, 3) images", images
+            name, "an (n, H, W, 3) uint8 array (n >= 1) or a list of (H, W, 3) images", images
         )
     out = []
     for i, img in enumerate(items):
