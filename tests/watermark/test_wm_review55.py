@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 from trustlab.errors import InputError
-from trustlab.watermark import WatermarkPredictor
+from trustlab.watermark import WatermarkPredictor, decode_invisible, embed_invisible
+
+BITS = np.tile([True, False, False, True], 8)
 
 
 def test_an_empty_image_array_is_an_input_error():
@@ -22,3 +24,40 @@ def test_an_empty_image_array_is_an_input_error():
             masks=np.zeros((0, 16, 16), bool),
             content_types=[],
         )
+
+
+@pytest.mark.parametrize("strength", [0, -5, float("nan")])
+def test_a_strength_that_embeds_nothing_is_refused(strength):
+    """dwtDctSvd at strength 0 or below returned an image whose payload decoded to 11 of 32 bits,
+    without a word."""
+    image = np.full((256, 256, 3), 128, np.uint8)
+    with pytest.raises(InputError, match=r"^strength: expected a number in \(0, inf\)"):
+        embed_invisible("dwtDctSvd", image, strength, BITS)
+    with pytest.raises(InputError, match=r"^strength:"):
+        decode_invisible("blind", image, strength)
+
+
+def test_images_the_libraries_cannot_carry_are_input_errors():
+    """invisible-watermark raised RuntimeError under 65,536 pixels, blind-watermark an
+    AssertionError (in Chinese) without room for the bits, OpenCV its own error on a float
+    image, and an unknown kind was a ValueError."""
+    small = np.zeros((255, 256, 3), np.uint8)
+    with pytest.raises(InputError, match=r"^image: expected at least 256 x 256 = 65,536 pixels"):
+        embed_invisible("dwtDct", small, 36, BITS)
+    with pytest.raises(InputError, match=r"^image: expected at least 256 x 256"):
+        decode_invisible("dwtDctSvd", small, 36)
+    # blind-watermark needs more 4 x 4 blocks of the half-size image than bits: 8 x 4 = 32 is not
+    with pytest.raises(InputError, match=r"^image: expected room for 32 bits"):
+        embed_invisible("blind", np.zeros((63, 31, 3), np.uint8), 36, BITS)
+    rng = np.random.default_rng(5)
+    fits = rng.integers(0, 256, (63, 39, 3), dtype=np.uint8)  # 8 x 5 = 40 blocks
+    marked = embed_invisible("blind", fits, 36, BITS)
+    assert np.array_equal(decode_invisible("blind", marked, 36), BITS)
+    with pytest.raises(InputError, match=r"^image: expected an \(H, W, 3\) uint8 RGB image"):
+        embed_invisible("dwtDctSvd", np.zeros((256, 256, 3)), 36, BITS)
+    with pytest.raises(InputError, match=r"^kind: expected 'dwtDctSvd', 'dwtDct', 'rivaGan'"):
+        decode_invisible("dwtdctsvd", np.zeros((256, 256, 3), np.uint8), 36)
+    with pytest.raises(InputError, match=r"^bits: expected a 1-D array of 0/1 values"):
+        embed_invisible("blind", fits, 36, [0, 2])
+    with pytest.raises(InputError, match=r"^n_bits: expected exactly 32 bits for rivaGan"):
+        decode_invisible("rivaGan", np.zeros((256, 256, 3), np.uint8), 0, n_bits=16)

@@ -303,6 +303,31 @@ def _imwatermark() -> Any:
     return require("imwatermark", "watermark")
 
 
+def _check_invisible(kind: Any, image: Any, strength: Any, n_bits: Any, bits: str) -> np.ndarray:
+    """``image`` as an (H, W, 3) uint8 array once the arguments suit ``kind``'s library (a
+    strength <= 0 embedded nothing, silently; a small image raised the library's own error)."""
+    from trustlab._checks import check_positive, check_positive_int
+
+    if kind not in ("dwtDctSvd", "dwtDct", "rivaGan", "blind"):
+        raise InputError.bad("kind", "'dwtDctSvd', 'dwtDct', 'rivaGan' or 'blind'", kind)
+    arr = np.asarray(image)
+    if arr.ndim != 3 or arr.shape[2] != 3 or arr.dtype != np.uint8:
+        raise InputError.bad("image", "an (H, W, 3) uint8 RGB image", arr)
+    n_bits = check_positive_int(n_bits, bits)
+    if kind == "rivaGan" and n_bits != PAYLOAD_BITS:
+        raise InputError.bad(bits, f"exactly {PAYLOAD_BITS} bits for rivaGan", n_bits)
+    if kind != "rivaGan":
+        check_positive(strength, "strength")
+    h, w = arr.shape[:2]
+    if kind == "blind" and ((h + 1) // 8) * ((w + 1) // 8) <= n_bits:
+        raise InputError.bad(
+            "image", f"room for {n_bits} bits (blind: over {n_bits} blocks of 8 x 8)", arr
+        )
+    if kind != "blind" and h * w < 256 * 256:
+        raise InputError.bad("image", f"at least 256 x 256 = 65,536 pixels for {kind}", arr)
+    return arr
+
+
 def embed_invisible(kind: str, image: np.ndarray, strength: float, bits: np.ndarray) -> np.ndarray:
     """Embed ``bits`` into the uint8 RGB ``image`` with ``kind``'s library at ``strength``.
 
@@ -311,7 +336,12 @@ def embed_invisible(kind: str, image: np.ndarray, strength: float, bits: np.ndar
     is ignored); ``"blind"``: blind-watermark with ``d1 = strength``, ``d2 = strength * 20 / 36``
     (its default ratio) and :data:`BLIND_PASSWORDS`. Returns the uint8 RGB watermarked image.
     """
-    bgr = np.ascontiguousarray(image[..., ::-1])
+    bits = np.asarray(bits)
+    if bits.ndim != 1 or not np.isin(bits, (0, 1)).all():
+        raise InputError.bad("bits", "a 1-D array of 0/1 values", bits)
+    bgr = np.ascontiguousarray(
+        _check_invisible(kind, image, strength, bits.size, "bits")[..., ::-1]
+    )
     if kind in ("dwtDctSvd", "dwtDct", "rivaGan"):
         iw = _imwatermark()
         enc = iw.WatermarkEncoder()
@@ -339,7 +369,7 @@ def decode_invisible(
 ) -> np.ndarray:
     """Read ``n_bits`` back from the uint8 RGB ``image`` with ``kind``'s own decoder (the
     counterpart of :func:`embed_invisible`); returns a bool array."""
-    bgr = np.ascontiguousarray(np.asarray(image, dtype=np.uint8)[..., ::-1])
+    bgr = np.ascontiguousarray(_check_invisible(kind, image, strength, n_bits, "n_bits")[..., ::-1])
     if kind in ("dwtDctSvd", "dwtDct", "rivaGan"):
         iw = _imwatermark()
         dec = iw.WatermarkDecoder("bits", n_bits)
