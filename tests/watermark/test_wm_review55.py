@@ -3,12 +3,18 @@ two of the page's numbers against docs/results, and PLCC on scores of any magnit
 
 from __future__ import annotations
 
+import json
+import math
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from trustlab.errors import InputError
 from trustlab.watermark import WatermarkPredictor, decode_invisible, embed_invisible
 
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = ROOT / "docs" / "watermark.md"
 BITS = np.tile([True, False, False, True], 8)
 
 
@@ -61,3 +67,33 @@ def test_images_the_libraries_cannot_carry_are_input_errors():
         embed_invisible("blind", fits, 36, [0, 2])
     with pytest.raises(InputError, match=r"^n_bits: expected exactly 32 bits for rivaGan"):
         decode_invisible("rivaGan", np.zeros((256, 256, 3), np.uint8), 0, n_bits=16)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_large_sets_intervals_are_the_recorded_accuracies():
+    """The page gave seed 601's 95 % interval as 0.597-0.631; 0.61433 +- 0.01742 is 0.597-0.632."""
+    held = json.loads((ROOT / "docs/results/watermark_heldout.json").read_text())
+    shown = []
+    for seed in ("seed_501", "seed_601"):
+        models = held[seed]["models"]
+        (shipped,) = [m for name, m in models.items() if name.startswith("shipped")]
+        acc = shipped["evaluation"]["visibility"]["exact_level_accuracy"]
+        half = 1.96 * math.sqrt(acc * (1 - acc) / shipped["evaluation"]["visibility"]["n"])
+        shown.append(f"{acc - half:.3f}-{acc + half:.3f}")
+    assert f"intervals ({shown[0]} and {shown[1]}) reach down" in _one_line(PAGE.read_text())
+
+
+def test_the_object_iou_after_watermark_training_is_the_recorded_one():
+    """The page said 0.02-0.07 for the pretrained runs' object IoU after the watermark training;
+    the records hold 0.0217 and 0.0648."""
+    rows = json.loads((ROOT / "docs/results/watermark_pretrain_ablation.json").read_text())["rows"]
+
+    def span(arm: str) -> str:
+        ious = [r["object_iou_held_out"] for r in rows.values() if r["arm"] == arm]
+        return f"{min(ious):.2f}-{max(ious):.2f}"
+
+    sentence = f"no longer does ({span('position')}; the controls {span('none')})."
+    assert sentence in _one_line(PAGE.read_text())
