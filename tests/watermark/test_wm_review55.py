@@ -9,9 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from trustlab.errors import InputError
-from trustlab.watermark import WatermarkPredictor, decode_invisible, embed_invisible
+from trustlab.watermark import WatermarkPredictor, decode_invisible, embed_invisible, srcc_plcc
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "watermark.md"
@@ -97,3 +98,13 @@ def test_the_object_iou_after_watermark_training_is_the_recorded_one():
 
     sentence = f"no longer does ({span('position')}; the controls {span('none')})."
     assert sentence in _one_line(PAGE.read_text())
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-300])
+def test_plcc_on_scores_of_any_magnitude_is_scipys(scale):
+    """The norms overflowed (PLCC 0.0 for scores near 1e200) or underflowed (NaN near 1e-300)."""
+    a = np.array([1.0, 2.0, 3.0, 5.0]) * scale
+    b = np.array([1.0, 2.0, 4.0, 3.0])
+    srcc, plcc = srcc_plcc(a, b)
+    assert plcc == pytest.approx(stats.pearsonr(a / scale, b).statistic, abs=1e-12)
+    assert srcc == pytest.approx(stats.spearmanr(a, b).statistic, abs=1e-12)

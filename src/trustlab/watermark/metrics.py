@@ -460,6 +460,7 @@ def _scores(value: Any, name: str) -> np.ndarray:
 
 def _pearson(a: np.ndarray, b: np.ndarray) -> float:
     da, db = a - a.mean(), b - b.mean()
+    da, db = da / (np.abs(da).max() or 1.0), db / (np.abs(db).max() or 1.0)  # norms in range
     na, nb = np.linalg.norm(da), np.linalg.norm(db)
     if na == 0 or nb == 0:
         return math.nan
