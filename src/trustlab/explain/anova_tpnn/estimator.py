@@ -264,7 +264,8 @@ class ANOVATPNN(BaseEstimator):
         return None if self.n_jobs is None else check_n_jobs(self.n_jobs)
 
     def fit(self, X, y, *, progress: Callable[[int, int, float], None] | None = None):
-        """Fit the model; returns self.
+        """Fit the model; returns self. A fit that fails or is interrupted once training has
+        started leaves the model not fitted (``NotFittedError``), whatever an earlier fit gave.
 
         Parameters
         ----------
@@ -299,18 +300,23 @@ class ANOVATPNN(BaseEstimator):
         terms = mains + sorted(terms, key=len)  # grouped by order, as the network computes them
         _check_distinct_names(features.names, terms)
         self._set_structure(features, terms, task, classes, isinstance(X, pd.DataFrame))
-        if progress is not None:  # the input is good: training starts
-            progress(0, self.max_epochs, math.nan)
-        data = (x_num, x_cat, encoded, train_idx, valid_idx)
-        self._train(data, task, classes, rng, n_threads, progress)
-        held_out = len(train_idx) < len(frame)
-        self.history_["n_validation_rows"] = len(valid_idx) if held_out else 0
-        self.validation_rows_ = np.sort(valid_idx) if held_out else np.empty(0, dtype=np.int64)
-        self._score_held_out(x_num, x_cat, target, encoded)
-        self._n_fit, self._fit_digest = len(frame), _rows_digest(frame)
-        self.importance_, self._importance_per_class_ = self._importance_values(
-            self._component_array(x_num, x_cat)
-        )
+        try:
+            if progress is not None:  # the input is good: training starts
+                progress(0, self.max_epochs, math.nan)
+            data = (x_num, x_cat, encoded, train_idx, valid_idx)
+            self._train(data, task, classes, rng, n_threads, progress)
+            held_out = len(train_idx) < len(frame)
+            self.history_["n_validation_rows"] = len(valid_idx) if held_out else 0
+            self.validation_rows_ = np.sort(valid_idx) if held_out else np.empty(0, np.int64)
+            self._score_held_out(x_num, x_cat, target, encoded)
+            self._n_fit, self._fit_digest = len(frame), _rows_digest(frame)
+            self.importance_, self._importance_per_class_ = self._importance_values(
+                self._component_array(x_num, x_cat)
+            )
+        except BaseException:  # diverged, interrupted: the new structure has no weights
+            for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+                delattr(self, name)  # not fitted, rather than the old weights on the new map
+            raise
         return self
 
     def _score_held_out(self, x_num, x_cat, target, encoded) -> None:
