@@ -25,6 +25,7 @@ torch = require("torch", "image")
 
 from trustlab.explain.regions.inputs import (  # noqa: E402
     check_images,
+    check_known_labels,
     check_training_data,
 )
 from trustlab.explain.regions.metrics import pixel_grid_mask  # noqa: E402
@@ -168,6 +169,11 @@ class BlackBoxClassifier(ClassifierMixin, BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class labels (n,)."""
         return self.classes_[self.predict_proba(X).argmax(1)]
+
+    def score(self, X: Any, y: Any) -> float:
+        """Accuracy on ``(X, y)``; labels outside ``classes_`` are refused (never predicted)."""
+        pred = self.predict(X)
+        return float(np.mean(pred == check_known_labels(y, len(pred), self.classes_)))
 
     def save(self, path: str | Path) -> Path:
         """Save into the folder ``path``: ``model.json`` and ``weights.safetensors``."""

@@ -48,8 +48,10 @@ torch = require("torch", "image")
 from trustlab.explain.regions.dynamic import _deltas, dynamic_tau_sequential  # noqa: E402
 from trustlab.explain.regions.inputs import (  # noqa: E402
     check_images,
+    check_known_labels,
     check_segment_maps,
     check_training_data,
+    is_number,
 )
 from trustlab.explain.regions.losses import (  # noqa: E402
     colour_jitter,
@@ -206,7 +208,7 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
         p["covariance"] = check_bool(self.covariance, "covariance")
         p["sparsity"] = check_choice(self.sparsity, "sparsity", ("kl", "l1"))
         p["lambda_sparsity"] = check_positive(self.lambda_sparsity, "lambda_sparsity")
-        if not _is_number(self.lambda_covariance) or not self.lambda_covariance >= 0:
+        if not is_number(self.lambda_covariance) or not self.lambda_covariance >= 0:
             raise InputError.bad("lambda_covariance", "a number >= 0", self.lambda_covariance)
         p["lambda_covariance"] = float(self.lambda_covariance)
         p["n_samples"] = check_positive_int(self.n_samples, "n_samples")
@@ -216,11 +218,11 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
         p["max_epochs"] = check_positive_int(self.max_epochs, "max_epochs")
         p["batch_size"] = check_positive_int(self.batch_size, "batch_size")
         p["learning_rate"] = check_positive(self.learning_rate, "learning_rate")
-        if not _is_number(self.weight_decay) or not self.weight_decay >= 0:
+        if not is_number(self.weight_decay) or not self.weight_decay >= 0:
             raise InputError.bad("weight_decay", "a number >= 0", self.weight_decay)
-        if not _is_number(self.fill):
+        if not is_number(self.fill):
             raise InputError.bad("fill", "a number", self.fill)
-        if not _is_number(self.colour_jitter) or not 0 <= self.colour_jitter < 1:
+        if not is_number(self.colour_jitter) or not 0 <= self.colour_jitter < 1:
             raise InputError.bad("colour_jitter", "a number in [0, 1)", self.colour_jitter)
         return p
 
@@ -509,8 +511,9 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
         return self.classes_[r.prediction]
 
     def score(self, X: Any, y: Any, *, segments: Any = None) -> float:
-        """Accuracy on ``(X, y)``."""
-        return float(np.mean(self.predict(X, segments=segments) == np.asarray(y)))
+        """Accuracy on ``(X, y)``; labels outside ``classes_`` are refused (never predicted)."""
+        pred = self.predict(X, segments=segments)
+        return float(np.mean(pred == check_known_labels(y, len(pred), self.classes_)))
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | Path) -> Path:
@@ -557,13 +560,6 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
 
 #: TAU_GRID value -> its position.
 _LEVEL_INDEX = {t: i for i, t in enumerate(TAU_GRID)}
-
-
-def _is_number(value: Any) -> bool:
-    """A real number, numpy scalars included, not a bool."""
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-        value, (bool, np.bool_)
-    )
 
 
 def _plain(value: Any) -> Any:

@@ -11,7 +11,13 @@ from trustlab.errors import InputError
 
 torch = require("torch", "image")
 
-__all__ = ["check_images", "check_segment_maps", "images_count"]
+__all__ = [
+    "check_images",
+    "check_segment_maps",
+    "check_known_labels",
+    "images_count",
+    "is_number",
+]
 
 
 def check_images(images: Any, name: str = "images", size: tuple[int, int] | None = None) -> Any:
@@ -106,6 +112,31 @@ def check_training_data(X: Any, y: Any) -> tuple[Any, np.ndarray, np.ndarray]:
     if len(classes) < 2:
         raise InputError.bad("y", "labels of at least two classes", y)
     return x, classes, y_idx
+
+
+def check_known_labels(y: Any, n: int, classes: np.ndarray, name: str = "y") -> np.ndarray:
+    """``y`` as an array of ``n`` labels among ``classes`` (a model's ``classes_``): a label outside
+    them would only count as wrong, and a column (n, 1) would be compared with every prediction."""
+    arr = np.asarray(y)
+    if arr.shape != (n,):
+        raise InputError.bad(name, f"{n} labels (one per image)", y)
+    unknown = arr[~np.isin(arr, classes)]
+    if len(unknown):
+        distinct = list(dict.fromkeys(unknown.tolist()))
+        shown = ", ".join(map(repr, distinct[:3])) + (", ..." if len(distinct) > 3 else "")
+        raise InputError(
+            f"{name}: expected labels among the model's classes ({', '.join(map(str, classes))}), "
+            f"got {len(unknown)} of {n} outside them ({shown})",
+            argument=name,
+        )
+    return arr
+
+
+def is_number(value: Any) -> bool:
+    """A real number, numpy scalars included, not a bool."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
 
 
 def _missing(y: np.ndarray) -> np.ndarray:
