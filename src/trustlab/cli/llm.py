@@ -94,7 +94,7 @@ def generate_command(
 ) -> None:
     from trustlab._checks import check_positive_int
     from trustlab.llm import generate_texts, load_model
-    from trustlab.llm.registry import resolve_source
+    from trustlab.llm.registry import check_chat_support, resolve_source
     from trustlab.llm.settings import check_seed, check_temperature
 
     plan = (
@@ -106,6 +106,7 @@ def generate_command(
     check_temperature(temperature)
     check_seed(seed)
     if endpoint is None:
+        check_chat_support(model, chat)  # a model known to have no chat template (--chat)
         resolve_source(model)  # a name or path that names no model (--model)
     backend: Any = None if endpoint is None else _remote(endpoint, model, api_key, timeout)
     # the plan (or the refusal of a runaway generation) before a model loads

@@ -15,7 +15,7 @@ from trustlab._results import Result
 from trustlab.errors import InputError
 from trustlab.llm._inputs import as_texts
 from trustlab.llm.protocol import LanguageModel
-from trustlab.llm.registry import load_model
+from trustlab.llm.registry import check_chat_support, load_model
 from trustlab.llm.settings import check_seed, check_temperature
 
 __all__ = ["Generations", "generate_texts"]
@@ -122,6 +122,7 @@ def generate_texts(
         check_bool(chat, "chat")
         check_temperature(temperature)
         check_positive_int(batch_size, "batch_size")
+        check_chat_support(model, chat)
         model = load_model(model)
     elif not callable(getattr(model, "generate", None)):
         raise InputError.bad("model", "a LanguageModel, a model name or a path", model)

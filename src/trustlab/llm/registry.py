@@ -198,6 +198,20 @@ def load_model(
     return LocalModel(model, tokenizer, name=source.name)
 
 
+def check_chat_support(name_or_path: Any, chat: Any) -> None:
+    """Refuse ``chat=True`` for a model known by name to have no chat template, before it loads
+    (the refusal :class:`LocalModel` gives after the load). Paths are not known until loaded."""
+    if not isinstance(name_or_path, (str, os.PathLike)):
+        return
+    entry = _REGISTRY.get(os.fspath(name_or_path))
+    if chat is True and entry is not None and not entry.chat:
+        raise InputError.bad(
+            "chat",
+            f"False for {entry.name!r}, which has no chat template (plain continuation)",
+            chat,
+        )
+
+
 def resolve_source(name_or_path: Any) -> ModelSource:
     """A registered name, a ``.gguf`` file or a Hugging Face folder as a :class:`ModelSource`."""
     if not isinstance(name_or_path, (str, os.PathLike)):
