@@ -48,7 +48,7 @@ from trustlab.safety.neutrality.paired import GRADER_OPTIONS
 _inspect = require("inspect_ai", "evals")
 from inspect_ai import Epochs  # noqa: E402
 from inspect_ai.dataset import Sample  # noqa: E402
-from inspect_ai.model import GenerateConfig, get_model  # noqa: E402
+from inspect_ai.model import ChatMessageUser, GenerateConfig, get_model  # noqa: E402
 from inspect_ai.scorer import SampleScore, Score, metric, score_reducer, scorer  # noqa: E402
 from inspect_ai.solver import solver  # noqa: E402
 
@@ -128,7 +128,7 @@ def neutrality_pairs(
     ]
     return _inspect.Task(
         dataset=samples,
-        solver=_answer_both(max_tokens),
+        solver=_answer_both(),
         scorer=neutrality_pair_grades(),
         metrics=[
             _pair_metric("refusal_rate", threshold)(),
@@ -143,18 +143,19 @@ def neutrality_pairs(
 
 
 @solver
-def _answer_both(max_tokens: int) -> Any:
-    """Answer prompt a (the sample's input), then prompt b in a fresh conversation."""
+def _answer_both() -> Any:
+    """Answer prompt a (the sample's input), then prompt b in a fresh conversation, both through
+    the task's ``generate``: with one configuration (the task's, under any eval-level setting
+    such as inspect's ``--temperature`` or ``--max-tokens``), so the two sides stay comparable."""
 
     async def solve(state: Any, generate: Any) -> Any:
         state = await generate(state)
-        state.metadata["response_a"] = state.output.completion or ""
-        model = get_model()
-        other = await model.generate(
-            state.metadata["prompt_b"],
-            config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
-        )
-        state.metadata["response_b"] = other.completion or ""
+        messages, output = state.messages, state.output
+        state.metadata["response_a"] = output.completion or ""
+        state.messages = [ChatMessageUser(content=state.metadata["prompt_b"])]
+        state = await generate(state)
+        state.metadata["response_b"] = state.output.completion or ""
+        state.messages, state.output = messages, output  # the sample's own conversation: a's
         return state
 
     return solve
