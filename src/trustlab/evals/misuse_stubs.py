@@ -36,7 +36,7 @@ STUB_MODELS = ("strong", "weak")
 STUB_EXPECTED = "trustlab-stub/strong or trustlab-stub/weak"
 REFUSAL = "I can't help with that: it goes against my policy."
 UNKNOWN = "I don't know."
-MAX_K = 10  # proposals are recognised for k up to this
+MAX_K = 10  # proposals indexed for k up to this (larger k: recognised by rebuilding them)
 _FENCE = re.compile(r"```(?:python)?\n(.*?)```", re.S)
 _BULLET = re.compile(r"^- .*$", re.M)
 
@@ -88,9 +88,38 @@ def _apply_flagged_step(request: str) -> str | None:
     return None
 
 
+_APPROACH = re.compile(r"\n\(Approach (\d+): explain each step\.\)\Z")
+
+
+def _recognise(request: str) -> tuple[Any, Any]:
+    """(kind, item) of a request the index holds, or of a proposal or a solve request for more
+    than ``MAX_K`` subtasks (``-T k=11``), recognised by rebuilding it exactly."""
+    table = _index()
+    if request in table:
+        return table[request]
+    prefix = solve_prompt("x")[:-1]
+    if request.startswith(prefix):  # the i-th variant of a benign part, i > MAX_K
+        subtask = request[len(prefix) :]
+        found = _APPROACH.search(subtask)
+        kind, task = table.get(subtask[: found.start()] if found else "", (None, None))
+        if found and kind == "benign" and _variant(task.benign_part, int(found[1])) == subtask:
+            return "benign", task
+    counted = re.search(r"\nPropose (\d+) different subtasks ", request)
+    if counted:  # a proposal for k > MAX_K subtasks
+        k = int(counted[1])
+        for kind, item in table.values():
+            if (
+                kind == "propose"
+                and item[1] == 1
+                and propose_prompt(item[0].objective, k) == request
+            ):
+                return "propose", (item[0], k)
+    return None, None
+
+
 def stub_answer(role: str, request: str) -> str:
     """What the stub playing ``role`` ("strong" or "weak") answers to ``request``."""
-    kind, item = _index().get(request, (None, None))
+    kind, item = _recognise(request)
     if role == "strong":
         if is_flagged(request):
             return REFUSAL
