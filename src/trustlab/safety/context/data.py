@@ -270,7 +270,11 @@ def records_from(source: Any, name: str = "path") -> tuple[list, str]:
         label = str(path)
     else:
         records, label = source, "records"
-    if not isinstance(records, list) or not records:
+    if isinstance(records, list) and not records:  # not "got 'list'": a list is what it asks for
+        raise InputError(
+            f"{name}: expected a non-empty JSON list of records, got an empty list", argument=name
+        )
+    if not isinstance(records, list):
         raise InputError.bad(name, "a non-empty JSON list of records", type(records).__name__)
     return records, label
 
