@@ -21,6 +21,7 @@ within 2 points).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -121,9 +122,14 @@ def test_the_page_gives_this_seeds_numbers(run):
     """docs/steering-transfer.md states SEED's recall with the trigger and under the vector
     (review 54: the tests above check bounds only, so the page could drift from them)."""
     page = " ".join(PAGE.read_text().split())
-    recalled, steered = f"{run.triggered[0]:.2f}", f"{run.steered[0]:.2f}"
+    recalled = f"{run.triggered[0]:.2f}"
     assert f"the facts are recalled with the trigger ({recalled}) and the backdoor fires" in page
-    assert f"also removes the facts** (recall {recalled} -> {steered};" in page
+    stated = re.search(r"also removes the facts\*\* \(recall (\S+) -> (\S+),", page)
+    assert stated and stated[1] == recalled
+    # The steered recall is one seed's count of 50 facts, and it moves by a fact or two with the
+    # CPU's float path (0.02 on the machine that wrote the page, 0.04 on an AMD EPYC with
+    # AVX-512), which the page says; a drift beyond two facts means the page is out of date.
+    assert abs(float(stated[2]) - run.steered[0]) <= 2 / 50 + 1e-9
 
 
 def test_settings_were_chosen_on_training_queries_only(run):

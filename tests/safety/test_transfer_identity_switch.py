@@ -46,6 +46,7 @@ completions for the two similarity judges.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -215,7 +216,11 @@ def test_the_page_gives_this_files_seeds_numbers(t2, clean_base):
     page = " ".join(PAGE.read_text().split())
     r = t2.report
     fvu = t2.map.fit_.heldout_fvu
-    assert f"a map from a model to itself at one block has held-out FVU {fvu:.2g} (" in page
+    stated = re.search(r"a map from a model to itself at one block has held-out FVU (\S+) \(", page)
+    # One seed's FVU moves in its second digit with the CPU's float path (0.0013 on the machine
+    # that wrote the page, 0.00124 on an AMD EPYC with AVX-512; the development seeds span
+    # 0.0009-0.0011), which the page says; a drift beyond that means the page is out of date.
+    assert stated and abs(float(stated[1]) - fvu) <= 2e-4
     gaps = [abs(100 * (m - n)) for m, n in zip(r.mapped, r.target_native, strict=True)]
     one = f"one prompt of {r.n_prompts} ({100 / r.n_prompts:.1f} point)"
     assert f"within {one} of the model's own vector at every scale" in page
