@@ -173,7 +173,7 @@ def human_statistics(
     safe, unsafe, n_unpaired = _pairs(data)
     if len(safe) < 2:
         raise InputError.bad(
-            "dataset", "at least 2 queries with a record of each context", len(safe)
+            "dataset", "at least 2 queries with exactly one record of each context", len(safe)
         )
     trials = np.full(len(safe), n)
     tests = per_item_ztests(k[safe], trials, k[unsafe], trials)
