@@ -99,7 +99,8 @@ def check_training_data(X: Any, y: Any) -> tuple[Any, np.ndarray, np.ndarray]:
     must be multiples of 8 and there must be two classes at least."""
     x = check_images(X, "X")
     if x.shape[2] % 8 or x.shape[3] % 8:
-        raise InputError.bad("X", "images whose sides are multiples of 8", x)
+        given = X if isinstance(X, torch.Tensor) else np.asarray(X)  # not its float32 copy
+        raise InputError.bad("X", "images whose sides are multiples of 8", given)
     y_arr = np.asarray(y)
     if y_arr.ndim != 1 or len(y_arr) != x.shape[0]:
         raise InputError.bad("y", f"{x.shape[0]} labels (one per image)", y)
