@@ -236,7 +236,10 @@ class LLMServer:
     def _authorised(self, header: str | None) -> bool:
         if self._api_key is None:
             return True
-        return hmac.compare_digest((header or "").encode(), f"Bearer {self._api_key}".encode())
+        # RFC 9110 section 11.1: the scheme is case-insensitive ("bearer" is "Bearer")
+        scheme, _, token = (header or "").partition(" ")
+        same_key = hmac.compare_digest(token.lstrip(" ").encode(), self._api_key.encode())
+        return scheme.lower() == "bearer" and same_key
 
     def _next_fault(self) -> Faults | None:
         """The fault for this POST request, if it is among the first ``faults.count``."""
