@@ -482,7 +482,7 @@ def apply_mask(images: Any, mask: Any, fill: Any = 0.0) -> Any:
 
     ``fill`` is a number or one value per channel (the normalised black, e.g.
     ``-mean / std``). With a hard 0/1 mask the pixels outside it are exactly ``fill``, whatever
-    they held (faithfulness by construction).
+    they held, NaN and infinity included (faithfulness by construction).
 
     Examples
     --------
@@ -501,6 +501,8 @@ def apply_mask(images: Any, mask: Any, fill: Any = 0.0) -> Any:
     if f.ndim > 1 or (f.ndim == 1 and f.numel() not in (1, c)):
         raise InputError.bad("fill", f"a number or {c} per-channel values", fill)
     f = f.to(dtype=x.dtype, device=x.device).reshape(1, -1, 1, 1)
+    # a NaN or infinite pixel outside the mask would survive ``x * 0`` (as NaN): zero it first
+    x = torch.where((m != 0) | torch.isfinite(x), x, torch.zeros((), dtype=x.dtype))
     return x * m + f * (1 - m)
 
 
