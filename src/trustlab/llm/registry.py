@@ -17,6 +17,7 @@ from typing import Any
 
 from trustlab._checks import check_device, resolve_device
 from trustlab._lazy import require
+from trustlab._paths import cache_root
 from trustlab._results import Result
 from trustlab.errors import ConfigError, InputError
 from trustlab.llm._cache import ModelSource, file_identity, load_weights
@@ -190,6 +191,7 @@ def load_model(
     ['The capital of France is Paris.']
     """
     check_device(device)
+    cache_root(cache_dir)  # a cache_dir that is no path, before anything is read
     source = resolve_source(name_or_path)
     where = resolve_device(require("torch", "llm"), device)
     model, tokenizer = load_weights(source, cache_dir)
