@@ -21,6 +21,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
@@ -37,11 +38,15 @@ class Background:
         self.futures: dict[str, Future] = {}  # handed to the worker
         self.lock = threading.Lock()
         self.workers: list[Any] = []
+        self.started = time.monotonic()
+        # name -> (where it ran: "worker" or "here", wall seconds), for the session's summary
+        self.ledger: dict[str, tuple[str, float]] = {}
 
     def start(self, jobs: Mapping[str, Job]) -> None:
         if not jobs or os.environ.get("TRUSTLAB_TEST_BACKGROUND", "1") == "0":
             return
         self.pending = dict(jobs)
+        self.started = time.monotonic()
         before = set(multiprocessing.active_children())
         self.executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
         self._hand_over()  # the first job, which also starts the worker
@@ -61,6 +66,13 @@ class Background:
                 return None
             del self.pending[name]
             self.futures[name] = future
+            begun = time.monotonic()  # one job at a time: it begins when it is handed over
+            future.add_done_callback(
+                lambda f, name=name: (
+                    f.cancelled()
+                    or self.ledger.setdefault(name, ("worker", time.monotonic() - begun))
+                )
+            )
             return future
 
     def _feed(self) -> None:
@@ -93,10 +105,30 @@ class Background:
                 futures[name] = taken
             else:
                 function, kwargs = job
+                begun = time.monotonic()
                 values[name] = function(**kwargs)
+                if taken is not None:  # a queued job taken back (not one of another selection)
+                    self.ledger[name] = ("here", time.monotonic() - begun)
         for name, future in futures.items():
             values[name] = future.result()
         return {name: values[name] for name in jobs}
+
+    def summary(self) -> str | None:
+        """One line on how the worker was used: its jobs and busy seconds against the session's
+        (an idle worker means room for more jobs), and the jobs taken back into the test
+        process (a busy worker: their time added to the run)."""
+        if not self.ledger:
+            return None
+        session = time.monotonic() - self.started
+        worker = {n: t for n, (where, t) in self.ledger.items() if where == "worker"}
+        here = {n: t for n, (where, t) in self.ledger.items() if where == "here"}
+        line = (
+            f"background jobs: {len(worker)} in the worker, busy {sum(worker.values()):.0f} s of "
+            f"the session's {session:.0f} s; {len(here)} taken back ({sum(here.values()):.0f} s)"
+        )
+        if here:
+            line += ": " + ", ".join(f"{n} {t:.0f} s" for n, t in here.items())
+        return line
 
     def stop(self) -> None:
         """Drop what is left and end the worker (also after a failure or Ctrl-C)."""

@@ -29,6 +29,13 @@ def pytest_sessionfinish(session, exitstatus):
     _BACKGROUND.stop()
 
 
+def pytest_terminal_summary(terminalreporter):
+    """How the background worker was used (room for more jobs, or jobs taken back)."""
+    line = _BACKGROUND.summary()
+    if line:
+        terminalreporter.write_line(line)
+
+
 @pytest.fixture(scope="session")
 def background():
     """The session's background jobs: ``background.result(name, job)``."""

@@ -1,6 +1,7 @@
 """The suite's background worker (tests/background_jobs.py): values equal the calls, a job the
 worker has not begun runs in the test process, and stopping ends a busy worker."""
 
+import re
 import textwrap
 import time
 from functools import partial
@@ -22,6 +23,12 @@ def test_values_are_the_calls_and_a_job_not_begun_runs_here():
         assert background.result("slow", slow) is None
         # not queued at all (another selection): computed here
         assert background.results({"other": quick}) == {"other": textwrap.shorten(**quick[1])}
+        deadline = time.monotonic() + 10  # the worker's job is entered by the future's callback
+        while "slow" not in background.ledger and time.monotonic() < deadline:
+            time.sleep(0.05)
+        line = background.summary()
+        assert re.match(r"background jobs: 1 in the worker, busy \d+ s of the session's", line)
+        assert line.endswith("1 taken back (0 s): quick 0 s")  # "other" was never queued
     finally:
         background.stop()
 
