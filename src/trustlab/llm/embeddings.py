@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import as_float_array, check_finite_rows
+from trustlab._checks import as_float_array, check_finite_rows, check_positive_int
 from trustlab._lazy import require
 from trustlab.errors import InputError
 from trustlab.llm._cache import quiet_transformers
@@ -72,6 +72,7 @@ def embed_texts(
     zeros.
     """
     texts = as_texts(texts, "texts")  # one string is one text, not its characters
+    batch_size = check_positive_int(batch_size, "batch_size")  # before the embedder loads
     if embedder is None:
         raw = load_sentence_embedder().encode(
             texts,
