@@ -7,6 +7,7 @@ import os
 import matplotlib
 import pytest
 
+from background_helpers import SMOLLM2_CACHE
 from background_jobs import Background
 
 # Two shared cores: numeric libraries run single-threaded in tests, and plots never need a display.
@@ -20,6 +21,8 @@ _BACKGROUND = Background()
 def pytest_collection_finish(session):
     """Start the selected modules' ``BACKGROUND_JOBS`` (tests/background_jobs.py)."""
     jobs = {}
+    if any("smollm2" in getattr(item, "fixturenames", ()) for item in session.items):
+        jobs["smollm2-cache"] = SMOLLM2_CACHE  # first: the session fixture waits for it
     for module in dict.fromkeys(getattr(item, "module", None) for item in session.items):
         jobs.update(getattr(module, "BACKGROUND_JOBS", None) or {})
     _BACKGROUND.start(jobs)
@@ -60,12 +63,14 @@ def _close_figures():
 
 
 @pytest.fixture(scope="session")
-def smollm2():
-    """SmolLM2-135M-Instruct loaded once a session (torch on one thread; cached safetensors copy)."""
+def smollm2(background):
+    """SmolLM2-135M-Instruct loaded once a session (torch on one thread; cached safetensors copy,
+    which the background worker fills at the session's start where it is missing)."""
     import torch
 
     from trustlab.llm import load_model
 
+    background.result("smollm2-cache", SMOLLM2_CACHE)
     torch.set_num_threads(1)
     return load_model("smollm2-135m-instruct")
 
