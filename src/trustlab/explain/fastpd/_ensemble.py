@@ -136,13 +136,19 @@ def model_refusal(expected: str, model: Any) -> InputError:
     return InputError(f"model: expected {expected}, got {type(model).__name__}", argument="model")
 
 
-def categorical_refusal(what: str, features: Any, names: Any) -> InputError:
-    """The refusal of a model with native categorical splits, naming the features they use."""
+def categorical_refusal(what: str, features: Any, names: Any, declared: bool = False) -> InputError:
+    """The refusal of a model with native categorical splits, naming the features they use
+    (``declared``: the features the model declares categorical, split on or not)."""
     names = [] if names is None else list(names)
     shown = [names[j] if j < len(names) else f"x{j}" for j in sorted(set(int(f) for f in features))]
+    expected, got = (
+        ("categorical features", "categorical_features")
+        if declared
+        else ("categorical splits", "categorical splits on")
+    )
     return InputError(
-        f"model: expected {what} model without categorical splits, got categorical splits "
-        f"on {', '.join(shown)}; one-hot encode such features (a Pipeline) to explain the model",
+        f"model: expected {what} model without {expected}, got {got} "
+        f"{', '.join(shown)}; one-hot encode such features (a Pipeline) to explain the model",
         argument="model",
     )
 

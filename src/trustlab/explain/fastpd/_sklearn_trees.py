@@ -186,10 +186,13 @@ def _from_hist_gradient_boosting(model: Any) -> TreeEnsemble:
     name = type(model).__name__
     is_cat = getattr(model, "is_categorical_", None)
     if is_cat is not None and np.any(is_cat):
+        # Refused even when no tree splits on them: the trees then index the columns in the
+        # model's own order (its categorical ones first), not the caller's.
         raise categorical_refusal(
             "a HistGradientBoosting",
             np.flatnonzero(is_cat),
             getattr(model, "feature_names_in_", None),
+            declared=True,
         )
     n_out = int(model.n_trees_per_iteration_)
     trees = []
