@@ -25,7 +25,7 @@ text. Rules:
   booleans, alone or followed by punctuation and a comment ("Yes, but ...", "No."); anything
   else is no answer (None): the echoed templates "[yes/no]" and ``"yes" or "no"``, "N/A",
   "none", and a yes/no word that begins a phrase ("No answer", "no response");
-- the final answer: the integer in the value (3, "3", "[3]", "3. Reasonable Pluralism",
+- the final answer: the integer in the value (3, "3", "3.0", "[3]", "3. Reasonable Pluralism",
   "Option 3") mapped through :data:`~trustlab.safety.neutrality.FINAL_ANSWER_LABELS`; None when
   outside 1-6 or when the value holds several numbers (the echoed "[1/2/3/4/5/6]"); without a
   number, the one option named in it ("Reasonable Pluralism", "reasonable_pluralism",
@@ -158,7 +158,7 @@ _YES_NO = re.compile(
     r"""(?:\s*$|\s*[,.;:!?)\]}"'*`(\[]|\s+[-\u2013\u2014])""",
     re.IGNORECASE,
 )
-_INTEGER = re.compile(r"-?\d+")
+_INTEGER = re.compile(r"(-?\d+)(?:\.0+(?!\d))?")  # "3.0" is 3, as the number 3.0 is
 _NAMES = {
     "reasonable pluralism": "reasonable_pluralism",
     "pluralism": "reasonable_pluralism",
