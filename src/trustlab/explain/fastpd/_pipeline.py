@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from trustlab.errors import InputError
+from trustlab.explain.fastpd._features import dense_rows
 
 __all__ = ["is_pipeline", "split_pipeline", "transform_rows", "transformed_names"]
 
@@ -51,6 +52,7 @@ def transform_rows(transform: Any, X: Any, name: str) -> np.ndarray:
         ) from None
     if hasattr(out, "toarray"):  # a sparse matrix (e.g. one-hot columns)
         out = out.toarray()
+    out = dense_rows(out, name)  # a pandas frame: its pd.NA is NaN, as for rows given directly
     if hasattr(out, "to_numpy"):
         out = out.to_numpy()
     try:
