@@ -291,6 +291,7 @@ def _build(
         k, was_short = _votes(record, i, name)
         votes.append(k)
         short += was_short
+    _refuse_duplicates(records, name)
     predictions = None
     if model is not None:
         missing = [i for i, r in enumerate(records) if model not in r]
@@ -313,6 +314,30 @@ def _build(
         short_vote_lists=short,
         source=label,
     )
+
+
+def _refuse_duplicates(records: Sequence[Mapping], name: str) -> None:
+    """Each query once per context: a repeated record (same query, context and intended context;
+    a file concatenated twice, say) would count twice in every metric and test."""
+    first: dict[str, int] = {}
+    repeats = []
+    for i, record in enumerate(records):
+        key = json.dumps(
+            [record["query"], record["context"], record["context_intended_to_be_safe"]],
+            sort_keys=True,
+            default=str,
+        )
+        if key in first:
+            repeats.append(f"record {i} repeats record {first[key]}")
+        else:
+            first[key] = i
+    if repeats:
+        more = f" (and {len(repeats) - 3} more)" if len(repeats) > 3 else ""
+        raise InputError(
+            f"{name}: expected each record once (query, context and intended context), got "
+            f"{len(repeats)} duplicate(s): {'; '.join(repeats[:3])}{more}",
+            argument=name,
+        )
 
 
 def load_casebench(
