@@ -320,6 +320,23 @@ def test_quantile_scaling_matches_scikit_learn():
         )
 
 
+@pytest.mark.parametrize("n_quantiles", [1000, 37])
+def test_quantile_scaling_matches_scikit_learn_on_blocks_of_ties(n_quantiles):
+    """Rounded values (blocks of ties) over a skewed tail: the quantiles are taken at scikit-
+    learn's probabilities (linspace(0, 1, n) * 100, not linspace(0, 100, n): they differ in the
+    last bit, which moved a tied block's edge by one quantile, 0.2004 against 0.2044, review 55)."""
+    rng = np.random.default_rng(99)
+    for n in (500, 3000):
+        train = np.concatenate([np.round(rng.normal(size=n // 2), 1), rng.exponential(size=n // 2)])
+        features = FeatureMap.fit(pd.DataFrame({"x": train}), [False], n_quantiles)
+        reference = QuantileTransformer(n_quantiles=min(n_quantiles, n), subsample=None)
+        reference.fit(train[:, None])
+        new = np.concatenate([train, rng.normal(size=200) * 3])
+        ours = features.transform(pd.DataFrame({"x": new}))[0][:, 0]
+        expected = 2 * reference.transform(new[:, None])[:, 0] - 1
+        np.testing.assert_allclose(ours, expected, rtol=0, atol=1e-12)
+
+
 def test_importance_is_root_mean_square_of_each_component(regression, multiclass):
     for model, X, _ in (regression, multiclass):
         values = model.components(X).values

@@ -148,7 +148,7 @@ class FeatureMap:
                         f"the constant {values[0]:g} in every row",
                     )
                 count = min(n_quantiles, len(values))
-                probabilities = np.linspace(0.0, 100.0, count)
+                probabilities = np.linspace(0.0, 1.0, count) * 100.0  # as scikit-learn (ties)
                 quantiles.append(np.maximum.accumulate(np.percentile(values, probabilities)))
                 levels.append(None)
         return cls(
