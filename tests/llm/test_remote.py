@@ -306,6 +306,7 @@ def test_a_broken_stream_is_a_backend_error(body, reason):
     with serving(Faults(malformed=body)) as srv, client(srv) as model:
         with pytest.raises(BackendError, match=reason):
             list(model.stream("x", chat=False))
+        assert model.max_retries > 0 and srv.n_requests == 1  # answered, then broken: no retry
 
 
 def test_completions_from_a_server_without_logprobs_is_a_backend_error(waits):

@@ -126,6 +126,16 @@ def test_usage_counts_tokens_and_length_finish():
         assert data["choices"][0]["finish_reason"] == "stop"
 
 
+def test_without_a_tokenizer_the_finish_reason_cannot_say_length():
+    """A model without a tokenizer (a RemoteModel behind the server, say) cannot have its answer
+    counted: the same cut answer that reads "length" above reads "stop" (docs/llm-remote.md
+    says so; review 55 found clients misled)."""
+    with make_server(Reverser()) as srv:
+        data = post(srv, "/v1/completions", {"prompt": "one two three", "max_tokens": 4}).json()
+        assert data["choices"][0]["text"] == "text eerht owt eno"  # four words: at the budget
+        assert data["choices"][0]["finish_reason"] == "stop"
+
+
 class StrictTemplate(WordTokenizer):
     """A chat template that, like many, refuses conversations that do not alternate."""
 

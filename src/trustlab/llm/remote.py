@@ -292,9 +292,9 @@ class RemoteModel:
 
         The arguments are those of :meth:`chat`; with ``chat=False`` ``messages`` is one prompt
         string sent to ``/completions``. They are checked now; the request is sent when the
-        iteration starts. Failures before the first piece are retried as in :meth:`chat`; a
-        stream that breaks or ends without ``[DONE]`` raises
-        :class:`~trustlab.errors.BackendError`. Stopping the iteration early closes the
+        iteration starts. Failures before the server answers are retried as in :meth:`chat`; a
+        stream that breaks after it answered (even before its first piece) or ends without
+        ``[DONE]`` raises :class:`~trustlab.errors.BackendError`. Stopping the iteration early closes the
         connection (the server then stops generating).
 
         Examples
