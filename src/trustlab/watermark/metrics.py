@@ -459,11 +459,11 @@ def _scores(value: Any, name: str) -> np.ndarray:
 
 
 def _pearson(a: np.ndarray, b: np.ndarray) -> float:
+    if np.all(a == a[0]) or np.all(b == b[0]):  # constant: its centred copy need not be 0
+        return math.nan
     da, db = a - a.mean(), b - b.mean()
     da, db = da / (np.abs(da).max() or 1.0), db / (np.abs(db).max() or 1.0)  # norms in range
-    na, nb = np.linalg.norm(da), np.linalg.norm(db)
-    if na == 0 or nb == 0:
-        return math.nan
+    na, nb = np.linalg.norm(da), np.linalg.norm(db)  # >= 1: neither side is constant
     return float(np.clip(np.dot(da / na, db / nb), -1.0, 1.0))
 
 
