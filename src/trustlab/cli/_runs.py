@@ -9,6 +9,8 @@ like a new one. :func:`remove_stale` drops files of an earlier run that this run
 :func:`options_named` names options for library arguments that the shared table
 (``OPTION_FOR_ARGUMENT`` in ``_common``) maps to another command's option, or not at all.
 :func:`amount` and :func:`counted` write the numbers of a plan ("540 points x 10^12 samples").
+:func:`refuse_repeats`, :func:`unique_key` and :func:`folder_labels` name the models a command
+compares (each once, one row label each).
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from trustlab._checks import repeated
 from trustlab._results import check_output_dir
 from trustlab.errors import InputError
 
@@ -120,3 +123,28 @@ def amount(value: float) -> str:
 def counted(value: float, noun: str) -> str:
     """``"1 point"``, ``"540 points"``, ``"10^12 samples"``."""
     return f"{amount(value)} {noun}{'' if value == 1 else 's'}"
+
+
+def folder_labels(paths: list[Path]) -> list[str]:
+    """Row labels of model folders: each folder's name, or where two share it (``train`` writes
+    every model to ``OUT/model``: ``A/model`` and ``B/model``) the run folder's (``A``, ``B``)."""
+    names = [p.name or p.resolve().name or str(p) for p in paths]
+    return [
+        (p.resolve().parent.name or name) if names.count(name) > 1 else name
+        for p, name in zip(paths, names, strict=True)
+    ]
+
+
+def refuse_repeats(option: str, given: list[Any], expected: str) -> None:
+    """Refuse a model named twice: it was evaluated twice (as X and X_2, other random controls)."""
+    twice = repeated([str(g) for g in given])
+    if twice:
+        raise InputError.bad(option, expected, f"{', '.join(twice)} repeated")
+
+
+def unique_key(name: str, taken: dict[str, Any]) -> str:
+    """``name``, or ``name_2``, ``name_3`` ... when ``taken`` holds it."""
+    out, i = name, 2
+    while out in taken:
+        out, i = f"{name}_{i}", i + 1
+    return out

@@ -33,10 +33,17 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
-from trustlab._checks import repeated
 from trustlab._results import json_text, write_atomic, write_png
 from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, tell
-from trustlab.cli._runs import OverwriteOption, options_named, refuse_existing, remove_stale
+from trustlab.cli._runs import (
+    OverwriteOption,
+    folder_labels,
+    options_named,
+    refuse_existing,
+    refuse_repeats,
+    remove_stale,
+    unique_key,
+)
 from trustlab.errors import InputError, ResourceError
 
 __all__ = ["app", "DATA_SOURCES"]
@@ -491,20 +498,6 @@ def _progress_callback(bar: Any, n_models: int) -> Callable[[int, int, str], Non
     return report
 
 
-def _refuse_repeats(option: str, given: list[Any], expected: str) -> None:
-    """Refuse a model named twice: it was evaluated twice (as X and X_2, other random controls)."""
-    twice = repeated([str(g) for g in given])
-    if twice:
-        raise InputError.bad(option, expected, f"{', '.join(twice)} repeated")
-
-
-def _unique(name: str, taken: dict[str, Any]) -> str:
-    out, i = name, 2
-    while out in taken:
-        out, i = f"{name}_{i}", i + 1
-    return out
-
-
 @app.command("evaluate")
 def evaluate(
     checkpoint: Annotated[
@@ -566,16 +559,16 @@ def evaluate(
             raise InputError.bad(
                 "--checkpoint", "a shipped checkpoint or --model DIR (none is shipped yet)", None
             )
-    _refuse_repeats("--checkpoint", names, "each checkpoint once")
-    _refuse_repeats("--model", [p.resolve() for p in model or []], "each model folder once")
+    refuse_repeats("--checkpoint", names, "each checkpoint once")
+    refuse_repeats("--model", [p.resolve() for p in model or []], "each model folder once")
     for name in names:
-        models[_unique(name, models)] = _load_checkpoint(name)
+        models[unique_key(name, models)] = _load_checkpoint(name)
         described[name] = CHECKPOINTS[name]["description"]
     info: dict[str, Any] = {}
-    for path in model or []:
+    for path, label in zip(model or [], folder_labels(model or []), strict=True):
         net, record = _load_model(path)
         info = info or record
-        models[_unique(path.name or path.resolve().name or str(path), models)] = net
+        models[unique_key(label, models)] = net
     sizes = {tuple(int(s) for s in m.image_size_) for m in models.values()}
     if len(sizes) > 1:
         raise InputError.bad("--model", "models of one image size", sorted(sizes))
