@@ -148,7 +148,9 @@ def test_overwrite_replaces_only_the_audits_own_files(tmp_path):
     assert list((tmp_path / "models").iterdir()) == [tmp_path / "models" / "README"]
     assert (tmp_path / "notes.txt").read_text() == "mine"
     assert list(pd.read_csv(again.predictions_path).columns) == ["row", "y", "grp", "yhat"]
-    assert json.loads(again.json_path.read_text())["meta"]["models"] == ["yhat"]
+    meta = json.loads(again.json_path.read_text())["meta"]
+    assert meta["models"] == ["yhat"]
+    assert meta["rows"] == {"audited": 120}  # nothing trained: no "train 0" (review 55)
 
 
 def test_overwrite_never_deletes_the_model_being_audited_or_model_files_it_did_not_write(
@@ -167,6 +169,7 @@ def test_overwrite_never_deletes_the_model_being_audited_or_model_files_it_did_n
     assert load_classifier(audited).predict(table[["x", "kind"]]).shape == (120,)
     meta = json.loads(again.json_path.read_text())["meta"]
     assert meta["models"] == ["random_forest"] and meta["files"] == ["predictions.csv"]
+    assert meta["rows"] == {"audited": 120}
 
 
 def test_an_unfinished_earlier_audit_is_named_as_such(tmp_path):

@@ -373,7 +373,10 @@ def _meta(ctx: AuditContext, test_size: float) -> dict:
         "group": ctx.group,
         "models": list(ctx.predictions),
         "audit": how,
-        "rows": {"train": ctx.n_train, "test": ctx.n_test},
+        # a --pred or --model audit trains nothing (the page said "train 0")
+        "rows": {"train": ctx.n_train, "test": ctx.n_test}
+        if ctx.mode == "zoo"
+        else {"audited": ctx.n_test},
         "split": ctx.split,
         "random_state": ctx.random_state,
         "files": [ctx.files["predictions"], *ctx.files["models"].values()],
