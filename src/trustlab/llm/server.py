@@ -236,10 +236,14 @@ class LLMServer:
     def _authorised(self, header: str | None) -> bool:
         if self._api_key is None:
             return True
-        # RFC 9110 section 11.1: the scheme is case-insensitive ("bearer" is "Bearer")
+        # RFC 9110 section 11.1: the scheme is case-insensitive ("bearer" is "Bearer"), and more
+        # than one space may follow it; a key that itself begins with a space (sent by
+        # RemoteModel as "Bearer  <key>") is still the key
         scheme, _, token = (header or "").partition(" ")
-        same_key = hmac.compare_digest(token.lstrip(" ").encode(), self._api_key.encode())
-        return scheme.lower() == "bearer" and same_key
+        key = self._api_key.encode()
+        exact = hmac.compare_digest(token.encode(), key)
+        spaced = hmac.compare_digest(token.lstrip(" ").encode(), key)
+        return scheme.lower() == "bearer" and (exact or spaced)
 
     def _next_fault(self) -> Faults | None:
         """The fault for this POST request, if it is among the first ``faults.count``."""
