@@ -178,6 +178,8 @@ def test_a_missing_role_is_named(tmp_path, capsys):
         (["--model", "trustlab-stub/medium", "--strong", STUBS["strong"], "--weak", STUBS["weak"]],
          "--model: expected trustlab-stub/strong or trustlab-stub/weak"),
         (["--strong", STUBS["strong"], "--weak", STUBS["weak"], "-T", "k=0"], "-T k: expected"),
+        # docs/misuse.md: the eval runs the shipped suites only, no -T data= file yet
+        (["--strong", STUBS["strong"], "--weak", STUBS["weak"], "-T", "data=own.jsonl"], "-T"),
     ],
 )  # fmt: skip
 def test_a_bad_stub_or_task_argument_names_the_option_typed(tmp_path, capsys, argv, message):
