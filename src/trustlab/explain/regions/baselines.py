@@ -170,10 +170,14 @@ class BlackBoxClassifier(ClassifierMixin, BaseEstimator):
         """Predicted class labels (n,)."""
         return self.classes_[self.predict_proba(X).argmax(1)]
 
-    def score(self, X: Any, y: Any) -> float:
-        """Accuracy on ``(X, y)``; labels outside ``classes_`` are refused (never predicted)."""
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Accuracy on ``(X, y)`` (weighted as scikit-learn's); labels outside ``classes_`` are
+        refused (never predicted)."""
+        from sklearn.metrics import accuracy_score
+
         pred = self.predict(X)
-        return float(np.mean(pred == check_known_labels(y, len(pred), self.classes_)))
+        y = check_known_labels(y, len(pred), self.classes_)
+        return float(accuracy_score(y, pred, sample_weight=sample_weight))
 
     def save(self, path: str | Path) -> Path:
         """Save into the folder ``path``: ``model.json`` and ``weights.safetensors``."""
