@@ -6,19 +6,11 @@ effect is the partial dependence of the fitted model, centred (a brute-force che
 
 import numpy as np
 import pytest
-import torch
 from sklearn.exceptions import NotFittedError
+from test_anova_tpnn import _one_torch_thread  # noqa: F401  (torch on one thread, autouse)
 
 from trustlab.errors import BackendError
 from trustlab.explain.anova_tpnn import ANOVATPNN
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
 
 
 def _data(n=120, seed=55):
