@@ -95,6 +95,9 @@ def _check_images(images: Any, name: str = "images") -> np.ndarray:
         raise InputError.bad(name, "pixel values 0-255", arr.dtype)
     if not np.isfinite(arr).all():
         raise InputError.bad(name, "finite pixel values", "NaN or infinity")
+    low, high = arr.min(), arr.max()
+    if low < 0 or high > 255:
+        raise InputError.bad(name, "pixel values 0-255", f"values from {low:g} to {high:g}")
     return arr
 
 
