@@ -80,7 +80,7 @@ class TemplateBackend:
         return self._model().predict(images)
 
     def answer(self, image: np.ndarray, question: str) -> str:
-        return self.answer_batch([image], [question])[0]
+        return self.answer_batch([check_one_image(image)], [question])[0]
 
     def answer_batch(self, images: Sequence[np.ndarray], questions: Sequence[str]) -> list[str]:
         """Answers for many images at once (one batched predictor pass)."""
@@ -103,7 +103,7 @@ class TemplateBackend:
         ]
 
     def level_logits(self, image: np.ndarray) -> np.ndarray:
-        pred = self.predict([image])
+        pred = self.predict([check_one_image(image)])
         return np.log(np.clip(pred.level_probabilities[0], 1e-300, None))
 
 
@@ -240,7 +240,7 @@ class HFVisionLanguageBackend:
 
     # ---- the protocol ----------------------------------------------------------------------
     def answer(self, image: np.ndarray, question: str) -> str:
-        return self.answer_batch([image], [question])[0]
+        return self.answer_batch([check_one_image(image)], [question])[0]
 
     def answer_batch(self, images: Sequence[np.ndarray], questions: Sequence[str]) -> list[str]:
         """Greedy answers, ``batch_size`` images per ``generate`` call (special tokens removed)."""
@@ -315,13 +315,14 @@ def check_images_and_questions(
 
 
 def check_one_image(image: Any) -> np.ndarray:
-    """One (H, W, 3) uint8 image (for ``level_logits``)."""
-    from trustlab.watermark.nr import as_images
+    """One (H, W, 3) uint8 image (for ``answer`` and ``level_logits``; an (1, H, W, 3) array
+    too), named ``image`` in the errors."""
+    from trustlab.watermark.nr import as_image
 
-    img = as_images(image, "image")
-    if len(img) != 1:
-        raise InputError.bad("image", "one (H, W, 3) uint8 image", f"{len(img)} images")
-    return img[0]
+    arr = np.asarray(image)
+    if arr.ndim == 4 and len(arr) != 1:
+        raise InputError.bad("image", "one (H, W, 3) uint8 image", f"{len(arr)} images")
+    return as_image(arr[0] if arr.ndim == 4 else arr, "image")
 
 
 def level_word_ids(tokenizer: Any, where: Any) -> list[int]:

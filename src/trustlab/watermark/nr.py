@@ -84,6 +84,7 @@ __all__ = [
     "WatermarkPredictor",
     "WatermarkPredictions",
     "WatermarkTrainingHistory",
+    "as_image",
     "as_images",
     "block_mask",
 ]
@@ -112,15 +113,17 @@ def as_images(images: Any, name: str = "images") -> list[np.ndarray]:
         raise InputError.bad(
             name, "an (n, H, W, 3) uint8 array (n >= 1) or a list of (H, W, 3) images", images
         )
-    out = []
-    for i, img in enumerate(items):
-        arr = np.asarray(img)
-        if arr.ndim != 3 or arr.shape[2] != 3 or min(arr.shape[:2]) < 8:
-            raise InputError.bad(f"{name}[{i}]", "an RGB image of shape (H, W, 3), H, W >= 8", arr)
-        if arr.dtype != np.uint8:
-            raise InputError.bad(f"{name}[{i}]", "uint8 pixel values 0-255", arr.dtype)
-        out.append(arr)
-    return out
+    return [as_image(img, f"{name}[{i}]") for i, img in enumerate(items)]
+
+
+def as_image(image: Any, name: str = "image") -> np.ndarray:
+    """One (H, W, 3) uint8 image (a PIL RGB image too) of at least 8 pixels a side."""
+    arr = np.asarray(image)
+    if arr.ndim != 3 or arr.shape[2] != 3 or min(arr.shape[:2]) < 8:
+        raise InputError.bad(name, "an RGB image of shape (H, W, 3), H, W >= 8", arr)
+    if arr.dtype != np.uint8:
+        raise InputError.bad(name, "uint8 pixel values 0-255", arr.dtype)
+    return arr
 
 
 def block_mask(masks: Any, side: int) -> Any:

@@ -285,7 +285,7 @@ class WMarkGPTBackend:
 
     # ---- the protocol ----------------------------------------------------------------------
     def answer(self, image: np.ndarray, question: str) -> str:
-        return self.answer_batch([image], [question])[0]
+        return self.answer_batch([check_one_image(image)], [question])[0]
 
     def answer_batch(self, images: Sequence[np.ndarray], questions: Sequence[str]) -> list[str]:
         """Answers one image at a time (the authors' model takes one prompt per call)."""
