@@ -7,9 +7,12 @@ inspect nor the task's dependencies); :func:`register_task` adds one at run time
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from trustlab._checks import check_string
@@ -162,3 +165,23 @@ def load_builtin_tasks() -> None:
     """Import every built-in task module (registers their ``@task`` functions with inspect)."""
     for target, _ in BUILTIN_TASKS.values():
         importlib.import_module(target.partition(":")[0])
+
+
+#: the key of a log's metadata that holds :func:`data_digests` (run_eval compares it on resume)
+DATA_DIGESTS = "trustlab_data_sha256"
+
+
+def data_digests(task_args: dict[str, Any]) -> dict[str, str]:
+    """{argument: sha256 of the content} of the task arguments that name a file or folder."""
+    digests = {}
+    for key, value in task_args.items():
+        path = Path(value) if isinstance(value, (str, os.PathLike)) and value else None
+        if path is None or not path.exists():
+            continue
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        digest = hashlib.sha256()
+        for file in files:
+            digest.update(f"{file.relative_to(path) if file != path else ''}\0".encode())
+            digest.update(hashlib.sha256(file.read_bytes()).digest())
+        digests[key] = digest.hexdigest()
+    return digests

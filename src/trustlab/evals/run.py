@@ -6,7 +6,8 @@ successful retry or a later successful run with the same settings); such a log i
 inspect's ``eval_retry``, which keeps the samples that were finished. An eval whose log ends with
 status "error" raises :class:`~trustlab.errors.BackendError` naming the log and its error: it is
 never returned as a result. Ctrl-C raises ``KeyboardInterrupt`` (inspect catches it, writes the log
-as "cancelled" and returns none); the next run resumes that log.
+as "cancelled" and returns none); the next run resumes that log. A task argument naming a file or
+folder is logged with a sha256 of its content: an unfinished log whose file changed since is refused.
 """
 
 from __future__ import annotations
@@ -24,7 +25,14 @@ from trustlab._checks import check_positive_int, repeated
 from trustlab._lazy import require
 from trustlab._results import Result, output_dir
 from trustlab.errors import BackendError, InputError
-from trustlab.evals.registry import BUILTIN_TASKS, REQUIRED_ROLES, check_roles, resolve_task
+from trustlab.evals.registry import (
+    BUILTIN_TASKS,
+    DATA_DIGESTS,
+    REQUIRED_ROLES,
+    check_roles,
+    data_digests,
+    resolve_task,
+)
 
 __all__ = ["EvalRun", "run_eval", "UNFINISHED", "errored_samples"]
 
@@ -196,9 +204,9 @@ def _run(
         "model roles": roles,
     }
     headers = _readable_headers(out, on_resume) if resume else []
-    ours = _task_matcher(task, resolved)
-    for name in models:
-        old, other = _unfinished_log(headers, ours, name, request) if resume else (None, None)
+    ours, digests = _task_matcher(task, resolved), data_digests(task_args or {})
+    plans = [(m, *_unfinished_log(headers, ours, m, request, digests)) for m in models]  # all first
+    for name, old, other in plans:
         if other is not None and on_resume is not None:
             on_resume(f"not resuming {local_path(other[0])} ({name}): it ran with other {other[1]}; "
                       "starting afresh")  # fmt: skip
@@ -223,6 +231,7 @@ def _run(
                 log_dir=str(out),
                 display="none",
                 model_roles=roles or None,
+                metadata={DATA_DIGESTS: digests} if digests else None,
             )
         except ValueError as exc:  # inspect: "Model API x of model 'x/y' not recognized."
             if "not recognized" not in str(exc):
@@ -481,8 +490,9 @@ def _readable_headers(log_dir: Path, on_resume: Callable[[str], Any] | None) -> 
 
 
 def _unfinished_log(
-    headers: list[Any], same_task: Callable[[Any], bool], model: str, request: dict[str, Any]
-) -> tuple[str | None, tuple[str, str] | None]:
+    headers: list[Any], same_task: Callable[[Any], bool], model: str, request: dict[str, Any],
+    digests: dict[str, str],
+) -> tuple[str | None, tuple[str, str] | None]:  # fmt: skip
     """The newest unfinished log (of ``headers``) of the task (``same_task(log.eval)``) on
     ``model`` that no successful retry followed and that ran with the settings of ``request``
     (inspect's ``eval_retry`` replays a log's own); and, when the newest such log ran with other
@@ -497,6 +507,15 @@ def _unfinished_log(
     ]
     if differs:
         return None, (newest.location, " and ".join(differs))
+    logged = (newest.eval.metadata or {}).get(DATA_DIGESTS, {})
+    for key, digest in logged.items():  # same path, other content: its samples are of the old
+        if digests.get(key) != digest:
+            raise InputError(
+                f"{key}: expected the content the unfinished run {local_path(newest.location)} "
+                f"ran on, to resume it, got {request['task arguments'][key]} changed since; "
+                "start afresh with --fresh (resume=False)",
+                argument=key,
+            )
     return newest.location, None
 
 
