@@ -30,3 +30,16 @@ def test_a_changed_data_file_is_not_resumed_and_the_same_content_is(tmp_path):
     data.write_text(old)  # its content again: resumed
     (entry,) = run_eval("casebench", model, log_dir=logs, task_args=args).logs
     assert entry["resumed"] is not None
+
+
+def test_only_arguments_named_for_data_are_read(tmp_path, monkeypatch):
+    """A choice that shares its name with a folder of the working directory (-T suite=code
+    beside a code/ folder) is not hashed: only data, *_data, *path, *file, *dir, *folder are."""
+    from trustlab.evals.registry import data_digests
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "big.bin").write_bytes(b"x")
+    (tmp_path / "mine.json").write_text("[]")
+    digests = data_digests({"suite": "code", "data": "mine.json", "prompts_file": "mine.json"})
+    assert set(digests) == {"data", "prompts_file"}

@@ -171,10 +171,21 @@ def load_builtin_tasks() -> None:
 DATA_DIGESTS = "trustlab_data_sha256"
 
 
+def _names_data(key: str) -> bool:
+    """Whether a task argument's name says it holds data (``data``, ``eval_data``, ``path``,
+    ``prompts_file`` ...): only those are read, so that a choice such as ``-T suite=code`` is
+    never taken for a folder of the working directory that happens to share its name."""
+    key = key.lower()
+    return key == "data" or key.endswith(("_data", "path", "file", "dir", "folder"))
+
+
 def data_digests(task_args: dict[str, Any]) -> dict[str, str]:
-    """{argument: sha256 of the content} of the task arguments that name a file or folder."""
+    """{argument: sha256 of the content} of the task arguments named for data (see
+    :func:`_names_data`) that name a file or folder."""
     digests = {}
     for key, value in task_args.items():
+        if not _names_data(str(key)):
+            continue
         path = Path(value) if isinstance(value, (str, os.PathLike)) and value else None
         if path is None or not path.exists():
             continue
