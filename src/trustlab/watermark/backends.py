@@ -319,7 +319,10 @@ def check_one_image(image: Any) -> np.ndarray:
     too), named ``image`` in the errors."""
     from trustlab.watermark.nr import as_image
 
-    arr = np.asarray(image)
+    try:
+        arr = np.asarray(image)
+    except ValueError:  # a sequence of images of several sizes
+        raise InputError.bad("image", "one (H, W, 3) uint8 image", f"{len(image)} images") from None
     if arr.ndim == 4 and len(arr) != 1:
         raise InputError.bad("image", "one (H, W, 3) uint8 image", f"{len(arr)} images")
     return as_image(arr[0] if arr.ndim == 4 else arr, "image")
