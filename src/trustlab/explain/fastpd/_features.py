@@ -96,6 +96,8 @@ def dense_rows(X: Any, name: str) -> Any:
             argument=name,
         )
     if getattr(X, "ndim", None) == 2 and hasattr(X, "to_numpy"):  # a DataFrame
+        if any(getattr(t, "kind", "O") in "mM" for t in getattr(X, "dtypes", ())):
+            return X  # dates and durations: refused (as the model does), not read in their unit
         try:
             return X.to_numpy(dtype=np.float64, na_value=np.nan)
         except (TypeError, ValueError):  # text: refused by the float conversion, naming it

@@ -1,0 +1,30 @@
+"""Review 55 (second pass): FastPD's DataFrame conversion (aaa2824, for pandas' NA) also turned
+datetime and timedelta columns into numbers in their storage unit (a date 1970-03-27 became
+7.3e12 microseconds), so rows the model itself refuses (scikit-learn cannot read such a column)
+were explained without a word; they were refused before and are again."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.ensemble import GradientBoostingRegressor
+
+from trustlab.errors import InputError
+from trustlab.explain import FastPD
+
+
+@pytest.mark.parametrize("kind", ["datetime", "timedelta", "datetime-tz"])
+def test_date_and_duration_columns_are_refused_as_before(kind):
+    rng = np.random.default_rng(5509)
+    days = rng.integers(0, 100, 60)
+    X = pd.DataFrame({"a": rng.normal(size=60), "t": days.astype(float)})
+    explainer = FastPD(GradientBoostingRegressor(n_estimators=3).fit(X, X["a"] + days)).fit(X)
+    column = {
+        "datetime": pd.to_datetime(days[:3], unit="D"),
+        "timedelta": pd.to_timedelta(days[:3], unit="D"),
+        "datetime-tz": pd.to_datetime(days[:3], unit="D").tz_localize("UTC"),
+    }[kind]
+    rows = pd.DataFrame({"a": X["a"][:3], "t": column})
+    with pytest.raises(InputError, match=r"^X_eval: expected numeric"):
+        explainer.shap_values(rows)
