@@ -1,7 +1,8 @@
 """Review 55 (second pass): FastPD's DataFrame conversion (aaa2824, for pandas' NA) also turned
 datetime and timedelta columns into numbers in their storage unit (a date 1970-03-27 became
 7.3e12 microseconds), so rows the model itself refuses (scikit-learn cannot read such a column)
-were explained without a word; they were refused before and are again."""
+were explained without a word; they were refused before and are again. So were complex columns
+(the imaginary part dropped) where the float conversion had said 'expected real numbers'."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from trustlab.errors import InputError
 from trustlab.explain import FastPD
 
 
-@pytest.mark.parametrize("kind", ["datetime", "timedelta", "datetime-tz"])
+@pytest.mark.parametrize("kind", ["datetime", "timedelta", "datetime-tz", "complex"])
 def test_date_and_duration_columns_are_refused_as_before(kind):
     rng = np.random.default_rng(5509)
     days = rng.integers(0, 100, 60)
@@ -24,7 +25,8 @@ def test_date_and_duration_columns_are_refused_as_before(kind):
         "datetime": pd.to_datetime(days[:3], unit="D"),
         "timedelta": pd.to_timedelta(days[:3], unit="D"),
         "datetime-tz": pd.to_datetime(days[:3], unit="D").tz_localize("UTC"),
+        "complex": days[:3] + 1j,  # its imaginary part was dropped (a ComplexWarning)
     }[kind]
     rows = pd.DataFrame({"a": X["a"][:3], "t": column})
-    with pytest.raises(InputError, match=r"^X_eval: expected numeric"):
+    with pytest.raises(InputError, match=r"^X_eval: expected (numeric|real numbers)"):
         explainer.shap_values(rows)

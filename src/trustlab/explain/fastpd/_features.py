@@ -96,8 +96,8 @@ def dense_rows(X: Any, name: str) -> Any:
             argument=name,
         )
     if getattr(X, "ndim", None) == 2 and hasattr(X, "to_numpy"):  # a DataFrame
-        if any(getattr(t, "kind", "O") in "mM" for t in getattr(X, "dtypes", ())):
-            return X  # dates and durations: refused (as the model does), not read in their unit
+        if any(getattr(t, "kind", "O") in "mMc" for t in getattr(X, "dtypes", ())):
+            return X  # dates, durations, complex: refused as before, not read as their unit/real
         try:
             return X.to_numpy(dtype=np.float64, na_value=np.nan)
         except (TypeError, ValueError):  # text: refused by the float conversion, naming it
