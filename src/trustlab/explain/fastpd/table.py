@@ -15,7 +15,7 @@ import numpy as np
 
 from trustlab._checks import check_positive_int, check_random_state
 from trustlab.errors import InputError
-from trustlab.explain.fastpd._features import beyond_input_dtype, resolve_features
+from trustlab.explain.fastpd._features import beyond_input_dtype, dense_rows, resolve_features
 from trustlab.explain.fastpd._pipeline import split_pipeline, transform_rows, transformed_names
 from trustlab.explain.fastpd._trees import as_tree_ensemble
 from trustlab.explain.fastpd.explainer import FastPD
@@ -129,7 +129,8 @@ def plan_table(
     values = _numeric_values(frame, inputs, transform is None)
     if transform is not None:
         # a Pipeline fitted on an array gets an array (scikit-learn warns at named columns)
-        given = frame[inputs] if from_model else frame[inputs].to_numpy()
+        given = frame[inputs] if from_model else dense_rows(frame[inputs], "data")  # pd.NA: NaN
+        given = given.to_numpy() if hasattr(given, "to_numpy") and not from_model else given
         values = transform_rows(transform, given, "data")
     names = _feature_names(ensemble, transform, inputs, values.shape[1])
     _check_values(values, names, ensemble, transform is not None)
