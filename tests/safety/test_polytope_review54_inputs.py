@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from test_polytope_review_inputs import _box
+from test_polytope_review_inputs import _NoModel as _ShapedModel
 
 from trustlab.errors import InputError
 from trustlab.safety import prompt_activations
@@ -54,21 +56,6 @@ def test_the_default_strength_in_any_number_type_passes_the_check():
     for one in (1, 1.0, np.float32(1.0), np.int64(1)):
         with pytest.raises(InputError, match="^polytope: expected a fitted SafetyPolytope"):
             steered_generate(None, None, ["hi"], correction="project", strength=one)
-
-
-class _ShapedModel:
-    """A model's shape only (width 2, 4 layers); any other use fails the test."""
-
-    name, hidden_size, n_layers = "stand-in", 2, 4
-
-    def __getattr__(self, name):
-        raise AssertionError(f"the model was used ({name}) before the checks")
-
-
-def _box():
-    from trustlab.safety import SafetyPolytope
-
-    return SafetyPolytope.from_parameters([[1.0, 0.0]], [1.0], layer=0)
 
 
 def _calls():
