@@ -6,8 +6,9 @@ successful retry or a later successful run with the same settings); such a log i
 inspect's ``eval_retry``, which keeps the samples that were finished. An eval whose log ends with
 status "error" raises :class:`~trustlab.errors.BackendError` naming the log and its error: it is
 never returned as a result. Ctrl-C raises ``KeyboardInterrupt`` (inspect catches it, writes the log
-as "cancelled" and returns none); the next run resumes that log. A task argument naming a file or
-folder is logged with a sha256 of its content: an unfinished log whose file changed since is refused.
+as "cancelled" and returns none); the next run resumes that log. A task argument named for data
+(``data``, ``*_data``, ``*path``, ``*file``, ``*dir``, ``*folder``) that names a file or folder is
+logged with a sha256 of its content: an unfinished log whose file changed since is refused.
 """
 
 from __future__ import annotations
