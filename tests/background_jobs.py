@@ -128,6 +128,9 @@ class Background:
         )
         if here:
             line += ": " + ", ".join(f"{n} {t:.0f} s" for n, t in here.items())
+        heaviest = sorted(worker.items(), key=lambda item: -item[1])[:8]
+        if heaviest:  # where to cut when the worker is the bottleneck
+            line += "; heaviest in the worker: " + ", ".join(f"{n} {t:.0f} s" for n, t in heaviest)
         return line
 
     def stop(self) -> None:
