@@ -8,6 +8,8 @@ sequence at a time (to 1e-4 nats on sums over about 20 tokens); scikit-learn's
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -50,11 +52,16 @@ def test_embedding_scores_are_sentence_transformers_cosines(examples):
 
 
 def test_surprisal_scores_are_direct_log_probability_gains(examples, smollm2):
+    """Three activating and three non-activating examples, each checked against the direct
+    computation (two forward passes of SmolLM2 per example on each side: few examples keep the
+    test cheap, every one of them is checked)."""
     torch.set_num_threads(1)
-    result = surprisal_score(examples, "numbers written as digits", smollm2, decode, batch_size=1)
+    few = dataclasses.replace(examples, test=examples.test[:3], not_active=examples.not_active[:3])
+    result = surprisal_score(few, "numbers written as digits", smollm2, decode, batch_size=1)
     explained, neutral = surprisal_prompts("numbers written as digits")
     tok, lm = smollm2.tokenizer, smollm2.model
-    for score, text in zip(result.scores[:6], _texts(examples)[:6], strict=True):
+    assert len(result.scores) == 6 and list(result.activating) == [True] * 3 + [False] * 3
+    for score, text in zip(result.scores, _texts(few), strict=True):
         cont = tok(" " + " ".join(text.split()), add_special_tokens=False)["input_ids"]
         totals = []
         for prompt in (explained, neutral):
