@@ -6,6 +6,7 @@ Exit codes: 0 success, 2 bad input (one line on stderr), 1 failure.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 try:  # Ctrl-C while the commands load (seconds on a busy machine): one line, as later
     import typer
@@ -126,7 +127,7 @@ def _main(argv: list[str] | None) -> None:
     import click
 
     try:
-        command = typer.main.get_command(app)  # built once (0.3 s): app() would build it again
+        command = _click_command(app)  # built once a process: app() would build it again
         _refuse_repeated_options(command, sys.argv[1:] if argv is None else argv)
         code = command.main(args=argv, prog_name="trustlab", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:  # a group without a command: its help
@@ -166,6 +167,20 @@ def _main(argv: list[str] | None) -> None:
     if code == 130:  # typer turns Ctrl-C in a command into a silent exit 130
         typer.echo("trustlab: interrupted", err=True)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+#: app -> its click command; ``typer.main.get_command`` reads every command's signature and
+#: type hints (0.1-0.3 s), which a process that calls :func:`main` again (a test suite, a
+#: notebook) need not pay twice
+_BUILT: dict[int, tuple[typer.Typer, Any]] = {}
+
+
+def _click_command(root: typer.Typer) -> Any:
+    """The click command of the Typer app ``root``, built on its first use in the process."""
+    built = _BUILT.get(id(root))
+    if built is None or built[0] is not root:
+        built = _BUILT[id(root)] = (root, typer.main.get_command(root))
+    return built[1]
 
 
 def _command(command, argv: list[str]):
