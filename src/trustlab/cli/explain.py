@@ -276,8 +276,8 @@ def row_selection(text: str | None, n: int, option: str, encoding: str | None = 
                 continue
             start_text, stop_text = (p.strip() for p in part.split(":"))
             start = int(start_text) if start_text else 0
-            stop = min(int(stop_text), n) if stop_text else n
-            if start >= n or stop <= start:
+            stop = int(stop_text) if stop_text else n
+            if start >= n or stop <= start or stop > n:  # refused, never clipped to the table
                 raise InputError(
                     f"{option}: expected a range of rows within the {n} rows of the table "
                     f"(counted from 0), got {part.strip()!r}",
