@@ -54,6 +54,26 @@ def test_float_array_refuses_complex_values():
     np.testing.assert_array_equal(c.as_float_array(np.array([1 + 0j]).real, "x"), [1.0])
 
 
+def test_pandas_missing_values_are_nan_and_dates_are_refused():
+    """pd.NA of a nullable boolean column or an object column is NaN, as scikit-learn reads it
+    (it was refused as "numeric array-like"); dates and durations are refused by name in every
+    container (a Series or datetime64 array was read as nanoseconds since 1970)."""
+    frame = pd.DataFrame({"a": [1, 2], "b": pd.array([True, None], dtype="boolean")})
+    got = c.as_float_array(frame, "X", allow_nan=True)
+    assert np.array_equal(got, [[1.0, 1.0], [2.0, np.nan]], equal_nan=True)
+    got = c.as_float_array(np.array([0.5, pd.NA], dtype=object), "X", allow_nan=True)
+    assert np.array_equal(got, [0.5, np.nan], equal_nan=True)
+    with pytest.raises(InputError, match="X: expected finite values, got nan"):
+        c.as_float_array(frame, "X")  # missing values where none may be: named as NaN
+    dates = pd.to_datetime(["2020-01-01", "2021-06-30"])
+    for value in (pd.Series(dates), dates.to_numpy(), pd.DataFrame({"d": dates, "x": [1, 2]}),
+                  pd.Series(pd.to_timedelta([1, 2], unit="s"))):  # fmt: skip
+        with pytest.raises(InputError, match="X: expected numbers, not dates or durations"):
+            c.as_float_array(value, "X", allow_nan=True)
+    with pytest.raises(InputError, match="X: expected numeric array-like"):
+        c.as_float_array(np.array(["1", "x", None], dtype=object), "X", allow_nan=True)
+
+
 def test_as_1d_refuses_a_list_whose_labels_merge_as_text():
     with pytest.raises(
         InputError, match=r"y: expected labels that stay distinct as text, got 1 and '1'"

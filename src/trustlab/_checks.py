@@ -70,12 +70,17 @@ def as_float_array(
 ) -> np.ndarray:
     """Convert ``value`` to a float64 array and check its dimensions, shape and finiteness
     (``allow_nan`` lets NaN through, never infinity)."""
-    if _is_complex(value):  # numpy would drop the imaginary parts with only a warning
+    kinds = _dtype_kinds(value)
+    if "c" in kinds:  # numpy would drop the imaginary parts with only a warning
         raise InputError.bad(name, "real numbers", value)
+    if kinds & {"M", "m"}:  # numpy would read them as counts of their unit
+        raise InputError.bad(name, "numbers, not dates or durations", value)
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
-        raise InputError.bad(name, "numeric array-like", value) from None
+        arr = _missing_as_nan(value)
+        if arr is None:
+            raise InputError.bad(name, "numeric array-like", value) from None
     if ndim is not None and arr.ndim != ndim:
         raise InputError.bad(name, f"a {ndim}-dimensional array", arr)
     if shape is not None:
@@ -92,13 +97,33 @@ def as_float_array(
     return arr
 
 
-def _is_complex(value: Any) -> bool:
-    """Whether ``value`` is a complex numpy array, pandas Series or DataFrame."""
+def _dtype_kinds(value: Any) -> set[str]:
+    """The numpy dtype kinds of a numpy array, pandas Series or DataFrame (empty for others)."""
     dtype = getattr(value, "dtype", None)
     if dtype is not None:
-        return getattr(dtype, "kind", None) == "c"
+        return {getattr(dtype, "kind", "")}
     dtypes = getattr(value, "dtypes", None)
-    return dtypes is not None and any(getattr(d, "kind", None) == "c" for d in dtypes)
+    try:
+        return {getattr(d, "kind", "") for d in dtypes} if dtypes is not None else set()
+    except TypeError:
+        return set()
+
+
+def _missing_as_nan(value: Any) -> np.ndarray | None:
+    """``value`` as float64 with pandas' missing values (``pd.NA`` of the nullable booleans,
+    ``None``/``pd.NA`` in object columns) as NaN, as scikit-learn reads them; None when
+    something other than a missing value stops the conversion (text, for one)."""
+    try:
+        import pandas as pd
+
+        objects = np.array(value, dtype=object)
+        missing = pd.isna(objects)
+        if not np.any(missing):
+            return None
+        objects[missing] = np.nan
+        return np.asarray(objects, dtype=np.float64)
+    except (TypeError, ValueError, ImportError):
+        return None
 
 
 def check_finite(arr: np.ndarray, name: str) -> None:

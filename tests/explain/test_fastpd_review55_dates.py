@@ -28,5 +28,6 @@ def test_date_and_duration_columns_are_refused_as_before(kind):
         "complex": days[:3] + 1j,  # its imaginary part was dropped (a ComplexWarning)
     }[kind]
     rows = pd.DataFrame({"a": X["a"][:3], "t": column})
-    with pytest.raises(InputError, match=r"^X_eval: expected (numeric|real numbers)"):
+    want = "real numbers" if kind == "complex" else "numbers, not dates or durations"
+    with pytest.raises(InputError, match=rf"^X_eval: expected {want}, got DataFrame"):
         explainer.shap_values(rows)
