@@ -42,8 +42,9 @@ def rounds_text(total: int, extensions: list[dict[str, Any]]) -> str:
 @dataclass(frozen=True)
 class MethodRun(Result):
     """One method's run: per-round, per-silo accuracy and entropy (NaN where not measured),
-    book indices, mean VQ loss of local training (the quantisation error; 0 without VQ layer),
-    the threshold and extensions (UEFL), and the final shared arrays."""
+    book indices, mean VQ loss of local training (codebook plus commitment term: 1 + commitment,
+    by default 1.25, times the mean squared quantisation error; 0 without VQ layer), the
+    threshold and extensions (UEFL), and the final shared arrays."""
 
     name: str
     rounds: np.ndarray
