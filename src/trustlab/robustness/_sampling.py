@@ -87,12 +87,14 @@ class LabelFunction:
     A torch module is run in eval mode without gradients on the module's device and dtype; its
     output, ``(batch, K)`` scores (the width checked first), is reduced by argmax. Any other
     callable receives a numpy array of shape ``(batch, *input_shape)`` and returns ``(batch, K)``
-    class scores or ``(batch,)`` labels.
+    class scores or ``(batch,)`` labels. A torch module's shape error on the inputs (torch's
+    RuntimeError) is an InputError naming ``argument``, the inputs as the caller named them.
     """
 
-    def __init__(self, model: Any, num_classes: int):
+    def __init__(self, model: Any, num_classes: int, argument: str = "X"):
         self.model = model
         self.num_classes = num_classes
+        self.argument = argument
         self.torch = is_torch_module(model)
 
     def __call__(self, batch: np.ndarray) -> np.ndarray:
@@ -108,13 +110,43 @@ class LabelFunction:
         dtype = parameter.dtype if parameter is not None else torch.float32
         with eval_mode(model), torch.inference_mode():
             tensor = torch.from_numpy(np.ascontiguousarray(batch)).to(device, dtype)
-            output = model(tensor)
+            try:
+                output = model(tensor)
+            except RuntimeError as exc:  # raised before any work is done: costs nothing after
+                raise self._refused_inputs(batch.shape[1:], exc) from exc
             if output.ndim == 2:  # scores: their width is checked before the argmax
                 if tuple(output.shape) != (len(batch), self.num_classes):
                     raise self._bad_shape(output, len(batch))
                 self._refuse_nan(int(output.isnan().any(dim=1).sum()), len(batch))
                 output = output.argmax(dim=1)
             return output.cpu().numpy()
+
+    def _refused_inputs(self, shape: tuple[int, ...], exc: RuntimeError) -> Exception:
+        """An InputError for inputs of ``shape`` the module could not take (torch's own error
+        when it is not about the inputs' shape)."""
+        import torch
+
+        width = None
+        for module in self.model.modules():  # the first layer holding parameters
+            if next(module.parameters(recurse=False), None) is not None:
+                if isinstance(module, torch.nn.Linear) and module.in_features > 0:
+                    width = module.in_features
+                break
+        got = shape[-1] if shape else 1
+        if width is not None and got != width:
+            return InputError(
+                f"{self.argument}: expected inputs of {width} features (the in_features of the "
+                f"base model's first layer), got {got} features (inputs of shape {shape})",
+                argument=self.argument,
+            )
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if not any(word in text.lower() for word in ("shape", "size", "channels")):
+            return exc
+        return InputError(
+            f"{self.argument}: expected inputs the base model takes, got inputs of shape "
+            f"{shape}, which it refused ({text})",
+            argument=self.argument,
+        )
 
     @staticmethod
     def _refuse_nan(rows: int, size: int) -> None:

@@ -93,14 +93,22 @@ class SmoothedClassifier:
             raise InputError.bad(name, "a batch of inputs (one more axis than one input)", arr)
         return arr.astype(np.float32) if is_torch_module(self.base_model) else arr
 
-    def _count(self, X: np.ndarray, num: int, streams: list[np.random.Generator]) -> np.ndarray:
-        labels_of = LabelFunction(self.base_model, self.num_classes)
+    def _count(
+        self, X: np.ndarray, num: int, streams: list[np.random.Generator], argument: str = "X"
+    ) -> np.ndarray:
+        labels_of = LabelFunction(self.base_model, self.num_classes, argument)
         return count_labels(
             labels_of, X, num, streams, self.sigma, self.num_classes, self.batch_size
         )
 
     def _sample_points(
-        self, X: np.ndarray, indices: Sequence[int], n0: int, n: int, entropy: int
+        self,
+        X: np.ndarray,
+        indices: Sequence[int],
+        n0: int,
+        n: int,
+        entropy: int,
+        argument: str = "X",
     ) -> tuple[Sequence[int], np.ndarray, np.ndarray]:
         """Top classes (from ``n0`` selection samples) and ``n`` estimation counts of points.
 
@@ -108,8 +116,8 @@ class SmoothedClassifier:
         estimation from the continuing stream (fresh noise).
         """
         streams = point_streams(entropy, indices)
-        selection = self._count(X, n0, streams)
-        estimation = self._count(X, n, streams)
+        selection = self._count(X, n0, streams, argument)
+        estimation = self._count(X, n, streams, argument)
         return indices, np.argmax(selection, axis=1), estimation
 
     def _check_settings(
@@ -159,7 +167,7 @@ class SmoothedClassifier:
         x = self._as_inputs(x, "x")
         n = check_positive_int(n, "n")
         alpha = check_alpha(alpha)
-        counts = self._count(x[None], n, point_streams(entropy_of(random_state), [0]))[0]
+        counts = self._count(x[None], n, point_streams(entropy_of(random_state), [0]), "x")[0]
         order = np.argsort(-counts, kind="stable")
         pvalue = bounds.prediction_pvalue(counts[order[0]], counts[order[1]])
         return ABSTAIN if pvalue > alpha else int(order[0])
@@ -203,7 +211,8 @@ class SmoothedClassifier:
         label = check_class_array([y], "y", self.num_classes, 1)
         n0, n, alpha, costs = self._check_settings(n0, n, alpha, cost_matrix)
         with eval_mode(self.base_model):
-            _, top, counts = self._sample_points(x[None], [0], n0, n, entropy_of(random_state))
+            entropy = entropy_of(random_state)
+            _, top, counts = self._sample_points(x[None], [0], n0, n, entropy, "x")
         result = DatasetCertificate._from_valid_counts(
             top, counts, label, self.sigma, alpha, costs, n0
         )
