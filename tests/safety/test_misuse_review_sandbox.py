@@ -76,3 +76,25 @@ def test_max_memory_is_checked():
     for bad in (0, -1, 1.5, True):
         with pytest.raises(InputError, match="max_memory: expected an integer >= 1"):
             run_humaneval(GREEDY, TEST, "grab", max_memory=bad)
+
+
+WRITER = (
+    "def write():\n"
+    "    with open('big.bin', 'wb') as file:\n"
+    "        for _ in range(8):\n"
+    "            file.write(bytes(1_000_000))\n"  # 8 MB in all
+    "    return 1\n"
+)
+
+
+def test_a_program_writing_past_max_file_size_fails_with_file_too_large():
+    # an answer writing in a loop could fill the disk within its timeout
+    test = "def check(f):\n    assert f() == 1\n"
+    capped = run_humaneval(WRITER, test, "write", timeout=30, max_file_size=2_000_000)
+    assert not capped.passed and capped.status == "failed"
+    assert "File too large" in capped.detail  # OSError, not a process killed by SIGXFSZ
+    assert run_humaneval(WRITER, test, "write", timeout=30, max_file_size=None).passed
+    assert run_humaneval(WRITER, test, "write", timeout=30).passed  # 64 MiB by default
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(InputError, match="max_file_size: expected an integer >= 1"):
+            run_humaneval(WRITER, test, "write", max_file_size=bad)

@@ -160,6 +160,9 @@ def _closes(line: str, fence: str) -> bool:
 #: The address space a HumanEval program may use (``max_memory``'s default): far above what any
 #: problem needs, far below what a runaway answer (``s += s`` in a loop) would take from the machine.
 MAX_MEMORY = 4 * 2**30
+#: The largest file a HumanEval program may write (``max_file_size``'s default): no problem
+#: writes one, and an answer writing in a loop would fill the disk within its timeout.
+MAX_FILE_SIZE = 64 * 2**20
 
 
 def run_humaneval(
@@ -168,6 +171,7 @@ def run_humaneval(
     entry_point: str,
     timeout: float = 5.0,
     max_memory: int | None = MAX_MEMORY,
+    max_file_size: int | None = MAX_FILE_SIZE,
 ) -> ExecutionResult:
     """Run ``program`` against a HumanEval ``test`` in a separate, isolated Python process.
 
@@ -205,6 +209,9 @@ def run_humaneval(
     max_memory : int or None, default 4 GiB
         Bytes of address space the program may use (``RLIMIT_AS``, where the system has it); past
         it the program gets a MemoryError and fails. None: no limit.
+    max_file_size : int or None, default 64 MiB
+        Bytes the program may write to one file (``RLIMIT_FSIZE``, where the system has it); a
+        write past it raises ``OSError`` (file too large) and the program fails. None: no limit.
 
     Returns
     -------
@@ -221,8 +228,11 @@ def run_humaneval(
     if not entry_point.isidentifier():
         raise InputError.bad("entry_point", "a Python identifier", entry_point)
     timeout = check_positive(timeout, "timeout")
+    limits = {}  # resource name -> bytes, set in the child before the program
     if max_memory is not None:
-        limit = check_positive_int(max_memory, "max_memory")
+        limits["RLIMIT_AS"] = check_positive_int(max_memory, "max_memory")
+    if max_file_size is not None:
+        limits["RLIMIT_FSIZE"] = check_positive_int(max_file_size, "max_file_size")
     source = program + "\n\n" + test + f"\n\ncheck({entry_point})\n"
     with tempfile.TemporaryDirectory(
         prefix="trustlab-humaneval-", ignore_cleanup_errors=True
@@ -231,11 +241,13 @@ def run_humaneval(
         path.write_text(source, encoding="utf-8", errors="replace")
         done = Path(tmp) / "check_returned"
         token = secrets.token_hex(16)  # written to done by the driver once check returned
-        cap = (  # in the child itself, before the program: no preexec_fn in a threaded parent
-            f"try:\n    import resource\n    resource.setrlimit(resource.RLIMIT_AS, ({limit}, "
-            f"{limit}))\nexcept (ImportError, ValueError, OSError):\n    pass\n"
-            if max_memory is not None
-            else ""
+        # in the child itself, before the program (no preexec_fn in a threaded parent); past
+        # the file-size cap a write raises OSError instead of the signal that kills the process
+        cap = "".join(
+            f"try:\n    import resource, signal\n    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)"
+            f"\n    resource.setrlimit(resource.{name}, ({value}, {value}))\n"
+            "except (ImportError, AttributeError, ValueError, OSError):\n    pass\n"
+            for name, value in limits.items()
         )
         driver = cap + (  # the token is read from stdin, which then becomes the null device;
             # it is a local of a function, not a global of __main__ that the program could import
