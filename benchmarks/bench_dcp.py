@@ -115,7 +115,7 @@ def known_row(n_labels: int, n_groups: int, seeds: int, repeats: int) -> str:
 def aggregate_row(n_labels: int, n_groups: int, seed: int, restarts: int, joint: bool) -> str:
     """Ours (dcp_from_aggregates) and the authors' joint method on the same aggregates."""
     _, weights, dist, pred = problem(n_labels, n_groups, seed)
-    ours = partial(dcp_from_aggregates, weights, dist, pred, restarts=restarts, random_state=seed)
+    ours = partial(dcp_from_aggregates, weights, dist, pred, n_restarts=restarts, random_state=seed)
     ours_s, res = best_cpu_time(ours, 1)
     if not joint:
         skipped = f"{'-':>10} {'-':>12}"

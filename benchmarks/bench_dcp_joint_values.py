@@ -57,7 +57,7 @@ def ours(weights, dist, pred, beta: float, second: bool) -> float:
     aggregate.SECOND_DESCENT_WORK = saved if second else -1
     try:
         result = dcp_from_aggregates(
-            weights, dist, pred, beta=beta, restarts=RESTARTS, random_state=SEED
+            weights, dist, pred, beta=beta, n_restarts=RESTARTS, random_state=SEED
         )
     finally:
         aggregate.SECOND_DESCENT_WORK = saved

@@ -98,8 +98,7 @@ KNOWN_VOCABULARY_OFFENDERS: list[str] = []
 # Two spellings of one idea, each used somewhere in the public signatures.
 SPLIT_WORDS = [("restarts", "n_restarts"), ("max_iter", "max_iterations")]
 KNOWN_SPLIT_WORDS = [
-    # fairness.multiclass_dcp/dcp_from_aggregates vs the strategic learners
-    ("restarts", "n_restarts"),
+    # (none for restarts: fairness said restarts= until review 56, now n_restarts= as strategic)
     # privacy (DSIMechanism, dsi_noise), agents.learn_weights vs federated.UEFLConfig
     ("max_iter", "max_iterations"),
 ]

@@ -187,8 +187,8 @@ def _bad_calls():
     groups = [0, 0, 1, 1]
     return {
         "fairness.multiclass_dcp": (
-            lambda: fairness.multiclass_dcp([0, 1, 1, 0], [0, 1, 0, 0], groups, restarts="x"),
-            "restarts",
+            lambda: fairness.multiclass_dcp([0, 1, 1, 0], [0, 1, 0, 0], groups, n_restarts="x"),
+            "n_restarts",
             "'x'",
         ),
         "fairness.dcp_from_aggregates": (

@@ -63,9 +63,9 @@ def test_dcp_json_equals_the_api(people, capsys):
     from trustlab.fairness import multiclass_dcp
 
     path, table = people
-    code, out, _ = run(dcp_args(path, "--json", "--seed", "4", "--restarts", "2"), capsys)
+    code, out, _ = run(dcp_args(path, "--json", "--seed", "4", "--n-restarts", "2"), capsys)
     assert code == 0
-    expected = multiclass_dcp(table["y"], table["yhat"], table["g"], restarts=2, random_state=4)
+    expected = multiclass_dcp(table["y"], table["yhat"], table["g"], n_restarts=2, random_state=4)
     assert json.loads(out) == to_jsonable(expected.to_dict())
 
 
@@ -189,7 +189,7 @@ def test_dcp_aggregate_json_equals_the_api(tmp_path, capsys):
             "dcp-aggregate",
             "--data",
             str(tmp_path / "agg.csv"),
-            "--restarts",
+            "--n-restarts",
             "2",
             "--json",
         ],
@@ -202,7 +202,7 @@ def test_dcp_aggregate_json_equals_the_api(tmp_path, capsys):
         AGG["weight"].to_numpy(),
         label_dist,
         pred_dist,
-        restarts=2,
+        n_restarts=2,
         random_state=0,
         labels=["a", "b", "c"],
         groups=["g0", "g1", "g2"],
@@ -241,7 +241,7 @@ def test_json_on_stdout_stays_parseable_in_a_real_process(people, tmp_path):
         sys.executable,
         "-m",
         "trustlab.cli.main",
-        *dcp_args(path, "--restarts", "1", "--json"),
+        *dcp_args(path, "--n-restarts", "1", "--json"),
     ]
     done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -262,7 +262,7 @@ def test_dcp_commands_refuse_an_existing_result_without_overwrite(people, tmp_pa
     assert "--overwrite" in err
     assert run([*args, "--overwrite"], capsys)[0] == 0
     AGG.to_csv(tmp_path / "agg.csv", index=False)
-    args = ["fairness", "dcp-aggregate", "--data", str(tmp_path / "agg.csv"), "--restarts", "1",
+    args = ["fairness", "dcp-aggregate", "--data", str(tmp_path / "agg.csv"), "--n-restarts", "1",
             "--out", str(tmp_path / "agg")]  # fmt: skip
     assert run(args, capsys)[0] == 0
     code, _, err = run(args, capsys)
@@ -298,23 +298,23 @@ def test_dcp_integer_labels_stay_integers_after_dropping_an_empty_prediction(
 
 
 def test_dcp_restarts_count_the_known_regime_start(people):
-    # --restarts N runs the known-regime solution and N - 1 random starts: the help said
+    # --n-restarts N runs the known-regime solution and N - 1 random starts: the help said
     # "Random restarts", promising N random ones
     from typer.main import get_command
 
     from trustlab.cli.fairness import app
     from trustlab.fairness import dcp_from_aggregates, multiclass_dcp
 
-    (option,) = [p for p in get_command(app).commands["dcp"].params if p.name == "restarts"]
+    (option,) = [p for p in get_command(app).commands["dcp"].params if p.name == "n_restarts"]
     assert "the known-regime solution, then random ones" in option.help
     _, table = people
-    result = multiclass_dcp(table["y"], table["yhat"], table["g"], restarts=2, random_state=0)
+    result = multiclass_dcp(table["y"], table["yhat"], table["g"], n_restarts=2, random_state=0)
     inputs, known = result.inputs, result.known
     warm = dcp_from_aggregates(
         inputs.group_weights,
         inputs.label_dist,
         inputs.pred_dist,
-        restarts=1,
+        n_restarts=1,
         init=(known.baseline, inputs.alpha),
     )
     assert len(result.aggregate.restart_values) == 2
@@ -337,7 +337,7 @@ def test_replacing_a_dcp_result_with_an_aggregate_one_leaves_no_stale_figure(
     out = tmp_path / "out"
     assert run(dcp_args(path, "--no-aggregate", "--out", out), capsys)[0] == 0
     AGG.to_csv(tmp_path / "agg.csv", index=False)
-    agg = ["fairness", "dcp-aggregate", "--data", tmp_path / "agg.csv", "--restarts", "1"]
+    agg = ["fairness", "dcp-aggregate", "--data", tmp_path / "agg.csv", "--n-restarts", "1"]
     code, _, err = run([*agg, "--out", out], capsys)
     assert code == 2 and "already holds a DCP result" in one_line(err)
     assert run([*agg, "--out", out, "--overwrite"], capsys)[0] == 0

@@ -26,12 +26,12 @@ def test_an_index_column_written_by_to_csv_is_skipped(tmp_path):
     path = tmp_path / "agg.csv"
     frame.to_csv(path)  # with the index
     result = CliRunner().invoke(
-        fairness.app, ["dcp-aggregate", "--data", str(path), "--restarts", "2", "--json"]
+        fairness.app, ["dcp-aggregate", "--data", str(path), "--n-restarts", "2", "--json"]
     )
     assert result.exit_code == 0, result.output
     table = aggregates_from_table(frame)
     expected = dcp_from_aggregates(
-        table.group_weights, table.label_dist, table.pred_dist, restarts=2, random_state=0,
+        table.group_weights, table.label_dist, table.pred_dist, n_restarts=2, random_state=0,
         labels=table.labels, groups=table.groups,
     )  # fmt: skip
     assert json.loads(result.stdout)["estimate"] == pytest.approx(expected.estimate, abs=1e-12)

@@ -11,7 +11,7 @@ import pytest
 
 from cli_helpers import one_line, run_main, with_options
 
-BASE = ["fairness", "dcp", "--label", "y", "--pred", "p", "--group", "g", "--restarts", "2"]
+BASE = ["fairness", "dcp", "--label", "y", "--pred", "p", "--group", "g", "--n-restarts", "2"]
 
 
 def _table(seed: int, n: int = 120) -> pd.DataFrame:

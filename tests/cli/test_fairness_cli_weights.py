@@ -26,7 +26,7 @@ def _table(seed: int, n: int = 300) -> pd.DataFrame:
 
 
 def _dcp(path, capsys, *extra):
-    code, out, err = run_main([*BASE, "--data", path, "--restarts", "2", *extra], capsys)
+    code, out, err = run_main([*BASE, "--data", path, "--n-restarts", "2", *extra], capsys)
     assert code == 0, err
     return json.loads(out)
 
@@ -56,7 +56,7 @@ def test_the_weights_are_those_of_the_library_and_follow_dropped_rows(tmp_path, 
     kept = frame.drop(index=4)
     expected = multiclass_dcp(
         kept.y.astype(int).to_numpy(), kept.p.to_numpy(), kept.g.to_numpy(),
-        sample_weight=kept.w.to_numpy(), restarts=2, random_state=0, aggregate=False,
+        sample_weight=kept.w.to_numpy(), n_restarts=2, random_state=0, aggregate=False,
     )  # fmt: skip
     assert got["known"]["lower"] == pytest.approx(expected.known.lower, abs=1e-12)
     assert got["known"]["upper"] == pytest.approx(expected.known.upper, abs=1e-12)

@@ -806,7 +806,7 @@ BAD_AGGREGATE = [
     ("pred_dist", dict(pred_dist=_with(GOOD_PI, (0, 0), -0.5))),
     ("label_dist", dict(label_dist=GOOD_PI[:, :2] / GOOD_PI[:, :2].sum(1, keepdims=True))),
     ("beta", dict(beta=1.5)),
-    ("restarts", dict(restarts=0)),
+    ("n_restarts", dict(n_restarts=0)),
     ("init", dict(init=(np.eye(3), np.ones((2, 3, 3)) / 3))),
     ("init", dict(init=np.eye(3))),
     ("n_jobs", dict(n_jobs=0)),
@@ -876,20 +876,20 @@ def test_labels_of_another_type_name_y_pred_and_one_label_names_the_data():
 def test_dcp_from_aggregates_wiring():
     alpha, weights, dist = random_problem(12, 3, 3)
     pred = np.einsum("gy,gyz->gz", dist, alpha)
-    res = dcp_from_aggregates(weights, dist, pred, restarts=2, random_state=0, groups="abc")
+    res = dcp_from_aggregates(weights, dist, pred, n_restarts=2, random_state=0, groups="abc")
     assert isinstance(res, AggregateDCPResult)
     assert res.estimate >= 0.0
     assert res.estimate == min(res.restart_values)
     assert res.baseline.shape == (3, 3) and res.confusions.shape == (3, 3, 3)
     assert len(res.restart_values) == len(res.iterations) == len(res.converged) == 2
     assert res.groups == ("a", "b", "c") and res.labels == (0, 1, 2)
-    again = dcp_from_aggregates(weights, dist, pred, restarts=2, random_state=0, groups="abc")
+    again = dcp_from_aggregates(weights, dist, pred, n_restarts=2, random_state=0, groups="abc")
     assert again.restart_values == res.restart_values
 
 
 def test_multiclass_dcp_warm_starts_the_aggregate_regime_from_the_known_solution():
     y_true, y_pred, groups = records(seed=5, n=1500, n_labels=3)
-    res = multiclass_dcp(y_true, y_pred, groups, restarts=2, random_state=0)
+    res = multiclass_dcp(y_true, y_pred, groups, n_restarts=2, random_state=0)
     assert res.aggregate is not None
     # the first start is (known baseline, true confusion matrices), which scores about upper
     assert res.aggregate.estimate <= res.known.upper + 1e-4
@@ -900,7 +900,7 @@ def test_multiclass_dcp_warm_starts_the_aggregate_regime_from_the_known_solution
 
 def test_results_serialise_summarise_and_plot():
     y_true, y_pred, groups = records(seed=6, n=900, n_labels=3)
-    res = multiclass_dcp(y_true, y_pred, groups, restarts=2, random_state=0)
+    res = multiclass_dcp(y_true, y_pred, groups, n_restarts=2, random_state=0)
     for part in (res, res.known, res.aggregate, res.inputs):
         text = json.dumps(part.to_dict())
         assert "NaN" not in text and "Infinity" not in text
@@ -921,7 +921,7 @@ def test_results_serialise_summarise_and_plot():
 
 def test_to_dict_keeps_the_json_layout():
     y_true, y_pred, groups = records(seed=7, n=600, n_labels=3)
-    res = multiclass_dcp(y_true, y_pred, groups, restarts=1, random_state=0).to_dict()
+    res = multiclass_dcp(y_true, y_pred, groups, n_restarts=1, random_state=0).to_dict()
     assert list(res) == ["inputs", "known", "aggregate"]
     assert list(res["known"]) == [
         "regime",

@@ -137,7 +137,7 @@ def test_returned_point_satisfies_every_constraint(
 )
 def test_solution_satisfies_every_constraint(seed, n_groups, n_labels, beta):
     weights, label_dist, pred_dist, _ = random_aggregates(seed, n_groups, n_labels)
-    solution = solve(weights, label_dist, pred_dist, beta=beta, restarts=2, seed=seed)
+    solution = solve(weights, label_dist, pred_dist, beta=beta, n_restarts=2, seed=seed)
     residual = constraint_residual(solution.baseline, solution.confusions, label_dist, pred_dist)
     assert residual <= 1e-6
 
@@ -149,7 +149,7 @@ def test_zero_mass_cells_and_zero_predictions_stay_feasible():
     alpha[2, :, 0] = 0.0  # group 2 never predicts label 0
     alpha /= alpha.sum(axis=2, keepdims=True)
     pred_dist = np.einsum("gy,gyz->gz", label_dist, alpha)
-    solution = solve(weights, label_dist, pred_dist, restarts=2, seed=0)
+    solution = solve(weights, label_dist, pred_dist, n_restarts=2, seed=0)
     residual = constraint_residual(solution.baseline, solution.confusions, label_dist, pred_dist)
     assert residual <= 1e-6
     at_point = objective_by_loops(solution.baseline, solution.confusions, weights, label_dist, 1.0)
@@ -197,7 +197,7 @@ def test_beta_mixes_dcp_and_error_as_specified(seed, n_groups, n_labels, beta):
 
 def test_value_is_the_objective_at_the_best_restart():
     weights, label_dist, pred_dist, _ = random_aggregates(5, 4, 3)
-    solution = solve(weights, label_dist, pred_dist, restarts=3, seed=1)
+    solution = solve(weights, label_dist, pred_dist, n_restarts=3, seed=1)
     assert solution.value >= 0.0
     at_point = aggregate_objective(solution.baseline, solution.confusions, weights, label_dist, 1.0)
     assert solution.value == pytest.approx(at_point, abs=1e-9)
@@ -211,7 +211,7 @@ def test_value_is_the_objective_at_the_best_restart():
 
 def test_beta_below_one_scores_the_returned_point_with_that_beta():
     weights, label_dist, pred_dist, _ = random_aggregates(6, 3, 3)
-    solution = solve(weights, label_dist, pred_dist, beta=0.4, restarts=2, seed=0)
+    solution = solve(weights, label_dist, pred_dist, beta=0.4, n_restarts=2, seed=0)
     expected = objective_by_loops(solution.baseline, solution.confusions, weights, label_dist, 0.4)
     assert solution.value == pytest.approx(expected, abs=1e-9)
 
@@ -362,11 +362,11 @@ def test_cuts_are_first_order_expansions_of_both_branches():
 
 def test_convergence_test_stops_before_max_iter():
     weights, label_dist, pred_dist, _ = random_aggregates(13, 3, 3)
-    solution = solve(weights, label_dist, pred_dist, restarts=2, seed=0)
+    solution = solve(weights, label_dist, pred_dist, n_restarts=2, seed=0)
     assert all(solution.converged)
     assert max(solution.iterations) < 250
     # the same starts cut at two iterations: a prefix of the same monotone runs
-    capped = solve(weights, label_dist, pred_dist, restarts=2, seed=0, max_iter=2)
+    capped = solve(weights, label_dist, pred_dist, n_restarts=2, seed=0, max_iter=2)
     assert capped.iterations == (2, 2)
     assert capped.converged == (False, False)
     for short, full in zip(capped.restart_values, solution.restart_values, strict=True):
@@ -383,14 +383,14 @@ def test_warm_start_is_never_worsened(n_groups, n_labels, seed):
     start_value = aggregate_objective(known.baseline, alpha, weights, label_dist, 1.0)
     # the start is feasible for the raw p and scores the known-regime upper bound
     assert start_value == pytest.approx(known.upper, abs=1e-6)
-    warm = solve(weights, label_dist, pred_dist, init=(known.baseline, alpha), restarts=1)
+    warm = solve(weights, label_dist, pred_dist, init=(known.baseline, alpha), n_restarts=1)
     assert warm.value <= start_value + 1e-4
     with_random = solve(
         weights,
         label_dist,
         pred_dist,
         init=(known.baseline, alpha),
-        restarts=3,
+        n_restarts=3,
         seed=0,
     )
     assert with_random.value <= start_value + 1e-3
@@ -406,14 +406,14 @@ def test_equalized_odds_fair_aggregates_give_zero():
     weights /= weights.sum()
     label_dist = np.tile(rng.dirichlet(np.ones(n_labels)), (n_groups, 1))
     pred_dist = label_dist @ common
-    solution = solve(weights, label_dist, pred_dist, restarts=3, seed=0)
+    solution = solve(weights, label_dist, pred_dist, n_restarts=3, seed=0)
     assert solution.value <= 1e-3
 
 
 def test_same_seed_gives_the_same_result():
     weights, label_dist, pred_dist, _ = random_aggregates(30, 3, 3)
-    first = solve(weights, label_dist, pred_dist, restarts=3, seed=7)
-    second = solve(weights, label_dist, pred_dist, restarts=3, seed=7)
+    first = solve(weights, label_dist, pred_dist, n_restarts=3, seed=7)
+    second = solve(weights, label_dist, pred_dist, n_restarts=3, seed=7)
     assert first.restart_values == second.restart_values
     np.testing.assert_array_equal(first.confusions, second.confusions)
     np.testing.assert_array_equal(first.baseline, second.baseline)
@@ -421,8 +421,8 @@ def test_same_seed_gives_the_same_result():
 
 def test_parallel_restarts_equal_serial_ones():
     weights, label_dist, pred_dist, _ = random_aggregates(31, 3, 3)
-    serial = solve(weights, label_dist, pred_dist, restarts=3, seed=7)
-    parallel = solve(weights, label_dist, pred_dist, restarts=3, seed=7, n_jobs=2)
+    serial = solve(weights, label_dist, pred_dist, n_restarts=3, seed=7)
+    parallel = solve(weights, label_dist, pred_dist, n_restarts=3, seed=7, n_jobs=2)
     assert parallel.restart_values == serial.restart_values
     assert parallel.iterations == serial.iterations
     np.testing.assert_array_equal(parallel.confusions, serial.confusions)
@@ -430,7 +430,7 @@ def test_parallel_restarts_equal_serial_ones():
 
 def test_to_dict_is_json_safe():
     weights, label_dist, pred_dist, _ = random_aggregates(32, 2, 3)
-    solution = solve(weights, label_dist, pred_dist, restarts=2, seed=0)
+    solution = solve(weights, label_dist, pred_dist, n_restarts=2, seed=0)
     payload = json.loads(json.dumps(solution.to_dict()))
     assert payload["value"] == solution.value
     assert np.array(payload["confusions"]).shape == (2, 3, 3)
@@ -627,7 +627,7 @@ def test_reduced_method_is_no_worse_than_the_joint_method(
         alpha[:, :, 0] = 0.0
         alpha /= alpha.sum(axis=2, keepdims=True)
     pred_dist = np.einsum("gy,gyz->gz", label_dist, alpha)
-    reduced = solve(weights, label_dist, pred_dist, restarts=5, seed=seed)
+    reduced = solve(weights, label_dist, pred_dist, n_restarts=5, seed=seed)
     rng = np.random.default_rng(seed)
     reference = joint.solve_joint(weights, label_dist, pred_dist, restarts=5, rng=rng)
     assert reduced.value <= reference.value + 5e-3

@@ -15,7 +15,7 @@ def test_two_groups_each_predicting_the_other_label_reach_the_least_dcp_0(restar
     # baseline [[0, 1], [1, 0]] treats everyone alike, DCP 0; both random restarts stopped at
     # 0.49999, "converged"
     res = dcp_from_aggregates(
-        [0.5, 0.5], [[1, 0], [0, 1]], [[0, 1], [1, 0]], restarts=restarts, random_state=0
+        [0.5, 0.5], [[1, 0], [0, 1]], [[0, 1], [1, 0]], n_restarts=restarts, random_state=0
     )
     assert res.estimate < 1e-4
     assert res.restart_values[0] == res.estimate and all(res.converged)
@@ -23,7 +23,9 @@ def test_two_groups_each_predicting_the_other_label_reach_the_least_dcp_0(restar
 
 def test_one_restart_does_not_depend_on_the_seed():
     w, pi, p = [0.3, 0.7], [[0.6, 0.4], [0.2, 0.8]], [[0.5, 0.5], [0.1, 0.9]]
-    values = {dcp_from_aggregates(w, pi, p, restarts=1, random_state=s).estimate for s in range(3)}
+    values = {
+        dcp_from_aggregates(w, pi, p, n_restarts=1, random_state=s).estimate for s in range(3)
+    }
     assert len(values) == 1
 
 

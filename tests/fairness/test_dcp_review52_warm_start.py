@@ -18,7 +18,7 @@ def test_warm_start_scores_the_known_upper_bound_and_is_not_left_above_it():
     # the baseline was smoothed like p: its entries of about 1e-5 (where the confusion matrices
     # hold zeros) doubled against the confusions' 1.1e-5, the start scored 0.48 instead of the
     # known upper bound 0.18 and the estimate was 0.26
-    res = multiclass_dcp(Y_TRUE, Y_PRED, GROUPS, restarts=1, random_state=30)
+    res = multiclass_dcp(Y_TRUE, Y_PRED, GROUPS, n_restarts=1, random_state=30)
     inputs, known = res.inputs, res.known
     problem = AggregateProblem.build(inputs.group_weights, inputs.label_dist, inputs.pred_dist, 1.0)
     trace = solve_restart(problem, (known.baseline, inputs.alpha), 250)
@@ -36,7 +36,7 @@ def test_warm_starts_from_records_with_zeros_stay_at_most_the_known_upper_bound(
         groups = rng.integers(0, n_groups, n)
         groups[0] = n_groups  # a group of one row
         res = multiclass_dcp(
-            y_true, y_pred, groups, labels=list(range(k)), restarts=1, random_state=seed
+            y_true, y_pred, groups, labels=list(range(k)), n_restarts=1, random_state=seed
         )
         assert res.aggregate.estimate <= res.known.upper + 1e-4
 

@@ -47,7 +47,7 @@ def test_float_weights_give_the_hand_weighted_confusion(seed):
 def test_rational_weights_equal_the_records_repeated(seed):
     y, p, groups, num, _, _ = _records(seed)
     rows = np.repeat(np.arange(num.size), num)
-    options = {"random_state": 1, "restarts": 2, "labels": sorted(set(y) | set(p))}
+    options = {"random_state": 1, "n_restarts": 2, "labels": sorted(set(y) | set(p))}
     weighted = multiclass_dcp(y, p, groups, sample_weight=num / 3, **options)
     repeated = multiclass_dcp(y[rows], p[rows], groups[rows], **options)
     assert weighted.known.lower == pytest.approx(repeated.known.lower, abs=1e-10)
@@ -60,7 +60,7 @@ ARGS = ([0, 1, 0, 1, 0, 1, 0, 1], [0, 1, 1, 0, 0, 0, 1, 1], list("aaaabbbb"))
 
 def test_every_output_says_the_records_are_weighted():
     weights = [1, 2.5, 1, 1, 0.5, 1, 1, 0.25]
-    res = multiclass_dcp(*ARGS, sample_weight=weights, random_state=0, restarts=1)
+    res = multiclass_dcp(*ARGS, sample_weight=weights, random_state=0, n_restarts=1)
     first = res.summary().splitlines()[0]
     assert first == (
         "Records weighted by sample_weight (total weight 8.25 over 8 records): every share and "
@@ -77,7 +77,7 @@ def test_every_output_says_the_records_are_weighted():
 
 
 def test_unweighted_outputs_say_so():
-    res = multiclass_dcp(*ARGS, random_state=0, restarts=1)
+    res = multiclass_dcp(*ARGS, random_state=0, n_restarts=1)
     assert "records weighted" not in res.summary()
     assert res.inputs.summary().splitlines()[0].endswith("8 records, unweighted")
     data = res.to_dict()["inputs"]

@@ -59,7 +59,7 @@ def test_dcp_aggregate_cli_refuses_an_empty_group_name(tmp_path, capsys):
         "north,0.4,0.30,0.70,0.25,0.75\n"
         ",0.6,0.50,0.50,0.55,0.45\n"
     )
-    code, out, err = run(["fairness", "dcp-aggregate", "--data", path, "--restarts", "1"], capsys)
+    code, out, err = run(["fairness", "dcp-aggregate", "--data", path, "--n-restarts", "1"], capsys)
     assert code == 2 and out == ""
     assert one_line(err) == (
         "trustlab: error: --data: expected a name in column 'group' in every row, got an empty "
@@ -214,6 +214,8 @@ def test_aggregate_summary_counts_one_restart_in_the_singular():
     from trustlab.fairness import dcp_from_aggregates
 
     args = ([0.5, 0.5], [[0.5, 0.5], [0.2, 0.8]], [[0.5, 0.5], [0.5, 0.5]])
-    one = dcp_from_aggregates(*args, restarts=1, random_state=0).summary()
+    one = dcp_from_aggregates(*args, n_restarts=1, random_state=0).summary()
     assert "(local minimum, best of 1 restart): " in one
-    assert "best of 2 restarts" in dcp_from_aggregates(*args, restarts=2, random_state=0).summary()
+    assert (
+        "best of 2 restarts" in dcp_from_aggregates(*args, n_restarts=2, random_state=0).summary()
+    )

@@ -27,7 +27,7 @@ def _problems(n_problems=20, seed=53):
 def test_warm_start_scores_the_known_upper_bound_on_held_out_record_problems():
     starts, uppers, estimates = [], [], []
     for i, y_true, y_pred, groups, labels in _problems():
-        res = multiclass_dcp(y_true, y_pred, groups, labels=labels, restarts=1, random_state=i)
+        res = multiclass_dcp(y_true, y_pred, groups, labels=labels, n_restarts=1, random_state=i)
         inputs, known = res.inputs, res.known
         problem = AggregateProblem.build(
             inputs.group_weights, inputs.label_dist, inputs.pred_dist, 1.0

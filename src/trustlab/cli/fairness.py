@@ -6,9 +6,11 @@ validates every value (its errors name the options) and returns the results prin
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Annotated
 
+import click
 import typer
 
 from trustlab.cli._common import (
@@ -31,6 +33,12 @@ __all__ = ["app"]
 
 #: What the two commands write into --out; either refuses a folder holding any of them.
 DCP_OUTPUTS = ("result.json", "dcp.png", "dcp_aggregate.png")
+
+#: ``--restarts``, the old name of ``--n-restarts``: hidden, kept for one release.
+OldRestartsOption = Annotated[
+    int | None,
+    typer.Option("--restarts", hidden=True, help="Deprecated: use --n-restarts."),
+]
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -63,13 +71,14 @@ def dcp_command(
             "--greedy-attempts", help="Random label orders tried by the greedy upper bound."
         ),
     ] = 10,
-    restarts: Annotated[
+    n_restarts: Annotated[
         int,
         typer.Option(
-            "--restarts",
+            "--n-restarts",
             help="Starts of the aggregate regime: the known-regime solution, then random ones.",
         ),
     ] = 5,
+    restarts: OldRestartsOption = None,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
     no_aggregate: Annotated[
         bool,
@@ -130,7 +139,7 @@ def dcp_command(
             labels=label_list,
             sample_weight=None if sample_weight is None else _numbers(table[sample_weight]),
             greedy_attempts=greedy_attempts,
-            restarts=restarts,
+            n_restarts=_n_restarts(n_restarts, restarts),
             random_state=seed,
             aggregate=not no_aggregate,
         )
@@ -153,9 +162,10 @@ def dcp_aggregate_command(
     beta: Annotated[
         float, typer.Option("--beta", help="1 for pure DCP; below 1 also counts errors.")
     ] = 1.0,
-    restarts: Annotated[
-        int, typer.Option("--restarts", help="Random restarts (the best one is kept).")
+    n_restarts: Annotated[
+        int, typer.Option("--n-restarts", help="Random restarts (the best one is kept).")
     ] = 5,
+    restarts: OldRestartsOption = None,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
     out: Annotated[
@@ -183,7 +193,7 @@ def dcp_aggregate_command(
             table.label_dist,
             table.pred_dist,
             beta=beta,
-            restarts=restarts,
+            n_restarts=_n_restarts(n_restarts, restarts),
             random_state=seed,
             labels=table.labels,
             groups=table.groups,
@@ -191,6 +201,20 @@ def dcp_aggregate_command(
     emit(result, as_json)
     remove_stale(out, ("dcp.png",))  # a replaced dcp result's figure
     save(result, out, as_json)
+
+
+def _n_restarts(n_restarts: int, restarts: int | None) -> int:
+    """``--n-restarts``, or the deprecated ``--restarts`` (a warning); both is refused."""
+    if restarts is None:
+        return n_restarts
+    source = click.get_current_context().get_parameter_source("n_restarts")
+    if source is not click.core.ParameterSource.DEFAULT:
+        raise InputError(
+            "--restarts: expected --n-restarts only (--restarts is its deprecated name), got both",
+            argument="--restarts",
+        )
+    warnings.warn("--restarts is deprecated; use --n-restarts", FutureWarning, stacklevel=2)
+    return restarts
 
 
 def _drop_missing(table, columns: list[str]):

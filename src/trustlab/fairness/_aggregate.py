@@ -201,7 +201,7 @@ def violation(problem: AggregateProblem, baseline, confusions) -> float:
     )
 
 
-def draw_starts(problem: AggregateProblem, restarts: int, rng: np.random.Generator, init) -> list:
+def draw_starts(problem: AggregateProblem, n_restarts: int, rng: np.random.Generator, init) -> list:
     """The warm start (else the independence start) then random ones, all drawn before any
     restart runs."""
     n_groups, n_labels = problem.n_groups, problem.n_labels
@@ -210,7 +210,7 @@ def draw_starts(problem: AggregateProblem, restarts: int, rng: np.random.Generat
         starts.append(tuple(np.asarray(part, dtype=np.float64) for part in init))
     else:
         starts.append(independent_start(problem))
-    while len(starts) < restarts:
+    while len(starts) < n_restarts:
         baseline = rng.random((n_labels, n_labels))
         confusions = rng.random((n_groups, n_labels, n_labels))
         starts.append(
@@ -266,7 +266,7 @@ def solve_aggregate(
     *,
     rng: np.random.Generator,
     beta: float = 1.0,
-    restarts: int = 5,
+    n_restarts: int = 5,
     init=None,
     max_iter: int = _slp.REDUCED.max_iter,
     n_jobs: int = 1,
@@ -287,7 +287,7 @@ def solve_aggregate(
         up front, so the result does not depend on ``n_jobs``.
     beta : float, default 1.0
         Weight of DCP against the error term (1 is pure DCP).
-    restarts : int, default 5
+    n_restarts : int, default 5
         Number of starts, the first one included.
     init : tuple (baseline (K, K), confusions (G, K, K)), optional
         Warm start, used as the first start (else :func:`independent_start`).
@@ -306,14 +306,14 @@ def solve_aggregate(
     >>> w = np.array([0.5, 0.5])
     >>> pi = np.array([[0.6, 0.4], [0.3, 0.7]])
     >>> p = np.array([[0.5, 0.5], [0.4, 0.6]])
-    >>> solution = solve_aggregate(w, pi, p, restarts=2, rng=np.random.default_rng(0))
+    >>> solution = solve_aggregate(w, pi, p, n_restarts=2, rng=np.random.default_rng(0))
     >>> solution.confusions.shape
     (2, 2, 2)
     >>> solution.value == min(solution.restart_values)
     True
     """
     problem = AggregateProblem.build(group_weights, label_dist, pred_dist, beta)
-    starts = draw_starts(problem, int(restarts), rng, init)
+    starts = draw_starts(problem, int(n_restarts), rng, init)
     seconds = _draw_second_baselines(problem, starts, rng, init)
     jobs = list(zip(starts, seconds, strict=True))
     if n_jobs == 1:

@@ -33,6 +33,7 @@ from trustlab._checks import (
     check_row_stochastic,
     check_same_length,
 )
+from trustlab._renamed import renamed_keyword
 from trustlab.errors import InputError
 from trustlab.fairness._aggregate import solve_aggregate
 from trustlab.fairness._eta import eta
@@ -198,13 +199,14 @@ def _ratio(upper: float, lower: float) -> float:
 # --------------------------------------------------------------------------- aggregate regime
 
 
+@renamed_keyword("restarts", "n_restarts")
 def dcp_from_aggregates(
     group_weights,
     label_dist,
     pred_dist,
     *,
     beta: float = 1.0,
-    restarts: int = 5,
+    n_restarts: int = 5,
     random_state=None,
     init=None,
     labels: Sequence[Any] | None = None,
@@ -215,7 +217,7 @@ def dcp_from_aggregates(
 
     Minimises, over a common baseline and over confusion matrices alpha_g consistent with the
     aggregates (sum_y pi_g^y alpha_g^{yz} = p_g^z), the objective
-    J = beta * DCP + (1 - beta) * error by sequential LP from ``restarts`` starts. The
+    J = beta * DCP + (1 - beta) * error by sequential LP from ``n_restarts`` starts. The
     problem is non-convex: J* upper-bounds the global minimum, and J* <= the known-regime lower
     bound of a given classifier is not guaranteed.
 
@@ -229,10 +231,11 @@ def dcp_from_aggregates(
         p_g^z = P(Y_hat = z | A = g) (smoothed by 1.1e-5 and renormalised by the solver).
     beta : float in [0, 1], default 1.0
         Weight of the DCP term; 1.0 is pure DCP.
-    restarts : int, default 5
+    n_restarts : int, default 5
         Number of starts: ``init`` when given, else the independence start (every group's
         confusion rows equal to its prediction shares, the baseline their label-weighted
-        mean), then ``restarts - 1`` random ones.
+        mean), then ``n_restarts - 1`` random ones. (``restarts=``, its old name, still works
+        for one release and warns.)
     random_state : None, int or numpy Generator
         Seed of the random starts.
     init : tuple (baseline (K, K), confusions (G, K, K)), optional
@@ -251,7 +254,7 @@ def dcp_from_aggregates(
     --------
     >>> from trustlab.fairness import dcp_from_aggregates
     >>> res = dcp_from_aggregates([0.5, 0.5], [[0.5, 0.5], [0.2, 0.8]], [[0.5, 0.5], [0.5, 0.5]],
-    ...                           restarts=2, random_state=0)
+    ...                           n_restarts=2, random_state=0)
     >>> res.estimate >= 0
     True
     """
@@ -263,7 +266,7 @@ def dcp_from_aggregates(
             "pred_dist", f"shape ({n_groups}, {n_labels}) to match label_dist", pred
         )
     beta = check_in_range(beta, "beta", 0.0, 1.0)
-    restarts = check_positive_int(restarts, "restarts")
+    n_restarts = check_positive_int(n_restarts, "n_restarts")
     n_jobs = check_n_jobs(n_jobs)
     if init is not None:
         init = check_init(init, n_groups, n_labels)
@@ -271,16 +274,16 @@ def dcp_from_aggregates(
     groups = check_names(groups, n_groups, "groups")
     rng = check_random_state(random_state)
     return _aggregate_regime(
-        weights, dist, rows_sum_to_one(pred), beta, restarts, rng, init, n_jobs, labels, groups
+        weights, dist, rows_sum_to_one(pred), beta, n_restarts, rng, init, n_jobs, labels, groups
     )
 
 
 def _aggregate_regime(
-    weights, dist, pred, beta, restarts, rng, init, n_jobs, labels, groups
+    weights, dist, pred, beta, n_restarts, rng, init, n_jobs, labels, groups
 ) -> AggregateDCPResult:
     """The aggregate-regime estimate on validated inputs (rows summing to 1)."""
     solution = solve_aggregate(
-        weights, dist, pred, rng=rng, beta=beta, restarts=restarts, init=init, n_jobs=n_jobs
+        weights, dist, pred, rng=rng, beta=beta, n_restarts=n_restarts, init=init, n_jobs=n_jobs
     )
     return AggregateDCPResult(
         estimate=float(solution.value),
@@ -398,6 +401,7 @@ def _normalise_or(counts: np.ndarray, fallback: np.ndarray) -> np.ndarray:
     return np.where(totals > 0, counts / np.where(totals > 0, totals, 1.0), fallback)
 
 
+@renamed_keyword("restarts", "n_restarts")
 def multiclass_dcp(
     y_true,
     y_pred,
@@ -406,7 +410,7 @@ def multiclass_dcp(
     labels: Sequence[Any] | None = None,
     sample_weight=None,
     greedy_attempts: int = 10,
-    restarts: int = 5,
+    n_restarts: int = 5,
     random_state=None,
     aggregate: bool = True,
     n_jobs: int | None = None,
@@ -430,9 +434,9 @@ def multiclass_dcp(
         share is then weighted and ``DCPInputs.weighted`` says so.
     greedy_attempts : int, default 10
         Random label orders of the greedy upper bound.
-    restarts : int, default 5
-        Starts of the aggregate regime: the known-regime solution, then ``restarts - 1`` random
-        ones.
+    n_restarts : int, default 5
+        Starts of the aggregate regime: the known-regime solution, then ``n_restarts - 1``
+        random ones. (``restarts=``, its old name, still works for one release and warns.)
     random_state : None, int or numpy Generator
         Seeds both regimes.
     aggregate : bool, default True
@@ -455,7 +459,7 @@ def multiclass_dcp(
     True
     """
     attempts = check_positive_int(greedy_attempts, "greedy_attempts")
-    restarts = check_positive_int(restarts, "restarts")
+    n_restarts = check_positive_int(n_restarts, "n_restarts")
     aggregate = check_bool(aggregate, "aggregate")
     n_jobs = check_n_jobs(n_jobs)
     rng = check_random_state(random_state)
@@ -470,7 +474,7 @@ def multiclass_dcp(
             dist,
             rows_sum_to_one(inputs.pred_dist),
             1.0,
-            restarts,
+            n_restarts,
             rng,
             (known.baseline, inputs.alpha),
             n_jobs,

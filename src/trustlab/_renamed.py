@@ -1,0 +1,35 @@
+"""Renamed keywords: the old name keeps working for one release, with a FutureWarning."""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+from trustlab.errors import InputError
+
+__all__ = ["renamed_keyword"]
+
+
+def renamed_keyword(old: str, new: str):
+    """Decorator: ``old=`` is the deprecated name of the keyword ``new=`` (kept for one release).
+
+    ``old=`` warns (FutureWarning, "old is deprecated; use new") and passes its value on as
+    ``new=``; giving both is an InputError naming ``old``. The signature shows ``new`` only.
+    """
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if old in kwargs:
+                if new in kwargs:
+                    raise InputError(
+                        f"{old}: expected {new} only ({old} is its deprecated name), got both",
+                        argument=old,
+                    )
+                warnings.warn(f"{old} is deprecated; use {new}", FutureWarning, stacklevel=2)
+                kwargs[new] = kwargs.pop(old)
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
