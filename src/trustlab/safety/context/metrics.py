@@ -68,7 +68,10 @@ class ContextScores(Result):
     mode, model : str
     n_items, n_parse_failures : int
     accuracy, safe_recall, unsafe_recall, f1_safe, f1_unsafe : float
-        Recall on human-safe items ("safe accuracy") and on human-unsafe items.
+        Recall on human-safe items ("safe accuracy") and on human-unsafe items. A class absent
+        from the human labels (every item human-safe, say) has recall NaN (null in JSON, "n/a"
+        in the summary) and no interval, and F1 0.0 if the judge predicted it for some item,
+        else NaN.
     pearson, bce, brier : float or None
         Score and logits modes only; ``pearson`` is Pearson r x 100 (the paper's unit).
     intervals : dict
