@@ -49,3 +49,15 @@ def test_both_options_are_refused(command, capsys):
     code, out, err = run_main([*command, "--restarts", "2", "--n-restarts", "2"], capsys)
     assert (code, out) == (2, "")
     assert err.startswith("trustlab: error: --restarts: expected --n-restarts only")
+
+
+def test_dcp_aggregate_help_counts_the_independence_start(capsys):
+    # --n-restarts N runs the independence start and N - 1 random ones; the help said "Random
+    # restarts", promising N random ones (the dcp command's help was fixed the same way before)
+    from typer.main import get_command
+
+    from trustlab.cli.fairness import app
+
+    params = get_command(app).commands["dcp-aggregate"].params
+    (option,) = [p for p in params if p.name == "n_restarts"]
+    assert option.help.startswith("Starts: the independence start, then random ones")

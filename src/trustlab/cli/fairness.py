@@ -163,7 +163,11 @@ def dcp_aggregate_command(
         float, typer.Option("--beta", help="1 for pure DCP; below 1 also counts errors.")
     ] = 1.0,
     n_restarts: Annotated[
-        int, typer.Option("--n-restarts", help="Random restarts (the best one is kept).")
+        int,
+        typer.Option(
+            "--n-restarts",
+            help="Starts: the independence start, then random ones (the best one is kept).",
+        ),
     ] = 5,
     restarts: OldRestartsOption = None,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
