@@ -4,7 +4,9 @@
 
 - **ground truth**: per-graph node ROC-AUC and average precision of the scores against the
   ground-truth nodes (the shape; the carbonyl C and O), averaged over the correctly classified
-  graphs whose mask has both kinds of node, with percentile-bootstrap intervals over graphs;
+  graphs whose mask has both kinds of node, with percentile-bootstrap intervals over graphs
+  (each method resamples from its own stream of the seed and its name, so its interval does not
+  depend on the other methods evaluated or their order);
 - **fidelity**: accuracy after deleting the top ``fraction`` of nodes by each method (the nodes are
   removed from the point cloud, so they neither carry features nor shape their neighbours'
   geometry), against deleting the same number of random nodes (mean of ``n_random`` draws); the
@@ -18,6 +20,7 @@
 from __future__ import annotations
 
 import time
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -83,6 +86,13 @@ def _interval(values: np.ndarray, rng: np.random.Generator, level: float) -> dic
         "high": float(np.quantile(means, 1 - a)),
         "n": int(values.size),
     }
+
+
+def _method_stream(seed: int, method: str) -> np.random.Generator:
+    """The bootstrap draws of one method: a stream of its own, seeded by the evaluation's seed and
+    the method's name (CRC-32, the same in every process, unlike ``hash``), so a method's
+    intervals do not depend on which other methods are evaluated, nor on their order."""
+    return np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(method.encode())]))
 
 
 def _n_deleted(fraction: float, n_nodes: int) -> int:
@@ -357,9 +367,9 @@ def evaluate_explanations(
             progress(i + 1, len(graphs))
     # ground truth, on correctly classified graphs whose mask has both kinds of node
     usable = [i for i, g in enumerate(graphs) if correct[i] and 0 < g.node_mask.sum() < g.n_nodes]
-    boot = np.random.default_rng(seed)
     auroc, ap, per_graph = {}, {}, {}
     for m in methods:
+        boot = _method_stream(seed, m)  # its own draws: the same whatever else is evaluated
         a = np.array([_auroc(graphs[i].node_mask, scores[m][i]) for i in usable])
         p = np.array([_ap(graphs[i].node_mask, scores[m][i]) for i in usable])
         per_graph[m] = a
