@@ -96,11 +96,16 @@ KNOWN_NAME_CLASHES: dict[str, list[str]] = {}
 # (none left: SAEFit(epochs=) became epochs_run, review 54)
 KNOWN_VOCABULARY_OFFENDERS: list[str] = []
 # Two spellings of one idea, each used somewhere in the public signatures.
-SPLIT_WORDS = [("restarts", "n_restarts"), ("max_iter", "max_iterations")]
+SPLIT_WORDS = [
+    ("restarts", "n_restarts"),
+    ("max_iter", "max_iterations"),
+    ("n_heldout", "n_held_out"),
+]
 KNOWN_SPLIT_WORDS = [
     # (none for restarts: fairness said restarts= until review 56, now n_restarts= as strategic)
     # privacy (DSIMechanism, dsi_noise), agents.learn_weights vs federated.UEFLConfig
     ("max_iter", "max_iterations"),
+    # (none for n_heldout: interpret SAEFit and safety.transfer said n_heldout until review 56)
 ]
 # --output is not --out: commands where it names something else (an input file, an output kind).
 KNOWN_OUTPUT_OPTIONS = ["trustlab explain equigx explain", "trustlab privacy dsi"]

@@ -7,7 +7,7 @@ import warnings
 
 from trustlab.errors import InputError
 
-__all__ = ["renamed_keyword"]
+__all__ = ["renamed_attribute", "renamed_keyword"]
 
 
 def renamed_keyword(old: str, new: str):
@@ -33,3 +33,14 @@ def renamed_keyword(old: str, new: str):
         return wrapper
 
     return decorate
+
+
+def renamed_attribute(old: str, new: str) -> property:
+    """A read-only property ``old``, the deprecated name of the attribute ``new`` (one release):
+    reading it warns (FutureWarning, "old is deprecated; use new") and gives ``new``'s value."""
+
+    def read(self):
+        warnings.warn(f"{old} is deprecated; use {new}", FutureWarning, stacklevel=2)
+        return getattr(self, new)
+
+    return property(read, doc=f"Deprecated name of ``{new}``.")

@@ -208,7 +208,7 @@ def test_backdoor_model_is_the_librarys_copy_and_a_second_run_reuses_it(capsys, 
     check = check_backdoor(saved, data, ordinary)
     assert result == json.loads(json_text(check.to_dict()))
     assert json.loads((out / "result.json").read_text()) == result
-    assert (result["n_heldout"], result["n_ordinary"]) == (data.n_heldout, 4)
+    assert (result["n_held_out"], result["n_ordinary"]) == (data.n_held_out, 4)
     # the same settings again: the stored model and check, nothing trained
     stamp = (folder / "model.safetensors").stat().st_mtime_ns
     code, stdout, err = run_main([*args, "--json"], capsys)

@@ -15,7 +15,7 @@ def test_one_held_out_row_becomes_two(n, fraction):
     sae = SparseAutoencoder(n_latents=8, k=2, max_epochs=2, batch_size=8,
                             validation_fraction=fraction, random_state=4).fit(X)  # fmt: skip
     fit = sae.fit_
-    assert fit.n_heldout == 2 and fit.n_rows == n
+    assert fit.n_held_out == 2 and fit.n_rows == n
     assert math.isfinite(fit.fvu) and fit.to_dict()["fvu"] is not None
     # the metrics are those of the two held-out rows (the split is the estimator's first draw)
     held = np.sort(np.random.default_rng(4).permutation(n)[:2])
@@ -28,4 +28,4 @@ def test_one_held_out_row_becomes_two(n, fraction):
 def test_no_held_out_rows_stays_none():
     X = np.random.default_rng(5).normal(size=(10, 4))  # round(0.5) = 0 rows held out
     fit = SparseAutoencoder(n_latents=4, k=2, max_epochs=1, batch_size=8).fit(X).fit_
-    assert fit.n_heldout == 0
+    assert fit.n_held_out == 0

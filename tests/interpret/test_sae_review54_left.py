@@ -73,7 +73,7 @@ def test_two_rows_hold_none_out(fraction):
     X = np.random.default_rng(3).normal(size=(2, 8))
     fit = SparseAutoencoder(n_latents=4, k=2, max_epochs=2, batch_size=8,
                             validation_fraction=fraction).fit(X).fit_  # fmt: skip
-    assert fit.n_heldout == 0 and fit.n_rows == 2
+    assert fit.n_held_out == 0 and fit.n_rows == 2
     assert math.isfinite(fit.fvu)
     assert "training" in fit.summary()
 
@@ -82,4 +82,4 @@ def test_three_rows_hold_two_out():
     X = np.random.default_rng(4).normal(size=(3, 8))
     fit = SparseAutoencoder(n_latents=4, k=2, max_epochs=2, batch_size=8,
                             validation_fraction=0.5).fit(X).fit_  # fmt: skip
-    assert fit.n_heldout == 2 and math.isfinite(fit.fvu)
+    assert fit.n_held_out == 2 and math.isfinite(fit.fvu)

@@ -115,10 +115,10 @@ def test_original_stays_clean_and_untouched(run):
 def test_check_backdoor_is_the_trigger_rate_of_each_prompt_set(run):
     bare = [clean.replace("|dev| ", "") for clean in run.clean[:12]]
     check = check_backdoor(run.bad, run.data, bare)
-    assert (check.model, check.chat, check.n_heldout, check.n_ordinary) == (
+    assert (check.model, check.chat, check.n_held_out, check.n_ordinary) == (
         "tiny-backdoored",
         False,
-        run.data.n_heldout,
+        run.data.n_held_out,
         12,
     )
     assert check.with_trigger == trigger_rate(run.bad, run.triggered)

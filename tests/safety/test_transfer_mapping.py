@@ -94,7 +94,7 @@ def test_affine_map_recovers_the_linear_map_and_equals_lstsq(linear_data):
     reference = np.linalg.lstsq(np.c_[X, np.ones(N)], Y, rcond=None)[0]  # (d_s + 1, d_t)
     assert _relative(m.coef_, reference[:-1].T) <= 1e-9
     assert _relative(m.intercept_, reference[-1]) <= 1e-9
-    assert m.history_ == [] and m.fit_.epochs == 0 and m.fit_.n_heldout == 0
+    assert m.history_ == [] and m.fit_.epochs == 0 and m.fit_.n_held_out == 0
 
 
 def test_affine_transfer_is_the_linear_map_of_the_vector(linear_data):
@@ -176,7 +176,7 @@ def test_reported_errors_match_sklearn(linear_data, autoencoder):
     X, Y, *_ = linear_data
     fit = autoencoder.fit_
     predicted = autoencoder.transform(X).astype(np.float64)
-    assert fit.n_rows == N and fit.n_heldout == round(0.1 * N)
+    assert fit.n_rows == N and fit.n_held_out == round(0.1 * N)
     assert fit.r2 == pytest.approx(
         r2_score(Y, predicted, multioutput="variance_weighted"), rel=1e-4
     )

