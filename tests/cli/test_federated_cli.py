@@ -61,13 +61,13 @@ def test_flower_app_sets_the_model_sizes_for_nodes_with_their_own_data(run, tmp_
 
     from cli_helpers import one_line
 
-    code, _, _ = run("federated", "flower-app", "--out", tmp_path / "app", "--num-features",
-                     144, "--num-classes", 12)  # fmt: skip
+    code, _, _ = run("federated", "flower-app", "--out", tmp_path / "app", "--n-features",
+                     144, "--n-classes", 12)  # fmt: skip
     pyproject = tomllib.loads((tmp_path / "app" / "pyproject.toml").read_text())
     config = pyproject["tool"]["flwr"]["app"]["config"]
     assert code == 0 and (config["num-features"], config["num-classes"]) == (144, 12)
     # Sizes the ServerApp's model cannot take are refused before anything is written.
-    for option, value in (("--num-features", 50), ("--num-classes", 1)):
+    for option, value in (("--n-features", 50), ("--n-classes", 1)):
         code, _, err = run("federated", "flower-app", "--out", tmp_path / "bad", option, value)
         assert code == 2 and one_line(err).startswith(f"trustlab: error: {option}: expected")
         assert not (tmp_path / "bad").exists()
@@ -180,15 +180,15 @@ def test_flower_app_refuses_an_existing_project_without_overwrite(run, tmp_path)
 
 
 def test_flower_app_takes_the_mlp_encoder_for_node_data_of_any_width(run, tmp_path):
-    # Review 3: --num-features 10 was refused with "use encoder='mlp'", which the CLI could not
+    # Review 3: --n-features 10 was refused with "use encoder='mlp'", which the CLI could not
     # set: data-path nodes with other than s * s features were out of reach of flower-app.
     import tomllib
 
     from cli_helpers import one_line
 
-    code, _, err = run("federated", "flower-app", "--out", tmp_path / "cnn", "--num-features", 10)
+    code, _, err = run("federated", "flower-app", "--out", tmp_path / "cnn", "--n-features", 10)
     assert code == 2 and "encoder" in one_line(err)
-    code, _, _ = run("federated", "flower-app", "--out", tmp_path / "app", "--num-features", 10,
+    code, _, _ = run("federated", "flower-app", "--out", tmp_path / "app", "--n-features", 10,
                      "--encoder", "mlp")  # fmt: skip
     pyproject = tomllib.loads((tmp_path / "app" / "pyproject.toml").read_text())
     config = pyproject["tool"]["flwr"]["app"]["config"]

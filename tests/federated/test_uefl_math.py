@@ -65,11 +65,11 @@ def test_a_silo_with_labels_beyond_num_classes_is_refused():
     from trustlab.federated.uefl import SiloPlan, SiloState, evaluate_silo, train_silo
 
     rng = np.random.default_rng(0)
-    y = np.arange(12)  # labels 0..11 against the default num_classes=10
+    y = np.arange(12)  # labels 0..11 against the default n_classes=10
     silo = Silo(rng.random((12, 4), dtype=np.float32), y, rng.random((12, 4), dtype=np.float32), y)
     config = UEFLConfig(encoder="mlp")
     for run_silo in (train_silo, evaluate_silo):  # was torch's "Target 10 is out of bounds"
-        with pytest.raises(InputError, match="num_classes: expected more than .* label 11"):
+        with pytest.raises(InputError, match="n_classes: expected more than .* label 11"):
             run_silo({}, SiloState(), silo, SiloPlan(0, init_ext=True), config, 1)
 
 

@@ -189,7 +189,7 @@ def test_mismatched_feature_shapes_are_rejected_by_name():
 
 def test_non_square_images_need_the_mlp_encoder():
     silos = _silos(2, features=10)
-    with pytest.raises(InputError, match="num_features"):
+    with pytest.raises(InputError, match="n_features"):
         simulate_uefl(silos, **TINY)
     result = simulate_uefl(silos, encoder="mlp", baselines=(), **TINY)
     assert result.methods["uefl"].accuracy.shape == (2, 2)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
 
 from trustlab._results import json_text, write_outputs
@@ -176,3 +178,17 @@ def text_lines(path: Path, option: str) -> list[str]:
     if not lines:
         raise InputError.bad(option, "a file with at least one non-empty line", str(path))
     return lines
+
+
+def renamed_option(value: Any, old_value: Any, new: str, old: str) -> Any:
+    """The value of the option ``new`` (a flag such as ``--n-classes``), or of ``old``, its
+    hidden deprecated name kept for one release (a FutureWarning); both given is refused."""
+    if old_value is None:
+        return value
+    parameter = new.lstrip("-").replace("-", "_")
+    source = click.get_current_context().get_parameter_source(parameter)
+    if source is not click.core.ParameterSource.DEFAULT:
+        raise InputError(f"{old}: expected {new} only ({old} is its deprecated name), got both",
+                         argument=old)  # fmt: skip
+    warnings.warn(f"{old} is deprecated; use {new}", FutureWarning, stacklevel=2)
+    return old_value

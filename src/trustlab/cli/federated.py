@@ -8,7 +8,16 @@ from typing import Annotated
 import typer
 
 from trustlab._results import check_output_dir
-from trustlab.cli._common import JSON_OPTION_HELP, YesOption, announce, emit, progress, save, tell
+from trustlab.cli._common import (
+    JSON_OPTION_HELP,
+    YesOption,
+    announce,
+    emit,
+    progress,
+    renamed_option,
+    save,
+    tell,
+)
 from trustlab.cli._runs import (
     OverwriteOption,
     counted,
@@ -209,18 +218,24 @@ def flower_app_command(
     port: Annotated[int, typer.Option("--port", help="SuperLink port in the printed commands.")] = (
         9093
     ),
-    num_features: Annotated[
+    n_features: Annotated[
         int | None,
         typer.Option(
-            "--num-features",
+            "--n-features",
             help="Features per row of the model (default: the --data set's, 64 or 196); set "
             "it for nodes with their own data-path files.",
         ),
     ] = None,
-    num_classes: Annotated[
+    n_classes: Annotated[
         int,
-        typer.Option("--num-classes", help="Classes of the model (labels 0..K-1; at most 10,000)."),
+        typer.Option("--n-classes", help="Classes of the model (labels 0..K-1; at most 10,000)."),
     ] = 10,
+    num_features: Annotated[
+        int | None, typer.Option("--num-features", hidden=True, help="Deprecated: --n-features.")
+    ] = None,
+    num_classes: Annotated[
+        int | None, typer.Option("--num-classes", hidden=True, help="Deprecated: --n-classes.")
+    ] = None,
     encoder: Annotated[
         str,
         typer.Option(
@@ -244,6 +259,7 @@ def flower_app_command(
     )  # fmt: skip
     app = write_flower_app(
         out, config, n_silos=n_silos, shift=shift, data=data, result_dir=result_dir, port=port,
-        num_features=num_features, num_classes=num_classes,
+        n_features=renamed_option(n_features, num_features, "--n-features", "--num-features"),
+        n_classes=renamed_option(n_classes, num_classes, "--n-classes", "--num-classes"),
     )  # fmt: skip
     emit(app, as_json)

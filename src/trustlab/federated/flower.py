@@ -151,14 +151,14 @@ def _check_node_silo(silo, run_config, num_classes: int) -> None:
     if silo.num_features != features:
         raise InputError.bad(
             "data-path",
-            f"{features} features per row (the app's num-features; {where} --num-features)",
+            f"{features} features per row (the app's num-features; {where} --n-features)",
             silo.num_features,
         )
     top = int(max(silo.y_train.max(), silo.y_test.max()))
     if top >= num_classes:
         raise InputError.bad(
             "data-path",
-            f"labels 0..{num_classes - 1} (the app's num-classes; {where} --num-classes)",
+            f"labels 0..{num_classes - 1} (the app's num-classes; {where} --n-classes)",
             top,
         )
 
@@ -205,7 +205,7 @@ def _client_train(msg: Message, context: Context) -> Message:
     round_no = int(config["server-round"])
     update, state = train_silo(shared, _silo_state(context, index, round_no, True), silo,
                                _plan(config, index), cfg, round_no,
-                               num_classes=num_classes)  # fmt: skip
+                               n_classes=num_classes)  # fmt: skip
     _store_state(context, state)
     metrics = MetricRecord(
         {"num-examples": update.num_examples, "partition-id": index, **update.metrics}
@@ -222,7 +222,7 @@ def _client_evaluate(msg: Message, context: Context) -> Message:
     round_no = int(config["server-round"])
     result = evaluate_silo(shared, _silo_state(context, index, round_no, False), silo,
                            _plan(config, index), cfg, round_no,
-                           num_classes=num_classes)  # fmt: skip
+                           n_classes=num_classes)  # fmt: skip
     metrics = MetricRecord({"num-examples": result.num_examples, "partition-id": index,
                             "entropy": result.entropy, "accuracy": result.accuracy})  # fmt: skip
     return Message(RecordDict({"metrics": metrics}), reply_to=msg)

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import check_choice, check_in_range, check_positive_int
+from trustlab._renamed import renamed_keyword
 from trustlab._results import Result, check_output_dir, internal_field, output_dir
 from trustlab.errors import BackendError, ConfigError, InputError
 from trustlab.federated.flower import RESULT_ARRAYS, RESULT_JSON
@@ -128,6 +129,8 @@ class FlowerApp(Result):
         return str(self.app_dir)
 
 
+@renamed_keyword("num_features", "n_features")
+@renamed_keyword("num_classes", "n_classes")
 def write_flower_app(
     directory: str | os.PathLike,
     config: UEFLConfig | None = None,
@@ -136,8 +139,8 @@ def write_flower_app(
     shift: str = "rotation",
     data: str = "digits",
     result_dir: str | os.PathLike | None = None,
-    num_features: int | None = None,
-    num_classes: int = 10,
+    n_features: int | None = None,
+    n_classes: int = 10,
     node_timeout: float = 600.0,
     port: int = DEFAULT_PORT,
 ) -> FlowerApp:
@@ -161,10 +164,12 @@ def write_flower_app(
     result_dir : path, optional
         Where the ServerApp writes ``flower_result.json`` and ``flower_weights.npz`` (on the
         SuperLink's machine); nothing is written without it.
-    num_features, num_classes : int
-        The model's input and output sizes; ``num_features`` defaults to the data set's: 64 for
-        digits, 196 for MNIST at 14 x 14. ``num_classes`` is 2 to 10,000 (the bound
-        ``check_silos`` puts on own labels).
+    n_features, n_classes : int
+        The model's input and output sizes; ``n_features`` defaults to the data set's: 64 for
+        digits, 196 for MNIST at 14 x 14. ``n_classes`` is 2 to 10,000 (the bound
+        ``check_silos`` puts on own labels). ``num_features=`` and ``num_classes=`` are their
+        deprecated names (a FutureWarning, for one release); the run config keeps its keys
+        ``num-features`` and ``num-classes``, which apps already written use.
     node_timeout : float
         Seconds (positive and finite) the ServerApp waits for nodes and for each round's replies.
     port : int
@@ -193,16 +198,16 @@ def write_flower_app(
             "port", f"a TCP port in [1, {65535 - n_silos}] ({n_silos} SuperNode ports follow it)",
             port,
         )  # fmt: skip
-    if num_features is None:
-        num_features = 64 if data == "digits" else 196
-    num_features = check_positive_int(num_features, "num_features")
-    num_classes = check_positive_int(num_classes, "num_classes", minimum=2)
-    if num_classes > _MAX_CLASSES:  # 1e10 was written, and every node then failed allocating it
+    if n_features is None:
+        n_features = 64 if data == "digits" else 196
+    n_features = check_positive_int(n_features, "n_features")
+    n_classes = check_positive_int(n_classes, "n_classes", minimum=2)
+    if n_classes > _MAX_CLASSES:  # 1e10 was written, and every node then failed allocating it
         raise InputError.bad(
-            "num_classes", f"an integer in [2, {_MAX_CLASSES:,}] (one model output per class)",
-            num_classes,
+            "n_classes", f"an integer in [2, {_MAX_CLASSES:,}] (one model output per class)",
+            n_classes,
         )  # fmt: skip
-    check_model_spec(cfg.model_spec(num_features, num_classes))  # the ServerApp builds this model
+    check_model_spec(cfg.model_spec(n_features, n_classes))  # the ServerApp builds this model
     # NaN never timed out (the ServerApp waited for nodes for good); -5 or 0 failed at once.
     node_timeout = check_in_range(node_timeout, "node_timeout", 0, np.inf, low_open=True,
                                   high_open=True)  # fmt: skip
@@ -210,8 +215,8 @@ def write_flower_app(
         check_output_dir(result_dir, "result_dir")
     run_config: dict[str, Any] = {k.replace("_", "-"): v for k, v in cfg.to_dict().items()}
     run_config.update({
-        "num-silos": n_silos, "shift": shift, "data": data, "num-features": int(num_features),
-        "num-classes": int(num_classes), "node-timeout": float(node_timeout),
+        "num-silos": n_silos, "shift": shift, "data": data, "num-features": int(n_features),
+        "num-classes": int(n_classes), "node-timeout": float(node_timeout),
         "result-dir": "" if result_dir is None else str(Path(result_dir).resolve()),
     })  # fmt: skip
     lines = [

@@ -200,7 +200,7 @@ def check_model_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
         side = math.isqrt(spec["num_features"])
         if side * side != spec["num_features"] or side < 2 or side % 2:
             raise InputError.bad(
-                "num_features",
+                "n_features",
                 "square images with an even side (s * s features) for the CNN encoder; "
                 "use encoder='mlp' for other data",
                 spec["num_features"],

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from trustlab._renamed import renamed_keyword
 from trustlab._results import Result
 from trustlab.errors import BackendError
 from trustlab.federated.model import codebook_key, is_codebook_key
@@ -267,10 +268,11 @@ def _by_silo(replies: Sequence[Any], n_silos: int, what: str) -> list[Any]:
 class InProcessEngine:
     """Runs every silo in this process, keeping each silo's state (its codebooks) here."""
 
-    def __init__(self, silos: Sequence[Silo], config: UEFLConfig, num_classes: int):
+    @renamed_keyword("num_classes", "n_classes")
+    def __init__(self, silos: Sequence[Silo], config: UEFLConfig, n_classes: int):
         self.silos = list(silos)
         self.config = config
-        self.num_classes = num_classes
+        self.n_classes = n_classes
         self.states = [SiloState() for _ in self.silos]
 
     def train(self, round_no: int, assignments: Sequence[Assignment]) -> list[SiloUpdate]:
@@ -279,7 +281,7 @@ class InProcessEngine:
         for plan, arrays in assignments:
             update, self.states[plan.silo] = train_silo(
                 arrays, self.states[plan.silo], self.silos[plan.silo], plan, self.config,
-                round_no, num_classes=self.num_classes,
+                round_no, n_classes=self.n_classes,
             )  # fmt: skip
             updates.append(update)
         return updates
@@ -288,6 +290,6 @@ class InProcessEngine:
         """The uncertainty test of every assigned silo."""
         return [
             evaluate_silo(arrays, self.states[plan.silo], self.silos[plan.silo], plan,
-                          self.config, round_no, num_classes=self.num_classes)
+                          self.config, round_no, n_classes=self.n_classes)
             for plan, arrays in assignments
         ]  # fmt: skip

@@ -32,6 +32,7 @@ from trustlab._checks import (
     check_positive_int,
 )
 from trustlab._lazy import require
+from trustlab._renamed import renamed_keyword
 from trustlab._results import Result
 from trustlab.errors import InputError
 from trustlab.federated.model import (
@@ -186,9 +187,11 @@ class UEFLConfig(Result):
         picked = {key.replace("-", "_"): value for key, value in values.items()}
         return cls(**{k: v for k, v in picked.items() if k in names})
 
-    def model_spec(self, num_features: int, num_classes: int, use_vq: bool = True) -> dict:
+    @renamed_keyword("num_features", "n_features")
+    @renamed_keyword("num_classes", "n_classes")
+    def model_spec(self, n_features: int, n_classes: int, use_vq: bool = True) -> dict:
         return {
-            "num_features": int(num_features), "num_classes": int(num_classes),
+            "num_features": int(n_features), "num_classes": int(n_classes),
             "encoder": self.encoder, "dim": self.dim, "n_codes": self.n_codes,
             "hidden": self.hidden, "dropout": float(self.dropout),
             "commitment": float(self.commitment), "use_vq": bool(use_vq), "seg": self.seg,
@@ -399,12 +402,14 @@ def kmeans_codebook(features: Any, n_codes: int, random_state: int = 0) -> np.nd
     return km.cluster_centers_.astype(np.float32)
 
 
+@renamed_keyword("num_features", "n_features")
+@renamed_keyword("num_classes", "n_classes")
 def initial_weights(
-    config: UEFLConfig, num_features: int, num_classes: int, *, use_vq: bool = True
+    config: UEFLConfig, n_features: int, n_classes: int, *, use_vq: bool = True
 ) -> dict[str, np.ndarray]:
     """The model's starting arrays (all of them, codebook 0 included) from
     ``config.random_state``."""
-    spec = config.model_spec(num_features, num_classes, use_vq)
+    spec = config.model_spec(n_features, n_classes, use_vq)
     return model_arrays(build_model(spec, random_state=config.random_state))
 
 
@@ -413,13 +418,11 @@ def _round_seed(random_state: int, round_no: int, silo: int, purpose: int = 0) -
     return int(np.random.SeedSequence([random_state, round_no, silo, purpose]).generate_state(1)[0])
 
 
-def _prepare_model(shared, state, silo: Silo, plan: SiloPlan, config: UEFLConfig, num_classes):
+def _prepare_model(shared, state, silo: Silo, plan: SiloPlan, config: UEFLConfig, n_classes):
     top = int(max(np.max(silo.y_train), np.max(silo.y_test)))
-    if top >= num_classes:
-        raise InputError.bad(
-            "num_classes", f"more than the silo's largest label {top}", num_classes
-        )
-    spec = config.model_spec(silo.num_features, num_classes, plan.use_vq)
+    if top >= n_classes:
+        raise InputError.bad("n_classes", f"more than the silo's largest label {top}", n_classes)
+    spec = config.model_spec(silo.num_features, n_classes, plan.use_vq)
     model = build_model(spec, random_state=config.random_state)
     if plan.use_vq:
         books = dict(state.codebooks)
@@ -440,6 +443,7 @@ def _encoder_features(model, X) -> np.ndarray:
     return z.reshape(-1, z.shape[-1]).numpy()
 
 
+@renamed_keyword("num_classes", "n_classes")
 def train_silo(
     shared: Mapping[str, np.ndarray],
     state: SiloState,
@@ -448,7 +452,7 @@ def train_silo(
     config: UEFLConfig,
     round_no: int,
     *,
-    num_classes: int = 10,
+    n_classes: int = 10,
 ) -> tuple[SiloUpdate, SiloState]:
     """One round of local training on one silo; returns its reply and its new state.
 
@@ -460,7 +464,7 @@ def train_silo(
     result.
     """
     torch = require("torch", "federated")
-    model = _prepare_model(shared, state, silo, plan, config, num_classes)
+    model = _prepare_model(shared, state, silo, plan, config, n_classes)
     book = plan.book_idx if plan.use_vq else 0
     if plan.use_vq:
         key = codebook_key(book)
@@ -524,6 +528,7 @@ def mc_dropout_probabilities(model, X, passes: int, *, dropout: bool = True, ran
     return np.stack(runs)
 
 
+@renamed_keyword("num_classes", "n_classes")
 def evaluate_silo(
     shared: Mapping[str, np.ndarray],
     state: SiloState,
@@ -532,13 +537,13 @@ def evaluate_silo(
     config: UEFLConfig,
     round_no: int,
     *,
-    num_classes: int = 10,
+    n_classes: int = 10,
 ) -> SiloEvaluation:
     """The uncertainty test of one silo: ``mc_passes`` passes with dropout active (the authors
     evaluate in eval mode, so their passes coincide; ``authors_compat`` reproduces that), the
     mean predictive entropy over the test points, and the accuracy of the deterministic model
     (dropout off)."""
-    model = _prepare_model(shared, state, silo, plan, config, num_classes)
+    model = _prepare_model(shared, state, silo, plan, config, n_classes)
     if plan.use_vq:
         model.vq.active_book = plan.book_idx
     deterministic = mc_dropout_probabilities(model, silo.X_test, 1, dropout=False)[0]
