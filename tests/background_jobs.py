@@ -12,7 +12,9 @@ thread), which runs them one by one while the other tests run. A fixture then ca
 value: the same call with the same arguments and seeds as in the test process, so the tests
 assert on exactly the numbers they would compute themselves. A job the worker has not begun is
 taken back and run in the test process at that moment, so a run of one such module keeps both
-cores busy and nothing waits on a busy worker. With ``TRUSTLAB_TEST_BACKGROUND=0`` every job
+cores busy and nothing waits on a busy worker. While the test process waits for a job the worker
+is running, it runs the last jobs not begun itself (those its tests need last) and keeps their
+values for when they are asked for. With ``TRUSTLAB_TEST_BACKGROUND=0`` every job
 runs in the test process when its fixture asks.
 """
 
@@ -41,6 +43,8 @@ class Background:
         self.started = time.monotonic()
         # name -> (where it ran: "worker" or "here", wall seconds), for the session's summary
         self.ledger: dict[str, tuple[str, float]] = {}
+        # name -> (finished, value or exception) of jobs run here while waiting for the worker
+        self.stolen: dict[str, tuple[bool, Any]] = {}
 
     def start(self, jobs: Mapping[str, Job]) -> None:
         if not jobs or os.environ.get("TRUSTLAB_TEST_BACKGROUND", "1") == "0":
@@ -90,6 +94,23 @@ class Background:
                 return self.pending.pop(name)
             return self.futures.pop(name, None)
 
+    def _steal(self) -> bool:
+        """Run here the last job not begun (the one the tests need last), keeping its value or
+        error for when it is asked for; False when none is left. The test process calls it while
+        it waits for a job the worker is running, so the wait does the work the worker would
+        have done at the end of its queue."""
+        with self.lock:
+            if not self.pending:
+                return False
+            name, (function, kwargs) = self.pending.popitem()
+        begun = time.monotonic()
+        try:
+            self.stolen[name] = (True, function(**kwargs))
+        except Exception as exc:  # raised when the job is asked for, as the worker's would be
+            self.stolen[name] = (False, exc)
+        self.ledger[name] = ("here", time.monotonic() - begun)
+        return True
+
     def result(self, name: str, job: Job) -> Any:
         """The job's value: the worker's, or computed here when the worker has not begun it (or
         it was never queued)."""
@@ -100,6 +121,12 @@ class Background:
         after another, while it works through the others."""
         values, futures = {}, {}
         for name, job in jobs.items():
+            if name in self.stolen:  # run here while an earlier wait lasted
+                done, value = self.stolen.pop(name)
+                if not done:
+                    raise value
+                values[name] = value
+                continue
             taken = self._take(name)
             if isinstance(taken, Future):
                 futures[name] = taken
@@ -110,6 +137,8 @@ class Background:
                 if taken is not None:  # a queued job taken back (not one of another selection)
                     self.ledger[name] = ("here", time.monotonic() - begun)
         for name, future in futures.items():
+            while not future.done() and self._steal():
+                pass
             values[name] = future.result()
         return {name: values[name] for name in jobs}
 

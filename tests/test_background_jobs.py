@@ -1,10 +1,14 @@
 """The suite's background worker (tests/background_jobs.py): values equal the calls, a job the
 worker has not begun runs in the test process, and stopping ends a busy worker."""
 
+import json
+import os
 import re
 import textwrap
 import time
 from functools import partial
+
+import pytest
 
 import background_helpers
 from background_jobs import Background
@@ -32,6 +36,26 @@ def test_values_are_the_calls_and_a_job_not_begun_runs_here():
         assert re.search(
             r"1 taken back \(0 s\): quick 0 s; heaviest in the worker: slow \d+ s$", line
         )
+    finally:
+        background.stop()
+
+
+def test_a_wait_for_the_worker_runs_the_jobs_not_begun_here():
+    """While the test process waits for the job the worker is running, it runs the jobs the
+    worker has not begun (the last first) and keeps their values, or errors, for later."""
+    background = Background()
+    slow = (partial(time.sleep, 2), {})
+    pid = (os.getpid, {})
+    broken = (json.loads, {"s": "{"})
+    background.start({"slow": slow, "pid": pid, "broken": broken})
+    try:
+        assert background.result("slow", slow) is None
+        assert list(background.stolen) == ["broken", "pid"] and not background.pending
+        assert background.result("pid", pid) == os.getpid()  # run here, not in the worker
+        with pytest.raises(json.JSONDecodeError):
+            background.result("broken", broken)
+        assert not background.stolen
+        assert background.ledger["pid"][0] == background.ledger["broken"][0] == "here"
     finally:
         background.stop()
 
