@@ -6,11 +6,9 @@ validates every value (its errors name the options) and returns the results prin
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 
 from trustlab.cli._common import (
@@ -21,6 +19,7 @@ from trustlab.cli._common import (
     native_stdout_to_stderr,
     progress,
     read_table,
+    renamed_option,
     require_columns,
     save,
     tell,
@@ -139,7 +138,7 @@ def dcp_command(
             labels=label_list,
             sample_weight=None if sample_weight is None else _numbers(table[sample_weight]),
             greedy_attempts=greedy_attempts,
-            n_restarts=_n_restarts(n_restarts, restarts),
+            n_restarts=renamed_option(n_restarts, restarts, "--n-restarts", "--restarts"),
             random_state=seed,
             aggregate=not no_aggregate,
         )
@@ -197,7 +196,7 @@ def dcp_aggregate_command(
             table.label_dist,
             table.pred_dist,
             beta=beta,
-            n_restarts=_n_restarts(n_restarts, restarts),
+            n_restarts=renamed_option(n_restarts, restarts, "--n-restarts", "--restarts"),
             random_state=seed,
             labels=table.labels,
             groups=table.groups,
@@ -205,20 +204,6 @@ def dcp_aggregate_command(
     emit(result, as_json)
     remove_stale(out, ("dcp.png",))  # a replaced dcp result's figure
     save(result, out, as_json)
-
-
-def _n_restarts(n_restarts: int, restarts: int | None) -> int:
-    """``--n-restarts``, or the deprecated ``--restarts`` (a warning); both is refused."""
-    if restarts is None:
-        return n_restarts
-    source = click.get_current_context().get_parameter_source("n_restarts")
-    if source is not click.core.ParameterSource.DEFAULT:
-        raise InputError(
-            "--restarts: expected --n-restarts only (--restarts is its deprecated name), got both",
-            argument="--restarts",
-        )
-    warnings.warn("--restarts is deprecated; use --n-restarts", FutureWarning, stacklevel=2)
-    return restarts
 
 
 def _drop_missing(table, columns: list[str]):
