@@ -16,7 +16,9 @@ in-process runner is :func:`trustlab.federated.simulate_uefl` and the Flower app
 
 from __future__ import annotations
 
+import difflib
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -68,6 +70,12 @@ REFERENCES = ("mean", "min")
 ENCODERS = ("cnn", "mlp")
 CODEWORD_GRADIENTS = ("codebook_loss", "task")
 FIRST_BOOK_INITS = ("kmeans", "normal")
+# The keys a Flower app's run config holds beside the settings (flower_launch writes them).
+_RUN_CONFIG_KEYS = frozenset(
+    {"num_silos", "shift", "data", "num_features", "num_classes", "node_timeout", "result_dir"}
+)
+# Settings renamed since files were first written: old name -> field.
+_OLD_FIELD_NAMES = {"lr": "learning_rate", "seed": "random_state"}
 
 
 @dataclass(frozen=True)
@@ -181,11 +189,45 @@ class UEFLConfig(Result):
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> UEFLConfig:
-        """Build from a mapping with the field names (``-`` accepted for ``_``); other keys are
-        ignored, so a Flower run config can be passed as it is."""
-        names = {f.name for f in fields(cls)}
-        picked = {key.replace("-", "_"): value for key, value in values.items()}
-        return cls(**{k: v for k, v in picked.items() if k in names})
+        """Build from a mapping with the field names (``-`` accepted for ``_``).
+
+        The other keys of a Flower app's run config (``num-silos``, ``num-features``, ...) are
+        skipped, so a run config can be passed as it is; ``lr`` and ``seed``, the names of
+        ``learning_rate`` and ``random_state`` in files written before, still read (with a
+        FutureWarning). Any other key is an InputError naming it: a misspelt setting used to
+        fall back to its default without a word.
+        """
+        names = [f.name for f in fields(cls)]
+        picked: dict[str, Any] = {}
+        unknown = []
+        for key, value in values.items():
+            name = str(key).replace("-", "_")
+            if name in _OLD_FIELD_NAMES:
+                new = _OLD_FIELD_NAMES[name]
+                if new in {str(k).replace("-", "_") for k in values}:
+                    raise InputError(
+                        f"{key}: expected {new} only ({key} is its old name), got both",
+                        argument=str(key),
+                    )
+                warnings.warn(f"{key} is deprecated; use {new}", FutureWarning, stacklevel=2)
+                name = new
+            if name in names:
+                picked[name] = value
+            elif name not in _RUN_CONFIG_KEYS:
+                unknown.append(str(key))
+        if unknown:
+            hints = []
+            for key in unknown:  # a suggestion spelt as the key is (a run config's dashes)
+                close = difflib.get_close_matches(key.replace("-", "_"), names, n=1)
+                dashed = "-" in key and "_" not in key
+                hint = f" (did you mean {close[0].replace('_', '-') if dashed else close[0]!r}?)"
+                hints.append(repr(key) + (hint if close else ""))
+            raise InputError(
+                f"config: expected UEFLConfig settings ({', '.join(names)}; '-' may stand for "
+                f"'_'), got unknown key{'s' if len(unknown) > 1 else ''} {', '.join(hints)}",
+                argument="config",
+            )
+        return cls(**picked)
 
     @renamed_keyword("num_features", "n_features")
     @renamed_keyword("num_classes", "n_classes")
