@@ -67,6 +67,8 @@ _MAX_PLOTTED_GROUPS = 4000
 _PLOT_PRICE_FACTOR = 4.0
 # best_response under a price vector: a cost this close (relative) to the budget is affordable.
 _AFFORD_RTOL = 1e-12
+# market price: a revenue this close (relative) to the maximal one ties with it.
+_TIE_RTOL = 1e-12
 
 
 # ----------------------------------------------------------------------------------------------
@@ -83,9 +85,11 @@ class _Curve:
 
     @property
     def best(self) -> int:
-        """Index of the revenue-maximising group; ties go to the lowest price (most buyers)."""
-        last = self.revenues.size - 1
-        return last - int(np.argmax(self.revenues[::-1]))
+        """Index of the revenue-maximising group; ties go to the lowest price (most buyers). A
+        revenue within a relative ``_TIE_RTOL`` of the maximum is a tie: rounding splits equal
+        revenues (2.5 * 0.3 and 1.5 * (0.3 + 0.2) are 0.75 and 0.7499999999999999)."""
+        top = self.revenues.max()
+        return int(np.flatnonzero(self.revenues >= top - _TIE_RTOL * top)[-1])
 
 
 def _revenue_curve(distances: np.ndarray, budgets: np.ndarray, rejected: np.ndarray) -> _Curve:
@@ -422,8 +426,9 @@ def market_price(w: Any, b0: Any, X: Any, budgets: Any, *, y: Any = None) -> Mar
     -------
     MarketResult
         ``price`` is ``inf`` when nobody needs to move or nobody rejected has a budget (no
-        market: the classifier's own decisions stand). When several prices earn exactly the
-        same maximal revenue, the lowest is taken (more users accepted, seller indifferent).
+        market: the classifier's own decisions stand). When several prices earn the same
+        maximal revenue (to a relative 1e-12, so that rounding does not split a tie), the lowest
+        is taken (more users accepted, seller indifferent).
 
     Examples
     --------
