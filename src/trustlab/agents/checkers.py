@@ -839,24 +839,45 @@ _API_KEY = re.compile(
 _SSN = re.compile(r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])")
 
 
+def _longest_valid(
+    text: str, spans: list[tuple[int, int]], valid: Callable[[str], bool]
+) -> str | None:
+    """The longest run of whole groups (``spans``, in order) of ``text`` that is ``valid``, the
+    leftmost of equal length. A match may run into a word or a number on either side ("order 12
+    4539 1488 0343 6467", "AB12 GB82WEST..."): trimming only its end missed the card or IBAN."""
+    n = len(spans)
+    for size in range(n, 0, -1):
+        for start in range(n - size + 1):
+            candidate = text[spans[start][0] : spans[start + size - 1][1]]
+            if valid(candidate):
+                return candidate
+    return None
+
+
+def _spans(text: str, group: str) -> list[tuple[int, int]]:
+    return [m.span() for m in re.finditer(group, text)]
+
+
+def _cards(text: str) -> Iterator[str]:
+    for m in _CARD.finditer(text):
+        found = _longest_valid(m.group(0), _spans(m.group(0), r"\d+"), luhn_valid)
+        if found is not None:
+            yield found
+
+
 def _ibans(text: str) -> Iterator[str]:
     for m in _IBAN.finditer(text):
-        groups = m.group(0).split(" ")
-        # the longest run of whole groups that is a valid IBAN (a match may run into a word)
-        for end in range(len(groups), 0, -1):
-            candidate = " ".join(groups[:end])
-            if len(candidate.replace(" ", "")) < 15:
-                break
-            if iban_valid(candidate):
-                yield candidate
-                break
+        # the longest run of whole groups that is a valid IBAN
+        found = _longest_valid(m.group(0), _spans(m.group(0), r"[A-Za-z0-9]+"), iban_valid)
+        if found is not None:
+            yield found
 
 
 #: The built-in sensitive-data detectors: name -> function(text) yielding the matched strings.
 SENSITIVE_PATTERNS: dict[str, Callable[[str], Iterator[str]]] = {
     "email": lambda t: (m.group(0) for m in _EMAIL.finditer(t)),
     "phone": lambda t: (m.group(0) for m in _PHONE.finditer(t)),
-    "credit_card": lambda t: (m.group(0) for m in _CARD.finditer(t) if luhn_valid(m.group(0))),
+    "credit_card": _cards,
     "iban": _ibans,
     "api_key": lambda t: (m.group(0) for m in _API_KEY.finditer(t)),
     "ssn": lambda t: (m.group(0) for m in _SSN.finditer(t)),
