@@ -114,13 +114,21 @@ def test_section_goes_into_a_report(built, tmp_path):
 
 
 def test_the_docs_chile_figures_are_the_sections(built):
-    # docs/evaluation-ranking.md: the default zoo ranks chile "exactly backwards without labels
-    # (rho = -0.5)", and "after temperature scaling on 200 rows, rho = 1"
+    # docs/evaluation-ranking.md: the default zoo ranks chile with "the least accurate model first
+    # without labels (rho = -0.5)", the other two in their order by accuracy (not "exactly
+    # backwards", as the page said: reversed would be rho = -1), and "after temperature scaling on
+    # 200 rows, rho = 1"
     from pathlib import Path
 
     page = (Path(__file__).parents[2] / "docs" / "evaluation-ranking.md").read_text()
     text = " ".join(page.split())
-    assert "ranks exactly backwards without labels (rho = -0.5)" in text
+    assert "ranks the least accurate model first without labels (rho = -0.5)" in text
+    assert "the other two keep their order by accuracy" in text
+    assert "exactly backwards" not in text
+    nll = built.data["scores"]["nll"]
+    predicted, true = nll["predicted_ranking"], nll["true_ranking"]
+    assert predicted[0] == true[-1] == "gradient_boosting"
+    assert list(predicted[1:]) == list(true[:-1])
     assert "after temperature scaling on 200 rows, rho = 1." in text
     assert built.data["scores"]["nll"]["spearman"]["value"] == -0.5
     assert built.data["calibration_size"] == 200
