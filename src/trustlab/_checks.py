@@ -255,8 +255,10 @@ def as_1d(value: Any, name: str, *, min_size: int = 1) -> np.ndarray:
         _check_text_keeps_labels_apart(value, arr, name)
     if arr.dtype.kind == "f" and np.isnan(arr).any():
         raise InputError(f"{name}: expected no missing values, got NaN", argument=name)
+    if arr.dtype.kind in "mM" and np.isnat(arr).any():
+        raise InputError(f"{name}: expected no missing values, got NaT", argument=name)
     if arr.dtype.kind == "O":
-        missing = [i for i, v in enumerate(arr) if v is None or (isinstance(v, float) and v != v)]
+        missing = [i for i, v in enumerate(arr) if _is_missing(v)]
         if missing:
             raise InputError(
                 f"{name}: expected no missing values, got {len(missing)} (first at index "
@@ -264,6 +266,18 @@ def as_1d(value: Any, name: str, *, min_size: int = 1) -> np.ndarray:
                 argument=name,
             )
     return arr
+
+
+def _is_missing(value: Any) -> bool:
+    """None, a float NaN, or pandas' NA / NaT (a pandas "string" column holds pd.NA, which
+    otherwise surfaced as "values of one comparable type" when the labels were sorted)."""
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
+        return True
+    if isinstance(value, (float, np.floating)):
+        return bool(value != value)
+    if isinstance(value, (np.datetime64, np.timedelta64)):
+        return bool(np.isnat(value))
+    return False
 
 
 def _check_text_keeps_labels_apart(value: Sequence[Any], arr: np.ndarray, name: str) -> None:
