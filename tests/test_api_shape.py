@@ -108,10 +108,8 @@ KNOWN_SPLIT_WORDS = [
     # privacy (DSIMechanism, dsi_noise), agents.learn_weights vs federated.UEFLConfig
     ("max_iter", "max_iterations"),
     # (none for n_heldout: interpret SAEFit and safety.transfer said n_heldout until review 56)
-    # robustness (SmoothedClassifier, make_cost_matrix, check_cost_matrix, digits_model) vs
-    # explain TFNConfig and federated (num_classes / num_features there until review 56)
-    ("num_classes", "n_classes"),
-    ("num_features", "n_features"),
+    # (none for num_classes / num_features: federated said them until review 56, robustness's
+    # SmoothedClassifier, make_cost_matrix, check_cost_matrix and digits_model until review 57)
 ]
 # --output is not --out: commands where it names something else (an input file, an output kind).
 KNOWN_OUTPUT_OPTIONS = ["trustlab explain equigx explain", "trustlab privacy dsi"]

@@ -119,13 +119,11 @@ def test_the_class_count_settles_a_table_that_could_have_labels(tmp_path):
     model's class count (certify) or the labels' (train) says which; neither fitting is refused."""
     path = tmp_path / "c.csv"
     path.write_text("0,0,1\n0,0,1\n1,0,0\n")
-    costs = robustness.read_cost_matrix(path, num_classes=3)
+    costs = robustness.read_cost_matrix(path, n_classes=3)
     np.testing.assert_array_equal(costs, [[0, 0, 1], [0, 0, 1], [1, 0, 0]])
-    np.testing.assert_array_equal(
-        robustness.read_cost_matrix(path, num_classes=2), [[0, 1], [0, 0]]
-    )
+    np.testing.assert_array_equal(robustness.read_cost_matrix(path, n_classes=2), [[0, 1], [0, 0]])
     with pytest.raises(InputError, match="could be either"):
-        robustness.read_cost_matrix(path, num_classes=5)
+        robustness.read_cost_matrix(path, n_classes=5)
 
 
 def test_a_square_table_of_numbers_is_all_costs(tmp_path):

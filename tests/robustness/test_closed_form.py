@@ -133,7 +133,7 @@ def test_standard_radius_is_tight_for_a_half_space(gap):
 def test_monte_carlo_certificates_are_sound_through_the_sampler():
     """2,000 certifications (independent noise streams) of the spec's point, n = 10,000."""
     classifier = IntervalClassifier(SPEC_THRESHOLDS, direction=[1.0, 2.0])
-    smooth = SmoothedClassifier(classifier, sigma=0.5, num_classes=4, batch_size=20_000)
+    smooth = SmoothedClassifier(classifier, sigma=0.5, n_classes=4, batch_size=20_000)
     repetitions, alpha, harmful = 2_000, 1e-3, [2, 3]
     X = np.repeat(classifier.point(0.5)[None], repetitions, axis=0)
     costs = make_cost_matrix(4, {1: harmful})

@@ -26,7 +26,7 @@ SPEC = IntervalClassifier([0.0, 1.0, 1.5], direction=[1.0, -2.0, 0.5])
 
 
 def test_counts_follow_the_exact_smoothed_probabilities():
-    smooth = SmoothedClassifier(SPEC, sigma=0.5, num_classes=4)
+    smooth = SmoothedClassifier(SPEC, sigma=0.5, n_classes=4)
     n = 40_000
     counts = smooth.sample_counts(SPEC.point(np.array([0.5, 1.2])), n, random_state=0)
     for row, s0 in zip(counts, (0.5, 1.2), strict=True):
@@ -203,13 +203,13 @@ def test_bad_base_model_output_is_refused():
         smooth.sample_counts(np.zeros((2, 3)), 10, random_state=0)
 
 
-@pytest.mark.parametrize(("outputs", "num_classes"), [(1, 2), (3, 5), (5, 3)])
-def test_a_torch_model_of_the_wrong_output_width_is_refused(outputs, num_classes):
+@pytest.mark.parametrize(("outputs", "n_classes"), [(1, 2), (3, 5), (5, 3)])
+def test_a_torch_model_of_the_wrong_output_width_is_refused(outputs, n_classes):
     """The width was never checked: a (batch, 1) logit model was argmaxed to class 0 always,
     and 3 outputs were taken for 5 classes."""
     torch.manual_seed(0)
-    smooth = SmoothedClassifier(torch.nn.Linear(2, outputs), 0.5, num_classes)
-    message = rf"base_model output: expected \(20, {num_classes}\) class scores .*\(20, {outputs}\)"
+    smooth = SmoothedClassifier(torch.nn.Linear(2, outputs), 0.5, n_classes)
+    message = rf"base_model output: expected \(20, {n_classes}\) class scores .*\(20, {outputs}\)"
     with pytest.raises(InputError, match=message):
         smooth.sample_counts(np.zeros((2, 2), np.float32), 10, random_state=0)
 

@@ -61,14 +61,14 @@ def read_data(data: str, label: str = "label", split: str = "train", encoding: s
     return X, y
 
 
-def read_cost_matrix(path: Path, encoding: str | None = None, num_classes: int | None = None):
+def read_cost_matrix(path: Path, encoding: str | None = None, n_classes: int | None = None):
     """A K x K cost matrix from a CSV, its rows and columns placed by their labels if it has any.
 
     The layout is read from the table's shape (as the commands' help says): (K+1) x K has a
     header row, K x (K+1) an index column, and a square table has both when its top-left cell is
     empty or text (what ``pandas.DataFrame.to_csv`` writes) and none when that cell is a number.
     Labels must be the class indices 0..K-1, each once, in any order. A square table of numbers
-    whose first row and first column could be either labels or costs is read by ``num_classes``
+    whose first row and first column could be either labels or costs is read by ``n_classes``
     (the model's, or the labels' count): costs when it has that many rows, labels when one more;
     without it, or when neither fits, it is refused rather than guessed.
     """
@@ -95,7 +95,7 @@ def read_cost_matrix(path: Path, encoding: str | None = None, num_classes: int |
             f"--cost-matrix: could not read {path}: {exc}", argument="--cost-matrix"
         ) from exc
     values = table.to_numpy(dtype=object)
-    header, index = _cost_layout(values, path.name, num_classes)
+    header, index = _cost_layout(values, path.name, n_classes)
     body = values[int(header) :, int(index) :]
     try:
         costs = body.astype(np.float64)
@@ -150,7 +150,7 @@ def _class_labels(cells, size: int):
     return labels if sorted(labels.tolist()) == list(range(size)) else None
 
 
-def _cost_layout(values, name: str, num_classes: int | None = None) -> tuple[bool, bool]:
+def _cost_layout(values, name: str, n_classes: int | None = None) -> tuple[bool, bool]:
     """Whether a cost table has a header row and an index column."""
     rows, columns = values.shape
     if rows == columns + 1:
@@ -167,9 +167,9 @@ def _cost_layout(values, name: str, num_classes: int | None = None) -> tuple[boo
         and _class_labels(values[0, 1:], rows - 1) is not None
         and _class_labels(values[1:, 0], rows - 1) is not None
     ):
-        if num_classes == rows:  # the classes say which: K rows of costs
+        if n_classes == rows:  # the classes say which: K rows of costs
             return False, False
-        if num_classes == rows - 1:  # or labels around K x K costs
+        if n_classes == rows - 1:  # or labels around K x K costs
             return True, True
         raise InputError(
             f"--cost-matrix: expected either a table of costs or a header row and an index column "
@@ -182,7 +182,7 @@ def _cost_layout(values, name: str, num_classes: int | None = None) -> tuple[boo
     return False, False
 
 
-def parse_harmful(values: list[str], num_classes: int):
+def parse_harmful(values: list[str], n_classes: int):
     """Harmful pairs from "SEED:TARGET[,TARGET...]" strings, as a binary cost matrix.
 
     The library checks the class indices (its errors name ``harmful``: ``--harmful`` here).
@@ -198,4 +198,4 @@ def parse_harmful(values: list[str], num_classes: int):
             raise InputError.bad(
                 "--harmful", "SEED:TARGET[,TARGET...] with class indices", value
             ) from None
-    return make_cost_matrix(num_classes, pairs)
+    return make_cost_matrix(n_classes, pairs)

@@ -165,21 +165,21 @@ def train_command(
     labels_count = max(int(check_class_indices(y, "y").max()) + 1, 2)
     if cost_matrix is not None and not harmful:
         # the labels' count only settles a table whose first row and column could be labels
-        costs = read_cost_matrix(cost_matrix, encoding, num_classes=labels_count)
-        num_classes = len(costs)
-        if num_classes < labels_count:  # the table is short of classes, not the labels wrong
+        costs = read_cost_matrix(cost_matrix, encoding, n_classes=labels_count)
+        n_classes = len(costs)
+        if n_classes < labels_count:  # the table is short of classes, not the labels wrong
             raise InputError(
                 f"--cost-matrix: expected a K x K table with K >= {labels_count} (the labels "
-                f"go up to class {labels_count - 1}), got a {num_classes} x {num_classes} "
+                f"go up to class {labels_count - 1}), got a {n_classes} x {n_classes} "
                 f"table in {cost_matrix.name}",
                 argument="--cost-matrix",
             )
     else:
-        num_classes = labels_count
-        costs = _costs(cost_matrix, harmful, num_classes, encoding)
+        n_classes = labels_count
+        costs = _costs(cost_matrix, harmful, n_classes, encoding)
     X, y, held_out, source = _held_out(X, y, data, split, holdout, seed)
     model = digits_model(
-        arch, num_features=X.shape[1], num_classes=num_classes, hidden=hidden, random_state=seed
+        arch, n_features=X.shape[1], n_classes=n_classes, hidden=hidden, random_state=seed
     )
     plan = (
         f"training an {arch} ({counted(hidden, 'hidden unit')}) with {method} at sigma "
@@ -316,19 +316,19 @@ def certify_command(
     split = digits_split(data, split, "test")
     network = load_base_model(model)
     description = network.trustlab_description
-    num_classes = int(description["num_classes"])
+    n_classes = int(description["n_classes"])
     X, y = read_data(data, label, split, encoding)
     if limit is not None:
         if limit < 1:
             raise InputError.bad("--limit", "a positive number of points", limit)
         X, y = X[:limit], y[:limit]
-    if X.shape[1] != description["num_features"]:
+    if X.shape[1] != description["n_features"]:
         raise InputError.bad(
-            "--data", f"{description['num_features']} features (the model's)", X.shape[1]
+            "--data", f"{description['n_features']} features (the model's)", X.shape[1]
         )
     sigma, sigma_note = _sigma(sigma, description)
-    costs, costs_note = _certify_costs(cost_matrix, harmful, num_classes, description, encoding)
-    smooth = SmoothedClassifier(network, sigma, num_classes, batch_size=batch_size)
+    costs, costs_note = _certify_costs(cost_matrix, harmful, n_classes, description, encoding)
+    smooth = SmoothedClassifier(network, sigma, n_classes, batch_size=batch_size)
     checkpoint = None if out is None else out / CHECKPOINT
     if checkpoint is not None and not overwrite and not checkpoint.exists():
         refuse_existing(out, overwrite, CERTIFY_FILES, "a certification without its checkpoint")
@@ -379,12 +379,12 @@ def _sigma(sigma: float | None, description: dict) -> tuple[float, str]:
     return float(stored), " (the model's)"
 
 
-def _certify_costs(cost_matrix, harmful, num_classes: int, description: dict, encoding):
+def _certify_costs(cost_matrix, harmful, n_classes: int, description: dict, encoding):
     """The cost matrix to certify against (--cost-matrix/--harmful, else the model's) and a note
     saying where it came from."""
     import numpy as np
 
-    given = _costs(cost_matrix, harmful, num_classes, encoding)
+    given = _costs(cost_matrix, harmful, n_classes, encoding)
     if cost_matrix is not None or harmful:
         return given, ""
     if "cost_matrix" not in description:  # a model saved before costs were recorded
@@ -417,7 +417,7 @@ def _contradictions(sigma, costs, cost_matrix, harmful, description: dict) -> li
     return out
 
 
-def _costs(cost_matrix: Path | None, harmful: list[str] | None, num_classes: int, encoding=None):
+def _costs(cost_matrix: Path | None, harmful: list[str] | None, n_classes: int, encoding=None):
     """The cost matrix of --cost-matrix or of --harmful, or None (every mistake harmful).
 
     The library checks it against the model's classes (its errors name ``--cost-matrix``).
@@ -425,5 +425,5 @@ def _costs(cost_matrix: Path | None, harmful: list[str] | None, num_classes: int
     if cost_matrix is not None and harmful:
         raise InputError.bad("--harmful", "either --cost-matrix or --harmful, not both", harmful)
     if harmful:
-        return parse_harmful(harmful, num_classes)
-    return None if cost_matrix is None else read_cost_matrix(cost_matrix, encoding, num_classes)
+        return parse_harmful(harmful, n_classes)
+    return None if cost_matrix is None else read_cost_matrix(cost_matrix, encoding, n_classes)

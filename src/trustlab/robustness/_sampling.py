@@ -91,9 +91,9 @@ class LabelFunction:
     RuntimeError) is an InputError naming ``argument``, the inputs as the caller named them.
     """
 
-    def __init__(self, model: Any, num_classes: int, argument: str = "X"):
+    def __init__(self, model: Any, n_classes: int, argument: str = "X"):
         self.model = model
-        self.num_classes = num_classes
+        self.n_classes = n_classes
         self.argument = argument
         self.torch = is_torch_module(model)
 
@@ -115,7 +115,7 @@ class LabelFunction:
             except RuntimeError as exc:  # raised before any work is done: costs nothing after
                 raise self._refused_inputs(batch.shape[1:], exc) from exc
             if output.ndim == 2:  # scores: their width is checked before the argmax
-                if tuple(output.shape) != (len(batch), self.num_classes):
+                if tuple(output.shape) != (len(batch), self.n_classes):
                     raise self._bad_shape(output, len(batch))
                 self._refuse_nan(int(output.isnan().any(dim=1).sum()), len(batch))
                 output = output.argmax(dim=1)
@@ -162,12 +162,12 @@ class LabelFunction:
     def _bad_shape(self, got: Any, size: int) -> InputError:
         return InputError.bad(
             "base_model output",
-            f"({size}, {self.num_classes}) class scores or ({size},) labels for a batch of {size}",
+            f"({size}, {self.n_classes}) class scores or ({size},) labels for a batch of {size}",
             got,
         )
 
     def _labels(self, output: np.ndarray, size: int) -> np.ndarray:
-        if output.ndim == 2 and output.shape == (size, self.num_classes):
+        if output.ndim == 2 and output.shape == (size, self.n_classes):
             if output.dtype.kind in "fc":
                 self._refuse_nan(int(np.isnan(output).any(axis=1).sum()), size)
             return np.argmax(output, axis=1)
@@ -180,10 +180,10 @@ class LabelFunction:
         elif labels.dtype.kind not in "iub":
             raise InputError.bad("base_model output", "integer class labels", output)
         labels = labels.astype(np.intp)
-        if labels.size and (labels.min() < 0 or labels.max() >= self.num_classes):
+        if labels.size and (labels.min() < 0 or labels.max() >= self.n_classes):
             raise InputError.bad(
                 "base_model output",
-                f"labels in [0, {self.num_classes})",
+                f"labels in [0, {self.n_classes})",
                 f"labels from {labels.min()} to {labels.max()}",
             )
         return labels
@@ -195,7 +195,7 @@ def count_labels(
     num: int,
     streams: list[np.random.Generator],
     sigma: float,
-    num_classes: int,
+    n_classes: int,
     batch_size: int,
 ) -> np.ndarray:
     """Counts of ``labels_of(X[i] + noise)`` over ``num`` draws of each point's own stream.
@@ -205,10 +205,10 @@ def count_labels(
 
     Returns
     -------
-    (len(X), num_classes) int64 array
+    (len(X), n_classes) int64 array
     """
     m = len(X)
-    counts = np.zeros((m, num_classes), dtype=np.int64)
+    counts = np.zeros((m, n_classes), dtype=np.int64)
     if num == 0 or m == 0:
         return counts
     rows = min(batch_size, m * num)
@@ -231,9 +231,9 @@ def count_labels(
                 point, drawn = point + 1, 0
         labels = labels_of(buffer[:filled])
         first = owner[0]
-        local = (owner[:filled] - first) * num_classes + labels
+        local = (owner[:filled] - first) * n_classes + labels
         span = owner[filled - 1] - first + 1
-        counts[first : first + span] += np.bincount(local, minlength=span * num_classes).reshape(
-            span, num_classes
+        counts[first : first + span] += np.bincount(local, minlength=span * n_classes).reshape(
+            span, n_classes
         )
     return counts

@@ -39,6 +39,7 @@ from trustlab._checks import (
     check_positive_int,
     check_probability,
 )
+from trustlab._renamed import renamed_keyword
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.robustness import bounds
@@ -56,11 +57,11 @@ __all__ = [
 ABSTAIN = -1
 
 
-# ---------------------------------------------------------------------------------------------
-# Inputs: cost matrices, alpha, class indices, counts
+# -- Inputs: cost matrices, alpha, class indices, counts ---------------------------------------
 
 
-def check_cost_matrix(cost_matrix: Any, num_classes: int) -> np.ndarray:
+@renamed_keyword("num_classes", "n_classes")
+def check_cost_matrix(cost_matrix: Any, n_classes: int) -> np.ndarray:
     """A validated ``(K, K)`` cost matrix; None means every mistake is harmful (``1 - I``).
 
     Row ``y`` is the true class, column ``j`` the predicted class; entries are non-negative and
@@ -72,12 +73,12 @@ def check_cost_matrix(cost_matrix: Any, num_classes: int) -> np.ndarray:
     [[0.0, 1.0], [1.0, 0.0]]
     """
     if cost_matrix is None:
-        return 1.0 - np.eye(num_classes)
+        return 1.0 - np.eye(n_classes)
     costs = as_float_array(cost_matrix, "cost_matrix", ndim=2)
-    if costs.shape != (num_classes, num_classes):
+    if costs.shape != (n_classes, n_classes):
         raise InputError.bad(
             "cost_matrix",
-            f"a ({num_classes}, {num_classes}) matrix (one row and one column per class)",
+            f"a ({n_classes}, {n_classes}) matrix (one row and one column per class)",
             costs,
         )
     negative = np.argwhere(costs < 0)
@@ -98,14 +99,15 @@ def _refuse_entry(costs: np.ndarray, where: Any, expected: str) -> None:
     )
 
 
+@renamed_keyword("num_classes", "n_classes")
 def make_cost_matrix(
-    num_classes: int, harmful: Mapping[int, Iterable[int]] | Iterable[tuple[int, int]]
+    n_classes: int, harmful: Mapping[int, Iterable[int]] | Iterable[tuple[int, int]]
 ) -> np.ndarray:
     """A binary cost matrix from the harmful (true class, predicted class) pairs.
 
     Parameters
     ----------
-    num_classes : int
+    n_classes : int
     harmful : mapping of seed class to its harmful targets, or iterable of (seed, target)
 
     Examples
@@ -115,7 +117,7 @@ def make_cost_matrix(
     >>> int(make_cost_matrix(10, [(3, 8), (3, 5)]).sum())
     2
     """
-    num_classes = check_positive_int(num_classes, "num_classes", minimum=2)
+    n_classes = check_positive_int(n_classes, "n_classes", minimum=2)
     if isinstance(harmful, Mapping):
         wanted = "a list of targets, e.g. {3: [8]}"
         pairs = [
@@ -123,12 +125,12 @@ def make_cost_matrix(
         ]
     else:
         pairs = _listed(harmful, "harmful", "a mapping {seed: [targets]} or (seed, target) pairs")
-    costs = np.zeros((num_classes, num_classes))
+    costs = np.zeros((n_classes, n_classes))
     for pair in pairs:
         pair = _listed(pair, "harmful", "(seed, target) pairs, e.g. [(3, 8)]")
         if len(pair) != 2:
             raise InputError.bad("harmful", "(seed, target) pairs, e.g. [(3, 8)]", pair)
-        seed, target = check_class_indices(pair, "harmful", num_classes).tolist()
+        seed, target = check_class_indices(pair, "harmful", n_classes).tolist()
         if seed == target:
             raise InputError.bad("harmful", "pairs of two different classes", pair)
         costs[seed, target] = 1.0
@@ -147,9 +149,9 @@ def check_alpha(alpha: Any) -> float:
     return check_in_range(alpha, "alpha", 0.0, 0.5, low_open=True)
 
 
-def check_class_array(values: Any, name: str, num_classes: int, size: int) -> np.ndarray:
-    """``size`` class indices in ``[0, num_classes)`` as an int64 array."""
-    arr = check_class_indices(values, name, num_classes)
+def check_class_array(values: Any, name: str, n_classes: int, size: int) -> np.ndarray:
+    """``size`` class indices in ``[0, n_classes)`` as an int64 array."""
+    arr = check_class_indices(values, name, n_classes)
     if len(arr) != size:
         raise InputError.bad(name, f"{size} class indices", arr)
     return arr
@@ -187,8 +189,7 @@ class Certificate(Result):
         The standard, group and combined radii; 0.0 when nothing is certified, ``inf`` when
         ``label`` has no harmful target.
     pair_radii : dict of int to float
-        For each harmful target, the radius within which ``g`` cannot predict it (0.0: not
-        excluded).
+        For each harmful target, the radius within which ``g`` cannot predict it (0: not excluded).
     p_lower_std, p_lower : float
         Lower bounds on ``p_A`` at levels alpha and alpha/2.
     p_upper : dict of int to float
@@ -340,12 +341,12 @@ class DatasetCertificate(Result):
         [1.0]
         """
         counts = _check_counts(counts)
-        num_points, num_classes = counts.shape
-        labels = check_class_array(labels, "labels", num_classes, num_points)
-        top_classes = check_class_array(top_classes, "top_classes", num_classes, num_points)
+        num_points, n_classes = counts.shape
+        labels = check_class_array(labels, "labels", n_classes, num_points)
+        top_classes = check_class_array(top_classes, "top_classes", n_classes, num_points)
         sigma = check_sigma(sigma)
         alpha = check_alpha(alpha)
-        costs = check_cost_matrix(cost_matrix, num_classes)
+        costs = check_cost_matrix(cost_matrix, n_classes)
         if num_points and np.any(counts.sum(axis=1) != counts[0].sum()):
             raise InputError.bad("counts", "rows with the same total n", counts.sum(axis=1))
         n0 = check_positive_int(n0, "n0", minimum=0)
@@ -551,8 +552,7 @@ class DatasetCertificate(Result):
         return ax
 
 
-# ---------------------------------------------------------------------------------------------
-# Certification from counts
+# -- Certification from counts -----------------------------------------------------------------
 
 
 def certify_counts(

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import as_float_array, check_positive_int, check_random_state
+from trustlab._renamed import renamed_attribute, renamed_keyword
 from trustlab.errors import InputError
 from trustlab.robustness import bounds
 from trustlab.robustness._sampling import (
@@ -47,8 +48,9 @@ class SmoothedClassifier:
         labels. Plain callables need no torch.
     sigma : float
         Standard deviation of the Gaussian noise (in the input's units).
-    num_classes : int
-        ``K``.
+    n_classes : int
+        ``K``. (``num_classes=`` is its deprecated name: it works, with a FutureWarning, for
+        one release; so does reading ``smooth.num_classes``.)
     batch_size : int
         Noisy inputs per call of the base model. Points are packed into full batches.
 
@@ -57,7 +59,7 @@ class SmoothedClassifier:
     >>> import numpy as np
     >>> def halfspace(batch):  # class 1 right of 0 along the first axis
     ...     return (batch[:, 0] > 0).astype(int)
-    >>> smooth = SmoothedClassifier(halfspace, sigma=0.5, num_classes=2)
+    >>> smooth = SmoothedClassifier(halfspace, sigma=0.5, n_classes=2)
     >>> smooth.predict(np.array([1.0, 0.0]), n=1000, alpha=0.001, random_state=0)
     1
     >>> cert = smooth.certify(np.array([1.0, 0.0]), 1, n0=100, n=10_000, alpha=0.001,
@@ -67,19 +69,21 @@ class SmoothedClassifier:
     """
 
     ABSTAIN = ABSTAIN
+    num_classes = renamed_attribute("num_classes", "n_classes")
 
-    def __init__(self, base_model: Any, sigma: float, num_classes: int, *, batch_size: int = 1000):
+    @renamed_keyword("num_classes", "n_classes")
+    def __init__(self, base_model: Any, sigma: float, n_classes: int, *, batch_size: int = 1000):
         if not callable(base_model):
             raise InputError.bad("base_model", "a torch module or a callable", base_model)
         self.base_model = base_model
         self.sigma = check_sigma(sigma)
-        self.num_classes = check_positive_int(num_classes, "num_classes", minimum=2)
+        self.n_classes = check_positive_int(n_classes, "n_classes", minimum=2)
         self.batch_size = check_positive_int(batch_size, "batch_size")
 
     def __repr__(self) -> str:
         return (
             f"SmoothedClassifier({type(self.base_model).__name__}, sigma={self.sigma:g}, "
-            f"num_classes={self.num_classes}, batch_size={self.batch_size})"
+            f"n_classes={self.n_classes}, batch_size={self.batch_size})"
         )
 
     # -- sampling -----------------------------------------------------------------------------
@@ -96,10 +100,8 @@ class SmoothedClassifier:
     def _count(
         self, X: np.ndarray, num: int, streams: list[np.random.Generator], argument: str = "X"
     ) -> np.ndarray:
-        labels_of = LabelFunction(self.base_model, self.num_classes, argument)
-        return count_labels(
-            labels_of, X, num, streams, self.sigma, self.num_classes, self.batch_size
-        )
+        labels_of = LabelFunction(self.base_model, self.n_classes, argument)
+        return count_labels(labels_of, X, num, streams, self.sigma, self.n_classes, self.batch_size)
 
     def _sample_points(
         self,
@@ -128,7 +130,7 @@ class SmoothedClassifier:
         n = check_positive_int(n, "n")
         if n0 > n:
             raise InputError.bad("n0", f"at most n = {n} selection samples", n0)
-        return n0, n, check_alpha(alpha), check_cost_matrix(cost_matrix, self.num_classes)
+        return n0, n, check_alpha(alpha), check_cost_matrix(cost_matrix, self.n_classes)
 
     def sample_counts(self, X: Any, num: int, *, random_state: Any = None) -> np.ndarray:
         """Label counts of ``num`` noisy copies of each input in the batch ``X``.
@@ -208,7 +210,7 @@ class SmoothedClassifier:
         Certificate
         """
         x = self._as_inputs(x, "x")
-        label = check_class_array([y], "y", self.num_classes, 1)
+        label = check_class_array([y], "y", self.n_classes, 1)
         n0, n, alpha, costs = self._check_settings(n0, n, alpha, cost_matrix)
         with eval_mode(self.base_model):
             entropy = entropy_of(random_state)

@@ -20,6 +20,7 @@ import numpy as np
 
 from trustlab._checks import check_choice, check_positive_int
 from trustlab._lazy import require
+from trustlab._renamed import renamed_keyword
 from trustlab._results import write_atomic
 from trustlab.errors import InputError
 
@@ -68,11 +69,13 @@ def load_digits_split(split: str = "train") -> tuple[np.ndarray, np.ndarray]:
     return X_test, y_test.astype(np.int64)
 
 
+@renamed_keyword("num_features", "n_features")
+@renamed_keyword("num_classes", "n_classes")
 def digits_model(
     arch: str = "mlp",
     *,
-    num_features: int = 64,
-    num_classes: int = 10,
+    n_features: int = 64,
+    n_classes: int = 10,
     hidden: int = 128,
     random_state: int = 0,
 ):
@@ -81,6 +84,9 @@ def digits_model(
     mlp: Linear(d, h) - ReLU - Linear(h, h) - ReLU - Linear(h, K).
     cnn: reshape to (1, s, s) - Conv(16, 3x3) - ReLU - Conv(32, 3x3) - ReLU - MaxPool(2) -
     Linear(h) - ReLU - Linear(K), with ``d = s^2``.
+
+    ``num_features=`` / ``num_classes=`` are the deprecated names of ``n_features=`` /
+    ``n_classes=`` (they work, with a FutureWarning, for one release).
 
     The weights are initialised from ``random_state`` without touching torch's global state.
     The returned module carries its description in ``model.trustlab_spec`` (for
@@ -93,7 +99,7 @@ def digits_model(
     'cnn'
     """
     spec = _check_spec(
-        {"arch": arch, "num_features": num_features, "num_classes": num_classes, "hidden": hidden}
+        {"arch": arch, "n_features": n_features, "n_classes": n_classes, "hidden": hidden}
     )
     return _build(spec, random_state)
 
@@ -103,24 +109,36 @@ def _check_spec(spec: Any) -> dict[str, Any]:
         raise InputError.bad("model description", "a JSON object", spec)
     arch = check_choice(spec.get("arch"), "arch", ARCHITECTURES)
     out = {"arch": arch}
-    for key, minimum in (("num_features", 1), ("num_classes", 2), ("hidden", 1)):
+    for key, minimum in (("n_features", 1), ("n_classes", 2), ("hidden", 1)):
         out[key] = check_positive_int(spec.get(key), key, minimum=minimum)
     if arch == "cnn":
-        side = math.isqrt(out["num_features"])
-        if side * side != out["num_features"] or side < 2:
+        side = math.isqrt(out["n_features"])
+        if side * side != out["n_features"] or side < 2:
             raise InputError.bad(
                 "arch",
-                f"'mlp' for {out['num_features']} features (the CNN needs square images: a "
+                f"'mlp' for {out['n_features']} features (the CNN needs square images: a "
                 "square number s * s of features, s >= 2)",
                 arch,
             )
     return out
 
 
+def _renamed_keys(description: Any) -> Any:
+    """A saved description with the keys model.json files said before review 57
+    (num_features, num_classes) under their names now (n_features, n_classes)."""
+    if not isinstance(description, dict):
+        return description  # refused by _check_spec
+    description = dict(description)
+    for old, new in (("num_features", "n_features"), ("num_classes", "n_classes")):
+        if old in description:
+            description.setdefault(new, description.pop(old))
+    return description
+
+
 def _build(spec: dict[str, Any], random_state: int = 0):
     torch = require("torch", "torch")
     nn = torch.nn
-    d, k, h = spec["num_features"], spec["num_classes"], spec["hidden"]
+    d, k, h = spec["n_features"], spec["n_classes"], spec["hidden"]
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(random_state)
         if spec["arch"] == "mlp":
@@ -208,6 +226,7 @@ def load_base_model(folder: str | Path) -> Any:
         description = json.loads(description_path.read_text())
     except ValueError as exc:
         raise InputError.bad("model", f"JSON in {description_path}", str(exc)) from None
+    description = _renamed_keys(description)
     model = _build(_check_spec(description))
     try:
         state = torch.load(weights, map_location="cpu", weights_only=True)

@@ -113,7 +113,7 @@ def certify_dataset(
     if not isinstance(classifier, SmoothedClassifier):
         raise InputError.bad("classifier", "a SmoothedClassifier", classifier)
     X = classifier._as_inputs(X, "X", batch=True)
-    labels = check_class_array(y, "y", classifier.num_classes, len(X))
+    labels = check_class_array(y, "y", classifier.n_classes, len(X))
     n0, n, alpha, costs = classifier._check_settings(n0, n, alpha, cost_matrix)
     workers = check_n_jobs(n_jobs)
     if points_per_task is None:  # 0 is refused below, not read as the default
@@ -151,7 +151,7 @@ def certify_dataset(
     tasks = [pending[k : k + chunk] for k in range(0, len(pending), chunk)]
 
     tops = np.zeros(len(X), dtype=np.intp)
-    counts = np.zeros((len(X), classifier.num_classes), dtype=np.int64)
+    counts = np.zeros((len(X), classifier.n_classes), dtype=np.int64)
     for i, (top, row) in done.items():
         tops[i], counts[i] = top, row
     report = progress_reporter(progress, len(X), "certifying")
@@ -217,7 +217,7 @@ def _run_header(classifier: SmoothedClassifier, X: np.ndarray, n0: int, n: int, 
     return {
         "data_sha256": data.hexdigest(),
         "model_sha256": _model_fingerprint(classifier.base_model),
-        "num_classes": classifier.num_classes,
+        "num_classes": classifier.n_classes,  # the key checkpoints written before say
         "sigma": classifier.sigma,
         "n0": n0,
         "n": n,

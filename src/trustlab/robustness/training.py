@@ -225,13 +225,13 @@ def train_smoothed(
     if len(labels) != len(X):
         raise InputError.bad("y", f"{len(X)} labels (one per row of X)", labels)
     settings = _settings(locals())
-    num_classes = _output_width(torch, model, X)
-    labels = check_class_indices(labels, "y", num_classes)
-    costs = check_cost_matrix(cost_matrix, num_classes)
+    n_classes = _output_width(torch, model, X)
+    labels = check_class_indices(labels, "y", n_classes)
+    costs = check_cost_matrix(cost_matrix, n_classes)
     if settings["pairwise"] is None:
         nonzero = costs[costs > 0]
         settings["pairwise"] = bool(nonzero.size and nonzero.min() != nonzero.max())
-    held_out = _check_validation(validation_data, X, num_classes)
+    held_out = _check_validation(validation_data, X, n_classes)
     generator = torch.Generator().manual_seed(
         int(check_random_state(random_state).integers(0, 2**63))
     )
@@ -247,7 +247,7 @@ def train_smoothed(
     return TrainingResult(model, method, settings, history, validation)
 
 
-def _check_validation(data: Any, X: np.ndarray, num_classes: int):
+def _check_validation(data: Any, X: np.ndarray, n_classes: int):
     if data is None:
         return None
     if not isinstance(data, (tuple, list)) or len(data) != 2:
@@ -257,7 +257,7 @@ def _check_validation(data: Any, X: np.ndarray, num_classes: int):
         raise InputError.bad(
             "validation_data", f"inputs of shape (m, {', '.join(map(str, X.shape[1:]))})", X_val
         )
-    y_val = check_class_indices(as_1d(data[1], "validation_data"), "validation_data", num_classes)
+    y_val = check_class_indices(as_1d(data[1], "validation_data"), "validation_data", n_classes)
     if len(y_val) != len(X_val):
         raise InputError.bad("validation_data", f"{len(X_val)} labels", y_val)
     return X_val, y_val
@@ -385,10 +385,10 @@ def _fit(torch, model, X, labels, costs, method, settings, generator, progress):
 def gaussian_loss(logits, targets):
     """Mean cross-entropy over every noisy copy; returns the loss and per-batch sums."""
     torch = require("torch", "torch")
-    size, copies, num_classes = logits.shape
+    size, copies, n_classes = logits.shape
     ce = (
         torch.nn.functional.cross_entropy(
-            logits.reshape(size * copies, num_classes),
+            logits.reshape(size * copies, n_classes),
             targets.repeat_interleave(copies),
             reduction="sum",
         )
