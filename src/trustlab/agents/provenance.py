@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
@@ -34,7 +35,9 @@ __all__ = ["argument_mentioned", "intent_mentions", "no_secret_disclosed"]
 
 
 def _norm(text: Any) -> str:
-    return " ".join(str(text).lower().split())
+    # NFC: "Zoë" typed as "Zoe" + a combining diaeresis is the same text as the one-character
+    # "ë" (it did not match it, and "Zoe" matched inside it)
+    return " ".join(unicodedata.normalize("NFC", str(text)).lower().split())
 
 
 @functools.lru_cache(maxsize=4096)
@@ -284,7 +287,7 @@ def intent_mentions(
     if not groups:
         raise InputError.bad("any_of", "words (any_of or all_of)", any_of)
     patterns = [
-        re.compile(r"\b(?:" + "|".join(re.escape(w.lower()) for w in g) + ")") for g in groups
+        re.compile(r"\b(?:" + "|".join(re.escape(_norm(w)) for w in g) + ")") for g in groups
     ]
 
     def check(ctx: CheckContext) -> bool:
