@@ -318,7 +318,7 @@ def check_probability_vector(value: Any, name: str, *, atol: float = 1e-6) -> np
     total = float(arr.sum())
     if abs(total - 1.0) > atol:
         raise InputError(
-            f"{name}: expected entries summing to 1, got sum {total:.6g}", argument=name
+            f"{name}: expected entries summing to 1, got sum {total:.10g}", argument=name
         )
     return arr
 
@@ -342,7 +342,7 @@ def check_row_stochastic(value: Any, name: str, *, atol: float = 1e-6) -> np.nda
         where = tuple(int(i) for i in np.argwhere(off)[0])
         raise InputError(
             f"{name}: expected rows summing to 1, got a row at index {where} summing to "
-            f"{sums[where]:.6g}",
+            f"{sums[where]:.10g}",
             argument=name,
         )
     return arr

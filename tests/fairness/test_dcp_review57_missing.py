@@ -43,3 +43,15 @@ def test_complete_string_and_datetime_columns_still_read():
     assert dcp_inputs(y_true, ["x", "y", "y", "y"], ["a", "a", "b", "b"]).labels == ("x", "y")
     days = np.array(["2020-01-01", "2020-01-01", "2021-01-01", "2021-01-01"], dtype="datetime64[D]")
     assert len(dcp_inputs(Y_TRUE, Y_PRED, days).groups) == 2
+
+
+def test_refused_sum_is_shown_with_the_digits_that_miss_1():
+    """Shares rounded to 6 decimals (six groups of 0.166667) sum to 1.000002, refused beyond the
+    1e-6 tolerance; the message said 'expected entries summing to 1, got sum 1' (6 digits)."""
+    from trustlab.fairness import dcp_from_aggregates, dcp_from_confusion
+
+    halves = [[0.5, 0.5]] * 6
+    with pytest.raises(InputError, match=r"summing to 1, got sum 1\.000002$"):
+        dcp_from_aggregates([0.166667] * 6, halves, halves)
+    with pytest.raises(InputError, match=r"index \(0, 0\) summing to 0\.999996$"):
+        dcp_from_confusion(np.full((2, 3, 3), 0.333332), [0.5, 0.5], [[1 / 3] * 3] * 2)
