@@ -129,7 +129,8 @@ class MarketResult(Result):
         (their budget) minus what buyers paid (the definition in the authors' comment).
     social_burden : float or None
         ``price * sum u_i`` over positive-label users still rejected: what they would have to pay
-        to be accepted (None without labels; ``inf`` when no market forms and one is rejected).
+        to be accepted (None without labels; ``inf`` when one is rejected and no market forms or
+        no weight is positive: nobody can move).
         JSON writes infinity as null (``price`` null: no market).
     accuracy, accuracy_without_market : float or None
         Accuracy of the post-market decisions, and of the classifier on the unmoved features
@@ -372,8 +373,10 @@ def outcome(weights, intercept, features, budgets, positive, price, names=None) 
     burden = accuracy = accuracy_plain = None
     if positive is not None:
         still_out = positive & (predictions == 0)
-        burden = float(rho * distances[still_out].sum()) if still_out.any() else 0.0
-        if math.isfinite(rho) and not math.isfinite(burden):
+        # with no positive weight nobody can move at any price: the burden is infinite
+        reach = rho if np.any(weights > 0) else math.inf
+        burden = float(reach * distances[still_out].sum()) if still_out.any() else 0.0
+        if math.isfinite(reach) and not math.isfinite(burden):
             refuse_overflow("price", "social burden (price times distance)", "use a lower price")
         accuracy = float(np.mean((predictions == 1) == positive))
         accuracy_plain = float(np.mean(~rejected == positive))
