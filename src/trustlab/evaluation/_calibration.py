@@ -60,7 +60,10 @@ def fit_temperature(logits: np.ndarray, label_index: np.ndarray) -> float:
     """The temperature in TEMPERATURE_BOUNDS minimising :func:`temperature_nll`.
 
     The NLL is convex in the inverse temperature, hence unimodal in ``log T``: a bounded Brent
-    search on ``log T`` finds its global minimum on the interval.
+    search on ``log T`` finds its global minimum on the interval. Where an end of the interval
+    is as good (the NLL still falls there, or is flat in float64 near it: a slice predicted all
+    right gives an NLL of exactly 0 below some temperature), that end is returned: the slice
+    does not bound the temperature on that side.
     """
     low, high = np.log(TEMPERATURE_BOUNDS[0]), np.log(TEMPERATURE_BOUNDS[1])
     found = optimize.minimize_scalar(
@@ -69,7 +72,12 @@ def fit_temperature(logits: np.ndarray, label_index: np.ndarray) -> float:
         method="bounded",
         options={"xatol": 1e-8},
     )
-    return float(np.exp(found.x))
+    fitted = float(np.exp(found.x))
+    best = temperature_nll(logits, label_index, fitted)
+    for end in TEMPERATURE_BOUNDS:
+        if temperature_nll(logits, label_index, end) <= best:
+            return end
+    return fitted
 
 
 def certain_fraction(max_probability: np.ndarray) -> float:

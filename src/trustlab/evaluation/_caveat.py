@@ -26,21 +26,25 @@ CONSENSUS_MODELS = 4
 CONSENSUS_RHO = 0.4
 # With labels, a correlation below this and differing calibration make a warning, not a note.
 POOR_RHO = 0.5
+# A fitted temperature this close (relatively) to an end of the search is that end: the bounded
+# search stops within about 1e-7 of it when the slice's NLL still falls there.
+BOUND_TOLERANCE = 1e-4
 # How the warning says to fit temperatures (the CLI says its option instead).
 CALIBRATION_ADVICE = "(calibration_outputs/calibration_labels or calibration_size)"
 
 
-def caveat(names, stats_, confidence, n, accuracy, spearman, tempered=False) -> dict[str, Any]:
+def caveat(names, stats_, confidence, n, accuracy, spearman, temperatures=None) -> dict[str, Any]:
     """``warnings``, ``notes``, ``consensus_agreement`` and ``consensus_spearman`` of a ranking.
 
     ``stats_`` holds the per-item statistics of every model (``fraction_certain``,
     ``mean_confidence``, ``class_ids``, ``predictions``, ``n_classes``); ``confidence`` is each
     model's signed mean score (higher = more confident); ``accuracy`` and ``spearman`` are None
-    without labels; ``tempered``: the outputs were temperature-scaled already (then the warning
-    does not advise it).
+    without labels; ``temperatures``: the temperature fitted per model when the outputs were
+    temperature-scaled already (then the warning does not advise it), else None.
     """
+    tempered = temperatures is not None
     warned = _certain_models(names, stats_)
-    notes: list[str] = []
+    notes: list[str] = [] if temperatures is None else _temperature_bound_notes(temperatures)
     agreement = np.full(len(names), np.nan)
     consensus = None
     ids = stats_.class_ids
@@ -128,3 +132,27 @@ def _pairwise_note(names, mean_confidence, predictions, n) -> list[str]:
         f"on only {gap - excess[a, b]:.3f} of the items, so their calibration differs by at "
         f"least {excess[a, b]:.3f}"
     ]
+
+
+def _temperature_bound_notes(temperatures: dict[str, float]) -> list[str]:
+    """A note per end of the temperature search that fitted temperatures reached: there the
+    labelled slice did not determine the temperature, the end of the search did."""
+    low, high = _calibration.TEMPERATURE_BOUNDS
+    at_low = [name for name, t in temperatures.items() if t <= low * (1 + BOUND_TOLERANCE)]
+    at_high = [name for name, t in temperatures.items() if t >= high * (1 - BOUND_TOLERANCE)]
+    notes = []
+    if at_low:
+        notes.append(
+            f"the temperature fitted for {', '.join(at_low)} is the lower end of the search "
+            f"({low:g}): the labelled slice's NLL still falls there (the slice's items are "
+            "predicted right, all or nearly all), so the slice does not bound how confident the "
+            "model should be and its tempered outputs are near-certain; a larger labelled slice "
+            "would bound it"
+        )
+    if at_high:
+        notes.append(
+            f"the temperature fitted for {', '.join(at_high)} is the upper end of the search "
+            f"({high:g}): on the labelled slice the model does no better than a uniform guess, "
+            "so its tempered outputs are all but uniform"
+        )
+    return notes

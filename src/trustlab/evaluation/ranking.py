@@ -438,9 +438,9 @@ def _rank(names, stats_, score, token_position, truth, n_bootstrap, level, rng) 
         fields.update(_evaluation(names, sign, scores, correctness, boot, level))
         if len(stats_.class_ids) == n_models:
             fields["calibration_gap"] = stats_.mean_confidence - fields["accuracy"]
-    tempered = truth.temperatures is not None
     accuracy, spearman = fields.get("accuracy"), fields.get("spearman")
-    fields.update(caveat(names, stats_, sign * scores, n, accuracy, spearman, tempered))
+    confidence = sign * scores
+    fields.update(caveat(names, stats_, confidence, n, accuracy, spearman, truth.temperatures))
     return RankingResult(**fields)
 
 

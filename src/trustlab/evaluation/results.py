@@ -48,7 +48,8 @@ class RankingResult(Result):
         by more than their accuracies can (by their disagreement rate), so their calibration
         differs; a confidence ranking that disagrees with the ranking by agreement with the
         other models' majority vote (Spearman below 0.4, with 4 or more class models); with
-        labels, the spread of mean confidence minus accuracy.
+        labels, the spread of mean confidence minus accuracy; after temperature scaling, a
+        temperature fitted at an end of the search (the labelled slice did not bound it).
     consensus_agreement, consensus_spearman : ndarray (M,), float or None
         Each model's agreement with the majority vote of the other models (NaN for
         TokenLogProbs models, or with fewer than 4 class models), and its Spearman correlation
