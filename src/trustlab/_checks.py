@@ -353,6 +353,8 @@ def check_labels(values: np.ndarray, labels: Sequence[Any] | None, name: str) ->
     if labels is None:
         return np.unique(values)
     labels_arr = np.asarray(list(labels))
+    if labels_arr.ndim != 1:  # e.g. [[0], [1]]: numpy's searchsorted failed with "object too deep"
+        raise InputError.bad("labels", "a flat sequence of label values", list(labels))
     if len(np.unique(labels_arr)) != len(labels_arr):
         raise InputError.bad("labels", "distinct values", list(labels))
     unknown = np.setdiff1d(np.unique(values), labels_arr)

@@ -55,3 +55,15 @@ def test_refused_sum_is_shown_with_the_digits_that_miss_1():
         dcp_from_aggregates([0.166667] * 6, halves, halves)
     with pytest.raises(InputError, match=r"index \(0, 0\) summing to 0\.999996$"):
         dcp_from_confusion(np.full((2, 3, 3), 0.333332), [0.5, 0.5], [[1 / 3] * 3] * 2)
+
+
+def test_names_that_are_lists_are_input_errors():
+    """labels=[[0], [1]] crashed in numpy ('object too deep for desired array') and groups=[[1],
+    [2]] with 'unhashable type: list'; both are now InputErrors naming the argument."""
+    from trustlab.fairness import dcp_from_aggregates
+
+    with pytest.raises(InputError, match="labels: expected a flat sequence of label values"):
+        dcp_inputs(Y_TRUE, Y_PRED, ["a", "a", "b", "b"], labels=[[0], [1]])
+    halves = [[0.5, 0.5]] * 2
+    with pytest.raises(InputError, match="groups: expected hashable names"):
+        dcp_from_aggregates([0.5, 0.5], halves, halves, groups=[[1], [2]])

@@ -54,7 +54,13 @@ def check_names(names: Sequence[Any] | None, size: int, name: str) -> tuple:
     names = python_names(names)
     if len(names) != size:
         raise InputError.bad(name, f"{size} names", list(names))
-    if len(set(names)) != size:
+    try:
+        distinct = len(set(names))
+    except TypeError:  # a list or dict among the names
+        raise InputError.bad(
+            name, "hashable names (numbers, strings, tuples)", list(names)
+        ) from None
+    if distinct != size:
         raise InputError.bad(name, "distinct names", list(names))
     return names
 
