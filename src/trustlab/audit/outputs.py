@@ -6,7 +6,7 @@
   the label and group columns, each model's predicted label and, where the model has
   ``predict_proba``, its class probabilities (``<model>:proba:<class>``). A model named like
   the label or group column gets the column ``pred:<model>``; ``row`` is ``input_row`` when a
-  column is already called ``row``.
+  column is already called ``row`` (``input_row_2``, ... when that is taken too).
 
 An output directory that already holds an audit is not written over unless the caller says so
 (``overwrite=True``, ``--overwrite``): a re-run never mixes its files with an older run's.
@@ -181,7 +181,7 @@ def predictions_frame(ctx) -> pd.DataFrame:
     """The audited rows with their ids, label, group, predictions and class probabilities."""
     row_ids = ctx.rows_test if ctx.rows_test is not None else np.arange(ctx.n_test)
     taken = {ctx.label, ctx.group, *ctx.predictions}
-    id_column = "row" if "row" not in taken else "input_row"
+    id_column = next(n for n in ("row", "input_row", *_more_ids(len(taken))) if n not in taken)
     columns: dict[str, Any] = {
         id_column: np.asarray(row_ids),
         ctx.label: ctx.y_test,
@@ -194,6 +194,12 @@ def predictions_frame(ctx) -> pd.DataFrame:
             key = f"{name}:proba:{label}"
             columns[key if key not in columns else f"pred:{key}"] = proba[:, j]
     return pd.DataFrame(columns)
+
+
+def _more_ids(n: int) -> list[str]:
+    """Names for the row id when ``row`` and ``input_row`` are the label's, group's or a
+    model's: ``input_row_2``, ``input_row_3``, ... (one of ``n + 1`` is free)."""
+    return [f"input_row_{k}" for k in range(2, n + 3)]
 
 
 def save_predictions(out: Path, ctx) -> str:
