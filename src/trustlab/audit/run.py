@@ -395,8 +395,10 @@ def _context_from_predictions(table: AuditTable, seed: int) -> AuditContext:
     g = frame[table.group].to_numpy()
     pred = frame[table.pred].to_numpy()
     labels = class_labels(y, pred)
+    # the label's classes (not those only predicted) first: a label of one class is the label's
+    # fault, not the predictions' (which then have "too many" classes the label lacks)
+    check_classes_and_groups(class_labels(y), g)
     check_predicted_labels(y, pred, "pred")
-    check_classes_and_groups(class_labels(y), g)  # the label's classes: not those only predicted
     X = frame[table.features]
     return AuditContext(
         dataset=table.name,
