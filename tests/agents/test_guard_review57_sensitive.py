@@ -49,3 +49,25 @@ def test_guardrail_blocks_the_card_beside_a_number():
     decision = Guardrail(policy).check({"task_intent": "", "steps": []}, action)
     assert not decision.action_allowed
     assert decision.violated_rule_ids == ["no_card"]
+
+
+def test_card_runs_equal_the_brute_force_over_group_runs():
+    # the fast Luhn sums give the same card as checking every run of whole groups
+    import random
+
+    from trustlab.agents.checkers import _CARD, _cards, _longest_valid, luhn_valid
+
+    rnd = random.Random(57)
+    for _ in range(1500):
+        parts = [
+            "".join(rnd.choice("0123456789") for _ in range(rnd.randint(1, 7)))
+            + rnd.choice([" ", "-", "  ", "x"])
+            for _ in range(rnd.randint(1, 8))
+        ]
+        text = "".join(parts)
+        slow = [
+            found
+            for m in _CARD.finditer(text)
+            if (found := _longest_valid(m.group(0), r"\d+", luhn_valid, 12, 19)) is not None
+        ]
+        assert list(_cards(text)) == slow, text

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import math
 import re
 import urllib.parse
@@ -840,35 +841,64 @@ _SSN = re.compile(r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?
 
 
 def _longest_valid(
-    text: str, spans: list[tuple[int, int]], valid: Callable[[str], bool]
+    text: str, group: str, valid: Callable[[str], bool], lo: int, hi: int
 ) -> str | None:
-    """The longest run of whole groups (``spans``, in order) of ``text`` that is ``valid``, the
-    leftmost of equal length. A match may run into a word or a number on either side ("order 12
-    4539 1488 0343 6467", "AB12 GB82WEST..."): trimming only its end missed the card or IBAN."""
-    n = len(spans)
-    for size in range(n, 0, -1):
-        for start in range(n - size + 1):
-            candidate = text[spans[start][0] : spans[start + size - 1][1]]
-            if valid(candidate):
-                return candidate
+    """The longest run of whole groups (matches of ``group``) of ``text``, ``lo`` to ``hi``
+    characters of them in all, that is ``valid``; the leftmost of equal length. A match may run
+    into a word or a number on either side ("order 12 4539 1488 0343 6467", "AB12 GB82WEST..."):
+    trimming only its end missed the card or IBAN."""
+    spans = [m.span() for m in re.finditer(group, text)]
+    sizes = list(itertools.accumulate((end - start for start, end in spans), initial=0))
+    runs = sorted(
+        (sizes[start] - sizes[stop], start, stop)
+        for start in range(len(spans))
+        for stop in range(start + 1, len(spans) + 1)
+        if lo <= sizes[stop] - sizes[start] <= hi
+    )
+    for _, start, stop in runs:
+        candidate = text[spans[start][0] : spans[stop - 1][1]]
+        if valid(candidate):
+            return candidate
     return None
 
 
-def _spans(text: str, group: str) -> list[tuple[int, int]]:
-    return [m.span() for m in re.finditer(group, text)]
+_LUHN_DOUBLED = (0, 2, 4, 6, 8, 1, 3, 5, 7, 9)
 
 
 def _cards(text: str) -> Iterator[str]:
+    """Card numbers: the longest run of whole digit groups of each match (12-19 digits) that
+    passes the Luhn check, the leftmost of equal length (see :func:`_longest_valid`); the
+    Luhn sums run once leftwards from each group's end, so a long list of numbers stays cheap."""
     for m in _CARD.finditer(text):
-        found = _longest_valid(m.group(0), _spans(m.group(0), r"\d+"), luhn_valid)
-        if found is not None:
-            yield found
+        match = m.group(0)
+        if luhn_valid(match):
+            yield match
+            continue
+        if not match.isascii():
+            continue
+        spans = [g.span() for g in re.finditer(r"\d+", match)]
+        digits = [int(c) for c in match if c.isdigit()]
+        bounds = list(itertools.accumulate((b - a for a, b in spans), initial=0))
+        first_of = {start: k for k, start in enumerate(bounds[:-1])}  # digit index -> group
+        best: tuple[int, int, int] | None = None  # (-length, first group, last group)
+        for last in range(len(spans)):
+            total = 0
+            for length, index in enumerate(range(bounds[last + 1] - 1, -1, -1), start=1):
+                if length > 19:
+                    break
+                d = digits[index]
+                total += _LUHN_DOUBLED[d] if length % 2 == 0 else d
+                group = first_of.get(index)
+                if group is not None and length >= 12 and total % 10 == 0:
+                    key = (-length, group, last)
+                    best = key if best is None or key < best else best
+        if best is not None:
+            yield match[spans[best[1]][0] : spans[best[2]][1]]
 
 
 def _ibans(text: str) -> Iterator[str]:
     for m in _IBAN.finditer(text):
-        # the longest run of whole groups that is a valid IBAN
-        found = _longest_valid(m.group(0), _spans(m.group(0), r"[A-Za-z0-9]+"), iban_valid)
+        found = _longest_valid(m.group(0), r"[A-Za-z0-9]+", iban_valid, 15, 34)
         if found is not None:
             yield found
 
