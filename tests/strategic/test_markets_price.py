@@ -2,11 +2,12 @@
 dense price grid, whole tie groups, the outcome at a price and the welfare/burden definitions."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from trustlab.strategic import market_outcome, market_price
@@ -43,6 +44,21 @@ def brute_force(u, b):
     revenues = np.array([revenue(u, b, rho) for rho in candidates])
     best = revenues.max()
     return float(candidates[revenues == best].min()), float(best)
+
+
+def exact_brute_force(u, b):
+    """brute_force in exact rationals for integer distances and budgets: (lowest maximising price,
+    maximal revenue) as Fractions. Float revenues split exact ties (u = 1, 3, 6 and b = 2, 5, 4:
+    5/3 * 4 and 2/3 * 10 are 6.666666666666667 and 6.666666666666666), so ties are decided here.
+    """
+    rows = [(Fraction(int(ui)), Fraction(int(bi))) for ui, bi in zip(u, b, strict=True)]
+    candidates = sorted({bi / ui for ui, bi in rows if ui > 0 and bi > 0})
+    best = None
+    for rho in candidates:  # increasing: only a strictly larger revenue moves the best
+        total = rho * sum(ui for ui, bi in rows if ui > 0 and bi >= rho * ui)
+        if best is None or total > best[1]:
+            best = (rho, total)
+    return (math.inf, Fraction(0)) if best is None else best
 
 
 def one_feature(u):
@@ -90,17 +106,19 @@ def test_price_equals_breakpoint_brute_force_and_dense_grid(seed):
         max_size=40,
     )
 )
+@example([(1, 2), (3, 5), (6, 4)])  # revenues 20/3 at 5/3 and at 2/3: rounding splits them
 def test_price_equals_brute_force_with_ties_exactly(rows):
     u = np.array([r[0] for r in rows], dtype=float)
     b = np.array([r[1] for r in rows], dtype=float)
     res = market_price(*one_feature(u), b)
-    price, best = brute_force(u, b)
+    exact_price, exact_best = exact_brute_force(u, b)
+    price, best = float(exact_price), float(exact_best)  # b_i / u_i: one correctly rounded division
     assert res.price == price
-    assert res.revenue == best  # integer distances: every sum is exact
-    assert res.optimal_revenue == best
+    assert res.revenue == pytest.approx(best, rel=1e-12)  # price * demand rounds
+    assert res.optimal_revenue == res.revenue
     if math.isfinite(price):
         grid = np.linspace(0.0, 9.0, 2_001)
-        assert revenue_on_grid(u, b, grid).max() <= best
+        assert revenue_on_grid(u, b, grid).max() <= best * (1 + 1e-12)
         # every user whose budget-per-distance equals the price buys: the whole tie group
         assert np.array_equal(res.buyers, beta_of(u, b) >= price)
         assert res.revenue == price * u[res.buyers].sum()
