@@ -33,6 +33,9 @@ def test_a_written_app_config_reads_back_and_a_typo_in_it_is_refused(tmp_path):
     run_config["round"] = run_config.pop("rounds")
     with pytest.raises(InputError, match=r"unknown key 'round' \(did you mean 'rounds'\?\)$"):
         UEFLConfig.from_dict(run_config)
+    # Only the run config's own spelling is skipped: num_classes is no setting of UEFLConfig.
+    with pytest.raises(InputError, match="got unknown key 'num_classes'"):
+        UEFLConfig.from_dict({"rounds": 2, "num_classes": 5})
 
 
 def test_a_config_written_with_the_first_names_still_loads():

@@ -72,7 +72,7 @@ CODEWORD_GRADIENTS = ("codebook_loss", "task")
 FIRST_BOOK_INITS = ("kmeans", "normal")
 # The keys a Flower app's run config holds beside the settings (flower_launch writes them).
 _RUN_CONFIG_KEYS = frozenset(
-    {"num_silos", "shift", "data", "num_features", "num_classes", "node_timeout", "result_dir"}
+    {"num-silos", "shift", "data", "num-features", "num-classes", "node-timeout", "result-dir"}
 )
 # Settings renamed since files were first written: old name -> field.
 _OLD_FIELD_NAMES = {"lr": "learning_rate", "seed": "random_state"}
@@ -213,7 +213,7 @@ class UEFLConfig(Result):
                 name = new
             if name in names:
                 picked[name] = value
-            elif name not in _RUN_CONFIG_KEYS:
+            elif key not in _RUN_CONFIG_KEYS:
                 unknown.append(str(key))
         if unknown:
             hints = []
