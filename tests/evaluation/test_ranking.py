@@ -528,7 +528,7 @@ def bad_calls():
         (
             "negative probability",
             dict(outputs={"a": good, "b": good - 0.5}),
-            r"outputs\['b'\]\[\d+, \d+\].*probability \(>= 0\)",
+            r"outputs\['b'\]\[\d+, \d+\].*probability \(>= 0; pass from_logits=True for logits\b",
         ),
         (
             "NaN",

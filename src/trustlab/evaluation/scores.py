@@ -167,7 +167,11 @@ def check_class_output(value: Any, name: str, from_logits: bool) -> np.ndarray:
         return arr
     if (arr < 0).any():
         where = tuple(int(i) for i in np.argwhere(arr < 0)[0])
-        raise InputError.bad(f"{name}[{where[0]}, {where[1]}]", "a probability (>= 0)", arr[where])
+        raise InputError.bad(
+            f"{name}[{where[0]}, {where[1]}]",
+            "a probability (>= 0; pass from_logits=True for logits or log-probabilities)",
+            arr[where],
+        )
     sums = arr.sum(axis=1)
     off = np.abs(sums - 1.0)
     if off.max() > _ROW_SUM_TOLERANCE:
