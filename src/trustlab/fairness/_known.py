@@ -199,11 +199,15 @@ def solve_known(
                 converged[f"{name}_lm"][y] = result.converged
     table = np.stack([bounds[m] for m in METHODS])  # (4, K)
     best = table.argmin(axis=0)
+    upper = table[best, np.arange(k)]
+    # Where the bracket closes (K = 2, or a search that meets the lower bound) the two sides are
+    # the same number summed in different orders, and upper could come out 1 ulp below lower;
+    # upper is F_y at a feasible row, so lowering LB_y to it keeps a valid bound and lower <= upper
     return KnownSolution(
-        lower=lower,
+        lower=np.minimum(lower, upper),
         bounds=bounds,
         rows=rows,
-        upper=table[best, np.arange(k)],
+        upper=upper,
         baseline=np.stack([rows[METHODS[m]][y] for y, m in enumerate(best)]),
         best_method=tuple(METHODS[m] for m in best),
         local_iterations=iterations,
