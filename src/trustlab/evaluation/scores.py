@@ -197,8 +197,11 @@ def class_statistics(values: np.ndarray, is_logits: bool, score: str):
     max_prob = np.take_along_axis(probs, predictions[:, None], axis=1)[:, 0]
     if score == "nll":
         item = -log_p.max(axis=1) if is_logits else -np.log(max_prob)
+    elif score == "entropy" and is_logits:
+        # log p is -inf only where p is 0 (logits spread beyond ~1e308): those terms are 0
+        item = -(probs * np.maximum(log_p, np.finfo(np.float64).min)).sum(axis=1)
     elif score == "entropy":
-        item = -(probs * log_p).sum(axis=1) if is_logits else special.entr(probs).sum(axis=1)
+        item = special.entr(probs).sum(axis=1)
     elif score == "max_prob":
         item = max_prob
     else:  # margin
