@@ -131,8 +131,17 @@ class LinearSolve:
 
 
 def project_linear_l2(x: np.ndarray, A: np.ndarray, e: np.ndarray, margin: float) -> LinearSolve:
-    """Exact Euclidean projection of ``x`` onto ``{y : A y - e <= -margin}``."""
-    shifted = A @ x - e + margin  # the constraint values at x; > 0 where violated
+    """Exact Euclidean projection of ``x`` onto ``{y : A y - e <= -margin}``.
+
+    Each constraint is divided by the length of its normal first (the same set): its value is
+    then a signed distance, so one tolerance fits every facet and the Gram matrix has a unit
+    diagonal, whatever the scale of the facets (long normals, e.g. from standardising
+    activations of small spread, made a tolerance mixing facet units with their squares accept
+    rows still outside)."""
+    lengths = np.linalg.norm(A, axis=1)
+    lengths[lengths == 0.0] = 1.0  # a zero normal stays as it is (feasible or not everywhere)
+    A, limits = A / lengths[:, None], (e - margin) / lengths  # the constraints A y <= limits
+    shifted = A @ x - limits  # signed distances at x; > 0 where violated
     gram = A @ A.T
     scale = 1.0 + float(np.max(np.abs(shifted))) + float(np.max(np.abs(gram)))
     lam0, solved = _clarabel_dual(gram, shifted)
@@ -140,7 +149,7 @@ def project_linear_l2(x: np.ndarray, A: np.ndarray, e: np.ndarray, margin: float
         return LinearSolve(x.copy(), False, float("inf"), 0)
     lam, iterations = _refine_active_set(gram, shifted, lam0, scale)
     point = x - A.T @ lam
-    residual = _kkt_residual(A @ point - e + margin, lam)
+    residual = _kkt_residual(A @ point - limits, lam)
     return LinearSolve(point, residual <= _KKT_TOL * scale, residual, iterations)
 
 
