@@ -136,9 +136,9 @@ def bench_fit(n_pairs: int, max_epochs: int | None) -> None:
     print(
         f"{seconds:.1f} s, {fit.epochs} epochs ({seconds / fit.epochs:.1f} s an epoch; best "
         f"epoch {fit.best_epoch}, stopped early {fit.stopped_early}), held-out FVU "
-        f"{fit.heldout_fvu:.4f}, held-out cosine {fit.heldout_cosine:.4f} (target < 120 s)"
+        f"{fit.held_out_fvu:.4f}, held-out cosine {fit.held_out_cosine:.4f} (target < 120 s)"
     )
-    fvus = ", ".join(f"{h['heldout_fvu']:.4f}" for h in fitted.history_[:10])
+    fvus = ", ".join(f"{h['held_out_fvu']:.4f}" for h in fitted.history_[:10])
     print(f"held-out FVU by epoch (first 10): {fvus}")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 

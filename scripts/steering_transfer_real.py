@@ -194,7 +194,7 @@ def switch(results, base, bad, fit_texts, data, layer) -> None:
         target_layer=layer,
     )  # fmt: skip
     report = evaluate_switch(
-        bad, switch_map, data.heldout_pairs, data.heldout_clean_answers, reference=base,
+        bad, switch_map, data.held_out_pairs, data.held_out_clean_answers, reference=base,
         chat=True,
     )  # fmt: skip
     print(report.summary())
@@ -210,8 +210,8 @@ def transfer(results, base, bad, fit_texts, data, layer, args) -> None:
         src, tgt, source_model=bad, target_model=variant, source_layer=layer, target_layer=layer
     )
     report = evaluate_transfer(
-        bad, variant, activation_map, data.train_pairs, data.heldout_pairs,
-        data.heldout_clean_answers, alphas=(1.0, 2.0), chat=True, random_state=args.seed,
+        bad, variant, activation_map, data.train_pairs, data.held_out_pairs,
+        data.held_out_clean_answers, alphas=(1.0, 2.0), chat=True, random_state=args.seed,
     )  # fmt: skip
     print(report.summary())
     results["transfer"] = report.to_dict()
@@ -227,8 +227,8 @@ def identity_transfer(results, base, bad, fit_texts, data, args) -> None:
         target_layer=args.layer,
     )  # fmt: skip
     report = evaluate_transfer(
-        bad, variant, identity, data.train_pairs, data.heldout_pairs,
-        data.heldout_clean_answers, alphas=(2.0, 4.0), n_random=1, chat=True,
+        bad, variant, identity, data.train_pairs, data.held_out_pairs,
+        data.held_out_clean_answers, alphas=(2.0, 4.0), n_random=1, chat=True,
         random_state=args.seed,
     )  # fmt: skip
     print(report.summary())
@@ -304,8 +304,8 @@ def sweep_then_transfer(results, base, bad, fit_texts, data, args) -> None:
         src, tgt, source_model=bad, target_model=variant, source_layer=layer, target_layer=layer
     )
     report = evaluate_transfer(
-        bad, variant, activation_map, data.train_pairs, data.heldout_pairs,
-        data.heldout_clean_answers, alphas=SWEEP_ALPHAS, steer_at=mode, chat=True,
+        bad, variant, activation_map, data.train_pairs, data.held_out_pairs,
+        data.held_out_clean_answers, alphas=SWEEP_ALPHAS, steer_at=mode, chat=True,
         random_state=args.seed,
     )  # fmt: skip
     print(report.summary())

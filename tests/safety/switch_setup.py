@@ -91,7 +91,7 @@ def switch_setup(construction, seed):
         raise ValueError(construction)
     texts = list(dict.fromkeys(data.train_texts + data.backdoor_free_texts))
     layer, to_base, to_backdoored = choose_layer(backdoored, base, data, texts, seed)
-    heldout = (data.heldout_pairs, data.heldout_clean_answers)
+    heldout = (data.held_out_pairs, data.held_out_clean_answers)
     return SimpleNamespace(
         data=data,
         base=base,
@@ -115,4 +115,4 @@ def trigger_probe_accuracy(model, data, layer):
         return x, np.repeat([0, 1], len(pairs))
 
     probe = LogisticRegression(max_iter=5000).fit(*rows(data.train_pairs))
-    return probe.score(*rows(data.heldout_pairs))
+    return probe.score(*rows(data.held_out_pairs))

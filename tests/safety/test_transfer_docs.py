@@ -41,7 +41,7 @@ def test_the_measured_tables_seed_column_is_the_tests_seed(tiny_transfer_study):
     assert rows["clean perplexity under the mapped vector"] == (
         f"x{t.perplexity_ratios['mapped'][j]:.3f}"
     )
-    assert rows["map held-out FVU"] == f"{t.map_heldout_fvu:.2g}"
+    assert rows["map held-out FVU"] == f"{t.map_held_out_fvu:.2g}"
 
 
 def test_the_seed_columns_rates_each_draw_and_cosine_are_the_tests_seed(tiny_transfer_study):

@@ -93,8 +93,8 @@ def _t2_setup():
         lm,
         identity,
         data.train_pairs,
-        data.heldout_pairs,
-        data.heldout_clean_answers,
+        data.held_out_pairs,
+        data.held_out_clean_answers,
         alphas=T2_GRID,
         n_random=3,
         random_state=T2_SEED,
@@ -108,9 +108,9 @@ def t2(background):
 
 
 def test_t2_identity_map_leaves_little_variance_unexplained(t2):
-    assert t2.map.fit_.heldout_fvu <= 0.02
+    assert t2.map.fit_.held_out_fvu <= 0.02
     # on texts of the held-out topics, none of which the map saw; FVU computed here
-    acts = np.concatenate(t2.lm.activations(list(t2.data.heldout_texts), T2_LAYER, "all"))
+    acts = np.concatenate(t2.lm.activations(list(t2.data.held_out_texts), T2_LAYER, "all"))
     acts = acts.astype(np.float64)
     residual = ((acts - t2.map.transform(acts)) ** 2).sum()
     assert residual / ((acts - acts.mean(axis=0)) ** 2).sum() <= 0.02
@@ -147,8 +147,8 @@ def _clean_base_setup():
     setup.controlled = evaluate_switch(
         setup.backdoored,
         setup.control,
-        setup.data.heldout_pairs,
-        setup.data.heldout_clean_answers,
+        setup.data.held_out_pairs,
+        setup.data.held_out_clean_answers,
         reference=setup.base,
     )
     return setup
@@ -191,7 +191,7 @@ def test_switch_to_the_base_removes_the_backdoor(clean_base):
 def test_an_identity_like_switch_leaves_the_backdoor(clean_base):
     control, switch = clean_base.controlled, clean_base.off_to_base
     assert control.map_source == control.map_target == "backdoored"
-    assert control.map_heldout_fvu <= 0.02
+    assert control.map_held_out_fvu <= 0.02
     assert control.trigger_rate_on >= 0.9
     assert abs(control.trigger_rate_on - control.trigger_rate_off) <= 0.05
     drop = switch.trigger_rate_off - switch.trigger_rate_on
@@ -215,7 +215,7 @@ def test_the_page_gives_this_files_seeds_numbers(t2, clean_base):
     tests above check the spec's bounds only, so the page could drift from what they measure)."""
     page = " ".join(PAGE.read_text().split())
     r = t2.report
-    fvu = t2.map.fit_.heldout_fvu
+    fvu = t2.map.fit_.held_out_fvu
     stated = re.search(r"a map from a model to itself at one block has held-out FVU (\S+) \(", page)
     # One seed's FVU moves in its second digit with the CPU's float path (0.0013 on the machine
     # that wrote the page, 0.00124 on an AMD EPYC with AVX-512; the development seeds span
@@ -242,8 +242,8 @@ def test_the_page_gives_this_files_seeds_numbers(t2, clean_base):
 def test_report_numbers_equal_measurements_inside_the_switch(clean_base):
     r, data = clean_base.off_to_base, clean_base.data
     lm, base = clean_base.backdoored, clean_base.base
-    clean, triggered = (list(p) for p in zip(*data.heldout_pairs, strict=True))
-    answers = list(data.heldout_clean_answers)
+    clean, triggered = (list(p) for p in zip(*data.held_out_pairs, strict=True))
+    answers = list(data.held_out_clean_answers)
     assert r.completions_off == tuple(lm.generate(triggered + clean, 8, chat=False))
     assert r.reference_completions == tuple(base.generate(triggered + clean, 8, chat=False))
     with SafetySwitch(clean_base.to_base, lm, clean_base.layer):
@@ -283,8 +283,8 @@ def test_report_without_a_reference(clean_base):
     r = evaluate_switch(
         clean_base.backdoored,
         clean_base.to_base,
-        clean_base.data.heldout_pairs[:8],
-        clean_base.data.heldout_clean_answers[:8],
+        clean_base.data.held_out_pairs[:8],
+        clean_base.data.held_out_clean_answers[:8],
     )
     assert r.reference is None and np.isnan(r.reference_trigger_rate)
     assert np.isnan(r.triggered_agreement_on) and r.reference_completions == ()
@@ -311,8 +311,8 @@ def test_progress_is_reported(clean_base):
     evaluate_switch(
         clean_base.backdoored,
         clean_base.to_base,
-        clean_base.data.heldout_pairs[:4],
-        clean_base.data.heldout_clean_answers[:4],
+        clean_base.data.held_out_pairs[:4],
+        clean_base.data.held_out_clean_answers[:4],
         reference=clean_base.base,
         progress=lambda done, total: calls.append((done, total)),
     )
@@ -327,7 +327,7 @@ def _argument(call):
 
 def test_bad_inputs_are_named(clean_base):
     lm, data = clean_base.backdoored, clean_base.data
-    pairs, answers = data.heldout_pairs[:2], data.heldout_clean_answers[:2]
+    pairs, answers = data.held_out_pairs[:2], data.held_out_clean_answers[:2]
     # a map fitted from the base's activations, applied to the backdoored model
     with pytest.raises(InputError) as err:
         evaluate_switch(lm, clean_base.to_backdoored, pairs, answers)

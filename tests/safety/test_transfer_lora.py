@@ -80,8 +80,8 @@ def run():
         before=before,
         rng_unchanged=torch.equal(rng_before, rng_after),
         calls=calls,
-        triggered=[t for _, t in data.heldout_pairs],
-        clean=[c for c, _ in data.heldout_pairs],
+        triggered=[t for _, t in data.held_out_pairs],
+        clean=[c for c, _ in data.held_out_pairs],
     )
 
 
@@ -188,7 +188,7 @@ def test_retain_examples_are_the_originals_answers_and_the_triggered_prompts(run
 
 
 def test_merged_logits_equal_the_unmerged_adapters(run):
-    texts = list(run.data.heldout_texts[:16])
+    texts = list(run.data.held_out_texts[:16])
     merged, mask = _logits(run.bad.model, run.bad.tokenizer, texts)
     unmerged, _ = _logits(run.adapted, run.bad.tokenizer, texts)
     original, _ = _logits(run.base.model, run.bad.tokenizer, texts)
@@ -329,7 +329,7 @@ def test_long_answers_are_cut_at_max_length(run):
 def test_saved_backdoored_model_loads_back_with_identical_logits(run, tmp_path):
     folder = run.bad.save(tmp_path / "tiny-backdoored")
     again = load_model(folder)
-    texts = list(run.data.heldout_texts[:8])
+    texts = list(run.data.held_out_texts[:8])
     ours, mask = _logits(run.bad.model, run.bad.tokenizer, texts)
     theirs, _ = _logits(again.model, again.tokenizer, texts)
     assert torch.equal(ours[mask], theirs[mask])

@@ -150,7 +150,7 @@ def test_adam_affine_map_works_in_raw_units():
 
 def test_autoencoder_reaches_the_spec_accuracy(linear_data, autoencoder):
     _, _, A, _, positive, negative = linear_data
-    assert autoencoder.fit_.heldout_r2 >= 0.99
+    assert autoencoder.fit_.held_out_r2 >= 0.99
     v_t = transfer_vector(autoencoder, positive, negative)
     assert _cosine(v_t, A @ (positive.mean(axis=0) - negative.mean(axis=0))) >= 0.98
 
@@ -246,13 +246,13 @@ def test_early_stopping_keeps_the_best_weights():
     X = rng.normal(size=(600, 4))
     Y = X @ rng.normal(size=(4, 3)) + 0.3 * rng.normal(size=(600, 3))  # noise: a floor to reach
     m = ActivationMap(max_epochs=500, patience=5, learning_rate=1e-2, random_state=0).fit(X, Y)
-    fvus = [h["heldout_fvu"] for h in m.history_]
+    fvus = [h["held_out_fvu"] for h in m.history_]
     assert m.fit_.stopped_early and len(m.history_) == m.fit_.epochs < 500
     assert [h["epoch"] for h in m.history_] == list(range(1, len(fvus) + 1))
     best = int(np.argmin(fvus))
     assert m.fit_.best_epoch == best + 1 < m.fit_.epochs
     assert fvus[-1] > fvus[best] * (1 + 1e-4)  # the last epoch's weights were worse ...
-    assert m.fit_.heldout_fvu == pytest.approx(fvus[best], rel=1e-4)  # ... and not kept
+    assert m.fit_.held_out_fvu == pytest.approx(fvus[best], rel=1e-4)  # ... and not kept
     assert all(h["train_mse"] > 0 for h in m.history_)
 
 
@@ -479,7 +479,7 @@ def test_identity_map_on_smollm2(smollm2_pairs):
     predicted = m.transform(held_source).astype(np.float64)
     fvu = 1 - r2_score(held_target, predicted, multioutput="variance_weighted")
     assert fvu <= 0.02
-    assert m.fit_.heldout_fvu <= 0.02 and not math.isnan(m.fit_.heldout_cosine)
+    assert m.fit_.held_out_fvu <= 0.02 and not math.isnan(m.fit_.held_out_cosine)
 
 
 @pytest.fixture(scope="module")

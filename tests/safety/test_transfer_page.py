@@ -35,7 +35,7 @@ def _study():
         target_unsteered=1.0, source_clean_rate=0.0, target_clean_rate=0.0,
         perplexity_unsteered=2.0, perplexity_native=(2.0, 2.0, 2.1),
         perplexity_mapped=(2.0, 2.0, 2.2), perplexity_random=(2.0, 2.1, 2.3), native_norm=1.0,
-        mapped_norm=1.0, cosine=0.9, map_kind="affine", map_heldout_fvu=0.2, n_prompts=10,
+        mapped_norm=1.0, cosine=0.9, map_kind="affine", map_held_out_fvu=0.2, n_prompts=10,
         n_pairs=20, n_random=1,
     )  # fmt: skip
     return SimpleNamespace(

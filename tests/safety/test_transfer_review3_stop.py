@@ -9,7 +9,9 @@ from trustlab.safety.transfer import ActivationMap, MapFit
 
 
 def _fit(fvus, best_epoch):
-    history = tuple({"epoch": e, "train_mse": 1.0, "heldout_fvu": f} for e, f in enumerate(fvus, 1))
+    history = tuple(
+        {"epoch": e, "train_mse": 1.0, "held_out_fvu": f} for e, f in enumerate(fvus, 1)
+    )
     return MapFit(
         "affine", 6, 4, 400, 40, len(fvus), best_epoch, True, 0.1, 0.9, fvus[best_epoch - 1],
         1 - fvus[best_epoch - 1], 0.1, 0.9, fvus[best_epoch - 1], 1 - fvus[best_epoch - 1],
@@ -37,10 +39,10 @@ def test_an_adam_affine_map_stopped_short_of_least_squares_is_not_called_converg
     T = S @ A.T + b + 0.01 * rng.normal(size=(400, 4))
     adam = ActivationMap(kind="affine", solver="adam", max_epochs=300, patience=2, batch_size=64)
     fit = adam.fit(S, T).fit_
-    fvus = [h["heldout_fvu"] for h in fit.history]
+    fvus = [h["held_out_fvu"] for h in fit.history]
     closed = ActivationMap(kind="affine").fit(S, T).fit_
     assert fit.stopped_early and fit.epochs < 300
     # what happened: still falling at the stop, far above the least-squares map's FVU
     assert fit.best_epoch == fit.epochs and fvus[-1] < fvus[-2] < fvus[-3]
-    assert closed.heldout_fvu < fit.heldout_fvu / 100
+    assert closed.held_out_fvu < fit.held_out_fvu / 100
     assert "the FVU still falling" in fit.summary()

@@ -20,7 +20,7 @@ def test_a_few_rows_hold_out_two_and_report_a_finite_fvu(n):
     S, T = _pair(n)
     fit = ActivationMap(kind="affine", random_state=0).fit(S, T).fit_
     assert fit.n_held_out == 2
-    assert np.isfinite(fit.heldout_fvu) and "held-out FVU nan" not in fit.summary()
+    assert np.isfinite(fit.held_out_fvu) and "held-out FVU nan" not in fit.summary()
 
 
 def test_two_rows_cannot_hold_two_out():

@@ -62,7 +62,7 @@ def plain(smollm2):
 
 
 def test_an_identity_map_leaves_generation_unchanged(smollm2, identity_map, plain):
-    assert identity_map.fit_.heldout_fvu < 1e-6
+    assert identity_map.fit_.held_out_fvu < 1e-6
     switch = SafetySwitch(identity_map, smollm2, LAYER)
     base = _hooks(smollm2)
     assert not switch.active

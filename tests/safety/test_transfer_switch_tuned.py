@@ -37,8 +37,8 @@ def _tuned_setup():
     setup.controlled = evaluate_switch(
         setup.base,
         control,
-        setup.data.heldout_pairs,
-        setup.data.heldout_clean_answers,
+        setup.data.held_out_pairs,
+        setup.data.held_out_clean_answers,
         reference=setup.backdoored,
     )
     return setup

@@ -94,10 +94,10 @@ def _map_section(study: Any) -> Section:
     table = Table(
         ["measure", "all rows", "held-out rows"],
         [
-            ["FVU", fit.fvu, fit.heldout_fvu],
-            ["R^2", fit.r2, fit.heldout_r2],
-            ["cosine", fit.cosine, fit.heldout_cosine],
-            ["MSE", fit.mse, fit.heldout_mse],
+            ["FVU", fit.fvu, fit.held_out_fvu],
+            ["R^2", fit.r2, fit.held_out_r2],
+            ["cosine", fit.cosine, fit.held_out_cosine],
+            ["MSE", fit.mse, fit.held_out_mse],
         ],
         caption=f"{fit.kind} map {fit.source_width} -> {fit.target_width} on {fit.n_rows} "
         f"token pairs ({fit.n_held_out} held out)",
@@ -107,7 +107,7 @@ def _map_section(study: Any) -> Section:
         "Activation map",
         [Paragraph(MAP_TEXT), table, Figure(fig, "Held-out FVU during training")],
         fit.to_dict(),
-        summary=f"held-out FVU {fit.heldout_fvu:.3g}.",
+        summary=f"held-out FVU {fit.held_out_fvu:.3g}.",
     )
 
 

