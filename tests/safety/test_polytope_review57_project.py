@@ -31,3 +31,23 @@ def test_long_normals_projection_is_inside_and_nearest(spread):
             options={"ftol": 1e-15},
         )
         assert result.distance[i] == pytest.approx(np.sqrt(oracle.fun) * spread, rel=1e-6)
+
+
+def test_concept_projection_that_fails_returns_its_least_violated_point():
+    # a random concept polytope on which sequential linearisation does not reach the inside
+    rng = np.random.default_rng(55)
+    m, k = int(rng.integers(2, 6)), int(rng.integers(1, 4))
+    weight, bias = rng.normal(size=(m, 2)), rng.normal(size=m) * 0.5
+    normals, offsets = rng.normal(size=(k, m)), rng.uniform(0.2, 1.5, size=k)
+    polytope = SafetyPolytope.from_parameters(
+        normals, offsets, encoder_weight=weight, encoder_bias=bias
+    )
+    X = rng.uniform(-3, 3, size=(5, 2))
+    before = polytope.decision_function(X)
+    result = polytope.project(X)
+    assert not result.all_feasible
+    # old: the deepening ran away and the last step came back (row 2: violation 0.17 -> 1.5e6,
+    # moved a million units), which Safe Flow would write into the hidden state
+    assert (result.max_violation <= before).all()
+    assert result.distance.max() < 10.0
+    assert np.array_equal(result.max_violation, polytope.decision_function(result.points))

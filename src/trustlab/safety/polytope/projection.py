@@ -255,9 +255,12 @@ def project_concept(
     ReLU pattern). Each step projects the original ``x`` exactly onto the facets linearised at
     the current point; when a step lands off its linear piece and is still infeasible, the next
     step aims deeper by the remaining violation, so the iteration does not stall on a boundary.
+    A row that never gets inside comes back as the least violated point met (``x`` itself when
+    no step improved on it): the deepening can run away, and its last step may lie far off.
     """
     current = x
     extra = 0.0
+    best, least = x, float(np.max(violations(x)) + margin)
     for iteration in range(1, max_iter + 1):
         values = violations(current)
         J = jacobian(current)
@@ -269,6 +272,7 @@ def project_concept(
         worst = float(np.max(violations(current)) + margin)
         if worst <= _KKT_TOL * (1.0 + abs(margin)):
             return LinearSolve(current, True, 0.0, iteration)
+        if worst < least:
+            best, least = current, worst
         extra += worst
-    worst = float(np.max(violations(current)) + margin)
-    return LinearSolve(current, False, max(worst, 0.0), max_iter)
+    return LinearSolve(best.copy(), False, max(least, 0.0), max_iter)
