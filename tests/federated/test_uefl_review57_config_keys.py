@@ -56,3 +56,15 @@ def test_a_config_written_with_the_first_names_still_loads():
     assert (config.learning_rate, config.random_state, config.rounds) == (0.01, 7, 2)
     with pytest.raises(InputError, match="^seed: expected random_state only"):
         UEFLConfig.from_dict({"seed": 1, "random_state": 1})
+
+
+def test_a_key_like_no_setting_is_refused_and_a_run_config_typo_gets_its_suggestion():
+    # e0aceef raised IndexError for a dashed key without a close setting.
+    with pytest.raises(
+        InputError, match=r"a Flower run config also holds data, .*got unknown key 'zz-zz'$"
+    ):
+        UEFLConfig.from_dict({"zz-zz": 1})
+    with pytest.raises(
+        InputError, match=r"got unknown key 'num-clases' \(did you mean 'num-classes'\?\)$"
+    ):
+        UEFLConfig.from_dict({"num-clases": 10})

@@ -189,14 +189,10 @@ class UEFLConfig(Result):
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> UEFLConfig:
-        """Build from a mapping with the field names (``-`` accepted for ``_``).
-
-        The other keys of a Flower app's run config (``num-silos``, ``num-features``, ...) are
-        skipped, so a run config can be passed as it is; ``lr`` and ``seed``, the names of
-        ``learning_rate`` and ``random_state`` in files written before, still read (with a
-        FutureWarning). Any other key is an InputError naming it: a misspelt setting used to
-        fall back to its default without a word.
-        """
+        """Build from a mapping with the field names (``-`` accepted for ``_``); a Flower run
+        config can be passed as it is (its ``num-silos``, ``num-features``, ... are skipped).
+        ``lr`` and ``seed``, older names of ``learning_rate`` and ``random_state``, still read
+        (FutureWarning); any other key is an InputError naming it and the settings."""
         names = [f.name for f in fields(cls)]
         picked: dict[str, Any] = {}
         unknown = []
@@ -218,13 +214,16 @@ class UEFLConfig(Result):
         if unknown:
             hints = []
             for key in unknown:  # a suggestion spelt as the key is (a run config's dashes)
-                close = difflib.get_close_matches(key.replace("-", "_"), names, n=1)
-                dashed = "-" in key and "_" not in key
-                hint = f" (did you mean {close[0].replace('_', '-') if dashed else close[0]!r}?)"
-                hints.append(repr(key) + (hint if close else ""))
+                pool = names
+                if "-" in key and "_" not in key:
+                    pool = [n.replace("_", "-") for n in names] + sorted(_RUN_CONFIG_KEYS)
+                close = difflib.get_close_matches(key.replace("-", "_") if pool is names else key,
+                                                  pool, n=1)  # fmt: skip
+                hints.append(repr(key) + (f" (did you mean {close[0]!r}?)" if close else ""))
             raise InputError(
                 f"config: expected UEFLConfig settings ({', '.join(names)}; '-' may stand for "
-                f"'_'), got unknown key{'s' if len(unknown) > 1 else ''} {', '.join(hints)}",
+                f"'_'; a Flower run config also holds {', '.join(sorted(_RUN_CONFIG_KEYS))}), "
+                f"got unknown key{'s' if len(unknown) > 1 else ''} {', '.join(hints)}",
                 argument="config",
             )
         return cls(**picked)
