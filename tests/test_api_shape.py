@@ -103,11 +103,16 @@ SPLIT_WORDS = [
     ("num_classes", "n_classes"),
     ("num_features", "n_features"),
     ("heldout_fraction", "held_out_fraction"),
+    ("steps", "n_steps"),
 ]
 KNOWN_SPLIT_WORDS = [
     # (none for restarts: fairness said restarts= until review 56, now n_restarts= as strategic)
     # privacy (DSIMechanism, dsi_noise), agents.learn_weights vs federated.UEFLConfig
     ("max_iter", "max_iterations"),
+    # privacy's steps= (releases composed: calibrate, dsi_epsilon, dsi_noise, DSIMechanism, as
+    # Opacus says) vs agents WeightFit.n_steps (labelled steps) and interpret SAEFit.n_steps (Adam
+    # steps; SAEFit.steps until review 57)
+    ("steps", "n_steps"),
     # (none for n_heldout: interpret SAEFit and safety.transfer said n_heldout until review 56)
     # (none for num_classes / num_features: federated said them until review 56, robustness's
     # SmoothedClassifier, make_cost_matrix, check_cost_matrix and digits_model until review 57)

@@ -88,7 +88,7 @@ def test_reported_fvu_and_l0_are_the_definitions(topk_sae):
     )
     assert sae.fit_.l0 == pytest.approx((z > 0).sum(axis=1).mean())
     assert sae.fit_.dead_fraction == pytest.approx(1 - (z > 0).any(axis=0).mean())
-    assert sae.fit_.n_held_out == 0 and sae.fit_.steps == 2 * 8
+    assert sae.fit_.n_held_out == 0 and sae.fit_.n_steps == 2 * 8
 
 
 def test_the_decoder_rows_have_unit_norm_and_the_history_is_per_epoch(topk_sae):

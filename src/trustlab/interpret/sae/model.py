@@ -105,9 +105,10 @@ class SAEFit(Result):
         Rows in all, and rows held out of training (the metrics' rows when positive).
         ``n_held_out`` was ``n_heldout`` before (still readable, with a FutureWarning, for one
         release; files saved then are still read).
-    epochs_run, steps : int
-        Passes over the training rows, and Adam steps (``epochs_run`` was ``epochs`` before;
-        files saved then are still read).
+    epochs_run, n_steps : int
+        Passes over the training rows, and Adam steps (``epochs_run`` was ``epochs`` before,
+        ``n_steps`` was ``steps`` before review 57: ``fit.steps`` still reads, with a
+        FutureWarning, for one release; files saved then are still read).
     fvu : float
         Fraction of variance unexplained, ``sum ||x - x_hat||^2 / sum ||x - mean(x)||^2``.
     mse : float
@@ -133,7 +134,7 @@ class SAEFit(Result):
     n_rows: int
     n_held_out: int
     epochs_run: int
-    steps: int
+    n_steps: int
     fvu: float
     mse: float
     l0: float
@@ -144,16 +145,19 @@ class SAEFit(Result):
 
     figure_name = "sae_fit.png"
     n_heldout = renamed_attribute("n_heldout", "n_held_out")  # the old name, for one release
+    steps = renamed_attribute("steps", "n_steps")  # the old name, for one release
 
     @classmethod
     def from_dict(cls, values: dict[str, Any], history: Any = ()) -> SAEFit:
         """The fit back from its ``to_dict()``."""
         floats = ("fvu", "mse", "l0", "dead_fraction", "scale")
-        ints = ("d_in", "n_latents", "n_rows", "n_held_out", "epochs_run", "steps", "n_resampled")
+        ints = ("d_in", "n_latents", "n_rows", "n_held_out", "epochs_run", "n_steps", "n_resampled")
         if "epochs_run" not in values and "epochs" in values:  # saved before the rename
             values = {**values, "epochs_run": values["epochs"]}
         if "n_held_out" not in values and "n_heldout" in values:  # saved before review 56
             values = {**values, "n_held_out": values["n_heldout"]}
+        if "n_steps" not in values and "steps" in values:  # saved before review 57
+            values = {**values, "n_steps": values["steps"]}
         return cls(
             activation=str(values["activation"]),
             k=None if values["k"] is None else int(values["k"]),
@@ -163,7 +167,7 @@ class SAEFit(Result):
         )
 
     def summary(self) -> str:
-        if self.steps == 0 and self.n_rows == 0:  # SparseAutoencoder.from_weights
+        if self.n_steps == 0 and self.n_rows == 0:  # SparseAutoencoder.from_weights
             sparsity = f"k={self.k}" if self.k is not None else "ReLU"
             return f"{sparsity} SAE {self.d_in} -> {self.n_latents} latents: given weights"
         where = "held-out" if self.n_held_out else "training"
@@ -171,7 +175,7 @@ class SAEFit(Result):
         return (
             f"{sparsity} SAE {self.d_in} -> {self.n_latents} latents: {where} FVU "
             f"{self.fvu:.4g}, L0 {self.l0:.1f}, dead latents {100 * self.dead_fraction:.1f} %; "
-            f"{self.epochs_run} epochs ({self.steps} steps) on {self.n_rows - self.n_held_out} rows, "
+            f"{self.epochs_run} epochs ({self.n_steps} steps) on {self.n_rows - self.n_held_out} rows, "
             f"{self.n_resampled} latents resampled"
         )
 
@@ -346,7 +350,7 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
             n_rows=len(X),
             n_held_out=n_held,
             epochs_run=settings["max_epochs"],
-            steps=steps,
+            n_steps=steps,
             fvu=fvu,
             mse=mse,
             l0=l0,
@@ -411,7 +415,7 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
         sae = cls(n_latents=m, activation=activation, **({} if k is None else {"k": int(k)}))
         nan = math.nan
         fit = SAEFit(activation, d, m, None if k is None else int(k), n_rows=0, n_held_out=0,
-                     epochs_run=0, steps=0, fvu=nan, mse=nan, l0=nan, dead_fraction=nan,
+                     epochs_run=0, n_steps=0, fvu=nan, mse=nan, l0=nan, dead_fraction=nan,
                      n_resampled=0, scale=1.0)  # fmt: skip
         return _install(sae, weights, model_name, layer, [], fit)
 
