@@ -42,17 +42,21 @@ MODELS_DIR = "models"
 _REPORT_FILES = ("report.json", "report.html", PREDICTIONS_NAME)
 
 
-def prepare_output(out, overwrite: bool, keep: Iterable[str | os.PathLike] = ()) -> Path:
+def prepare_output(
+    out, overwrite: bool, keep: Iterable[str | os.PathLike] = (), models: Iterable[str] = ()
+) -> Path:
     """The output directory, checked but not yet created (bad input leaves no empty folder
     behind); refused when it holds an audit (unless ``overwrite``), is a file, or would have a
     file of ``keep`` (the table or model being audited) written over, as
-    :func:`clear_previous` refuses it, but before any training. Nothing is deleted here:
-    :func:`clear_previous` creates it, or deletes the earlier audit's files, once the new audit
-    is ready to write."""
+    :func:`clear_previous` refuses it, or a model file the earlier audit did not write (one of
+    ``models``, the names of the models this audit saves), but before any training. Nothing is
+    deleted here: :func:`clear_previous` creates it, or deletes the earlier audit's files, once
+    the new audit is ready to write."""
     if not isinstance(out, (str, os.PathLike)):
         raise InputError.bad("out", "a directory path", out)
     path = Path(out)
     _refuse_writing_over(path, keep)
+    _refuse_writing_over_others(path, models)
     previous = previous_audit(path)
     if previous is not None and not overwrite:
         raise InputError(
@@ -119,6 +123,25 @@ def _refuse_writing_over(out: str | os.PathLike, keep: Iterable[str | os.PathLik
                 argument="out",
             )
     return kept
+
+
+def _refuse_writing_over_others(out: Path, models: Iterable[str]) -> None:
+    """An InputError naming ``out`` when saving one of ``models`` would write over a file that
+    :func:`clear_previous` keeps (one the earlier audit's report.json does not list: the
+    ``--model`` of an earlier audit, a file of the user's)."""
+    earlier = None
+    for name in models:
+        relative = f"{MODELS_DIR}/{_file_name(name)}.skops"
+        if not (out / relative).is_file():
+            continue
+        earlier = set(_previous_models(out)) if earlier is None else earlier
+        if relative not in earlier:
+            raise InputError(
+                f"out: {out / relative} is not a file of the earlier audit in {out} (its "
+                f"report.json does not list it), and this audit saves its trained {name} "
+                "there: move the file or choose another directory",
+                argument="out",
+            )
 
 
 def _resolved(path: str | os.PathLike) -> Path:

@@ -113,7 +113,8 @@ def run_audit(
         ``report.html``, ``predictions.csv`` or ``models/*.skops`` is refused before any work,
         so a re-run never mixes its files with an older run's. Only the files the earlier audit
         wrote are deleted (its report, predictions.csv and the models its report.json lists),
-        never the ``model`` or ``data`` file being audited nor any other file.
+        never the ``model`` or ``data`` file being audited nor any other file (one the default
+        models would be saved over is refused, naming ``out``).
     encoding : str, optional
         Text encoding of a CSV/TSV ``data`` file (default UTF-8), e.g. ``"latin-1"``.
     test_size : float in (0, 1) or None, default None (0.5)
@@ -193,7 +194,8 @@ def run_audit(
     steps = _Steps(progress, total=1 + n_model_steps + 1 + len(names) + 1)
     assessment = _participation(participation)  # bad answers files fail before any training
     inputs = [p for p in (data, model) if isinstance(p, (str, os.PathLike))]
-    out = outputs.prepare_output(out, overwrite, inputs)  # fail before any training, not after
+    saved = ZOO_NAMES if mode == "zoo" else ()  # the models it saves into out/models/
+    out = outputs.prepare_output(out, overwrite, inputs, saved)  # fail before any training
 
     steps.start("loading data")
     table = load_table(
