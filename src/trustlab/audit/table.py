@@ -84,6 +84,8 @@ def load_table(
     for note in _many_valued_notes(frame, label, group):  # said now too: such audits run long
         logger.warning("%s", note)
         notes.append(note)
+    for option, column in (("label", label), ("group", group)):
+        _check_one_kind(frame[column].to_numpy(), option)
     check_class_values(frame[label].to_numpy(), "label")
     return AuditTable(frame, name, label, group, features, pred, notes, row_ids[kept])
 
@@ -347,6 +349,18 @@ def class_labels(*arrays: np.ndarray, argument: str = "pred") -> np.ndarray:
             argument,
             "predictions of the same kind as the labels",
             f"a mix of {', '.join(kinds)}",
+        ) from exc
+
+
+def _check_one_kind(values: np.ndarray, argument: str) -> None:
+    """An InputError naming ``argument`` when ``values`` cannot be sorted (a DataFrame column
+    mixing numbers and text: numpy's TypeError escaped, or the label's named ``pred``)."""
+    try:
+        np.unique(values)
+    except TypeError as exc:
+        kinds = sorted({type(v).__name__ for v in np.asarray(values, dtype=object)})
+        raise InputError.bad(
+            argument, "values of one kind (all text or all numbers)", f"a mix of {', '.join(kinds)}"
         ) from exc
 
 
