@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -174,7 +175,7 @@ def _corrected_states(
         if not unsafe.any():
             record.infeasible.append(0)
             return h
-        fixed = polytope._project(flat[unsafe], margin)
+        fixed = _project_as_written(polytope, flat[unsafe], margin, h.dtype, torch)
         record.infeasible.append(int((~fixed.feasible).sum()))
         record.distance.extend(float(v) for v in fixed.distance)
         flat[unsafe] = fixed.points
@@ -185,6 +186,30 @@ def _corrected_states(
 
     with model.intervene(layer, correct):
         yield record
+
+
+def _project_as_written(polytope: Any, rows: np.ndarray, margin: float, dtype: Any, torch: Any):
+    """:meth:`SafetyPolytope._project` of ``rows`` as the model gets them, in its ``dtype``:
+    a point a hair inside (``margin`` 1e-6) can round to a flagged one in float32, so a row
+    whose rounded point is still flagged is projected again with a margin twice its excess
+    (and again, up to 8 times); one still flagged then counts as infeasible."""
+    fixed = polytope._project(rows, margin)
+    points, feasible = fixed.points.copy(), fixed.feasible.copy()
+    extra = np.zeros(len(rows))
+    for _ in range(8):
+        written = torch.from_numpy(points).to(dtype).double().numpy()
+        excess = polytope._violations(written).max(axis=1)
+        over = (excess > 0.0) & feasible
+        if not over.any():
+            break
+        extra[over] = 2.0 * (extra[over] + excess[over])
+        for i in np.flatnonzero(over):
+            again = polytope._project(rows[i : i + 1], margin + extra[i])
+            points[i], feasible[i] = again.points[0], again.feasible[0]
+    written = torch.from_numpy(points).to(dtype).double().numpy()
+    feasible &= polytope._violations(written).max(axis=1) <= 0.0
+    distance = np.linalg.norm(written - rows, axis=1)
+    return SimpleNamespace(points=points, feasible=feasible, distance=distance)
 
 
 @dataclass(frozen=True)
