@@ -184,7 +184,9 @@ def test_a_header_only_table_is_called_a_table_without_rows(tmp_path):
         "data: expected rows with a label and a group value, got a table without rows"
     )
     path.write_text("y,g,x\n,a,1\nb,,2\n", encoding="utf-8")
-    with pytest.raises(InputError, match="got none among its 2 rows$"):
+    with pytest.raises(
+        InputError, match=r"got none among its 2 rows \(missing values: y: 1, g: 1\)$"
+    ):
         run_audit(path, label="y", group="g", out=tmp_path / "out")
 
 

@@ -331,10 +331,15 @@ def _drop_missing(frame: pd.DataFrame, columns: list[str]):
         )
         frame = frame.loc[~missing]
     if len(frame) == 0:  # a header-only file said "got 'none'"
-        got = "a table without rows" if n_rows == 0 else f"none among its {n_rows:,} rows"
-        raise InputError(
-            f"data: expected rows with a label and a group value, got {got}", argument="data"
+        got = "a table without rows"
+        if n_rows:  # which column is empty: an all-missing --pred is not the label's fault
+            got = f"none among its {n_rows:,} rows (missing values: {per_column})"
+        what = (
+            "a label and a group value"
+            if len(columns) == 2
+            else "a label, group and prediction value"
         )
+        raise InputError(f"data: expected rows with {what}, got {got}", argument="data")
     return frame.reset_index(drop=True), np.flatnonzero(~missing), notes
 
 
