@@ -142,7 +142,8 @@ def new_axes(ax: Any = None, figsize: tuple[float, float] = (6.4, 4.2)) -> Any:
 
 def to_jsonable(value: Any, name: str = "value") -> Any:
     """Convert numpy and pandas values to plain JSON values; NaN and infinity become None,
-    dates, times and durations ISO 8601 texts (numpy's too; a missing one None).
+    dates, times and durations ISO 8601 texts (numpy's too; a missing one None), bytes (labels
+    or groups read as numpy ``S`` values) UTF-8 text, a byte that is not UTF-8 as ``\\xNN``.
 
     Objects with a ``to_dict()`` method are converted through it, other dataclasses through their
     fields (minus :func:`internal_field` ones), an Enum member as its value. Mapping keys become
@@ -155,6 +156,8 @@ def to_jsonable(value: Any, name: str = "value") -> Any:
         return value
     if isinstance(value, str):
         return str(value)  # numpy's str_ as a plain str
+    if isinstance(value, bytes):  # numpy's bytes_ too
+        return _text(value)
     if type(value).__name__ in ("NAType", "NaTType"):  # pandas' missing values
         return None
     if isinstance(value, int):
@@ -229,6 +232,8 @@ def _key(key: Any, name: str) -> str:
         key = key.value
     if isinstance(key, str):
         return str(key)
+    if isinstance(key, bytes):
+        return _text(key)
     if hasattr(key, "item"):
         key = key.item()
     if isinstance(key, (int, float, bool)) or key is None:
@@ -236,6 +241,10 @@ def _key(key: Any, name: str) -> str:
     if isinstance(key, tuple):  # a pair of features, classes ...
         return " x ".join(str(_key(k, name)) for k in key)
     raise InputError.bad(f"{name} keys", "strings or numbers", key)
+
+
+def _text(value: bytes) -> str:
+    return bytes(value).decode("utf-8", errors="backslashreplace")
 
 
 def json_text(value: Any) -> str:
