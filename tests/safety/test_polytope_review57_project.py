@@ -51,3 +51,23 @@ def test_concept_projection_that_fails_returns_its_least_violated_point():
     assert (result.max_violation <= before).all()
     assert result.distance.max() < 10.0
     assert np.array_equal(result.max_violation, polytope.decision_function(result.points))
+
+
+def test_nearly_parallel_facets_in_raw_space_end_inside():
+    # standardised coordinates of very different spread (4e-4 to 36) make the raw-space facets
+    # nearly parallel (Gram condition number 2.5e10): the dual active-set solve failed there
+    rng = np.random.default_rng(908)
+    d, k = int(rng.integers(2, 6)), int(rng.integers(1, 6))
+    scale = 10 ** rng.uniform(-4, 2, size=d)
+    polytope = SafetyPolytope.from_parameters(
+        rng.normal(size=(k, d)),
+        rng.uniform(0.1, 2, size=k),
+        mean=rng.normal(size=d) * 30,
+        scale=scale,
+    )
+    X = polytope.mean_ + rng.normal(size=(8, d)) * scale * 4
+    for margin in (1e-6, 0.5):
+        result = polytope.project(X, margin=margin)
+        # old: rows left outside (c up to +19; one of them reported feasible)
+        assert not polytope.is_unsafe(result.points).any()
+        assert (result.max_violation[result.feasible] <= -margin / 2).all()

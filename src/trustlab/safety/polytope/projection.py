@@ -10,7 +10,10 @@ Linear facets, ``c(x) = A x - e`` with target ``c(x') <= -margin``:
   active set it identifies is then solved exactly (a small linear system) and refined by
   adding the most violated or dropping the most negative constraint until the
   Karush-Kuhn-Tucker conditions hold to rounding error. Stationarity holds by construction, so
-  the certificate checks primal feasibility, dual feasibility and complementarity.
+  the certificate checks primal feasibility, dual feasibility and complementarity. When it
+  fails (nearly parallel facets, e.g. raw-space facets of coordinates of very different
+  spread, make the dual ill-conditioned), the primal program (d variables) is solved with
+  Clarabel instead and its point kept if it is feasible.
 - L1 is the linear program ``min sum |x' - x|`` with the same constraints (HiGHS).
 
 Concept facets ``c(x) = Phi relu(W z(x) + beta) - xi`` are piecewise linear in ``x``. The
@@ -150,7 +153,34 @@ def project_linear_l2(x: np.ndarray, A: np.ndarray, e: np.ndarray, margin: float
     lam, iterations = _refine_active_set(gram, shifted, lam0, scale)
     point = x - A.T @ lam
     residual = _kkt_residual(A @ point - limits, lam)
+    if residual > _KKT_TOL * scale:  # nearly parallel facets: the dual is ill-conditioned
+        step, solved = _clarabel_primal(A, shifted)
+        violation = float(np.max(A @ (x + step) - limits)) if solved else np.inf
+        if violation <= _KKT_TOL * scale:
+            return LinearSolve(x + step, True, max(violation, 0.0), iterations)
     return LinearSolve(point, residual <= _KKT_TOL * scale, residual, iterations)
+
+
+def _clarabel_primal(A: np.ndarray, shifted: np.ndarray) -> tuple[np.ndarray, bool]:
+    """Solve ``min 1/2 |s|^2, A s <= -shifted`` (the step from x) with Clarabel."""
+    import clarabel
+    import scipy.sparse as sp
+
+    k, d = A.shape
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    settings.max_threads = 1
+    solver = clarabel.DefaultSolver(
+        sp.identity(d, format="csc"),
+        np.zeros(d),
+        sp.csc_matrix(A),
+        -shifted,
+        [clarabel.NonnegativeConeT(k)],
+        settings,
+    )
+    solution = solver.solve()
+    solved = str(solution.status) in ("Solved", "AlmostSolved")
+    return np.asarray(solution.x, dtype=np.float64), solved
 
 
 def _clarabel_dual(gram: np.ndarray, shifted: np.ndarray) -> tuple[np.ndarray, bool]:
