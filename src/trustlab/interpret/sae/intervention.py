@@ -140,7 +140,9 @@ def calibrate_strength(
         tried.append((10.0**x, value))
         if abs(value - target) <= rtol * target:
             break
-        point = (x, math.log(max(value, 1e-300)))
+        # a NaN KL (the intervention overflowed the model) counts as too strong: the next
+        # strength is smaller, and a strength of NaN is never tried
+        point = (x, math.log(max(value, 1e-300)) if value == value else math.inf)
         if value < target:
             below = point if below is None or x > below[0] else below
         else:
@@ -148,7 +150,8 @@ def calibrate_strength(
         if below is not None and above is not None:  # secant on log KL vs log s
             (x0, y0), (x1, y1) = below, above
             goal = math.log(target)
-            x = x0 + (goal - y0) * (x1 - x0) / (y1 - y0) if y1 != y0 else (x0 + x1) / 2
+            secant = math.isfinite(y1) and y1 != y0
+            x = x0 + (goal - y0) * (x1 - x0) / (y1 - y0) if secant else (x0 + x1) / 2
             x = min(max(x, x0 + 1e-3 * (x1 - x0)), x1 - 1e-3 * (x1 - x0))
         elif below is not None:
             if x >= high_bound:
@@ -158,7 +161,7 @@ def calibrate_strength(
             if x <= low_bound:
                 break
             x = max(x - 1.0, low_bound)
-    best = min(tried, key=lambda p: abs(p[1] - target))
+    best = min(tried, key=lambda p: abs(p[1] - target) if p[1] == p[1] else math.inf)
     last = tried[-1]
     chosen = last if abs(last[1] - target) <= rtol * target else best
     return Calibration(
