@@ -43,6 +43,7 @@ import inspect
 import itertools
 import math
 import re
+import unicodedata
 import urllib.parse
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -930,7 +931,8 @@ def find_sensitive(
     """The sensitive data in ``text``: ``(kind, matched text)`` pairs.
 
     ``kind`` is a built-in pattern's name (see :data:`SENSITIVE_PATTERNS`) or ``"value"`` for one
-    of the given literal ``values`` (matched case-insensitively unless ``case_sensitive``).
+    of the given literal ``values`` (matched case-insensitively unless ``case_sensitive``, and up to
+    Unicode canonical equivalence: "Zo\\u00eb" is found in "Zoe\\u0308", "Zoe" is not).
 
     >>> find_sensitive("card 4539 1488 0343 6467, mail a.b@c.io", ["credit_card", "email"])
     [('credit_card', '4539 1488 0343 6467'), ('email', 'a.b@c.io')]
@@ -940,13 +942,20 @@ def find_sensitive(
     names = _pattern_names(patterns) if patterns else ()
     vals = _strings(values, "values", allow_empty=True)
     out: list[tuple[str, str]] = []
-    hay = text if case_sensitive else text.lower()
+    hay = _literal(text, case_sensitive)
     for v in vals:
-        if v and (v if case_sensitive else v.lower()) in hay:
+        if v and _literal(v, case_sensitive) in hay:
             out.append(("value", v))
     for p in names:
         out.extend((p, m) for m in SENSITIVE_PATTERNS[p](text))
     return out
+
+
+def _literal(text: str, case_sensitive: bool) -> str:
+    """``text`` as literal values are compared: NFC (a letter and its combining accent are the
+    one-letter form, as in provenance), lower-cased unless ``case_sensitive``."""
+    text = unicodedata.normalize("NFC", text)
+    return text if case_sensitive else text.lower()
 
 
 _FIELDS = ("text", "arguments", "element", "url")
@@ -956,7 +965,7 @@ class _SensitiveData:
     def __init__(self, values, patterns, regexes, fields, names, case_sensitive):
         self.values, self.patterns, self.fields = values, patterns, fields
         self.names, self.case_sensitive = names, case_sensitive
-        self._lowered = tuple(v if case_sensitive else v.lower() for v in values)
+        self._lowered = tuple(_literal(v, case_sensitive) for v in values)
         self._regexes = regexes
 
     def texts(self, action: Any) -> Iterator[str]:
@@ -976,7 +985,7 @@ class _SensitiveData:
             if (name if self.case_sensitive else name.lower()) not in self.names:
                 return False
         for text in self.texts(ctx.action):
-            hay = text if self.case_sensitive else text.lower()
+            hay = _literal(text, self.case_sensitive)
             if any(v in hay for v in self._lowered):
                 return True
             if any(r.search(text) for r in self._regexes):
