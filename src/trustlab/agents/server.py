@@ -8,7 +8,8 @@ Routes (JSON in, JSON out):
   ``{"error": message}`` naming what is wrong; the decision is the one
   :meth:`Guardrail.check` returns for the same input.
 - ``GET /health`` answers ``{"status": "ok", "actions": [...], "rules": n}``; ``GET /policy`` the
-  policy.
+  policy. Another path answers 404, another method (PUT, DELETE ...) 405 with ``Allow: GET,
+  POST``, both with ``{"error": message}``.
 
 Each connection is served on its own thread; checks run one at a time (the guardrail's cache of
 history predicate values is shared), which keeps decisions identical to library calls. A
@@ -35,6 +36,7 @@ import socket
 import threading
 import urllib.error
 import urllib.request
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -61,15 +63,32 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
         log.debug("%s - %s", self.address_string(), format % args)
 
-    def _answer(self, status: int, body: Any) -> None:
+    def _answer(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(to_jsonable(body), ensure_ascii=False).encode("utf-8")
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
         if self.close_connection:  # the request's body was left unread: say so to the client
             self.send_header("Connection", "close")
         self.end_headers()
-        self.wfile.write(data)
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The stdlib's own refusals as JSON like the routes' errors, not its HTML page: a method
+        with no route (PUT, DELETE, HEAD ...; the stdlib's 501) is 405 with an Allow header, a
+        malformed request line or headers keep their code with the stdlib's message."""
+        self.log_error("code %d, message %s", code, message)
+        self.close_connection = True  # the request was not read to its end: no next request
+        headers = None
+        if code == HTTPStatus.NOT_IMPLEMENTED and self.command:
+            code, headers = HTTPStatus.METHOD_NOT_ALLOWED, {"Allow": "GET, POST"}
+            message = (
+                f"method: expected GET (/health, /policy) or POST (/check), got {self.command!r}"
+            )
+        self._answer(code, {"error": message or self.responses.get(code, ("error",))[0]}, headers)
 
     def _route(self) -> str:
         """The request's path without its query string or a trailing slash."""
