@@ -349,7 +349,10 @@ def _number_or_text(value):
 
 def _labels_as_indices(values) -> list:
     """Labels as class indices (no CSV header names the classes): whole numbers only, else one
-    line naming --labels (the library's hint, classes=, has no option here)."""
+    line naming --labels (the library's hint, classes=, has no option here). Booleans (a .npy
+    of them) go on as they are: the library reads them as columns 0/1 of 2-column predictions."""
+    if values and all(isinstance(v, bool) for v in values):
+        return list(values)
     indices = [_number_or_text(v) for v in values]
     for i, v in enumerate(indices):
         whole = isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer()

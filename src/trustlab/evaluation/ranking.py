@@ -83,7 +83,8 @@ def rank_models(
         The 2-D outputs (and calibration outputs) are logits, e.g. an LLM's log-probabilities of
         the option letters.
     labels : array-like (n,), optional
-        True classes: column indices 0..K-1, or values of ``classes``.
+        True classes: column indices 0..K-1, or values of ``classes``; booleans for a model with
+        2 columns (False is column 0, True column 1, as sklearn orders them).
     classes : sequence, optional
         The class of each column, when ``labels`` are not column indices.
     correct : mapping of str to array-like (n,) of 0/1, optional
@@ -232,6 +233,12 @@ def _check_truth(checked, names, labels, classes, correct):
 def _label_index(labels: Any, classes: Any, n_classes: int, argument: str) -> np.ndarray:
     """Column indices of ``labels``: through ``classes`` if given, else labels are 0..K-1."""
     arr = as_1d(labels, argument)
+    if classes is None and arr.dtype.kind == "b":  # False/True: columns 0/1, as sklearn's
+        if n_classes != 2:
+            raise InputError.bad(
+                argument, f"class indices 0..{n_classes - 1} (booleans only with 2 columns)", arr
+            )
+        return arr.astype(np.int64)
     if classes is None:
         if arr.dtype.kind not in "iuf" or (arr.dtype.kind == "f" and (arr % 1 != 0).any()):
             raise InputError.bad(
