@@ -314,8 +314,14 @@ def check_silos(silos: Any, name: str = "silos") -> list[Silo]:
 
     The model has one output per class 0..(largest label), so labels implying more than 10,000
     classes and more than 100 per distinct label present (such as 0, 1 and 1e10) are refused."""
-    if isinstance(silos, Silo) or not isinstance(silos, Sequence) or len(silos) < 2:
+    expected = f"{name}: expected a sequence of at least 2 Silo objects"
+    if isinstance(silos, Silo):
+        raise InputError(f"{expected}, got one Silo (not in a sequence)", argument=name)
+    if not isinstance(silos, Sequence) or isinstance(silos, (str, bytes)):
         raise InputError.bad(name, "a sequence of at least 2 Silo objects", silos)
+    if len(silos) < 2:  # the count, not a cut-off listing of the silo's arrays
+        got = f"{len(silos)} silo" + "s" * (len(silos) != 1)
+        raise InputError(f"{expected}, got {got}", argument=name)
     first = check_silo(silos[0], f"{name}[0]")
     checked = [first]
     for i, silo in enumerate(silos[1:], start=1):
