@@ -94,6 +94,7 @@ OPTION_FOR_ARGUMENT = {
     "outputs": "--predictions",
     "C": "--c",
     "model_name": "--name",
+    "sections": "--section",
 }
 
 
@@ -122,6 +123,7 @@ _PYTHON_ONLY = {
     "expected None, an int seed or a numpy Generator": "expected an integer seed >= 0",
     "--chat: expected False for": "--chat: expected --no-chat for",
     "expected a non-empty string or None": "expected a non-empty value",
+    "participation with answers files": "participation with --participation",
 }
 
 

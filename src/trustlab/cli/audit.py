@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from trustlab.audit.sections import SECTION_MODULES
 from trustlab.cli._common import (
     EncodingOption,
     TrustPickleOption,
@@ -74,6 +75,14 @@ def audit(
             "--exclude",
             help="A column the models must not use as a feature (a row id, a leaked outcome); "
             "repeat it for several. Not with --pred or --model: nothing is trained.",
+        ),
+    ] = None,
+    section: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--section",
+            help="Build only this report section (repeatable, or a comma list): "
+            f"{', '.join(SECTION_MODULES)}. Default: every section the audit can build.",
         ),
     ] = None,
     out: Annotated[
@@ -182,6 +191,7 @@ def audit(
             random_state=seed,
             group_as_feature=group_as_feature,
             exclude=exclude or (),
+            sections=_section_names(section),
             progress=show,
             plan=check_plan,
             participation=participation or None,
@@ -190,3 +200,11 @@ def audit(
         emit(result, as_json=True)
     else:
         console.print(result.summary(), highlight=False, markup=False)
+
+
+def _section_names(values: list[str] | None) -> list[str] | None:
+    """The --section values, each split at commas (run_audit checks the names; an empty one is
+    passed on, to be refused, not read as no section)."""
+    if not values:
+        return None
+    return [name.strip() for value in values for name in value.split(",")]
