@@ -129,6 +129,7 @@ def run_audit(
         Distinct names from :data:`trustlab.audit.sections.SECTION_MODULES`; all by default.
         Those that cannot apply (:data:`trustlab.audit.sections.SECTION_MODES`; participation
         without answers files) are left out, of the plan too; an InputError if that leaves none.
+        The report's meta records the names given as ``sections_asked``.
     group_as_feature : bool or None, default None
         Whether models may use the group column as a feature. None: a bundled dataset uses its
         declared features (so ``"sex"`` is a feature of chile, ``"region"`` is not); a user table
@@ -228,7 +229,7 @@ def run_audit(
     }
     steps.finish()
 
-    report = Report(f"trustlab audit: {ctx.dataset}", _meta(ctx, test_size))
+    report = Report(f"trustlab audit: {ctx.dataset}", _meta(ctx, test_size, sections))
     report.complete = False
     for name in names:
         steps.start(f"section: {name}")
@@ -363,7 +364,7 @@ def _free_id(report: Report, name: str) -> str:
     return candidate
 
 
-def _meta(ctx: AuditContext, test_size: float) -> dict:
+def _meta(ctx: AuditContext, test_size: float, sections: Sequence[str] | None) -> dict:
     how = {
         "zoo": f"default models trained on {1 - test_size:.0%} of the rows, audited on the rest",
         "model": "the given model, audited on every row",
@@ -385,6 +386,8 @@ def _meta(ctx: AuditContext, test_size: float) -> dict:
     }
     if ctx.split is None:  # a --pred or --model audit splits nothing (the page said "Split None")
         del meta["split"]
+    if sections is not None:  # a report of some sections says so (it read as a whole audit)
+        meta["sections_asked"] = [sections] if isinstance(sections, str) else list(sections)
     return meta
 
 
