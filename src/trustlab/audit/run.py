@@ -67,6 +67,7 @@ def run_audit(
     test_size: float | None = None,
     random_state: int | np.random.Generator | None = 0,
     sections: Sequence[str] | None = None,
+    models: Sequence[str] | None = None,
     group_as_feature: bool | None = None,
     exclude: Sequence[str] = (),
     progress: ProgressCallback | None = None,
@@ -130,6 +131,12 @@ def run_audit(
         Those that cannot apply (:data:`trustlab.audit.sections.SECTION_MODES`; participation
         without answers files) are left out, of the plan too; an InputError if that leaves none.
         The report's meta records the names given as ``sections_asked``.
+    models : sequence of str, optional
+        The default models to train: distinct names from
+        :data:`trustlab.audit.models.ZOO_NAMES`, in this order; all by default. Refused with
+        ``pred`` or ``model`` (nothing is trained). With one model there is no ranking section,
+        without a tree ensemble no FastPD section (the overview notes why; a ``sections`` list
+        of only those is refused). The report's meta records them as ``models_asked``.
     group_as_feature : bool or None, default None
         Whether models may use the group column as a feature. None: a bundled dataset uses its
         declared features (so ``"sex"`` is a feature of chile, ``"region"`` is not); a user table
@@ -189,13 +196,15 @@ def run_audit(
     """
     seed = _seed(random_state)
     mode, test_size = audit_mode(pred, model, test_size, group_as_feature, exclude)
+    zoo = _zoo_names(models, mode)  # the default models it trains: none with pred or model
     overwrite = check_bool(overwrite, "overwrite")
     names = _section_names(sections, mode, bool(participation))  # the plan names only these
-    n_model_steps = {"zoo": len(ZOO_NAMES), "model": 1, "predictions": 0}[mode]
+    names, left_out = _zoo_sections(names, zoo)  # one model: no ranking; no tree: no fastpd
+    n_model_steps = {"zoo": len(zoo), "model": 1, "predictions": 0}[mode]
     steps = _Steps(progress, total=1 + n_model_steps + 1 + len(names) + 1)
     assessment = _participation(participation)  # bad answers files fail before any training
     inputs = [p for p in (data, model) if isinstance(p, (str, os.PathLike))]
-    saved = ZOO_NAMES if mode == "zoo" else ()  # the models it saves into out/models/
+    saved = zoo  # the models it saves into out/models/
     out = outputs.prepare_output(out, overwrite, inputs, saved)  # fail before any training
 
     steps.start("loading data")
@@ -217,7 +226,8 @@ def run_audit(
         names = _without_fastpd(names, ctx, steps)  # a logistic regression: no tree to explain
         tell_plan(list(ctx.models), 0, ctx.n_test)
     else:
-        ctx = _context_from_zoo(table, test_size, seed, steps, tell_plan)
+        ctx = _context_from_zoo(table, zoo, test_size, seed, steps, tell_plan)
+        ctx.notes += [note for name in left_out if (note := _zoo_note(ctx, name))]
 
     ctx.participation = assessment  # read by the "participation" section
     steps.start("saving models and predictions" if ctx.mode == "zoo" else "saving predictions")
@@ -229,7 +239,7 @@ def run_audit(
     }
     steps.finish()
 
-    report = Report(f"trustlab audit: {ctx.dataset}", _meta(ctx, test_size, sections))
+    report = Report(f"trustlab audit: {ctx.dataset}", _meta(ctx, test_size, sections, models))
     report.complete = False
     for name in names:
         steps.start(f"section: {name}")
@@ -327,6 +337,52 @@ def _section_names(sections: Sequence[str] | None, mode: str, participation: boo
     return names
 
 
+#: the default models FastPD explains (tree ensembles); logistic regression is not one
+_ZOO_TREES = ("random_forest", "gradient_boosting")
+_NO_TREE = "FastPD explains tree ensembles only"
+
+
+def _zoo_names(models: Sequence[str] | None, mode: str) -> tuple[str, ...]:
+    """The default models to train: ``models`` (distinct names of ZOO_NAMES, in that order) or
+    all of them; none with a pred column or a model, with which ``models`` is refused."""
+    if models is None:
+        return ZOO_NAMES if mode == "zoo" else ()
+    if mode != "zoo":
+        given = "a pred column" if mode == "predictions" else "a model"
+        raise InputError.bad("models", f"no default models with {given} (none is trained)", models)
+    asked = [models] if isinstance(models, str) else models
+    expected = f"names among {', '.join(ZOO_NAMES)}, each once"
+    if not isinstance(asked, (list, tuple)) or not asked:
+        raise InputError.bad("models", f"one or more {expected}", asked)
+    for name in asked:
+        if name not in ZOO_NAMES or asked.count(name) > 1:
+            raise InputError.bad("models", expected, name)
+    return tuple(asked)
+
+
+def _zoo_sections(names: list[str], zoo: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``names`` without the sections the default models ``zoo`` cannot give (ranking needs 2
+    models, fastpd a tree ensemble), and those left out; refused if that leaves none asked."""
+    cannot = {"ranking": 0 < len(zoo) < 2, "fastpd": zoo and not set(zoo) & set(_ZOO_TREES)}
+    left_out = [name for name in names if cannot.get(name)]
+    if left_out and left_out == names:
+        why = {"ranking": "ranking compares 2 or more models", "fastpd": _NO_TREE}
+        raise InputError(
+            f"sections: expected a section an audit of {', '.join(zoo)} builds, got "
+            f"{', '.join(names)} ({'; '.join(why[name] for name in names)})",
+            argument="sections",
+        )
+    return [name for name in names if name not in left_out], left_out
+
+
+def _zoo_note(ctx: AuditContext, name: str) -> str | None:
+    """The overview's note on a section the trained default models cannot give."""
+    if name == "fastpd":  # the note of a --model logistic regression
+        return section_registry.load_section("fastpd").not_built_note(ctx)
+    trained = ", ".join(ctx.models)
+    return f"No ranking section: it ranks 2 or more models, and this audit trains one ({trained})."
+
+
 def _without_fastpd(names: list[str], ctx: AuditContext, steps: _Steps) -> list[str]:
     """``names`` without fastpd when the given model is no tree ensemble (noted in the report;
     refused naming ``sections`` when fastpd was the only one asked)."""
@@ -364,7 +420,7 @@ def _free_id(report: Report, name: str) -> str:
     return candidate
 
 
-def _meta(ctx: AuditContext, test_size: float, sections: Sequence[str] | None) -> dict:
+def _meta(ctx: AuditContext, test_size: float, sections, models) -> dict:
     how = {
         "zoo": f"default models trained on {1 - test_size:.0%} of the rows, audited on the rest",
         "model": "the given model, audited on every row",
@@ -388,6 +444,8 @@ def _meta(ctx: AuditContext, test_size: float, sections: Sequence[str] | None) -
         del meta["split"]
     if sections is not None:  # a report of some sections says so (it read as a whole audit)
         meta["sections_asked"] = [sections] if isinstance(sections, str) else list(sections)
+    if models is not None:  # some of the default models: the report says they were chosen
+        meta["models_asked"] = list(ctx.models)
     return meta
 
 
@@ -466,7 +524,7 @@ def _context_from_model(table, model, trust_pickle, trust_types, seed, steps) ->
     )
 
 
-def _context_from_zoo(table: AuditTable, test_size, seed, steps, tell_plan) -> AuditContext:
+def _context_from_zoo(table: AuditTable, names, test_size, seed, steps, tell_plan) -> AuditContext:
     frame = table.frame
     if not table.features:
         raise InputError.bad(
@@ -492,7 +550,7 @@ def _context_from_zoo(table: AuditTable, test_size, seed, steps, tell_plan) -> A
         )
     X = frame[features]
     X_train, X_test = X.iloc[train].reset_index(drop=True), X.iloc[test].reset_index(drop=True)
-    zoo = default_zoo(seed)
+    zoo = {name: default_zoo(seed)[name] for name in names}  # in the order asked
     tell_plan(list(zoo), len(train), len(test))
     models, predictions = {}, {}
     for name, estimator in zoo.items():

@@ -95,6 +95,7 @@ OPTION_FOR_ARGUMENT = {
     "C": "--c",
     "model_name": "--name",
     "sections": "--section",
+    "models": "--zoo",
 }
 
 

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from trustlab.audit.models import ZOO_NAMES
 from trustlab.audit.sections import SECTION_MODULES
 from trustlab.cli._common import (
     EncodingOption,
@@ -75,6 +76,14 @@ def audit(
             "--exclude",
             help="A column the models must not use as a feature (a row id, a leaked outcome); "
             "repeat it for several. Not with --pred or --model: nothing is trained.",
+        ),
+    ] = None,
+    zoo: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--zoo",
+            help="Train only this default model (repeatable, or a comma list): "
+            f"{', '.join(ZOO_NAMES)}. Default: all. Not with --pred or --model.",
         ),
     ] = None,
     section: Annotated[
@@ -191,7 +200,8 @@ def audit(
             random_state=seed,
             group_as_feature=group_as_feature,
             exclude=exclude or (),
-            sections=_section_names(section),
+            sections=_names(section),
+            models=_names(zoo),
             progress=show,
             plan=check_plan,
             participation=participation or None,
@@ -202,9 +212,9 @@ def audit(
         console.print(result.summary(), highlight=False, markup=False)
 
 
-def _section_names(values: list[str] | None) -> list[str] | None:
-    """The --section values, each split at commas (run_audit checks the names; an empty one is
-    passed on, to be refused, not read as no section)."""
+def _names(values: list[str] | None) -> list[str] | None:
+    """The --section or --zoo values, each split at commas (run_audit checks the names; an empty
+    one is passed on, to be refused, not read as none given)."""
     if not values:
         return None
     return [name.strip() for value in values for name in value.split(",")]
