@@ -63,7 +63,9 @@ def fit_temperature(logits: np.ndarray, label_index: np.ndarray) -> float:
     search on ``log T`` finds its global minimum on the interval. Where an end of the interval
     is as good (the NLL still falls there, or is flat in float64 near it: a slice predicted all
     right gives an NLL of exactly 0 below some temperature), that end is returned: the slice
-    does not bound the temperature on that side.
+    does not bound the temperature on that side. Where both ends are as good (the NLL does not
+    depend on the temperature: every row's logits are equal, a uniform model), 1.0 is returned:
+    no temperature changes such outputs, and an end would read as a fit that reached it.
     """
     low, high = np.log(TEMPERATURE_BOUNDS[0]), np.log(TEMPERATURE_BOUNDS[1])
     found = optimize.minimize_scalar(
@@ -74,10 +76,10 @@ def fit_temperature(logits: np.ndarray, label_index: np.ndarray) -> float:
     )
     fitted = float(np.exp(found.x))
     best = temperature_nll(logits, label_index, fitted)
-    for end in TEMPERATURE_BOUNDS:
-        if temperature_nll(logits, label_index, end) <= best:
-            return end
-    return fitted
+    ends = [end for end in TEMPERATURE_BOUNDS if temperature_nll(logits, label_index, end) <= best]
+    if len(ends) == 2:  # flat: the outputs do not depend on the temperature
+        return 1.0
+    return ends[0] if ends else fitted
 
 
 def certain_fraction(max_probability: np.ndarray) -> float:
