@@ -821,9 +821,12 @@ _PHONE = re.compile(
     r"|\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}"  # international, with a leading +
     r")(?![\w])"
 )
-_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){11,18}(?![\d-])")
+# a whole run of digit groups (no upper length: a card after other numbers, "order 1234 4539
+# 1488 0343 6467", lay beyond a match capped at 19 digits); the cards are picked out of it
+_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){11,}(?![\d-])")
 # any case: an IBAN typed in lower case ("de89 3704 ...") is the same account number
-_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?: ?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])")
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?: ?[A-Za-z0-9]){11,}(?![A-Za-z0-9])")
+_IBAN_HEAD = re.compile(r"[A-Za-z] ?[A-Za-z] ?[0-9] ?[0-9]")
 _API_KEY = re.compile(
     r"(?<![A-Za-z0-9_-])(?:"
     r"sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"  # OpenAI, Anthropic
@@ -841,35 +844,55 @@ _API_KEY = re.compile(
 _SSN = re.compile(r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])")
 
 
-def _longest_valid(
-    text: str, group: str, valid: Callable[[str], bool], lo: int, hi: int
-) -> str | None:
-    """The longest run of whole groups (matches of ``group``) of ``text``, ``lo`` to ``hi``
-    characters of them in all, that is ``valid``; the leftmost of equal length. A match may run
-    into a word or a number on either side ("order 12 4539 1488 0343 6467", "AB12 GB82WEST..."):
-    trimming only its end missed the card or IBAN."""
+def _valid_runs(
+    text: str,
+    group: str,
+    valid: Callable[[str], bool],
+    lo: int,
+    hi: int,
+    head: re.Pattern[str] | None = None,
+) -> list[str]:
+    """The runs of whole groups (matches of ``group``) of ``text``, ``lo`` to ``hi`` characters
+    of them in all, that are ``valid``, chosen as :func:`_chosen` says. A match may run into
+    words or numbers on either side ("order 1234 4539 1488 0343 6467", "XY99 AB12 GB82WEST..."):
+    checking the whole match, or trimming only its end, missed the card or IBAN. Only runs
+    whose text starts with a match of ``head`` (when given) are tried."""
     spans = [m.span() for m in re.finditer(group, text)]
     sizes = list(itertools.accumulate((end - start for start, end in spans), initial=0))
-    runs = sorted(
-        (sizes[start] - sizes[stop], start, stop)
-        for start in range(len(spans))
-        for stop in range(start + 1, len(spans) + 1)
-        if lo <= sizes[stop] - sizes[start] <= hi
-    )
-    for _, start, stop in runs:
-        candidate = text[spans[start][0] : spans[stop - 1][1]]
-        if valid(candidate):
-            return candidate
-    return None
+    runs = []
+    for start in range(len(spans)):
+        if head is not None and not head.match(text, spans[start][0]):
+            continue
+        for stop in range(start + 1, len(spans) + 1):
+            size = sizes[stop] - sizes[start]
+            if size > hi:
+                break
+            if size >= lo and valid(text[spans[start][0] : spans[stop - 1][1]]):
+                runs.append((-size, start, stop - 1))
+    return _chosen(text, spans, runs)
+
+
+def _chosen(text: str, spans: list[tuple[int, int]], runs: list[tuple[int, int, int]]) -> list[str]:
+    """The texts of the ``runs`` (-characters, first group, last group) that are kept, in the
+    order of ``text``: the longest first (the leftmost of equal length), then each longest one
+    that overlaps none kept (two cards side by side are both found)."""
+    taken = [False] * len(spans)
+    kept = []
+    for _, first, last in sorted(runs):
+        if not any(taken[first : last + 1]):
+            taken[first : last + 1] = [True] * (last + 1 - first)
+            kept.append((first, last))
+    return [text[spans[first][0] : spans[last][1]] for first, last in sorted(kept)]
 
 
 _LUHN_DOUBLED = (0, 2, 4, 6, 8, 1, 3, 5, 7, 9)
 
 
 def _cards(text: str) -> Iterator[str]:
-    """Card numbers: the longest run of whole digit groups of each match (12-19 digits) that
-    passes the Luhn check, the leftmost of equal length (see :func:`_longest_valid`); the
-    Luhn sums run once leftwards from each group's end, so a long list of numbers stays cheap."""
+    """Card numbers: the runs of whole digit groups of each match (12-19 digits) that pass the
+    Luhn check, chosen as :func:`_chosen` says (the same as :func:`_valid_runs` with
+    :func:`luhn_valid`); the Luhn sums run once leftwards from each group's end, so a long list
+    of numbers stays cheap."""
     for m in _CARD.finditer(text):
         match = m.group(0)
         if luhn_valid(match):
@@ -881,7 +904,7 @@ def _cards(text: str) -> Iterator[str]:
         digits = [int(c) for c in match if c.isdigit()]
         bounds = list(itertools.accumulate((b - a for a, b in spans), initial=0))
         first_of = {start: k for k, start in enumerate(bounds[:-1])}  # digit index -> group
-        best: tuple[int, int, int] | None = None  # (-length, first group, last group)
+        runs = []  # (-length, first group, last group)
         for last in range(len(spans)):
             total = 0
             for length, index in enumerate(range(bounds[last + 1] - 1, -1, -1), start=1):
@@ -891,17 +914,14 @@ def _cards(text: str) -> Iterator[str]:
                 total += _LUHN_DOUBLED[d] if length % 2 == 0 else d
                 group = first_of.get(index)
                 if group is not None and length >= 12 and total % 10 == 0:
-                    key = (-length, group, last)
-                    best = key if best is None or key < best else best
-        if best is not None:
-            yield match[spans[best[1]][0] : spans[best[2]][1]]
+                    runs.append((-length, group, last))
+        yield from _chosen(match, spans, runs)
 
 
 def _ibans(text: str) -> Iterator[str]:
     for m in _IBAN.finditer(text):
-        found = _longest_valid(m.group(0), r"[A-Za-z0-9]+", iban_valid, 15, 34)
-        if found is not None:
-            yield found
+        # a run starts with the country code and check digits (a long run of words stays cheap)
+        yield from _valid_runs(m.group(0), r"[A-Za-z0-9]+", iban_valid, 15, 34, _IBAN_HEAD)
 
 
 #: The built-in sensitive-data detectors: name -> function(text) yielding the matched strings.
