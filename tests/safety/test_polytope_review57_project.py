@@ -71,3 +71,48 @@ def test_nearly_parallel_facets_in_raw_space_end_inside():
         # old: rows left outside (c up to +19; one of them reported feasible)
         assert not polytope.is_unsafe(result.points).any()
         assert (result.max_violation[result.feasible] <= -margin / 2).all()
+
+
+def _nearest_by_enumeration(A, b, x):
+    """Distance from x to {A y <= b} by trying every active set (rows normalised)."""
+    lengths = np.linalg.norm(A, axis=1)
+    A, b = A / lengths[:, None], b / lengths
+    best = np.inf
+    for mask in range(1, 2 ** len(A)):
+        rows = [k for k in range(len(A)) if mask >> k & 1]
+        sub = A[rows]
+        lam = np.linalg.lstsq(sub @ sub.T, sub @ x - b[rows], rcond=None)[0]
+        y = x - sub.T @ lam
+        if lam.min() >= -1e-12 and (A @ y - b).max() <= 1e-9 * (1 + np.abs(b).max()):
+            best = min(best, float(np.linalg.norm(y - x)))
+    return best
+
+
+@pytest.mark.parametrize("seed", [1017, 1067, 1069, 1221])
+def test_feasible_means_inside_at_the_margin_in_the_facets_own_units(seed):
+    # raw-space facets of coordinates of spread 1e-4..1e2 (nearly parallel, long normals):
+    # the KKT certificate can fail on a point that is inside and nearest
+    rng = np.random.default_rng(seed)
+    d, k = int(rng.integers(2, 7)), int(rng.integers(1, 7))
+    scale = 10 ** rng.uniform(-4, 2, size=d)
+    polytope = SafetyPolytope.from_parameters(
+        rng.normal(size=(k, d)),
+        rng.uniform(0.1, 2, size=k),
+        mean=rng.normal(size=d) * 10,
+        scale=scale,
+    )
+    X = polytope.mean_ + rng.normal(size=(6, d)) * scale * 4
+    for margin in (1e-6, 0.0):
+        result = polytope.project(X, margin=margin)
+        values = polytope.violations(result.points)
+        for i in np.flatnonzero(result.moved):
+            worst = values[i].max()
+            slack = 1e-9 * (1 + np.abs(values[i]).max())
+            if result.feasible[i]:
+                # old (margin 0, seed 1069): feasible rows with c up to +7e-7 (flagged)
+                assert worst <= (0.0 if margin else slack)
+            nearest = _nearest_by_enumeration(polytope.coef_, -polytope.intercept_ - margin, X[i])
+            if worst <= 0.0 and result.distance[i] == pytest.approx(nearest, rel=1e-9):
+                # old (margin 1e-6, seeds 1017 row 4, 1067 row 4): c = -4.3e-7 and -1.3e-8,
+                # nearest, reported infeasible (failed certificate, Clarabel's point outside)
+                assert result.feasible[i]

@@ -47,6 +47,7 @@ from trustlab.safety.polytope.projection import (
     project_concept,
     project_linear_l1,
     project_linear_l2,
+    unflagged,
 )
 from trustlab.safety.polytope.results import FacetReport
 
@@ -524,7 +525,11 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
             solve = self._project_row(X[i], margin, norm, max_iter)
             points[i], feasible[i] = solve.point, solve.feasible
             residual[i], iterations[i] = solve.kkt_residual, solve.iterations
-        after = self._violations(points).max(axis=1)
+        after_values = self._violations(points)
+        # the final word on "inside" is the facet values as is_unsafe computes them
+        for i in np.flatnonzero(moved & feasible):
+            feasible[i] = unflagged(after_values[i], margin)
+        after = after_values.max(axis=1)
         return Projection(
             method="sequential-linearisation" if concept else f"exact-{norm}",
             norm=norm,

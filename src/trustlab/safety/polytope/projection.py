@@ -13,7 +13,8 @@ Linear facets, ``c(x) = A x - e`` with target ``c(x') <= -margin``:
   the certificate checks primal feasibility, dual feasibility and complementarity. When it
   fails (nearly parallel facets, e.g. raw-space facets of coordinates of very different
   spread, make the dual ill-conditioned), the primal program (d variables) is solved with
-  Clarabel instead and its point kept if it is feasible.
+  Clarabel too and the nearer feasible point of the two kept. A point is feasible when it
+  meets every constraint to the tolerance and no facet value is positive (see ``feasible``).
 - L1 is the linear program ``min sum |x' - x|`` with the same constraints (HiGHS).
 
 Concept facets ``c(x) = Phi relu(W z(x) + beta) - xi`` are piecewise linear in ``x``. The
@@ -39,6 +40,7 @@ __all__ = [
     "project_linear_l2",
     "project_linear_l1",
     "project_concept",
+    "unflagged",
     "NORMS",
     "MAX_ITER",
 ]
@@ -67,7 +69,14 @@ class Projection(Result):
     moved : ndarray of bool (n,)
         Rows that were outside (``max_k c_k > -margin``) and got corrected.
     feasible : ndarray of bool (n,)
-        Rows that end inside (always True for unmoved rows; certified for the linear encoder).
+        Rows that end inside: every facet value ``c_k(h') <= -margin`` up to the solver's
+        tolerance (linear L2: ``1e-9 x (2 + max_k |c_k(h) + margin| / |a_k|)`` in
+        distance units, i.e. ``|a_k|`` times that in facet units, ``a_k`` the facet's raw-space
+        normal; L1: ``1e-9 x (1 + max_k |c_k(h)|)``; concept: ``1e-9 x (1 + margin)``) and
+        none above 0, so ``is_unsafe`` is False on them (when ``margin`` is below the rounding
+        slack ``1e-9 x (1 + margin + max_k |c_k(h')|)``, up to that slack less ``margin``).
+        Always True for unmoved rows. Linear L2: the point is the nearest one when the KKT
+        certificate holds; otherwise the nearer feasible one of the dual and primal solves.
     distance : ndarray (n,)
         ``||h' - h||`` in the chosen norm.
     max_violation : ndarray (n,)
@@ -140,25 +149,45 @@ def project_linear_l2(x: np.ndarray, A: np.ndarray, e: np.ndarray, margin: float
     then a signed distance, so one tolerance fits every facet and the Gram matrix has a unit
     diagonal, whatever the scale of the facets (long normals, e.g. from standardising
     activations of small spread, made a tolerance mixing facet units with their squares accept
-    rows still outside)."""
+    rows still outside).
+
+    The point is feasible when it meets every constraint to the certificate's tolerance (in
+    distance units) and no facet value is positive (:func:`unflagged`); a certified point is
+    the nearest one. When the certificate fails, the nearer of the dual point and Clarabel's
+    primal point that is feasible is kept (the dual point when neither is)."""
+    raw_A, raw_e = A, e
     lengths = np.linalg.norm(A, axis=1)
     lengths[lengths == 0.0] = 1.0  # a zero normal stays as it is (feasible or not everywhere)
     A, limits = A / lengths[:, None], (e - margin) / lengths  # the constraints A y <= limits
     shifted = A @ x - limits  # signed distances at x; > 0 where violated
     gram = A @ A.T
-    scale = 1.0 + float(np.max(np.abs(shifted))) + float(np.max(np.abs(gram)))
+    tol = _KKT_TOL * (1.0 + float(np.max(np.abs(shifted))) + float(np.max(np.abs(gram))))
     lam0, solved = _clarabel_dual(gram, shifted)
     if not solved:
         return LinearSolve(x.copy(), False, float("inf"), 0)
-    lam, iterations = _refine_active_set(gram, shifted, lam0, scale)
+    lam, iterations = _refine_active_set(gram, shifted, lam0, tol)
     point = x - A.T @ lam
     residual = _kkt_residual(A @ point - limits, lam)
-    if residual > _KKT_TOL * scale:  # nearly parallel facets: the dual is ill-conditioned
+
+    def feasible(y: np.ndarray) -> bool:
+        return bool(np.max(A @ y - limits) <= tol) and unflagged(raw_A @ y - raw_e, margin)
+
+    inside = feasible(point)
+    if residual > tol or not inside:  # nearly parallel facets: the dual is ill-conditioned
         step, solved = _clarabel_primal(A, shifted)
-        violation = float(np.max(A @ (x + step) - limits)) if solved else np.inf
-        if violation <= _KKT_TOL * scale:
-            return LinearSolve(x + step, True, max(violation, 0.0), iterations)
-    return LinearSolve(point, residual <= _KKT_TOL * scale, residual, iterations)
+        other = x + step
+        if solved and feasible(other) and (not inside or step @ step < (point - x) @ (point - x)):
+            violation = float(np.max(A @ other - limits))
+            return LinearSolve(other, True, max(violation, 0.0), iterations)
+    return LinearSolve(point, inside, residual, iterations)
+
+
+def unflagged(values: np.ndarray, margin: float) -> bool:
+    """Whether facet values ``values`` (K,) of a projected point are not flagged: none above 0,
+    but for the rounding slack ``1e-9 x (1 + margin + max |c_k|)`` less ``margin`` where that
+    is positive (``margin`` 0 asks for the boundary, where rounding falls either side)."""
+    slack = 1e-9 * (1.0 + margin + float(np.max(np.abs(values))))
+    return bool(np.max(values) <= max(0.0, slack - margin))
 
 
 def _clarabel_primal(A: np.ndarray, shifted: np.ndarray) -> tuple[np.ndarray, bool]:
@@ -206,11 +235,11 @@ def _clarabel_dual(gram: np.ndarray, shifted: np.ndarray) -> tuple[np.ndarray, b
 
 
 def _refine_active_set(
-    gram: np.ndarray, shifted: np.ndarray, lam0: np.ndarray, scale: float
+    gram: np.ndarray, shifted: np.ndarray, lam0: np.ndarray, tol: float
 ) -> tuple[np.ndarray, int]:
     """Exact multipliers from an approximate ``lam0``: solve the equality system on the active
-    set, drop negative multipliers, add violated constraints, until the KKT conditions hold."""
-    tol = _KKT_TOL * scale
+    set, drop negative multipliers, add violated constraints, until the KKT conditions hold
+    (to ``tol``)."""
     top = float(lam0.max()) if lam0.size else 0.0
     active = lam0 > 1e-7 * max(top, 1.0)
     lam = lam0
@@ -269,7 +298,8 @@ def project_linear_l1(x: np.ndarray, A: np.ndarray, e: np.ndarray, margin: float
     point = x + res.x[:d]
     violation = float(np.max(A @ point - e + margin))
     tol = _KKT_TOL * (1.0 + float(np.max(np.abs(A @ x - e))))
-    return LinearSolve(point, violation <= tol, max(violation, 0.0), int(res.nit))
+    feasible = violation <= tol and unflagged(A @ point - e, margin)
+    return LinearSolve(point, feasible, max(violation, 0.0), int(res.nit))
 
 
 def project_concept(
