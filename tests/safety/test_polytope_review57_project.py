@@ -116,3 +116,22 @@ def test_feasible_means_inside_at_the_margin_in_the_facets_own_units(seed):
                 # old (margin 1e-6, seeds 1017 row 4, 1067 row 4): c = -4.3e-7 and -1.3e-8,
                 # nearest, reported infeasible (failed certificate, Clarabel's point outside)
                 assert result.feasible[i]
+
+
+@pytest.mark.parametrize(("seed", "margin"), [(1084, 0.5), (2170, 1e-6)])
+def test_a_feasible_point_of_the_primal_fallback_is_the_nearest(seed, margin):
+    rng = np.random.default_rng(seed)
+    d, k = int(rng.integers(2, 7)), int(rng.integers(1, 7))
+    scale = 10 ** rng.uniform(-4, 2, size=d) if seed % 2 else np.full(d, 10 ** rng.uniform(-4, 1))
+    polytope = SafetyPolytope.from_parameters(
+        rng.normal(size=(k, d)),
+        rng.uniform(0.1, 2, size=k),
+        mean=rng.normal(size=d) * 10,
+        scale=scale,
+    )
+    X = polytope.mean_ + rng.normal(size=(6, d)) * scale * 4
+    result = polytope.project(X, margin=margin)
+    for i in np.flatnonzero(result.moved & result.feasible):
+        nearest = _nearest_by_enumeration(polytope.coef_, -polytope.intercept_ - margin, X[i])
+        # old: Clarabel's default tolerances (1e-8) left points up to 1% farther (2170 row 3)
+        assert result.distance[i] == pytest.approx(nearest, rel=1e-6)

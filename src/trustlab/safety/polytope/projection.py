@@ -199,6 +199,8 @@ def _clarabel_primal(A: np.ndarray, shifted: np.ndarray) -> tuple[np.ndarray, bo
     settings = clarabel.DefaultSettings()
     settings.verbose = False
     settings.max_threads = 1
+    # Clarabel's default gaps (1e-8) left feasible points up to 4e-4 farther than the nearest
+    settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = 1e-12
     solver = clarabel.DefaultSolver(
         sp.identity(d, format="csc"),
         np.zeros(d),
