@@ -659,10 +659,14 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
 def _standardisation(X: np.ndarray, standardize: bool) -> tuple[np.ndarray, np.ndarray]:
     if not standardize:
         return np.zeros(X.shape[1]), np.ones(X.shape[1])
-    mean = X.mean(axis=0)
-    scale = X.std(axis=0)
+    # each column divided by a power of 2 near its largest magnitude first (exact: the same
+    # numbers otherwise): squares of activations past ~1e154 overflowed (and below ~1e-154
+    # vanished), so the scale was inf (or 0) and every row got the same score
+    size = np.ldexp(1.0, np.frexp(np.abs(X).max(axis=0))[1])
+    mean = (X / size).mean(axis=0) * size
+    scale = (X / size).std(axis=0) * size
     # a constant coordinate carries no information; leave it unscaled instead of dividing by 0
-    scale[scale <= 1e-12 * max(1.0, float(np.abs(X).max()))] = 1.0
+    scale[scale <= 1e-12 * float(np.abs(X).max())] = 1.0
     return mean, scale
 
 
