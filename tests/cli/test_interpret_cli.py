@@ -140,7 +140,8 @@ def test_cache_saves_the_library_cache_and_resumes(tmp_path, capsys, tiny_llama_
     for name in ("result.json", "latent_cache.json", "latent_cache.npz", "latent_firing.png"):
         (out / name).unlink()
     (out / "chunks" / "chunk_000000.npz").stat()  # the finished chunk is there to resume from
-    assert run_main([*args, "--batch-size", 3], capsys)[0] == 0
+    code, _, err = run_main([*args, "--batch-size", 3], capsys)
+    assert code == 0 and f"resuming from 1 finished chunk in {out / 'chunks'}" in err, err
     assert load_latent_cache(out).to_dict() == own.to_dict()
     code, _, err = run_main(args, capsys)
     assert code == 2 and "--overwrite" in one_line(err)
@@ -155,8 +156,11 @@ class _Canned:
 
     def __init__(self):
         self.prompts = []
+        self.stop_at = None  # Ctrl-C once this many prompts were answered
 
     def generate(self, prompts, max_new_tokens=64, **kwargs):
+        if self.stop_at is not None and len(self.prompts) >= self.stop_at:
+            raise KeyboardInterrupt
         self.prompts.extend(prompts)
         return ["thinking... [EXPLANATION]: short words" for _ in prompts]
 
@@ -200,17 +204,27 @@ def test_explain_writes_one_line_per_latent_and_resumes(
     )
     args = [*base, "--explainer", "canned", "--max-latents", 2, "--min-examples", 1,
             "--n-train", 4, "--out", tmp_path / "e2"]  # fmt: skip
-    assert run_main(args, capsys)[0] == 0
+    canned.stop_at = 1  # Ctrl-C after the first latent: the rerun says it resumes, and from what
+    code, _, err = run_main(args, capsys)
+    assert code == 130 and err.splitlines()[-1] == "trustlab: interrupted", err
+    canned.stop_at = None
+    code, _, err = run_main(args, capsys)
+    assert (
+        code == 0
+        and f"resuming from {tmp_path / 'e2' / 'explanations.sqlite'}: 1 of 2 latents done" in err
+    ), err
     asked = len(canned.prompts)
     assert asked == 2
     for name in ("explanations.jsonl", "result.json"):  # as if stopped before writing them
         (tmp_path / "e2" / name).unlink()
-    assert run_main(args, capsys)[0] == 0
+    code, _, err = run_main(args, capsys)
+    assert code == 0 and ": 2 of 2 latents done" in err, err
     assert len(canned.prompts) == asked  # resumed from explanations.sqlite
     # another input (here the answer length) decides other rows: nothing of the run is reused
     for name in ("explanations.jsonl", "result.json"):
         (tmp_path / "e2" / name).unlink()
-    assert run_main([*args, "--max-new-tokens", 32], capsys)[0] == 0
+    code, _, err = run_main([*args, "--max-new-tokens", 32], capsys)
+    assert code == 0 and "resuming" not in err, err
     assert len(canned.prompts) == 2 * asked
     # --overwrite starts afresh, stored rows included
     assert run_main([*args, "--overwrite"], capsys)[0] == 0
@@ -305,7 +319,8 @@ def test_score_writes_true_and_shuffled_rows_and_resumes(
     calls = judge.calls
     for name in ("scores.jsonl", "result.json"):  # as if stopped before writing them
         (tmp_path / "scores" / name).unlink()
-    assert run_main(args, capsys)[0] == 0
+    code, _, err = run_main(args, capsys)
+    assert code == 0 and f"resuming from {tmp_path / 'scores' / 'scores.sqlite'}: " in err, err
     assert judge.calls == calls  # resumed from scores.sqlite
     # explanations written anew are another input: their rows are scored again
     explain = ["interpret", "sae", "explain", "--cache", cache_dir, "--subject", tiny_llama_folder,

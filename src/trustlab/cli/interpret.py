@@ -19,7 +19,8 @@
 * ``sae explain --cache DIR --explainer M --out DIR``: explanations of latents (``--latents
   3,7,10-19``, or up to ``--max-latents`` explainable ones drawn with ``--seed``) by a local
   model, or ``--explainer template`` (the tokens most often marked, no model), written to
-  ``explanations.jsonl`` as each arrives (``explanations.sqlite`` lets a stopped run resume).
+  ``explanations.jsonl`` at the end (each answer is kept in ``explanations.sqlite`` as it
+  arrives, so a stopped run resumes).
 * ``sae score --explanations DIR --out DIR``: each explanation's detection, fuzzing (both with
   ``--scorer M``), embedding (MiniLM) and surprisal (``--scorer M``) scores (``--methods``;
   ``intervention`` with ``--sae DIR`` adds intervention scoring, the strength calibrated per
@@ -52,6 +53,7 @@ from trustlab.cli._common import (
     JSON_OPTION_HELP,
     DeviceOption,
     emit,
+    planned,
     progress,
     resolve_device_option,
     save,
@@ -256,17 +258,22 @@ def cache(
     if name is None:
         raise InputError.bad("--model", "a model (the SAE records none)", None)
     corpus = _corpus(texts, max_texts)
+    held = sorted((out / "chunks").glob("chunk_*.npz")) if (out / "chunks").is_dir() else []
     with progress() as bar:
         task = bar.add_task(f"loading {name}", total=None)
         lm = load_model(name, device=where)
         bar.update(task, visible=False)
+        report = tracker(bar, f"caching {counted(len(corpus), 'text')}")
+        if held:  # said at the first progress call: once the chunks' run key was accepted
+            done = counted(len(held), "finished chunk")
+            report = planned(report, f"resuming from {done} in {out / 'chunks'}")
         result = cache_latents(
             lm,
             sae,
             corpus,
             batch_size=batch_size,
             checkpoint=out / "chunks",
-            progress=tracker(bar, f"caching {counted(len(corpus), 'text')}"),
+            progress=report,
             autocast="bfloat16" if bf16 else None,
         )
     # `explain`, `score` and `report` load the model by what the cache records
@@ -274,6 +281,14 @@ def cache(
     emit(result, as_json)
     result.save(out)
     save(result, out, as_json)
+
+
+def _say_resumed(store, run: str, items: list, path: Path, what: str) -> None:
+    """Say on stderr that a stopped run resumes, and from how much, when ``store`` already
+    holds some of ``items`` for ``run`` (rows of other runs are not reused and not counted)."""
+    held = len(store.done(run) & set(items))
+    if held:
+        tell(f"trustlab: resuming from {path}: {held} of {counted(len(items), what)} done", True)
 
 
 def _check_layer(model: str, layer: int) -> None:
@@ -494,6 +509,7 @@ def explain(
             return {**result.to_dict(), "n_activating": examples.n_activating}
 
         with ResultStore(out / "explanations.sqlite") as store:
+            _say_resumed(store, run, chosen, out / "explanations.sqlite", "latent")
             found = store.map(
                 run,
                 chosen,
@@ -712,6 +728,7 @@ def score(
             **({"seed": seed} if seed else {}),  # seed 0: the key of runs stored before --seed
         )  # fmt: skip
         with ResultStore(out / "scores.sqlite") as store:
+            _say_resumed(store, run, keys, out / "scores.sqlite", "explanation score")
             found = store.map(
                 run, keys, one, progress=tracker(bar, f"scoring {len(keys)} explanations")
             )
