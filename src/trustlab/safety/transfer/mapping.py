@@ -1033,8 +1033,11 @@ def auto_epochs(n_rows: int, batch_size: int) -> int:
 
 def _standardisation(S: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, ...]:
     """Per-coordinate source mean and scale; target mean and one common target scale."""
-    s_mean, s_scale = S.mean(axis=0), S.std(axis=0)
-    s_scale[s_scale <= 1e-12 * max(1.0, float(np.abs(S).max()))] = 1.0  # constant coordinates
+    # each column divided by a power of 2 near its largest magnitude first (exact): squares of
+    # activations past ~1e154 overflowed (below ~1e-154 vanished), as in SafetyPolytope.fit
+    size = np.ldexp(1.0, np.frexp(np.abs(S).max(axis=0))[1])
+    s_mean, s_scale = (S / size).mean(axis=0) * size, (S / size).std(axis=0) * size
+    s_scale[s_scale <= 1e-12 * float(np.abs(S).max())] = 1.0  # constant coordinates
     t_mean = T.mean(axis=0)
     t_scale = float(np.sqrt(((T - t_mean) ** 2).mean()))
     return s_mean, s_scale, t_mean, np.float64(t_scale if t_scale > 0 else 1.0)
