@@ -74,7 +74,8 @@ class Projection(Result):
         distance units, i.e. ``|a_k|`` times that in facet units, ``a_k`` the facet's raw-space
         normal; L1: ``1e-9 x (1 + max_k |c_k(h)|)``; concept: ``1e-9 x (1 + margin)``) and
         none above 0, so ``is_unsafe`` is False on them (when ``margin`` is below the rounding
-        slack ``1e-9 x (1 + margin + max_k |c_k(h')|)``, up to that slack less ``margin``).
+        slack ``1e-9 x (1 + margin + |c_k(h')|)`` of the facet, up to that slack less
+        ``margin``).
         Always True for unmoved rows. Linear L2: the point is the nearest one when the KKT
         certificate holds; otherwise the nearer feasible one of the dual and primal solves.
     distance : ndarray (n,)
@@ -184,10 +185,11 @@ def project_linear_l2(x: np.ndarray, A: np.ndarray, e: np.ndarray, margin: float
 
 def unflagged(values: np.ndarray, margin: float) -> bool:
     """Whether facet values ``values`` (K,) of a projected point are not flagged: none above 0,
-    but for the rounding slack ``1e-9 x (1 + margin + max |c_k|)`` less ``margin`` where that
-    is positive (``margin`` 0 asks for the boundary, where rounding falls either side)."""
-    slack = 1e-9 * (1.0 + margin + float(np.max(np.abs(values))))
-    return bool(np.max(values) <= max(0.0, slack - margin))
+    but for each facet's rounding slack ``1e-9 x (1 + margin + |c_k|)`` less ``margin`` where
+    that is positive (``margin`` 0 asks for the boundary, where rounding falls either side). The
+    slack is the facet's own: a far facet (|c_j| ~ 1e6) does not excuse a flagged one."""
+    slack = 1e-9 * (1.0 + margin + np.abs(values))
+    return bool(np.all(values <= np.maximum(0.0, slack - margin)))
 
 
 def _clarabel_primal(A: np.ndarray, shifted: np.ndarray) -> tuple[np.ndarray, bool]:
