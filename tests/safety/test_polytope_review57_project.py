@@ -71,19 +71,25 @@ def test_concept_projection_of_a_random_polytope_never_ends_worse_than_it_starte
     assert np.array_equal(result.max_violation, polytope.decision_function(result.points))
 
 
-def test_nearly_parallel_facets_in_raw_space_end_inside():
-    # standardised coordinates of very different spread (4e-4 to 36) make the raw-space facets
-    # nearly parallel (Gram condition number 2.5e10): the dual active-set solve failed there
-    rng = np.random.default_rng(908)
-    d, k = int(rng.integers(2, 6)), int(rng.integers(1, 6))
+def _spread_polytope(seed, high, mean_scale, n_rows):
+    """A random raw-space polytope over coordinates of spread 1e-4..1e2 (nearly parallel, long
+    facet normals) and rows around its mean, drawn from ``default_rng(seed)``."""
+    rng = np.random.default_rng(seed)
+    d, k = int(rng.integers(2, high)), int(rng.integers(1, high))
     scale = 10 ** rng.uniform(-4, 2, size=d)
     polytope = SafetyPolytope.from_parameters(
         rng.normal(size=(k, d)),
         rng.uniform(0.1, 2, size=k),
-        mean=rng.normal(size=d) * 30,
+        mean=rng.normal(size=d) * mean_scale,
         scale=scale,
     )
-    X = polytope.mean_ + rng.normal(size=(8, d)) * scale * 4
+    return polytope, polytope.mean_ + rng.normal(size=(n_rows, d)) * scale * 4
+
+
+def test_nearly_parallel_facets_in_raw_space_end_inside():
+    # standardised coordinates of very different spread (4e-4 to 36) make the raw-space facets
+    # nearly parallel (Gram condition number 2.5e10): the dual active-set solve failed there
+    polytope, X = _spread_polytope(908, high=6, mean_scale=30, n_rows=8)
     for margin in (1e-6, 0.5):
         result = polytope.project(X, margin=margin)
         # old: rows left outside (c up to +19; one of them reported feasible)
@@ -110,16 +116,7 @@ def _nearest_by_enumeration(A, b, x):
 def test_feasible_means_inside_at_the_margin_in_the_facets_own_units(seed):
     # raw-space facets of coordinates of spread 1e-4..1e2 (nearly parallel, long normals):
     # the KKT certificate can fail on a point that is inside and nearest
-    rng = np.random.default_rng(seed)
-    d, k = int(rng.integers(2, 7)), int(rng.integers(1, 7))
-    scale = 10 ** rng.uniform(-4, 2, size=d)
-    polytope = SafetyPolytope.from_parameters(
-        rng.normal(size=(k, d)),
-        rng.uniform(0.1, 2, size=k),
-        mean=rng.normal(size=d) * 10,
-        scale=scale,
-    )
-    X = polytope.mean_ + rng.normal(size=(6, d)) * scale * 4
+    polytope, X = _spread_polytope(seed, high=7, mean_scale=10, n_rows=6)
     for margin in (1e-6, 0.0):
         result = polytope.project(X, margin=margin)
         values = polytope.violations(result.points)
