@@ -21,6 +21,7 @@ import json
 import math
 import queue
 import random
+import re
 import ssl
 import threading
 import time
@@ -61,6 +62,7 @@ class RemoteModel:
     base_url : str
         The API root as OpenAI clients take it, e.g. ``"http://localhost:8000/v1"``. A URL with
         no path (``"http://localhost:8000"``, what ``make_server(...).url`` gives) gets ``/v1``.
+        Credentials in it (``user:key@``) are sent as Basic auth and kept out of ``base_url``.
     model : str
         The model id the endpoint serves (see :meth:`models`).
     api_key : str, optional
@@ -94,7 +96,7 @@ class RemoteModel:
         backoff: float = 0.5,
         max_concurrency: int = 4,
     ):
-        self.base_url = _check_base_url(base_url)
+        self.base_url, auth = _check_base_url(base_url)
         self.model = check_string(model, "model")
         check_api_key(api_key)
         self.timeout = check_positive(timeout, "timeout")
@@ -107,6 +109,7 @@ class RemoteModel:
             timeout=httpx.Timeout(self.timeout),
             verify=_ssl_context(),
             headers=headers,
+            auth=auth,
             limits=httpx.Limits(
                 max_connections=self.max_concurrency,
                 max_keepalive_connections=self.max_concurrency,
@@ -515,23 +518,34 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def _check_base_url(base_url: Any) -> str:
+def _check_base_url(base_url: Any) -> tuple[str, tuple[str, str] | None]:
+    """The normalised URL without credentials, and the ``user:password@`` of one as Basic
+    auth (kept out of the URL, which every error message and the repr show)."""
     expected = "an http(s) URL such as 'http://localhost:8000/v1'"
     if not isinstance(base_url, str):
         raise InputError.bad("base_url", expected, base_url)
-    parts = urllib.parse.urlsplit(base_url.strip())
+    # a refused URL is shown without its credentials too
+    shown = re.sub(r"//[^/?#]*@", "//***@", base_url)
+    try:
+        parts = urllib.parse.urlsplit(base_url.strip())
+    except ValueError:  # e.g. 'http://[::1' (an unclosed IPv6 bracket)
+        raise InputError.bad("base_url", expected, shown) from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InputError.bad("base_url", expected, base_url)
+        raise InputError.bad("base_url", expected, shown)
     try:
         parts.port  # noqa: B018 (raises ValueError on a bad port)
     except ValueError:
-        raise InputError.bad("base_url", expected + " with a valid port", base_url) from None
+        raise InputError.bad("base_url", expected + " with a valid port", shown) from None
     if parts.query or parts.fragment:  # paths are appended to it: a query would be lost
         raise InputError.bad(
-            "base_url", expected + " without a query (?...) or fragment (#...)", base_url
+            "base_url", expected + " without a query (?...) or fragment (#...)", shown
         )
     path = parts.path.rstrip("/") or "/v1"
-    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+    netloc = parts.netloc.rpartition("@")[2]
+    auth = None
+    if parts.username is not None:
+        auth = (urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or ""))
+    return urllib.parse.urlunsplit((parts.scheme, netloc, path, "", "")), auth
 
 
 def _decode(text: str, method: str, url: str) -> Any:
