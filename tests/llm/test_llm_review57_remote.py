@@ -5,6 +5,7 @@ repr, a BackendError or the InputError of a refused URL."""
 from __future__ import annotations
 
 import base64
+import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -23,7 +24,7 @@ def test_an_unclosed_ipv6_bracket_is_an_input_error():
 
 
 class _Failing(BaseHTTPRequestHandler):
-    """Answers every request 500 and keeps its Authorization header."""
+    """Answers every request 500 naming the key it got, and keeps its Authorization header."""
 
     protocol_version = "HTTP/1.1"
     seen: list[str | None] = []
@@ -31,7 +32,8 @@ class _Failing(BaseHTTPRequestHandler):
     def do_POST(self):
         self.seen.append(self.headers.get("Authorization"))
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        body = b'{"error": {"message": "boom"}}'
+        key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+        body = json.dumps({"error": {"message": f"boom; bad key {key}"}}).encode()
         self.send_response(500)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -41,19 +43,23 @@ class _Failing(BaseHTTPRequestHandler):
         pass
 
 
-def test_credentials_in_the_base_url_are_sent_but_never_shown():
+@pytest.fixture
+def failing():
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Failing)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    port = server.server_address[1]
-    try:
-        with RemoteModel(f"http://user:{SECRET}@127.0.0.1:{port}", "m", max_retries=0) as model:
-            assert model.base_url == f"http://127.0.0.1:{port}/v1"
-            assert SECRET not in repr(model)
-            with pytest.raises(BackendError, match="HTTP 500") as exc:
-                model.chat("x")
-    finally:
-        server.shutdown()
-        server.server_close()
+    _Failing.seen = []
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_credentials_in_the_base_url_are_sent_but_never_shown(failing):
+    port = failing.server_address[1]
+    with RemoteModel(f"http://user:{SECRET}@127.0.0.1:{port}", "m", max_retries=0) as model:
+        assert model.base_url == f"http://127.0.0.1:{port}/v1"
+        assert SECRET not in repr(model)
+        with pytest.raises(BackendError, match="HTTP 500") as exc:
+            model.chat("x")
     assert SECRET not in str(exc.value)
     assert f"POST http://127.0.0.1:{port}/v1/chat/completions" in str(exc.value)
     assert _Failing.seen == ["Basic " + base64.b64encode(f"user:{SECRET}".encode()).decode()]
@@ -63,3 +69,13 @@ def test_a_refused_base_url_hides_its_credentials():
     with pytest.raises(InputError, match="valid port") as exc:
         RemoteModel(f"http://user:{SECRET}@host:99999/v1", "m")
     assert SECRET not in str(exc.value) and "//***@host:99999" in str(exc.value)
+
+
+def test_an_api_key_the_server_echoes_is_hidden_in_the_error(failing):
+    # before: 'HTTP 500: {"error": {"message": "boom; bad key sk-URLSECRET"}}'
+    url = f"http://127.0.0.1:{failing.server_address[1]}"
+    with RemoteModel(url, "m", api_key=SECRET, max_retries=0) as model:
+        with pytest.raises(BackendError, match="HTTP 500") as exc:
+            model.chat("x")
+    assert _Failing.seen == [f"Bearer {SECRET}"]
+    assert SECRET not in str(exc.value) and "bad key ***" in str(exc.value)

@@ -118,6 +118,8 @@ class RemoteModel:
         self._slots = threading.BoundedSemaphore(self.max_concurrency)
         self._streaming = threading.local()  # .held: the streams this thread holds open
         self._jitter = random.Random()
+        # hidden in the server answers that errors quote (a proxy may echo the key it refused)
+        self._secrets = [k for k in (api_key, auth and auth[1]) if k]
 
     @property
     def name(self) -> str:
@@ -491,7 +493,10 @@ class RemoteModel:
                 status = response.status_code
                 if 200 <= status < 300:
                     return response if stream else _decode(response.text, method, url)
-                last = f"HTTP {status}: {_snippet(response.text)}"
+                text = response.text
+                for secret in self._secrets:
+                    text = text.replace(secret, "***")
+                last = f"HTTP {status}: {_snippet(text)}"
                 if status != 429 and status < 500:
                     raise BackendError(f"{method} {url}: {last} (not retried)")
                 retry_after = _parse_retry_after(response.headers.get("Retry-After"))
