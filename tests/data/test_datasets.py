@@ -71,6 +71,12 @@ def test_unknown_dataset_names_the_argument():
         load_dataset("adult")
 
 
+def test_the_graph_dataset_name_points_to_its_loader():
+    """'trustlab data list' lists qm9_carbonyl as bundled; load_dataset refused it as if unknown."""
+    with pytest.raises(InputError, match=r"graph dataset: .*equigx\.data\.qm9_carbonyl\(\)"):
+        load_dataset("qm9_carbonyl")
+
+
 def test_unknown_protected_column_is_rejected():
     with pytest.raises(InputError, match="column"):
         load_dataset("chile").groups("income")

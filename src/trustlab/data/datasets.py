@@ -135,7 +135,13 @@ def load_dataset(name: str) -> Dataset:
     (838, 4)
     """
     if not isinstance(name, str) or name.lower() not in _REGISTRY:
-        raise InputError.bad("name", "one of " + ", ".join(map(repr, _REGISTRY)), name)
+        expected = "one of " + ", ".join(map(repr, _REGISTRY))
+        if isinstance(name, str) and name.lower() == "qm9_carbonyl":  # bundled, but not a table
+            expected += (
+                " (qm9_carbonyl is a graph dataset: load it with "
+                "trustlab.explain.equigx.data.qm9_carbonyl())"
+            )
+        raise InputError.bad("name", expected, name)
     name = name.lower()
     entry = _REGISTRY[name]
     # A fresh copy each call: callers may modify the frame.
