@@ -1,4 +1,12 @@
-"""Subnormal (denormal) floats in torch models: a CPU slows down on every operation that reads or
+"""Numerical care shared by the packages: column standardisation without overflow, and
+subnormal floats in torch models.
+
+:func:`column_mean_scale` gives each column's mean and standard deviation with the column
+divided by a power of 2 near its largest magnitude first (exact, so ordinary data give the same
+numbers as ``X.mean(axis=0)`` / ``X.std(axis=0)``): the squares of activations past ~1e154
+overflowed (below ~1e-154 they vanished), so the scale was inf (or 0).
+
+Subnormal (denormal) floats in torch models: a CPU slows down on every operation that reads or
 writes one, often several times over.
 
 Weight decay drives unused weights towards zero, and in float32 they end below 1.2e-38, where
@@ -13,6 +21,20 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from typing import Any
+
+import numpy as np
+
+
+def column_mean_scale(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each column's mean and standard deviation of a 2-d float array, computed on the column
+    divided by a power of 2 near its largest magnitude (exact); a column whose deviation is at
+    most 1e-12 times the largest magnitude in ``X`` is constant and gets scale 1."""
+    size = np.ldexp(1.0, np.frexp(np.abs(X).max(axis=0))[1])
+    mean = (X / size).mean(axis=0) * size
+    scale = (X / size).std(axis=0) * size
+    scale[scale <= 1e-12 * float(np.abs(X).max())] = 1.0  # no information: leave it unscaled
+    return mean, scale
+
 
 #: The smallest normal float32.
 _TINY32 = 1.1754944e-38

@@ -31,6 +31,7 @@ from trustlab._checks import (
     check_random_state,
 )
 from trustlab._model_files import read_saved_arrays, read_saved_params, storable_params
+from trustlab._numerics import column_mean_scale
 from trustlab._results import json_text, output_dir, to_jsonable, write_atomic
 from trustlab.errors import InputError, ResourceError
 from trustlab.safety.polytope._inputs import (
@@ -659,15 +660,9 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
 def _standardisation(X: np.ndarray, standardize: bool) -> tuple[np.ndarray, np.ndarray]:
     if not standardize:
         return np.zeros(X.shape[1]), np.ones(X.shape[1])
-    # each column divided by a power of 2 near its largest magnitude first (exact: the same
-    # numbers otherwise): squares of activations past ~1e154 overflowed (and below ~1e-154
-    # vanished), so the scale was inf (or 0) and every row got the same score
-    size = np.ldexp(1.0, np.frexp(np.abs(X).max(axis=0))[1])
-    mean = (X / size).mean(axis=0) * size
-    scale = (X / size).std(axis=0) * size
-    # a constant coordinate carries no information; leave it unscaled instead of dividing by 0
-    scale[scale <= 1e-12 * float(np.abs(X).max())] = 1.0
-    return mean, scale
+    # without overflow at extreme magnitudes (an inf scale gave every row the same score); a
+    # constant coordinate is left unscaled instead of dividing by 0
+    return column_mean_scale(X)
 
 
 def _inside_tolerance(values: np.ndarray, margin: float) -> np.ndarray | float:

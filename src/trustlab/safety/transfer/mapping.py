@@ -60,6 +60,7 @@ from trustlab._checks import (
 )
 from trustlab._lazy import require
 from trustlab._model_files import read_saved_params, read_saved_safetensors, storable_params
+from trustlab._numerics import column_mean_scale
 from trustlab._renamed import renamed_attribute
 from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
 from trustlab.errors import InputError, ResourceError
@@ -1033,11 +1034,7 @@ def auto_epochs(n_rows: int, batch_size: int) -> int:
 
 def _standardisation(S: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, ...]:
     """Per-coordinate source mean and scale; target mean and one common target scale."""
-    # each column divided by a power of 2 near its largest magnitude first (exact): squares of
-    # activations past ~1e154 overflowed (below ~1e-154 vanished), as in SafetyPolytope.fit
-    size = np.ldexp(1.0, np.frexp(np.abs(S).max(axis=0))[1])
-    s_mean, s_scale = (S / size).mean(axis=0) * size, (S / size).std(axis=0) * size
-    s_scale[s_scale <= 1e-12 * float(np.abs(S).max())] = 1.0  # constant coordinates
+    s_mean, s_scale = column_mean_scale(S)  # no overflow at extreme magnitudes
     t_mean = T.mean(axis=0)
     t_scale = float(np.sqrt(((T - t_mean) ** 2).mean()))
     return s_mean, s_scale, t_mean, np.float64(t_scale if t_scale > 0 else 1.0)
