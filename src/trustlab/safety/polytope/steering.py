@@ -196,18 +196,17 @@ def _project_as_written(polytope: Any, rows: np.ndarray, margin: float, dtype: A
     fixed = polytope._project(rows, margin)
     points, feasible = fixed.points.copy(), fixed.feasible.copy()
     extra = np.zeros(len(rows))
-    for _ in range(8):
+    for attempt in range(9):  # the points as written, then up to 8 projections again
         written = torch.from_numpy(points).to(dtype).double().numpy()
         excess = polytope._violations(written).max(axis=1)
         over = (excess > 0.0) & feasible
-        if not over.any():
+        if not over.any() or attempt == 8:
             break
         extra[over] = 2.0 * (extra[over] + excess[over])
         for i in np.flatnonzero(over):
             again = polytope._project(rows[i : i + 1], margin + extra[i])
             points[i], feasible[i] = again.points[0], again.feasible[0]
-    written = torch.from_numpy(points).to(dtype).double().numpy()
-    feasible &= polytope._violations(written).max(axis=1) <= 0.0
+    feasible &= excess <= 0.0
     distance = np.linalg.norm(written - rows, axis=1)
     return SimpleNamespace(points=points, feasible=feasible, distance=distance)
 
