@@ -28,6 +28,7 @@ from trustlab.errors import InputError
 
 __all__ = [
     "ZOO_NAMES",
+    "ZOO_TREE_ENSEMBLES",
     "default_zoo",
     "make_preprocessor",
     "make_pipeline",
@@ -38,6 +39,8 @@ __all__ = [
 ]
 
 ZOO_NAMES = ("logistic_regression", "random_forest", "gradient_boosting")
+#: The zoo's tree ensembles (those FastPD explains), known before any model is fitted.
+ZOO_TREE_ENSEMBLES = ("random_forest", "gradient_boosting")
 
 
 def default_zoo(random_state: int = 0) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from trustlab.audit import sections as section_registry
 from trustlab.audit.context import AuditContext, AuditPlan, audit_mode
 from trustlab.audit.models import (
     ZOO_NAMES,
+    ZOO_TREE_ENSEMBLES,
     aligned_probabilities,
     default_zoo,
     load_classifier,
@@ -337,8 +338,6 @@ def _section_names(sections: Sequence[str] | None, mode: str, participation: boo
     return names
 
 
-#: the default models FastPD explains (tree ensembles); logistic regression is not one
-_ZOO_TREES = ("random_forest", "gradient_boosting")
 _NO_TREE = "FastPD explains tree ensembles only"
 
 
@@ -363,7 +362,7 @@ def _zoo_names(models: Sequence[str] | None, mode: str) -> tuple[str, ...]:
 def _zoo_sections(names: list[str], zoo: Sequence[str]) -> tuple[list[str], list[str]]:
     """``names`` without the sections the default models ``zoo`` cannot give (ranking needs 2
     models, fastpd a tree ensemble), and those left out; refused if that leaves none asked."""
-    cannot = {"ranking": 0 < len(zoo) < 2, "fastpd": zoo and not set(zoo) & set(_ZOO_TREES)}
+    cannot = {"ranking": 0 < len(zoo) < 2, "fastpd": zoo and not set(zoo) & set(ZOO_TREE_ENSEMBLES)}
     left_out = [name for name in names if cannot.get(name)]
     if left_out and left_out == names:
         why = {"ranking": "ranking compares 2 or more models", "fastpd": _NO_TREE}
