@@ -1,13 +1,16 @@
-"""Renamed keywords: the old name keeps working for one release, with a FutureWarning."""
+"""Renamed keywords: the old name keeps working for one release, with a FutureWarning; and
+saved files written under old key names still load (:func:`renamed_keys`)."""
 
 from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Mapping
+from typing import Any
 
 from trustlab.errors import InputError
 
-__all__ = ["renamed_attribute", "renamed_keyword"]
+__all__ = ["renamed_attribute", "renamed_keys", "renamed_keyword"]
 
 
 def renamed_keyword(old: str, new: str):
@@ -44,3 +47,13 @@ def renamed_attribute(old: str, new: str) -> property:
         return getattr(self, new)
 
     return property(read, doc=f"Deprecated name of ``{new}``.")
+
+
+def renamed_keys(values: Mapping[str, Any], renames: Mapping[str, str]) -> dict[str, Any]:
+    """``values`` (a saved file's mapping) with each old key of ``renames`` (old -> new) under
+    its new name; where both are present the new one's value is kept. The old keys are dropped."""
+    out = {key: value for key, value in values.items() if key not in renames}
+    for old, new in renames.items():
+        if old in values and new not in out:
+            out[new] = values[old]
+    return out

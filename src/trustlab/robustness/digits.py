@@ -20,7 +20,7 @@ import numpy as np
 
 from trustlab._checks import check_choice, check_positive_int
 from trustlab._lazy import require
-from trustlab._renamed import renamed_keyword
+from trustlab._renamed import renamed_keys, renamed_keyword
 from trustlab._results import write_atomic
 from trustlab.errors import InputError
 
@@ -128,11 +128,7 @@ def _renamed_keys(description: Any) -> Any:
     (num_features, num_classes) under their names now (n_features, n_classes)."""
     if not isinstance(description, dict):
         return description  # refused by _check_spec
-    description = dict(description)
-    for old, new in (("num_features", "n_features"), ("num_classes", "n_classes")):
-        if old in description:
-            description.setdefault(new, description.pop(old))
-    return description
+    return renamed_keys(description, {"num_features": "n_features", "num_classes": "n_classes"})
 
 
 def _build(spec: dict[str, Any], random_state: int = 0):

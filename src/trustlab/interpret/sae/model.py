@@ -66,7 +66,7 @@ from trustlab._checks import (
 )
 from trustlab._lazy import require
 from trustlab._model_files import read_saved_params, read_saved_safetensors, storable_params
-from trustlab._renamed import renamed_attribute
+from trustlab._renamed import renamed_attribute, renamed_keys
 from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
 from trustlab.errors import InputError, ResourceError
 from trustlab.interpret.sae._training import activate, train_sae
@@ -152,12 +152,10 @@ class SAEFit(Result):
         """The fit back from its ``to_dict()``."""
         floats = ("fvu", "mse", "l0", "dead_fraction", "scale")
         ints = ("d_in", "n_latents", "n_rows", "n_held_out", "epochs_run", "n_steps", "n_resampled")
-        if "epochs_run" not in values and "epochs" in values:  # saved before the rename
-            values = {**values, "epochs_run": values["epochs"]}
-        if "n_held_out" not in values and "n_heldout" in values:  # saved before review 56
-            values = {**values, "n_held_out": values["n_heldout"]}
-        if "n_steps" not in values and "steps" in values:  # saved before review 57
-            values = {**values, "n_steps": values["steps"]}
+        # keys of fits saved before the renames (epochs; n_heldout: review 56; steps: 57)
+        values = renamed_keys(
+            values, {"epochs": "epochs_run", "n_heldout": "n_held_out", "steps": "n_steps"}
+        )
         return cls(
             activation=str(values["activation"]),
             k=None if values["k"] is None else int(values["k"]),

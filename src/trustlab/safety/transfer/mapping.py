@@ -61,7 +61,7 @@ from trustlab._checks import (
 from trustlab._lazy import require
 from trustlab._model_files import read_saved_params, read_saved_safetensors, storable_params
 from trustlab._numerics import column_mean_scale
-from trustlab._renamed import renamed_attribute
+from trustlab._renamed import renamed_attribute, renamed_keys
 from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
 from trustlab.errors import InputError, ResourceError
 from trustlab.safety.transfer._alignment import boundary_pairs, token_ends
@@ -266,10 +266,7 @@ def _renamed_keys(values: Any) -> dict[str, Any]:
     """A saved fit or history entry with its old keys (n_heldout until review 56, heldout_* until
     review 57) under their names now (n_held_out, held_out_*)."""
     renamed = {"n_heldout": "n_held_out"} | {f"heldout_{m}": f"held_out_{m}" for m in _METRICS}
-    out = {key: value for key, value in values.items() if key not in renamed}
-    return out | {
-        renamed[k]: v for k, v in values.items() if k in renamed and renamed[k] not in out
-    }
+    return renamed_keys(values, renamed)
 
 
 # ============================================================================== the estimator

@@ -41,7 +41,7 @@ from trustlab._checks import (
     check_string_list,
 )
 from trustlab._lazy import require
-from trustlab._renamed import renamed_attribute
+from trustlab._renamed import renamed_attribute, renamed_keys
 from trustlab._results import Result
 from trustlab.errors import InputError
 from trustlab.safety.transfer.backdoor import (
@@ -376,8 +376,7 @@ class BackdoorCheck(Result):
     def from_dict(cls, data: dict) -> BackdoorCheck:
         """The check back from its :meth:`to_dict` (``backdoor-model`` reuses a saved one).
         A missing field is a KeyError, a rate or count that is not a number a TypeError."""
-        if "n_held_out" not in data and "n_heldout" in data:  # saved before review 56
-            data = {**data, "n_held_out": data["n_heldout"]}
+        data = renamed_keys(data, {"n_heldout": "n_held_out"})  # saved before review 56
         values = {f.name: data[f.name] for f in fields(cls)}
         for name in ("n_held_out", "with_trigger", "without_trigger", "n_ordinary", "ordinary",
                      "ordinary_with_trigger"):  # fmt: skip
