@@ -407,8 +407,17 @@ class _Parser:
             pos, got = len(self.text), "the end of the text"
         else:
             pos, got = tok.pos, repr(tok.text)
+        note = ""  # a predicate named like a word ("pay IMPLIES next"): say why it is no operand
+        prev = self.tokens[self.i - 1] if self.i > 0 else None
+        word = prev if prev is not None and prev.text in _UNARY else tok
+        if expected == _OPERAND and word is not None and word.kind == "word":
+            written = self.text[word.pos : word.pos + len(word.text)]
+            note = (
+                f" ({written!r} at position {word.pos} is the operator {word.text}, a reserved "
+                "word in any case, so it cannot name a predicate)"
+            )
         return InputError(
-            f"logic: expected {expected}, got {got} at position {pos} of {self.text!r}",
+            f"logic: expected {expected}, got {got} at position {pos} of {self.text!r}{note}",
             argument="logic",
         )
 

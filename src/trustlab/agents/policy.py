@@ -254,7 +254,6 @@ class Rule(_Model):
 
     @model_validator(mode="after")
     def _check_logic(self) -> Rule:
-        formula = _parsed(self.logic, self.rule_id)
         declared = {p.name for p in self.predicates}
         first: dict[str, Predicate] = {}
         for p in self.predicates:  # the second declaration was ignored without a word
@@ -271,6 +270,7 @@ class Rule(_Model):
                 f"rule {self.rule_id!r}: predicate name(s) {reserved} are words of the rule "
                 "language (read as the operator or constant in any case); rename them"
             )
+        formula = _parsed(self.logic, self.rule_id)  # after the names: "pay IMPLIES next" fails
         undeclared = sorted(formula.predicates - declared)
         if undeclared:
             raise ValueError(
