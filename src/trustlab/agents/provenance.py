@@ -18,6 +18,7 @@ but assume nothing about AgentDojo.
 from __future__ import annotations
 
 import functools
+import math
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -46,9 +47,12 @@ def _pattern(value: str) -> re.Pattern[str]:
 
 
 # a plain number (no sign: "5" in a text does not name -5) and the numbers a text writes, with
-# thousands separators ("1,000") and decimals ("99.50")
+# thousands separators ("1,000"), decimals ("99.50") and exponents ("1e+20": not 20); a dot is
+# always the decimal point and a comma a thousands separator ("1.000,50" is no number)
 _PLAIN_NUMBER = re.compile(r"\d+(?:\.\d+)?")
-_TEXT_NUMBER = re.compile(r"(?<![\w.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\w|[.,]\d)")
+_TEXT_NUMBER = re.compile(
+    r"(?<![\w.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+-]?\d{1,4})?(?!\w|[.,]\d)"
+)
 
 
 def _mentions(text: str, value: str) -> bool:
@@ -82,7 +86,9 @@ def _scalars(value: Any) -> list[str]:
         node = stack.pop()
         if node is None or isinstance(node, bool):
             continue
-        if isinstance(node, (str, int, float)):
+        if isinstance(node, float) and math.isfinite(node):  # 1e+20 as the text writes it
+            out.append(format(Decimal(repr(node)), "f"))
+        elif isinstance(node, (str, int, float)):
             out.append(str(node))
         elif isinstance(node, (list, tuple)):
             stack.extend(reversed(node))
