@@ -96,9 +96,19 @@ def _load_source(source: ModelSource, scratch: Path, torch: Any) -> tuple[Any, A
     """Read a GGUF through transformers (dequantizing it); assemble a packaged one first."""
     if source.path is not None:
         return _load_gguf(source.path, torch)
-    scratch.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=scratch, prefix=".assemble-") as tmp:
+    with _scratch_folder(scratch) as tmp:
         return _load_gguf(source.assemble(Path(tmp)), torch)
+
+
+def _scratch_folder(scratch: Path) -> tempfile.TemporaryDirectory:
+    """A temporary folder beside the cache (same disk as the copy it becomes), or in the system's
+    temporary folder when the cache root cannot be written: the model still loads, and writing
+    the cache then warns, as for a GGUF file."""
+    try:
+        scratch.mkdir(parents=True, exist_ok=True)
+        return tempfile.TemporaryDirectory(dir=scratch, prefix=".assemble-")
+    except OSError:
+        return tempfile.TemporaryDirectory(prefix="trustlab-assemble-")
 
 
 @contextlib.contextmanager
