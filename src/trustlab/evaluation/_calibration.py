@@ -28,6 +28,7 @@ __all__ = [
     "PROBABILITY_FLOOR",
     "TEMPERATURE_BOUNDS",
     "logits_from_probabilities",
+    "tempered_log_probabilities",
     "temperature_nll",
     "fit_temperature",
     "certain_fraction",
@@ -49,11 +50,24 @@ def logits_from_probabilities(probabilities: np.ndarray) -> np.ndarray:
     return np.log(np.maximum(probabilities, PROBABILITY_FLOOR))
 
 
+def tempered_log_probabilities(logits: np.ndarray, temperature: float) -> np.ndarray:
+    """``log_softmax(logits / temperature)``, finite for every finite input.
+
+    Each row is shifted by its maximum before the division (``logits / 0.01`` is infinite
+    from about 1.8e306 on) and the scaled shifts are floored at the smallest float, so a class
+    too improbable to represent gets log-probability -1.8e308, not -inf or NaN.
+    """
+    shifted = logits - logits.max(axis=1, keepdims=True)  # <= 0; -inf if the spread overflows
+    with np.errstate(over="ignore"):
+        scaled = np.maximum(shifted / temperature, np.finfo(np.float64).min)
+    return special.log_softmax(scaled, axis=1)
+
+
 def temperature_nll(logits: np.ndarray, label_index: np.ndarray, temperature: float) -> float:
     """Mean negative log-likelihood of the labels under ``softmax(logits / temperature)``."""
-    scaled = logits / temperature
     rows = np.arange(len(label_index))
-    return float(np.mean(special.logsumexp(scaled, axis=1) - scaled[rows, label_index]))
+    log_p = tempered_log_probabilities(logits, temperature)[rows, label_index]
+    return float(np.mean(-log_p))
 
 
 def fit_temperature(logits: np.ndarray, label_index: np.ndarray) -> float:

@@ -353,7 +353,7 @@ def _calibrated(checked, names, from_logits, fit_logits, fit_labels) -> tuple[li
         fit = fit if from_logits else _calibration.logits_from_probabilities(fit)
         temperature = _calibration.fit_temperature(fit, fit_labels)
         temperatures[name] = temperature
-        tempered.append(logits / temperature)
+        tempered.append(_calibration.tempered_log_probabilities(logits, temperature))
     return tempered, temperatures
 
 
