@@ -538,9 +538,11 @@ def _check_base_url(base_url: Any) -> tuple[str, tuple[str, str] | None]:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InputError.bad("base_url", expected, shown)
     try:
-        parts.port  # noqa: B018 (raises ValueError on a bad port)
+        port = parts.port  # raises ValueError on a port that is no number or above 65535
     except ValueError:
-        raise InputError.bad("base_url", expected + " with a valid port", shown) from None
+        port = 0
+    if port == 0:  # port 0 cannot be connected to (a server asking for it gets a free one)
+        raise InputError.bad("base_url", expected + " with a valid port (1 to 65535)", shown)
     if parts.query or parts.fragment:  # paths are appended to it: a query would be lost
         raise InputError.bad(
             "base_url", expected + " without a query (?...) or fragment (#...)", shown
