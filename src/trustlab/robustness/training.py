@@ -52,7 +52,7 @@ from trustlab._lazy import require
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.robustness._progress import progress_reporter
-from trustlab.robustness._sampling import check_sigma, is_torch_module
+from trustlab.robustness._sampling import LabelFunction, check_sigma, is_torch_module
 from trustlab.robustness.certificates import check_cost_matrix
 
 __all__ = ["METHODS", "TrainingResult", "train_smoothed", "margin_cs_loss", "gaussian_loss"]
@@ -317,9 +317,15 @@ def _settings(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def _output_width(torch: Any, model: Any, X: np.ndarray) -> int:
-    """K, from one forward pass of the first input."""
+    """K, from one forward pass of the first input (a shape error of it names X)."""
     with torch.no_grad():
-        out = model(torch.as_tensor(X[:1], dtype=torch.float32))
+        try:
+            out = model(torch.as_tensor(X[:1], dtype=torch.float32))
+        except RuntimeError as exc:
+            error = LabelFunction(model, 2, "X")._refused_inputs(X.shape[1:], exc)
+            if error is exc:  # not about the inputs' shape: the model's own error
+                raise
+            raise error from exc
     if out.ndim != 2 or out.shape[1] < 2:
         raise InputError.bad("model", "a module returning (batch, K) logits, K >= 2", out.numpy())
     return int(out.shape[1])
