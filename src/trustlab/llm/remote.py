@@ -431,8 +431,11 @@ class RemoteModel:
             except BaseException:
                 self._streaming.held -= 1
                 raise
+            skipped: list[str] = []  # the first lines that are no data: fields, for the error
+            got_data = False
             try:
-                for data in _sse_data(response, url, self._httpx):
+                for data in _sse_data(response, url, self._httpx, skipped):
+                    got_data = True
                     if data == "[DONE]":
                         return
                     chunk = _decode(data, "POST", url)
@@ -446,6 +449,13 @@ class RemoteModel:
             finally:
                 response.close()
                 self._streaming.held -= 1
+        kind = response.headers.get("content-type", "no content type")
+        if not got_data and "event-stream" not in kind:  # a server that ignores stream: true
+            raise BackendError(
+                f"POST {url}: the reply to a streaming request is no event stream ({kind}, no "
+                f"'data:' lines): the server does not stream; use chat() or complete() "
+                f"instead: {_snippet(' '.join(skipped))}"
+            )
         raise BackendError(f"POST {url}: the stream ended without [DONE]")
 
     def _check_free_slot(self) -> None:
@@ -571,12 +581,15 @@ def _with_prompt(payload: dict[str, Any], prompt: str, chat: bool) -> dict[str, 
     return {**payload, "prompt": prompt}
 
 
-def _sse_data(response: Any, url: str, httpx: Any) -> Iterator[str]:
-    """The ``data:`` fields of a server-sent-event stream (comments and other fields skipped)."""
+def _sse_data(response: Any, url: str, httpx: Any, skipped: list[str]) -> Iterator[str]:
+    """The ``data:`` fields of a server-sent-event stream (comments and other fields skipped;
+    the first 20 of those are kept in ``skipped``, for an error)."""
     try:
         for line in response.iter_lines():
             if line.startswith("data:"):
                 yield line[5:].strip()
+            elif len(skipped) < 20:
+                skipped.append(line)
     except httpx.TimeoutException:
         raise BackendError(f"POST {url}: the stream stalled (no data within the timeout)") from None
     except httpx.TransportError as exc:
