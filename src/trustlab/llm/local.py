@@ -689,5 +689,5 @@ def _private_rng(torch: Any, seed: int | None) -> Iterator[None]:
         yield
         return
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+        torch.manual_seed(seed % 2**64)  # torch takes < 2**64; check_seed any int >= 0
         yield
