@@ -532,6 +532,12 @@ def _dataset_of(meta: Any, recs: Any, arrays: dict, images: np.ndarray) -> Water
 # --------------------------------------------------------------------------------------------------
 
 
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(
+        x, (bool, np.bool_)
+    )
+
+
 def _check_args(n, random_state, kinds, size, clean_fraction, opacity_range, progress, strengths):
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise InputError.bad("n", "a positive int", n)
@@ -573,10 +579,12 @@ def _check_args(n, random_state, kinds, size, clean_fraction, opacity_range, pro
                 "strengths", f"a mapping from {', '.join(INVISIBLE_KINDS)} to strengths", strengths
             )
         for k, v in strengths.items():
-            vals = tuple(float(x) for x in (v if isinstance(v, Sequence) else (v,)))
-            if not vals or not all(math.isfinite(x) and x > 0 for x in vals):
-                raise InputError.bad("strengths", "positive finite strengths", v)
-            table[k] = vals
+            # one number or numbers (a list, a tuple, an array); a string is no number: "36"
+            # was read as its characters, the strengths 3 and 6
+            items = list(np.ravel(np.asarray(v, dtype=object)))
+            if not items or not all(_is_number(x) and math.isfinite(x) and x > 0 for x in items):
+                raise InputError.bad(f"strengths[{k!r}]", "positive finite strengths", v)
+            table[k] = tuple(float(x) for x in items)
     return int(n), seed, kinds, int(size), cf, (lo, hi), table
 
 
