@@ -61,7 +61,7 @@ from trustlab.cli._common import (
     text_lines,
     tracker,
 )
-from trustlab.cli._runs import OverwriteOption, counted, refuse_existing
+from trustlab.cli._runs import OverwriteOption, counted, options_named, refuse_existing
 from trustlab.errors import InputError
 
 __all__ = ["app", "sae_app", "corpus", "train", "cache", "explain", "score", "report"]
@@ -125,7 +125,6 @@ def corpus(
 ) -> None:
     """Mix the offline training corpus (cached): pydoc topics, docstrings, book passages."""
     from trustlab._results import json_text, output_dir, write_atomic
-    from trustlab.cli._runs import options_named
     from trustlab.interpret import offline_corpus_folder
 
     refuse_existing(out, overwrite, CORPUS_FILES, "a corpus")
@@ -267,15 +266,17 @@ def cache(
         if held:  # said at the first progress call: once the chunks' run key was accepted
             done = counted(len(held), "finished chunk")
             report = planned(report, f"resuming from {done} in {out / 'chunks'}")
-        result = cache_latents(
-            lm,
-            sae,
-            corpus,
-            batch_size=batch_size,
-            checkpoint=out / "chunks",
-            progress=report,
-            autocast="bfloat16" if bf16 else None,
-        )
+        hint = "--overwrite deletes them and starts afresh"  # the chunks of another run
+        with options_named({"checkpoint": "--out"}, {"checkpoint": hint}):
+            result = cache_latents(
+                lm,
+                sae,
+                corpus,
+                batch_size=batch_size,
+                checkpoint=out / "chunks",
+                progress=report,
+                autocast="bfloat16" if bf16 else None,
+            )
     # `explain`, `score` and `report` load the model by what the cache records
     result = dataclasses.replace(result, model=_model_reference(name))
     emit(result, as_json)
