@@ -4,6 +4,7 @@ saved files written under old key names still load (:func:`renamed_keys`)."""
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -17,14 +18,19 @@ def renamed_keyword(old: str, new: str):
     """Decorator: ``old=`` is the deprecated name of the keyword ``new=`` (kept for one release).
 
     ``old=`` warns (FutureWarning, "old is deprecated; use new") and passes its value on as
-    ``new=``; giving both is an InputError naming ``old``. The signature shows ``new`` only.
+    ``new=``; giving both (``new`` by keyword or by position) is an InputError naming ``old``.
+    The signature shows ``new`` only.
     """
 
     def decorate(fn):
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        names = [p.name for p in inspect.signature(fn).parameters.values() if p.kind in positional]
+        position = names.index(new) if new in names else None
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             if old in kwargs:
-                if new in kwargs:
+                if new in kwargs or (position is not None and len(args) > position):
                     raise InputError(
                         f"{old}: expected {new} only ({old} is its deprecated name), got both",
                         argument=old,
