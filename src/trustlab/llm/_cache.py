@@ -192,8 +192,9 @@ def _write_cache(model: Any, tokenizer: Any, folder: Path) -> None:
 
 
 def _remove_stale_temps(folder: Path) -> None:
+    """Temporary folders a killed process left: this key's cache writes, any GGUF assembly."""
     now = time.time()
-    for tmp in folder.parent.glob(f".{folder.name}.*.tmp"):
+    for tmp in [*folder.parent.glob(f".{folder.name}.*.tmp"), *folder.parent.glob(".assemble-*")]:
         with contextlib.suppress(OSError):
             if now - tmp.stat().st_mtime > STALE_TEMP_SECONDS:
                 shutil.rmtree(tmp, ignore_errors=True)
