@@ -314,17 +314,21 @@ def write_outputs(result: Any, out_dir: str | os.PathLike) -> list[Path]:
 
     ``result.json`` holds ``to_dict()``; ``plot()`` is saved as ``result.figure_name`` (PNG at
     :data:`FIGURE_DPI`); ``result.files()`` adds tables (CSV), arrays (.npy), texts, JSON values
-    and further pictures. Every file is written atomically.
+    and further pictures. Every file is written atomically, and ``result.json`` last (a result.json
+    of an earlier run is removed first): a folder that holds one holds the whole result, even if
+    the process was stopped while saving.
     """
     out = output_dir(out_dir, "out")
-    written = [write_atomic(out / "result.json", json_text(result.to_dict()))]
+    summary = json_text(result.to_dict())
+    (out / "result.json").unlink(missing_ok=True)
+    written = []
     size = getattr(result, "figure_size", (7.0, 4.5))
     if has_plot(result):
         written.append(_write_figure(out / result.figure_name, result.plot, size))
     extra = result.files() if callable(getattr(result, "files", None)) else {}
     for name, content in extra.items():
         written.append(_write_file(out / name, content, size))
-    return written
+    return [write_atomic(out / "result.json", summary), *written]
 
 
 def _write_file(path: Path, content: Any, size: tuple[float, float]) -> Path:
