@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import trustlab.watermark as W
 from trustlab.errors import InputError
 from trustlab.watermark import synthesize
 
@@ -26,3 +27,54 @@ def test_synthesize_takes_strengths_as_an_array():
         1, 0, ("text",), 256, 0.0, (0.0, 0.25), None, {"blind": np.array([72, 150])}
     )[-1]
     assert table["blind"] == (72.0, 150.0)
+
+
+def _one_line_naming(name, call):
+    with pytest.raises(InputError) as err:
+        call()
+    assert str(err.value).startswith(f"{name}: expected") and "\n" not in str(err.value)
+
+
+_MASK = np.zeros((6, 6), bool)
+_MASK[1:4, 2:5] = True
+_COVER = np.full((4, 4, 3), 100, np.uint8)
+
+
+@pytest.mark.parametrize(
+    ("name", "call"),
+    [
+        # raw ValueError / TypeError before review 58
+        ("trim", lambda: W.trimmed_box(_MASK, trim="a")),
+        ("watermark_box", lambda: W.relation_of_boxes("abcd", (5, 5, 6, 6), margin=1)),
+        ("object_box", lambda: W.relation_of_boxes((0, 0, 1, 1), (5, 5, 6), margin=1)),
+        ("opacity", lambda: W.blend(_COVER, _COVER, _MASK[:4, :4], "x")),
+        ("psnr", lambda: W.score_of_psnr("x")),
+        ("width", lambda: W.cell_of_point(1, 1, width="a", height=3)),
+        ("width", lambda: W.cell_of_point(1, 1, width=float("nan"), height=3)),
+        ("box", lambda: W.cell_of_box((1, 2, 3), width=10, height=10)),
+        ("logits", lambda: W.expected_score("abcde")),
+        (
+            "random_state",
+            lambda: W.TemplateBackend(random_state="x").describe_predictions([None], ["q"]),
+        ),
+        # accepted: a NaN or negative margin made every pair of apart boxes "separate"
+        (
+            "margin",
+            lambda: W.relation_of_boxes((0, 0, 10, 10), (12, 0, 30, 10), margin=float("nan")),
+        ),
+        ("margin", lambda: W.relation_of_boxes((0, 0, 10, 10), (12, 0, 30, 10), margin=-3)),
+    ],
+)
+def test_bad_arguments_of_the_helpers_name_the_argument(name, call):
+    _one_line_naming(name, call)
+
+
+def test_the_helpers_still_read_good_arguments():
+    assert (
+        W.relation_of_boxes((0, 0, 10, 10), (12, 0, 30, 10), margin=np.float32(4))
+        == "near the edge"
+    )
+    assert W.score_of_psnr(float("inf")) == 5.0 and W.score_of_psnr(31) == 3.2
+    assert W.trimmed_box(_MASK, trim=0) == (2, 1, 5, 4)
+    assert W.cell_of_box(np.array([80, 40, 90, 50]), width=90, height=90) == "Middle-right"
+    assert W.expected_score(np.zeros(5)) == 3.0

@@ -355,5 +355,7 @@ def level_word_ids(tokenizer: Any, where: Any) -> list[int]:
 def _seed(random_state: int, question: str) -> int:
     import hashlib
 
+    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
+        raise InputError.bad("random_state", "an int seed", random_state)
     digest = hashlib.sha256(f"{int(random_state)}|{question}".encode()).digest()
     return int.from_bytes(digest[:4], "little")

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from trustlab._checks import as_float_array, check_in_range, check_non_negative
 from trustlab._lazy import require
 from trustlab.errors import InputError
 from trustlab.watermark.vocabulary import MAX_OPACITY
@@ -432,8 +433,7 @@ def trimmed_box(mask: Any, *, trim: float = 0.05) -> tuple[int, int, int, int]:
     (3, 2, 8, 5)
     """
     m = _as_mask(mask)
-    if not 0.0 <= float(trim) < 0.5:
-        raise InputError.bad("trim", "a fraction in [0, 0.5)", trim)
+    trim = check_in_range(trim, "trim", 0.0, 0.5, high_open=True)
     ys, xs = np.nonzero(m)
     d = np.hypot(ys - ys.mean(), xs - xs.mean())
     order = np.argsort(d, kind="stable")
@@ -484,8 +484,9 @@ def relation_of_boxes(
     >>> relation_of_boxes((0, 0, 10, 10), (12, 0, 30, 10), margin=4)
     'near the edge'
     """
-    wb = [float(v) for v in watermark_box]
-    ob = [float(v) for v in object_box]
+    wb = as_float_array(watermark_box, "watermark_box", shape=(4,)).tolist()
+    ob = as_float_array(object_box, "object_box", shape=(4,)).tolist()
+    margin = check_non_negative(margin, "margin")  # NaN or negative: every gap was "separate"
     if len(wb) != 4 or _area(wb) <= 0:
         raise InputError.bad("watermark_box", "(x0, y0, x1, y1) with positive area", watermark_box)
     if len(ob) != 4 or _area(ob) <= 0:
@@ -534,10 +535,7 @@ def blend(cover: Any, mark: Any, mask: Any, opacity: float) -> tuple[np.ndarray,
     m = np.asarray(mask)
     if m.shape != c.shape[:2] or m.dtype != bool:
         raise InputError.bad("mask", f"a bool array of shape {c.shape[:2]}", m)
-    w = float(opacity)
-    if not (math.isfinite(w) and 0.0 <= w <= MAX_OPACITY):
-        raise InputError.bad("opacity", f"a number in [0, {MAX_OPACITY}]", opacity)
-    return _blend(c, k, m, w)
+    return _blend(c, k, m, check_in_range(opacity, "opacity", 0.0, MAX_OPACITY))
 
 
 def _blend(c: np.ndarray, k: np.ndarray, m: np.ndarray, w: float) -> tuple[np.ndarray, float]:
@@ -576,9 +574,7 @@ def score_of_psnr(psnr: float) -> float:
     >>> score_of_psnr(31.0), score_of_psnr(float("inf"))
     (3.2, 5.0)
     """
-    p = float(psnr)
-    if math.isnan(p):
-        raise InputError.bad("psnr", "a number", psnr)
+    p = check_in_range(psnr, "psnr", -math.inf, math.inf)  # inf: an identical image
     s = (p - PSNR_LEVEL_BINS["offset_db"]) / PSNR_LEVEL_BINS["db_per_level"]
     return float(min(max(s, 0.0), 5.0))
 

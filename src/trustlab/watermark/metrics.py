@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_bool, check_choice, check_string_list
+from trustlab._checks import as_float_array, check_bool, check_choice, check_string_list
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.watermark.vocabulary import LEVEL_SCORES, LEVELS
@@ -676,9 +676,7 @@ def expected_score(logits: Any) -> float:
     >>> round(expected_score([0.0, 0.0, 0.0, 0.0, 0.0]), 6)
     3.0
     """
-    z = np.asarray(logits, dtype=np.float64)
-    if z.shape != (len(LEVELS),) or not np.all(np.isfinite(z)):
-        raise InputError.bad("logits", "5 finite level-word logits", z)
+    z = as_float_array(logits, "logits", shape=(len(LEVELS),))  # the 5 level words' logits
     p = np.exp(z - z.max())
     p /= p.sum()
     return float(p @ np.asarray(LEVEL_SCORES))

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from trustlab._checks import as_float_array, check_positive
 from trustlab._results import Result
 from trustlab.errors import InputError
 
@@ -122,8 +123,7 @@ def score_of_level_probabilities(probabilities: Any) -> np.ndarray:
 
 def cell_of_point(x: float, y: float, *, width: int, height: int) -> str:
     """The 3x3 cell (one of :data:`CELLS`) that the point ``(x, y)`` (pixels) falls in."""
-    if width <= 0 or height <= 0:
-        raise InputError.bad("width/height", "positive image sides", (width, height))
+    width, height = check_positive(width, "width"), check_positive(height, "height")
     col = min(max(int(3 * _finite(x, "x") / width), 0), 2)
     row = min(max(int(3 * _finite(y, "y") / height), 0), 2)
     return CELLS[3 * row + col]
@@ -131,7 +131,7 @@ def cell_of_point(x: float, y: float, *, width: int, height: int) -> str:
 
 def cell_of_box(box: Any, *, width: int, height: int) -> str:
     """The 3x3 cell of the centre of ``box = (x0, y0, x1, y1)`` (pixels, x1/y1 exclusive)."""
-    x0, y0, x1, y1 = (_finite(v, "box") for v in box)
+    x0, y0, x1, y1 = as_float_array(box, "box", shape=(4,)).tolist()
     return cell_of_point((x0 + x1) / 2, (y0 + y1) / 2, width=width, height=height)
 
 
