@@ -8,6 +8,7 @@ unseen in training; a value is matched by its text too, so "1" and 1 are one lev
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -232,14 +233,32 @@ def _level_codes(levels: Sequence[Any], column: pd.Series) -> list[int]:
     return found
 
 
+# a date or a duration as str() and a CSV file write it: "2024-03-01 00:00:00" / "2024-03-01",
+# "1 days 00:00:00" / "1 days", "... 10:00:00.500000" / "... 10:00:00.500"
+_TIME_TEXT = re.compile(r"^(\d{4}-\d{2}-\d{2}|-?\d+ days?)(?: (\d{2}:\d{2}:\d{2})(?:\.(\d*))?)?$")
+
+
+def _time_text(text: str) -> str:
+    """One text for a date or duration in the forms str() and a CSV file give it: fractional
+    seconds without trailing zeros, and no time of day at midnight."""
+    match = _TIME_TEXT.match(text)
+    if match is None:
+        return text
+    day, clock, fraction = match.group(1), match.group(2), (match.group(3) or "").rstrip("0")
+    if clock is None or (clock == "00:00:00" and not fraction):
+        return day
+    return f"{day} {clock}" + (f".{fraction}" if fraction else "")
+
+
 def _text(level: Any) -> str:
     """A level's text for matching: a number written as a whole number where it is one ("1" for
-    1, 1.0 and "1.0"; str(1.0) is "1.0", which a column read as integers never gives)."""
+    1, 1.0 and "1.0"; str(1.0) is "1.0", which a column read as integers never gives), a date
+    or duration as in :func:`_time_text` (a date column written to CSV and read back as text)."""
     if isinstance(level, str):
         try:
             number = float(level)
         except ValueError:
-            return level
+            return _time_text(level)
         level = number if np.isfinite(number) else level
     if isinstance(level, float) and level.is_integer():
         return str(int(level))
