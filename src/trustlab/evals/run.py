@@ -454,11 +454,16 @@ def on_models(log: dict[str, Any]) -> str:
 
 def errored_samples(log: Any) -> int:
     """The samples of a finished log that ended in an error (each epoch counted): those a task
-    that tolerates errors (inspect's ``fail_on_error=False`` or a fraction) left out of its
-    metrics; 0 without results."""
-    if log.results is None:
+    that tolerates errors (``fail_on_error=False`` or a fraction) left out of its metrics
+    (all of them: no results then, so counted from the samples)."""
+    if log.results is not None:
+        return max(0, log.results.total_samples - log.results.completed_samples)
+    if log.status != "success":
         return 0
-    return max(0, log.results.total_samples - log.results.completed_samples)
+    from inspect_ai.log import read_eval_log_sample_summaries as summaries
+
+    held = log.samples if log.samples is not None else summaries(log.location)
+    return sum(1 for s in held if s.error)
 
 
 def metrics_of(log: Any) -> dict[str, float]:

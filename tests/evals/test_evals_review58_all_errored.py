@@ -1,0 +1,53 @@
+"""A tolerant task (``fail_on_error=False``) whose every sample errored finishes "success" with
+no results: run_eval, read_logs and ``eval report`` still count its errored samples (review 58:
+they said 0, so "success, 0 samples; no metrics" read as an empty run)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("inspect_ai")
+
+from trustlab.cli.main import main  # noqa: E402
+from trustlab.evals import read_logs, run_eval  # noqa: E402
+
+ALL_BREAK = """
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.scorer import Score, accuracy, scorer
+from inspect_ai.solver import generate
+
+
+@scorer(metrics=[accuracy()])
+def breaks():
+    async def score(state, target):
+        raise RuntimeError("the scorer broke on purpose")
+    return score
+
+
+@task
+def all_break():
+    return Task(dataset=[Sample(input=f"q{i}", target="a") for i in range(3)],
+                solver=generate(), scorer=breaks(), fail_on_error=False)
+"""
+
+
+def test_a_finished_log_whose_samples_all_errored_counts_them(tmp_path, capsys):
+    task = tmp_path / "all_break.py"
+    task.write_text(ALL_BREAK)
+    logs = tmp_path / "logs"
+    run = run_eval(str(task), "trivial/model", log_dir=logs)
+    (entry,) = run.logs
+    assert (entry["status"], entry["samples"], entry["metrics"]) == ("success", 0, {})
+    assert entry["errored_samples"] == 3
+    assert "3 more errored, left out of the metrics" in run.summary()
+    (log,) = read_logs(logs).logs  # read from the log's header and sample summaries
+    assert (log["samples"], log["completed"], log["errored_samples"]) == (3, 0, 3)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["eval", "report", str(logs), "--out", str(tmp_path / "report"), "--json"])
+    out, err = capsys.readouterr()
+    assert exit_info.value.code == 0
+    assert "3 of 3 samples errored" in err
+    assert json.loads(out)["logs"][0]["errored_samples"] == 3
