@@ -9,7 +9,7 @@ import pytest
 from scipy import special
 
 from trustlab.evaluation import rank_models
-from trustlab.evaluation._calibration import temperature_nll
+from trustlab.evaluation._calibration import fit_temperature, temperature_nll
 
 
 def _huge_model(seed: int):
@@ -60,3 +60,13 @@ def test_ranking_fits_the_end_and_scores_stay_finite(score):
     assert res.temperatures["huge"] == 0.01
     assert np.all(np.isfinite(res.scores))
     assert np.all(np.isfinite(res.mean_confidence))
+
+
+def test_a_confidently_wrong_huge_model_has_a_finite_nll_and_gets_the_upper_end():
+    # every label at log-probability -1.8e308 when T = 0.01: the mean overflowed to inf and the
+    # search compared inf - inf (RuntimeWarnings); now each term is divided before the sum
+    logits = np.array([[1e307, -1e307], [-1e307, 1e307]] * 10)
+    labels = np.array([1, 0] * 10)
+    with np.errstate(over="raise", invalid="raise"):
+        assert np.isfinite(temperature_nll(logits, labels, 0.01))
+        assert fit_temperature(logits, labels) == 100.0

@@ -41,6 +41,8 @@ __all__ = [
 # soften; flooring them at 1e-12 keeps every temperature finite and changes other models by < 1e-11.
 PROBABILITY_FLOOR = 1e-12
 TEMPERATURE_BOUNDS = (1e-2, 1e2)
+# Below about -745 a log-probability is a probability of 0; -1e307 leaves room for sums of them.
+_LOG_PROBABILITY_FLOOR = -1e307
 # A probability this close to 1 is "certain": no softmax of finite, moderate logits gets there.
 CERTAIN_ABOVE = 1.0 - 1e-12
 
@@ -54,12 +56,13 @@ def tempered_log_probabilities(logits: np.ndarray, temperature: float) -> np.nda
     """``log_softmax(logits / temperature)``, finite for every finite input.
 
     Each row is shifted by its maximum before the division (``logits / 0.01`` is infinite
-    from about 1.8e306 on) and the scaled shifts are floored at the smallest float, so a class
-    too improbable to represent gets log-probability -1.8e308, not -inf or NaN.
+    from about 1.8e306 on) and the scaled shifts are floored at -1e307, so a class too
+    improbable to represent (below about -745 its probability is 0 already) gets
+    log-probability -1e307, not -inf or NaN.
     """
     shifted = logits - logits.max(axis=1, keepdims=True)  # <= 0; -inf if the spread overflows
     with np.errstate(over="ignore"):
-        scaled = np.maximum(shifted / temperature, np.finfo(np.float64).min)
+        scaled = np.maximum(shifted / temperature, _LOG_PROBABILITY_FLOOR)
     return special.log_softmax(scaled, axis=1)
 
 
@@ -67,7 +70,7 @@ def temperature_nll(logits: np.ndarray, label_index: np.ndarray, temperature: fl
     """Mean negative log-likelihood of the labels under ``softmax(logits / temperature)``."""
     rows = np.arange(len(label_index))
     log_p = tempered_log_probabilities(logits, temperature)[rows, label_index]
-    return float(np.mean(-log_p))
+    return float(np.sum(-log_p / len(log_p)))  # divided first: a mean of -1e307s stays finite
 
 
 def fit_temperature(logits: np.ndarray, label_index: np.ndarray) -> float:
@@ -82,8 +85,12 @@ def fit_temperature(logits: np.ndarray, label_index: np.ndarray) -> float:
     no temperature changes such outputs, and an end would read as a fit that reached it.
     """
     low, high = np.log(TEMPERATURE_BOUNDS[0]), np.log(TEMPERATURE_BOUNDS[1])
+    # the NLL is largest at an end; near 1e308 (logits ~1e306) the search's own products would
+    # overflow, so there it minimises the NLL divided by that (the same minimiser)
+    scale = max(temperature_nll(logits, label_index, end) for end in TEMPERATURE_BOUNDS)
+    scale = scale if scale > 1e100 else 1.0
     found = optimize.minimize_scalar(
-        lambda log_t: temperature_nll(logits, label_index, float(np.exp(log_t))),
+        lambda log_t: temperature_nll(logits, label_index, float(np.exp(log_t))) / scale,
         bounds=(low, high),
         method="bounded",
         options={"xatol": 1e-8},
