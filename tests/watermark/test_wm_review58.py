@@ -35,6 +35,12 @@ def _one_line_naming(name, call):
     assert str(err.value).startswith(f"{name}: expected") and "\n" not in str(err.value)
 
 
+def _stand_in():  # "fitted" without a network: the arguments are checked before it runs
+    model = W.WatermarkPredictor()
+    model.net_, model.input_size_ = None, 16
+    return model
+
+
 _MASK = np.zeros((6, 6), bool)
 _MASK[1:4, 2:5] = True
 _COVER = np.full((4, 4, 3), 100, np.uint8)
@@ -63,6 +69,8 @@ _COVER = np.full((4, 4, 3), 100, np.uint8)
             lambda: W.relation_of_boxes((0, 0, 10, 10), (12, 0, 30, 10), margin=float("nan")),
         ),
         ("margin", lambda: W.relation_of_boxes((0, 0, 10, 10), (12, 0, 30, 10), margin=-3)),
+        # raw ValueError before the second review-58 commit
+        ("threshold", lambda: _stand_in().predict(np.zeros((1, 8, 8, 3), np.uint8), threshold="a")),
     ],
 )
 def test_bad_arguments_of_the_helpers_name_the_argument(name, call):

@@ -794,9 +794,7 @@ class WatermarkPredictor(BaseEstimator):
         if not isinstance(flip_average, bool):
             raise InputError.bad("flip_average", "True or False", flip_average)
         imgs = as_images(images)
-        thr = float(threshold)
-        if not 0.0 < thr < 1.0:
-            raise InputError.bad("threshold", "a number in (0, 1)", threshold)
+        thr = check_in_range(threshold, "threshold", 0.0, 1.0, low_open=True, high_open=True)
         where = resolve_device(torch, device)
         if batch_size is None:
             batch_size = 2 if where == "cpu" else 64
