@@ -86,3 +86,34 @@ def test_the_helpers_still_read_good_arguments():
     assert W.trimmed_box(_MASK, trim=0) == (2, 1, 5, 4)
     assert W.cell_of_box(np.array([80, 40, 90, 50]), width=90, height=90) == "Middle-right"
     assert W.expected_score(np.zeros(5)) == 3.0
+
+
+class _InvisibleMarksOnly:  # a generated set whose marks are all invisible (as --kinds dwtDctSvd)
+    images = np.zeros((2, 8, 8, 3), np.uint8)
+    kinds = ("dwtDctSvd", "blind")
+    scores = np.array([4.5, 4.8])
+    levels = ("invisible", "invisible")
+
+    def __len__(self):
+        return 2
+
+    def facts(self, i):
+        return W.WatermarkFacts(True, float(self.scores[i]), "invisible", content_type="invisible")
+
+
+class _Constant:
+    def answer(self, image, question):
+        return "The watermark visibility is: invisible."
+
+    def level_logits(self, image):
+        return np.zeros(5)
+
+
+def test_backend_evaluation_says_why_the_readout_has_no_numbers():
+    # the readout was read but not scored (under two visible marks) and the summary was silent,
+    # as if it had not been asked for
+    ev = W.evaluate_backend(_Constant(), _InvisibleMarksOnly())
+    assert ev.readout is None and ev.expected_scores.tolist() == [3.0, 3.0]
+    assert "level readout: no SRCC/PLCC (fewer than two images with visible marks)" in ev.summary()
+    not_asked = W.evaluate_backend(_Constant(), _InvisibleMarksOnly(), readout=False)
+    assert "level readout" not in not_asked.summary()

@@ -361,7 +361,8 @@ class BackendEvaluation(Result):
     against the ground-truth paragraphs (:func:`reference_paragraphs`). ``readout``: SRCC, PLCC,
     exact and within-one level accuracy of the Q-Align expected score
     (:func:`~trustlab.watermark.backends.expected_score` of ``level_logits``) against the true
-    score, over the visible marks; None when the readout was not asked for.
+    score, over the visible marks; None when the readout was not asked for, or when the set has
+    fewer than two visible marks (the summary then says so).
     """
 
     backend: str
@@ -388,6 +389,8 @@ class BackendEvaluation(Result):
                 f"exact level {r['exact_level_accuracy']:.3f}, within one "
                 f"{r['within_one_level_accuracy']:.3f}"
             )
+        elif self.expected_scores is not None:  # read, but nothing to correlate it with
+            lines.append("level readout: no SRCC/PLCC (fewer than two images with visible marks)")
         return "\n".join(lines)
 
     def plot(self, ax: Any = None) -> Any:
