@@ -80,7 +80,8 @@ def encode_target(
             argument="y",
         ) from None
     if len(classes) < 2:
-        raise InputError.bad("y", "at least 2 classes", f"only {classes[0]!r}")
+        only = classes[0].item() if isinstance(classes[0], np.generic) else classes[0]
+        raise InputError(f"y: expected at least 2 classes, got only {only!r}", argument="y")
     task = "binary" if len(classes) == 2 else "multiclass"
     return task, encoded, classes, 0.0, 1.0
 
