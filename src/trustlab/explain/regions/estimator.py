@@ -226,7 +226,7 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
             raise InputError.bad("colour_jitter", "a number in [0, 1)", self.colour_jitter)
         return p
 
-    def _segments(self, x: Any, segments: Any) -> Any:
+    def _segments(self, x: Any, segments: Any, compact: bool = True) -> Any:
         if segments is None:
             seg = superpixels(
                 x.numpy(),
@@ -236,7 +236,7 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
                 cache_dir=self.cache_dir,
             )
             return torch.as_tensor(seg.astype(np.int64))
-        return check_segment_maps(segments, x)
+        return check_segment_maps(segments, x, compact=compact)  # as given for a group_mask
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "selector_"):
@@ -252,8 +252,9 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
     ) -> RegionSparseClassifier:
         """Train selector and classifier on images ``X`` (n, 3, H, W) in [0, 1] and labels ``y``.
 
-        ``segments`` (n, H, W): superpixel maps (computed when None). ``progress``, if given, is
-        called after every epoch as ``progress(epoch, max_epochs, history_so_far)``.
+        ``segments`` (n, H, W): superpixel maps (computed when None), any labels >= 0, renumbered
+        0..K-1 per map in their order. ``progress``, if given, is called after every epoch as
+        ``progress(epoch, max_epochs, history_so_far)``.
         """
         p = self._check_params()
         x, classes, y_idx = check_training_data(X, y)
@@ -381,7 +382,8 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : images (n, 3, H, W) of the model's size, values in [0, 1]
-        segments : (n, H, W) superpixel maps, optional (computed as in training when None)
+        segments : (n, H, W) superpixel maps, optional (computed as in training when None);
+            labels renumbered 0..K-1 per map in their order (the result's ``segments``)
         delta : float in (0, 1], optional
             Certainty threshold of dynamic tau (default: the model's ``delta``).
         tau : float in (0, 1], optional
@@ -490,7 +492,7 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
         """
         self._check_fitted()
         x = check_images(X, "X", self.image_size_)
-        seg = self._segments(x, segments)
+        seg = self._segments(x, segments, compact=False)
         gm = np.asarray(group_mask)
         if gm.dtype != bool or gm.ndim != 2 or gm.shape[0] != x.shape[0]:
             raise InputError.bad("group_mask", f"a bool array of shape ({x.shape[0]}, K)", gm)

@@ -77,8 +77,15 @@ def _sizes(images: Any) -> str:
     return ", ".join(map(str, shapes[:3])) + (", ..." if len(shapes) > 3 else "")
 
 
-def check_segment_maps(segments: Any, images: Any, name: str = "segments") -> Any:
-    """``segments`` as a long tensor (n, H, W) of labels 0..K-1 matching ``images`` (n, 3, H, W)."""
+def check_segment_maps(
+    segments: Any, images: Any, name: str = "segments", compact: bool = False
+) -> Any:
+    """``segments`` as a long tensor (n, H, W) of labels >= 0 matching ``images`` (n, 3, H, W).
+
+    ``compact``: renumber each map's labels 0..K-1 in their order, so that the work (and the
+    groups of a model) follows the number of regions, not the largest label; a map whose labels
+    are 0..K-1 already is returned as it is.
+    """
     arr = segments.detach().cpu().numpy() if isinstance(segments, torch.Tensor) else segments
     try:
         arr = np.asarray(arr)
@@ -91,7 +98,19 @@ def check_segment_maps(segments: Any, images: Any, name: str = "segments") -> An
         raise InputError.bad(name, f"an integer array of shape {want} to match the images", arr)
     if arr.size and arr.min() < 0:
         raise InputError.bad(name, "segment labels >= 0", arr)
-    return torch.as_tensor(arr.astype(np.int64))
+    arr = arr.astype(np.int64)
+    if compact:
+        arr = np.stack([_compact(m) for m in arr]) if arr.size else arr
+    return torch.as_tensor(arr)
+
+
+def _compact(labels: np.ndarray) -> np.ndarray:
+    """One map's labels renumbered 0..K-1 in their order (the map itself when they are)."""
+    top = int(labels.max())
+    if top >= labels.size:  # labels must have gaps: do not count up to the largest
+        return np.unique(labels, return_inverse=True)[1].reshape(labels.shape)
+    present = np.bincount(labels.ravel(), minlength=top + 1) > 0
+    return labels if present.all() else (np.cumsum(present) - 1)[labels]
 
 
 def check_training_data(X: Any, y: Any) -> tuple[Any, np.ndarray, np.ndarray]:

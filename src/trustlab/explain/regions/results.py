@@ -76,7 +76,9 @@ class RegionExplanation(Result):
     probabilities : (n, n_classes) softmax on the masked images.
     group_mask : (n, K) bool, the selected segments; ``scores`` (n, K) their logits mu at ``tau``
         (padded groups -inf); ``mask`` (n, H, W) bool, the selected pixels; ``soft_map`` (n, H, W)
-        sigmoid(mu) spread over the segments; ``segments`` (n, H, W); ``images`` (n, 3, H, W).
+        sigmoid(mu) spread over the segments; ``segments`` (n, H, W), the maps whose labels the
+        columns of ``group_mask`` and ``scores`` are (given maps renumbered 0..K-1 per image in
+        their order); ``images`` (n, 3, H, W).
     """
 
     mode: str
