@@ -99,6 +99,18 @@ def test_seeded_sampling_draws_on_the_cpu_whatever_the_device(pair):
 
 
 @needs_cuda
+def test_seeded_generate_draws_on_the_cpu_and_leaves_the_gpu_stream(pair):
+    # review 58: not yet run on a GPU (none was lent); CPU half in test_llm_review58_rng.py
+    cpu, gpu = pair
+    kwargs = dict(chat=False, temperature=1.0, random_state=11)
+    torch.cuda.manual_seed(123)
+    before = torch.cuda.get_rng_state()
+    b = gpu.generate(PROMPTS, 8, **kwargs)
+    assert torch.equal(torch.cuda.get_rng_state(), before)
+    assert cpu.generate(PROMPTS, 8, **kwargs) == b
+
+
+@needs_cuda
 @pytest.mark.parametrize("share_prefix", [False, True])
 def test_logprobs_match_the_cpu(pair, share_prefix):
     cpu, gpu = pair

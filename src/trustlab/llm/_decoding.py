@@ -83,6 +83,31 @@ def row_seed(seed: int | None, choice: int) -> int | None:
     return int(np.random.SeedSequence([seed, choice]).generate_state(1, np.uint64)[0])
 
 
+class CpuSampler:
+    """A transformers logits processor for ``LocalModel.generate``: it draws every row's next token
+    on the CPU and leaves that token the only finite score, so greedy decoding picks it.
+
+    The draw is what transformers' own sampling does (``softmax(scores / temperature)``, one
+    ``multinomial`` over the batch) after ``torch.manual_seed(seed)``, token for token on the CPU,
+    but from a private ``torch.Generator``: no global random stream (CPU or GPU) is read or
+    reseeded, and a seed gives the same tokens from the same logits on any device. ``seed=None``
+    draws from torch's global CPU stream, as unseeded sampling always did.
+    """
+
+    def __init__(self, temperature: float, seed: int | None, torch: Any) -> None:
+        self.temperature = temperature
+        self.torch = torch
+        self.generator = None
+        if seed is not None:  # torch takes seeds < 2**64; check_seed any int >= 0
+            self.generator = torch.Generator().manual_seed(seed % 2**64)
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        torch = self.torch
+        probs = torch.softmax(scores.cpu() / self.temperature, dim=-1)
+        drawn = torch.multinomial(probs, 1, generator=self.generator).to(scores.device)
+        return torch.full_like(scores, -float("inf")).scatter_(1, drawn, 0.0)
+
+
 def decode(
     lm: Any,
     requests: Sequence[DecodeRequest],

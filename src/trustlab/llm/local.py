@@ -38,6 +38,7 @@ from trustlab.errors import BackendError, InputError
 from trustlab.llm._cache import quiet_transformers
 from trustlab.llm._decoding import (
     MIN_SHARED_PREFIX,
+    CpuSampler,
     DecodeRequest,
     cache_argument,
     decode,
@@ -182,9 +183,10 @@ class LocalModel:
             sampling at such a temperature gives anyway, bar exactly tied logits.
         batch_size : int
         random_state : None, int or numpy.random.Generator
-            Seed for sampling, used in a private random stream (torch's global one is left as it
-            was; a Generator gives one seed). The same seed, prompts and batch size give the same
-            text.
+            Seed for sampling, drawn on the CPU from a private ``torch.Generator`` (torch's global
+            random streams, CPU and GPU, are left as they were; a Generator gives one seed). The
+            same seed, prompts and batch size give the same text, on any device when the logits
+            agree.
         progress : callable, optional
             Called after each batch with ``(prompts done, prompts in all)``.
 
@@ -205,25 +207,26 @@ class LocalModel:
         seed = check_seed(random_state)
         ids = self._encode(texts, chat)
         torch = require("torch", "llm")
-        from transformers import GenerationConfig
+        from transformers import GenerationConfig, LogitsProcessorList
 
-        sample = samples(temperature)
+        # sampling draws on the CPU in CpuSampler; transformers then decodes greedily
         config = GenerationConfig(
             max_new_tokens=int(max_new_tokens),
-            do_sample=sample,
-            temperature=temperature if sample else None,
-            top_k=0 if sample else None,
-            top_p=1.0 if sample else None,
+            do_sample=False,
             pad_token_id=self._pad_id,
             eos_token_id=self._eos_ids,
         )
+        sampler = [CpuSampler(temperature, seed, torch)] if samples(temperature) else []
         out: list[str] = [""] * len(ids)
         done = 0
-        with torch.inference_mode(), _private_rng(torch, seed if sample else None):
+        with torch.inference_mode():
             for batch in _batches(ids, batch_size):
                 input_ids, mask = self._pad([ids[i] for i in batch], "left", torch)
                 tokens = self.model.generate(
-                    input_ids=input_ids, attention_mask=mask, generation_config=config
+                    input_ids=input_ids,
+                    attention_mask=mask,
+                    generation_config=config,
+                    logits_processor=LogitsProcessorList(sampler),
                 )
                 for row, i in enumerate(batch):
                     new = tokens[row, input_ids.shape[1] :]
@@ -680,14 +683,3 @@ def _reduce(hidden: Any, positions: str) -> np.ndarray:
     elif positions == "mean":
         hidden = hidden[1:].mean(dim=0) if hidden.shape[0] > 1 else hidden[0]
     return hidden.cpu().numpy().astype(np.float32, copy=True)
-
-
-@contextlib.contextmanager
-def _private_rng(torch: Any, seed: int | None) -> Iterator[None]:
-    """Seed torch inside a forked random state, so the caller's global stream is untouched."""
-    if seed is None:
-        yield
-        return
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed % 2**64)  # torch takes < 2**64; check_seed any int >= 0
-        yield
