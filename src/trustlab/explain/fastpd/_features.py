@@ -16,6 +16,7 @@ __all__ = [
     "resolve_output",
     "squeeze_output",
     "beyond_input_dtype",
+    "feature_columns",
 ]
 
 TIMES = " \u00d7 "
@@ -65,6 +66,23 @@ def resolve_features(features: Any, names: Sequence[str], argument: str) -> list
     if len(set(out)) != len(out):
         raise InputError.bad(argument, "distinct features", items)
     return out
+
+
+def feature_columns(X: Any, names: Sequence[str], argument: str) -> Any:
+    """A DataFrame's columns ``names``, in that order. A name held by two columns is refused:
+    which one is the feature is not known (taking the first dropped the other feature's values)."""
+    columns = [str(c) for c in X.columns]
+    missing = [c for c in names if c not in columns]
+    if missing:
+        raise InputError.bad(argument, f"the feature columns {list(names)}", columns)
+    twice = [c for c in dict.fromkeys(names) if columns.count(c) > 1]
+    if twice:
+        raise InputError(
+            f"{argument}: expected one column per feature, got {len(twice)} name(s) held by "
+            f"several columns ({', '.join(map(repr, twice[:5]))}); rename or drop the copies",
+            argument=argument,
+        )
+    return X.iloc[:, [columns.index(c) for c in names]]
 
 
 def resolve_output(output: int | str, names: Sequence[str]) -> int:

@@ -15,6 +15,7 @@ from trustlab.explain.fastpd._ensemble import TreeEnsemble
 from trustlab.explain.fastpd._features import (
     beyond_input_dtype,
     dense_rows,
+    feature_columns,
     resolve_features,
     squeeze_output,
 )
@@ -570,13 +571,8 @@ def _feature_names(
 
 def _rows(X: Any, name: str, ensemble: TreeEnsemble, names: Sequence[str] | None) -> np.ndarray:
     """Validate rows: the model's features (by ``names`` for data frames), NaN only if allowed."""
-    columns = getattr(X, "columns", None)
-    if columns is not None and names is not None:
-        columns = [str(c) for c in columns]
-        missing = [c for c in names if c not in columns]
-        if missing:
-            raise InputError.bad(name, f"the feature columns {list(names)}", columns)
-        X = X.iloc[:, [columns.index(c) for c in names]]
+    if getattr(X, "columns", None) is not None and names is not None:
+        X = feature_columns(X, names, name)
     arr = as_float_array(dense_rows(X, name), name, ndim=2, allow_nan=True)
     d = ensemble.n_features
     if arr.shape[1] != d:
