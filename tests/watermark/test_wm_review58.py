@@ -117,3 +117,41 @@ def test_backend_evaluation_says_why_the_readout_has_no_numbers():
     assert "level readout: no SRCC/PLCC (fewer than two images with visible marks)" in ev.summary()
     not_asked = W.evaluate_backend(_Constant(), _InvisibleMarksOnly(), readout=False)
     assert "level readout" not in not_asked.summary()
+
+
+_SPACES = " " * 300_000
+
+
+@pytest.mark.timeout(20)  # a hang guard: each text below takes milliseconds; it took minutes
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A stop." + _SPACES + "x",  # "\s+\s*" after a sentence end: 20,000 spaces took 3 s
+        "x" + "\n" * 300_000 + "x",  # every new line of a run tried "\s*the"
+        "A. The watermark visibility is:" + _SPACES + "x",
+        "A. The watermark visibility is: faint" + _SPACES + "x",  # "\s*\.?\s*\Z"
+        "faint" + _SPACES + "x",  # the bare level word
+    ],
+)
+def test_parse_level_is_linear_in_long_whitespace_runs(text):
+    assert W.parse_level(text) is None
+    assert W.level_accuracy([text], ["faint"]) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("text", "level"),
+    [
+        ("The watermark visibility is: faint.", "faint"),
+        ('He said "done."  \n The  watermark\tvisibility is :Obvious .', "obvious"),
+        ("x\n  \n the watermark visibility is: visible", "visible"),
+        ("x \u3000\n\u00a0The watermark visibility is:\u00a0invisible.</s>", "invisible"),
+        ("A.) ] The watermark visibility is: moderate.", "moderate"),
+        ("A.The watermark visibility is: faint.", None),  # no space after the stop
+        ("x the watermark visibility is: faint.", None),  # no sentence end before it
+        ("The watermark visibility is: faint. More.", None),
+        (" Faint. ", "faint"),
+        ("faint x", None),
+    ],
+)
+def test_parse_level_reads_the_same_final_sentences(text, level):
+    assert W.parse_level(text) == level
