@@ -41,3 +41,13 @@ def test_rows_with_a_repeated_feature_column_are_refused():
     assert np.allclose(
         phi.sum(axis=1) + explainer.expected_value_, model.predict(pd.DataFrame(_X, columns=names))
     )
+
+
+def test_explain_table_refuses_repeated_column_names():
+    # it failed with AttributeError: 'DataFrame' object has no attribute 'dtype'
+    from trustlab.explain import explain_table
+
+    model = DecisionTreeRegressor(max_depth=3, random_state=0).fit(_X, _Y)
+    table = pd.DataFrame(np.column_stack([_X, _Y]), columns=["a", "a", "b", "label"])
+    with pytest.raises(InputError, match=r"^data: expected distinct column names"):
+        explain_table(model, table, label="label")

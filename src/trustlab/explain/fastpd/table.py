@@ -118,6 +118,8 @@ def plan_table(
     ensemble = as_tree_ensemble(estimator)
     frame = data.copy(deep=False)
     frame.columns = [str(c) for c in frame.columns]
+    if frame.columns.has_duplicates:  # frame[name] would be a table, not a column
+        raise InputError.bad("data", "distinct column names", list(frame.columns))
     if label is not None:
         require_columns(frame, {"label": str(label)})
     for column in exclude:
