@@ -202,7 +202,7 @@ _FAINT_REGION = (  # an invisible-level prediction whose heatmap still located a
     "The heatmap still marks {where} of the image as a possible place of a mark too faint to see.",
 )
 
-_NAME_JUNK = re.compile(r"[.,;\s]+")
+_NAME_JUNK = re.compile(r"[.,;!?\s]+")  # the parser splits sentences at . ! ?
 
 
 def impact_level(coverage: float, score: float) -> str:
@@ -257,7 +257,8 @@ def describe(
     Returns
     -------
     str
-        One paragraph; object names are written with ``.``, ``,`` and ``;`` replaced by spaces.
+        One paragraph; object names are written with ``.``, ``,``, ``;``, ``!`` and ``?``
+        replaced by spaces.
 
     Examples
     --------
