@@ -254,7 +254,8 @@ def _sample(logits: Any, request: DecodeRequest, generator: Any, torch: Any) -> 
 def _entry(logp: Any, token: int, k: int, lm: Any, torch: Any) -> TokenLogprob:
     top: tuple[tuple[str, float], ...] = ()
     if k:
-        values, ids = torch.topk(logp, k)
+        # a vocabulary smaller than k gives every token (as the OpenAI API does), not a torch error
+        values, ids = torch.topk(logp, min(k, logp.shape[-1]))
         top = tuple(
             (lm._token_text(i), v) for i, v in zip(ids.tolist(), values.tolist(), strict=True)
         )
