@@ -165,14 +165,28 @@ def test_named_types_in_a_skops_file_are_trusted(files):
         (["--label", "height"], "--label: expected a column of the data"),
         (["--label", "age"], "--label: expected a column that is not one of the model's"),
         (["--rows", "500"], "--rows: expected row positions in [0, 120)"),
-        (["--rows", "200:300"], "--rows: expected a range of rows within the 120 rows"),
+        (
+            ["--rows", "200:300"],
+            "--rows: expected a non-empty range START:STOP (START < STOP) of rows within the 120",
+        ),
         # a range reaching past the last row is refused, not cut to the table (review 56)
         (
             ["--rows", "100:121"],
-            "--rows: expected a range of rows within the 120 rows of the "
-            "table (counted from 0), got '100:121'",
+            "--rows: expected a non-empty range START:STOP (START < STOP) of rows within the "
+            "120 rows of the table (counted from 0), got '100:121'",
         ),
-        (["--background-rows", "0:100000"], "--background-rows: expected a range of rows within"),
+        # an empty or reversed range inside the table says so (review 58)
+        (
+            ["--rows", "5:5"],
+            "--rows: expected a non-empty range START:STOP (START < STOP) of rows within the "
+            "120 rows of the table (counted from 0), got '5:5' (an empty or reversed range)",
+        ),
+        (
+            ["--rows", "7:3"],
+            "--rows: expected a non-empty range START:STOP (START < STOP) of rows within the "
+            "120 rows of the table (counted from 0), got '7:3' (an empty or reversed range)",
+        ),
+        (["--background-rows", "0:100000"], "--background-rows: expected a non-empty range"),
         (["--rows", "first-ten"], "--rows: expected all, START:STOP, row ids like 3,17,42"),
         (["--background-rows", "0:9", "--background-size", "5"], "--background-rows: expected "),
         (["--max-order", "0"], "--max-order: expected an integer >= 1"),

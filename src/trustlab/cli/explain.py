@@ -278,9 +278,11 @@ def row_selection(text: str | None, n: int, option: str, encoding: str | None = 
             start = int(start_text) if start_text else 0
             stop = int(stop_text) if stop_text else n
             if start >= n or stop <= start or stop > n:  # refused, never clipped to the table
+                empty = " (an empty or reversed range)" if stop <= start < n else ""
                 raise InputError(
-                    f"{option}: expected a range of rows within the {n} rows of the table "
-                    f"(counted from 0), got {part.strip()!r}",
+                    f"{option}: expected a non-empty range START:STOP (START < STOP) of rows "
+                    f"within the {n} rows of the table (counted from 0), got "
+                    f"{part.strip()!r}{empty}",
                     argument=option,
                 )
             parts.append(np.arange(start, stop))
