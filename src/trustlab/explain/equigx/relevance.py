@@ -242,7 +242,7 @@ class EquiGX:
         The paper's componentwise divisions, or the block variant (trustlab extension: exactly
         rotation invariant and conserving).
     method : {"fast", "rules"}
-        One modified backward pass, or the explicit rule-by-rule path (same values).
+        One modified backward pass, or the explicit rule-by-rule path (equal as epsilon -> 0).
     output : {"logit", "contrast"}
         What is explained: the target logit (the paper's start, relevance 1 on the target class),
         or (trustlab extension) the *contrast* ``y_t - sum_{c != t} q_c y_c`` with ``q`` the
