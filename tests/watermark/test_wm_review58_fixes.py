@@ -3,6 +3,7 @@ the prediction index, visibility_numbers' inputs and a stable expected score."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from trustlab.watermark import ObjectRelation, WatermarkFacts, describe, parse_description
@@ -16,3 +17,45 @@ def test_object_names_with_sentence_marks_keep_their_relation(name):
         parsed = parse_description(describe(facts, random_state=seed))
         assert [r for _, r in parsed.relations] == ["inside"]
         assert "!" not in parsed.relations[0][0] and "?" not in parsed.relations[0][0]
+
+
+class _StandIn:
+    def __init__(self, n, **attrs):
+        self.n = n
+        vars(self).update(attrs)
+
+    def __len__(self):
+        return self.n
+
+
+def test_invisible_auroc_lines_say_how_many_images_they_compare():
+    # "blind strength 36: detection AUROC 1.000" came from 1 marked vs 2 clean images, unsaid
+    from trustlab.watermark.evaluation import evaluate_predictions
+
+    kinds = ["logo", "text", "logo", "pattern", "blind", "clean", "clean"]
+    n, cells = len(kinds), ["Center"] * len(kinds)
+    data = _StandIn(
+        n,
+        kinds=kinds,
+        scores=[1.0, 2.0, 3.0, 4.0, 5.0, 5.0, 5.0],
+        opacity=[0.2, 0.15, 0.1, 0.05, np.nan, np.nan, np.nan],
+        strength=np.array([np.nan] * 4 + [36.0, np.nan, np.nan]),
+        cells=cells,
+        masks=np.zeros((n, 16, 16), bool),
+        present=[True] * 5 + [False, False],
+        content_types=["logo"] * n,
+        images=np.random.default_rng(5).integers(0, 256, (n, 16, 16, 3)).astype(np.uint8),
+    )
+    pred = _StandIn(
+        n,
+        scores=np.array([1.2, 2.1, 2.9, 4.2, 4.0, 4.9, 4.6]),
+        cells=cells,
+        heatmaps=np.zeros((n, 2, 2), np.float16),
+        threshold=0.5,
+        content_types=["logo"] * n,
+    )
+    result = evaluate_predictions(pred, data)
+    assert result.invisible_counts == {"blind strength 36": (1, 2)}
+    line = "invisible blind strength 36: detection AUROC 1.000 (1 marked vs 2 clean)"
+    assert line in result.summary().splitlines()
+    assert result.to_dict()["invisible_counts"] == {"blind strength 36": [1, 2]}

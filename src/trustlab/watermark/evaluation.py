@@ -23,7 +23,7 @@ a generated :class:`~trustlab.watermark.synth.WatermarkDataset`:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -183,6 +183,8 @@ class PredictorEvaluation(Result):
     invisible_auroc: dict[str, float]
     min_opacity: float
     n_images: int
+    #: per key of ``invisible_auroc``: (marked images, clean images) the AUROC compared
+    invisible_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
     figure_name = "watermark_predictor.png"
 
     def summary(self) -> str:
@@ -200,7 +202,9 @@ class PredictorEvaluation(Result):
                 f"control {name}: SRCC {c['srcc']:.3f}, exact level {c['exact_level_accuracy']:.3f}"
             )
         for key, auc in self.invisible_auroc.items():
-            lines.append(f"invisible {key}: detection AUROC {auc:.3f}")
+            counts = self.invisible_counts.get(key)
+            n = f" ({counts[0]} marked vs {counts[1]} clean)" if counts else ""
+            lines.append(f"invisible {key}: detection AUROC {auc:.3f}{n}")
         return "\n".join(lines)
 
     def plot(self, ax: Any = None) -> Any:
@@ -322,6 +326,7 @@ def evaluate_predictions(
             )
 
     aurocs: dict[str, float] = {}
+    counts: dict[str, tuple[int, int]] = {}
     clean = kinds == "clean"
     strength = np.asarray(dataset.strength, dtype=np.float64)
     if clean.any():
@@ -331,6 +336,7 @@ def evaluate_predictions(
             for s in sorted(set(strength[sel][~np.isnan(strength[sel])])):
                 pos = stat[sel & (strength == s)]
                 aurocs[f"{kind} strength {s:g}"] = _auroc(pos, stat[clean])
+                counts[f"{kind} strength {s:g}"] = (len(pos), int(clean.sum()))
     return PredictorEvaluation(
         visibility=vis,
         location=location,
@@ -338,6 +344,7 @@ def evaluate_predictions(
         controls=controls,
         per_kind=per_kind,
         invisible_auroc=aurocs,
+        invisible_counts=counts,
         min_opacity=float(min_opacity),
         n_images=n,
     )
