@@ -59,3 +59,19 @@ def test_invisible_auroc_lines_say_how_many_images_they_compare():
     line = "invisible blind strength 36: detection AUROC 1.000 (1 marked vs 2 clean)"
     assert line in result.summary().splitlines()
     assert result.to_dict()["invisible_counts"] == {"blind strength 36": [1, 2]}
+
+
+@pytest.mark.parametrize(
+    "args", [["--test-size", "1.5"], ["--test-size", "nan"], ["--n", "2", "--test-size", "0.9"]]
+)
+def test_train_refuses_test_size_before_making_images(args, monkeypatch, tmp_path):
+    # --test-size 1.5 was refused only after every image had been generated
+    from cli_helpers import one_line, run_quiet
+    from trustlab.cli import watermark as cli_wm
+
+    def no_images(*_args, **_kwargs):
+        raise AssertionError("images made before --test-size was checked")
+
+    monkeypatch.setattr(cli_wm, "_dataset", no_images)
+    code, _, err = run_quiet("watermark", "train", *args, "--out", tmp_path / "m")
+    assert code == 2 and one_line(err).startswith("trustlab: error: --test-size: expected")

@@ -403,9 +403,12 @@ def synth(
 # -------------------------------------------------------------------------------------- train
 
 
-def _split(n: int, test_size: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def _split(n: int | None, test_size: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The train and test rows of ``n`` images (``n=None``: only checks ``test_size``)."""
     if not 0.0 <= test_size < 1.0:
         raise InputError.bad("--test-size", "a share of the images in [0, 1)", test_size)
+    if n is None:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
     n_test = int(round(test_size * n))
     if n - n_test < 1:
         raise InputError.bad("--test-size", f"a share leaving training images of {n}", test_size)
@@ -471,6 +474,7 @@ def train(
     )  # fmt: skip
     with options_named(names, hints):
         model.check_params()  # before the images are generated or read
+    _split(n if data is None else None, test_size, seed)  # likewise
     with progress() as bar:
         ds, source = _dataset(data, n, seed, kinds, clean_fraction, bar)
         fit_idx, test_idx = _split(len(ds), test_size, seed)
