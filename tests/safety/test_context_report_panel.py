@@ -42,3 +42,23 @@ def test_a_data_set_without_context_effect_has_a_panel(tmp_path):
     (table,) = [b for b in _human_panel([_log(str(flat))]) if isinstance(b, ReportTable)]
     cells = dict(table.rows)
     assert cells["Wilcoxon p"] == "n/a" and cells["power with 21 votes"] == "n/a"
+
+
+def test_a_data_file_changed_since_the_run_is_named_not_shown(tmp_path):
+    # review 58 (evals F3): the panel showed the edited file's statistics under the run's caption
+    from trustlab.evals.registry import DATA_DIGESTS, data_digests
+
+    path = tmp_path / "cb.json"
+    records = synthetic_casebench().records()
+    path.write_text(json.dumps(records))
+    meta = {"data": str(path), DATA_DIGESTS: data_digests({"data": str(path)})}
+    log = SimpleNamespace(location=str(tmp_path / "run1.eval"), eval=SimpleNamespace(metadata=meta))
+    assert [b for b in _human_panel([log]) if isinstance(b, ReportTable)]  # unchanged: shown
+    for record in records:  # valid JSON still, another data set
+        if not record["context_intended_to_be_safe"]:
+            record["safe_rate"], record["scores"] = 1.0, None
+    path.write_text(json.dumps(records))
+    blocks = _human_panel([log, _log(str(path))])  # a log without a digest cannot tell
+    assert not [b for b in blocks if isinstance(b, ReportTable)]
+    (text,) = [b.text for b in blocks if isinstance(b, ReportText)]
+    assert text == f"Human statistics: {path} changed since the run (run1.eval); not shown."

@@ -51,6 +51,7 @@ from trustlab._checks import check_choice, check_in_range, check_positive_int
 from trustlab._lazy import require
 from trustlab.errors import InputError
 from trustlab.evals.logs import ReportFigure, ReportTable, ReportText, register_report_hook
+from trustlab.evals.registry import DATA_DIGESTS, data_digests
 from trustlab.safety.context import (
     MODES,
     VOTES_PER_ITEM,
@@ -454,6 +455,17 @@ def _band(result: ContextScores, key: str) -> str:
     return f"{value:.3f}" if low is None else f"{value:.3f} [{low:.3f}, {high:.3f}]"
 
 
+def _changed_since(source: str, logs: list[Any]) -> str:
+    """The names of the logs of ``source`` whose logged sha256 differs from the file's now."""
+    now = data_digests({"data": source}).get("data")
+    metadata = [(log, log.eval.metadata or {}) for log in logs]
+    return ", ".join(
+        _log_name(log)
+        for log, meta in metadata
+        if meta.get("data") == source and meta.get(DATA_DIGESTS, {}).get("data") not in (None, now)
+    )
+
+
 def _human_panel(logs: list[Any]) -> list[Any]:
     """The human statistics of each data set the logs judged (the full set when readable)."""
     blocks: list[Any] = []
@@ -461,6 +473,13 @@ def _human_panel(logs: list[Any]) -> list[Any]:
         where = "the shipped synthetic set" if source == "synthetic" else source
         if source != "synthetic" and not Path(source).is_file():
             blocks.append(ReportText(f"Human statistics: {source} is no longer readable."))
+            continue
+        if source != "synthetic" and (changed := _changed_since(source, logs)):
+            blocks.append(
+                ReportText(
+                    f"Human statistics: {source} changed since the run ({changed}); not shown."
+                )
+            )
             continue
         try:  # a data file may have changed (or become invalid) since the run
             data = synthetic_casebench() if source == "synthetic" else load_casebench(source)
