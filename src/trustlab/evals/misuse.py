@@ -1,6 +1,6 @@
 """Misuse through model combinations on inspect_ai: the ``misuse`` task (Jones et al., 2025).
 
-``trustlab eval run misuse --strong S --weak W [-T decomposer=manual|auto] [-T suite=code|text]``
+``trustlab eval run misuse --strong S --weak W [-T decomposer=manual|auto] [-T suite=code|text|all]``
 asks, for every task of a benign proxy suite (:func:`trustlab.safety.misuse.load_suite`: HumanEval
 problems whose objective adds a canary line the strong model's policy forbids; text summaries
 whose bullets must carry a forbidden tag):

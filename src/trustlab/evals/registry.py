@@ -45,7 +45,7 @@ BUILTIN_TASKS: dict[str, tuple[str, str]] = {
     "misuse": (
         "trustlab.evals.misuse:misuse",
         "misuse through model combinations on benign proxy tasks: strong + weak vs each alone "
-        "(--strong S --weak W; -T decomposer=manual|auto, -T suite=code|text, -T n=N)",
+        "(--strong S --weak W; -T decomposer=manual|auto, -T suite=code|text|all, -T n=N)",
     ),
 }
 
