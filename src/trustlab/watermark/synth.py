@@ -11,9 +11,9 @@ watermarks each with one of the requested kinds:
   the whole image is then shifted by one constant so that its mean equals the cover's mean,
   clipped to [0, 255] and rounded. The score is ``5 - 20 w`` and the level follows from it.
   Two choices of ours keep the visibility a function of ``w`` (Spearman of ``w`` and PSNR below
-  -0.95): the mark is resized so that its mask covers 4-7 % of the image, and each colour channel
-  of the mark is shifted by one constant so that its RMS difference from the cover under the mask
-  is 110 grey levels (where clipping allows);
+  -0.95): the mark is resized towards 4-7 % of the image (2.75-7.04 % measured), and each
+  colour channel of the mark is shifted by one constant so that its RMS difference from the cover
+  under the mask is 110 grey levels (where clipping allows);
 - invisible marks (``"dwtDctSvd"``, ``"dwtDct"``, ``"rivaGan"``, ``"blind"``) from
   ``invisible-watermark`` and ``blind-watermark``, with their 32 payload bits stored; their level
   comes from the full-reference PSNR (:func:`~trustlab.watermark.marks.score_of_psnr`).
