@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from trustlab.errors import InputError
 from trustlab.watermark import ObjectRelation, WatermarkFacts, describe, parse_description
 
 
@@ -88,3 +89,37 @@ def test_docs_state_the_measured_area_of_visible_marks():
     low, high = map(float, re.search(r"measured (\d+\.\d+)-(\d+\.\d+) % over", page).groups())
     areas = synthesize(2, random_state=28, kinds=("pattern",)).masks.mean(axis=(1, 2)) * 100
     assert areas.min() < 4.0 and low <= areas.min() and areas.max() <= high
+
+
+def _two_predictions():
+    from trustlab.watermark.nr import WatermarkPredictions
+
+    return WatermarkPredictions(
+        scores=np.array([4.5, 1.5]),
+        expected_scores=np.array([4.5, 1.5]),
+        levels=("invisible", "visible"),
+        level_probabilities=np.full((2, 5), 0.2),
+        content_types=("logo", "text"),
+        content_probabilities=np.full((2, 4), 0.25),
+        boxes=np.array([[-1, -1, -1, -1], [1, 1, 5, 5]]),
+        cells=("Center", "Top-left"),
+        orientations=("horizontal", "horizontal"),
+        present=np.array([False, True]),
+        located=np.array([False, True]),
+        image_sizes=((8, 8), (8, 8)),
+        heatmaps=np.zeros((2, 2, 2), np.float16),
+    )
+
+
+@pytest.mark.parametrize("i", [-1, 2, "a", 1.5, True, None])
+@pytest.mark.parametrize("method", ["heatmap", "facts", "faint_region"])
+def test_prediction_methods_refuse_what_is_no_image_index(method, i):
+    # heatmap(-1) gave the last image's map and heatmap("a") a raw TypeError; facts("a") a raw
+    # ValueError, facts(1.5) a raw IndexError, facts(True) a raw TypeError
+    with pytest.raises(InputError, match=r"^i: expected an image index in \[0, 1\], got"):
+        getattr(_two_predictions(), method)(i)
+
+
+def test_prediction_methods_take_numpy_integers():
+    pred = _two_predictions()
+    assert pred.heatmap(np.int64(1)).shape == (8, 8) and pred.facts(np.int32(1)).present

@@ -326,8 +326,15 @@ class WatermarkPredictions(Result):
     def __len__(self) -> int:
         return len(self.scores)
 
+    def _index(self, i: Any) -> int:
+        ok = isinstance(i, (int, np.integer)) and not isinstance(i, bool) and 0 <= i < len(self)
+        if not ok:  # -1 is no image of its own here; "a", 1.5 or True no index
+            raise InputError.bad("i", f"an image index in [0, {len(self) - 1}]", i)
+        return int(i)
+
     def heatmap(self, i: int) -> np.ndarray:
         """The heatmap of image ``i`` resized to that image's pixels (nearest)."""
+        i = self._index(i)
         h, w = self.image_sizes[i]
         hm = self.heatmaps[i].astype(np.float32)
         rows = np.minimum((np.arange(h) * hm.shape[0]) // h, hm.shape[0] - 1)
@@ -336,8 +343,7 @@ class WatermarkPredictions(Result):
 
     def facts(self, i: int) -> WatermarkFacts:
         """The structured facts of image ``i`` (objects unknown: relations are left empty)."""
-        if not 0 <= int(i) < len(self):
-            raise InputError.bad("i", f"an image index in [0, {len(self) - 1}]", i)
+        i = self._index(i)
         s = float(np.clip(self.scores[i], 0, 5))
         return WatermarkFacts(
             present=bool(self.present[i]),
@@ -356,7 +362,7 @@ class WatermarkPredictions(Result):
         """The cell of image ``i``'s heatmap region when it is predicted at the invisible level
         (``present`` False) but the heatmap still located a region; None otherwise. What
         :func:`~trustlab.watermark.describer.describe` takes as ``faint_region``."""
-        self.facts(i)  # checks i
+        i = self._index(i)
         return self.cells[i] if not self.present[i] and self.located[i] else None
 
     def summary(self) -> str:
