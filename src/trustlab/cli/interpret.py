@@ -267,7 +267,8 @@ def cache(
             done = counted(len(held), "finished chunk")
             report = planned(report, f"resuming from {done} in {out / 'chunks'}")
         hint = "--overwrite deletes them and starts afresh"  # the chunks of another run
-        with options_named({"checkpoint": "--out"}, {"checkpoint": hint}):
+        hints = {"checkpoint": hint} if (out / "chunks").is_dir() else None  # none: no chunks
+        with options_named({"checkpoint": "--out"}, hints):
             result = cache_latents(
                 lm,
                 sae,
