@@ -123,3 +123,16 @@ def test_prediction_methods_refuse_what_is_no_image_index(method, i):
 def test_prediction_methods_take_numpy_integers():
     pred = _two_predictions()
     assert pred.heatmap(np.int64(1)).shape == (8, 8) and pred.facts(np.int32(1)).present
+
+
+@pytest.mark.parametrize(
+    ("predicted", "truth", "name"),
+    [("abc", "abc", "predicted"), ([1.0, 2.0], ["a", "b"], "truth"),
+     ([1.0, np.nan], [1.0, 2.0], "predicted"), ([1.0, 2.0], [np.inf, 2.0], "truth")],
+)  # fmt: skip
+def test_visibility_numbers_names_the_bad_argument(predicted, truth, name):
+    # ("abc", "abc") raised a raw ValueError and a NaN was called "score"
+    from trustlab.watermark.evaluation import visibility_numbers
+
+    with pytest.raises(InputError, match=rf"^{name}: expected"):
+        visibility_numbers(predicted, truth)

@@ -62,8 +62,8 @@ def visibility_numbers(predicted: Any, truth: Any) -> dict[str, float]:
     """
     from trustlab.watermark.metrics import srcc_plcc
 
-    p = np.asarray(predicted, dtype=np.float64)
-    t = np.asarray(truth, dtype=np.float64)
+    p = as_float_array(predicted, "predicted", min_size=0)  # numbers, finite
+    t = as_float_array(truth, "truth", min_size=0)
     if p.ndim != 1 or p.shape != t.shape or len(p) < 2:
         raise InputError.bad(
             "predicted", "two 1-D score arrays of one length >= 2", (p.shape, t.shape)
