@@ -136,3 +136,21 @@ def test_visibility_numbers_names_the_bad_argument(predicted, truth, name):
 
     with pytest.raises(InputError, match=rf"^{name}: expected"):
         visibility_numbers(predicted, truth)
+
+
+@pytest.mark.parametrize(
+    ("logits", "score"),
+    [([1e308, -1e308, 0, 0, 0], 5.0), ([-1.7e308, 1.7e308, 1.7e308, 0, 0], 3.5),
+     ([0, 0, 0, 0, -1.7e308], 3.5), ([1.0, 2.0, 3.0, 4.0, 5.0], None)],
+)  # fmt: skip
+def test_expected_score_is_stable_without_warnings(logits, score, recwarn):
+    # [1e308, -1e308, 0, 0, 0] gave the right 5.0 with "RuntimeWarning: overflow in subtract"
+    from scipy.special import softmax
+
+    from trustlab.watermark.metrics import expected_score
+
+    got = expected_score(logits)
+    if score is None:  # moderate logits: the plain formula
+        score = float(softmax(np.array(logits)) @ np.array([5, 4, 3, 2, 1]))
+    assert got == pytest.approx(score, rel=1e-12)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

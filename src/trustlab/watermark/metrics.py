@@ -680,6 +680,7 @@ def expected_score(logits: Any) -> float:
     3.0
     """
     z = as_float_array(logits, "logits", shape=(len(LEVELS),))  # the 5 level words' logits
-    p = np.exp(z - z.max())
+    with np.errstate(over="ignore"):  # a gap past the float range is -inf: its exp is 0 anyway
+        p = np.exp(z - z.max())
     p /= p.sum()
     return float(p @ np.asarray(LEVEL_SCORES))
