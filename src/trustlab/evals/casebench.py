@@ -43,6 +43,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -337,9 +338,19 @@ def _answer_failures(sample_scores: list[SampleScore]) -> tuple[int, int]:
     return failed, answers
 
 
+_OTHER_REDUCER = (
+    f"casebench: an eval-level epochs reducer replaced {REDUCER} (e.g. Epochs(2, 'max')): the "
+    "log's metrics are of that reducer's item values and parse_failure_rate counts items, while "
+    f"casebench_scores, casebench_outputs and the report combine each item's answers with {REDUCER}"
+    f"; pass epochs as an int (or Epochs(n, '{REDUCER}')) to keep them equal"
+)
+
+
 def _define_metric(key: str) -> Any:
     def factory() -> Any:
         def compute(scores: list[SampleScore]) -> float:
+            if any("answers" not in (s.score.metadata or {}) for s in scores):
+                warnings.warn(_OTHER_REDUCER, UserWarning, stacklevel=2)
             if key == "parse_failure_rate":
                 failed, answers = _answer_failures(scores)
                 return failed / answers
