@@ -4,7 +4,8 @@ subnormal floats in torch models.
 :func:`column_mean_scale` gives each column's mean and standard deviation with the column
 divided by a power of 2 near its largest magnitude first (exact, so ordinary data give the same
 numbers as ``X.mean(axis=0)`` / ``X.std(axis=0)``): the squares of activations past ~1e154
-overflowed (below ~1e-154 they vanished), so the scale was inf (or 0).
+overflowed (below ~1e-154 they vanished), so the scale was inf (or 0). :func:`standardised`
+divides by them without overflow in ``X - mean``.
 
 Subnormal (denormal) floats in torch models: a CPU slows down on every operation that reads or
 writes one, often several times over.
@@ -14,6 +15,11 @@ they are subnormal: half of the shipped watermark predictor's weights were, whic
 slower on the CPU than the same network with those weights at zero (the outputs are equal).
 :func:`flush_denormals` runs a block with the CPU flushing subnormal results (and inputs) to zero;
 :func:`zero_denormals` sets a module's subnormal weights to zero.
+
+Seeded torch draws: :func:`seeded_torch` runs a block with torch's global random stream seeded and
+the caller's restored afterwards. ``torch.manual_seed`` inside ``torch.random.fork_rng(devices=[])``
+does not do that: it also seeds every GPU's stream (``torch.cuda.manual_seed_all``, queued until
+CUDA starts if it has not), and those were not forked.
 """
 
 from __future__ import annotations
@@ -29,11 +35,24 @@ def column_mean_scale(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each column's mean and standard deviation of a 2-d float array, computed on the column
     divided by a power of 2 near its largest magnitude (exact); a column whose deviation is at
     most 1e-12 times the largest magnitude in ``X`` is constant and gets scale 1."""
-    size = np.ldexp(1.0, np.frexp(np.abs(X).max(axis=0))[1])
+    # 2^(e-1) <= max|x| < 2^e: dividing by 2^(e-1), not 2^e, which overflows to inf for
+    # max|x| >= 2^1023 (about 9e307; the mean was then NaN)
+    size = np.ldexp(1.0, np.frexp(np.abs(X).max(axis=0))[1] - 1)
     mean = (X / size).mean(axis=0) * size
     scale = (X / size).std(axis=0) * size
     scale[scale <= 1e-12 * float(np.abs(X).max())] = 1.0  # no information: leave it unscaled
     return mean, scale
+
+
+def standardised(X: np.ndarray, mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``(X - mean) / scale``, also where ``X - mean`` passes the float range (a value and its
+    column mean of opposite signs near 1.8e308): then computed on halves, ``(X/2 - mean/2) /
+    scale * 2`` (exact; ordinary data take the plain expression)."""
+    with np.errstate(over="ignore"):
+        z = (X - mean) / scale
+    if np.isinf(z).any() and np.isfinite(X).all():
+        z = (X * 0.5 - mean * 0.5) / scale * 2.0
+    return z
 
 
 #: The smallest normal float32.
@@ -77,3 +96,21 @@ def zero_denormals(module: Any) -> int:
                 t[sub] = 0.0
                 count += n
     return count
+
+
+@contextlib.contextmanager
+def seeded_torch(seed: int) -> Iterator[None]:
+    """Run a block with torch's global CPU random stream seeded with ``seed`` (as
+    ``torch.manual_seed`` seeds it, so CPU draws are the same) and restore the caller's stream
+    afterwards. Where CUDA is in use (initialised), every GPU's stream is forked and seeded too,
+    so draws on a GPU are seeded and the caller's GPU streams are left as they were; otherwise no
+    GPU stream is read or seeded (and CUDA is not started)."""
+    import torch
+
+    cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
+    devices = list(range(torch.cuda.device_count())) if cuda else []
+    with torch.random.fork_rng(devices=devices, device_type="cuda"):
+        torch.default_generator.manual_seed(int(seed))
+        if cuda:
+            torch.cuda.manual_seed_all(int(seed))
+        yield

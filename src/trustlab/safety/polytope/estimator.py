@@ -31,7 +31,7 @@ from trustlab._checks import (
     check_random_state,
 )
 from trustlab._model_files import read_saved_arrays, read_saved_params, storable_params
-from trustlab._numerics import column_mean_scale
+from trustlab._numerics import column_mean_scale, standardised
 from trustlab._results import json_text, output_dir, to_jsonable, write_atomic
 from trustlab.errors import InputError, ResourceError
 from trustlab.safety.polytope._inputs import (
@@ -270,7 +270,7 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         self.classes_ = CLASSES.copy()
         self.mean_, self.scale_ = _standardisation(X, self.standardize)
-        z = (X - self.mean_) / self.scale_
+        z = standardised(X, self.mean_, self.scale_)
         params, history = train_polytope(z, labels, settings, rng)
         self._set_parameters(params)
         self.loss_history_ = history
@@ -376,7 +376,7 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
 
     def _features(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """(encoder features, ReLU pre-activations or None) of raw rows ``X``."""
-        z = (X - self.mean_) / self.scale_
+        z = standardised(X, self.mean_, self.scale_)
         if self.encoder_weight_ is None:
             return z, None
         pre = z @ self.encoder_weight_.T + self.encoder_bias_
