@@ -154,6 +154,17 @@ def test_a_sampled_answer_equals_the_authors_procedure(backend):
     assert backend.seed_of(_image(2), q) != backend.seed_of(img, q)
 
 
+def test_a_sampled_answer_reseeds_no_gpu_stream(backend, monkeypatch):
+    # Review 58: torch.manual_seed inside fork_rng(devices=[]) for a model on the CPU also
+    # reseeded every GPU's stream (torch.cuda.manual_seed_all), which was not forked.
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        pytest.skip("CUDA is in use: its streams are forked and seeded")
+    seeded = []
+    monkeypatch.setattr(torch.cuda, "manual_seed_all", seeded.append)
+    assert backend.answer(_image(3), QUESTIONS[1])
+    assert seeded == []
+
+
 def test_temperature_zero_decodes_greedily(folder):
     greedy = WMarkGPTBackend(folder["ok"], code_path=STANDIN, max_new_tokens=10, temperature=0)
     img, q = _image(3), QUESTIONS[1]

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._lazy import require
+from trustlab._numerics import seeded_torch
 from trustlab.errors import InputError
 
 __all__ = [
@@ -211,9 +212,8 @@ def check_model_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
 def build_model(spec: Mapping[str, Any], random_state: int = 0):
     """A :class:`UEFLNet` initialised from the seed ``random_state`` without touching torch's
     global stream."""
-    torch = require("torch", "federated")
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(random_state)
+    require("torch", "federated")
+    with seeded_torch(random_state):
         return _modules()["UEFLNet"](check_model_spec(spec))
 
 

@@ -34,6 +34,7 @@ from trustlab._checks import (
     check_positive_int,
 )
 from trustlab._lazy import require
+from trustlab._numerics import seeded_torch
 from trustlab._renamed import renamed_keyword
 from trustlab._results import Result
 from trustlab.errors import InputError
@@ -518,8 +519,7 @@ def train_silo(
     optimizer = Adam(model.parameters(), learning_rate=config.learning_rate)
     totals = np.zeros(3)
     steps = 0
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(_round_seed(config.random_state, round_no, plan.silo))
+    with seeded_torch(_round_seed(config.random_state, round_no, plan.silo)):
         model.train()
         for _ in range(config.local_epochs):
             order = torch.randperm(len(y))
@@ -558,8 +558,7 @@ def mc_dropout_probabilities(model, X, passes: int, *, dropout: bool = True, ran
     X = torch.as_tensor(np.asarray(X, dtype=np.float32))
     was_training = model.training
     try:
-        with torch.no_grad(), torch.random.fork_rng(devices=[]):
-            torch.manual_seed(random_state)
+        with torch.no_grad(), seeded_torch(random_state):
             model.eval()
             q, _, _ = model.quantized(X)
             model.head.train(dropout)

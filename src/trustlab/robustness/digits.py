@@ -20,6 +20,7 @@ import numpy as np
 
 from trustlab._checks import check_choice, check_positive_int
 from trustlab._lazy import require
+from trustlab._numerics import seeded_torch
 from trustlab._renamed import renamed_keys, renamed_keyword
 from trustlab._results import write_atomic
 from trustlab.errors import InputError
@@ -135,8 +136,7 @@ def _build(spec: dict[str, Any], random_state: int = 0):
     torch = require("torch", "torch")
     nn = torch.nn
     d, k, h = spec["n_features"], spec["n_classes"], spec["hidden"]
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(random_state)
+    with seeded_torch(random_state):
         if spec["arch"] == "mlp":
             model = nn.Sequential(
                 nn.Linear(d, h), nn.ReLU(), nn.Linear(h, h), nn.ReLU(), nn.Linear(h, k)

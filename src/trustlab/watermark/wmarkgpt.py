@@ -50,6 +50,7 @@ import numpy as np
 
 from trustlab._checks import check_bool, check_non_negative, check_positive_int
 from trustlab._lazy import require
+from trustlab._numerics import seeded_torch
 from trustlab.errors import BackendError, InputError
 from trustlab.watermark.backends import (
     READOUT_PROMPT,
@@ -305,9 +306,7 @@ class WMarkGPTBackend:
                 kwargs.update(do_sample=False)
             if keywords is not None and stop:
                 kwargs["stopping_criteria"] = [keywords([stop], tok, ids)]
-            devices = [model.device] if model.device.type == "cuda" else []
-            with torch.random.fork_rng(devices=devices), torch.inference_mode():
-                torch.manual_seed(self.seed_of(img, q))
+            with seeded_torch(self.seed_of(img, q)), torch.inference_mode():
                 generated = model.generate(ids, images=self.pixel_values(img), **kwargs)
             text_out = tok.decode(generated[0, ids.shape[1] :], skip_special_tokens=True).strip()
             if stop and text_out.endswith(stop):  # the whole separator only, never characters

