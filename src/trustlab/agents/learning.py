@@ -358,6 +358,15 @@ def cluster_rules(
     ids, texts = _rule_texts(rules)
     if len(ids) < 2:
         raise InputError.bad("rules", "at least two rules", len(ids))
+    # every argument is checked before the embedding, which takes seconds
+    if n_clusters is not None and (
+        isinstance(n_clusters, bool)
+        or not isinstance(n_clusters, (int, np.integer))
+        or not 1 <= n_clusters <= len(ids)
+    ):
+        raise InputError.bad("n_clusters", f"an integer in [1, {len(ids)}]", n_clusters)
+    scale = check_positive(scale, "scale")
+    rng = check_random_state(random_state)
     if embeddings is None:
         from trustlab.llm.embeddings import embed_texts
 
@@ -368,7 +377,6 @@ def cluster_rules(
     norms = np.linalg.norm(E, axis=1, keepdims=True)
     if np.any(norms == 0):
         raise InputError.bad("embeddings", "non-zero rows", E)
-    scale = check_positive(scale, "scale")
     U = E / norms
     cosine = np.clip(U @ U.T, -1.0, 1.0)
     # a sharp kernel on the cosine distance: sentence embeddings of unrelated rules still have
@@ -379,15 +387,10 @@ def cluster_rules(
     if n_clusters is None:
         k = eigengap_k(A, max_k=max_k)
     else:
-        if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)):
-            raise InputError.bad("n_clusters", f"an integer in [1, {len(ids)}]", n_clusters)
-        if not 1 <= n_clusters <= len(ids):
-            raise InputError.bad("n_clusters", f"an integer in [1, {len(ids)}]", n_clusters)
         k = int(n_clusters)
     if k == 1:
         labels = np.zeros(len(ids), dtype=int)
     else:
-        rng = check_random_state(random_state)
         model = SpectralClustering(
             n_clusters=k,
             affinity="precomputed",
