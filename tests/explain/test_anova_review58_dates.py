@@ -42,8 +42,11 @@ def _frame(column: pd.Series) -> tuple[pd.DataFrame, np.ndarray]:
         pd.Series(
             pd.to_datetime("2024-03-01 10:00:00.5") + pd.to_timedelta(np.arange(30) % 3, "h")
         ),
+        # a negative duration's time of day has a "+": "-1 days +00:00:00", in a CSV "-1 days"
+        pd.Series(pd.to_timedelta(np.arange(30) % 3 - 2, unit="D")),
+        pd.Series(pd.to_timedelta(np.arange(30) % 3 - 2, unit="D") + pd.Timedelta("1.5s")),
     ],
-    ids=["midnight-dates", "whole-days", "fractional-seconds"],
+    ids=["midnight-dates", "whole-days", "fractional-seconds", "negative-days", "negative-1.5s"],
 )
 def test_dates_read_back_from_csv_are_the_training_levels(column):
     frame, y = _frame(column)

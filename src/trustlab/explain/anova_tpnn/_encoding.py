@@ -234,8 +234,11 @@ def _level_codes(levels: Sequence[Any], column: pd.Series) -> list[int]:
 
 
 # a date or a duration as str() and a CSV file write it: "2024-03-01 00:00:00" / "2024-03-01",
-# "1 days 00:00:00" / "1 days", "... 10:00:00.500000" / "... 10:00:00.500"
-_TIME_TEXT = re.compile(r"^(\d{4}-\d{2}-\d{2}|-?\d+ days?)(?: (\d{2}:\d{2}:\d{2})(?:\.(\d*))?)?$")
+# "1 days 00:00:00" / "1 days", "-1 days +00:00:00" / "-1 days" (a negative duration's time of
+# day has a "+"), "... 10:00:00.500000" / "... 10:00:00.500"
+_TIME_TEXT = re.compile(
+    r"^(\d{4}-\d{2}-\d{2}|-?\d+ days?)(?:( \+?)(\d{2}:\d{2}:\d{2})(?:\.(\d*))?)?$"
+)
 
 
 def _time_text(text: str) -> str:
@@ -244,10 +247,11 @@ def _time_text(text: str) -> str:
     match = _TIME_TEXT.match(text)
     if match is None:
         return text
-    day, clock, fraction = match.group(1), match.group(2), (match.group(3) or "").rstrip("0")
+    day, space, clock = match.group(1), match.group(2), match.group(3)
+    fraction = (match.group(4) or "").rstrip("0")
     if clock is None or (clock == "00:00:00" and not fraction):
         return day
-    return f"{day} {clock}" + (f".{fraction}" if fraction else "")
+    return f"{day}{space}{clock}" + (f".{fraction}" if fraction else "")
 
 
 def _text(level: Any) -> str:
