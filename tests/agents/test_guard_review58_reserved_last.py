@@ -31,3 +31,24 @@ def test_parse_error_after_a_unary_word_says_the_word_is_an_operator() -> None:
     with pytest.raises(InputError) as plain:  # a plain syntax error gets no such note
         parse_rule("a AND")
     assert "reserved" not in str(plain.value)
+
+
+@pytest.mark.parametrize("text", ["pay AND NOT", "send IMPLIES NEXT", "a AND AND", "NOT"])
+def test_a_word_written_as_the_operator_gets_no_predicate_note(text: str) -> None:
+    # diffA 58: 'pay AND NOT' added "'NOT' ... is the operator NOT ... so it cannot name a
+    # predicate", beside the point where an operand is simply missing
+    with pytest.raises(InputError, match="logic: expected an operand") as err:
+        parse_rule(text)
+    assert "cannot name a predicate" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "note"),
+    [("pay AND not", "'not' at position 8 is the operator NOT"),
+     ("a AND until", "'until' at position 6 is the operator UNTIL"),
+     ("a AND Next", "'Next' at position 6 is the operator NEXT")],
+)  # fmt: skip
+def test_a_word_not_written_as_an_operator_keeps_the_note(text: str, note: str) -> None:
+    with pytest.raises(InputError, match="cannot name a predicate") as err:
+        parse_rule(text)
+    assert note in str(err.value)

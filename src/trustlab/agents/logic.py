@@ -410,8 +410,14 @@ class _Parser:
         note = ""  # a predicate named like a word ("pay IMPLIES next"): say why it is no operand
         prev = self.tokens[self.i - 1] if self.i > 0 else None
         word = prev if prev is not None and prev.text in _UNARY else tok
-        if expected == _OPERAND and word is not None and word.kind == "word":
-            written = self.text[word.pos : word.pos + len(word.text)]
+        written = "" if word is None else self.text[word.pos : word.pos + len(word.text)]
+        # not where it is written as the operator ("pay AND NOT"): then an operand is missing
+        if (
+            expected == _OPERAND
+            and word is not None
+            and word.kind == "word"
+            and written != word.text
+        ):
             note = (
                 f" ({written!r} at position {word.pos} is the operator {word.text}, a reserved "
                 "word in any case, so it cannot name a predicate)"
