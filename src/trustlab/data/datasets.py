@@ -171,7 +171,7 @@ def list_datasets() -> list[dict]:
     the datasets :func:`load_dataset` loads.
 
     The bundled graph dataset ``qm9_carbonyl`` is no table and is not listed here: its
-    description, with the same keys, is ``trustlab.explain.equigx.data.qm9_carbonyl_info()``,
-    and ``trustlab data list`` shows both.
+    description, with these keys and two more (``kind``, ``loader``), is
+    ``trustlab.explain.equigx.data.qm9_carbonyl_info()``, and ``trustlab data list`` shows both.
     """
     return [load_dataset(name).info() for name in _REGISTRY]
