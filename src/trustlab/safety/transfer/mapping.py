@@ -138,6 +138,9 @@ class MapFit(Result):
         Adam steps run, ``epochs`` x ceil(training rows / ``batch_size``) (0 for the closed-form
         affine map and in maps saved before review 57). Below ``AUTO_STEPS`` (3,500) in 200
         epochs (the cap of ``max_epochs=None``), :meth:`summary` says the fit may stop short.
+    max_epochs_auto : bool
+        ``max_epochs`` was chosen by ``max_epochs=None`` (in maps saved before review 58: taken
+        as ``max_epochs == 200``). A ``max_epochs`` the user gave gets no note on the steps.
     mse : float
         Mean squared error per coordinate, ``mean((t - M(s))**2)``.
     cosine : float
@@ -173,6 +176,7 @@ class MapFit(Result):
     held_out_r2: float
     max_epochs: int = 0
     adam_steps: int = 0
+    max_epochs_auto: bool = False
     history: tuple = internal_field(default=())
 
     figure_name = "activation_map_fit.png"
@@ -199,6 +203,9 @@ class MapFit(Result):
             stopped_early=bool(values["stopped_early"]),
             max_epochs=int(values.get("max_epochs", 0)),  # absent in maps saved before 2026-12
             adam_steps=int(values.get("adam_steps", 0)),  # absent before review 57
+            max_epochs_auto=bool(  # absent before review 58
+                values.get("max_epochs_auto", int(values.get("max_epochs", 0)) == AUTO_EPOCHS[1])
+            ),
             history=tuple(_renamed_keys(h) for h in history),
             **floats,
         )
@@ -214,17 +221,33 @@ class MapFit(Result):
         )
         if self.stopped_early:
             training += f", {self._stop_reason(where)}"
-        if self.max_epochs == AUTO_EPOCHS[1] and 0 < self.adam_steps < AUTO_STEPS:
-            closed = "; solver='lstsq' fits an affine map exactly" if self.kind == "affine" else ""
-            training += (  # the 200-epoch cap of max_epochs=None bound (few rows)
-                f"; only {self.adam_steps} Adam steps, fewer than the about {AUTO_STEPS:,} that "
-                f"max_epochs=None aims at: the fit may stop short, more max_epochs or a smaller "
-                f"batch_size may lower the FVU{closed}"
-            )
+        if self.max_epochs_auto and self.max_epochs == AUTO_EPOCHS[1]:
+            training += self._steps_note()
         return (
             f"{self.kind} map {self.source_width} -> {self.target_width}: {where} FVU "
             f"{fvu:.4g} (R^2 {1 - fvu:.4g}), mean cosine {cosine:.4f}; {self.n_rows} rows "
             f"({self.n_held_out} held out), {training}"
+        )
+
+    def _steps_note(self) -> str:
+        """What the 200-epoch cap of max_epochs=None did to a fit of few rows ("" if it made
+        ``AUTO_STEPS`` Adam steps): it ran 200 epochs, or stopped early with the cosine schedule
+        (sized to those 200 epochs) having decayed the learning rate."""
+        if not 0 < self.adam_steps < AUTO_STEPS:
+            return ""
+        if self.stopped_early:
+            left = 0.5 * (1.0 + math.cos(math.pi * self.epochs / self.max_epochs))
+            what = (
+                f"the learning rate decays to 0 over the {self.max_epochs} epochs it allows and "
+                f"was down to {left:.1%} of its start at epoch {self.epochs}"
+            )
+        else:
+            what = f"its cap of {self.max_epochs} epochs bound: the fit may stop short"
+        closed = "; solver='lstsq' fits an affine map exactly" if self.kind == "affine" else ""
+        return (
+            f"; only {self.adam_steps} Adam steps, fewer than the about {AUTO_STEPS:,} that "
+            f"max_epochs=None aims at ({what}); more max_epochs or a smaller batch_size may "
+            f"lower the FVU{closed}"
         )
 
     def _stop_reason(self, where: str) -> str:
@@ -478,6 +501,7 @@ class ActivationMap(BaseEstimator):
             *held_metrics,
             max_epochs=allowed,
             adam_steps=steps,
+            max_epochs_auto=self.max_epochs is None,
             history=tuple(history),
         )
         return self
