@@ -238,9 +238,11 @@ def train(
     layers: Annotated[int, typer.Option("--layers", help="Convolutions.")] = 2,
     k: Annotated[int, typer.Option("--k", help="Neighbours per node.")] = 8,
     radius: Annotated[float, typer.Option("--radius", help="Radial cut-off.")] = 2.5,
-    max_epochs: Annotated[int, typer.Option("--max-epochs")] = 20,
-    learning_rate: Annotated[float, typer.Option("--learning-rate")] = 1e-2,
-    batch_size: Annotated[int, typer.Option("--batch-size")] = 32,
+    max_epochs: Annotated[
+        int, typer.Option("--max-epochs", help="Training epochs (passes over the graphs).")
+    ] = 20,
+    learning_rate: Annotated[float, typer.Option("--learning-rate", help="Adam's rate.")] = 1e-2,
+    batch_size: Annotated[int, typer.Option("--batch-size", help="Graphs per training step.")] = 32,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the data and the training.")] = 0,
     overwrite: OverwriteOption = False,
     as_json: JsonOption = False,

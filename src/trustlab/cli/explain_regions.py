@@ -235,8 +235,8 @@ def train(
             help="Correlated group logits (the paper) or independent ones (ablation).",
         ),
     ] = True,
-    batch_size: Annotated[int, typer.Option("--batch-size")] = 64,
-    learning_rate: Annotated[float, typer.Option("--learning-rate")] = 2e-3,
+    batch_size: Annotated[int, typer.Option("--batch-size", help="Images per training step.")] = 64,
+    learning_rate: Annotated[float, typer.Option("--learning-rate", help="Adam's rate.")] = 2e-3,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the data and the training.")] = 0,
     out: Annotated[Path, typer.Option("--out", help="Folder for the model and its record.")] = Path(
         "regions_model"

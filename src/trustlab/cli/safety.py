@@ -181,7 +181,9 @@ def evaluate(
     n_generate: Annotated[
         int, typer.Option("--n-generate", help="Prompts of each class to generate for.")
     ] = 8,
-    max_new_tokens: Annotated[int, typer.Option("--max-new-tokens")] = 32,
+    max_new_tokens: Annotated[
+        int, typer.Option("--max-new-tokens", help="Most tokens generated per answer.")
+    ] = 32,
     correct_first: CorrectFirstOption = 1,
     margin: MarginOption = 1e-6,
     correction: CorrectionOption = "project",
@@ -259,8 +261,12 @@ def generate(
     polytope_dir: Annotated[
         Path, typer.Option("--polytope", help="Folder written by `safety polytope fit`.")
     ],
-    model: Annotated[str | None, typer.Option("--model")] = None,
-    max_new_tokens: Annotated[int, typer.Option("--max-new-tokens")] = 64,
+    model: Annotated[
+        str | None, typer.Option("--model", help="Model (default: the one it was fitted on).")
+    ] = None,
+    max_new_tokens: Annotated[
+        int, typer.Option("--max-new-tokens", help="Most tokens generated per answer.")
+    ] = 64,
     correct_first: CorrectFirstOption = 1,
     margin: MarginOption = 1e-6,
     correction: CorrectionOption = "project",

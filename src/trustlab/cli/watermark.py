@@ -428,9 +428,9 @@ def train(
     kinds: KindsOption = None,
     clean_fraction: CleanOption = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for the model and its record.")] = ...,
-    max_epochs: Annotated[int, typer.Option("--max-epochs")] = 30,
-    batch_size: Annotated[int, typer.Option("--batch-size")] = 8,
-    learning_rate: Annotated[float, typer.Option("--learning-rate")] = 2e-3,
+    max_epochs: Annotated[int, typer.Option("--max-epochs", help="Training epochs.")] = 30,
+    batch_size: Annotated[int, typer.Option("--batch-size", help="Images per training step.")] = 8,
+    learning_rate: Annotated[float, typer.Option("--learning-rate", help="Adam's rate.")] = 2e-3,
     test_size: Annotated[
         float, typer.Option("--test-size", help="Share of the images held out for the numbers.")
     ] = 0.2,
