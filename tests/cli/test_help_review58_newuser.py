@@ -1,10 +1,17 @@
-"""Review 58 (newuser): every option a --help lists says what it is."""
+"""Review 58 (newuser): every option a --help lists says what it is, and ``privacy dsi`` spells
+its iteration cap ``--max-iterations`` as ``federated simulate`` does (``--max-iter`` is hidden,
+kept for one release with a warning line)."""
 
 from __future__ import annotations
 
+import json
+
 import click
+import numpy as np
+import pytest
 import typer
 
+from cli_helpers import run_main
 from trustlab.cli.main import app
 
 
@@ -24,3 +31,31 @@ def test_every_listed_option_has_a_help_text():
     # bare [default: ...]; safety polytope generate --model and --max-new-tokens with nothing
     missing = [f"{path} {param.opts[0]}" for path, param in _options() if not param.help]
     assert missing == []
+
+
+@pytest.fixture
+def dsi(tmp_path):
+    np.save(tmp_path / "d.npy", np.random.default_rng(11).normal(size=(4, 2)))
+    return ["privacy", "dsi", "--deltas", tmp_path / "d.npy", "--epsilon", "1", "--delta", "1e-5"]
+
+
+def test_max_iterations_is_the_option_and_max_iter_is_hidden(capsys):
+    code, out, _ = run_main(["privacy", "dsi", "--help"], capsys)
+    assert code == 0 and "--max-iterations" in out and "--max-iter " not in out
+
+
+def test_the_old_name_warns_and_gives_the_same_result(dsi, capsys):
+    code, new, err = run_main([*dsi, "--json", "--max-iterations", "7"], capsys)
+    assert (code, err) == (0, "")
+    with pytest.warns(FutureWarning, match="^--max-iter is deprecated; use --max-iterations$"):
+        code, old, _ = run_main([*dsi, "--json", "--max-iter", "7"], capsys)
+    assert code == 0 and json.loads(old) == json.loads(new)
+
+
+def test_errors_name_the_new_option_and_both_are_refused(dsi, capsys):
+    code, out, err = run_main([*dsi, "--max-iterations", "0"], capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith("trustlab: error: --max-iterations: expected an integer >= 1, got 0")
+    code, out, err = run_main([*dsi, "--max-iter", "3", "--max-iterations", "3"], capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith("trustlab: error: --max-iter: expected --max-iterations only")

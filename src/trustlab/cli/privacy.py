@@ -13,6 +13,7 @@ from trustlab.cli._common import (
     emit,
     progress,
     read_numeric_table,
+    renamed_option,
     save,
 )
 from trustlab.cli._runs import OverwriteOption, options_named, refuse_existing, remove_stale
@@ -72,7 +73,12 @@ def dsi_command(
             "multiplier / sqrt(c_i), looser where c_i > 1.",
         ),
     ] = None,
-    max_iter: Annotated[int, typer.Option("--max-iter", help="Solver iterations cap.")] = 1000,
+    max_iterations: Annotated[
+        int, typer.Option("--max-iterations", help="Solver iterations cap.")
+    ] = 1000,
+    max_iter: Annotated[  # the old name of --max-iterations: hidden, kept for one release
+        int | None, typer.Option("--max-iter", hidden=True, help="Deprecated: --max-iterations.")
+    ] = None,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -108,7 +114,9 @@ def dsi_command(
     rows = read_array(deltas, "--deltas", encoding)
     caps = None if budgets is None else read_budgets(budgets, encoding)
     value = None if output is None else read_array(output, "--output", encoding)
-    with progress() as bar, options_named({"budgets": "--budgets"}):
+    max_iterations = renamed_option(max_iterations, max_iter, "--max-iterations", "--max-iter")
+    names = {"budgets": "--budgets", "max_iter": "--max-iterations"}
+    with progress() as bar, options_named(names):
         bar.add_task("solving for the optimal noise covariance", total=None)
         result = dsi_noise(
             rows,
@@ -117,7 +125,7 @@ def dsi_command(
             steps=steps,
             accountant=accountant,
             budgets=caps,
-            max_iter=max_iter,
+            max_iter=max_iterations,
             output=value,
             random_state=seed,
         )
