@@ -532,6 +532,9 @@ def _dataset_of(meta: Any, recs: Any, arrays: dict, images: np.ndarray) -> Water
 # --------------------------------------------------------------------------------------------------
 
 
+_FLOAT_MAX = float(np.finfo(np.float64).max)  # 10**400 overflows float(); NaN fails '<='
+
+
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(
         x, (bool, np.bool_)
@@ -582,7 +585,7 @@ def _check_args(n, random_state, kinds, size, clean_fraction, opacity_range, pro
             # one number or numbers (a list, a tuple, an array); a string is no number: "36"
             # was read as its characters, the strengths 3 and 6
             items = list(np.ravel(np.asarray(v, dtype=object)))
-            if not items or not all(_is_number(x) and math.isfinite(x) and x > 0 for x in items):
+            if not items or not all(_is_number(x) and 0 < x <= _FLOAT_MAX for x in items):
                 raise InputError.bad(f"strengths[{k!r}]", "positive finite strengths", v)
             table[k] = tuple(float(x) for x in items)
     return int(n), seed, kinds, int(size), cf, (lo, hi), table
