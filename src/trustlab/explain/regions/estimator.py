@@ -488,7 +488,8 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
 
         The classifier sees ``X`` with every pixel outside the selected segments set to ``fill``:
         what lies outside cannot change the result (check 1 of the spec, with the selection held
-        fixed).
+        fixed). Columns are the labels of ``segments`` as given: with an explanation's
+        ``group_mask`` pass its ``segments`` (renumbered 0..K-1), not maps with gaps in their labels.
         """
         self._check_fitted()
         x = check_images(X, "X", self.image_size_)
