@@ -1,6 +1,6 @@
-"""Review 58 (newuser): every option a --help lists says what it is, and ``privacy dsi`` spells
-its iteration cap ``--max-iterations`` as ``federated simulate`` does (``--max-iter`` is hidden,
-kept for one release with a warning line)."""
+"""Review 58 (newuser): every option a --help lists says what it is, a mistyped command gets one
+"Did you mean", and ``privacy dsi`` spells its iteration cap ``--max-iterations`` as ``federated
+simulate`` does (``--max-iter`` is hidden, kept for one release with a warning line)."""
 
 from __future__ import annotations
 
@@ -59,3 +59,19 @@ def test_errors_name_the_new_option_and_both_are_refused(dsi, capsys):
     code, out, err = run_main([*dsi, "--max-iter", "3", "--max-iterations", "3"], capsys)
     assert (code, out) == (2, "")
     assert err.startswith("trustlab: error: --max-iter: expected --max-iterations only")
+
+
+@pytest.mark.parametrize(
+    ("argv", "suggestion"),
+    [
+        (["fairnes"], "'fairness'"),
+        (["fairness", "dcpp"], "'dcp'"),
+        (["safety", "polytope", "fitt"], "'fit'"),
+    ],
+)
+def test_a_mistyped_command_gets_one_suggestion(argv, suggestion, capsys):
+    # typer 0.20 added its "Did you mean" to click 8.4's own: the line said it twice
+    code, out, err = run_main(argv, capsys)
+    assert (code, out) == (2, "")
+    assert err.count("Did you mean") == 1 and f"Did you mean {suggestion}?" in err
+    assert len(err.strip().splitlines()) == 1

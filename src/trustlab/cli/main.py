@@ -179,8 +179,25 @@ def _click_command(root: typer.Typer) -> Any:
     """The click command of the Typer app ``root``, built on its first use in the process."""
     built = _BUILT.get(id(root))
     if built is None or built[0] is not root:
-        built = _BUILT[id(root)] = (root, typer.main.get_command(root))
+        built = _BUILT[id(root)] = (root, _one_suggestion(typer.main.get_command(root)))
     return built[1]
+
+
+def _one_suggestion(group: Any) -> Any:
+    """``group`` with typer's "Did you mean" for a mistyped command turned off where click (8.4+,
+    its NoSuchCommand) makes its own: both gave "No such command 'dcpp'. Did you mean 'dcp'? Did
+    you mean 'dcp'?"."""
+    import click
+
+    own = hasattr(click.exceptions, "NoSuchCommand")
+    stack = [group]
+    while own and stack:
+        command = stack.pop()
+        if isinstance(command, click.Group):
+            if hasattr(command, "suggest_commands"):
+                command.suggest_commands = False
+            stack.extend(command.commands.values())
+    return group
 
 
 def _command(command, argv: list[str]):
