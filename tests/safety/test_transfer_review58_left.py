@@ -1,7 +1,11 @@
 """Review 58 (left): ActivationMap's fit summary and targets of extreme magnitude."""
 
-import numpy as np
+import warnings
 
+import numpy as np
+import pytest
+
+from trustlab.errors import InputError
 from trustlab.safety.transfer import ActivationMap, MapFit
 
 
@@ -34,3 +38,31 @@ def test_the_steps_note_is_for_max_epochs_none_and_says_what_happened():
     values.pop("max_epochs_auto")  # saved before review 58: 200 epochs read as the cap
     assert MapFit.from_dict(values).max_epochs_auto
     assert not MapFit.from_dict(values | {"max_epochs": 150}).max_epochs_auto
+
+
+@pytest.mark.parametrize("power", [700, -700])
+@pytest.mark.parametrize("solver", ["lstsq", "adam"])
+def test_a_target_scaled_by_a_power_of_2_gives_the_same_affine_map(solver, power):
+    # the target scale and the FVU squared raw target values: past ~1e154 they overflowed (a
+    # RuntimeWarning, R^2 NaN, Adam trained on NaN), below ~1e-154 they vanished (R^2 NaN)
+    source, target = _rows(60, seed=5)
+    settings = {"kind": "affine", "solver": solver, "batch_size": 16, "max_epochs": 3}
+    plain = ActivationMap(**settings).fit(source, target)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scaled = ActivationMap(**settings).fit(source, np.ldexp(target, power))
+    np.testing.assert_allclose(np.ldexp(scaled.coef_, -power), plain.coef_, rtol=1e-12)
+    for name in ("r2", "held_out_r2", "cosine", "held_out_cosine"):
+        assert getattr(scaled.fit_, name) == pytest.approx(getattr(plain.fit_, name), rel=1e-12)
+
+
+def test_the_autoencoder_refuses_a_spread_its_float32_weights_cannot_hold():
+    # its raw-unit weights are float32: at 2^700 they overflowed (NaN map), at 2^-700 they were 0
+    source, target = _rows(30)
+    for power, name in [(700, "target"), (-700, "target"), (700, "source")]:
+        if name == "source":
+            args = (np.ldexp(source, power), target)
+        else:
+            args = (source, np.ldexp(target, power))
+        with pytest.raises(InputError, match=f"^{name}: expected activations whose standard"):
+            ActivationMap(max_epochs=1).fit(*args)

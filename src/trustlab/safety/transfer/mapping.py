@@ -371,7 +371,9 @@ class ActivationMap(BaseEstimator):
     layer), and the target rows are centred and divided by one common scale, their
     root-mean-square deviation, so that the loss stays proportional to the raw squared error and
     the FVU. After training the standardisation is folded into the weights, so the stored map is
-    exactly M(a) = W2 ReLU(W1 a + b1) + b2 (or A a + b) on raw activations. Adam moves each
+    exactly M(a) = W2 ReLU(W1 a + b1) + b2 (or A a + b) on raw activations (float32 for the
+    autoencoder, which therefore refuses source or target activations whose standard deviation
+    lies outside ``FLOAT32_SPREAD``, 1e-30..1e30). Adam moves each
     weight by about ``learning_rate`` a step: on few rows (few steps an epoch) the default
     stops short. On 400 noise-free linear rows (8 -> 6) the default autoencoder's held-out R^2
     was 0.35-0.41 and the Adam affine map's 0.43 (400 steps); ``batch_size=16`` (about 3,500
@@ -1034,15 +1036,29 @@ def _fit_affine(S: np.ndarray, T: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def _metrics(target: np.ndarray, predicted: np.ndarray) -> tuple[float, float, float, float]:
-    """mse, mean row cosine, fvu and r2 (float64)."""
-    sse = float(((target - predicted) ** 2).sum())
-    sst = float(((target - target.mean(axis=0)) ** 2).sum())
+    """mse, mean row cosine, fvu and r2 (float64). The sums of squares are taken on the rows
+    divided by a power of 2 near their largest magnitude (exact: the same numbers on ordinary
+    rows; past ~1e154 the squares overflowed, below ~1e-154 they vanished, and the FVU was NaN)."""
+    size = float(_power_of_2(max(np.abs(target).max(initial=0), np.abs(predicted).max(initial=0))))
+    t, p = target / size, predicted / size
+    sse = float(((t - p) ** 2).sum())
+    sst = float(((t - t.mean(axis=0)) ** 2).sum())
     fvu = sse / sst if sst > 0 else math.nan
-    norms = np.linalg.norm(target, axis=1) * np.linalg.norm(predicted, axis=1)
+    rows = _power_of_2(np.maximum(np.abs(target).max(axis=1), np.abs(predicted).max(axis=1)))
+    t, p = target / rows[:, None], predicted / rows[:, None]  # the cosine of each row, likewise
+    norms = np.linalg.norm(t, axis=1) * np.linalg.norm(p, axis=1)
     ok = norms > 0
-    dots = (target * predicted).sum(axis=1)
+    dots = (t * p).sum(axis=1)
     cosine = float(np.mean(dots[ok] / norms[ok])) if ok.any() else math.nan
-    return sse / target.size, cosine, fvu, 1.0 - fvu
+    return sse / target.size * size * size, cosine, fvu, 1.0 - fvu
+
+
+def _power_of_2(magnitude: Any) -> Any:
+    """2^(e-1) for 2^(e-1) <= ``magnitude`` < 2^e (elementwise); 1 where it is 0 or not finite."""
+    magnitude = np.asarray(magnitude, dtype=np.float64)
+    usable = np.isfinite(magnitude) & (magnitude > 0)
+    size = np.ldexp(1.0, np.frexp(np.where(usable, magnitude, 1.0))[1] - 1)
+    return np.where(usable, size, 1.0)
 
 
 def auto_epochs(n_rows: int, batch_size: int) -> int:
@@ -1054,11 +1070,42 @@ def auto_epochs(n_rows: int, batch_size: int) -> int:
 
 
 def _standardisation(S: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Per-coordinate source mean and scale; target mean and one common target scale."""
+    """Per-coordinate source mean and scale; target mean and one common target scale, its
+    root-mean-square deviation (both taken on T divided by a power of 2 near its largest
+    magnitude, as column_mean_scale does: exact, no overflow at extreme magnitudes)."""
     s_mean, s_scale = column_mean_scale(S)  # no overflow at extreme magnitudes
-    t_mean = T.mean(axis=0)
-    t_scale = float(np.sqrt(((T - t_mean) ** 2).mean()))
+    size = float(_power_of_2(np.abs(T).max(initial=0.0)))
+    t_mean = (T / size).mean(axis=0) * size
+    t_scale = float(np.sqrt(((T / size - t_mean / size) ** 2).mean())) * size
     return s_mean, s_scale, t_mean, np.float64(t_scale if t_scale > 0 else 1.0)
+
+
+# the spreads (standard deviations) whose maps the autoencoder's float32 weights hold: its raw-unit
+# weights scale as target spread / source spread, and float32 ends at 3.4e38 (normal from 1.2e-38)
+FLOAT32_SPREAD = (1e-30, 1e30)
+
+
+def _check_float32_spread(scale: Any, name: str) -> None:
+    """Refuse activations whose spread the autoencoder's float32 weights cannot carry (they
+    overflowed to inf or flushed to 0, and the map was NaN or constant)."""
+    low, high = FLOAT32_SPREAD
+    scale = np.asarray(scale, dtype=np.float64)
+    outside = scale[(scale < low) | (scale > high)]
+    if outside.size:
+        raise InputError(
+            f"{name}: expected activations whose standard deviation lies in {low:g}..{high:g} "
+            f"for kind='autoencoder' (its weights are float32, in raw units; kind='affine' "
+            f"keeps float64), got one of {float(outside[0]):.3g}",
+            argument=name,
+        )
+
+
+def _squared(x: float) -> float:
+    """``x ** 2``, inf past the float range (Python's ``**`` raises OverflowError there)."""
+    try:
+        return x**2
+    except OverflowError:
+        return math.inf
 
 
 def _train_adam(
@@ -1075,6 +1122,9 @@ def _train_adam(
     training stopped early."""
     torch = require("torch", "torch")
     s_mean, s_scale, t_mean, t_scale = _standardisation(S, T)
+    if hidden is not None:  # the autoencoder's weights are float32, in raw units
+        _check_float32_spread(s_scale, "source")
+        _check_float32_spread(t_scale, "target")
 
     def tensor(a: np.ndarray) -> Any:
         return torch.as_tensor(a, dtype=torch.float32)
@@ -1131,7 +1181,7 @@ def _train_adam(
         with torch.no_grad():
             fvu = float(((Y_watch - forward(X_watch)) ** 2).sum()) / watch_total
         history.append(
-            {"epoch": epoch, "train_mse": total / n * float(t_scale) ** 2, "held_out_fvu": fvu}
+            {"epoch": epoch, "train_mse": total / n * _squared(float(t_scale)), "held_out_fvu": fvu}
         )
         if fvu < best_fvu:
             best_fvu, best_epoch = fvu, epoch
