@@ -75,3 +75,19 @@ def test_a_mistyped_command_gets_one_suggestion(argv, suggestion, capsys):
     assert (code, out) == (2, "")
     assert err.count("Did you mean") == 1 and f"Did you mean {suggestion}?" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_governance_errors_name_the_command_line_argument(tmp_path, capsys):
+    # they named the library's arguments: "answers[1] (broken.yaml): ..." and "path: ..."
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("a: [\n", encoding="utf-8")
+    cases = [
+        (["governance", "assess", tmp_path / "nope.yaml"], "ANSWERS: expected a readable"),
+        (["governance", "assess", broken], "ANSWERS (broken.yaml): expected valid YAML"),
+        (["governance", "validate", tmp_path / "nope.yaml"], "PATH: expected a readable"),
+        (["governance", "validate", broken], "PATH (broken.yaml): expected valid YAML"),
+    ]
+    for argv, start in cases:
+        code, out, err = run_main(argv, capsys)
+        assert (code, out) == (2, "")
+        assert err.startswith(f"trustlab: error: {start}") and len(err.splitlines()) == 1

@@ -63,7 +63,7 @@ def test_a_lone_surrogate_escape_in_json_is_one_line(tmp_path, capsys):
     code, out, err = run_main(["governance", "assess", path, "--out", tmp_path / "o"], capsys)
     assert code == 2
     line = one_line(err)
-    assert "answers[0] (a.json)" in line and "lone surrogate" in line
+    assert "ANSWERS (a.json)" in line and "lone surrogate" in line
     assert not (tmp_path / "o").exists()
 
 
@@ -266,6 +266,6 @@ def test_a_rung_the_item_does_not_offer_is_refused(tmp_path, capsys):
     code, _, err = run_main(args, capsys)
     assert code == 2
     assert one_line(err) == (
-        "trustlab: error: answers[0] (a.yaml): item 'data.planning': expected a rung among this "
+        "trustlab: error: ANSWERS (a.yaml): item 'data.planning': expected a rung among this "
         "item's options [1, 2, 3, 4], got 5"
     )

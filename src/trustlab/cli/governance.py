@@ -12,8 +12,11 @@ A structured self- or external-assessment aid; it does not measure democratic le
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -127,7 +130,8 @@ def assess(
     refuse_existing(out, overwrite, names, "an earlier assessment or result")
     q = load_questionnaire(source)
     t = load_tiers(tiers)
-    result = run_assess([Path(a) for a in answers], questionnaire=q, tiers=t)
+    with _argument_named("answers", "ANSWERS"):
+        result = run_assess([Path(a) for a in answers], questionnaire=q, tiers=t)
     emit(result, as_json)
     if out is not None:
         written = write_page(result, out)
@@ -143,8 +147,23 @@ def validate(
     """Check a file against its JSON Schema and the questionnaire's rules."""
     from trustlab.governance import load_questionnaire, validate_file
 
-    kind = validate_file(path, load_questionnaire(source))
+    questionnaire = load_questionnaire(source)
+    with _argument_named("path", "PATH"):
+        kind = validate_file(path, questionnaire)
     if as_json:
         sys.stdout.write(json.dumps({"path": str(path), "kind": kind, "valid": True}) + "\n")
     else:
         tell(f"{path}: a valid {kind} file")
+
+
+@contextmanager
+def _argument_named(python: str, cli: str) -> Iterator[None]:
+    """Meanwhile, an InputError about the library argument ``python`` (``answers[1] (a.yaml):
+    ...``) names the command's argument ``cli`` instead (``ANSWERS (a.yaml): ...``)."""
+    try:
+        yield
+    except InputError as exc:
+        argument, message = exc.argument or "", str(exc)
+        if not re.fullmatch(rf"{python}(\[\d+\])?", argument) or not message.startswith(argument):
+            raise
+        raise InputError(cli + message[len(argument) :], argument=cli) from exc
