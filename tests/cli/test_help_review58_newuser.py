@@ -91,3 +91,12 @@ def test_governance_errors_name_the_command_line_argument(tmp_path, capsys):
         code, out, err = run_main(argv, capsys)
         assert (code, out) == (2, "")
         assert err.startswith(f"trustlab: error: {start}") and len(err.splitlines()) == 1
+
+
+def test_neutrality_prompts_refuses_a_negative_seed_without_per_task(capsys):
+    # --seed -1 was accepted (exit 0) unless --per-task drew a sample that used it
+    code, out, err = run_main(["safety", "neutrality", "prompts", "--seed", "-1"], capsys)
+    assert (code, out) == (2, "")
+    assert err == "trustlab: error: --seed: expected a non-negative integer seed, got -1\n"
+    code, out, _ = run_main(["safety", "neutrality", "prompts", "--seed", "5", "--json"], capsys)
+    assert code == 0 and out

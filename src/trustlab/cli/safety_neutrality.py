@@ -81,8 +81,10 @@ def prompts(
     as_json: JsonOption = False,
 ) -> None:
     """trustlab's own prompt set (MIT; 4 per task type), or a sample of it."""
+    from trustlab._checks import check_random_state
     from trustlab.safety.neutrality import own_prompts
 
+    check_random_state(seed, "--seed")  # a bad seed is refused even where no sample is drawn
     _check_out(out, overwrite)
     result = own_prompts()
     with options_named({"per_task": "--per-task", "random_state": "--seed", "path": "--out"}):
