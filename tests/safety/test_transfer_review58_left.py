@@ -66,3 +66,11 @@ def test_the_autoencoder_refuses_a_spread_its_float32_weights_cannot_hold():
             args = (source, np.ldexp(target, power))
         with pytest.raises(InputError, match=f"^{name}: expected activations whose standard"):
             ActivationMap(max_epochs=1).fit(*args)
+
+
+def test_the_autoencoder_refuses_a_target_mean_its_float32_bias_cannot_hold():
+    # a target of ordinary spread around 1e39 (past float32's 3.4e38): bias2 was inf, R^2 NaN
+    source, target = _rows(30)
+    with pytest.raises(InputError, match="^target: expected activations whose mean lies within"):
+        ActivationMap(max_epochs=1).fit(source, target + 1e39)
+    ActivationMap(max_epochs=1).fit(source, target + 1e29)  # within float32: fitted
