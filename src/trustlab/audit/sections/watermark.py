@@ -559,12 +559,15 @@ def _evaluation_sections(ev: Any, descriptions: dict[str, Any]) -> list[Section]
             TABLE_TITLES["invisible"],
             [
                 Paragraph(_INVISIBLE if ev.invisible_auroc else _NO_INVISIBLE),
-                Table(
-                    ["method and strength", "AUROC", "AUROC - 0.5"],
-                    [[k, _num(a), _diff(a, 0.5)] for k, a in ev.invisible_auroc.items()],
+                Table(  # with the images each AUROC compared: 1 vs 2 gives 1.000 easily
+                    ["method and strength", "AUROC", "AUROC - 0.5", "marked", "clean"],
+                    [
+                        [k, _num(a), _diff(a, 0.5), *ev.invisible_counts.get(k, (None, None))]
+                        for k, a in ev.invisible_auroc.items()
+                    ],
                 ),
             ],
-            {"invisible_auroc": ev.invisible_auroc},
+            {"invisible_auroc": ev.invisible_auroc, "invisible_counts": ev.invisible_counts},
         ),
     ]
     if descriptions:
