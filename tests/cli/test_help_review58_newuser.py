@@ -100,3 +100,13 @@ def test_neutrality_prompts_refuses_a_negative_seed_without_per_task(capsys):
     assert err == "trustlab: error: --seed: expected a non-negative integer seed, got -1\n"
     code, out, _ = run_main(["safety", "neutrality", "prompts", "--seed", "5", "--json"], capsys)
     assert code == 0 and out
+
+
+@pytest.mark.parametrize(
+    ("path", "option", "default"),
+    [("agents cluster", "--n-clusters", "eigengap"), ("llm generate", "--seed", "fresh draw")],
+)
+def test_an_option_without_a_default_value_says_what_it_does_unset(path, option, default):
+    # "Number of clusters." and "Seed for sampling." left the unset behaviour unsaid
+    (param,) = [p for where, p in _options() if where == path and option in p.opts]
+    assert param.default is None and "default" in param.help and default in param.help

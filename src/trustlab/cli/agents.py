@@ -378,7 +378,8 @@ def cluster_command(
     policy: PolicyArgument = None,
     suite: Annotated[str | None, typer.Option("--suite", help="AgentDojo suite policy.")] = None,
     n_clusters: Annotated[
-        int | None, typer.Option("--n-clusters", help="Number of clusters.")
+        int | None,
+        typer.Option("--n-clusters", help="Number of clusters (default: the eigengap's choice)."),
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,

@@ -85,7 +85,13 @@ def generate_command(
     temperature: Annotated[
         float, typer.Option("--temperature", help="0 is greedy; higher samples more freely.")
     ] = 0.0,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed for sampling.")] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            help="Seed for sampling at --temperature > 0 (default: none, a fresh draw each run).",
+        ),
+    ] = None,
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds per request attempt (--endpoint).")
     ] = 60.0,
