@@ -474,7 +474,7 @@ def train(
     )  # fmt: skip
     with options_named(names, hints):
         model.check_params()  # before the images are generated or read
-    _split(n if data is None else None, test_size, seed)  # likewise
+    _split(n if data is None and n >= 1 else None, test_size, seed)  # likewise (--n: below)
     with progress() as bar:
         ds, source = _dataset(data, n, seed, kinds, clean_fraction, bar)
         fit_idx, test_idx = _split(len(ds), test_size, seed)
