@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_choice, check_positive_int
+from trustlab._checks import check_choice, check_positive_int, check_random_state
 from trustlab._lazy import require
 from trustlab._numerics import seeded_torch
 from trustlab._renamed import renamed_keys, renamed_keyword
@@ -78,7 +78,7 @@ def digits_model(
     n_features: int = 64,
     n_classes: int = 10,
     hidden: int = 128,
-    random_state: int = 0,
+    random_state: Any = 0,
 ):
     """A small classifier of flat inputs: ``"mlp"`` or ``"cnn"`` (square one-channel images).
 
@@ -89,7 +89,9 @@ def digits_model(
     ``num_features=`` / ``num_classes=`` are the deprecated names of ``n_features=`` /
     ``n_classes=`` (they work, with a FutureWarning, for one release).
 
-    The weights are initialised from ``random_state`` without touching torch's global state.
+    The weights are initialised from ``random_state`` without touching torch's global state:
+    an int seed in [0, 2**64) (the same seed, the same weights), a numpy Generator (one draw
+    of it) or None (fresh weights each call).
     The returned module carries its description in ``model.trustlab_spec`` (for
     :func:`save_base_model`).
 
@@ -102,7 +104,18 @@ def digits_model(
     spec = _check_spec(
         {"arch": arch, "n_features": n_features, "n_classes": n_classes, "hidden": hidden}
     )
-    return _build(spec, random_state)
+    return _build(spec, _torch_seed(random_state))
+
+
+def _torch_seed(random_state: Any) -> int:
+    """The int seed of torch's stream: an int seed as given (checked), else a draw of the
+    Generator (fresh for None)."""
+    rng = check_random_state(random_state)  # InputError for a bool, float, str, negative int
+    if isinstance(random_state, (int, np.integer)):
+        if random_state >= 2**64:  # torch's seeds are 64-bit
+            raise InputError.bad("random_state", "an integer seed below 2**64", random_state)
+        return int(random_state)
+    return int(rng.integers(0, 2**63))
 
 
 def _check_spec(spec: Any) -> dict[str, Any]:
