@@ -110,3 +110,10 @@ def test_an_option_without_a_default_value_says_what_it_does_unset(path, option,
     # "Number of clusters." and "Seed for sampling." left the unset behaviour unsaid
     (param,) = [p for where, p in _options() if where == path and option in p.opts]
     assert param.default is None and "default" in param.help and default in param.help
+
+
+def test_eval_report_names_its_log_dir_argument(tmp_path, capsys):
+    # it said "log_dir: expected a folder of inspect logs" (the library's argument)
+    code, out, err = run_main(["eval", "report", tmp_path / "nope"], capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith("trustlab: error: LOG_DIR: expected a folder of inspect logs")

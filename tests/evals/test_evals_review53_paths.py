@@ -55,7 +55,7 @@ def test_an_unreadable_log_is_named_by_its_path(tmp_path, capsys):
     assert said[0].startswith(f"not resuming {broken}: ")
     with pytest.raises(SystemExit):
         main(["eval", "report", str(logs)])
-    assert f"log_dir: {broken} is not a readable" in capsys.readouterr().err
+    assert f"LOG_DIR: {broken} is not a readable" in capsys.readouterr().err
 
 
 def test_the_inspect_view_line_is_quoted_for_a_shell(tmp_path):

@@ -162,7 +162,8 @@ def report(
     from trustlab.audit.sections.evals import write_page
     from trustlab.evals import read_logs
 
-    logs = read_logs(log_dir)
+    with options_named({"log_dir": "LOG_DIR"}):  # the argument, as the usage line names it
+        logs = read_logs(log_dir)
     refuse_existing(out or log_dir, overwrite, REPORT_FILES, "a report")
     html, data = write_page(logs, out or log_dir)
     for log in logs.logs:
