@@ -157,8 +157,10 @@ def evaluate_command(
     ] = None,
     overwrite: OverwriteOption = False,
 ) -> None:
+    from trustlab._checks import check_choice
     from trustlab.agents import Guardrail, evaluate_guardrail
 
+    check_choice(mode, "--mode", ("checkers", "oracle"))  # before seconds of loading (review 58)
     refuse_existing(out, overwrite, ("result.json", "report.html"), "a guardrail evaluation")
     if bool(suite) == (cases is not None):
         raise InputError.bad(

@@ -155,9 +155,17 @@ def train_command(
     yes: YesOption = False,
     as_json: JsonOption = False,
 ) -> None:
-    from trustlab._checks import check_class_indices
-    from trustlab.robustness import digits_model, save_base_model, train_smoothed
+    from trustlab._checks import check_choice, check_class_indices
+    from trustlab.robustness import (
+        ARCHITECTURES,
+        METHODS,
+        digits_model,
+        save_base_model,
+        train_smoothed,
+    )
 
+    check_choice(method, "--method", METHODS)  # before seconds of reading (review 58)
+    check_choice(arch, "--arch", ARCHITECTURES)
     split = digits_split(data, split, "train")
     refuse_existing(out, overwrite, MODEL_FILES, "a model")
     X, y = read_data(data, label, split, encoding)
