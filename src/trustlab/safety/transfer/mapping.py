@@ -373,7 +373,7 @@ class ActivationMap(BaseEstimator):
     the FVU. After training the standardisation is folded into the weights, so the stored map is
     exactly M(a) = W2 ReLU(W1 a + b1) + b2 (or A a + b) on raw activations (float32 for the
     autoencoder, which therefore refuses source or target activations whose standard deviation
-    lies outside ``FLOAT32_SPREAD``, 1e-30..1e30, and targets whose mean passes +-1e30). Adam
+    lies outside ``FLOAT32_SPREAD``, 1e-30..1e30, or whose mean passes +-1e30). Adam
     moves each weight by about ``learning_rate`` a step: on few rows (few steps an epoch) the default
     stops short. On 400 noise-free linear rows (8 -> 6) the default autoencoder's held-out R^2
     was 0.35-0.41 and the Adam affine map's 0.43 (400 steps); ``batch_size=16`` (about 3,500
@@ -1125,13 +1125,15 @@ def _train_adam(
     if hidden is not None:  # the autoencoder's weights are float32, in raw units
         _check_float32_spread(s_scale, "source")
         _check_float32_spread(t_scale, "target")
-        if np.abs(t_mean).max(initial=0.0) > FLOAT32_SPREAD[1]:  # bias2 holds the mean
-            raise InputError(
-                f"target: expected activations whose mean lies within +-{FLOAT32_SPREAD[1]:g} "
-                f"for kind='autoencoder' (its weights are float32, in raw units; kind='affine' "
-                f"keeps float64), got one of {float(np.abs(t_mean).max()):.3g}",
-                argument="target",
-            )
+        for name, mean in (("source", s_mean), ("target", t_mean)):  # float32 rows, bias2
+            if np.abs(mean).max(initial=0.0) > FLOAT32_SPREAD[1]:
+                raise InputError(
+                    f"{name}: expected activations whose mean lies within "
+                    f"+-{FLOAT32_SPREAD[1]:g} for kind='autoencoder' (its weights are float32, "
+                    f"in raw units; kind='affine' keeps float64), got one of "
+                    f"{float(np.abs(mean).max()):.3g}",
+                    argument=name,
+                )
 
     def tensor(a: np.ndarray) -> Any:
         return torch.as_tensor(a, dtype=torch.float32)
