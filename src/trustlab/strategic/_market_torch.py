@@ -132,6 +132,15 @@ class TrainedLinear:
     accuracies: list[float]
 
 
+def _overflow(what: str) -> InputError:
+    return InputError(
+        "budgets: expected budgets whose market (budget per distance, revenues, reach) fits "
+        f"in a float64 in training, got {what} (the budgets span too many orders of magnitude "
+        "around their median; clip or rescale the extremes)",
+        argument="budgets",
+    )
+
+
 def train_linear(
     features: np.ndarray,
     positive: np.ndarray,
@@ -185,14 +194,12 @@ def train_linear(
                 price = torch.tensor(math.inf, dtype=_DTYPE)
             loss = market_hinge(coef, intercept, xb, sb, bb, price, alpha)
             if not bool(torch.isfinite(loss)):
-                raise InputError(
-                    "budgets: expected budgets whose market (budget per distance, revenues, "
-                    "reach) fits in a float64 in training, got a training loss of "
-                    f"{float(loss.detach())} (the budgets span too many orders of magnitude "
-                    "around their median; clip or rescale the extremes)",
-                    argument="budgets",
-                )
+                raise _overflow(f"a training loss of {float(loss.detach())}")
             loss.backward()
+            # A finite loss can still have a NaN/inf gradient (b_i / rho^2 overflowing); Adam
+            # would turn it into NaN weights, refused later as a misleading 'w' overflow.
+            if not all(bool(torch.isfinite(p.grad).all()) for p in (coef, intercept)):
+                raise _overflow("a gradient of the training loss that overflowed")
             optimizer.step()
             total += float(loss.detach()) * rows.numel()
         losses.append(total / n)
