@@ -1,7 +1,8 @@
 """docs/explain-equigx.md states how far the benchmark's literal rules are from the fast form in
 float64; on the first graph of ``benchmarks/bench_equigx.py``'s defaults (ten graphs, seed 0,
 torch seed 0) they are 8.5e-6 of max |R| apart, which the page's old "1e-9 to 5e-7" left out
-(review 58, bench F1)."""
+(review 58, bench F1); the page's bound (1e-4) leaves room for another CPU's rounding on that
+graph (the gap comes from divisions by messages near zero)."""
 
 from __future__ import annotations
 
@@ -32,12 +33,13 @@ def test_page_bound_on_the_literal_rules_covers_the_benchmark_default_graph():
     old = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        torch.manual_seed(0)  # as the benchmark builds its network, with its default sizes
-        data = shapes_in_noise(10, random_state=0)
-        net = TensorFieldNetwork(
-            n_classes=len(data.class_names), n_scalars=data[0].x.shape[1], mul=8, l_max=2,
-            n_layers=3, k=8, radius=3.0, tp="uvu",
-        )  # fmt: skip
+        with torch.random.fork_rng(devices=[]):  # the suite's global stream is left as it was
+            torch.manual_seed(0)  # as the benchmark builds its network, with its default sizes
+            data = shapes_in_noise(10, random_state=0)
+            net = TensorFieldNetwork(
+                n_classes=len(data.class_names), n_scalars=data[0].x.shape[1], mul=8, l_max=2,
+                n_layers=3, k=8, radius=3.0, tp="uvu",
+            )  # fmt: skip
         net64 = TensorFieldNetwork(dataclasses.replace(net.config, dtype="float64"))
         net64.load_state_dict({k: v.double() for k, v in net.state_dict().items()})
         fast = EquiGX(net64).explain(data[0])
