@@ -131,7 +131,8 @@ def run_audit(
         Distinct names from :data:`trustlab.audit.sections.SECTION_MODULES`; all by default.
         Those that cannot apply (:data:`trustlab.audit.sections.SECTION_MODES`; participation
         without answers files) are left out, of the plan too; an InputError if that leaves none.
-        The report's meta records the names given as ``sections_asked``.
+        The report's meta records the names given as ``sections_asked``, and the overview's
+        notes (dropped rows, a section left out) as ``notes`` when no overview is built.
     models : sequence of str, optional
         The default models to train: distinct names from
         :data:`trustlab.audit.models.ZOO_NAMES`, in this order; all by default. Refused with
@@ -240,7 +241,10 @@ def run_audit(
     }
     steps.finish()
 
-    report = Report(f"trustlab audit: {ctx.dataset}", _meta(ctx, test_size, sections, models))
+    meta = _meta(ctx, test_size, sections, models)
+    if "overview" not in names and ctx.notes:  # the overview shows them; without it the header
+        meta["notes"] = list(ctx.notes)  # does (dropped rows, a section left out, imputation)
+    report = Report(f"trustlab audit: {ctx.dataset}", meta)
     report.complete = False
     for name in names:
         steps.start(f"section: {name}")

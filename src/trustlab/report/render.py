@@ -63,8 +63,8 @@ def _meta_value(value: Any, key: str = "") -> str:
         and not isinstance(value, bool)
     ):
         return str(int(value))
-    if isinstance(value, (list, tuple)):
-        return ", ".join(map(_meta_item, value))
+    if isinstance(value, (list, tuple)):  # notes are sentences, with commas of their own
+        return (" " if key == "notes" else ", ").join(map(_meta_item, value))
     if isinstance(value, dict):
         return ", ".join(f"{k}: {_meta_item(v)}" for k, v in value.items())
     return _meta_item(value)
