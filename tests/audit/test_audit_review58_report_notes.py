@@ -38,3 +38,19 @@ def test_with_the_overview_the_notes_stay_in_it(tmp_path):
     report = json.loads(result.json_path.read_text())
     assert "notes" not in report["meta"]
     assert any(n.startswith("Dropped 3 of 40") for n in report["sections"][0]["data"]["notes"])
+
+
+def test_without_the_overview_a_misnamed_class_is_still_warned(tmp_path):
+    # 'Review' for 'review': with sections=["fairness"] no warning reached the terminal, --json
+    # or the page (AuditResult.warnings() read the overview's data only)
+    y = np.array(["review", "ok"] * 10)
+    pred = np.where(y == "review", "Review", "ok")
+    table = pd.DataFrame({"y": y, "g": ["p", "q", "q", "p"] * 5, "yhat": pred})
+    result = run_audit(
+        table, label="y", group="g", pred="yhat", out=tmp_path, sections=["fairness"]
+    )
+    [line] = result.warnings()
+    assert "yhat predicts Review (10 audited rows)" in line
+    assert json.loads(result.json_path.read_text())["meta"]["warnings"] == [line]
+    assert "<dt>Warnings</dt>" in result.html_path.read_text()
+    assert f"warning: {line}" in result.summary()

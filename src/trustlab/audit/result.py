@@ -60,7 +60,9 @@ class AuditResult(Result):
         """The audit's warnings on the data in one line each (a class predicted that no row's
         label holds, e.g. 'Review' for 'review'), as the terminal summary and ``--json`` give
         them; the page says more."""
-        overview = next((s.data for s in self.report.sections if s.id == "overview"), {})
+        overview = next((s.data for s in self.report.sections if s.id == "overview"), None)
+        if overview is None:  # a report without the overview holds them in its meta
+            return list(self.report.meta.get("warnings", []))
         return unheld_warning(overview)
 
     def _dict_items(self) -> dict:

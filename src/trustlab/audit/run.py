@@ -242,8 +242,10 @@ def run_audit(
     steps.finish()
 
     meta = _meta(ctx, test_size, sections, models)
-    if "overview" not in names and ctx.notes:  # the overview shows them; without it the header
-        meta["notes"] = list(ctx.notes)  # does (dropped rows, a section left out, imputation)
+    if "overview" not in names:  # the overview shows these; without it the page header does
+        warned = section_registry.load_section("overview").context_warnings(ctx)
+        extra = {"notes": list(ctx.notes), "warnings": warned}  # dropped rows; a misnamed class
+        meta.update({key: value for key, value in extra.items() if value})
     report = Report(f"trustlab audit: {ctx.dataset}", meta)
     report.complete = False
     for name in names:

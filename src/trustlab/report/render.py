@@ -64,7 +64,7 @@ def _meta_value(value: Any, key: str = "") -> str:
     ):
         return str(int(value))
     if isinstance(value, (list, tuple)):  # notes are sentences, with commas of their own
-        return (" " if key == "notes" else ", ").join(map(_meta_item, value))
+        return (" " if key in ("notes", "warnings") else ", ").join(map(_meta_item, value))
     if isinstance(value, dict):
         return ", ".join(f"{k}: {_meta_item(v)}" for k, v in value.items())
     return _meta_item(value)

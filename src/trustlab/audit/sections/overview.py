@@ -10,7 +10,7 @@ from trustlab.audit.context import AuditContext
 from trustlab.audit.sections import fairness
 from trustlab.report import Figure, Paragraph, Section, Table
 
-__all__ = ["build", "TITLE", "unheld_warning"]
+__all__ = ["build", "TITLE", "unheld_warning", "context_warnings"]
 
 TITLE = "Data and models"
 #: with more groups than the fairness section's limit (``fairness.MAX_GROUPS``, an ID-like
@@ -179,6 +179,15 @@ def unheld_warning(data: dict) -> list[str]:
         "each such prediction is an error: check that the predictions and the label use the "
         "same class names"
     ]
+
+
+def context_warnings(ctx: AuditContext) -> list[str]:
+    """:func:`unheld_warning` from the audit's context, for a report built without the overview
+    (``sections=["fairness"]``), which would otherwise warn nowhere."""
+    y_all = np.concatenate([ctx.y_train, ctx.y_test])
+    held = [label for label in ctx.labels if np.any(y_all == label)]
+    unheld = _predicted_not_held(ctx, held)
+    return unheld_warning({"label": ctx.label, "predicted_not_in_label": unheld})
 
 
 def _split_words(split: str | None) -> str:
