@@ -202,7 +202,9 @@ def _parse(text: str, where: str, yaml: Any) -> dict[str, Any]:
             argument=where.split(" ")[0],
         )
     if not isinstance(value, dict):
-        raise InputError.bad(where, "a YAML mapping (key: value lines)", value)
+        error = InputError.bad(where, "a YAML mapping (key: value lines)", value)
+        error.argument = where.split(" ")[0]  # the argument, as every other error here names it
+        raise error
     try:
         return _dates_as_text(value)
     except RecursionError:  # "a: &x [*x]": an alias inside itself
@@ -625,8 +627,13 @@ def validate_file(path: str | os.PathLike, questionnaire: Questionnaire | None =
         load_tiers(path)
     elif kind == "participation-card":
         _check_schema(doc, "card.schema.json", f"path ({Path(path).name})")
-    else:
-        raise InputError.bad("path kind", "one of " + ", ".join(_KINDS), kind)
+    else:  # one line naming the argument and the files it takes (was 'path kind: ... got None')
+        got = "no 'kind' key" if kind is None else f"kind {kind!r}"
+        raise InputError(
+            f"path ({Path(path).name}): expected a questionnaire, answers, tiers or card file "
+            f"(kind: {', '.join(_KINDS)}), got {got}",
+            argument="path",
+        )
     return kind
 
 
