@@ -23,5 +23,6 @@ def test_the_autoencoder_refuses_a_source_mean_past_float32():
     with pytest.raises(InputError, match="^source: expected activations whose mean lies within"):
         ActivationMap(max_epochs=1).fit(-1e39 + source, target)
     ActivationMap(kind="affine").fit(source + 1e39, target)  # float64: taken
-    # a mean inside the limit is not refused (this tests where the refusal starts, not the fit)
-    ActivationMap(max_epochs=1).fit(source + 1e29, target)
+    # a mean inside the limit is not refused (with a spread of 1e24, so the mean also lies within
+    # the 1e6 standard deviations of FLOAT32_OFFSET)
+    ActivationMap(max_epochs=1).fit(source * 1e24 + 1e29, target)

@@ -73,6 +73,6 @@ def test_the_autoencoder_refuses_a_target_mean_its_float32_bias_cannot_hold():
     source, target = _rows(30)
     with pytest.raises(InputError, match="^target: expected activations whose mean lies within"):
         ActivationMap(max_epochs=1).fit(source, target + 1e39)
-    # a mean inside the limit is not refused (adding 1e29 leaves the columns no spread in float64,
-    # so this line tests only where the refusal starts, not the quality of the fit)
-    ActivationMap(max_epochs=1).fit(source, target + 1e29)
+    # a mean inside the limit is not refused (with a spread of 1e24, so the mean also lies within
+    # the 1e6 standard deviations of FLOAT32_OFFSET)
+    ActivationMap(max_epochs=1).fit(source, target * 1e24 + 1e29)

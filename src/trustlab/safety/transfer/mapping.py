@@ -373,7 +373,8 @@ class ActivationMap(BaseEstimator):
     the FVU. After training the standardisation is folded into the weights, so the stored map is
     exactly M(a) = W2 ReLU(W1 a + b1) + b2 (or A a + b) on raw activations (float32 for the
     autoencoder, which therefore refuses source or target activations whose standard deviation
-    lies outside ``FLOAT32_SPREAD``, 1e-30..1e30, or whose mean passes +-1e30). Adam
+    lies outside ``FLOAT32_SPREAD``, 1e-30..1e30, whose mean passes +-1e30, or whose mean lies
+    more than ``FLOAT32_OFFSET``, 1e6, standard deviations from 0). Adam
     moves each weight by about ``learning_rate`` a step: on few rows (few steps an epoch) the default
     stops short. On 400 noise-free linear rows (8 -> 6) the default autoencoder's held-out R^2
     was 0.35-0.41 and the Adam affine map's 0.43 (400 steps); ``batch_size=16`` (about 3,500
@@ -1100,6 +1101,28 @@ def _check_float32_spread(scale: Any, name: str) -> None:
         )
 
 
+# how many standard deviations from 0 a column's mean may lie for the autoencoder: its raw-unit
+# float32 weights and biases cancel the mean at predict time, with a rounding error of about
+# 6e-8 times this ratio in standardised units (the held-out R^2 moved by 3e-3 at 1e6 and by up to
+# 0.04 at 3e6-1e7 on tanh maps of seeds 21 and 22; at 1e9 it was -395 against 0.22)
+FLOAT32_OFFSET = 1e6
+
+
+def _check_float32_offset(mean: Any, scale: Any, name: str) -> None:
+    """Refuse activations whose mean lies so many standard deviations from 0 that the
+    autoencoder's float32 raw-unit map would lose them to rounding."""
+    ratio = np.abs(np.asarray(mean, dtype=np.float64)) / np.asarray(scale, dtype=np.float64)
+    worst = float(ratio.max(initial=0.0))
+    if worst > FLOAT32_OFFSET:
+        raise InputError(
+            f"{name}: expected activations whose mean lies within {FLOAT32_OFFSET:g} standard "
+            f"deviations of 0 for kind='autoencoder' (its float32 weights, in raw units, would "
+            f"lose the rest of the map to rounding; kind='affine' keeps float64, or subtract "
+            f"the mean first), got a mean {worst:.3g} standard deviations from 0",
+            argument=name,
+        )
+
+
 def _squared(x: float) -> float:
     """``x ** 2``, inf past the float range (Python's ``**`` raises OverflowError there)."""
     try:
@@ -1134,6 +1157,8 @@ def _train_adam(
                     f"{float(np.abs(mean).max()):.3g}",
                     argument=name,
                 )
+        for name, mean, scale in (("source", s_mean, s_scale), ("target", t_mean, t_scale)):
+            _check_float32_offset(mean, scale, name)
 
     def tensor(a: np.ndarray) -> Any:
         return torch.as_tensor(a, dtype=torch.float32)
