@@ -71,7 +71,9 @@ def test_the_autoencoder_refuses_a_spread_its_float32_weights_cannot_hold():
 def test_the_autoencoder_refuses_a_target_mean_its_float32_bias_cannot_hold():
     # a target of ordinary spread around 1e39 (past float32's 3.4e38): bias2 was inf, R^2 NaN
     source, target = _rows(30)
-    with pytest.raises(InputError, match="^target: expected activations whose mean lies within"):
+    with pytest.raises(
+        InputError, match=r"^target: expected activations whose mean lies within \+-1e\+30 for"
+    ):
         ActivationMap(max_epochs=1).fit(source, target + 1e39)
     # a mean inside the limit is not refused (with a spread of 1e24, so the mean also lies within
     # the 1e6 standard deviations of FLOAT32_OFFSET)
