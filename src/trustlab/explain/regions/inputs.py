@@ -8,6 +8,7 @@ import numpy as np
 
 from trustlab._lazy import require
 from trustlab.errors import InputError
+from trustlab.explain.regions.segments import _consecutive
 
 torch = require("torch", "image")
 
@@ -106,11 +107,8 @@ def check_segment_maps(
 
 def _compact(labels: np.ndarray) -> np.ndarray:
     """One map's labels renumbered 0..K-1 in their order (the map itself when they are)."""
-    top = int(labels.max())
-    if top >= labels.size:  # labels must have gaps: do not count up to the largest
-        return np.unique(labels, return_inverse=True)[1].reshape(labels.shape)
-    present = np.bincount(labels.ravel(), minlength=top + 1) > 0
-    return labels if present.all() else (np.cumsum(present) - 1)[labels]
+    renumbered = _consecutive(labels)
+    return labels if np.array_equal(renumbered, labels) else renumbered.astype(np.int64)
 
 
 def check_training_data(X: Any, y: Any) -> tuple[Any, np.ndarray, np.ndarray]:

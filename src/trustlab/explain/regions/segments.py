@@ -47,6 +47,7 @@ def _check_images(images: Any) -> np.ndarray:
 
 
 def _consecutive(labels: np.ndarray) -> np.ndarray:
+    """``labels`` renumbered 0..K-1 in their order (int32)."""
     _, inverse = np.unique(labels, return_inverse=True)
     return inverse.reshape(labels.shape).astype(np.int32)
 
