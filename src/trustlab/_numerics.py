@@ -2,10 +2,10 @@
 subnormal floats in torch models.
 
 :func:`column_mean_scale` gives each column's mean and standard deviation with the column
-divided by a power of 2 near its largest magnitude first (exact, so ordinary data give the same
-numbers as ``X.mean(axis=0)`` / ``X.std(axis=0)``): the squares of activations past ~1e154
-overflowed (below ~1e-154 they vanished), so the scale was inf (or 0). :func:`standardised`
-divides by them without overflow in ``X - mean``.
+divided by a power of 2 near its largest magnitude first (:func:`power_of_2`; exact, so ordinary
+data give the same numbers as ``X.mean(axis=0)`` / ``X.std(axis=0)``): the squares of activations
+past ~1e154 overflowed (below ~1e-154 they vanished), so the scale was inf (or 0).
+:func:`standardised` divides by them without overflow in ``X - mean``.
 
 Subnormal (denormal) floats in torch models: a CPU slows down on every operation that reads or
 writes one, often several times over.
@@ -35,13 +35,21 @@ def column_mean_scale(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each column's mean and standard deviation of a 2-d float array, computed on the column
     divided by a power of 2 near its largest magnitude (exact); a column whose deviation is at
     most 1e-12 times the largest magnitude in ``X`` is constant and gets scale 1."""
-    # 2^(e-1) <= max|x| < 2^e: dividing by 2^(e-1), not 2^e, which overflows to inf for
-    # max|x| >= 2^1023 (about 9e307; the mean was then NaN)
-    size = np.ldexp(1.0, np.frexp(np.abs(X).max(axis=0))[1] - 1)
+    size = power_of_2(np.abs(X).max(axis=0))
     mean = (X / size).mean(axis=0) * size
     scale = (X / size).std(axis=0) * size
     scale[scale <= 1e-12 * float(np.abs(X).max())] = 1.0  # no information: leave it unscaled
     return mean, scale
+
+
+def power_of_2(magnitude: Any) -> Any:
+    """2^(e-1) for 2^(e-1) <= ``magnitude`` < 2^e (elementwise, float64; exact for subnormals
+    too); 1 where it is 0 or not finite. Dividing by it shifts exponents only; 2^(e-1), not 2^e,
+    which overflows to inf for magnitudes >= 2^1023 (about 9e307)."""
+    magnitude = np.asarray(magnitude, dtype=np.float64)
+    usable = np.isfinite(magnitude) & (magnitude > 0)
+    size = np.ldexp(1.0, np.frexp(np.where(usable, magnitude, 1.0))[1] - 1)
+    return np.where(usable, size, 1.0)
 
 
 def standardised(X: np.ndarray, mean: np.ndarray, scale: np.ndarray) -> np.ndarray:

@@ -60,7 +60,7 @@ from trustlab._checks import (
 )
 from trustlab._lazy import require
 from trustlab._model_files import read_saved_params, read_saved_safetensors, storable_params
-from trustlab._numerics import column_mean_scale
+from trustlab._numerics import column_mean_scale, power_of_2
 from trustlab._renamed import renamed_attribute, renamed_keys
 from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
 from trustlab.errors import InputError, ResourceError
@@ -1040,26 +1040,18 @@ def _metrics(target: np.ndarray, predicted: np.ndarray) -> tuple[float, float, f
     """mse, mean row cosine, fvu and r2 (float64). The sums of squares are taken on the rows
     divided by a power of 2 near their largest magnitude (exact: the same numbers on ordinary
     rows; past ~1e154 the squares overflowed, below ~1e-154 they vanished, and the FVU was NaN)."""
-    size = float(_power_of_2(max(np.abs(target).max(initial=0), np.abs(predicted).max(initial=0))))
+    size = float(power_of_2(max(np.abs(target).max(initial=0), np.abs(predicted).max(initial=0))))
     t, p = target / size, predicted / size
     sse = float(((t - p) ** 2).sum())
     sst = float(((t - t.mean(axis=0)) ** 2).sum())
     fvu = sse / sst if sst > 0 else math.nan
-    rows = _power_of_2(np.maximum(np.abs(target).max(axis=1), np.abs(predicted).max(axis=1)))
+    rows = power_of_2(np.maximum(np.abs(target).max(axis=1), np.abs(predicted).max(axis=1)))
     t, p = target / rows[:, None], predicted / rows[:, None]  # the cosine of each row, likewise
     norms = np.linalg.norm(t, axis=1) * np.linalg.norm(p, axis=1)
     ok = norms > 0
     dots = (t * p).sum(axis=1)
     cosine = float(np.mean(dots[ok] / norms[ok])) if ok.any() else math.nan
     return sse / target.size * size * size, cosine, fvu, 1.0 - fvu
-
-
-def _power_of_2(magnitude: Any) -> Any:
-    """2^(e-1) for 2^(e-1) <= ``magnitude`` < 2^e (elementwise); 1 where it is 0 or not finite."""
-    magnitude = np.asarray(magnitude, dtype=np.float64)
-    usable = np.isfinite(magnitude) & (magnitude > 0)
-    size = np.ldexp(1.0, np.frexp(np.where(usable, magnitude, 1.0))[1] - 1)
-    return np.where(usable, size, 1.0)
 
 
 def auto_epochs(n_rows: int, batch_size: int) -> int:
@@ -1075,7 +1067,7 @@ def _standardisation(S: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, ...]:
     root-mean-square deviation (both taken on T divided by a power of 2 near its largest
     magnitude, as column_mean_scale does: exact, no overflow at extreme magnitudes)."""
     s_mean, s_scale = column_mean_scale(S)  # no overflow at extreme magnitudes
-    size = float(_power_of_2(np.abs(T).max(initial=0.0)))
+    size = float(power_of_2(np.abs(T).max(initial=0.0)))
     t_mean = (T / size).mean(axis=0) * size
     t_scale = float(np.sqrt(((T / size - t_mean / size) ** 2).mean())) * size
     return s_mean, s_scale, t_mean, np.float64(t_scale if t_scale > 0 else 1.0)
