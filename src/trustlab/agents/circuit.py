@@ -74,6 +74,7 @@ from trustlab.agents.logic import (
     Until,
     WeakNext,
 )
+from trustlab.agents.policy import MAX_RULE_WEIGHT
 from trustlab.errors import ConfigError, InputError
 
 __all__ = ["RuleCircuit", "CircuitInference", "decide", "METHODS"]
@@ -197,7 +198,8 @@ class RuleCircuit:
         mention it gives ``p_safe = 0.5``.
     rules : sequence of (Formula, float)
         The rules (:mod:`trustlab.agents.logic` formulas, at most 20 predicates each) and their
-        finite weights; a positive weight favours worlds where the rule holds.
+        weights, in [-1e4, 1e4] as a policy's (``trustlab.agents.policy.MAX_RULE_WEIGHT``); a
+        positive weight favours worlds where the rule holds.
     rule_ids : sequence of str, optional
         One unique id per rule (default ``"0"``, ``"1"``, ...).
     max_enumerate : int, default 20
@@ -275,8 +277,14 @@ class RuleCircuit:
                 weight, (int, float, np.integer, np.floating)
             ):
                 raise InputError.bad(f"rules[{i}] weight", "a finite number", weight)
-            if not math.isfinite(float(weight)):
-                raise InputError.bad(f"rules[{i}] weight", "a finite number", weight)
+            if not abs(float(weight)) <= MAX_RULE_WEIGHT:  # NaN fails too
+                # larger weights swamp the others in double precision (at 1e16 a rule of
+                # weight 1 beside one of 1e16 no longer counted) and overflow near 1e308 (NaN)
+                raise InputError.bad(
+                    f"rules[{i}] weight",
+                    f"a finite number in [-{MAX_RULE_WEIGHT:g}, {MAX_RULE_WEIGHT:g}]",
+                    weight,
+                )
             if len(formula.predicates) > MAX_RULE_PREDICATES:
                 raise InputError.bad(
                     f"rules[{i}]",
