@@ -23,10 +23,11 @@ from trustlab._checks import check_positive_int, check_probability, check_random
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 
-__all__ = ["GuardrailEvaluation", "evaluate_guardrail", "METRICS"]
+__all__ = ["GuardrailEvaluation", "evaluate_guardrail", "METRICS", "MODES"]
 
 METRICS = ("accuracy", "false_positive_rate", "rule_recall")
-_MODES = ("checkers", "oracle")
+#: Where predicate values come from: the policy's checkers or the cases' oracle values.
+MODES = ("checkers", "oracle")
 
 
 @dataclass(frozen=True)
@@ -227,8 +228,8 @@ def evaluate_guardrail(
     """
     from trustlab.evaluation import cluster_bootstrap_ci
 
-    if mode not in _MODES:
-        raise InputError.bad("mode", f"one of {list(_MODES)}", mode)
+    if mode not in MODES:
+        raise InputError.bad("mode", f"one of {list(MODES)}", mode)
     if len(cases) == 0:
         raise InputError.bad("cases", "at least one case", cases)
     B = check_positive_int(n_bootstrap, "n_bootstrap", minimum=10)

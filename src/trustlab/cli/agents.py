@@ -159,8 +159,9 @@ def evaluate_command(
 ) -> None:
     from trustlab._checks import check_choice
     from trustlab.agents import Guardrail, evaluate_guardrail
+    from trustlab.agents.evaluation import MODES
 
-    check_choice(mode, "--mode", ("checkers", "oracle"))  # before seconds of loading (review 58)
+    check_choice(mode, "--mode", MODES)  # before seconds of loading (review 58)
     refuse_existing(out, overwrite, ("result.json", "report.html"), "a guardrail evaluation")
     if bool(suite) == (cases is not None):
         raise InputError.bad(
@@ -278,9 +279,10 @@ def learn_weights_command(
     overwrite: OverwriteOption = False,
 ) -> None:
     from trustlab.agents import fit_rule_weights
+    from trustlab.agents.evaluation import MODES
 
     _check_out_file(out, overwrite)
-    if mode not in ("oracle", "checkers"):
+    if mode not in MODES:
         raise InputError.bad("--mode", "oracle or checkers", mode)
     if suite is not None:
         from trustlab.agents.agentdojo import agentdojo_cases
