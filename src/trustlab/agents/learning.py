@@ -22,7 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import as_float_array, check_positive, check_random_state
+from trustlab._checks import (
+    as_float_array,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+)
 from trustlab._results import Result, internal_field
 from trustlab.agents.evaluation import _check_case
 from trustlab.agents.policy import as_action
@@ -256,17 +261,24 @@ def eigengap_k(affinity: Any, *, max_k: int | None = None) -> int:
     """The number of clusters by the largest gap in the normalised Laplacian's spectrum.
 
     The eigenvalues ``0 = l_1 <= l_2 <= ...`` of ``I - D^-1/2 A D^-1/2``: k = argmax_k
-    (l_{k+1} - l_k) over k = 1 .. max_k (default n - 1).
+    (l_{k+1} - l_k) over k = 1 .. max_k (default n - 1). A rule with no affinity to any other
+    (an isolated vertex, its own connected component) has a zero row in the Laplacian, as in
+    ``scipy.sparse.csgraph.laplacian(A, normed=True)``, so each connected component gives one
+    zero eigenvalue.
     """
     A = as_float_array(affinity, "affinity", ndim=2)
     n = A.shape[0]
     if A.shape != (n, n) or not np.allclose(A, A.T) or np.any(A < 0):
         raise InputError.bad("affinity", "a symmetric non-negative square matrix", A)
+    if max_k is not None:
+        max_k = check_positive_int(max_k, "max_k")
     if n == 1:
         return 1
     d = A.sum(axis=1)
     inv = np.where(d > 0, 1.0 / np.sqrt(np.where(d > 0, d, 1.0)), 0.0)
-    L = np.eye(n) - inv[:, None] * A * inv[None, :]
+    # an isolated vertex's row is 0 (eigenvalue 0): with 1 on its diagonal it counted as no
+    # component, and two pairs beside an isolated rule gave k = 2 instead of 3
+    L = np.diag((d > 0).astype(float)) - inv[:, None] * A * inv[None, :]
     eig = np.sort(np.linalg.eigvalsh(L))
     top = n - 1 if max_k is None else min(max_k, n - 1)
     gaps = np.diff(eig[: top + 1])
@@ -366,6 +378,8 @@ def cluster_rules(
     ):
         raise InputError.bad("n_clusters", f"an integer in [1, {len(ids)}]", n_clusters)
     scale = check_positive(scale, "scale")
+    if max_k is not None:
+        max_k = check_positive_int(max_k, "max_k")
     rng = check_random_state(random_state)
     if embeddings is None:
         from trustlab.llm.embeddings import embed_texts
