@@ -35,6 +35,8 @@ __all__ = [
 
 # The learners hold out validation users only when each side of the split has this many.
 MIN_HELD_OUT = 10
+# Below this ||w||, ||w||^2 (under 1e-300) may be subnormal and imprecise: rescale w first.
+_NORMAL_NORM = 1e-150
 
 
 class _NotNumbers(InputError, TypeError):
@@ -337,8 +339,10 @@ def market_distances(weights, intercept, features) -> tuple[float, np.ndarray]:
     inf or NaN (which would silently accept or drop users)."""
     with np.errstate(over="ignore", invalid="ignore"):
         norm = float(np.linalg.norm(weights))
-        if norm == 0.0 or not math.isfinite(norm):  # ||w||^2 under- or overflowed (||w|| may
-            # not: w = [1e300]): scale by max |w_j| first
+        # ||w||^2 overflowed (||w|| may not: w = [1e300]) or fell below the normal floats
+        # (2.2e-308: subnormal squares keep few bits, w = [1.585e-162] gave ||w|| 29% off, or
+        # 0): scale by max |w_j| first
+        if not _NORMAL_NORM <= norm < math.inf:
             scale = float(np.abs(weights).max())
             norm = scale * float(np.linalg.norm(weights / scale))
         if not math.isfinite(norm):

@@ -66,16 +66,14 @@ def soft_price(
     return torch.softmax(softmax_scale * revenue, dim=0) @ beta_sorted
 
 
-def soft_price_numpy(weights, intercept, features, budgets, sort_temperature, softmax_scale):
-    """:func:`soft_price` for numpy inputs (weights, intercept, features, budgets) -> float."""
+def soft_price_numpy(distances, budgets, sort_temperature, softmax_scale):
+    """:func:`soft_price` for numpy distances and budgets -> float. The caller computes the
+    distances as the exact market does (``||w||`` at any scale of ``w``: torch's norm of
+    ``w = [1e160]`` overflowed, which gave a soft price of inf, and of ``[1e-200]`` was 0)."""
     with torch.no_grad():
-        w = torch.as_tensor(weights, dtype=_DTYPE)
-        x = torch.as_tensor(features, dtype=_DTYPE)
+        u = torch.as_tensor(distances, dtype=_DTYPE)
         b = torch.as_tensor(budgets, dtype=_DTYPE)
-        if not bool((w > 0).any()):
-            return math.inf
-        distances = -(x @ w + float(intercept)) / torch.linalg.vector_norm(w)
-        return float(soft_price(distances, b, sort_temperature, softmax_scale))
+        return float(soft_price(u, b, sort_temperature, softmax_scale))
 
 
 def market_hinge(

@@ -637,7 +637,10 @@ def soft_market_price(
     tau = check_positive(sort_temperature, "sort_temperature")
     scale = check_positive(softmax_scale, "softmax_scale")
     outcome(weights, intercept, features, money, None, None)  # refuses what overflows float64
-    price = torch_backend().soft_price_numpy(weights, intercept, features, money, tau, scale)
+    if not np.any(weights > 0):  # users only add to features: nobody can move, no market
+        return math.inf
+    _, distances = market_distances(weights, intercept, features)
+    price = torch_backend().soft_price_numpy(distances, money, tau, scale)
     if math.isnan(price):  # softmax_scale * revenue overflowed (it gave NaN)
         refuse_overflow(
             "budgets",
