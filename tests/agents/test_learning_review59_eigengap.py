@@ -47,3 +47,12 @@ def test_a_bad_max_k_is_refused(max_k):
         eigengap_k(A, max_k=max_k)
     with pytest.raises(InputError, match=r"^max_k: expected an integer >= 1"):
         cluster_rules(list("abcd"), embeddings=np.eye(4), max_k=max_k)
+
+
+def test_repeated_rule_ids_are_refused():
+    # two rules both named 'a': clusters listed ['a', 'a'] and min_cosine compared the second
+    # 'a' with itself (1.0, where the two rules' cosine is 0.99995)
+    E = np.array([[1.0, 0], [1.0, 0.01], [0, 1.0], [0.01, 1.0]])
+    rules = [("a", "x"), ("a", "y"), ("b", "z"), ("c", "w")]
+    with pytest.raises(InputError, match=r"^rules: expected unique rule ids, got \['a'\]"):
+        cluster_rules(rules, embeddings=E)

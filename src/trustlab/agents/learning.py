@@ -27,6 +27,7 @@ from trustlab._checks import (
     check_positive,
     check_positive_int,
     check_random_state,
+    repeated,
 )
 from trustlab._results import Result, internal_field
 from trustlab.agents.evaluation import _check_case
@@ -444,5 +445,10 @@ def _rule_texts(rules: Any) -> tuple[list[str], list[str]]:
                 raise InputError.bad(
                     f"rules[{i}]", "a description or a (rule_id, description) pair", item
                 )
+        twice = repeated(ids)
+        if twice:  # clusters and min_cosine look rules up by id: a repeated one was mixed up
+            raise InputError(
+                f"rules: expected unique rule ids, got {twice} more than once", argument="rules"
+            )
         return ids, texts
     raise InputError.bad("rules", "a policy or a list of rule descriptions", rules)
