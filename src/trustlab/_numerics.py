@@ -17,7 +17,8 @@ slower on the CPU than the same network with those weights at zero (the outputs 
 :func:`zero_denormals` sets a module's subnormal weights to zero.
 
 Seeded torch draws: :func:`seeded_torch` runs a block with torch's global random stream seeded and
-the caller's restored afterwards. ``torch.manual_seed`` inside ``torch.random.fork_rng(devices=[])``
+the caller's restored afterwards; :func:`torch_seed` is the one conversion of an int seed to
+torch's 64-bit seeds. ``torch.manual_seed`` inside ``torch.random.fork_rng(devices=[])``
 does not do that: it also seeds every GPU's stream (``torch.cuda.manual_seed_all``, queued until
 CUDA starts if it has not), and those were not forked.
 """
@@ -106,19 +107,32 @@ def zero_denormals(module: Any) -> int:
     return count
 
 
+#: torch's generators take seeds 0 .. 2**64 - 1.
+TORCH_SEED_BOUND = 2**64
+
+
+def torch_seed(seed: int) -> int:
+    """The seed torch's generators are given for an int ``seed``: ``seed mod 2**64``. torch reads
+    a seed in [-2**63, 2**64) so itself (a negative one plus 2**64); one of 2**64 or more it
+    refused with a raw ``ValueError`` (Overflow when unpacking long long)."""
+    return int(seed) % TORCH_SEED_BOUND
+
+
 @contextlib.contextmanager
 def seeded_torch(seed: int) -> Iterator[None]:
     """Run a block with torch's global CPU random stream seeded with ``seed`` (as
     ``torch.manual_seed`` seeds it, so CPU draws are the same) and restore the caller's stream
     afterwards. Where CUDA is in use (initialised), every GPU's stream is forked and seeded too,
     so draws on a GPU are seeded and the caller's GPU streams are left as they were; otherwise no
-    GPU stream is read or seeded (and CUDA is not started)."""
+    GPU stream is read or seeded (and CUDA is not started). Any int seed (:func:`torch_seed`)."""
     import torch
+
+    seed = torch_seed(seed)
 
     cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
     devices = list(range(torch.cuda.device_count())) if cuda else []
     with torch.random.fork_rng(devices=devices, device_type="cuda"):
-        torch.default_generator.manual_seed(int(seed))
+        torch.default_generator.manual_seed(seed)
         if cuda:
-            torch.cuda.manual_seed_all(int(seed))
+            torch.cuda.manual_seed_all(seed)
         yield

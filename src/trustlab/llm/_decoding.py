@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._lazy import require
+from trustlab._numerics import torch_seed
 from trustlab.llm._inputs import samples
 
 # below this many shared leading tokens a separate prefix pass costs more than it saves
@@ -99,7 +100,7 @@ class CpuSampler:
         self.torch = torch
         self.generator = None
         if seed is not None:  # torch takes seeds < 2**64; check_seed any int >= 0
-            self.generator = torch.Generator().manual_seed(seed % 2**64)
+            self.generator = torch.Generator().manual_seed(torch_seed(seed))
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         torch = self.torch
@@ -278,7 +279,7 @@ class _Row:
         self.generator = None
         if samples(request.temperature):
             seed = request.seed if request.seed is not None else secrets.randbits(63)
-            self.generator = torch.Generator().manual_seed(seed)
+            self.generator = torch.Generator().manual_seed(torch_seed(seed))
 
     def push(self, token: int, entry: TokenLogprob | None) -> Step | None:
         """Take the next token; the step to report (None when nothing is new yet)."""

@@ -1,0 +1,45 @@
+"""Review 59: one conversion of an int seed to torch's 64-bit seeds, trustlab._numerics.torch_seed
+(seed mod 2**64), used by seeded_torch and LocalModel's samplers. seeded_torch passed the seed as
+it was, so federated runs with random_state >= 2**64 (which UEFLConfig accepts: an int >= 0)
+failed with a raw ValueError (Overflow when unpacking long long) in build_model."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from trustlab._numerics import seeded_torch, torch_seed
+from trustlab.federated import UEFLConfig
+from trustlab.federated.model import build_model, model_arrays
+from trustlab.llm._decoding import CpuSampler
+
+
+def test_torch_seed_is_the_seed_torch_itself_takes_for_every_seed_it_accepts():
+    rng = np.random.default_rng(59)
+    edges = [0, 1, -1, 2**63 - 1, 2**63, -(2**63), 2**64 - 1]
+    draws = [int(x) for x in rng.integers(-(2**63), 2**63, 2000)]
+    draws += [int(x) + 2**63 for x in rng.integers(0, 2**63, 2000)]  # the upper half
+    for seed in edges + draws:
+        assert torch_seed(seed) == torch.Generator().manual_seed(seed).initial_seed()
+
+
+def test_seeded_torch_takes_a_seed_beyond_64_bits_as_its_remainder():
+    with seeded_torch(5):
+        expected = torch.rand(4)
+    with seeded_torch(2**64 + 5):  # ValueError before
+        drawn = torch.rand(4)
+    assert torch.equal(drawn, expected)
+
+
+def test_a_federated_model_builds_from_a_random_state_beyond_64_bits():
+    config = UEFLConfig(random_state=2**64)  # accepted: an integer >= 0
+    spec = config.model_spec(16, 3, False)
+    big = model_arrays(build_model(spec, random_state=config.random_state))
+    zero = model_arrays(build_model(spec, random_state=0))
+    assert big.keys() == zero.keys()
+    assert all(np.array_equal(big[k], zero[k]) for k in big)
+
+
+def test_the_local_sampler_seeds_through_the_same_conversion():
+    sampler = CpuSampler(1.0, 2**64 + 7, torch)
+    assert sampler.generator.initial_seed() == 7
