@@ -482,14 +482,25 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
         return self.encode(X)
 
     def decode(self, Z: Any) -> np.ndarray:
-        """``z W_dec + b_dec`` for each row of ``Z`` (n, n_latents; dense or scipy sparse)."""
+        """``z W_dec + b_dec`` for each row of ``Z`` (n, n_latents; dense or scipy sparse; no
+        rows gives no rows, as :meth:`encode` does)."""
         check_is_fitted(self, "fit_")
         if hasattr(Z, "tocsr"):
             Z = Z.tocsr()
             if Z.ndim != 2 or Z.shape[1] != self.n_latents_:
                 raise InputError.bad("Z", f"{self.n_latents_} columns (the latents)", Z)
+            stored = Z.tocoo()  # the dense path's finiteness check, on the stored entries
+            bad = ~np.isfinite(stored.data)
+            if bad.any():
+                i = int(np.argmax(bad))
+                where = (int(stored.row[i]), int(stored.col[i]))
+                raise InputError(
+                    f"Z: expected finite values, got {stored.data[i]} at index {where} "
+                    f"({int(bad.sum())} non-finite value(s) in all)",
+                    argument="Z",
+                )
             return np.asarray(Z @ self.W_dec_, dtype=np.float32) + self.b_dec_
-        Z = as_float_array(Z, "Z", ndim=2)
+        Z = as_float_array(Z, "Z", ndim=2, min_size=0)
         if Z.shape[1] != self.n_latents_:
             raise InputError.bad("Z", f"{self.n_latents_} columns (the latents)", Z)
         return (Z.astype(np.float32) @ self.W_dec_ + self.b_dec_).astype(np.float32)
