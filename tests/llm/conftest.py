@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from http.server import ThreadingHTTPServer
+
 import pytest
 
 
@@ -35,3 +38,22 @@ def direct_greedy():
         return out
 
     return run
+
+
+@pytest.fixture
+def serve_handler():
+    """``serve_handler(Handler)``: a ``ThreadingHTTPServer`` on a free local port answering with
+    the ``http.server`` request handler class ``Handler`` from a daemon thread; every server
+    started is shut down and closed after the test. Its port: ``server.server_address[1]``."""
+    servers = []
+
+    def start(handler):
+        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        servers.append(server)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return server
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()

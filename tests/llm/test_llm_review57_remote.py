@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -44,13 +43,9 @@ class _Failing(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def failing():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Failing)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+def failing(serve_handler):
     _Failing.seen = []
-    yield server
-    server.shutdown()
-    server.server_close()
+    return serve_handler(_Failing)
 
 
 def test_credentials_in_the_base_url_are_sent_but_never_shown(failing):

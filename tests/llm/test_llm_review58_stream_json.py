@@ -2,8 +2,7 @@
 ``stream: true``) is named as such, not as a stream that ended without [DONE]."""
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -29,12 +28,8 @@ class _PlainJson(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def plain_json():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _PlainJson)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server
-    server.shutdown()
-    server.server_close()
+def plain_json(serve_handler):
+    return serve_handler(_PlainJson)
 
 
 def test_a_plain_json_reply_to_a_stream_says_the_server_does_not_stream(plain_json):
