@@ -3,7 +3,10 @@
 - ``decode`` (and so ``reconstruct``) of no rows gives no rows, as ``encode`` does: it refused
   them naming ``Z``, an argument ``reconstruct``'s caller never passed;
 - ``decode`` of a scipy sparse ``Z`` holding NaN is refused as the dense one is (it returned NaN
-  rows).
+  rows);
+- an intervention prompt of no tokens (the empty text, SmolLM2's tokenizer adds no BOS) is
+  refused naming ``prompts[i]`` (it raised torch's "Expected tensor for argument #1 'indices'
+  to have one of the following scalar types: Long, Int").
 """
 
 from __future__ import annotations
@@ -13,7 +16,12 @@ import pytest
 import scipy.sparse as sp
 
 from trustlab.errors import InputError
-from trustlab.interpret.sae import SparseAutoencoder
+from trustlab.interpret.sae import (
+    SparseAutoencoder,
+    intervention_kl,
+    kl_curve,
+    output_effects,
+)
 
 
 def small_sae(d=6, m=10, layer=None):
@@ -46,3 +54,16 @@ def test_sparse_decode_refuses_nan_as_dense_decode_does():
     Z[1, 4] = np.inf
     with pytest.raises(InputError, match=r"got inf at index \(1, 4\)"):
         sae.decode(sp.csc_matrix(Z))
+
+
+def test_a_prompt_of_no_tokens_is_refused_by_name(tiny):
+    assert tiny.tokenizer("")["input_ids"] == []  # no BOS: the empty text has no token
+    sae = small_sae(d=tiny.hidden_size, m=8, layer=0)
+    prompts = ["The cat sat", ""]
+    with pytest.raises(InputError, match=r"prompts\[1\]: expected a text of at least one token"):
+        intervention_kl(tiny, sae, 0, prompts, 1.0)
+    with pytest.raises(InputError, match=r"prompts\[1\]"):
+        kl_curve(tiny, sae, 0, prompts)
+    with pytest.raises(InputError, match=r"prompts\[1\]"):
+        output_effects(tiny, sae, 0, prompts, 1.0)
+    assert intervention_kl(tiny, sae, 0, prompts[:1], 0.0) == 0.0

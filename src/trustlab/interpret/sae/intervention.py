@@ -222,7 +222,7 @@ def kl_curve(
     layer = _check_subject(model, sae, latent, layer)
     prompts = check_string_list(prompts, "prompts", what="prompt strings")
     torch = require("torch", "torch")
-    ids = [torch.tensor([model.tokenizer(prompt)["input_ids"]]) for prompt in prompts]
+    ids = _prompt_ids(model, prompts, torch)
     with torch.inference_mode():
         clean = [torch.log_softmax(model.model(x).logits[0, -1].double(), dim=-1) for x in ids]
 
@@ -244,13 +244,25 @@ def _next_token_logprobs(
     """Per prompt (run alone), the next-token log-probabilities at its last token, clean and
     with ``hook`` on block ``layer`` (float64 torch vectors)."""
     torch = require("torch", "torch")
+    every = _prompt_ids(model, prompts, torch)
     with torch.inference_mode():
-        for prompt in prompts:
-            ids = torch.tensor([model.tokenizer(prompt)["input_ids"]])
+        for ids in every:
             clean = torch.log_softmax(model.model(ids).logits[0, -1].double(), dim=-1)
             with model.intervene(int(layer), hook):
                 changed = torch.log_softmax(model.model(ids).logits[0, -1].double(), dim=-1)
             yield clean, changed
+
+
+def _prompt_ids(model: Any, prompts: Sequence[str], torch: Any) -> list[Any]:
+    """Each prompt's token ids, a (1, T) tensor; a prompt of no tokens (the empty text, for a
+    tokenizer that adds no BOS) is refused: it has no last token to read or raise."""
+    out = []
+    for i, prompt in enumerate(prompts):
+        ids = model.tokenizer(prompt)["input_ids"]
+        if not len(ids):
+            raise InputError.bad(f"prompts[{i}]", "a text of at least one token", prompt)
+        out.append(torch.tensor([ids]))
+    return out
 
 
 def intervention_prompts(examples: LatentExamples, decode: Callable[[int], str],
