@@ -329,8 +329,9 @@ def average_weights(
     """Weighted average of named arrays, key by key, over the updates that carry each key.
 
     Weights are renormalised over the updates holding a key, so an extension codebook is
-    averaged only over the silos that use it. Sums run in float64 in the given order; the
-    result keeps each key's input dtype.
+    averaged only over the silos that use it. Sums run in float64 in the given order; a float
+    key keeps its input dtype, an integer or boolean one comes back as float64 (its mean need
+    not be a whole number; Flower's FedAvg does the same).
 
     Parameters
     ----------
@@ -381,7 +382,9 @@ def average_weights(
             if value.shape != shape:
                 raise InputError.bad(f"updates[{i}][{name!r}]", f"shape {shape}", value)
             acc += value.astype(np.float64) * (w[i] / total)
-        out[name] = acc.astype(np.asarray(holders[0][1]).dtype)
+        dtype = np.asarray(holders[0][1]).dtype
+        # an integer mean was truncated: [1] and [2] averaged to [1], not 1.5 as Flower's FedAvg
+        out[name] = acc.astype(dtype) if dtype.kind == "f" else acc
     return out
 
 

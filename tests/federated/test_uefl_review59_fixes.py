@@ -1,0 +1,86 @@
+"""Review 59: average_weights truncated the mean of integer arrays ([1] and [2] gave [1], where
+Flower's FedAvg gives 1.5); the driver's threshold_reference="min" and evaluate_silo's
+authors_compat flag were never reached by a test (either could be dropped with every test
+green)."""
+
+import numpy as np
+import pytest
+from scipy.stats import entropy as scipy_entropy
+
+from trustlab.federated import ProtocolDriver, SiloEvaluation, SiloUpdate, UEFLConfig
+from trustlab.federated.model import build_model, load_arrays
+from trustlab.federated.silos import make_digit_silos
+from trustlab.federated.uefl import SiloPlan, SiloState, average_weights, evaluate_silo
+
+
+def test_integer_arrays_average_to_their_exact_mean_as_flowers_fedavg():
+    from flwr.app import Array, ArrayRecord, MetricRecord, RecordDict
+    from flwr.serverapp.strategy.strategy_utils import aggregate_arrayrecords
+
+    updates = [{"count": np.array([1, 3]), "flag": np.array([True])},
+               {"count": np.array([2, 4]), "flag": np.array([False])}]  # fmt: skip
+    ours = average_weights(updates, [1, 3])
+    # By hand: (1*1 + 3*2) / 4 = 1.75, (1*3 + 3*4) / 4 = 3.75; True/False as 1/0: 0.25.
+    assert ours["count"].tolist() == [1.75, 3.75] and ours["count"].dtype == np.float64
+    assert ours["flag"].tolist() == [0.25]
+    records = [
+        RecordDict({"arrays": ArrayRecord({"count": Array(u["count"])}),
+                    "metrics": MetricRecord({"num-examples": n})})
+        for u, n in zip(updates, (1, 3), strict=True)
+    ]  # fmt: skip
+    flower = aggregate_arrayrecords(records, "num-examples")["count"].numpy()
+    assert np.allclose(ours["count"], flower, rtol=0, atol=1e-12)
+    # Float keys keep their dtype, as the model's float32 arrays must.
+    f32 = average_weights([{"w": np.ones(2, np.float32)}, {"w": np.zeros(2, np.float32)}])
+    assert f32["w"].dtype == np.float32 and f32["w"].tolist() == [0.5, 0.5]
+
+
+class _Scripted:
+    """Fixed replies; one scripted entropy list per evaluation."""
+
+    def __init__(self, script):
+        self.script = list(script)
+
+    def train(self, round_no, jobs):
+        return [SiloUpdate(p.silo, {"w": np.zeros(1)}, 10, {}) for p, _ in jobs]
+
+    def evaluate(self, round_no, jobs):
+        h = self.script.pop(0)
+        return [SiloEvaluation(p.silo, h[p.silo], 0.5, 5) for p, _ in jobs]
+
+
+@pytest.mark.parametrize(("reference", "flagged"), [("min", [1, 2]), ("mean", [2])])
+def test_the_driver_fixes_its_threshold_from_the_reference_asked_for(reference, flagged):
+    # min 0.5 -> theta 1.1 * 0.5 = 0.55 flags 0.6 and 1.3; mean 0.8 -> 0.88 flags only 1.3.
+    cfg = UEFLConfig(rounds=1, rounds_plus=1, max_iterations=2, threshold_factor=0.1,
+                     threshold_reference=reference, evaluate_every_round=False)  # fmt: skip
+    driver = ProtocolDriver(cfg, 3, {"w": np.zeros(1)})
+    state = driver.run(_Scripted([[0.5, 0.6, 1.3], [0.1, 0.1, 0.1]]))
+    base = 0.5 if reference == "min" else 0.8
+    assert state.threshold == pytest.approx(1.1 * base, abs=1e-12)
+    assert state.extensions[0]["flagged"] == flagged
+
+
+@pytest.mark.parametrize("compat", [True, False])
+def test_authors_compat_measures_the_plain_softmax_entropy_and_otherwise_mc_dropout(compat):
+    import torch
+
+    cfg = UEFLConfig(dropout=0.3, mc_passes=5, authors_compat=compat)
+    silo = make_digit_silos(2, "none", random_state=0)[0]
+    spec = cfg.model_spec(64, 10)
+    model = build_model(spec, random_state=cfg.random_state)
+    books = {"vq.books.0": np.random.default_rng(0).normal(size=(16, 4)).astype(np.float32)}
+    result = evaluate_silo({}, SiloState(books), silo, SiloPlan(0), cfg, 1, n_classes=10)
+    load_arrays(model, books)
+    model.eval()
+    with torch.no_grad():
+        plain = torch.softmax(model(torch.as_tensor(silo.X_test))[0], 1).double().numpy()
+    softmax_entropy = float(scipy_entropy(plain, axis=1).mean())
+    # The authors' validate(): eval mode, every pass the same -> the softmax entropy. scipy
+    # renormalises each float32 softmax row (sums 1 +- 1e-7), so the two agree to about 1e-8.
+    if compat:
+        assert result.entropy == pytest.approx(softmax_entropy, abs=1e-6)
+    else:  # dropout on in the head: 5 masked passes average to another prediction (7.3e-4 nats
+        # away for this untrained model, whose softmax is near uniform: entropy ~ log 10)
+        assert abs(result.entropy - softmax_entropy) > 1e-4
+    assert result.accuracy == pytest.approx(float((plain.argmax(1) == silo.y_test).mean()))
