@@ -41,11 +41,11 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
-from trustlab._checks import check_in_range
+from trustlab._checks import check_choice, check_in_range
 from trustlab._results import Result
 from trustlab.agents import provenance as _provenance  # noqa: F401  (registers its checkers)
 from trustlab.agents.checkers import CheckContext, make_checker
-from trustlab.agents.circuit import RuleCircuit, decide
+from trustlab.agents.circuit import METHODS, RuleCircuit, decide
 from trustlab.agents.logic import FALSE, And, Eventually, Formula, WeakNext
 from trustlab.agents.policy import (
     MAX_RULE_WEIGHT,
@@ -158,18 +158,12 @@ class Guardrail:
         method: str = "auto",
     ):
         self.policy = load_policy(policy)
-        if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)):
-            raise InputError.bad("epsilon", "a number in (-1, 1)", epsilon)
-        if not -1.0 < float(epsilon) < 1.0:
-            raise InputError.bad("epsilon", "a number in (-1, 1)", epsilon)
-        if isinstance(default_weight, bool) or not isinstance(default_weight, (int, float)):
-            raise InputError.bad("default_weight", "a finite number", default_weight)
-        if not abs(default_weight) <= MAX_RULE_WEIGHT:
-            raise InputError.bad(
-                "default_weight",
-                f"a number in [-{MAX_RULE_WEIGHT:g}, {MAX_RULE_WEIGHT:g}]",
-                default_weight,
-            )
+        # numpy numbers too: np.float32(0.2) was refused as "expected a number in (-1, 1)"
+        epsilon = check_in_range(epsilon, "epsilon", -1.0, 1.0, low_open=True, high_open=True)
+        default_weight = check_in_range(
+            default_weight, "default_weight", -MAX_RULE_WEIGHT, MAX_RULE_WEIGHT
+        )
+        method = check_choice(method, "method", METHODS)  # not only at the first check
         if unknown_action is None:
             unknown_action = self.policy.unknown_action or "error"
         if unknown_action not in _UNKNOWN:
