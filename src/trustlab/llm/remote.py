@@ -3,8 +3,8 @@
 :class:`RemoteModel` has the same ``generate`` call as :class:`~trustlab.llm.LocalModel` (both are
 a :class:`~trustlab.llm.LanguageModel`), so an evaluation takes either; ``completions`` asks the
 server for token log-probabilities as ``LocalModel.completions`` computes them, and ``stream``
-reads an answer as server-sent events while it is generated. Every request has a timeout; 429,
-5xx, timeouts and connection errors are retried with exponential backoff (honouring
+reads an answer as server-sent events while it is generated. Every request has a timeout; 408,
+429, 5xx, timeouts and connection errors are retried with exponential backoff (honouring
 ``Retry-After``); when it gives up, a :class:`~trustlab.errors.BackendError` names the URL, the
 last status and the server's words.
 
@@ -49,6 +49,9 @@ __all__ = ["RemoteModel"]
 MAX_BACKOFF_S = 30.0  # the longest wait the exponential schedule reaches
 MAX_RETRY_AFTER_S = 60.0  # a server asking for a longer wait gets this much
 _SNIPPET_CHARS = 300
+# the client errors that are retried: 408 Request Timeout (the server gave up waiting for the
+# request, e.g. trustlab's own server for a body that stalled) and 429 Too Many Requests
+_RETRIED_4XX = (408, 429)
 
 # the pause between attempts; a module attribute so tests can record waits instead of sleeping
 _sleep = time.sleep
@@ -70,8 +73,8 @@ class RemoteModel:
     timeout : float, default 60.0
         Seconds allowed for connecting, and for each read or write, per attempt.
     max_retries : int, default 4
-        Retries after the first attempt on 429, 5xx, timeouts and connection errors. Other
-        4xx answers and malformed bodies are not retried.
+        Retries after the first attempt on 408, 429, 5xx, timeouts and connection errors.
+        Other 4xx answers and malformed bodies are not retried.
     backoff : float, default 0.5
         The first wait in seconds; it doubles at every retry (capped at 30 s) with up to 25 %
         random jitter. A ``Retry-After`` header sets the wait when it is longer (capped at 60 s).
@@ -507,7 +510,7 @@ class RemoteModel:
                 for secret in self._secrets:
                     text = text.replace(secret, "***")
                 last = f"HTTP {status}: {_snippet(text)}"
-                if status != 429 and status < 500:
+                if status not in _RETRIED_4XX and status < 500:
                     raise BackendError(f"{method} {url}: {last} (not retried)")
                 retry_after = _parse_retry_after(response.headers.get("Retry-After"))
             if attempt < self.max_retries:
