@@ -138,7 +138,8 @@ class Trajectory(_Model):
         The conversation format is ``{"task_intent", "policies", "conversation": [{"role": "agent",
         "messages": [{"thought": ...}, {"action": ...}]}, ...]}``: every ``action`` message closes a
         step (with the thoughts before it); the text of a turn by another role (``user``,
-        ``environment``, ``tool``) becomes the observation of the step before it. An agent
+        ``environment``, ``tool``) becomes the observation of the step before it; a ``user``
+        turn before the first step (the request itself) is added to ``task_intent``. An agent
         message without ``thought`` or ``action``, an action in another role's turn, or a turn with
         ``content`` but no role (an agent turn by default) is refused (it was dropped); errors
         name the turn and message (``conversation[1].messages[0]``).
@@ -151,6 +152,7 @@ class Trajectory(_Model):
         if not isinstance(conversation, list):
             raise InputError.bad("trajectory.conversation", "a list of turns", conversation)
         steps: list[dict[str, Any]] = []
+        request: list[str] = []  # user turns before the first step: the task's own words
         for t, turn in enumerate(conversation):
             where = f"trajectory.conversation[{t}]"
             if not isinstance(turn, Mapping):
@@ -179,6 +181,8 @@ class Trajectory(_Model):
                 if steps:
                     previous = steps[-1].get("observation")
                     steps[-1]["observation"] = text if previous is None else f"{previous}\n{text}"
+                elif role == "user" and text:  # it was dropped: a payment to the IBAN it named
+                    request.append(text)  # was blocked as coming from nowhere
                 continue
             if turn.get("content") is not None:  # its text would be dropped: no role was given?
                 raise InputError(
@@ -207,6 +211,10 @@ class Trajectory(_Model):
                         thoughts = []
                     steps.append(step)
         rest = {k: v for k, v in data.items() if k != "conversation"}
+        intent = rest.get("task_intent")
+        request = [text for text in request if text != intent]  # the intent repeated as a turn
+        if request and (intent is None or isinstance(intent, str)):
+            rest["task_intent"] = "\n".join([intent, *request] if intent else request)
         return _validate(cls, {**rest, "steps": steps}, "trajectory")
 
     def history(self, n: int | None = None) -> tuple[Step, ...]:
