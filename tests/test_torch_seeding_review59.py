@@ -43,3 +43,15 @@ def test_a_federated_model_builds_from_a_random_state_beyond_64_bits():
 def test_the_local_sampler_seeds_through_the_same_conversion():
     sampler = CpuSampler(1.0, 2**64 + 7, torch)
     assert sampler.generator.initial_seed() == 7
+
+
+def test_train_tfn_takes_a_seed_beyond_64_bits_as_its_remainder():
+    # torch.manual_seed(int(random_state)) refused 2**64 + 3 with a raw ValueError
+    from trustlab.explain.equigx import TensorFieldNetwork, shapes_in_noise, train_tfn
+
+    data = shapes_in_noise(6, variant="same_count", n_nodes=6, random_state=0)
+    with seeded_torch(0):
+        net = TensorFieldNetwork(n_classes=data.n_classes, n_scalars=data[0].x.shape[1])
+        history = train_tfn(net, data, max_epochs=1, batch_size=6, random_state=2**64 + 3)
+        assert torch.initial_seed() == 3  # torch's stream was seeded with the remainder
+    assert np.isfinite(history.train_loss).all()

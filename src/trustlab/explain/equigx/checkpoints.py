@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from trustlab._numerics import torch_seed
 from trustlab.errors import InputError
 from trustlab.explain.equigx.data import GraphDataset, qm9_carbonyl, shapes_in_noise
 
@@ -120,7 +121,7 @@ def train_recipe(recipe: dict[str, Any], out_dir: str | Path, *, progress: Any =
     train = parts["train"]
     seed = recipe.get("train", {}).get("random_state")
     if seed is not None:  # the initial weights too: the same recipe trains the same network
-        torch.manual_seed(int(seed))
+        torch.manual_seed(torch_seed(seed))
     net = TensorFieldNetwork(
         n_classes=train.n_classes, n_scalars=train[0].x.shape[1], **recipe.get("model", {})
     )

@@ -24,6 +24,7 @@ import numpy as np
 
 from trustlab._checks import check_positive, check_positive_int, check_random_state
 from trustlab._lazy import require
+from trustlab._numerics import torch_seed
 from trustlab._results import Result
 from trustlab.errors import InputError
 
@@ -329,7 +330,7 @@ def train_tfn(
         state = _resume_state(folder, settings)
     rng = check_random_state(random_state)
     if random_state is not None and not isinstance(random_state, np.random.Generator):
-        torch.manual_seed(int(random_state))
+        torch.manual_seed(torch_seed(random_state))  # any int seed: 2**64 and more too
     dtype = next(model.parameters()).dtype
     opt = torch.optim.Adam(model.parameters(), lr=learning_rate, weight_decay=weight_decay)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(
