@@ -22,7 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from scipy.optimize import linprog, minimize, minimize_scalar  # noqa: E402
 
@@ -335,6 +335,7 @@ def test_null_directions_are_orthogonal_to_the_normals(k):
 
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n_groups=st.integers(2, 7), n_labels=st.integers(3, 6))
+@example(seed=10531, n_groups=2, n_labels=5)  # the vertex minimum 2.6e-18 below LB_0
 def test_further_search_never_worsens_the_authors_bounds(seed, n_groups, n_labels):
     """The vertex search and the extra starts only add candidates to greedy+LM: against the
     authors' method (no extra starts, no vertex search) lower, mean, greedy and mean+LM are
@@ -345,7 +346,13 @@ def test_further_search_never_worsens_the_authors_bounds(seed, n_groups, n_label
     orders = random_orders(np.random.default_rng(seed), 3, n_labels)
     ours = known.solve_known(clipped, mass, orders)
     authors = known.solve_known(clipped, mass, orders, local_starts=0, vertex_budget=0)
-    assert np.array_equal(ours.lower, authors.lower)
+    # the same lower bound, except where an upper bound met it and came out below it by
+    # rounding: solve_known then lowers LB_y to that upper bound (so lower <= upper), and a
+    # further search meets it more often than the authors' method
+    same = ours.lower == authors.lower
+    lowered = (ours.lower == ours.upper) & (ours.lower < authors.lower)
+    assert (same | lowered).all()
+    assert np.allclose(ours.lower, authors.lower, rtol=1e-12, atol=0.0)
     for method in ("mean", "greedy"):
         assert np.array_equal(ours.bounds[method], authors.bounds[method])
     # mean+LM stops early only once it meets the lower bound or the global minimum
