@@ -84,3 +84,26 @@ def test_authors_compat_measures_the_plain_softmax_entropy_and_otherwise_mc_drop
         # away for this untrained model, whose softmax is near uniform: entropy ~ log 10)
         assert abs(result.entropy - softmax_entropy) > 1e-4
     assert result.accuracy == pytest.approx(float((plain.argmax(1) == silo.y_test).mean()))
+
+
+@pytest.mark.parametrize(
+    ("node", "argument", "got"),
+    [({"partition-id": 1.5}, "partition-id", "1.5"), ({"partition-id": True}, "partition-id", "True"),
+     ({"partition-id": "abc"}, "partition-id", "'abc'"),
+     ({"partition-id": 1, "num-partitions": "x"}, "num-partitions", "'x'")],
+)  # fmt: skip
+def test_a_node_config_index_that_is_not_a_whole_number_is_refused_by_name(node, argument, got):
+    # Flower parses --node-config "partition-id=1.5" as 1.5, =true as True, ="abc" as "abc":
+    # int() made the first two silo 1 without a word and the last a ValueError naming nothing.
+    from types import SimpleNamespace
+
+    from trustlab.errors import InputError
+    from trustlab.federated.flower import _node_setup
+
+    run_config = {"num-silos": 3, "num-features": 64, "num-classes": 10}
+    context = SimpleNamespace(run_config=run_config, node_config=node)
+    with pytest.raises(InputError) as err:
+        _node_setup(context)
+    assert str(err.value) == f"{argument}: expected a whole number, got {got}"
+    quoted = SimpleNamespace(run_config=run_config, node_config={"partition-id": "2"})
+    assert _node_setup(quoted)[0] == 2  # partition-id="2" (a TOML string) still reads as 2

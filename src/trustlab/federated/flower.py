@@ -103,8 +103,8 @@ def _node_setup(context: Context):
     node = context.node_config
     if "partition-id" not in node:
         raise InputError.bad("node-config", "a partition-id=<silo index> entry", dict(node))
-    index = int(node["partition-id"])
-    num_classes = int(context.run_config.get("num-classes", 10))
+    index = _whole(node["partition-id"], "partition-id")
+    num_classes = _whole(context.run_config.get("num-classes", 10), "num-classes")
     count = _partitions(node, context.run_config, index)
     # A data-path node too: silo indices outside 0..count-1 failed only at the server, after
     # a round of training, with a reply list that named no setting.
@@ -124,12 +124,22 @@ def _node_setup(context: Context):
 def _partitions(node, run_config, index: int) -> int:
     """The number of silos: the app's num-silos, which the node's num-partitions must match
     (a node built silo i of another split, other shifts and rows, without a word)."""
-    count = int(run_config.get("num-silos", node.get("num-partitions", index + 1)))
-    if "num-partitions" in node and int(node["num-partitions"]) != count:
-        raise InputError.bad(
-            "num-partitions", f"{count} (the app's num-silos)", int(node["num-partitions"])
-        )
+    given = _whole(node.get("num-partitions", index + 1), "num-partitions")
+    count = _whole(run_config.get("num-silos", given), "num-silos")
+    if "num-partitions" in node and given != count:
+        raise InputError.bad("num-partitions", f"{count} (the app's num-silos)", given)
     return count
+
+
+def _whole(value: Any, name: str) -> int:
+    """A whole number of a node or run config (Flower parses partition-id=1 as 1, ="1" as "1");
+    the ranges are checked by the caller. int() read partition-id=1.5 and =true as silo 1
+    without a word, and ="abc" failed with a ValueError that named no setting."""
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InputError.bad(name, "a whole number", value)
+    return int(value)
 
 
 def _check_built_silo(silo, data: str, run_config, num_classes: int) -> None:
@@ -447,13 +457,13 @@ server_app = ServerApp()
 def _server_main(grid: Grid, context: Context) -> None:
     run_config = context.run_config
     cfg = UEFLConfig.from_dict(run_config)
-    n_silos = int(run_config["num-silos"])
+    n_silos = _whole(run_config["num-silos"], "num-silos")
     timeout = float(run_config.get("node-timeout", 600))
     _one_thread()
     _wait_for_nodes(grid, n_silos, timeout)
     strategy = UEFLStrategy(cfg, n_silos)
-    initial = initial_weights(cfg, int(run_config.get("num-features", 64)),
-                              int(run_config.get("num-classes", 10)))  # fmt: skip
+    initial = initial_weights(cfg, _whole(run_config.get("num-features", 64), "num-features"),
+                              _whole(run_config.get("num-classes", 10), "num-classes"))  # fmt: skip
     driver = ProtocolDriver(cfg, n_silos, initial)
     started = time.perf_counter()
 
