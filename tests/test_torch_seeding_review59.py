@@ -55,3 +55,12 @@ def test_train_tfn_takes_a_seed_beyond_64_bits_as_its_remainder():
         history = train_tfn(net, data, max_epochs=1, batch_size=6, random_state=2**64 + 3)
         assert torch.initial_seed() == 3  # torch's stream was seeded with the remainder
     assert np.isfinite(history.train_loss).all()
+
+
+def test_region_draws_take_an_int_seed_beyond_64_bits_as_its_remainder():
+    # generator=2**64 + 9 (an int seed, as documented) was a raw ValueError
+    from trustlab.explain.regions.selection import relaxed_bernoulli
+
+    probs = torch.full((2, 3), 0.5)
+    drawn = relaxed_bernoulli(probs, 0.5, generator=2**64 + 9)
+    assert torch.equal(drawn, relaxed_bernoulli(probs, 0.5, generator=9))

@@ -37,6 +37,7 @@ import numpy as np
 
 from trustlab._checks import check_positive, check_positive_int
 from trustlab._lazy import require
+from trustlab._numerics import torch_seed
 from trustlab.errors import BackendError, InputError
 
 torch = require("torch", "image")
@@ -104,7 +105,7 @@ def _generator(generator: Any, device: Any = None) -> Any:
         return generator
     if isinstance(generator, (int, np.integer)) and not isinstance(generator, bool):
         g = torch.Generator(device=device or "cpu")
-        g.manual_seed(int(generator))
+        g.manual_seed(torch_seed(generator))  # any int: 2**64 and more too
         return g
     raise InputError.bad("generator", "None, an int seed or a torch.Generator", generator)
 
