@@ -616,6 +616,12 @@ def cohens_h(p1: float, p2: float) -> float:
     return 2.0 * math.asin(math.sqrt(a)) - 2.0 * math.asin(math.sqrt(b))
 
 
+def _effect_size(value: Any) -> float:
+    """A finite standardised effect size (float() let NaN through, and a text or None escaped
+    as a bare ValueError or TypeError)."""
+    return check_in_range(value, "effect_size", -math.inf, math.inf, low_open=True, high_open=True)
+
+
 def _two_tailed(shift: float, crit: float) -> float:
     return float(stats.norm.sf(crit - shift) + stats.norm.cdf(-crit - shift))
 
@@ -628,7 +634,7 @@ def normal_power(effect_size: float, n: float, alpha: float = 0.05, ratio: float
     >>> round(normal_power(0.86304, 21), 5)
     0.79859
     """
-    h = float(effect_size)
+    h = _effect_size(effect_size)
     n = check_positive(n, "n")
     alpha = check_probability(alpha, "alpha")
     ratio = check_in_range(ratio, "ratio", 0.0, math.inf, high_open=True)
@@ -657,8 +663,8 @@ def normal_sample_size(
     >>> round(normal_sample_size(0.8), 4)
     24.5277
     """
-    h = float(effect_size)
-    if not math.isfinite(h) or h == 0:
+    h = _effect_size(effect_size)
+    if h == 0:
         raise InputError.bad("effect_size", "a finite non-zero effect size", effect_size)
     power = check_probability(power, "power")
     alpha = check_probability(alpha, "alpha")
