@@ -278,12 +278,14 @@ def learn_weights_command(
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
     overwrite: OverwriteOption = False,
 ) -> None:
+    from trustlab._checks import check_positive
     from trustlab.agents import fit_rule_weights
     from trustlab.agents.evaluation import MODES
 
     _check_out_file(out, overwrite)
     if mode not in MODES:
         raise InputError.bad("--mode", "oracle or checkers", mode)
+    check_positive(c, "--c")  # before the cases are read (and refused for lack of an oracle)
     if suite is not None:
         from trustlab.agents.agentdojo import agentdojo_cases
 
@@ -299,6 +301,8 @@ def learn_weights_command(
         items = _read_cases(cases)
     if mode == "checkers":
         items = [_without_oracle(c) for c in items]
+    else:  # the oracle alone, as evaluate --mode oracle: a case's evidence or checkers were used
+        items = [_oracle_only(c, i) for i, c in enumerate(items)]
     with progress() as bar:
         bar.add_task(f"learning weights from {len(items)} cases", total=None)
         fit = fit_rule_weights(guard, items, C=c)
@@ -325,6 +329,16 @@ def _check_out_file(out: Path, overwrite: bool) -> None:
 def _without_oracle(case: Any) -> dict[str, Any]:
     get = case.get if isinstance(case, dict) else lambda k, d=None: getattr(case, k, d)
     return {k: get(k) for k in ("trajectory", "action", "label") if get(k) is not None}
+
+
+def _oracle_only(case: Any, i: int) -> dict[str, Any]:
+    """The case with its oracle values as the only evidence (refused without them)."""
+    get = case.get if isinstance(case, dict) else lambda k, d=None: getattr(case, k, d)
+    if get("oracle") is None:
+        raise InputError.bad(
+            f"cases[{i}].oracle", "oracle predicate values with --mode oracle", None
+        )
+    return {k: get(k) for k in ("trajectory", "action", "label", "oracle") if get(k) is not None}
 
 
 SERVE_HELP = """Serve a guardrail over HTTP: POST /check {trajectory, action, evidence} answers the
