@@ -143,7 +143,7 @@ def test_latents_that_rarely_or_never_fire_are_reported():
 def test_bad_inputs_are_named():
     cache = random_cache(4)
     for kwargs, argument in [
-        (dict(latent=3), "index"),
+        (dict(latent=3), "latent"),  # the name in this call (LatentCache.latent says "index")
         (dict(latent=0, ctx_len=2), "ctx_len"),
         (dict(latent=0, train_strategy="best"), "train_strategy"),
         (dict(latent=0, n_quantiles=0), "n_quantiles"),

@@ -164,6 +164,12 @@ def latent_examples(
     """
     if not isinstance(cache, LatentCache):
         raise InputError.bad("cache", "a LatentCache (cache_latents)", cache)
+    if (
+        isinstance(latent, bool)
+        or not isinstance(latent, (int, np.integer))
+        or not (0 <= latent < cache.n_latents)
+    ):  # named as this function calls it (LatentCache.latent says "index")
+        raise InputError.bad("latent", f"a latent index in [0, {cache.n_latents - 1}]", latent)
     contexts, positions, values = cache.latent(latent)
     ctx_len = check_positive_int(ctx_len, "ctx_len", minimum=4)
     n_train = check_positive_int(n_train, "n_train", minimum=0)
