@@ -71,7 +71,7 @@ def test_the_weights_are_those_of_the_library_and_follow_dropped_rows(tmp_path, 
          "--sample-weight: expected a weight on every row, got 2 rows without one (the first is "
          "data row 8)"),
         (lambda f: f.assign(w=lambda t: t.w.where(t.index != 3, -2)),
-         "--sample-weight: expected non-negative weights, got -2 at index 3 (1 negative value(s) "
+         "--sample-weight: expected non-negative weights, got -2 in data row 4 (1 such value(s) "
          "in all)"),
         (lambda f: f.assign(w=0), "--sample-weight: expected a positive total weight, got 0.0"),
         (lambda f: f.assign(w=True),

@@ -241,7 +241,10 @@ def _check_weight_role(column: str, columns: dict[str, str]) -> None:
 
 
 def _check_weights(values) -> None:
-    """A weight column holds a number on every row (the library checks their range)."""
+    """A weight column holds a finite non-negative number on every row. Checked here, before
+    rows with a missing label are dropped, so an error names the row of the file (the library
+    would name its position among the rows kept)."""
+    import numpy as np
     import pandas as pd
 
     if values.dtype.kind == "b":
@@ -258,6 +261,15 @@ def _check_weights(values) -> None:
             f"{'row' if missing == 1 else 'rows'} without one (the first is data row {first})",
             argument="--sample-weight",
         )
+    numbers = numbers.to_numpy(dtype=float)
+    for bad, expected in ((~np.isfinite(numbers), "finite"), (numbers < 0, "non-negative")):
+        if bad.any():
+            first = int(bad.argmax())
+            raise InputError(
+                f"--sample-weight: expected {expected} weights, got {numbers[first]:g} in data "
+                f"row {first + 1} ({int(bad.sum())} such value(s) in all)",
+                argument="--sample-weight",
+            )
 
 
 def _numbers(values):
