@@ -1,15 +1,24 @@
 """Review 59: average_weights truncated the mean of integer arrays ([1] and [2] gave [1], where
 Flower's FedAvg gives 1.5); the driver's threshold_reference="min" and evaluate_silo's
 authors_compat flag were never reached by a test (either could be dropped with every test
-green)."""
+green); a node's partition-id of 1.5 or true served silo 1 without a word; features beyond
+float32 range became inf and failed a round later naming NaN, not the silo."""
 
 import numpy as np
 import pytest
 from scipy.stats import entropy as scipy_entropy
 
-from trustlab.federated import ProtocolDriver, SiloEvaluation, SiloUpdate, UEFLConfig
+from trustlab.errors import InputError
+from trustlab.federated import (
+    ProtocolDriver,
+    Silo,
+    SiloEvaluation,
+    SiloUpdate,
+    UEFLConfig,
+    simulate_uefl,
+)
 from trustlab.federated.model import build_model, load_arrays
-from trustlab.federated.silos import make_digit_silos
+from trustlab.federated.silos import check_silo, make_digit_silos
 from trustlab.federated.uefl import SiloPlan, SiloState, average_weights, evaluate_silo
 
 
@@ -97,7 +106,6 @@ def test_a_node_config_index_that_is_not_a_whole_number_is_refused_by_name(node,
     # int() made the first two silo 1 without a word and the last a ValueError naming nothing.
     from types import SimpleNamespace
 
-    from trustlab.errors import InputError
     from trustlab.federated.flower import _node_setup
 
     run_config = {"num-silos": 3, "num-features": 64, "num-classes": 10}
@@ -107,3 +115,20 @@ def test_a_node_config_index_that_is_not_a_whole_number_is_refused_by_name(node,
     assert str(err.value) == f"{argument}: expected a whole number, got {got}"
     quoted = SimpleNamespace(run_config=run_config, node_config={"partition-id": "2"})
     assert _node_setup(quoted)[0] == 2  # partition-id="2" (a TOML string) still reads as 2
+
+
+@pytest.mark.parametrize("value", [1e39, -4e38])
+def test_features_beyond_float32_range_are_refused_naming_the_silo(value):
+    # float32 made 1e39 inf: UEFL trained a round and failed naming "features" (k-means) or
+    # "probabilities" (book 0 drawn from the seed) with NaN, not the silo's value.
+    silos = make_digit_silos(2, "none", random_state=0)
+    X = silos[1].X_test.astype(np.float64)
+    X[2, 5] = value
+    bad = Silo(silos[1].X_train, silos[1].y_train, X, silos[1].y_test)
+    with pytest.raises(InputError) as err:
+        simulate_uefl([silos[0], bad], rounds=1, max_iterations=1, baselines=())
+    assert err.value.argument == "silos[1].X_test"
+    assert f"got {value:g} at index (2, 5)" in str(err.value)
+    X[2, 5] = 3e38  # within float32 range: accepted (rounded, finite)
+    silo = Silo(silos[1].X_train, silos[1].y_train, X, silos[1].y_test)
+    assert np.isfinite(check_silo(silo, "silo").X_test).all()

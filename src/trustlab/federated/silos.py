@@ -369,7 +369,16 @@ def check_silo(
         X = np.asarray(getattr(silo, f"X_{part}"))
         if X.ndim != 2 or X.shape[0] == 0:
             raise InputError.bad(f"{name}.X_{part}", "a 2-D array with at least one row", X)
-        X = as_float_array(X, f"{name}.X_{part}", ndim=2).astype(np.float32)
+        X = as_float_array(X, f"{name}.X_{part}", ndim=2)
+        big = np.abs(X) > np.finfo(np.float32).max
+        if big.any():  # float32 made it inf: a round of training, then an error naming NaN
+            where = tuple(int(i) for i in np.argwhere(big)[0])
+            raise InputError(
+                f"{name}.X_{part}: expected values within float32 range (|x| <= 3.4e38; the "
+                f"model computes in float32), got {X[where]:g} at index {where}",
+                argument=f"{name}.X_{part}",
+            )
+        X = X.astype(np.float32)
         y = as_1d(getattr(silo, f"y_{part}"), f"{name}.y_{part}")
         if y.dtype.kind not in "iu" and not (y.dtype.kind == "f" and np.all(y == np.round(y))):
             raise InputError.bad(f"{name}.y_{part}", "integer class labels", y)
