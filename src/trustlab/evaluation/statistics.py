@@ -585,6 +585,17 @@ def cluster_bootstrap_ci(
     sizes = [np.bincount(index, weights=m.astype(float), minlength=k) for m in masks]
     if any(s.sum() == 0 for s in sizes):
         raise InputError.bad("groups", "observations in both groups", "an empty group")
+    # a group held by one cluster has the same mean in every resample that draws it: its
+    # variance would be left out of the interval (2 clusters, one per group: [d, d], SE 0)
+    spread = [int(np.count_nonzero(s)) for s in sizes]
+    if len(spread) == 2 and min(spread) < 2:
+        which = "first (True)" if spread[0] < 2 else "second (False)"
+        raise InputError.bad(
+            "groups",
+            "each group's observations in at least 2 clusters (a cluster bootstrap cannot see "
+            "the variation of a group held by one cluster)",
+            f"the {which} group in 1 cluster",
+        )
 
     def statistic(weights: np.ndarray) -> np.ndarray:
         means = [(weights @ s) / (weights @ n) for s, n in zip(sums, sizes, strict=True)]
