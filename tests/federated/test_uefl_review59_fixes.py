@@ -132,3 +132,18 @@ def test_features_beyond_float32_range_are_refused_naming_the_silo(value):
     X[2, 5] = 3e38  # within float32 range: accepted (rounded, finite)
     silo = Silo(silos[1].X_train, silos[1].y_train, X, silos[1].y_test)
     assert np.isfinite(check_silo(silo, "silo").X_test).all()
+
+
+def test_a_checkpoint_of_other_silo_data_with_the_same_settings_is_refused(tmp_path):
+    # Only a change of settings was tested (random_state); the fingerprint's silo data could be
+    # dropped with every test green, and then a run resumed another data set's state.
+    silos = make_digit_silos(2, "none", random_state=0)
+    settings = dict(rounds=1, max_iterations=1, local_epochs=1, mc_passes=2, baselines=())
+    simulate_uefl(silos, checkpoint=tmp_path, **settings)
+    assert simulate_uefl(silos, checkpoint=tmp_path, **settings).resumed
+    y = silos[1].y_test.copy()
+    y[0] = (y[0] + 1) % 10  # one test label differs
+    other = [silos[0], Silo(silos[1].X_train, silos[1].y_train, silos[1].X_test, y)]
+    with pytest.raises(InputError, match="other data or settings") as err:
+        simulate_uefl(other, checkpoint=tmp_path, **settings)
+    assert err.value.argument == "checkpoint"
