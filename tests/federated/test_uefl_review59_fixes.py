@@ -147,3 +147,35 @@ def test_a_checkpoint_of_other_silo_data_with_the_same_settings_is_refused(tmp_p
     with pytest.raises(InputError, match="other data or settings") as err:
         simulate_uefl(other, checkpoint=tmp_path, **settings)
     assert err.value.argument == "checkpoint"
+
+
+def test_public_entry_points_refuse_bad_arguments_by_name():
+    # Each was accepted: eps=-1 or NaN gave NaN entropies; a codebook of another size came back
+    # cut to its rows (another width was a raw broadcast ValueError); ProtocolDriver with
+    # n_silos=0 or -1 planned no silo, and a dict config was an AttributeError; UEFLStrategy
+    # took config="x" and n_silos="3", failing later in the run.
+    from trustlab.federated.flower import UEFLStrategy
+    from trustlab.federated.protocol import align_codebook
+    from trustlab.federated.uefl import predictive_entropy
+
+    half = np.full((2, 1, 2), 0.5)
+    assert predictive_entropy(half, eps=0.0)[0] == pytest.approx(np.log(2), abs=1e-15)
+    for eps in (-1.0, np.nan, np.inf):
+        with pytest.raises(InputError, match="^eps: expected a number in"):
+            predictive_entropy(half, eps=eps)
+    ref = np.arange(8.0).reshape(4, 2)
+    assert np.array_equal(align_codebook(ref, ref[::-1]), ref)
+    for book in (np.zeros((3, 2)), np.zeros((4, 3))):
+        with pytest.raises(InputError, match=r"^book: expected shape \(4, 2\)"):
+            align_codebook(ref, book)
+    arrays = {"w": np.zeros(1)}
+    for n in (0, -1, "3", 2.0):
+        with pytest.raises(InputError, match="^n_silos: expected an integer >= 1"):
+            ProtocolDriver(UEFLConfig(), n, arrays)
+        with pytest.raises(InputError, match="^n_silos: expected an integer >= 1"):
+            UEFLStrategy(UEFLConfig(), n)
+    for config in ({"rounds": 1}, "x", None):
+        with pytest.raises(InputError, match="^config: expected a UEFLConfig"):
+            ProtocolDriver(config, 2, arrays)
+        with pytest.raises(InputError, match="^config: expected a UEFLConfig"):
+            UEFLStrategy(config, 2)

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from trustlab._checks import check_positive_int
 from trustlab._lazy import require
 from trustlab._results import json_text, write_atomic
 from trustlab.errors import BackendError, ConfigError, InputError
@@ -273,6 +274,9 @@ class UEFLStrategy(FedAvg):
     """
 
     def __init__(self, config: UEFLConfig, n_silos: int, **kwargs: Any):
+        if not isinstance(config, UEFLConfig):  # "x" was accepted and failed at the first average
+            raise InputError.bad("config", "a UEFLConfig", config)
+        n_silos = check_positive_int(n_silos, "n_silos")  # "3" failed at the roll call
         for name in ("fraction_train", "fraction_evaluate"):
             value = kwargs.get(name, 1.0)
             if isinstance(value, bool) or value != 1.0:

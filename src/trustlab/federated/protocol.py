@@ -16,9 +16,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from trustlab._checks import as_float_array, check_positive_int
 from trustlab._renamed import renamed_keyword
 from trustlab._results import Result
-from trustlab.errors import BackendError
+from trustlab.errors import BackendError, InputError
 from trustlab.federated.model import codebook_key, is_codebook_key
 from trustlab.federated.silos import Silo
 from trustlab.federated.uefl import (
@@ -127,6 +128,9 @@ class ProtocolDriver:
         use_vq: bool = True,
         state: ProtocolState | None = None,
     ):
+        if not isinstance(config, UEFLConfig):  # a dict failed with an AttributeError
+            raise InputError.bad("config", "a UEFLConfig", config)
+        n_silos = check_positive_int(n_silos, "n_silos")  # 0 or -1 made a driver of no silos
         self.config = config
         self.use_vq = use_vq
         if state is None:
@@ -232,8 +236,9 @@ def align_codebook(reference: np.ndarray, book: np.ndarray) -> np.ndarray:
     """
     from scipy.optimize import linear_sum_assignment
 
-    ref = np.asarray(reference, dtype=np.float64)
+    ref = as_float_array(reference, "reference", ndim=2)
     other = np.asarray(book)
+    as_float_array(other, "book", shape=ref.shape)  # a book of other size came back cut short
     cost = ((ref[:, None, :] - other[None, :, :].astype(np.float64)) ** 2).sum(axis=2)
     _, order = linear_sum_assignment(cost)
     return other[order]

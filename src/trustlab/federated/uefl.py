@@ -303,6 +303,7 @@ def predictive_entropy(probabilities: Any, eps: float = sys.float_info.min) -> n
     >>> round(float(predictive_entropy(passes)[0]), 6)
     0.610864
     """
+    eps = check_non_negative(eps, "eps")  # -1 or NaN made every entropy NaN without a word
     p = as_float_array(probabilities, "probabilities")
     if p.ndim < 2:
         raise InputError.bad("probabilities", "an array of shape (T, ..., C)", p)
