@@ -9,8 +9,9 @@ authors' reference code, with these deliberate differences:
 - the greedy label orders come from an explicit generator, or are injected;
 - the line search never accepts an increase of F_y (the authors' takes a tiny step anyway);
 - cells with zero mass (c_gy = 0) are left out of every per-label problem;
-- ties between candidates (values within TIE_TOL) go to the smallest candidate, so the result does
-  not depend on the order of the groups;
+- ties between candidates (values within TIE_TOL) go to the smallest candidate and each label's
+  groups are solved in one canonical order (:func:`~trustlab.fairness._label.label_problems`), so
+  the result does not depend on the order of the groups;
 - the "greedy+LM" bound searches further than the authors' (see :func:`solve_known`): where it is
   affordable an exact search over the vertices of the piecewise structure of F_y
   (:mod:`trustlab.fairness._vertex`, which finds the global minimum), otherwise local

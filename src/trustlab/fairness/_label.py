@@ -67,9 +67,18 @@ class LabelProblem:
 
 
 def label_problems(alpha: np.ndarray, cell_mass: np.ndarray) -> list[LabelProblem]:
-    """Split the audit by true label, dropping zero-mass cells (they contribute nothing)."""
+    """Split the audit by true label, dropping zero-mass cells (they contribute nothing).
+
+    Each label's groups are put in one canonical order (by their row, then their mass), so no
+    bound depends on the order of the groups: the mean row is summed and HiGHS meets the LP rows
+    in that order, and a local search could otherwise end at another local minimum (with the
+    groups permuted, mean+LM moved on 10 of 60 random problems, by up to 0.008, and by 0.036 on
+    the problem of tests/fairness/test_dcp_review59_group_order.py).
+    """
     problems = []
     for y in range(alpha.shape[1]):
-        keep = cell_mass[:, y] > 0
-        problems.append(LabelProblem(y, alpha[keep, y, :], cell_mass[keep, y]))
+        keep = np.flatnonzero(cell_mass[:, y] > 0)
+        conf, mass = alpha[keep, y, :], cell_mass[keep, y]
+        order = np.lexsort(np.column_stack([conf, mass]).T[::-1])  # first key: column 0
+        problems.append(LabelProblem(y, conf[order], mass[order]))
     return problems
