@@ -67,3 +67,40 @@ def test_a_prompt_of_no_tokens_is_refused_by_name(tiny):
     with pytest.raises(InputError, match=r"prompts\[1\]"):
         output_effects(tiny, sae, 0, prompts, 1.0)
     assert intervention_kl(tiny, sae, 0, prompts[:1], 0.0) == 0.0
+
+
+def planted_rows(seed=0):
+    rng = np.random.default_rng(seed)
+    atoms = rng.normal(size=(16, 8))
+    codes = rng.exponential(size=(600, 16)) * (rng.random((600, 16)) < 0.1)
+    return codes @ atoms  # largest magnitude about 14
+
+
+def test_fit_is_scale_equivariant_across_float32s_range():
+    """The docs' "10 x the rows gives the same decoder" held only for row norms in about
+    [1e-12, 1e18]: the scale floor of 1e-12 left rows of norm 1e-19 unscaled (FVU 1.4e9 at
+    1e-20), and float32 squares of the row norms overflowed from 1e18 (FVU NaN, NaN encodings).
+    Float32 rounding differs between scales, so the decoders agree to 1e-5, not exactly."""
+    X = planted_rows()
+    fit = dict(n_latents=32, k=4, max_epochs=3, batch_size=64)
+    base = SparseAutoencoder(**fit).fit(X)
+    for scale in (1e-20, 1e20, 1e30):
+        sae = SparseAutoencoder(**fit).fit(X * scale)
+        assert sae.fit_.fvu == pytest.approx(base.fit_.fvu, rel=1e-5), scale
+        assert np.abs(sae.W_dec_ - base.W_dec_).max() < 1e-5, scale
+        assert np.allclose(sae.reconstruct(X * scale) / scale, base.reconstruct(X), atol=1e-4)
+
+
+def test_rows_beyond_float32_are_refused_by_name():
+    """Rows that overflow float32 (1e38: a raw "Probabilities contain NaN" ValueError from the
+    resampling) or sink to its subnormals (1e-40: FVU 0.42 against 0.40, reconstructions off
+    by half their size) are refused; so is encoding rows beyond 1e36."""
+    X = planted_rows()
+    for scale in (1e38, 1e-40):
+        with pytest.raises(InputError, match=r"X: expected values whose largest magnitude lies"):
+            SparseAutoencoder(n_latents=32, k=4, max_epochs=1, batch_size=64).fit(X * scale)
+    sae = small_sae(d=8)
+    with pytest.raises(InputError, match=r"X: .*got 'a largest magnitude of 1e\+37'"):
+        sae.encode(np.full((2, 8), 1e37))
+    assert sae.encode(np.full((2, 8), 1e-40)).shape == (2, 10)  # tiny rows encode as ~0
+    SparseAutoencoder(n_latents=8, k=2, max_epochs=1).fit(np.zeros((20, 4)))  # zeros: allowed
