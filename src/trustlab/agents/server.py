@@ -286,13 +286,26 @@ class GuardClient:
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise InputError.bad("url", "an http(s) URL of a guard server", url)
         self.url = url.rstrip("/")
-        self.timeout = timeout
+        # as make_guard_server's: 0 failed as "unreachable", NaN or -1 with a raw ValueError
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, (int, float))
+            or not 0 < timeout < float("inf")
+        ):
+            raise InputError.bad("timeout", "a finite number of seconds > 0", timeout)
+        self.timeout = float(timeout)
 
     def check(self, trajectory: Any, action: Any, *, evidence: Any = None) -> dict[str, Any]:
         body: dict[str, Any] = {"trajectory": _plain(trajectory), "action": _plain(action)}
         if evidence is not None:
             body["evidence"] = evidence
-        data = json.dumps(body).encode("utf-8")
+        parts = []
+        for key, value in body.items():  # numpy numbers as Guardrail.check takes them
+            try:
+                parts.append(f"{json.dumps(key)}: {json.dumps(value, default=_numpy_value)}")
+            except (TypeError, ValueError) as err:  # a raw TypeError before
+                raise InputError.bad(key, f"values JSON can hold ({err})", value) from None
+        data = ("{" + ", ".join(parts) + "}").encode("utf-8")
         request = urllib.request.Request(
             self.url + "/check",
             data=data,
@@ -313,6 +326,13 @@ class GuardClient:
             raise BackendError(f"guard server answered {err.code}: {message}") from None
         except urllib.error.URLError as err:
             raise BackendError(f"guard server at {self.url} unreachable: {err.reason}") from None
+
+
+def _numpy_value(value: Any) -> Any:
+    """A numpy number or array as Python's (``json.dumps`` refused np.float32(0.25))."""
+    if type(value).__module__ == "numpy" and callable(getattr(value, "tolist", None)):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} {value!r:.60} is not JSON serializable")
 
 
 def _plain(value: Any) -> Any:
