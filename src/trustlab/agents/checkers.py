@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from trustlab.errors import InputError
+from trustlab.errors import BackendError, InputError
 
 if TYPE_CHECKING:
     from trustlab.agents.policy import Action, Step
@@ -1198,7 +1198,15 @@ class _LLMChecker:
         yes, no = self.answers
         if callable(getattr(model, "logprobs", None)):
             lp = model.logprobs([prompt, prompt], [yes, no], chat=self.chat)
-            diff = float(lp[1]) - float(lp[0])
+            lp_yes, lp_no = float(lp[0]), float(lp[1])
+            if math.isnan(lp_yes) or math.isnan(lp_no):  # was P(yes) = 0 without a word
+                raise BackendError(
+                    f"llm checker: the model gave the log-probabilities {lp_yes} (yes) and "
+                    f"{lp_no} (no); expected numbers (NaN: broken weights or numerics?)"
+                )
+            if lp_yes == lp_no == -math.inf:  # neither answer is possible: as no yes/no word
+                return self.undecided
+            diff = lp_no - lp_yes
             return 1.0 / (1.0 + math.exp(diff)) if diff < 700 else 0.0
         completions = getattr(model, "completions", None)
         text = ""
