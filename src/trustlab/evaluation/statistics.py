@@ -165,6 +165,8 @@ class SampleSize(Result):
         the raw difference p1 - p2 (unpooled).
     power_at_n_required : float
         The power actually achieved with ``n_required``.
+    discordant : float or None
+        The discordant share given (the paired design uses it; None: its default).
     """
 
     design: str
@@ -177,6 +179,7 @@ class SampleSize(Result):
     n: float
     n_required: int
     power_at_n_required: float
+    discordant: float | None = None
 
     def summary(self) -> str:
         return (
@@ -204,7 +207,9 @@ class SampleSize(Result):
         ax = new_axes(ax, figsize=(5.5, 3.8))
         grid = np.unique(np.linspace(2, max(4, 2.5 * self.n_required), 80).astype(int))
         powers = [
-            achieved_power(self.p1, self.p2, int(k), self.alpha, self.design, ratio=self.ratio)
+            achieved_power(
+                self.p1, self.p2, int(k), self.alpha, self.design, self.ratio, self.discordant
+            )
             for k in grid
         ]
         ax.plot(grid, powers)
@@ -803,4 +808,6 @@ def sample_size(
         )
     n_required = int(math.ceil(round(n, 9)))
     achieved = _design_power(p1, p2, n_required, alpha, design, ratio, discordant)
-    return SampleSize(design, p1, p2, alpha, power, ratio, effect, n, n_required, achieved)
+    return SampleSize(
+        design, p1, p2, alpha, power, ratio, effect, n, n_required, achieved, discordant
+    )
