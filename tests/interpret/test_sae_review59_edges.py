@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from trustlab.errors import InputError
 from trustlab.interpret.sae import (
     SparseAutoencoder,
+    intervened_generations,
     intervention_kl,
     kl_curve,
     output_effects,
@@ -104,3 +105,11 @@ def test_rows_beyond_float32_are_refused_by_name():
         sae.encode(np.full((2, 8), 1e37))
     assert sae.encode(np.full((2, 8), 1e-40)).shape == (2, 10)  # tiny rows encode as ~0
     SparseAutoencoder(n_latents=8, k=2, max_epochs=1).fit(np.zeros((20, 4)))  # zeros: allowed
+
+
+def test_intervened_generations_names_the_prompt_of_no_tokens(tiny):
+    """Each prompt is generated alone, so the model's own refusal named every prompt
+    ``prompts[0]``: the empty second prompt was reported as prompts[0]."""
+    sae = small_sae(d=tiny.hidden_size, m=8, layer=0)
+    with pytest.raises(InputError, match=r"prompts\[1\]: expected a text of at least one token"):
+        intervened_generations(tiny, sae, 0, ["The cat", ""], 1.0, max_new_tokens=2)

@@ -36,6 +36,7 @@ from trustlab.interpret.sae.intervention import (
     _check_strength,
     _check_subject,
     _next_token_logprobs,
+    _prompt_ids,
     _raise_last,
 )
 from trustlab.interpret.sae.model import SparseAutoencoder
@@ -232,6 +233,8 @@ def intervened_generations(
     strength = _check_strength(strength)
     max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
     seed = int(check_random_state(random_state).integers(2**31 - 1))
+    # each prompt runs alone below, so the model's own check would call every one prompts[0]
+    _prompt_ids(model, prompts, require("torch", "torch"))
     clean, changed = [], []
     for prompt in prompts:  # one at a time: the hook's "last position" is then the prompt's
         kwargs = {"chat": False, "temperature": temperature, "random_state": seed,
