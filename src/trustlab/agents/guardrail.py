@@ -379,7 +379,7 @@ class Guardrail:
             (give oracle values here, or the output of your own tools). On a policy action's
             predicate it decides whether the candidate instantiates that action (true from 0.5).
         """
-        traj = as_trajectory(trajectory)
+        traj = _check_recorded(as_trajectory(trajectory), self.policy)
         act = as_action(action)
         evidence = _check_evidence(evidence, self.policy)
         matched = self.matched_actions(traj, act, evidence=evidence)
@@ -441,7 +441,7 @@ class Guardrail:
 
         Every candidate-step predicate must have a value (hard evidence or a checker).
         """
-        traj = as_trajectory(trajectory)
+        traj = _check_recorded(as_trajectory(trajectory), self.policy)
         act = as_action(action)
         evidence = _check_evidence(evidence, self.policy)
         out = np.zeros(len(self._rules))
@@ -553,6 +553,21 @@ def _evidence_value(value: Any, name: str) -> bool | float:
     if p in (0.0, 1.0):
         return bool(p)
     return p
+
+
+def _check_recorded(traj: Trajectory, policy: PolicyModel) -> Trajectory:
+    """Refuse a value recorded on a step for a predicate the policy does not declare, as
+    evidence does: a misspelt one ('askd') was ignored, and the checker decided instead."""
+    known = policy.predicates
+    for i, step in enumerate(traj.steps):
+        unknown = sorted(set(step.predicates) - set(known))
+        if unknown:
+            raise InputError(
+                f"trajectory.steps[{i}].predicates: expected predicates the policy declares "
+                f"{sorted(known)}, got {unknown}",
+                argument="trajectory",
+            )
+    return traj
 
 
 def _check_evidence(evidence: Mapping[str, Any] | None, policy: PolicyModel) -> dict[str, Any]:
