@@ -179,3 +179,31 @@ def test_public_entry_points_refuse_bad_arguments_by_name():
             ProtocolDriver(config, 2, arrays)
         with pytest.raises(InputError, match="^config: expected a UEFLConfig"):
             UEFLStrategy(config, 2)
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_uefl_interrupted_mid_run_resumes_with_its_silos_codebooks(tmp_path):
+    # The resume tests stopped in FedAvg (no codebooks) or resumed a finished run: with the
+    # silos' codebooks left out of Checkpoint.restore every resume test still passed. Stops
+    # after round 1: silo 0 goes on with its trained book 0, silo 1 gets its extension.
+    settings = dict(n_silos=2, rounds=1, rounds_plus=1, max_iterations=2, local_epochs=1,
+                    mc_passes=2, threshold_factor=0.0, baselines=(), random_state=5)  # fmt: skip
+    reference = simulate_uefl(**settings).methods["uefl"]
+
+    def stop(done, total):
+        if done == 1:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        simulate_uefl(checkpoint=tmp_path, progress=stop, **settings)
+    resumed = simulate_uefl(checkpoint=tmp_path, **settings)
+    run = resumed.methods["uefl"]
+    assert resumed.resumed and len(run.rounds) == len(reference.rounds) == 2
+    assert run.extensions == reference.extensions and run.extensions[0]["flagged"] == [1]
+    for key, value in reference.weights.items():  # same seeds, one thread: bit for bit
+        assert np.array_equal(run.weights[key], value), key
+    assert np.array_equal(run.entropy, reference.entropy)
+    assert np.array_equal(run.accuracy, reference.accuracy)
