@@ -92,8 +92,20 @@ class SafetyPrompts(Result):
         return len(self.prompts)
 
     def subset(self, index: Sequence[int] | np.ndarray) -> SafetyPrompts:
-        """The prompts at ``index`` (positions or a boolean mask)."""
-        idx = np.arange(len(self))[np.asarray(index)]
+        """The prompts at ``index`` (positions or a boolean mask; an empty list gives none)."""
+        index = np.asarray(index)
+        if index.size == 0 and index.dtype != bool:  # [] is float64 to numpy: no positions
+            index = index.astype(np.int64)
+        try:
+            idx = np.arange(len(self))[index]
+        except IndexError:
+            idx = None
+        if idx is None or idx.ndim != 1:
+            raise InputError.bad(
+                "index",
+                f"positions in [0, {len(self) - 1}] or a boolean mask of {len(self)} values",
+                index,
+            )
         return SafetyPrompts(
             prompts=tuple(self.prompts[i] for i in idx),
             unsafe=self.unsafe[idx],
