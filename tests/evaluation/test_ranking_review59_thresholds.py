@@ -72,3 +72,13 @@ def test_probability_rows_off_by_rounding_are_renormalised():
     rows = np.array([[0.7, 0.30008], [0.5, 0.5]])
     assert item_scores(rows, "max_prob")[0] == pytest.approx(0.7 / 1.00008, rel=1e-12)
     assert item_scores(rows, "nll")[0] == pytest.approx(-np.log(0.7 / 1.00008), rel=1e-12)
+
+
+@pytest.mark.parametrize(("second", "noted"), [(0.79, True), (0.81, False)])
+def test_gap_spread_note_starts_beyond_a_tenth(second, noted):
+    # docs: "the spread of mean confidence minus accuracy" is reported above 0.1 (GAP_SPREAD);
+    # both models right on all 100 items, mean confidence 0.9 and 0.79 / 0.81: spread 0.11 / 0.09
+    n = 100
+    outputs = {"a": np.array([[0.9, 0.1]] * n), "b": np.array([[second, 1 - second]] * n)}
+    result = rank_models(outputs, labels=np.zeros(n, dtype=int), n_bootstrap=0)
+    assert any("mean confidence minus accuracy ranges" in t for t in result.notes) is noted
