@@ -30,6 +30,7 @@ True
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping
 from functools import cached_property
@@ -377,6 +378,13 @@ class PolicyModel(_Model):
 
     @model_validator(mode="after")
     def _cross_check(self) -> PolicyModel:
+        for key in self.model_extra or {}:  # other keys are kept; a misspelt one was ignored
+            close = difflib.get_close_matches(str(key), list(type(self).model_fields), 1, 0.8)
+            if close:  # 'weight': every rule weighed the default 1 without a word
+                raise ValueError(
+                    f"key {key!r} is not a policy key; did you mean {close[0]!r}? (keys unlike "
+                    "the policy's own are kept as they are)"
+                )
         ids = {r.rule_id: r for r in self.rule_list}
         for action, entry in self.actions.items():
             unknown = [r for r in entry.soft_rule_ids if r not in ids]

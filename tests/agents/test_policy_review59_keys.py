@@ -1,0 +1,44 @@
+"""Review 59: a policy key one letter or so away from a policy key is refused, naming the key
+meant.
+
+A policy keeps keys it does not know (ASPM files and stweb_policies carry their own), so
+'weight' for 'weights' was kept and ignored: every rule weighed the default 1 (p_safe 0.269
+instead of 0.047 for a broken rule of weight 3) without a word.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from trustlab.agents import Guardrail, load_policy
+from trustlab.errors import InputError
+
+POLICY = {
+    "actions": {"pay": {"soft_rule_ids": ["r"]}},
+    "rule_list": [
+        {
+            "rule_id": "r",
+            "predicates": [["pay", "", "", "action"], ["ok", "", "", "condition"]],
+            "logic": "pay IMPLIES ok",
+        }
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("key", "meant"),
+    [("weight", "weights"), ("checker", "checkers"), ("unknown-action", "unknown_action"),
+     ("rule_lists", "rule_list"), ("actiontree", "action_tree")],
+)  # fmt: skip
+def test_a_misspelt_key_is_refused(key, meant):
+    with pytest.raises(
+        InputError, match=rf"key '{key}' is not a policy key; did you mean '{meant}'"
+    ):
+        load_policy({**POLICY, key: {}})
+
+
+def test_other_keys_are_kept_and_weights_count():
+    policy = load_policy({**POLICY, "metadata": {"source": "x"}, "stwebagentbench": {}})
+    assert policy.model_extra == {"metadata": {"source": "x"}, "stwebagentbench": {}}
+    guard = Guardrail({**POLICY, "weights": {"r": 3.0}})
+    assert guard.check([], "pay", evidence={"ok": False}).p_safe == pytest.approx(0.0474, abs=1e-4)
