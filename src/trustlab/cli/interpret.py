@@ -205,6 +205,11 @@ def train(
         bar.update(task, description=f"reading {counted(len(corpus), 'text')} at block {layer}")
         rows = sae_activations(lm, corpus, layer)
         bar.update(task, visible=False)
+        if len(rows) < 2:  # the fit would name its own argument, X, which no option is
+            raise InputError.bad(
+                "--texts", "texts of at least 2 tokens in all after each text's first",
+                f"{len(rows)} token row",
+            )  # fmt: skip
         sae.fit(
             rows,
             model_name=_model_reference(model),  # so that `sae cache` loads it again by default
