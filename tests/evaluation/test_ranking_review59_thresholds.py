@@ -10,6 +10,7 @@ import itertools
 import numpy as np
 import pytest
 
+from trustlab.errors import InputError
 from trustlab.evaluation import item_scores, rank_models
 
 SOFT = [0.6, 0.4]
@@ -82,3 +83,9 @@ def test_gap_spread_note_starts_beyond_a_tenth(second, noted):
     outputs = {"a": np.array([[0.9, 0.1]] * n), "b": np.array([[second, 1 - second]] * n)}
     result = rank_models(outputs, labels=np.zeros(n, dtype=int), n_bootstrap=0)
     assert any("mean confidence minus accuracy ranges" in t for t in result.notes) is noted
+
+
+def test_probability_rows_off_by_more_than_1e4_are_refused():
+    # docs: "rows must sum to 1 within 1e-4"; 1.0002 is beyond it (1.00008 above is within)
+    with pytest.raises(InputError, match=r"^output\[0\]: expected a probability distribution"):
+        item_scores(np.array([[0.7, 0.3002], [0.5, 0.5]]), "nll")
