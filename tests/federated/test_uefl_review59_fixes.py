@@ -207,3 +207,26 @@ def test_uefl_interrupted_mid_run_resumes_with_its_silos_codebooks(tmp_path):
         assert np.array_equal(run.weights[key], value), key
     assert np.array_equal(run.entropy, reference.entropy)
     assert np.array_equal(run.accuracy, reference.accuracy)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [("run_flower_app", "connect_timeout"), ("run_flower_app", "timeout"),
+     ("run_loopback", "startup_timeout"), ("run_loopback", "timeout")],
+)  # fmt: skip
+@pytest.mark.parametrize("value", [np.nan, -5.0, 0.0, np.inf])
+def test_flower_waits_must_be_positive_finite_seconds(tmp_path, call, name, value):
+    # run_flower_app(connect_timeout=nan) waited for an absent SuperLink for good (NaN never
+    # passes a deadline); run_loopback(timeout=-5) was refused as "node_timeout". Refused
+    # before any file is written or process started.
+    from trustlab.federated import flower_launch
+
+    if call == "run_flower_app":
+        app = flower_launch.write_flower_app(tmp_path / "app", n_silos=2, result_dir=tmp_path)
+        run = lambda: flower_launch.run_flower_app(app, "127.0.0.1:1", **{name: value})  # noqa: E731
+    else:
+        run = lambda: flower_launch.run_loopback(workdir=tmp_path / "lb", **{name: value})  # noqa: E731
+    with pytest.raises(InputError, match=rf"^{name}: expected a number in \(0, inf\)"):
+        run()
+    assert not (tmp_path / "lb").exists()

@@ -369,6 +369,7 @@ def run_flower_app(
         it fails. The result can only be read when the ``result-dir`` is on this machine (a
         loopback or shared-disk deployment).
     """
+    _check_seconds(timeout=timeout, connect_timeout=connect_timeout)
     app = Path(app_dir)
     if not (app / "pyproject.toml").is_file():
         raise InputError.bad("app_dir", "a Flower App directory (from write_flower_app)", str(app))
@@ -388,6 +389,13 @@ def run_flower_app(
         started = time.perf_counter()
         output = _flwr_run(app, home, timeout)
     return _read_result(result_dir, time.perf_counter() - started, output)
+
+
+def _check_seconds(**seconds: Any) -> None:
+    """Waits must be positive and finite: a NaN connect_timeout waited for a SuperLink for good
+    (NaN never passes a deadline), and run_loopback's timeout=-5 was refused as node_timeout."""
+    for name, value in seconds.items():
+        check_in_range(value, name, 0, np.inf, low_open=True, high_open=True)
 
 
 def _result_dir(app: Path) -> Path:
@@ -534,6 +542,7 @@ def run_loopback(
     >>> result.rounds  # doctest: +SKIP
     1
     """
+    _check_seconds(timeout=timeout, startup_timeout=startup_timeout)
     cfg = config if config is not None else UEFLConfig()
     work = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="uefl-flower-"))
     work.mkdir(parents=True, exist_ok=True)
