@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from trustlab.errors import InputError
 from trustlab.interpret.sae import (
     SparseAutoencoder,
+    cache_latents,
     intervened_generations,
     intervention_kl,
     kl_curve,
@@ -113,3 +114,12 @@ def test_intervened_generations_names_the_prompt_of_no_tokens(tiny):
     sae = small_sae(d=tiny.hidden_size, m=8, layer=0)
     with pytest.raises(InputError, match=r"prompts\[1\]: expected a text of at least one token"):
         intervened_generations(tiny, sae, 0, ["The cat", ""], 1.0, max_new_tokens=2)
+
+
+def test_a_cache_of_no_token_is_refused(tiny):
+    """Texts of one token each (their first token is left out) gave a cache of 0 tokens in
+    which every latent "never fires", with a median firing rate of 0 % over nothing."""
+    sae = small_sae(d=tiny.hidden_size, m=8, layer=0)
+    with pytest.raises(InputError, match=r"texts: expected texts of at least 2 tokens"):
+        cache_latents(tiny, sae, ["x", "y"])
+    assert cache_latents(tiny, sae, ["x", "The cat sat"]).n_tokens == 2

@@ -271,9 +271,12 @@ def cache_latents(
             if path is not None:
                 write_atomic(path, lambda tmp, c=chunk: _save_npz(tmp, c))
         chunks.append(chunk)
-    return dataclasses.replace(
-        _assemble(chunks, model.name, layer, sae.n_latents_), sae=sae_fingerprint(sae)
-    )
+    cache = _assemble(chunks, model.name, layer, sae.n_latents_)
+    if cache.n_tokens == 0:  # every latent "never fires" over no token at all
+        raise InputError.bad(
+            "texts", "texts of at least 2 tokens (each text's first is left out)", texts
+        )
+    return dataclasses.replace(cache, sae=sae_fingerprint(sae))
 
 
 def _encode_chunk(
