@@ -42,3 +42,17 @@ def test_other_keys_are_kept_and_weights_count():
     assert policy.model_extra == {"metadata": {"source": "x"}, "stwebagentbench": {}}
     guard = Guardrail({**POLICY, "weights": {"r": 3.0}})
     assert guard.check([], "pay", evidence={"ok": False}).p_safe == pytest.approx(0.0474, abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("actions", "message"),
+    [
+        ({"pay": {"soft_rule_id": ["r"]}}, r"actions\['pay'\] key 'soft_rule_id' is not a policy"),
+        ({"pay": {"rule_ids": ["r"]}}, r"rule\(s\) \['r'\] are listed under no action"),
+        ({"pay": {}}, r"rule\(s\) \['r'\] are listed under no action"),
+    ],
+)
+def test_a_rule_under_no_action_is_refused(actions, message):
+    # each was a policy whose action had no rules: pay allowed at p_safe 0.5 with ok false
+    with pytest.raises(InputError, match=message):
+        Guardrail({**POLICY, "actions": actions})

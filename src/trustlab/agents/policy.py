@@ -334,15 +334,22 @@ class _ActionEntry(BaseModel):
     soft_rule_ids: list[str] = Field(default_factory=list)
 
 
+def _refuse_near_misses(model: BaseModel, what: str) -> None:
+    """Refuse an extra key spelt almost like one of the model's fields (others are kept)."""
+    for key in model.model_extra or {}:
+        if close := difflib.get_close_matches(str(key), list(type(model).model_fields), 1, 0.8):
+            raise ValueError(f"{what} {key!r} is not a policy key; did you mean {close[0]!r}?")
+
+
 class PolicyModel(_Model):
     """An action-based safety policy model (ShieldAgent's ASPM JSON, plus ``checkers``,
     ``weights`` and ``unknown_action``).
 
     Validation: at least one rule and one action; rule ids unique; every ``soft_rule_id`` names a
-    rule whose logic mentions the action, once; a predicate has one type in every rule, and no
-    name is a word of the rule language; the action tree has no cycle; every rule's logic names
-    only declared predicates; weights finite and for known rules; checkers only for predicates
-    some rule declares.
+    rule whose logic mentions the action, once, and every rule is listed; a predicate has one
+    type in every rule, and no name is a word of the rule language; the action tree has no cycle;
+    every rule's logic names only declared predicates; weights finite and for known rules;
+    checkers only for predicates some rule declares; no key spelt almost like a field's.
     """
 
     model_config = ConfigDict(extra="allow", frozen=True)
@@ -378,13 +385,9 @@ class PolicyModel(_Model):
 
     @model_validator(mode="after")
     def _cross_check(self) -> PolicyModel:
-        for key in self.model_extra or {}:  # other keys are kept; a misspelt one was ignored
-            close = difflib.get_close_matches(str(key), list(type(self).model_fields), 1, 0.8)
-            if close:  # 'weight': every rule weighed the default 1 without a word
-                raise ValueError(
-                    f"key {key!r} is not a policy key; did you mean {close[0]!r}? (keys unlike "
-                    "the policy's own are kept as they are)"
-                )
+        _refuse_near_misses(self, "key")  # 'weight': every rule weighed the default 1
+        for action, entry in self.actions.items():  # 'soft_rule_id': the action had no rules
+            _refuse_near_misses(entry, f"actions[{action!r}] key")
         ids = {r.rule_id: r for r in self.rule_list}
         for action, entry in self.actions.items():
             unknown = [r for r in entry.soft_rule_ids if r not in ids]
@@ -402,6 +405,9 @@ class PolicyModel(_Model):
                     f"{action!r}, so they could never affect its decision; name the action "
                     "predicate like the action, or list the rules under the action they name"
                 )
+        listed = {r for entry in self.actions.values() for r in entry.soft_rule_ids}
+        if unlisted := [r for r in ids if r not in listed]:  # never checked, without a word
+            raise ValueError(f"rule(s) {unlisted} are listed under no action (soft_rule_ids)")
         for rule_id, weight in self.weights.items():
             if rule_id not in ids:
                 raise ValueError(f"weights: unknown rule id {rule_id!r}")
