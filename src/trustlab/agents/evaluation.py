@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numbers
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,6 +142,14 @@ _CASE_KEYS = (
 )
 
 
+def _as_cases(cases: Any) -> list[Any]:
+    """The cases as a list: an iterator is read once; one case alone, a string or None is
+    refused (a raw TypeError from len(), or each key of one case taken for a case)."""
+    if isinstance(cases, (str, bytes, Mapping)) or not isinstance(cases, Iterable):
+        raise InputError.bad("cases", "a sequence of cases (mappings or GuardCase objects)", cases)
+    return list(cases)
+
+
 def _check_case(case: Any, i: int) -> None:
     """Refuse a mapping case with a key no case has, or a case without a trajectory: a missing
     one was read as the empty history (give ``{"task_intent": "", "steps": []}`` for that)."""
@@ -230,6 +238,7 @@ def evaluate_guardrail(
 
     if mode not in MODES:
         raise InputError.bad("mode", f"one of {list(MODES)}", mode)
+    cases = _as_cases(cases)
     if len(cases) == 0:
         raise InputError.bad("cases", "at least one case", cases)
     B = check_positive_int(n_bootstrap, "n_bootstrap", minimum=10)

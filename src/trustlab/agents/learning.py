@@ -30,7 +30,7 @@ from trustlab._checks import (
     repeated,
 )
 from trustlab._results import Result, internal_field
-from trustlab.agents.evaluation import _check_case
+from trustlab.agents.evaluation import _as_cases, _check_case
 from trustlab.agents.policy import as_action
 from trustlab.errors import BackendError, InputError
 
@@ -192,6 +192,7 @@ def fit_rule_weights(
     """
     from scipy.special import log_expit
 
+    cases = _as_cases(cases)
     if len(cases) == 0:
         raise InputError.bad("cases", "at least one labelled case", cases)
     rows, found, fixed = [], [], []
