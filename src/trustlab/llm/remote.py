@@ -632,6 +632,8 @@ def _choice_completion(data: Any, chat: bool, url: str) -> Completion:
                            key=lambda tv: -tv[1]) for top in tops_by_token]  # fmt: skip
         if not len(tokens) == len(values) == len(tops):
             raise ValueError("one log-probability and one set of alternatives per token")
+        if text and not tokens:  # a total of 0 (probability 1) for a text of no token
+            raise ValueError("a text with no token")
     except (KeyError, TypeError, ValueError, AttributeError):
         raise BackendError(
             f"POST {url}: malformed logprobs: {_snippet(json.dumps(logprobs))}"
