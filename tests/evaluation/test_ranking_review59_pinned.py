@@ -35,3 +35,13 @@ def test_tied_models_keep_their_input_order_in_the_predicted_ranking():
     result = rank_models(outputs, n_bootstrap=0)
     assert result.ranks.tolist() == [1, 3, 1]
     assert result.predicted_ranking == ("z", "a", "low")
+
+
+@pytest.mark.parametrize(
+    ("temperature", "noted"), [(0.010001, True), (0.0101, False), (99.995, True), (99.5, False)]
+)
+def test_only_temperatures_within_1e4_of_an_end_are_said_to_reach_it(temperature, noted):
+    # BOUND_TOLERANCE 1e-4 (relative): the bounded search stops within about 1e-7 of an end
+    from trustlab.evaluation._caveat import _temperature_bound_notes
+
+    assert bool(_temperature_bound_notes({"m": temperature})) is noted
