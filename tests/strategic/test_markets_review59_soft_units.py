@@ -27,10 +27,11 @@ def test_soft_price_depends_on_the_units_of_the_budgets_as_documented():
     for text in (soft_market_price.__doc__, PAGE):
         text = " ".join(text.split())
         assert "0.263" in text and "2.28" in text and "0.257" in text
-        assert "units 100 times smaller" in text and "median positive value" in text
+        assert "units 100 times larger" in text
+        assert "divided by 100" in text and "median positive value" in text
 
     # what MASC trains with, budgets over their median (price back in their units), does not
-    # depend on the currency: the same per unit with the budgets 100 times smaller
+    # depend on the currency: the same per unit with every budget divided by 100
     def masc(budgets):
         median = float(np.median(budgets[budgets > 0]))
         return soft_market_price(w, 0.0, X, budgets / median) * median
