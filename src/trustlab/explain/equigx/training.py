@@ -12,6 +12,7 @@ asks first). Graphs of a batch share one tensor with a ``batch`` vector; edges n
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import json
@@ -24,7 +25,7 @@ import numpy as np
 
 from trustlab._checks import check_positive, check_positive_int, check_random_state
 from trustlab._lazy import require
-from trustlab._numerics import torch_seed
+from trustlab._numerics import seeded_torch
 from trustlab._results import Result
 from trustlab.errors import InputError
 
@@ -286,7 +287,8 @@ def train_tfn(
     max_epochs, learning_rate, batch_size, weight_decay
         Adam settings; the learning rate decays by cosine to 5 % of its start.
     random_state : None or int
-        Seeds the batch order (numpy) and torch.
+        Seeds the batch order (numpy) and torch; the caller's torch random stream is left as it
+        was (None: no seed; torch draws, if any, come from the caller's stream).
     checkpoint_dir : path, optional
         Saved after every epoch (model, optimiser, history, settings); with ``resume=True`` a
         folder left by an interrupted run is continued from its last epoch. The run must have the
@@ -329,79 +331,80 @@ def train_tfn(
     if folder is not None and resume and (folder / "state.pt").is_file():
         state = _resume_state(folder, settings)
     rng = check_random_state(random_state)
-    if random_state is not None and not isinstance(random_state, np.random.Generator):
-        torch.manual_seed(torch_seed(random_state))  # any int seed: 2**64 and more too
-    dtype = next(model.parameters()).dtype
-    opt = torch.optim.Adam(model.parameters(), lr=learning_rate, weight_decay=weight_decay)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(
-        opt, T_max=max_epochs, eta_min=0.05 * learning_rate
-    )
-    labels = torch.as_tensor(train.labels)
-    hist: dict[str, list] = {"epochs": [], "loss": [], "train": [], "val": []}
-    best = (-1.0, 0, None)
-    start_epoch, seconds = 1, 0.0
-    if state is not None:
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
-        sched.load_state_dict(state["scheduler"])
-        hist, seconds = state["history"], state["seconds"]
-        best = (state["best"][0], state["best"][1], state["best_weights"])
-        start_epoch = state["epoch"] + 1
-        rng.bit_generator.state = state["rng"]
-        torch.set_rng_state(state["torch_rng"])
-    for epoch in range(start_epoch, max_epochs + 1):
-        t0 = time.perf_counter()
-        model.train()
-        order = rng.permutation(len(train))
-        total, correct = 0.0, 0
-        for s in range(0, len(order), batch_size):
-            idx = order[s : s + batch_size]
-            batch = batch_graphs([train[int(i)] for i in idx], dtype)
-            logits = model(batch)
-            loss = torch.nn.functional.cross_entropy(logits, labels[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total += float(loss.detach()) * len(idx)
-            correct += int((logits.argmax(1) == labels[idx]).sum())
-        sched.step()
-        train_acc = correct / len(train)
-        if validation is not None:
-            pred = predict_graphs(model, validation, batch_size=max(batch_size, 64)).argmax(1)
-            val_acc = float(np.mean(pred == validation.labels))
-        else:
-            val_acc = train_acc
-        hist["epochs"].append(epoch)
-        hist["loss"].append(total / len(train))
-        hist["train"].append(train_acc)
-        hist["val"].append(val_acc if validation is not None else float("nan"))
-        if validation is None or val_acc >= best[0]:  # without validation: the last epoch
-            weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
-            best = (val_acc, epoch, weights)
-        seconds += time.perf_counter() - t0
-        if folder is not None:
-            folder.mkdir(parents=True, exist_ok=True)
-            tmp = folder / "state.pt.tmp"
-            torch.save(
-                {
-                    "model": model.state_dict(),
-                    "optimizer": opt.state_dict(),
-                    "scheduler": sched.state_dict(),
-                    "history": hist,
-                    "seconds": seconds,
-                    "best": (best[0], best[1]),
-                    "best_weights": best[2],
-                    "epoch": epoch,
-                    "rng": rng.bit_generator.state,
-                    "torch_rng": torch.get_rng_state(),
-                    "settings": settings,
-                },
-                tmp,
-            )
-            tmp.replace(folder / "state.pt")
-            (folder / "history.json").write_text(json.dumps(hist) + "\n")
-        if progress is not None:
-            progress(epoch, max_epochs, hist["loss"][-1], train_acc, hist["val"][-1])
+    seeded = random_state is not None and not isinstance(random_state, np.random.Generator)
+    # an int seed (2**64 and more too) seeds torch; the caller's torch stream is restored after
+    with seeded_torch(random_state) if seeded else contextlib.nullcontext():
+        dtype = next(model.parameters()).dtype
+        opt = torch.optim.Adam(model.parameters(), lr=learning_rate, weight_decay=weight_decay)
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(
+            opt, T_max=max_epochs, eta_min=0.05 * learning_rate
+        )
+        labels = torch.as_tensor(train.labels)
+        hist: dict[str, list] = {"epochs": [], "loss": [], "train": [], "val": []}
+        best = (-1.0, 0, None)
+        start_epoch, seconds = 1, 0.0
+        if state is not None:
+            model.load_state_dict(state["model"])
+            opt.load_state_dict(state["optimizer"])
+            sched.load_state_dict(state["scheduler"])
+            hist, seconds = state["history"], state["seconds"]
+            best = (state["best"][0], state["best"][1], state["best_weights"])
+            start_epoch = state["epoch"] + 1
+            rng.bit_generator.state = state["rng"]
+            torch.set_rng_state(state["torch_rng"])
+        for epoch in range(start_epoch, max_epochs + 1):
+            t0 = time.perf_counter()
+            model.train()
+            order = rng.permutation(len(train))
+            total, correct = 0.0, 0
+            for s in range(0, len(order), batch_size):
+                idx = order[s : s + batch_size]
+                batch = batch_graphs([train[int(i)] for i in idx], dtype)
+                logits = model(batch)
+                loss = torch.nn.functional.cross_entropy(logits, labels[idx])
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                total += float(loss.detach()) * len(idx)
+                correct += int((logits.argmax(1) == labels[idx]).sum())
+            sched.step()
+            train_acc = correct / len(train)
+            if validation is not None:
+                pred = predict_graphs(model, validation, batch_size=max(batch_size, 64)).argmax(1)
+                val_acc = float(np.mean(pred == validation.labels))
+            else:
+                val_acc = train_acc
+            hist["epochs"].append(epoch)
+            hist["loss"].append(total / len(train))
+            hist["train"].append(train_acc)
+            hist["val"].append(val_acc if validation is not None else float("nan"))
+            if validation is None or val_acc >= best[0]:  # without validation: the last epoch
+                weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
+                best = (val_acc, epoch, weights)
+            seconds += time.perf_counter() - t0
+            if folder is not None:
+                folder.mkdir(parents=True, exist_ok=True)
+                tmp = folder / "state.pt.tmp"
+                torch.save(
+                    {
+                        "model": model.state_dict(),
+                        "optimizer": opt.state_dict(),
+                        "scheduler": sched.state_dict(),
+                        "history": hist,
+                        "seconds": seconds,
+                        "best": (best[0], best[1]),
+                        "best_weights": best[2],
+                        "epoch": epoch,
+                        "rng": rng.bit_generator.state,
+                        "torch_rng": torch.get_rng_state(),
+                        "settings": settings,
+                    },
+                    tmp,
+                )
+                tmp.replace(folder / "state.pt")
+                (folder / "history.json").write_text(json.dumps(hist) + "\n")
+            if progress is not None:
+                progress(epoch, max_epochs, hist["loss"][-1], train_acc, hist["val"][-1])
     if best[2] is not None:
         model.load_state_dict(best[2])
     model.eval()
