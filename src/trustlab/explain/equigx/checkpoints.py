@@ -9,12 +9,13 @@ validation and test parts, so an evaluation uses graphs the network never saw.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from pathlib import Path
 from typing import Any
 
-from trustlab._numerics import torch_seed
+from trustlab._numerics import seeded_torch
 from trustlab.errors import InputError
 from trustlab.explain.equigx.data import GraphDataset, qm9_carbonyl, shapes_in_noise
 
@@ -110,21 +111,21 @@ def train_recipe(recipe: dict[str, Any], out_dir: str | Path, *, progress: Any =
     train_tfn settings}`` into ``out_dir``: the network (``config.json``,
     ``weights.safetensors``) and ``training.json`` (the recipe, the history, the test accuracy).
     An interrupted run resumes from ``out_dir/_state``. The training's ``random_state`` also
-    seeds the network's initial weights, so a recipe trains the same network every time.
+    seeds the network's initial weights, so a recipe trains the same network every time; the
+    caller's torch random stream is left as it was.
     Returns the history."""
-    import torch
-
     from trustlab.explain.equigx.model import TensorFieldNetwork
     from trustlab.explain.equigx.training import predict_graphs, train_tfn
 
     parts = recipe_data(recipe["data"])
     train = parts["train"]
     seed = recipe.get("train", {}).get("random_state")
-    if seed is not None:  # the initial weights too: the same recipe trains the same network
-        torch.manual_seed(torch_seed(seed))
-    net = TensorFieldNetwork(
-        n_classes=train.n_classes, n_scalars=train[0].x.shape[1], **recipe.get("model", {})
-    )
+    # the initial weights too: the same recipe trains the same network (the caller's torch
+    # stream is left as it was)
+    with seeded_torch(seed) if seed is not None else contextlib.nullcontext():
+        net = TensorFieldNetwork(
+            n_classes=train.n_classes, n_scalars=train[0].x.shape[1], **recipe.get("model", {})
+        )
     out = Path(out_dir)
     history = train_tfn(
         net, train, validation=parts["validation"], checkpoint_dir=out / "_state",
