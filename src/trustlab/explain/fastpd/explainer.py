@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from trustlab._checks import as_float_array, check_finite, check_n_jobs, check_positive_int
 from trustlab.errors import InputError
@@ -43,7 +44,7 @@ BATCH_ROWS = 4096
 _BATCH_VALUES = 2**25
 
 
-class FastPD:
+class FastPD(BaseEstimator):
     """Exact interventional PD functions, decomposition and SHAP values for a tree ensemble.
 
     ``FastPD(model, ...)`` stores the parameters; :meth:`fit` takes the background, the rows the
@@ -110,6 +111,9 @@ class FastPD:
         self.max_order = max_order
         self.n_jobs = n_jobs
         self.feature_names = feature_names
+
+    def __sklearn_clone__(self) -> FastPD:  # keeps the fitted model: it is never refitted
+        return type(self)(**self.get_params(deep=False))  # (clone would make it an unfitted copy)
 
     @staticmethod
     def supports(model: Any) -> bool:
