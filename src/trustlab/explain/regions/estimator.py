@@ -41,6 +41,7 @@ from trustlab._model_files import (
     save_training_state,
     write_model_folder,
 )
+from trustlab._numerics import seeded_torch
 from trustlab.errors import InputError
 
 torch = require("torch", "image")
@@ -262,91 +263,91 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
         if progress is not None and not callable(progress):
             raise InputError.bad("progress", "a callable or None", progress)
         rng = check_random_state(self.random_state)
-        torch.manual_seed(int(rng.integers(2**31)))
-        selector = Selector(self.selector_widths)
-        classifier = Classifier(len(classes), self.classifier_widths)
-        params = list(selector.parameters()) + list(classifier.parameters())
-        opt = torch.optim.Adam(params, lr=p["learning_rate"], weight_decay=self.weight_decay)
-        total = p["pretrain_epochs"] + p["max_epochs"]
-        sched = torch.optim.lr_scheduler.CosineAnnealingLR(
-            opt, T_max=total, eta_min=0.05 * p["learning_rate"]
-        )
-        gen = torch.Generator().manual_seed(int(rng.integers(2**31)))
-        n_groups = int(seg.max()) + 1
-        labels = torch.as_tensor(y_idx.astype(np.int64))
-        hist: dict[str, list] = {
-            k: [] for k in ("epochs", "loss", "ce", "sparsity", "acc", "kept", "temp", "lam")
-        }
-        start, seconds = 0, 0.0
-        folder = Path(self.checkpoint_dir) if self.checkpoint_dir is not None else None
-        fingerprint = self._fingerprint(x, y_idx, seg)
-        state = load_training_state(folder, fingerprint)
-        if state is not None:
-            selector.load_state_dict(state["selector"])
-            classifier.load_state_dict(state["classifier"])
-            opt.load_state_dict(state["optimizer"])
-            sched.load_state_dict(state["scheduler"])
-            hist, seconds, start = state["history"], state["seconds"], state["epoch"] + 1
-            rng.bit_generator.state = state["rng"]
-            gen.set_state(state["generator"])
-            torch.set_rng_state(state["torch_rng"])
-        fill = float(self.fill)
-        for epoch in range(start, total):
-            t0 = time.perf_counter()
-            joint = epoch - p["pretrain_epochs"]  # < 0 while pretraining the classifier
-            temp = temperature_schedule(max(joint, 0), p["max_epochs"])
-            lam = lambda_schedule(max(joint, 0), p["max_epochs"], p["lambda_sparsity"])
-            selector.train()
-            classifier.train()
-            order = rng.permutation(x.shape[0])
-            sums = np.zeros(5)
-            for s in range(0, len(order), p["batch_size"]):
-                idx = torch.as_tensor(order[s : s + p["batch_size"]])
-                xb, sb, yb = x[idx], seg[idx], labels[idx]
-                if self.colour_jitter:
-                    xb = colour_jitter(xb, float(self.colour_jitter), gen)
-                if p["tau"] is None:
-                    tau = TAU_MIN + (1 - TAU_MIN) * torch.rand(len(idx), generator=gen)
-                else:
-                    tau = torch.full((len(idx),), p["tau"])
-                if joint < 0:
-                    out = pretraining_loss(classifier, xb, yb)
-                else:
-                    out = training_loss(
-                        selector, classifier, xb, sb, yb, tau, n_groups, p, temp, lam, fill, gen
-                    )
-                opt.zero_grad()
-                out["loss"].backward()
-                opt.step()
-                sums += np.array(
-                    [float(out[k].detach()) for k in ("loss", "ce", "sparsity", "acc", "kept")]
-                ) * len(idx)
-            sched.step()
-            means = sums / x.shape[0]
-            hist["epochs"].append(epoch + 1)
-            for key, v in zip(("loss", "ce", "sparsity", "acc", "kept"), means, strict=True):
-                hist[key].append(float(v))
-            hist["temp"].append(temp if joint >= 0 else 0.0)  # 0: no selection yet
-            hist["lam"].append(lam if joint >= 0 else 0.0)
-            seconds += time.perf_counter() - t0
-            save_training_state(
-                folder,
-                fingerprint,
-                {
-                    "selector": selector.state_dict(),
-                    "classifier": classifier.state_dict(),
-                    "optimizer": opt.state_dict(),
-                    "scheduler": sched.state_dict(),
-                    "history": hist,
-                    "seconds": seconds,
-                    "epoch": epoch,
-                    "rng": rng.bit_generator.state,
-                    "generator": gen.get_state(),
-                    "torch_rng": torch.get_rng_state(),
-                },
+        with seeded_torch(int(rng.integers(2**31))):  # the caller's torch stream is restored
+            selector = Selector(self.selector_widths)
+            classifier = Classifier(len(classes), self.classifier_widths)
+            params = list(selector.parameters()) + list(classifier.parameters())
+            opt = torch.optim.Adam(params, lr=p["learning_rate"], weight_decay=self.weight_decay)
+            total = p["pretrain_epochs"] + p["max_epochs"]
+            sched = torch.optim.lr_scheduler.CosineAnnealingLR(
+                opt, T_max=total, eta_min=0.05 * p["learning_rate"]
             )
-            if progress is not None:
-                progress(epoch + 1, total, _history(hist, seconds))
+            gen = torch.Generator().manual_seed(int(rng.integers(2**31)))
+            n_groups = int(seg.max()) + 1
+            labels = torch.as_tensor(y_idx.astype(np.int64))
+            hist: dict[str, list] = {
+                k: [] for k in ("epochs", "loss", "ce", "sparsity", "acc", "kept", "temp", "lam")
+            }
+            start, seconds = 0, 0.0
+            folder = Path(self.checkpoint_dir) if self.checkpoint_dir is not None else None
+            fingerprint = self._fingerprint(x, y_idx, seg)
+            state = load_training_state(folder, fingerprint)
+            if state is not None:
+                selector.load_state_dict(state["selector"])
+                classifier.load_state_dict(state["classifier"])
+                opt.load_state_dict(state["optimizer"])
+                sched.load_state_dict(state["scheduler"])
+                hist, seconds, start = state["history"], state["seconds"], state["epoch"] + 1
+                rng.bit_generator.state = state["rng"]
+                gen.set_state(state["generator"])
+                torch.set_rng_state(state["torch_rng"])
+            fill = float(self.fill)
+            for epoch in range(start, total):
+                t0 = time.perf_counter()
+                joint = epoch - p["pretrain_epochs"]  # < 0 while pretraining the classifier
+                temp = temperature_schedule(max(joint, 0), p["max_epochs"])
+                lam = lambda_schedule(max(joint, 0), p["max_epochs"], p["lambda_sparsity"])
+                selector.train()
+                classifier.train()
+                order = rng.permutation(x.shape[0])
+                sums = np.zeros(5)
+                for s in range(0, len(order), p["batch_size"]):
+                    idx = torch.as_tensor(order[s : s + p["batch_size"]])
+                    xb, sb, yb = x[idx], seg[idx], labels[idx]
+                    if self.colour_jitter:
+                        xb = colour_jitter(xb, float(self.colour_jitter), gen)
+                    if p["tau"] is None:
+                        tau = TAU_MIN + (1 - TAU_MIN) * torch.rand(len(idx), generator=gen)
+                    else:
+                        tau = torch.full((len(idx),), p["tau"])
+                    if joint < 0:
+                        out = pretraining_loss(classifier, xb, yb)
+                    else:
+                        out = training_loss(
+                            selector, classifier, xb, sb, yb, tau, n_groups, p, temp, lam, fill, gen
+                        )
+                    opt.zero_grad()
+                    out["loss"].backward()
+                    opt.step()
+                    sums += np.array(
+                        [float(out[k].detach()) for k in ("loss", "ce", "sparsity", "acc", "kept")]
+                    ) * len(idx)
+                sched.step()
+                means = sums / x.shape[0]
+                hist["epochs"].append(epoch + 1)
+                for key, v in zip(("loss", "ce", "sparsity", "acc", "kept"), means, strict=True):
+                    hist[key].append(float(v))
+                hist["temp"].append(temp if joint >= 0 else 0.0)  # 0: no selection yet
+                hist["lam"].append(lam if joint >= 0 else 0.0)
+                seconds += time.perf_counter() - t0
+                save_training_state(
+                    folder,
+                    fingerprint,
+                    {
+                        "selector": selector.state_dict(),
+                        "classifier": classifier.state_dict(),
+                        "optimizer": opt.state_dict(),
+                        "scheduler": sched.state_dict(),
+                        "history": hist,
+                        "seconds": seconds,
+                        "epoch": epoch,
+                        "rng": rng.bit_generator.state,
+                        "generator": gen.get_state(),
+                        "torch_rng": torch.get_rng_state(),
+                    },
+                )
+                if progress is not None:
+                    progress(epoch + 1, total, _history(hist, seconds))
         self.selector_ = selector.eval()
         self.classifier_ = classifier.eval()
         self.classes_ = classes
