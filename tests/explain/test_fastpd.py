@@ -30,7 +30,10 @@ from trustlab.explain.fastpd._trees import model_raw_output
 
 D = 4
 FLOAT64_TOL = 1e-9
-FLOAT32_TOL = 1e-5  # xgboost predicts in float32
+# xgboost predicts in float32: its predictions miss FastPD's float64 values by 2e-8 to 1e-7 on
+# these models (|output| <= 1.1), under the float32 bound 8 * eps32 * (trees + 1) * (1 + |output|)
+# (about 2e-5 for 8 trees) that the model check in _trees.calibrate allows.
+FLOAT32_TOL = 1e-5
 
 
 def make_data(seed=0, n=400, nan_share=0.0):
