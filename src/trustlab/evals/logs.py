@@ -20,6 +20,7 @@ from trustlab._checks import check_string
 from trustlab._lazy import require
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
+from trustlab.evals._counts import planned_samples
 from trustlab.evals.registry import BUILTIN_TASKS
 from trustlab.evals.run import (
     errored_samples,
@@ -220,7 +221,7 @@ def _describe(log: Any, headers: list[Any]) -> dict[str, Any]:
     if log.results is not None:
         samples, completed = log.results.total_samples, log.results.completed_samples
     else:  # an unfinished log (interrupted, errored): count the samples it holds
-        samples, completed = _planned(log.eval), _finished(log.location)
+        samples, completed = planned_samples(log.eval), _finished(log.location)
     return {
         "path": local_path(log.location),
         "task": log.eval.task,
@@ -245,20 +246,6 @@ def _finished_by(log: Any, headers: list[Any]) -> str | None:
         return None
     how = "its retry" if later.eval.task_id == log.eval.task_id else "a later run, same settings"
     return f"{Path(later.location).name} ({how})"
-
-
-def _planned(spec: Any) -> int | None:
-    """The samples an eval was to run (each epoch counted), from its header; None if unknown."""
-    n, config = spec.dataset.samples, spec.config
-    if n is None:
-        return None
-    if config.sample_id is not None:
-        n = len(config.sample_id) if isinstance(config.sample_id, list) else 1
-    elif isinstance(config.limit, int):
-        n = min(n, config.limit)
-    elif config.limit is not None:  # (start, stop)
-        n = max(0, min(n, config.limit[1]) - config.limit[0])
-    return n * (config.epochs or 1)
 
 
 def _finished(location: str) -> int:

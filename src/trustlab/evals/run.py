@@ -26,6 +26,7 @@ from trustlab._checks import check_positive_int, repeated
 from trustlab._lazy import require
 from trustlab._results import Result, output_dir
 from trustlab.errors import BackendError, InputError
+from trustlab.evals._counts import errored_samples
 from trustlab.evals.registry import (
     BUILTIN_TASKS,
     DATA_DIGESTS,
@@ -450,20 +451,6 @@ def on_models(log: dict[str, Any]) -> str:
     """``model`` and, where the task has model roles, each role's model: "a (strong b, weak c)"."""
     roles = ", ".join(f"{role} {name}" for role, name in log.get("roles", {}).items())
     return f"{log['model']} ({roles})" if roles else str(log["model"])
-
-
-def errored_samples(log: Any) -> int:
-    """The samples of a finished log that ended in an error (each epoch counted): those a task
-    that tolerates errors (``fail_on_error=False`` or a fraction) left out of its metrics
-    (all of them: no results then, so counted from the samples)."""
-    if log.results is not None:
-        return max(0, log.results.total_samples - log.results.completed_samples)
-    if log.status != "success":
-        return 0
-    from inspect_ai.log import read_eval_log_sample_summaries as summaries
-
-    held = log.samples if log.samples is not None else summaries(log.location)
-    return sum(1 for s in held if s.error)
 
 
 def metrics_of(log: Any) -> dict[str, float]:
