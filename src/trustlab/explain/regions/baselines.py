@@ -19,6 +19,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from trustlab._checks import check_positive, check_positive_int, check_random_state
 from trustlab._lazy import require
 from trustlab._model_files import read_model_folder, write_model_folder
+from trustlab._numerics import seeded_torch
 from trustlab.errors import InputError
 
 torch = require("torch", "image")
@@ -109,35 +110,37 @@ class BlackBoxClassifier(ClassifierMixin, BaseEstimator):
         if progress is not None and not callable(progress):
             raise InputError.bad("progress", "a callable or None", progress)
         rng = check_random_state(self.random_state)
-        torch.manual_seed(int(rng.integers(2**31)))
-        self.mask_t_ = self._mask((int(x.shape[2]), int(x.shape[3])))
-        net = Classifier(len(classes), self.classifier_widths)
-        opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=self.weight_decay)
-        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max_epochs, eta_min=0.05 * lr)
-        labels = torch.as_tensor(y_idx.astype(np.int64))
-        hist: dict[str, list] = {"epochs": [], "loss": [], "accuracy": []}
-        seconds = 0.0
-        for epoch in range(max_epochs):
-            t0 = time.perf_counter()
-            net.train()
-            order = rng.permutation(x.shape[0])
-            tot, correct = 0.0, 0
-            for s in range(0, len(order), batch_size):
-                idx = torch.as_tensor(order[s : s + batch_size])
-                logits = net(self._inputs(x[idx]))
-                loss = torch.nn.functional.cross_entropy(logits, labels[idx])
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-                tot += float(loss.detach()) * len(idx)
-                correct += int((logits.argmax(1) == labels[idx]).sum())
-            sched.step()
-            seconds += time.perf_counter() - t0
-            hist["epochs"].append(epoch + 1)
-            hist["loss"].append(tot / x.shape[0])
-            hist["accuracy"].append(correct / x.shape[0])
-            if progress is not None:
-                progress(epoch + 1, max_epochs, dict(hist, seconds=seconds))
+        with seeded_torch(int(rng.integers(2**31))):  # the caller's torch stream is restored
+            self.mask_t_ = self._mask((int(x.shape[2]), int(x.shape[3])))
+            net = Classifier(len(classes), self.classifier_widths)
+            opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=self.weight_decay)
+            sched = torch.optim.lr_scheduler.CosineAnnealingLR(
+                opt, T_max=max_epochs, eta_min=0.05 * lr
+            )
+            labels = torch.as_tensor(y_idx.astype(np.int64))
+            hist: dict[str, list] = {"epochs": [], "loss": [], "accuracy": []}
+            seconds = 0.0
+            for epoch in range(max_epochs):
+                t0 = time.perf_counter()
+                net.train()
+                order = rng.permutation(x.shape[0])
+                tot, correct = 0.0, 0
+                for s in range(0, len(order), batch_size):
+                    idx = torch.as_tensor(order[s : s + batch_size])
+                    logits = net(self._inputs(x[idx]))
+                    loss = torch.nn.functional.cross_entropy(logits, labels[idx])
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    tot += float(loss.detach()) * len(idx)
+                    correct += int((logits.argmax(1) == labels[idx]).sum())
+                sched.step()
+                seconds += time.perf_counter() - t0
+                hist["epochs"].append(epoch + 1)
+                hist["loss"].append(tot / x.shape[0])
+                hist["accuracy"].append(correct / x.shape[0])
+                if progress is not None:
+                    progress(epoch + 1, max_epochs, dict(hist, seconds=seconds))
         self.classifier_ = net.eval()
         self.classes_ = classes
         self.class_names_ = tuple(str(c) for c in classes)
