@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from trustlab._lazy import require
+from trustlab._numerics import seeded_torch
 
 __all__ = ["TrainingSettings", "train_polytope", "assign_facets"]
 
@@ -59,31 +60,32 @@ def train_polytope(
     """Fit the facets (and the concept encoder) on standardised activations ``z``.
 
     Returns the parameters as float64 arrays and the mean loss of each epoch. ``rng`` seeds torch
-    too, then the initialisation, the minibatch order and the reassignment.
+    too (the caller's torch stream is left as it was), then the initialisation, the minibatch
+    order and the reassignment.
     """
     torch = require("torch", "torch")
-    torch.manual_seed(int(rng.integers(2**31 - 1)))
-    params = _initial_parameters(z.shape[1], settings, rng)
-    if settings.init == "data":
-        _data_driven_facets(params, z, unsafe, settings, rng)
-    tensors = {
-        k: torch.tensor(v, dtype=torch.float32, requires_grad=True) for k, v in params.items()
-    }
-    optimiser = torch.optim.Adam(list(tensors.values()), lr=settings.learning_rate)
-    data = torch.tensor(z, dtype=torch.float32)
-    labels = np.asarray(unsafe, dtype=bool)
-    history = []
-    for _ in range(settings.max_epochs):
-        order = rng.permutation(len(z))
-        total = 0.0
-        for start in range(0, len(z), settings.batch_size):
-            batch = order[start : start + settings.batch_size]
-            loss = _batch_loss(torch, tensors, data[batch], labels[batch], settings, rng)
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            total += float(loss.detach()) * len(batch)
-        history.append(total / len(z))
+    with seeded_torch(int(rng.integers(2**31 - 1))):  # the caller's torch stream is restored
+        params = _initial_parameters(z.shape[1], settings, rng)
+        if settings.init == "data":
+            _data_driven_facets(params, z, unsafe, settings, rng)
+        tensors = {
+            k: torch.tensor(v, dtype=torch.float32, requires_grad=True) for k, v in params.items()
+        }
+        optimiser = torch.optim.Adam(list(tensors.values()), lr=settings.learning_rate)
+        data = torch.tensor(z, dtype=torch.float32)
+        labels = np.asarray(unsafe, dtype=bool)
+        history = []
+        for _ in range(settings.max_epochs):
+            order = rng.permutation(len(z))
+            total = 0.0
+            for start in range(0, len(z), settings.batch_size):
+                batch = order[start : start + settings.batch_size]
+                loss = _batch_loss(torch, tensors, data[batch], labels[batch], settings, rng)
+                optimiser.zero_grad()
+                loss.backward()
+                optimiser.step()
+                total += float(loss.detach()) * len(batch)
+            history.append(total / len(z))
     fitted = {k: v.detach().numpy().astype(np.float64) for k, v in tensors.items()}
     return fitted, history
 
