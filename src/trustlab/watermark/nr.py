@@ -65,7 +65,7 @@ from trustlab._model_files import (
     save_training_state,
     write_model_folder,
 )
-from trustlab._numerics import flush_denormals, zero_denormals
+from trustlab._numerics import flush_denormals, seeded_torch, zero_denormals
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.watermark.marks import trimmed_box
@@ -419,6 +419,8 @@ class WatermarkPredictor(BaseEstimator):
         model uses ``"level_head"`` (chosen on seeds 11-16; docs/watermark.md). Only ``predict``
         reads it: it can be changed on a fitted model.
     random_state : int, optional
+        Seeds the initial weights (torch, the caller's torch random stream is left as it was),
+        the batch order and the flips.
     warm_start : bool
         When True and the model is fitted, ``fit`` starts from the current network's weights
         (with a fresh optimiser and learning-rate schedule) instead of a new initialisation:
@@ -639,98 +641,102 @@ class WatermarkPredictor(BaseEstimator):
         t_type = torch.as_tensor([CONTENT_TYPES.index(t) for t in types])
 
         rng = check_random_state(self.random_state)
-        torch.manual_seed(int(rng.integers(2**31)))
-        net = _network(p["widths"], p["residual_gain"])
-        init = self._warm_weights(p)
-        if init is not None:
-            try:
-                net.load_state_dict(init)
-            except RuntimeError as exc:  # the widths changed since the model was fitted
-                raise InputError.bad(
-                    "warm_start", "the fitted model's widths (or warm_start=False)", p["widths"]
-                ) from exc
-        fingerprint = self._fingerprint(x, y_score, m, types, init)
-        if where != "cpu":  # the data and the network on the device (the fingerprint's are here)
-            x, target_heat, heat_weight = x.to(where), target_heat.to(where), heat_weight.to(where)
-            t_score, t_level, t_type = t_score.to(where), t_level.to(where), t_type.to(where)
-            net.to(where)
-        opt = torch.optim.Adam(
-            net.parameters(), lr=p["learning_rate"], weight_decay=p["weight_decay"]
-        )
-        sched = torch.optim.lr_scheduler.CosineAnnealingLR(
-            opt, T_max=p["max_epochs"], eta_min=0.02 * p["learning_rate"]
-        )
-        keys = ("loss", "score_mse", "level_ce", "heatmap_loss", "content_ce")
-        hist: dict[str, list] = {k: [] for k in ("epoch", *keys)}
-        start, seconds = 0, 0.0
-        folder = Path(self.checkpoint_dir) if self.checkpoint_dir is not None else None
-        state = load_training_state(folder, fingerprint)
-        if state is not None:
-            net.load_state_dict(state["net"])
-            opt.load_state_dict(state["optimizer"])
-            sched.load_state_dict(state["scheduler"])
-            hist, seconds, start = state["history"], state["seconds"], state["epoch"] + 1
-            rng.bit_generator.state = state["rng"]
-            torch.set_rng_state(state["torch_rng"])
-
-        for epoch in range(start, p["max_epochs"]):
-            t0 = time.perf_counter()
-            net.train()
-            order = rng.permutation(n)
-            sums = np.zeros(len(keys))
-            for s in range(0, n, p["batch_size"]):
-                idx = torch.as_tensor(order[s : s + p["batch_size"]]).to(where)
-                xb = x[idx]
-                flip = torch.as_tensor(rng.random(len(idx)) < 0.5).to(where)
-                hb = target_heat[idx]
-                if bool(flip.any()):  # horizontal flips: location labels flip with the image
-                    xb = torch.where(flip[:, None, None, None], xb.flip(-1), xb)
-                    hb = torch.where(flip[:, None, None], hb.flip(-1), hb)
-                score, level_logits, type_logits, heat = net(xb)
-                mse = F.mse_loss(score, t_score[idx])
-                ce_level = F.cross_entropy(level_logits, t_level[idx])
-                ce_type = F.cross_entropy(type_logits, t_type[idx])
-                wb = heat_weight[idx]
-                bce = F.binary_cross_entropy_with_logits(heat, hb, reduction="none").mean((1, 2))
-                prob = torch.sigmoid(heat)
-                inter = (prob * hb).sum((1, 2))
-                dice = 1 - (2 * inter + 1) / (prob.sum((1, 2)) + hb.sum((1, 2)) + 1)
-                heat_loss = ((bce + dice) * wb).sum() / wb.sum().clamp(min=1.0)
-                # terms of weight 0 stay out of the graph: what only they reach gets no
-                # gradient, so Adam neither moves nor decays it
-                terms = (
-                    (p["score_weight"], mse),
-                    (p["level_weight"], ce_level),
-                    (p["heatmap_weight"], heat_loss),
-                    (p["content_weight"], ce_type),
-                )
-                loss = sum((w * t for w, t in terms if w != 0), start=mse.new_zeros(()))
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-                parts = (loss, mse, ce_level, heat_loss, ce_type)
-                sums += torch.stack([v.detach() for v in parts]).double().cpu().numpy() * len(idx)
-            sched.step()
-            hist["epoch"].append(epoch + 1)
-            for key, v in zip(keys, sums / n, strict=True):
-                hist[key].append(float(v))
-            seconds += time.perf_counter() - t0
-            save_training_state(
-                folder,
-                fingerprint,
-                {
-                    "net": net.state_dict(),
-                    "optimizer": opt.state_dict(),
-                    "scheduler": sched.state_dict(),
-                    "history": hist,
-                    "seconds": seconds,
-                    "epoch": epoch,
-                    "rng": rng.bit_generator.state,
-                    "torch_rng": torch.get_rng_state(),
-                },
+        with seeded_torch(int(rng.integers(2**31))):  # the caller's torch stream is restored
+            net = _network(p["widths"], p["residual_gain"])
+            init = self._warm_weights(p)
+            if init is not None:
+                try:
+                    net.load_state_dict(init)
+                except RuntimeError as exc:  # the widths changed since the model was fitted
+                    raise InputError.bad(
+                        "warm_start", "the fitted model's widths (or warm_start=False)", p["widths"]
+                    ) from exc
+            fingerprint = self._fingerprint(x, y_score, m, types, init)
+            # the data and the network on the device (the fingerprint's are here)
+            if where != "cpu":
+                x, target_heat = x.to(where), target_heat.to(where)
+                heat_weight = heat_weight.to(where)
+                t_score, t_level, t_type = t_score.to(where), t_level.to(where), t_type.to(where)
+                net.to(where)
+            opt = torch.optim.Adam(
+                net.parameters(), lr=p["learning_rate"], weight_decay=p["weight_decay"]
             )
-            if progress is not None:
-                progress(epoch + 1, p["max_epochs"], _history(hist, seconds))
+            sched = torch.optim.lr_scheduler.CosineAnnealingLR(
+                opt, T_max=p["max_epochs"], eta_min=0.02 * p["learning_rate"]
+            )
+            keys = ("loss", "score_mse", "level_ce", "heatmap_loss", "content_ce")
+            hist: dict[str, list] = {k: [] for k in ("epoch", *keys)}
+            start, seconds = 0, 0.0
+            folder = Path(self.checkpoint_dir) if self.checkpoint_dir is not None else None
+            state = load_training_state(folder, fingerprint)
+            if state is not None:
+                net.load_state_dict(state["net"])
+                opt.load_state_dict(state["optimizer"])
+                sched.load_state_dict(state["scheduler"])
+                hist, seconds, start = state["history"], state["seconds"], state["epoch"] + 1
+                rng.bit_generator.state = state["rng"]
+                torch.set_rng_state(state["torch_rng"])
+
+            for epoch in range(start, p["max_epochs"]):
+                t0 = time.perf_counter()
+                net.train()
+                order = rng.permutation(n)
+                sums = np.zeros(len(keys))
+                for s in range(0, n, p["batch_size"]):
+                    idx = torch.as_tensor(order[s : s + p["batch_size"]]).to(where)
+                    xb = x[idx]
+                    flip = torch.as_tensor(rng.random(len(idx)) < 0.5).to(where)
+                    hb = target_heat[idx]
+                    if bool(flip.any()):  # horizontal flips: location labels flip with the image
+                        xb = torch.where(flip[:, None, None, None], xb.flip(-1), xb)
+                        hb = torch.where(flip[:, None, None], hb.flip(-1), hb)
+                    score, level_logits, type_logits, heat = net(xb)
+                    mse = F.mse_loss(score, t_score[idx])
+                    ce_level = F.cross_entropy(level_logits, t_level[idx])
+                    ce_type = F.cross_entropy(type_logits, t_type[idx])
+                    wb = heat_weight[idx]
+                    bce = F.binary_cross_entropy_with_logits(heat, hb, reduction="none")
+                    bce = bce.mean((1, 2))
+                    prob = torch.sigmoid(heat)
+                    inter = (prob * hb).sum((1, 2))
+                    dice = 1 - (2 * inter + 1) / (prob.sum((1, 2)) + hb.sum((1, 2)) + 1)
+                    heat_loss = ((bce + dice) * wb).sum() / wb.sum().clamp(min=1.0)
+                    # terms of weight 0 stay out of the graph: what only they reach gets no
+                    # gradient, so Adam neither moves nor decays it
+                    terms = (
+                        (p["score_weight"], mse),
+                        (p["level_weight"], ce_level),
+                        (p["heatmap_weight"], heat_loss),
+                        (p["content_weight"], ce_type),
+                    )
+                    loss = sum((w * t for w, t in terms if w != 0), start=mse.new_zeros(()))
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    parts = (loss, mse, ce_level, heat_loss, ce_type)
+                    stacked = torch.stack([v.detach() for v in parts]).double().cpu().numpy()
+                    sums += stacked * len(idx)
+                sched.step()
+                hist["epoch"].append(epoch + 1)
+                for key, v in zip(keys, sums / n, strict=True):
+                    hist[key].append(float(v))
+                seconds += time.perf_counter() - t0
+                save_training_state(
+                    folder,
+                    fingerprint,
+                    {
+                        "net": net.state_dict(),
+                        "optimizer": opt.state_dict(),
+                        "scheduler": sched.state_dict(),
+                        "history": hist,
+                        "seconds": seconds,
+                        "epoch": epoch,
+                        "rng": rng.bit_generator.state,
+                        "torch_rng": torch.get_rng_state(),
+                    },
+                )
+                if progress is not None:
+                    progress(epoch + 1, p["max_epochs"], _history(hist, seconds))
         net.to("cpu")
         zero_denormals(net)  # any left from a run resumed from an earlier version
         self.net_ = net.eval()
