@@ -340,7 +340,8 @@ def _answer_failures(sample_scores: list[SampleScore]) -> tuple[int, int]:
 
 _OTHER_REDUCER = (
     f"casebench: an eval-level epochs reducer replaced {REDUCER} (e.g. Epochs(2, 'max')): the "
-    "log's metrics are of that reducer's item values and parse_failure_rate counts items, while "
+    "log's metrics are of that reducer's item values (inspect's reducers read an unparsed answer "
+    "as 0: the mean of 4 and none is 2) and parse_failure_rate counts items, while "
     f"casebench_scores, casebench_outputs and the report combine each item's answers with {REDUCER}"
     f"; pass epochs as an int (or Epochs(n, '{REDUCER}')) to keep them equal"
 )
@@ -349,12 +350,26 @@ _OTHER_REDUCER = (
 def _define_metric(key: str) -> Any:
     def factory() -> Any:
         def compute(scores: list[SampleScore]) -> float:
-            if any("answers" not in (s.score.metadata or {}) for s in scores):
+            other = any("answers" not in (s.score.metadata or {}) for s in scores)
+            if other:
                 warnings.warn(_OTHER_REDUCER, UserWarning, stacklevel=2)
             if key == "parse_failure_rate":
                 failed, answers = _answer_failures(scores)
                 return failed / answers
-            result = _scores_of(scores)
+            try:
+                result = _scores_of(scores)
+            except InputError as exc:
+                if not other:
+                    raise
+                # Epochs(2, "mean"): inspect's reducers read an unparsed answer "" (and a verdict)
+                # as 0, an item value no mode has: said as the reducer's doing, not the model's
+                raise InputError(
+                    f"epochs: expected casebench's own reducer {REDUCER} (epochs as an int, or "
+                    f"Epochs(n, '{REDUCER}')), got an eval-level reducer whose item values are "
+                    f"no casebench judgements ({exc}; inspect's reducers read an unparsed "
+                    "answer as 0)",
+                    argument="epochs",
+                ) from None
             value = getattr(result, key)
             return math.nan if value is None else float(value)
 
