@@ -34,14 +34,20 @@ def train_sae(
     rng = settings["rng"]
     n, d = X.shape
     m, k, activation = settings["n_latents"], settings["k"], settings["activation"]
-    # row norms in float64 (a float32 square overflows from about 1e19 and sinks to subnormals
-    # below about 1e-19), in blocks so that no float64 copy of all rows is made; no floor on
-    # the mean (a floor of 1e-12 left rows of norm 1e-20 unscaled and trained to FVU 1e9)
-    norms = sum(
-        float(np.linalg.norm(X[s : s + 65536].astype(np.float64), axis=1).sum())
-        for s in range(0, n, 65536)
-    )
-    scale = math.sqrt(d) * n / norms if norms > 0 else 1.0
+    # the mean row norm in float32 where that is exact enough (a finite mean >= 1e-12: the
+    # scale, and so every fit, stays bit-identical to earlier releases); otherwise in float64
+    # (a float32 square overflows from about 1e19 and sinks to subnormals below about 1e-19),
+    # in blocks so that no float64 copy of all rows is made, with no floor (a floor of 1e-12
+    # left rows of norm 1e-20 unscaled and trained to FVU 1e9)
+    mean_norm = float(np.linalg.norm(X, axis=1).mean())
+    if math.isfinite(mean_norm) and mean_norm >= 1e-12:
+        scale = math.sqrt(d) / mean_norm
+    else:
+        norms = sum(
+            float(np.linalg.norm(X[s : s + 65536].astype(np.float64), axis=1).sum())
+            for s in range(0, n, 65536)
+        )
+        scale = math.sqrt(d) * n / norms if norms > 0 else 1.0
     data = torch.from_numpy(X * np.float32(scale))
     generator = torch.Generator().manual_seed(int(rng.integers(2**62)))
     w_dec = torch.randn((m, d), generator=generator)
