@@ -537,11 +537,12 @@ def _human_panel(logs: list[Any]) -> list[Any]:
 
 def casebench_report(logs: list[Any]) -> list[Any]:
     """The report blocks of the casebench logs (the hook of ``trustlab eval report``)."""
+    from trustlab.evals.neutrality import left_out_note  # the same note as the other tasks'
+
     done = [
         log for log in logs
         if log.status == "success" and any(s.error is None for s in log.samples or [])
     ]  # fmt: skip
-    errored = sum(s.error is not None for log in done for s in log.samples)
     blocks: list[Any] = [
         ReportText(
             "CASE-Bench judging: metrics against the human majority (soft label safe_rate for "
@@ -549,12 +550,7 @@ def casebench_report(logs: list[Any]) -> list[Any]:
             "an item asked several times counts once, with the mean of its parsed answers "
             "(binary: their majority, ties unsafe); parse failures count as unsafe (score "
             "mode: 1.0) and are reported separately, per answer and per item. "
-            f"{len(logs) - len(done)} unfinished or errored log(s) left out"
-            + (
-                f"; {errored} errored sample(s) of finished logs left out (no answer)."
-                if errored
-                else "."
-            )
+            + left_out_note(logs, done, unit="item")
         )
     ]
     if not done:
