@@ -259,6 +259,8 @@ class WatermarkDataset(Result):
         idx = np.asarray(indices)
         if idx.dtype == bool:
             idx = np.flatnonzero(idx)
+        elif idx.shape == (0,):  # numpy reads [] as floats: no images, as an int array gives
+            idx = idx.astype(np.intp)
         if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
             raise InputError.bad("indices", "a 1-D sequence of image indices", indices)
         if idx.size and (idx.min() < -len(self) or idx.max() >= len(self)):
