@@ -566,7 +566,9 @@ def cluster_bootstrap_ci(
     observations that are correlated within a cluster (votes on one item) are not counted as
     independent. Without ``groups`` the statistic is the mean of ``values``; with boolean
     ``groups`` it is mean(values[groups]) - mean(values[~groups]) (both computed from the same
-    resampled clusters).
+    resampled clusters). Each group's observations must lie in at least 2 clusters: a group held
+    by one cluster has the same mean in every resample, so its variation could not reach the
+    interval (:class:`~trustlab.errors.InputError`).
     """
     y = as_float_array(values, "values", ndim=1)
     labels = as_1d(clusters, "clusters")
