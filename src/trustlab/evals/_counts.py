@@ -36,3 +36,16 @@ def errored_samples(log: Any) -> int:
 
     held = log.samples if log.samples is not None else summaries(log.location)
     return sum(1 for s in held if s.error)
+
+
+def without_samples(logs: list[Any]) -> tuple[int, str]:
+    """How many of these logs finished but were written without their samples (inspect's
+    ``--no-log-samples``), and a task report's phrase for them ("" for none): such a log is
+    neither unfinished nor errored, but a report that needs each answer leaves it out."""
+    bare = sum(log.status == "success" and not log.samples for log in logs)
+    if not bare:
+        return 0, ""
+    return bare, (
+        f"; {bare} finished log(s) without samples left out (written with inspect's "
+        "--no-log-samples; the report needs each answer: rerun without it)"
+    )

@@ -37,6 +37,7 @@ from typing import Any
 from trustlab._checks import check_choice, check_positive, check_positive_int
 from trustlab._lazy import require
 from trustlab.errors import InputError
+from trustlab.evals._counts import without_samples
 from trustlab.evals.logs import ReportTable, ReportText, register_report_hook
 from trustlab.evaluation.statistics import paired_comparison
 from trustlab.safety.misuse import (
@@ -308,7 +309,8 @@ def misuse_report(logs: list[Any]) -> list[Any]:
             low, high = result.interval_second
             rate = f"{result.rate_second:.3f} [{low:.3f}, {high:.3f}]"
             rows.append(who + [f"{other} alone", len(meta), sum(columns[other]), rate] + where)
-    left_out = len(logs) - len(done) + empty
+    bare, said = without_samples(logs)  # finished, not unfinished or errored
+    left_out = len(logs) - len(done) + empty - bare
     blocks: list[Any] = [
         ReportText(
             "Misuse through model combinations (Jones et al., 2025) on benign proxy tasks: the "
@@ -317,7 +319,7 @@ def misuse_report(logs: list[Any]) -> list[Any]:
             "Intervals: Wilson 95%; p-values: McNemar's exact test on the paired outcomes; one "
             "outcome per task (with several epochs, its first scored epoch's, as in the log's "
             "metrics). "
-            f"{left_out} unfinished, errored or unscored log(s) left out"
+            f"{left_out} unfinished, errored or unscored log(s) left out{said}"
             + (f"; {unscored} sample(s) without a score (errored) left out." if unscored else ".")
         )
     ]

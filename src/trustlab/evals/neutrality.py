@@ -38,6 +38,7 @@ from typing import Any
 from trustlab._checks import check_in_range, check_positive_int
 from trustlab._lazy import require
 from trustlab.errors import InputError
+from trustlab.evals._counts import without_samples
 from trustlab.evals.logs import ReportFigure, ReportTable, ReportText, register_report_hook
 from trustlab.safety.neutrality import (
     BaselineJudge,
@@ -320,13 +321,8 @@ def left_out_note(logs: list[Any], done: list[Any], unit: str = "prompt") -> str
     """The report's sentence on the logs and the errored samples it left out. A finished log
     written without its samples (inspect's ``--no-log-samples``) is named as such: the report
     needs each answer, and such a log is neither unfinished nor errored."""
-    bare = sum(log.status == "success" and not log.samples for log in logs)
-    note = f"{len(logs) - len(done) - bare} unfinished or errored log(s) left out"
-    if bare:
-        note += (
-            f"; {bare} finished log(s) without samples left out (written with inspect's "
-            "--no-log-samples; the report needs each answer: rerun without it)"
-        )
+    bare, said = without_samples(logs)
+    note = f"{len(logs) - len(done) - bare} unfinished or errored log(s) left out{said}"
     errored = errored_samples(done)
     if not errored:
         return note + "."
