@@ -39,7 +39,8 @@ def train_sae(
     # (a float32 square overflows from about 1e19 and sinks to subnormals below about 1e-19),
     # in blocks so that no float64 copy of all rows is made, with no floor (a floor of 1e-12
     # left rows of norm 1e-20 unscaled and trained to FVU 1e9)
-    mean_norm = float(np.linalg.norm(X, axis=1).mean())
+    with np.errstate(over="ignore"):  # an overflow is an inf mean: the float64 path below
+        mean_norm = float(np.linalg.norm(X, axis=1).mean())
     if math.isfinite(mean_norm) and mean_norm >= 1e-12:
         scale = math.sqrt(d) / mean_norm
     else:
