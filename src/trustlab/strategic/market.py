@@ -628,9 +628,9 @@ def soft_market_price(
     ``softmax_scale`` multiplies revenues in the units of ``budgets``, so unlike the exact price
     the soft price depends on the currency: on ``make_market_population(300, random_state=0)``
     with ``w = (1, 1)`` it is 0.263 (exact 0.257), but 2.28 per unit with the budgets given in
-    units 100 times larger (every budget divided by 100). MASC divides the budgets by their median positive value before
-    training; for the price it trains with, pass ``budgets / m`` and multiply the result by
-    ``m``.
+    units 100 times larger (every budget divided by 100). MASC divides the budgets by their
+    median positive value before training; for the price it trains with, pass ``budgets / m``
+    and multiply the result by ``m``.
 
     Examples
     --------
