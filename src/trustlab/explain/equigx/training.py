@@ -351,7 +351,8 @@ def train_tfn(
             best = (state["best"][0], state["best"][1], state["best_weights"])
             start_epoch = state["epoch"] + 1
             rng.bit_generator.state = state["rng"]
-            torch.set_rng_state(state["torch_rng"])
+            if seeded:  # None / a Generator: the caller's torch stream stays the caller's
+                torch.set_rng_state(state["torch_rng"])
         for epoch in range(start_epoch, max_epochs + 1):
             t0 = time.perf_counter()
             model.train()
