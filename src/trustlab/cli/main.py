@@ -161,12 +161,39 @@ def _main(argv: list[str] | None) -> None:
     except click.ClickException as exc:  # e.g. a file option that cannot be opened
         typer.echo(f"trustlab: error: {exc.format_message()}", err=True)
         sys.exit(exc.exit_code)
+    except MemoryError as exc:  # a size or count option too large for this machine
+        typer.echo(f"trustlab: failed: out of memory ({exc}){_memory_hint(argv)}", err=True)
+        sys.exit(1)
     except Exception as exc:  # an unexpected failure still ends in one line and exit 1
         typer.echo(f"trustlab: unexpected failure: {type(exc).__name__}: {exc}", err=True)
         sys.exit(1)
     if code == 130:  # typer turns Ctrl-C in a command into a silent exit 130
         typer.echo("trustlab: interrupted", err=True)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _memory_hint(argv: list[str] | None) -> str:
+    """The advice after an out-of-memory line: the numeric option given the largest value (a
+    count or size such as ``--greedy-attempts 1e8`` or ``--n-bootstrap 1e13``; a seed is not
+    one), else the input's size."""
+    args = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
+    given: list[tuple[float, str, str]] = []
+    for i, token in enumerate(args):
+        if not token.startswith("--") or token == "--":
+            continue
+        name, equals, value = token.partition("=")
+        if not equals:
+            value = args[i + 1] if i + 1 < len(args) else ""
+        try:
+            number = abs(float(value))
+        except ValueError:
+            continue
+        if "seed" not in name and number == number:  # not NaN
+            given.append((number, name, value))
+    if not given:
+        return "; the input may be too large for this machine's memory"
+    _, name, value = max(given)
+    return f"; try a smaller {name} (given {value}) or a machine with more memory"
 
 
 #: app -> its click command; ``typer.main.get_command`` reads every command's signature and
