@@ -52,6 +52,10 @@ from trustlab.llm.settings import check_seed, check_temperature, check_top_logpr
 __all__ = ["LocalModel"]
 
 POSITIONS = ("last", "mean", "all")
+# the largest L2 norm a steering shift may have: RMSNorm/LayerNorm sum the squares of the residual
+# stream in float32, which overflow at a norm of sqrt(float32 max) = 1.84e19; past it the norm
+# layers give zeros and the output head a uniform distribution (measured on SmolLM2)
+_STEER_NORM_LIMIT = float(np.sqrt(np.finfo(np.float32).max))
 
 # Where decoder layers live in the model families transformers ships (first match wins).
 _LAYER_PATHS = (("model", "layers"), ("transformer", "h"), ("gpt_neox", "layers"))
@@ -477,6 +481,9 @@ class LocalModel:
         vector : array-like of shape (hidden_size,)
         layer : int
         scale : float
+            ``scale * vector`` must have an L2 norm below ``sqrt(float32 max)`` (1.84e19),
+            else InputError: past it the squares in the model's float32 norm layers overflow
+            and every token gets the same probability (greedy text: empty).
 
         Examples
         --------
@@ -490,6 +497,16 @@ class LocalModel:
         layer = self._check_layer(layer, "layer")
         vec = as_float_array(vector, "vector", shape=(self.hidden_size,))
         scale = float(as_float_array(scale, "scale", ndim=0))
+        with np.errstate(over="ignore"):
+            norm = float(np.linalg.norm(scale * vec))
+        if not norm < _STEER_NORM_LIMIT:
+            raise InputError(
+                f"scale: expected scale * vector with an L2 norm below {_STEER_NORM_LIMIT:.3g} "
+                "(the model's norm layers square the residual stream in float32, which "
+                "overflows past it: every token then gets the same probability), got norm "
+                f"{norm:.3g} (scale={scale:g})",
+                argument="scale",
+            )
         torch = require("torch", "llm")
         shift = torch.as_tensor(scale * vec, dtype=torch.float32)
         return self._hooked(layer, lambda h: h + shift.to(dtype=h.dtype, device=h.device))
