@@ -50,7 +50,9 @@ MAX_BACKOFF_S = 30.0  # the longest wait the exponential schedule reaches
 MAX_RETRY_AFTER_S = 60.0  # a server asking for a longer wait gets this much
 _SNIPPET_CHARS = 300
 # the client errors that are retried: 408 Request Timeout (the server gave up waiting for the
-# request, e.g. trustlab's own server for a body that stalled) and 429 Too Many Requests
+# request, e.g. trustlab's own server for a body that stalled) and 429 Too Many Requests. Not 409
+# Conflict, which the openai client retries: RFC 9110 makes it a conflict the client must resolve
+# before resubmitting (docs/llm-remote.md)
 _RETRIED_4XX = (408, 429)
 
 # the pause between attempts; a module attribute so tests can record waits instead of sleeping
