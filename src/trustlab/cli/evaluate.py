@@ -131,6 +131,7 @@ def rank_command(
     label_values = None
     if labels is not None:
         raw = _read_label_values(labels, encoding)
+        _refuse_lost_first_label(labels, raw, outputs, encoding)
         if classes is not None:
             label_values = _labels_as_classes(raw, classes)
         else:
@@ -312,6 +313,26 @@ def _read_label_values(path: Path, encoding: str | None = None) -> list:
         return table["label"].tolist()
     raise InputError.bad(
         "--labels", 'one column, or a column named "label"', f"columns {list(table.columns)[:10]}"
+    )
+
+
+def _refuse_lost_first_label(path: Path, raw: list, outputs: dict, encoding: str | None) -> None:
+    """One line for a .csv/.tsv of labels written without a header row (``np.savetxt``): its
+    first label became the header, one label short; the library's "expected 40 labels, got an
+    array of shape (39,)" did not say why."""
+    import numpy as np
+
+    first = next(iter(outputs.values()), None)
+    if path.suffix.lower() not in (".csv", ".tsv") or not isinstance(first, (np.ndarray, list)):
+        return
+    if len(raw) != len(first) - 1:
+        return
+    header = next(iter(_text(path, encoding).splitlines()), "")
+    raise InputError(
+        f"--labels: expected {len(first)} labels (one per item), got {len(raw)} below the header "
+        f"row {header!r} of {path}; a .csv's first row is its header: if {header!r} is a label, "
+        "add a header line such as 'label' above it",
+        argument="--labels",
     )
 
 
