@@ -10,8 +10,8 @@ engines end with the same parameters.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
 import numpy as np
@@ -84,7 +84,16 @@ class ProtocolState(Result):
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> ProtocolState:
-        """The state that ``to_dict()`` wrote."""
+        """The state that ``to_dict()`` wrote; another mapping is an InputError naming the
+        keys it lacks or has too many."""
+        names = [f.name for f in fields(cls)]
+        if not isinstance(values, Mapping):
+            raise InputError.bad("values", "a mapping written by ProtocolState.to_dict()", values)
+        unknown = [str(k) for k in values if k not in names]
+        if unknown or "n_silos" not in values:
+            got = f"unknown keys {unknown}" if unknown else f"no 'n_silos' (keys {list(values)})"
+            expected = f"ProtocolState fields ({', '.join(names)})"
+            raise InputError(f"values: expected {expected}, got {got}", argument="values")
         return cls(**values)
 
     def summary(self) -> str:
