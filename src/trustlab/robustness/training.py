@@ -32,6 +32,7 @@ margin-cs
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -286,6 +287,9 @@ def _settings(arguments: dict[str, Any]) -> dict[str, Any]:
     milestones = arguments["milestones"]
     if milestones is None:
         milestones = (max(1, round(max_epochs * 0.5)), max(1, round(max_epochs * 0.9)))
+    if isinstance(milestones, (str, bytes)) or not isinstance(milestones, Iterable):
+        # a bare epoch (milestones=5) was a raw TypeError, a string ("12") read digit by digit
+        raise InputError.bad("milestones", "a list of epochs, e.g. [10, 20], or None", milestones)
     milestones = tuple(check_positive_int(m, "milestones") for m in milestones)
     lbd = check_non_negative(arguments["lbd"], "lbd")
     lbd_sensitive = arguments["lbd_sensitive"]
