@@ -258,6 +258,8 @@ class WatermarkDataset(Result):
         """
         idx = np.asarray(indices)
         if idx.dtype == bool:
+            if idx.shape != (len(self),):  # a short mask took its first images, silently
+                raise InputError.bad("indices", f"a bool mask of {len(self)} values", idx.shape)
             idx = np.flatnonzero(idx)
         elif idx.shape == (0,):  # numpy reads [] as floats: no images, as an int array gives
             idx = idx.astype(np.intp)
