@@ -530,8 +530,8 @@ def blend(cover: Any, mark: Any, mask: Any, opacity: float) -> tuple[np.ndarray,
     k = np.asarray(mark)
     if c.dtype != np.uint8 or c.ndim != 3 or c.shape[2] != 3:
         raise InputError.bad("cover", "a uint8 array (H, W, 3)", c)
-    if k.shape != c.shape:
-        raise InputError.bad("mark", f"an array of the cover's shape {c.shape}", k)
+    if k.shape != c.shape or k.dtype != np.uint8:  # a float 0-1 or NaN mark blended as garbage
+        raise InputError.bad("mark", f"a uint8 array of the cover's shape {c.shape}", k)
     m = np.asarray(mask)
     if m.shape != c.shape[:2] or m.dtype != bool:
         raise InputError.bad("mask", f"a bool array of shape {c.shape[:2]}", m)
