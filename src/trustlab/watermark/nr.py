@@ -608,7 +608,10 @@ class WatermarkPredictor(BaseEstimator):
         p = self._check_params()
         imgs = as_images(images)
         n = len(imgs)
-        y_score = np.asarray(scores, dtype=np.float64)
+        try:
+            y_score = np.asarray(scores, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError.bad("scores", f"{n} finite scores in [0, 5]", scores) from None
         if y_score.shape != (n,) or not np.all(np.isfinite(y_score)):
             raise InputError.bad("scores", f"{n} finite scores in [0, 5]", y_score.shape)
         if y_score.min() < 0 or y_score.max() > 5:
@@ -616,6 +619,10 @@ class WatermarkPredictor(BaseEstimator):
         m = np.asarray(masks)
         if m.ndim != 3 or m.shape[0] != n:
             raise InputError.bad("masks", f"an array of shape ({n}, H, W)", m.shape)
+        # 0/255 masks trained the heatmap towards 255 (a negative loss), NaN ones to NaN weights
+        if m.dtype != bool and not (m.dtype.kind in "iuf" and np.isin(m, (0, 1)).all()):
+            span = f" from {m.min():g} to {m.max():g}" if m.dtype.kind in "iuf" and m.size else ""
+            raise InputError.bad("masks", "bool masks (or 0/1 values)", f"{m.dtype} values{span}")
         for i, img in enumerate(imgs):
             if m.shape[1:] != img.shape[:2]:
                 raise InputError.bad("masks", "masks of the images' sizes", (i, m.shape[1:]))
