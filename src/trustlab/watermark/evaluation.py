@@ -30,7 +30,12 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import metadata_routing
 
-from trustlab._checks import as_float_array, check_non_negative
+from trustlab._checks import (
+    as_float_array,
+    check_in_range,
+    check_non_negative,
+    check_random_state,
+)
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.watermark.vocabulary import level_index, level_of_score
@@ -251,8 +256,15 @@ def evaluate_predictions(
         raise InputError.bad(
             "predictions", f"predictions of the dataset's {n} images", len(predictions)
         )
-    if not 0.0 <= float(min_opacity) <= 0.25:
-        raise InputError.bad("min_opacity", "a number in [0, 0.25]", min_opacity)
+    from trustlab.watermark.synth import WatermarkDataset
+
+    min_opacity = check_in_range(min_opacity, "min_opacity", 0.0, 0.25)
+    rng = check_random_state(random_state)  # an int: numpy's default_rng(random_state)
+    if train is not None:  # its visible marks' levels are the random control's prior
+        if not isinstance(train, WatermarkDataset):
+            raise InputError.bad("train", "None or a WatermarkDataset", train)
+        if not np.isin(train.kinds, VISIBLE).any():  # was numpy's 'a cannot be empty'
+            raise InputError.bad("train", "a dataset with visible marks (the level prior)", 0)
     kinds = np.asarray(dataset.kinds)
     visible = np.isin(kinds, VISIBLE)
     if visible.sum() < 2:
@@ -291,7 +303,6 @@ def evaluate_predictions(
     type_acc = float(types[present].mean()) if present.any() else float("nan")
 
     # controls
-    rng = np.random.default_rng(random_state)
     controls = {
         "constant invisible": visibility_numbers(np.full(visible.sum(), 5.0), truth[visible])
     }
