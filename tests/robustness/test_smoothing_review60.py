@@ -29,3 +29,44 @@ def test_train_smoothed_still_takes_milestones_as_any_sequence_of_epochs(milesto
     X, y = np.zeros((6, 4)), np.array([0, 1, 2, 0, 1, 7])
     with pytest.raises(InputError, match="^y: "):
         train_smoothed(torch.nn.Linear(4, 3), X, y, milestones=milestones, max_epochs=1)
+
+
+@pytest.mark.parametrize(
+    "call, argument",
+    [
+        # a "probability" of 1.5 gave an infinite radius, a negative sigma a negative radius,
+        # a NaN bound a radius of 0 read as "abstain"
+        (lambda b: b.standard_radius(1.5, 0.5), "p_lower"),
+        (lambda b: b.standard_radius(float("nan"), 0.5), "p_lower"),
+        (lambda b: b.standard_radius(0.9, -1.0), "sigma"),
+        (lambda b: b.radii_from_bounds([0], [0.9], [[0.9, 1.2]], [[False, True]], 0.5), "p_upper"),
+        (lambda b: b.radii_from_bounds([0], [-0.1], [[0.9, 0.1]], [[False, True]], 0.5), "p_lower"),
+        (lambda b: b.radii_from_bounds([0], [0.9], [[0.9, 0.1]], [[False, True]], 0.0), "sigma"),
+        # a raw ValueError of scipy's binomtest; a ZeroDivisionError; inf; NaN
+        (lambda b: b.prediction_pvalue(-1, 5), "top_count"),
+        (lambda b: b.accuracy_deficit(0.001, 10, 1.0), "confidence"),
+        (lambda b: b.accuracy_deficit(0.001, 0, 0.9), "num_points"),
+        (lambda b: b.accuracy_deficit(2.0, 10, 0.9), "alpha"),
+    ],
+)
+def test_public_certificate_statistics_refuse_values_that_are_not_probabilities(call, argument):
+    from trustlab.robustness import bounds
+
+    with pytest.raises(InputError, match=f"^{argument}: expected"):
+        call(bounds)
+
+
+def test_public_certificate_statistics_keep_their_values_on_valid_input():
+    from scipy import stats
+
+    from trustlab.robustness import bounds
+
+    # Cohen's closed form sigma * Phi^-1(p), 0 at or below 1/2; the NaN outside Omega passes.
+    assert bounds.standard_radius(0.9, 0.5) == pytest.approx(0.5 * stats.norm.ppf(0.9), abs=1e-12)
+    assert bounds.standard_radius([0.5, 0.2], 0.5).tolist() == [0.0, 0.0]
+    radii = bounds.radii_from_bounds(
+        np.array([0]), np.array([0.9]), np.array([[np.nan, 0.05]]), np.array([[False, True]]), 0.5
+    )
+    expected = 0.25 * (stats.norm.ppf(0.9) - stats.norm.ppf(0.05))
+    assert radii["radius"][0] == pytest.approx(expected, abs=1e-12)
+    assert bounds.prediction_pvalue(np.int64(3), 5) == pytest.approx(0.7265625, abs=1e-12)

@@ -20,7 +20,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import special, stats
 
+from trustlab._checks import check_in_range, check_positive_int
 from trustlab.errors import InputError
+from trustlab.robustness._sampling import check_sigma
 
 __all__ = [
     "clopper_pearson_lower",
@@ -88,6 +90,15 @@ def _numbers(value, name: str) -> np.ndarray:
     return arr
 
 
+def _probabilities(value, name: str) -> np.ndarray:
+    """``value`` as a float array of probabilities, refused (naming it) unless all are numbers
+    in [0, 1]: outside, Phi^-1 gives an infinite radius or NaN, which reads as a certificate."""
+    arr = _numbers(value, name)
+    if np.any(arr < 0.0) or np.any(arr > 1.0):
+        raise InputError.bad(name, "probabilities in [0, 1]", arr)
+    return arr
+
+
 def _lower(k: np.ndarray, n: np.ndarray, alpha):
     with np.errstate(invalid="ignore", divide="ignore"):
         bound = special.betaincinv(k, n - k + 1.0, alpha)
@@ -103,8 +114,13 @@ def _upper(k: np.ndarray, n: np.ndarray, alpha):
 
 
 def standard_radius(p_lower, sigma):
-    """Cohen's radius ``sigma * Phi^-1(p_lower)``, and 0 where ``p_lower <= 1/2`` (abstain)."""
-    p = np.asarray(p_lower, dtype=np.float64)
+    """Cohen's radius ``sigma * Phi^-1(p_lower)``, and 0 where ``p_lower <= 1/2`` (abstain).
+
+    ``p_lower`` is a probability (in [0, 1]) and ``0 < sigma <= MAX_SIGMA``; others are refused
+    naming the argument (a bound of 1.5 gave an infinite radius, a negative sigma a negative one).
+    """
+    p = _probabilities(p_lower, "p_lower")
+    sigma = check_sigma(sigma)
     radius = np.where(p > 0.5, sigma * special.ndtri(np.clip(p, 0.5, 1.0)), 0.0)
     return radius if radius.ndim else float(radius)
 
@@ -176,8 +192,11 @@ def radii_from_bounds(
         negative or -inf (nothing certified; -inf whenever the top class is harmful), and is
         +inf for a point without harmful targets.
     """
+    p_lower = _probabilities(p_lower, "p_lower")
+    sigma = check_sigma(sigma)
+    upper = np.where(harmful, p_upper, 0.0)  # NaN outside Omega is allowed (certify_arrays')
+    _probabilities(upper, "p_upper")
     rows = np.arange(len(top))
-    upper = np.where(harmful, p_upper, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         z_lower = special.ndtri(p_lower)
         # p_j <= 1 - p_A <= 1 - p_lower holds on the same event: capping costs no confidence
@@ -205,6 +224,8 @@ def radii_from_bounds(
 
 def prediction_pvalue(top_count: int, second_count: int) -> float:
     """Two-sided binomial test of ``top_count`` of ``top_count + second_count`` at p = 1/2."""
+    top_count = check_positive_int(top_count, "top_count", minimum=0)
+    second_count = check_positive_int(second_count, "second_count", minimum=0)
     total = int(top_count) + int(second_count)
     if total == 0:
         return 1.0
@@ -220,6 +241,9 @@ def accuracy_deficit(alpha: float, num_points: int, confidence: float) -> float:
     ``alpha + t`` with ``t = L / (3 N) + sqrt(L^2 / (9 N^2) + 2 alpha (1 - alpha) L / N)`` and
     ``L = log(1 / (1 - confidence))`` (Cohen et al., 2019, appendix).
     """
+    alpha = check_in_range(alpha, "alpha", 0.0, 1.0, low_open=True, high_open=True)
+    num_points = check_positive_int(num_points, "num_points")
+    confidence = check_in_range(confidence, "confidence", 0.0, 1.0, low_open=True, high_open=True)
     log_term = np.log(1.0 / (1.0 - confidence))
     n = float(num_points)
     variance = alpha * (1.0 - alpha)
