@@ -149,7 +149,8 @@ class Handler(BaseHTTPRequestHandler):
     def _post(self, app: LLMServer) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
         try:
-            body = self._read_json()
+            # read whole first (keep-alive), then judged as the API does: key, endpoint, body
+            raw = self._read_body()
             if not app._authorised(self.headers.get("Authorization")):
                 raise _unauthorised()
             fault = app._next_fault()
@@ -157,6 +158,7 @@ class Handler(BaseHTTPRequestHandler):
                 return
             if path not in _ROUTES:
                 raise RequestError(404, f"no such endpoint: POST {path}", "not_found")
+            body = _json_object(raw)
             if _ROUTES[path] == "chat":
                 tokenizer = getattr(app.model, "tokenizer", None)
                 request = parse_chat(body, app.model_name, tokenizer)
@@ -262,7 +264,7 @@ class Handler(BaseHTTPRequestHandler):
     def _write(self, data: bytes, chunked: bool) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
 
-    def _read_json(self) -> dict[str, Any]:
+    def _read_body(self) -> bytes:
         # until the body is read whole, an error answer closes the connection: the unread bytes
         # would otherwise be parsed as the next request on this keep-alive connection
         keep_open, self.close_connection = not self.close_connection, True
@@ -286,13 +288,7 @@ class Handler(BaseHTTPRequestHandler):
         if len(raw) < size:  # the client closed its side early
             raise RequestError(400, f"the request body is shorter than Content-Length {size}")
         self.close_connection = not keep_open
-        try:
-            body = json.loads(raw)
-        except (UnicodeDecodeError, ValueError):
-            raise RequestError(400, "request body: expected JSON") from None
-        if not isinstance(body, dict):
-            raise RequestError(400, "request body: expected a JSON object")
-        return body
+        return raw
 
     def _inject(self, app: LLMServer, fault: Faults) -> bool:
         """Apply a fault; True when it answered the request itself."""
@@ -328,3 +324,14 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except OSError:  # the client went away (e.g. it timed out); nothing left to tell it
             self.close_connection = True
+
+
+def _json_object(raw: bytes) -> dict[str, Any]:
+    """A request body decoded as a JSON object (400 otherwise)."""
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, ValueError):
+        raise RequestError(400, "request body: expected JSON") from None
+    if not isinstance(body, dict):
+        raise RequestError(400, "request body: expected a JSON object")
+    return body
