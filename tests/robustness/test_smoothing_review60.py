@@ -70,3 +70,27 @@ def test_public_certificate_statistics_keep_their_values_on_valid_input():
     expected = 0.25 * (stats.norm.ppf(0.9) - stats.norm.ppf(0.05))
     assert radii["radius"][0] == pytest.approx(expected, abs=1e-12)
     assert bounds.prediction_pvalue(np.int64(3), 5) == pytest.approx(0.7265625, abs=1e-12)
+
+
+@pytest.mark.parametrize("epsilon", [float("nan"), -1.0, "0.5"])
+@pytest.mark.parametrize("method", ["cs_robust_at", "std_robust_at", "worst_cost_at"])
+def test_certificate_checks_refuse_a_radius_that_is_not_a_number_at_least_0(method, epsilon):
+    # NaN was read as 'not robust' (worst_cost_at: every harmful target exposed, cost 1.0),
+    # -1 as robust; a string was a raw TypeError or, for an uncertified point, False.
+    from trustlab.robustness import certify_counts
+
+    for counts in ([990, 10], [10, 990]):  # certified, and harmful top class
+        cert = certify_counts(counts, int(np.argmax(counts)), 0, sigma=0.5, alpha=0.001)
+        with pytest.raises(InputError, match="^epsilon: expected"):
+            getattr(cert, method)(epsilon)
+
+
+def test_certificate_checks_keep_their_answers_on_valid_radii():
+    from trustlab.robustness import certify_counts
+
+    cert = certify_counts([990, 10], 0, 0, sigma=0.5, alpha=0.001)
+    assert 0.5 < cert.radius < 2.0
+    answers = [(cert.cs_robust_at(e), cert.std_robust_at(e), cert.worst_cost_at(e)) for e in
+               (0, cert.radius, 2.0, np.inf)]  # fmt: skip
+    assert answers == [(True, True, 0.0), (True, True, 0.0), (False, False, 1.0),
+                       (False, False, 1.0)]  # fmt: skip

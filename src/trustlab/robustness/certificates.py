@@ -232,17 +232,16 @@ class Certificate(Result):
 
     def cs_robust_at(self, epsilon: float) -> bool:
         """No l2 perturbation of norm below ``epsilon`` can move ``g`` into a harmful class."""
-        return self.cs_certified and self.radius >= epsilon
+        return self.radius >= check_in_range(epsilon, "epsilon", 0, np.inf) and self.cs_certified
 
     def std_robust_at(self, epsilon: float) -> bool:
         """Cohen: ``g`` predicts ``top_class`` everywhere within ``epsilon``."""
-        return not self.abstain and self.radius_std >= epsilon
+        return self.radius_std >= check_in_range(epsilon, "epsilon", 0, np.inf) and not self.abstain
 
     def worst_cost_at(self, epsilon: float) -> float:
         """The largest cost an attack of norm below ``epsilon`` may cause (certified bound)."""
-        exposed = [
-            self.costs[j] for j, r in self.pair_radii.items() if not (r > 0 and r >= epsilon)
-        ]
+        epsilon = check_in_range(epsilon, "epsilon", 0, np.inf)  # NaN was read as exposed
+        exposed = [self.costs[j] for j, r in self.pair_radii.items() if not (0 < r >= epsilon)]
         return float(max(exposed, default=0.0))
 
     # The JSON of a certificate, in this order, then its harmful targets.
