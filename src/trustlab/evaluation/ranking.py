@@ -138,7 +138,6 @@ def rank_models(
     check_choice(token_position, "token_position", TOKEN_POSITIONS)
     n_bootstrap = check_positive_int(n_bootstrap, "n_bootstrap", minimum=0)
     level = check_probability(confidence_level, "confidence_level")
-    _bootstrap.warn_if_too_few(n_bootstrap, level)
     rng = check_random_state(random_state)
     from_logits = check_bool(from_logits, "from_logits")
     names, checked = _check_outputs(outputs, from_logits)
@@ -161,6 +160,7 @@ def rank_models(
         checked, temperatures = _fit_on_given_slice(
             checked, names, from_logits, classes, calibration_outputs, calibration_labels
         )
+    _bootstrap.warn_if_too_few(n_bootstrap, level)  # after the checks: bad input warns nothing
     is_logits = from_logits or temperatures is not None
     stats_ = _item_statistics(checked, is_logits, score, token_position)
     truth = _Truth(label_index, correctness, temperatures)
