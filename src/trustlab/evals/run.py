@@ -537,7 +537,9 @@ def finished_by(log: Any, headers: Sequence[Any]) -> Any | None:
 
 
 def _file_name(spec: Any) -> str | None:
-    return Path(spec.task_file).name if spec.task_file else None
+    """A log's task file as ``eval_retry`` finds it (from the working folder): two files of one
+    name in two folders are two tasks."""
+    return os.path.realpath(spec.task_file) if spec.task_file else None
 
 
 def _settings(spec: Any) -> dict[str, Any]:
@@ -568,7 +570,8 @@ def _task_matcher(task: str, resolved: Any) -> Callable[[Any], bool]:
     if file.endswith(".py"):
 
         def same_file(spec: Any) -> bool:
-            if spec.task_file is None or Path(spec.task_file).name != Path(file).name:
+            # the file eval_retry would replay (the log's, from here), not one of the same name
+            if _file_name(spec) != os.path.realpath(file):
                 return False
             return not name or spec.task.split("/")[-1] == name
 
