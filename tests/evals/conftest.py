@@ -201,3 +201,33 @@ def flaky_task(tmp_path):
     path.write_text(FLAKY_TASK)
     (tmp_path / "fail").write_text("")
     return path
+
+
+ALL_BREAK_TASK = """
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.scorer import Score, accuracy, scorer
+from inspect_ai.solver import generate
+
+
+@scorer(metrics=[accuracy()])
+def breaks():
+    async def score(state, target):
+        raise RuntimeError("the scorer broke on purpose")
+    return score
+
+
+@task
+def all_break(n: int = 3):
+    return Task(dataset=[Sample(input=f"q{i}", target="a") for i in range(n)],
+                solver=generate(), scorer=breaks(), fail_on_error=False)
+"""
+
+
+@pytest.fixture
+def all_break_task(tmp_path):
+    """A tolerant task file (``fail_on_error=False``, ``n`` samples, 3 by default) whose scorer
+    raises on every sample."""
+    path = tmp_path / "all_break.py"
+    path.write_text(ALL_BREAK_TASK)
+    return path

@@ -13,30 +13,9 @@ pytest.importorskip("inspect_ai")
 from trustlab.cli.main import main  # noqa: E402
 from trustlab.evals import read_logs, run_eval  # noqa: E402
 
-ALL_BREAK = """
-from inspect_ai import Task, task
-from inspect_ai.dataset import Sample
-from inspect_ai.scorer import Score, accuracy, scorer
-from inspect_ai.solver import generate
 
-
-@scorer(metrics=[accuracy()])
-def breaks():
-    async def score(state, target):
-        raise RuntimeError("the scorer broke on purpose")
-    return score
-
-
-@task
-def all_break():
-    return Task(dataset=[Sample(input=f"q{i}", target="a") for i in range(3)],
-                solver=generate(), scorer=breaks(), fail_on_error=False)
-"""
-
-
-def test_a_finished_log_whose_samples_all_errored_counts_them(tmp_path, capsys):
-    task = tmp_path / "all_break.py"
-    task.write_text(ALL_BREAK)
+def test_a_finished_log_whose_samples_all_errored_counts_them(all_break_task, tmp_path, capsys):
+    task = all_break_task  # 3 samples
     logs = tmp_path / "logs"
     run = run_eval(str(task), "trivial/model", log_dir=logs)
     (entry,) = run.logs

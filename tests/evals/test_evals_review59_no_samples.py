@@ -14,38 +14,19 @@ pytest.importorskip("inspect_ai")
 from trustlab.cli.main import main  # noqa: E402
 from trustlab.evals import read_logs  # noqa: E402
 
-ALL_BREAK = """
-from inspect_ai import Task, task
-from inspect_ai.dataset import Sample
-from inspect_ai.scorer import accuracy, scorer
-from inspect_ai.solver import generate
 
-
-@scorer(metrics=[accuracy()])
-def breaks():
-    async def score(state, target):
-        raise RuntimeError("the scorer broke on purpose")
-    return score
-
-
-@task
-def all_break():
-    return Task(dataset=[Sample(input=f"q{i}", target="a") for i in range(5)],
-                solver=generate(), scorer=breaks(), fail_on_error=False)
-"""
-
-
-def test_a_log_without_samples_whose_samples_all_errored_counts_them(tmp_path, capsys, monkeypatch):
+def test_a_log_without_samples_whose_samples_all_errored_counts_them(
+    all_break_task, tmp_path, capsys, monkeypatch
+):
     import inspect_ai
 
     monkeypatch.chdir(tmp_path)  # inspect's loader globs a task file relative to here
-    task = tmp_path / "all_break.py"
-    task.write_text(ALL_BREAK)
+    task = all_break_task
     logs = tmp_path / "logs"
-    # limit 3 and 2 epochs: 6 planned samples, all errored, none kept in the log
+    # 5 samples, limit 3 and 2 epochs: 6 planned samples, all errored, none kept in the log
     (log,) = inspect_ai.eval(
         task.name, model="trivial/model", log_dir=str(logs), display="none", limit=3,
-        epochs=2, log_samples=False,
+        epochs=2, log_samples=False, task_args={"n": 5},
     )  # fmt: skip
     assert (log.status, log.results, log.samples) == ("success", None, [])
     (entry,) = read_logs(logs).logs
@@ -59,17 +40,18 @@ def test_a_log_without_samples_whose_samples_all_errored_counts_them(tmp_path, c
     assert json.loads(out)["logs"][0]["errored_samples"] == 6
 
 
-def test_a_log_without_samples_that_scored_them_all_has_none_errored(tmp_path, monkeypatch):
+def test_a_log_without_samples_that_scored_them_all_has_none_errored(
+    all_break_task, tmp_path, monkeypatch
+):
     import inspect_ai
 
     monkeypatch.chdir(tmp_path)  # inspect's loader globs a task file relative to here
     task = tmp_path / "fine.py"
-    task.write_text(ALL_BREAK.replace('raise RuntimeError("the scorer broke on purpose")',
-                                      "return Score(value=1.0)").replace(
-        "import accuracy, scorer", "import Score, accuracy, scorer"))  # fmt: skip
+    task.write_text(all_break_task.read_text().replace(
+        'raise RuntimeError("the scorer broke on purpose")', "return Score(value=1.0)"))  # fmt: skip
     logs = tmp_path / "logs"
     inspect_ai.eval(task.name, model="trivial/model", log_dir=str(logs), display="none",
-                    limit=3, log_samples=False)  # fmt: skip
+                    limit=3, log_samples=False, task_args={"n": 5})  # fmt: skip
     (entry,) = read_logs(logs).logs
     assert (entry["samples"], entry["completed"], entry["errored_samples"]) == (3, 3, 0)
     assert entry["metrics"]["breaks/accuracy"] == 1.0
