@@ -164,7 +164,8 @@ class NeuralAdditiveBaseline(ANOVATPNN):
             raise ValueError("NeuralAdditiveBaseline handles numeric features only")
         return AdditiveMLPNetwork(groups, order, tuple(self.hidden_units), n_outputs)
 
-    def _finalise_network(self, network, x_num, x_cat) -> None:
+    def _finalise_network(self, network, x_num, x_cat, train_idx=None) -> None:
+        # numeric features only: no level is left untrained by the held-out rows (train_idx)
         self.network_ = network.double().eval()
         self.network_.refresh_constants(
             torch.as_tensor(x_num, dtype=torch.float64), torch.as_tensor(x_cat)

@@ -72,6 +72,23 @@ class TermGroup:
             (mean_level if is_categorical else mean_sigmoid)[p] = total / len(x_num)
         return replace(self, mean_sigmoid=mean_sigmoid, mean_level=mean_level)
 
+    def with_untrained_levels_neutral(self, x_cat: np.ndarray, trained: np.ndarray) -> TermGroup:
+        """The same group with every level that no trained-on row (``x_cat[trained]``) holds, a
+        level found only in the rows held out for early stopping, set to the mean weight over
+        the other rows of ``x_cat`` (all training rows): such a level never got a gradient and
+        would keep its random start; this way its neuron is 0 once the constants are taken on
+        all rows, as for a level unseen in training."""
+        if not self.pattern.any():
+            return self
+        weights = self.level_weights.copy()
+        for p in np.flatnonzero(self.pattern):
+            for c, j in enumerate(self.features[:, p]):
+                seen = np.bincount(x_cat[trained, j], minlength=weights.shape[2]) > 0
+                counts = np.bincount(x_cat[:, j], minlength=weights.shape[2]) * seen
+                if not seen.all() and counts.sum() > 0:
+                    weights[p, c, ~seen] = counts @ weights[p, c] / counts.sum()
+        return replace(self, level_weights=weights)
+
     def neuron(self, p: int, x_num: np.ndarray, x_cat: np.ndarray) -> np.ndarray:
         """phi of position p for every row, component and basis: (n, C, K)."""
         if self.pattern[p]:

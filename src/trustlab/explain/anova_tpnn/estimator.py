@@ -420,11 +420,12 @@ class ANOVATPNN(BaseEstimator):
                 n_decays=self.n_decays,
                 progress=progress,
             )
-            self._finalise_network(network, x_num, x_cat)
+            self._finalise_network(network, x_num, x_cat, train_idx)
 
-    def _finalise_network(self, network, x_num, x_cat) -> None:
+    def _finalise_network(self, network, x_num, x_cat, train_idx=None) -> None:
         """Float64 numpy parameters: the target's scale folded into beta and the intercept,
-        multiclass outputs centred across classes, the sum-to-zero constants recomputed on all
+        multiclass outputs centred across classes, levels only the held-out rows hold made
+        neutral (never trained: their neuron is 0), the sum-to-zero constants recomputed on all
         training rows."""
         exported = network.export()
         intercept = self._output_shift_ + self._output_scale_ * exported["intercept"]
@@ -434,6 +435,8 @@ class ANOVATPNN(BaseEstimator):
             if beta.shape[-1] > 1:  # softmax ignores a shift shared by all classes
                 beta = beta - beta.mean(axis=-1, keepdims=True)
             group = TermGroup(**{**arrays, "beta": beta})
+            if train_idx is not None:
+                group = group.with_untrained_levels_neutral(x_cat, train_idx)
             groups.append(group.with_constants(x_num, x_cat))
         if len(intercept) > 1:
             intercept = intercept - intercept.mean()
