@@ -27,10 +27,16 @@ EXPLANATION = (
     "means the label-free ranking is exactly the ranking by accuracy."
 )
 CAVEAT = (
-    "Models of different families (here linear, forest and boosting models) are often "
-    "calibrated differently, and then rank poorly without labels. The last row of the "
-    "correlation table refits one temperature per model on a few labelled rows first."
+    "Models of different families (here {families} models) are often calibrated differently, "
+    "and then rank poorly without labels. The last row of the correlation table refits one "
+    "temperature per model on a few labelled rows first."
 )
+#: the family of each default model, as the caveat names the ones the audit ranked
+_FAMILIES = {
+    "logistic_regression": "linear",
+    "random_forest": "forest",
+    "gradient_boosting": "boosting",
+}
 N_BOOTSTRAP = 1000
 
 
@@ -60,13 +66,20 @@ def build(ctx: AuditContext) -> Section | None:
     ]
     blocks += [Paragraph(text, "warning") for text in nll.warnings]
     blocks += [Paragraph(text, "note") for text in nll.notes]
-    blocks.append(Paragraph(CAVEAT, "note"))
+    blocks.append(Paragraph(_caveat(list(ctx.probabilities)), "note"))
     data = {
         "scores": {score: result.to_dict() for score, result in results.items()},
         "temperature_scaled": None if scaled is None else scaled.to_dict(),
         "calibration_size": calibration_size,
     }
     return Section("ranking", TITLE, blocks, data, summary=_summary(nll, scaled))
+
+
+def _caveat(models: list[str]) -> str:
+    """CAVEAT naming the families of the ranked models (``--zoo`` may train two of the three)."""
+    families = [_FAMILIES.get(name, name) for name in models]
+    listed = ", ".join(families[:-1]) + f" and {families[-1]}"
+    return CAVEAT.format(families=listed)
 
 
 def _calibration_size(n_test: int) -> int:
