@@ -28,6 +28,7 @@ from trustlab.explain.regions.inputs import (  # noqa: E402
     check_images,
     check_known_labels,
     check_training_data,
+    is_number,
 )
 from trustlab.explain.regions.metrics import pixel_grid_mask  # noqa: E402
 from trustlab.explain.regions.models import Classifier  # noqa: E402
@@ -104,8 +105,8 @@ class BlackBoxClassifier(ClassifierMixin, BaseEstimator):
         max_epochs = check_positive_int(self.max_epochs, "max_epochs")
         batch_size = check_positive_int(self.batch_size, "batch_size")
         lr = check_positive(self.learning_rate, "learning_rate")
-        if not isinstance(self.fill, (int, float)) or isinstance(self.fill, bool):
-            raise InputError.bad("fill", "a number", self.fill)
+        if not is_number(self.fill) or not -np.inf < self.fill < np.inf:
+            raise InputError.bad("fill", "a finite number", self.fill)
         x, classes, y_idx = check_training_data(X, y)
         if progress is not None and not callable(progress):
             raise InputError.bad("progress", "a callable or None", progress)

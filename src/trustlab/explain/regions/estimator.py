@@ -221,8 +221,8 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
         p["learning_rate"] = check_positive(self.learning_rate, "learning_rate")
         if not is_number(self.weight_decay) or not self.weight_decay >= 0:
             raise InputError.bad("weight_decay", "a number >= 0", self.weight_decay)
-        if not is_number(self.fill):
-            raise InputError.bad("fill", "a number", self.fill)
+        if not is_number(self.fill) or not -np.inf < self.fill < np.inf:
+            raise InputError.bad("fill", "a finite number", self.fill)
         if not is_number(self.colour_jitter) or not 0 <= self.colour_jitter < 1:
             raise InputError.bad("colour_jitter", "a number in [0, 1)", self.colour_jitter)
         return p

@@ -498,9 +498,16 @@ def apply_mask(images: Any, mask: Any, fill: Any = 0.0) -> Any:
     if m.shape[0] != b or m.shape[1] != 1 or tuple(m.shape[2:]) != (h, w):
         raise InputError.bad("mask", f"shape {(b, 1, h, w)} to match images", m)
     m = m.to(dtype=x.dtype, device=x.device)
-    f = torch.as_tensor(np.asarray(fill) if not isinstance(fill, torch.Tensor) else fill)
-    if f.ndim > 1 or (f.ndim == 1 and f.numel() not in (1, c)):
+    if isinstance(fill, torch.Tensor):
+        fill = fill.detach().cpu().numpy()
+    try:  # a NaN or infinite fill would make the kept pixels NaN too (``inf * 0``)
+        f = torch.as_tensor(np.asarray(fill, dtype=np.float64))
+    except (TypeError, ValueError):
+        f = None
+    if f is None or f.ndim > 1 or (f.ndim == 1 and f.numel() not in (1, c)):
         raise InputError.bad("fill", f"a number or {c} per-channel values", fill)
+    if not bool(torch.isfinite(f).all()):
+        raise InputError.bad("fill", "finite values", fill)
     f = f.to(dtype=x.dtype, device=x.device).reshape(1, -1, 1, 1)
     # a NaN or infinite pixel outside the mask would survive ``x * 0`` (as NaN): zero it first
     x = torch.where((m != 0) | torch.isfinite(x), x, torch.zeros((), dtype=x.dtype))
