@@ -433,7 +433,8 @@ class LocalModel:
         ``h`` is a torch tensor of shape (batch, T, hidden); ``fn`` must return a tensor of the
         same shape. While active, every forward pass (the prompt and each generated token, in
         :meth:`generate`, :meth:`activations` and :meth:`logprobs`) goes through ``fn``. The hook
-        is removed on exit, also when the block raises.
+        is removed on exit, also when the block raises. A tensor back with nan or inf values
+        (where ``h`` had none) raises InputError naming ``fn`` during that forward pass.
 
         Examples
         --------
@@ -454,6 +455,15 @@ class LocalModel:
             new = fn(h)
             if not torch.is_tensor(new) or tuple(new.shape) != tuple(h.shape):
                 raise InputError.bad("fn", f"a tensor of shape {tuple(h.shape)} back", new)
+            # a nan or inf fn wrote would give nan logits: empty greedy text, a torch error when
+            # sampling (a layer output non-finite on its own is the model's, not fn's, doing)
+            if not bool(torch.isfinite(new).all()) and bool(torch.isfinite(h).all()):
+                bad = int((~torch.isfinite(new)).sum())
+                raise InputError(
+                    f"fn: expected a tensor of finite values back, got {bad} nan or inf "
+                    f"value(s) at layer {layer}",
+                    argument="fn",
+                )
             return new
 
         def hook(module: Any, args: Any, output: Any) -> Any:
