@@ -145,6 +145,8 @@ def _json_seed(value: Any) -> int | None:
 
 def _check_fields(body: dict[str, Any], endpoint: str, model_name: str) -> None:
     requested = body.get("model")
+    if requested is not None and not isinstance(requested, str):  # a type error, not a lookup
+        raise InputError.bad("model", "null or a model id (a string)", requested)
     if requested is not None and requested != model_name:
         raise RequestError(
             404,
