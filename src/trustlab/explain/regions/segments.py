@@ -37,12 +37,12 @@ def _skimage(module: str) -> Any:
 def _check_images(images: Any) -> np.ndarray:
     arr = np.asarray(images)
     if arr.ndim != 4 or arr.shape[1] != 3 or arr.shape[0] < 1 or min(arr.shape[2:]) < 2:
-        raise InputError.bad("images", "an array of shape (n, 3, H, W) with n >= 1", arr)
+        raise InputError.bad("images", "an array of shape (n, 3, H, W), n >= 1, H, W >= 2", arr)
     if not np.issubdtype(arr.dtype, np.floating) and not np.issubdtype(arr.dtype, np.integer):
         raise InputError.bad("images", "a numeric array", arr)
-    arr = arr.astype(np.float32, copy=False)
+    given, arr = arr, arr.astype(np.float32, copy=False)  # errors describe what came
     if not np.isfinite(arr).all() or arr.min() < 0.0 or arr.max() > 1.0:
-        raise InputError.bad("images", "finite values in [0, 1]", arr)
+        raise InputError.bad("images", "finite values in [0, 1]", given)
     return np.ascontiguousarray(arr)
 
 
