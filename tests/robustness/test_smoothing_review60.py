@@ -94,3 +94,18 @@ def test_certificate_checks_keep_their_answers_on_valid_radii():
                (0, cert.radius, 2.0, np.inf)]  # fmt: skip
     assert answers == [(True, True, 0.0), (True, True, 0.0), (False, False, 1.0),
                        (False, False, 1.0)]  # fmt: skip
+
+
+def test_summary_counts_cs_certificates_where_cohen_abstains_on_seed_points_only():
+    # A point whose label has no harmful target has an infinite radius (cs_certified) and is
+    # no cost-sensitive certificate "where Cohen abstains": counting it (mutation dropping the
+    # seed-point mask) passed every summary test. Here all three abstain; only point 0 counts.
+    from trustlab.robustness import DatasetCertificate, make_cost_matrix
+
+    counts = [[4500, 5000, 500], [4500, 5000, 500], [4000, 3000, 3000]]
+    result = DatasetCertificate.from_counts(
+        [0, 0, 1], counts, [0, 1, 1], sigma=0.5, alpha=0.001,
+        cost_matrix=make_cost_matrix(3, {0: [2]}),
+    )  # fmt: skip
+    assert result.abstain.all() and result.seed_points.tolist() == [True, False, False]
+    assert "cost-sensitive certificates where Cohen abstains: 1" in result.summary()
