@@ -6,7 +6,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from trustlab.cli._common import read_table
+from trustlab.cli._common import npy_reason, read_table
 from trustlab.errors import InputError
 
 __all__ = ["digits_split", "parse_harmful", "read_cost_matrix", "read_data"]
@@ -46,7 +46,7 @@ def read_data(data: str, label: str = "label", split: str = "train", encoding: s
         except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
             if isinstance(exc, InputError):
                 raise
-            why = "the file is empty or cut short" if isinstance(exc, EOFError) else exc
+            why = npy_reason(exc)
             raise InputError(f"--data: could not read {path}: {why}", argument="--data") from exc
         if X.ndim != 2:
             raise InputError.bad("--data", 'an .npz array "X" of shape (n, features)', X)

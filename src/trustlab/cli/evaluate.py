@@ -17,6 +17,7 @@ from trustlab.cli._common import (
     JSON_OPTION_HELP,
     EncodingOption,
     emit,
+    npy_reason,
     progress,
     read_table,
     save,
@@ -226,7 +227,7 @@ _UNREADABLE = (OSError, ValueError, EOFError, zipfile.BadZipFile)
 
 
 def _why(exc: Exception) -> str:
-    return "the file is empty or cut short" if isinstance(exc, EOFError) else str(exc)
+    return npy_reason(exc)
 
 
 def _read_prediction_file(path: Path, encoding: str | None = None):

@@ -34,7 +34,7 @@ import numpy as np
 import typer
 
 from trustlab._results import json_text, write_atomic, write_png
-from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, tell
+from trustlab.cli._common import JSON_OPTION_HELP, emit, npy_reason, progress, tell
 from trustlab.cli._runs import (
     OverwriteOption,
     folder_labels,
@@ -366,7 +366,7 @@ def _read_images(path: Path) -> np.ndarray:
     try:
         arr = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
-        why = "the file is empty or cut short" if isinstance(exc, EOFError) else exc
+        why = npy_reason(exc)
         raise InputError(f"--images: could not read {path}: {why}", argument="--images") from exc
     return arr[None] if arr.ndim == 3 else arr
 

@@ -11,6 +11,7 @@ from trustlab.cli._common import (
     JSON_OPTION_HELP,
     EncodingOption,
     emit,
+    npy_reason,
     progress,
     read_numeric_table,
     renamed_option,
@@ -157,7 +158,7 @@ def read_array(path: Path, name: str, encoding: str | None = None):
         try:
             array = np.load(path, allow_pickle=False)
         except (OSError, ValueError, EOFError) as exc:
-            why = "the file is empty or cut short" if isinstance(exc, EOFError) else exc
+            why = npy_reason(exc)
             raise InputError(f"{name}: could not read {path}: {why}", argument=name) from exc
         # a record array could not be cast (exit 1), a complex one lost its imaginary part
         if array.dtype.kind not in "biuf":
