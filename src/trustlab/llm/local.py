@@ -448,7 +448,13 @@ class LocalModel:
         return self._hooked(layer, fn)
 
     @contextlib.contextmanager
-    def _hooked(self, layer: int, fn: Callable[[Any], Any]) -> Iterator[LocalModel]:
+    def _hooked(
+        self,
+        layer: int,
+        fn: Callable[[Any], Any],
+        argument: str = "fn",
+        expected: str = "a tensor of finite values back",
+    ) -> Iterator[LocalModel]:
         torch = require("torch", "llm")
 
         def apply(h: Any) -> Any:
@@ -460,9 +466,9 @@ class LocalModel:
             if not bool(torch.isfinite(new).all()) and bool(torch.isfinite(h).all()):
                 bad = int((~torch.isfinite(new)).sum())
                 raise InputError(
-                    f"fn: expected a tensor of finite values back, got {bad} nan or inf "
-                    f"value(s) at layer {layer}",
-                    argument="fn",
+                    f"{argument}: expected {expected}, got {bad} nan or inf value(s) at layer "
+                    f"{layer} ({str(h.dtype).removeprefix('torch.')})",
+                    argument=argument,
                 )
             return new
 
@@ -519,7 +525,13 @@ class LocalModel:
             )
         torch = require("torch", "llm")
         shift = torch.as_tensor(scale * vec, dtype=torch.float32)
-        return self._hooked(layer, lambda h: h + shift.to(dtype=h.dtype, device=h.device))
+        return self._hooked(
+            layer,
+            lambda h: h + shift.to(dtype=h.dtype, device=h.device),
+            "scale",
+            "scale * vector to stay finite in the layer's output (a float16 model overflows "
+            "past 65504)",
+        )
 
     # ---- scoring -----------------------------------------------------------------------
 
