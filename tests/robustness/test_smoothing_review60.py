@@ -109,3 +109,31 @@ def test_summary_counts_cs_certificates_where_cohen_abstains_on_seed_points_only
     )  # fmt: skip
     assert result.abstain.all() and result.seed_points.tolist() == [True, False, False]
     assert "cost-sensitive certificates where Cohen abstains: 1" in result.summary()
+
+
+class _FirstRowsModel:
+    """Labels the first ``first`` noisy inputs it is ever given 1, every later one 0: the
+    selection samples (drawn first) vote for 1, the estimation samples all say 0."""
+
+    def __init__(self, first):
+        self.first, self.seen = first, 0
+
+    def __call__(self, batch):
+        rows = self.seen + np.arange(len(batch))
+        self.seen += len(batch)
+        return (rows < self.first).astype(int)
+
+
+def test_the_top_class_comes_from_the_selection_samples_not_the_estimation_counts():
+    # Choosing A from the counts that then bound p_A invalidates the bound (Cohen et al.);
+    # a mutation doing so (argmax of the estimation counts) passed all 206 robustness tests
+    # outside test_train.py. Here the estimation samples never see the selected class 1.
+    from trustlab.robustness import SmoothedClassifier, certify_dataset
+
+    smooth = SmoothedClassifier(_FirstRowsModel(10), sigma=0.5, n_classes=2, batch_size=7)
+    cert = smooth.certify(np.zeros(3), 1, n0=10, n=200, alpha=0.001, random_state=0)
+    assert (cert.top_class, cert.counts, cert.abstain, cert.radius) == (1, (200, 0), True, 0.0)
+    smooth = SmoothedClassifier(_FirstRowsModel(20), sigma=0.5, n_classes=2, batch_size=7)
+    result = certify_dataset(smooth, np.zeros((2, 3)), [1, 1], n0=10, n=200, random_state=0)
+    assert result.top_classes.tolist() == [1, 1]
+    assert result.counts.tolist() == [[200, 0], [200, 0]]
