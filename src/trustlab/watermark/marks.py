@@ -326,6 +326,10 @@ def _check_invisible(kind: Any, image: Any, strength: Any, n_bits: Any, bits: st
         )
     if kind != "blind" and h * w < 256 * 256:
         raise InputError.bad("image", f"at least 256 x 256 = 65,536 pixels for {kind}", arr)
+    if kind in ("dwtDctSvd", "dwtDct") and n_bits > (h // 8) * (w // 8):  # bits past it: noise
+        raise InputError.bad(
+            bits, f"at most {(h // 8) * (w // 8)} bits ({kind}: one per 8 x 8 block)", n_bits
+        )
     return arr
 
 
