@@ -1,9 +1,17 @@
 """Sample counts of an inspect log, read from its header (and its samples where it holds them):
-shared by :func:`~trustlab.evals.run.run_eval` and :func:`~trustlab.evals.logs.read_logs`."""
+shared by :func:`~trustlab.evals.run.run_eval` and :func:`~trustlab.evals.logs.read_logs`; and
+the name by which the tasks' report rows name a log."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+
+def log_file_name(log: Any) -> str:
+    """The log's file name (its task id when it has no location): a report row names its log by
+    it, so two runs of one model stay apart."""
+    return Path(log.location).name if getattr(log, "location", None) else log.eval.task_id
 
 
 def planned_samples(spec: Any) -> int | None:

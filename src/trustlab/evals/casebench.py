@@ -51,6 +51,7 @@ from typing import Any
 from trustlab._checks import check_choice, check_in_range, check_positive_int
 from trustlab._lazy import require
 from trustlab.errors import InputError
+from trustlab.evals._counts import log_file_name as _log_name
 from trustlab.evals.logs import ReportFigure, ReportTable, ReportText, register_report_hook
 from trustlab.evals.registry import DATA_DIGESTS, data_digests
 from trustlab.safety.context import (
@@ -466,11 +467,6 @@ def casebench_scores(
 
 
 # --------------------------------------------------------------------------- report
-
-
-def _log_name(log: Any) -> str:
-    """The log's file name (its task id without a location): two runs of one model differ."""
-    return Path(log.location).name if getattr(log, "location", None) else log.eval.task_id
 
 
 def _band(result: ContextScores, key: str) -> str:

@@ -31,13 +31,12 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import math
-from pathlib import Path
 from typing import Any
 
 from trustlab._checks import check_choice, check_positive, check_positive_int
 from trustlab._lazy import require
 from trustlab.errors import InputError
-from trustlab.evals._counts import without_samples
+from trustlab.evals._counts import log_file_name, without_samples
 from trustlab.evals.logs import ReportTable, ReportText, register_report_hook
 from trustlab.evaluation.statistics import paired_comparison
 from trustlab.safety.misuse import (
@@ -292,7 +291,7 @@ def misuse_report(logs: list[Any]) -> list[Any]:
         metadata = log.eval.metadata or {}
         who = [roles.get("strong", "?"), roles.get("weak", "?"),
                metadata.get("decomposer", "?"), metadata.get("suite", "?")]  # fmt: skip
-        where = [Path(log.location).name if getattr(log, "location", None) else log.eval.task_id]
+        where = [log_file_name(log)]
         columns = {arm: [bool(m.get(arm)) for m in meta] for arm in ARMS}
         for other in ("strong", "weak"):
             result = paired_comparison(columns["combination"], columns[other])

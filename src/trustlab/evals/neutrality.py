@@ -38,7 +38,7 @@ from typing import Any
 from trustlab._checks import check_in_range, check_positive_int
 from trustlab._lazy import require
 from trustlab.errors import InputError
-from trustlab.evals._counts import without_samples
+from trustlab.evals._counts import log_file_name, without_samples
 from trustlab.evals.logs import ReportFigure, ReportTable, ReportText, register_report_hook
 from trustlab.safety.neutrality import (
     BaselineJudge,
@@ -340,8 +340,7 @@ def log_names(logs: list[Any]) -> list[str]:
     id when it has no location), so two runs of one model stay apart."""
     names: list[str] = []
     for log in logs:
-        where = Path(log.location).name if getattr(log, "location", None) else log.eval.task_id
-        name = f"{log.eval.model} (judge {_judge_of(log)}, log {where})"
+        name = f"{log.eval.model} (judge {_judge_of(log)}, log {log_file_name(log)})"
         names.append(name if name not in names else f"{name} #{names.count(name) + 1}")
     return names
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from pathlib import Path
 from typing import Any
 
 from trustlab._checks import check_in_range, check_positive_int
 from trustlab._lazy import require
 from trustlab.errors import InputError
+from trustlab.evals._counts import log_file_name
 from trustlab.evals.logs import ReportTable, ReportText, register_report_hook
 from trustlab.evals.neutrality import (
     ROLE,
@@ -327,7 +327,7 @@ def neutrality_pairs_report(logs: list[Any]) -> list[Any]:
         result = _symmetry(meta, float(log.eval.metadata.get("threshold", 0.5)))
         judge = str(meta[0].get("judge"))
         # the log file tells two runs of one model and judge apart (a rerun, another threshold)
-        where = Path(log.location).name if getattr(log, "location", None) else log.eval.task_id
+        where = log_file_name(log)
         cut = sum(bool(m.get("unfinished")) for m in meta)  # no answer: cut off in <think>
         cut_note = f" ({cut} with an answer cut off inside its reasoning)" if cut else ""
         if result is None:  # a finished log is still shown, with what it left out
