@@ -593,6 +593,10 @@ def _check_args(n, random_state, kinds, size, clean_fraction, opacity_range, pro
             if not items or not all(_is_number(x) and 0 < x <= _FLOAT_MAX for x in items):
                 raise InputError.bad(f"strengths[{k!r}]", "positive finite strengths", v)
             table[k] = tuple(float(x) for x in items)
+        if table["rivaGan"] != (1.0,):  # recorded as strengths its fixed embedding never had
+            raise InputError.bad(
+                "strengths['rivaGan']", "1.0 (RivaGAN has no strength)", strengths["rivaGan"]
+            )
     return int(n), seed, kinds, int(size), cf, (lo, hi), table
 
 
