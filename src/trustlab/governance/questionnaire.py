@@ -580,10 +580,11 @@ def load_answers(
                 target = Path(ref[5:])
                 if not target.is_absolute() and base is not None:
                     target = base / target
-                if not target.is_file():
+                if not target.is_file():  # a folder was called "no such file" too
+                    got = "a folder" if target.is_dir() else "no such file"
                     raise InputError(
                         f"{where}: item {item_id!r}: evidence {kind!r} is claimed but missing "
-                        f"(expected the file {ref[5:]!r} to exist, got no such file)",
+                        f"(expected the file {ref[5:]!r} to exist, got {got})",
                         argument=argument,
                     )
             evidence[kind] = ref
