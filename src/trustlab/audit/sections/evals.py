@@ -20,10 +20,10 @@ from trustlab.report import Figure, Paragraph, Report, Section, Table
 __all__ = ["build_page", "write_page"]
 
 LOGS_TEXT = (
-    "Each row is one inspect log (one task on one model). Metrics are inspect's, per scorer; "
-    "'errored' counts the samples that ended in an error, which a task tolerating errors "
-    "leaves out of its metrics. Open the logs themselves, sample by sample, with: "
-    "inspect view --log-dir {log_dir}"
+    "Each row is one inspect log (one task on one model), named by its file. Metrics are "
+    "inspect's, per scorer; 'errored' counts the samples that ended in an error, which a task "
+    "tolerating errors leaves out of its metrics. Open the logs themselves, sample by sample, "
+    "with: inspect view --log-dir {log_dir}"
 )
 
 
@@ -53,6 +53,7 @@ def _logs_section(logs: Any) -> Section:
             [log["task"], log["model"], log["status"], log["completed"], log["samples"]]
             + [log.get("errored_samples", 0)]
             + [log["metrics"].get(k) if ok else None for k in names]
+            + [Path(log["path"]).name]  # two runs of one task and model stay apart
         )
     blocks: list[Any] = [Paragraph(LOGS_TEXT.format(log_dir=shlex.quote(str(logs.log_dir))))]
     failed = [log for log in logs.logs if log["status"] != "success"]
@@ -76,7 +77,7 @@ def _logs_section(logs: Any) -> Section:
                     kind="warning",
                 )
             )
-    columns = ["task", "model", "status", "completed", "samples", "errored", *names]
+    columns = ["task", "model", "status", "completed", "samples", "errored", *names, "log"]
     blocks.append(Table(columns, rows, "Eval logs"))
     ok = len(logs.logs) - len(failed)
     return Section(
