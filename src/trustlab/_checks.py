@@ -41,6 +41,7 @@ __all__ = [
     "check_class_indices",
     "check_device",
     "resolve_device",
+    "npy_reason",
 ]
 
 
@@ -530,3 +531,18 @@ def resolve_device(torch: Any, device: Any, name: str = "device") -> str:
                 + (f"{count} GPU(s)" if count else "no GPU (torch.cuda.is_available() is False)")
             )
     return device
+
+
+def npy_reason(exc: BaseException) -> str:
+    """Why ``np.load(..., allow_pickle=False)`` could not read a file, for a user: numpy's
+    "contains pickled (object) data. If you trust the file you can load it unsafely using the
+    `allow_pickle=` keyword argument" is what it says of any file without a NumPy header (a CSV
+    named .npy, random bytes), and nothing trustlab takes can do what it suggests."""
+    if isinstance(exc, EOFError):
+        return "the file is empty or cut short"
+    text = str(exc)
+    if "contains pickled (object) data" in text:
+        return "it is not a NumPy .npy/.npz file (it lacks the NumPy header; pickles are not read)"
+    if "Object arrays cannot be loaded" in text:
+        return "it holds Python objects (an object array), not numbers; pickles are not read"
+    return text

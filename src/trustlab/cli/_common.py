@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import click
 import typer
 
+from trustlab._checks import npy_reason  # noqa: F401  (re-exported: the CLI readers)
 from trustlab._results import json_text, write_outputs
 from trustlab.cli._console import console, err_console, tell  # noqa: F401  (re-exported)
 from trustlab.cli._progress import YesOption, announce, planned, progress, tracker  # noqa: F401  (re-exported)
@@ -195,18 +196,3 @@ def renamed_option(value: Any, old_value: Any, new: str, old: str) -> Any:
                          argument=old)  # fmt: skip
     warnings.warn(f"{old} is deprecated; use {new}", FutureWarning, stacklevel=2)
     return old_value
-
-
-def npy_reason(exc: BaseException) -> str:
-    """Why ``np.load(..., allow_pickle=False)`` could not read a file, for a CLI user: numpy's
-    "contains pickled (object) data. If you trust the file you can load it unsafely using the
-    `allow_pickle=` keyword argument" is what it says of any file without a NumPy header (a CSV
-    named .npy, random bytes), and no option of the command can do what it suggests."""
-    if isinstance(exc, EOFError):
-        return "the file is empty or cut short"
-    text = str(exc)
-    if "contains pickled (object) data" in text:
-        return "it is not a NumPy .npy/.npz file (it lacks the NumPy header; pickles are not read)"
-    if "Object arrays cannot be loaded" in text:
-        return "it holds Python objects (an object array), not numbers; pickles are not read"
-    return text

@@ -23,6 +23,7 @@ from trustlab._checks import (
     check_choice,
     check_positive_int,
     check_probability,
+    npy_reason,
 )
 from trustlab.errors import ConfigError, InputError
 
@@ -408,7 +409,9 @@ def load_silo_file(path: str | Path, name: str = "data-path") -> Silo:
         with np.load(path, allow_pickle=False) as data:
             parts = {k: data[k] for k in ("X_train", "y_train", "X_test", "y_test")}
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
-        # numpy: an empty file is EOFError, a truncated one zipfile's BadZipFile
-        raise InputError.bad(name, "an .npz file with X_train, y_train, X_test, y_test",
-                             f"{path}: {exc}") from None  # fmt: skip
+        # numpy: an empty file is EOFError, a truncated one zipfile's BadZipFile, one without a
+        # NumPy header (a CSV named .npz) "contains pickled (object) data ... allow_pickle="
+        # (in full: InputError.bad would cut the reason short after a long path)
+        raise InputError(f"{name}: expected an .npz file with X_train, y_train, X_test, y_test, "
+                         f"got {path}: {npy_reason(exc)}", argument=name) from None  # fmt: skip
     return check_silo(Silo(**parts, name=path.stem), name)
