@@ -29,3 +29,10 @@ def test_other_last_stages_fit_and_predict_one_image():
         input_size=32, widths=(4, 4, 4, 4, 3), max_epochs=1, batch_size=1, random_state=0
     ).fit(image, scores=[1.0], masks=mask, content_types=["logo"])
     assert model.predict(image).scores.shape == (1,)
+
+
+@pytest.mark.parametrize(("size", "n_stages"), [(48, 5), (80, 6), (96, 6)])
+def test_sizes_between_powers_of_two_end_at_two_by_two_and_are_taken(size, n_stages):
+    # the stride-2 convolutions round up (48 -> 24 -> 12 -> 6 -> 3 -> 2): the last stage is
+    # 2 x 2 and 8 channels fit and predict one image (measured); was refused as 1 x 1 (diff review 60 C)
+    WatermarkPredictor(input_size=size, widths=(8,) * n_stages).check_params()

@@ -528,9 +528,10 @@ class WatermarkPredictor(BaseEstimator):
             raise InputError.bad("widths", "at least 4 stages", self.widths)
         if size // 2 ** len(widths) < 1:
             raise InputError.bad("widths", f"at most {int(math.log2(size))} stages", self.widths)
-        if size // 2 ** len(widths) == 1 and widths[-1] == math.gcd(widths[-1], 8):
+        if size == 2 ** len(widths) and widths[-1] == math.gcd(widths[-1], 8):
             # a 1 x 1 last stage normalises groups of one channel: one value each, which
-            # GroupNorm refuses for a batch of one image (a raw ValueError in fit or predict)
+            # GroupNorm refuses for a batch of one image (a raw ValueError in fit or predict);
+            # the stride-2 convolutions round up, so 48 with 5 stages ends at 2 x 2, not 1 x 1
             raise InputError.bad(
                 "widths", f"a last stage of other than 1, 2, 4 or 8 channels at input_size {size}",
                 self.widths,
