@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from trustlab._checks import check_positive_int
 from trustlab._lazy import require
 
 _inspect = require("inspect_ai", "evals")
@@ -27,6 +28,7 @@ def demo(max_tokens: int = 16) -> object:
 
     Greedy decoding (temperature 0) with at most ``max_tokens`` new tokens.
     """
+    max_tokens = check_positive_int(max_tokens, "max_tokens")
     samples = [
         Sample(
             input=f"What is the capital of {country}? Answer with the city name only.",
@@ -39,5 +41,5 @@ def demo(max_tokens: int = 16) -> object:
         dataset=samples,
         solver=generate(),
         scorer=includes(),
-        config=_inspect.model.GenerateConfig(temperature=0.0, max_tokens=int(max_tokens)),
+        config=_inspect.model.GenerateConfig(temperature=0.0, max_tokens=max_tokens),
     )
