@@ -137,3 +137,20 @@ def test_the_top_class_comes_from_the_selection_samples_not_the_estimation_count
     result = certify_dataset(smooth, np.zeros((2, 3)), [1, 1], n0=10, n=200, random_state=0)
     assert result.top_classes.tolist() == [1, 1]
     assert result.counts.tolist() == [[200, 0], [200, 0]]
+
+
+def test_count_arguments_still_take_whole_floats_diff_review60():
+    # diff review 60 D of f9cee975: its integer check refused counts held as floats, which
+    # were answered before (prediction_pvalue(3.0, 5) 0.7265625, as the Clopper-Pearson
+    # bounds take whole floats); fractions and bools stay refused.
+    from trustlab.robustness import bounds
+
+    assert bounds.prediction_pvalue(np.float64(3.0), 5.0) == pytest.approx(0.7265625, abs=1e-12)
+    deficit = bounds.accuracy_deficit(0.001, np.float64(10.0), 0.9)
+    assert deficit == bounds.accuracy_deficit(0.001, 10, 0.9)
+    for call in (
+        lambda: bounds.prediction_pvalue(3.5, 5),
+        lambda: bounds.prediction_pvalue(True, 5),
+    ):
+        with pytest.raises(InputError, match="^top_count: expected"):
+            call()

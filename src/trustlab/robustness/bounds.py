@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special, stats
 
-from trustlab._checks import check_in_range, check_positive_int
+from trustlab._checks import check_in_range
 from trustlab.errors import InputError
 from trustlab.robustness._sampling import check_sigma
 
@@ -224,12 +224,21 @@ def radii_from_bounds(
 
 def prediction_pvalue(top_count: int, second_count: int) -> float:
     """Two-sided binomial test of ``top_count`` of ``top_count + second_count`` at p = 1/2."""
-    top_count = check_positive_int(top_count, "top_count", minimum=0)
-    second_count = check_positive_int(second_count, "second_count", minimum=0)
-    total = int(top_count) + int(second_count)
+    top_count = _whole(top_count, "top_count", 0)
+    second_count = _whole(second_count, "second_count", 0)
+    total = top_count + second_count
     if total == 0:
         return 1.0
-    return float(stats.binomtest(int(top_count), total, 0.5).pvalue)
+    return float(stats.binomtest(top_count, total, 0.5).pvalue)
+
+
+def _whole(value, name: str, least: int) -> int:
+    """One whole number ``>= least`` as an int; a float count such as 3.0 too (as the
+    Clopper-Pearson bounds take it, and as these functions did before their checks)."""
+    arr = _numbers(value, name)
+    if arr.ndim or arr < least or arr != np.floor(arr):
+        raise InputError.bad(name, f"a whole number >= {least}", value)
+    return int(arr)
 
 
 def accuracy_deficit(alpha: float, num_points: int, confidence: float) -> float:
@@ -242,7 +251,7 @@ def accuracy_deficit(alpha: float, num_points: int, confidence: float) -> float:
     ``L = log(1 / (1 - confidence))`` (Cohen et al., 2019, appendix).
     """
     alpha = check_in_range(alpha, "alpha", 0.0, 1.0, low_open=True, high_open=True)
-    num_points = check_positive_int(num_points, "num_points")
+    num_points = _whole(num_points, "num_points", 1)
     confidence = check_in_range(confidence, "confidence", 0.0, 1.0, low_open=True, high_open=True)
     log_term = np.log(1.0 / (1.0 - confidence))
     n = float(num_points)
