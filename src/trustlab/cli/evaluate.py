@@ -250,7 +250,9 @@ def _read_prediction_file(path: Path, encoding: str | None = None):
             if len(table.columns) and str(table.columns[0]) == "Unnamed: 0":
                 # an empty first header: the row index pandas' to_csv writes, not a class
                 table = table.iloc[:, 1:]
-            yield path.stem, table.to_numpy(), [str(c) for c in table.columns], None
+            header = [str(c) for c in table.columns]
+            _refuse_numbers_as_header(path, header)
+            yield path.stem, table.to_numpy(), header, None
         else:
             raise InputError.bad(
                 "--predictions", ".npy, .npz, .csv, .tsv, .parquet or .json", str(path)
@@ -261,6 +263,23 @@ def _read_prediction_file(path: Path, encoding: str | None = None):
         raise InputError(
             f"--predictions: could not read {path}: {_why(exc)}", argument="--predictions"
         ) from exc
+
+
+def _refuse_numbers_as_header(path: Path, header: list[str]) -> None:
+    """One line for a table of probabilities written without a header row (``np.savetxt``):
+    its first row became the class names and "expected the same class columns in every CSV"
+    did not say why. Whole numbers stay class names (pandas' to_csv writes 0, 1, 2)."""
+    try:
+        numbers = [float(cell) for cell in header]
+    except ValueError:
+        return
+    if numbers and not all(x.is_integer() for x in numbers):
+        raise InputError(
+            f"--predictions: expected class names in the first row of {path} (a table's first "
+            f"row is its header), got numbers {header[:4]}{' ...' if len(header) > 4 else ''}; "
+            "if they are a model's outputs, add a header line of class names above them",
+            argument="--predictions",
+        )
 
 
 def _read_json_predictions(path: Path):
