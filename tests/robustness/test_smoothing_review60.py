@@ -8,7 +8,7 @@ from trustlab.errors import InputError
 torch = pytest.importorskip("torch")
 
 
-@pytest.mark.parametrize("milestones", [5, "12", 2.5])
+@pytest.mark.parametrize("milestones", [5, "12", 2.5, np.array(5)])  # 0-d: diff review 60 D
 def test_train_smoothed_refuses_milestones_that_are_not_a_list_of_epochs(milestones):
     # milestones=5 was a raw TypeError ('int' object is not iterable); "12" was read digit by
     # digit ("expected an integer >= 1, got '1'"). Refused before any training step.

@@ -287,7 +287,11 @@ def _settings(arguments: dict[str, Any]) -> dict[str, Any]:
     milestones = arguments["milestones"]
     if milestones is None:
         milestones = (max(1, round(max_epochs * 0.5)), max(1, round(max_epochs * 0.9)))
-    if isinstance(milestones, (str, bytes)) or not isinstance(milestones, Iterable):
+    if (
+        isinstance(milestones, (str, bytes))
+        or not isinstance(milestones, Iterable)
+        or getattr(milestones, "ndim", 1) == 0  # np.array(5): iterable, but raises when iterated
+    ):
         # a bare epoch (milestones=5) was a raw TypeError, a string ("12") read digit by digit
         raise InputError.bad("milestones", "a list of epochs, e.g. [10, 20], or None", milestones)
     milestones = tuple(check_positive_int(m, "milestones") for m in milestones)
