@@ -478,6 +478,20 @@ def pixel_mask(group_mask: Any, segments: Any) -> Any:
     return flat.reshape(b, 1, h, w)
 
 
+def _fill_tensor(fill: Any) -> Any:
+    """``fill`` as a real tensor, or None where it is not numbers (text, None, complex). A tensor
+    is kept as it is (bfloat16 too, and a gradient through it)."""
+    if isinstance(fill, torch.Tensor):
+        return None if fill.is_complex() else fill
+    try:
+        arr = np.asarray(fill)
+        if arr.dtype == object and all(isinstance(v, (int, float, np.number)) for v in arr.flat):
+            arr = arr.astype(np.float64)
+        return torch.as_tensor(arr, dtype=torch.float64) if arr.dtype.kind in "biuf" else None
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
 def apply_mask(images: Any, mask: Any, fill: Any = 0.0) -> Any:
     """``images * mask + fill * (1 - mask)``: the classifier input (spec step 4).
 
@@ -498,15 +512,11 @@ def apply_mask(images: Any, mask: Any, fill: Any = 0.0) -> Any:
     if m.shape[0] != b or m.shape[1] != 1 or tuple(m.shape[2:]) != (h, w):
         raise InputError.bad("mask", f"shape {(b, 1, h, w)} to match images", m)
     m = m.to(dtype=x.dtype, device=x.device)
-    if isinstance(fill, torch.Tensor):
-        fill = fill.detach().cpu().numpy()
-    try:  # a NaN or infinite fill would make the kept pixels NaN too (``inf * 0``)
-        f = torch.as_tensor(np.asarray(fill, dtype=np.float64))
-    except (TypeError, ValueError):
-        f = None
+    f = _fill_tensor(fill)
     if f is None or f.ndim > 1 or (f.ndim == 1 and f.numel() not in (1, c)):
         raise InputError.bad("fill", f"a number or {c} per-channel values", fill)
-    if not bool(torch.isfinite(f).all()):
+    # a NaN or infinite fill would make the kept pixels NaN too (``inf * 0``)
+    if not bool(torch.isfinite(f.detach()).all()):
         raise InputError.bad("fill", "finite values", fill)
     f = f.to(dtype=x.dtype, device=x.device).reshape(1, -1, 1, 1)
     # a NaN or infinite pixel outside the mask would survive ``x * 0`` (as NaN): zero it first
