@@ -469,11 +469,12 @@ def neutrality_report(logs: list[Any]) -> list[Any]:
 
 def _judge_in(metas: list[dict]) -> str:
     """The judge a run used, from its samples' metadata: an answer cut off in its reasoning
-    (logs before this rule named no judge there) is passed over."""
+    (logs before this rule named no judge there) is passed over, unless every answer was: then
+    the judge such an answer names (the run's), "baseline" when none does."""
     for meta in metas:
         if not meta.get("reasoning_unfinished"):
             return str(meta.get("judge", "baseline"))
-    return "baseline"
+    return next((str(meta["judge"]) for meta in metas if meta.get("judge")), "baseline")
 
 
 def _judge_of(log: Any) -> str:
