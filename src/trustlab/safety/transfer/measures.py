@@ -57,6 +57,9 @@ __all__ = ["trigger_rate", "steered_completions", "perplexity", "BackdoorCheck",
 
 #: Where a steering vector is added: the last prompt token, or every position.
 STEER_AT = ("last", "all")
+# the largest L2 norm of scale * vector, as LocalModel.steer has it: the norm layers square the
+# residual stream in float32, which overflows past sqrt(float32 max) = 1.84e19
+_SHIFT_NORM_LIMIT = float(np.sqrt(np.finfo(np.float32).max))
 
 
 # ============================================================================== the two measures
@@ -254,6 +257,16 @@ def _steering(model: Any, vector: Any, scale: Any, steer_at: Any) -> tuple | Non
             argument="vector",
         )
     check_model_layer(model, vector.layer, "vector.layer")
+    with np.errstate(over="ignore"):
+        norm = float(np.linalg.norm(scale * vector.vector))
+    if not norm < _SHIFT_NORM_LIMIT:  # the hooks below add it without LocalModel.steer's check
+        raise InputError(
+            f"scale: expected scale * vector with an L2 norm below {_SHIFT_NORM_LIMIT:.3g} "
+            "(the model's norm layers square the residual stream in float32, which overflows "
+            f"past it: every token then gets the same probability), got norm {norm:.3g} "
+            f"(scale={scale:g})",
+            argument="scale",
+        )
     return vector, scale, steer_at
 
 
