@@ -284,7 +284,7 @@ def _generation_hook(model: Any, steering: tuple | None) -> contextlib.AbstractC
             return h
         out = h.clone()
         out[:, -1] += shift.to(dtype=h.dtype, device=h.device)  # left-padded: every prompt's end
-        return out
+        return _finite(torch, h, out, vector.layer)
 
     return model.intervene(vector.layer, at_prompt_end)
 
@@ -304,7 +304,24 @@ def _scoring_hook(
         for row, first in enumerate(firsts):
             where[row, first - 1] = 1.0
     shift = where * torch.as_tensor(scale * vector.vector, dtype=torch.float32)
-    return model.intervene(vector.layer, lambda h: h + shift.to(dtype=h.dtype, device=h.device))
+    return model.intervene(
+        vector.layer,
+        lambda h: _finite(torch, h, h + shift.to(dtype=h.dtype, device=h.device), vector.layer),
+    )
+
+
+def _finite(torch: Any, h: Any, out: Any, layer: int) -> Any:
+    """``out`` (h steered), refused naming ``scale`` where the shift made it nan or inf (a
+    float16 model past 65504): intervene's own check would name ``fn``, which no caller passed."""
+    if not bool(torch.isfinite(out).all()) and bool(torch.isfinite(h).all()):
+        bad = int((~torch.isfinite(out)).sum())
+        raise InputError(
+            "scale: expected scale * vector to stay finite in the layer's output (a float16 "
+            f"model overflows past 65504), got {bad} nan or inf value(s) at layer {layer} "
+            f"({str(h.dtype).removeprefix('torch.')})",
+            argument="scale",
+        )
+    return out
 
 
 def _scored_rows(
