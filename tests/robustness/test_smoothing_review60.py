@@ -151,6 +151,8 @@ def test_count_arguments_still_take_whole_floats_diff_review60():
     for call in (
         lambda: bounds.prediction_pvalue(3.5, 5),
         lambda: bounds.prediction_pvalue(True, 5),
+        lambda: bounds.prediction_pvalue(1e300, 5),  # scipy's raw TypeError before
+        lambda: bounds.prediction_pvalue(2**53 + 2, 5),
     ):
         with pytest.raises(InputError, match="^top_count: expected"):
             call()

@@ -236,8 +236,9 @@ def _whole(value, name: str, least: int) -> int:
     """One whole number ``>= least`` as an int; a float count such as 3.0 too (as the
     Clopper-Pearson bounds take it, and as these functions did before their checks)."""
     arr = _numbers(value, name)
-    if arr.ndim or arr < least or arr != np.floor(arr):
-        raise InputError.bad(name, f"a whole number >= {least}", value)
+    # beyond 2**53 a float count is not exact, and scipy's binomial test fails on it (1e300)
+    if arr.ndim or arr < least or arr != np.floor(arr) or arr > 2.0**53:
+        raise InputError.bad(name, f"a whole number in [{least}, 2**53]", value)
     return int(arr)
 
 
