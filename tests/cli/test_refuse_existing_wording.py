@@ -23,3 +23,15 @@ def test_the_refusal_replaces_it_or_them(tmp_path, what, names, pronoun):
         f"replace {pronoun}, or choose another --out"
     )
     refuse_existing(tmp_path, True, names, what)  # --overwrite: no refusal
+
+
+def test_another_commands_result_is_not_named_as_ours(tmp_path):
+    # evaluate rank into a fairness dcp folder said 'already holds a ranking (result.json)'
+    for name in ("result.json", "dcp.png"):
+        (tmp_path / name).write_text("{}")
+    with pytest.raises(InputError) as exc:
+        refuse_existing(tmp_path, False, ("result.json", "ranking.png"), "a ranking")
+    assert str(exc.value) == (
+        f"--out: {tmp_path} already holds an earlier run's result.json (beside dcp.png); pass "
+        "--overwrite to replace it, or choose another --out"
+    )

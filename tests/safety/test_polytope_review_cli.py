@@ -72,7 +72,8 @@ def test_a_refused_out_is_described_by_what_it_holds(tmp_path, capsys):
     code, _, err = run_main(base, capsys)
     assert code == 2
     assert one_line(err).startswith(
-        f"trustlab: error: --out: {tmp_path} already holds a polytope (result.json)"
+        f"trustlab: error: --out: {tmp_path} already holds an earlier run's result.json (beside "
+        "polytope.json)"
     )
     # fit into an evaluation's folder: it was called "a polytope"
     (tmp_path / "polytope.json").unlink()

@@ -40,7 +40,8 @@ OverwriteOption = Annotated[
     typer.Option(
         "--overwrite",
         help="Replace the results already in --out (without it, a rerun into the same --out is "
-        "refused).",
+        "refused). Only the files this command writes are replaced or removed; others there "
+        "are kept.",
     ),
 ]
 
@@ -52,19 +53,27 @@ def refuse_existing(
     what: str = "results",
 ) -> None:
     """Refuse an ``--out`` that already holds one of ``names`` unless ``overwrite``, and one that
-    is a file (or lies under one) before any work."""
+    is a file (or lies under one) before any work. The refusal says ``what`` is there, except of a
+    lone ``result.json`` beside other files (another command's, e.g. ``dcp.png``): it names those."""
     if out is not None:
         check_output_dir(out, "--out")
     if out is None or overwrite:
         return
     found = [name for name in names if (Path(out) / name).exists()]
-    if found:
-        it = "it" if what.startswith(("a ", "an ")) else "them"  # a trained network / results
-        raise InputError(
-            f"--out: {out} already holds {what} ({', '.join(found)}); pass --overwrite to replace "
-            f"{it}, or choose another --out",
-            argument="--out",
-        )
+    if not found:
+        return
+    it = "it" if what.startswith(("a ", "an ")) else "them"  # a trained network / results
+    held = f"{what} ({', '.join(found)})"
+    if found == ["result.json"]:  # every command writes one: say whose it may be, not ours
+        beside = sorted(path.name for path in Path(out).iterdir() if path.name not in names)
+        if beside:
+            shown = ", ".join(beside[:4]) + (f" and {len(beside) - 4} more" if beside[4:] else "")
+            held, it = f"an earlier run's result.json (beside {shown})", "it"
+    raise InputError(
+        f"--out: {out} already holds {held}; pass --overwrite to replace {it}, or choose "
+        "another --out",
+        argument="--out",
+    )
 
 
 def refuse_existing_file(out: Path | None, overwrite: bool) -> None:
