@@ -35,6 +35,7 @@ import typer
 
 from trustlab._results import json_text, write_atomic, write_png
 from trustlab.cli._common import JSON_OPTION_HELP, emit, npy_reason, progress, tell
+from trustlab.cli._resume import fit_resuming, resume_note
 from trustlab.cli._runs import (
     OverwriteOption,
     folder_labels,
@@ -44,7 +45,7 @@ from trustlab.cli._runs import (
     remove_stale,
     unique_key,
 )
-from trustlab.errors import InputError, ResourceError
+from trustlab.errors import InputError
 
 __all__ = ["app", "DATA_SOURCES"]
 
@@ -289,34 +290,19 @@ def train(
     with progress() as bar, options_named(names, hints):
         task = bar.add_task(f"training {what} on {data}", total=total)
 
-        reported: list[int] = []
+        note = resume_note(out / "_state")
 
         def report(epoch: int, n_epochs: int, history: Any) -> None:
-            if not reported and epoch > 1:  # the first epoch done here: the state was resumed
-                tell(f"trustlab: resumed the interrupted run in {out / '_state'} after epoch "
-                     f"{epoch - 1}", as_json=True)  # fmt: skip
-            reported.append(epoch)
+            note(epoch)
             loss = history.loss[-1] if kind == "p2p" else history["loss"][-1]
             text = f"training {what}: epoch {epoch}/{n_epochs}, loss {loss:.3f}"
             bar.update(task, completed=epoch, total=n_epochs, description=text)
 
-        try:
-            model.fit(train_part.images, _names(train_part), progress=report)
-        except (InputError, ResourceError) as exc:  # a state of another fit, or unreadable
-            if not str(exc).startswith("checkpoint_dir:"):
-                raise
-            damaged = isinstance(exc, ResourceError)
-            if damaged and not overwrite:
-                raise InputError(f"--out: {out / '_state' / 'state.pt'} could not be read as a "
-                                 f"training state ({exc.__cause__}); rerun with --overwrite to "
-                                 "discard it and start afresh", argument="--out") from exc  # fmt: skip
-            if not overwrite:
-                raise
-            why = "could not be read" if damaged else "had other data or settings"
-            tell(f"trustlab: discarding the interrupted run in {out / '_state'}: it {why} "
-                 "(--overwrite)", as_json=True)  # fmt: skip
-            shutil.rmtree(out / "_state")
-            model.fit(train_part.images, _names(train_part), progress=report)
+        fit_resuming(
+            lambda: model.fit(train_part.images, _names(train_part), progress=report),
+            out / "_state",
+            overwrite,
+        )
     held_out = _names(test_part)
     record: dict[str, Any] = {
         "kind": kind,
