@@ -7,7 +7,10 @@ scores and the importance), ``model.pt`` and ``model.json`` (read back by
 ``ANOVATPNN.load(DIR)``), ``components.json`` (the intercept, the importance and every component
 on a grid of raw feature values), ``importance.png``, ``component_<name>.png`` for the strongest
 components and ``held_out_rows.csv``. An earlier run's files in DIR are refused unless
-``--overwrite``.
+``--overwrite``. With ``--out`` the training state is saved after every epoch into ``DIR/_state``
+(removed once the model is saved), so a rerun of the same command after a crash or Ctrl-C
+continues where it stopped and ends with the model an uninterrupted run gives; a state of other
+data or settings is refused (``--overwrite`` discards it).
 
 ``predict --model DIR --data F`` writes predictions (and class probabilities) as CSV or JSON;
 ``plot --model DIR --component NAME --out DIR`` draws chosen components.
@@ -15,6 +18,7 @@ components and ``held_out_rows.csv``. An earlier run's files in DIR are refused 
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -33,7 +37,8 @@ from trustlab.cli._common import (
     save,
     tell,
 )
-from trustlab.cli._runs import refuse_existing_file
+from trustlab.cli._resume import fit_resuming, resume_note
+from trustlab.cli._runs import options_named, refuse_existing_file
 from trustlab.cli.explain import earlier_outputs, remove_stale
 from trustlab.errors import InputError
 
@@ -235,7 +240,9 @@ def fit(
     as_json: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
 ) -> None:
     """Fit ANOVA-TPNN on a table: print the fit (with the accuracy or RMSE on the rows held out
-    for early stopping) and, with --out, save the model, its components and their plots."""
+    for early stopping) and, with --out, save the model, its components and their plots; a rerun
+    into the same --out resumes an interrupted fit (one of other data or settings is refused;
+    --overwrite discards it)."""
     from trustlab.cli._common import require_columns
     from trustlab.explain.anova_tpnn import ANOVATPNN
 
@@ -266,6 +273,7 @@ def fit(
         )
     dropped = f" ({int((~keep).sum())} with a missing value dropped)" if not keep.all() else ""
     X, y = X[keep], frame[label][keep]
+    state = None if out is None else out / "_state"
     model = ANOVATPNN(
         order=order,
         n_basis=n_basis,
@@ -274,10 +282,14 @@ def fit(
         max_epochs=max_epochs,
         random_state=seed,
         n_jobs=n_jobs,
+        checkpoint_dir=state,
     )
     n_rows = len(X)
+    note = resume_note(state) if state is not None else None
 
     def epoch_done(epoch: int, total: int, loss: float) -> None:
+        if epoch > 0 and note is not None:
+            note(epoch)
         if epoch == 0:  # the library has checked X and y: say what the training will be
             announce(
                 f"fitting ANOVA-TPNN on {n_rows:,} rows of {data.name}{dropped}: "
@@ -290,15 +302,20 @@ def fit(
             )
         bar.update(epochs, completed=epoch)
 
-    with progress() as bar:  # on stderr, beside --json output too
+    hint = f"delete {state} or rerun with --overwrite to start afresh"
+    with progress() as bar, options_named({"checkpoint_dir": "--out"}, {"checkpoint_dir": hint}):
         epochs = bar.add_task("ANOVA-TPNN epochs", total=max_epochs)
-        model.fit(X, y, progress=epoch_done)
+        if state is None:
+            model.fit(X, y, progress=epoch_done)
+        else:
+            fit_resuming(lambda: model.fit(X, y, progress=epoch_done), state, overwrite)
     summary = model.summarize(X, y, n_points=GRID_POINTS, top=top)
     emit(summary, as_json)
     if out is None:
         tell("trustlab: nothing saved: pass --out DIR to keep the model and its plots", True)
     else:
         remove_stale(earlier, save(summary, out, as_json), as_json)
+        shutil.rmtree(state, ignore_errors=True)  # saved: the training state is done with
 
 
 def _load(model: Path):

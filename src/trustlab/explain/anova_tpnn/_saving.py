@@ -44,7 +44,8 @@ def model_files(model: Any) -> dict[str, Any]:
     meta = {
         "format": FORMAT,
         "version": FORMAT_VERSION,
-        "params": {k: _param(v) for k, v in model.get_params().items()},
+        # where the training state was kept is no part of the model
+        "params": {k: _param(v) for k, v in model.get_params().items() if k != "checkpoint_dir"},
         "task": model.task_,
         "loss": model._loss,
         "classes": getattr(model, "classes_", None),

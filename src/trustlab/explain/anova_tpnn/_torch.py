@@ -19,12 +19,15 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
 
+from trustlab._model_files import save_training_state
 from trustlab.errors import BackendError
 
 __all__ = [
@@ -320,6 +323,8 @@ def train_network(
     lr_decay: float = 1.0,
     n_decays: int = 0,
     progress: Callable[[int, int, float], None] | None = None,
+    checkpoint: tuple[Path, Any] | None = None,
+    resume: dict | None = None,
 ) -> dict:
     """Adam with the authors' betas (0.95, 0.998) on shuffled minibatches; after each epoch the
     evaluation-mode constants are recomputed on all rows and the validation loss is measured.
@@ -331,6 +336,12 @@ def train_network(
     Returns the history: per-epoch training and validation losses (for regression, on the
     standardised target) and learning rates, the best epoch (counted from 1) and its loss.
     Raises BackendError when no epoch gives a finite validation loss.
+
+    ``checkpoint`` = ``(folder, fingerprint)``: the whole training state (weights, optimiser,
+    best weights and loss, plateau counters, history, ``rng``) is saved into the folder after
+    every epoch (:func:`~trustlab._model_files.save_training_state`). ``resume``: such a state
+    (:func:`~trustlab._model_files.load_training_state`), from which training goes on with its
+    ``rng`` state restored, so a fit interrupted after any epoch ends as an uninterrupted one.
     """
     loss_fn = _loss_function(loss)
     optimizer = torch.optim.Adam(
@@ -344,7 +355,19 @@ def train_network(
     train_losses: list[float] = []
     valid_losses: list[float] = []
     rates: list[float] = []
-    for epoch in range(max_epochs):
+    start, finished = 0, False
+    folder, fingerprint = checkpoint if checkpoint is not None else (None, None)
+    if resume is not None:  # an interrupted (or finished) fit of the same data and settings
+        state = resume
+        network.load_state_dict(state["network"])
+        optimizer.load_state_dict(state["optimizer"])
+        best_state, best_loss, best_epoch = state["best_state"], state["best"], state["best_epoch"]
+        waited, decays, finished = state["waited"], state["decays"], state["finished"]
+        train_losses, valid_losses = state["train_loss"], state["validation_loss"]
+        rates = state["rates"]
+        rng.bit_generator.state = state["rng"]
+        start = state["epoch"] + 1
+    for epoch in range(start, max_epochs if not finished else start):
         rates.append(float(optimizer.param_groups[0]["lr"]))
         network.train()
         total = 0.0
@@ -368,16 +391,26 @@ def train_network(
             best_loss, best_epoch = valid_loss, epoch
             best_state = _snapshot(network)
         waited = 0 if significant and best_epoch == epoch else waited + 1
+        finished = not math.isfinite(valid_loss)
+        if not finished and waited >= patience:  # a plateau: a smaller step while cuts remain
+            finished = decays >= n_decays  # else stop
+            if not finished:
+                decays, waited = decays + 1, 0
+                for group in optimizer.param_groups:
+                    group["lr"] *= lr_decay
+        if folder is not None:  # before progress: a Ctrl-C there loses nothing
+            state = {
+                "network": network.state_dict(), "optimizer": optimizer.state_dict(),
+                "best_state": best_state, "best": best_loss, "best_epoch": best_epoch,
+                "waited": waited, "decays": decays, "finished": finished, "epoch": epoch,
+                "train_loss": train_losses, "validation_loss": valid_losses, "rates": rates,
+                "rng": rng.bit_generator.state,
+            }  # fmt: skip
+            save_training_state(folder, fingerprint, state)
         if progress is not None:
             progress(epoch + 1, max_epochs, valid_loss)
-        if not math.isfinite(valid_loss):
+        if finished:
             break
-        if waited >= patience:  # a plateau: a smaller step while cuts remain, else stop
-            if decays >= n_decays:
-                break
-            decays, waited = decays + 1, 0
-            for group in optimizer.param_groups:
-                group["lr"] *= lr_decay
     if best_epoch < 0:
         raise BackendError(
             "ANOVA-TPNN training diverged: no epoch gave a finite validation loss; try a smaller "

@@ -32,6 +32,8 @@ from trustlab._checks import (
     check_random_state,
 )
 from trustlab._lazy import require
+from trustlab._model_files import load_training_state
+from trustlab._results import check_output_dir
 from trustlab.errors import InputError
 from trustlab.explain.anova_tpnn._components import TermGroup
 from trustlab.explain.anova_tpnn._encoding import (
@@ -58,6 +60,10 @@ from trustlab.explain.anova_tpnn.results import (
 )
 
 __all__ = ["ANOVATPNN"]
+
+# Parameters that say how and where a fit runs, not what it learns: a training state left with
+# other values of these is resumed.
+_NOT_MODEL_PARAMS = ("checkpoint_dir", "n_jobs")
 
 
 def _may_classify(model: ANOVATPNN) -> bool:
@@ -145,6 +151,15 @@ class ANOVATPNN(BaseEstimator):
         ``OMP_NUM_THREADS``), capped at the cores this process may use; an int follows joblib's
         rule (-1 every core). The network is small: one thread is usually as fast as several on
         a shared machine.
+    checkpoint_dir : path or None, default None
+        Where the training state is saved after every epoch; a fit interrupted (a crash,
+        Ctrl-C) resumes from it when refitted with the same folder, data and settings, and ends
+        as an uninterrupted fit would (the same model, bit for bit). A state left by a fit of
+        other data or settings (``n_jobs`` aside) is refused (InputError naming
+        ``checkpoint_dir``); so is one of ``random_state=None`` once rows are held out (each
+        fit draws another split): give an int seed to resume. The folder is left in place
+        after the fit (a refit with it returns the same model without training); delete it to
+        start afresh. Not saved by :meth:`save`.
 
     Attributes
     ----------
@@ -210,6 +225,7 @@ class ANOVATPNN(BaseEstimator):
         n_quantiles=1000,
         random_state=None,
         n_jobs=None,
+        checkpoint_dir=None,
     ):
         self.order = order
         self.n_basis = n_basis
@@ -228,6 +244,7 @@ class ANOVATPNN(BaseEstimator):
         self.n_quantiles = n_quantiles
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.checkpoint_dir = checkpoint_dir
 
     def __sklearn_tags__(self):
         """A classifier (multiclass) or a regressor for scikit-learn when ``task`` says which;
@@ -261,6 +278,11 @@ class ANOVATPNN(BaseEstimator):
         check_positive_int(self.n_decays, "n_decays", minimum=0)
         check_in_range(self.validation_fraction, "validation_fraction", 0.0, 0.5, low_open=True)
         check_positive_int(self.n_quantiles, "n_quantiles", minimum=2)
+        folder = getattr(self, "checkpoint_dir", None)  # a subclass may not take one
+        if folder is not None:
+            if not isinstance(folder, str | os.PathLike):
+                raise InputError.bad("checkpoint_dir", "a folder path or None", folder)
+            check_output_dir(folder, "checkpoint_dir")
         return None if self.n_jobs is None else check_n_jobs(self.n_jobs)
 
     def fit(self, X, y, *, progress: Callable[[int, int, float], None] | None = None):
@@ -301,10 +323,11 @@ class ANOVATPNN(BaseEstimator):
         _check_distinct_names(features.names, terms)
         self._set_structure(features, terms, task, classes, isinstance(X, pd.DataFrame))
         try:
+            data = (x_num, x_cat, encoded, train_idx, valid_idx)
+            checkpoint = self._checkpoint(data, classes)  # a state of another fit: refused now
             if progress is not None:  # the input is good: training starts
                 progress(0, self.max_epochs, math.nan)
-            data = (x_num, x_cat, encoded, train_idx, valid_idx)
-            self._train(data, task, classes, rng, n_threads, progress)
+            self._train(data, task, classes, rng, n_threads, progress, checkpoint)
             held_out = len(train_idx) < len(frame)
             self.history_["n_validation_rows"] = len(valid_idx) if held_out else 0
             self.validation_rows_ = np.sort(valid_idx) if held_out else np.empty(0, np.int64)
@@ -391,8 +414,9 @@ class ANOVATPNN(BaseEstimator):
 
         return TPNNNetwork(groups, order, n_levels, self.n_basis, n_outputs)
 
-    def _train(self, data, task, classes, rng, n_threads, progress) -> None:
-        """Train the torch network on ``n_threads`` threads; keep its float64 export."""
+    def _train(self, data, task, classes, rng, n_threads, progress, checkpoint=None) -> None:
+        """Train the torch network on ``n_threads`` threads; keep its float64 export.
+        ``checkpoint``: ``(folder, fingerprint, state to resume or None)`` or None."""
         require("torch", "torch")
         from trustlab.explain.anova_tpnn import _torch as backend
 
@@ -419,8 +443,39 @@ class ANOVATPNN(BaseEstimator):
                 lr_decay=self.lr_decay,
                 n_decays=self.n_decays,
                 progress=progress,
+                checkpoint=None if checkpoint is None else checkpoint[:2],
+                resume=None if checkpoint is None else checkpoint[2],
             )
             self._finalise_network(network, x_num, x_cat, train_idx)
+
+    def _checkpoint(self, data, classes) -> tuple[Path, dict, dict | None] | None:
+        """``(checkpoint_dir, fingerprint, the state left there or None)`` for the training loop
+        (None without a folder; a state of another fingerprint is refused). The fingerprint is
+        a digest of the network's inputs, target, split, feature map (the raw data's quantiles
+        and levels) and terms, and of the parameters that define the model (all but
+        ``checkpoint_dir`` and ``n_jobs``)."""
+        folder = getattr(self, "checkpoint_dir", None)  # a subclass may not take one
+        if folder is None:
+            return None
+        require("torch", "torch")
+        import hashlib
+        import json
+
+        meta, quantiles = self._features.to_state()  # the raw values' quantiles: the data
+        digest = hashlib.sha256()
+        for array in [*data, *quantiles.values()]:
+            digest.update(np.ascontiguousarray(array).tobytes())
+        names = [meta, self.terms_, self._loss]
+        names += [
+            np.asarray(self._output_shift_).tolist(),
+            np.asarray(self._output_scale_).tolist(),
+        ]
+        names.append(None if classes is None else [str(c) for c in classes])
+        digest.update(json.dumps(names, default=str).encode())
+        params = {k: v for k, v in self.get_params().items() if k not in _NOT_MODEL_PARAMS}
+        text = json.dumps(params, sort_keys=True, default=str)
+        fingerprint = {"data": digest.hexdigest(), "params": text}
+        return Path(folder), fingerprint, load_training_state(Path(folder), fingerprint)
 
     def _finalise_network(self, network, x_num, x_cat, train_idx=None) -> None:
         """Float64 numpy parameters: the target's scale folded into beta and the intercept,
