@@ -100,17 +100,19 @@ def main(argv: list[str] | None = None) -> None:
     import warnings
 
     before = warnings.formatwarning
-    warnings.formatwarning = functools.partial(_format_warning, before)
+    warnings.formatwarning = functools.partial(_format_warning, before, argv)
     try:
         _main(argv)
     finally:
         warnings.formatwarning = before
 
 
-def _format_warning(python, message, category, filename, lineno, line=None) -> str:
+def _format_warning(python, argv, message, category, filename, lineno, line=None) -> str:
     """A warning trustlab's own code raises as one line, ``trustlab: warning: ...`` (Python's
-    format gives the file, the line number and the source line); others as ``python`` (the format
-    in place before) writes them."""
+    format gives the file, the line number and the source line), naming the option for a library
+    argument it starts with (``n_bootstrap=10: ...`` -> ``--n-bootstrap 10: ...``), as errors do;
+    others as ``python`` (the format in place before) writes them."""
+    import re
     from pathlib import Path
 
     package = Path(__file__).resolve().parents[1]
@@ -119,7 +121,14 @@ def _format_warning(python, message, category, filename, lineno, line=None) -> s
     except (OSError, ValueError):
         ours = False
     if ours:
-        return f"trustlab: warning: {message}\n"
+        text = str(message)
+        named = re.match(r"([A-Za-z_]\w*)=(\S+?)([:;,] )", text)
+        if named:
+            argument, value, rest = named[1], named[2], text[named.end(3) - 2 :]
+            option = option_message(f"{argument}:", argument, _options(_click_command(app), argv))
+            if option != f"{argument}:":
+                text = f"{option[:-1]} {value}{rest}"
+        return f"trustlab: warning: {text}\n"
     return python(message, category, filename, lineno, line)
 
 
