@@ -230,6 +230,9 @@ def _blocks(name: str, result: dict) -> list:
         none = Paragraph(
             f"{name} has no pairwise interaction: every interaction component m_jk is zero "
             "or rounding error of its output."
+            if len(result["names"]) > 1
+            else f"{name} has one feature ({result['names'][0]}): there is no pair of features "
+            "to interact."
         )
         return [intro, shap_figure, pd_figure, none]
     table = Table(
