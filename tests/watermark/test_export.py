@@ -135,3 +135,17 @@ def test_bad_input_names_the_argument(tmp_path):
         position_lite(2, size=16)
     with pytest.raises(InputError, match="box_b"):
         position_label((0, 0, 1, 1), (5, 5, 5, 9))
+
+
+def test_a_users_real_stage_is_kept_by_a_later_export(tmp_path):
+    # review 60: export (CLI --overwrite too) replaced the user's WQA-Real/train.json with []
+    ds = synthesize(2, random_state=2)
+    export_stages(ds, tmp_path, describer=stub, n_position=1)
+    real = tmp_path / "WQA-Real" / "train.json"
+    mine = '[{"image": "r.png", "id": "r", "conversations": []}]'
+    real.write_text(mine)
+    again = export_stages(ds, tmp_path, describer=stub, n_position=1)
+    assert real.read_text() == mine
+    assert again.counts["WQA-Real"] == 1 and str(real) not in again.files
+    real.write_text("[]")  # an export's own empty list is rewritten
+    assert export_stages(ds, tmp_path, describer=stub, n_position=1).counts["WQA-Real"] == 0

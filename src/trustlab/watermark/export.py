@@ -15,7 +15,8 @@ watermarks ending with ``"The watermark visibility is: L."``) and WQA-Real (real
 - :func:`export_stages` writes the three stage folders (``WQA-Position``, ``WQA-Synthetic``,
   ``WQA-Real``), each with ``train.json`` in the authors' schema (``image``, ``id``, [``gt_score``,
   ``visibility``,] ``conversations``) and ``images/*.png``. WQA-Real is left empty with a note:
-  real watermarked images with human scores are not something a generator can make.
+  real watermarked images with human scores are not something a generator can make. A
+  non-empty ``WQA-Real/train.json`` the user put there is kept by a later export.
 
 >>> pos = position_lite(2, random_state=0)
 >>> pos.records[0]["conversations"][1]["value"] in CELLS
@@ -230,6 +231,20 @@ image, id, gt_score, visibility, conversations[human, gpt].
 """
 
 
+def _real_records(path: Path) -> int | None:
+    """How many records a user's ``WQA-Real/train.json`` holds (0 when it is not a JSON list);
+    None when there is none, or it is the empty list an export writes."""
+    try:
+        records = json.loads(path.read_text(encoding="utf-8-sig"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):  # not readable as JSON: still the user's file
+        return 0
+    if records == []:
+        return None
+    return len(records) if isinstance(records, list) else 0
+
+
 def _write_png(path: Path, image: np.ndarray) -> None:
     from PIL import Image
 
@@ -255,7 +270,9 @@ def export_stages(
     out_dir : path
         Created if needed; gets ``WQA-Position/``, ``WQA-Synthetic/`` and ``WQA-Real/``, each
         with ``train.json`` and ``images/``; the structured blocks go to ``structured.json``
-        next to ``train.json`` (the authors' schema has no place for them).
+        next to ``train.json`` (the authors' schema has no place for them). A
+        ``WQA-Real/train.json`` already there that is not an empty list (real data the user put
+        there, as its README asks) is kept as it is, and counted.
     format : {"llava"}
         LLaVA-style conversations with mPLUG-Owl2's ``<|image|>`` token, as the authors' files.
     position : PositionLite or None
@@ -297,6 +314,9 @@ def export_stages(
     }
     for stage, (records, images) in stages.items():
         folder = root / stage
+        if stage == "WQA-Real" and (kept := _real_records(folder / "train.json")) is not None:
+            counts[stage] = kept  # the user's real data: never replaced by an empty list
+            continue
         (folder / "images").mkdir(parents=True, exist_ok=True)
         plain = [{k: v for k, v in r.items() if k != "structured"} for r in records]
         for r, image in zip(records, images if images is not None else [], strict=True):
