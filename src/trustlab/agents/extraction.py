@@ -277,6 +277,8 @@ def _decode(text: str, start: int, budget: list[int]) -> tuple[Any, int] | None:
         pass
     except RecursionError:  # nested too deeply to be rules
         return None, -1
+    if budget[0] <= 0:  # before the spans: listing them is O(len(text)) per opening
+        return None
     closer = "]" if text[start] == "[" else "}"
     spans = [(i + 1, "") for i in range(len(text) - 1, start, -1) if text[i] == closer]
     if closer == "]":  # then a truncated array, closed after its last complete object
@@ -321,7 +323,8 @@ def parse_json_answer(text: str) -> Any:
     found: list[Any] = []
     budget = [_REPAIR_BUDGET]
     i = 0
-    while i < len(text):
+    last = max(text.rfind("]"), text.rfind("}"))  # no value starts after the last closing
+    while i < last:
         if text[i] in "[{":
             hit = _decode(text, i, budget)
             if hit is not None and hit[1] < 0:  # too deep: skip the run of openings
