@@ -33,5 +33,5 @@ def test_an_empty_list_picks_no_prompt(train):
 def test_bad_positions_are_named(train):
     n = len(train)
     for index in ([n], [0.5], 3, [[0, 1]], np.ones(3, dtype=bool), ["a"]):
-        with pytest.raises(InputError, match=rf"index: expected positions in \[0, {n - 1}\]"):
+        with pytest.raises(InputError, match=rf"index: expected positions in \[{-n}, {n - 1}\]"):
             train.subset(index)

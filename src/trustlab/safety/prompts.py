@@ -92,7 +92,8 @@ class SafetyPrompts(Result):
         return len(self.prompts)
 
     def subset(self, index: Sequence[int] | np.ndarray) -> SafetyPrompts:
-        """The prompts at ``index`` (positions or a boolean mask; an empty list gives none)."""
+        """The prompts at ``index`` (positions, negative ones counting from the end as in numpy,
+        or a boolean mask; an empty list gives none)."""
         index = np.asarray(index)
         if index.size == 0 and index.dtype != bool:  # [] is float64 to numpy: no positions
             index = index.astype(np.int64)
@@ -103,7 +104,8 @@ class SafetyPrompts(Result):
         if idx is None or idx.ndim != 1:
             raise InputError.bad(
                 "index",
-                f"positions in [0, {len(self) - 1}] or a boolean mask of {len(self)} values",
+                f"positions in [{-len(self)}, {len(self) - 1}] (negative ones count from the end)"
+                f" or a boolean mask of {len(self)} values",
                 index,
             )
         return SafetyPrompts(
