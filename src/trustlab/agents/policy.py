@@ -345,11 +345,12 @@ class PolicyModel(_Model):
     """An action-based safety policy model (ShieldAgent's ASPM JSON, plus ``checkers``,
     ``weights`` and ``unknown_action``).
 
-    Validation: at least one rule and one action; rule ids unique; every ``soft_rule_id`` names a
-    rule whose logic mentions the action, once, and every rule is listed; a predicate has one
-    type in every rule, and no name is a word of the rule language; the action tree has no cycle;
-    every rule's logic names only declared predicates; weights finite and for known rules;
-    checkers only for predicates some rule declares; no key spelt almost like a field's.
+    Validation: at least one rule and one action; unique rule ids; each ``soft_rule_id`` names a
+    rule whose logic mentions the action, once, and every rule is listed; a predicate is declared
+    once per rule, with one type in all, and is no word of the rule language; an acyclic action
+    tree; each logic parses and names only declared predicates; weights are numbers (not "0" or
+    true) in +-MAX_RULE_WEIGHT for known rules; a checker has a ``type`` and a declared predicate;
+    ``unknown_action`` is "error", "allow" or "block"; no key is spelt almost like a field's.
     """
 
     model_config = ConfigDict(extra="allow", frozen=True)
@@ -540,13 +541,14 @@ def _validate(model: type[BaseModel], data: Any, argument: str) -> Any:
 
 
 def load_policy(policy: PolicyModel | Mapping[str, Any] | str | Path) -> PolicyModel:
-    """Read and validate a policy from a mapping, a JSON file or a :class:`PolicyModel`.
+    """Read and validate a policy: a :class:`PolicyModel` (returned as it is), a mapping, or the
+    path (a ``str`` or ``Path``, never JSON text) of a UTF-8 JSON file (a BOM is allowed).
 
     Raises
     ------
     InputError
-        Naming what is wrong: an undeclared predicate in a rule's logic, an empty or cyclic policy,
-        an unknown rule id, a non-finite weight, a syntax error in a rule.
+        Starting ``policy``: another type, a path that is not a file, a file that is not UTF-8 JSON,
+        or what :class:`PolicyModel` refuses (its docstring lists it), naming where.
     """
     if isinstance(policy, PolicyModel):
         return policy
