@@ -35,3 +35,16 @@ def test_another_commands_result_is_not_named_as_ours(tmp_path):
         f"--out: {tmp_path} already holds an earlier run's result.json (beside dcp.png); pass "
         "--overwrite to replace it, or choose another --out"
     )
+
+
+def test_a_result_only_commands_own_folder_keeps_its_wording(tmp_path):
+    # diff review 60 H: 'safety context score' (names: result.json only) rerun into its own folder
+    # said 'an earlier run's result.json (beside by_category.json, metrics.png); ... replace it'
+    for name in ("result.json", "metrics.png", "by_category.json"):
+        (tmp_path / name).write_text("{}")
+    with pytest.raises(InputError) as exc:
+        refuse_existing(tmp_path, False, ("result.json",))
+    assert str(exc.value) == (
+        f"--out: {tmp_path} already holds results (result.json); pass --overwrite to replace "
+        "them, or choose another --out"
+    )

@@ -54,7 +54,8 @@ def refuse_existing(
 ) -> None:
     """Refuse an ``--out`` that already holds one of ``names`` unless ``overwrite``, and one that
     is a file (or lies under one) before any work. The refusal says ``what`` is there, except of a
-    lone ``result.json`` beside other files (another command's, e.g. ``dcp.png``): it names those."""
+    lone ``result.json`` (when ``names`` holds more) beside other files, another command's (e.g.
+    ``dcp.png``): it names those."""
     if out is not None:
         check_output_dir(out, "--out")
     if out is None or overwrite:
@@ -64,7 +65,9 @@ def refuse_existing(
         return
     it = "it" if what.startswith(("a ", "an ")) else "them"  # a trained network / results
     held = f"{what} ({', '.join(found)})"
-    if found == ["result.json"]:  # every command writes one: say whose it may be, not ours
+    # every command writes a result.json: where this one writes more, a lone one may be another
+    # command's (where it writes only result.json, its own figures lie beside it: 'results')
+    if found == ["result.json"] and len(names) > 1:
         beside = sorted(path.name for path in Path(out).iterdir() if path.name not in names)
         if beside:
             shown = ", ".join(beside[:4]) + (f" and {len(beside) - 4} more" if beside[4:] else "")
