@@ -11,21 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from one_rule_policy import one_rule_policy
 
 from trustlab.agents import Guardrail
 from trustlab.agents.server import GuardClient, make_guard_server
 from trustlab.errors import InputError
 
-POLICY = {
-    "actions": {"pay": {"soft_rule_ids": ["r"]}},
-    "rule_list": [
-        {
-            "rule_id": "r",
-            "predicates": [["pay", "", "", "action"], ["ok", "", "", "condition"]],
-            "logic": "pay IMPLIES ok",
-        }
-    ],
-}
+POLICY = one_rule_policy()
 
 
 @pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf"), True, "5"])

@@ -9,20 +9,12 @@ naming a trajectory the case has.
 from __future__ import annotations
 
 import pytest
+from one_rule_policy import one_rule_policy
 
 from trustlab.agents import Guardrail, evaluate_guardrail, fit_rule_weights
 from trustlab.errors import InputError
 
-POLICY = {
-    "actions": {"pay": {"soft_rule_ids": ["r"]}},
-    "rule_list": [
-        {
-            "rule_id": "r",
-            "predicates": [["pay", "", "", "action"], ["ok", "", "", "condition"]],
-            "logic": "pay IMPLIES ok",
-        }
-    ],
-}
+POLICY = one_rule_policy()
 CASES = [
     {"trajectory": [], "action": "pay", "label": "safe", "oracle": {"ok": True}},
     {"trajectory": [], "action": "pay", "label": "unsafe", "oracle": {"ok": False}},

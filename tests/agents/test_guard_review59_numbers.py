@@ -11,20 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from one_rule_policy import one_rule_policy
 
 from trustlab.agents import Guardrail
 from trustlab.errors import InputError
 
-POLICY = {
-    "actions": {"pay": {"soft_rule_ids": ["r"]}},
-    "rule_list": [
-        {
-            "rule_id": "r",
-            "predicates": [["pay", "", "", "action"], ["ok", "", "", "condition"]],
-            "logic": "pay IMPLIES ok",
-        }
-    ],
-}
+POLICY = one_rule_policy()
 
 
 def test_numpy_numbers_are_taken():

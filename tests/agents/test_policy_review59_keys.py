@@ -9,20 +9,12 @@ instead of 0.047 for a broken rule of weight 3) without a word.
 from __future__ import annotations
 
 import pytest
+from one_rule_policy import one_rule_policy
 
 from trustlab.agents import Guardrail, load_policy
 from trustlab.errors import InputError
 
-POLICY = {
-    "actions": {"pay": {"soft_rule_ids": ["r"]}},
-    "rule_list": [
-        {
-            "rule_id": "r",
-            "predicates": [["pay", "", "", "action"], ["ok", "", "", "condition"]],
-            "logic": "pay IMPLIES ok",
-        }
-    ],
-}
+POLICY = one_rule_policy()
 
 
 @pytest.mark.parametrize(

@@ -7,18 +7,10 @@ import json
 
 import pytest
 
+from agents.one_rule_policy import one_rule_policy
 from cli_helpers import one_line
 
-POLICY = {
-    "actions": {"pay": {"soft_rule_ids": ["r"]}},
-    "rule_list": [
-        {
-            "rule_id": "r",
-            "predicates": [["pay", "", "", "action"], ["ok", "", "", "condition"]],
-            "logic": "pay IMPLIES ok",
-        }
-    ],
-}
+POLICY = one_rule_policy()
 CASE = {"action": "pay", "label": "safe", "oracle": {"ok": True}}
 HUGE = "1" * 5000  # Python refuses int() of it: a ValueError, not a JSONDecodeError
 

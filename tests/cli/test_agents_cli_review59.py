@@ -11,19 +11,12 @@ from __future__ import annotations
 
 import json
 
+from agents.one_rule_policy import one_rule_policy
 from cli_helpers import one_line
 
-POLICY = {
-    "actions": {"pay": {"soft_rule_ids": ["r"]}},
-    "rule_list": [
-        {
-            "rule_id": "r",
-            "predicates": [["pay", "", "", "action"], ["ok", "", "", "condition"]],
-            "logic": "pay IMPLIES ok",
-        }
-    ],
-    "checkers": {"ok": {"type": "action_count", "name": "pay", "op": "<=", "value": 0}},
-}
+POLICY = one_rule_policy(
+    checkers={"ok": {"type": "action_count", "name": "pay", "op": "<=", "value": 0}}
+)
 EMPTY = {"task_intent": "", "steps": []}
 
 
