@@ -1000,7 +1000,10 @@ def export(
     """Write WMarkGPT's stage datasets (WQA-Position, WQA-Synthetic, WQA-Real) for fine-tuning."""
     from trustlab.watermark.export import STAGES, export_stages
 
-    refuse_existing(out, overwrite, tuple(f"{s}/train.json" for s in STAGES), "an export")
+    # WQA-Real/train.json is not asked about: an export's own is [] beside the other two, and a
+    # user's real data there is kept (a folder holding only it was refused as "an export")
+    earlier = tuple(f"{s}/train.json" for s in STAGES if s != "WQA-Real")
+    refuse_existing(out, overwrite, earlier, "an export")
     if format != "llava":
         raise InputError.bad("--format", "llava", format)
     ds = _load_data(data)
@@ -1016,4 +1019,7 @@ def export(
         typer.echo(json_text(result.to_dict()), nl=False)
     else:
         tell(result.summary())
-    tell(f"wrote {', '.join(STAGES)} to {out}", as_json)
+    real = any(Path(f).parts[-2:] == ("WQA-Real", "train.json") for f in result.files)
+    written = [s for s in STAGES if s != "WQA-Real" or real]  # not: a user's real data was kept
+    kept = "" if real else " (kept the WQA-Real/train.json there)"
+    tell(f"wrote {', '.join(written)} to {out}{kept}", as_json)
