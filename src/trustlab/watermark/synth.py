@@ -251,7 +251,8 @@ class WatermarkDataset(Result):
         )
 
     def subset(self, indices: Sequence[int] | np.ndarray) -> WatermarkDataset:
-        """The images at ``indices`` (in that order), as a new dataset.
+        """The images at ``indices`` (in that order), as a new dataset. Negative indices count
+        from the end (``-1`` is the last image); a bool mask of one value per image selects too.
 
         >>> synthesize(3, random_state=0).subset([2, 0]).n_images
         2
@@ -266,7 +267,10 @@ class WatermarkDataset(Result):
         if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
             raise InputError.bad("indices", "a 1-D sequence of image indices", indices)
         if idx.size and (idx.min() < -len(self) or idx.max() >= len(self)):
-            raise InputError.bad("indices", f"indices in [0, {len(self)})", indices)
+            n = len(self)
+            raise InputError.bad(
+                "indices", f"indices in [{-n}, {n - 1}] (negative ones count from the end)", indices
+            )
         idx = idx % len(self)
         values = {}
         for f in dataclasses.fields(self):
