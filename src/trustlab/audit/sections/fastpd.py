@@ -192,6 +192,11 @@ def _explain(model, background, rows, names, raw, ctx: AuditContext) -> dict:
     }
 
 
+def _count(n: int) -> str:
+    """``n`` encoded features, one in the singular (a one-feature model said '1 encoded features')."""
+    return f"{n} encoded feature{'' if n == 1 else 's'}"
+
+
 def _blocks(name: str, result: dict) -> list:
     from matplotlib.figure import Figure as MplFigure
 
@@ -200,7 +205,7 @@ def _blocks(name: str, result: dict) -> list:
     data = result["data"]
     kind = data["output_kind"]
     intro = Paragraph(
-        f"Model {name}: FastPD explains its {kind} on {len(result['names'])} encoded features, "
+        f"Model {name}: FastPD explains its {kind} on {_count(len(result['names']))}, "
         f"for {data['n_rows']} {result['rows_source']}, with {data['n_background']} "
         f"{result['background_source']} as background."
     )
