@@ -43,13 +43,13 @@ import inspect
 import itertools
 import math
 import re
-import unicodedata
 import urllib.parse
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from trustlab.agents._names import nfc
 from trustlab.errors import BackendError, InputError
 
 if TYPE_CHECKING:
@@ -974,7 +974,7 @@ def find_sensitive(
 def _literal(text: str, case_sensitive: bool) -> str:
     """``text`` as literal values are compared: NFC (a letter and its combining accent are the
     one-letter form, as in provenance), lower-cased unless ``case_sensitive``."""
-    text = unicodedata.normalize("NFC", text)
+    text = nfc(text)
     return text if case_sensitive else text.lower()
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from trustlab._checks import check_positive_int, check_probability, check_random_state
 from trustlab._results import Result, internal_field, new_axes
+from trustlab.agents._names import nfc
 from trustlab.errors import InputError
 
 __all__ = ["GuardrailEvaluation", "evaluate_guardrail", "METRICS", "MODES"]
@@ -265,7 +266,7 @@ def evaluate_guardrail(
         if isinstance(expected, (str, bytes)) or not isinstance(expected, (list, tuple)):
             # tuple("r1") would be ('r', '1'): rule recall 0 without a word
             raise InputError.bad(f"cases[{i}].expected_rules", "a list of rule ids", expected)
-        expected = tuple(expected)
+        expected = tuple(nfc(r) if isinstance(r, str) else r for r in expected)  # as rule ids
         group = _label(case, ("group", "suite"), "all")
         guard = guardrail
         if isinstance(guardrail, Mapping):

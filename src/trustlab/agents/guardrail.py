@@ -44,6 +44,7 @@ from scipy.special import expit
 from trustlab._checks import check_choice, check_in_range
 from trustlab._results import Result
 from trustlab.agents import provenance as _provenance  # noqa: F401  (registers its checkers)
+from trustlab.agents._names import nfc_keys
 from trustlab.agents.checkers import CheckContext, make_checker
 from trustlab.agents.circuit import METHODS, RuleCircuit, decide
 from trustlab.agents.logic import FALSE, And, Eventually, Formula, WeakNext
@@ -176,6 +177,7 @@ class Guardrail:
         if checkers is not None:
             if not isinstance(checkers, Mapping):
                 raise InputError.bad("checkers", "a mapping predicate -> checker", checkers)
+            checkers = nfc_keys(checkers, "checkers")  # names in NFC, as the policy's
             unknown = sorted(set(checkers) - set(self.policy.predicates))
             if unknown:
                 raise InputError.bad(
@@ -579,7 +581,7 @@ def _check_evidence(evidence: Mapping[str, Any] | None, policy: PolicyModel) -> 
         )
     out = {}
     known = policy.predicates
-    for name, value in evidence.items():
+    for name, value in nfc_keys(evidence, "evidence").items():  # names in NFC, as the policy's
         if name not in known:
             raise InputError.bad(
                 "evidence", f"predicates the policy declares {sorted(known)}", name

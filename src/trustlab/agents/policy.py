@@ -1,14 +1,13 @@
 """Policies, trajectories and decisions in the formats of ShieldAgent's action-based safety policy
 model (ASPM), validated with pydantic.
 
-A policy (:class:`PolicyModel`) holds rules over named predicates (:class:`Rule`, whose ``logic``
-is a formula of :mod:`trustlab.agents.logic`) and groups them per action (``actions``: action name
--> ``soft_rule_ids``). trustlab adds three optional keys: ``checkers`` (predicate name -> the
-specification of the checker that computes it, see :mod:`trustlab.agents.checkers`),
-``weights`` (rule id -> weight; rules without one get the guardrail's default weight) and
-``unknown_action`` (``"error"``, ``"allow"`` or ``"block"``: what a guardrail built on the policy
-does with an action no policy action covers, unless it is given one itself; without the key,
-``"error"``).
+A policy (:class:`PolicyModel`) holds rules over named predicates (:class:`Rule`, whose ``logic`` is
+a formula of :mod:`trustlab.agents.logic`) and groups them per action (``actions``: action name ->
+``soft_rule_ids``). trustlab adds three optional keys: ``checkers`` (predicate name -> the
+specification of the checker that computes it, see :mod:`trustlab.agents.checkers`), ``weights``
+(rule id -> weight; rules without one get the guardrail's default weight) and ``unknown_action``
+(``"error"``, ``"allow"`` or ``"block"``: what a guardrail built on the policy does with an action
+no policy action covers, unless it is given one itself; without the key, ``"error"``).
 
 A trajectory (:class:`Trajectory`) is what the protected agent did so far: the task intent and a list
 of steps, each with an optional thought, an action (:class:`Action`: a tool call or a web action)
@@ -35,7 +34,7 @@ import json
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import (
@@ -49,6 +48,7 @@ from pydantic import (
 )
 
 from trustlab._checks import repeated
+from trustlab.agents._names import Name, NameKeys, nfc_keys
 from trustlab.agents.logic import RESERVED_WORDS, Formula, parse_rule
 from trustlab.errors import InputError, describe
 
@@ -83,7 +83,7 @@ class Action(_Model):
     A bare string is read as the action's name: ``Action.model_validate("click")``.
     """
 
-    name: str = Field(min_length=1)
+    name: Name = Field(min_length=1)
     arguments: dict[str, Any] = Field(default_factory=dict)
     url: str | None = None
     element: str | None = None
@@ -122,7 +122,7 @@ class Step(_Model):
                         f"{name!r}: expected a truth value or a probability in [0, 1], "
                         f"got {describe(v)}"
                     )
-        return value
+        return nfc_keys(value)
 
 
 class Trajectory(_Model):
@@ -226,7 +226,7 @@ class Trajectory(_Model):
 class Predicate(_Model):
     """A predicate a rule mentions: its name, what it means and whether it is an action."""
 
-    name: str
+    name: Name
     description: str = ""
     type: Literal["action", "condition"] = "condition"
 
@@ -255,9 +255,9 @@ def _parsed(logic: str, rule_id: str) -> Formula:
 class Rule(_Model):
     """A verifiable rule: predicates, the formula over them (``logic``) and what it means."""
 
-    rule_id: str = Field(min_length=1)
+    rule_id: Name = Field(min_length=1)
     predicates: list[Predicate]
-    logic: str = Field(min_length=1)
+    logic: Name = Field(min_length=1)
     description: str = ""
     rule_type: Literal["action", "physical"] = "action"
 
@@ -303,10 +303,10 @@ class GroundedRule(_Model):
     The predicates the logic mentions must be exactly the declared ones.
     """
 
-    source_rule_id: str
-    grounded_rule_id: str
+    source_rule_id: Name
+    grounded_rule_id: Name
     grounded_predicates: list[Predicate]
-    rule_logic: str
+    rule_logic: Name
     rule_description: str = ""
 
     @model_validator(mode="after")
@@ -331,7 +331,7 @@ class GroundedRule(_Model):
 
 class _ActionEntry(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
-    soft_rule_ids: list[str] = Field(default_factory=list)
+    soft_rule_ids: list[Name] = Field(default_factory=list)
 
 
 def _refuse_near_misses(model: BaseModel, what: str) -> None:
@@ -356,12 +356,12 @@ class PolicyModel(_Model):
     model_config = ConfigDict(extra="allow", frozen=True)
 
     action_tree: dict[str, Any] = Field(default_factory=dict)
-    actions: dict[str, _ActionEntry]
+    actions: Annotated[dict[str, _ActionEntry], NameKeys]
     rule_list: list[Rule]
     condition_clusters: Any = None
-    checkers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    checkers: Annotated[dict[str, dict[str, Any]], NameKeys] = Field(default_factory=dict)
     # strict: pydantic would read "0" as 0.0 and true as 1.0 (a rule switched off without a word)
-    weights: dict[str, StrictFloat] = Field(default_factory=dict)
+    weights: Annotated[dict[str, StrictFloat], NameKeys] = Field(default_factory=dict)
     # None (absent): the guardrail's own setting, "error" by default (as before the key existed)
     unknown_action: Literal["error", "allow", "block"] | None = None
 

@@ -20,12 +20,12 @@ from __future__ import annotations
 import functools
 import math
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
 from trustlab._lazy import require
+from trustlab.agents._names import nfc
 from trustlab.agents.checkers import CheckContext, register_checker
 from trustlab.agents.policy import Action, Step  # noqa: F401  (the doctests use Step)
 from trustlab.errors import InputError
@@ -38,7 +38,7 @@ __all__ = ["argument_mentioned", "intent_mentions", "no_secret_disclosed"]
 def _norm(text: Any) -> str:
     # NFC: "Zoë" typed as "Zoe" + a combining diaeresis is the same text as the one-character
     # "ë" (it did not match it, and "Zoe" matched inside it)
-    return " ".join(unicodedata.normalize("NFC", str(text)).lower().split())
+    return " ".join(nfc(str(text)).lower().split())
 
 
 @functools.lru_cache(maxsize=4096)
