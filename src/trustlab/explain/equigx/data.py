@@ -170,12 +170,15 @@ class GraphDataset(Result):
         return max((g.n_nodes for g in self.graphs), default=0)
 
     def subset(self, indices: Sequence[int] | np.ndarray) -> GraphDataset:
-        """The graphs at ``indices`` (in that order) as a new dataset."""
+        """The graphs at ``indices`` (in that order; negative ones count from the end)."""
         idx = np.asarray(indices)
         if idx.dtype == bool or (idx.size and not np.issubdtype(idx.dtype, np.integer)):
             raise InputError.bad("indices", "a sequence of integer positions", indices)
         if idx.size and (idx.min() < -len(self) or idx.max() >= len(self)):
-            raise InputError.bad("indices", f"positions in [0, {len(self)})", indices)
+            n = len(self)
+            raise InputError.bad(
+                "indices", f"positions in [-{n}, {n}) (negative ones count from the end)", indices
+            )
         return GraphDataset(
             name=self.name,
             class_names=self.class_names,
