@@ -97,6 +97,7 @@ OPTION_FOR_ARGUMENT = {
     "model_name": "--name",
     "sections": "--section",
     "models": "--zoo",
+    "n_tokens": "--tokens",
 }
 
 

@@ -490,8 +490,8 @@ def _build(
     available = {name: float(c.sum()) for name, c in counts.items()}
     if sum(available.values()) < n_tokens:
         warnings.warn(
-            f"the sources hold about {round(sum(available.values())):,} tokens, fewer than "
-            f"n_tokens={n_tokens:,}; the corpus takes them all",
+            f"n_tokens={n_tokens:,}: the sources hold about {round(sum(available.values())):,} "
+            "tokens; the corpus takes them all",
             stacklevel=3,
         )
     shares = _shares(available, n_tokens)
