@@ -382,8 +382,10 @@ def synth(
     refuse_existing(out, overwrite, ("annotations.json",), "a dataset")
     with progress() as bar:
         ds = _generate(n, seed, kinds, clean_fraction, size, bar)
-    if out.exists() and overwrite:
-        shutil.rmtree(out / "images", ignore_errors=True)  # an earlier run's extra images
+    if out.exists() and overwrite:  # an earlier run's extra images (its names: 00000.png, ...)
+        for earlier in (out / "images").glob("*.png"):  # a user's other files there are kept
+            if earlier.stem.isdigit():
+                earlier.unlink()
     written = ds.save(out)
     records = write_atomic(out / "records.json", json_text(ds.records(random_state=seed)))
     from matplotlib.figure import Figure as MplFigure
