@@ -21,9 +21,10 @@ from trustlab.errors import InputError
 __all__ = ["Name", "NameKeys", "nfc", "nfc_keys"]
 
 
-def nfc(text: str) -> str:
-    """``text`` in NFC (a letter and its combining accent become the one-letter form)."""
-    return unicodedata.normalize("NFC", text)
+def nfc(text: Any) -> Any:
+    """``text`` in NFC (a letter and its combining accent become the one-letter form); anything
+    but a string as it is (for the caller to refuse)."""
+    return unicodedata.normalize("NFC", text) if isinstance(text, str) else text
 
 
 def nfc_keys(value: Any, argument: str | None = None) -> Any:

@@ -46,6 +46,7 @@ from typing import Any
 from trustlab._checks import check_positive_int, check_random_state
 from trustlab._lazy import require
 from trustlab._results import Result
+from trustlab.agents._names import nfc
 from trustlab.agents.checkers import CheckContext, make_checker
 from trustlab.agents.guardrail import Guardrail
 from trustlab.agents.logic import evaluate
@@ -503,7 +504,7 @@ def trajectory_from_messages(
             call_id = None if call is None else _get(call, "id")
             target = next((s for s in open_steps if call_id and s["id"] == call_id), None)
             if target is None:
-                name = None if call is None else _get(call, "function")
+                name = None if call is None else nfc(_get(call, "function"))  # as Action.name
                 target = next((s for s in open_steps if s["action"].name == name), None)
             if target is not None:
                 target["observation"] = observation

@@ -231,8 +231,8 @@ def _action_of(step: Any) -> Any:
 
 def _name(action: Any) -> str:
     if isinstance(action, str):
-        return action
-    return str(_get(action, "name", "") or "")
+        return nfc(action)  # as Action.name and the checker's names: NFC
+    return nfc(str(_get(action, "name", "") or ""))
 
 
 def _arguments(action: Any) -> Mapping[str, Any]:
@@ -456,7 +456,7 @@ class _ActionPattern:
         if name is None:
             self.names: frozenset[str] | None = None
         else:
-            names = _strings(name, f"{where}name")
+            names = map(nfc, _strings(name, f"{where}name"))  # as Action.name: NFC
             self.names = frozenset(n if self.case_sensitive else n.lower() for n in names)
         opts = (self.match, self.case_sensitive, self.threshold)
         self.element = None if element is None else _Patterns(element, f"{where}element", *opts)
@@ -1053,7 +1053,9 @@ def _sensitive_data(
     case_sensitive = _flag(case_sensitive, "case_sensitive")
     name_set = None
     if names is not None:
-        name_set = frozenset(n if case_sensitive else n.lower() for n in _strings(names, "names"))
+        name_set = frozenset(
+            n if case_sensitive else n.lower() for n in map(nfc, _strings(names, "names"))
+        )
     return _SensitiveData(vals, pats, regs, field_names, name_set, case_sensitive)
 
 
@@ -1124,7 +1126,9 @@ def _ask_the_user(
     match = _choice(match, "match", MATCH_MODES)
     threshold = _number(threshold, "threshold", 0.0, 100.0)
     pats = None if terms is None else _Patterns(terms, "terms", match, case_sensitive, threshold)
-    name_set = frozenset(n if case_sensitive else n.lower() for n in _strings(names, "names"))
+    name_set = frozenset(
+        n if case_sensitive else n.lower() for n in map(nfc, _strings(names, "names"))
+    )
     return _AskTheUser(
         mode,
         name_set,

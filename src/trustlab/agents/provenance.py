@@ -173,7 +173,12 @@ def _source_spec(source: Any, i: int) -> dict[str, Any]:
                 f"sources[{i}]", "keys tool, fields, named_in_intent", sorted(unknown)
             )
         tools = source["tool"]
-        tools = None if tools == "*" else frozenset([tools] if isinstance(tools, str) else tools)
+        # tool names in NFC, as Action.name: a decomposed "tool" matched no step
+        tools = (
+            None
+            if tools == "*"
+            else frozenset(map(nfc, [tools] if isinstance(tools, str) else tools))
+        )
         fields = source.get("fields")
         return {
             "kind": "tool",
