@@ -44,7 +44,7 @@ from scipy.special import expit
 from trustlab._checks import check_choice, check_in_range
 from trustlab._results import Result
 from trustlab.agents import provenance as _provenance  # noqa: F401  (registers its checkers)
-from trustlab.agents._names import nfc_keys
+from trustlab.agents._names import nfc, nfc_keys
 from trustlab.agents.checkers import CheckContext, make_checker
 from trustlab.agents.circuit import METHODS, RuleCircuit, decide
 from trustlab.agents.logic import FALSE, And, Eventually, Formula, WeakNext
@@ -212,7 +212,7 @@ class Guardrail:
 
     def weight(self, rule_id: str) -> float:
         """The weight of rule ``rule_id`` (the policy's, else the default)."""
-        return float(self.policy.weights.get(rule_id, self.default_weight))
+        return float(self.policy.weights.get(nfc(rule_id), self.default_weight))  # ids: NFC
 
     @property
     def weights(self) -> dict[str, float]:
@@ -223,6 +223,7 @@ class Guardrail:
         data = self.policy.model_dump(mode="python")
         if not isinstance(weights, Mapping):
             raise InputError.bad("weights", "a mapping rule id -> weight", weights)
+        weights = nfc_keys(weights, "weights")  # ids in NFC: merged with the policy's below
         given = {
             k: check_in_range(v, f"weights[{k!r}]", -math.inf, math.inf) for k, v in weights.items()
         }

@@ -48,7 +48,7 @@ from pydantic import (
 )
 
 from trustlab._checks import repeated
-from trustlab.agents._names import Name, NameKeys, nfc_keys
+from trustlab.agents._names import Name, NameKeys, nfc, nfc_keys
 from trustlab.agents.logic import RESERVED_WORDS, Formula, parse_rule
 from trustlab.errors import InputError, describe
 
@@ -294,7 +294,7 @@ class Rule(_Model):
         return parse_rule(self.logic)
 
     def predicate(self, name: str) -> Predicate | None:
-        return next((p for p in self.predicates if p.name == name), None)
+        return next((p for p in self.predicates if p.name == nfc(name)), None)
 
 
 class GroundedRule(_Model):
@@ -446,7 +446,7 @@ class PolicyModel(_Model):
     def rule(self, rule_id: str) -> Rule:
         """The rule with id ``rule_id``."""
         for rule in self.rule_list:
-            if rule.rule_id == rule_id:
+            if rule.rule_id == nfc(rule_id):  # ids are NFC
                 return rule
         raise InputError.bad("rule_id", f"one of {sorted(self.rule_ids)}", rule_id)
 
@@ -456,7 +456,7 @@ class PolicyModel(_Model):
 
     def rules_for(self, action: str) -> list[Rule]:
         """The rules in ``action``'s circuit (its ``soft_rule_ids``)."""
-        if action not in self.actions:
+        if (action := nfc(action)) not in self.actions:  # names are NFC
             raise InputError.bad(
                 "action", f"one of the policy's actions {sorted(self.actions)}", action
             )
