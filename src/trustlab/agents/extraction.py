@@ -37,6 +37,7 @@ from pydantic import ValidationError
 
 from trustlab._checks import check_in_range, check_positive_int
 from trustlab._results import Result, internal_field
+from trustlab.agents._names import nfc
 from trustlab.agents.logic import parse_rule
 from trustlab.agents.policy import PolicyModel, Rule, load_policy
 from trustlab.errors import BackendError, InputError
@@ -571,7 +572,7 @@ def extract_rules(
     if actions is not None:
         if isinstance(actions, str) or not all(isinstance(a, str) and a for a in actions):
             raise InputError.bad("actions", "a list of action names (strings)", actions)
-        known = frozenset(actions)
+        known = frozenset(map(nfc, actions))  # as the rules' names: NFC
         if not known:
             raise InputError.bad("actions", "at least one action name", actions)
     lm = _resolve_model(model, base_url, api_key)
