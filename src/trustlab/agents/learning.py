@@ -30,6 +30,7 @@ from trustlab._checks import (
     repeated,
 )
 from trustlab._results import Result, internal_field
+from trustlab.agents._names import nfc_keys
 from trustlab.agents.evaluation import _as_cases, _check_case
 from trustlab.agents.policy import as_action
 from trustlab.errors import BackendError, InputError
@@ -216,7 +217,8 @@ def fit_rule_weights(
                     "policy with unknown_action 'allow' or 'block')"
                 )
                 act = as_action(get("action"))
-                why = guardrail._not_instantiated(act, evidence or {})
+                # evidence names in NFC, as the guardrail read them (checked just above)
+                why = guardrail._not_instantiated(act, nfc_keys(evidence or {}))
                 if why:  # named like a policy action: 'got pay' alone contradicted the list
                     raise InputError(
                         f"cases[{i}].action: expected {expected}, got {act.name!r}, but {why}",
