@@ -346,11 +346,11 @@ class PolicyModel(_Model):
     ``weights`` and ``unknown_action``).
 
     Validation: at least one rule and one action; unique rule ids; each ``soft_rule_id`` names a
-    rule whose logic mentions the action, once, and every rule is listed; a predicate is declared
-    once per rule, with one type in all, and is no word of the rule language; an acyclic action
-    tree; each logic parses and names only declared predicates; weights are numbers (not "0" or
-    true) in +-MAX_RULE_WEIGHT for known rules; a checker has a ``type`` and a declared predicate;
-    ``unknown_action`` is "error", "allow" or "block"; no key is spelt almost like a field's.
+    rule whose logic mentions the action, once, and every rule is listed; a predicate is not
+    declared two ways in a rule, has one type in all (an action's name aside) and is no word of the
+    rule language; an acyclic action tree; each logic parses and names declared predicates only;
+    weights are numbers (not "0" or true) in +-MAX_RULE_WEIGHT for known rules; a checker has a
+    ``type`` and a declared predicate; ``unknown_action`` is error/allow/block; no near-miss key.
     """
 
     model_config = ConfigDict(extra="allow", frozen=True)
