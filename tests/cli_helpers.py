@@ -98,3 +98,23 @@ def documented(page: str, *commands: str) -> list[list[str]]:
             found.append(shlex.split(line, comments=True)[1:])
     assert found, f"{page} shows no {commands} command"
     return found
+
+
+class InterruptAt:
+    """Stands for a CLI module's ``progress`` bar and presses Ctrl-C when a task reaches
+    ``completed`` (e.g. once epoch k is saved): ``patch.setattr(module, "progress",
+    InterruptAt(2))``."""
+
+    def __init__(self, completed: int):
+        self.at = completed
+
+    @contextmanager
+    def __call__(self, enabled=True):
+        yield self
+
+    def add_task(self, description, total=None, **_):
+        return 0
+
+    def update(self, task, *, completed=None, **_):
+        if completed == self.at:
+            raise KeyboardInterrupt

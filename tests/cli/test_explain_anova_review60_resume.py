@@ -4,13 +4,11 @@ or Ctrl-C lost every finished epoch of fits that run up to about two hours. The 
 ends with the model an uninterrupted run gives; a state of other settings is one ``--out`` line
 (exit 2) unless ``--overwrite``, which discards it."""
 
-from contextlib import contextmanager
-
 import numpy as np
 import pandas as pd
 import pytest
 
-from cli_helpers import one_line
+from cli_helpers import InterruptAt, one_line
 from trustlab.cli import explain_anova
 from trustlab.explain.anova_tpnn import ANOVATPNN
 
@@ -32,24 +30,9 @@ def _fit(path, out, *extra):
             "--max-epochs", "4", "--n-basis", "3", "--top", "0", "--n-jobs", "1", *extra]  # fmt: skip
 
 
-class _Interrupt:
-    """Stands for the progress bar and presses Ctrl-C once epoch 2 is saved."""
-
-    @contextmanager
-    def __call__(self, enabled=True):
-        yield self
-
-    def add_task(self, description, total=None, **_):
-        return 0
-
-    def update(self, task, *, completed=None, **_):
-        if completed == 2:
-            raise KeyboardInterrupt
-
-
 def _interrupted(run, monkeypatch, args, folder):
     with monkeypatch.context() as patch:
-        patch.setattr(explain_anova, "progress", _Interrupt())
+        patch.setattr(explain_anova, "progress", InterruptAt(2))
         assert run(*args)[0] == 130
     assert (folder / "_state" / "state.pt").is_file() and not (folder / "model.pt").exists()
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-from contextlib import contextmanager
 
 import numpy as np
 import pytest
 
-from cli_helpers import one_line
+from cli_helpers import InterruptAt, one_line
 from cli_helpers import run_quiet as _cli
 
 torch = pytest.importorskip("torch")
@@ -96,21 +95,6 @@ def test_train_record_matches_a_recomputation_and_a_rerun_is_refused(trained, ru
     assert code == 2 and "--overwrite" in one_line(err)
 
 
-class _Interrupt:
-    """Stands for the progress bar and presses Ctrl-C once the first epoch is saved."""
-
-    @contextmanager
-    def __call__(self, enabled=True):
-        yield self
-
-    def add_task(self, description, total=None, **_):
-        return 0
-
-    def update(self, task, *, completed=None, **_):
-        if completed == 1:
-            raise KeyboardInterrupt
-
-
 def test_an_interrupted_run_resumes_to_the_same_model(trained, run, tmp_path, monkeypatch):
     from safetensors.numpy import load_file
 
@@ -118,7 +102,7 @@ def test_an_interrupted_run_resumes_to_the_same_model(trained, run, tmp_path, mo
 
     folder = tmp_path / "m"
     with monkeypatch.context() as patch:
-        patch.setattr(explain_regions, "progress", _Interrupt())
+        patch.setattr(explain_regions, "progress", InterruptAt(1))
         code, _, err = run("explain", "regions", "train", *TINY, "--out", folder)
     assert code == 130  # interrupted
     assert (folder / "_state" / "state.pt").is_file() and not (folder / "model").exists()
@@ -140,7 +124,7 @@ def test_overwrite_discards_an_interrupted_run_of_other_settings(run, tmp_path, 
 
     folder = tmp_path / "m"
     with monkeypatch.context() as patch:
-        patch.setattr(explain_regions, "progress", _Interrupt())
+        patch.setattr(explain_regions, "progress", InterruptAt(1))
         assert run("explain", "regions", "train", *TINY, "--out", folder)[0] == 130
     other = [*TINY, "--seed", "4"]  # other data: another state
     code, _, err = run("explain", "regions", "train", *other, "--out", folder)
