@@ -32,10 +32,11 @@ def run_quiet(*args):
 
 
 #: A progress line of cli/_progress.LineProgress ("trustlab: loading m: 2 s", "...: 3/8 (38%),
-#: 1 min 05 s"): written once a step has run for 2 s, so on a busy machine it can come before an
-#: error that a quick machine reports alone.
+#: 1 min 05 s", and the step's last line "...: done in 5 s"): written once a step has run for 2 s,
+#: so on a busy machine it can come before an error that a quick machine reports alone.
 PROGRESS_LINE = re.compile(
-    r"^trustlab: .+: (\d+(\.\d+)?/\d+(\.\d+)? \(\d+%\), )?(\d+ s|\d+ min \d\d s|\d+ h \d\d min)$"
+    r"^trustlab: (?!error: ).+: (\d+(\.\d+)?/\d+(\.\d+)? \(\d+%\), |done in )?"
+    r"(\d+ s|\d+ min \d\d s|\d+ h \d\d min)$"
 )
 
 
