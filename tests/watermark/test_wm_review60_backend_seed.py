@@ -42,3 +42,13 @@ def test_a_good_seed_still_scores(clean2):
     backend = _Backend()
     result = evaluate_backend(backend, clean2, random_state=3)
     assert backend.calls == 2 and result.descriptions.accuracy_exact == 1.0
+
+
+@pytest.mark.parametrize("readout", ["no", 0, None])
+def test_readout_takes_true_or_false_only(clean2, readout):
+    # "no" was read as true (the readout ran); refused before any answer
+    backend = _Backend()
+    with pytest.raises(InputError, match="^readout: expected True or False"):
+        evaluate_backend(backend, clean2, readout=readout)
+    assert backend.calls == 0
+    assert evaluate_backend(backend, clean2, readout=False).readout is None

@@ -32,6 +32,7 @@ from sklearn.utils import metadata_routing
 
 from trustlab._checks import (
     as_float_array,
+    check_bool,
     check_in_range,
     check_non_negative,
     check_random_state,
@@ -461,6 +462,7 @@ def evaluate_backend(
     q = QUESTIONS[0] if question is None else question
     if not isinstance(q, str) or not q.strip():
         raise InputError.bad("question", "a non-empty string", question)
+    readout = check_bool(readout, "readout")  # "no" would read as true
     n = len(dataset)
     if n < 2:
         raise InputError.bad("dataset", "at least two images", n)
