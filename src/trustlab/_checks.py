@@ -18,6 +18,7 @@ from trustlab.errors import ConfigError, InputError, describe
 
 __all__ = [
     "check_random_state",
+    "check_int_seed",
     "repeated",
     "check_string_list",
     "as_float_array",
@@ -58,6 +59,14 @@ def check_random_state(random_state: Any, name: str = "random_state") -> np.rand
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**31 - 1))
     raise InputError.bad(name, "None, an int seed or a numpy Generator", random_state)
+
+
+def check_int_seed(random_state: Any, name: str = "random_state") -> int:
+    """A non-negative int seed (a SeedSequence's entropy): no bool, float, None or Generator."""
+    ok = isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool)
+    if not ok or random_state < 0:  # 1.5 would be cut to 1, -1 or "x" a raw ValueError
+        raise InputError.bad(name, "a non-negative int seed", random_state)
+    return int(random_state)
 
 
 def as_float_array(

@@ -34,6 +34,7 @@ from trustlab._checks import (
     as_float_array,
     check_bool,
     check_in_range,
+    check_int_seed,
     check_non_negative,
     check_random_state,
 )
@@ -363,20 +364,12 @@ def evaluate_predictions(
 
 
 # ---------------------------------------------------------------------------------- backends
-def _seed(random_state: Any) -> int:
-    """A non-negative int seed (SeedSequence's entropy), else InputError naming random_state."""
-    ok = isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool)
-    if not ok or random_state < 0:  # 1.5 was cut to 1, -1 or "x" a raw ValueError
-        raise InputError.bad("random_state", "a non-negative int seed", random_state)
-    return int(random_state)
-
-
 def reference_paragraphs(dataset: Any, *, random_state: int = 0) -> list[str]:
     """The ground-truth paragraph of each image: the describer on the dataset's own facts, with
     one wording seed per image drawn from ``SeedSequence(random_state)``."""
     from trustlab.watermark.describer import describe
 
-    seeds = np.random.SeedSequence(_seed(random_state)).generate_state(len(dataset))
+    seeds = np.random.SeedSequence(check_int_seed(random_state)).generate_state(len(dataset))
     return [describe(dataset.facts(i), random_state=int(s)) for i, s in enumerate(seeds)]
 
 
@@ -466,7 +459,9 @@ def evaluate_backend(
     n = len(dataset)
     if n < 2:
         raise InputError.bad("dataset", "at least two images", n)
-    _seed(random_state)  # before the answers, not after them (a model's answers take hours)
+    check_int_seed(
+        random_state
+    )  # before the answers, not after them (a model's answers take hours)
     images = list(dataset.images)
     answers: list[str] = []
     chunk = int(getattr(backend, "batch_size", 8) or 8)

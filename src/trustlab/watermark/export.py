@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from trustlab._checks import check_int_seed
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
 from trustlab.watermark.covers import make_cover
@@ -133,14 +134,6 @@ class PositionLite(Result):
         return f"PositionLite: {len(self)} questions on {self.size}x{self.size} scenes\n  {counts}"
 
 
-def _seed(random_state: Any) -> int:
-    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
-        raise InputError.bad("random_state", "a non-negative int seed", random_state)
-    if random_state < 0:
-        raise InputError.bad("random_state", "a non-negative int seed", random_state)
-    return int(random_state)
-
-
 def position_lite(n: int, random_state: int = 0, *, size: int = 256) -> PositionLite:
     """``n`` Position-lite questions on composed scenes (deterministic from the seed).
 
@@ -165,7 +158,7 @@ def position_lite(n: int, random_state: int = 0, *, size: int = 256) -> Position
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise InputError.bad("n", "a positive int", n)
-    seed = _seed(random_state)
+    seed = check_int_seed(random_state)
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 64:
         raise InputError.bad("size", "an int >= 64", size)
     images = np.empty((n, size, size, 3), dtype=np.uint8)
@@ -292,7 +285,7 @@ def export_stages(
         raise InputError.bad("dataset", "a WatermarkDataset", dataset)
     if format != "llava":
         raise InputError.bad("format", "'llava'", format)
-    seed = _seed(random_state)
+    seed = check_int_seed(random_state)
     if position is not None and not isinstance(position, PositionLite):
         raise InputError.bad("position", "None or a PositionLite", position)
     if n_position is not None and (

@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_n_jobs
+from trustlab._checks import check_int_seed, check_n_jobs
 from trustlab._lazy import require
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
@@ -344,13 +344,10 @@ class WatermarkDataset(Result):
             raise InputError.bad(
                 "describer", "a callable (facts, random_state=...) -> str", describer
             )
-        if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
-            raise InputError.bad("random_state", "an int seed", random_state)
-        if random_state < 0:
-            raise InputError.bad("random_state", "a non-negative int seed", random_state)
+        random_state = check_int_seed(random_state)
         from trustlab.watermark.describer import QUESTIONS as questions
 
-        seeds = np.random.SeedSequence(int(random_state)).generate_state(max(len(self), 1))
+        seeds = np.random.SeedSequence(random_state).generate_state(max(len(self), 1))
         out = []
         for i in range(len(self)):
             seed = int(seeds[i])
