@@ -211,8 +211,14 @@ class Guardrail:
     # ------------------------------------------------------------------ weights and circuits
 
     def weight(self, rule_id: str) -> float:
-        """The weight of rule ``rule_id`` (the policy's, else the default)."""
-        return float(self.policy.weights.get(nfc(rule_id), self.default_weight))  # ids: NFC
+        """The weight of rule ``rule_id`` (the policy's, else the default); an id the policy does
+        not have is refused (it had the default weight, as if it were a rule)."""
+        rule_id = nfc(rule_id)  # ids: NFC
+        if not isinstance(rule_id, str) or rule_id not in self._rules:
+            raise InputError.bad(
+                "rule_id", f"a rule id of the policy {sorted(self._rules)}", rule_id
+            )
+        return float(self.policy.weights.get(rule_id, self.default_weight))
 
     @property
     def weights(self) -> dict[str, float]:
