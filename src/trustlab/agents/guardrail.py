@@ -61,7 +61,7 @@ from trustlab.agents.policy import (
 )
 from trustlab.errors import InputError
 
-__all__ = ["Guardrail", "Decision", "ViolatedRule", "anchored"]
+__all__ = ["Guardrail", "Decision", "ViolatedRule", "anchored", "not_instantiated"]
 
 
 def anchored(formula: Formula) -> Formula:
@@ -490,7 +490,7 @@ class Guardrail:
             yield name, circuit, rules, names, history, candidate
 
     def _unmatched(self, act: Action, evidence: Mapping[str, Any]) -> Decision:
-        why = self._not_instantiated(act, evidence)
+        why = not_instantiated(self.policy, act, evidence)
         if self.unknown_action == "error":
             if why:  # named like a policy action: 'expected one of [pay], got pay' alone misled
                 raise InputError(
@@ -512,21 +512,6 @@ class Guardrail:
             f"({why or 'no rule covers this action'})",
         )
 
-    def _not_instantiated(self, act: Action, evidence: Mapping[str, Any]) -> str:
-        """Why a candidate named like a policy action does not instantiate it ('' otherwise):
-        the evidence or the checker on that action's predicate said no (below 0.5)."""
-        name = act.name
-        if name not in self.policy.actions:
-            return ""
-        if name in evidence:
-            source = f"evidence[{name!r}] = {evidence[name]!r}"
-        else:
-            source = f"its checker for {name!r}"
-        return (
-            f"{source} says it is not a {name!r} action (below 0.5), and no other policy "
-            "action matches it"
-        )
-
     def _violation(self, rule: Rule, candidate: Mapping[str, Any], toggled: str) -> ViolatedRule:
         parts = []
         for p in rule.predicates:
@@ -545,6 +530,23 @@ class Guardrail:
             explanation=f"{rule.logic} does not hold with {', '.join(parts)}",
             feedback=f"Do not {toggled} here unless this holds: {description}",
         )
+
+
+def not_instantiated(policy: PolicyModel, act: Action, evidence: Mapping[str, Any]) -> str:
+    """Why a candidate named like a policy action does not instantiate it ('' otherwise): the
+    evidence (names in NFC) or its checker said no (below 0.5). For the guardrail's and the weight
+    learner's refusals of an unmatched action ('expected [pay], got pay' alone was a riddle)."""
+    name = act.name
+    if name not in policy.actions:
+        return ""
+    if name in evidence:
+        source = f"evidence[{name!r}] = {evidence[name]!r}"
+    else:
+        source = f"its checker for {name!r}"
+    return (
+        f"{source} says it is not a {name!r} action (below 0.5), and no other policy "
+        "action matches it"
+    )
 
 
 def _truth(value: Any, name: str) -> float:

@@ -32,6 +32,7 @@ from trustlab._checks import (
 from trustlab._results import Result, internal_field
 from trustlab.agents._names import nfc_keys
 from trustlab.agents.evaluation import _as_cases, _check_case
+from trustlab.agents.guardrail import not_instantiated
 from trustlab.agents.policy import as_action
 from trustlab.errors import BackendError, InputError
 
@@ -218,7 +219,7 @@ def fit_rule_weights(
                 )
                 act = as_action(get("action"))
                 # evidence names in NFC, as the guardrail read them (checked just above)
-                why = guardrail._not_instantiated(act, nfc_keys(evidence or {}))
+                why = not_instantiated(guardrail.policy, act, nfc_keys(evidence or {}))
                 if why:  # named like a policy action: 'got pay' alone contradicted the list
                     raise InputError(
                         f"cases[{i}].action: expected {expected}, got {act.name!r}, but {why}",
