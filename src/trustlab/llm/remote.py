@@ -33,8 +33,8 @@ import numpy as np
 
 from trustlab._checks import (
     check_bool,
+    check_in_range,
     check_non_negative,
-    check_positive,
     check_positive_int,
     check_string,
 )
@@ -48,6 +48,9 @@ __all__ = ["RemoteModel"]
 
 MAX_BACKOFF_S = 30.0  # the longest wait the exponential schedule reaches
 MAX_RETRY_AFTER_S = 60.0  # a server asking for a longer wait gets this much
+# the longest timeout: a socket's ends near 9.2e9 s (int64 nanoseconds); past it every request
+# failed with a raw OverflowError ("timestamp out of range for platform time_t")
+MAX_TIMEOUT_S = 1e9
 _SNIPPET_CHARS = 300
 # the client errors that are retried: 408 Request Timeout (the server gave up waiting for the
 # request, e.g. trustlab's own server for a body that stalled) and 429 Too Many Requests. Not 409
@@ -73,7 +76,8 @@ class RemoteModel:
     api_key : str, optional
         Sent as ``Authorization: Bearer <api_key>``.
     timeout : float, default 60.0
-        Seconds allowed for connecting, and for each read or write, per attempt.
+        Seconds allowed for connecting, and for each read or write, per attempt; at most
+        ``MAX_TIMEOUT_S`` (1e9, about 32 years: a socket's timeout ends near 9.2e9 s).
     max_retries : int, default 4
         Retries after the first attempt on 408, 429, 5xx, timeouts and connection errors.
         Other 4xx answers and malformed bodies are not retried.
@@ -104,7 +108,7 @@ class RemoteModel:
         self.base_url, auth = _check_base_url(base_url)
         self.model = check_string(model, "model")
         check_api_key(api_key)
-        self.timeout = check_positive(timeout, "timeout")
+        self.timeout = check_in_range(timeout, "timeout", 0.0, MAX_TIMEOUT_S, low_open=True)
         self.max_retries = check_positive_int(max_retries, "max_retries", minimum=0)
         self.backoff = check_non_negative(backoff, "backoff")
         self.max_concurrency = check_positive_int(max_concurrency, "max_concurrency")
