@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_positive_int
+from trustlab._checks import check_in_range, check_positive_int
 from trustlab._lazy import require
 from trustlab._results import json_text, write_atomic
 from trustlab.errors import BackendError, ConfigError, InputError
@@ -462,7 +462,10 @@ def _server_main(grid: Grid, context: Context) -> None:
     run_config = context.run_config
     cfg = UEFLConfig.from_dict(run_config)
     n_silos = _whole(run_config["num-silos"], "num-silos")
-    timeout = float(run_config.get("node-timeout", 600))
+    # An edited pyproject.toml or `flwr run --run-config "node-timeout=nan"`: NaN and inf waited
+    # for the nodes for good, "x" was a raw ValueError and -1 blamed num-silos.
+    timeout = check_in_range(run_config.get("node-timeout", 600), "node-timeout", 0, np.inf,
+                             low_open=True, high_open=True)  # fmt: skip
     _one_thread()
     _wait_for_nodes(grid, n_silos, timeout)
     strategy = UEFLStrategy(cfg, n_silos)
