@@ -16,6 +16,10 @@ from scipy import stats
 # Resamples are drawn in chunks of at most this many indices (about 32 MB of int64 each); the
 # pairwise rank correlations are chunked by the same bound.
 CHUNK_ELEMENTS = 4_000_000
+# Mean scores closer than this (relative to max(1, |score|)) are one value: the same model's
+# outputs given two ways (logits, or logits shifted by a constant) differ in the last bits only,
+# and those bits must neither order the models nor move the rank correlations.
+TIE_TOLERANCE = 1e-12
 
 
 def resample_counts(indices: np.ndarray) -> np.ndarray:
@@ -93,6 +97,22 @@ def interval_pair(samples: np.ndarray, level: float) -> tuple[float, float]:
         low = np.nanquantile(samples, tail, method="lower")
         high = np.nanquantile(samples, 1.0 - tail, method="higher")
     return float(low), float(high)
+
+
+def merge_near_ties(values: np.ndarray) -> np.ndarray:
+    """``values`` (M,) or (B, M) with, in each row, every run of values each within
+    TIE_TOLERANCE of the next set to the run's smallest, so that they rank as ties."""
+    values = np.asarray(values, dtype=np.float64)
+    rows = np.atleast_2d(values)
+    order = np.argsort(rows, axis=1, kind="stable")
+    ascending = np.take_along_axis(rows, order, axis=1)
+    scale = np.maximum(1.0, np.maximum(np.abs(ascending[:, 1:]), np.abs(ascending[:, :-1])))
+    starts = np.diff(ascending, axis=1) > TIE_TOLERANCE * scale
+    starts = np.column_stack([np.ones(len(rows), dtype=bool), starts])
+    first = np.maximum.accumulate(np.where(starts, np.arange(rows.shape[1]), 0), axis=1)
+    merged = np.empty_like(rows)
+    np.put_along_axis(merged, order, np.take_along_axis(ascending, first, axis=1), axis=1)
+    return merged.reshape(values.shape)
 
 
 def descending_ranks(confidence: np.ndarray) -> np.ndarray:

@@ -119,7 +119,9 @@ def rank_models(
     -----
     Probability rows are renormalised (they may be off by up to 1e-4). Temperatures are searched
     in [0.01, 100], and for probability inputs zeros are floored at 1e-12 first, so a model that
-    reports probability 1 can still be softened. Tied models share the better rank. See
+    reports probability 1 can still be softened. Tied models share the better rank; mean
+    scores within 1e-12 (relative to max(1, |score|)) tie, as rounding splits the same model
+    given two ways (logits, or logits plus a constant). See
     :class:`RankingResult` for the calibration warnings and notes.
 
     Examples
@@ -414,8 +416,9 @@ def _rank(names, stats_, score, token_position, truth, n_bootstrap, level, rng) 
         correctness = (stats_.predictions == truth.label_index).T
     sign = -1.0 if LOWER_IS_CONFIDENT[score] else 1.0
     scores = stats_.item.mean(axis=0)
-    ranks = _bootstrap.descending_ranks(sign * scores)
-    boot = score_intervals = rank_intervals = None
+    confidence = _bootstrap.merge_near_ties(sign * scores)  # ties to rounding are ties
+    ranks = _bootstrap.descending_ranks(confidence)
+    boot = boot_confidence = score_intervals = rank_intervals = None
     if n_bootstrap:
         blocks = [stats_.item]
         if correctness is not None:
@@ -423,7 +426,8 @@ def _rank(names, stats_, score, token_position, truth, n_bootstrap, level, rng) 
             blocks.append(correctness.astype(np.float32 if exact_in_float32 else np.float64))
         boot = np.hstack(_bootstrap.bootstrap_means(blocks, n_bootstrap, rng))
         score_intervals = _bootstrap.percentile_interval(boot[:, :n_models], level)
-        rank_intervals = _bootstrap.rank_interval(sign * boot[:, :n_models], level)
+        boot_confidence = _bootstrap.merge_near_ties(sign * boot[:, :n_models])
+        rank_intervals = _bootstrap.rank_interval(boot_confidence, level)
     fields: dict[str, Any] = dict(
         models=names,
         score=score,
@@ -442,19 +446,19 @@ def _rank(names, stats_, score, token_position, truth, n_bootstrap, level, rng) 
         temperatures=truth.temperatures,
     )
     if correctness is not None:
-        fields.update(_evaluation(names, sign, scores, correctness, boot, level))
+        fields.update(_evaluation(names, confidence, correctness, boot_confidence, boot, level))
         if len(stats_.class_ids) == n_models:
             fields["calibration_gap"] = stats_.mean_confidence - fields["accuracy"]
     accuracy, spearman = fields.get("accuracy"), fields.get("spearman")
-    confidence = sign * scores
     fields.update(caveat(names, stats_, confidence, n, accuracy, spearman, truth.temperatures))
     return RankingResult(**fields)
 
 
-def _evaluation(names, sign, scores, correctness, boot, level) -> dict[str, Any]:
+def _evaluation(names, confidence, correctness, boot_confidence, boot, level) -> dict[str, Any]:
     """Accuracy, the true ranking and the rank correlations with their intervals.
 
-    ``sign * scores`` is the confidence (+1 correlation: the label-free ranking is right).
+    ``confidence`` is the signed mean score, ``boot_confidence`` its resamples, near ties merged
+    (+1 correlation: the label-free ranking is right).
     """
     n_models = len(names)
     accuracy = correctness.mean(axis=0)
@@ -462,17 +466,17 @@ def _evaluation(names, sign, scores, correctness, boot, level) -> dict[str, Any]
     out: dict[str, Any] = dict(
         accuracy=accuracy,
         true_ranking=tuple(names[m] for m in true_order),
-        spearman=float(spearman_rows(sign * scores, accuracy)[0]),
-        kendall=float(kendall_rows(sign * scores, accuracy)[0]),
+        spearman=float(spearman_rows(confidence, accuracy)[0]),
+        kendall=float(kendall_rows(confidence, accuracy)[0]),
     )
     if boot is not None:
-        confidence, boot_accuracy = sign * boot[:, :n_models], boot[:, n_models:]
+        boot_accuracy = boot[:, n_models:]
         out["accuracy_intervals"] = _bootstrap.percentile_interval(boot_accuracy, level)
         out["spearman_interval"] = _bootstrap.interval_pair(
-            spearman_rows(confidence, boot_accuracy), level
+            spearman_rows(boot_confidence, boot_accuracy), level
         )
         out["kendall_interval"] = _bootstrap.interval_pair(
-            kendall_rows(confidence, boot_accuracy), level
+            kendall_rows(boot_confidence, boot_accuracy), level
         )
         for name in ("spearman", "kendall"):  # undefined on the data: no interval from the
             if np.isnan(out[name]):  # resamples where it happens to be defined
