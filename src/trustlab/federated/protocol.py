@@ -176,6 +176,7 @@ class ProtocolDriver:
             raise BackendError("the protocol has finished; no round is left to run")
         round_no = s.round + 1
         updates = _by_silo(engine.train(round_no, self.assignments()), s.n_silos, "train")
+        _check_finite(updates, round_no, cfg.learning_rate)
         if cfg.codebook_sharing == "shared" and self.use_vq:
             _align_new_books(updates, self.plans())
         weights = None if cfg.weighting == "uniform" else [u.num_examples for u in updates]
@@ -266,6 +267,22 @@ def _align_new_books(updates: Sequence[SiloUpdate], plans: Sequence[SiloPlan]) -
                    and key in u.arrays]  # fmt: skip
         for u in holders[1:]:
             u.arrays[key] = align_codebook(holders[0].arrays[key], u.arrays[key])
+
+
+def _check_finite(updates: Sequence[SiloUpdate], round_no: int, learning_rate: float) -> None:
+    """Refuse a round whose local training diverged. Averaged, one silo's NaN weights made every
+    later number NaN, and the run failed at the next evaluation with 'probabilities: expected
+    finite values, got nan', an argument the user never passed."""
+    for u in updates:
+        bad = [k for k, v in u.arrays.items() if not np.isfinite(v).all()]
+        if bad:
+            raise InputError(
+                f"learning_rate: expected a rate at which local training stays finite, got "
+                f"{learning_rate:g} (silo {u.silo}'s weights after round {round_no} hold NaN or "
+                f"inf, in {', '.join(bad[:3])}{' ...' if len(bad) > 3 else ''}); lower it, or "
+                "scale the features down",
+                argument="learning_rate",
+            )
 
 
 def _by_silo(replies: Sequence[Any], n_silos: int, what: str) -> list[Any]:
