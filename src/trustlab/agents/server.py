@@ -4,8 +4,8 @@ Routes (JSON in, JSON out):
 
 - ``POST /check`` with ``{"trajectory": ..., "action": ..., "evidence": {...} (optional)}`` answers
   200 and the decision (:meth:`Decision.to_dict`: ``action_allowed``, ``p_safe``,
-  ``violated_rules``, ``explanation`` ...); a malformed body or trajectory answers 400 with
-  ``{"error": message}`` naming what is wrong; the decision is the one
+  ``violated_rules``, ``explanation`` ...); a malformed body or trajectory (a key given twice in
+  one object included) answers 400 with ``{"error": message}`` naming what is wrong; the decision is the one
   :meth:`Guardrail.check` returns for the same input.
 - ``GET /health`` answers ``{"status": "ok", "actions": [...], "rules": n}``; ``GET /policy`` the
   policy. Another path answers 404, another method (PUT, DELETE ...) 405 with ``Allow: GET,
@@ -145,7 +145,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         raw = self.rfile.read(length)
         try:
-            body = json.loads(raw.decode("utf-8") or "null")
+            body = json.loads(raw.decode("utf-8") or "null", object_pairs_hook=_unique_keys)
+        except _RepeatedKey as err:  # the last one won: '"action": "pay", "action": "x"' read x
+            self._answer(400, {"error": f"body: expected each key once in an object, got {err}"})
+            return
         except ValueError as err:  # not UTF-8, not JSON, or an integer of over 4300 digits
             self._answer(400, {"error": f"body: expected a JSON object, got invalid JSON ({err})"})
             return
@@ -180,6 +183,19 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(500, {"error": f"{type(err).__name__}: {err}"})
             return
         self._answer(200, decision.to_dict())
+
+
+class _RepeatedKey(ValueError):
+    """A JSON object in a request lists a key twice (the message: the key, repeated)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _RepeatedKey(f"{key!r} twice")
+        out[key] = value
+    return out
 
 
 class _HTTPServer(ThreadingHTTPServer):
