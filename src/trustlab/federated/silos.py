@@ -21,6 +21,7 @@ from trustlab._checks import (
     as_1d,
     as_float_array,
     check_choice,
+    check_int_seed,
     check_positive_int,
     check_probability,
     npy_reason,
@@ -137,6 +138,7 @@ def make_digit_silos(
     n_silos = check_positive_int(n_silos, "n_silos")
     if n_silos > 40:
         raise InputError.bad("n_silos", "at most 40 silos (digits has 1,797 images)", n_silos)
+    random_state = check_int_seed(random_state)  # -1 or 1.5: a raw numpy error
     X, y = load_digits_arrays()
     return _slice_silos(X / 16.0, y, n_silos, shifts, test_fraction, random_state)
 
@@ -172,6 +174,7 @@ def make_mnist_silos(
     n_silos = check_positive_int(n_silos, "n_silos")
     if n_silos > 100:
         raise InputError.bad("n_silos", "at most 100 silos (the sample has 5,000 images)", n_silos)
+    random_state = check_int_seed(random_state)  # before the seconds of reading the sample
     X, y = load_mnist_arrays(side)
     return _slice_silos(X, y, n_silos, shifts, test_fraction, random_state)
 
