@@ -20,6 +20,8 @@ __all__ = [
     "check_random_state",
     "check_int_seed",
     "repeated",
+    "RepeatedKeyError",
+    "unique_keys",
     "check_string_list",
     "as_float_array",
     "as_1d",
@@ -468,6 +470,21 @@ def repeated(values: Any) -> list:
     for value in values:
         (twice if value in seen else seen).add(value)
     return sorted(twice)
+
+
+class RepeatedKeyError(ValueError):
+    """A JSON object lists one key twice (the message names it)."""
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads(..., object_pairs_hook=unique_keys)``: an object that lists a key twice raises
+    :class:`RepeatedKeyError` (a ``ValueError``); json alone keeps the last value, unseen."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise RepeatedKeyError(f"expected each key once in an object, got {key!r} twice")
+        out[key] = value
+    return out
 
 
 def check_string_list(value: Any, name: str, *, what: str = "strings") -> list[str]:

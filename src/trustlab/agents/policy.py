@@ -47,7 +47,7 @@ from pydantic import (
     model_validator,
 )
 
-from trustlab._checks import repeated
+from trustlab._checks import repeated, unique_keys
 from trustlab.agents._names import Name, NameKeys, nfc, nfc_keys
 from trustlab.agents.logic import RESERVED_WORDS, Formula, parse_rule
 from trustlab.errors import InputError, describe
@@ -557,8 +557,8 @@ def load_policy(policy: PolicyModel | Mapping[str, Any] | str | Path) -> PolicyM
         if not path.is_file():
             raise InputError.bad("policy", "a policy JSON file that exists", str(policy))
         try:
-            data = json.loads(path.read_text(encoding="utf-8-sig"))
-        except ValueError as err:  # not UTF-8 (UTF-16, binary), not JSON, a 4300-digit integer
+            data = json.loads(path.read_text(encoding="utf-8-sig"), object_pairs_hook=unique_keys)
+        except ValueError as err:  # not UTF-8 or JSON, a 4300-digit integer, a key given twice
             raise InputError(
                 f"policy: {path} is not valid UTF-8 JSON ({err})", argument="policy"
             ) from None

@@ -40,6 +40,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from trustlab._checks import RepeatedKeyError, unique_keys
 from trustlab._results import to_jsonable
 from trustlab.errors import BackendError, InputError
 
@@ -145,9 +146,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         raw = self.rfile.read(length)
         try:
-            body = json.loads(raw.decode("utf-8") or "null", object_pairs_hook=_unique_keys)
-        except _RepeatedKey as err:  # the last one won: '"action": "pay", "action": "x"' read x
-            self._answer(400, {"error": f"body: expected each key once in an object, got {err}"})
+            body = json.loads(raw.decode("utf-8") or "null", object_pairs_hook=unique_keys)
+        except RepeatedKeyError as err:  # json kept the last: {"action": "pay", "action": "x"} is x
+            self._answer(400, {"error": f"body: {err}"})
             return
         except ValueError as err:  # not UTF-8, not JSON, or an integer of over 4300 digits
             self._answer(400, {"error": f"body: expected a JSON object, got invalid JSON ({err})"})
@@ -183,19 +184,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(500, {"error": f"{type(err).__name__}: {err}"})
             return
         self._answer(200, decision.to_dict())
-
-
-class _RepeatedKey(ValueError):
-    """A JSON object in a request lists a key twice (the message: the key, repeated)."""
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _RepeatedKey(f"{key!r} twice")
-        out[key] = value
-    return out
 
 
 class _HTTPServer(ThreadingHTTPServer):

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from trustlab._checks import RepeatedKeyError, unique_keys
 from trustlab._results import check_output_dir, output_dir, write_atomic
 from trustlab.cli._common import JSON_OPTION_HELP, emit, progress, save
 from trustlab.cli._console import tell
@@ -53,7 +54,9 @@ def _json_arg(text: str | None, option: str) -> Any:
                 f"{option}: {path} is not UTF-8 text ({err})", argument=option
             ) from None
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=unique_keys)
+    except RepeatedKeyError as err:  # json kept the last value of the key, unseen
+        raise InputError(f"{option}: {err}", argument=option) from None
     except ValueError:  # not JSON, or an integer of over 4300 digits
         if option == "--action" and text.strip() and not text.strip().startswith(("{", "[")):
             return text.strip()  # a bare action name
@@ -228,7 +231,7 @@ def _read_cases(path: Path) -> list[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                items.append(json.loads(line))
+                items.append(json.loads(line, object_pairs_hook=unique_keys))
             except ValueError as err:  # the error's own "line 1" is the line's, not the file's
                 raise InputError(
                     f"--cases: line {number} of {path} is not valid JSON ({err})",
@@ -240,8 +243,8 @@ def _read_cases(path: Path) -> list[dict[str, Any]]:
                 )
         return items
     try:
-        items = json.loads(text)
-    except ValueError as err:  # not JSON, or an integer of over 4300 digits
+        items = json.loads(text, object_pairs_hook=unique_keys)
+    except ValueError as err:  # not JSON, a 4300-digit integer, a key given twice
         raise InputError(f"--cases: {path} is not valid JSON ({err})", argument="--cases") from None
     if not isinstance(items, list):
         raise InputError.bad("--cases", "a JSON list of case objects", type(items).__name__)
