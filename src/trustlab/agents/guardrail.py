@@ -448,7 +448,8 @@ class Guardrail:
         """f_i(x, action happens) - f_i(x, it does not) for every rule of the policy (0 for rules
         outside the candidate's circuits): the features weights are learned from.
 
-        Every candidate-step predicate must have a value (hard evidence or a checker).
+        Every candidate-step predicate must have a value (evidence or a checker); a probability
+        counts as true from 0.5 (``check`` sums over it instead).
         """
         traj = _check_recorded(as_trajectory(trajectory), self.policy)
         act = as_action(action)

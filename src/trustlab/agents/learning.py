@@ -135,6 +135,10 @@ class WeightFit(Result):
     ``accuracy`` is the share of steps the learned weights decide as labelled at ``epsilon = 0``
     (allowed iff ``p_safe >= 1/2``, a compliant step's tie included), as the guardrail would;
     a step whose action no rule covers counts as the guardrail's ``unknown_action`` decides it.
+    The features, ``accuracy`` and ``log_loss`` read a probability on the proposed step (in
+    ``evidence`` or from a checker) as true from 0.5, where the guardrail's check sums over it:
+    with one rule ``pay IMPLIES ok`` of learned weight 0.40, ``ok = 0.6`` counts as a compliant
+    step (allowed) here, and the check blocks it (``p_safe`` 0.465).
     ``log_loss`` is the mean of ``-log p`` (``p``: the learned ``p_safe`` of the step's label)
     over the steps a rule covers; the ``n_uncovered`` others have no ``p_safe`` and are left out
     (``None`` when no step is covered).
