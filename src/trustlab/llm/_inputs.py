@@ -124,7 +124,13 @@ def _text(content: Any) -> str | None:
 
 
 def check_api_key(api_key: Any) -> str | None:
-    """None or a non-empty string; the error never shows the key."""
+    """None or a non-empty string that an ``Authorization: Bearer`` header can carry (printable
+    ASCII, spaces inside or in front but none at its end); the error never shows the key.
+
+    A key read from a file with its line break (``open(path).read()``) was sent as such: httpx
+    refused the header, the client retried it as a connection failure and its error quoted the
+    key; a non-ASCII key was a bare UnicodeEncodeError.
+    """
     if api_key is not None and (not isinstance(api_key, str) or not api_key):
         got = (
             "an empty string"
@@ -134,4 +140,18 @@ def check_api_key(api_key: Any) -> str | None:
         raise InputError(
             f"api_key: expected a non-empty string or None, got {got}", argument="api_key"
         )
+    if api_key is not None:
+        bad = next((i for i, c in enumerate(api_key) if not " " <= c <= "~"), None)
+        if bad is not None or api_key.endswith(" "):
+            char = api_key[bad] if bad is not None else " "
+            what = {"\n": "a line break", "\r": "a line break", "\t": "a tab", " ": "a space"}.get(
+                char, "a non-ASCII character" if ord(char) > 127 else "a control character"
+            )
+            where = f"at position {bad}" if bad is not None else "at its end"
+            raise InputError(
+                "api_key: expected printable ASCII characters (an HTTP Authorization header "
+                f"carries no other, nor a space at its end), got a key with {what} {where} "
+                "(hidden; a key read from a file may end in a line break: strip it)",
+                argument="api_key",
+            )
     return api_key

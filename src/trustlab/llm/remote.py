@@ -507,15 +507,12 @@ class RemoteModel:
             except httpx.TimeoutException:
                 last = f"no answer within the {self.timeout:g} s timeout"
             except httpx.TransportError as exc:
-                last = f"connection failed ({type(exc).__name__}: {exc})"
+                last = self._hidden(f"connection failed ({type(exc).__name__}: {exc})")
             else:
                 status = response.status_code
                 if 200 <= status < 300:
                     return response if stream else _decode(response.text, method, url)
-                text = response.text
-                for secret in self._secrets:
-                    text = text.replace(secret, "***")
-                last = f"HTTP {status}: {_snippet(text)}"
+                last = f"HTTP {status}: {_snippet(self._hidden(response.text))}"
                 if status not in _RETRIED_4XX and status < 500:
                     raise BackendError(f"{method} {url}: {last} (not retried)")
                 retry_after = _parse_retry_after(response.headers.get("Retry-After"))
@@ -524,6 +521,12 @@ class RemoteModel:
         raise BackendError(
             f"{method} {url}: gave up after {self.max_retries + 1} attempt(s); last error: {last}"
         )
+
+    def _hidden(self, text: str) -> str:
+        """``text`` with the API key and the URL's password shown as ``***``."""
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
 
     def _wait(self, attempt: int, retry_after: float | None) -> float:
         """Seconds before retry ``attempt + 1``: exponential with jitter, or Retry-After."""
