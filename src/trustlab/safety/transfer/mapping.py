@@ -637,16 +637,36 @@ def load_activation_map(directory: str | os.PathLike) -> ActivationMap:
             f"{weights_path}: expected the arrays {WEIGHT_NAMES[kind]} of a {kind} map, got "
             f"{sorted(arrays)}"
         )
+    d_s, d_t = int(info["source_width"]), int(info["target_width"])
+    _check_saved_weights(weights_path, kind, arrays, d_s, d_t)
     for name, value in arrays.items():
         setattr(activation_map, name + "_", value)
-    activation_map.source_width_ = int(info["source_width"])
-    activation_map.target_width_ = int(info["target_width"])
+    activation_map.source_width_, activation_map.target_width_ = d_s, d_t
     for name, value in info["metadata"].items():
         setattr(activation_map, name + "_", value)
     activation_map.history_ = [_renamed_keys(h) for h in info["history"]]
     activation_map.fit_ = MapFit.from_dict(info["fit"], info["history"])
     activation_map._torch_cache = {}
     return activation_map
+
+
+def _check_saved_weights(path: Path, kind: str, arrays: dict, d_s: int, d_t: int) -> None:
+    """Refuse weights whose shapes disagree with the recorded widths, or that hold a NaN or inf
+    (a map loaded from such a file failed at transform with a bare numpy ValueError, or
+    mapped every row to NaN)."""
+    if kind == "affine":
+        shapes = {"coef": (d_t, d_s), "intercept": (d_t,)}
+    else:
+        h = arrays["weight1"].shape[0] if arrays["weight1"].ndim == 2 else -1
+        shapes = {"weight1": (h, d_s), "bias1": (h,), "weight2": (d_t, h), "bias2": (d_t,)}
+    for name, value in arrays.items():
+        if value.shape != shapes[name] or value.dtype.kind != "f":
+            raise ResourceError(
+                f"{path}: {name} has shape {value.shape} ({value.dtype}), expected floats of "
+                f"shape {shapes[name]} (source width {d_s}, target width {d_t})"
+            )
+        if not np.isfinite(value).all():
+            raise ResourceError(f"{path}: {name} holds NaN or infinite values")
 
 
 # ============================================================================== paired data
