@@ -24,7 +24,14 @@ from trustlab._results import Result, internal_field, new_axes
 from trustlab.agents._names import nfc
 from trustlab.errors import InputError
 
-__all__ = ["GuardrailEvaluation", "evaluate_guardrail", "METRICS", "MODES"]
+__all__ = [
+    "GuardrailEvaluation",
+    "evaluate_guardrail",
+    "METRICS",
+    "MODES",
+    "as_cases",
+    "check_case",
+]
 
 METRICS = ("accuracy", "false_positive_rate", "rule_recall")
 #: Where predicate values come from: the policy's checkers or the cases' oracle values.
@@ -143,15 +150,16 @@ _CASE_KEYS = (
 )
 
 
-def _as_cases(cases: Any) -> list[Any]:
-    """The cases as a list: an iterator is read once; one case alone, a string or None is
-    refused (a raw TypeError from len(), or each key of one case taken for a case)."""
+def as_cases(cases: Any) -> list[Any]:
+    """The cases as a list (for :func:`evaluate_guardrail` and the weight learner): an iterator is
+    read once; one case alone, a string or None is refused (a raw TypeError from len(), or each
+    key of one case taken for a case)."""
     if isinstance(cases, (str, bytes, Mapping)) or not isinstance(cases, Iterable):
         raise InputError.bad("cases", "a sequence of cases (mappings or GuardCase objects)", cases)
     return list(cases)
 
 
-def _check_case(case: Any, i: int) -> None:
+def check_case(case: Any, i: int) -> None:
     """Refuse a mapping case with a key no case has, or a case without a trajectory: a missing
     one was read as the empty history (give ``{"task_intent": "", "steps": []}`` for that)."""
     if isinstance(case, Mapping):
@@ -239,7 +247,7 @@ def evaluate_guardrail(
 
     if mode not in MODES:
         raise InputError.bad("mode", f"one of {list(MODES)}", mode)
-    cases = _as_cases(cases)
+    cases = as_cases(cases)
     if len(cases) == 0:
         raise InputError.bad("cases", "at least one case", cases)
     B = check_positive_int(n_bootstrap, "n_bootstrap", minimum=10)
@@ -251,7 +259,7 @@ def evaluate_guardrail(
     labelled: dict[str, tuple[int, Any]] = {}  # cluster text -> (first case, its value)
     start = time.perf_counter()
     for i, case in enumerate(cases):
-        _check_case(case, i)
+        check_case(case, i)
         label = _get(case, "label")
         if label not in ("safe", "unsafe"):
             raise InputError.bad(f"cases[{i}].label", "'safe' or 'unsafe'", label)

@@ -31,7 +31,7 @@ from trustlab._checks import (
 )
 from trustlab._results import Result, internal_field
 from trustlab.agents._names import nfc_keys
-from trustlab.agents.evaluation import _as_cases, _check_case
+from trustlab.agents.evaluation import as_cases, check_case
 from trustlab.agents.guardrail import not_instantiated
 from trustlab.agents.policy import as_action
 from trustlab.errors import BackendError, InputError
@@ -198,7 +198,7 @@ def fit_rule_weights(
     """
     from scipy.special import log_expit
 
-    cases = _as_cases(cases)
+    cases = as_cases(cases)
     if len(cases) == 0:
         raise InputError.bad("cases", "at least one labelled case", cases)
     rows, found, fixed = [], [], []
@@ -206,7 +206,7 @@ def fit_rule_weights(
         get = case.get if isinstance(case, Mapping) else lambda k, d=None, c=case: getattr(c, k, d)
         if get("action") is None:
             raise InputError.bad(f"cases[{i}]", "a case with an 'action'", case)
-        _check_case(case, i)
+        check_case(case, i)
         evidence = get("evidence") or get("oracle")
         try:
             matched = guardrail.matched_actions(get("trajectory"), get("action"), evidence=evidence)
