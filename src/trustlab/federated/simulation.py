@@ -8,10 +8,10 @@ import copy
 import dataclasses
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from trustlab._checks import check_bool, check_positive_int
+from trustlab._checks import check_bool, check_callable, check_positive_int
 from trustlab._lazy import require
 from trustlab.errors import InputError
 from trustlab.federated._checkpoint import Checkpoint, fingerprint
@@ -105,6 +105,10 @@ def simulate_uefl(
         raise InputError.bad("settings", "UEFLConfig field names", sorted(unknown))
     cfg = dataclasses.replace(base, **settings)
     baselines = _check_baselines(baselines)
+    if progress is not None:  # "x" failed (TypeError) after fresh=True deleted the checkpoint
+        check_callable(progress, "progress")
+    if checkpoint is not None and not isinstance(checkpoint, (str, os.PathLike)):
+        raise InputError.bad("checkpoint", "a directory path", checkpoint)  # 5: a raw TypeError
     if silos is None:
         check_positive_int(n_silos, "n_silos", minimum=2)
         silos = make_silos(data, n_silos, shift, random_state=cfg.random_state)
@@ -139,6 +143,8 @@ def simulate_uefl(
 def _check_baselines(baselines: Any) -> tuple[str, ...]:
     if isinstance(baselines, str):
         baselines = (baselines,)
+    if not isinstance(baselines, Iterable):  # None or 5 was a raw "object is not iterable"
+        raise InputError.bad("baselines", "'fedavg' and/or 'vq' (a name or a sequence)", baselines)
     out = tuple(dict.fromkeys(baselines))
     for name in out:
         if name not in _BASELINES:
