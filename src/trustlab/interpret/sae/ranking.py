@@ -175,11 +175,24 @@ def surprisal_score(
     explained, neutral = pair
     continuations = [" " + " ".join(t.split()) for t in texts]
     n = len(continuations)
-    totals = model.logprobs([explained] * n + [neutral] * n, continuations * 2,
-                            batch_size=batch_size, share_prefix=share_prefix)  # fmt: skip
+    totals = _distinct_logprobs(model, [explained] * n + [neutral] * n, continuations * 2,
+                               batch_size=batch_size, share_prefix=share_prefix)  # fmt: skip
     scores = totals[:n] - totals[n:]
     return _result("surprisal", examples, explanation, scores, activating, quantiles,
                    n_bootstrap, random_state)  # fmt: skip
+
+
+def _distinct_logprobs(model: Any, prompts: list[str], continuations: list[str], **options: Any
+                      ) -> np.ndarray:  # fmt: skip
+    """``model.logprobs(prompts, continuations, **options)`` with each distinct (prompt,
+    continuation) pair computed once, so equal pairs get equal values: with ``share_prefix`` a
+    row's float32 rounding depends on its batch, and an activating and a non-activating example
+    of the same text (a tie, worth half a pair in the AUROC) came out up to 5e-8 apart."""
+    rows: dict[tuple[str, str], int] = {}
+    which = [rows.setdefault(pair, len(rows)) for pair in zip(prompts, continuations, strict=True)]
+    firsts, rests = zip(*rows, strict=True) if rows else ((), ())
+    totals = model.logprobs(list(firsts), list(rests), **options)
+    return np.asarray(totals, dtype=np.float64)[np.asarray(which, dtype=np.int64)]
 
 
 def _check(
