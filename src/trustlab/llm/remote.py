@@ -234,6 +234,8 @@ class RemoteModel:
         prompts = as_texts(prompts)
         check_positive_int(batch_size, "batch_size")
         chat = check_bool(chat, "chat")
+        if progress is not None and not callable(progress):  # it was called after an answer
+            raise InputError.bad("progress", "a callable (done, total) or None", progress)
         # checked once here, so a bad argument fails before any request
         payload = self._payload(
             max_new_tokens, temperature, random_state, None, tokens_name="max_new_tokens"
