@@ -101,13 +101,15 @@ def interval_pair(samples: np.ndarray, level: float) -> tuple[float, float]:
 
 def merge_near_ties(values: np.ndarray) -> np.ndarray:
     """``values`` (M,) or (B, M) with, in each row, every run of values each within
-    TIE_TOLERANCE of the next set to the run's smallest, so that they rank as ties."""
+    TIE_TOLERANCE of the next set to the run's smallest, so that they rank as ties (an infinite
+    or NaN value is never merged with another)."""
     values = np.asarray(values, dtype=np.float64)
     rows = np.atleast_2d(values)
     order = np.argsort(rows, axis=1, kind="stable")
     ascending = np.take_along_axis(rows, order, axis=1)
     scale = np.maximum(1.0, np.maximum(np.abs(ascending[:, 1:]), np.abs(ascending[:, :-1])))
-    starts = np.diff(ascending, axis=1) > TIE_TOLERANCE * scale
+    # an infinite neighbour makes the tolerance infinite and NaN compares False: both start a run
+    starts = ~(np.diff(ascending, axis=1) <= TIE_TOLERANCE * scale) | np.isinf(scale)
     starts = np.column_stack([np.ones(len(rows), dtype=bool), starts])
     first = np.maximum.accumulate(np.where(starts, np.arange(rows.shape[1]), 0), axis=1)
     merged = np.empty_like(rows)
