@@ -168,10 +168,13 @@ def train(
         int | None, typer.Option("--n-latents", help="Latents (default: 8 x the width).")
     ] = None,
     activation: Annotated[str, typer.Option("--activation", help="topk or relu.")] = "topk",
-    k: Annotated[int, typer.Option("--k", help="Latents kept per token (topk).")] = 32,
+    k: Annotated[
+        int | None, typer.Option("--k", help="Latents kept per token (topk only; default 32).")
+    ] = None,
     l1_coefficient: Annotated[
-        float, typer.Option("--l1-coefficient", help="L1 weight (relu).")
-    ] = 5.0,
+        float | None,
+        typer.Option("--l1-coefficient", help="L1 weight (relu only; default 5.0)."),
+    ] = None,
     max_epochs: Annotated[int, typer.Option("--max-epochs", help="Passes over the tokens.")] = 10,
     learning_rate: Annotated[
         float | None, typer.Option("--learning-rate", help="Adam's rate (default: by width).")
@@ -186,12 +189,20 @@ def train(
     from trustlab.llm import load_model
 
     refuse_existing(out, overwrite, SAE_FILES, "a sparse autoencoder")
+    # an option of the other activation was trained without (a ReLU SAE ignores --k)
+    for option, value, used_by in (
+        ("--k", k, "topk"),
+        ("--l1-coefficient", l1_coefficient, "relu"),
+    ):
+        if value is not None and activation != used_by and activation in ("topk", "relu"):
+            raise InputError.bad(option, f"no {option} with --activation {activation} "
+                                 f"(it is used by --activation {used_by} only)", value)  # fmt: skip
     corpus = _corpus(texts, max_texts)
     sae = SparseAutoencoder(
         n_latents=n_latents,
         activation=activation,
-        k=k,
-        l1_coefficient=l1_coefficient,
+        k=32 if k is None else k,
+        l1_coefficient=5.0 if l1_coefficient is None else l1_coefficient,
         max_epochs=max_epochs,
         learning_rate=learning_rate,
         batch_size=batch_size,
