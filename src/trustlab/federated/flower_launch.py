@@ -219,6 +219,10 @@ def write_flower_app(
         "num-classes": int(n_classes), "node-timeout": float(node_timeout),
         "result-dir": "" if result_dir is None else str(Path(result_dir).resolve()),
     })  # fmt: skip
+    for key, value in run_config.items():  # flwr run failed: "ValueError: Value out of range"
+        if isinstance(value, int) and not -(2**63) <= value < 2**63:
+            raise InputError.bad(f"config.{key.replace('-', '_')}", "an integer below 2**63 "
+                                 "(a Flower run config holds 64-bit integers)", value)  # fmt: skip
     lines = [
         "# A Flower App running trustlab's UEFL; written by trustlab.federated.flower_launch.",
         "[build-system]", 'requires = ["hatchling"]', 'build-backend = "hatchling.build"', "",
