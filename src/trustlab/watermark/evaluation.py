@@ -459,9 +459,8 @@ def evaluate_backend(
     n = len(dataset)
     if n < 2:
         raise InputError.bad("dataset", "at least two images", n)
-    check_int_seed(
-        random_state
-    )  # before the answers, not after them (a model's answers take hours)
+    # before the answers, not after them (a model's answers take hours)
+    check_int_seed(random_state)
     images = list(dataset.images)
     answers: list[str] = []
     chunk = int(getattr(backend, "batch_size", 8) or 8)
