@@ -398,6 +398,8 @@ def check_silo(
         if X.shape[1] != num_features:
             raise InputError.bad(f"{name}.X_{part}", f"{num_features} features, like {like}", X)
         parts[f"X_{part}"], parts[f"y_{part}"] = X, labels
+    if not isinstance(silo.shift, Mapping):  # None was "'NoneType' object is not iterable"
+        raise InputError.bad(f"{name}.shift", "a dict of shifts ({} for none)", silo.shift)
     return Silo(**parts, name=silo.name, shift=dict(silo.shift))
 
 
