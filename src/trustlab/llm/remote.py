@@ -71,6 +71,7 @@ class RemoteModel:
         The API root as OpenAI clients take it, e.g. ``"http://localhost:8000/v1"``. A URL with
         no path (``"http://localhost:8000"``, what ``make_server(...).url`` gives) gets ``/v1``.
         Credentials in it (``user:key@``) are sent as Basic auth and kept out of ``base_url``.
+        Spaces and control characters are refused (percent-encode them, e.g. ``%20``).
     model : str
         The model id the endpoint serves (see :meth:`models`).
     api_key : str, optional
@@ -555,6 +556,12 @@ def _check_base_url(base_url: Any) -> tuple[str, tuple[str, str] | None]:
         raise InputError.bad("base_url", expected, base_url)
     # a refused URL is shown without its credentials too
     shown = re.sub(r"//[^/?#]*@", "//***@", base_url)
+    if any(c.isspace() or not c.isprintable() for c in base_url.strip()):
+        # a host with a space was looked up (DNS failure after every retry, ~8 s); urlsplit
+        # drops tabs and line breaks silently ('exa\tmple.com' became 'example.com')
+        raise InputError.bad(
+            "base_url", expected + " without spaces or control characters (%20 in a path)", shown
+        )
     try:
         parts = urllib.parse.urlsplit(base_url.strip())
     except ValueError:  # e.g. 'http://[::1' (an unclosed IPv6 bracket)
