@@ -562,7 +562,7 @@ def explain(
     else:
         for r in rows[:10]:
             tell(f"latent {r['latent']}: {r['text']!r}", as_json)
-        tell(f"wrote {len(rows)} explanations to {out / 'explanations.jsonl'}", as_json)
+        tell(f"wrote {counted(len(rows), 'explanation')} to {out / 'explanations.jsonl'}", as_json)
         if unexamined:  # they were counted as answers without the marker
             shown = ", ".join(map(str, unexamined[:10])) + (", ..." if len(unexamined) > 10 else "")
             tell(f"{counted(len(unexamined), 'latent')} ({shown}) "
