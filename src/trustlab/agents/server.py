@@ -52,6 +52,23 @@ MAX_BODY_BYTES = 4 * 2**20
 READ_TIMEOUT = 30.0
 
 
+# a socket's timeout ends near 9.2e9 s (int64 nanoseconds): past it every connection failed with
+# a raw OverflowError ('timestamp out of range for platform time_t'), as RemoteModel's did
+_MAX_TIMEOUT_S = 1e9
+
+
+def _check_timeout(timeout: Any) -> float:
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not 0 < timeout <= _MAX_TIMEOUT_S
+    ):
+        raise InputError.bad(
+            "timeout", f"a finite number of seconds > 0 (at most {_MAX_TIMEOUT_S:g})", timeout
+        )
+    return float(timeout)
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _HTTPServer
     protocol_version = "HTTP/1.1"
@@ -257,13 +274,7 @@ def make_guard_server(
         raise InputError.bad("port", "an integer port in [0, 65535]", port)
     if not isinstance(host, str) or not host:
         raise InputError.bad("host", "a host name or address", host)
-    if (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, (int, float))
-        or not 0 < timeout < float("inf")
-    ):
-        raise InputError.bad("timeout", "a finite number of seconds > 0", timeout)
-    return GuardServer(guardrail, host, port, float(timeout))
+    return GuardServer(guardrail, host, port, _check_timeout(timeout))
 
 
 def serve_guardrail(
@@ -291,13 +302,7 @@ class GuardClient:
             raise InputError.bad("url", "an http(s) URL of a guard server", url)
         self.url = url.rstrip("/")
         # as make_guard_server's: 0 failed as "unreachable", NaN or -1 with a raw ValueError
-        if (
-            isinstance(timeout, bool)
-            or not isinstance(timeout, (int, float))
-            or not 0 < timeout < float("inf")
-        ):
-            raise InputError.bad("timeout", "a finite number of seconds > 0", timeout)
-        self.timeout = float(timeout)
+        self.timeout = _check_timeout(timeout)
 
     def check(self, trajectory: Any, action: Any, *, evidence: Any = None) -> dict[str, Any]:
         body: dict[str, Any] = {"trajectory": _plain(trajectory), "action": _plain(action)}
