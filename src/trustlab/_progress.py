@@ -9,10 +9,33 @@ bar with a real total instead of a spinner.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-__all__ = ["Progress", "WorkCounter"]
+from trustlab.errors import InputError
+
+__all__ = ["Progress", "WorkCounter", "check_progress"]
 
 Progress = Callable[[int, int], None]
+
+
+def check_progress(
+    progress: Any, expected: str = "a callable (done, total) or None"
+) -> Progress | None:
+    """``progress`` itself when it is None or callable; InputError otherwise, checked before any
+    work starts (a non-callable would only fail when first called, after the first step).
+
+    Examples
+    --------
+    >>> check_progress(None) is None
+    True
+    >>> check_progress(5)
+    Traceback (most recent call last):
+    ...
+    trustlab.errors.InputError: progress: expected a callable (done, total) or None, got 5
+    """
+    if progress is not None and not callable(progress):
+        raise InputError.bad("progress", expected, progress)
+    return progress
 
 
 class WorkCounter:

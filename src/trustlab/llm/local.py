@@ -34,6 +34,7 @@ from trustlab._checks import (
     check_same_length,
 )
 from trustlab._lazy import require
+from trustlab._progress import check_progress
 from trustlab.errors import BackendError, InputError
 from trustlab.llm._cache import quiet_transformers
 from trustlab.llm._decoding import (
@@ -216,6 +217,7 @@ class LocalModel:
         check_positive_int(batch_size, "batch_size")
         temperature = check_temperature(temperature)
         seed = check_seed(random_state)
+        check_progress(progress)  # it is called only after the first batch
         ids = self._encode(texts, chat)
         torch = require("torch", "llm")
         from transformers import GenerationConfig, LogitsProcessorList
@@ -382,6 +384,7 @@ class LocalModel:
         check_positive_int(batch_size, "batch_size")
         if autocast not in (None, "bfloat16"):
             raise InputError.bad("autocast", 'None or "bfloat16"', autocast)
+        check_progress(progress)
         ids = self._encode(texts, chat)
         torch = require("torch", "llm")
         per_prompt: list[np.ndarray] = [np.empty(0)] * len(ids)

@@ -39,6 +39,7 @@ from trustlab._checks import (
     check_string,
 )
 from trustlab._lazy import require
+from trustlab._progress import check_progress
 from trustlab.errors import BackendError, InputError
 from trustlab.llm._inputs import as_texts, check_api_key, check_messages, check_stop
 from trustlab.llm.completion import Completion
@@ -235,8 +236,7 @@ class RemoteModel:
         prompts = as_texts(prompts)
         check_positive_int(batch_size, "batch_size")
         chat = check_bool(chat, "chat")
-        if progress is not None and not callable(progress):  # it was called after an answer
-            raise InputError.bad("progress", "a callable (done, total) or None", progress)
+        check_progress(progress)  # it is called only after an answer
         # checked once here, so a bad argument fails before any request
         payload = self._payload(
             max_new_tokens, temperature, random_state, None, tokens_name="max_new_tokens"

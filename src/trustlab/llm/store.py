@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from trustlab._progress import check_progress
 from trustlab._results import to_jsonable
 from trustlab.errors import InputError
 
@@ -235,8 +236,7 @@ class ResultStore:
         run = _check_run(run)
         if not callable(fn):
             raise InputError.bad("fn", "a callable", fn)
-        if progress is not None and not callable(progress):
-            raise InputError.bad("progress", "a callable (n_done, n_total) or None", progress)
+        check_progress(progress, "a callable (n_done, n_total) or None")
         inputs = _as_inputs(items)
         stored = self.items(run)
         results = {key: stored[key] for key in inputs if key in stored}

@@ -66,6 +66,7 @@ from trustlab._model_files import (
     write_model_folder,
 )
 from trustlab._numerics import flush_denormals, seeded_torch, zero_denormals
+from trustlab._progress import check_progress
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.watermark.marks import trimmed_box
@@ -639,8 +640,7 @@ class WatermarkPredictor(BaseEstimator):
             raise InputError.bad(
                 "content_types", f"{n} words among {', '.join(CONTENT_TYPES)}", types[:5]
             )
-        if progress is not None and not callable(progress):
-            raise InputError.bad("progress", "a callable or None", progress)
+        check_progress(progress, "a callable or None")
 
         x = _stack(imgs, p["size"])
         side = p["size"] // STRIDE

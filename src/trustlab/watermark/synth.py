@@ -56,6 +56,7 @@ import numpy as np
 
 from trustlab._checks import check_int_seed, check_n_jobs
 from trustlab._lazy import require
+from trustlab._progress import check_progress
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.watermark.covers import make_cover
@@ -579,8 +580,7 @@ def _check_args(n, random_state, kinds, size, clean_fraction, opacity_range, pro
         raise InputError.bad("opacity_range", "a pair (low, high)", opacity_range) from None
     if not (0.0 <= lo <= hi <= MAX_OPACITY):
         raise InputError.bad("opacity_range", f"0 <= low <= high <= {MAX_OPACITY}", opacity_range)
-    if progress is not None and not callable(progress):
-        raise InputError.bad("progress", "None or a callable progress(done, total)", progress)
+    check_progress(progress, "None or a callable progress(done, total)")
     table = dict(DEFAULT_STRENGTHS)
     if strengths is not None:
         if not isinstance(strengths, Mapping) or any(k not in INVISIBLE_KINDS for k in strengths):

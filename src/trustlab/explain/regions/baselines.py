@@ -20,6 +20,7 @@ from trustlab._checks import check_positive, check_positive_int, check_random_st
 from trustlab._lazy import require
 from trustlab._model_files import read_model_folder, write_model_folder
 from trustlab._numerics import seeded_torch
+from trustlab._progress import check_progress
 from trustlab.errors import InputError
 
 torch = require("torch", "image")
@@ -108,8 +109,7 @@ class BlackBoxClassifier(ClassifierMixin, BaseEstimator):
         if not is_number(self.fill) or not -np.inf < self.fill < np.inf:
             raise InputError.bad("fill", "a finite number", self.fill)
         x, classes, y_idx = check_training_data(X, y)
-        if progress is not None and not callable(progress):
-            raise InputError.bad("progress", "a callable or None", progress)
+        check_progress(progress, "a callable or None")
         rng = check_random_state(self.random_state)
         with seeded_torch(int(rng.integers(2**31))):  # the caller's torch stream is restored
             self.mask_t_ = self._mask((int(x.shape[2]), int(x.shape[3])))

@@ -42,6 +42,7 @@ from trustlab._model_files import (
     write_model_folder,
 )
 from trustlab._numerics import seeded_torch
+from trustlab._progress import check_progress
 from trustlab.errors import InputError
 
 torch = require("torch", "image")
@@ -260,8 +261,7 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
         p = self._check_params()
         x, classes, y_idx = check_training_data(X, y)
         seg = self._segments(x, segments)
-        if progress is not None and not callable(progress):
-            raise InputError.bad("progress", "a callable or None", progress)
+        check_progress(progress, "a callable or None")
         rng = check_random_state(self.random_state)
         with seeded_torch(int(rng.integers(2**31))):  # the caller's torch stream is restored
             selector = Selector(self.selector_widths)

@@ -66,6 +66,7 @@ from trustlab._checks import (
 )
 from trustlab._lazy import require
 from trustlab._model_files import read_saved_params, read_saved_safetensors, storable_params
+from trustlab._progress import check_progress
 from trustlab._renamed import renamed_attribute, renamed_keys
 from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
 from trustlab.errors import InputError, ResourceError
@@ -324,8 +325,7 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
             raise InputError.bad("model_name", "a string or None", model_name)
         if layer is not None:
             layer = check_positive_int(layer, "layer", minimum=0)
-        if progress is not None and not callable(progress):
-            raise InputError.bad("progress", "a callable (done, total) or None", progress)
+        check_progress(progress)
         rng = settings["rng"]
         n_held = int(round(settings["validation_fraction"] * len(X)))
         if n_held == 1:  # one row has no variance: its FVU would be NaN

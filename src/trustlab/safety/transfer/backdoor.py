@@ -45,6 +45,7 @@ from trustlab._checks import (
     check_string_list,
 )
 from trustlab._lazy import require
+from trustlab._progress import check_progress
 from trustlab._renamed import renamed_attribute, renamed_keyword
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
@@ -384,8 +385,7 @@ def tiny_language_model(
     batch_size = check_positive_int(batch_size, "batch_size")
     rng = check_random_state(random_state)
     name = check_string(name, "name")
-    if progress is not None and not callable(progress):
-        raise InputError.bad("progress", "a callable (done, total) or None", progress)
+    check_progress(progress)
     if tokenizer is None:
         tokenizer = word_tokenizer(texts)
     sequences = _training_ids(tokenizer, texts)
@@ -459,8 +459,7 @@ def fine_tune_language_model(
     batch_size = check_positive_int(batch_size, "batch_size")
     rng = check_random_state(random_state)
     name = f"{model.name}-tuned" if name is None else check_string(name, "name")
-    if progress is not None and not callable(progress):
-        raise InputError.bad("progress", "a callable (done, total) or None", progress)
+    check_progress(progress)
     sequences = _training_ids(model.tokenizer, texts)
     torch = require("torch", "llm")
     tuned = copy.deepcopy(model.model)

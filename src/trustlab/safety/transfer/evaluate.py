@@ -23,7 +23,7 @@ from trustlab._checks import (
     check_string,
     check_string_list,
 )
-from trustlab._progress import WorkCounter
+from trustlab._progress import WorkCounter, check_progress
 from trustlab._renamed import renamed_attribute
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
@@ -299,8 +299,7 @@ def evaluate_transfer(
         chat=chat,
         batch_size=check_positive_int(batch_size, "batch_size"),
     )
-    if progress is not None and not callable(progress):
-        raise InputError.bad("progress", "a callable (done, total) or None", progress)
+    check_progress(progress)
     counter = WorkCounter(progress, 5 + len(alphas) * (5 + 2 * n_random))
     pair_list = list(zip(clean, triggered, strict=True))
     build = dict(positions=positions, chat=chat, batch_size=measure["batch_size"])

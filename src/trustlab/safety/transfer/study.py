@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import check_choice, check_positive_int, check_random_state
-from trustlab._progress import WorkCounter
+from trustlab._progress import WorkCounter, check_progress
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
 from trustlab.safety.transfer.backdoor import (
@@ -167,8 +167,7 @@ def backdoor_transfer_study(
     if not tiny:
         check_language_model(source, "source")
         check_language_model(target, "target")
-    if progress is not None and not callable(progress):
-        raise InputError.bad("progress", "a callable (done, total) or None", progress)
+    check_progress(progress)
     is_seed = isinstance(random_state, (int, np.integer))
     seed = int(random_state) if is_seed else int(rng.integers(2**31))  # recorded in the study
 

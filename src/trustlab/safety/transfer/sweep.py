@@ -21,7 +21,7 @@ from trustlab._checks import (
     check_string,
     check_string_list,
 )
-from trustlab._progress import WorkCounter
+from trustlab._progress import WorkCounter, check_progress
 from trustlab._results import Result, new_axes
 from trustlab.errors import InputError
 from trustlab.safety.transfer.backdoor import BACKDOOR
@@ -204,8 +204,7 @@ def find_steerable_layers(
         chat=check_bool(chat, "chat"),
         batch_size=check_positive_int(batch_size, "batch_size"),
     )
-    if progress is not None and not callable(progress):
-        raise InputError.bad("progress", "a callable (done, total) or None", progress)
+    check_progress(progress)
     counter = WorkCounter(progress, 1 + len(layers) * len(alphas))
     unsteered = trigger_rate(model, eval_prompts, **measure)
     counter.advance()

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import check_bool, check_positive_int, check_string, check_string_list
-from trustlab._progress import WorkCounter
+from trustlab._progress import WorkCounter, check_progress
 from trustlab._renamed import renamed_attribute
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError, TrustlabError
@@ -427,8 +427,7 @@ def evaluate_switch(
         chat=check_bool(chat, "chat"),
         batch_size=check_positive_int(batch_size, "batch_size"),
     )
-    if progress is not None and not callable(progress):
-        raise InputError.bad("progress", "a callable (done, total) or None", progress)
+    check_progress(progress)
     counter = WorkCounter(progress, 6 if reference is not None else 4)
     prompts = triggered + clean
 
