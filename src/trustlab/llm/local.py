@@ -58,11 +58,12 @@ from trustlab.llm.settings import (
 __all__ = ["LocalModel"]
 
 POSITIONS = ("last", "mean", "all")
-# what a nan or inf layer output is blamed on: the intervention, or the scale of a steering shift
+# what a nan or inf layer output is blamed on: the intervention, a steering scale or an SAE strength
+_OVERFLOW = " * vector to stay finite in the layer's output (a float16 model overflows past 65504)"
 _NONFINITE = {
     "fn": "a tensor of finite values back",
-    "scale": "scale * vector to stay finite in the layer's output (a float16 model overflows "
-    "past 65504)",
+    "scale": "scale" + _OVERFLOW,
+    "strength": "strength" + _OVERFLOW,  # an SAE latent raised by strength * decoder row
 }
 
 # Where decoder layers live in the model families transformers ships (first match wins).
@@ -449,7 +450,8 @@ class LocalModel:
         (where ``h`` had none) raises InputError naming ``argument`` during that forward pass:
         ``"fn"``, or ``"scale"`` where ``fn`` adds ``scale * vector`` (a steering shift of the
         caller's own, as the transfer measures add at chosen positions; check the shift's size
-        first with :func:`trustlab.llm.settings.check_steering_scale`).
+        first with :func:`trustlab.llm.settings.check_steering_scale`), or ``"strength"``
+        where it adds ``strength * vector`` (an SAE latent raised, ``trustlab.interpret.sae``).
 
         Examples
         --------

@@ -73,7 +73,7 @@ def check_steering_scale(scale: Any, vector: np.ndarray, name: str = "scale") ->
         norm = float(np.linalg.norm(scale * np.asarray(vector, dtype=float)))
     if not norm < STEER_NORM_LIMIT:
         raise InputError(
-            f"{name}: expected scale * vector with an L2 norm below {STEER_NORM_LIMIT:.3g} "
+            f"{name}: expected {name} * vector with an L2 norm below {STEER_NORM_LIMIT:.3g} "
             "(the model's norm layers square the residual stream in float32, which "
             "overflows past it: every token then gets the same probability), got norm "
             f"{norm:.3g} ({name}={scale:g})",

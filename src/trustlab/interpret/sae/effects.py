@@ -33,6 +33,7 @@ from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.interpret.sae.explain import MARKER, parse_explanation
 from trustlab.interpret.sae.intervention import (
+    _check_shift,
     _check_strength,
     _check_subject,
     _next_token_logprobs,
@@ -115,10 +116,10 @@ def output_effects(
 ) -> OutputEffects:
     """The spec's step 4 input: per prompt, the ``top_k`` tokens by ``p_intervened - p_clean``
     of the next token at the prompt's last token, latent ``latent`` raised by ``strength``
-    there (as in :func:`intervention_kl`)."""
+    there (as in :func:`intervention_kl`, which says which strengths are refused)."""
     layer = _check_subject(model, sae, latent, layer)
     prompts = check_string_list(prompts, "prompts", what="prompt strings")
-    strength = _check_strength(strength)
+    strength = _check_shift(sae, latent, _check_strength(strength))
     top_k = check_positive_int(top_k, "top_k")
     torch = require("torch", "torch")
     hook = _raise_last(sae, latent, strength)
@@ -230,7 +231,7 @@ def intervened_generations(
     """
     layer = _check_subject(model, sae, latent, layer)
     prompts = check_string_list(prompts, "prompts", what="prompt strings")
-    strength = _check_strength(strength)
+    strength = _check_shift(sae, latent, _check_strength(strength))
     max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
     seed = int(check_random_state(random_state).integers(2**31 - 1))
     # each prompt runs alone below, so the model's own check would call every one prompts[0]
@@ -240,7 +241,7 @@ def intervened_generations(
         kwargs = {"chat": False, "temperature": temperature, "random_state": seed,
                   "batch_size": 1}  # fmt: skip
         (plain,) = model.completions([prompt], max_new_tokens, **kwargs)
-        with model.intervene(layer, _raise_last(sae, latent, strength)):
+        with model.intervene(layer, _raise_last(sae, latent, strength), argument="strength"):
             (raised,) = model.completions([prompt], max_new_tokens, **kwargs)
         clean.append(plain.text)
         changed.append(raised.text)

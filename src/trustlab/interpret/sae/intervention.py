@@ -39,6 +39,7 @@ from trustlab._results import Result, new_axes
 from trustlab.errors import InputError
 from trustlab.interpret.sae.examples import LatentExamples
 from trustlab.interpret.sae.model import SparseAutoencoder
+from trustlab.llm.settings import check_steering_scale
 
 __all__ = [
     "Calibration",
@@ -198,8 +199,15 @@ def intervention_kl(
     strength : float
     layer : int or None
         The block; None takes ``sae.layer_``.
+
+    A strength whose shift ``strength * W_dec[latent]`` has an L2 norm of 1.84e19 or more is
+    refused (:func:`~trustlab.llm.settings.check_steering_scale`): the model's float32 norm
+    layers overflow there and every token gets the same probability. :func:`kl_curve` (what
+    :func:`calibrate_strength` searches) does not refuse it.
     """
     strength = _check_strength(strength)
+    _check_subject(model, sae, latent, layer)
+    strength = _check_shift(sae, latent, strength)
     return kl_curve(model, sae, latent, prompts, layer=layer)(strength)
 
 
@@ -229,7 +237,7 @@ def kl_curve(
     def kl(strength: float) -> float:
         hook = _raise_last(sae, latent, _check_strength(strength))
         total = 0.0
-        with torch.inference_mode(), model.intervene(layer, hook):
+        with torch.inference_mode(), model.intervene(layer, hook, argument="strength"):
             for x, before in zip(ids, clean, strict=True):
                 after = torch.log_softmax(model.model(x).logits[0, -1].double(), dim=-1)
                 total += float((before.exp() * (before - after)).sum())
@@ -242,13 +250,13 @@ def _next_token_logprobs(
     model: Any, layer: int, hook: Callable[[Any], Any], prompts: Sequence[str]
 ) -> Iterator[tuple[Any, Any]]:
     """Per prompt (run alone), the next-token log-probabilities at its last token, clean and
-    with ``hook`` on block ``layer`` (float64 torch vectors)."""
+    with ``hook`` (raising a latent by ``strength``) on block ``layer`` (float64 torch vectors)."""
     torch = require("torch", "torch")
     every = _prompt_ids(model, prompts, torch)
     with torch.inference_mode():
         for ids in every:
             clean = torch.log_softmax(model.model(ids).logits[0, -1].double(), dim=-1)
-            with model.intervene(int(layer), hook):
+            with model.intervene(int(layer), hook, argument="strength"):
                 changed = torch.log_softmax(model.model(ids).logits[0, -1].double(), dim=-1)
             yield clean, changed
 
@@ -313,6 +321,12 @@ def _check_strength(strength: Any) -> float:
     if isinstance(strength, bool) or not math.isfinite(value):
         raise InputError.bad("strength", "a finite number", strength)
     return value
+
+
+def _check_shift(sae: SparseAutoencoder, latent: int, strength: float) -> float:
+    """``strength`` (a finite float; the latent already checked), refused where the shift
+    ``strength * W_dec[latent]`` would overflow the model's float32 norm layers."""
+    return check_steering_scale(strength, sae.W_dec_[int(latent)], "strength")
 
 
 def _raise_last(sae: SparseAutoencoder, latent: int, strength: float) -> Callable[[Any], Any]:
