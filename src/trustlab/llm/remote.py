@@ -554,8 +554,9 @@ def _check_base_url(base_url: Any) -> tuple[str, tuple[str, str] | None]:
     expected = "an http(s) URL such as 'http://localhost:8000/v1'"
     if not isinstance(base_url, str):
         raise InputError.bad("base_url", expected, base_url)
-    # a refused URL is shown without its credentials too
-    shown = re.sub(r"//[^/?#]*@", "//***@", base_url)
+    # a refused URL is shown without its credentials too, up to the last '@': a password with
+    # an unescaped '/', '?' or '#' (refused as a bad port) was shown in full
+    shown = re.sub(r"//.*@", "//***@", base_url, flags=re.DOTALL)
     if any(c.isspace() or not c.isprintable() for c in base_url.strip()):
         # a host with a space was looked up (DNS failure after every retry, ~8 s); urlsplit
         # drops tabs and line breaks silently ('exa\tmple.com' became 'example.com')
