@@ -53,3 +53,23 @@ def test_no_hand_written_progress_check_is_left():
         if "not callable(progress)" in path.read_text(encoding="utf-8")
     ]
     assert copies == ["_progress.py"]
+
+
+def test_generate_texts_refuses_a_non_callable_progress_before_generating():
+    from trustlab.llm import generate_texts
+
+    calls = []
+
+    class Quiet:  # a model whose generate takes no progress: generate_texts reports at the end
+        name = "quiet"
+
+        def generate(self, prompts, max_new_tokens=64, **settings):
+            calls.append(len(prompts))
+            return ["x"] * len(prompts)
+
+    with pytest.raises(InputError, match=r"^progress: expected a callable \(done, total\) or None"):
+        generate_texts(Quiet(), ["a", "b"], chat=False, progress=5)
+    assert calls == []
+    seen = []
+    generate_texts(Quiet(), ["a", "b"], chat=False, progress=lambda d, t: seen.append((d, t)))
+    assert seen == [(2, 2)] and calls == [2]

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import check_bool, check_positive_int
+from trustlab._progress import check_progress
 from trustlab._results import Result
 from trustlab.errors import InputError
 from trustlab.llm._inputs import as_texts
@@ -114,6 +115,7 @@ def generate_texts(
     """
     # a Generator gives its one seed now (as the models draw it), so the result can record it
     random_state = check_seed(random_state)
+    check_progress(progress)  # a model without its own progress gets it called at the end
     # before any work, for any model: the result pairs each prompt with its text
     n_prompts = len(as_texts(prompts))
     if isinstance(model, (str, os.PathLike)):
