@@ -217,6 +217,16 @@ def build_model(spec: Mapping[str, Any], random_state: int = 0):
         return _modules()["UEFLNet"](check_model_spec(spec))
 
 
+def _encoder_features(model, X) -> np.ndarray:
+    """The encoder's features of ``X``, one row per (example, position), in eval mode (UEFL's
+    k-means codebook initialisation reads them)."""
+    torch = require("torch", "federated")
+    model.eval()
+    with torch.no_grad():
+        z = model.features(torch.as_tensor(X))
+    return z.reshape(-1, z.shape[-1]).numpy()
+
+
 def model_arrays(model, keys=None) -> dict[str, np.ndarray]:
     """float32 numpy copies of the module's state (all arrays, or those named in ``keys``)."""
     state = model.state_dict()

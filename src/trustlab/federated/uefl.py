@@ -40,6 +40,7 @@ from trustlab._results import Result
 from trustlab.errors import InputError
 from trustlab.federated.model import (
     Adam,
+    _encoder_features,
     build_model,
     codebook_key,
     is_codebook_key,
@@ -194,6 +195,8 @@ class UEFLConfig(Result):
         config can be passed as it is (its ``num-silos``, ``num-features``, ... are skipped).
         ``lr`` and ``seed``, older names of ``learning_rate`` and ``random_state``, still read
         (FutureWarning); any other key is an InputError naming it and the settings."""
+        if not isinstance(values, Mapping):
+            raise InputError.bad("values", "a mapping of UEFLConfig settings", values)
         names = [f.name for f in fields(cls)]
         picked: dict[str, Any] = {}
         unknown = []
@@ -479,14 +482,6 @@ def _prepare_model(shared, state, silo: Silo, plan: SiloPlan, config: UEFLConfig
         load_arrays(model, books)
     load_arrays(model, {k: v for k, v in shared.items() if not is_codebook_key(k)})
     return model
-
-
-def _encoder_features(model, X) -> np.ndarray:
-    torch = require("torch", "federated")
-    model.eval()
-    with torch.no_grad():
-        z = model.features(torch.as_tensor(X))
-    return z.reshape(-1, z.shape[-1]).numpy()
 
 
 @renamed_keyword("num_classes", "n_classes")
