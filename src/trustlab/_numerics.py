@@ -21,6 +21,10 @@ the caller's restored afterwards; :func:`torch_seed` is the one conversion of an
 torch's 64-bit seeds. ``torch.manual_seed`` inside ``torch.random.fork_rng(devices=[])``
 does not do that: it also seeds every GPU's stream (``torch.cuda.manual_seed_all``, queued until
 CUDA starts if it has not), and those were not forked.
+
+AUROC by ranks: :func:`auroc_rows` is the one rank-sum (Mann-Whitney) AUROC of the packages, for
+many score rows at once (bootstrap resamples, seeds); ties count half, as in scikit-learn's
+``roc_auc_score``.
 """
 
 from __future__ import annotations
@@ -62,6 +66,27 @@ def standardised(X: np.ndarray, mean: np.ndarray, scale: np.ndarray) -> np.ndarr
     if np.isinf(z).any() and np.isfinite(X).all():
         z = (X * 0.5 - mean * 0.5) / scale * 2.0
     return z
+
+
+def auroc_rows(labels: Any, scores: np.ndarray) -> np.ndarray:
+    """AUROC of each row of ``scores`` (m, n), True in ``labels`` = positive: the Mann-Whitney U
+    of the positives over (positives x negatives), ties counted half (average ranks), which is
+    ``sklearn.metrics.roc_auc_score``. ``labels`` is one vector (n,) for every row or one per
+    row (m, n). NaN for a row with one class only and for a row with a NaN score (scipy's
+    ``rankdata`` propagates it).
+
+    The rank sums are sums of half-integers, exact in float64 (n below about 2**25), so the
+    result does not depend on the order of summation: one rounding, in the final division.
+    """
+    from scipy.stats import rankdata
+
+    labels = np.asarray(labels, dtype=bool)
+    ranks = rankdata(scores, axis=-1)
+    n_pos = labels.sum(axis=-1)
+    n_neg = labels.shape[-1] - n_pos
+    with np.errstate(invalid="ignore", divide="ignore"):
+        auc = ((ranks * labels).sum(axis=-1) - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg)
+    return np.where((n_pos > 0) & (n_neg > 0), auc, np.nan)
 
 
 #: The smallest normal float32.

@@ -29,6 +29,7 @@ import numpy as np
 
 from trustlab._checks import check_positive_int, check_random_state, repeated
 from trustlab._lazy import require
+from trustlab._numerics import auroc_rows
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
 
@@ -53,8 +54,6 @@ def _auroc(mask: np.ndarray, score: np.ndarray) -> float:
     ``roc_auc_score`` (the tests' oracle) at a small part of its cost per graph; sklearn's own
     answer where it is undefined (one kind of node: NaN and a warning; scores not finite: an
     error)."""
-    from scipy.stats import rankdata
-
     mask = np.asarray(mask, dtype=bool)
     score = np.asarray(score, dtype=float)
     n_pos = int(mask.sum())
@@ -63,8 +62,7 @@ def _auroc(mask: np.ndarray, score: np.ndarray) -> float:
         from sklearn.metrics import roc_auc_score
 
         return float(roc_auc_score(mask, score))
-    ranks = rankdata(score)
-    return float((ranks[mask].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+    return float(auroc_rows(mask, score[None, :])[0])
 
 
 def _ap(mask: np.ndarray, score: np.ndarray) -> float:

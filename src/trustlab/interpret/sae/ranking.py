@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import check_positive_int, check_random_state
+from trustlab._numerics import auroc_rows
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.interpret.sae.examples import LatentExamples
@@ -225,15 +226,7 @@ def bootstrap_aurocs(scores: np.ndarray, positive: np.ndarray) -> np.ndarray:
     """The AUROC of every row of ``scores`` (draws x examples) against the same row of
     ``positive`` at once, by the rank-sum (Mann-Whitney) formula with average ranks for ties,
     which is scikit-learn's ``roc_auc_score``; NaN for a row with one class only."""
-    from scipy.stats import rankdata
-
-    positive = positive.astype(bool)
-    n1 = positive.sum(axis=1)
-    n0 = positive.shape[1] - n1
-    ranks = rankdata(scores, axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        auc = ((ranks * positive).sum(axis=1) - n1 * (n1 + 1) / 2) / (n1 * n0)
-    return np.where((n1 > 0) & (n0 > 0), auc, np.nan)
+    return auroc_rows(positive, scores)
 
 
 def _result(

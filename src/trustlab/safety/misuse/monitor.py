@@ -35,6 +35,7 @@ from trustlab._checks import (
     check_string,
     check_string_list,
 )
+from trustlab._numerics import auroc_rows
 from trustlab._results import Result, new_axes
 from trustlab.errors import InputError
 from trustlab.llm.embeddings import embed_texts, load_sentence_embedder
@@ -311,19 +312,6 @@ def monitor_sequences(
 # --------------------------------------------------------------------------- evaluation
 
 
-def _auroc_rows(labels: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """AUROC of each row of ``scores`` (m, n) against one label vector (n,): the
-    Mann-Whitney U of the positives over (positives x negatives), ties counted half
-    (average ranks)."""
-    from scipy.stats import rankdata
-
-    ranks = rankdata(scores, axis=-1)
-    n_pos = int(labels.sum())
-    n_neg = labels.size - n_pos
-    u = ranks[:, labels].sum(axis=-1) - n_pos * (n_pos + 1) / 2.0
-    return u / (n_pos * n_neg)
-
-
 @dataclass(frozen=True, eq=False)
 class MonitorROC(Result):
     """How well a monitor separates reconstructing windows from benign ones.
@@ -452,7 +440,7 @@ def evaluate_monitor(
     scores = as_float_array(raw, "monitor scores", shape=(len(items),))
     labels = np.array([int(item["label"]) for item in items])
     positive = labels == 1
-    auroc = float(_auroc_rows(positive, scores[None, :])[0])
+    auroc = float(auroc_rows(positive, scores[None, :])[0])
     pos, neg = np.flatnonzero(positive), np.flatnonzero(~positive)
     index = np.concatenate(
         [
@@ -461,7 +449,7 @@ def evaluate_monitor(
         ],
         axis=1,
     )
-    resampled = _auroc_rows(positive[index[0]], scores[index])  # same labels in every resample
+    resampled = auroc_rows(positive[index[0]], scores[index])  # same labels in every resample
     tail = (1.0 - level) / 2.0
     low, high = np.quantile(resampled, [tail, 1.0 - tail])
     # every threshold: the default drops collinear points, and one of them can be the best

@@ -31,6 +31,7 @@ from trustlab._checks import (
     check_probability,
     check_random_state,
 )
+from trustlab._numerics import auroc_rows
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 
@@ -69,17 +70,7 @@ def auroc(unsafe: Any, scores: Any) -> float:
     values = as_float_array(scores, "scores", ndim=1)
     if len(values) != len(labels):
         raise InputError.bad("scores", f"{len(labels)} scores (one per label)", len(values))
-    return float(_auroc_rows(labels, values[None, :])[0])
-
-
-def _auroc_rows(labels: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """AUROC of each row of ``scores`` (m, n) against one label vector (n,)."""
-    from scipy.stats import rankdata
-
-    ranks = rankdata(scores, axis=1)
-    n_pos = int(labels.sum())
-    n_neg = len(labels) - n_pos
-    return (ranks[:, labels].sum(axis=1) - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg)
+    return float(auroc_rows(labels, values[None, :])[0])
 
 
 @dataclass(frozen=True)
@@ -128,11 +119,11 @@ def bootstrap_auroc(
     rng = check_random_state(random_state)
     index = _stratified_resamples(labels, n_bootstrap, rng)  # (B, n)
     resampled = labels[index[0]]  # stratified: the same labels in every resample
-    stats = _auroc_rows(resampled, values[index])
-    estimate = _auroc_rows(labels, values[None, :])[0]
+    stats = auroc_rows(resampled, values[index])
+    estimate = auroc_rows(labels, values[None, :])[0]
     if second is not None:
-        stats = stats - _auroc_rows(resampled, second[index])
-        estimate = estimate - _auroc_rows(labels, second[None, :])[0]
+        stats = stats - auroc_rows(resampled, second[index])
+        estimate = estimate - auroc_rows(labels, second[None, :])[0]
     tail = 100.0 * (1.0 - level) / 2.0
     low, high = np.percentile(stats, [tail, 100.0 - tail])
     return BootstrapInterval(float(estimate), float(low), float(high), level, n_bootstrap)
@@ -379,7 +370,7 @@ def _folds(labels: np.ndarray, n_splits: int, seed: int) -> list[tuple[np.ndarra
 def _cv_score(detector, params, fixed, X, labels, fold, seed) -> float:
     train, valid = fold
     model = _fit(detector, params, fixed, X[train], labels[train], seed)
-    return float(_auroc_rows(labels[valid], _score(model, X[valid])[None, :])[0])
+    return float(auroc_rows(labels[valid], _score(model, X[valid])[None, :])[0])
 
 
 def _fit(detector: str, params: dict, fixed: dict, X: np.ndarray, labels: np.ndarray, seed):
@@ -527,7 +518,7 @@ def compare_detectors(
         polytope_auroc=bootstrap_auroc(yte, sap_scores[0], **boot),
         probe_auroc=bootstrap_auroc(yte, probe_scores, **boot),
         difference=bootstrap_auroc(yte, sap_scores[0], other=probe_scores, **boot),
-        seed_aurocs=tuple(float(_auroc_rows(yte, s[None, :])[0]) for s in sap_scores),
+        seed_aurocs=tuple(float(auroc_rows(yte, s[None, :])[0]) for s in sap_scores),
         polytope_seeds=tuple(seeds),
         polytope_scores=sap_scores[0],
         probe_scores=probe_scores,
