@@ -419,7 +419,10 @@ def intervention_score(
             model, sae, latent, prompts, strength, max_new_tokens=max_new_tokens,
             temperature=temperature, layer=layer, random_state=random_state,
         )  # fmt: skip
-    else:
+    else:  # checked as sampling them would (a latent, prompts and strength they could be of)
+        _check_subject(model, sae, latent, layer)
+        prompts = check_string_list(prompts, "prompts", what="prompt strings")
+        strength = _check_shift(sae, latent, _check_strength(strength))
         clean, raised = _check_generations(generations, len(prompts))
     prompts = list(prompts)
     passages = [p + c for p, c in zip(prompts, clean, strict=True)]
