@@ -129,8 +129,12 @@ def embedding_score(
     texts, activating, quantiles = _check(examples, explanation, decode)
     if not isinstance(query_prefix, str):
         raise InputError.bad("query_prefix", "a string", query_prefix)
-    rows = embed_texts([query_prefix + explanation, *texts], embedder)
-    scores = rows[1:] @ rows[0]
+    # each distinct text embedded once: an embedder's batches pad alike texts differently, so
+    # the same text in both classes came out up to 1e-7 apart and its tie counted as a win
+    distinct = list(dict.fromkeys(texts))
+    rows = embed_texts([query_prefix + explanation, *distinct], embedder)
+    where = {text: i for i, text in enumerate(distinct)}
+    scores = (rows[1:] @ rows[0])[np.asarray([where[t] for t in texts], dtype=np.int64)]
     return _result("embedding", examples, explanation, scores, activating, quantiles,
                    n_bootstrap, random_state)  # fmt: skip
 
