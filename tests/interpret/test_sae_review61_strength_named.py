@@ -9,6 +9,11 @@ uniform next token) and greedy generations were empty. Now ``intervention_kl``,
 ``output_effects`` and ``intervened_generations`` refuse it up front naming ``strength``;
 ``kl_curve`` (what ``calibrate_strength`` searches, treating overflow as too strong) does not,
 and a non-finite shift in it is blamed on ``strength``.
+
+And ``intervention_score(..., generations=...)`` (the CLI's path) checks the latent, the prompts
+and the strength as sampling the generations would: nothing but the explanations, scorer and
+generations was checked, so latent 9 of a 4-latent SAE was scored and reported, strength NaN or
+True was recorded as the score's strength, and strength 'abc' raised a raw ValueError.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from trustlab.interpret.sae import (
     SparseAutoencoder,
     intervened_generations,
     intervention_kl,
+    intervention_score,
     kl_curve,
     output_effects,
 )
@@ -31,6 +37,7 @@ from trustlab.llm.settings import STEER_NORM_LIMIT
 
 pytest.importorskip("torch")
 PROMPTS = ["a b", "c"]
+GIVEN = (["a", "b"], ["c", "d"])
 
 
 @pytest.fixture(scope="module")
@@ -68,3 +75,21 @@ def test_kl_curve_still_takes_any_finite_strength_and_blames_overflow_on_strengt
         with np.errstate(over="ignore"):
             kl(1e39)  # float32 overflow of the shift itself
     assert caught.value.argument == "strength"
+
+
+@pytest.mark.parametrize(
+    ("latent", "strength", "argument"),
+    [(9, 1.0, "latent"), (0, "abc", "strength"), (0, math.nan, "strength"),
+     (0, True, "strength"), (0, 1e30, "strength")],
+)  # fmt: skip
+def test_given_generations_do_not_skip_the_checks(subject, latent, strength, argument):
+    lm, sae = subject
+    with pytest.raises(InputError, match=f"^{argument}: expected") as caught:
+        intervention_score(lm, sae, latent, PROMPTS, "a", strength, generations=GIVEN)
+    assert caught.value.argument == argument
+
+
+def test_given_generations_with_sound_arguments_are_scored(subject):
+    lm, sae = subject
+    found = intervention_score(lm, sae, 0, PROMPTS, "a", np.float32(2.0), generations=GIVEN)
+    assert found.strength == 2.0 and found.intervened == ("a bc", "cd")
