@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import check_positive_int, check_probability, check_random_state
+from trustlab._progress import check_progress
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.agents._names import nfc
 from trustlab.errors import InputError
@@ -243,6 +244,7 @@ def evaluate_guardrail(
         policy's checkers compute them.
     progress : callable(done, total), optional
     """
+    check_progress(progress)
     from trustlab.evaluation import cluster_bootstrap_ci
 
     if mode not in MODES:

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from trustlab._checks import check_bool, check_random_state
+from trustlab._progress import check_progress
 from trustlab.audit import outputs
 from trustlab.audit import sections as section_registry
 from trustlab.audit.context import AuditContext, AuditPlan, audit_mode
@@ -196,6 +197,7 @@ def run_audit(
     >>> result.predictions_path.name
     'predictions.csv'
     """
+    check_progress(progress, "a callable (description, done, total) or None")
     seed = _seed(random_state)
     mode, test_size = audit_mode(pred, model, test_size, group_as_feature, exclude)
     zoo = _zoo_names(models, mode)  # the default models it trains: none with pred or model

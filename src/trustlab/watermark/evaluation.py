@@ -38,6 +38,7 @@ from trustlab._checks import (
     check_non_negative,
     check_random_state,
 )
+from trustlab._progress import check_progress
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.watermark.vocabulary import level_index, level_of_score
@@ -445,6 +446,7 @@ def evaluate_backend(
     ``readout``, ``backend.level_logits`` gives the Q-Align expected score of each image.
     ``progress(done, total)`` is called after each image's answer.
     """
+    check_progress(progress)
     from trustlab.watermark.describer import QUESTIONS
     from trustlab.watermark.metrics import expected_score, score_descriptions
 

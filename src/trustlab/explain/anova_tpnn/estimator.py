@@ -33,6 +33,7 @@ from trustlab._checks import (
 )
 from trustlab._lazy import require
 from trustlab._model_files import load_training_state
+from trustlab._progress import check_progress
 from trustlab._results import check_output_dir
 from trustlab.errors import InputError
 from trustlab.explain.anova_tpnn._components import TermGroup
@@ -301,6 +302,7 @@ class ANOVATPNN(BaseEstimator):
             components chosen (``component_names_`` is set), before the first epoch: a caller
             can say what the training will be only once the input is known to be good.
         """
+        check_progress(progress, "a callable (epoch, max_epochs, validation_loss) or None")
         n_threads = self._check_params()
         rng = check_random_state(self.random_state)
         frame = as_frame(X, min_rows=2)

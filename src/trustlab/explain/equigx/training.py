@@ -26,6 +26,7 @@ import numpy as np
 from trustlab._checks import check_positive, check_positive_int, check_random_state
 from trustlab._lazy import require
 from trustlab._numerics import seeded_torch
+from trustlab._progress import check_progress
 from trustlab._results import Result
 from trustlab.errors import InputError
 
@@ -312,6 +313,10 @@ def train_tfn(
     >>> history.epochs
     (1, 2)
     """
+    check_progress(
+        progress,
+        "a callable (epoch, max_epochs, loss, train_accuracy, validation_accuracy) or None",
+    )
     if not isinstance(model, TensorFieldNetwork):
         raise InputError.bad("model", "a trustlab TensorFieldNetwork", model)
     train = _check_dataset(train, "train", model)

@@ -17,6 +17,7 @@ __all__ = [
     "squeeze_output",
     "beyond_input_dtype",
     "feature_columns",
+    "explained_row_ids",
 ]
 
 TIMES = " \u00d7 "
@@ -121,3 +122,11 @@ def dense_rows(X: Any, name: str) -> Any:
         except (TypeError, ValueError):  # text: refused by the float conversion, naming it
             return X
     return X
+
+
+def explained_row_ids(X: Any, row_ids: Any) -> np.ndarray | None:
+    """The ids of the explained rows: as given, else a DataFrame's index, else None (0..n-1)."""
+    if row_ids is not None:
+        return np.asarray(row_ids.to_numpy() if hasattr(row_ids, "to_numpy") else row_ids)
+    index = getattr(X, "index", None)
+    return None if index is None else index.to_numpy()

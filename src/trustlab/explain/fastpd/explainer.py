@@ -10,12 +10,14 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from trustlab._checks import as_float_array, check_finite, check_n_jobs, check_positive_int
+from trustlab._progress import check_progress
 from trustlab.errors import InputError
 from trustlab.explain.fastpd._engine import Engine
 from trustlab.explain.fastpd._ensemble import TreeEnsemble
 from trustlab.explain.fastpd._features import (
     beyond_input_dtype,
     dense_rows,
+    explained_row_ids,
     feature_columns,
     resolve_features,
     squeeze_output,
@@ -354,7 +356,8 @@ class FastPD(BaseEstimator):
         >>> explanation.shap_values.shape, [c.features for c in explanation.partial_dependence]
         ((50, 3), [('x0',)])
         """
-        ids = _row_ids(X_eval, row_ids)
+        check_progress(progress)  # it is called only after the first batch of rows
+        ids = explained_row_ids(X_eval, row_ids)
         X = self._rows(X_eval, "X_eval")
         if ids is not None and len(ids) != len(X):
             raise InputError.bad("row_ids", f"one id per row ({len(X)})", ids)
@@ -527,14 +530,6 @@ class FastPD(BaseEstimator):
             if beyond_input_dtype(values[:, None], self.ensemble_.input_dtype) is not None:
                 raise InputError.bad("grid", "values within float32's range (|x| <= 3.4e38)", grid)
         return out
-
-
-def _row_ids(X: Any, row_ids: Any) -> np.ndarray | None:
-    """The ids of the explained rows: as given, else a DataFrame's index, else None (0..n-1)."""
-    if row_ids is not None:
-        return np.asarray(row_ids.to_numpy() if hasattr(row_ids, "to_numpy") else row_ids)
-    index = getattr(X, "index", None)
-    return None if index is None else index.to_numpy()
 
 
 def _feature_names(

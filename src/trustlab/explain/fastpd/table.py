@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import check_positive_int, check_random_state
+from trustlab._progress import check_progress
 from trustlab.errors import InputError
 from trustlab.explain.fastpd._features import beyond_input_dtype, dense_rows, resolve_features
 from trustlab.explain.fastpd._pipeline import split_pipeline, transform_rows, transformed_names
@@ -228,6 +229,7 @@ def explain_table(
     >>> list(explanation.shap_table().columns)
     ['row', 'a', 'b', 'c']
     """
+    check_progress(progress)
     plan = plan_table(
         model,
         data,

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import check_random_state, repeated
+from trustlab._progress import check_progress
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.explain.regions.baselines import BlackBoxClassifier
@@ -157,6 +158,7 @@ def evaluate_regions(
     RegionsEvaluation
         ``explanations`` holds each P2P model's :class:`~.estimator.RegionExplanation`.
     """
+    check_progress(progress, "a callable (step, n_steps, what) or None")
     if not isinstance(models, Mapping) or not models:
         raise InputError.bad("models", "a non-empty mapping name -> fitted model", models)
     for name, m in models.items():

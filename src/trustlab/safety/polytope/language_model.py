@@ -18,7 +18,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from trustlab._checks import check_positive_int
-from trustlab._progress import Progress
+from trustlab._progress import Progress, check_progress
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
 from trustlab.safety.polytope.results import FacetReport
@@ -157,6 +157,7 @@ def generation_states(
     -------
     GenerationStates
     """
+    check_progress(progress)
     texts = _as_prompt_list(prompts)
     max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
     layer = check_positive_int(layer, "layer", minimum=0)
