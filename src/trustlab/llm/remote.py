@@ -579,6 +579,10 @@ def _check_base_url(base_url: Any) -> tuple[str, tuple[str, str] | None]:
         raise InputError.bad(
             "base_url", expected + " without a query (?...) or fragment (#...)", shown
         )
+    if "@" in parts.path:  # 'user:12345/pw@host' parsed as host 'user', port 12345, path '/pw@host'
+        raise InputError.bad(
+            "base_url", expected + " with no '@' after the host (a password's '/' as %2F)", shown
+        )
     path = parts.path.rstrip("/") or "/v1"
     netloc = parts.netloc.rpartition("@")[2]
     auth = None
