@@ -19,7 +19,7 @@ from trustlab.audit import run_audit
 from trustlab.errors import InputError
 from trustlab.explain import FastPD, explain_table
 from trustlab.explain.anova_tpnn import ANOVATPNN
-from trustlab.explain.equigx import train_tfn
+from trustlab.explain.equigx import evaluate_explanations, train_tfn
 from trustlab.explain.regions import evaluate_regions
 from trustlab.safety.polytope.language_model import generation_states
 from trustlab.watermark import evaluate_backend
@@ -111,6 +111,10 @@ CALLS = {
     "train_tfn": (
         lambda m, t: train_tfn(None, None, progress=5),
         "a callable (epoch, max_epochs, loss, train_accuracy, validation_accuracy) or None",
+    ),
+    "evaluate_explanations": (
+        lambda m, t: evaluate_explanations(None, None, progress=5),
+        TWO,
     ),
     "generation_states": (
         lambda m, t: generation_states(_Answers(), ["a", "b"], 0, progress=5),

@@ -30,6 +30,7 @@ import numpy as np
 from trustlab._checks import check_positive_int, check_random_state, repeated
 from trustlab._lazy import require
 from trustlab._numerics import auroc_rows
+from trustlab._progress import check_progress
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
 
@@ -279,6 +280,7 @@ def evaluate_explanations(
     >>> sorted(ev.auroc)
     ['equigx', 'random']
     """
+    check_progress(progress)  # before any graph is scored, not after the first
     if not isinstance(model, TensorFieldNetwork):
         raise InputError.bad("model", "a trained trustlab TensorFieldNetwork", model)
     if not isinstance(dataset, GraphDataset) or len(dataset) == 0:
