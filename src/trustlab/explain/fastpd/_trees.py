@@ -103,14 +103,14 @@ def _keeps_constant_apart(model: Any) -> bool:
 def model_raw_output(model: Any, X: np.ndarray) -> np.ndarray:
     """The quantity FastPD decomposes, from the model's own prediction API, as (n, n_outputs)."""
     module = type(model).__module__
-    names = getattr(model, "feature_names_in_", None)
-    if names is not None:  # fitted on a data frame: predict on one, without warnings
-        import pandas as pd
-
-        X = pd.DataFrame(X, columns=list(names))
-    if module.startswith(("xgboost", "lightgbm")):
-        out = booster_raw_output(model, X)
+    if module.startswith(("xgboost", "lightgbm")):  # arrays, never a frame: a frame of floats
+        out = booster_raw_output(model, X)  # is refused for a category column (never split on)
     else:
+        names = getattr(model, "feature_names_in_", None)
+        if names is not None:  # fitted on a data frame: predict on one, without warnings
+            import pandas as pd
+
+            X = pd.DataFrame(X, columns=list(names))
         out = sklearn_raw_output(model, X)
     out = np.asarray(out, dtype=np.float64)
     return out.reshape(out.shape[0], -1)
