@@ -17,6 +17,7 @@ __all__ = [
     "squeeze_output",
     "beyond_input_dtype",
     "feature_columns",
+    "numeric_frame",
     "explained_row_ids",
 ]
 
@@ -84,6 +85,27 @@ def feature_columns(X: Any, names: Sequence[str], argument: str) -> Any:
             argument=argument,
         )
     return X.iloc[:, [columns.index(c) for c in names]]
+
+
+def numeric_frame(X: Any, argument: str) -> Any:
+    """``X`` (a DataFrame) when every column holds numbers (a category of numbers counts); else an
+    InputError naming the columns that do not (not the frame's whole text)."""
+    from pandas.api.types import CategoricalDtype, is_bool_dtype, is_numeric_dtype
+
+    def numeric(dtype: Any) -> bool:
+        if isinstance(dtype, CategoricalDtype):
+            dtype = dtype.categories.dtype
+        return is_numeric_dtype(dtype) or is_bool_dtype(dtype)
+
+    text = [(c, dtype) for c, dtype in X.dtypes.items() if not numeric(dtype)]
+    if text:
+        kinds = ", ".join(f"{c!r} ({dtype})" for c, dtype in text[:10])
+        raise InputError(
+            f"{argument}: expected numeric feature columns, got {len(text)} that are not: "
+            f"{kinds}; encode them as numbers, or explain a Pipeline whose transform does",
+            argument=argument,
+        )
+    return X
 
 
 def resolve_output(output: int | str, names: Sequence[str]) -> int:

@@ -19,6 +19,7 @@ from trustlab.explain.fastpd._features import (
     dense_rows,
     explained_row_ids,
     feature_columns,
+    numeric_frame,
     resolve_features,
     squeeze_output,
 )
@@ -570,8 +571,8 @@ def _feature_names(
 
 def _rows(X: Any, name: str, ensemble: TreeEnsemble, names: Sequence[str] | None) -> np.ndarray:
     """Validate rows: the model's features (by ``names`` for data frames), NaN only if allowed."""
-    if getattr(X, "columns", None) is not None and names is not None:
-        X = feature_columns(X, names, name)
+    if getattr(X, "columns", None) is not None:  # a frame: its text columns named if any
+        X = numeric_frame(X if names is None else feature_columns(X, names, name), name)
     arr = as_float_array(dense_rows(X, name), name, ndim=2, allow_nan=True)
     d = ensemble.n_features
     if arr.shape[1] != d:
