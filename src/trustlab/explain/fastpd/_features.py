@@ -149,6 +149,9 @@ def dense_rows(X: Any, name: str) -> Any:
 def explained_row_ids(X: Any, row_ids: Any) -> np.ndarray | None:
     """The ids of the explained rows: as given, else a DataFrame's index, else None (0..n-1)."""
     if row_ids is not None:
-        return np.asarray(row_ids.to_numpy() if hasattr(row_ids, "to_numpy") else row_ids)
+        ids = np.asarray(row_ids.to_numpy() if hasattr(row_ids, "to_numpy") else row_ids)
+        if ids.ndim != 1:  # a scalar (or a string) has no len(): a bare TypeError later
+            raise InputError.bad("row_ids", "a 1-D sequence of ids, one per row", row_ids)
+        return ids
     index = getattr(X, "index", None)
     return None if index is None else index.to_numpy()
