@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import check_positive_int, check_string_list
-from trustlab._progress import WorkCounter
+from trustlab._progress import WorkCounter, check_progress
 from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
 from trustlab.errors import InputError, ResourceError
 from trustlab.interpret.sae.activations import texts_named, warn_past_context
@@ -218,6 +218,7 @@ def cache_latents(
     -------
     LatentCache
     """
+    check_progress(progress)  # before any work, not when first called
     needed = ("name", "n_layers", "hidden_size", "activations", "tokenizer")
     if any(not hasattr(model, a) for a in needed):
         raise InputError.bad("model", "a trustlab.llm.LocalModel", model)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import check_bool, check_non_negative, check_positive_int
-from trustlab._progress import Progress, WorkCounter
+from trustlab._progress import Progress, WorkCounter, check_progress
 from trustlab._results import Result, new_axes
 from trustlab.errors import InputError
 from trustlab.safety.polytope.language_model import (
@@ -218,6 +218,7 @@ def evaluate_polytope(
     -------
     PolytopeEvaluation
     """
+    check_progress(progress)  # before any work, not when first called
     from sklearn.metrics import roc_curve
 
     options = _check_generation(

@@ -34,7 +34,7 @@ from trustlab._checks import (
     check_positive_int,
 )
 from trustlab._lazy import require
-from trustlab._progress import Progress, WorkCounter
+from trustlab._progress import Progress, WorkCounter, check_progress
 from trustlab._results import Result
 from trustlab.errors import InputError
 from trustlab.safety.polytope.language_model import _check_compatible, prompt_activations
@@ -380,6 +380,7 @@ def steered_generate(
     SteeredGeneration
         Texts and per-prompt counts of corrected and still-infeasible steps.
     """
+    check_progress(progress)  # before any work, not when first called
     texts = _as_prompts(prompts)
     options = _check_generation(
         polytope,
@@ -424,6 +425,7 @@ def compare_steering(
     -------
     SteeringComparison
     """
+    check_progress(progress)  # before any work, not when first called
     n_prompts = len(_as_prompts(prompts))
     corrected = _corrected_units(str(correction), n_prompts)
     counter = WorkCounter(progress, corrected + n_prompts)
