@@ -109,7 +109,8 @@ def merge_near_ties(values: np.ndarray) -> np.ndarray:
     ascending = np.take_along_axis(rows, order, axis=1)
     scale = np.maximum(1.0, np.maximum(np.abs(ascending[:, 1:]), np.abs(ascending[:, :-1])))
     # an infinite neighbour makes the tolerance infinite and NaN compares False: both start a run
-    starts = ~(np.diff(ascending, axis=1) <= TIE_TOLERANCE * scale) | np.isinf(scale)
+    with np.errstate(invalid="ignore"):  # inf - inf is NaN: a start, without a RuntimeWarning
+        starts = ~(np.diff(ascending, axis=1) <= TIE_TOLERANCE * scale) | np.isinf(scale)
     starts = np.column_stack([np.ones(len(rows), dtype=bool), starts])
     first = np.maximum.accumulate(np.where(starts, np.arange(rows.shape[1]), 0), axis=1)
     merged = np.empty_like(rows)
