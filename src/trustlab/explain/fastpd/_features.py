@@ -88,16 +88,20 @@ def feature_columns(X: Any, names: Sequence[str], argument: str) -> Any:
 
 
 def numeric_frame(X: Any, argument: str) -> Any:
-    """``X`` (a DataFrame) when every column holds numbers (a category of numbers counts); else an
-    InputError naming the columns that do not (not the frame's whole text)."""
-    from pandas.api.types import CategoricalDtype, is_bool_dtype, is_numeric_dtype
+    """``X`` (a DataFrame) when every column reads as numbers (as the float conversion and
+    scikit-learn read them: a category of numbers, an object column of numbers or numeric strings
+    count); else an InputError naming the columns that do not (not the frame's whole text).
+    Dates and durations are left to the float conversion, which refuses them as such."""
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
-    def numeric(dtype: Any) -> bool:
-        if isinstance(dtype, CategoricalDtype):
-            dtype = dtype.categories.dtype
-        return is_numeric_dtype(dtype) or is_bool_dtype(dtype)
-
-    text = [(c, dtype) for c, dtype in X.dtypes.items() if not numeric(dtype)]
+    text = []
+    for i, (c, dtype) in enumerate(X.dtypes.items()):
+        if is_numeric_dtype(dtype) or is_bool_dtype(dtype) or getattr(dtype, "kind", "O") in "mM":
+            continue
+        try:
+            X.iloc[:, i].to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):
+            text.append((c, dtype))
     if text:
         kinds = ", ".join(f"{c!r} ({dtype})" for c, dtype in text[:10])
         raise InputError(
