@@ -11,8 +11,9 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from trustlab._checks import check_bool, check_callable, check_positive_int
+from trustlab._checks import check_bool, check_positive_int
 from trustlab._lazy import require
+from trustlab._progress import check_progress
 from trustlab.errors import InputError
 from trustlab.federated._checkpoint import Checkpoint, fingerprint
 from trustlab.federated.protocol import InProcessEngine, ProtocolDriver, ProtocolState
@@ -105,8 +106,7 @@ def simulate_uefl(
         raise InputError.bad("settings", "UEFLConfig field names", sorted(unknown))
     cfg = dataclasses.replace(base, **settings)
     baselines = _check_baselines(baselines)
-    if progress is not None:  # "x" failed (TypeError) after fresh=True deleted the checkpoint
-        check_callable(progress, "progress")
+    check_progress(progress, "a callable")  # "x" failed after fresh=True deleted the checkpoint
     if checkpoint is not None and not isinstance(checkpoint, (str, os.PathLike)):
         raise InputError.bad("checkpoint", "a directory path", checkpoint)  # 5: a raw TypeError
     if silos is None:

@@ -15,6 +15,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from trustlab._checks import as_1d, as_float_array, check_callable, check_n_jobs
+from trustlab._progress import check_progress
 from trustlab._results import write_atomic
 from trustlab.errors import InputError
 from trustlab.privacy import _solver
@@ -139,8 +140,7 @@ class DSIMechanism(BaseEstimator):
         self
         """
         check_callable(self.fn, "fn")
-        if progress is not None:
-            check_callable(progress, "progress")
+        check_progress(progress, "a callable")
         calibration = calibrate(self.epsilon, self.delta, self.steps, self.accountant)
         max_iter, tol = check_solver_options(self.max_iter, self.tol)
         n_jobs = check_n_jobs(self.n_jobs)
