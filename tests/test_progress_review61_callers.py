@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from sklearn.ensemble import GradientBoostingRegressor
 
+from agents.one_rule_policy import one_rule_policy
 from trustlab.agents import Guardrail, evaluate_guardrail
 from trustlab.audit import run_audit
 from trustlab.errors import InputError
@@ -25,17 +26,7 @@ from trustlab.safety.polytope.language_model import generation_states
 from trustlab.watermark import evaluate_backend
 
 TWO = "a callable (done, total) or None"
-POLICY = {
-    "actions": {"pay": {"soft_rule_ids": ["a"]}},
-    "rule_list": [
-        {
-            "rule_id": "a",
-            "predicates": [["pay", "", "", "action"], ["ok", "", "", "condition"]],
-            "logic": "pay IMPLIES ok",
-        }
-    ],
-    "weights": {"a": 1.0},
-}
+POLICY = one_rule_policy(rule_id="a", weights={"a": 1.0})
 CASE = {"trajectory": [], "action": "pay", "label": "safe", "evidence": {"ok": True}}
 
 

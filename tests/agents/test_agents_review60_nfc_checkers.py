@@ -10,6 +10,7 @@ was not flagged, a tool's output lost its call).
 from __future__ import annotations
 
 import pytest
+from one_rule_policy import one_rule_policy
 
 from trustlab.agents import Guardrail
 from trustlab.agents.agentdojo import trajectory_from_messages
@@ -22,18 +23,9 @@ SPELLINGS = [(s, a) for s in (COMPOSED, DECOMPOSED) for a in (COMPOSED, DECOMPOS
 
 @pytest.mark.parametrize(("spec", "act"), SPELLINGS)
 def test_an_action_match_checker_matches_its_name_in_either_spelling(spec, act):
-    policy = {
-        "actions": {"pay": {"soft_rule_ids": ["r"]}},
-        "rule_list": [
-            {
-                "rule_id": "r",
-                "predicates": [["pay", "", "", "action"], ["ok", "", "", "condition"]],
-                "logic": "pay IMPLIES ok",
-            }
-        ],
-        "checkers": {"pay": {"type": "action_match", "name": spec}},
-        "unknown_action": "allow",
-    }
+    policy = one_rule_policy(
+        checkers={"pay": {"type": "action_match", "name": spec}}, unknown_action="allow"
+    )
     guard = Guardrail(policy)
     assert guard.matched_actions([], act) == ["pay"]
     assert not guard.check([], act, evidence={"ok": False}).action_allowed
