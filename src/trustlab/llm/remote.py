@@ -61,6 +61,8 @@ _RETRIED_4XX = (408, 429)
 
 # the pause between attempts; a module attribute so tests can record waits instead of sleeping
 _sleep = time.sleep
+# hides the client's secrets in a text an error quotes (RemoteModel._hidden); None: nothing to hide
+_Hide = Callable[[str], str] | None
 
 
 class RemoteModel:
@@ -291,7 +293,7 @@ class RemoteModel:
 
         def run(prompt: str) -> Completion:
             data = self._request("POST", path, _with_prompt(payload, prompt, chat))
-            return _choice_completion(data, chat, self._url(path))
+            return _choice_completion(data, chat, self._url(path), self._hidden)
 
         return self._map(run, prompts)
 
@@ -338,7 +340,7 @@ class RemoteModel:
         except (KeyError, TypeError):
             raise BackendError(
                 f"GET {self._url('/models')}: malformed response (no data[].id): "
-                f"{_snippet(json.dumps(data))}"
+                f"{_snippet(json.dumps(data), self._hidden)}"
             ) from None
 
     # -- the transport -----------------------------------------------------------------------
@@ -373,7 +375,7 @@ class RemoteModel:
         """POST a checked payload to the chat or the completions endpoint; the answer's text."""
         path = "/chat/completions" if chat else "/completions"
         data = self._request("POST", path, payload)
-        return _choice_text(data, "message" if chat else "text", self._url(path))
+        return _choice_text(data, "message" if chat else "text", self._url(path), self._hidden)
 
     def _map(
         self,
@@ -446,14 +448,15 @@ class RemoteModel:
             skipped: list[str] = []  # the first lines that are no data: fields, for the error
             got_data = False
             try:
-                for data in _sse_data(response, url, self._httpx, skipped):
+                for data in _sse_data(response, url, self._httpx, skipped, self._hidden):
                     got_data = True
                     if data == "[DONE]":
                         return
-                    chunk = _decode(data, "POST", url)
+                    chunk = _decode(data, "POST", url, self._hidden)
                     if isinstance(chunk, dict) and chunk.get("error"):
-                        raise BackendError(f"POST {url}: the stream failed: {_snippet(data)}")
-                    for choice in _chunk_choices(chunk, url):
+                        failed = _snippet(data, self._hidden)
+                        raise BackendError(f"POST {url}: the stream failed: {failed}")
+                    for choice in _chunk_choices(chunk, url, self._hidden):
                         delta = choice.get("delta") or {}
                         piece = delta.get("content") if chat else choice.get("text")
                         if piece:
@@ -466,7 +469,7 @@ class RemoteModel:
             raise BackendError(
                 f"POST {url}: the reply to a streaming request is no event stream ({kind}, no "
                 f"'data:' lines): the server does not stream; use chat() or complete() "
-                f"instead: {_snippet(' '.join(skipped))}"
+                f"instead: {_snippet(' '.join(skipped), self._hidden)}"
             )
         raise BackendError(f"POST {url}: the stream ended without [DONE]")
 
@@ -514,8 +517,8 @@ class RemoteModel:
             else:
                 status = response.status_code
                 if 200 <= status < 300:
-                    return response if stream else _decode(response.text, method, url)
-                last = f"HTTP {status}: {_snippet(self._hidden(response.text))}"
+                    return response if stream else _decode(response.text, method, url, self._hidden)
+                last = f"HTTP {status}: {_snippet(response.text, self._hidden)}"
                 if status not in _RETRIED_4XX and status < 500:
                     raise BackendError(f"{method} {url}: {last} (not retried)")
                 retry_after = _parse_retry_after(response.headers.get("Retry-After"))
@@ -528,7 +531,10 @@ class RemoteModel:
     def _hidden(self, text: str) -> str:
         """``text`` with the API key and the URL's password shown as ``***``."""
         for secret in self._secrets:
-            text = text.replace(secret, "***")
+            # as written and as JSON writes it (an error quotes json.dumps of an answer: a
+            # '"', a backslash or a non-ASCII password character is escaped there)
+            for form in {secret, json.dumps(secret)[1:-1]}:
+                text = text.replace(form, "***")
         return text
 
     def _wait(self, attempt: int, retry_after: float | None) -> float:
@@ -591,12 +597,12 @@ def _check_base_url(base_url: Any) -> tuple[str, tuple[str, str] | None]:
     return urllib.parse.urlunsplit((parts.scheme, netloc, path, "", "")), auth
 
 
-def _decode(text: str, method: str, url: str) -> Any:
+def _decode(text: str, method: str, url: str, hide: _Hide = None) -> Any:
     try:
         return json.loads(text)
     except ValueError:
         raise BackendError(
-            f"{method} {url}: malformed response (not JSON): {_snippet(text)}"
+            f"{method} {url}: malformed response (not JSON): {_snippet(text, hide)}"
         ) from None
 
 
@@ -607,7 +613,9 @@ def _with_prompt(payload: dict[str, Any], prompt: str, chat: bool) -> dict[str, 
     return {**payload, "prompt": prompt}
 
 
-def _sse_data(response: Any, url: str, httpx: Any, skipped: list[str]) -> Iterator[str]:
+def _sse_data(
+    response: Any, url: str, httpx: Any, skipped: list[str], hide: _Hide = None
+) -> Iterator[str]:
     """The ``data:`` fields of a server-sent-event stream (comments and other fields skipped;
     the first 20 of those are kept in ``skipped``, for an error)."""
     try:
@@ -619,19 +627,21 @@ def _sse_data(response: Any, url: str, httpx: Any, skipped: list[str]) -> Iterat
     except httpx.TimeoutException:
         raise BackendError(f"POST {url}: the stream stalled (no data within the timeout)") from None
     except httpx.TransportError as exc:
-        raise BackendError(f"POST {url}: the stream broke ({type(exc).__name__}: {exc})") from None
+        broke = _snippet(f"{type(exc).__name__}: {exc}", hide)
+        raise BackendError(f"POST {url}: the stream broke ({broke})") from None
 
 
-def _chunk_choices(chunk: Any, url: str) -> list[dict[str, Any]]:
+def _chunk_choices(chunk: Any, url: str, hide: _Hide = None) -> list[dict[str, Any]]:
     choices = chunk.get("choices") if isinstance(chunk, dict) else None
     if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
-        raise BackendError(f"POST {url}: malformed stream chunk: {_snippet(json.dumps(chunk))}")
+        shown = _snippet(json.dumps(chunk), hide)
+        raise BackendError(f"POST {url}: malformed stream chunk: {shown}")
     return choices
 
 
-def _choice_completion(data: Any, chat: bool, url: str) -> Completion:
+def _choice_completion(data: Any, chat: bool, url: str, hide: _Hide = None) -> Completion:
     """``choices[0]`` with its log-probabilities as a Completion."""
-    text = _choice_text(data, "message" if chat else "text", url)
+    text = _choice_text(data, "message" if chat else "text", url, hide)
     choice = data["choices"][0]
     logprobs = choice.get("logprobs")
     if not logprobs:
@@ -659,7 +669,7 @@ def _choice_completion(data: Any, chat: bool, url: str) -> Completion:
             raise ValueError("a text with no token")
     except (KeyError, TypeError, ValueError, AttributeError):
         raise BackendError(
-            f"POST {url}: malformed logprobs: {_snippet(json.dumps(logprobs))}"
+            f"POST {url}: malformed logprobs: {_snippet(json.dumps(logprobs), hide)}"
         ) from None
     return Completion(
         text=text,
@@ -684,11 +694,11 @@ def _logprob(value: Any) -> float:
     return float(value)
 
 
-def _choice_text(data: Any, field: str, url: str) -> str:
+def _choice_text(data: Any, field: str, url: str, hide: _Hide = None) -> str:
     """``choices[0].message.content`` (chat) or ``choices[0].text`` (completions)."""
     where = "choices[0].message.content" if field == "message" else "choices[0].text"
     malformed = BackendError(
-        f"POST {url}: malformed response (no {where}): {_snippet(json.dumps(data))}"
+        f"POST {url}: malformed response (no {where}): {_snippet(json.dumps(data), hide)}"
     )
     try:
         choice = data["choices"][0]
@@ -716,6 +726,9 @@ def _parse_retry_after(value: str | None) -> float | None:
     return max(seconds, 0.0) if math.isfinite(seconds) else None
 
 
-def _snippet(text: str) -> str:
-    text = " ".join(str(text).split())
+def _snippet(text: str, hide: _Hide) -> str:
+    """A server's words for an error: secrets hidden (before the cut, so no part of one is
+    left at the end), whitespace collapsed, at most ``_SNIPPET_CHARS`` characters."""
+    text = str(text) if hide is None else hide(str(text))
+    text = " ".join(text.split())
     return text if len(text) <= _SNIPPET_CHARS else text[: _SNIPPET_CHARS - 3] + "..."
