@@ -5,6 +5,7 @@ Exit codes: 0 success, 2 bad input (one line on stderr), 1 failure.
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any
 
@@ -256,6 +257,17 @@ def _options(root, argv: list[str] | None) -> set[str]:
     return {name for param in command.params for name in param.opts}
 
 
+# options whose values are secrets: a usage error does not show them (--api-key)
+_SECRET = re.compile(r"(^|_)(key|secret|password|token)$")
+
+
+def _shown(value: str) -> str:
+    """An option's value as a usage error shows it: a URL without credentials or query."""
+    from trustlab._checks import shown_url
+
+    return shown_url(value) if "://" in value else value
+
+
 def _refuse_repeated_options(root, argv: list[str]) -> None:
     """A usage error for an option that takes one value given twice (click keeps the last and
     says nothing: ``--seed 1 --seed 2`` ran with seed 2), and for a flag given both ways
@@ -299,7 +311,10 @@ def _refuse_repeated_options(root, argv: list[str]) -> None:
         if param.is_flag:
             message = f"Options '{first}' and '{name}' were both given; give one of them."
         else:
-            message = f"Option '{name}' was given twice ({before!r}, then {value!r}); give it once."
+            values = f"{_shown(before)!r}, then {_shown(value)!r}"
+            if _SECRET.search(param.name or ""):  # a key is not shown, not even a part of it
+                values = "values hidden"
+            message = f"Option '{name}' was given twice ({values}); give it once."
         raise click.UsageError(message, ctx=context)
 
 

@@ -21,7 +21,6 @@ import json
 import math
 import queue
 import random
-import re
 import ssl
 import threading
 import time
@@ -37,6 +36,7 @@ from trustlab._checks import (
     check_non_negative,
     check_positive_int,
     check_string,
+    shown_url,
 )
 from trustlab._lazy import require
 from trustlab._progress import check_progress
@@ -560,9 +560,9 @@ def _check_base_url(base_url: Any) -> tuple[str, tuple[str, str] | None]:
     expected = "an http(s) URL such as 'http://localhost:8000/v1'"
     if not isinstance(base_url, str):
         raise InputError.bad("base_url", expected, base_url)
-    # a refused URL is shown without its credentials too, up to the last '@': a password with
-    # an unescaped '/', '?' or '#' (refused as a bad port) was shown in full
-    shown = re.sub(r"//.*@", "//***@", base_url, flags=re.DOTALL)
+    # a refused URL is shown without its credentials or query (shown_url: a password with an
+    # unescaped '/', '?' or '#' hidden up to the last '@', an '@' in a query is no password)
+    shown = shown_url(base_url)
     if any(c.isspace() or not c.isprintable() for c in base_url.strip()):
         # a host with a space was looked up (DNS failure after every retry, ~8 s); urlsplit
         # drops tabs and line breaks silently ('exa\tmple.com' became 'example.com')
