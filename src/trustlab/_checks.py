@@ -48,7 +48,10 @@ __all__ = [
     "resolve_device",
     "npy_reason",
     "shown_url",
+    "MAX_TIMEOUT_S",
 ]
+
+MAX_TIMEOUT_S = 1e9  # a socket timeout ends near 9.2e9 s (int64 ns): past it an OverflowError
 
 
 def check_random_state(random_state: Any, name: str = "random_state") -> np.random.Generator:

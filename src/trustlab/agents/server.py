@@ -40,7 +40,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from trustlab._checks import RepeatedKeyError, unique_keys
+from trustlab._checks import MAX_TIMEOUT_S, RepeatedKeyError, unique_keys
 from trustlab._results import to_jsonable
 from trustlab.errors import BackendError, InputError
 
@@ -52,19 +52,15 @@ MAX_BODY_BYTES = 4 * 2**20
 READ_TIMEOUT = 30.0
 
 
-# a socket's timeout ends near 9.2e9 s (int64 nanoseconds): past it every connection failed with
-# a raw OverflowError ('timestamp out of range for platform time_t'), as RemoteModel's did
-_MAX_TIMEOUT_S = 1e9
-
-
 def _check_timeout(timeout: Any) -> float:
+    """Seconds > 0, at most MAX_TIMEOUT_S (past it a socket raised a raw OverflowError)."""
     if (
         isinstance(timeout, bool)
         or not isinstance(timeout, (int, float))
-        or not 0 < timeout <= _MAX_TIMEOUT_S
+        or not 0 < timeout <= MAX_TIMEOUT_S
     ):
         raise InputError.bad(
-            "timeout", f"a finite number of seconds > 0 (at most {_MAX_TIMEOUT_S:g})", timeout
+            "timeout", f"a finite number of seconds > 0 (at most {MAX_TIMEOUT_S:g})", timeout
         )
     return float(timeout)
 

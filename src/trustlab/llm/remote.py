@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import (
+    MAX_TIMEOUT_S,
     check_bool,
     check_in_range,
     check_non_negative,
@@ -49,9 +50,6 @@ __all__ = ["RemoteModel"]
 
 MAX_BACKOFF_S = 30.0  # the longest wait the exponential schedule reaches
 MAX_RETRY_AFTER_S = 60.0  # a server asking for a longer wait gets this much
-# the longest timeout: a socket's ends near 9.2e9 s (int64 nanoseconds); past it every request
-# failed with a raw OverflowError ("timestamp out of range for platform time_t")
-MAX_TIMEOUT_S = 1e9
 _SNIPPET_CHARS = 300
 # the client errors that are retried: 408 Request Timeout (the server gave up waiting for the
 # request, e.g. trustlab's own server for a body that stalled) and 429 Too Many Requests. Not 409
