@@ -56,12 +56,22 @@ __all__ = [
     "write_png",
     "output_dir",
     "json_text",
+    "saved_mapping",
 ]
 
 #: The one resolution of every saved picture (report, CLI files).
 FIGURE_DPI = 144
 
 _IN_DICT = "trustlab_in_dict"
+
+
+def saved_mapping(value: Any, name: str, kind: str) -> Mapping[str, Any]:
+    """``value`` when it is a mapping (what ``<kind>.to_dict()`` wrote, read back by
+    ``from_dict``); anything else is an InputError naming ``name`` (it was a raw AttributeError
+    or TypeError from the first key looked up)."""
+    if not isinstance(value, Mapping):
+        raise InputError.bad(name, f"a mapping written by {kind}.to_dict()", value)
+    return value
 
 
 def internal_field(**kwargs: Any) -> Any:

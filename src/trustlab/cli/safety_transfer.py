@@ -671,7 +671,7 @@ def _cached_backdoor(out: Path, settings: dict, result_type: Any) -> Any:
         return None
     try:
         return result_type.from_dict(saved)
-    except (KeyError, TypeError):
+    except (KeyError, TypeError, InputError):  # a result.json that is no saved check: run again
         return None
 
 

@@ -68,7 +68,15 @@ from trustlab._lazy import require
 from trustlab._model_files import read_saved_params, read_saved_safetensors, storable_params
 from trustlab._progress import check_progress
 from trustlab._renamed import renamed_attribute, renamed_keys
-from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
+from trustlab._results import (
+    Result,
+    internal_field,
+    json_text,
+    new_axes,
+    output_dir,
+    saved_mapping,
+    write_atomic,
+)
 from trustlab.errors import InputError, ResourceError
 from trustlab.interpret.sae._training import activate, train_sae
 
@@ -158,6 +166,7 @@ class SAEFit(Result):
         """The fit back from its ``to_dict()``."""
         floats = ("fvu", "mse", "l0", "dead_fraction", "scale")
         ints = ("d_in", "n_latents", "n_rows", "n_held_out", "epochs_run", "n_steps", "n_resampled")
+        values = saved_mapping(values, "values", "SAEFit")
         # keys of fits saved before the renames (epochs; n_heldout: review 56; steps: 57)
         values = renamed_keys(
             values, {"epochs": "epochs_run", "n_heldout": "n_held_out", "steps": "n_steps"}

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from trustlab._checks import check_choice
-from trustlab._results import Result, new_axes
+from trustlab._results import Result, new_axes, saved_mapping
 
 __all__ = ["FacetReport"]
 
@@ -103,6 +103,7 @@ class FacetReport(Result):
     @classmethod
     def from_dict(cls, data: dict) -> FacetReport:
         """The report back from its :meth:`to_dict` (how a saved polytope stores it)."""
+        data = saved_mapping(data, "data", "FacetReport")
         return cls(
             categories=tuple(data["categories"]),
             n_samples=tuple(int(v) for v in data["n_samples"]),

@@ -62,7 +62,15 @@ from trustlab._lazy import require
 from trustlab._model_files import read_saved_params, read_saved_safetensors, storable_params
 from trustlab._numerics import column_mean_scale, power_of_2
 from trustlab._renamed import renamed_attribute, renamed_keys
-from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
+from trustlab._results import (
+    Result,
+    internal_field,
+    json_text,
+    new_axes,
+    output_dir,
+    saved_mapping,
+    write_atomic,
+)
 from trustlab.errors import InputError, ResourceError
 from trustlab.safety.transfer._alignment import boundary_pairs, token_ends
 from trustlab.safety.transfer.vectors import KINDS as VECTOR_KINDS
@@ -190,6 +198,7 @@ class MapFit(Result):
     def from_dict(cls, values: dict[str, Any], history: Any = ()) -> MapFit:
         """The fit back from its ``to_dict()`` (``None`` metrics become NaN)."""
         names = [f"{prefix}{m}" for prefix in ("", "held_out_") for m in _METRICS]
+        values = saved_mapping(values, "values", "MapFit")
         values = _renamed_keys(values)  # maps saved before reviews 56 / 57: n_heldout, heldout_*
         floats = {n: math.nan if values[n] is None else float(values[n]) for n in names}
         return cls(

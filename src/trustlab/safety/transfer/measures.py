@@ -42,7 +42,7 @@ from trustlab._checks import (
 )
 from trustlab._lazy import require
 from trustlab._renamed import renamed_attribute, renamed_keys
-from trustlab._results import Result
+from trustlab._results import Result, saved_mapping
 from trustlab.errors import InputError
 from trustlab.llm.settings import check_steering_scale
 from trustlab.safety.transfer.backdoor import (
@@ -380,6 +380,7 @@ class BackdoorCheck(Result):
     def from_dict(cls, data: dict) -> BackdoorCheck:
         """The check back from its :meth:`to_dict` (``backdoor-model`` reuses a saved one).
         A missing field is a KeyError, a rate or count that is not a number a TypeError."""
+        data = saved_mapping(data, "data", "BackdoorCheck")
         data = renamed_keys(data, {"n_heldout": "n_held_out"})  # saved before review 56
         values = {f.name: data[f.name] for f in fields(cls)}
         for name in ("n_held_out", "with_trigger", "without_trigger", "n_ordinary", "ordinary",
