@@ -87,7 +87,8 @@ def baseline_scores(
         logits = model({"pos": pos, "x": h})[0]
     if target is None:
         target = int(torch.argmax(logits))
-    if not (isinstance(target, (int, np.integer)) and 0 <= int(target) < logits.shape[0]):
+    ok = isinstance(target, (int, np.integer)) and not isinstance(target, bool)  # True: no class
+    if not (ok and 0 <= int(target) < logits.shape[0]):
         raise InputError.bad("target", f"a class index in 0..{logits.shape[0] - 1}", target)
     target = int(target)
     if method == "random":

@@ -27,7 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_positive_int, check_random_state, repeated
+from trustlab._checks import (
+    check_positive_int,
+    check_probability,
+    check_random_state,
+    repeated,
+)
 from trustlab._lazy import require
 from trustlab._numerics import auroc_rows
 from trustlab._progress import check_progress
@@ -303,10 +308,8 @@ def evaluate_explanations(
     twice = repeated(methods)
     if twice:  # a baseline's scores would be collected twice per graph
         raise InputError.bad("methods", "each method once", f"{', '.join(twice)} repeated")
-    if not (isinstance(fraction, (int, float)) and 0 < fraction < 1):
-        raise InputError.bad("fraction", "a number in (0, 1)", fraction)
-    if not (isinstance(confidence_level, float) and 0 < confidence_level < 1):
-        raise InputError.bad("confidence_level", "a number in (0, 1)", confidence_level)
+    fraction = check_probability(fraction, "fraction")  # numpy floats too
+    confidence_level = check_probability(confidence_level, "confidence_level")
     n_random = check_positive_int(n_random, "n_random")
     n_steps = check_positive_int(n_steps, "n_steps")
     if max_graphs is not None:

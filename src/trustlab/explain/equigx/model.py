@@ -117,6 +117,13 @@ def _numbers(value: Any, name: str, expected: str, dtype: Any) -> Any:
         ) from exc
 
 
+def _plain(value: Any) -> Any:
+    """A pandas DataFrame or Series as its numpy array; anything else as it is."""
+    if type(value).__module__.startswith("pandas") and hasattr(value, "to_numpy"):
+        return value.to_numpy(copy=True)  # writable: torch warns on a read-only view
+    return value
+
+
 def _check_finite(given: Any, tensor: Any, name: str, what: str) -> None:
     """NaN or infinity in ``tensor`` is refused; finite values that overflowed in the cast to the
     network's float32 (|value| > 3.4e38) are named as such, not as NaN or infinity."""
@@ -144,13 +151,15 @@ def as_graph_tensors(graph: Any, dtype: Any = None) -> tuple[Any, Any, Any]:
         def get(name: str, default: Any = None) -> Any:
             return getattr(graph, name, default)
 
-    pos, x, batch = get("pos"), get("x"), get("batch")
+    # a pandas frame or series (columns x, y, z) as its numbers: torch cannot read one
+    pos, x, batch = (_plain(get(name)) for name in ("pos", "x", "batch"))
+    given_pos, given_x = pos, x
     if pos is None:
         raise InputError.bad("graph.pos", "node positions of shape (n, 3)", graph)
     pos = _numbers(pos, "graph.pos", "node positions of shape (n, 3)", dtype)
     if pos.ndim != 2 or pos.shape[1] != 3 or pos.shape[0] < 1:
         raise InputError.bad("graph.pos", "node positions of shape (n, 3)", tuple(pos.shape))
-    _check_finite(get("pos"), pos, "graph.pos", "positions")
+    _check_finite(given_pos, pos, "graph.pos", "positions")
     if x is None:
         raise InputError.bad("graph.x", "scalar node features of shape (n, f)", None)
     x = _numbers(x, "graph.x", "scalar node features of shape (n, f)", pos.dtype)
@@ -160,7 +169,7 @@ def as_graph_tensors(graph: Any, dtype: Any = None) -> tuple[Any, Any, Any]:
         raise InputError.bad(
             "graph.x", f"node features of shape ({pos.shape[0]}, f)", tuple(x.shape)
         )
-    _check_finite(get("x"), x, "graph.x", "node features")
+    _check_finite(given_x, x, "graph.x", "node features")
     if batch is None:
         batch = torch.zeros(pos.shape[0], dtype=torch.long)
     else:

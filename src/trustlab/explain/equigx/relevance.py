@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_choice
+from trustlab._checks import check_choice, check_non_negative, check_positive_int
 from trustlab._lazy import require
 from trustlab.errors import InputError
 
@@ -281,9 +281,9 @@ class EquiGX:
         self.variant = check_choice(variant, "variant", ("componentwise", "block"))
         self.method = check_choice(method, "method", ("fast", "rules"))
         self.output = check_choice(output, "output", ("logit", "contrast"))
-        if not (isinstance(epsilon, (int, float)) and epsilon >= 0):
-            raise InputError.bad("epsilon", "a number >= 0", epsilon)
-        self.epsilon = float(epsilon)
+        # finite: an infinite stabiliser absorbed all relevance in the rules path (total 0)
+        # while the fast form ignored it (total 1); True is not a number
+        self.epsilon = check_non_negative(epsilon, "epsilon")
         # the fast form's tensor products as dense batched matrix products (equal values; a
         # cheaper backward than e3nn's per-path einsums); e3nn's own where not supported
         self._products = [
@@ -351,8 +351,7 @@ class EquiGX:
             targets = list(targets)
             if len(targets) != len(graphs):
                 raise InputError.bad("targets", f"{len(graphs)} class indices", len(targets))
-        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-            raise InputError.bad("batch_size", "a positive integer", batch_size)
+        batch_size = check_positive_int(batch_size, "batch_size")  # numpy integers too
         if self.method != "fast":
             return [
                 self.explain(g, None if targets is None else targets[i])
