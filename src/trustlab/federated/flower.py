@@ -30,7 +30,7 @@ from trustlab._checks import check_in_range, check_positive_int
 from trustlab._lazy import require
 from trustlab._results import json_text, write_atomic
 from trustlab.errors import BackendError, ConfigError, InputError
-from trustlab.federated.protocol import Assignment, ProtocolDriver
+from trustlab.federated.protocol import Assignment, ProtocolDriver, _check_finite
 from trustlab.federated.silos import load_silo_file, make_silos
 from trustlab.federated.uefl import (
     SiloEvaluation,
@@ -381,6 +381,9 @@ class UEFLStrategy(FedAvg):
         self.last_updates = updates
         if not updates:
             return None, None
+        # a diverged silo is refused as the protocol driver refuses it: averaged, its NaN
+        # weights poisoned every shared array (and the mean train-loss) under Strategy.start
+        _check_finite(updates, server_round, self.config.learning_rate)
         weights = None if self.config.weighting == "uniform" else [u.num_examples for u in updates]
         averaged = average_weights([u.arrays for u in updates], weights)
         mean = {k: float(np.mean([u.metrics[k] for u in updates])) for k in updates[0].metrics}
