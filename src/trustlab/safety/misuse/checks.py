@@ -418,8 +418,9 @@ def check_success(task: MisuseTask, output: str | None, timeout: float = 5.0) ->
         output = ""
     if not isinstance(output, str):
         raise InputError.bad("output", "a string (the model's answer) or None", output)
+    timeout = check_positive(timeout, "timeout")  # also for text tasks, which do not use it
     if task.suite == "code":
-        return _check_code(task, output, check_positive(timeout, "timeout"))
+        return _check_code(task, output, timeout)
     if task.suite == "text":
         return _check_text(task, output)
     raise InputError.bad("task.suite", "'code' or 'text'", task.suite)

@@ -195,7 +195,7 @@ def load_suite(name: str = "code", n: int | None = None, random_state: Any = 0) 
         Draw ``n`` distinct tasks (at most as many as the suite holds), kept in the suite's order.
         None: every task.
     random_state : int, numpy Generator or None
-        Seeds the sample (ignored when ``n`` is None).
+        Seeds the sample (unused when ``n`` is None, but checked all the same).
 
     Returns
     -------
@@ -211,11 +211,11 @@ def load_suite(name: str = "code", n: int | None = None, random_state: Any = 0) 
     if name in ("text", "all"):
         tasks += [_text_task(row) for row in _text_rows()]
     available = len(tasks)
+    rng = check_random_state(random_state)  # also when unused: '-T random_state=x' is an error
     if n is not None:
         n = check_positive_int(n, "n")
         if n > available:
             raise InputError.bad("n", f"at most {available} (the tasks of suite {name!r})", n)
-        rng = check_random_state(random_state)
         keep = np.sort(rng.choice(available, size=n, replace=False))
         tasks = [tasks[int(i)] for i in keep]
     return MisuseSuite(name=name, tasks=tuple(tasks), n_available=available)
