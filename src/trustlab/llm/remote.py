@@ -15,6 +15,7 @@ across modules they would reach into each other's private helpers.
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import functools
 import json
@@ -130,7 +131,11 @@ class RemoteModel:
         self._streaming = threading.local()  # .held: the streams this thread holds open
         self._jitter = random.Random()
         # hidden in the server answers that errors quote (a proxy may echo the key it refused)
-        self._secrets = [k for k in (api_key, auth and auth[1]) if k]
+        secrets = [k for k in (api_key, auth and auth[1]) if k]
+        if auth and auth[1]:  # an echoed Basic header shows them base64-encoded
+            secrets.append(base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode())
+        # the longest first: a short password inside the encoded header would break its match
+        self._secrets = sorted(secrets, key=len, reverse=True)
 
     @property
     def name(self) -> str:
