@@ -7,7 +7,9 @@
   refused as "expected a number in (0, 1), got 0.2".
 - a pandas DataFrame of positions (columns x, y, z) was refused with torch's "expected sequence
   of length 8 at dim 0 (got 3)"; it is now read as its numbers.
-- ``baseline_scores(target=True)`` explained class 1.
+- ``baseline_scores(target=True)`` explained class 1; ``n_steps=0`` or ``2.5`` raised captum's
+  AssertionError or a TypeError.
+- ``recipe_data`` of a string, None or a spec with a misspelt key raised ValueError or TypeError.
 """
 
 from __future__ import annotations
@@ -74,3 +76,22 @@ def test_pandas_positions_give_the_numpy_explanation(net, graph):
 def test_baseline_target_true_is_not_class_one(net, graph):
     with pytest.raises(InputError, match="target"):
         baseline_scores(net, graph, "grad_cam", target=True)
+
+
+@pytest.mark.parametrize("steps", [0, 2.5])
+def test_baseline_n_steps_is_checked(net, graph, steps):
+    # captum asserted 'The number of steps has to be larger than zero'; numpy a TypeError on 2.5
+    with pytest.raises(InputError, match="^n_steps"):
+        baseline_scores(net, graph, "integrated_gradients", n_steps=steps)
+
+
+@pytest.mark.parametrize(
+    "spec", ["shapes_in_noise", None, {"source": "shapes_in_noise", "n_graph": 30}]
+)
+def test_recipe_data_names_a_bad_spec(spec):
+    # a string: dict() raised ValueError; None: TypeError; a misspelt key: the generator's
+    # TypeError 'unexpected keyword argument'
+    from trustlab.explain.equigx import recipe_data
+
+    with pytest.raises(InputError, match="^data"):
+        recipe_data(spec)

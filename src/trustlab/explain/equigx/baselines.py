@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_random_state
+from trustlab._checks import check_positive_int, check_random_state
 from trustlab._lazy import require
 from trustlab.errors import InputError
 
@@ -80,6 +80,8 @@ def baseline_scores(
     """
     if method not in BASELINES:
         raise InputError.bad("method", f"one of {BASELINES}", method)
+    # captum asserted on 0 steps and numpy raised a TypeError on 2.5
+    n_steps = check_positive_int(n_steps, "n_steps")
     dtype = next(model.parameters()).dtype
     pos, h, _ = as_graph_tensors(graph, dtype)
     n = pos.shape[0]

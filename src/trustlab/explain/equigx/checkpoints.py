@@ -10,8 +10,10 @@ validation and test parts, so an evaluation uses graphs the network never saw.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -73,14 +75,20 @@ def recipe_data(data: dict[str, Any]) -> dict[str, GraphDataset]:
     """The ``{"train", "validation", "test"}`` parts of a data spec (``{"source":
     "shapes_in_noise", **generator arguments}`` or ``{"source": "qm9_carbonyl", ...}``): 20 % of
     the graphs for testing, then 20 % of the rest for validation, both stratified and seeded."""
+    expected = "a spec with source 'shapes_in_noise' or 'qm9_carbonyl'"
+    if not isinstance(data, Mapping):  # dict() of a string or None raised a bare error
+        raise InputError.bad("data", f"a dict: {expected}", data)
     spec = dict(data)
     source = spec.pop("source", None)
-    if source == "shapes_in_noise":
-        dataset = shapes_in_noise(**spec)
-    elif source == "qm9_carbonyl":
-        dataset = qm9_carbonyl(**spec)
-    else:
-        raise InputError.bad("data", "a spec with source 'shapes_in_noise' or 'qm9_carbonyl'", data)
+    makers = {"shapes_in_noise": shapes_in_noise, "qm9_carbonyl": qm9_carbonyl}
+    if source not in makers:
+        raise InputError.bad("data", expected, data)
+    unknown = sorted(set(spec) - set(inspect.signature(makers[source]).parameters), key=str)
+    if unknown:  # a bare TypeError from the generator otherwise
+        raise InputError.bad(
+            "data", f"{source}'s arguments", f"unknown {', '.join(map(repr, unknown))}"
+        )
+    dataset = makers[source](**spec)
     try:
         rest, test = dataset.split(_TEST_SIZE, random_state=_SPLIT_SEED)
         train, validation = rest.split(_VALIDATION_SIZE, random_state=_SPLIT_SEED + 1)
