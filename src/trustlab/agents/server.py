@@ -40,7 +40,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from trustlab._checks import MAX_TIMEOUT_S, RepeatedKeyError, unique_keys
+from trustlab._checks import MAX_TIMEOUT_S, RepeatedKeyError, shown_url, unique_keys
 from trustlab._results import to_jsonable
 from trustlab.errors import BackendError, InputError
 
@@ -295,7 +295,9 @@ class GuardClient:
 
     def __init__(self, url: str, *, timeout: float = 30.0):
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise InputError.bad("url", "an http(s) URL of a guard server", url)
+            # a URL is shown without its credentials or query (shown_url), as RemoteModel's
+            shown = shown_url(url) if isinstance(url, str) else url
+            raise InputError.bad("url", "an http(s) URL of a guard server", shown)
         self.url = url.rstrip("/")
         # as make_guard_server's: 0 failed as "unreachable", NaN or -1 with a raw ValueError
         self.timeout = _check_timeout(timeout)
@@ -330,7 +332,8 @@ class GuardClient:
                 raise InputError(message) from None
             raise BackendError(f"guard server answered {err.code}: {message}") from None
         except urllib.error.URLError as err:
-            raise BackendError(f"guard server at {self.url} unreachable: {err.reason}") from None
+            where = shown_url(self.url)  # no password or '?token=' in the message
+            raise BackendError(f"guard server at {where} unreachable: {err.reason}") from None
 
 
 def _numpy_value(value: Any) -> Any:
