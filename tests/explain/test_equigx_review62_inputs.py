@@ -10,6 +10,8 @@
 - ``baseline_scores(target=True)`` explained class 1; ``n_steps=0`` or ``2.5`` raised captum's
   AssertionError or a TypeError.
 - ``recipe_data`` of a string, None or a spec with a misspelt key raised ValueError or TypeError.
+- ``predict_graphs(batch_size=-1)`` returned no logits; a single graph, a PointGraph, a dict or
+  another model raised bare TypeError or AttributeError.
 """
 
 from __future__ import annotations
@@ -95,3 +97,21 @@ def test_recipe_data_names_a_bad_spec(spec):
 
     with pytest.raises(InputError, match="^data"):
         recipe_data(spec)
+
+
+def test_predict_graphs_checks_its_arguments(net, graph):
+    from trustlab.explain.equigx import predict_graphs
+
+    # batch_size -1 returned a (0, 3) array of logits for 2 graphs; 0 a bare ValueError
+    for size in (-1, 0, 2.5):
+        with pytest.raises(InputError, match="^batch_size"):
+            predict_graphs(net, [graph, graph], batch_size=size)
+    with pytest.raises(InputError, match="^graphs"):  # was "TypeError: not iterable"
+        predict_graphs(net, graph)
+    with pytest.raises(InputError, match="^model"):  # was a TypeError from torch
+        predict_graphs(torch.nn.Linear(2, 2), [graph])
+    # a PointGraph or a dict is a graph too (was "AttributeError: no attribute 'n_nodes'")
+    as_dict = {"pos": graph.pos, "x": graph.x}
+    logits = predict_graphs(net, [graph, as_dict], batch_size=1)
+    np.testing.assert_allclose(logits[0], logits[1], rtol=0, atol=0)
+    np.testing.assert_allclose(logits[0], net(graph).detach().numpy()[0], rtol=1e-12, atol=1e-12)

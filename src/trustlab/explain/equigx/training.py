@@ -33,7 +33,10 @@ from trustlab.errors import InputError
 torch = require("torch", "graph")
 
 from trustlab.explain.equigx.data import GraphDataset  # noqa: E402
-from trustlab.explain.equigx.model import TensorFieldNetwork  # noqa: E402
+from trustlab.explain.equigx.model import (  # noqa: E402
+    TensorFieldNetwork,
+    as_graph_tensors,
+)
 
 __all__ = [
     "ResumeMismatch",
@@ -230,21 +233,49 @@ def predict_graphs(
     model: Any, graphs: Any, *, batch_size: int = 64, mask_order: Any = None
 ) -> np.ndarray:
     """Logits ``(n_graphs, n_classes)`` of ``model`` on a sequence of graphs, in batches
-    (``mask_order``: angular orders zeroed, as in the model's forward)."""
-    graphs = list(graphs)
+    (``mask_order``: angular orders zeroed, as in the model's forward).
+
+    ``graphs``: :class:`~trustlab.explain.equigx.data.Graph`, ``PointGraph`` or dicts with
+    ``pos`` and ``x``, each checked as :meth:`TensorFieldNetwork.forward` checks one."""
+    if not isinstance(model, TensorFieldNetwork):
+        raise InputError.bad("model", "a trustlab TensorFieldNetwork", model)
+    if isinstance(graphs, dict) or hasattr(graphs, "pos"):  # one graph, not a sequence
+        raise InputError.bad("graphs", "a sequence of graphs (one graph: in a list)", graphs)
+    # a batch size below 1 returned no logits at all (-1) or a bare ValueError (0)
+    batch_size = check_positive_int(batch_size, "batch_size")
     dtype = next(model.parameters()).dtype
+    graphs = [_one_graph(g, dtype, model.config.n_scalars) for g in graphs]
     out = []
     was_training = model.training
     model.eval()
     try:
         with torch.no_grad():
             for start in range(0, len(graphs), batch_size):
-                batch = batch_graphs(graphs[start : start + batch_size], dtype)
+                chunk = graphs[start : start + batch_size]
+                sizes = torch.tensor([len(p) for p, _ in chunk])
+                batch = {
+                    "pos": torch.cat([p for p, _ in chunk]),
+                    "x": torch.cat([x for _, x in chunk]),
+                    "batch": torch.repeat_interleave(torch.arange(len(chunk)), sizes),
+                }
                 out.append(model(batch, mask_order=mask_order).numpy())
     finally:
         model.train(was_training)
     n_classes = model.config.n_classes
     return np.vstack(out) if out else np.zeros((0, n_classes))
+
+
+def _one_graph(graph: Any, dtype: Any, n_scalars: int) -> tuple[Any, Any]:
+    """``(pos, x)`` tensors of one graph of a sequence; bad ones raise InputError."""
+    pos, x, batch = as_graph_tensors(graph, dtype)
+    if x.shape[1] != n_scalars:
+        raise InputError.bad(
+            "graphs", f"graphs with {n_scalars} scalar features per node (the model's)",
+            f"a graph with {x.shape[1]}",
+        )  # fmt: skip
+    if int(batch.max()) != int(batch.min()):
+        raise InputError.bad("graphs", "one graph per item (one batch index)", "several")
+    return pos, x
 
 
 def _check_dataset(data: Any, name: str, model: Any) -> GraphDataset:
