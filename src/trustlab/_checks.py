@@ -581,20 +581,20 @@ def npy_reason(exc: BaseException) -> str:
 
 
 def shown_url(url: str) -> str:
-    """``url`` as a message may show it: credentials (``user:password@``), query and fragment
-    as ``***``; scheme, host and path kept. A password with an unescaped '/', '?' or '#' makes
-    the URL unparseable (a port that is no number, an '@' after the host): then all up to the
-    last '@' is hidden. A query's '@' is no userinfo (the host stays), but a port before it is
-    hidden: it may be a password's digits cut at a '?' ('user:1234?pw@host')."""
+    """``url`` as a message may show it: ``user:password@``, query and fragment as ``***``; scheme,
+    host and path kept. An unparseable URL (a password with an unescaped '/', '?' or '#') is hidden
+    up to its last '@', and its query after that. A query's '@' is no userinfo (the host stays), but
+    a port before it is hidden: it may be a password's digits ('user:1234?pw@host')."""
     try:
         parts = urllib.parse.urlsplit(url.strip())
         port = parts.port  # ValueError: a port that is no number or out of range
     except ValueError:  # or an unclosed '['
         parts, port = None, None
-    if parts is None or "@" in parts.path:
-        return re.sub(r"//.*@", "//***@", url, flags=re.DOTALL)
-    cut = min((i for i in (url.find("?"), url.find("#")) if i >= 0), default=len(url))
+    if unparsed := parts is None or "@" in parts.path:
+        url = re.sub(r"//.*@", "//***@", url, flags=re.DOTALL)
+    at = url.rfind("@") + 1 if unparsed else 0  # the query is looked for after the host
+    cut = min((i for i in (url.find("?", at), url.find("#", at)) if i >= 0), default=len(url))
     head, tail = re.sub(r"//.*@", "//***@", url[:cut], flags=re.DOTALL), url[cut:]
-    if "@" in tail and port is not None and "@" not in parts.netloc:
+    if not unparsed and "@" in tail and port is not None and "@" not in parts.netloc:
         head = re.sub(r"^(.*//[^/]*):[0-9]+", r"\1:***", head, flags=re.DOTALL)
     return head + (tail[:1] + "***" if tail else "")

@@ -42,3 +42,16 @@ def test_a_refused_url_with_a_query_shows_its_host_not_its_query(url, shown):
 )
 def test_shown_url(url, shown):
     assert shown_url(url) == shown
+
+
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        # diff review 62 A: an unparseable URL (a '/' in the password) showed its query whole
+        ("http://u:p/w@host/v1?api_key=sk-9", "http://***@host/v1?***"),
+        ("http://u:p/w@host/v1#k", "http://***@host/v1#***"),
+        ("http://host:abc/v1?api_key=sk-9", "http://host:abc/v1?***"),
+    ],
+)
+def test_an_unparseable_url_hides_its_query_too(url, shown):
+    assert shown_url(url) == shown
