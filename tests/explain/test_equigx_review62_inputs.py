@@ -12,6 +12,8 @@
 - ``recipe_data`` of a string, None or a spec with a misspelt key raised ValueError or TypeError.
 - ``predict_graphs(batch_size=-1)`` returned no logits; a single graph, a PointGraph, a dict or
   another model raised bare TypeError or AttributeError.
+- a hand-built ``GraphDataset`` with a label outside its classes or a node mask of another length
+  (or of numbers other than 0/1) reached training and scoring as bare IndexError / ValueError.
 """
 
 from __future__ import annotations
@@ -115,3 +117,20 @@ def test_predict_graphs_checks_its_arguments(net, graph):
     logits = predict_graphs(net, [graph, as_dict], batch_size=1)
     np.testing.assert_allclose(logits[0], logits[1], rtol=0, atol=0)
     np.testing.assert_allclose(logits[0], net(graph).detach().numpy()[0], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("label", "mask", "argument"),
+    [
+        (5, np.arange(8) < 3, "graphs[0].label"),  # train_tfn: bare 'IndexError: Target 5'
+        (True, np.arange(8) < 3, "graphs[0].label"),
+        (0, np.array([True, True, False]), "graphs[0].node_mask"),  # numpy broadcast error
+        (0, np.array([2, 0, 0, 0, 0, 0, 0, 1]), "graphs[0].node_mask"),  # sklearn multiclass
+    ],
+)
+def test_hand_built_dataset_is_checked(label, mask, argument):
+    from trustlab.explain.equigx import Graph, GraphDataset
+
+    g = Graph(pos=np.zeros((8, 3)), x=np.ones((8, 1)), label=label, node_mask=mask)
+    with pytest.raises(InputError, match=argument.replace("[", r"\[").replace("]", r"\]")):
+        GraphDataset(name="mine", class_names=("a", "b"), feature_names=("one",), graphs=(g,))

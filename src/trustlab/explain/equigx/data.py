@@ -129,6 +129,24 @@ class GraphDataset(Result):
     graphs: tuple[Graph, ...] = internal_field()
     _dict_extras = ("n_graphs", "n_classes", "class_counts", "mean_nodes", "max_nodes")
 
+    def __post_init__(self) -> None:
+        # a dataset built by hand: a label outside the classes reached training as a bare
+        # IndexError, a node mask of another length or of other numbers than 0/1 the scoring
+        # as numpy / scikit-learn ValueErrors
+        k = len(self.class_names)
+        for i, g in enumerate(self.graphs):
+            if not isinstance(g, Graph):
+                raise InputError.bad(f"graphs[{i}]", "a Graph", g)
+            label = g.label
+            if isinstance(label, bool) or not isinstance(label, (int, np.integer)):
+                raise InputError.bad(f"graphs[{i}].label", f"a class index in 0..{k - 1}", label)
+            if not 0 <= label < k:
+                raise InputError.bad(f"graphs[{i}].label", f"a class index in 0..{k - 1}", label)
+            n, mask = np.shape(g.pos)[0], np.asarray(g.node_mask)
+            if mask.shape != (n,) or (mask.dtype != bool and not ((mask == 0) | (mask == 1)).all()):
+                got = f"shape {mask.shape}" if mask.shape != (n,) else "values other than 0/1"
+                raise InputError.bad(f"graphs[{i}].node_mask", f"{n} booleans (one per node)", got)
+
     def __len__(self) -> int:
         return len(self.graphs)
 
