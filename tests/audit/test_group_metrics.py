@@ -216,3 +216,18 @@ def test_the_summary_says_the_difference_is_the_largest_over_the_classes(default
     largest = default_audit.headline()["random_forest"]["equalized_odds_difference"]
     line = f"equalized odds difference (largest over the classes) {largest:.4f}"
     assert line in default_audit.summary()
+
+
+def test_differences_equal_fairlearns_functions_where_a_rate_is_undefined():
+    """The differences are read off the one MetricFrame; fairlearn's functions build their own.
+    Same numbers exactly, also with a group lacking positives or negatives (rate 0) and ties."""
+    y, pred, groups = disparate(n=120, seed=1, classes=("a", "b", "c"))
+    y[groups == "west"] = "a"  # west: no row of b or c (no positives), all of a (no negatives)
+    result = group_metrics(y, pred, groups, np.unique(np.r_[y, pred]), random_state=0, n_boot=5)
+    assert result["classes"]["b"]["groups_without_positives"] == ["west"]
+    assert result["classes"]["a"]["groups_without_negatives"] == ["west"]
+    for k, metrics in result["classes"].items():
+        y_k, p_k = (y == k).astype(int), (pred == k).astype(int)
+        for key, function in DIFFERENCES.items():
+            expected = function(y_k, p_k, sensitive_features=groups)
+            assert metrics[key]["estimate"] == expected

@@ -1,8 +1,9 @@
 """Group fairness metrics as fairlearn computes them, with bootstrap intervals over rows.
 
 The point estimates come from fairlearn itself: ``MetricFrame`` (count, selection rate, true and
-false positive rate per group), ``demographic_parity_difference`` and
-``equalized_odds_difference`` (``method="between_groups"``, ``agg="worst_case"``, the defaults).
+false positive rate per group) and its ``difference(method="between_groups")``, from which
+fairlearn's ``demographic_parity_difference`` and ``equalized_odds_difference``
+(``method="between_groups"``, ``agg="worst_case"``, the defaults) take theirs.
 These metrics are binary: with two classes the positive class is the second of the sorted labels;
 with more, each class is read one-vs-rest (positive = "truly this class", selected = "predicted
 this class").
@@ -214,16 +215,19 @@ def _fairlearn_point(metrics, positive, selected, groups, group_values) -> dict[
         sensitive_features=groups,
     )
     by_group = frame.by_group
+    # fairlearn's demographic_parity_difference is MetricFrame(selection_rate).difference() and
+    # its equalized_odds_difference max(MetricFrame({tpr, fpr}).difference()) (between_groups,
+    # worst_case): the same differences of this frame's columns, without building two more
+    # frames (3 of the 7 metric evaluations; the tests compare with the functions exactly)
+    difference = frame.difference(method="between_groups")
     return {
         "by_group": {
             g: {name: float(by_group.loc[g, name]) for name in ("count", *_RATES)}
             for g in group_values
         },
-        "demographic_parity_difference": float(
-            metrics.demographic_parity_difference(y_true, y_pred, sensitive_features=groups)
-        ),
+        "demographic_parity_difference": float(difference["selection_rate"]),
         "equalized_odds_difference": float(
-            metrics.equalized_odds_difference(y_true, y_pred, sensitive_features=groups)
+            max(difference[["true_positive_rate", "false_positive_rate"]])
         ),
     }
 
