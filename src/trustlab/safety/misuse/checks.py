@@ -128,6 +128,7 @@ def extract_code(text: str) -> str:
     """
     if not isinstance(text, str):
         raise InputError.bad("text", "a string (a model's answer)", text)
+    text = text.lstrip("\ufeff")  # a byte-order mark would hide an opening fence on line 1
     blocks: list[tuple[str, str]] = []
     lines = text.splitlines()
     i = 0
@@ -418,6 +419,7 @@ def check_success(task: MisuseTask, output: str | None, timeout: float = 5.0) ->
         output = ""
     if not isinstance(output, str):
         raise InputError.bad("output", "a string (the model's answer) or None", output)
+    output = output.lstrip("\ufeff")  # a byte-order mark would hide a first bullet or fence
     timeout = check_positive(timeout, "timeout")  # also for text tasks, which do not use it
     if task.suite == "code":
         return _check_code(task, output, timeout)

@@ -62,6 +62,7 @@ _WORDED = re.compile(
     re.IGNORECASE,
 )
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)")
+_BOM = "\ufeff"  # a byte-order mark (U+FEFF) some answers start with
 # the propose prompt's own placeholder ("<first subtask>", "<9th subtask>") echoed back: no subtask
 _ECHOED = re.compile(r"<(?:[a-z]+|\d+th) subtask>", re.IGNORECASE)
 _RULE = re.compile(r"^[ \t]*([-*_])(?:[ \t]*\1){2,}[ \t]*$")  # a horizontal rule such as * * *
@@ -180,7 +181,8 @@ def parse_subtasks(text: str, k: int) -> list[str]:
     if not isinstance(text, str):
         raise InputError.bad("text", "a string", text)
     k = check_positive_int(k, "k")
-    lines = strip_reasoning(text).splitlines()
+    # a byte-order mark before the first marker would hide it (the first subtask was dropped)
+    lines = strip_reasoning(text.lstrip(_BOM)).splitlines()
     items = _list_items(lines, fences=True)
     if not items:  # the whole list in a fenced block: read it without its fence lines
         items = _list_items([line for line in lines if not _FENCE.match(line)], fences=False)
