@@ -183,7 +183,12 @@ def to_jsonable(value: Any, name: str = "value") -> Any:
     if _is_numpy_time(value):  # tolist() gives nanoseconds as ints for [ns] values
         return _numpy_times(value)
     if hasattr(value, "tolist") and hasattr(value, "dtype"):  # numpy arrays and scalars
-        return to_jsonable(value.tolist(), name)
+        items = value.tolist()
+        if type(items) is type(value):  # a long double: tolist() gives itself back
+            if value.dtype.kind != "f":
+                raise InputError.bad(name, "JSON-safe values (real numbers)", value)
+            items = float(value)
+        return to_jsonable(items, name)
     if hasattr(value, "to_dict") and callable(value.to_dict):
         return to_jsonable(value.to_dict(), name)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):  # its fields, by name
