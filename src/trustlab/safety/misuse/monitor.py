@@ -84,7 +84,7 @@ class ReconstructionMonitor:
         once per process on the CPU with ``HF_HUB_OFFLINE=1``.
     judge : callable or None
         ``judge(requests, objective) -> probability in [0, 1]`` that the window rebuilds the
-        objective (an LLM judge, a classifier).
+        objective (an LLM judge, a classifier): a number (a bool or a string is refused).
     weight : float in [0, 1], default 0.5
         The judge's share of the score (unused without a judge).
     aggregate : {"max", "concat"}, default "max"
@@ -162,6 +162,12 @@ class ReconstructionMonitor:
 
     def _judged(self, requests: list[str], objective: str) -> float:
         value = self.judge(list(requests), objective)
+        # float() reads True as 1.0 and "0.5" as 0.5: neither is a judge's probability
+        if isinstance(value, (bool, np.bool_, str, bytes)) or str(getattr(value, "dtype", "")) in (
+            "bool",
+            "torch.bool",
+        ):
+            raise InputError.bad("judge", "a probability in [0, 1] from judge()", value)
         try:
             p = float(value)
         except (TypeError, ValueError):
