@@ -447,6 +447,10 @@ class PairedComparison(Result):
 
 
 def _paired_outcomes(value: Any, name: str) -> np.ndarray:
+    # as_1d flattens a (1, n) or (n, 1) array; here rows vs items is ambiguous: refused
+    shape = np.shape(value.to_numpy() if hasattr(value, "to_numpy") else value)
+    if len(shape) != 1:
+        raise InputError.bad(name, "a 1-dimensional array of outcomes (one per item)", value)
     arr = as_1d(value, name)
     if arr.dtype.kind == "b":
         return arr
@@ -474,8 +478,9 @@ def paired_comparison(
 
     Parameters
     ----------
-    first, second : array-like of bool (or 0/1)
-        Paired outcomes, one per item, the same length.
+    first, second : 1-D array-like of bool (or 0/1)
+        Paired outcomes, one per item, the same length (a 2-D array, even one row or one
+        column, is refused).
     exact : bool, default True
     correction : bool, default True
         The continuity correction of the chi-square test (used when ``exact`` is False).
