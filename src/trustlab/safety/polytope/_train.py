@@ -71,7 +71,7 @@ def train_polytope(
         tensors = {
             k: torch.tensor(v, dtype=torch.float32, requires_grad=True) for k, v in params.items()
         }
-        optimiser = torch.optim.Adam(list(tensors.values()), lr=settings.learning_rate)
+        optimiser = _Adam(torch, list(tensors.values()), settings.learning_rate)
         data = torch.tensor(z, dtype=torch.float32)
         labels = np.asarray(unsafe, dtype=bool)
         history = []
@@ -80,14 +80,45 @@ def train_polytope(
             total = 0.0
             for start in range(0, len(z), settings.batch_size):
                 batch = order[start : start + settings.batch_size]
-                loss = _batch_loss(torch, tensors, data[batch], labels[batch], settings, rng)
-                optimiser.zero_grad()
-                loss.backward()
-                optimiser.step()
+                rows = data.index_select(0, torch.from_numpy(batch))  # data[batch]
+                loss = _batch_loss(torch, tensors, rows, labels[batch], settings, rng)
+                optimiser.step(loss)
                 total += float(loss.detach()) * len(batch)
             history.append(total / len(z))
     fitted = {k: v.detach().numpy().astype(np.float64) for k, v in tensors.items()}
     return fitted, history
+
+
+class _Adam:
+    """``torch.optim.Adam(params, lr)`` (betas 0.9/0.999, eps 1e-8, no weight decay), its
+    single-tensor update written out: the same operations in the same order, so the same
+    parameters to the bit, without the optimiser's per-step bookkeeping (profiling hooks, state
+    lookups, gradient buffers), which cost more than the update itself on these small tensors
+    (tests/safety/test_polytope_train_review62.py checks it against torch.optim.Adam)."""
+
+    beta1, beta2, eps = 0.9, 0.999, 1e-8
+
+    def __init__(self, torch, params: list, lr: float):
+        self.torch, self.params, self.lr, self.steps = torch, params, lr, 0
+        self.exp_avg = [torch.zeros_like(p) for p in params]
+        self.exp_avg_sq = [torch.zeros_like(p) for p in params]
+
+    def step(self, loss) -> None:
+        """One update along the gradient of ``loss``."""
+        torch = self.torch
+        grads = torch.autograd.grad(loss, self.params)
+        self.steps += 1
+        step = float(self.steps)  # torch keeps the count as a float tensor and reads .item()
+        step_size = self.lr / (1 - self.beta1**step)
+        correction2_sqrt = (1 - self.beta2**step) ** 0.5
+        with torch.no_grad():
+            for param, grad, avg, avg_sq in zip(
+                self.params, grads, self.exp_avg, self.exp_avg_sq, strict=True
+            ):
+                avg.lerp_(grad, 1 - self.beta1)
+                avg_sq.mul_(self.beta2).addcmul_(grad, grad, value=1 - self.beta2)
+                denom = (avg_sq.sqrt() / correction2_sqrt).add_(self.eps)
+                param.addcdiv_(avg, denom, value=-step_size)
 
 
 def _initial_parameters(
@@ -163,7 +194,8 @@ def _batch_loss(torch, tensors, z, unsafe: np.ndarray, settings: TrainingSetting
             threshold=settings.violation_threshold,
             rng=rng,
         )
-        chosen = unsafe_values[torch.arange(len(assigned)), torch.from_numpy(assigned)]
+        # unsafe_values[i, assigned[i]] for every row i
+        chosen = unsafe_values.gather(1, torch.from_numpy(assigned)[:, None])[:, 0]
         loss = loss + settings.unsafe_weight * torch.relu(settings.margin - chosen).sum()
     loss = loss / len(z)
     if "encoder_weight" in tensors and settings.concept_l1 > 0:
