@@ -158,7 +158,8 @@ def to_jsonable(value: Any, name: str = "value") -> Any:
     Objects with a ``to_dict()`` method are converted through it, other dataclasses through their
     fields (minus :func:`internal_field` ones), an Enum member as its value. Mapping keys become
     texts; two keys that would become one text (``1`` and ``"1"``) raise. Anything else that JSON
-    cannot hold raises :class:`InputError` naming where it was found.
+    cannot hold raises :class:`InputError` naming where it was found. A date or time key is
+    the ISO 8601 text its value would be (a missing one ``"None"``).
     """
     if isinstance(value, enum.Enum):  # its value (a str or int Enum is a str or int too)
         return to_jsonable(value.value, name)
@@ -245,6 +246,9 @@ def _mapping(value: Mapping, name: str) -> dict[str, Any]:
 def _key(key: Any, name: str) -> str:
     if isinstance(key, enum.Enum):
         key = key.value
+    if _is_numpy_time(key) or hasattr(key, "isoformat") or isinstance(key, datetime.timedelta):
+        # as the value would be written (ISO 8601): item() gave a [ns] time as an int
+        key = to_jsonable(key, name)
     if isinstance(key, str):
         return str(key)
     if isinstance(key, bytes):
