@@ -94,10 +94,11 @@ def _modules():
         def forward(self, z):
             codes = self.codewords()
             flat = z.reshape(-1, self.dim)
-            distances = (
-                flat.pow(2).sum(1, keepdim=True) + codes.pow(2).sum(1) - 2.0 * flat @ codes.t()
-            )
-            index = distances.argmin(dim=1)
+            with torch.no_grad():  # the choice of codeword has no gradient: record no graph
+                distances = (
+                    flat.pow(2).sum(1, keepdim=True) + codes.pow(2).sum(1) - 2.0 * flat @ codes.t()
+                )
+                index = distances.argmin(dim=1)
             quantized = codes[index].view_as(z)
             loss = F.mse_loss(quantized, z.detach()) + self.commitment * F.mse_loss(
                 quantized.detach(), z
@@ -281,22 +282,37 @@ class Adam:
         self.steps = [0] * len(self.params)
         self.exp_avg = [torch.zeros_like(p) for p in self.params]
         self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]
+        self._torch = torch  # one import look-up, not one per step
 
     def zero_grad(self) -> None:
         for p in self.params:
             p.grad = None
 
     def step(self) -> None:
-        torch = require("torch", "federated")
+        torch = self._torch
         beta1, beta2 = self.betas
+        groups: dict[int, list[int]] = {}  # step count -> the parameters at it
+        for i, p in enumerate(self.params):
+            if p.grad is None:
+                continue
+            self.steps[i] += 1
+            groups.setdefault(self.steps[i], []).append(i)
         with torch.no_grad():
-            for i, p in enumerate(self.params):
-                if p.grad is None:
-                    continue
-                self.steps[i] += 1
-                grad, m, v = p.grad, self.exp_avg[i], self.exp_avg_sq[i]
-                m.lerp_(grad, 1 - beta1)
-                v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-                step_size = self.learning_rate / (1 - beta1 ** self.steps[i])
-                denom = (v.sqrt() / (1 - beta2 ** self.steps[i]) ** 0.5).add_(self.eps)
-                p.addcdiv_(m, denom, value=-step_size)
+            # One call per operation over the parameters at one step count (usually all of
+            # them): on CPU each _foreach_ op runs torch's per-tensor op on every tensor, so
+            # the arithmetic is that of the loop ``m.lerp_(g, 1 - beta1); v.mul_(beta2)
+            # .addcmul_(g, g, value=1 - beta2); p.addcdiv_(m, v.sqrt() / sqrt(bias2) + eps,
+            # value=-step_size)``, bit for bit (tested), with less Python per step.
+            for step, members in groups.items():
+                params = [self.params[i] for i in members]
+                grads = [p.grad for p in params]
+                m = [self.exp_avg[i] for i in members]
+                v = [self.exp_avg_sq[i] for i in members]
+                torch._foreach_lerp_(m, grads, 1 - beta1)
+                torch._foreach_mul_(v, beta2)
+                torch._foreach_addcmul_(v, grads, grads, value=1 - beta2)
+                step_size = self.learning_rate / (1 - beta1**step)
+                denom = torch._foreach_sqrt(v)
+                torch._foreach_div_(denom, (1 - beta2**step) ** 0.5)
+                torch._foreach_add_(denom, self.eps)
+                torch._foreach_addcdiv_(params, m, denom, value=-step_size)

@@ -47,7 +47,7 @@ from trustlab.federated.model import (
     load_arrays,
     model_arrays,
 )
-from trustlab.federated.silos import Silo
+from trustlab.federated.silos import Silo, _has_distinct_rows
 
 __all__ = [
     "UEFLConfig",
@@ -441,8 +441,8 @@ def kmeans_codebook(features: Any, n_codes: int, random_state: int = 0) -> np.nd
 
     X = as_float_array(features, "features", ndim=2)
     n_codes = check_positive_int(n_codes, "n_codes")
-    distinct = np.unique(X, axis=0)
-    if len(distinct) < n_codes:
+    if not _has_distinct_rows(X, n_codes):
+        distinct = np.unique(X, axis=0)
         # Too few distinct points for K clusters: keep them all and repeat to fill the book.
         reps = np.resize(np.arange(len(distinct)), n_codes)
         return distinct[reps].astype(np.float32)
@@ -524,8 +524,9 @@ def train_silo(
             order = torch.randperm(len(y))
             for start in range(0, len(y), config.batch_size):
                 batch = order[start : start + config.batch_size]
-                logits, vq_loss, perplexity = model(X[batch])
-                ce = torch.nn.functional.cross_entropy(logits, y[batch])
+                # index_select: the rows X[batch] copies, without the indexing parser
+                logits, vq_loss, perplexity = model(X.index_select(0, batch))
+                ce = torch.nn.functional.cross_entropy(logits, y.index_select(0, batch))
                 optimizer.zero_grad()
                 (ce + vq_loss).backward()
                 optimizer.step()
