@@ -80,6 +80,7 @@ def load_table(
     frame, kept, notes = _drop_missing(frame, required)
     frame = _booleans_as_bool(frame, required)
     frame = _whole_floats_as_int(frame, required)
+    frame = _times_as_text(frame, required)
     notes += index_notes + _kept_missing_words(frame, required)
     for note in _many_valued_notes(frame, label, group):  # said now too: such audits run long
         logger.warning("%s", note)
@@ -314,6 +315,18 @@ def _whole_floats_as_int(frame: pd.DataFrame, columns: list[str]) -> pd.DataFram
             exact = np.isfinite(numbers).all() and np.abs(numbers).max() < 2**53
             if exact and (numbers == np.round(numbers)).all():
                 frame[column] = numbers.astype(np.int64)
+    return frame
+
+
+def _times_as_text(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """``frame`` with each of ``columns`` of dates or durations (a DataFrame's or Parquet's) as
+    the text predictions.csv writes (``2020-01-01``): report.json named one such group three
+    ways ('2020-01-01T00:00:00.000000' in the overview, '2020-01-01 00:00:00' in the group
+    metrics, '2020-01-01T00:00:00' in DCP's inputs)."""
+    for column in dict.fromkeys(columns):
+        values = frame[column]
+        if values.dtype.kind in "mM" or isinstance(values.dtype, pd.DatetimeTZDtype):
+            frame[column] = values.astype(str).astype(object)
     return frame
 
 
