@@ -359,7 +359,9 @@ def explain(
     norm_rule: Annotated[str, typer.Option("--norm-rule", help="released or identity.")] = (
         "released"
     ),
-    seed: Annotated[int, typer.Option("--seed", help="Seed of freshly generated --data.")] = 0,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="With --data: seed of the generated graphs.")
+    ] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Write the explanation here.")] = None,
     overwrite: OverwriteOption = False,
     as_json: JsonOption = False,
@@ -368,8 +370,10 @@ def explain(
     from trustlab.explain.equigx import EquiGX
 
     refuse_existing(out, overwrite, ("result.json", "equigx.html"), "an explanation")
+    if seed is not None and data is None:  # a --graph file or the model's own test graphs
+        raise InputError.bad("--seed", "--seed only with --data NAME (it generates them)", seed)
     net, info = _load_model(model, checkpoint)
-    g = _one_graph(net, info, data, index, graph, seed)
+    g = _one_graph(net, info, data, index, graph, 0 if seed is None else seed)
     explainer = EquiGX(net, output=output, variant=variant, norm_rule=norm_rule)
     result = explainer.explain(g, target=target)
     emit(result, as_json)
