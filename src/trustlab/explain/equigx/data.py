@@ -100,6 +100,28 @@ class Graph:
         return int(self.pos.shape[0])
 
 
+class _Checked(tuple):
+    """Graphs taken from a dataset that checked them (its subset skips the check)."""
+
+
+def _check_graphs(graphs: Any, k: int) -> None:
+    """A dataset built by hand: a label outside the classes reached training as a bare
+    IndexError, a node mask of another length or of other numbers than 0/1 the scoring as
+    numpy / scikit-learn ValueErrors."""
+    for i, g in enumerate(graphs):
+        if not isinstance(g, Graph):
+            raise InputError.bad(f"graphs[{i}]", "a Graph", g)
+        label = g.label
+        if isinstance(label, bool) or not isinstance(label, (int, np.integer)):
+            raise InputError.bad(f"graphs[{i}].label", f"a class index in 0..{k - 1}", label)
+        if not 0 <= label < k:
+            raise InputError.bad(f"graphs[{i}].label", f"a class index in 0..{k - 1}", label)
+        n, mask = np.shape(g.pos)[0], np.asarray(g.node_mask)
+        if mask.shape != (n,) or (mask.dtype != bool and not ((mask == 0) | (mask == 1)).all()):
+            got = f"shape {mask.shape}" if mask.shape != (n,) else "values other than 0/1"
+            raise InputError.bad(f"graphs[{i}].node_mask", f"{n} booleans (one per node)", got)
+
+
 @dataclass(frozen=True)
 class GraphDataset(Result):
     """A labelled collection of point-cloud graphs.
@@ -130,22 +152,10 @@ class GraphDataset(Result):
     _dict_extras = ("n_graphs", "n_classes", "class_counts", "mean_nodes", "max_nodes")
 
     def __post_init__(self) -> None:
-        # a dataset built by hand: a label outside the classes reached training as a bare
-        # IndexError, a node mask of another length or of other numbers than 0/1 the scoring
-        # as numpy / scikit-learn ValueErrors
-        k = len(self.class_names)
-        for i, g in enumerate(self.graphs):
-            if not isinstance(g, Graph):
-                raise InputError.bad(f"graphs[{i}]", "a Graph", g)
-            label = g.label
-            if isinstance(label, bool) or not isinstance(label, (int, np.integer)):
-                raise InputError.bad(f"graphs[{i}].label", f"a class index in 0..{k - 1}", label)
-            if not 0 <= label < k:
-                raise InputError.bad(f"graphs[{i}].label", f"a class index in 0..{k - 1}", label)
-            n, mask = np.shape(g.pos)[0], np.asarray(g.node_mask)
-            if mask.shape != (n,) or (mask.dtype != bool and not ((mask == 0) | (mask == 1)).all()):
-                got = f"shape {mask.shape}" if mask.shape != (n,) else "values other than 0/1"
-                raise InputError.bad(f"graphs[{i}].node_mask", f"{n} booleans (one per node)", got)
+        if type(self.graphs) is _Checked:  # a subset's graphs: checked when its dataset was made
+            object.__setattr__(self, "graphs", tuple(self.graphs))
+            return
+        _check_graphs(self.graphs, len(self.class_names))
 
     def __len__(self) -> int:
         return len(self.graphs)
@@ -201,7 +211,7 @@ class GraphDataset(Result):
             name=self.name,
             class_names=self.class_names,
             feature_names=self.feature_names,
-            graphs=tuple(self.graphs[int(i)] for i in idx.ravel()),
+            graphs=_Checked(self.graphs[int(i)] for i in idx.ravel()),
         )
 
     def split(
