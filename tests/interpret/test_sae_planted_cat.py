@@ -37,6 +37,7 @@ def _planted_cat_work(random_state: int = 101) -> dict:
     from trustlab.interpret import (
         SparseAutoencoder,
         calibrate_strength,
+        intervened_generations,
         intervention_score,
         kl_curve,
         output_effects,
@@ -58,8 +59,13 @@ def _planted_cat_work(random_state: int = 101) -> dict:
     for latent in (0, 1):
         calibration = calibrate_strength(kl_curve(lm, sae, latent, prompts[:10]))
         explanations = ["cats", *CONTROLS] if latent == 0 else ["cats"]
+        generations = None
+        if latent == 1:  # the same clean continuations as latent 0's (same prompts and seed)
+            clean = [c[len(p) :] for p, c in zip(prompts, out[0]["score"].clean, strict=True)]
+            generations = intervened_generations(lm, sae, latent, prompts, calibration.strength,
+                                                 random_state=random_state, clean=clean)  # fmt: skip
         score = intervention_score(lm, sae, latent, prompts, explanations, calibration.strength,
-                                   random_state=random_state)  # fmt: skip
+                                   random_state=random_state, generations=generations)  # fmt: skip
         out[latent] = {"calibration": calibration, "score": score}
     out["effects"] = output_effects(lm, sae, 0, prompts[:10], out[0]["calibration"].strength)
     return out

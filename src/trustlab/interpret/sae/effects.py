@@ -221,6 +221,7 @@ def intervened_generations(
     temperature: float = 1.0,
     layer: int | None = None,
     random_state: Any = 0,
+    clean: Sequence[str] | None = None,
 ) -> tuple[list[str], list[str]]:
     """The spec's step 5: ``(clean, intervened)`` continuations of each prompt, sampled at
     ``temperature``, the intervened ones with the latent raised at the prompt's last token and
@@ -228,6 +229,11 @@ def intervened_generations(
 
     Each prompt is sampled from its own stream of ``random_state`` and the clean and
     intervened runs share it (common random numbers), so at strength 0 the two are equal.
+
+    The clean continuations do not depend on the latent: ``clean``, those of an earlier call
+    on the same model and prompts with the same ``max_new_tokens``, ``temperature`` and
+    ``random_state`` (another latent's), is returned as they are instead of sampled again,
+    with the same intervened ones (the stream does not depend on the clean run).
     """
     layer = _check_subject(model, sae, latent, layer)
     prompts = check_string_list(prompts, "prompts", what="prompt strings")
@@ -236,16 +242,30 @@ def intervened_generations(
     seed = int(check_random_state(random_state).integers(2**31 - 1))
     # each prompt runs alone below, so the model's own check would call every one prompts[0]
     _prompt_ids(model, prompts, require("torch", "torch"))
-    clean, changed = [], []
+    given = None if clean is None else _check_clean(clean, len(prompts))
+    plain, changed = [], []
     for prompt in prompts:  # one at a time: the hook's "last position" is then the prompt's
         kwargs = {"chat": False, "temperature": temperature, "random_state": seed,
                   "batch_size": 1}  # fmt: skip
-        (plain,) = model.completions([prompt], max_new_tokens, **kwargs)
+        if given is None:
+            plain.append(model.completions([prompt], max_new_tokens, **kwargs)[0].text)
         with model.intervene(layer, _raise_last(sae, latent, strength), argument="strength"):
             (raised,) = model.completions([prompt], max_new_tokens, **kwargs)
-        clean.append(plain.text)
         changed.append(raised.text)
-    return clean, changed
+    return (plain if given is None else given), changed
+
+
+def _check_clean(clean: Any, n: int) -> list[str]:
+    """``n`` clean continuations (strings), one per prompt."""
+    if isinstance(clean, str):
+        raise InputError.bad("clean", f"a list of {n} strings (one per prompt)", clean)
+    try:
+        given = list(clean)
+    except TypeError:
+        raise InputError.bad("clean", f"a list of {n} strings (one per prompt)", clean) from None
+    if len(given) != n or not all(isinstance(c, str) for c in given):
+        raise InputError.bad("clean", f"a list of {n} strings (one per prompt)", clean)
+    return given
 
 
 #: The lead-in after a passage; the explanation continues it inside the quotes.
@@ -294,9 +314,11 @@ def explanation_logprobs(
         for j, passage in enumerate(passages):
             ids = tok(surprisal_prompt(passage), add_special_tokens=False)["input_ids"]
             last, cache = scorer.forward_cached(torch.tensor([ids]), copy.deepcopy(shots))
-            cache.batch_repeat_interleave(len(targets))
-            rest, _ = scorer.forward_cached(batch, cache)
-            logits = torch.cat([last[:, -1:].expand(len(targets), 1, -1), rest[:, :-1]], dim=1)
+            logits = last[:, -1:].expand(len(targets), 1, -1)
+            if width > 1:  # one-token explanations are read off the passage's last logits
+                cache.batch_repeat_interleave(len(targets))
+                rest, _ = scorer.forward_cached(batch, cache)
+                logits = torch.cat([logits, rest[:, :-1]], dim=1)
             logp = torch.log_softmax(logits.double(), dim=-1)
             picked = logp.gather(2, batch[:, :, None].to(logp.device))[:, :, 0]
             for i, t in enumerate(targets):
