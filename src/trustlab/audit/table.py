@@ -319,15 +319,27 @@ def _whole_floats_as_int(frame: pd.DataFrame, columns: list[str]) -> pd.DataFram
 
 
 def _times_as_text(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """``frame`` with each of ``columns`` of dates or durations (a DataFrame's or Parquet's) as
-    the text predictions.csv writes (``2020-01-01``): report.json named one such group three
-    ways ('2020-01-01T00:00:00.000000' in the overview, '2020-01-01 00:00:00' in the group
-    metrics, '2020-01-01T00:00:00' in DCP's inputs)."""
+    """``frame`` with each of ``columns`` of dates, durations, periods or intervals (pd.cut's
+    bins), or of categories of them (a DataFrame's or Parquet's), as the text predictions.csv
+    writes (``2020-01-01``, ``(0, 30]``): report.json named one date group three ways
+    ('2020-01-01T00:00:00.000000' in the overview, '2020-01-01 00:00:00' in the group
+    metrics, '2020-01-01T00:00:00' in DCP's inputs); a period or interval group failed the
+    overview and fairness sections (not a JSON value)."""
     for column in dict.fromkeys(columns):
         values = frame[column]
-        if values.dtype.kind in "mM" or isinstance(values.dtype, pd.DatetimeTZDtype):
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            categories = values.cat.categories
+            if _is_time_or_span(categories.dtype):
+                texts = categories.astype(str)
+                frame[column] = values.cat.rename_categories(texts).astype(object)
+        elif _is_time_or_span(values.dtype):
             frame[column] = values.astype(str).astype(object)
     return frame
+
+
+def _is_time_or_span(dtype) -> bool:
+    spans = (pd.DatetimeTZDtype, pd.PeriodDtype, pd.IntervalDtype)
+    return isinstance(dtype, spans) or dtype.kind in "mM"
 
 
 def _drop_missing(frame: pd.DataFrame, columns: list[str]):
