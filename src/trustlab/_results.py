@@ -255,6 +255,8 @@ def _key(key: Any, name: str) -> str:
         return _text(key)
     if hasattr(key, "item"):
         key = key.item()
+    if getattr(key, "dtype", None) is not None and key.dtype.kind == "f":
+        key = float(key)  # a long double: item() gives itself back
     if isinstance(key, (int, float, bool)) or key is None:
         return str(key)
     if isinstance(key, tuple):  # a pair of features, classes ...
