@@ -163,9 +163,14 @@ class ReconstructionMonitor:
     def _judged(self, requests: list[str], objective: str) -> float:
         value = self.judge(list(requests), objective)
         # float() reads True as 1.0 and "0.5" as 0.5: neither is a judge's probability
-        if isinstance(value, (bool, np.bool_, str, bytes)) or str(getattr(value, "dtype", "")) in (
-            "bool",
-            "torch.bool",
+        # (a numpy value of text, bools or objects too: np.array("0.5") read as 0.5)
+        numpy_not_number = (
+            isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind not in "iuf"
+        )
+        if (
+            isinstance(value, (bool, str, bytes))
+            or numpy_not_number
+            or str(getattr(value, "dtype", "")) in ("bool", "torch.bool")  # other arrays
         ):
             raise InputError.bad("judge", "a probability in [0, 1] from judge()", value)
         try:
