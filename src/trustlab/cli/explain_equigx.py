@@ -360,7 +360,10 @@ def explain(
         "released"
     ),
     seed: Annotated[
-        int | None, typer.Option("--seed", help="With --data: seed of the generated graphs.")
+        int | None,
+        typer.Option(
+            "--seed", help="Only with --data: seed of its graphs (qm9: of its split); default 0."
+        ),
     ] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Write the explanation here.")] = None,
     overwrite: OverwriteOption = False,
