@@ -1,25 +1,19 @@
-"""The polytope's training loop updates its parameters with ``_Adam``, torch.optim.Adam's
-single-tensor update written out (speed, stop 62): it must give torch's parameters to the bit."""
+"""The polytope's training loop updates its parameters with ``trustlab._adam.Adam``, torch.optim.Adam's
+update written out (speed, stop 62): it must give torch's parameters to the bit."""
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
+from trustlab._adam import Adam  # noqa: E402
 from trustlab.safety.polytope import _train  # noqa: E402
 from trustlab.safety.polytope.estimator import SafetyPolytope  # noqa: E402
 
 
-class _TorchAdam:
-    """The update as it was before: torch.optim.Adam, zero_grad, backward, step."""
-
-    def __init__(self, torch, params, lr):
-        self.optimiser = torch.optim.Adam(params, lr=lr)
-
-    def step(self, loss):
-        self.optimiser.zero_grad()
-        loss.backward()
-        self.optimiser.step()
+def _torch_adam(params, learning_rate):
+    """The optimiser as it was before: torch.optim.Adam."""
+    return torch.optim.Adam(params, lr=learning_rate)
 
 
 def test_adam_written_out_equals_torch_adam_to_the_bit():
@@ -27,12 +21,14 @@ def test_adam_written_out_equals_torch_adam_to_the_bit():
     start = [rng.normal(size=(3, 5)), rng.normal(size=3)]
     x = torch.tensor(rng.normal(size=(7, 5)), dtype=torch.float32)
     fitted = []
-    for kind in (_train._Adam, _TorchAdam):
+    for kind in (Adam, _torch_adam):
         params = [torch.tensor(v, dtype=torch.float32, requires_grad=True) for v in start]
-        optimiser = kind(torch, params, 1e-2)
+        optimiser = kind(params, learning_rate=1e-2)
         for _ in range(25):  # the bias corrections change with every step
             loss = torch.relu(x @ params[0].T - params[1]).sum() + params[0].abs().sum()
-            optimiser.step(loss)
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
         fitted.append([p.detach().numpy().copy() for p in params])
     assert all(np.array_equal(a, b) for a, b in zip(*fitted, strict=True))
 
@@ -46,7 +42,7 @@ def test_training_gives_the_parameters_torch_adam_gives(monkeypatch, encoder):
     settings = {"n_facets": 3, "encoder": encoder, "n_concepts": 8, "max_epochs": 4}
     settings["batch_size"] = 16  # several batches per epoch, a short last one
     ours = SafetyPolytope(**settings, random_state=0).fit(X, y)
-    monkeypatch.setattr(_train, "_Adam", _TorchAdam)
+    monkeypatch.setattr(_train, "Adam", _torch_adam)
     theirs = SafetyPolytope(**settings, random_state=0).fit(X, y)
     assert ours.loss_history_ == theirs.loss_history_
     for name in ("normals_", "offsets_", "encoder_weight_", "encoder_bias_"):

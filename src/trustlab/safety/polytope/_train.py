@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from trustlab._adam import Adam
 from trustlab._lazy import require
 from trustlab._numerics import seeded_torch
 
@@ -71,7 +72,9 @@ def train_polytope(
         tensors = {
             k: torch.tensor(v, dtype=torch.float32, requires_grad=True) for k, v in params.items()
         }
-        optimiser = _Adam(torch, list(tensors.values()), settings.learning_rate)
+        # Adam written out (trustlab._adam): torch.optim.Adam's arithmetic to the bit, without
+        # its per-step bookkeeping, which costs more than the update on these small tensors
+        optimiser = Adam(list(tensors.values()), learning_rate=settings.learning_rate)
         data = torch.tensor(z, dtype=torch.float32)
         labels = np.asarray(unsafe, dtype=bool)
         history = []
@@ -82,43 +85,13 @@ def train_polytope(
                 batch = order[start : start + settings.batch_size]
                 rows = data.index_select(0, torch.from_numpy(batch))  # data[batch]
                 loss = _batch_loss(torch, tensors, rows, labels[batch], settings, rng)
-                optimiser.step(loss)
+                optimiser.zero_grad()
+                loss.backward()
+                optimiser.step()
                 total += float(loss.detach()) * len(batch)
             history.append(total / len(z))
     fitted = {k: v.detach().numpy().astype(np.float64) for k, v in tensors.items()}
     return fitted, history
-
-
-class _Adam:
-    """``torch.optim.Adam(params, lr)`` (betas 0.9/0.999, eps 1e-8, no weight decay), its
-    single-tensor update written out: the same operations in the same order, so the same
-    parameters to the bit, without the optimiser's per-step bookkeeping (profiling hooks, state
-    lookups, gradient buffers), which cost more than the update itself on these small tensors
-    (tests/safety/test_polytope_train_review62.py checks it against torch.optim.Adam)."""
-
-    beta1, beta2, eps = 0.9, 0.999, 1e-8
-
-    def __init__(self, torch, params: list, lr: float):
-        self.torch, self.params, self.lr, self.steps = torch, params, lr, 0
-        self.exp_avg = [torch.zeros_like(p) for p in params]
-        self.exp_avg_sq = [torch.zeros_like(p) for p in params]
-
-    def step(self, loss) -> None:
-        """One update along the gradient of ``loss``."""
-        torch = self.torch
-        grads = torch.autograd.grad(loss, self.params)
-        self.steps += 1
-        step = float(self.steps)  # torch keeps the count as a float tensor and reads .item()
-        step_size = self.lr / (1 - self.beta1**step)
-        correction2_sqrt = (1 - self.beta2**step) ** 0.5
-        with torch.no_grad():
-            for param, grad, avg, avg_sq in zip(
-                self.params, grads, self.exp_avg, self.exp_avg_sq, strict=True
-            ):
-                avg.lerp_(grad, 1 - self.beta1)
-                avg_sq.mul_(self.beta2).addcmul_(grad, grad, value=1 - self.beta2)
-                denom = (avg_sq.sqrt() / correction2_sqrt).add_(self.eps)
-                param.addcdiv_(avg, denom, value=-step_size)
 
 
 def _initial_parameters(
