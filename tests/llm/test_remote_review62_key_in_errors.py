@@ -3,6 +3,8 @@ Only HTTP error answers and connection failures did (``RemoteModel._hidden``); a
 proxy) that echoed the key it got showed it in full in eight other errors: a stream that broke
 mid-way, a 2xx body that is not JSON, a stream "error" event, a malformed stream chunk, a
 non-stream reply to a stream, a reply with no text, malformed logprobs and a malformed model list.
+Diff review A: a server echoing the request's Authorization header showed the URL's password
+base64-encoded ('Basic YWxpY2U6aHVudGVyMg==' is 'alice:hunter2').
 """
 
 from __future__ import annotations
@@ -77,6 +79,8 @@ class _Echo(BaseHTTPRequestHandler):
         elif mode == "logprobs":
             choice = {"message": {"content": "a"}, "logprobs": {"content": secret}}
             self._send(json.dumps({"choices": [choice]}).encode())
+        elif mode == "header":  # the request's Authorization header as it came
+            self._send(f"<html>Authorization: {self.headers['Authorization']}</html>".encode())
         elif mode == "long":  # the key across the 300-character cut of the quoted answer
             self._send(("x" * (_SNIPPET_CHARS - 8) + secret + "y" * 50).encode())
 
@@ -126,3 +130,14 @@ def test_an_error_quoting_the_url_password_hides_it_also_json_escaped(port, mode
             call(model)
     message = str(exc.value)
     assert "***" in message and "pw" not in message
+
+
+def test_an_echoed_basic_header_is_hidden(port):
+    password = "hunter2"
+    url = f"http://alice:{password}@127.0.0.1:{port}/v1/header"
+    with RemoteModel(url, "m", max_retries=0) as model:
+        with pytest.raises(BackendError, match="not JSON") as exc:
+            model.chat("hi")
+    message = str(exc.value)
+    assert message.endswith("Authorization: Basic ***</html>")
+    assert base64.b64encode(f"alice:{password}".encode()).decode() not in message
