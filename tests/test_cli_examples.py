@@ -25,6 +25,7 @@ worker process while other tests run, and the test checks the records the run re
 
 from __future__ import annotations
 
+import functools
 import glob
 import json
 import re
@@ -352,13 +353,20 @@ BUILDERS = {
 # ---- running them -------------------------------------------------------------------------------
 
 
-def _command_path(args: list[str]) -> tuple[str, ...]:
-    import click
+@functools.cache
+def _click_command():
+    """The CLI's click command tree, built once a process (0.2 s a build; 135 examples)."""
     import typer
 
     from trustlab.cli.main import app
 
-    command, path = typer.main.get_command(app), []
+    return typer.main.get_command(app)
+
+
+def _command_path(args: list[str]) -> tuple[str, ...]:
+    import click
+
+    command, path = _click_command(), []
     for token in args:
         if not isinstance(command, click.Group) or token not in command.commands:
             break
