@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+import trustlab._adam as adam_module
 import trustlab.federated.flower_launch as launch_module
 import trustlab.federated.model as model_module
 import trustlab.federated.silos as silos_module
@@ -19,7 +20,8 @@ DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "federated-uefl.md"
     ("module", "minimum"),
     [
         (uefl_module, 5),
-        (model_module, 2),
+        (model_module, 1),
+        (adam_module, 5),  # Adam's example, in trustlab.federated.model until 76b2bff3
         (silos_module, 3),
         (simulation_module, 1),
         (launch_module, 2),
