@@ -93,10 +93,8 @@ def check_cost_matrix(cost_matrix: Any, n_classes: int) -> np.ndarray:
 
 def _refuse_entry(costs: np.ndarray, where: Any, expected: str) -> None:
     i, j = (int(v) for v in where)
-    raise InputError(
-        f"cost_matrix: expected {expected}, got {costs[i, j]:g} at index ({i}, {j})",
-        argument="cost_matrix",
-    )
+    message = f"cost_matrix: expected {expected}, got {costs[i, j]:g} at index ({i}, {j})"
+    raise InputError(message, argument="cost_matrix")
 
 
 @renamed_keyword("num_classes", "n_classes")
@@ -163,8 +161,9 @@ def _check_counts(counts: Any) -> np.ndarray:
         raise InputError.bad("counts", "at least 2 classes (columns)", arr)
     if np.any(arr < 0) or np.any(arr != np.round(arr)):
         raise InputError.bad("counts", "non-negative integer counts", arr)
-    if np.any(arr.sum(axis=1) == 0):
-        raise InputError.bad("counts", "rows with at least one sample", arr)
+    totals = arr.sum(axis=1)  # beyond 2**53 counts are inexact and p_A's bound rounds to 1 (inf)
+    for total in totals[(totals == 0) | (totals > 2.0**53)][:1]:
+        raise InputError.bad("counts", "rows of 1 to 2**53 samples", total)
     return arr.astype(np.int64)
 
 
@@ -269,11 +268,8 @@ class Certificate(Result):
             cs = "no cost-sensitive certificate (harmful classes too likely)"
         else:
             cs = f"cannot become any of {list(self.harmful)} within radius {self.radius:.4f}"
-        std = (
-            "abstains (lower bound on p_A <= 1/2)"
-            if self.abstain
-            else f"predicts {self.top_class} within radius {self.radius_std:.4f}"
-        )
+        std = f"predicts {self.top_class} within radius {self.radius_std:.4f}"
+        std = "abstains (lower bound on p_A <= 1/2)" if self.abstain else std
         return (
             f"label {self.label}, top class {self.top_class} "
             f"(n = {self.n}, sigma = {self.sigma:g}, alpha = {self.alpha:g})\n"
@@ -403,7 +399,10 @@ class DatasetCertificate(Result):
 
     def certificate(self, position: int) -> Certificate:
         """The :class:`Certificate` of the point at ``position`` (0-based, in this result)."""
-        raw, i = self.raw, position
+        i, m = check_positive_int(position, "position", minimum=-len(self)), len(self)
+        if i >= m:  # -1 is the last point, as in numpy
+            raise InputError.bad("position", f"an integer in [-{m}, {m})", position)
+        raw = self.raw
         harmful = tuple(int(j) for j in np.flatnonzero(self.cost_matrix[self.labels[i]] > 0))
         return Certificate(
             label=int(self.labels[i]),
@@ -477,6 +476,7 @@ class DatasetCertificate(Result):
 
     def radius_grid(self, num: int = 21) -> np.ndarray:
         """Radii from 0 to the largest finite certified radius (at least sigma), evenly spaced."""
+        num = check_positive_int(num, "num")
         finite = np.concatenate(
             [self.radius[np.isfinite(self.radius)], self.radius_std[np.isfinite(self.radius_std)]]
         )
