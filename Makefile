@@ -27,18 +27,21 @@ system-demo:
 system-test:
 	@sh scripts/ensure-system.sh test "$(PYTHON)"
 
-# Byte-compiled once, on both cores: pip's own compile of the environment's ~37,000 .py files is
-# serial (73 s of CPU), and where PYTHONDONTWRITEBYTECODE is set (as on this machine) Python
-# cannot keep what it compiles on import: with pip --no-compile every fresh interpreter (the test
-# worker, each subprocess, each process-pool worker) compiled what it imports anew, 7.3 s
-# instead of 2.7 s for trustlab.cli with torch, scikit-learn, scipy and pandas. A few files
-# written for newer Pythons (torch's py312_intrinsics.py) do not compile on 3.11; none is imported.
+# Python keeps what it compiles: where PYTHONDONTWRITEBYTECODE is set (as on this machine) no .pyc
+# is ever written, and every fresh interpreter the suite starts (the test worker, each subprocess,
+# each process-pool worker) compiled what it imports from source again (stop 60: 7.3 s instead of
+# 2.7 s for trustlab.cli with torch, scikit-learn, scipy and pandas; CI over budget). make's
+# commands run with the variable removed, so the first import of a module writes its .pyc and
+# later interpreters read it. Stop 61 byte-compiled all ~37,000 files of the environment instead
+# (78 s of CPU); the demo and the suite import ~12,000 of them (stop 63, measured), so compiling
+# on first import costs about a third of that.
+unexport PYTHONDONTWRITEBYTECODE
+
 $(STAMP): pyproject.toml Makefile | system-demo
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q --no-compile -e '.[dev]'
 	$(PY) -m pip install -q --no-compile --no-deps $(NODEPS_DATA)
-	$(PY) -m compileall -qq -j 0 $(VENV)/lib src tests || true
 	touch $(STAMP)
 
 demo: $(STAMP)
