@@ -23,7 +23,7 @@ import numpy as np
 import scipy.linalg
 
 from trustlab.errors import InputError
-from trustlab.privacy.results import DSICovariance
+from trustlab.privacy.results import DSICovariance, _row_norms
 
 # Singular values of the difference matrix below this fraction of the largest are rounding error
 # (QR keeps them accurate to ~1e-16 relative); see DSICovariance.span_residual.
@@ -76,7 +76,7 @@ def solve(
     """
     d = rows.shape[1]
     basis, coords, outside = _span_of(rows)
-    own = outside / np.linalg.norm(rows, axis=1)
+    own = outside / _row_norms(rows)  # squared, a row below 1e-162 was 0: own NaN, not refused
     if (own > OWN_TOL).any():
         i = int(np.argmax(own))
         raise InputError(
@@ -127,7 +127,7 @@ def _span_of(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     basis = q @ left[:, :rank]
     coords = singular[:rank, None] * right_t[:rank]
     outside = r_mat - left[:, :rank] @ (left[:, :rank].T @ r_mat)
-    return basis, coords, np.linalg.norm(outside, axis=0)
+    return basis, coords, _row_norms(outside.T)
 
 
 class _State(NamedTuple):

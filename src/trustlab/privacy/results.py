@@ -25,6 +25,14 @@ __all__ = ["DSICovariance", "NoiseCalibration", "DSINoise"]
 GUARANTEE = "data-specific indistinguishability (not differential privacy)"
 
 
+def _row_norms(rows: np.ndarray) -> np.ndarray:
+    """Euclidean norm of each row, without underflow: ``np.linalg.norm`` squares the entries,
+    so a row below ~1e-162 came out 0 (and one above ~1e154 inf)."""
+    top = np.abs(rows).max(axis=1, keepdims=True)
+    top = np.where(top > 0, top, 1.0)
+    return np.linalg.norm(rows / top, axis=1) * top[:, 0]
+
+
 @dataclass(frozen=True, eq=False)  # compared by identity: its fields are arrays
 class DSICovariance(Result):
     """The minimum-trace Gaussian covariance for a set of output differences.
@@ -143,10 +151,10 @@ class DSICovariance(Result):
         if rows.ndim != 2 or rows.shape[1] != self.dim:
             raise InputError.bad("deltas", f"rows of length {self.dim}", rows)
         coords = rows @ self.basis
-        outside = np.linalg.norm(rows - coords @ self.basis.T, axis=1)
+        outside = _row_norms(rows - coords @ self.basis.T)
         whitened = np.linalg.solve(self.factor, coords.T)
         distance = np.linalg.norm(whitened, axis=0)
-        scale = np.maximum(np.linalg.norm(rows, axis=1), 1e-300)
+        scale = np.maximum(_row_norms(rows), 1e-300)
         return np.where(outside > 1e-8 * scale, np.inf, distance)
 
     def summary(self) -> str:
