@@ -262,19 +262,21 @@ def as_1d(value: Any, name: str, *, min_size: int = 1) -> np.ndarray:
     """A 1-D array of any dtype (labels, groups); pandas objects and lists are accepted."""
     if hasattr(value, "to_numpy"):
         value = value.to_numpy()
-    arr = np.asarray(value)
-    if arr.ndim == 2 and 1 in arr.shape:
-        arr = arr.ravel()
+    try:
+        arr = np.asarray(value)
+    except ValueError:  # a ragged list such as [[1, 2], [3]]
+        raise InputError.bad(name, "a 1-dimensional array", value) from None
+    arr = arr.ravel() if arr.ndim == 2 and 1 in arr.shape else arr
     if arr.ndim != 1:
         raise InputError.bad(name, "a 1-dimensional array", arr)
     if arr.size < min_size:
         raise InputError.bad(name, f"at least {min_size} element(s)", arr)
     if isinstance(value, (list, tuple)) and arr.dtype.kind == "U":
         _check_text_keeps_labels_apart(value, arr, name)
-    if arr.dtype.kind == "f" and np.isnan(arr).any():
-        raise InputError(f"{name}: expected no missing values, got NaN", argument=name)
-    if arr.dtype.kind in "mM" and np.isnat(arr).any():
-        raise InputError(f"{name}: expected no missing values, got NaT", argument=name)
+    nan = {"f": np.isnan, "m": np.isnat, "M": np.isnat}.get(arr.dtype.kind)
+    if nan is not None and nan(arr).any():
+        got = "NaN" if arr.dtype.kind == "f" else "NaT"
+        raise InputError(f"{name}: expected no missing values, got {got}", argument=name)
     if arr.dtype.kind == "O":
         missing = [i for i, v in enumerate(arr) if _is_missing(v)]
         if missing:
@@ -291,10 +293,8 @@ def _is_missing(value: Any) -> bool:
     otherwise surfaced as "values of one comparable type" when the labels were sorted)."""
     if value is None or type(value).__name__ in ("NAType", "NaTType"):
         return True
-    if isinstance(value, (float, np.floating)):
-        return bool(value != value)
-    if isinstance(value, (np.datetime64, np.timedelta64)):
-        return bool(np.isnat(value))
+    if isinstance(value, (float, np.floating, np.datetime64, np.timedelta64)):
+        return bool(value != value)  # NaN and NaT are unequal to themselves
     return False
 
 
