@@ -54,6 +54,7 @@ from trustlab.errors import InputError
 from trustlab.evals._counts import log_file_name as _log_name
 from trustlab.evals.logs import ReportFigure, ReportTable, ReportText, register_report_hook
 from trustlab.evals.registry import DATA_DIGESTS, data_digests
+from trustlab.evals.run import unreadable_reason
 from trustlab.safety.context import (
     MODES,
     VOTES_PER_ITEM,
@@ -392,7 +393,14 @@ def _log(log: Any) -> Any:
     if isinstance(log, (str, os.PathLike)):
         from inspect_ai.log import read_eval_log
 
-        log = read_eval_log(str(log))
+        try:
+            log = read_eval_log(str(log))
+        except (ValueError, OSError) as exc:  # missing, a folder, an output file's JSON list
+            why = "no such file" if isinstance(exc, FileNotFoundError) else unreadable_reason(exc)
+            raise InputError(
+                f"log: expected an inspect log file (.eval or .json), got {str(log)!r} ({why})",
+                argument="log",
+            ) from None
     task = getattr(getattr(log, "eval", None), "task", None)
     if not isinstance(task, str) or task.split("/")[-1] != TASK:
         raise InputError.bad("log", "an inspect log of the casebench task", task or log)
