@@ -707,6 +707,13 @@ def _unpooled_sds(p1: float, p2: float, ratio: float) -> tuple[float, float]:
 def _paired_effect(p1: float, p2: float, discordant: float | None) -> float:
     psi = p1 * (1 - p2) + p2 * (1 - p1) if discordant is None else discordant
     spread = psi - (p1 - p2) ** 2
+    if spread <= 0 and discordant is None:  # p1, p2 = 0 and 1: every pair differs by the same
+        raise InputError.bad(
+            "p2",
+            f"not {1 - p1:g} with p1 = {p1:g} in the paired design (every pair's difference "
+            f"would be {p1 - p2:g}: no variance to test)",
+            p2,
+        )
     if spread <= 0:
         raise InputError.bad(
             "discordant", f"a discordant share above (p1 - p2)^2 = {(p1 - p2) ** 2:.4g}", psi
@@ -723,10 +730,13 @@ def _design_power(p1, p2, n, alpha, design, ratio, discordant) -> float:
         sd_null, sd_alt = _unpooled_sds(p1, p2, ratio)
         crit = stats.norm.isf(alpha / 2.0)
         d = abs(p1 - p2) * math.sqrt(n)
-        return float(
-            stats.norm.sf((crit * sd_null - d) / sd_alt)
-            + stats.norm.cdf((-crit * sd_null - d) / sd_alt)
-        )
+        # sd_alt 0 (p1, p2 = 1, 0): the statistic is fixed and the power a step, 0 or 1 (the
+        # divisions give -/+inf; statsmodels' power_proportions_2indep gives NaN with warnings)
+        with np.errstate(divide="ignore"):
+            return float(
+                stats.norm.sf((crit * sd_null - d) / sd_alt)
+                + stats.norm.cdf((-crit * sd_null - d) / sd_alt)
+            )
     d = abs(_paired_effect(p1, p2, discordant))  # paired t on the within-pair difference
     df = n - 1.0
     crit = stats.t.isf(alpha / 2.0, df)
