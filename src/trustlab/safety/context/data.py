@@ -202,7 +202,9 @@ def _schema(ablated: bool = False) -> Any:
             for name in CI_GROUPS
         },
     )
-    vote = Annotated[int, pydantic.Field(ge=1, le=2)]
+    # strict: a JSON true, "1" or "0.5" is no vote or share (lax, true read as 1.0 and "1" as
+    # a vote that the count of 1s then missed)
+    vote = Annotated[int, pydantic.Field(ge=1, le=2, strict=True)]
     return pydantic.create_model(
         "record",
         __config__=pydantic.ConfigDict(extra="allow"),
@@ -210,7 +212,7 @@ def _schema(ablated: bool = False) -> Any:
         category=(text, ...),
         context=(context, ...),
         context_intended_to_be_safe=(pydantic.StrictBool, ...),
-        safe_rate=(Annotated[float, pydantic.Field(ge=0.0, le=1.0)], ...),
+        safe_rate=(Annotated[float, pydantic.Field(ge=0.0, le=1.0, strict=True)], ...),
         scores=(list[vote] | None, None),
     )
 
