@@ -47,6 +47,16 @@ def column_mean_scale(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mean, scale
 
 
+def root_mean_square(values: Any, axis: Any = None) -> Any:
+    """``sqrt(mean(values**2, axis))`` on the values divided by a power of 2 near their largest
+    magnitude along ``axis`` (:func:`power_of_2`; exact, so ordinary values give the same
+    numbers): the squares of values past ~1e154 overflowed (inf) and below ~1e-154 vanished (0)."""
+    values = np.asarray(values, dtype=np.float64)
+    size = power_of_2(np.abs(values).max(axis=axis, keepdims=True))
+    rms = np.sqrt(((values / size) ** 2).mean(axis=axis, keepdims=True)) * size
+    return np.squeeze(rms, axis=axis)
+
+
 def power_of_2(magnitude: Any) -> Any:
     """2^(e-1) for 2^(e-1) <= ``magnitude`` < 2^e (elementwise, float64; exact for subnormals
     too); 1 where it is 0 or not finite. Dividing by it shifts exponents only; 2^(e-1), not 2^e,

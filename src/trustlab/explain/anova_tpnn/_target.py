@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import as_1d
+from trustlab._numerics import power_of_2, standardised
 from trustlab.errors import InputError
 
 __all__ = [
@@ -56,10 +57,16 @@ def encode_target(
             values = np.asarray(target, dtype=np.float64)
         except (TypeError, ValueError):
             raise InputError.bad("y", "numbers for regression", target) from None
-        if not np.isfinite(values).all() or values.std() == 0:
+        if not np.isfinite(values).all():
             raise InputError.bad("y", "finite, non-constant numbers for regression", target)
-        shift, scale = float(values.mean()), float(values.std())
-        return "regression", (values - shift) / scale, None, shift, scale
+        # on y divided by a power of 2 near its largest magnitude (exact): squares of values
+        # past ~1e154 overflowed (scale inf, a model predicting NaN), below ~1e-154 vanished
+        size = float(power_of_2(np.abs(values).max()))
+        shift = float((values / size).mean()) * size
+        scale = float((values / size).std()) * size
+        if scale == 0:
+            raise InputError.bad("y", "finite, non-constant numbers for regression", target)
+        return "regression", standardised(values, shift, scale), None, shift, scale
     if target.dtype.kind == "f" and not np.isfinite(target).all():
         raise InputError("y: expected finite class labels, got infinite values", argument="y")
     # labels in an object array (ints, say) are typed by their values, as in a typed array

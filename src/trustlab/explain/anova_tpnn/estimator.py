@@ -33,6 +33,7 @@ from trustlab._checks import (
 )
 from trustlab._lazy import require
 from trustlab._model_files import load_training_state
+from trustlab._numerics import power_of_2, root_mean_square
 from trustlab._progress import check_progress
 from trustlab._results import check_output_dir
 from trustlab.errors import InputError
@@ -356,7 +357,7 @@ class ANOVATPNN(BaseEstimator):
         decision = self._intercept_array() + values.sum(axis=1)
         if self.task_ == "regression":
             truth = np.asarray(target[rows], dtype=np.float64)
-            score = math.sqrt(float(np.mean((decision[:, 0] - truth) ** 2)))
+            score = float(root_mean_square(decision[:, 0] - truth))  # no overflow at 1e300
         else:
             codes = decision.argmax(axis=1) if decision.shape[1] > 1 else (decision[:, 0] > 0)
             score = float(np.mean(codes.astype(np.int64) == encoded[rows]))
@@ -615,12 +616,18 @@ class ANOVATPNN(BaseEstimator):
 
         y = as_1d(y, "y")
         if self.task_ == "regression":
-            return float(r2_score(y, self.predict(X)))
+            predicted = self.predict(X)
+            if y.dtype.kind in "iuf":  # R^2 has no units: on y and predictions divided by a
+                # power of 2 (exact) their squares neither overflow (y ~ 1e300: NaN) nor vanish
+                top = max(np.abs(y).max(initial=0), np.abs(predicted).max(initial=0))
+                size = float(power_of_2(top))
+                y, predicted = y / size, predicted / size
+            return float(r2_score(y, predicted))
         return float(accuracy_score(y, self.predict(X)))
 
     def _importance_values(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        per_output = np.sqrt((values**2).mean(axis=0))  # (C, O)
-        return np.sqrt((per_output**2).mean(axis=1)), per_output
+        per_output = root_mean_square(values, axis=0)  # (C, O); no overflow in the squares
+        return root_mean_square(per_output, axis=1), per_output
 
     def importance(self, X=None) -> ComponentImportance:
         """Each component's root mean square: over the training rows (default) or over X."""

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from trustlab._numerics import root_mean_square
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.explain.anova_tpnn._encoding import python_value
@@ -111,9 +112,8 @@ class ComponentValues(Result):
         raise InputError.bad("component", "one of " + ", ".join(map(repr, self.names)), name)
 
     def summary(self) -> str:
-        spread = np.sqrt(
-            (self.values**2).reshape(len(self.values), len(self.names), -1).mean(axis=(0, 2))
-        )
+        flat = self.values.reshape(len(self.values), len(self.names), -1)
+        spread = root_mean_square(flat, axis=(0, 2))  # no overflow in the squares
         lines = [f"{len(self.names)} components at {len(self.values)} rows (root mean square):"]
         order = np.argsort(-spread)
         lines += [f"  {self.names[i]:<30} {spread[i]:.4g}" for i in order[:10]]

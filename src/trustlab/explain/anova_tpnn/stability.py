@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from trustlab._numerics import power_of_2, root_mean_square
 from trustlab._results import Result, new_axes
 from trustlab.errors import InputError
 
@@ -157,11 +158,12 @@ def component_stability(models: Sequence[Any], X) -> ComponentStability:
     correlation, normalised, raw = [], [], []
     for c in range(len(names)):
         runs = np.stack([p.values[:, c].reshape(-1) for p in parts])  # (R, n * outputs)
-        raw.append(float(runs.var(axis=0).mean()))
-        norms = np.sqrt((runs**2).mean(axis=1, keepdims=True))
+        with np.errstate(over="ignore"):  # values past ~1e154: a variance beyond float64, inf
+            raw.append(float(runs.var(axis=0).mean()))
+        norms = root_mean_square(runs, axis=1)[:, None]  # no overflow in the squares
         with np.errstate(invalid="ignore", divide="ignore"):
             normalised.append(float((runs / norms).var(axis=0).mean()))
-            matrix = np.corrcoef(runs)
+            matrix = np.corrcoef(runs / power_of_2(np.abs(runs).max()))  # exact, no overflow
         upper = matrix[np.triu_indices(len(runs), k=1)]
         # a run constant on these rows has no correlation; np.corrcoef gives NaN or, when the
         # mean rounds off the constant, +-1 from the rounding error
