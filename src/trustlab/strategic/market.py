@@ -565,7 +565,8 @@ def best_response(w: Any, b0: Any, X: Any, budgets: Any, prices: Any) -> BestRes
             per_score[useful] = vector[useful] / weights[useful]
     best = int(np.argmin(per_score))  # the cheapest feature per unit of score
     cost = np.zeros(gap.shape)
-    cost[rejected] = gap[rejected] * per_score[best] if np.isfinite(per_score[best]) else np.inf
+    with np.errstate(over="ignore"):  # a cost past 1.8e308 is inf, as documented
+        cost[rejected] = gap[rejected] * per_score[best] if np.isfinite(per_score[best]) else np.inf
     if not scalar and not np.isfinite(per_score[best]):
         sale = useful & np.isfinite(vector)
         if sale.any():  # for sale, but every p_j / w_j overflowed: compare them as logarithms
@@ -583,7 +584,8 @@ def best_response(w: Any, b0: Any, X: Any, budgets: Any, prices: Any) -> BestRes
         buys = np.zeros(gap.shape, dtype=bool)
         with np.errstate(over="ignore"):  # b_i / u_i overflowing is above any finite price
             buys[rejected] = money[rejected] / distances[rejected] >= rho
-        cost[rejected] = rho * distances[rejected]
+        with np.errstate(over="ignore"):  # a cost past 1.8e308 is inf, as documented
+            cost[rejected] = rho * distances[rejected]
     else:
         # A cost within _AFFORD_RTOL of the budget is a tie in floats: the market's own
         # price-setting user pays exactly their budget, and p_j / w_j may round one ulp above.
