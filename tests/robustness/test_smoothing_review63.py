@@ -4,7 +4,12 @@ import numpy as np
 import pytest
 
 from trustlab.errors import InputError
-from trustlab.robustness import DatasetCertificate, certify_counts
+from trustlab.robustness import (
+    DatasetCertificate,
+    SmoothedClassifier,
+    certify_counts,
+    certify_dataset,
+)
 
 
 def _two_points():
@@ -44,3 +49,21 @@ def test_certificate_position_negative_counts_from_the_end():
 def test_radius_grid_num_is_checked(num):
     with pytest.raises(InputError, match="^num: expected an integer >= 1"):
         _two_points().radius_grid(num)
+
+
+def _never_called(X):
+    raise AssertionError("sampled although n was refused")
+
+
+@pytest.mark.parametrize("method", ["certify", "predict", "certify_dataset"])
+def test_more_than_2_53_samples_are_refused_before_sampling(method):
+    # n = 1e17 was accepted: the sampling would run for ages, then the bound on p_A rounds to 1
+    smooth = SmoothedClassifier(_never_called, sigma=0.5, n_classes=2)
+    x, n = np.array([1.0, 0.0]), 10**17
+    calls = {
+        "certify": lambda: smooth.certify(x, 1, n0=10, n=n, alpha=0.001),
+        "predict": lambda: smooth.predict(x, n, 0.001),
+        "certify_dataset": lambda: certify_dataset(smooth, x[None], [1], n0=10, n=n),
+    }
+    with pytest.raises(InputError, match=r"^n: expected an integer in \[1, 2\*\*53\]"):
+        calls[method]()

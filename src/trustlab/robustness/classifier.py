@@ -127,7 +127,7 @@ class SmoothedClassifier:
     ) -> tuple[int, int, float, np.ndarray]:
         """The certification settings, checked once (for ``certify`` and ``certify_dataset``)."""
         n0 = check_positive_int(n0, "n0")
-        n = check_positive_int(n, "n")
+        n = _check_samples(n)
         if n0 > n:
             raise InputError.bad("n0", f"at most n = {n} selection samples", n0)
         return n0, n, check_alpha(alpha), check_cost_matrix(cost_matrix, self.n_classes)
@@ -167,7 +167,7 @@ class SmoothedClassifier:
         random_state : None, int or numpy Generator
         """
         x = self._as_inputs(x, "x")
-        n = check_positive_int(n, "n")
+        n = _check_samples(n)
         alpha = check_alpha(alpha)
         counts = self._count(x[None], n, point_streams(entropy_of(random_state), [0]), "x")[0]
         order = np.argsort(-counts, kind="stable")
@@ -229,3 +229,12 @@ def entropy_of(random_state: Any) -> int:
         check_random_state(random_state)  # validates: a non-negative int
         return int(random_state)
     return int(check_random_state(random_state).integers(0, 2**63))
+
+
+def _check_samples(n: Any) -> int:
+    """The number of noisy samples, 1 to 2**53: beyond, counts are not exact in float64 and the
+    bound on p_A rounds to 1 (an infinite radius), long before the sampling would end."""
+    n = check_positive_int(n, "n")
+    if n > 2**53:
+        raise InputError.bad("n", "an integer in [1, 2**53] (noisy samples)", n)
+    return n
