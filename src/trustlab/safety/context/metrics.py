@@ -304,6 +304,8 @@ def context_scores(
     rate = as_float_array(safe_rate, "safe_rate", ndim=1)
     check_same_length(predictions=values, safe_rate=rate)
     n = len(values)
+    if isinstance(categories, (str, bytes)):  # one text is not one category per item
+        raise InputError.bad("categories", "a sequence with one category per item", categories)
     cats = ["" for _ in range(n)] if categories is None else [str(c) for c in categories]
     check_same_length(predictions=values, categories=cats)
     intended = (
