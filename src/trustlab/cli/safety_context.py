@@ -18,7 +18,7 @@ from typing import Annotated
 import typer
 
 from trustlab.cli._common import JSON_OPTION_HELP, emit, save
-from trustlab.cli._runs import OverwriteOption, refuse_existing, remove_stale
+from trustlab.cli._runs import OverwriteOption, options_named, refuse_existing, remove_stale
 from trustlab.errors import InputError
 
 __all__ = ["app", "score", "stats", "power"]
@@ -72,7 +72,8 @@ def score(
     from trustlab.safety.context import score_outputs
 
     refuse_existing(out, overwrite, ("result.json",))
-    result = score_outputs(outputs, mode, model, n_bootstrap=n_bootstrap, random_state=seed)
+    with options_named({"path": "OUTPUTS"}):  # the argument, as the usage line names it
+        result = score_outputs(outputs, mode, model, n_bootstrap=n_bootstrap, random_state=seed)
     if as_json:
         sys.stdout.write(json_text(result.headline()))
     else:
@@ -104,8 +105,9 @@ def stats(
         raise InputError("DATA: expected a data file or --synthetic (one of them)", argument="DATA")
     refuse_existing(out, overwrite, ("result.json",))
     # an ablation run's output file lacks context fields the statistics never read
-    dataset = synthetic_casebench() if synthetic else load_casebench(data, outputs=True)
-    result = human_statistics(dataset, alpha=alpha, n_bootstrap=n_bootstrap, random_state=seed)
+    with options_named({"path": "DATA", "dataset": "DATA"}):
+        dataset = synthetic_casebench() if synthetic else load_casebench(data, outputs=True)
+        result = human_statistics(dataset, alpha=alpha, n_bootstrap=n_bootstrap, random_state=seed)
     emit(result, as_json)
     _save(result, out, overwrite, as_json)
 
