@@ -154,7 +154,7 @@ class DSICovariance(Result):
         outside = _row_norms(rows - coords @ self.basis.T)
         whitened = np.linalg.solve(self.factor, coords.T)
         distance = np.linalg.norm(whitened, axis=0)
-        scale = np.maximum(_row_norms(rows), 1e-300)
+        scale = _row_norms(rows)  # exact down to subnormals: a 1e-300 floor let [0, 1e-309] in
         return np.where(outside > 1e-8 * scale, np.inf, distance)
 
     def summary(self) -> str:
