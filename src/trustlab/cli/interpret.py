@@ -726,7 +726,8 @@ def score(
                     result = embedding_score(examples, text, decode)
                     row[method] = result.auroc
                 elif method == "intervention":
-                    row.update(_intervention(subject, sae, examples, text, judge, decode,
+                    pair = (texts[latent], shuffled[latent])
+                    row.update(_intervention(subject, sae, examples, text, pair, judge, decode,
                                              strengths, n_prompts, info["seed"] + latent))  # fmt: skip
                     continue
                 else:
@@ -844,10 +845,12 @@ def _check_sae(sae, sae_dir: Path, cache_data, cache: str) -> None:
         raise InputError.bad("--sae", wanted, f"another SAE: {sae_dir}")
 
 
-def _intervention(subject, sae, examples, text, judge, decode, strengths, n_prompts, seed) -> dict:
+def _intervention(subject, sae, examples, text, pair, judge, decode, strengths, n_prompts,
+                  seed) -> dict:  # fmt: skip
     """One explanation's intervention score. The strength (calibrated on the latent's own
-    prompts: its held-out examples cut after their first firing token) and the sampled
-    generations are computed once per latent, for its true and its shuffled explanation."""
+    prompts: its held-out examples cut after their first firing token), the sampled
+    generations and the scores are computed once per latent, for its true and its shuffled
+    explanation (``pair``): their passages run once, each explanation scored as alone."""
     from trustlab.interpret import (
         calibrate_strength,
         intervened_generations,
@@ -864,15 +867,20 @@ def _intervention(subject, sae, examples, text, judge, decode, strengths, n_prom
         found = calibrate_strength(kl_curve(subject, sae, latent, prompts))
         passages = intervened_generations(subject, sae, latent, prompts, found.strength,
                                           random_state=seed)  # fmt: skip
-        strengths[latent] = (found, passages)
-    found, passages = strengths[latent]
+        strengths[latent] = (found, passages, {})
+    found, passages, scored = strengths[latent]
     strength = found.strength
-    result = intervention_score(subject, sae, latent, prompts, [text], strength, scorer=judge,
-                                random_state=seed, generations=passages)  # fmt: skip
-    half = 1.96 * result.sems[0]
+    if text not in scored:  # bit for bit the scores of one call per explanation
+        both = list(dict.fromkeys([text, *pair]))
+        result = intervention_score(subject, sae, latent, prompts, both, strength, scorer=judge,
+                                    random_state=seed, generations=passages,
+                                    batch_explanations=False)  # fmt: skip
+        scored.update(zip(both, zip(result.scores, result.sems, strict=True), strict=True))
+    score, sem = scored[text]
+    half = 1.96 * sem
     return {
-        "intervention": result.score,
-        "intervention_interval": (result.score - half, result.score + half),
+        "intervention": score,
+        "intervention_interval": (score - half, score + half),
         "intervention_strength": strength,
         # a strength that never reached 0.5 nats (a latent without effect, or a saturated one)
         # scores a weaker or stronger intervention than the others: said, not hidden

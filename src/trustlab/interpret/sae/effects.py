@@ -27,7 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_positive_int, check_random_state, check_string_list
+from trustlab._checks import (
+    check_bool,
+    check_positive_int,
+    check_random_state,
+    check_string_list,
+)
 from trustlab._lazy import require
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
@@ -288,41 +293,53 @@ def surprisal_prompt(passage: str) -> str:
 
 
 def explanation_logprobs(
-    scorer: Any, passages: Sequence[str], explanations: Sequence[str]
+    scorer: Any, passages: Sequence[str], explanations: Sequence[str], *, batch: bool = True
 ) -> np.ndarray:
     """``log p(explanation | SHOTS, passage, lead-in)`` summed over the explanation's tokens,
     shape ``(n_explanations, n_passages)``, float64.
 
     The worked examples are run once and their key-value cache reused for every passage, and
     each passage's cache for all explanations at once: the same numbers as one full forward
-    pass per (passage, explanation) (tested), for a fraction of the work.
+    pass per (passage, explanation) (tested), for a fraction of the work. ``batch=False``
+    runs each explanation in a batch of its own after the shared passages: bit for bit the
+    numbers of one call per explanation (float32 rounding depends on the batch), without
+    running the worked examples and passages again for each.
     """
     if not hasattr(scorer, "forward_cached"):
         raise InputError.bad("scorer", "a trustlab.llm.LocalModel", scorer)
     passages = check_string_list(passages, "passages", what="passages")
     explanations = check_string_list(explanations, "explanations", what="explanations")
+    batch = check_bool(batch, "batch")
     torch = require("torch", "torch")
     tok = scorer.tokenizer
     targets = [tok(e, add_special_tokens=False)["input_ids"] for e in explanations]
     if any(not t for t in targets):
         raise InputError.bad("explanations", "texts of at least one token", explanations)
-    width = max(map(len, targets))
-    pad = [t + [t[-1]] * (width - len(t)) for t in targets]  # right padding never read back
-    batch, out = torch.tensor(pad), np.zeros((len(targets), len(passages)))
+    groups = [list(range(len(targets)))] if batch else [[i] for i in range(len(targets))]
+    padded = []
+    for group in groups:
+        width = max(len(targets[i]) for i in group)
+        # right padding never read back
+        padded.append(torch.tensor([targets[i] + [targets[i][-1]] * (width - len(targets[i]))
+                                    for i in group]))  # fmt: skip
+    out = np.zeros((len(targets), len(passages)))
     with torch.inference_mode():
         _, shots = scorer.forward_cached(torch.tensor([tok(SHOTS)["input_ids"]]))
         for j, passage in enumerate(passages):
             ids = tok(surprisal_prompt(passage), add_special_tokens=False)["input_ids"]
-            last, cache = scorer.forward_cached(torch.tensor([ids]), copy.deepcopy(shots))
-            logits = last[:, -1:].expand(len(targets), 1, -1)
-            if width > 1:  # one-token explanations are read off the passage's last logits
-                cache.batch_repeat_interleave(len(targets))
-                rest, _ = scorer.forward_cached(batch, cache)
-                logits = torch.cat([logits, rest[:, :-1]], dim=1)
-            logp = torch.log_softmax(logits.double(), dim=-1)
-            picked = logp.gather(2, batch[:, :, None].to(logp.device))[:, :, 0]
-            for i, t in enumerate(targets):
-                out[i, j] = float(picked[i, : len(t)].sum())
+            last, after = scorer.forward_cached(torch.tensor([ids]), copy.deepcopy(shots))
+            for k, (group, ids_g) in enumerate(zip(groups, padded, strict=True)):
+                # each group extends a copy of the passage's cache (the last group the cache)
+                cache = after if k == len(groups) - 1 else copy.deepcopy(after)
+                logits = last[:, -1:].expand(len(group), 1, -1)
+                if ids_g.shape[1] > 1:  # one-token explanations are read off the last logits
+                    cache.batch_repeat_interleave(len(group))
+                    rest, _ = scorer.forward_cached(ids_g, cache)
+                    logits = torch.cat([logits, rest[:, :-1]], dim=1)
+                logp = torch.log_softmax(logits.double(), dim=-1)
+                picked = logp.gather(2, ids_g[:, :, None].to(logp.device))[:, :, 0]
+                for row, i in enumerate(group):
+                    out[i, j] = float(picked[row, : len(targets[i])].sum())
     return out
 
 
@@ -403,6 +420,7 @@ def intervention_score(
     layer: int | None = None,
     random_state: Any = 0,
     generations: tuple[Sequence[str], Sequence[str]] | None = None,
+    batch_explanations: bool = True,
 ) -> InterventionScore:
     """The spec's steps 5 and 6: sample each prompt's continuation clean and with the latent
     raised by ``strength`` (:func:`intervened_generations`), then for every explanation the
@@ -428,11 +446,15 @@ def intervention_score(
         Continuations :func:`intervened_generations` already sampled for these prompts and
         this strength, to score more explanations on the same passages without sampling
         again; None samples them.
+    batch_explanations : bool, default True
+        Passed to :func:`explanation_logprobs` as ``batch``: False scores each explanation
+        bit for bit as a call with it alone would, the passages still run once.
     """
     explanations = check_string_list([explanations] if isinstance(explanations, str)
                                      else explanations, "explanations", what="explanations")  # fmt: skip
     if any(not e.strip() for e in explanations):
         raise InputError.bad("explanations", "non-empty explanations", explanations)
+    batch_explanations = check_bool(batch_explanations, "batch_explanations")
     scorer = model if scorer is None else scorer
     if not hasattr(scorer, "forward_cached"):
         raise InputError.bad("scorer", "a trustlab.llm.LocalModel", scorer)
@@ -450,7 +472,7 @@ def intervention_score(
     passages = [p + c for p, c in zip(prompts, clean, strict=True)]
     passages += [p + c for p, c in zip(prompts, raised, strict=True)]
     n, m = len(prompts), len(explanations)
-    logp = explanation_logprobs(scorer, passages, explanations)
+    logp = explanation_logprobs(scorer, passages, explanations, batch=batch_explanations)
     deltas = logp[:, n:] - logp[:, :n]  # surprisal(clean) - surprisal(intervened)
     scores = deltas.mean(axis=1)
     sems = deltas.std(axis=1, ddof=1) / math.sqrt(n) if n > 1 else np.full(m, math.nan)
