@@ -174,6 +174,11 @@ class CaseBench(Result):
 # --------------------------------------------------------------------------- schema
 
 
+def _python_number(value: Any) -> Any:
+    """A numpy integer or float as the Python number (np.bool_ stays, and is refused)."""
+    return value.item() if isinstance(value, (np.integer, np.floating)) else value
+
+
 @functools.cache
 def _schema(ablated: bool = False) -> Any:
     """The pydantic model of one record (built on first use: pydantic is an optional import).
@@ -203,8 +208,9 @@ def _schema(ablated: bool = False) -> Any:
         },
     )
     # strict: a JSON true, "1" or "0.5" is no vote or share (lax, true read as 1.0 and "1" as
-    # a vote that the count of 1s then missed)
-    vote = Annotated[int, pydantic.Field(ge=1, le=2, strict=True)]
+    # a vote that the count of 1s then missed); numpy numbers of records built in Python count
+    numeric = pydantic.BeforeValidator(_python_number)
+    vote = Annotated[int, numeric, pydantic.Field(ge=1, le=2, strict=True)]
     return pydantic.create_model(
         "record",
         __config__=pydantic.ConfigDict(extra="allow"),
@@ -212,7 +218,7 @@ def _schema(ablated: bool = False) -> Any:
         category=(text, ...),
         context=(context, ...),
         context_intended_to_be_safe=(pydantic.StrictBool, ...),
-        safe_rate=(Annotated[float, pydantic.Field(ge=0.0, le=1.0, strict=True)], ...),
+        safe_rate=(Annotated[float, numeric, pydantic.Field(ge=0.0, le=1.0, strict=True)], ...),
         scores=(list[vote] | None, None),
     )
 
