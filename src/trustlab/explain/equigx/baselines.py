@@ -32,7 +32,7 @@ from trustlab.errors import InputError
 
 torch = require("torch", "graph")
 
-from trustlab.explain.equigx.model import as_graph_tensors  # noqa: E402
+from trustlab.explain.equigx.model import TensorFieldNetwork, as_graph_tensors  # noqa: E402
 
 __all__ = ["BASELINES", "baseline_scores"]
 
@@ -85,13 +85,16 @@ def baseline_scores(
     dtype = next(model.parameters()).dtype
     pos, h, _ = as_graph_tensors(graph, dtype)
     n = pos.shape[0]
-    with torch.no_grad():
-        logits = model({"pos": pos, "x": h})[0]
-    if target is None:
-        target = int(torch.argmax(logits))
+    n_classes = _n_classes_without_forward(model, h, target)
+    if n_classes is None:  # the predicted class, or a model that only its output describes
+        with torch.no_grad():
+            logits = model({"pos": pos, "x": h})[0]
+        n_classes = logits.shape[0]
+        if target is None:
+            target = int(torch.argmax(logits))
     ok = isinstance(target, (int, np.integer)) and not isinstance(target, bool)  # True: no class
-    if not (ok and 0 <= int(target) < logits.shape[0]):
-        raise InputError.bad("target", f"a class index in 0..{logits.shape[0] - 1}", target)
+    if not (ok and 0 <= int(target) < n_classes):
+        raise InputError.bad("target", f"a class index in 0..{n_classes - 1}", target)
     target = int(target)
     if method == "random":
         return check_random_state(random_state).random(n)
@@ -144,3 +147,15 @@ def baseline_scores(
     np.add.at(score, ei[0], m)
     np.add.at(score, ei[1], m)
     return score
+
+
+def _n_classes_without_forward(model: Any, h: Any, target: Any) -> int | None:
+    """The class count of a trustlab network asked for a given ``target`` on a graph with its
+    number of node features: its config says it, so no forward pass is spent on checking the
+    target (the evaluation passes the label of every graph). None otherwise: the forward pass
+    finds the predicted class, or raises on the graph as it always did."""
+    if target is None or not isinstance(model, TensorFieldNetwork):
+        return None
+    if h.shape[1] != model.config.n_scalars:
+        return None
+    return int(model.config.n_classes)
