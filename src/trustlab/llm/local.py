@@ -575,9 +575,72 @@ class LocalModel:
         for c, t in zip(conts, cont_ids, strict=True):
             if not t:
                 raise InputError.bad("continuations", "texts of at least one token", c)
+        torch = require("torch", "llm")
+        totals = np.zeros(len(texts))
+        for i, logits in self._continuation_logits(prompt_ids, cont_ids, batch_size, share_prefix):
+            target = torch.tensor(cont_ids[i], device=logits.device)
+            scores = logits[: len(target)].double()
+            picked = torch.log_softmax(scores, dim=-1).gather(1, target[:, None])
+            totals[i] = float(picked.sum())
+        return totals
+
+    def next_token_logprobs(
+        self,
+        prompts: Sequence[str],
+        tokens: Sequence[str],
+        *,
+        chat: bool = False,
+        batch_size: int = 8,
+        share_prefix: bool = False,
+    ) -> np.ndarray:
+        """Log-probability of each of ``tokens`` (texts of one token each) as the next token
+        after each prompt (natural log): one forward pass a prompt for all of them.
+
+        Equal to ``logprobs(prompts * k, [t] * n for each t)`` up to float32 rounding (about
+        1e-6; tested), for 1/k of its work: a 1-or-0 answer read as ``P("1")`` against
+        ``P("0")`` (``trustlab.interpret.detection_score(answer="logprob")``) runs once.
+        Options as :meth:`logprobs`.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (n_prompts, n_tokens)
+
+        Examples
+        --------
+        >>> lm = load_model("smollm2-135m-instruct")  # doctest: +SKIP
+        >>> lm.next_token_logprobs(["Is 7 prime? Answer 1 or 0:"], ["1", "0"])  # doctest: +SKIP
+        array([[-0.9, -1.2]])
+        """
+        texts = as_texts(prompts)
+        words = as_texts(tokens, "tokens")
+        check_positive_int(batch_size, "batch_size")
+        share_prefix = check_bool(share_prefix, "share_prefix")
+        ids = [self.tokenizer(w, add_special_tokens=False)["input_ids"] for w in words]
+        for w, t in zip(words, ids, strict=True):
+            if len(t) != 1:
+                raise InputError.bad("tokens", f"texts of one token each ({w!r} has {len(t)})", w)
+        prompt_ids = self._encode(texts, chat)
+        torch = require("torch", "llm")
+        target = torch.tensor([t[0] for t in ids])
+        out = np.zeros((len(texts), len(ids)))
+        # each row runs as logprobs runs it with the first token as its continuation
+        one = [[ids[0][0]]] * len(texts) if ids else [[self._pad_id]] * len(texts)
+        for i, logits in self._continuation_logits(prompt_ids, one, batch_size, share_prefix):
+            logp = torch.log_softmax(logits[:1].double(), dim=-1)[0]
+            out[i] = logp[target.to(logp.device)].cpu().numpy()
+        return out
+
+    def _continuation_logits(
+        self,
+        prompt_ids: list[list[int]],
+        cont_ids: list[list[int]],
+        batch_size: int,
+        share_prefix: bool,
+    ) -> Iterator[tuple[int, Any]]:
+        """``(row, logits)`` of every prompt + continuation, in batches of similar length:
+        the logits from the prompt's last position on (those that predict its continuation)."""
         seqs = [p + c for p, c in zip(prompt_ids, cont_ids, strict=True)]
         torch = require("torch", "llm")
-        totals = np.zeros(len(seqs))
         with torch.inference_mode():
             for batch in _batches(seqs, batch_size):
                 rows = [seqs[i] for i in batch]
@@ -601,11 +664,7 @@ class LocalModel:
                 logits = out.logits[:, -keep:]
                 for row, i in enumerate(batch):
                     start = len(prompt_ids[i]) - 1 - first
-                    target = torch.tensor(cont_ids[i], device=logits.device)
-                    scores = logits[row, start : start + len(target)].double()
-                    picked = torch.log_softmax(scores, dim=-1).gather(1, target[:, None])
-                    totals[i] = float(picked.sum())
-        return totals
+                    yield i, logits[row, start : start + len(cont_ids[i])]
 
     def forward_cached(self, input_ids: Any, cache: Any = None) -> tuple[Any, Any]:
         """One forward pass of token ids (a torch tensor of shape (batch, T)) after ``cache``

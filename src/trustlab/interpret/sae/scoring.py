@@ -309,9 +309,13 @@ def _score(
         chat = bool(getattr(scorer, "has_chat_template", False))
         # a local model runs the instructions and worked examples every prompt shares once
         share = {"share_prefix": True} if hasattr(scorer, "forward_cached") else {}
-        totals = scorer.logprobs(prompts * 2, ["1"] * len(texts) + ["0"] * len(texts), chat=chat,
-                                 **share)  # fmt: skip
-        yes, no = np.asarray(totals[: len(texts)]), np.asarray(totals[len(texts) :])
+        if hasattr(scorer, "next_token_logprobs"):  # "1" and "0" read off one forward pass
+            both = scorer.next_token_logprobs(prompts, ["1", "0"], chat=chat, **share)
+            yes, no = np.asarray(both[:, 0]), np.asarray(both[:, 1])
+        else:
+            totals = scorer.logprobs(prompts * 2, ["1"] * len(texts) + ["0"] * len(texts),
+                                     chat=chat, **share)  # fmt: skip
+            yes, no = np.asarray(totals[: len(texts)]), np.asarray(totals[len(texts) :])
         probabilities = 1.0 / (1.0 + np.exp(no - yes))
         predicted: list[int | None] = [int(p > 0.5) for p in probabilities]
         texts = []  # nothing left to generate
