@@ -730,13 +730,14 @@ def _design_power(p1, p2, n, alpha, design, ratio, discordant) -> float:
         sd_null, sd_alt = _unpooled_sds(p1, p2, ratio)
         crit = stats.norm.isf(alpha / 2.0)
         d = abs(p1 - p2) * math.sqrt(n)
-        # sd_alt 0 (p1, p2 = 1, 0): the statistic is fixed and the power a step, 0 or 1 (the
-        # divisions give -/+inf; statsmodels' power_proportions_2indep gives NaN with warnings)
-        with np.errstate(divide="ignore"):
-            return float(
-                stats.norm.sf((crit * sd_null - d) / sd_alt)
-                + stats.norm.cdf((-crit * sd_null - d) / sd_alt)
-            )
+        if sd_alt == 0:  # p1, p2 = 1, 0: the statistic is fixed, the power a step, 0 or 1
+            # (statsmodels' power_proportions_2indep gives NaN with warnings; at the step's edge
+            # d = crit * sd_null the divisions gave 0/0 = NaN)
+            return float(d > crit * sd_null)
+        return float(
+            stats.norm.sf((crit * sd_null - d) / sd_alt)
+            + stats.norm.cdf((-crit * sd_null - d) / sd_alt)
+        )
     d = abs(_paired_effect(p1, p2, discordant))  # paired t on the within-pair difference
     df = n - 1.0
     crit = stats.t.isf(alpha / 2.0, df)
