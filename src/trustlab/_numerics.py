@@ -50,9 +50,10 @@ def column_mean_scale(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def root_mean_square(values: Any, axis: Any = None) -> Any:
     """``sqrt(mean(values**2, axis))`` on the values divided by a power of 2 near their largest
     magnitude along ``axis`` (:func:`power_of_2`; exact, so ordinary values give the same
-    numbers): the squares of values past ~1e154 overflowed (inf) and below ~1e-154 vanished (0)."""
+    numbers): the squares of values past ~1e154 overflowed (inf) and below ~1e-154 vanished (0).
+    Computed in float64; an empty slice gives NaN, as the plain formula does."""
     values = np.asarray(values, dtype=np.float64)
-    size = power_of_2(np.abs(values).max(axis=axis, keepdims=True))
+    size = power_of_2(np.abs(values).max(axis=axis, keepdims=True, initial=0.0))
     rms = np.sqrt(((values / size) ** 2).mean(axis=axis, keepdims=True)) * size
     return np.squeeze(rms, axis=axis)
 
