@@ -72,7 +72,10 @@ def score(
     from trustlab.safety.context import score_outputs
 
     refuse_existing(out, overwrite, ("result.json",))
-    with options_named({"path": "OUTPUTS"}):  # the argument, as the usage line names it
+    # the argument as the usage line names it; a prediction the mode cannot read is the file's
+    with options_named(
+        {"path": "OUTPUTS", "predictions": "OUTPUTS"}, {"predictions": f"read with --mode {mode}"}
+    ):
         result = score_outputs(outputs, mode, model, n_bootstrap=n_bootstrap, random_state=seed)
     if as_json:
         sys.stdout.write(json_text(result.headline()))
