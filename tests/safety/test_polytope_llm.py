@@ -191,6 +191,27 @@ def test_generation_states_are_the_states_behind_the_plain_answer(smollm2, split
     assert recorded.stacked().shape == (sum(recorded.n_steps), smollm2.hidden_size)
 
 
+def test_batched_generation_states_and_safe_flow_equal_one_prompt_at_a_time(
+    smollm2, polytope, flagged_harmful, unflagged_benign
+):
+    # three prompts of different lengths (left padding), every step checked: the batched paths
+    # compute the same function as batch_size=1; float32 rounding differs with the batch's
+    # shape (measured: 1e-5 of a state's largest component, scores within 4e-5 of ~40)
+    prompts, steps = [*flagged_harmful, unflagged_benign[0]], 4
+    one = generation_states(smollm2, prompts, polytope.layer, steps, batch_size=1)
+    both = generation_states(smollm2, prompts, polytope.layer, steps)
+    assert both.texts == one.texts and both.n_steps == one.n_steps
+    for a, b in zip(one.states, both.states, strict=True):
+        assert np.abs(a - b).max() <= 1e-4 * np.abs(a).max()
+    kw = {"correct_first": steps}
+    alone = steered_generate(polytope, smollm2, prompts, steps, batch_size=1, **kw)
+    batched = steered_generate(polytope, smollm2, prompts, steps, **kw)
+    for name in ("texts", "flagged_steps", "checked_steps", "infeasible_steps"):
+        assert getattr(batched, name) == getattr(alone, name)
+    for a, b in zip(alone.step_scores, batched.step_scores, strict=True):
+        assert np.allclose(a, b, atol=1e-4 * np.abs(a).max())
+
+
 def test_refusal_direction_equals_the_difference_of_transformers_hidden_states(smollm2, split):
     train, _ = split
     two = train.subset(np.flatnonzero(train.unsafe)[:2])
@@ -356,13 +377,11 @@ def _s4_numbers(lm, polytope, split) -> dict:
     alpha = float(np.concatenate(cal_flags).mean())  # the detector's FPR on benign steps
 
     benign = [test.prompts[i] for i in np.flatnonzero(~test.unsafe)[:EVAL_PROMPTS]]
-    steered, held_out_uncalibrated = [], []
-    for prompt in benign:
-        with safe_flow(calibrated, lm, correct_first=STEPS) as stats:
-            lm.generate([prompt], STEPS, batch_size=1)
-        steered.append(np.array(stats.flagged) > 0)  # one state checked per step
-        shift = calibrated.calibration_["shift"]
-        held_out_uncalibrated.append(np.array(stats.scores)[1:] + shift > 0)
+    # Safe Flow on every step, in batches: each prompt's checked states and their scores
+    out = steered_generate(calibrated, lm, benign, STEPS, correct_first=STEPS)
+    steered = [scores > 0 for scores in out.step_scores]  # flagged (and corrected) steps
+    shift = calibrated.calibration_["shift"]
+    held_out_uncalibrated = [scores[1:] + shift > 0 for scores in out.step_scores]
     share = float(np.concatenate(steered).mean())
     return {
         "uncalibrated": float(uncalibrated.mean()),

@@ -21,6 +21,7 @@ from trustlab._checks import check_positive_int
 from trustlab._progress import Progress, check_progress
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
+from trustlab.safety.polytope._rows import batches_in_row_order, live_rows
 from trustlab.safety.polytope.results import FacetReport
 
 __all__ = [
@@ -135,13 +136,18 @@ def generation_states(
     max_new_tokens: int = 16,
     *,
     chat: bool = True,
+    batch_size: int = 8,
     progress: Progress | None = None,
 ) -> GenerationStates:
     """Plain greedy answers with the state at ``layer`` behind every generated token.
 
-    One prompt at a time; the states are read by a hook that returns the layer's output
-    unchanged, so the answers are the plain ones. Use them to measure how often a detector
-    fires on the steps of benign generations, or to :meth:`~SafetyPolytope.calibrate` it.
+    Prompts run in batches of ``batch_size`` as in ``LocalModel.generate`` (left-padded, the
+    steps of a row that has finished are not recorded); ``batch_size=1`` generates each prompt
+    on its own. A prompt's states are the same function of it in any batch (float32 rounding
+    differs with the batch's shape, about 1e-6 of a state's size). The states are read by a
+    hook that returns the layer's output unchanged, so the answers are the plain ones. Use them
+    to measure how often a detector fires on the steps of benign generations, or to
+    :meth:`~SafetyPolytope.calibrate` it.
 
     Parameters
     ----------
@@ -150,8 +156,9 @@ def generation_states(
     layer : int
     max_new_tokens : int, default 16
     chat : bool, default True
+    batch_size : int, default 8
     progress : callable, optional
-        Called after each prompt with ``(prompts done, prompts in all)``.
+        Called after each batch with ``(prompts done, prompts in all)``.
 
     Returns
     -------
@@ -161,19 +168,28 @@ def generation_states(
     texts = _as_prompt_list(prompts)
     max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
     layer = check_positive_int(layer, "layer", minimum=0)
-    answers, states = [], []
-    for prompt in texts:
-        seen: list[np.ndarray] = []
+    batch_size = check_positive_int(batch_size, "batch_size")
+    answers, states = [""] * len(texts), [np.empty(0)] * len(texts)
+    done = 0
+    with live_rows(model) as rows:
+        for batch in batches_in_row_order(model, texts, chat, batch_size):
+            seen: list[tuple[np.ndarray, np.ndarray]] = []
 
-        def record(h, seen=seen):
-            seen.append(h[0, -1].double().cpu().numpy().copy())
-            return h
+            def record(h, seen=seen):
+                seen.append((h[:, -1].double().cpu().numpy().copy(), rows.live))
+                return h
 
-        with model.intervene(layer, record):
-            answers.append(model.generate([prompt], max_new_tokens, chat=chat, batch_size=1)[0])
-        states.append(np.array(seen))
-        if progress is not None:
-            progress(len(states), len(texts))
+            rows.start(len(batch))
+            with model.intervene(layer, record):
+                out = model.generate(
+                    [texts[i] for i in batch], max_new_tokens, chat=chat, batch_size=len(batch)
+                )
+            for r, i in enumerate(batch):
+                answers[i] = out[r]
+                states[i] = np.array([h[r] for h, live in seen if live[r]])
+            done += len(batch)
+            if progress is not None:
+                progress(done, len(texts))
     return GenerationStates(
         model=model.name,
         layer=layer,

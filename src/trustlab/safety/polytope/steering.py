@@ -35,8 +35,9 @@ from trustlab._checks import (
 )
 from trustlab._lazy import require
 from trustlab._progress import Progress, WorkCounter, check_progress
-from trustlab._results import Result
+from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
+from trustlab.safety.polytope._rows import batches_in_row_order, live_rows
 from trustlab.safety.polytope.language_model import _check_compatible, prompt_activations
 from trustlab.safety.polytope.options import (
     CORRECT_FIRST,
@@ -234,6 +235,9 @@ class SteeredGeneration(Result):
         Per prompt: steps whose state the correction could not bring inside (concept encoder).
     checked_steps : tuple of int
         Per prompt: steps that were checked (at most ``correct_first``).
+    step_scores : tuple of ndarray
+        "project": per prompt, the detector's score ``max_k c_k`` of each checked state before
+        its correction (a step is flagged iff its score is above 0); not in ``to_dict()``.
     """
 
     correction: str
@@ -246,6 +250,7 @@ class SteeredGeneration(Result):
     flagged_steps: tuple[int, ...]
     infeasible_steps: tuple[int, ...]
     checked_steps: tuple[int, ...]
+    step_scores: tuple = internal_field(default=())
 
     @property
     def steered(self) -> np.ndarray:
@@ -334,6 +339,7 @@ def steered_generate(
     correction: str = "project",
     direction: Any = None,
     strength: float = 1.0,
+    batch_size: int = 8,
     progress: Progress | None = None,
 ) -> SteeredGeneration:
     """Greedy generation from a :class:`trustlab.llm.LocalModel` with unsafe states corrected.
@@ -346,8 +352,12 @@ def steered_generate(
     the answer's first token (the prompt's last one) is flagged, the answer is the fixed text
     :data:`~trustlab.safety.refusal.REFUSAL_RESPONSE`; otherwise it is the plain answer.
     ``correction="direction"``: a flagged prompt is answered by the model with
-    ``strength * direction.vector`` added at ``direction.layer``; otherwise plainly. Safe Flow
-    generates each prompt on its own (a batch of one), so the per-prompt counts are exact.
+    ``strength * direction.vector`` added at ``direction.layer``; otherwise plainly. Prompts
+    run in batches of ``batch_size`` (left-padded as in ``LocalModel.generate``; Safe Flow
+    checks and corrects each row's state on its own and counts per prompt, skipping the steps
+    of rows that have finished); ``batch_size=1`` generates each prompt on its own. A prompt
+    gets the same function of it in any batch (float32 rounding differs with the batch's
+    shape, about 1e-6 of a state's size).
 
     Parameters
     ----------
@@ -371,6 +381,8 @@ def steered_generate(
     strength : float, default 1.0
         The multiple of ``direction.vector`` added; another value is refused with the other
         corrections.
+    batch_size : int, default 8
+        Prompts read and generated together.
     progress : callable, optional
         Called with ``(done, total)`` as the work goes on: one unit per prompt for "project",
         two for "gate" and "direction" (its state, then its answer).
@@ -393,8 +405,9 @@ def steered_generate(
         direction,
         strength,
     )
+    batch_size = check_positive_int(batch_size, "batch_size")
     counter = WorkCounter(progress, _corrected_units(options.correction, len(texts)))
-    return _generate_corrected(polytope, model, texts, options, counter)
+    return _generate_corrected(polytope, model, texts, options, counter, batch_size)
 
 
 def _corrected_units(correction: str, n_prompts: int) -> int:
@@ -414,6 +427,7 @@ def compare_steering(
     correction: str = "project",
     direction: Any = None,
     strength: float = 1.0,
+    batch_size: int = 8,
     progress: Progress | None = None,
 ) -> SteeringComparison:
     """The model's plain answers and its corrected ones (:func:`steered_generate`) side by side.
@@ -440,6 +454,7 @@ def compare_steering(
         correction=correction,
         direction=direction,
         strength=strength,
+        batch_size=batch_size,
         progress=counter.part(),
     )
     plain = _plain_generate(model, list(steered.prompts), max_new_tokens, chat, counter)
@@ -452,25 +467,24 @@ def _generate_corrected(
     texts: list[str],
     options: _GenerationOptions,
     counter: WorkCounter | None = None,
+    batch_size: int = 8,
 ) -> SteeredGeneration:
     """:func:`steered_generate` with checked arguments (``counter`` advances by
     :func:`_corrected_units`)."""
     counter = WorkCounter(None, 0) if counter is None else counter
     if options.correction != "project":
-        return _gated_generate(polytope, model, texts, options, counter)
-    out, flagged, infeasible, checked = [], [], [], []
-    for prompt in texts:
-        with _corrected_states(
-            polytope, model, options.layer, options.margin, correct_first=options.correct_first
-        ) as stats:
-            answer = model.generate(
-                [prompt], options.max_new_tokens, chat=options.chat, batch_size=1
-            )
-            out.append(answer[0])
-        counter.advance()
-        flagged.append(stats.n_flagged)
-        infeasible.append(stats.n_infeasible)
-        checked.append(len(stats.checked))
+        return _gated_generate(polytope, model, texts, options, counter, batch_size)
+    out, stats = [""] * len(texts), [SafeFlowStats() for _ in texts]
+    with live_rows(model) as rows:
+        for batch in batches_in_row_order(model, texts, options.chat, batch_size):
+            rows.start(len(batch))
+            hook = _row_corrections(polytope, options, rows, [stats[i] for i in batch])
+            chunk, n = [texts[i] for i in batch], options.max_new_tokens
+            with model.intervene(options.layer, hook):
+                answers = model.generate(chunk, n, chat=options.chat, batch_size=len(batch))
+            for r, i in enumerate(batch):
+                out[i] = answers[r]
+            counter.advance(len(batch))
     return SteeredGeneration(
         correction="project",
         layer=options.layer,
@@ -479,19 +493,59 @@ def _generate_corrected(
         strength=None,
         prompts=tuple(texts),
         texts=tuple(out),
-        flagged_steps=tuple(flagged),
-        infeasible_steps=tuple(infeasible),
-        checked_steps=tuple(checked),
+        flagged_steps=tuple(s.n_flagged for s in stats),
+        infeasible_steps=tuple(s.n_infeasible for s in stats),
+        checked_steps=tuple(len(s.checked) for s in stats),
+        step_scores=tuple(np.array(s.scores) for s in stats),
     )
 
 
+def _row_corrections(polytope: Any, options: _GenerationOptions, rows: Any, stats: list) -> Any:
+    """The Safe Flow hook of one left-padded batch: the newest state of each live row is checked
+    and, when flagged, projected on its own (as in a batch of one), with its counts in its own
+    :class:`SafeFlowStats`."""
+    torch = require("torch", "torch")
+    calls = [0]
+
+    def correct(h):
+        step = calls[0]
+        calls[0] += 1
+        if step >= options.correct_first:
+            return h
+        out = None
+        for r in np.flatnonzero(rows.live):
+            flat = h[r, -1:, :].double().cpu().numpy()
+            score = polytope._violations(flat).max(axis=1)
+            record = stats[r]
+            record.scores.append(float(score[0]))
+            record.checked.append(1)
+            record.flagged.append(int(score[0] > 0.0))
+            if not score[0] > 0.0:
+                record.infeasible.append(0)
+                continue
+            fixed = _project_as_written(polytope, flat, options.margin, h.dtype, torch)
+            record.infeasible.append(int((~fixed.feasible).sum()))
+            record.distance.extend(float(v) for v in fixed.distance)
+            out = h.clone() if out is None else out
+            out[r, -1, :] = torch.from_numpy(fixed.points[0]).to(dtype=h.dtype, device=h.device)
+        return h if out is None else out
+
+    return correct
+
+
 def _gated_generate(
-    polytope: Any, model: Any, texts: list[str], options: _GenerationOptions, counter: WorkCounter
+    polytope: Any,
+    model: Any,
+    texts: list[str],
+    options: _GenerationOptions,
+    counter: WorkCounter,
+    batch_size: int = 8,
 ) -> SteeredGeneration:
     """ "gate" and "direction": the prompt's last state decides; flagged prompts get the fixed
     refusal ("gate") or a generation along the refusal direction ("direction")."""
+    part = counter.part()
     acts = prompt_activations(
-        model, texts, options.layer, chat=options.chat, batch_size=1, progress=counter.part()
+        model, texts, options.layer, chat=options.chat, batch_size=batch_size, progress=part
     )
     unsafe = polytope._is_unsafe(acts)
     safe_texts = [t for t, u in zip(texts, unsafe, strict=True) if not u]
