@@ -306,6 +306,8 @@ def context_scores(
     n = len(values)
     if isinstance(categories, (str, bytes)):  # one text is not one category per item
         raise InputError.bad("categories", "a sequence with one category per item", categories)
+    if categories is not None:  # a number or a mapping is no sequence either (5: a TypeError)
+        categories = as_1d(np.asarray(categories, dtype=object), "categories")
     cats = ["" for _ in range(n)] if categories is None else [str(c) for c in categories]
     check_same_length(predictions=values, categories=cats)
     intended = (
