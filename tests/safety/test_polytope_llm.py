@@ -194,10 +194,11 @@ def test_generation_states_are_the_states_behind_the_plain_answer(smollm2, split
 def test_batched_generation_states_and_safe_flow_equal_one_prompt_at_a_time(
     smollm2, polytope, flagged_harmful, unflagged_benign
 ):
-    # three prompts of different lengths (left padding), every step checked: the batched paths
-    # compute the same function as batch_size=1; float32 rounding differs with the batch's
-    # shape (measured: 1e-5 of a state's largest component, scores within 4e-5 of ~40)
-    prompts, steps = [*flagged_harmful, unflagged_benign[0]], 4
+    # a flagged harmful and a benign prompt of different lengths (left padding), every step
+    # checked: the batched paths compute the same function as batch_size=1; float32 rounding
+    # differs with the batch's shape (measured: 1e-5 of a state's largest component, scores
+    # within 4e-5 of ~40). Two prompts and 3 steps keep it near 2.5 CPU-s (4 steps of 3: 4.9 s)
+    prompts, steps = [flagged_harmful[0], unflagged_benign[0]], 3
     one = generation_states(smollm2, prompts, polytope.layer, steps, batch_size=1)
     both = generation_states(smollm2, prompts, polytope.layer, steps)
     assert both.texts == one.texts and both.n_steps == one.n_steps
