@@ -153,8 +153,9 @@ def _n_classes_without_forward(model: Any, h: Any, target: Any) -> int | None:
     """The class count of a trustlab network asked for a given ``target`` on a graph with its
     number of node features: its config says it, so no forward pass is spent on checking the
     target (the evaluation passes the label of every graph). None otherwise: the forward pass
-    finds the predicted class, or raises on the graph as it always did."""
-    if target is None or not isinstance(model, TensorFieldNetwork):
+    finds the predicted class, or raises on the graph as it always did. A subclass may change
+    what its forward returns (another head), so only the class itself is read off its config."""
+    if target is None or type(model) is not TensorFieldNetwork:
         return None
     if h.shape[1] != model.config.n_scalars:
         return None
