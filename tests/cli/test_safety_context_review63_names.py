@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from casebench_records import MINIMAL_CONTEXT
 from cli_helpers import one_line, run_main
 
 
@@ -33,15 +34,7 @@ def test_a_bad_file_is_named_as_the_argument(run, tmp_path, command, name):
 
 
 def test_stats_of_one_context_kind_names_data(run, tmp_path):
-    context = {
-        "sender": {"nature_of_the_interaction": "a", "platform_type": "b"},
-        "recipient": {"type": "c", "background": "d"},
-        "transmission_principle": {
-            "sender_purpose": "e",
-            "confidentiality": "f",
-            "source_accountability": "g",
-        },
-    }
+    context = MINIMAL_CONTEXT
     record = {"query": "q", "category": "x", "context": context, "safe_rate": 1 / 21}
     path = tmp_path / "data.json"
     path.write_text(json.dumps([record | {"context_intended_to_be_safe": True}]))

@@ -14,17 +14,10 @@ import pytest
 from statsmodels.stats.power import NormalIndPower
 from statsmodels.stats.proportion import proportion_effectsize, proportions_ztest
 
+from casebench_records import MINIMAL_CONTEXT
 from trustlab.safety.context import human_statistics
 
-CONTEXT = {
-    "sender": {"nature_of_the_interaction": "a", "platform_type": "b"},
-    "recipient": {"type": "c", "background": "d"},
-    "transmission_principle": {
-        "sender_purpose": "e",
-        "confidentiality": "f",
-        "source_accountability": "g",
-    },
-}
+CONTEXT = MINIMAL_CONTEXT
 # category -> per query (safe votes in the safe-intended context, in the unsafe-intended one)
 VOTES = {
     "alpha crimes": [(18, 4), (15, 9), (20, 2)],

@@ -10,18 +10,11 @@ from __future__ import annotations
 
 import pytest
 
+from casebench_records import MINIMAL_CONTEXT
 from trustlab.errors import InputError
 from trustlab.safety.context import load_casebench
 
-CONTEXT = {
-    "sender": {"nature_of_the_interaction": "a", "platform_type": "b"},
-    "recipient": {"type": "c", "background": "d"},
-    "transmission_principle": {
-        "sender_purpose": "e",
-        "confidentiality": "f",
-        "source_accountability": "g",
-    },
-}
+CONTEXT = MINIMAL_CONTEXT
 
 
 def _record(query, safe_rate, intended, **extra):
