@@ -16,6 +16,7 @@ from trustlab._checks import (
     check_positive_int,
     check_random_state,
 )
+from trustlab._numerics import power_of_2
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.privacy import _accounting
@@ -150,12 +151,17 @@ class DSICovariance(Result):
         rows = np.atleast_2d(rows)
         if rows.ndim != 2 or rows.shape[1] != self.dim:
             raise InputError.bad("deltas", f"rows of length {self.dim}", rows)
-        coords = rows @ self.basis
-        outside = _row_norms(rows - coords @ self.basis.T)
+        # each row divided by a power of 2 near its largest entry (exact: ordinary rows give the
+        # same bits): a subnormal row's projection rounded in its last bits, so one in the span
+        # ([1, 1] * 1e-323 for the span of [1, 1]) left it, and its distance underflowed to 0
+        size = power_of_2(np.abs(rows).max(axis=1))
+        unit = rows / size[:, None]
+        coords = unit @ self.basis
+        outside = _row_norms(unit - coords @ self.basis.T)
         whitened = np.linalg.solve(self.factor, coords.T)
-        distance = np.linalg.norm(whitened, axis=0)
-        scale = _row_norms(rows)  # exact down to subnormals: a 1e-300 floor let [0, 1e-309] in
-        return np.where(outside > 1e-8 * scale, np.inf, distance)
+        with np.errstate(over="ignore"):  # a distance past float64 is inf
+            distance = np.linalg.norm(whitened, axis=0) * size
+        return np.where(outside > 1e-8 * _row_norms(unit), np.inf, distance)
 
     def summary(self) -> str:
         status = "converged" if self.converged else "NOT converged"
