@@ -826,6 +826,9 @@ def sample_size(
         )
     n_required = int(math.ceil(round(n, 9)))
     achieved = _design_power(p1, p2, n_required, alpha, design, ratio, discordant)
+    if achieved < power and design == "unpooled" and sd_alt == 0:  # n rounded onto the step's
+        n_required += 1  # edge (p1, p2 = 1, 0; alpha 2 sf(2): n = 2.000...2): power 0 there
+        achieved = _design_power(p1, p2, n_required, alpha, design, ratio, discordant)
     return SampleSize(
         design, p1, p2, alpha, power, ratio, effect, n, n_required, achieved, discordant
     )
