@@ -179,6 +179,12 @@ def _python_number(value: Any) -> Any:
     return value.item() if isinstance(value, (np.integer, np.floating)) else value
 
 
+def _whole_vote(value: Any) -> Any:
+    """A vote written as a whole float (JSON ``2.0``, as the lax schema read it) as its int."""
+    value = _python_number(value)
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 @functools.cache
 def _schema(ablated: bool = False) -> Any:
     """The pydantic model of one record (built on first use: pydantic is an optional import).
@@ -210,7 +216,8 @@ def _schema(ablated: bool = False) -> Any:
     # strict: a JSON true, "1" or "0.5" is no vote or share (lax, true read as 1.0 and "1" as
     # a vote that the count of 1s then missed); numpy numbers of records built in Python count
     numeric = pydantic.BeforeValidator(_python_number)
-    vote = Annotated[int, numeric, pydantic.Field(ge=1, le=2, strict=True)]
+    whole = pydantic.BeforeValidator(_whole_vote)
+    vote = Annotated[int, whole, pydantic.Field(ge=1, le=2, strict=True)]
     return pydantic.create_model(
         "record",
         __config__=pydantic.ConfigDict(extra="allow"),
