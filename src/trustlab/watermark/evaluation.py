@@ -161,12 +161,17 @@ class GlobalStatisticsBaseline(BaseEstimator):
         return np.concatenate(feats, axis=1)
 
     def fit(self, images: np.ndarray, scores: Any) -> GlobalStatisticsBaseline:
-        from sklearn.linear_model import Ridge
-
         alpha = check_non_negative(self.alpha, "alpha")
         arr = _check_images(images)
         y = as_float_array(scores, "scores", shape=(len(arr),))
-        self.model_ = Ridge(alpha=alpha).fit(self.features(arr), y)
+        return self._fit_features(self.features(arr), y, alpha)
+
+    def _fit_features(
+        self, feats: np.ndarray, y: np.ndarray, alpha: float
+    ) -> GlobalStatisticsBaseline:
+        from sklearn.linear_model import Ridge
+
+        self.model_ = Ridge(alpha=alpha).fit(feats, y)
         return self
 
     def predict(self, images: np.ndarray) -> np.ndarray:
@@ -176,7 +181,10 @@ class GlobalStatisticsBaseline(BaseEstimator):
             raise NotFittedError(
                 "this GlobalStatisticsBaseline is not fitted yet; call fit() first"
             )
-        return np.clip(self.model_.predict(self.features(_check_images(images))), 0.0, 5.0)
+        return self._predict_features(self.features(_check_images(images)))
+
+    def _predict_features(self, feats: np.ndarray) -> np.ndarray:
+        return np.clip(self.model_.predict(feats), 0.0, 5.0)
 
 
 @dataclass(frozen=True)
@@ -318,13 +326,17 @@ def evaluate_predictions(
         glob = np.empty(visible.sum())
         idx = np.nonzero(visible)[0]
         folds = rng.permutation(len(idx)) % 5
+        # each image's features once, not once per fold (they are per image: the same numbers)
+        feats = GlobalStatisticsBaseline.features(_check_images(dataset.images[idx]))
+        y = as_float_array(truth[idx], "scores", shape=(len(idx),))  # what fit checked
         for f in range(5):
-            fit_on, out = idx[folds != f], folds == f
-            if len(fit_on) < 2 or not out.any():
-                glob[out] = truth[fit_on].mean() if len(fit_on) else 2.5
+            fit_on, out = folds != f, folds == f
+            if fit_on.sum() < 2 or not out.any():
+                glob[out] = y[fit_on].mean() if fit_on.any() else 2.5
                 continue
-            base = GlobalStatisticsBaseline().fit(dataset.images[fit_on], truth[fit_on])
-            glob[out] = base.predict(dataset.images[idx[out]])
+            base = GlobalStatisticsBaseline()
+            base._fit_features(feats[fit_on], y[fit_on], base.alpha)
+            glob[out] = base._predict_features(feats[out])
     controls["random from the level prior"] = visibility_numbers(
         rng.choice(prior_scores, size=visible.sum()), truth[visible]
     )
