@@ -303,7 +303,9 @@ def explanation_logprobs(
     pass per (passage, explanation) (tested), for a fraction of the work. ``batch=False``
     runs each explanation in a batch of its own after the shared passages: bit for bit the
     numbers of one call per explanation (float32 rounding depends on the batch), without
-    running the worked examples and passages again for each.
+    running the worked examples and passages again for each. Passages of equal token length
+    run in one batch where every matrix product keeps at least 4 rows (``_passage_batches``):
+    bit for bit the numbers of one call per passage (tested).
     """
     if not hasattr(scorer, "forward_cached"):
         raise InputError.bad("scorer", "a trustlab.llm.LocalModel", scorer)
@@ -325,22 +327,45 @@ def explanation_logprobs(
     out = np.zeros((len(targets), len(passages)))
     with torch.inference_mode():
         _, shots = scorer.forward_cached(torch.tensor([tok(SHOTS)["input_ids"]]))
-        for j, passage in enumerate(passages):
-            ids = tok(surprisal_prompt(passage), add_special_tokens=False)["input_ids"]
-            last, after = scorer.forward_cached(torch.tensor([ids]), copy.deepcopy(shots))
+        for js, ids in _passage_batches(tok, passages, groups, padded):
+            cache = copy.deepcopy(shots)
+            if len(js) > 1:
+                cache.batch_repeat_interleave(len(js))
+            last, after = scorer.forward_cached(torch.tensor(ids), cache)
+            last = last[:, -1:]
             for k, (group, ids_g) in enumerate(zip(groups, padded, strict=True)):
-                # each group extends a copy of the passage's cache (the last group the cache)
+                # each group extends a copy of the passages' cache (the last group the cache)
                 cache = after if k == len(groups) - 1 else copy.deepcopy(after)
-                logits = last[:, -1:].expand(len(group), 1, -1)
+                logits = last.repeat_interleave(len(group), dim=0)
+                ids_b = ids_g.repeat(len(js), 1)
                 if ids_g.shape[1] > 1:  # one-token explanations are read off the last logits
                     cache.batch_repeat_interleave(len(group))
-                    rest, _ = scorer.forward_cached(ids_g, cache)
+                    rest, _ = scorer.forward_cached(ids_b, cache)
                     logits = torch.cat([logits, rest[:, :-1]], dim=1)
                 logp = torch.log_softmax(logits.double(), dim=-1)
-                picked = logp.gather(2, ids_g[:, :, None].to(logp.device))[:, :, 0]
-                for row, i in enumerate(group):
-                    out[i, j] = float(picked[row, : len(targets[i])].sum())
+                picked = logp.gather(2, ids_b[:, :, None].to(logp.device))[:, :, 0]
+                for b, j in enumerate(js):
+                    for row, i in enumerate(group):
+                        out[i, j] = float(picked[b * len(group) + row, : len(targets[i])].sum())
     return out
+
+
+def _passage_batches(
+    tok: Any, passages: list[str], groups: list[list[int]], padded: list[Any]
+) -> list[tuple[list[int], list[list[int]]]]:
+    """The passages' token ids (after :data:`SHOTS`) in batches of equal length, each batch
+    with its passages' indices. Float32 matrix products give every row the same bits for any
+    number of rows from 4 on (fewer rows take other kernels), so passages are batched only
+    where every product keeps that regime: passages of at least 4 tokens, and explanation
+    groups of at least 4 rows (explanations times tokens; one-token groups run no pass).
+    Otherwise each passage is a batch of its own: bit for bit the numbers of one at a time."""
+    ids = [tok(surprisal_prompt(p), add_special_tokens=False)["input_ids"] for p in passages]
+    batchable = all(len(g) * ids_g.shape[1] >= 4 or ids_g.shape[1] == 1
+                    for g, ids_g in zip(groups, padded, strict=True))  # fmt: skip
+    batches: dict[Any, list[int]] = {}
+    for j, ids_j in enumerate(ids):
+        batches.setdefault(len(ids_j) if batchable and len(ids_j) >= 4 else -1 - j, []).append(j)
+    return [(js, [ids[j] for j in js]) for js in batches.values()]
 
 
 @dataclass(frozen=True)
