@@ -1,7 +1,9 @@
 """``explanation_logprobs`` runs passages of equal token length in one batch after the shared
 worked examples (speed, stop 63) where every matrix product keeps 4 rows or more; float32
-products give each row the same bits for any such row count, so the numbers equal one call
-per passage bit for bit."""
+products gave each row the same bits for any such row count on the machine this was written on
+(measured: bit for bit equal to one call per passage). Another CPU's BLAS may round a row
+differently with the row count, so the test allows float32 rounding (1e-4 on log-probabilities
+of a few units, as the other batched-path tests)."""
 
 from __future__ import annotations
 
@@ -31,5 +33,5 @@ def test_grouped_passages_equal_one_call_per_passage(tiny):
         grouped = explanation_logprobs(tiny, PASSAGES, EXPLANATIONS, batch=batch)
         one = [explanation_logprobs(tiny, [p], EXPLANATIONS, batch=batch) for p in PASSAGES]
         assert grouped.shape == (3, 4)
-        assert np.array_equal(grouped, np.hstack(one))  # bit for bit
-        assert np.array_equal(grouped[:, 0], grouped[:, 2])
+        assert np.allclose(grouped, np.hstack(one), rtol=0, atol=1e-4)
+        assert np.allclose(grouped[:, 0], grouped[:, 2], rtol=0, atol=1e-4)
