@@ -305,7 +305,8 @@ def explanation_logprobs(
     numbers of one call per explanation (float32 rounding depends on the batch), without
     running the worked examples and passages again for each. Passages of equal token length
     run in one batch where every matrix product keeps at least 4 rows (``_passage_batches``):
-    bit for bit the numbers of one call per passage (tested).
+    the numbers of one call per passage (bit for bit on the CPU this was measured on, tested
+    within float32 rounding, as another BLAS may round a row differently with the row count).
     """
     if not hasattr(scorer, "forward_cached"):
         raise InputError.bad("scorer", "a trustlab.llm.LocalModel", scorer)
