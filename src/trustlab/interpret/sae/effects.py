@@ -335,11 +335,11 @@ def explanation_logprobs(
             last, after = scorer.forward_cached(torch.tensor(ids), cache)
             last = last[:, -1:]
             for k, (group, ids_g) in enumerate(zip(groups, padded, strict=True)):
-                # each group extends a copy of the passages' cache (the last group the cache)
-                cache = after if k == len(groups) - 1 else copy.deepcopy(after)
                 logits = last.repeat_interleave(len(group), dim=0)
                 ids_b = ids_g.repeat(len(js), 1)
                 if ids_g.shape[1] > 1:  # one-token explanations are read off the last logits
+                    # each group extends a copy of the passages' cache (the last group the cache)
+                    cache = after if k == len(groups) - 1 else copy.deepcopy(after)
                     cache.batch_repeat_interleave(len(group))
                     rest, _ = scorer.forward_cached(ids_b, cache)
                     logits = torch.cat([logits, rest[:, :-1]], dim=1)
