@@ -155,11 +155,13 @@ def to_jsonable(value: Any, name: str = "value") -> Any:
     dates, times and durations ISO 8601 texts (numpy's too; a missing one None), bytes (labels
     or groups read as numpy ``S`` values) UTF-8 text, a byte that is not UTF-8 as ``\\xNN``.
 
-    Objects with a ``to_dict()`` method are converted through it, other dataclasses through their
-    fields (minus :func:`internal_field` ones), an Enum member as its value. Mapping keys become
-    texts; two keys that would become one text (``1`` and ``"1"``) raise. Anything else that JSON
-    cannot hold raises :class:`InputError` naming where it was found. A date or time key is
-    the ISO 8601 text its value would be (a missing one ``"None"``).
+    numpy arrays and pandas Series, Index and Categorical values become lists of their values (a
+    Series' index is dropped, as ``Series.tolist()`` does; pass ``series.to_dict()`` to keep it).
+    Other objects with a ``to_dict()`` method (a DataFrame) are converted through it, other
+    dataclasses through their fields (minus :func:`internal_field` ones), an Enum member as its
+    value. Mapping keys become texts; two keys that would become one text (``1`` and ``"1"``)
+    raise. Anything else that JSON cannot hold raises :class:`InputError` naming where it was
+    found. A date or time key is the ISO 8601 text its value would be (a missing one ``"None"``).
     """
     if isinstance(value, enum.Enum):  # its value (a str or int Enum is a str or int too)
         return to_jsonable(value.value, name)
