@@ -153,8 +153,16 @@ def dense_rows(X: Any, name: str) -> Any:
 def explained_row_ids(X: Any, row_ids: Any) -> np.ndarray | None:
     """The ids of the explained rows: as given, else a DataFrame's index, else None (0..n-1)."""
     if row_ids is not None:
-        ids = np.asarray(row_ids.to_numpy() if hasattr(row_ids, "to_numpy") else row_ids)
-        if ids.ndim != 1:  # a scalar (or a string) has no len(): a bare TypeError later
+        if isinstance(row_ids, (list, tuple)) and any(isinstance(i, tuple) for i in row_ids):
+            ids = np.empty(len(row_ids), dtype=object)  # tuple ids, as a MultiIndex gives them
+            for i, value in enumerate(row_ids):
+                ids[i] = value
+            return ids
+        try:
+            ids = np.asarray(row_ids.to_numpy() if hasattr(row_ids, "to_numpy") else row_ids)
+        except ValueError:  # ragged lists
+            ids = None
+        if ids is None or ids.ndim != 1:  # a scalar (or a string) has no len(): a bare TypeError
             raise InputError.bad("row_ids", "a 1-D sequence of ids, one per row", row_ids)
         return ids
     index = getattr(X, "index", None)
