@@ -219,14 +219,41 @@ class TrainingHistory(Result):
 
 
 def batch_graphs(graphs: Any, dtype: Any) -> dict:
-    """One batched ``{"pos", "x", "batch"}`` dict (tensors) from a sequence of graphs."""
-    graphs = list(graphs)
-    pos = torch.as_tensor(np.vstack([g.pos for g in graphs]), dtype=dtype)
-    x = torch.as_tensor(np.vstack([g.x for g in graphs]), dtype=dtype)
-    batch = torch.as_tensor(
-        np.repeat(np.arange(len(graphs)), [g.n_nodes for g in graphs]), dtype=torch.long
-    )
-    return {"pos": pos, "x": x, "batch": batch}
+    """One batched ``{"pos", "x", "batch"}`` dict (tensors of the floating ``dtype``) from a
+    sequence of graphs (:class:`~trustlab.explain.equigx.data.Graph`, ``PointGraph`` or dicts
+    with ``pos`` and ``x``); a bad graph raises InputError naming it (``graphs[i]``)."""
+    return _batch(graphs, dtype, "graphs")
+
+
+def _batch(graphs: Any, dtype: Any, name: str) -> dict:
+    # unchecked, an empty list, one graph not in a list, a PointGraph, a str dtype or graphs of
+    # other widths (positions (n, 2), other feature counts) were bare numpy/torch errors
+    if isinstance(graphs, dict) or hasattr(graphs, "pos"):
+        raise InputError.bad(name, "a sequence of graphs (one graph: in a list)", graphs)
+    if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+        raise InputError.bad("dtype", "a torch floating dtype (torch.float32)", dtype)
+    pos, x = [], []
+    for i, graph in enumerate(graphs):
+        try:
+            p, h, b = as_graph_tensors(graph, dtype)
+        except InputError as exc:
+            raise InputError(f"{name}[{i}]: {exc}", argument=f"{name}[{i}]") from exc
+        if int(b.max()) != int(b.min()):
+            raise InputError.bad(f"{name}[{i}]", "one graph (one batch index)", "several")
+        if x and h.shape[1] != x[0].shape[1]:
+            raise InputError.bad(
+                f"{name}[{i}].x", f"{x[0].shape[1]} node features (as {name}[0])", h.shape[1]
+            )
+        pos.append(p)
+        x.append(h)
+    if not pos:
+        raise InputError.bad(name, "at least one graph", 0)
+    sizes = torch.tensor([len(p) for p in pos])
+    return {
+        "pos": torch.cat(pos),
+        "x": torch.cat(x),
+        "batch": torch.repeat_interleave(torch.arange(len(pos)), sizes),
+    }
 
 
 def predict_graphs(
@@ -287,10 +314,11 @@ def _check_dataset(data: Any, name: str, model: Any) -> GraphDataset:
         raise InputError.bad(
             name, f"{model.config.n_classes} classes (the model's)", data.n_classes
         )
-    if data[0].x.shape[1] != model.config.n_scalars:
-        raise InputError.bad(
-            name, f"{model.config.n_scalars} node features (the model's)", data[0].x.shape[1]
-        )
+    # every graph, not the first only: a later one of other widths stopped training mid-epoch
+    # with a bare numpy ValueError
+    width = _batch(data.graphs, next(model.parameters()).dtype, name)["x"].shape[1]
+    if width != model.config.n_scalars:
+        raise InputError.bad(name, f"{model.config.n_scalars} node features (the model's)", width)
     return data
 
 
