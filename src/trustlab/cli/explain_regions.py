@@ -531,9 +531,9 @@ def evaluate(
             float(d) for d in deltas.split(",") if d.strip()
         )  # fmt: skip
     except ValueError:
-        raise InputError.bad(
-            "--deltas", "comma-separated numbers in (0, 1] or 'none'", deltas
-        ) from None
+        levels = None
+    if levels is None or (not levels and deltas.strip().lower() != "none"):  # ',' skipped nothing
+        raise InputError.bad("--deltas", "comma-separated numbers in (0, 1] or 'none'", deltas)
     if n < 1:
         raise InputError.bad("--n", "a number of images >= 1", n)
     models: dict[str, Any] = {}

@@ -32,7 +32,8 @@ from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.explain.regions.baselines import BlackBoxClassifier
 from trustlab.explain.regions.estimator import RegionSparseClassifier
-from trustlab.explain.regions.inputs import check_images, images_count
+from trustlab.explain.regions.inputs import check_images, images_count, is_number
+from trustlab.explain.regions.metrics import _levels as _area_levels
 from trustlab.explain.regions.metrics import (
     deletion_curve,
     insertion_curve,
@@ -123,6 +124,15 @@ class RegionsEvaluation(Result):
         return ax
 
 
+def _fractions(levels: Any, name: str) -> tuple[float, ...]:
+    """Area levels of a fidelity curve, checked and named; empty: the curve is skipped."""
+    try:
+        empty = np.size(levels) == 0
+    except ValueError:  # a ragged list: refused below
+        empty = False
+    return () if empty else _area_levels(levels, name)
+
+
 def _fmt(v: Any) -> str:
     return "-" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.3f}"
 
@@ -147,8 +157,9 @@ def evaluate_regions(
     models : mapping name -> fitted RegionSparseClassifier or BlackBoxClassifier
     images : (n, 3, H, W) in [0, 1]
     labels : (n,) true labels, in the models' label vocabulary
-    masks : (n, H, W) bool ground truth (the object)
-    deltas : certainty thresholds of the delta ablation (dynamic models); empty to skip
+    masks : (n, H, W) bool ground truth (the object); PxAP is None when no image has an object
+        pixel (undefined)
+    deltas : certainty thresholds in (0, 1] of the delta ablation (dynamic models); empty to skip
     deletion, insertion : area levels of the fidelity curves
     random_state : seeds the random-area masks and the random deletion order
     progress : callable ``progress(step, n_steps, what)``, optional
@@ -193,10 +204,12 @@ def evaluate_regions(
     truth = np.asarray(masks)
     if truth.dtype != bool or truth.shape != (x.shape[0], *x.shape[2:]):
         raise InputError.bad("masks", f"a bool array of shape {(x.shape[0], *x.shape[2:])}", masks)
-    deltas = tuple(float(d) for d in deltas)
-    for d in deltas:
-        if not 0 < d <= 1:
-            raise InputError.bad("deltas", "certainty thresholds in (0, 1]", deltas)
+    values = np.asarray(deltas, dtype=object).ravel()  # a number, a sequence or an array
+    if not all(is_number(d) and 0 < d <= 1 for d in values):
+        raise InputError.bad("deltas", "certainty thresholds in (0, 1]", deltas)
+    deltas = tuple(float(d) for d in values)
+    # the fidelity levels, checked here so that errors name these arguments (empty: skipped)
+    deletion, insertion = _fractions(deletion, "deletion"), _fractions(insertion, "insertion")
     twice_deltas = repeated(deltas)
     if twice_deltas:  # each would repeat its ablation row
         twice = ", ".join(f"{d:g}" for d in twice_deltas)
@@ -238,7 +251,8 @@ def evaluate_regions(
         empty = ~r.mask.any(axis=(1, 2))
         loc_rows.append(
             {"model": name, "precision": _nanmean(localisation_precision(r.mask, truth)),
-             "iou": _nanmean(mask_iou(r.mask, truth)), "pxap": pxap(r.soft_map, truth),
+             "iou": _nanmean(mask_iou(r.mask, truth)),
+             "pxap": pxap(r.soft_map, truth) if truth.any() else None,  # undefined: no object
              "random_precision": _nanmean(localisation_precision(rnd, truth)),
              "empty_masks": float(empty.mean()),
              "random_empty_masks": float((~empty & ~rnd.any(axis=(1, 2))).mean())}
