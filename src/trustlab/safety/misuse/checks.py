@@ -54,7 +54,7 @@ TEXT_BULLETS = 5
 #: The Bandit test id of ``import subprocess`` (the code canary).
 CANARY_TEST_ID = "B404"
 _PYTHON_TAGS = ("python", "python3", "py")
-_FENCE = re.compile(r"^\s*(`{3,})\s*([^`\s]*)[^`]*$")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([^`\s]*)[^`]*$")  # ``` or ~~~ (CommonMark)
 _STDERR_TAIL = 8192  # bytes of stderr read back for ``detail``
 
 
@@ -117,7 +117,7 @@ class SuccessCheck(Result):
 
 def extract_code(text: str) -> str:
     """The code of a model answer: its first ```python fenced block, else its first bare ```
-    block, else the whole text.
+    block, else the whole text (a block may be fenced with ``~~~`` as well).
 
     A block left open (a truncated answer) runs to the end of the text.
 
@@ -153,9 +153,10 @@ def extract_code(text: str) -> str:
 
 
 def _closes(line: str, fence: str) -> bool:
-    """A closing fence: only backticks (at least as many as the opening), nothing else."""
+    """A closing fence: only the opening's fence character (backtick or tilde, at least as many
+    as the opening), nothing else."""
     stripped = line.strip()
-    return len(stripped) >= len(fence) and set(stripped) == {"`"}
+    return len(stripped) >= len(fence) and set(stripped) == {fence[0]}
 
 
 #: The address space a HumanEval program may use (``max_memory``'s default): far above what any
