@@ -145,7 +145,9 @@ def orientation_of_mask(mask: Any, *, cell_size: tuple[float, float] = (1.0, 1.0
     The angle ``a`` between the major axis and the horizontal, in [0, 90] degrees, is binned:
     ``a < 22.5`` horizontal, ``a > 67.5`` vertical, else diagonal. A nearly isotropic mask (minor
     to major axis length ratio >= 0.85, e.g. a round or square logo) has no principal axis and
-    counts as horizontal (upright, as it was pasted); so does an empty mask.
+    counts as horizontal (upright, as it was pasted); so does an empty mask. ``mask`` is bool,
+    integers (nonzero cells are the mask) or floats of 0 and 1 only; a probability map is refused
+    (threshold it first).
 
     >>> m = np.zeros((20, 20), bool); m[9:11, 2:18] = True
     >>> orientation_of_mask(m), orientation_of_mask(m.T), orientation_of_mask(np.eye(20, dtype=bool))
@@ -154,6 +156,13 @@ def orientation_of_mask(mask: Any, *, cell_size: tuple[float, float] = (1.0, 1.0
     m = np.asarray(mask)
     if m.ndim != 2:
         raise InputError.bad("mask", "a 2-D boolean array", m.shape)
+    # bool, or integers (nonzero: in the mask), or floats of 0 and 1 only: a probability map, NaN
+    # or strings read every nonzero cell as the mask (a diagonal heatmap region was "horizontal")
+    if m.dtype != bool:
+        if m.dtype.kind not in "iuf":
+            raise InputError.bad("mask", "a 2-D boolean array", m.dtype)
+        if m.dtype.kind == "f" and not np.isin(m, (0.0, 1.0)).all():
+            raise InputError.bad("mask", "a 2-D boolean array (or floats 0 and 1)", "other values")
     m = m.astype(bool)
     if not m.any():
         return "horizontal"
