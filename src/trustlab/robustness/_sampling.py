@@ -16,11 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_positive
+from trustlab._checks import as_float_array, check_positive
 from trustlab.errors import InputError
 
 __all__ = [
     "MAX_SIGMA",
+    "check_radii",
     "check_sigma",
     "LabelFunction",
     "count_labels",
@@ -33,6 +34,15 @@ __all__ = [
 #: The largest noise level accepted: the noise is drawn in float32 (largest 3.4e38), and a
 #: radius is sigma times a few tens at most, so neither overflows to infinity.
 MAX_SIGMA = 1e36
+
+
+def check_radii(radii: Any) -> np.ndarray:
+    """``radii`` as a float array (at least 1-D) of finite radii >= 0; a negative radius, which
+    the accuracy curves read as 0, is refused."""
+    eps = np.atleast_1d(as_float_array(radii, "radii"))
+    if np.any(eps < 0):
+        raise InputError.bad("radii", "radii >= 0 (an L2 distance)", radii)
+    return eps
 
 
 def check_sigma(sigma: Any) -> float:

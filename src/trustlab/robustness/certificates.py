@@ -43,7 +43,7 @@ from trustlab._renamed import renamed_keyword
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.robustness import bounds
-from trustlab.robustness._sampling import check_sigma
+from trustlab.robustness._sampling import check_radii, check_sigma
 
 __all__ = [
     "ABSTAIN",
@@ -399,9 +399,9 @@ class DatasetCertificate(Result):
 
     def certificate(self, position: int) -> Certificate:
         """The :class:`Certificate` of the point at ``position`` (0-based, in this result)."""
-        i, m = check_positive_int(position, "position", minimum=-len(self)), len(self)
-        if i >= m:  # -1 is the last point, as in numpy
-            raise InputError.bad("position", f"an integer in [-{m}, {m})", position)
+        m, i = len(self), position
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not -m <= i < m:
+            raise InputError.bad("position", f"an integer in [-{m}, {m})", position)  # -1: last
         raw = self.raw
         harmful = tuple(int(j) for j in np.flatnonzero(self.cost_matrix[self.labels[i]] > 0))
         return Certificate(
@@ -441,7 +441,7 @@ class DatasetCertificate(Result):
             Return a lower bound that holds with this probability instead of the approximate
             (expected) value: subtract alpha and a Bernstein term (Cohen et al., 2019).
         """
-        eps = np.atleast_1d(as_float_array(radii, "radii"))
+        eps = check_radii(radii)
         if kind == "cs":
             mask = self.seed_points
             hits = self.cs_certified[mask, None] & (self.radius[mask, None] >= eps[None, :])
@@ -464,7 +464,7 @@ class DatasetCertificate(Result):
     def worst_cost(self, radii: Any = 0.0) -> np.ndarray:
         """Rob_cost: the mean over points of the largest cost an attack below each radius may
         cause, certified (a harmful target counts unless its pair radius covers the radius)."""
-        eps = np.atleast_1d(as_float_array(radii, "radii"))
+        eps = check_radii(radii)
         excluded = np.nan_to_num(self.raw["pair_radii"], nan=-np.inf)  # NaN: outside Omega
         row_costs = self.cost_matrix[self.labels]
         harmful = row_costs > 0
