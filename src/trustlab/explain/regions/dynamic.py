@@ -106,6 +106,8 @@ def _deltas(delta: Any) -> tuple[tuple[float, ...], bool]:
         raise InputError.bad("delta", "at least one certainty threshold in (0, 1]", delta)
     out = []
     for v in values:
+        if isinstance(v, (bool, np.bool_, str, bytes)):  # float(True) = 1.0, float("0.5") = 0.5
+            raise InputError.bad("delta", "numbers in (0, 1]", delta)
         try:
             x = float(v)
         except (TypeError, ValueError):
