@@ -313,6 +313,17 @@ def require_columns(df, columns: dict[str, str | None]) -> None:
         if col is not None and col not in df.columns:
             raise InputError(
                 f"{option}: expected a column of the data, got {col!r} "
-                f"(columns: {', '.join(map(str, df.columns[:20]))})",
+                f"(columns: {', '.join(map(str, df.columns[:20]))}){_separator_hint(df)}",
                 argument=option,
             )
+
+
+def _separator_hint(df) -> str:
+    """Why a file read as one column lacks the named ones: it is separated by ``;``, tabs or
+    ``|`` (a spreadsheet's export in many locales writes ``;``), not by commas."""
+    header = str(df.columns[0]) if len(df.columns) == 1 else ""
+    for char, name in ((";", "semicolons"), ("\t", "tabs"), ("|", "'|'")):
+        if char in header:
+            fix = "name it .tsv" if char == "\t" else "save it with commas"
+            return f"; the file looks separated by {name}, but a .csv is read with commas: {fix}"
+    return ""
