@@ -52,7 +52,8 @@ class ResultStore:
     (dicts, lists, strings, numbers, booleans, None); numpy scalars and arrays, and trustlab
     results, go through trustlab's one JSON converter (plain numbers and lists, a result's
     ``to_dict()``; a NaN inside a numpy value becomes None). Reading returns the decoded JSON,
-    so a tuple comes back as a list.
+    so a tuple comes back as a list and a dict's keys as texts; a dict with two keys that become
+    one text (``1`` and ``"1"``) is refused, as JSON would keep only the last.
 
     The store is safe to use from several threads: each thread gets its own connection.
 
@@ -288,7 +289,10 @@ def _as_inputs(items: Any) -> dict[str | int, Any]:
 
 def _encode_value(value: Any, run: str, item: Any) -> str:
     try:
-        return json.dumps(value, default=_convert)
+        encoded = json.dumps(value, default=_convert)
+        # JSON keys are texts: {1: "a", "1": "b"} would be written with "1" twice and read
+        # back as {"1": "b"}, one value silently lost
+        json.loads(encoded, object_pairs_hook=_distinct_keys)
     except (TypeError, ValueError) as exc:
         raise InputError(
             f"value for run {run!r}, item {item!r}: expected a JSON-serialisable value "
@@ -296,6 +300,16 @@ def _encode_value(value: Any, run: str, item: Any) -> str:
             f"({exc})",
             argument="value",
         ) from None
+    return encoded
+
+
+def _distinct_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        seen: set[str] = set()
+        twice = sorted({key for key, _ in pairs if key in seen or seen.add(key)})
+        raise ValueError(f"keys that become the same JSON text: {', '.join(map(repr, twice))}")
+    return out
 
 
 def _convert(obj: Any) -> Any:
