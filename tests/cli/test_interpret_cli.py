@@ -11,6 +11,7 @@ import torch
 
 from cli_helpers import one_line, run_main
 from sae_cli_data import SETTINGS, TEXTS, train_args
+from trustlab.cli.interpret import _test_subset
 from trustlab.interpret import SparseAutoencoder, load_sae, sae_activations
 from trustlab.llm import load_model
 
@@ -305,8 +306,7 @@ def test_score_writes_true_and_shuffled_rows_and_resumes(
     for row in rows:
         examples = latent_examples(cache, row["latent"], n_train=4, n_test=50, n_not_active=10,
                                    min_examples=40, random_state=row["latent"])  # fmt: skip
-        keep = np.random.default_rng(row["latent"]).choice(len(examples.test), 10, replace=False)
-        shown = tuple(examples.test[i] for i in sorted(keep))
+        shown = _test_subset(examples.test, 10, row["latent"])  # as even over quantiles as can be
         # never an example the explainer saw
         seen = {(e.context, e.start) for e in examples.train}
         assert not seen & {(e.context, e.start) for e in shown}
@@ -390,8 +390,9 @@ def test_report_writes_the_page_of_a_scored_run(tmp_path, capsys, tiny_llama_fol
     for row in rows:
         examples = latent_examples(cache, row["latent"], n_train=4, n_test=50, n_not_active=10,
                                    min_examples=40, random_state=row["latent"])  # fmt: skip
-        keep = np.random.default_rng(row["latent"]).choice(len(examples.test), 10, replace=False)
-        examples = dataclasses.replace(examples, test=tuple(examples.test[i] for i in sorted(keep)))
+        examples = dataclasses.replace(
+            examples, test=_test_subset(examples.test, 10, row["latent"])
+        )
         own = detection_score(examples, row["explanation"], _Judge(),
                               lambda t: tokenizer.decode([t]))  # fmt: skip
         shown = by_latent[row["latent"]]["scores"]["detection"]
@@ -512,8 +513,7 @@ def test_score_adds_intervention_scores_with_the_sae(tmp_path, capsys, tiny_llam
     for row in rows:
         examples = latent_examples(cache, row["latent"], n_train=4, n_test=50, n_not_active=50,
                                    min_examples=40, random_state=row["latent"])  # fmt: skip
-        keep = np.random.default_rng(row["latent"]).choice(len(examples.test), 6, replace=False)
-        examples = dataclasses.replace(examples, test=tuple(examples.test[i] for i in sorted(keep)))
+        examples = dataclasses.replace(examples, test=_test_subset(examples.test, 6, row["latent"]))
         prompts = intervention_prompts(examples, lambda t: lm.tokenizer.decode([t]))[:3]
         found = calibrate_strength(
             lambda s, i=row["latent"], p=prompts: intervention_kl(lm, sae, i, p, s)
