@@ -236,7 +236,8 @@ class UEFLConfig(Result):
     @renamed_keyword("num_classes", "n_classes")
     def model_spec(self, n_features: int, n_classes: int, use_vq: bool = True) -> dict:
         return {
-            "num_features": int(n_features), "num_classes": int(n_classes),
+            "num_features": check_positive_int(n_features, "n_features"),
+            "num_classes": check_positive_int(n_classes, "n_classes", minimum=2),
             "encoder": self.encoder, "dim": self.dim, "n_codes": self.n_codes,
             "hidden": self.hidden, "dropout": float(self.dropout),
             "commitment": float(self.commitment), "use_vq": bool(use_vq), "seg": self.seg,
@@ -436,6 +437,9 @@ def kmeans_codebook(features: Any, n_codes: int, random_state: int = 0) -> np.nd
     >>> sorted(kmeans_codebook(feats, 2)[:, 0].tolist())
     [0.0, 1.0]
     """
+    # -1, 1.5 or "a" was scikit-learn's InvalidParameterError, naming KMeans
+    if check_positive_int(random_state, "random_state", minimum=0) > 2**32 - 1:
+        raise InputError.bad("random_state", "a seed in [0, 2**32 - 1]", random_state)
     from sklearn.cluster import KMeans
     from threadpoolctl import threadpool_limits
 
