@@ -73,8 +73,10 @@ def read_or_raise(load: Callable[[], Any], path: Path, what: str, argument: str)
     except InputError:
         raise
     except Exception as exc:
+        # the first line only: xgboost's parse errors carry the JSON excerpt and a C++ stack trace
+        why = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
         raise InputError(
-            f"{argument}: could not read {path.name} as {what} ({type(exc).__name__}: {exc})",
+            f"{argument}: could not read {path.name} as {what} ({type(exc).__name__}: {why})",
             argument=argument,
         ) from exc
 
