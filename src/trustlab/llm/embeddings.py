@@ -96,5 +96,14 @@ def embed_texts(
         ) from None
     if emb.shape[0] != len(texts):
         raise InputError.bad("embedder", f"{len(texts)} rows from encode (one per text)", emb)
-    norms = np.linalg.norm(emb, axis=1, keepdims=True)
+    with np.errstate(over="ignore", under="ignore"):  # such rows are redone below
+        norms = np.linalg.norm(emb, axis=1, keepdims=True)
+    # a row whose squares overflow (norm inf: the row became zeros) or underflow (norm 0 or
+    # inexact: the row stayed as it was) is scaled by its largest entry first
+    extreme = ((norms > 1e150) | (norms < 1e-150)) & np.any(emb != 0, axis=1, keepdims=True)
+    if extreme.any():
+        rows = extreme[:, 0]
+        scaled = emb[rows] / np.abs(emb[rows]).max(axis=1, keepdims=True)
+        emb, norms = emb.copy(), norms.copy()
+        emb[rows], norms[rows] = scaled, np.linalg.norm(scaled, axis=1, keepdims=True)
     return emb / np.where(norms > 0, norms, 1.0)
