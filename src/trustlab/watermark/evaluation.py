@@ -36,6 +36,7 @@ from trustlab._checks import (
     check_in_range,
     check_int_seed,
     check_non_negative,
+    check_positive_int,
     check_random_state,
 )
 from trustlab._progress import check_progress
@@ -477,11 +478,20 @@ def evaluate_backend(
     check_int_seed(random_state)
     images = list(dataset.images)
     answers: list[str] = []
-    chunk = int(getattr(backend, "batch_size", 8) or 8)
+    size = getattr(backend, "batch_size", None)  # None or 0: 8; a negative size answered nothing
+    chunk = 8 if size is None or size == 0 else check_positive_int(size, "backend.batch_size")
     for s in range(0, n, chunk):
         part = images[s : s + chunk]
         if hasattr(backend, "answer_batch"):
-            answers.extend(backend.answer_batch(part, [q] * len(part)))
+            given = backend.answer_batch(part, [q] * len(part))
+            # checked per batch: a string was read as one answer per character, and a wrong count
+            # was only refused after every image had been answered (hours with a model)
+            got = None if isinstance(given, str) or not hasattr(given, "__iter__") else list(given)
+            if got is None or len(got) != len(part):
+                raise InputError.bad(
+                    "backend", f"answer_batch giving a list of {len(part)} answers", given
+                )
+            answers.extend(got)
         else:
             answers.extend(backend.answer(img, q) for img in part)
         if progress is not None:
