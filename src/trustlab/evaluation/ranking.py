@@ -76,7 +76,8 @@ def rank_models(
     outputs : mapping of str to array-like (n, K) or TokenLogProbs
         Per model, its class probabilities (rows summing to 1), or logits with
         ``from_logits=True``, on the same n items; or :class:`TokenLogProbs` for a generative
-        model's answer tokens. At least 2 models.
+        model's answer tokens. At least 2 models. Columns are read by position: DataFrames
+        must have the same columns (and ``classes`` in their order, unless numbered 0..K-1).
     score : {"nll", "entropy", "max_prob", "margin"}
         The per-item statistic (see :func:`item_scores`); "nll" is the paper's recommendation.
     from_logits : bool
@@ -143,6 +144,7 @@ def rank_models(
     rng = check_random_state(random_state)
     from_logits = check_bool(from_logits, "from_logits")
     names, checked = _check_outputs(outputs, from_logits)
+    _check_columns({"outputs": outputs, "calibration_outputs": calibration_outputs}, classes)
     tokens = [v for v in checked if isinstance(v, TokenLogProbs)]
     if tokens:
         check_token_score(score)
@@ -213,6 +215,32 @@ def _check_shapes(names, checked, argument: str) -> None:
         raise InputError(
             f"{argument}: expected the same number of classes for every model, got {desc}",
             argument=argument,
+        )
+
+
+def _check_columns(mappings: Mapping[str, Any], classes: Any) -> None:
+    """DataFrame outputs name their classes in their columns, which are read by position: the
+    same columns for every model (and, when labelled, ``classes`` in that order). A model whose
+    columns came in another order had its accuracy computed against the wrong classes."""
+    seen: tuple[str, list] | None = None
+    for argument, outputs in mappings.items():
+        if not isinstance(outputs, Mapping):
+            continue
+        for key, value in outputs.items():
+            columns = getattr(value, "columns", None)
+            if columns is None or isinstance(value, TokenLogProbs):
+                continue
+            where, columns = f"{argument}[{key!r}]", list(columns)
+            if seen is None:
+                seen = (where, columns)
+            elif columns != seen[1]:
+                expected = f"the columns {seen[1]!r} of {seen[0]} (columns are read by position)"
+                raise InputError.bad(where, expected, columns)
+    if seen is None or classes is None or seen[1] == list(range(len(seen[1]))):
+        return  # no DataFrame, no classes, or pandas' default column numbers
+    if seen[1] != as_1d(classes, "classes").tolist():
+        raise InputError.bad(
+            "classes", f"the columns of the DataFrame outputs in their order {seen[1]!r}", classes
         )
 
 
