@@ -16,7 +16,12 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from trustlab._checks import check_positive, check_positive_int, check_random_state
+from trustlab._checks import (
+    check_non_negative,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+)
 from trustlab._lazy import require
 from trustlab._model_files import read_model_folder, write_model_folder
 from trustlab._numerics import seeded_torch
@@ -32,7 +37,7 @@ from trustlab.explain.regions.inputs import (  # noqa: E402
     is_number,
 )
 from trustlab.explain.regions.metrics import pixel_grid_mask  # noqa: E402
-from trustlab.explain.regions.models import Classifier  # noqa: E402
+from trustlab.explain.regions.models import Classifier, _widths  # noqa: E402
 
 __all__ = ["BlackBoxClassifier"]
 
@@ -101,8 +106,10 @@ class BlackBoxClassifier(ClassifierMixin, BaseEstimator):
         """Train on images ``X`` (n, 3, H, W) in [0, 1] with labels ``y``."""
         if self.kept_pixels is not None:
             k = self.kept_pixels
-            if isinstance(k, bool) or not isinstance(k, (int, float)) or not 0 < k <= 1:
+            if not is_number(k) or not 0 < k <= 1:
                 raise InputError.bad("kept_pixels", "None or a fraction in (0, 1]", k)
+        check_non_negative(self.weight_decay, "weight_decay")  # inf: NaN weights
+        _widths(self.classifier_widths, 3, "classifier_widths")
         max_epochs = check_positive_int(self.max_epochs, "max_epochs")
         batch_size = check_positive_int(self.batch_size, "batch_size")
         lr = check_positive(self.learning_rate, "learning_rate")

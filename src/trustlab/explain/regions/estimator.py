@@ -30,6 +30,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from trustlab._checks import (
     check_bool,
     check_choice,
+    check_non_negative,
     check_positive,
     check_positive_int,
     check_random_state,
@@ -60,7 +61,7 @@ from trustlab.explain.regions.losses import (  # noqa: E402
     pretraining_loss,
     training_loss,
 )
-from trustlab.explain.regions.models import Classifier, Selector  # noqa: E402
+from trustlab.explain.regions.models import Classifier, Selector, _widths  # noqa: E402
 from trustlab.explain.regions.results import RegionExplanation, RegionTrainingHistory  # noqa: E402
 from trustlab.explain.regions.segments import superpixels  # noqa: E402
 from trustlab.explain.regions.selection import (  # noqa: E402
@@ -210,9 +211,7 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
         p["covariance"] = check_bool(self.covariance, "covariance")
         p["sparsity"] = check_choice(self.sparsity, "sparsity", ("kl", "l1"))
         p["lambda_sparsity"] = check_positive(self.lambda_sparsity, "lambda_sparsity")
-        if not is_number(self.lambda_covariance) or not self.lambda_covariance >= 0:
-            raise InputError.bad("lambda_covariance", "a number >= 0", self.lambda_covariance)
-        p["lambda_covariance"] = float(self.lambda_covariance)
+        p["lambda_covariance"] = check_non_negative(self.lambda_covariance, "lambda_covariance")
         p["n_samples"] = check_positive_int(self.n_samples, "n_samples")
         p["pretrain_epochs"] = check_positive_int(
             self.pretrain_epochs, "pretrain_epochs", minimum=0
@@ -220,8 +219,9 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
         p["max_epochs"] = check_positive_int(self.max_epochs, "max_epochs")
         p["batch_size"] = check_positive_int(self.batch_size, "batch_size")
         p["learning_rate"] = check_positive(self.learning_rate, "learning_rate")
-        if not is_number(self.weight_decay) or not self.weight_decay >= 0:
-            raise InputError.bad("weight_decay", "a number >= 0", self.weight_decay)
+        p["weight_decay"] = check_non_negative(self.weight_decay, "weight_decay")  # inf: NaN
+        _widths(self.selector_widths, 2, "selector_widths")
+        _widths(self.classifier_widths, 3, "classifier_widths")
         if not is_number(self.fill) or not -np.inf < self.fill < np.inf:
             raise InputError.bad("fill", "a finite number", self.fill)
         if not is_number(self.colour_jitter) or not 0 <= self.colour_jitter < 1:

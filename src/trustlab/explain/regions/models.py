@@ -47,14 +47,15 @@ __all__ = ["Selector", "Classifier", "masked_logits"]
 EMBED_DIM = 3
 
 
-def _widths(widths: Any, n: int) -> tuple[int, ...]:
+def _widths(widths: Any, n: int, name: str = "widths") -> tuple[int, ...]:
+    """``widths`` as ``n`` positive ints; errors name ``name`` (an estimator's parameter)."""
     try:
         values = tuple(widths)
     except TypeError:
-        raise InputError.bad("widths", f"a sequence of {n} positive ints", widths) from None
+        raise InputError.bad(name, f"a sequence of {n} positive ints", widths) from None
     if len(values) != n:
-        raise InputError.bad("widths", f"a sequence of {n} positive ints", widths)
-    return tuple(check_positive_int(v, "widths") for v in values)
+        raise InputError.bad(name, f"a sequence of {n} positive ints", widths)
+    return tuple(check_positive_int(v, name) for v in values)
 
 
 def _norm(channels: int) -> Any:
