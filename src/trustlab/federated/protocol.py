@@ -140,6 +140,9 @@ class ProtocolDriver:
         if not isinstance(config, UEFLConfig):  # a dict failed with an AttributeError
             raise InputError.bad("config", "a UEFLConfig", config)
         n_silos = check_positive_int(n_silos, "n_silos")  # 0 or -1 made a driver of no silos
+        if state is not None and getattr(state, "n_silos", None) != n_silos:  # an IndexError
+            got = state.n_silos if isinstance(state, ProtocolState) else state
+            raise InputError.bad("state", f"a ProtocolState of n_silos={n_silos}", got)
         self.config = config
         self.use_vq = use_vq
         if state is None:

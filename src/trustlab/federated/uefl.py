@@ -384,8 +384,8 @@ def average_weights(
         acc = np.zeros(shape, dtype=np.float64)
         for i, value in holders:
             value = np.asarray(value)
-            if value.shape != shape:
-                raise InputError.bad(f"updates[{i}][{name!r}]", f"shape {shape}", value)
+            if value.shape != shape or value.dtype.kind not in "biuf":  # None was NaN
+                raise InputError.bad(f"updates[{i}][{name!r}]", f"numbers of shape {shape}", value)
             acc += value.astype(np.float64) * (w[i] / total)
         dtype = np.asarray(holders[0][1]).dtype
         # an integer mean was truncated: [1] and [2] averaged to [1], not 1.5 as Flower's FedAvg
