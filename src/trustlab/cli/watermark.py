@@ -138,6 +138,14 @@ def _load_data(data: Path) -> Any:
         return load_watermark_dataset(data)
 
 
+def _n_images(data: Path | None, n: int | None, default: int) -> int:
+    """``--n``, or its default; refused with ``--data`` (it was ignored without a word: --data of
+    3 images with --n 5 evaluated the 3)."""
+    if data is not None and n is not None:
+        raise InputError.bad("--n", "no --n with --data (it counts generated images)", n)
+    return default if n is None else n
+
+
 def _dataset(data: Path | None, n: int, seed: int, kinds: str | None, clean: float | None,
              bar: Any) -> tuple[Any, dict[str, Any]]:  # fmt: skip
     """The images of ``--data`` or fresh ones of ``--n``/``--seed``, and how they were made."""
@@ -422,8 +430,9 @@ def _split(n: int | None, test_size: float, seed: int) -> tuple[np.ndarray, np.n
 def train(
     data: DataOption = None,
     n: Annotated[
-        int, typer.Option("--n", help="Images to generate (train and held-out together).")
-    ] = 3000,
+        int | None,
+        typer.Option("--n", help="Images to generate (train and held-out together; default 3000)."),
+    ] = None,
     seed: Annotated[
         int, typer.Option("--seed", help="Seed of the generated images, the split and the fit.")
     ] = 0,
@@ -476,6 +485,7 @@ def train(
     )  # fmt: skip
     with options_named(names, hints):
         model.check_params()  # before the images are generated or read
+    n = _n_images(data, n, 3000)
     _split(n if data is None and n >= 1 else None, test_size, seed)  # likewise (--n: below)
     with progress() as bar:
         ds, source = _dataset(data, n, seed, kinds, clean_fraction, bar)
@@ -859,7 +869,9 @@ def _description_scores(pred: Any, ds: Any, seed: int) -> dict[str, Any]:
 @app.command("evaluate")
 def evaluate(
     data: DataOption = None,
-    n: Annotated[int, typer.Option("--n", help="Test images to generate.")] = 400,
+    n: Annotated[
+        int | None, typer.Option("--n", help="Test images to generate (default 400).")
+    ] = None,
     seed: Annotated[
         int,
         typer.Option("--seed", help="Seed of the test images (the shipped model saw 1101-1116)."),
@@ -891,6 +903,7 @@ def evaluate(
         raise InputError.bad("--wmarkgpt-code", "--vlm with WMarkGPT's weights too", None)
     if seed < 0:  # with --data nothing else checks it (it seeds the controls and the wording)
         raise InputError.bad("--seed", "a non-negative int seed", seed)
+    n = _n_images(data, n, 400)
     if vlm is not None:
         if model is not None:
             raise InputError.bad("--vlm", "either --vlm or --model, not both", str(vlm))
