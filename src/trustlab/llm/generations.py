@@ -118,12 +118,13 @@ def generate_texts(
     check_progress(progress)  # a model without its own progress gets it called at the end
     # before any work, for any model: the result pairs each prompt with its text
     n_prompts = len(as_texts(prompts))
+    # before a load, and for any model: the result records these settings (a model of one's
+    # own that ignores them would otherwise have 5.7 tokens recorded as 5, temperature 5 as 5.0)
+    max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
+    chat = check_bool(chat, "chat")
+    temperature = check_temperature(temperature)
+    batch_size = check_positive_int(batch_size, "batch_size")
     if isinstance(model, (str, os.PathLike)):
-        # the model checks its other arguments itself; these checks only come before the load
-        check_positive_int(max_new_tokens, "max_new_tokens")
-        check_bool(chat, "chat")
-        check_temperature(temperature)
-        check_positive_int(batch_size, "batch_size")
         check_chat_support(model, chat)
         model = load_model(model)
     elif not callable(getattr(model, "generate", None)):
