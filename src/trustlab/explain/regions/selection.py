@@ -330,6 +330,8 @@ def relaxed_bernoulli(probs: Any, temperature: float, generator: Any = None) -> 
     """
     p = _tensor(probs, "probs", tuple(range(0, 9)), "float")
     t = check_positive(temperature, "temperature")
+    if bool(((p < 0) | (p > 1) | torch.isnan(p)).any()):  # 1.5 would be clamped to 1 - eps
+        raise InputError.bad("probs", "probabilities in [0, 1]", probs)
     tiny = torch.finfo(p.dtype).eps
     p = p.clamp(tiny, 1 - tiny)
     gen = _generator(generator, p.device)
@@ -404,6 +406,8 @@ def expected_kept_fraction(mu: Any, sizes: Any) -> Any:
     s = _tensor(sizes, "sizes", 2, "any")
     if tuple(s.shape) != tuple(m.shape):
         raise InputError.bad("sizes", f"shape {tuple(m.shape)} to match mu", s)
+    if bool((s < 0).any()):
+        raise InputError.bad("sizes", "pixel counts >= 0", s)
     s = s.to(dtype=m.dtype, device=m.device)
     total = s.sum(1)
     if bool((total <= 0).any()):
@@ -413,7 +417,16 @@ def expected_kept_fraction(mu: Any, sizes: Any) -> Any:
 
 def _p_and_tau(p_bar: Any, tau: Any) -> tuple[Any, Any]:
     p = _tensor(p_bar, "p_bar", (0, 1), "float")
-    t = torch.as_tensor(tau, dtype=p.dtype, device=p.device)
+    want = f"a sparsity level in (0, 1] or levels of p_bar's shape {tuple(p.shape)}"
+    if tau is None or isinstance(tau, (bool, np.bool_, str, bytes)):  # not read as 1.0 or 0.5
+        raise InputError.bad("tau", want, tau)
+    try:
+        t = torch.as_tensor(tau, dtype=p.dtype, device=p.device)
+        same = torch.broadcast_shapes(t.shape, p.shape) == p.shape  # one value per image
+    except (TypeError, ValueError, RuntimeError):
+        same = False
+    if not same:
+        raise InputError.bad("tau", want, tau)
     if bool(((p < 0) | (p > 1) | torch.isnan(p)).any()):
         raise InputError.bad("p_bar", "kept fractions in [0, 1]", p_bar)
     if bool(((t <= 0) | (t > 1) | torch.isnan(t)).any()):
