@@ -73,12 +73,24 @@ def read_or_raise(load: Callable[[], Any], path: Path, what: str, argument: str)
     except InputError:
         raise
     except Exception as exc:
-        # the first line only: xgboost's parse errors carry the JSON excerpt and a C++ stack trace
-        why = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+        why = _one_line(str(exc))
         raise InputError(
             f"{argument}: could not read {path.name} as {what} ({type(exc).__name__}: {why})",
             argument=argument,
         ) from exc
+
+
+def _one_line(message: str) -> str:
+    """A library's message on one line: its lines joined, up to xgboost's "Stack trace:" (C++
+    frames), less a source excerpt and the ^~~~ line under it (xgboost's JSON parse errors).
+    Every other line stays: scikit-learn's "...incompatible dtype:" puts the dtypes on the next."""
+    lines = [line.strip() for line in message.splitlines()]
+    if "Stack trace:" in lines:
+        lines = lines[: lines.index("Stack trace:")]
+    marks = {i for i, line in enumerate(lines) if line and not set(line) - set("^~ ")}
+    return " ".join(
+        line for i, line in enumerate(lines) if line and i not in marks and i + 1 not in marks
+    )
 
 
 def read_saved_params(
