@@ -30,6 +30,7 @@ would scatter one small semantics over several files.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -379,6 +380,7 @@ _SYMBOLS = {
 _LETTER_UNARY = {"G": "ALWAYS", "F": "EVENTUALLY", "X": "NEXT", "WX": "WEAK_NEXT"}
 _LETTER_BINARY = {"U": "UNTIL", "R": "RELEASE"}
 _TOKEN = re.compile(r"\s*(?:(?P<name>[^\W\d][\w.]*)|(?P<sym>&&|\|\||->|=>|[&|!~(),]))")
+_NAME_CHAR = re.compile(r"[\w.]")
 _OPERAND = "an operand (a predicate, TRUE, FALSE, a unary operator or '(')"
 
 
@@ -546,14 +548,31 @@ def _tokenize(text: str) -> list[_Token]:
             )
         name, sym = match.group("name"), match.group("sym")
         start = match.start("name") if name is not None else match.start("sym")
+        stop = match.end()
+        if name is not None:
+            stop = _name_end(text, stop)
+            name = text[start:stop]
         if name is not None and name.upper() in RESERVED_WORDS:
             tokens.append(_Token("word", name.upper(), start))
         elif name is not None:
             tokens.append(_Token("name", name, start))
         else:
             tokens.append(_Token("sym", sym, start))
-        pos = match.end()
+        pos = stop
     return tokens
+
+
+def _name_end(text: str, pos: int) -> int:
+    """Where a name matched up to ``pos`` ends: past the combining marks (Unicode categories Mn
+    and Mc, identifier characters that ``\\w`` leaves out) and the name characters after them.
+    Devanagari, Thai or Bengali words carry their vowel signs as such marks ("भुगतान"), and so
+    does a letter with an accent Unicode has no composed form for; the name stopped at the mark
+    and the rule was refused."""
+    while pos < len(text) and (
+        _NAME_CHAR.match(text[pos]) or unicodedata.category(text[pos]) in ("Mn", "Mc")
+    ):
+        pos += 1
+    return pos
 
 
 def parse_rule(text: str) -> Formula:
@@ -571,7 +590,7 @@ def parse_rule(text: str) -> Formula:
     stay nested, so ``parse_rule(str(f)) == f`` for every formula ``f`` with valid names.
 
     Predicate names are identifiers: letters, digits, ``_`` and ``.``, not starting with a digit
-    or a dot, and not a reserved word. The LTL letters are accepted where they cannot mean a
+    or a dot, and not a reserved word; a letter's combining marks belong to it (``भुगतान``). The LTL letters are accepted where they cannot mean a
     predicate: the upper-case ``G``, ``F``, ``X`` and ``WX`` are ALWAYS, EVENTUALLY, NEXT and
     WEAK_NEXT when an operand follows them (``G(a -> X b)``) and predicates otherwise (``G AND
     b``); the upper-case ``U`` and ``R`` are UNTIL and RELEASE between two operands and
