@@ -129,7 +129,17 @@ def calibrate_strength(
     target = check_positive(target, "target")
     rtol = check_positive(rtol, "rtol")
     max_evaluations = check_positive_int(max_evaluations, "max_evaluations")
-    low_bound, high_bound = (float(b) for b in log10_bounds)
+    # a str start or bounds that are not two numbers were bare TypeError / ValueError
+    try:
+        low_bound, high_bound = (float(b) for b in log10_bounds)
+    except (TypeError, ValueError) as exc:
+        raise InputError.bad("log10_bounds", "two numbers (low, high)", log10_bounds) from exc
+    if (
+        isinstance(start, bool)
+        or not isinstance(start, (int, float, np.integer, np.floating))
+        or not math.isfinite(start)
+    ):
+        raise InputError.bad("start", "a finite number (log10 of the first strength)", start)
     if not low_bound < high_bound or not low_bound <= start <= high_bound:
         raise InputError.bad("log10_bounds", f"(low, high) around start {start}", log10_bounds)
     tried: list[tuple[float, float]] = []
@@ -137,7 +147,13 @@ def calibrate_strength(
     above: tuple[float, float] | None = None
     x = float(start)
     for _ in range(max_evaluations):
-        value = float(kl(10.0**x))
+        value = kl(10.0**x)
+        try:
+            value = float(value)
+        except (TypeError, ValueError) as exc:  # was a bare TypeError (a kl returning None)
+            raise InputError.bad(
+                "kl", "a callable returning the mean KL (a number)", value
+            ) from exc
         tried.append((10.0**x, value))
         if abs(value - target) <= rtol * target:
             break
