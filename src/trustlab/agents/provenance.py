@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
@@ -61,16 +62,42 @@ def _mentions(text: str, value: str) -> bool:
     if not value:
         return False
     if _PLAIN_NUMBER.fullmatch(value) is None:
-        return value in text and _pattern(value).search(text) is not None
+        return value in text and any(_whole(text, m) for m in _pattern(value).finditer(text))
     # only as a whole number of the text (12 is not in "12.3" nor in "1.12"), compared as exact
     # decimals (floats would equal the account numbers 12345678901234567890 and ...891)
     number = Decimal(value)
     return any(Decimal(m.replace(",", "")) == number for m in _TEXT_NUMBER.findall(text))
 
 
+def _mark(char: str) -> bool:
+    """A combining mark (Unicode Mn/Mc): part of the word it follows, though ``\\w`` leaves it
+    out (the vowel signs of Devanagari or Thai words)."""
+    return unicodedata.category(char) in ("Mn", "Mc")
+
+
+def _whole(text: str, match: re.Match[str]) -> bool:
+    """A match not cut out of a word at a combining mark ("भेज" is not in "भेजें")."""
+    before, after = text[match.start() - 1 : match.start()], text[match.end() : match.end() + 1]
+    return not (before and _mark(before)) and not (after and _mark(after))
+
+
+def _words(text: str) -> list[str]:
+    """The words of four characters or more: runs of letters and digits with their combining
+    marks (``[^\\W_]`` alone cut a Hindi word at each vowel sign into pieces too short to count:
+    a Hindi argument had no words to trace, and every request passed)."""
+    out, word = [], ""
+    for char in text + " ":
+        if char.isalnum() or (word and _mark(char)):
+            word += char
+        else:
+            if len(word) >= 4:
+                out.append(word)
+            word = ""
+    return out
+
+
 _URL = re.compile(r"(?:https?://|www\.)[^\s\"'<>()\[\]]+", re.IGNORECASE)
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_WORD = re.compile(r"[^\W_]{4,}")
 _STOPWORDS = frozenset(
     "with from that this have your about into over after before there their".split()
 )
@@ -106,7 +133,7 @@ def _values(action: Action, arguments: Sequence[str], extract: str) -> list[str]
             elif extract == "emails":
                 out.extend(_EMAIL.findall(raw))
             elif extract == "words":
-                out.extend(w for w in _WORD.findall(raw.lower()) if w not in _STOPWORDS)
+                out.extend(w for w in _words(raw.lower()) if w not in _STOPWORDS)
             else:
                 out.append(raw)
     return [v for v in (_norm(v) for v in out) if v]
