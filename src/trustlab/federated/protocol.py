@@ -81,6 +81,10 @@ class ProtocolState(Result):
     def __post_init__(self) -> None:
         self.book_idx = self.book_idx or [0] * self.n_silos
         self.init_pending = self.init_pending or [False] * self.n_silos
+        for name in ("book_idx", "init_pending"):  # a shorter list: an IndexError in plans()
+            value = getattr(self, name)
+            if not isinstance(value, Sequence) or len(value) != self.n_silos:
+                raise InputError.bad(name, f"one entry per silo (n_silos={self.n_silos})", value)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> ProtocolState:
