@@ -795,8 +795,11 @@ def describe(
         ),
     ] = None,
     max_new_tokens: Annotated[
-        int, typer.Option("--max-new-tokens", help="With --vlm: the answer's length limit.")
-    ] = 256,
+        int | None,
+        typer.Option(
+            "--max-new-tokens", help="With --vlm: the answer's length limit (default 256)."
+        ),
+    ] = None,
     wmarkgpt_code: WmarkgptCodeOption = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the paragraph's wording.")] = 0,
     as_json: JsonOption = False,
@@ -810,12 +813,22 @@ def describe(
         raise InputError.bad("--vlm", "either --vlm or --model, not both", str(vlm))
     if wmarkgpt_code is not None and vlm is None:
         raise InputError.bad("--wmarkgpt-code", "--vlm with WMarkGPT's weights too", None)
+    # the template backend has no prompt and no answer length: they were ignored without a word
+    for option, value in (
+        ("--prompt-template", prompt_template),
+        ("--max-new-tokens", max_new_tokens),
+    ):
+        if value is not None and vlm is None:
+            raise InputError.bad(option, "--vlm (it sets the model's prompt or answer)", value)
     if not image.is_file():
         raise InputError.bad("IMAGE", "an existing image file", str(image))
     pixels = _read_image(image, "IMAGE")
     if vlm is not None:
         backend, source = _vlm_backend(
-            vlm, wmarkgpt_code, max_new_tokens=max_new_tokens, prompt_template=prompt_template
+            vlm,
+            wmarkgpt_code,
+            max_new_tokens=256 if max_new_tokens is None else max_new_tokens,
+            prompt_template=prompt_template,
         )
         with options_named({"model_path": "--vlm", "code_path": "--wmarkgpt-code"}):
             text = backend.answer(pixels, q)
