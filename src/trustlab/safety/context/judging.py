@@ -174,7 +174,10 @@ def _judgement_text(text: str) -> str | None:
         # JSON with a missing comma, a trailing comma or the like
         match = _QUOTED_KEY.search(block) or _JUDGEMENT.search(block)
         if match:
-            return match.group(1)
+            # the value stops at a comma: keep the digit after one ("5,8", "1,000"), which
+            # parse_judgement reads as no score, rather than leave "5"
+            tail = _DIGIT_COMMA.match(block, match.end(1))
+            return match.group(1) + (tail.group() if tail else "")
     return None
 
 
