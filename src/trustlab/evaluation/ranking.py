@@ -238,9 +238,10 @@ def _check_columns(mappings: Mapping[str, Any], classes: Any) -> None:
                 raise InputError.bad(where, expected, columns)
     if seen is None or classes is None or seen[1] == list(range(len(seen[1]))):
         return  # no DataFrame, no classes, or pandas' default column numbers
-    if seen[1] != as_1d(classes, "classes").tolist():
+    given = as_1d(classes, "classes").tolist()  # an array said only its shape and dtype
+    if seen[1] != given:
         raise InputError.bad(
-            "classes", f"the columns of the DataFrame outputs in their order {seen[1]!r}", classes
+            "classes", f"the columns of the DataFrame outputs in their order {seen[1]!r}", given
         )
 
 
