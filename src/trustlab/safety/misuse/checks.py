@@ -134,7 +134,7 @@ def extract_code(text: str) -> str:
     i = 0
     while i < len(lines):
         opening = _FENCE.match(lines[i])
-        if not opening:
+        if not opening or not _fence_indent_ok(lines[i], opening.group(1)):
             i += 1
             continue
         fence, tag = opening.group(1), opening.group(2).lower()
@@ -156,7 +156,21 @@ def _closes(line: str, fence: str) -> bool:
     """A closing fence: only the opening's fence character (backtick or tilde, at least as many
     as the opening), nothing else."""
     stripped = line.strip()
-    return len(stripped) >= len(fence) and set(stripped) == {fence[0]}
+    return (
+        len(stripped) >= len(fence)
+        and set(stripped) == {fence[0]}
+        and _fence_indent_ok(line, fence)
+    )
+
+
+def _fence_indent_ok(line: str, fence: str) -> bool:
+    """A ``~~~`` fence is indented by three spaces at most (CommonMark): a deeper one is text,
+    such as a docstring's section underline (``    Notes`` / ``    ~~~~~``) in unfenced code or
+    in a block. Backtick fences keep any indentation (list items indent them)."""
+    if fence[0] != "~":
+        return True
+    lead = line[: len(line) - len(line.lstrip())]
+    return len(lead.expandtabs(4)) <= 3  # a tab reaches the next multiple of 4 columns
 
 
 #: The address space a HumanEval program may use (``max_memory``'s default): far above what any
