@@ -122,6 +122,8 @@ def _inputs(select_fn, classify_fn, images, segments):
     check_callable(select_fn, "select_fn")
     check_callable(classify_fn, "classify_fn")
     x = _tensor(images, "images", 4, "float")
+    if not bool(torch.isfinite(x).all()):  # NaN logits never reach delta: tau 1.0, silently
+        raise InputError.bad("images", "finite values", "NaN or infinite values")
     seg = _segments(segments)
     b, _, h, w = x.shape
     if tuple(seg.shape) != (b, h, w):

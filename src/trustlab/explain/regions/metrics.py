@@ -462,7 +462,10 @@ class FidelityCurve(Result):
 
 def _levels(values: Any, name: str) -> tuple[float, ...]:
     try:
-        arr = np.asarray(values, dtype=np.float64).ravel()
+        arr = np.asarray(values)
+        if arr.dtype.kind not in "iuf":  # "0.2" or True is no level
+            raise TypeError
+        arr = arr.astype(np.float64).ravel()
     except (TypeError, ValueError):
         raise InputError.bad(name, "numbers in (0, 1]", values) from None
     if arr.size == 0 or np.isnan(arr).any() or arr.min() <= 0 or arr.max() > 1:
@@ -503,6 +506,8 @@ def _fidelity(
     x = images if isinstance(images, torch.Tensor) else torch.as_tensor(np.asarray(images))
     if x.ndim != 4 or not x.is_floating_point() or x.numel() == 0:
         raise InputError.bad("images", "a non-empty float array or tensor (n, C, H, W)", images)
+    if not bool(torch.isfinite(x).all()):  # NaN logits: argmax 0 everywhere, agreement 1.0
+        raise InputError.bad("images", "finite values", "NaN or infinite values")
     seg = _label_maps(segments)
     n, _, h, w = x.shape
     if seg.shape != (n, h, w):
