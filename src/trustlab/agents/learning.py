@@ -397,9 +397,17 @@ def cluster_rules(
     E = as_float_array(embeddings, "embeddings", ndim=2)
     if E.shape[0] != len(ids):
         raise InputError.bad("embeddings", f"{len(ids)} rows (one per rule)", E)
-    norms = np.linalg.norm(E, axis=1, keepdims=True)
-    if np.any(norms == 0):
+    peaks = np.abs(E).max(axis=1, keepdims=True)
+    if np.any(peaks == 0):
         raise InputError.bad("embeddings", "non-zero rows", E)
+    with np.errstate(over="ignore", under="ignore"):  # such rows are redone below
+        norms = np.linalg.norm(E, axis=1, keepdims=True)
+    # as in embed_texts: a row whose squares overflow (norm inf) or underflow (norm 0 or
+    # inexact) is scaled by its largest entry first; other rows are divided as before
+    extreme = (norms > 1e150) | (norms < 1e-150)
+    if extreme.any():
+        E = np.where(extreme, E / peaks, E)
+        norms = np.where(extreme, np.linalg.norm(E, axis=1, keepdims=True), norms)
     U = E / norms
     cosine = np.clip(U @ U.T, -1.0, 1.0)
     # a sharp kernel on the cosine distance: sentence embeddings of unrelated rules still have
