@@ -51,11 +51,12 @@ class ResultStore:
     items; a numpy integer is the same item as its int). Values are anything JSON can hold
     (dicts, lists, strings, numbers, booleans, None); numpy scalars and arrays, and trustlab
     results, go through trustlab's one JSON converter (plain numbers and lists, a result's
-    ``to_dict()``; a NaN in a numpy array or a float32 becomes None, while a Python float or a
-    ``np.float64``, a float itself, keeps NaN and infinity as JSON's ``NaN`` / ``Infinity``,
-    which Python reads back). Reading returns the decoded JSON,
-    so a tuple comes back as a list and a dict's keys as texts; a dict with two keys that become
-    one text (``1`` and ``"1"``) is refused, as JSON would keep only the last.
+    ``to_dict()``; a NaN or an infinity in a numpy array, a float32 or a float16 becomes None, so
+    ``inf`` and ``-inf`` there come back alike, while a Python float or a ``np.float64``, a
+    float itself, keeps NaN and infinity as JSON's ``NaN`` / ``Infinity``, which Python reads
+    back). Reading returns the decoded JSON, so a tuple comes back as a list and a dict's keys
+    as texts; a dict with two keys that become one text (``1`` and ``"1"``) is refused, as JSON
+    would keep only the last.
 
     The store is safe to use from several threads: each thread gets its own connection.
 
