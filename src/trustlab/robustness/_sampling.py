@@ -40,6 +40,8 @@ def check_radii(radii: Any) -> np.ndarray:
     """``radii`` as a float array (at least 1-D) of finite radii >= 0; a negative radius, which
     the accuracy curves read as 0, is refused."""
     eps = np.atleast_1d(as_float_array(radii, "radii"))
+    if eps.ndim > 1:  # a table of radii made a table per point, or a single curve, unasked
+        raise InputError.bad("radii", "a radius or a 1-D list of radii", radii)
     if np.any(eps < 0):
         raise InputError.bad("radii", "radii >= 0 (an L2 distance)", radii)
     return eps
