@@ -56,13 +56,16 @@ _TEXT_NUMBER = re.compile(
 )
 
 
-def _mentions(text: str, value: str) -> bool:
+def _mentions(text: str, value: str, *, whole: bool = True) -> bool:
     """Whether normalised ``value`` occurs in normalised ``text`` as a whole token sequence; a
-    number also when the text writes it differently (``100.0`` in "pay 100", ``1000`` in "1,000")."""
+    number also when the text writes it differently (``100.0`` in "pay 100", ``1000`` in "1,000").
+    ``whole=False`` also counts a match next to a combining mark: a secret looked for in what an
+    action sends ("X1234" + U+0301 still discloses X1234)."""
     if not value:
         return False
     if _PLAIN_NUMBER.fullmatch(value) is None:
-        return value in text and any(_whole(text, m) for m in _pattern(value).finditer(text))
+        matches = _pattern(value).finditer(text) if value in text else ()
+        return any(not whole or _whole(text, m) for m in matches)
     # only as a whole number of the text (12 is not in "12.3" nor in "1.12"), compared as exact
     # decimals (floats would equal the account numbers 12345678901234567890 and ...891)
     number = Decimal(value)
@@ -98,6 +101,16 @@ def _words(text: str) -> list[str]:
 
 _URL = re.compile(r"(?:https?://|www\.)[^\s\"'<>()\[\]]+", re.IGNORECASE)
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+
+
+def _emails(text: str) -> list[str]:
+    """The addresses in ``text``, their combining marks included: ``\\w`` leaves the marks out,
+    so "राम@example.com" gave "म@example.com", which its own text did not name whole. The marks
+    are read as letters (a same-length stand-in) for the match and cut from ``text`` itself."""
+    marked = "".join("a" if _mark(c) else c for c in text)
+    return [text[m.start() : m.end()] for m in _EMAIL.finditer(marked)]
+
+
 _STOPWORDS = frozenset(
     "with from that this have your about into over after before there their".split()
 )
@@ -131,9 +144,9 @@ def _values(action: Action, arguments: Sequence[str], extract: str) -> list[str]
             if extract == "urls":
                 out.extend(m.rstrip(".,;:!?") for m in _URL.findall(raw))
             elif extract == "emails":
-                out.extend(_EMAIL.findall(raw))
-            elif extract == "words":
-                out.extend(w for w in _words(raw.lower()) if w not in _STOPWORDS)
+                out.extend(_emails(raw))
+            elif extract == "words":  # in NFC first: "zoe" + U+0308 is the 3-letter "zoë"
+                out.extend(w for w in _words(_norm(raw)) if w not in _STOPWORDS)
             else:
                 out.append(raw)
     return [v for v in (_norm(v) for v in out) if v]
@@ -360,7 +373,9 @@ def no_secret_disclosed(
             return True
         intent = _norm(ctx.task_intent)
         for secret in _corpus(ctx, spec):
-            if len(secret) >= 4 and _mentions(text, secret) and not _mentions(intent, secret):
+            # a mark next to it hides no secret (whole=False): "X1234" + U+0301 was let through
+            sent = _mentions(text, secret, whole=False)
+            if len(secret) >= 4 and sent and not _mentions(intent, secret):
                 return False
         return True
 
