@@ -590,11 +590,12 @@ def parse_rule(text: str) -> Formula:
     stay nested, so ``parse_rule(str(f)) == f`` for every formula ``f`` with valid names.
 
     Predicate names are identifiers: letters, digits, ``_`` and ``.``, not starting with a digit
-    or a dot, and not a reserved word; a letter's combining marks belong to it (``भुगतान``). The LTL letters are accepted where they cannot mean a
-    predicate: the upper-case ``G``, ``F``, ``X`` and ``WX`` are ALWAYS, EVENTUALLY, NEXT and
-    WEAK_NEXT when an operand follows them (``G(a -> X b)``) and predicates otherwise (``G AND
-    b``); the upper-case ``U`` and ``R`` are UNTIL and RELEASE between two operands and
-    predicates elsewhere. Lower-case letters are always predicates.
+    or a dot, and not a reserved word; a letter's combining marks belong to it (``भुगतान``).
+    The LTL letters are accepted where they cannot mean a predicate: the upper-case ``G``,
+    ``F``, ``X`` and ``WX`` are ALWAYS, EVENTUALLY, NEXT and WEAK_NEXT when an operand follows
+    them (``G(a -> X b)``) and predicates otherwise (``G AND b``); the upper-case ``U`` and
+    ``R`` are UNTIL and RELEASE between two operands and predicates elsewhere. Lower-case
+    letters are always predicates.
 
     Parameters
     ----------
