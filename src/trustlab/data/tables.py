@@ -313,17 +313,19 @@ def require_columns(df, columns: dict[str, str | None]) -> None:
         if col is not None and col not in df.columns:
             raise InputError(
                 f"{option}: expected a column of the data, got {col!r} "
-                f"(columns: {', '.join(map(str, df.columns[:20]))}){_separator_hint(df)}",
+                f"(columns: {', '.join(map(str, df.columns[:20]))}){_separator_hint(df, col)}",
                 argument=option,
             )
 
 
-def _separator_hint(df) -> str:
+def _separator_hint(df, col: str) -> str:
     """Why a file read as one column lacks the named ones: it is separated by ``;``, tabs or
-    ``|`` (a spreadsheet's export in many locales writes ``;``), not by commas."""
+    ``|`` (a spreadsheet's export in many locales writes ``;``), not by commas. Said only when
+    the wanted column is one of the header's pieces: a one-column file whose name holds a ``;``
+    as text ("note; see below") is no such file."""
     header = str(df.columns[0]) if len(df.columns) == 1 else ""
     for char, name in ((";", "semicolons"), ("\t", "tabs"), ("|", "'|'")):
-        if char in header:
-            fix = "name it .tsv" if char == "\t" else "save it with commas"
-            return f"; the file looks separated by {name}, but a .csv is read with commas: {fix}"
+        if str(col) in (piece.strip() for piece in header.split(char)):
+            fix = "name it .tsv" if char == "\t" else "save it with commas as a .csv"
+            return f"; the file looks separated by {name}, but was read as one column: {fix}"
     return ""
