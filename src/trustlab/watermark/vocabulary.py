@@ -160,9 +160,15 @@ def orientation_of_mask(mask: Any, *, cell_size: tuple[float, float] = (1.0, 1.0
     # or strings read every nonzero cell as the mask (a diagonal heatmap region was "horizontal")
     if m.dtype != bool:
         if m.dtype.kind not in "iuf":
-            raise InputError.bad("mask", "a 2-D boolean array", m.dtype)
-        if m.dtype.kind == "f" and not np.isin(m, (0.0, 1.0)).all():
-            raise InputError.bad("mask", "a 2-D boolean array (or floats 0 and 1)", "other values")
+            raise InputError.bad("mask", "a 2-D array of bools, integers or floats 0 and 1", m)
+        other = m[~np.isin(m, (0.0, 1.0))] if m.dtype.kind == "f" else m[:0]
+        if other.size:  # say what came: "other values" told neither which nor how many
+            raise InputError(
+                f"mask: expected a 2-D boolean array (or floats 0 and 1; threshold a probability "
+                f"map first), got {other.size} of {m.size} {m.dtype} cells neither 0 nor 1, such "
+                f"as {other.flat[0].item()!r}",
+                argument="mask",
+            )
     m = m.astype(bool)
     if not m.any():
         return "horizontal"
