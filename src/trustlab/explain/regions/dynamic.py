@@ -106,6 +106,8 @@ def _deltas(delta: Any) -> tuple[tuple[float, ...], bool]:
         raise InputError.bad("delta", "at least one certainty threshold in (0, 1]", delta)
     out = []
     for v in values:
+        if isinstance(v, (np.ndarray, torch.Tensor)) and v.ndim == 0:  # np.array(True): a bool too
+            v = v.item()
         if isinstance(v, (bool, np.bool_, str, bytes)):  # float(True) = 1.0, float("0.5") = 0.5
             raise InputError.bad("delta", "numbers in (0, 1]", delta)
         try:
