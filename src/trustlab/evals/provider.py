@@ -10,7 +10,8 @@ command line finds it before any task file is read) and by importing this module
   hands an already loaded :class:`~trustlab.llm.LocalModel` to the provider instead.
 - ``generate`` never blocks inspect's event loop: concurrent samples wait a few milliseconds to be
   collected and run as one batched call of :meth:`LocalModel.completions` in a worker thread (one
-  batch per model at a time). Greedy text equals one-at-a-time generation.
+  batch per model at a time). Greedy text equals one-at-a-time generation; a sample whose
+  prompt is bad input fails alone, not the samples batched with it.
 - Chat messages (system, user, assistant turns) go through the model's chat template, as
   ``trustlab llm serve`` renders them; a model without a template gets ``role: content`` lines
   ending in ``assistant:`` and plain continuation (also as the server does).
@@ -254,6 +255,8 @@ def _settings(config: Any) -> dict[str, Any]:
 
 def _prompt(messages: list[Any], lm: LocalModel) -> tuple[Any, bool]:
     """inspect's chat messages as a conversation (or, without a chat template, plain text)."""
+    if not messages:
+        raise InputError.bad("input", "at least one chat message", messages)
     conversation = []
     for i, message in enumerate(messages):
         if message.role not in ("system", "user", "assistant") or (
@@ -344,16 +347,29 @@ class _Batcher:
             batch = [e for e in batch if not e[3].done()]
             if not batch:
                 continue
-            try:
-                results = await asyncio.to_thread(self._run, batch)
-            except Exception as exc:  # the samples of this batch fail, the others go on
-                for entry in batch:
-                    if not entry[3].done():
-                        entry[3].set_exception(exc)
-                continue
-            for entry, result in zip(batch, results, strict=True):
-                if not entry[3].done():
-                    entry[3].set_result(result)
+            for entry, outcome in zip(batch, await self._outcomes(batch), strict=True):
+                if entry[3].done():
+                    continue
+                if isinstance(outcome, BaseException):
+                    entry[3].set_exception(outcome)
+                else:
+                    entry[3].set_result(outcome)
+
+    async def _outcomes(
+        self, batch: list[tuple[Any, bool, dict[str, Any], asyncio.Future]]
+    ) -> list:
+        """Each entry's result, or the exception it fails with. A failing batch fails its
+        samples (the others go on), except that a batch refused as bad input runs again one
+        sample at a time: one sample's bad prompt (a lone surrogate, say) fails that sample
+        only, not the samples that happened to share its batch."""
+        try:
+            return await asyncio.to_thread(self._run, batch)
+        except InputError as exc:
+            if len(batch) == 1:
+                return [exc]
+        except Exception as exc:
+            return [exc] * len(batch)
+        return [(await self._outcomes([entry]))[0] for entry in batch]
 
     def _run(self, batch: list[tuple[Any, bool, dict[str, Any], asyncio.Future]]) -> list:
         prompts = [e[0] for e in batch]

@@ -1,0 +1,94 @@
+"""The trustlab provider batches concurrent samples into one ``completions`` call (review 64).
+A sample whose prompt ``completions`` refuses as bad input (an empty conversation, a lone
+surrogate such as JSON's ``"\\ud800"``) failed every sample of its batch with its error: on
+SmolLM2, ``[Hi], [], [Bye]`` generated together all ended 'messages: expected ... got list []'.
+Now only that sample fails; the others get their answers. A fake model stands in for SmolLM2
+(it refuses a batch holding a bad prompt, as LocalModel.completions does)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+pytest.importorskip("inspect_ai")
+
+from inspect_ai.model import ChatMessageUser, GenerateConfig  # noqa: E402
+
+import trustlab.evals.provider as provider  # noqa: E402
+from trustlab.errors import InputError  # noqa: E402
+from trustlab.llm import Completion  # noqa: E402
+
+NAME = "fake-review64"
+
+
+class FakeTokenizer:
+    def apply_chat_template(self, conversation, add_generation_prompt, tokenize):
+        return " ".join(m["content"] for m in conversation)
+
+    def __call__(self, text, add_special_tokens=True):
+        return {"input_ids": list(range(len(text.split())))}
+
+
+class FakeModel:
+    """Answers 'echo <last message>'; a batch holding a prompt with BAD is refused whole."""
+
+    has_chat_template = True
+    tokenizer = FakeTokenizer()
+
+    def __init__(self, fail_with=InputError):
+        self.batches, self.fail_with = [], fail_with
+
+    def completions(self, prompts, max_new_tokens, **kwargs):
+        self.batches.append(len(prompts))
+        if any(not p or "BAD" in p[-1]["content"] for p in prompts):
+            raise self.fail_with("messages: expected text UTF-8 can encode")
+        texts = [f"echo {p[-1]['content']}" for p in prompts]
+        return [Completion(t, "stop", (t,), (-0.5,), ((),)) for t in texts]
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    def serve(model):
+        monkeypatch.setitem(provider._MODELS, NAME, model)
+        monkeypatch.setitem(provider._MODEL_LOCKS, NAME, provider.threading.Lock())
+        return provider.TrustlabModelAPI(NAME, batch_window=0.02)
+
+    return serve
+
+
+async def _answers(api, prompts):
+    async def one(messages):
+        try:
+            out = await api.generate(messages, [], "none", GenerateConfig(max_tokens=3))
+            return out.completion
+        except Exception as exc:
+            return exc
+
+    return await asyncio.gather(*(one(m) for m in prompts))
+
+
+def test_one_bad_prompt_fails_its_own_sample_only(fake):
+    lm = FakeModel()
+    api = fake(lm)
+    prompts = [[ChatMessageUser(content=t)] for t in ("Hi", "BAD \ud800", "Bye")]
+    hi, bad, bye = asyncio.run(_answers(api, prompts))
+    assert lm.batches[0] == 3  # the three shared a batch
+    assert (hi, bye) == ("echo Hi", "echo Bye")
+    assert isinstance(bad, InputError) and "UTF-8" in str(bad)
+
+
+def test_an_empty_conversation_is_refused_naming_input(fake):
+    lm = FakeModel()
+    hi, empty = asyncio.run(_answers(fake(lm), [[ChatMessageUser(content="Hi")], []]))
+    assert hi == "echo Hi"
+    assert isinstance(empty, InputError)
+    assert str(empty).startswith("input: expected at least one chat message, got"), empty
+
+
+def test_a_model_failure_fails_the_batch_once(fake):
+    lm = FakeModel(fail_with=RuntimeError)  # not bad input: no second try, one sample at a time
+    prompts = [[ChatMessageUser(content=t)] for t in ("Hi", "BAD", "Bye")]
+    answers = asyncio.run(_answers(fake(lm), prompts))
+    assert lm.batches == [3]
+    assert all(isinstance(a, RuntimeError) for a in answers)
