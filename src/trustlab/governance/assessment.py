@@ -20,6 +20,7 @@ and has no empirical validation.
 from __future__ import annotations
 
 import os
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -277,9 +278,11 @@ def assess(
 
 def _refuse_other_system(loaded: list[Answers]) -> None:
     """Answers about another system are refused naming the file and both systems in full (the
-    message listed the systems cut short, naming no file to correct)."""
+    message listed the systems cut short, naming no file to correct). A name typed with its
+    accents composed in one file and decomposed in another ("Zoë" as U+00EB or e + U+0308) is
+    one system: it was refused as two, the message showing the same name twice."""
     for i, a in enumerate(loaded[1:], start=1):
-        if a.system != loaded[0].system:
+        if _same_text(a.system) != _same_text(loaded[0].system):
             first, other = (x.source or f"answers[{k}]" for x, k in ((loaded[0], 0), (a, i)))
             raise InputError(
                 f"answers: expected answers files about one system, got {a.system!r} in {other} "
@@ -288,17 +291,25 @@ def _refuse_other_system(loaded: list[Answers]) -> None:
             )
 
 
+def _same_text(text: str) -> str:
+    """``text`` with its accented letters in one Unicode form (NFC): composed "ë" and
+    "e" + U+0308 look and read alike."""
+    return unicodedata.normalize("NFC", text)
+
+
 def _refuse_same_assessor(loaded: list[Answers]) -> None:
-    """Two answers files from one assessor (names equal up to spaces and case: "A" and "a ")
-    are refused, naming both files: they would score as two assessors whose columns look alike."""
+    """Two answers files from one assessor (names equal up to spaces, case and the Unicode form
+    of accented letters: "A" and "a ", "Zoë" composed and decomposed) are refused, naming both
+    files: they would score as two assessors whose columns look alike."""
     seen: dict[str, int] = {}
     for i, a in enumerate(loaded):
-        key = " ".join(a.name.split()).casefold()
+        key = _same_text(" ".join(_same_text(a.name).split()).casefold())
         if key in seen:
             j = seen[key]
             first, second = (x.source or f"answers[{k}]" for x, k in ((loaded[j], j), (a, i)))
             alike = (
-                f" (names {loaded[j].name!r} and {a.name!r} differ only in spaces or case)"
+                f" (names {loaded[j].name!r} and {a.name!r} differ only in spaces, case or "
+                "the Unicode form of accented letters)"
                 if loaded[j].name != a.name
                 else ""
             )
