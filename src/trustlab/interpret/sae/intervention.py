@@ -132,14 +132,17 @@ def calibrate_strength(
     # a str start or bounds that are not two numbers were bare TypeError / ValueError
     try:
         low_bound, high_bound = (float(b) for b in log10_bounds)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise InputError.bad("log10_bounds", "two numbers (low, high)", log10_bounds) from exc
-    if (
-        isinstance(start, bool)
-        or not isinstance(start, (int, float, np.integer, np.floating))
-        or not math.isfinite(start)
-    ):
+    # a 0-d array or tensor is a number (float() reads it); an int past float's range was a
+    # bare OverflowError
+    try:
+        first = None if isinstance(start, (bool, str, bytes)) else float(start)
+    except (TypeError, ValueError, OverflowError):
+        first = None
+    if first is None or not math.isfinite(first):
         raise InputError.bad("start", "a finite number (log10 of the first strength)", start)
+    start = first
     if not low_bound < high_bound or not low_bound <= start <= high_bound:
         raise InputError.bad("log10_bounds", f"(low, high) around start {start}", log10_bounds)
     tried: list[tuple[float, float]] = []
