@@ -258,6 +258,8 @@ def assess(
     t = tiers if isinstance(tiers, Tiers) else load_tiers(tiers)
     if isinstance(answers, (str, os.PathLike, dict, Answers)):
         given = [answers]
+    elif isinstance(answers, (bytes, bytearray, memoryview)):  # list() would give its bytes
+        raise InputError.bad("answers", "a path, mapping or Answers, or a list of them", answers)
     else:  # a list, tuple or any iterable (Path.glob's generator)
         try:
             given = list(answers)
