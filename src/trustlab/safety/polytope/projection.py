@@ -155,7 +155,8 @@ def project_linear_l2(x: np.ndarray, A: np.ndarray, e: np.ndarray, margin: float
     The point is feasible when it meets every constraint to the certificate's tolerance (in
     distance units) and no facet value is positive (:func:`unflagged`); a certified point is
     the nearest one. When the certificate fails, the nearer of the dual point and Clarabel's
-    primal point that is feasible is kept (the dual point when neither is)."""
+    primal point that is feasible is kept (the dual point when neither is); when the dual solve
+    itself fails (parallel facets far from ``x``), the primal point (``x`` when it fails too)."""
     raw_A, raw_e = A, e
     lengths = np.linalg.norm(A, axis=1)
     lengths[lengths == 0.0] = 1.0  # a zero normal stays as it is (feasible or not everywhere)
@@ -163,17 +164,18 @@ def project_linear_l2(x: np.ndarray, A: np.ndarray, e: np.ndarray, margin: float
     shifted = A @ x - limits  # signed distances at x; > 0 where violated
     gram = A @ A.T
     tol = _KKT_TOL * (1.0 + float(np.max(np.abs(shifted))) + float(np.max(np.abs(gram))))
-    lam0, solved = _clarabel_dual(gram, shifted)
-    if not solved:
-        return LinearSolve(x.copy(), False, float("inf"), 0)
-    lam, iterations = _refine_active_set(gram, shifted, lam0, tol)
-    point = x - A.T @ lam
-    residual = _kkt_residual(A @ point - limits, lam)
 
     def feasible(y: np.ndarray) -> bool:
         return bool(np.max(A @ y - limits) <= tol) and unflagged(raw_A @ y - raw_e, margin)
 
-    inside = feasible(point)
+    lam0, solved = _clarabel_dual(gram, shifted)
+    if solved:
+        lam, iterations = _refine_active_set(gram, shifted, lam0, tol)
+        point = x - A.T @ lam
+        residual = _kkt_residual(A @ point - limits, lam)
+        inside = feasible(point)
+    else:  # parallel facets far away stall the dual (InsufficientProgress): try the primal
+        point, residual, iterations, inside = x.copy(), float("inf"), 0, False
     if residual > tol or not inside:  # nearly parallel facets: the dual is ill-conditioned
         step, solved = _clarabel_primal(A, shifted)
         other = x + step
