@@ -36,9 +36,12 @@ from trustlab._checks import (
 from trustlab._lazy import require
 from trustlab._progress import Progress, WorkCounter, check_progress
 from trustlab._results import Result, internal_field
-from trustlab.errors import InputError
 from trustlab.safety.polytope._rows import batches_in_row_order, live_rows
-from trustlab.safety.polytope.language_model import _check_compatible, prompt_activations
+from trustlab.safety.polytope.language_model import (
+    _as_prompt_list,
+    _check_compatible,
+    prompt_activations,
+)
 from trustlab.safety.polytope.options import (
     CORRECT_FIRST,
     CORRECTIONS,
@@ -393,7 +396,7 @@ def steered_generate(
         Texts and per-prompt counts of corrected and still-infeasible steps.
     """
     check_progress(progress)  # before any work, not when first called
-    texts = _as_prompts(prompts)
+    texts = _as_prompt_list(prompts)
     options = _check_generation(
         polytope,
         model,
@@ -440,7 +443,7 @@ def compare_steering(
     SteeringComparison
     """
     check_progress(progress)  # before any work, not when first called
-    n_prompts = len(_as_prompts(prompts))
+    n_prompts = len(_as_prompt_list(prompts))
     corrected = _corrected_units(str(correction), n_prompts)
     counter = WorkCounter(progress, corrected + n_prompts)
     steered = steered_generate(
@@ -457,7 +460,7 @@ def compare_steering(
         batch_size=batch_size,
         progress=counter.part(),
     )
-    plain = _plain_generate(model, list(steered.prompts), max_new_tokens, chat, counter)
+    plain = _plain_generate(model, list(steered.prompts), max_new_tokens, chat, counter, batch_size)
     return SteeringComparison(plain=tuple(plain), steered=steered)
 
 
@@ -549,7 +552,8 @@ def _gated_generate(
     )
     unsafe = polytope._is_unsafe(acts)
     safe_texts = [t for t, u in zip(texts, unsafe, strict=True) if not u]
-    answers = iter(_plain(model, safe_texts, options, counter))
+    n, chat = options.max_new_tokens, options.chat  # greedy: the same text in any batch
+    answers = iter(_plain_generate(model, safe_texts, n, chat, counter, batch_size))
     if options.correction == "gate":
         flagged_answers = iter([REFUSAL_RESPONSE] * int(unsafe.sum()))
         counter.advance(int(unsafe.sum()))
@@ -557,7 +561,7 @@ def _gated_generate(
         direction = options.direction
         with model.steer(direction.vector, direction.layer, options.strength):
             flagged = [t for t, u in zip(texts, unsafe, strict=True) if u]
-            flagged_answers = iter(_plain(model, flagged, options, counter))
+            flagged_answers = iter(_plain_generate(model, flagged, n, chat, counter, batch_size))
     out = [next(flagged_answers) if u else next(answers) for u in unsafe]
     return SteeredGeneration(
         correction=options.correction,
@@ -573,26 +577,17 @@ def _gated_generate(
     )
 
 
-def _plain(
-    model: Any, texts: list[str], options: _GenerationOptions, counter: WorkCounter
-) -> list[str]:
-    """Greedy answers (``LocalModel.generate`` gives a prompt the same text in any batch)."""
-    return _plain_generate(model, texts, options.max_new_tokens, options.chat, counter)
-
-
 def _plain_generate(
-    model: Any, texts: list[str], max_new_tokens: int, chat: bool, counter: WorkCounter
+    model: Any,
+    texts: list[str],
+    max_new_tokens: int,
+    chat: bool,
+    counter: WorkCounter,
+    batch_size: int = 8,
 ) -> list[str]:
     """``model.generate`` that moves ``counter`` by one per prompt as its batches finish."""
     if not texts:
         return []
     part = counter.part()
     extra = {} if part is None else {"progress": part}
-    return model.generate(texts, max_new_tokens, chat=chat, **extra)
-
-
-def _as_prompts(prompts: Any) -> list[str]:
-    texts = [prompts] if isinstance(prompts, str) else list(prompts)
-    if not texts or not all(isinstance(p, str) for p in texts):
-        raise InputError.bad("prompts", "a string or a non-empty sequence of strings", prompts)
-    return texts
+    return model.generate(texts, max_new_tokens, chat=chat, batch_size=batch_size, **extra)
