@@ -117,7 +117,8 @@ class EvalLogs(Result):
         ``completed`` (samples finished; of an unfinished log, those it holds),
         ``errored_samples`` (of a finished log, the samples that ended in an error, which a task
         that tolerates them, inspect's ``fail_on_error``, leaves out of its metrics), ``metrics``
-        ({"scorer/metric": value}), ``error`` (None unless the eval failed), ``created`` and
+        ({"scorer/metric": value}; ``scorer[reducer]/metric`` for a scorer with several epoch
+        reducers), ``error`` (None unless the eval failed), ``created`` and
         ``finished_by`` (of an unfinished log that a successful retry, or a later run with the
         same settings, finished: that log's file name and which of the two; else None).
     extras : dict

@@ -454,14 +454,18 @@ def on_models(log: dict[str, Any]) -> str:
 
 
 def metrics_of(log: Any) -> dict[str, float]:
-    """``{"scorer/metric": value}`` of a log's results (empty without results)."""
+    """``{"scorer/metric": value}`` of a log's results (empty without results); a scorer scored
+    by several epoch reducers (``Epochs(2, ["mean", "max"])``) is ``scorer[reducer]`` as inspect
+    shows it, one key per reducer."""
     if log.results is None:
         return {}
-    return {
-        f"{score.name}/{name}": float(metric.value)
-        for score in log.results.scores
-        for name, metric in score.metrics.items()
-    }
+    names = [score.name for score in log.results.scores]
+    metrics = {}
+    for score in log.results.scores:
+        scorer = f"{score.name}[{score.reducer}]" if names.count(score.name) > 1 else score.name
+        for name, metric in score.metrics.items():
+            metrics[f"{scorer}/{name}"] = float(metric.value)
+    return metrics
 
 
 def _readable_headers(log_dir: Path, on_resume: Callable[[str], Any] | None) -> list[Any]:
