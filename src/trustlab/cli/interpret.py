@@ -742,6 +742,7 @@ def score(
             sae=None if sae is None else _files_identity(sae_dir, SAE_IDENTITY),
             n_prompts=n_prompts if "intervention" in chosen else None, controls=shuffled,
             **({"seed": seed} if seed else {}),  # seed 0: the key of runs stored before --seed
+            **_subset_key(n_test, info["n_test"]),
         )  # fmt: skip
         with ResultStore(out / "scores.sqlite") as store:
             _say_resumed(store, run, keys, out / "scores.sqlite", "explanation score")
@@ -789,6 +790,13 @@ def score(
             tell(f"intervention: the strength of {counted(len(off), 'latent')} did not reach 0.5 "
                  "nats +- 10 % (intervention_calibrated false in the rows)", as_json)  # fmt: skip
         tell(f"wrote {len(scored)} rows to {out / 'scores.jsonl'}", as_json)
+
+
+def _subset_key(n_test: int, explained: int) -> dict:
+    """The run key's entry for how a ``--n-test`` below explain's held-out count is drawn: rows
+    stored before review 64 (a plain random subset) are not resumed into a quantile-spread run,
+    which would mix examples of both; a run on all held-out examples keeps its earlier key."""
+    return {"subset": "quantiles"} if n_test < explained else {}
 
 
 def _test_subset(test: tuple, n: int, seed: int) -> tuple:
