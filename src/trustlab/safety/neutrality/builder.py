@@ -509,12 +509,13 @@ def _saved_record(row: Mapping, i: int, path: Path) -> dict:
     if not isinstance(accepted, (list, tuple)) or not accepted:
         raise InputError.bad("path", f"row {i}: accepted labels", accepted)
     viewpoint = row["viewpoint"] or None
+    accepted = tuple(_known(a, LABELS, "label", i, path) for a in accepted)
     return {
         "id": _integer(row["id"], "id", i),
         "input": _text(row["input"], "input", i),
         "task": task,
-        "expected": _known(row["expected"], LABELS, "label", i, path),
-        "accepted": tuple(_known(a, LABELS, "label", i, path) for a in accepted),
+        "expected": _known(row["expected"], accepted, "label of its accepted column", i, path),
+        "accepted": accepted,
         "source": _text(row["source"], "source", i),
         "original": _text(row["original"], "original", i),
         "format_number": _integer(row["format_number"], "format_number", i),
