@@ -148,7 +148,9 @@ def validate(
     from trustlab.governance import load_questionnaire, validate_file
 
     questionnaire = load_questionnaire(source)
-    with _argument_named("path", "PATH"):
+    # the loaders name the file by its kind ("questionnaire (q.yaml): ..."); here it is PATH,
+    # not the --questionnaire option (loaded above) that a bad PATH was blamed on
+    with _argument_named("path|questionnaire|tiers|answers", "PATH"):
         kind = validate_file(path, questionnaire)
     if as_json:
         sys.stdout.write(json.dumps({"path": str(path), "kind": kind, "valid": True}) + "\n")
@@ -159,11 +161,14 @@ def validate(
 @contextmanager
 def _argument_named(python: str, cli: str) -> Iterator[None]:
     """Meanwhile, an InputError about the library argument ``python`` (``answers[1] (a.yaml):
-    ...``) names the command's argument ``cli`` instead (``ANSWERS (a.yaml): ...``)."""
+    ...``; several names as ``a|b``) names the command's argument ``cli`` instead
+    (``ANSWERS (a.yaml): ...``)."""
     try:
         yield
     except InputError as exc:
         argument, message = exc.argument or "", str(exc)
-        if not re.fullmatch(rf"{python}(\[\d+\])?", argument) or not message.startswith(argument):
+        if not re.fullmatch(rf"(?:{python})(\[\d+\])?", argument) or not message.startswith(
+            argument
+        ):
             raise
         raise InputError(cli + message[len(argument) :], argument=cli) from exc
