@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import check_positive_int, check_string_list
+from trustlab._model_files import read_saved_arrays
 from trustlab._progress import WorkCounter, check_progress
 from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
 from trustlab.errors import InputError, ResourceError
@@ -152,19 +153,33 @@ _SCALARS = ("model", "layer", "n_latents", "n_contexts", "n_tokens")
 
 
 def load_latent_cache(directory: str | os.PathLike) -> LatentCache:
-    """Read a cache written by :meth:`LatentCache.save`."""
+    """Read a cache written by :meth:`LatentCache.save` (a damaged or partial folder: a
+    ResourceError naming the file)."""
+    if not isinstance(directory, (str, os.PathLike)):
+        raise InputError.bad("directory", "a folder path", directory)
     folder = Path(directory)
     meta, data = folder / "latent_cache.json", folder / "latent_cache.npz"
     if not meta.is_file() or not data.is_file():
         raise ResourceError(f"{folder}: expected latent_cache.json and latent_cache.npz")
-    info = json.loads(meta.read_text(encoding="utf-8"))
+    try:
+        info = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ResourceError(
+            f"{meta}: could not be read as the JSON LatentCache.save writes "
+            f"({type(exc).__name__}: {exc})"
+        ) from exc
+    if not isinstance(info, dict):
+        raise ResourceError(f"{meta}: expected a JSON object, got {type(info).__name__}")
     if info.get("format") != _FORMAT:
         raise ResourceError(f"{meta}: format {info.get('format')!r}, this trustlab reads {_FORMAT}")
-    with np.load(data, allow_pickle=False) as arrays:
-        return LatentCache(
-            **{n: info[n] for n in _SCALARS}, **{n: arrays[n] for n in _ARRAYS},
-            sae=info.get("sae"),  # None: written before it was recorded
-        )  # fmt: skip
+    missing = [n for n in _SCALARS if n not in info]
+    if missing:
+        raise ResourceError(f"{meta}: incomplete, it lacks {', '.join(missing)}")
+    arrays = read_saved_arrays(data, _ARRAYS)
+    return LatentCache(
+        **{n: info[n] for n in _SCALARS}, **arrays,
+        sae=info.get("sae"),  # None: written before it was recorded
+    )  # fmt: skip
 
 
 def sae_fingerprint(sae: SparseAutoencoder) -> str:
