@@ -29,6 +29,7 @@ import numpy as np
 from trustlab._adam import Adam
 from trustlab._lazy import require
 from trustlab._numerics import seeded_torch
+from trustlab.errors import BackendError
 
 __all__ = ["TrainingSettings", "train_polytope", "assign_facets"]
 
@@ -91,6 +92,13 @@ def train_polytope(
                 total += float(loss.detach()) * len(batch)
             history.append(total / len(z))
     fitted = {k: v.detach().numpy().astype(np.float64) for k, v in tensors.items()}
+    bad = [name for name, value in fitted.items() if not np.isfinite(value).all()]
+    if bad:  # NaN facets flag nothing: every state would be called safe
+        raise BackendError(
+            f"safety polytope training diverged: its {', '.join(bad)} hold NaN or inf after "
+            f"{settings.max_epochs} epoch(s) (mean loss per epoch {history[-3:]}); lower "
+            "learning_rate or margin, or standardize the activations"
+        )
     return fitted, history
 
 

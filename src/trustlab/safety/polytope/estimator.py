@@ -267,11 +267,12 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
         X = check_activations(acts)
         labels = as_unsafe_labels(unsafe, len(X))
         cats = None if categories is None else as_categories(categories, len(X))
+        mean, scale = _standardisation(X, self.standardize)
+        # trained before any attribute changes: a failed or interrupted refit keeps the old fit
+        params, history = train_polytope(standardised(X, mean, scale), labels, settings, rng)
         self.n_features_in_ = X.shape[1]
         self.classes_ = CLASSES.copy()
-        self.mean_, self.scale_ = _standardisation(X, self.standardize)
-        z = standardised(X, self.mean_, self.scale_)
-        params, history = train_polytope(z, labels, settings, rng)
+        self.mean_, self.scale_ = mean, scale
         self._set_parameters(params)
         self.loss_history_ = history
         self.calibration_ = None
