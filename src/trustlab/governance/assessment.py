@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import unicodedata
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -239,7 +240,8 @@ def assess(
     Raises
     ------
     InputError
-        An invalid answers file (see :func:`load_answers`), no answers, answers about different
+        An invalid answers file (see :func:`load_answers`), an ``Answers`` of another
+        questionnaire version or naming an item it lacks, no answers, answers about different
         systems, or two files from one assessor (names equal up to spaces and case), naming
         both files.
 
@@ -270,12 +272,36 @@ def assess(
     if not given:
         raise InputError.bad("answers", "at least one answers file", answers)
     loaded = [
-        a if isinstance(a, Answers) else load_answers(a, q, argument=f"answers[{i}]")
+        _of_questionnaire(a, q, f"answers[{i}]")
+        if isinstance(a, Answers)
+        else load_answers(a, q, argument=f"answers[{i}]")
         for i, a in enumerate(given)
     ]
     _refuse_other_system(loaded)
     _refuse_same_assessor(loaded)
     return _score(q, t, loaded)
+
+
+def _of_questionnaire(answers: Answers, q: Questionnaire, argument: str) -> Answers:
+    """Answers loaded already (load_answers against another questionnaire, perhaps) must be of
+    this one: those of questionnaire 2.0.0 were scored against 1.0.0 unseen, the items 1.0.0
+    lacks dropped, and the result said 1.0.0."""
+    where = f"{argument} ({Path(answers.source).name})" if answers.source else argument
+    if answers.questionnaire_version != q.version:
+        raise InputError(
+            f"{where}: questionnaire_version: expected {q.version!r} (this questionnaire), got "
+            f"{answers.questionnaire_version!r}",
+            argument=argument,
+        )
+    known = {item["id"] for item in q.items}
+    for item_id in answers.answers:
+        if item_id not in known:
+            raise InputError(
+                f"{where}: item {item_id!r}: expected an item of questionnaire {q.version}, got "
+                "an unknown item",
+                argument=argument,
+            )
+    return answers
 
 
 def _refuse_other_system(loaded: list[Answers]) -> None:
