@@ -513,6 +513,11 @@ def _build(
                 "n_chars": sum(map(len, chosen)),
             }
         )
+    if not texts:  # every share under half of each text it could take: an empty corpus
+        raise InputError.bad(
+            "n_tokens", "a budget that takes at least one text (a source's text is taken once "
+            "the tokens owed to it reach half of that text's; this budget took none)", n_tokens,
+        )  # fmt: skip
     order = np.random.default_rng(random_state).permutation(len(texts))
     manifest = {
         "n_texts": len(texts),
