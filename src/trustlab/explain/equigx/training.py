@@ -23,7 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_positive, check_positive_int, check_random_state
+from trustlab._checks import (
+    check_non_negative,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+)
 from trustlab._lazy import require
 from trustlab._numerics import seeded_torch
 from trustlab._progress import check_progress
@@ -384,8 +389,7 @@ def train_tfn(
     max_epochs = check_positive_int(max_epochs, "max_epochs")
     batch_size = check_positive_int(batch_size, "batch_size")
     learning_rate = check_positive(learning_rate, "learning_rate")
-    if not (isinstance(weight_decay, (int, float)) and weight_decay >= 0):
-        raise InputError.bad("weight_decay", "a number >= 0", weight_decay)
+    weight_decay = check_non_negative(weight_decay, "weight_decay")  # inf: NaN weights
     settings = _run_settings(
         model.config, train, validation, max_epochs=max_epochs, learning_rate=learning_rate,
         batch_size=batch_size, weight_decay=weight_decay, random_state=random_state,
