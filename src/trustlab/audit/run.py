@@ -170,7 +170,8 @@ def run_audit(
         Unknown dataset or file, missing or clashing columns, fewer than two classes, fewer than
         two groups in the audited rows, a label that is not class labels (numbers with a
         fractional part), predictions that are not class labels (scores), a seed beyond
-        2**32-1, an untrusted or unreadable model file, an unreadable participation file, an
+        2**32-1, an untrusted or unreadable model file, an unreadable participation file, a
+        feature the default models train on holding infinity or mixing numbers and text, an
         earlier audit in ``out`` without ``overwrite``.
 
     Notes

@@ -78,6 +78,8 @@ def load_table(
     row_ids = frame.index.to_numpy()
     required = [c for c in (label, group, pred) if c is not None]
     frame, kept, notes = _drop_missing(frame, required)
+    if trained:  # sklearn's raw ValueError / TypeError escaped the CLI (exit 1)
+        _check_features(frame, features)
     frame = _booleans_as_bool(frame, required)
     frame = _whole_floats_as_int(frame, required)
     frame = _times_as_text(frame, required)
@@ -528,6 +530,24 @@ def usable_features(X: pd.DataFrame) -> tuple[list[str], list[str]]:
             "as numbers (e.g. days since a start date, or the year)."
         )
     return kept, notes
+
+
+def _check_features(frame: pd.DataFrame, features: list[str]) -> None:
+    """An InputError naming ``data`` and the column when a feature the default models train on
+    holds infinity (a ratio's division by zero) or mixes text and numbers (a DataFrame's)."""
+    for c in features:
+        values, got = frame[c].dropna(), None
+        if pd.api.types.is_float_dtype(values) and (n := int(np.isinf(values).sum())):
+            got = f"infinity in {c!r} ({n:,} row{'s' if n > 1 else ''})"
+        elif values.dtype == object and pd.api.types.infer_dtype(values) != "string":
+            if len({isinstance(v, str) for v in values}) > 1:  # not all text
+                got = f"{c!r} mixing {', '.join(sorted({type(v).__name__ for v in values}))}"
+        if got:
+            raise InputError(
+                f"data: expected feature columns of finite numbers or of text, got {got}: leave "
+                f"such cells empty (imputed) or leave the column out (--exclude {shlex.quote(c)})",
+                argument="data",
+            )
 
 
 def imputation_note(X: pd.DataFrame) -> list[str]:
