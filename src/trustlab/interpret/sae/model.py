@@ -715,6 +715,15 @@ def load_sae(directory: str | os.PathLike) -> SparseAutoencoder:
             raise ResourceError(
                 f"{folder / WEIGHTS_FILE}: {name} has shape {value.shape}, expected {shapes[name]}"
             )
+    try:  # the stored settings, checked as fit checks them: encode reads activation and k
+        settings = sae._settings(d_in)
+    except InputError as exc:
+        raise ResourceError(f"{folder / TRUSTLAB_FILE}: {exc}") from exc
+    if settings["n_latents"] != n_latents:
+        raise ResourceError(
+            f"{folder / TRUSTLAB_FILE}: its settings give {settings['n_latents']} latents, its "
+            f"weights {n_latents}"
+        )
     fit = SAEFit.from_dict(info["fit"], info["history"])
     return _install(sae, arrays, info["model_name"], info["layer"], info["history"], fit)
 
