@@ -1,6 +1,8 @@
-"""Checks of :class:`~trustlab.safety.SafetyPolytope`'s inputs: activations, labels, categories.
+"""Checks of :class:`~trustlab.safety.SafetyPolytope`'s inputs: activations, labels, categories,
+and the arrays a saved polytope is loaded from.
 
-Every refusal is an :class:`~trustlab.errors.InputError` naming the argument. Where
+Every refusal of an argument is an :class:`~trustlab.errors.InputError` naming it (saved
+arrays that are not what ``save`` wrote: a :class:`~trustlab.errors.ResourceError`). Where
 scikit-learn's estimator checks look for particular words, the message carries them as well
 ("sparse", "Complex data not supported", "Reshape your data", "NaN", "inf", "0 feature(s)",
 "X has 1 features, but SafetyPolytope is expecting 2 features as input", "only one class",
@@ -15,9 +17,15 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import as_1d, check_rows
-from trustlab.errors import InputError, describe
+from trustlab.errors import InputError, ResourceError, describe
 
-__all__ = ["CLASSES", "check_activations", "as_unsafe_labels", "as_categories"]
+__all__ = [
+    "CLASSES",
+    "check_activations",
+    "as_unsafe_labels",
+    "as_categories",
+    "check_saved_arrays",
+]
 
 ESTIMATOR = "SafetyPolytope"
 # The labels, in scikit-learn's order: 0 safe, 1 unsafe (the positive class, ``classes_[1]``).
@@ -136,3 +144,25 @@ def as_categories(categories: Any, n: int) -> np.ndarray:
     if len(cats) != n:
         raise InputError.bad("categories", f"{n} categories (one per row of acts)", cats)
     return cats.astype(str)
+
+
+def check_saved_arrays(arrays: dict[str, np.ndarray], d: int, path: Any) -> None:
+    """The arrays :meth:`SafetyPolytope.load` read from ``path``: the shapes ``save`` writes, all
+    finite (a NaN facet flags nothing: every state would be safe); a ResourceError otherwise."""
+    normals = arrays["normals"]
+    k, m = normals.shape if normals.ndim == 2 and normals.size else (None, None)
+    shapes = {"normals": (k, m), "offsets": (k,), "mean": (d,), "scale": (d,)}
+    if "encoder_weight" in arrays:
+        shapes.update(encoder_weight=(m, d), encoder_bias=(m,))
+    for name, shape in shapes.items():
+        value = arrays[name]
+        if value.shape != shape or value.dtype.kind not in "iuf":
+            got = f"shape {value.shape} of {value.dtype}"
+        else:
+            got = "NaN or inf" if not np.isfinite(value).all() else ""
+        if got:
+            want = "a non-empty 2-D array" if k is None else f"finite values of shape {shape}"
+            raise ResourceError(
+                f"{path}: {name} is not what SafetyPolytope.save writes (expected {want}, got "
+                f"{got})"
+            )

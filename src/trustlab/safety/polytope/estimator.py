@@ -39,6 +39,7 @@ from trustlab.safety.polytope._inputs import (
     as_categories,
     as_unsafe_labels,
     check_activations,
+    check_saved_arrays,
 )
 from trustlab.safety.polytope._train import TrainingSettings, train_polytope
 from trustlab.safety.polytope.projection import (
@@ -640,6 +641,7 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
         if polytope.encoder == "concept":
             names += ["encoder_weight", "encoder_bias"]
         arrays = read_saved_arrays(folder / ARRAYS_FILE, names)
+        check_saved_arrays(arrays, int(info["n_features_in"]), folder / ARRAYS_FILE)
         polytope._set_parameters(arrays)
         polytope.mean_, polytope.scale_ = arrays["mean"], arrays["scale"]
         polytope.n_features_in_ = int(info["n_features_in"])
