@@ -395,7 +395,7 @@ def _checkpoint_folder(
         "weights": _weights_fingerprint(model),
         "layer": layer,
         "sae": digest.hexdigest(),
-        "texts": hashlib.sha256("\x00".join(texts).encode()).hexdigest(),
+        "texts": _texts_digest(texts),
         "n_texts": len(texts),
         # what else decides a chunk: the SAE's encoding (the weights alone do not: k can be
         # set anew) and the texts per chunk (chunks are found by their number)
@@ -424,6 +424,14 @@ def _checkpoint_folder(
     else:
         write_atomic(meta, json_text(run))
     return folder
+
+
+def _texts_digest(texts: list[str]) -> str:
+    """sha256 of the texts joined by NUL (the key of folders written so far), or, when a text
+    holds a NUL itself, of their JSON list: ["ab\\x00", "c"] and ["ab", "\\x00c"] joined alike."""
+    if any("\x00" in text for text in texts):
+        return hashlib.sha256(("json:" + json.dumps(texts)).encode()).hexdigest()
+    return hashlib.sha256("\x00".join(texts).encode()).hexdigest()
 
 
 def _weights_fingerprint(model: Any) -> str | None:
