@@ -8,6 +8,7 @@ Now only that sample fails; the others get their answers. A fake model stands in
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 
 import pytest
 
@@ -35,6 +36,9 @@ class FakeModel:
 
     has_chat_template = True
     tokenizer = FakeTokenizer()
+    model = SimpleNamespace(  # a context no prompt here fills
+        config=SimpleNamespace(get_text_config=lambda: SimpleNamespace(max_position_embeddings=99))
+    )
 
     def __init__(self, fail_with=InputError):
         self.batches, self.fail_with = [], fail_with
@@ -42,7 +46,7 @@ class FakeModel:
     def completions(self, prompts, max_new_tokens, **kwargs):
         self.batches.append(len(prompts))
         if any(not p or "BAD" in p[-1]["content"] for p in prompts):
-            raise self.fail_with("messages: expected text UTF-8 can encode")
+            raise self.fail_with("messages: expected a prompt without BAD")
         texts = [f"echo {p[-1]['content']}" for p in prompts]
         return [Completion(t, "stop", (t,), (-0.5,), ((),)) for t in texts]
 
@@ -71,11 +75,19 @@ async def _answers(api, prompts):
 def test_one_bad_prompt_fails_its_own_sample_only(fake):
     lm = FakeModel()
     api = fake(lm)
-    prompts = [[ChatMessageUser(content=t)] for t in ("Hi", "BAD \ud800", "Bye")]
+    prompts = [[ChatMessageUser(content=t)] for t in ("Hi", "BAD", "Bye")]
     hi, bad, bye = asyncio.run(_answers(api, prompts))
     assert lm.batches[0] == 3  # the three shared a batch
     assert (hi, bye) == ("echo Hi", "echo Bye")
-    assert isinstance(bad, InputError) and "UTF-8" in str(bad)
+    assert isinstance(bad, InputError) and "without BAD" in str(bad)
+
+
+def test_a_lone_surrogate_is_refused_naming_its_message(fake):
+    lm = FakeModel()
+    prompts = [[ChatMessageUser(content="Hi")], [ChatMessageUser(content="Say \ud800")]]
+    hi, bad = asyncio.run(_answers(fake(lm), prompts))
+    assert hi == "echo Hi"
+    assert str(bad).startswith("input[0]: expected text UTF-8 can encode, got the lone surrogate")
 
 
 def test_an_empty_conversation_is_refused_naming_input(fake):

@@ -20,6 +20,9 @@ command line finds it before any task file is read) and by importing this module
   ``logprobs`` and ``top_logprobs`` (up to 20) are used; settings that change an answer and are
   not supported (penalties, ``top_k``, several choices, tools, response schemas, reasoning
   options ...) are refused with an error naming them, never ignored.
+- A request stays within the model's context (as ``trustlab llm serve`` keeps it): a prompt
+  that fills it, or a ``max_tokens`` set beyond the room left, is refused; the default budget
+  is cut to the room left (running out is inspect's ``model_length``).
 - Token counting uses the model's own tokenizer (inspect's default would download a tiktoken file).
 
 Model arguments (``-M key=value``): ``max_batch_size`` (default 32), ``batch_window`` (seconds a
@@ -193,14 +196,16 @@ class TrustlabModelAPI(_model.ModelAPI):
         settings = _settings(config)
         lm, lock = await asyncio.to_thread(_shared_model, self.model_name, self.device)
         prompt, chat = _prompt(input, lm)
+        n_input = await asyncio.to_thread(_count_input, lm, prompt, chat)
+        settings, clipped = _fit_context(settings, n_input, lm, config.max_tokens is None)
         loop = asyncio.get_running_loop()
         batcher = self._batchers.get(loop)
         if batcher is None:
             batcher = self._batchers[loop] = _Batcher(
                 lm, lock, self.max_batch_size, self.batch_window
             )
-        completion, n_input = await batcher.submit(prompt, chat, settings)
-        return _output(completion, n_input, self.model_name, settings["top_logprobs"])
+        completion = await batcher.submit(prompt, chat, settings)
+        return _output(completion, n_input, self.model_name, settings["top_logprobs"], clipped)
 
     async def count_text_tokens(self, text: str) -> int:
         lm, _ = await asyncio.to_thread(_shared_model, self.model_name, self.device)
@@ -268,6 +273,15 @@ def _prompt(messages: list[Any], lm: LocalModel) -> tuple[Any, bool]:
                 "system, user or assistant messages with text content only",
                 f"a {message.role} message",
             )
+        try:  # the tokenizer fails on a lone surrogate (JSON's "\ud800") with a TypeError
+            message.text.encode("utf-8")
+        except UnicodeEncodeError as err:
+            bad = message.text[err.start : err.end]
+            raise InputError(
+                f"input[{i}]: expected text UTF-8 can encode, got the lone surrogate {bad!r} at "
+                f"character {err.start}",
+                argument=f"input[{i}]",
+            ) from None
         conversation.append({"role": message.role, "content": message.text})
     if lm.has_chat_template:
         return conversation, True
@@ -275,7 +289,45 @@ def _prompt(messages: list[Any], lm: LocalModel) -> tuple[Any, bool]:
     return "\n".join([*lines, "assistant:"]), False
 
 
-def _output(completion: Completion, n_input: int, name: str, top: int | None) -> Any:
+def _count_input(lm: LocalModel, prompt: Any, chat: bool) -> int:
+    """The tokens of a prompt as ``completions`` encodes it."""
+    tokenizer = lm.tokenizer
+    if chat:
+        text = tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=False)
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+    return len(tokenizer(prompt)["input_ids"])
+
+
+def _fit_context(
+    settings: dict[str, Any], n_input: int, lm: LocalModel, default_budget: bool
+) -> tuple[dict[str, Any], bool]:
+    """The settings within the model's context, as ``trustlab llm serve`` fits a request: a
+    prompt that leaves no room is refused, and so is a ``max_tokens`` set beyond the room left;
+    the default budget is cut to it (then True: running out is inspect's ``model_length``).
+    Past its context a model's positions are untrained and its text garbage."""
+    config = lm.model.config.get_text_config()
+    context = getattr(config, "max_position_embeddings", None)
+    if context is None or n_input + settings["max_new_tokens"] <= context:
+        return settings, False
+    if n_input >= context:
+        raise InputError(
+            f"input: expected at most {context - 1} tokens (the model's context is {context}, "
+            f"and one new token needs room), got {n_input}",
+            argument="input",
+        )
+    if not default_budget:
+        raise InputError.bad(
+            "config.max_tokens",
+            f"at most {context - n_input}: the prompt has {n_input} tokens and the model's "
+            f"context {context}",
+            settings["max_new_tokens"],
+        )
+    return settings | {"max_new_tokens": context - n_input}, True
+
+
+def _output(
+    completion: Completion, n_input: int, name: str, top: int | None, clipped: bool = False
+) -> Any:
     logprobs = None
     if top is not None:
         logprobs = _model.Logprobs(
@@ -294,9 +346,12 @@ def _output(completion: Completion, n_input: int, name: str, top: int | None) ->
                 )
             ]
         )
+    stop_reason = "stop"
+    if completion.finish_reason == "length":  # the budget, or the context's room, ran out
+        stop_reason = "model_length" if clipped else "max_tokens"
     choice = _model.ChatCompletionChoice(
         message=_model.ChatMessageAssistant(content=completion.text, model=name, source="generate"),
-        stop_reason="max_tokens" if completion.finish_reason == "length" else "stop",
+        stop_reason=stop_reason,
         logprobs=logprobs,
     )
     n_output = len(completion.tokens)
@@ -323,7 +378,7 @@ class _Batcher:
         self.waiting: list[tuple[Any, bool, dict[str, Any], asyncio.Future]] = []
         self.task: asyncio.Task | None = None
 
-    async def submit(self, prompt: Any, chat: bool, settings: dict[str, Any]) -> tuple[Any, int]:
+    async def submit(self, prompt: Any, chat: bool, settings: dict[str, Any]) -> Completion:
         future = asyncio.get_running_loop().create_future()
         entry = (prompt, chat, settings, future)
         self.waiting.append(entry)
@@ -387,15 +442,7 @@ class _Batcher:
                 random_state=settings["random_state"],
                 top_p=settings["top_p"],
             )
-            n_input = [self._count(p, chat) for p in prompts]
-        return list(zip(completions, n_input, strict=True))
-
-    def _count(self, prompt: Any, chat: bool) -> int:
-        tokenizer = self.lm.tokenizer
-        if chat:
-            text = tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=False)
-            return len(tokenizer(text, add_special_tokens=False)["input_ids"])
-        return len(tokenizer(prompt)["input_ids"])
+        return completions
 
 
 def _key(settings: dict[str, Any]) -> tuple:
