@@ -50,7 +50,7 @@ def read_table(
     if encoding is not None:
         try:
             codecs.lookup(encoding)
-        except LookupError:
+        except (LookupError, TypeError):  # TypeError: not a string (encoding=5)
             raise InputError.bad(
                 "--encoding", "a text encoding such as utf-8 or latin-1", encoding
             ) from None
@@ -310,12 +310,19 @@ def _is_blank(cell: Any) -> bool:
 def require_columns(df, columns: dict[str, str | None]) -> None:
     """Check that each named option's column exists in ``df``."""
     for option, col in columns.items():
-        if col is not None and col not in df.columns:
+        if col is not None and not _has_column(df, col):
             raise InputError(
                 f"{option}: expected a column of the data, got {col!r} "
                 f"(columns: {', '.join(map(str, df.columns[:20]))}){_separator_hint(df, col)}",
                 argument=option,
             )
+
+
+def _has_column(df, col) -> bool:
+    try:
+        return col in df.columns
+    except TypeError:  # a list or dict (label=["y"]) is no column name: pandas' TypeError escaped
+        return False
 
 
 def _separator_hint(df, col: str) -> str:
