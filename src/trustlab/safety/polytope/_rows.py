@@ -46,8 +46,8 @@ class LiveRows:
 
 
 def _eos_ids(model: Any) -> set[int]:
-    eos = getattr(model.model.generation_config, "eos_token_id", None)
-    eos = model.tokenizer.eos_token_id if eos is None else eos
+    """The end-of-sequence ids ``LocalModel.generate`` stops at (its own, fixed when loaded)."""
+    eos = model._eos_ids
     eos = [eos] if isinstance(eos, (int, np.integer)) else list(eos or [])
     return {int(v) for v in eos}
 
