@@ -2,8 +2,9 @@
 
 It built the SAE from them unchecked: activation 'gelu' loaded and encoded as TopK, k=0 gave
 all-zero codes, k above the latents a raw numpy ValueError at encode, and n_latents 16 beside
-weights of 8 latents loaded. Now a ResourceError names the file and the setting. A 4 -> 8
-SAE of given weights: no training.
+weights of 8 latents loaded. Now a ResourceError names the file and the setting, and
+`sae cache --sae` says it on its one line (it said only "expected a folder written by `sae
+train`"). A 4 -> 8 SAE of given weights: no training, no model loaded.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import numpy as np
 import pytest
 
+from cli_helpers import one_line, run_main
 from trustlab.errors import ResourceError
 from trustlab.interpret import SparseAutoencoder, load_sae
 
@@ -49,3 +51,12 @@ def test_bad_stored_settings_name_the_file(folder, change, said):
 def test_the_saved_settings_still_load(folder):
     sae = load_sae(folder)
     assert (sae.activation, sae.k, sae.n_latents_) == ("topk", 2, 8)
+
+
+def test_the_cli_says_what_is_wrong_with_the_sae_folder(folder, tmp_path, capsys):
+    (folder / "sae_weights.safetensors").unlink()
+    args = ["interpret", "sae", "cache", "--sae", folder, "--out", tmp_path / "out"]
+    code, _, err = run_main(args, capsys)
+    line = one_line(err)
+    assert code == 2 and "--sae: expected a folder written by `sae train`" in line
+    assert "expected trustlab_sae.json and sae_weights.safetensors" in line

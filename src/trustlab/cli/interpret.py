@@ -360,8 +360,12 @@ def _load_sae(load_sae, folder: Path):
 
     try:
         return load_sae(folder)
-    except ResourceError as exc:
-        raise InputError.bad("--sae", "a folder written by `sae train`", str(folder)) from exc
+    except ResourceError as exc:  # what is wrong with it, on the same line
+        reason = " ".join(str(exc).split())
+        raise InputError(
+            f"--sae: expected a folder written by `sae train`, got {str(folder)!r} ({reason})",
+            argument="--sae",
+        ) from exc
 
 
 def _latents(text: str, n_latents: int) -> list[int]:
