@@ -241,9 +241,10 @@ def assess(
     ------
     InputError
         An invalid answers file (see :func:`load_answers`), an ``Answers`` of another
-        questionnaire version or naming an item it lacks, no answers, answers about different
-        systems, or two files from one assessor (names equal up to spaces and case), naming
-        both files.
+        questionnaire version, naming an item it lacks, or a rung or evidence kind the item does
+        not offer, no answers, answers about different systems, or two files from one assessor
+        (names equal up to spaces, case and the Unicode form of accented letters), naming both
+        files.
 
     Examples
     --------
@@ -285,7 +286,8 @@ def assess(
 def _of_questionnaire(answers: Answers, q: Questionnaire, argument: str) -> Answers:
     """Answers loaded already (load_answers against another questionnaire, perhaps) must be of
     this one: those of questionnaire 2.0.0 were scored against 1.0.0 unseen, the items 1.0.0
-    lacks dropped, and the result said 1.0.0."""
+    lacks dropped, and the result said 1.0.0. Their rungs and evidence kinds are checked as
+    load_answers checks a file's."""
     where = f"{argument} ({Path(answers.source).name})" if answers.source else argument
     if answers.questionnaire_version != q.version:
         raise InputError(
@@ -293,14 +295,31 @@ def _of_questionnaire(answers: Answers, q: Questionnaire, argument: str) -> Answ
             f"{answers.questionnaire_version!r}",
             argument=argument,
         )
-    known = {item["id"] for item in q.items}
-    for item_id in answers.answers:
+    known = {item["id"]: item for item in q.items}
+    kinds = q.evidence_kinds
+    for item_id, answer in answers.answers.items():
         if item_id not in known:
             raise InputError(
                 f"{where}: item {item_id!r}: expected an item of questionnaire {q.version}, got "
                 "an unknown item",
                 argument=argument,
             )
+        # a questionnaire of one's own keeping the version: its options and evidence kinds
+        # (a rung it does not offer was credited nothing, unseen)
+        offered = [o["rung"] for o in known[item_id]["options"]]
+        if answer["rung"] not in offered:
+            raise InputError(
+                f"{where}: item {item_id!r}: expected a rung among this item's options "
+                f"{offered}, got {answer['rung']}",
+                argument=argument,
+            )
+        for kind in answer["evidence"]:
+            if kind not in kinds:
+                raise InputError(
+                    f"{where}: item {item_id!r}: expected evidence kinds among "
+                    f"{sorted(kinds)}, got {kind!r}",
+                    argument=argument,
+                )
     return answers
 
 
