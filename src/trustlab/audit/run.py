@@ -306,7 +306,13 @@ def _participation(files: Sequence[str | os.PathLike] | None) -> Any:
     """The scored participation assessment of the answers files, or None without any."""
     if files is None:
         return None
-    paths = [files] if isinstance(files, (str, os.PathLike)) else list(files)
+    wanted = "a path or a sequence of answers files' paths"
+    if isinstance(files, (bytes, bytearray, memoryview)):  # list() gave its bytes: "got 97"
+        raise InputError.bad("participation", wanted, files)
+    try:
+        paths = [files] if isinstance(files, (str, os.PathLike)) else list(files)
+    except TypeError:  # 5: a raw "'int' object is not iterable"
+        raise InputError.bad("participation", wanted, files) from None
     if not paths:
         return None
     from trustlab.governance import assess
