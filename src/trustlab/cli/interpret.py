@@ -266,18 +266,20 @@ def cache(
     if batch_size < 1:  # before the model loads (cache_latents checks it only then)
         raise InputError.bad("--batch-size", "an integer >= 1", batch_size)
     where = resolve_device_option(device, "llm")
-    if overwrite and (out / "chunks").is_dir():
-        shutil.rmtree(out / "chunks")  # --overwrite starts afresh
     sae = _load_sae(load_sae, sae_dir)
     name = model or sae.model_name_
     if name is None:
         raise InputError.bad("--model", "a model (the SAE records none)", None)
     corpus = _corpus(texts, max_texts)
-    held = sorted((out / "chunks").glob("chunk_*.npz")) if (out / "chunks").is_dir() else []
     with progress() as bar:
         task = bar.add_task(f"loading {name}", total=None)
         lm = load_model(name, device=where)
         bar.update(task, visible=False)
+        # --overwrite starts afresh, once every option is checked and the model loaded (a run
+        # refused for a typo in --sae had deleted the chunks already)
+        if overwrite and (out / "chunks").is_dir():
+            shutil.rmtree(out / "chunks")
+        held = sorted((out / "chunks").glob("chunk_*.npz")) if (out / "chunks").is_dir() else []
         report = tracker(bar, f"caching {counted(len(corpus), 'text')}")
         if held:  # said at the first progress call: once the chunks' run key was accepted
             done = counted(len(held), "finished chunk")
