@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from trustlab._results import write_atomic
 from trustlab.errors import InputError, ResourceError
 
 SKOPS_SUFFIXES = (".skops",)
@@ -182,13 +183,16 @@ def write_model_folder(folder: Any, meta: dict, networks: dict[str, Any]) -> Any
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "model.json").write_text(json.dumps(meta, indent=1, default=_plain_number) + "\n")
     state = {
         f"{name}.{k}": v.contiguous()
         for name, net in networks.items()
         for k, v in net.state_dict().items()
     }
-    save_file(state, str(out / "weights.safetensors"))
+    # each file whole or not at all (an interrupted save left half a weights file), and the
+    # description last: a folder without model.json is no model
+    text = json.dumps(meta, indent=1, default=_plain_number) + "\n"
+    write_atomic(out / "weights.safetensors", lambda tmp: save_file(state, str(tmp)))
+    write_atomic(out / "model.json", text)
     return out
 
 

@@ -25,7 +25,7 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
-from trustlab._results import check_output_dir, output_dir
+from trustlab._results import check_output_dir, output_dir, write_atomic
 from trustlab.cli._common import (
     JSON_OPTION_HELP,
     EncodingOption,
@@ -374,7 +374,7 @@ def predict(
         emit(result, as_json)
     if out is not None:
         output_dir(out.parent, "--out")  # a new folder is made, as other commands do
-        table.to_csv(out, index=False)
+        write_atomic(out, lambda tmp: table.to_csv(tmp, index=False))  # no half file
         tell(f"wrote {len(table)} predictions to {out}", as_json)
     elif not as_json:
         typer.echo(table.to_csv(index=False), nl=False)

@@ -232,7 +232,10 @@ def _write_parts(study: Any, out: Path, given: tuple[str | None, ...]) -> None:
     for role, sweep in (("source", study.source_sweep), ("target", study.target_sweep)):
         fig, ax = plt.subplots(figsize=(5.0, 1.4 + 0.45 * len(sweep.layers)))
         sweep.plot(ax=ax)
-        fig.savefig(out / f"layer_sweep_{role}.png", dpi=100, bbox_inches="tight")
+        write_atomic(  # never half a picture (an interrupted savefig left one)
+            out / f"layer_sweep_{role}.png",
+            lambda tmp, fig=fig: fig.savefig(tmp, format="png", dpi=100, bbox_inches="tight"),
+        )
         plt.close(fig)
     study.activation_map.save(out / "map")
     study.transfer.native_vector.save(out / "vectors" / "native")
