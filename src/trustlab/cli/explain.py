@@ -27,6 +27,7 @@ from trustlab._model_files import (
     load_skops,
     read_or_raise,
 )
+from trustlab._results import check_output_dir
 from trustlab.cli._common import (
     JSON_OPTION_HELP,
     EncodingOption,
@@ -236,6 +237,8 @@ def earlier_outputs(out: Path | None, overwrite: bool, patterns: tuple[str, ...]
     where the folder should be is refused too, before any work."""
     if out is not None and Path(out).exists() and not Path(out).is_dir():
         raise InputError.bad("--out", "a directory (it holds several files)", f"the file {out}")
+    if out is not None:  # a folder under a file (afile/sub): refused before the work too
+        check_output_dir(out, "--out")
     if out is None or not Path(out).is_dir():
         return []
     found = sorted({p for pattern in patterns for p in Path(out).glob(pattern) if p.is_file()})
