@@ -257,9 +257,20 @@ def flower_app_command(
         rounds=rounds, rounds_plus=rounds_plus, max_iterations=max_iterations, random_state=seed,
         threshold_factor=paper_threshold_factor(n_silos, shift), encoder=encoder,
     )  # fmt: skip
-    app = write_flower_app(
-        out, config, n_silos=n_silos, shift=shift, data=data, result_dir=result_dir, port=port,
-        n_features=renamed_option(n_features, num_features, "--n-features", "--num-features"),
-        n_classes=renamed_option(n_classes, num_classes, "--n-classes", "--num-classes"),
-    )  # fmt: skip
+    with options_named(_CONFIG_OPTIONS):  # "config.random_state: ..." -> "--seed: ..."
+        app = write_flower_app(
+            out, config, n_silos=n_silos, shift=shift, data=data, result_dir=result_dir,
+            port=port,
+            n_features=renamed_option(n_features, num_features, "--n-features", "--num-features"),
+            n_classes=renamed_option(n_classes, num_classes, "--n-classes", "--num-classes"),
+        )  # fmt: skip
     emit(app, as_json)
+
+
+#: The run-config entries that write_flower_app checks, as the options that set them.
+_CONFIG_OPTIONS = {
+    "config.random_state": "--seed",
+    "config.rounds": "--rounds",
+    "config.rounds_plus": "--rounds-plus",
+    "config.max_iterations": "--max-iterations",
+}
