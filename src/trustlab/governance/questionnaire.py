@@ -620,15 +620,23 @@ def validate_file(path: str | os.PathLike, questionnaire: Questionnaire | None =
     """
     doc = read_document(path, "path")
     kind = doc.get("kind")
-    if kind == "participation-questionnaire":
-        load_questionnaire(path)
-    elif kind == "participation-answers":
-        load_answers(path, questionnaire)
-    elif kind == "participation-tiers":
-        load_tiers(path)
-    elif kind == "participation-card":
+    try:
+        if kind == "participation-questionnaire":
+            load_questionnaire(path)
+        elif kind == "participation-answers":
+            load_answers(path, questionnaire, argument="path")
+        elif kind == "participation-tiers":
+            load_tiers(path)
+    except InputError as exc:  # named by the file's kind: the file is ``path`` here (a bad
+        # questionnaire file was blamed on the ``questionnaire`` argument, perhaps not given)
+        argument, message = exc.argument or "", str(exc)
+        if argument not in ("questionnaire", "tiers") or not message.startswith(argument):
+            raise
+        raise InputError("path" + message[len(argument) :], argument="path") from exc
+    if kind == "participation-card":
         _check_schema(doc, "card.schema.json", f"path ({Path(path).name})")
-    else:  # one line naming the argument and the files it takes (was 'path kind: ... got None')
+    elif not isinstance(kind, str) or kind not in _KINDS:
+        # one line naming the argument and the files it takes (was 'path kind: ... got None')
         got = "no 'kind' key" if kind is None else f"kind {kind!r}"
         raise InputError(
             f"path ({Path(path).name}): expected a questionnaire, answers, tiers or card file "
