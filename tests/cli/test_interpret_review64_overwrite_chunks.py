@@ -1,11 +1,14 @@
 """Review 64: ``interpret sae cache --overwrite`` deleted the checkpointed chunks in --out before
 it checked --sae and --max-texts, so a run refused for a typo (exit 2) had already thrown away
-the chunks of a long stopped run. Now they go only once the run can start (model loaded); a run
-that starts still starts afresh."""
+the chunks of a long stopped run. ``explain`` and ``score`` did the same with the stored rows
+of a stopped run (explanations.sqlite, scores.sqlite: its LLM answers). Now they go only once the
+run can start (models loaded); a run that starts still starts afresh (for explain and score:
+test_interpret_cli's resume tests)."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from cli_helpers import one_line, run_main
 from sae_cli_data import TEXTS
@@ -50,3 +53,19 @@ def test_an_overwrite_that_runs_starts_afresh(tmp_path, capsys, tiny_llama_folde
     code, _, err = run_main(args, capsys)
     assert code == 0, err
     assert (out / "latent_cache.npz").is_file()
+
+
+@pytest.mark.parametrize(
+    ("step", "store", "bad"),
+    [
+        ("explain", "explanations.sqlite", ["--cache", "no-such-cache", "--explainer", "template"]),
+        ("score", "scores.sqlite", ["--explanations", "no-such-run", "--answer", "bogus"]),
+    ],
+)
+def test_a_refused_overwrite_keeps_the_stored_rows(tmp_path, capsys, step, store, bad):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / store).write_bytes(b"the rows of a stopped run")
+    code, _, err = run_main(["interpret", "sae", step, *bad, "--out", out, "--overwrite"], capsys)
+    assert code == 2 and one_line(err).startswith("trustlab: error: --"), err
+    assert (out / store).read_bytes() == b"the rows of a stopped run"

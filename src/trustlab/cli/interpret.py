@@ -470,8 +470,6 @@ def explain(
                                ("--min-examples", min_examples, 0)):  # fmt: skip
         if value < low:
             raise InputError.bad(option, f"an integer >= {low}", value)
-    if overwrite:  # afresh: the stored rows of the earlier run too
-        (out / "explanations.sqlite").unlink(missing_ok=True)
     try:
         cache_data = load_latent_cache(cache_dir)
         cache_digest = _cache_digest(cache_dir)  # score and report check it is still this cache
@@ -508,6 +506,8 @@ def explain(
         tokenizer = lm.tokenizer
         model = None if explainer == "template" else load_model(explainer)
         bar.update(task, visible=False)
+        if overwrite:  # afresh: the stored rows of the earlier run too (once the run can start)
+            (out / "explanations.sqlite").unlink(missing_ok=True)
         out.mkdir(parents=True, exist_ok=True)
         run = _run_key(
             "explain", cache=_files_identity(cache_dir, CACHE_IDENTITY), explainer=explainer,
@@ -656,8 +656,6 @@ def score(
     from trustlab.llm import ResultStore, load_model
 
     refuse_existing(out, overwrite, SCORE_FILES, "scores")
-    if overwrite:  # afresh: the stored rows of the earlier run too
-        (out / "scores.sqlite").unlink(missing_ok=True)
     if answer not in ("list", "logprob"):
         raise InputError.bad("--answer", "logprob or list", answer)
     if not 1 <= n_test <= EXPLAIN_N_TEST:
@@ -740,6 +738,8 @@ def score(
             return row
 
         keys = [f"{i}:{kind}" for i in latents for kind in ("true", "shuffled")]
+        if overwrite:  # afresh: the stored rows of the earlier run too (once the run can start)
+            (out / "scores.sqlite").unlink(missing_ok=True)
         out.mkdir(parents=True, exist_ok=True)
         run = _run_key(
             "score", explanations=_files_identity(explanations_dir, EXPLAIN_FILES),
