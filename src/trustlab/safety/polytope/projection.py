@@ -156,7 +156,8 @@ def project_linear_l2(x: np.ndarray, A: np.ndarray, e: np.ndarray, margin: float
     distance units) and no facet value is positive (:func:`unflagged`); a certified point is
     the nearest one. When the certificate fails, the nearer of the dual point and Clarabel's
     primal point that is feasible is kept (the dual point when neither is); when the dual solve
-    itself fails (parallel facets far from ``x``), the primal point (``x`` when it fails too)."""
+    itself fails (parallel facets far from ``x``), the primal point, solved again in units of the
+    distance when it fails on a far row (``x`` when that fails too)."""
     raw_A, raw_e = A, e
     lengths = np.linalg.norm(A, axis=1)
     lengths[lengths == 0.0] = 1.0  # a zero normal stays as it is (feasible or not everywhere)
@@ -178,6 +179,10 @@ def project_linear_l2(x: np.ndarray, A: np.ndarray, e: np.ndarray, margin: float
         point, residual, iterations, inside = x.copy(), float("inf"), 0, False
     if residual > tol or not inside:  # nearly parallel facets: the dual is ill-conditioned
         step, solved = _clarabel_primal(A, shifted)
+        unit = float(np.max(np.abs(shifted)))
+        if not solved and unit > 1.0:  # far rows (~1e4, K > d) stall it too: solve in their units
+            step, solved = _clarabel_primal(A, shifted / unit)
+            step = step * unit
         other = x + step
         if solved and feasible(other) and (not inside or step @ step < (point - x) @ (point - x)):
             violation = float(np.max(A @ other - limits))
