@@ -33,6 +33,9 @@ from trustlab.governance.questionnaire import (
     Answers,
     Questionnaire,
     Tiers,
+    _refuse_other_version,
+    _refuse_rung_or_kind,
+    _refuse_unknown_item,
     load_answers,
     load_questionnaire,
     load_tiers,
@@ -289,37 +292,12 @@ def _of_questionnaire(answers: Answers, q: Questionnaire, argument: str) -> Answ
     lacks dropped, and the result said 1.0.0. Their rungs and evidence kinds are checked as
     load_answers checks a file's."""
     where = f"{argument} ({Path(answers.source).name})" if answers.source else argument
-    if answers.questionnaire_version != q.version:
-        raise InputError(
-            f"{where}: questionnaire_version: expected {q.version!r} (this questionnaire), got "
-            f"{answers.questionnaire_version!r}",
-            argument=argument,
-        )
-    known = {item["id"]: item for item in q.items}
-    kinds = q.evidence_kinds
+    _refuse_other_version(answers.questionnaire_version, q, where, argument)
     for item_id, answer in answers.answers.items():
-        if item_id not in known:
-            raise InputError(
-                f"{where}: item {item_id!r}: expected an item of questionnaire {q.version}, got "
-                "an unknown item",
-                argument=argument,
-            )
+        _refuse_unknown_item(item_id, q, where, argument)
         # a questionnaire of one's own keeping the version: its options and evidence kinds
         # (a rung it does not offer was credited nothing, unseen)
-        offered = [o["rung"] for o in known[item_id]["options"]]
-        if answer["rung"] not in offered:
-            raise InputError(
-                f"{where}: item {item_id!r}: expected a rung among this item's options "
-                f"{offered}, got {answer['rung']}",
-                argument=argument,
-            )
-        for kind in answer["evidence"]:
-            if kind not in kinds:
-                raise InputError(
-                    f"{where}: item {item_id!r}: expected evidence kinds among "
-                    f"{sorted(kinds)}, got {kind!r}",
-                    argument=argument,
-                )
+        _refuse_rung_or_kind(item_id, answer["rung"], answer["evidence"], q, where, argument)
     return answers
 
 

@@ -523,22 +523,10 @@ def load_answers(
         doc, base, source = read_document(p, argument), p.parent, str(p)
         doc = dict(doc)
     _check_schema(doc, "answers.schema.json", where)
-    if doc["questionnaire_version"] != q.version:
-        raise InputError(
-            f"{where}: questionnaire_version: expected {q.version!r} (this questionnaire), got "
-            f"{doc['questionnaire_version']!r}",
-            argument=argument,
-        )
-    known = {item["id"]: item for item in q.items}
-    kinds = q.evidence_kinds
+    _refuse_other_version(doc["questionnaire_version"], q, where, argument)
     cleaned: dict[str, dict[str, Any]] = {}
     for item_id, answer in doc["answers"].items():
-        if item_id not in known:
-            raise InputError(
-                f"{where}: item {item_id!r}: expected an item of questionnaire {q.version} "
-                f"(e.g. {next(iter(known))!r}), got an unknown item",
-                argument=argument,
-            )
+        _refuse_unknown_item(item_id, q, where, argument)
         answer = answer or {}
         rung = answer.get("rung")
         evidence = {k: v for k, v in (answer.get("evidence") or {}).items()}
@@ -555,20 +543,8 @@ def load_answers(
                 f"{where}: item {item_id!r}: expected a rung in 1..8, got {rung!r} (out of range)",
                 argument=argument,
             )
-        offered = [o["rung"] for o in known[item_id]["options"]]
-        if rung not in offered:
-            raise InputError(
-                f"{where}: item {item_id!r}: expected a rung among this item's options {offered}, "
-                f"got {rung}",
-                argument=argument,
-            )
+        _refuse_rung_or_kind(item_id, rung, evidence, q, where, argument)
         for kind, ref in evidence.items():
-            if kind not in kinds:
-                raise InputError(
-                    f"{where}: item {item_id!r}: expected evidence kinds among {sorted(kinds)}, "
-                    f"got {kind!r}",
-                    argument=argument,
-                )
             if ref is None or not str(ref).strip():
                 raise InputError(
                     f"{where}: item {item_id!r}: evidence {kind!r} is claimed but missing "
@@ -602,6 +578,49 @@ def load_answers(
 
 
 # -------------------------------------------------------------------------- validate / blank
+
+
+def _refuse_other_version(version: Any, q: Questionnaire, where: str, argument: str) -> None:
+    """Answers of another questionnaire version (a file's or a loaded Answers')."""
+    if version != q.version:
+        raise InputError(
+            f"{where}: questionnaire_version: expected {q.version!r} (this questionnaire), got "
+            f"{version!r}",
+            argument=argument,
+        )
+
+
+def _refuse_unknown_item(item_id: str, q: Questionnaire, where: str, argument: str) -> None:
+    """An answer to an item the questionnaire lacks."""
+    if not any(item["id"] == item_id for item in q.items):
+        raise InputError(
+            f"{where}: item {item_id!r}: expected an item of questionnaire {q.version} "
+            f"(e.g. {q.items[0]['id']!r}), got an unknown item",
+            argument=argument,
+        )
+
+
+def _refuse_rung_or_kind(
+    item_id: str, rung: int, evidence: Any, q: Questionnaire, where: str, argument: str
+) -> None:
+    """A rung the item does not offer, or an evidence kind the questionnaire does not know
+    (``evidence``: the claimed kinds, a mapping or a sequence)."""
+    item = next(item for item in q.items if item["id"] == item_id)
+    offered = [o["rung"] for o in item["options"]]
+    if rung not in offered:
+        raise InputError(
+            f"{where}: item {item_id!r}: expected a rung among this item's options {offered}, "
+            f"got {rung}",
+            argument=argument,
+        )
+    kinds = q.evidence_kinds
+    for kind in evidence:
+        if kind not in kinds:
+            raise InputError(
+                f"{where}: item {item_id!r}: expected evidence kinds among {sorted(kinds)}, "
+                f"got {kind!r}",
+                argument=argument,
+            )
 
 
 def validate_file(path: str | os.PathLike, questionnaire: Questionnaire | None = None) -> str:
