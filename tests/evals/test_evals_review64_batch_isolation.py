@@ -53,12 +53,31 @@ class FakeModel:
 
 @pytest.fixture
 def fake(monkeypatch):
-    def serve(model):
+    def serve(model, together=1):
         monkeypatch.setitem(provider._MODELS, NAME, model)
         monkeypatch.setitem(provider._MODEL_LOCKS, NAME, provider.threading.Lock())
+        _arrive_together(monkeypatch, together)
         return provider.TrustlabModelAPI(NAME, batch_window=0.02)
 
     return serve
+
+
+def _arrive_together(monkeypatch, n):
+    """Hold each sample at the batcher until ``n`` have come, so that they share one batch
+    whatever the machine's load: the batch window alone is timing (each sample hops through
+    two worker threads first; on 2 busy CPUs three samples reached the batcher up to 36 ms
+    apart, past the 20 ms window)."""
+    submit, state = provider._Batcher.submit, {"came": 0}
+
+    async def together(self, *args):
+        gate = state.setdefault("gate", asyncio.Event())
+        state["came"] += 1
+        if state["came"] >= n:
+            gate.set()
+        await gate.wait()
+        return await submit(self, *args)
+
+    monkeypatch.setattr(provider._Batcher, "submit", together)
 
 
 async def _answers(api, prompts):
@@ -74,7 +93,7 @@ async def _answers(api, prompts):
 
 def test_one_bad_prompt_fails_its_own_sample_only(fake):
     lm = FakeModel()
-    api = fake(lm)
+    api = fake(lm, together=3)
     prompts = [[ChatMessageUser(content=t)] for t in ("Hi", "BAD", "Bye")]
     hi, bad, bye = asyncio.run(_answers(api, prompts))
     assert lm.batches[0] == 3  # the three shared a batch
@@ -101,6 +120,6 @@ def test_an_empty_conversation_is_refused_naming_input(fake):
 def test_a_model_failure_fails_the_batch_once(fake):
     lm = FakeModel(fail_with=RuntimeError)  # not bad input: no second try, one sample at a time
     prompts = [[ChatMessageUser(content=t)] for t in ("Hi", "BAD", "Bye")]
-    answers = asyncio.run(_answers(fake(lm), prompts))
+    answers = asyncio.run(_answers(fake(lm, together=3), prompts))
     assert lm.batches == [3]
     assert all(isinstance(a, RuntimeError) for a in answers)
