@@ -537,7 +537,8 @@ def _check_features(frame: pd.DataFrame, features: list[str]) -> None:
     holds infinity (a ratio's division by zero) or mixes text and numbers (a DataFrame's)."""
     for c in features:
         values, got = frame[c].dropna(), None
-        if pd.api.types.is_float_dtype(values) and (n := int(np.isinf(values).sum())):
+        n = int(np.isinf(values).sum()) if pd.api.types.is_float_dtype(values) else 0
+        if n and values.nunique() > 1:  # one value (inf only): usable_features leaves it out
             got = f"infinity in {c!r} ({n:,} row{'s' if n > 1 else ''})"
         elif values.dtype == object and pd.api.types.infer_dtype(values) != "string":
             if len({isinstance(v, str) for v in values}) > 1:  # not all text
