@@ -148,20 +148,30 @@ def as_categories(categories: Any, n: int) -> np.ndarray:
 
 def check_saved_arrays(arrays: dict[str, np.ndarray], d: int, path: Any) -> None:
     """The arrays :meth:`SafetyPolytope.load` read from ``path``: the shapes ``save`` writes, all
-    finite (a NaN facet flags nothing: every state would be safe); a ResourceError otherwise."""
+    finite (a NaN facet flags nothing: every state would be safe), a linear polytope's normals
+    as wide as its activations and a positive scale (0 made every state inf, all flagged); a
+    ResourceError otherwise."""
     normals = arrays["normals"]
     k, m = normals.shape if normals.ndim == 2 and normals.size else (None, None)
-    shapes = {"normals": (k, m), "offsets": (k,), "mean": (d,), "scale": (d,)}
-    if "encoder_weight" in arrays:
+    concept = "encoder_weight" in arrays
+    shapes = {"normals": (k, m if concept else d), "offsets": (k,), "mean": (d,), "scale": (d,)}
+    if concept:
         shapes.update(encoder_weight=(m, d), encoder_bias=(m,))
     for name, shape in shapes.items():
         value = arrays[name]
         if value.shape != shape or value.dtype.kind not in "iuf":
             got = f"shape {value.shape} of {value.dtype}"
+        elif not np.isfinite(value).all():
+            got = "NaN or inf"
         else:
-            got = "NaN or inf" if not np.isfinite(value).all() else ""
+            got = "a value <= 0" if name == "scale" and not (value > 0).all() else ""
         if got:
-            want = "a non-empty 2-D array" if k is None else f"finite values of shape {shape}"
+            positive = " > 0" if name == "scale" else ""
+            want = (
+                "a non-empty 2-D array"
+                if k is None
+                else f"finite values{positive} of shape {shape}"
+            )
             raise ResourceError(
                 f"{path}: {name} is not what SafetyPolytope.save writes (expected {want}, got "
                 f"{got})"
