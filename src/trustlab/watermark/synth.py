@@ -57,7 +57,7 @@ import numpy as np
 from trustlab._checks import check_int_seed, check_n_jobs
 from trustlab._lazy import require
 from trustlab._progress import check_progress
-from trustlab._results import Result, internal_field, new_axes
+from trustlab._results import Result, internal_field, new_axes, write_atomic
 from trustlab.errors import InputError
 from trustlab.watermark.covers import make_cover
 from trustlab.watermark.marks import (
@@ -426,18 +426,20 @@ class WatermarkDataset(Result):
                 self.structured(i) | {"image": self.image_name(i)} for i in range(len(self))
             ],
         }
-        p = out / "annotations.json"
-        p.write_text(json.dumps(meta, indent=1))
-        written.append(p)
-        p = out / "arrays.npz"
-        np.savez_compressed(
-            p,
-            covers=self.covers,
-            masks=self.masks,
-            marks=self.marks,
-            object_masks=self.object_masks,
+        arrays = {
+            "covers": self.covers,
+            "masks": self.masks,
+            "marks": self.marks,
+            "object_masks": self.object_masks,
+        }
+        # each file whole or not at all, annotations.json (what marks a dataset) last: an
+        # interrupted save left it beside half an arrays.npz (unreadable; a rerun was refused)
+        text = json.dumps(meta, indent=1)
+        arrays_file = write_atomic(
+            out / "arrays.npz", lambda tmp: np.savez_compressed(tmp, **arrays)
         )
-        written.append(p)
+        written.append(write_atomic(out / "annotations.json", text))
+        written.append(arrays_file)
         return written
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from trustlab._numerics import seeded_torch
+from trustlab._results import write_atomic
 from trustlab.errors import InputError
 from trustlab.explain.equigx.data import GraphDataset, qm9_carbonyl, shapes_in_noise
 
@@ -144,7 +145,7 @@ def train_recipe(recipe: dict[str, Any], out_dir: str | Path, *, progress: Any =
     net.save(out)
     record = {**recipe, "history": history.to_dict(), "test_accuracy": accuracy,
               "n_test": len(test), "class_names": list(train.class_names)}  # fmt: skip
-    (out / "training.json").write_text(json.dumps(record, indent=1) + "\n")
+    write_atomic(out / "training.json", json.dumps(record, indent=1) + "\n")  # never half
     shutil.rmtree(out / "_state", ignore_errors=True)
     return history
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from trustlab._lazy import require
+from trustlab._results import write_atomic
 from trustlab.errors import InputError
 
 torch = require("torch", "graph")
@@ -427,9 +428,11 @@ class TensorFieldNetwork(torch.nn.Module):
 
         folder = Path(path)
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "config.json").write_text(json.dumps(asdict(self.config), indent=2) + "\n")
+        text = json.dumps(asdict(self.config), indent=2) + "\n"
         state = {k: v.detach().contiguous() for k, v in self.state_dict().items()}
-        save_file(state, str(folder / "weights.safetensors"))
+        # each file whole or not at all (an interrupted save left half a weights file)
+        write_atomic(folder / "weights.safetensors", lambda tmp: save_file(state, str(tmp)))
+        write_atomic(folder / "config.json", text)
         return folder
 
     @classmethod
