@@ -529,6 +529,7 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
         forward hooks)."""
         torch = require("torch", "torch")
         check_is_fitted(self, "fit_")
+        self._check_encoding()
         if not torch.is_tensor(hidden_states) or hidden_states.shape[-1] != self.d_in_:
             raise InputError.bad(
                 "hidden_states", f"a torch tensor whose last dimension is {self.d_in_}",
@@ -644,8 +645,16 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
             "rng": check_random_state(self.random_state),
         }
 
+    def _check_encoding(self) -> None:
+        """``activation`` and ``k`` as encoding reads them (``set_params`` may have changed
+        them since the fit): k=0 gave all-zero codes, an unknown activation TopK's."""
+        if check_choice(self.activation, "activation", ACTIVATIONS) == "topk":
+            if check_positive_int(self.k, "k") > self.n_latents_:
+                raise InputError.bad("k", f"at most n_latents ({self.n_latents_})", self.k)
+
     def _check_rows(self, X: Any, name: str) -> np.ndarray:
         check_is_fitted(self, "fit_")
+        self._check_encoding()
         X = check_rows(X, name, estimator="SparseAutoencoder", n_features=self.d_in_,
                        min_rows=0)  # fmt: skip
         _check_float32_scale(X, name)
