@@ -30,7 +30,7 @@ import numpy as np
 
 from trustlab._checks import check_choice, check_in_range, check_positive_int
 from trustlab._renamed import renamed_keyword
-from trustlab._results import Result, check_output_dir, internal_field, output_dir
+from trustlab._results import Result, check_output_dir, internal_field, output_dir, write_atomic
 from trustlab.errors import BackendError, ConfigError, InputError
 from trustlab.federated.flower import RESULT_ARRAYS, RESULT_JSON
 from trustlab.federated.model import check_model_spec
@@ -239,7 +239,7 @@ def write_flower_app(
         *(f"{key} = {_toml_value(value)}" for key, value in run_config.items()),
     ]  # fmt: skip
     app = output_dir(directory, "directory")
-    (app / "pyproject.toml").write_text("\n".join(lines) + "\n")
+    write_atomic(app / "pyproject.toml", "\n".join(lines) + "\n")  # never half (--out's mark)
     return FlowerApp(app, n_silos, port)
 
 
