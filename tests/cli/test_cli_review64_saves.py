@@ -66,3 +66,19 @@ def test_watermark_dataset_save_is_whole_or_absent(tmp_path, monkeypatch):
         dataset.save(tmp_path)
     # was: annotations.json beside half an arrays.npz (a rerun refused it as a dataset)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["images"]
+
+
+def test_watermark_export_files_are_not_written_in_place(tmp_path, monkeypatch):
+    # each stage's train.json (what `watermark export` refuses an --out for), structured.json
+    # and README.txt went through Path.write_text: cut short there, half a file stayed
+    from trustlab.watermark import synthesize
+    from trustlab.watermark.export import export_stages
+
+    dataset = synthesize(1, random_state=3)
+    full_disk = OSError(28, "No space left on device")
+    monkeypatch.setattr(Path, "write_text", lambda self, text, **kw: _cut_short(self, full_disk))
+    export = export_stages(dataset, tmp_path, "llava", n_position=1)
+    for name in export.files:
+        if name.endswith(".json"):
+            assert isinstance(json.loads(Path(name).read_text(encoding="utf-8")), list)
+    assert (tmp_path / "WQA-Real" / "README.txt").read_text(encoding="utf-8").strip()

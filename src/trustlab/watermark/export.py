@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import check_int_seed
-from trustlab._results import Result, internal_field
+from trustlab._results import Result, internal_field, write_atomic
 from trustlab.errors import InputError
 from trustlab.watermark.covers import make_cover
 from trustlab.watermark.vocabulary import CELLS
@@ -315,14 +315,13 @@ def export_stages(
         for r, image in zip(records, images if images is not None else [], strict=True):
             _write_png(folder / "images" / r["image"], image)
             files.append(str(folder / "images" / r["image"]))
-        (folder / "train.json").write_text(json.dumps(plain, indent=4, ensure_ascii=False))
-        files.append(str(folder / "train.json"))
+        # each file whole or not at all, train.json (what marks an export in --out) last
         if records:
             structured = [{"image": r["image"], **r["structured"]} for r in records]
-            (folder / "structured.json").write_text(json.dumps(structured, indent=1))
-            files.append(str(folder / "structured.json"))
+            side = write_atomic(folder / "structured.json", json.dumps(structured, indent=1))
         else:
-            (folder / "README.txt").write_text(_REAL_NOTE)
-            files.append(str(folder / "README.txt"))
+            side = write_atomic(folder / "README.txt", _REAL_NOTE)
+        write_atomic(folder / "train.json", json.dumps(plain, indent=4, ensure_ascii=False))
+        files += [str(folder / "train.json"), str(side)]
         counts[stage] = len(records)
     return StageExport(out_dir=str(root), format=format, counts=counts, files=files)
