@@ -8,7 +8,6 @@ Now only that sample fails; the others get their answers. A fake model stands in
 from __future__ import annotations
 
 import asyncio
-from types import SimpleNamespace
 
 import pytest
 
@@ -17,28 +16,19 @@ pytest.importorskip("inspect_ai")
 from inspect_ai.model import ChatMessageUser, GenerateConfig  # noqa: E402
 
 import trustlab.evals.provider as provider  # noqa: E402
+from provider_fakes import WordTokenizer, context_of  # noqa: E402
 from trustlab.errors import InputError  # noqa: E402
 from trustlab.llm import Completion  # noqa: E402
 
 NAME = "fake-review64"
 
 
-class FakeTokenizer:
-    def apply_chat_template(self, conversation, add_generation_prompt, tokenize):
-        return " ".join(m["content"] for m in conversation)
-
-    def __call__(self, text, add_special_tokens=True):
-        return {"input_ids": list(range(len(text.split())))}
-
-
 class FakeModel:
     """Answers 'echo <last message>'; a batch holding a prompt with BAD is refused whole."""
 
     has_chat_template = True
-    tokenizer = FakeTokenizer()
-    model = SimpleNamespace(  # a context no prompt here fills
-        config=SimpleNamespace(get_text_config=lambda: SimpleNamespace(max_position_embeddings=99))
-    )
+    tokenizer = WordTokenizer()
+    model = context_of(99)  # a context no prompt here fills
 
     def __init__(self, fail_with=InputError):
         self.batches, self.fail_with = [], fail_with

@@ -9,7 +9,6 @@ and the default budget (256) is cut to the room left, running out as inspect's
 from __future__ import annotations
 
 import asyncio
-from types import SimpleNamespace
 
 import pytest
 
@@ -18,28 +17,19 @@ pytest.importorskip("inspect_ai")
 from inspect_ai.model import ChatMessageUser, GenerateConfig  # noqa: E402
 
 import trustlab.evals.provider as provider  # noqa: E402
+from provider_fakes import WordTokenizer, context_of  # noqa: E402
 from trustlab.errors import InputError  # noqa: E402
 from trustlab.llm import Completion  # noqa: E402
 
 NAME = "fake-context-review64"
 
 
-class FakeTokenizer:
-    def apply_chat_template(self, conversation, add_generation_prompt, tokenize):
-        return " ".join(m["content"] for m in conversation)
-
-    def __call__(self, text, add_special_tokens=True):
-        return {"input_ids": list(range(len(text.split())))}
-
-
 class FakeModel:
     """Context 12; answers max_new_tokens words 'w' (finish 'length')."""
 
     has_chat_template = True
-    tokenizer = FakeTokenizer()
-    model = SimpleNamespace(
-        config=SimpleNamespace(get_text_config=lambda: SimpleNamespace(max_position_embeddings=12))
-    )
+    tokenizer = WordTokenizer()
+    model = context_of(12)
 
     def __init__(self):
         self.budgets = []
