@@ -724,17 +724,21 @@ def load_sae(directory: str | os.PathLike) -> SparseAutoencoder:
             raise ResourceError(
                 f"{folder / WEIGHTS_FILE}: {name} has shape {value.shape}, expected {shapes[name]}"
             )
-    try:  # the stored settings, checked as fit checks them: encode reads activation and k
-        settings = sae._settings(d_in)
+    fit = SAEFit.from_dict(info["fit"], info["history"])
+    sae = _install(sae, arrays, info["model_name"], info["layer"], info["history"], fit)
+    # what encode reads (activation, k against the weights' latents) and a stated n_latents;
+    # training settings are fit's to check (save writes a 1-latent SAE of given weights, or
+    # one whose batch_size was set anew, and load read them back before review 64)
+    try:
+        sae._check_encoding()
+        stated = None if sae.n_latents is None else check_positive_int(sae.n_latents, "n_latents")
     except InputError as exc:
         raise ResourceError(f"{folder / TRUSTLAB_FILE}: {exc}") from exc
-    if settings["n_latents"] != n_latents:
+    if stated is not None and stated != n_latents:
         raise ResourceError(
-            f"{folder / TRUSTLAB_FILE}: its settings give {settings['n_latents']} latents, its "
-            f"weights {n_latents}"
+            f"{folder / TRUSTLAB_FILE}: its settings give {stated} latents, its weights {n_latents}"
         )
-    fit = SAEFit.from_dict(info["fit"], info["history"])
-    return _install(sae, arrays, info["model_name"], info["layer"], info["history"], fit)
+    return sae
 
 
 def _install(
