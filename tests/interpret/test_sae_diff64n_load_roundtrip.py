@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from trustlab.errors import InputError
 from trustlab.interpret import SparseAutoencoder, load_sae
 
 
@@ -27,3 +28,12 @@ def test_a_training_setting_set_after_the_fit_does_not_block_loading(tmp_path):
     sae.set_params(batch_size=0, max_epochs=0)
     back = load_sae(sae.save(tmp_path / "sae"))
     assert (back.k, back.n_latents_) == (2, 8)
+
+
+@pytest.mark.parametrize(("k", "said"), [(0, "k: expected an integer >= 1, got 0"), (2.5, "k: ")])
+def test_save_refuses_a_k_that_load_would_refuse(tmp_path, k, said):
+    sae = SparseAutoencoder.from_weights(np.eye(4, 8), np.zeros(8), np.eye(8, 4), np.zeros(4), k=2)
+    sae.set_params(k=k)
+    with pytest.raises(InputError, match=said):
+        sae.save(tmp_path / "sae")
+    assert not (tmp_path / "sae").exists()

@@ -551,6 +551,7 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
         ``SAE.load_from_disk`` reads the folder) and ``trustlab_sae.json`` (parameters, history,
         fit) into ``directory``; return it. :func:`load_sae` reads it back."""
         check_is_fitted(self, "fit_")
+        self._check_encoding()  # load_sae refuses a folder whose activation or k encode cannot read
         if not isinstance(directory, (str, os.PathLike)):
             raise InputError.bad("directory", "a folder path", directory)
         out = output_dir(directory, "directory")
