@@ -428,9 +428,11 @@ def _checkpoint_folder(
 
 def _texts_digest(texts: list[str]) -> str:
     """sha256 of the texts joined by NUL (the key of folders written so far), or, when a text
-    holds a NUL itself, of their JSON list: ["ab\\x00", "c"] and ["ab", "\\x00c"] joined alike."""
+    holds a NUL itself, of their JSON list: ["ab\\x00", "c"] and ["ab", "\\x00c"] joined alike.
+    The JSON form starts with the byte 0xff, which no UTF-8 join holds (with a text prefix, the
+    one text 'json:["a\\u0000b"]' had the key of ["a\\x00b"])."""
     if any("\x00" in text for text in texts):
-        return hashlib.sha256(("json:" + json.dumps(texts)).encode()).hexdigest()
+        return hashlib.sha256(b"\xff" + json.dumps(texts).encode()).hexdigest()
     return hashlib.sha256("\x00".join(texts).encode()).hexdigest()
 
 
