@@ -272,8 +272,7 @@ def cache_latents(
         part = texts[start : start + every]
         path = None if folder is None else folder / f"chunk_{start // every:06d}.npz"
         if path is not None and path.is_file():
-            with np.load(path, allow_pickle=False) as saved:
-                chunk = {name: saved[name] for name in saved.files}
+            chunk = _read_chunk(path)
             if len(chunk["lengths"]) != len(part):  # the run key makes this unreachable
                 raise InputError(
                     f"checkpoint: {path} holds {len(chunk['lengths'])} texts where this run's "
@@ -406,7 +405,17 @@ def _checkpoint_folder(
     }
     meta = folder / _META
     if meta.is_file():
-        found = json.loads(meta.read_text(encoding="utf-8"))
+        try:
+            found = json.loads(meta.read_text(encoding="utf-8"))
+            what = "" if isinstance(found, dict) else f"a JSON {type(found).__name__}"
+        except (OSError, ValueError) as exc:  # damaged: a raw JSONDecodeError before
+            what = f"{type(exc).__name__}: {exc}"
+        if what:
+            raise InputError(
+                f"checkpoint: {meta} could not be read as a checkpoint record ({what}); "
+                "choose another folder or empty this one",
+                argument="checkpoint",
+            )
         if found.get("format") != _CHECKPOINT_FORMAT or "weights" not in found:
             raise InputError(
                 f"checkpoint: {folder} holds the chunks of another run, written by an older "
@@ -453,6 +462,23 @@ def _weights_fingerprint(model: Any) -> str | None:
                 digest.update(flat.view(torch.uint8).numpy())
             found = True
     return digest.hexdigest() if found else None
+
+
+def _read_chunk(path: Path) -> dict[str, np.ndarray]:
+    """A checkpointed chunk; a damaged one (BadZipFile, a missing array) is named as the
+    checkpoint's fault, which --overwrite in ``sae cache`` clears."""
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            chunk = {name: saved[name] for name in saved.files}
+        if "lengths" not in chunk:
+            raise KeyError("lengths")
+    except Exception as exc:  # not a zip, truncated, an object array: not what was written
+        raise InputError(
+            f"checkpoint: {path} could not be read as a checkpointed chunk ({type(exc).__name__}: "
+            f"{exc}); choose another folder or empty this one",
+            argument="checkpoint",
+        ) from exc
+    return chunk
 
 
 def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
