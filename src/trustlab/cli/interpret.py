@@ -363,11 +363,21 @@ def _load_sae(load_sae, folder: Path):
     try:
         return load_sae(folder)
     except ResourceError as exc:  # what is wrong with it, on the same line
-        reason = " ".join(str(exc).split())
-        raise InputError(
-            f"--sae: expected a folder written by `sae train`, got {str(folder)!r} ({reason})",
+        error = InputError(
+            f"--sae: expected a folder written by `sae train`, got {str(folder)!r}",
             argument="--sae",
-        ) from exc
+        )
+        raise _with_reason(error, exc) from exc
+
+
+def _with_reason(error: InputError, exc: Exception) -> InputError:
+    """``error`` with what the reader found wrong on the same line when ``exc`` says it (a
+    ResourceError names the file and the fault); ``error`` itself otherwise."""
+    from trustlab.errors import ResourceError
+
+    if not isinstance(exc, ResourceError):
+        return error
+    return InputError(f"{error} ({' '.join(str(exc).split())})", argument=error.argument)
 
 
 def _latents(text: str, n_latents: int) -> list[int]:
@@ -474,7 +484,8 @@ def explain(
         cache_data = load_latent_cache(cache_dir)
         cache_digest = _cache_digest(cache_dir)  # score and report check it is still this cache
     except Exception as exc:
-        raise InputError.bad("--cache", "a folder written by `sae cache`", str(cache_dir)) from exc
+        error = InputError.bad("--cache", "a folder written by `sae cache`", str(cache_dir))
+        raise _with_reason(error, exc) from exc
     if latents is not None:
         chosen = _latents(latents, cache_data.n_latents)
     else:
@@ -1036,10 +1047,11 @@ def _run_cache(load_latent_cache, info: dict, explanations_dir: Path):
         found = load_latent_cache(info["cache"])
         digest = _cache_digest(Path(info["cache"])) if "cache_sha256" in info else None
     except Exception as exc:
-        raise InputError.bad(
+        error = InputError.bad(
             "--explanations", "a run whose latent cache is still there",
             f"{explanations_dir} (its cache: {info.get('cache')})",
-        ) from exc  # fmt: skip
+        )  # fmt: skip
+        raise _with_reason(error, exc) from exc
     if digest != info.get("cache_sha256"):
         raise InputError(
             f"--explanations: {explanations_dir} explained the latent cache in {info['cache']}, "
