@@ -324,6 +324,18 @@ def _load(model: Path):
     return ANOVATPNN.load(model)
 
 
+def _write_csv(table: Any, tmp: Path, name: str) -> None:
+    """``table`` as CSV at ``tmp``, written under the name ``name`` (pandas reads the compression
+    and a zip or tar archive's member name from the file name, not from a temporary one)."""
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir=tmp.parent, prefix=f".{name}.") as folder:
+        named = Path(folder) / name
+        table.to_csv(named, index=False)
+        os.replace(named, tmp)
+
+
 @app.command("predict")
 def predict(
     model: Annotated[
@@ -374,7 +386,7 @@ def predict(
         emit(result, as_json)
     if out is not None:
         output_dir(out.parent, "--out")  # a new folder is made, as other commands do
-        write_atomic(out, lambda tmp: table.to_csv(tmp, index=False))  # no half file
+        write_atomic(out, lambda tmp: _write_csv(table, tmp, out.name))  # no half file
         tell(f"wrote {len(table)} predictions to {out}", as_json)
     elif not as_json:
         typer.echo(table.to_csv(index=False), nl=False)
