@@ -311,6 +311,7 @@ def export_stages(
             counts[stage] = kept  # the user's real data: never replaced by an empty list
             continue
         (folder / "images").mkdir(parents=True, exist_ok=True)
+        (folder / "train.json").unlink(missing_ok=True)  # an earlier export's: not while rewriting
         plain = [{k: v for k, v in r.items() if k != "structured"} for r in records]
         for r, image in zip(records, images if images is not None else [], strict=True):
             _write_png(folder / "images" / r["image"], image)

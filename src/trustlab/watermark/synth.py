@@ -412,6 +412,8 @@ class WatermarkDataset(Result):
 
         out = Path(out_dir)
         (out / "images").mkdir(parents=True, exist_ok=True)
+        # an earlier save's annotations.json marked the folder as whole while this one rewrote it
+        (out / "annotations.json").unlink(missing_ok=True)
         written = []
         for i in range(len(self)):
             p = out / "images" / self.image_name(i)
