@@ -94,6 +94,22 @@ def _one_line(message: str) -> str:
     )
 
 
+def read_json_object(path: Path, writer: str) -> dict[str, Any]:
+    """The JSON object a ``save`` (``writer``) wrote at ``path``: a ResourceError names the file
+    when it cannot be read, is not JSON or holds something other than an object."""
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ResourceError(
+            f"{path}: could not be read as the JSON {writer} writes ({type(exc).__name__}: {exc})"
+        ) from exc
+    if not isinstance(info, dict):
+        raise ResourceError(
+            f"{path}: expected the JSON object {writer} writes, got {type(info).__name__}"
+        )
+    return info
+
+
 def read_saved_params(
     folder: Path,
     params_file: str,
@@ -109,17 +125,7 @@ def read_saved_params(
     params_path, data_path = folder / params_file, folder / data_file
     if not params_path.is_file() or not data_path.is_file():
         raise ResourceError(f"{folder}: expected {params_file} and {data_file} written by {writer}")
-    try:
-        info = json.loads(params_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ResourceError(
-            f"{params_path}: could not be read as the JSON {writer} writes "
-            f"({type(exc).__name__}: {exc})"
-        ) from exc
-    if not isinstance(info, dict):
-        raise ResourceError(
-            f"{params_path}: expected the JSON object {writer} writes, got {type(info).__name__}"
-        )
+    info = read_json_object(params_path, writer)
     if info.get("format_version") != version:
         raise ResourceError(
             f"{params_path}: format version {info.get('format_version')!r}, this trustlab reads "

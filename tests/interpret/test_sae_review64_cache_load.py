@@ -39,7 +39,7 @@ def _damage(folder, name, text=None, data=None):
     ("name", "content", "said"),
     [
         ("latent_cache.json", "{ truncated", "could not be read as the JSON"),
-        ("latent_cache.json", "[1]", "expected a JSON object, got list"),
+        ("latent_cache.json", "[1]", "expected the JSON object LatentCache.save writes, got list"),
         ("latent_cache.json", json.dumps({"format": 1, "model": "m"}), "it lacks layer"),
         ("latent_cache.npz", b"PK\x03\x04 truncated", "could not be read as saved arrays"),
         ("latent_cache.npz", b"", "could not be read as saved arrays"),

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import check_positive_int, check_string_list
-from trustlab._model_files import read_saved_arrays
+from trustlab._model_files import read_json_object, read_saved_arrays
 from trustlab._progress import WorkCounter, check_progress
 from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
 from trustlab.errors import InputError, ResourceError
@@ -161,15 +161,7 @@ def load_latent_cache(directory: str | os.PathLike) -> LatentCache:
     meta, data = folder / "latent_cache.json", folder / "latent_cache.npz"
     if not meta.is_file() or not data.is_file():
         raise ResourceError(f"{folder}: expected latent_cache.json and latent_cache.npz")
-    try:
-        info = json.loads(meta.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ResourceError(
-            f"{meta}: could not be read as the JSON LatentCache.save writes "
-            f"({type(exc).__name__}: {exc})"
-        ) from exc
-    if not isinstance(info, dict):
-        raise ResourceError(f"{meta}: expected a JSON object, got {type(info).__name__}")
+    info = read_json_object(meta, "LatentCache.save")
     if info.get("format") != _FORMAT:
         raise ResourceError(f"{meta}: format {info.get('format')!r}, this trustlab reads {_FORMAT}")
     missing = [n for n in _SCALARS if n not in info]
