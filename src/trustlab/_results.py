@@ -294,12 +294,29 @@ def write_atomic(path: str | os.PathLike, data: str | bytes | Callable[[Path], A
             encoding = None if isinstance(data, bytes) else "utf-8"
             with os.fdopen(fd, mode, encoding=encoding) as fh:
                 fh.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp makes the file private; outputs are meant to be shared
+        # mkstemp makes the file private; give it the mode a plain open() would (0644 under the
+        # usual umask 022; a user's umask 077 kept weights 0600 before they were written so)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux shows it (setting it to read it
+    back would, for that moment, let another thread create a file open to all)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
 
 
 def output_dir(out_dir: str | os.PathLike, name: str = "out_dir") -> Path:
