@@ -41,6 +41,7 @@ from trustlab.llm._decoding import (
     MIN_SHARED_PREFIX,
     CpuSampler,
     DecodeRequest,
+    _eos_set,
     cache_argument,
     decode,
     row_seed,
@@ -122,6 +123,12 @@ class LocalModel:
     @property
     def has_chat_template(self) -> bool:
         return bool(getattr(self.tokenizer, "chat_template", None))
+
+    @property
+    def eos_token_ids(self) -> frozenset[int]:
+        """The token ids :meth:`generate` stops at (the generation config's, else the
+        tokenizer's end of sequence; empty where neither names one)."""
+        return _eos_set(self._eos_ids)
 
     def __repr__(self) -> str:
         return (

@@ -30,7 +30,7 @@ def batches_in_row_order(model: Any, texts: list[str], chat: bool, batch_size: i
 class LiveRows:
     """Which rows of the running batch are still generating (``live``, a bool array)."""
 
-    def __init__(self, eos: set[int]):
+    def __init__(self, eos: frozenset[int]):
         self.eos = eos
         self.live = np.ones(0, dtype=bool)
         self.passes = 0
@@ -45,17 +45,10 @@ class LiveRows:
         self.passes += 1
 
 
-def _eos_ids(model: Any) -> set[int]:
-    """The end-of-sequence ids ``LocalModel.generate`` stops at (its own, fixed when loaded)."""
-    eos = model._eos_ids
-    eos = [eos] if isinstance(eos, (int, np.integer)) else list(eos or [])
-    return {int(v) for v in eos}
-
-
 @contextlib.contextmanager
 def live_rows(model: Any) -> Iterator[LiveRows]:
     """Track the live rows of ``model.generate`` calls (call ``start(n)`` before each)."""
-    rows = LiveRows(_eos_ids(model))
+    rows = LiveRows(model.eos_token_ids)  # the ids generate stops at
 
     def hook(module: Any, args: Any, kwargs: Any) -> None:
         rows.fed(args[0] if args else kwargs["input_ids"])
