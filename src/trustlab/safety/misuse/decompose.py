@@ -62,6 +62,7 @@ _WORDED = re.compile(
     re.IGNORECASE,
 )
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)")
+_OPENING = re.compile(r"^[ \t]*(`{3,}|~{3,})")  # a fence opens a block: its run of ` or ~
 _BOM = "\ufeff"  # a byte-order mark (U+FEFF) some answers start with
 # the propose prompt's own placeholder ("<first subtask>", "<9th subtask>") echoed back: no subtask
 _ECHOED = re.compile(r"<(?:[a-z]+|\d+th) subtask>", re.IGNORECASE)
@@ -222,12 +223,12 @@ def _items(
     items: list[list[str]] = []
     first: int | None = None
     top: int | None = None  # the indentation of the first marker line
-    in_fence = False
+    fence: str | None = None  # the opening fence of the block a line is in
     for index, line in enumerate(lines):
         # a horizontal rule (``* * *``, ``- - -``) starts no item: it is text, as ``---`` is
-        match = None if in_fence or _RULE.match(line) else marker.match(line)
-        if fences and _FENCE.match(line):
-            in_fence = not in_fence
+        match = None if fence or _RULE.match(line) else marker.match(line)
+        if fences:
+            fence = _fence_after(line, fence)
         if match is not None:
             indent = len(match["indent"].expandtabs(4))
             if top is None:
@@ -238,6 +239,18 @@ def _items(
         if items:
             items[-1].append(line)
     return first, items
+
+
+def _fence_after(line: str, fence: str | None) -> str | None:
+    """The fence open after ``line``: a block closes only at a line of its opening's character
+    alone, at least as many as the opening (CommonMark), so a ```` ``` ```` line inside a
+    ```` ```` ```` or ``~~~`` block, or ```` ```python ````, leaves it open."""
+    if fence is None:
+        opening = _OPENING.match(line)
+        return opening.group(1) if opening else None
+    stripped = line.strip()
+    closes = len(stripped) >= len(fence) and set(stripped) == {fence[0]}
+    return None if closes else fence
 
 
 def _json_items(lines: list[str]) -> list[list[str]]:
