@@ -483,7 +483,8 @@ class BestResponse(Result):
     buys : ndarray of bool, shape (m,)
         Users who need to move and can afford it.
     purchases : ndarray, shape (m, d)
-        The amounts bought (zero rows for users who do not buy).
+        The amounts bought (zero rows for users who do not buy; ``inf`` where the amount
+        exceeds the float64 range: 1e10 of score through a weight of 1e-320 is 1e330 units).
     X_after : ndarray, shape (m, d)
         Features after the purchases.
     predictions : ndarray of int, shape (m,)
@@ -591,7 +592,8 @@ def best_response(w: Any, b0: Any, X: Any, budgets: Any, prices: Any) -> BestRes
         # price-setting user pays exactly their budget, and p_j / w_j may round one ulp above.
         buys = rejected & (cost <= money * (1.0 + _AFFORD_RTOL))
     purchases = np.zeros_like(features)
-    purchases[buys, best] = gap[buys] / weights[best]
+    with np.errstate(over="ignore"):  # an amount past 1.8e308 is inf, as documented
+        purchases[buys, best] = gap[buys] / weights[best]
     predictions = (~rejected | buys).astype(np.int64)
     return BestResponse(cost, buys, purchases, features + purchases, predictions)
 
