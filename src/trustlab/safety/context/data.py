@@ -408,6 +408,13 @@ def load_casebench_outputs(
         model = candidates[0]
     elif not isinstance(model, str) or not model:
         raise InputError.bad("model", "a model name (a key of the records)", model)
+    elif model in RECORD_FIELDS:  # --model safe_rate scored the human votes as predictions
+        raise InputError.bad(
+            "model",
+            "a model name, not a record field ("
+            f"{', '.join(sorted(RECORD_FIELDS))}; the records' other keys hold predictions)",
+            model,
+        )
     return _build(records, label, "path", model)
 
 
