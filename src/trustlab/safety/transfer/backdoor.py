@@ -346,7 +346,8 @@ def tiny_language_model(
     texts : sequence of str
         The training texts.
     n_layers, hidden_size, n_heads : int
-        ``hidden_size`` must be a multiple of ``n_heads``.
+        ``hidden_size`` must be a multiple of ``n_heads`` with an even quotient (the head
+        width: rotary position embeddings turn pairs of coordinates).
     tokenizer : transformers tokenizer or None
         None builds :func:`word_tokenizer` from ``texts``; pass one to let two models share it
         (every word of ``texts`` must be in it).
@@ -378,8 +379,15 @@ def tiny_language_model(
     n_layers = check_positive_int(n_layers, "n_layers")
     hidden_size = check_positive_int(hidden_size, "hidden_size")
     n_heads = check_positive_int(n_heads, "n_heads")
-    if hidden_size % n_heads:
-        raise InputError.bad("n_heads", f"a divisor of hidden_size={hidden_size}", n_heads)
+    if hidden_size % n_heads or (hidden_size // n_heads) % 2:
+        # rotary position embeddings turn pairs of coordinates: an odd head width failed in
+        # the first forward pass (head width 3) or in transformers' config (5), or ran (1)
+        raise InputError.bad(
+            "n_heads",
+            f"a divisor of hidden_size={hidden_size} that leaves an even head width "
+            "(hidden_size / n_heads; rotary position embeddings turn pairs of coordinates)",
+            n_heads,
+        )
     max_epochs = check_positive_int(max_epochs, "max_epochs")
     learning_rate = check_positive(learning_rate, "learning_rate")
     batch_size = check_positive_int(batch_size, "batch_size")
