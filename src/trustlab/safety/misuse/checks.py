@@ -119,7 +119,10 @@ def extract_code(text: str) -> str:
     """The code of a model answer: its first ```python fenced block, else its first bare ```
     block, else the whole text (a block may be fenced with ``~~~`` as well).
 
-    A block left open (a truncated answer) runs to the end of the text.
+    A block left open (a truncated answer) runs to the end of the text. As in CommonMark, a
+    block whose opening fence is indented (in a list item) loses up to that indentation from
+    each of its lines, and closes only at a fence indented at most three columns more than its
+    opening (a docstring's indented example fence is code).
 
     >>> extract_code("```\\nprint(1)\\n```")
     'print(1)\\n'
@@ -138,10 +141,11 @@ def extract_code(text: str) -> str:
             i += 1
             continue
         fence, tag = opening.group(1), opening.group(2).lower()
+        indent = _indent(lines[i])
         body: list[str] = []
         i += 1
-        while i < len(lines) and not _closes(lines[i], fence):
-            body.append(lines[i])
+        while i < len(lines) and not _closes(lines[i], fence, indent):
+            body.append(_dedent(lines[i], indent))
             i += 1
         blocks.append((tag, "".join(line + "\n" for line in body)))
         i += 1
@@ -152,15 +156,32 @@ def extract_code(text: str) -> str:
     return text
 
 
-def _closes(line: str, fence: str) -> bool:
+def _closes(line: str, fence: str, indent: int) -> bool:
     """A closing fence: only the opening's fence character (backtick or tilde, at least as many
-    as the opening), nothing else."""
+    as the opening), nothing else, indented at most three columns more than the opening."""
     stripped = line.strip()
     return (
         len(stripped) >= len(fence)
         and set(stripped) == {fence[0]}
         and _fence_indent_ok(line, fence)
+        and _indent(line) <= indent + 3
     )
+
+
+def _indent(line: str) -> int:
+    """The columns of a line's leading white space (a tab reaches the next multiple of 4)."""
+    return len(line[: len(line) - len(line.lstrip())].expandtabs(4))
+
+
+def _dedent(line: str, columns: int) -> str:
+    """``line`` without up to ``columns`` columns of leading spaces and tabs."""
+    column = k = 0
+    while k < len(line) and line[k] in " \t":
+        after = column + 1 if line[k] == " " else column + 4 - column % 4
+        if after > columns:
+            break
+        column, k = after, k + 1
+    return line[k:]
 
 
 def _fence_indent_ok(line: str, fence: str) -> bool:
@@ -169,8 +190,7 @@ def _fence_indent_ok(line: str, fence: str) -> bool:
     in a block. Backtick fences keep any indentation (list items indent them)."""
     if fence[0] != "~":
         return True
-    lead = line[: len(line) - len(line.lstrip())]
-    return len(lead.expandtabs(4)) <= 3  # a tab reaches the next multiple of 4 columns
+    return _indent(line) <= 3
 
 
 #: The address space a HumanEval program may use (``max_memory``'s default): far above what any
