@@ -159,8 +159,13 @@ class DSICovariance(Result):
         coords = unit @ self.basis
         outside = _row_norms(unit - coords @ self.basis.T)
         whitened = np.linalg.solve(self.factor, coords.T)
+        # the whitened column shifted by a power of 2 near its largest entry too (same bits):
+        # its squares overflowed at ~1e154 (a Sigma of 1e-300 gave inf for its own differences);
+        # both shifts are undone at once, rounding once (a product of them could underflow)
+        shift = power_of_2(np.abs(whitened).max(axis=0, initial=0.0))
+        exponent = np.frexp(shift)[1] + np.frexp(size)[1] - 2
         with np.errstate(over="ignore"):  # a distance past float64 is inf
-            distance = np.linalg.norm(whitened, axis=0) * size
+            distance = np.ldexp(np.linalg.norm(whitened / shift, axis=0), exponent)
         return np.where(outside > 1e-8 * _row_norms(unit), np.inf, distance)
 
     def summary(self) -> str:
