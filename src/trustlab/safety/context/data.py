@@ -68,6 +68,7 @@ RECORD_FIELDS = frozenset(
     {"query", "category", "context", "context_intended_to_be_safe", "safe_rate", "scores"}
 )
 _TOLERANCE = 1e-6
+_UNION_TAGS = ("str", "constrained-str", "dict[")
 
 
 @dataclass(frozen=True, eq=False)
@@ -241,7 +242,9 @@ def _validate(record: Any, index: int, name: str, ablated: bool = False) -> None
         _schema(ablated).model_validate(record)
     except pydantic.ValidationError as exc:
         error = exc.errors()[0]
-        where = ".".join(str(p) for p in error["loc"] if not str(p).startswith(("str", "dict[")))
+        # pydantic's union member tags (str, constrained-str for the non-empty text, dict[...])
+        # are no field names
+        where = ".".join(str(p) for p in error["loc"] if not str(p).startswith(_UNION_TAGS))
         got = "missing" if error["type"] == "missing" else repr(error.get("input"))[:60]
         raise InputError(
             f"{name}: record {index}: field {where}: {error['msg'].lower()} (got {got})",
