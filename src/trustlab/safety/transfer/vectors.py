@@ -116,9 +116,18 @@ class SteeringVector(Result):
         vec = np.asarray(self.vector)
         if vec.ndim != 1 or vec.size == 0 or vec.dtype.kind not in "iuf":
             raise InputError.bad("vector", "a non-empty 1-dimensional numeric array", vec)
-        vec = np.array(vec, dtype=np.float32)  # a private copy
         if not np.isfinite(vec).all():
             raise InputError.bad("vector", "finite values", vec)
+        with np.errstate(over="ignore"):  # past float32's range: refused below, no warning
+            vec32 = np.array(vec, dtype=np.float32)  # a private copy
+        if not np.isfinite(vec32).all():
+            raise InputError(
+                f"vector: expected values within float32's range (+-{np.finfo(np.float32).max:.3g}"
+                f"; a steering vector is stored in float32), got "
+                f"{float(np.abs(vec).max()):.3g}",
+                argument="vector",
+            )
+        vec = vec32
         vec.flags.writeable = False  # frozen means frozen
         object.__setattr__(self, "vector", vec)
         object.__setattr__(self, "layer", check_positive_int(self.layer, "layer", minimum=0))
