@@ -14,6 +14,7 @@ The shipped file ``trustlab/safety/data/casebench_synthetic.json`` is
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +25,15 @@ from trustlab._checks import (
     check_in_range,
     check_positive_int,
     check_random_state,
+    check_string,
 )
 from trustlab.errors import InputError
-from trustlab.safety.context.data import VOTES_PER_ITEM, CaseBench, load_casebench
+from trustlab.safety.context.data import (
+    RECORD_FIELDS,
+    VOTES_PER_ITEM,
+    CaseBench,
+    load_casebench,
+)
 
 __all__ = [
     "SYNTHETIC_FILE",
@@ -363,6 +370,16 @@ def make_synthetic_outputs(
     ``failure_rate`` of binary and score predictions is "" (nothing parseable).
     """
     mode = check_choice(mode, "mode", ("binary", "score", "logits"))
+    if not isinstance(dataset, CaseBench):
+        raise InputError.bad(
+            "dataset", "a CaseBench (synthetic_casebench(), load_casebench(...))", dataset
+        )
+    # the key the predictions go under: a record field (safe_rate, say) was overwritten
+    check_string(model, "model")
+    if model in RECORD_FIELDS:
+        raise InputError.bad("model", "a model name, not a record field", model)
+    skill = check_in_range(skill, "skill", -math.inf, math.inf, low_open=True, high_open=True)
+    failure_rate = check_in_range(failure_rate, "failure_rate", 0.0, 1.0)
     rng = check_random_state(random_state)
     n = len(dataset)
     latent = skill * 4.0 * (dataset.safe_rate - 0.5) + rng.normal(0, 1.0, n)
