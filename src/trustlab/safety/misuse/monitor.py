@@ -263,7 +263,8 @@ def monitor_sequences(
     (``"manual"``: ``[benign_part, flagged_part]`` with ``{previous}`` removed; or a callable
     ``decomposer(task) -> list of str``, e.g. recorded automated subtasks), then ``n_benign``
     negative windows of the same size made of the ``benign_part`` of *other* tasks (drawn
-    without replacement within a window), all paired with the task's objective.
+    without replacement within a window from their distinct texts, never the task's own: tasks
+    may share a benign part), all paired with the task's objective.
 
     Parameters
     ----------
@@ -288,16 +289,25 @@ def monitor_sequences(
     n_neg = 1 if n_benign is None else check_positive_int(n_benign, "n_benign")
     rng = check_random_state(random_state)
     out: list[dict[str, Any]] = []
-    for index, task in enumerate(items):
+    for task in items:
         if callable(decomposer):
             requests = _requests(decomposer(task), f"decomposer({task.id!r})")
         else:
             requests = [task.benign_part, _without_placeholder(task.flagged_part)]
         size = len(requests)
-        others = [j for j in range(len(items)) if j != index]
+        # the other tasks' benign parts, each text once and never the task's own: a task set
+        # may pair one benign part with several flagged steps (a problem x 3 vulnerabilities)
+        others, seen = [], {task.benign_part}
+        for j, other in enumerate(items):
+            if other.benign_part not in seen:
+                seen.add(other.benign_part)
+                others.append(j)
         if size > len(others):
             raise InputError.bad(
-                "tasks", f"more than {size} tasks for windows of {size} requests", len(items)
+                "tasks",
+                f"at least {size} benign parts other than that of {task.id!r} (windows of "
+                f"{size} requests)",
+                len(others),
             )
         out.append(
             {
