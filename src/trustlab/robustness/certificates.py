@@ -72,6 +72,7 @@ def check_cost_matrix(cost_matrix: Any, n_classes: int) -> np.ndarray:
     >>> check_cost_matrix(None, 2).tolist()
     [[0.0, 1.0], [1.0, 0.0]]
     """
+    n_classes = check_positive_int(n_classes, "n_classes", minimum=2)
     if cost_matrix is None:
         return 1.0 - np.eye(n_classes)
     costs = as_float_array(cost_matrix, "cost_matrix", ndim=2)
