@@ -556,6 +556,9 @@ class ActivationMap(BaseEstimator):
         out = output_dir(directory, "directory")
         safetensors = require("safetensors.numpy", "llm")
         arrays = {n: np.ascontiguousarray(getattr(self, n + "_")) for n in WEIGHT_NAMES[self.kind]}
+        # an earlier save's JSON marks the folder as a map: not beside the weights rewritten
+        # here (an interrupted overwrite loaded the new weights under the old fit and layers)
+        (out / PARAMS_FILE).unlink(missing_ok=True)
         write_atomic(out / WEIGHTS_FILE, lambda tmp: safetensors.save_file(arrays, str(tmp)))
         params = storable_params(self)
         info = {
