@@ -26,6 +26,7 @@ __all__ = [
     "check_price",
     "check_price_vector",
     "market_distances",
+    "weight_norm",
     "align_to_columns",
     "refuse_overflow",
     "refuse_text",
@@ -334,9 +335,8 @@ def refuse_overflow(name: str, what: str, remedy: str) -> None:
     )
 
 
-def market_distances(weights, intercept, features) -> tuple[float, np.ndarray]:
-    """``(||w||, u)`` with ``u_i = -(w'x_i + b0)/||w||``; an overflow is refused, not returned as
-    inf or NaN (which would silently accept or drop users)."""
+def weight_norm(weights: np.ndarray) -> float:
+    """``||w||`` of non-zero weights, exact at any scale of ``w``; an overflow is refused."""
     with np.errstate(over="ignore", invalid="ignore"):
         norm = float(np.linalg.norm(weights))
         # ||w||^2 overflowed (||w|| may not: w = [1e300]) or fell below the normal floats
@@ -345,10 +345,18 @@ def market_distances(weights, intercept, features) -> tuple[float, np.ndarray]:
         if not _NORMAL_NORM <= norm < math.inf:
             scale = float(np.abs(weights).max())
             norm = scale * float(np.linalg.norm(weights / scale))
-        if not math.isfinite(norm):
-            refuse_overflow(
-                "w", "norm ||w||", "divide w and b0 by a constant (the classifier is the same)"
-            )
+    if not math.isfinite(norm):
+        refuse_overflow(
+            "w", "norm ||w||", "divide w and b0 by a constant (the classifier is the same)"
+        )
+    return norm
+
+
+def market_distances(weights, intercept, features) -> tuple[float, np.ndarray]:
+    """``(||w||, u)`` with ``u_i = -(w'x_i + b0)/||w||``; an overflow is refused, not returned as
+    inf or NaN (which would silently accept or drop users)."""
+    norm = weight_norm(weights)
+    with np.errstate(over="ignore", invalid="ignore"):
         distances = -(features @ weights + intercept) / norm
     if not np.isfinite(distances).all():
         refuse_overflow("X", "scores w'x + b0", "use smaller units for the features")

@@ -41,6 +41,7 @@ from trustlab.strategic._inputs import (
     check_price,
     check_weights,
     feature_names,
+    weight_norm,
 )
 from trustlab.strategic.market import MarketResult, outcome, torch_backend
 
@@ -151,7 +152,7 @@ class _MarketLinearClassifier(_ClassifierMixin, _BaseEstimator):
             return score
         res = self._market(features, budgets, price=price)
         rho = res.price
-        norm = float(np.linalg.norm(self.coef_))
+        norm = weight_norm(self.coef_)  # exact for tiny or huge weights, as the market's
         if not math.isfinite(rho) or not np.any(self.coef_ > 0):  # no weight to buy: nobody moves
             return score
         if rho == 0.0:
