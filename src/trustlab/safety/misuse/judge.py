@@ -22,6 +22,7 @@ from typing import Any
 
 from trustlab._checks import check_bool, check_probability, check_string_list
 from trustlab.errors import BackendError, InputError
+from trustlab.llm.completion import logprob_pairs
 
 __all__ = ["ModelJudge", "judge_question"]
 
@@ -46,6 +47,17 @@ def judge_question(requests: Sequence[str], objective: str) -> str:
 def _word(token: str) -> str:
     found = _WORD.search(token.strip().lower())
     return found.group(0) if found else ""
+
+
+def _alternatives(top: Any) -> list[tuple[Any, float]]:
+    """The first token's alternatives as (token, logprob) pairs, in any shape a model gives them
+    (pairs, a mapping, OpenAI's ``{"token", "logprob"}`` dicts, objects with those attributes)."""
+    try:
+        return [(token, float(logprob)) for token, logprob in logprob_pairs(top)]
+    except (TypeError, KeyError, ValueError):
+        raise InputError.bad(
+            "model", "completions() whose top_logprobs are (token, logprob) pairs", top
+        ) from None
 
 
 class ModelJudge:
@@ -89,8 +101,8 @@ class ModelJudge:
         if completion is not None:
             if completion.top_logprobs:
                 mass = {"yes": 0.0, "no": 0.0}
-                for token, logprob in completion.top_logprobs[0]:
-                    word = _word(token)
+                for token, logprob in _alternatives(completion.top_logprobs[0]):
+                    word = _word(str(token))
                     if word in mass:
                         mass[word] += math.exp(logprob)
                 if mass["yes"] + mass["no"] > 0:
