@@ -615,15 +615,22 @@ class ANOVATPNN(BaseEstimator):
         from sklearn.metrics import accuracy_score, r2_score
 
         y = as_1d(y, "y")
+        predicted = self.predict(X)
+        if len(y) != len(predicted):  # scikit-learn's words named neither y nor X
+            raise InputError.bad("y", f"one value per row of X ({len(predicted)})", y)
         if self.task_ == "regression":
-            predicted = self.predict(X)
-            if y.dtype.kind in "iuf":  # R^2 has no units: on y and predictions divided by a
-                # power of 2 (exact) their squares neither overflow (y ~ 1e300: NaN) nor vanish
-                top = max(np.abs(y).max(initial=0), np.abs(predicted).max(initial=0))
-                size = float(power_of_2(top))
-                y, predicted = y / size, predicted / size
-            return float(r2_score(y, predicted))
-        return float(accuracy_score(y, self.predict(X)))
+            try:
+                y = y.astype(np.float64)
+            except (TypeError, ValueError):
+                raise InputError.bad("y", "numbers for a regression model", y) from None
+            if not np.isfinite(y).all():
+                raise InputError.bad("y", "finite numbers for a regression model", y)
+            # R^2 has no units: on y and predictions divided by a power of 2 (exact) their
+            # squares neither overflow (y ~ 1e300: NaN) nor vanish
+            top = max(np.abs(y).max(initial=0), np.abs(predicted).max(initial=0))
+            size = float(power_of_2(top))
+            return float(r2_score(y / size, predicted / size))
+        return float(accuracy_score(y, predicted))
 
     def _importance_values(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         per_output = root_mean_square(values, axis=0)  # (C, O); no overflow in the squares
