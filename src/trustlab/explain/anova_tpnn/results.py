@@ -122,8 +122,9 @@ class ComponentValues(Result):
 
 @dataclass(frozen=True)
 class ComponentImportance(Result):
-    """How much each component varies over the data: its root mean square (the components have
-    mean zero over the training data, so this is their standard deviation there).
+    """How much each component varies over the data: its root mean square (a main effect's
+    standard deviation on the training rows; an interaction sums to zero over the product of
+    the marginals, not over the rows, so where its features are dependent its mean is not 0).
 
     Attributes
     ----------
