@@ -222,6 +222,9 @@ class SteeringVector(Result):
         st = require("safetensors.numpy", "llm")
         out = output_dir(path_dir, "path_dir")
         vector = np.ascontiguousarray(self.vector)
+        # an earlier save's JSON names the vector's layer and model: not beside the tensor
+        # rewritten here (an interrupted overwrite of a vector of equal length loaded as a whole)
+        (out / JSON_FILE).unlink(missing_ok=True)
         tensor = write_atomic(
             out / TENSOR_FILE,
             lambda tmp: st.save_file({_TENSOR_KEY: vector}, str(tmp), {"format": _FORMAT}),
