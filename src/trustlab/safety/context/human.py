@@ -158,7 +158,7 @@ def human_statistics(
     output file whose contexts may be ablated: the contexts are not read). Votes are the
     safe_rate's k of 21 (never a shorter vote list).
     """
-    data = dataset if isinstance(dataset, CaseBench) else load_casebench(dataset, outputs=True)
+    data = dataset if isinstance(dataset, CaseBench) else _load(dataset)
     alpha = check_probability(alpha, "alpha")
     n = VOTES_PER_ITEM
     intended = data.intended_safe
@@ -211,6 +211,18 @@ def human_statistics(
         power_at_votes=_power(rate_safe, rate_unsafe, n, alpha),
         differences=differences,
     )
+
+
+def _load(dataset: Any) -> CaseBench:
+    """The records of ``dataset`` (a path or a list), its errors naming ``dataset`` (the
+    loader's own argument is ``path``)."""
+    try:
+        return load_casebench(dataset, outputs=True)
+    except InputError as exc:
+        message = str(exc)
+        if exc.argument != "path" or not message.startswith("path:"):
+            raise
+        raise InputError("dataset" + message[len("path") :], argument="dataset") from None
 
 
 def _power(p1: float, p2: float, n: int, alpha: float) -> float | None:
