@@ -368,6 +368,26 @@ def _population(data, n_samples, budget_ratio, seed):
     )
 
 
+def _check_split(y: np.ndarray, share: float, seed: int) -> None:
+    """The stratified split needs 2 users of each label and 2 test users (scikit-learn raised a
+    bare ValueError: 'The least populated classes in y have only 1 member', or 'The test_size =
+    1 should be greater or equal to the number of classes = 2')."""
+    counts = np.bincount(y, minlength=2)
+    if counts.min() < 2:
+        raise InputError(
+            f"n_samples: expected a population with at least 2 users of each label to split, "
+            f"got {counts.min()} with label {counts.argmin()} among {y.size} users (drawn with "
+            f"seed {seed}); draw more users or use another seed",
+            argument="n_samples",
+        )
+    if math.ceil(share * y.size) < 2:  # scikit-learn's size of the test part
+        raise InputError(
+            f"test_size: expected a share that puts at least 2 of the {y.size} users (one per "
+            f"label) in the test part, got {share:g} ({math.ceil(share * y.size)} user)",
+            argument="test_size",
+        )
+
+
 def simulate_market(
     data: str = "synthetic",
     *,
@@ -422,6 +442,7 @@ def simulate_market(
 
     step("preparing the data")
     X, y, budgets, names, positive_label, budget_note = _population(data, n, budget_ratio, seed)
+    _check_split(y, share, seed)
     train, test = train_test_split(
         np.arange(y.size), test_size=share, stratify=y, random_state=seed
     )
