@@ -98,6 +98,8 @@ def _revenue_curve(distances: np.ndarray, budgets: np.ndarray, rejected: np.ndar
     can_pay = rejected & (budgets > 0)
     gap = distances[can_pay]
     beta = budgets[can_pay] / gap
+    # b_i / u_i may underflow to 0 (1e-320 / 1e10): that user too buys only at price 0
+    gap, beta = gap[beta > 0], beta[beta > 0]
     order = np.argsort(-beta, kind="stable")
     beta_sorted = beta[order]
     demand = np.cumsum(gap[order])
