@@ -323,8 +323,8 @@ def certify_command(
 
     split = digits_split(data, split, "test")
     network = load_base_model(model)
-    description = network.trustlab_description
-    n_classes = int(description["n_classes"])
+    n_classes = int(network.trustlab_description["n_classes"])
+    description = _trained_for(network.trustlab_description, n_classes, model)
     X, y = read_data(data, label, split, encoding)
     if limit is not None:
         if limit < 1:
@@ -375,6 +375,27 @@ def certify_command(
             )  # fmt: skip
     emit(result, as_json)
     save(result, out, as_json)
+
+
+def _trained_for(description: dict, n_classes: int, model: Path) -> dict:
+    """The model's description with its sigma and cost matrix checked: a damaged model.json
+    (sigma "abc", a ragged cost matrix) was a raw ValueError, exit 1. Errors name --model and
+    the file, not --sigma or --cost-matrix, which were not given."""
+    from trustlab._checks import check_positive
+    from trustlab.robustness import check_cost_matrix
+
+    checked = dict(description)
+    try:
+        if checked.get("sigma") is not None:
+            checked["sigma"] = check_positive(checked["sigma"], "sigma")
+        if checked.get("cost_matrix") is not None:
+            checked["cost_matrix"] = check_cost_matrix(checked["cost_matrix"], n_classes)
+    except InputError as exc:
+        raise InputError(
+            f"--model: {exc} (in the model.json of {model}, what the model was trained for)",
+            argument="--model",
+        ) from None
+    return checked
 
 
 def _sigma(sigma: float | None, description: dict) -> tuple[float, str]:
