@@ -20,7 +20,7 @@ from trustlab._results import write_atomic
 from trustlab.errors import InputError
 from trustlab.privacy import _solver
 from trustlab.privacy.calibration import calibrate
-from trustlab.privacy.dsi import check_magnitude, check_solver_options
+from trustlab.privacy.dsi import check_magnitude, check_solver_options, unique_groups
 
 __all__ = ["DSIMechanism"]
 
@@ -148,7 +148,7 @@ class DSIMechanism(BaseEstimator):
         n_samples = _length_of(data)
         if labels.size != n_samples:
             raise InputError.bad("groups", f"one label per record ({n_samples})", labels)
-        group_labels = np.unique(labels)
+        group_labels = unique_groups(labels)
         masks = [labels != g for g in group_labels]
         # an error on a subset names it: fn(data) itself may be fine (a group holding a class)
         names = ["fn(data)", "fn(data) run a second time"] + [
