@@ -102,7 +102,8 @@ def misuse(
     k : int
         Subtasks W proposes in the automated decomposition.
     random_state : int
-        Seeds the sample of tasks.
+        Seeds the sample of tasks (an integer >= 0, so that a rerun or a resumed run draws the
+        same tasks).
     max_tokens : int
         Of every model call (greedy).
     timeout : float
@@ -113,6 +114,8 @@ def misuse(
     k = check_positive_int(k, "k")
     max_tokens = check_positive_int(max_tokens, "max_tokens")
     timeout = check_positive(timeout, "timeout")
+    # a seed, not None: an unseeded sample differs on every run and on resuming (eval_retry)
+    random_state = check_positive_int(random_state, "random_state", minimum=0)
     tasks = load_suite(suite, n=n, random_state=random_state)
     samples = [
         Sample(id=task.id, input=task.objective, metadata={"suite": task.suite}) for task in tasks
