@@ -54,10 +54,12 @@ def soft_price(
     price is ``sum_k softmax(softmax_scale * R)_k beta~_k``. ``inf`` when nobody takes part.
     """
     taking_part = (distances > 0) & (budgets > 0)
-    if not bool(taking_part.any()):
-        return torch.tensor(math.inf, dtype=distances.dtype)
     gap = distances[taking_part]
     beta = budgets[taking_part] / gap
+    # b / u may underflow to 0 (1e-320 / 1e10): that user too buys only at price 0
+    gap, beta = gap[beta > 0], beta[beta > 0]
+    if beta.numel() == 0:
+        return torch.tensor(math.inf, dtype=distances.dtype)
     if beta.numel() == 1:
         return beta[0]
     perm = soft_sort_matrix(beta / beta.min(), sort_temperature)
