@@ -99,6 +99,8 @@ def solve(
     sigma_eigs = stretch * scale**2 * np.sqrt(eigvals)
     factor = eigvecs * np.sqrt(sigma_eigs)
     norms_sq = np.sum(rows * rows, axis=1) / caps
+    with np.errstate(over="ignore"):  # past float64 (differences 1e100, budgets 1e-100): inf
+        multipliers = mu * scale**2 / caps
     return DSICovariance(
         basis=basis,
         factor=factor,
@@ -109,7 +111,7 @@ def solve(
         duality_gap=gap,
         isotropic_span_trace=float(basis.shape[1] * norms_sq.max()),
         isotropic_full_trace=float(d * norms_sq.max()),
-        multipliers=mu * scale**2 / caps,
+        multipliers=multipliers,
         budgets=caps,
         span_residual=residual,
         iterations=iterations,
