@@ -125,6 +125,14 @@ def _restore(model: Any, meta: dict, arrays: dict[str, np.ndarray]) -> None:
         for g in range(meta["n_groups"])
     ]
     model._set_structure(features, terms, meta["loss"], classes, meta["fitted_on_frame"])
+    # the terms (model.json) must be those the groups (model.pt) compute, in the same order: terms
+    # listed in another order loaded and named each component after another one's features
+    expected = model._groups()[0]
+    if len(expected) != len(groups) or any(
+        not np.array_equal(members, group.features) or tuple(map(bool, group.pattern)) != pattern
+        for (members, pattern), group in zip(expected, groups, strict=False)
+    ):
+        raise ValueError(f"its terms {terms} are not those of the components in {MODEL_FILE}")
     model._set_fitted(groups, arrays["intercept"])
     model.importance_ = arrays["importance"]
     model._importance_per_class_ = arrays["importance_per_class"]
