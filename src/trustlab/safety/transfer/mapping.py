@@ -834,7 +834,14 @@ def _offset_pairs(
     return pairs
 
 
-def _check_same_tokens(source_model: Any, target_model: Any, texts: list[str]) -> None:
+def _check_same_tokens(
+    source_model: Any,
+    target_model: Any,
+    texts: list[str],
+    names: tuple[str, str] = ("source_model", "target_model"),
+) -> None:
+    """Each text must give the same token ids in both models; ``names`` are the models'
+    arguments in the error."""
     for i, text in enumerate(texts):
         ids = [
             m.tokenizer(text, add_special_tokens=True)["input_ids"]
@@ -842,13 +849,13 @@ def _check_same_tokens(source_model: Any, target_model: Any, texts: list[str]) -
         ]
         if list(ids[0]) != list(ids[1]):
             raise InputError(
-                f"target_model: expected a model with the tokenizer of source_model "
+                f"{names[1]}: expected a model with the tokenizer of {names[0]} "
                 f"{source_model.name!r} (the same token ids for every text), got "
                 f"{target_model.name!r}, which tokenizes texts[{i}] differently "
                 f"({len(ids[0])} vs {len(ids[1])} tokens). Pairing activations across "
                 "tokenizers needs an alignment by character offsets (pair tokens whose spans "
                 "end at the same character): pass align='offsets' to paired_activations.",
-                argument="target_model",
+                argument=names[1],
             )
 
 

