@@ -264,6 +264,11 @@ def fit(
                 argument="--interactions",
             )
     keep = _check_rows(frame, X, label, drop_missing)
+    if len(keep) < 2:  # no row was dropped: the table itself is too short
+        raise InputError(
+            f"--data: expected a table of at least 2 rows to fit on, got {len(keep)} ({data.name})",
+            argument="--data",
+        )
     if keep.sum() < 2:  # a fit needs 2 rows; "0 sample(s)" would not say where they went
         raise InputError(
             f"--data: expected at least 2 rows without a missing value, got {int(keep.sum())} of "
