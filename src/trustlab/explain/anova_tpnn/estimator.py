@@ -314,7 +314,6 @@ class ANOVATPNN(BaseEstimator):
             frame, categorical_flags(frame, self.categorical_features), self.n_quantiles
         )
         task, encoded, classes, shift, scale = encode_target(target, self.task)
-        self._output_shift_, self._output_scale_ = shift, scale
         labels = encoded if task != "regression" else None
         train_idx, valid_idx = validation_split(len(frame), self.validation_fraction, labels, rng)
         x_num, x_cat = features.transform(frame)
@@ -324,6 +323,8 @@ class ANOVATPNN(BaseEstimator):
         mains = [(j,) for j in range(len(features.names))]
         terms = mains + sorted(terms, key=len)  # grouped by order, as the network computes them
         _check_distinct_names(features.names, terms)
+        # set with the structure: a refit refused before here keeps the fitted model's values
+        self._output_shift_, self._output_scale_ = shift, scale
         self._set_structure(features, terms, task, classes, isinstance(X, pd.DataFrame))
         try:
             data = (x_num, x_cat, encoded, train_idx, valid_idx)
