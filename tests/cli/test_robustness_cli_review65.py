@@ -38,3 +38,24 @@ def test_a_damaged_model_json_names_model(run, folder, tmp_path, key, value, opt
     line = one_line(err)
     assert line.startswith(f"trustlab: error: --model: {key}: expected "), line
     assert "model.json" in line
+
+
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+def test_a_folder_where_the_checkpoint_goes_is_refused(run, folder, tmp_path, overwrite):
+    # was 'trustlab: unexpected failure: IsADirectoryError', exit 1
+    (tmp_path / "out" / "checkpoint.jsonl").mkdir(parents=True)
+    args = ("--model", folder, "--limit", "1", "--out", tmp_path / "out", *overwrite)
+    code, _, err = run("robustness", "certify", *args)
+    assert code == 2, err
+    assert one_line(err).startswith("trustlab: error: --out: expected a folder whose checkpoint")
+    assert (tmp_path / "out" / "checkpoint.jsonl").is_dir()
+
+
+def test_a_binary_checkpoint_is_refused_as_another_file(run, folder, tmp_path):
+    # was 'trustlab: unexpected failure: UnicodeDecodeError', exit 1
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "checkpoint.jsonl").write_bytes(b"\xff\xfe\x00garbage\n")
+    code, _, err = run("robustness", "certify", "--model", folder, "--limit", "1",
+                       "--out", tmp_path / "out")  # fmt: skip
+    assert code == 2, err
+    assert "certification checkpoint" in one_line(err) and "--overwrite" in one_line(err)

@@ -19,3 +19,32 @@ def test_check_cost_matrix_refuses_a_bad_class_count(n_classes):
 
 def test_check_cost_matrix_takes_numpy_class_counts():
     assert check_cost_matrix(None, np.int64(3)).tolist() == (1 - np.eye(3)).tolist()
+
+
+def _halfspace(batch):
+    return (batch[:, 0] > 0).astype(int)
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_a_folder_as_checkpoint_is_refused_naming_checkpoint(tmp_path, fresh):
+    # was a raw IsADirectoryError (reading it, or unlinking it with fresh=True)
+    from trustlab.robustness import SmoothedClassifier, certify_dataset
+
+    smooth = SmoothedClassifier(_halfspace, 0.5, 2)
+    with pytest.raises(InputError, match=r"^checkpoint: expected a file .*got"):
+        certify_dataset(
+            smooth, [[1.0]], [1], n0=1, n=10, checkpoint=tmp_path, model_id="h", fresh=fresh
+        )
+    assert tmp_path.is_dir()
+
+
+def test_a_binary_file_as_checkpoint_is_another_file(tmp_path):
+    # was a raw UnicodeDecodeError from reading its seed as UTF-8 text
+    from trustlab.robustness import SmoothedClassifier, certify_dataset
+
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b"\xff\xfe\x00garbage\n")
+    smooth = SmoothedClassifier(_halfspace, 0.5, 2)
+    with pytest.raises(InputError, match=r"^checkpoint: expected a trustlab certification"):
+        certify_dataset(smooth, [[1.0]], [1], n0=1, n=10, checkpoint=path, model_id="h")
+    assert path.read_bytes() == b"\xff\xfe\x00garbage\n"

@@ -338,6 +338,9 @@ def certify_command(
     costs, costs_note = _certify_costs(cost_matrix, harmful, n_classes, description, encoding)
     smooth = SmoothedClassifier(network, sigma, n_classes, batch_size=batch_size)
     checkpoint = None if out is None else out / CHECKPOINT
+    if checkpoint is not None and checkpoint.exists() and not checkpoint.is_file():
+        # not --overwrite's to delete: a folder there was a raw IsADirectoryError, exit 1
+        raise InputError.bad("--out", f"a folder whose {CHECKPOINT} is a file", str(checkpoint))
     if checkpoint is not None and not overwrite and not checkpoint.exists():
         refuse_existing(out, overwrite, CERTIFY_FILES, "a certification without its checkpoint")
     plan = (

@@ -44,7 +44,7 @@ class CheckpointStore:
     """
 
     def __init__(self, path: str | os.PathLike, header: dict[str, Any]):
-        self.path = Path(path)
+        self.path = self.check_path(path)
         self.header = {"format": FORMAT, "version": VERSION, **header}
         self.records: dict[int, tuple[int, list[int]]] = {}
         self._created = self.path.exists() and self._load()
@@ -56,16 +56,25 @@ class CheckpointStore:
             _sync(handle)
 
     @staticmethod
+    def check_path(path: str | os.PathLike) -> Path:
+        """``path`` as a Path, refused (naming ``checkpoint``) when something other than a file
+        is there: a folder was a raw IsADirectoryError, also when ``fresh`` unlinked it."""
+        path = Path(path)
+        if path.exists() and not path.is_file():
+            raise InputError.bad("checkpoint", "a file (the run's JSONL checkpoint)", str(path))
+        return path
+
+    @staticmethod
     def stored_entropy(path: str | os.PathLike) -> int | None:
         """The random entropy recorded in an existing checkpoint, or None."""
-        path = Path(path)
+        path = CheckpointStore.check_path(path)
         if not path.exists() or path.stat().st_size == 0:
             return None
-        with open(path, encoding="utf-8") as handle:
+        with open(path, "rb") as handle:  # bytes: another (binary) file is refused by _load
             first = handle.readline()
         try:
             return int(json.loads(first)["entropy"])
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError):  # UnicodeDecodeError is a ValueError
             return None
 
     def _load(self) -> bool:

@@ -137,7 +137,7 @@ def certify_dataset(
         _dask_client(dask_scheduler).close()
     if fresh and checkpoint is not None:
         entropy_of(random_state)  # a bad seed is refused before the checkpoint is deleted
-        Path(checkpoint).unlink(missing_ok=True)
+        CheckpointStore.check_path(checkpoint).unlink(missing_ok=True)
     stored = None if checkpoint is None else CheckpointStore.stored_entropy(checkpoint)
     entropy = stored if random_state is None and stored is not None else entropy_of(random_state)
     store = None
