@@ -48,3 +48,34 @@ def test_a_binary_file_as_checkpoint_is_another_file(tmp_path):
     with pytest.raises(InputError, match=r"^checkpoint: expected a trustlab certification"):
         certify_dataset(smooth, [[1.0]], [1], n0=1, n=10, checkpoint=path, model_id="h")
     assert path.read_bytes() == b"\xff\xfe\x00garbage\n"
+
+
+def test_a_checkpoint_under_a_file_is_refused_before_sampling(tmp_path):
+    # was a raw FileExistsError from mkdir after the first task (64,640 samples) was drawn
+    from trustlab.robustness import SmoothedClassifier, certify_dataset
+
+    (tmp_path / "f").write_text("x")
+    drawn = []
+    smooth = SmoothedClassifier(lambda b: drawn.append(len(b)) or _halfspace(b), 0.5, 2)
+    with pytest.raises(InputError, match=r"^checkpoint: expected a path inside folders, got"):
+        certify_dataset(
+            smooth, [[1.0]], [1], n0=1, n=10, checkpoint=tmp_path / "f/a/c.jsonl", model_id="h"
+        )
+    assert drawn == []
+
+
+def test_a_checkpoint_that_cannot_be_written_is_an_input_error(tmp_path, monkeypatch):
+    # a folder that cannot be created (e.g. /proc/x) was a raw OSError
+    import pathlib
+
+    from trustlab.robustness import SmoothedClassifier, certify_dataset
+
+    def refuse(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(pathlib.Path, "mkdir", refuse)
+    smooth = SmoothedClassifier(_halfspace, 0.5, 2)
+    with pytest.raises(InputError, match=r"^checkpoint: expected a file that can be written"):
+        certify_dataset(
+            smooth, [[1.0]], [1], n0=1, n=10, checkpoint=tmp_path / "d/c.jsonl", model_id="h"
+        )

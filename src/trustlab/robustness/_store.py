@@ -50,10 +50,16 @@ class CheckpointStore:
         self._created = self.path.exists() and self._load()
 
     def _create(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(self.header, sort_keys=True) + "\n")
-            _sync(handle)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "w", encoding="utf-8") as handle:
+                handle.write(json.dumps(self.header, sort_keys=True) + "\n")
+                _sync(handle)
+        except OSError as exc:  # a folder that cannot be created or written (a raw OSError)
+            raise InputError(
+                f"checkpoint: expected a file that can be written, got {self.path} ({exc})",
+                argument="checkpoint",
+            ) from None
 
     @staticmethod
     def check_path(path: str | os.PathLike) -> Path:
@@ -62,6 +68,13 @@ class CheckpointStore:
         path = Path(path)
         if path.exists() and not path.is_file():
             raise InputError.bad("checkpoint", "a file (the run's JSONL checkpoint)", str(path))
+        folder = path.parent  # a file where its folder goes: refused now, not after sampling
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+        if not folder.is_dir():
+            raise InputError.bad(
+                "checkpoint", "a path inside folders", f"{path} ({folder} is a file)"
+            )
         return path
 
     @staticmethod
