@@ -156,8 +156,10 @@ class ANOVATPNN(BaseEstimator):
     checkpoint_dir : path or None, default None
         Where the training state is saved after every epoch; a fit interrupted (a crash,
         Ctrl-C) resumes from it when refitted with the same folder, data and settings, and ends
-        as an uninterrupted fit would (the same model, bit for bit). A state left by a fit of
-        other data or settings (``n_jobs`` aside) is refused (InputError naming
+        as an uninterrupted fit would (the same model, bit for bit, with the same number of
+        torch threads: another ``n_jobs`` resumes too, but float32 sums then round otherwise;
+        predictions differed by 4e-8). A state left by a fit of other data or settings
+        (``n_jobs`` aside) is refused (InputError naming
         ``checkpoint_dir``); so is one of ``random_state=None`` once rows are held out (each
         fit draws another split): give an int seed to resume. The folder is left in place
         after the fit (a refit with it returns the same model without training); delete it to
