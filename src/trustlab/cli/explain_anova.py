@@ -126,6 +126,13 @@ def _feature_frame(frame, label: str | None, features: list[str], exclude: list[
         for name in names:
             require_columns(frame, {option: name})
     if features:
+        repeated = [name for name in dict.fromkeys(features) if features.count(name) > 1]
+        if repeated:  # the table of those columns was refused as '--data: ... distinct names'
+            raise InputError(
+                f"--features: expected each column once, got {repeated[0]!r} "
+                f"{features.count(repeated[0])} times",
+                argument="--features",
+            )
         if label in features:
             raise InputError(
                 f"--features: expected feature columns other than the label, got {label!r} "
