@@ -413,7 +413,9 @@ def simulate_market(
         and ``budget_ratio``; the tables: :func:`load_market_data` (``n_samples`` and
         ``budget_ratio`` unused).
     test_size : float
-        Share of rows for the test users.
+        Share of rows for the test users. The split is stratified: a population with fewer
+        than 2 users of a label, or a share giving fewer than 2 test users (``n_samples=20``
+        with ``test_size=0.05``), is refused (InputError naming ``n_samples`` or ``test_size``).
     max_epochs : int
         Epoch cap of the two trained learners (early stopping usually ends sooner).
     random_state : int
