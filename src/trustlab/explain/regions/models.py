@@ -26,6 +26,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from trustlab._checks import check_positive_int
 from trustlab._lazy import require
 from trustlab.errors import InputError
@@ -86,7 +88,11 @@ def _images(module: Any, images: Any, multiple: int) -> Any:
 
 def _tau(tau: Any, b: int, like: Any, name: str = "tau") -> Any:
     """``tau`` as a (B,) tensor of the dtype of ``like`` (a number is broadcast)."""
-    if isinstance(tau, (int, float)) and not isinstance(tau, bool):
+    if isinstance(tau, (np.ndarray, torch.Tensor)) and tau.ndim == 0:  # np.array(True): a bool too
+        tau = tau.item()
+    if isinstance(tau, (bool, np.bool_)):  # not read as 1.0
+        raise InputError.bad(name, "real sparsity levels", tau)
+    if isinstance(tau, (int, float, np.integer, np.floating)):  # np.float32(0.3) as 0.3
         return torch.full((b,), float(tau), dtype=like.dtype, device=like.device)
     t = _tensor(tau, name, 1, "any")
     if t.is_complex() or t.dtype == torch.bool:
