@@ -195,8 +195,11 @@ def write_model_folder(folder: Any, meta: dict, networks: dict[str, Any]) -> Any
         for k, v in net.state_dict().items()
     }
     # each file whole or not at all (an interrupted save left half a weights file), and the
-    # description last: a folder without model.json is no model
+    # description last: a folder without model.json is no model. An earlier save's model.json
+    # goes first: left beside the weights rewritten here, an interrupted overwrite loaded the
+    # new weights under the old description (classes, settings, history)
     text = json.dumps(meta, indent=1, default=_plain_number) + "\n"
+    (out / "model.json").unlink(missing_ok=True)
     write_atomic(out / "weights.safetensors", lambda tmp: save_file(state, str(tmp)))
     write_atomic(out / "model.json", text)
     return out
