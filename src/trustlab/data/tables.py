@@ -62,7 +62,7 @@ def read_table(
             if sep is None:
                 sep = "\t" if suffix.removesuffix(".gz").endswith(".tsv") else ","
             options = dict(sep=sep, encoding=encoding, header=header, dtype=dtype)
-            frame = pd.read_csv(path, keep_default_na=keep_default_na, **options)
+            frame = _read_csv_rows(path, keep_default_na, options)
             if header is not None:
                 _refuse_repeated_names(path, name, options)
             # a text column's "NA" is a value (a group "NA", North America); a numeric
@@ -87,6 +87,7 @@ def read_table(
                 texts = pd.read_csv(
                     path, usecols=numeric, dtype=str, keep_default_na=False, na_values=[""],
                     sep=sep, encoding=encoding, header=header,
+                    index_col=options.get("index_col"),
                 )  # fmt: skip
                 for column in numeric:
                     if _names_not_numbers(texts[column], frame[column]):
@@ -107,6 +108,26 @@ def read_table(
         reason = " ".join(str(exc).split("\n")).strip()  # pandas ends some with a line break
         raise InputError(f"{name}: could not read {path}: {reason}", argument=name) from exc
     raise InputError.bad(name, "a .csv, .tsv (optionally .gz) or .parquet file", str(path))
+
+
+def _read_csv_rows(path: Path, keep_default_na: bool, options: dict):
+    """``pd.read_csv``, except that a separator ending every data row (``1,x,`` under ``a,b``,
+    as some exporters write) is no extra column: pandas took the first column for the index
+    then, shifting every value one column left (a's values read as b's). Rows wider than the
+    header by cells that are not empty (R's ``write.table`` row names) keep pandas' reading.
+    Sets ``options["index_col"]`` for the re-reads."""
+    import warnings
+
+    import pandas as pd
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", pd.errors.ParserWarning)
+        frame = pd.read_csv(path, keep_default_na=keep_default_na, index_col=False, **options)
+    if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
+        frame = pd.read_csv(path, keep_default_na=keep_default_na, **options)
+    else:
+        options["index_col"] = False
+    return frame
 
 
 def _refuse_repeated_names(path: Path, name: str, options: dict) -> None:
