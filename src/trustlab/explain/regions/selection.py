@@ -421,8 +421,10 @@ def _p_and_tau(p_bar: Any, tau: Any) -> tuple[Any, Any]:
     if tau is None or isinstance(tau, (bool, np.bool_, str, bytes)):  # not read as 1.0 or 0.5
         raise InputError.bad("tau", want, tau)
     try:
+        # torch.tensor(True), np.array([True]): not read as 1.0
+        same = torch.as_tensor(tau).dtype != torch.bool
         t = torch.as_tensor(tau, dtype=p.dtype, device=p.device)
-        same = torch.broadcast_shapes(t.shape, p.shape) == p.shape  # one value per image
+        same = same and torch.broadcast_shapes(t.shape, p.shape) == p.shape  # one per image
     except (TypeError, ValueError, RuntimeError):
         same = False
     if not same:
