@@ -17,7 +17,8 @@ command line finds it before any task file is read) and by importing this module
   ending in ``assistant:`` and plain continuation (also as the server does).
 - ``GenerateConfig``: ``max_tokens`` (default 256), ``temperature`` (default 1.0, the OpenAI
   API's; pass 0 for greedy decoding), ``top_p`` (nucleus sampling), ``seed``, ``stop_seqs``,
-  ``logprobs`` and ``top_logprobs`` (up to 20) are used; settings that change an answer and are
+  ``logprobs`` and ``top_logprobs`` (up to 20; alone it asks for log-probabilities, beside
+  ``logprobs=False`` it is refused as OpenAI's API does) are used; settings that change an answer and are
   not supported (penalties, ``top_k``, several choices, tools, response schemas, reasoning
   options ...) are refused with an error naming them, never ignored.
 - A request stays within the model's context (as ``trustlab llm serve`` keeps it): a prompt
@@ -247,6 +248,10 @@ def _settings(config: Any) -> dict[str, Any]:
     top = 0 if config.top_logprobs is None else config.top_logprobs
     if config.stop_seqs and not all(isinstance(s, str) and s for s in config.stop_seqs):
         raise InputError.bad("config.stop_seqs", "non-empty stop strings", config.stop_seqs)
+    if config.logprobs is False and config.top_logprobs is not None:  # as OpenAI's API refuses
+        raise InputError.bad(
+            "config.top_logprobs", "none with logprobs=False (set logprobs True or unset)", top
+        )
     wants_logprobs = bool(config.logprobs) or config.top_logprobs is not None
     return {
         "max_new_tokens": check_positive_int(max_tokens, "config.max_tokens"),
