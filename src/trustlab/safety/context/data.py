@@ -256,6 +256,12 @@ def _votes(record: Mapping, index: int, name: str) -> tuple[int, bool]:
     """(safe votes of 21, whether the vote list was short) from safe_rate or 21 votes."""
     rate = float(record["safe_rate"])
     scores = record.get("scores")
+    if scores is not None and len(scores) > VOTES_PER_ITEM:  # no share of 21 votes: not "short"
+        raise InputError(
+            f"{name}: record {index}: field scores: expected at most {VOTES_PER_ITEM} votes "
+            f"(all {VOTES_PER_ITEM}, or the data file's first 20), got {len(scores)}",
+            argument=name,
+        )
     if scores is not None and len(scores) == VOTES_PER_ITEM:
         k = sum(1 for s in scores if s == 1)
         if abs(k / VOTES_PER_ITEM - rate) > _TOLERANCE:
