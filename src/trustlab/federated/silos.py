@@ -212,6 +212,13 @@ def _slice_silos(X, y, n_silos, shifts, test_fraction, random_state) -> list[Sil
     order = rng.permutation(len(y))
     X, y = X[order].astype(np.float32), y[order].astype(np.int64)
     silos = []
+    smallest = len(y) // n_silos  # np.array_split's smallest slice
+    if max(1, int(round(smallest * test_fraction))) >= smallest:  # no training row left
+        raise InputError.bad(
+            "test_fraction",
+            f"a share leaving training rows in each silo of {smallest} images ({n_silos} silos)",
+            test_fraction,
+        )
     for i, part in enumerate(np.array_split(np.arange(len(y)), n_silos)):
         n_test = max(1, int(round(len(part) * test_fraction)))
         train, test = part[:-n_test], part[-n_test:]
