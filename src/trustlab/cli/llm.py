@@ -16,6 +16,7 @@ from trustlab.cli._common import (
     tracker,
 )
 from trustlab.cli._runs import counted
+from trustlab.errors import InputError
 
 #: Generated tokens run without --yes: hours for a small model on a CPU.
 GENERATION_LIMIT = 1_000_000
@@ -64,6 +65,7 @@ def models_command(
 
 @app.command("generate", help=GENERATE_HELP)
 def generate_command(
+    ctx: typer.Context,
     prompts: Annotated[list[str], typer.Argument(help="One or more prompts.", show_default=False)],
     model: Annotated[
         str, typer.Option("--model", help="Model name or path (or the endpoint's model id).")
@@ -112,6 +114,7 @@ def generate_command(
     check_temperature(temperature)
     check_seed(seed)
     if endpoint is None:
+        _refuse_endpoint_options(ctx)
         check_chat_support(model, chat)  # a model known to have no chat template (--chat)
         resolve_source(model)  # a name or path that names no model (--model)
     backend: Any = None if endpoint is None else _remote(endpoint, model, api_key, timeout)
@@ -178,3 +181,17 @@ def _remote(endpoint: str, model: str, api_key: str | None, timeout: float) -> A
     from trustlab.llm import RemoteModel
 
     return RemoteModel(endpoint, model, api_key, timeout=timeout)
+
+
+def _refuse_endpoint_options(ctx: typer.Context) -> None:
+    """Refuse --api-key or --timeout typed without --endpoint (a local model ignored them); the
+    TRUSTLAB_API_KEY environment variable is left alone: it is set for every command."""
+    from click.core import ParameterSource
+
+    for name, option in (("api_key", "--api-key"), ("timeout", "--timeout")):
+        if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE:
+            raise InputError(
+                f"{option}: expected only with --endpoint (a local model makes no requests), "
+                "got it without: add --endpoint URL or leave it out",
+                argument=option,
+            )
