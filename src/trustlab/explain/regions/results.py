@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_positive, check_positive_int
+from trustlab._checks import check_in_range, check_positive_int
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
 from trustlab.explain.regions.inputs import images_count
@@ -127,10 +127,11 @@ class RegionExplanation(Result):
         )
 
     def overlay(self, index: int, *, dim: float = 0.25) -> np.ndarray:
-        """The image (H, W, 3) with the unselected pixels dimmed to ``dim`` and segment borders."""
+        """The image (H, W, 3) with the unselected pixels dimmed to ``dim`` in (0, 1] of their
+        brightness and the borders of the selected segments."""
         if not isinstance(index, (int, np.integer)) or not -len(self) <= index < len(self):
             raise InputError.bad("index", f"an image position in [0, {len(self)})", index)
-        check_positive(dim, "dim")
+        dim = check_in_range(dim, "dim", 0.0, 1.0, low_open=True)  # > 1 brightens, not dims
         img = np.asarray(self.images[index]).transpose(1, 2, 0).astype(np.float64)
         keep = np.asarray(self.mask[index])[..., None]
         out = np.where(keep, img, img * dim)
