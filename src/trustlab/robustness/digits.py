@@ -202,9 +202,13 @@ def save_base_model(model: Any, folder: str | Path, **info: Any) -> Path:
         raise InputError.bad("model", "a module built by trustlab.robustness.digits_model", model)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    write_atomic(folder / WEIGHTS_FILE, lambda tmp: torch.save(model.state_dict(), tmp))
     saved = {**getattr(model, "trustlab_description", {}), **info, **spec}
-    write_atomic(folder / DESCRIPTION_FILE, json.dumps(saved, indent=2, sort_keys=True))
+    text = json.dumps(saved, indent=2, sort_keys=True)  # a refusal leaves the folder as it was
+    # an earlier save's description goes first: left beside the weights rewritten here, an
+    # interrupted overwrite loaded the new weights under the old sigma and cost matrix
+    (folder / DESCRIPTION_FILE).unlink(missing_ok=True)
+    write_atomic(folder / WEIGHTS_FILE, lambda tmp: torch.save(model.state_dict(), tmp))
+    write_atomic(folder / DESCRIPTION_FILE, text)
     return folder
 
 
