@@ -383,14 +383,15 @@ def certify_command(
 def _trained_for(description: dict, n_classes: int, model: Path) -> dict:
     """The model's description with its sigma and cost matrix checked: a damaged model.json
     (sigma "abc", a ragged cost matrix) was a raw ValueError, exit 1. Errors name --model and
-    the file, not --sigma or --cost-matrix, which were not given."""
-    from trustlab._checks import check_positive
+    the file, not --sigma or --cost-matrix, which were not given. A stored sigma of 0 (a model
+    saved as trained without noise) is kept: certifying it needs --sigma."""
+    from trustlab._checks import check_non_negative
     from trustlab.robustness import check_cost_matrix
 
     checked = dict(description)
     try:
         if checked.get("sigma") is not None:
-            checked["sigma"] = check_positive(checked["sigma"], "sigma")
+            checked["sigma"] = check_non_negative(checked["sigma"], "sigma")
         if checked.get("cost_matrix") is not None:
             checked["cost_matrix"] = check_cost_matrix(checked["cost_matrix"], n_classes)
     except InputError as exc:
@@ -408,6 +409,8 @@ def _sigma(sigma: float | None, description: dict) -> tuple[float, str]:
         return sigma, ""
     if stored is None:
         raise InputError.bad("--sigma", "a noise level (the model file names none)", None)
+    if stored == 0:
+        raise InputError.bad("--sigma", "a noise level (the model was trained without noise)", None)
     return float(stored), " (the model's)"
 
 
