@@ -9,6 +9,7 @@ when loaded, so they are read only when the caller says it trusts the file.
 from __future__ import annotations
 
 import os
+import shlex
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
@@ -85,6 +86,7 @@ def make_preprocessor(X: pd.DataFrame):
 
     categorical = categorical_columns(X)
     numeric = [c for c in X.columns if c not in categorical]
+    _check_scalable(X, numeric)
     categorical_steps = Pipeline(
         [
             # as objects: SimpleImputer refuses an array of booleans only (a True/False column)
@@ -110,6 +112,25 @@ def make_preprocessor(X: pd.DataFrame):
         [("categorical", categorical_steps, categorical), ("numeric", numeric_steps, numeric)],
         sparse_threshold=0,  # dense: gradient boosting refuses the sparse one-hot of many values
     )
+
+
+def _check_scalable(X: pd.DataFrame, numeric: list) -> None:
+    """An InputError naming ``data`` and the column when the spread of a numeric feature overflows
+    float64 (numbers beyond about 1e154): StandardScaler then divides it by 1, unscaled (logistic
+    regression at chance), or, near 1e200, leaves NaN and scikit-learn's raw 'Input X contains
+    NaN'."""
+    for c in numeric:
+        values = np.asarray(X[c], dtype=float)
+        values = values[~np.isnan(values)]
+        with np.errstate(over="ignore", invalid="ignore"):
+            if values.size and not np.isfinite(np.std(values)):
+                raise InputError(
+                    f"data: expected numeric feature columns StandardScaler can scale, got {c!r} "
+                    f"with numbers up to {np.abs(values).max():.3g} (their spread overflows "
+                    "float64): rescale the column (divide it by a power of ten) or leave it out "
+                    f"(--exclude {shlex.quote(str(c))})",
+                    argument="data",
+                )
 
 
 def make_pipeline(estimator, X: pd.DataFrame):

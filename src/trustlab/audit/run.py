@@ -171,8 +171,9 @@ def run_audit(
         two groups in the audited rows, a label that is not class labels (numbers with a
         fractional part), predictions that are not class labels (scores), a seed beyond
         2**32-1, an untrusted or unreadable model file, an unreadable participation file, a
-        feature the default models train on holding infinity or mixing numbers and text, an
-        earlier audit in ``out`` without ``overwrite``.
+        feature the default models train on holding infinity, numbers too large to scale
+        (beyond about 1e154) or mixing numbers and text, an earlier audit in ``out`` without
+        ``overwrite``.
 
     Notes
     -----
