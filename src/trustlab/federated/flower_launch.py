@@ -548,8 +548,9 @@ def run_loopback(
     """
     _check_seconds(timeout=timeout, startup_timeout=startup_timeout)
     cfg = config if config is not None else UEFLConfig()
-    work = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="uefl-flower-"))
-    work.mkdir(parents=True, exist_ok=True)
+    # a file there was a raw FileExistsError
+    work = output_dir(workdir, "workdir") if workdir is not None else None
+    work = work or Path(tempfile.mkdtemp(prefix="uefl-flower-"))
     app = write_flower_app(work / "app", cfg, n_silos=n_silos, shift=shift,
                            result_dir=work / "result", node_timeout=timeout).app_dir  # fmt: skip
     for stale in (work / "result" / RESULT_JSON, work / "result" / RESULT_ARRAYS):
