@@ -156,9 +156,14 @@ class ParticipationAssessment(Result):
         if not self.tiers["verified"]:
             table = "placeholder table" if self.tiers == load_tiers().to_dict() else "table"
             lines.append(f"  tiers: UNVERIFIED {table} (see docs); Arnstein rungs exact")
+        answered = {d["id"]: any(it["claimed"] for it in d["items"]) for d in self.dimensions}
+        if not any(answered.values()):  # every rung null: nothing was assessed
+            lines.append("  no item answered (every rung null): nothing assessed")
         for dim in self.dimensions:
             rung = dim["rung"]
-            where = "no rung credited" if rung is None else (
+            # no rung credited: answered, evidence incomplete (docs); not answered: no claim
+            none = "no rung credited" if answered[dim["id"]] else "not answered"
+            where = none if rung is None else (
                 f"rung {rung} {dim['rung_name']} ({dim['arnstein_group']}) -> {dim['tier_label']}"
             )  # fmt: skip
             flag = "  [assessors disagree]" if dim["disagreement"] else ""

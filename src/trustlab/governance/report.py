@@ -87,8 +87,8 @@ def _cite(citation: dict[str, Any]) -> str:
 
 
 def _tier_text(dim: dict[str, Any]) -> str:
-    if dim["tier"] is None:
-        return "no rung credited"
+    if dim["tier"] is None:  # 'no rung credited' means answered with evidence incomplete
+        return "no rung credited" if any(it["claimed"] for it in dim["items"]) else "not answered"
     name = f": {dim['tier_name']}" if dim["tier_name"] else ""
     return f"{dim['tier_label']}{name}" + ("" if dim["tier_verified"] else " (unverified)")
 
