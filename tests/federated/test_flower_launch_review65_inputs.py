@@ -13,3 +13,15 @@ def test_a_workdir_that_is_a_file_is_an_input_error(tmp_path):
     for workdir in (afile, afile / "sub"):  # was a raw FileExistsError / NotADirectoryError
         with pytest.raises(InputError, match="^workdir: expected a directory"):
             run_loopback(n_silos=2, workdir=workdir)
+
+
+def test_a_missing_certificate_file_is_refused_before_connecting(tmp_path):
+    from trustlab.federated.flower_launch import run_flower_app, write_flower_app
+
+    app = write_flower_app(tmp_path / "app", n_silos=2, result_dir=tmp_path / "result")
+    # nothing listens at port 1: the old code waited for it, then failed naming superlink
+    with pytest.raises(InputError, match="^root_certificates: expected an existing CA cert"):
+        run_flower_app(
+            app, "127.0.0.1:1", insecure=False, root_certificates=tmp_path / "nope.pem",
+            connect_timeout=0.01,
+        )  # fmt: skip

@@ -380,6 +380,9 @@ def run_flower_app(
     if not insecure and root_certificates is None:
         raise InputError.bad("root_certificates", "a CA certificate file when insecure=False",
                              root_certificates)  # fmt: skip
+    if not insecure and not Path(root_certificates).is_file():  # flwr run failed after connecting
+        raise InputError.bad("root_certificates", "an existing CA certificate file",
+                             str(root_certificates))  # fmt: skip
     result_dir = _result_dir(app)
     _wait_for_port(superlink, connect_timeout)
     # `flwr run --stream` exits 0 even when the ServerApp fails: a result left by an earlier
