@@ -25,3 +25,13 @@ def test_a_missing_certificate_file_is_refused_before_connecting(tmp_path):
             app, "127.0.0.1:1", insecure=False, root_certificates=tmp_path / "nope.pem",
             connect_timeout=0.01,
         )  # fmt: skip
+
+
+def test_refused_settings_leave_no_temporary_folder(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # mkdtemp's default folder
+    for settings in ({"n_silos": 1}, {"shift": "foo"}, {"config": 5}):
+        with pytest.raises(InputError):
+            run_loopback(**settings)
+    assert list(tmp_path.iterdir()) == []

@@ -554,8 +554,13 @@ def run_loopback(
     # a file there was a raw FileExistsError
     work = output_dir(workdir, "workdir") if workdir is not None else None
     work = work or Path(tempfile.mkdtemp(prefix="uefl-flower-"))
-    app = write_flower_app(work / "app", cfg, n_silos=n_silos, shift=shift,
-                           result_dir=work / "result", node_timeout=timeout).app_dir  # fmt: skip
+    try:
+        app = write_flower_app(work / "app", cfg, n_silos=n_silos, shift=shift,
+                               result_dir=work / "result", node_timeout=timeout).app_dir  # fmt: skip
+    except InputError:  # refused settings left an empty temporary folder behind, call by call
+        if workdir is None:
+            shutil.rmtree(work, ignore_errors=True)
+        raise
     for stale in (work / "result" / RESULT_JSON, work / "result" / RESULT_ARRAYS):
         stale.unlink(missing_ok=True)
     home = work / "flwr-home"
