@@ -351,6 +351,12 @@ def load_questionnaire(path: str | os.PathLike | None = None) -> Questionnaire:
     doc = read_document(p, "questionnaire")
     where = f"questionnaire ({p.name})"
     _check_schema(doc, "questionnaire.schema.json", where)
+    # JSON Schema's "integer" takes 3.0: read it as 3 (as an answer's rung), not shown "3.0"
+    for r in doc["rungs"]:
+        r["rung"] = int(r["rung"])
+    for item in doc["items"]:
+        for option in item["options"]:
+            option["rung"] = int(option["rung"])
     _check_questionnaire(doc, where)
     return Questionnaire(doc["version"], doc)
 
@@ -442,6 +448,8 @@ def load_tiers(path: str | os.PathLike | None = None) -> Tiers:
     doc = read_document(p, "tiers")
     where = f"tiers ({p.name})"
     _check_schema(doc, "tiers.schema.json", where)
+    for tier in doc["tiers"]:  # a rung written 3.0 is 3 (JSON Schema's "integer" takes it)
+        tier["rungs"] = [int(r) for r in tier["rungs"]]
     flat = [r for tier in doc["tiers"] for r in tier["rungs"]]
     if flat != list(RUNGS):
         raise _bad(where, "rungs", "the rungs 1..8 each once, in ascending consecutive runs", flat)
