@@ -430,7 +430,10 @@ class TensorFieldNetwork(torch.nn.Module):
         folder.mkdir(parents=True, exist_ok=True)
         text = json.dumps(asdict(self.config), indent=2) + "\n"
         state = {k: v.detach().contiguous() for k, v in self.state_dict().items()}
-        # each file whole or not at all (an interrupted save left half a weights file)
+        # each file whole or not at all (an interrupted save left half a weights file); an
+        # earlier save's config.json goes first (left beside the weights rewritten here, an
+        # interrupted overwrite loaded them under the old radius and settings)
+        (folder / "config.json").unlink(missing_ok=True)
         write_atomic(folder / "weights.safetensors", lambda tmp: save_file(state, str(tmp)))
         write_atomic(folder / "config.json", text)
         return folder
