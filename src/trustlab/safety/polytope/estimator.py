@@ -617,6 +617,9 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
             for name in _ARRAY_NAMES
             if (value := getattr(self, name + "_", None)) is not None
         }
+        # an earlier save's settings go first: left beside the arrays rewritten here, an
+        # interrupted overwrite loaded the new normals under the old layer and metadata
+        (out / PARAMS_FILE).unlink(missing_ok=True)
         write_atomic(out / ARRAYS_FILE, lambda tmp: _save_npz(tmp, arrays))
         write_atomic(out / PARAMS_FILE, text)
         return out
