@@ -557,8 +557,7 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
         out = output_dir(directory, "directory")
         safetensors = require("safetensors.numpy", "llm")
         arrays = {n: np.ascontiguousarray(getattr(self, n + "_")) for n in WEIGHT_NAMES}
-        write_atomic(out / WEIGHTS_FILE, lambda tmp: safetensors.save_file(arrays, str(tmp)))
-        write_atomic(out / CFG_FILE, json_text(self.sae_lens_config()))
+        cfg = json_text(self.sae_lens_config())
         info = {
             "format_version": FORMAT_VERSION,
             "params": storable_params(self),
@@ -569,7 +568,14 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
             "history": self.history_,
             "fit": self.fit_.to_dict(),
         }
-        write_atomic(out / TRUSTLAB_FILE, json_text(info))
+        text = json_text(info)
+        # an earlier save's JSON goes first: left beside the weights rewritten here, an
+        # interrupted overwrite loaded them under the old k, layer and fit
+        for name in (TRUSTLAB_FILE, CFG_FILE):
+            (out / name).unlink(missing_ok=True)
+        write_atomic(out / WEIGHTS_FILE, lambda tmp: safetensors.save_file(arrays, str(tmp)))
+        write_atomic(out / CFG_FILE, cfg)
+        write_atomic(out / TRUSTLAB_FILE, text)
         return out
 
     def sae_lens_config(self) -> dict[str, Any]:
