@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 
 from trustlab._checks import check_probability
+from trustlab.audit.table import check_classes_and_groups
 from trustlab.errors import InputError
 
-__all__ = ["AuditContext", "AuditPlan", "audit_mode"]
+__all__ = ["AuditContext", "AuditPlan", "audit_mode", "check_test_groups"]
 
 #: the share of rows the default models leave for the audit when ``test_size`` is not given
 DEFAULT_TEST_SIZE = 0.5
@@ -190,3 +191,19 @@ class AuditPlan:
         }[self.mode]
         sections = ", ".join(self.sections) or "no sections"
         return f"auditing {self.dataset}: {what}the report ({sections}) on {self.n_test:,} rows"
+
+
+def check_test_groups(labels, groups: np.ndarray, test: np.ndarray, test_size: float) -> None:
+    """2 or more groups in the test rows (DCP compares groups): an InputError naming
+    ``test_size`` when every group of the table has 2 or more rows (the held-out share was too
+    small to hold them), else, a group of one row, naming ``group``; 2 or more classes."""
+    held = np.unique(groups[test])
+    smallest = int(np.unique(groups, return_counts=True)[1].min())
+    if len(held) < 2 and smallest >= 2:
+        raise InputError(
+            "test_size: expected a held-out share whose test rows hold 2 or more groups, as DCP "
+            f"compares groups, got {test_size} (the {len(test):,} test rows hold only "
+            f"{held.tolist()!r}; the smallest group has {smallest:,} of {len(groups):,} rows)",
+            argument="test_size",
+        )
+    check_classes_and_groups(labels, groups[test], f" (the {len(test)} test rows)")

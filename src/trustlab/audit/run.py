@@ -20,7 +20,7 @@ from trustlab._checks import check_bool, check_random_state
 from trustlab._progress import check_progress
 from trustlab.audit import outputs
 from trustlab.audit import sections as section_registry
-from trustlab.audit.context import AuditContext, AuditPlan, audit_mode
+from trustlab.audit.context import AuditContext, AuditPlan, audit_mode, check_test_groups
 from trustlab.audit.models import (
     ZOO_NAMES,
     ZOO_TREE_ENSEMBLES,
@@ -555,7 +555,7 @@ def _context_from_zoo(table: AuditTable, names, test_size, seed, steps, tell_pla
             "test_size", "a split leaving 2 or more classes to train on", test_size
         )
     # the audited rows are the test rows: DCP needs 2 groups there, whatever the whole table has
-    check_classes_and_groups(class_labels(y), g[test], f" (the {len(test)} test rows)")
+    check_test_groups(class_labels(y), g, test, test_size)
     features, dropped = usable_features(frame[table.features].iloc[train])
     if not features:
         raise InputError(
