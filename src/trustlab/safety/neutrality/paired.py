@@ -237,8 +237,9 @@ def _boolean(value: str, row: int, path: str) -> bool:
 def load_paired_prompts(path: str | os.PathLike | None = None) -> PairedPrompts:
     """Read a paired-prompt CSV in the peer's ``eval_set.csv`` format (default: the shipped copy).
 
-    UTF-8 (a BOM allowed); every cell of the needed columns must hold text, and no row may
-    repeat the two prompts of an earlier one (in either order).
+    UTF-8 (a BOM allowed); every cell of the needed columns must hold text, the two prompts of a
+    row must differ (beyond spacing), and no row may repeat the two prompts of an earlier one (in
+    either order).
 
     >>> pairs = load_paired_prompts()
     >>> len(pairs), pairs.n_topics, len(pairs.categories)
@@ -261,6 +262,10 @@ def load_paired_prompts(path: str | os.PathLike | None = None) -> PairedPrompts:
                 empty = [c for c in COLUMNS if not (row.get(c) or "").strip()]
                 if empty:  # a short row, or a blank cell (an empty prompt to answer)
                     where = f"a value in every column (row {i}: none in {', '.join(empty)})"
+                    raise InputError.bad("path", where, str(file))
+                if " ".join(row["prompt_a"].split()) == " ".join(row["prompt_b"].split()):
+                    # one prompt graded against itself: even-handed and symmetric by construction
+                    where = f"two different prompts per pair (row {i}: prompt_b is prompt_a)"
                     raise InputError.bad("path", where, str(file))
                 pair = frozenset((row["prompt_a"], row["prompt_b"]))  # a swapped copy too
                 if pair in seen:  # it would count twice in every rate
