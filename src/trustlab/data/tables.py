@@ -334,7 +334,8 @@ def require_columns(df, columns: dict[str, str | None]) -> None:
         if col is not None and not _has_column(df, col):
             raise InputError(
                 f"{option}: expected a column of the data, got {col!r} "
-                f"(columns: {', '.join(map(str, df.columns[:20]))}){_separator_hint(df, col)}",
+                f"(columns: {', '.join(map(str, df.columns[:20]))}){_separator_hint(df, col)}"
+                f"{_spaces_hint(df, col)}",
                 argument=option,
             )
 
@@ -344,6 +345,18 @@ def _has_column(df, col) -> bool:
         return col in df.columns
     except TypeError:  # a list or dict (label=["y"]) is no column name: pandas' TypeError escaped
         return False
+
+
+def _spaces_hint(df, col: str) -> str:
+    """The header names the column with spaces around it (``y, pred, g``: the column is
+    ``' pred'``), which the listing of columns does not show."""
+    spaced = [c for c in df.columns if isinstance(c, str) and c.strip() == str(col).strip()]
+    if not spaced:
+        return ""
+    return (
+        f"; the file names it {spaced[0]!r}, with spaces: remove them from the header, or give "
+        f"the name with them"
+    )
 
 
 def _separator_hint(df, col: str) -> str:
