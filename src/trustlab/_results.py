@@ -281,10 +281,13 @@ def json_text(value: Any) -> str:
 def write_atomic(path: str | os.PathLike, data: str | bytes | Callable[[Path], Any]) -> Path:
     """Write ``data`` to ``path`` through a file beside it and a rename: never half a file.
 
-    ``data`` is text, bytes, or a function that writes the temporary path it is given.
+    ``data`` is text, bytes, or a function that writes the temporary path it is given. A
+    ``path`` that is a symbolic link writes the file it points to, as ``open()`` and ``cp`` do
+    (the link stays); the path as given is returned.
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
+    target = Path(os.path.realpath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix, dir=target.parent)
     try:
         if callable(data):
             os.close(fd)
@@ -297,7 +300,7 @@ def write_atomic(path: str | os.PathLike, data: str | bytes | Callable[[Path], A
         # mkstemp makes the file private; give it the mode a plain open() would (0644 under the
         # usual umask 022; a user's umask 077 kept weights 0600 before they were written so)
         os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
