@@ -142,9 +142,13 @@ class LatentCache(Result):
         """Write ``latent_cache.npz`` and ``latent_cache.json`` into ``directory``."""
         out = output_dir(directory, "directory")
         arrays = {n: getattr(self, n) for n in _ARRAYS}
-        write_atomic(out / "latent_cache.npz", lambda tmp: _save_npz(tmp, arrays))
         info = {"format": _FORMAT, **{n: getattr(self, n) for n in _SCALARS}, "sae": self.sae}
-        write_atomic(out / "latent_cache.json", json_text(info))
+        text = json_text(info)
+        # an earlier save's JSON goes first: left beside the arrays rewritten here, an
+        # interrupted overwrite loaded them under the old model, layer and SAE fingerprint
+        (out / "latent_cache.json").unlink(missing_ok=True)
+        write_atomic(out / "latent_cache.npz", lambda tmp: _save_npz(tmp, arrays))
+        write_atomic(out / "latent_cache.json", text)
         return out
 
 
