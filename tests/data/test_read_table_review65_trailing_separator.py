@@ -4,7 +4,10 @@ pandas took the first column for the row index then and shifted every value one 
 the label column held the predictions and the group column was all missing.
 """
 
+import pytest
+
 from trustlab.data.tables import read_table
+from trustlab.errors import InputError
 
 
 def test_a_separator_ending_each_row_keeps_the_columns_in_place(tmp_path):
@@ -25,3 +28,12 @@ def test_row_names_before_the_columns_still_read_as_the_index(tmp_path):
     frame = read_table(path)
     assert frame.index.tolist() == ["r1", "r2"]
     assert frame["a"].tolist() == [1, 4] and frame["b"].tolist() == [2, 5]
+
+
+def test_rows_two_cells_wider_than_the_header_are_refused(tmp_path):
+    path = tmp_path / "w.csv"  # two separators ending each row: y, pred, g were all NaN
+    path.write_text("y,pred,g\n1,0,a,,\n0,1,b,,\n")
+    with pytest.raises(
+        InputError, match=r"^--data: expected rows of 3 cells in w.csv.*got rows of 5"
+    ):
+        read_table(path)

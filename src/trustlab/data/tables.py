@@ -62,7 +62,7 @@ def read_table(
             if sep is None:
                 sep = "\t" if suffix.removesuffix(".gz").endswith(".tsv") else ","
             options = dict(sep=sep, encoding=encoding, header=header, dtype=dtype)
-            frame = _read_csv_rows(path, keep_default_na, options)
+            frame = _read_csv_rows(path, name, keep_default_na, options)
             if header is not None:
                 _refuse_repeated_names(path, name, options)
             # a text column's "NA" is a value (a group "NA", North America); a numeric
@@ -110,7 +110,7 @@ def read_table(
     raise InputError.bad(name, "a .csv, .tsv (optionally .gz) or .parquet file", str(path))
 
 
-def _read_csv_rows(path: Path, keep_default_na: bool, options: dict):
+def _read_csv_rows(path: Path, name: str, keep_default_na: bool, options: dict):
     """``pd.read_csv``, except that a separator ending every data row (``1,x,`` under ``a,b``,
     as some exporters write) is no extra column: pandas took the first column for the index
     then, shifting every value one column left (a's values read as b's). Rows wider than the
@@ -125,6 +125,13 @@ def _read_csv_rows(path: Path, keep_default_na: bool, options: dict):
         frame = pd.read_csv(path, keep_default_na=keep_default_na, index_col=False, **options)
     if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
         frame = pd.read_csv(path, keep_default_na=keep_default_na, **options)
+        if isinstance(frame.index, pd.MultiIndex):  # all values were shifted, most to NaN
+            width = len(frame.columns)
+            raise InputError(
+                f"{name}: expected rows of {width} cells in {path.name}, as its header names (one "
+                f"more for row names), got rows of {width + frame.index.nlevels} cells",
+                argument=name,
+            )
     else:
         options["index_col"] = False
     return frame
