@@ -110,7 +110,7 @@ def safe_flow(
 
     ``positions="newest"``: in each forward pass only the newest position of every row (the one
     that predicts the next token) is checked; the first ``correct_first`` passes are corrected
-    (None: all). With a KV cache the first pass is the prompt and each later pass one generated
+    (None: all; 0 is refused, it would correct nothing). With a KV cache the first pass is the prompt and each later pass one generated
     token, so this is "the first k generated tokens". ``positions="all"``: every position of every
     pass. ``window=(start, stop)`` instead checks positions ``start..stop-1`` of a single
     teacher-forced pass (prompt and answer together): with ``start`` the prompt's last position
@@ -127,8 +127,8 @@ def safe_flow(
     """
     check_choice(positions, "positions", POSITIONS)
     margin = check_non_negative(margin, "margin")
-    if correct_first is not None:
-        correct_first = check_positive_int(correct_first, "correct_first", minimum=0)
+    if correct_first is not None:  # 0 checks no pass: unsafe states would go by unseen
+        correct_first = check_correction("project", correct_first)[1]
     layer = _check_compatible(polytope, model)
     with _corrected_states(
         polytope,
