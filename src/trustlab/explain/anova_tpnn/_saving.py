@@ -67,8 +67,12 @@ def write_model(model: Any, directory: str | os.PathLike) -> Path:
     """Write ``model.pt`` and ``model.json`` into ``directory`` (created if needed)."""
     files = model_files(model)
     directory = output_dir(directory, "directory")
+    text = json_text(files[META_FILE])
+    # an earlier save's model.json goes first: left beside the model.pt rewritten here, an
+    # interrupted overwrite loaded the new components under the old shift, scale and names
+    (directory / META_FILE).unlink(missing_ok=True)
     write_atomic(directory / MODEL_FILE, files[MODEL_FILE])
-    write_atomic(directory / META_FILE, json_text(files[META_FILE]))
+    write_atomic(directory / META_FILE, text)
     return directory
 
 
