@@ -622,6 +622,8 @@ class ANOVATPNN(BaseEstimator):
         if len(y) != len(predicted):  # scikit-learn's words named neither y nor X
             raise InputError.bad("y", f"one value per row of X ({len(predicted)})", y)
         if self.task_ == "regression":
+            if y.dtype.kind == "c":  # astype would drop the imaginary parts
+                raise InputError.bad("y", "real numbers for a regression model", y)
             try:
                 y = y.astype(np.float64)
             except (TypeError, ValueError):
@@ -633,7 +635,11 @@ class ANOVATPNN(BaseEstimator):
             top = max(np.abs(y).max(initial=0), np.abs(predicted).max(initial=0))
             size = float(power_of_2(top))
             return float(r2_score(y / size, predicted / size))
-        return float(accuracy_score(y, predicted))
+        try:
+            return float(accuracy_score(y, predicted))
+        except ValueError:  # 'Mix of label input types', 'mix of binary and continuous targets'
+            classes = self.classes_.tolist()
+            raise InputError.bad("y", f"labels of the model's classes {classes}", y) from None
 
     def _importance_values(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         per_output = root_mean_square(values, axis=0)  # (C, O); no overflow in the squares
