@@ -93,12 +93,16 @@ def _tau(tau: Any, b: int, like: Any, name: str = "tau") -> Any:
     if isinstance(tau, (bool, np.bool_)):  # not read as 1.0
         raise InputError.bad(name, "real sparsity levels", tau)
     if isinstance(tau, (int, float, np.integer, np.floating)):  # np.float32(0.3) as 0.3
+        if not math.isfinite(tau):  # NaN logits: no group selected, silently
+            raise InputError.bad(name, "finite sparsity levels", tau)
         return torch.full((b,), float(tau), dtype=like.dtype, device=like.device)
     t = _tensor(tau, name, 1, "any")
     if t.is_complex() or t.dtype == torch.bool:
         raise InputError.bad(name, "real sparsity levels", t)
     if t.shape[0] != b:
         raise InputError.bad(name, f"shape ({b},): one level per image", t)
+    if not bool(torch.isfinite(t).all()):
+        raise InputError.bad(name, "finite sparsity levels", t)
     return t.to(dtype=like.dtype, device=like.device)
 
 
@@ -232,6 +236,8 @@ class Selector(nn.Module):
         t = _tensor(taus, "taus", 1, "any")
         if t.numel() == 0 or t.is_complex() or t.dtype == torch.bool:
             raise InputError.bad("taus", "a non-empty 1-D sequence of levels", taus)
+        if not bool(torch.isfinite(t).all()):  # NaN logits at that level, silently
+            raise InputError.bad("taus", "finite levels", taus)
         t = t.to(dtype=x.dtype, device=x.device)
         step = check_positive_int(chunk_size, "chunk_size")
         k = int(seg.max()) + 1 if n_groups is None else n_groups  # one K for every chunk
