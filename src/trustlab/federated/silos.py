@@ -298,7 +298,13 @@ def _shift_label(shift: Mapping[str, float]) -> str:
 def _check_shifts(shifts: Any, n_silos: int) -> list[dict[str, float]]:
     if isinstance(shifts, str):
         return default_shifts(n_silos, shifts)
-    shifts = list(shifts)
+    expected = f"a preset name {SHIFT_PRESETS} or a sequence of {n_silos} shift dicts"
+    if isinstance(shifts, Mapping):  # one dict: its keys were taken for the silos' shifts
+        raise InputError.bad("shifts", expected + " (one per silo), not one dict", shifts)
+    try:
+        shifts = list(shifts)
+    except TypeError:  # shifts=5: a raw "'int' object is not iterable"
+        raise InputError.bad("shifts", expected, shifts) from None
     if len(shifts) != n_silos:
         raise InputError.bad("shifts", f"{n_silos} shift dicts (one per silo)", shifts)
     out = []
