@@ -283,10 +283,14 @@ def write_atomic(path: str | os.PathLike, data: str | bytes | Callable[[Path], A
 
     ``data`` is text, bytes, or a function that writes the temporary path it is given. A
     ``path`` that is a symbolic link writes the file it points to, as ``open()`` and ``cp`` do
-    (the link stays); the path as given is returned.
+    (the link stays); a link into a folder that does not exist is replaced by the file, as
+    nothing there could be updated (the output is kept, not lost after the work). The path as
+    given is returned.
     """
     path = Path(path)
     target = Path(os.path.realpath(path))
+    if not target.parent.is_dir():
+        target = path
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix, dir=target.parent)
     try:
         if callable(data):
