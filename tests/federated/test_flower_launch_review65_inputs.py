@@ -35,3 +35,17 @@ def test_refused_settings_leave_no_temporary_folder(tmp_path, monkeypatch):
         with pytest.raises(InputError):
             run_loopback(**settings)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("n_silos", "port", "says"),
+    [(2, 70000, "^port: expected a TCP port in"), (2, -5, "^port: "), (2, True, "^port: "),
+     (0, 9093, "^n_silos: "), (2.5, 9093, "^n_silos: ")],
+)  # fmt: skip
+def test_launch_commands_checks_its_nodes_and_port(n_silos, port, says):
+    from trustlab.federated.flower_launch import launch_commands
+
+    # were printed as commands that fail when pasted (port 70000, -5, True, no SuperNode), or a
+    # raw TypeError (2.5)
+    with pytest.raises(InputError, match=says):
+        launch_commands(n_silos, "uefl-app", port)

@@ -192,12 +192,7 @@ def write_flower_app(
         raise InputError.bad("config", "a UEFLConfig", cfg)
     check_choice(shift, "shift", SHIFT_PRESETS)
     check_choice(data, "data", DATASETS)
-    n_silos = check_positive_int(n_silos, "n_silos", minimum=2)
-    if check_positive_int(port, "port") > 65535 - n_silos:  # the SuperNodes take the next ports
-        raise InputError.bad(
-            "port", f"a TCP port in [1, {65535 - n_silos}] ({n_silos} SuperNode ports follow it)",
-            port,
-        )  # fmt: skip
+    n_silos, port = _check_nodes(n_silos, port)
     if n_features is None:
         n_features = 64 if data == "digits" else 196
     n_features = check_positive_int(n_features, "n_features")
@@ -243,6 +238,17 @@ def write_flower_app(
     return FlowerApp(app, n_silos, port)
 
 
+def _check_nodes(n_silos: Any, port: Any) -> tuple[int, int]:
+    """At least two SuperNodes, and a SuperLink port that leaves room for theirs."""
+    n_silos = check_positive_int(n_silos, "n_silos", minimum=2)
+    if check_positive_int(port, "port") > 65535 - n_silos:  # the SuperNodes take the next ports
+        raise InputError.bad(
+            "port", f"a TCP port in [1, {65535 - n_silos}] ({n_silos} SuperNode ports follow it)",
+            port,
+        )  # fmt: skip
+    return n_silos, port
+
+
 def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -261,6 +267,8 @@ def launch_commands(
     >>> print(launch_commands(2, "uefl-app").splitlines()[0])
     flower-superlink --insecure --port 9093 --disable-runtime-dependency-installation
     """
+    # port 70000, -5 or True, and 0 SuperNodes, printed commands that failed when pasted
+    n_silos, port = _check_nodes(n_silos, port)
     lines = [f"flower-superlink --insecure --port {port} --disable-runtime-dependency-installation"]
     lines += [
         f"flower-supernode --insecure --superlink 127.0.0.1:{port} --port {port + 1 + i} "
