@@ -841,7 +841,17 @@ def _check_same_tokens(
     names: tuple[str, str] = ("source_model", "target_model"),
 ) -> None:
     """Each text must give the same token ids in both models; ``names`` are the models'
-    arguments in the error."""
+    arguments in the error (other than the default: backdoor_transfer_study's own texts, which
+    it pairs by tokens, with no ``align`` to offer)."""
+    own = names == ("source_model", "target_model")
+    advice = (
+        "Pairing activations across tokenizers needs an alignment by character offsets (pair "
+        "tokens whose spans end at the same character): pass align='offsets' to "
+        "paired_activations."
+        if own
+        else "The study pairs the two models' activations token by token: give two models "
+        "of one tokenizer."
+    )
     for i, text in enumerate(texts):
         ids = [
             m.tokenizer(text, add_special_tokens=True)["input_ids"]
@@ -851,10 +861,9 @@ def _check_same_tokens(
             raise InputError(
                 f"{names[1]}: expected a model with the tokenizer of {names[0]} "
                 f"{source_model.name!r} (the same token ids for every text), got "
-                f"{target_model.name!r}, which tokenizes texts[{i}] differently "
-                f"({len(ids[0])} vs {len(ids[1])} tokens). Pairing activations across "
-                "tokenizers needs an alignment by character offsets (pair tokens whose spans "
-                "end at the same character): pass align='offsets' to paired_activations.",
+                f"{target_model.name!r}, which tokenizes "
+                f"{'texts[' + str(i) + ']' if own else repr(text)} differently "
+                f"({len(ids[0])} vs {len(ids[1])} tokens). {advice}",
                 argument=names[1],
             )
 
