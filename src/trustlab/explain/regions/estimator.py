@@ -567,16 +567,15 @@ _LEVEL_INDEX = {t: i for i, t in enumerate(TAU_GRID)}
 
 
 def _plain(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
+    zero_d = isinstance(value, (np.generic, np.ndarray, torch.Tensor)) and value.ndim == 0
+    return value.item() if zero_d else value
 
 
 def _check_level(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+    value = _plain(value)  # np.array(0.3), torch.tensor(0.3), np.int64(1): numbers (as delta)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
         raise InputError.bad(name, "a sparsity level in (0, 1]", value)
-    v = float(value)
-    if not 0 < v <= 1:
-        raise InputError.bad(name, "a sparsity level in (0, 1]", value)
-    return v
+    return float(value)
 
 
 def _check_delta(value: Any) -> float:
