@@ -49,3 +49,14 @@ def test_launch_commands_checks_its_nodes_and_port(n_silos, port, says):
     # raw TypeError (2.5)
     with pytest.raises(InputError, match=says):
         launch_commands(n_silos, "uefl-app", port)
+
+
+def test_a_flwr_home_that_is_a_file_is_refused_before_connecting(tmp_path):
+    from trustlab.federated.flower_launch import run_flower_app, write_flower_app
+
+    app = write_flower_app(tmp_path / "app", n_silos=2, result_dir=tmp_path / "result")
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    for home in (afile, afile / "x"):  # a raw FileExistsError / NotADirectoryError
+        with pytest.raises(InputError, match="^flwr_home: expected a directory"):
+            run_flower_app(app, "127.0.0.1:1", flwr_home=home, connect_timeout=0.01)

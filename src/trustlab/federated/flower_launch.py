@@ -391,6 +391,8 @@ def run_flower_app(
     if not insecure and not Path(root_certificates).is_file():  # flwr run failed after connecting
         raise InputError.bad("root_certificates", "an existing CA certificate file",
                              str(root_certificates))  # fmt: skip
+    if flwr_home is not None:  # a file there: a raw FileExistsError, after the connection wait
+        check_output_dir(flwr_home, "flwr_home")
     result_dir = _result_dir(app)
     _wait_for_port(superlink, connect_timeout)
     # `flwr run --stream` exits 0 even when the ServerApp fails: a result left by an earlier
@@ -559,8 +561,7 @@ def run_loopback(
     """
     _check_seconds(timeout=timeout, startup_timeout=startup_timeout)
     cfg = config if config is not None else UEFLConfig()
-    # a file there was a raw FileExistsError
-    work = output_dir(workdir, "workdir") if workdir is not None else None
+    work = output_dir(workdir, "workdir") if workdir is not None else None  # a file: InputError
     work = work or Path(tempfile.mkdtemp(prefix="uefl-flower-"))
     try:
         app = write_flower_app(work / "app", cfg, n_silos=n_silos, shift=shift,
