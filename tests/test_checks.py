@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from trustlab import _checks as c
 from trustlab.errors import ConfigError, InputError, describe
+from trustlab.fairness._inputs import check_labels
 
 
 def test_random_state_same_seed_same_stream():
@@ -114,8 +115,8 @@ def test_row_stochastic_names_the_row():
 
 def test_labels_unknown_values():
     with pytest.raises(InputError, match="y_true: expected values among labels"):
-        c.check_labels(np.array(["a", "z"]), ["a", "b"], "y_true")
-    np.testing.assert_array_equal(c.check_labels(np.array([2, 1, 2]), None, "y"), [1, 2])
+        check_labels(np.array(["a", "z"]), ["a", "b"], "y_true")
+    np.testing.assert_array_equal(check_labels(np.array([2, 1, 2]), None, "y"), [1, 2])
 
 
 def test_scalar_checks():

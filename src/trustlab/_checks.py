@@ -31,7 +31,6 @@ __all__ = [
     "check_same_length",
     "check_probability_vector",
     "check_row_stochastic",
-    "check_labels",
     "check_positive_int",
     "check_in_range",
     "check_choice",
@@ -364,26 +363,6 @@ def check_row_stochastic(value: Any, name: str, *, atol: float = 1e-6) -> np.nda
             argument=name,
         )
     return arr
-
-
-def check_labels(values: np.ndarray, labels: Sequence[Any] | None, name: str) -> np.ndarray:
-    """The label set: given ``labels`` (checked to cover ``values``) or the sorted unique values."""
-    if labels is None:
-        return np.unique(values)
-    labels_arr = np.asarray(list(labels))
-    if labels_arr.ndim != 1:  # e.g. [[0], [1]]: numpy's searchsorted failed with "object too deep"
-        raise InputError.bad("labels", "a flat sequence of label values", list(labels))
-    if len(np.unique(labels_arr)) != len(labels_arr):
-        raise InputError.bad("labels", "distinct values", list(labels))
-    unknown = np.setdiff1d(np.unique(values), labels_arr)
-    if unknown.size:
-        shown = ", ".join(repr(v) for v in unknown[:5].tolist())
-        raise InputError(
-            f"{name}: expected values among labels={labels_arr.tolist()!r}, got unknown "
-            f"value(s) {shown}",
-            argument=name,
-        )
-    return labels_arr
 
 
 def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:

@@ -14,6 +14,7 @@ from trustlab._checks import (
     check_probability_vector,
     check_row_stochastic,
 )
+from trustlab._labels import sorted_unique
 from trustlab.errors import InputError
 from trustlab.fairness._greedy import label_orders
 
@@ -159,17 +160,30 @@ def check_weighted_groups(group_totals: np.ndarray, groups: tuple) -> None:
         )
 
 
-def unique(values: np.ndarray, name: str) -> np.ndarray:
-    try:
-        return np.unique(values)
-    except TypeError:
-        raise InputError.bad(name, "values of one comparable type", values) from None
+def check_labels(values: np.ndarray, labels: Sequence[Any] | None, name: str) -> np.ndarray:
+    """The label set: given ``labels`` (checked to cover ``values``) or the sorted unique values."""
+    if labels is None:
+        return sorted_unique(values, name)
+    labels_arr = np.asarray(list(labels))
+    if labels_arr.ndim != 1:  # e.g. [[0], [1]]: numpy's searchsorted failed with "object too deep"
+        raise InputError.bad("labels", "a flat sequence of label values", list(labels))
+    if len(np.unique(labels_arr)) != len(labels_arr):
+        raise InputError.bad("labels", "distinct values", list(labels))
+    unknown = np.setdiff1d(sorted_unique(values, name), labels_arr)
+    if unknown.size:
+        shown = ", ".join(repr(v) for v in unknown[:5].tolist())
+        raise InputError(
+            f"{name}: expected values among labels={labels_arr.tolist()!r}, got unknown "
+            f"value(s) {shown}",
+            argument=name,
+        )
+    return labels_arr
 
 
 def union_of_labels(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
     """The sorted union of the true and predicted labels; labels of different types (numbers
     and text: concatenating would turn 0 into "0") name y_pred, the one not like y_true."""
-    true_names, pred_names = unique(y_true, "y_true"), unique(y_pred, "y_pred")
+    true_names, pred_names = sorted_unique(y_true, "y_true"), sorted_unique(y_pred, "y_pred")
     true_kind, pred_kind = label_kind(true_names), label_kind(pred_names)
     if true_kind != pred_kind:
         raise InputError(
@@ -178,7 +192,7 @@ def union_of_labels(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
             f"{python_names(pred_names[:1])[0]!r})",
             argument="y_pred",
         )
-    return unique(np.concatenate([true_names, pred_names]), "y_true")
+    return sorted_unique(np.concatenate([true_names, pred_names]), "y_true")
 
 
 def label_kind(names: np.ndarray) -> str:

@@ -26,13 +26,13 @@ import numpy as np
 from trustlab._checks import (
     check_bool,
     check_in_range,
-    check_labels,
     check_n_jobs,
     check_positive_int,
     check_random_state,
     check_row_stochastic,
     check_same_length,
 )
+from trustlab._labels import sorted_unique
 from trustlab._renamed import renamed_keyword
 from trustlab.errors import InputError
 from trustlab.fairness._aggregate import solve_aggregate
@@ -41,6 +41,7 @@ from trustlab.fairness._greedy import random_orders
 from trustlab.fairness._inputs import (
     check_common,
     check_init,
+    check_labels,
     check_names,
     check_orders,
     check_sample_weight,
@@ -52,7 +53,6 @@ from trustlab.fairness._inputs import (
     records,
     rows_sum_to_one,
     union_of_labels,
-    unique,
 )
 from trustlab.fairness._known import METHODS, solve_known
 from trustlab.fairness._label import clip_confusions
@@ -340,7 +340,7 @@ def dcp_inputs(
     else:
         label_names = check_labels(y_true, labels, "y_true")
         check_labels(y_pred, labels, "y_pred")
-    group_names = unique(group_values, "groups")
+    group_names = sorted_unique(group_values, "groups")
     if labels is None and len(group_names) >= 2 and len(label_names) < 2:
         # the label set is the data's: blame the labels there, not an argument never given
         raise InputError(

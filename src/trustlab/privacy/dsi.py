@@ -29,6 +29,7 @@ from trustlab._checks import (
     check_probability,
     check_random_state,
 )
+from trustlab._labels import sorted_unique
 from trustlab.errors import InputError
 from trustlab.privacy import _solver
 from trustlab.privacy.calibration import calibrate
@@ -193,7 +194,7 @@ def group_gradient_differences(per_sample: Any, groups: Any) -> tuple[np.ndarray
     labels = as_1d(groups, "groups")
     if labels.size != grads.shape[0]:
         raise InputError.bad("groups", f"one label per gradient row ({grads.shape[0]})", labels)
-    unique, index = unique_groups(labels, return_inverse=True)
+    unique, index = sorted_unique(labels, "groups", return_inverse=True)
     if unique.size < 2:
         raise InputError.bad("groups", "at least two distinct groups", labels)
     size = float(grads.shape[0])
@@ -221,21 +222,6 @@ def group_gradient_differences(per_sample: Any, groups: Any) -> tuple[np.ndarray
 def check_solver_options(max_iter: Any, tol: Any) -> tuple[int, float]:
     """The solver's iteration cap (>= 1) and relative duality-gap tolerance (in (0, 1))."""
     return check_positive_int(max_iter, "max_iter"), check_probability(tol, "tol")
-
-
-def unique_groups(labels: np.ndarray, **options: Any) -> Any:
-    """``np.unique(labels, **options)`` of the checked ``groups``; labels that cannot be sorted
-    (numbers and text in one object array) are refused naming ``groups`` (numpy's TypeError
-    was a raw traceback)."""
-    try:
-        return np.unique(labels, **options)
-    except TypeError:
-        kinds = " and ".join(sorted({type(v).__name__ for v in labels.tolist()}))
-        raise InputError(
-            f"groups: expected labels of one comparable type (all numbers or all text), "
-            f"got {kinds}",
-            argument="groups",
-        ) from None
 
 
 def _check_differences(deltas: Any, budgets: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -15,12 +15,13 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from trustlab._checks import as_1d, as_float_array, check_callable, check_n_jobs
+from trustlab._labels import sorted_unique
 from trustlab._progress import check_progress
 from trustlab._results import write_atomic
 from trustlab.errors import InputError
 from trustlab.privacy import _solver
 from trustlab.privacy.calibration import calibrate
-from trustlab.privacy.dsi import check_magnitude, check_solver_options, unique_groups
+from trustlab.privacy.dsi import check_magnitude, check_solver_options
 
 __all__ = ["DSIMechanism"]
 
@@ -148,7 +149,7 @@ class DSIMechanism(BaseEstimator):
         n_samples = _length_of(data)
         if labels.size != n_samples:
             raise InputError.bad("groups", f"one label per record ({n_samples})", labels)
-        group_labels = unique_groups(labels)
+        group_labels = sorted_unique(labels, "groups")
         masks = [labels != g for g in group_labels]
         # an error on a subset names it: fn(data) itself may be fine (a group holding a class)
         names = ["fn(data)", "fn(data) run a second time"] + [
