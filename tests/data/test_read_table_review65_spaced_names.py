@@ -18,3 +18,10 @@ def test_a_column_named_with_spaces_is_named_in_the_error(tmp_path):
         require_columns(table, {"--group": "group"})
     assert "spaces" not in str(info.value)
     require_columns(table, {"--pred": " pred"})
+
+
+def test_a_comma_separated_file_named_tsv_is_named_in_the_error(tmp_path):
+    path = tmp_path / "t.tsv"  # read with tabs: one column 'y,pred,g', and no hint
+    path.write_text("y,pred,g\n1,0,a\n0,1,b\n")
+    with pytest.raises(InputError, match=r"separated by commas, .*one column: name it \.csv$"):
+        require_columns(read_table(path), {"--label": "y"})

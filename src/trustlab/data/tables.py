@@ -370,10 +370,13 @@ def _separator_hint(df, col: str) -> str:
     """Why a file read as one column lacks the named ones: it is separated by ``;``, tabs or
     ``|`` (a spreadsheet's export in many locales writes ``;``), not by commas. Said only when
     the wanted column is one of the header's pieces: a one-column file whose name holds a ``;``
-    as text ("note; see below") is no such file."""
+    as text ("note; see below") is no such file. Commas: a CSV file named .tsv (read as one
+    column, the hint said nothing)."""
     header = str(df.columns[0]) if len(df.columns) == 1 else ""
-    for char, name in ((";", "semicolons"), ("\t", "tabs"), ("|", "'|'")):
+    for char, name in ((";", "semicolons"), ("\t", "tabs"), ("|", "'|'"), (",", "commas")):
         if str(col) in (piece.strip() for piece in header.split(char)):
-            fix = "name it .tsv" if char == "\t" else "save it with commas as a .csv"
+            fix = {"\t": "name it .tsv", ",": "name it .csv"}.get(
+                char, "save it with commas as a .csv"
+            )
             return f"; the file looks separated by {name}, but was read as one column: {fix}"
     return ""
