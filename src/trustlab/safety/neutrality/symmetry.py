@@ -135,6 +135,21 @@ def _probabilities(value: Any, name: str) -> np.ndarray:
     return arr
 
 
+def _categories(value: Any) -> list[str]:
+    """One category name per pair; a missing one (None, NaN, "") is refused, not a group."""
+    if isinstance(value, (str, bytes, dict)):
+        raise InputError.bad("categories", "a sequence with one category per pair", value)
+    try:
+        items = list(value)
+    except TypeError:
+        raise InputError.bad("categories", "a sequence with one category per pair", value) from None
+    for i, item in enumerate(items):
+        missing = item is None or (isinstance(item, (float, np.floating)) and math.isnan(item))
+        if missing or str(item).strip() == "" or type(item).__name__ == "NAType":
+            raise InputError.bad("categories", f"a category for every pair (item {i})", item)
+    return [str(item) for item in items]
+
+
 def _rates(
     flags: dict[str, np.ndarray], rng: np.random.Generator, n_bootstrap: int, level: float
 ) -> tuple[dict[str, float], dict[str, list[float]]]:
@@ -173,7 +188,8 @@ def paired_symmetry(
     even_handed : array-like of float, optional
         Per pair P(even-handed) (the grader's "C").
     categories : sequence of str, optional
-        Per pair its category (e.g. ``PairedPrompts.column("main_category")``).
+        Per pair its category (e.g. ``PairedPrompts.column("main_category")``); a missing one
+        (None, NaN, "") is refused.
     threshold : float
         Binarisation threshold (the README's 0.5); a value counts when >= threshold.
     n_bootstrap : int
@@ -193,11 +209,8 @@ def paired_symmetry(
     if even_handed is not None:
         even = _probabilities(even_handed, "even_handed")
         check_same_length(refusal_a=ra, even_handed=even)
-    cats = None
-    if categories is not None:
-        if isinstance(categories, str):
-            raise InputError.bad("categories", "a sequence with one category per pair", categories)
-        cats = [str(c) for c in categories]
+    cats = None if categories is None else _categories(categories)
+    if cats is not None:
         check_same_length(refusal_a=ra, categories=cats)
     cut = check_in_range(threshold, "threshold", 0.0, 1.0)
     if n_bootstrap != 0:
