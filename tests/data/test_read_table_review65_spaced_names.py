@@ -25,3 +25,11 @@ def test_a_comma_separated_file_named_tsv_is_named_in_the_error(tmp_path):
     path.write_text("y,pred,g\n1,0,a\n0,1,b\n")
     with pytest.raises(InputError, match=r"separated by commas, .*one column: name it \.csv$"):
         require_columns(read_table(path), {"--label": "y"})
+
+
+def test_a_utf16_file_is_told_to_name_utf16_not_latin1(tmp_path):
+    path = tmp_path / "u.csv"  # a spreadsheet's "Unicode text": latin-1 read it as 'ÿþy\x00,...'
+    path.write_text("y,pred\n1,0\n", encoding="utf-16")
+    with pytest.raises(InputError, match=r"e\.g\. --encoding utf-16 \(the file starts with"):
+        read_table(path)
+    assert list(read_table(path, encoding="utf-16").columns) == ["y", "pred"]

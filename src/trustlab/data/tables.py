@@ -101,7 +101,7 @@ def read_table(
         where = _undecodable(path, used)  # pandas' exc.start counts from its read buffer
         raise InputError(
             f"{name}: could not read {path} as {used} text ({exc.reason}{where}); "
-            "name its encoding with --encoding, e.g. --encoding latin-1",
+            f"name its encoding with --encoding, e.g. {_encoding_hint(path)}",
             argument=name,
         ) from None
     except Exception as exc:  # parser errors become one clear line
@@ -160,6 +160,23 @@ def _names_not_numbers(texts, numbers) -> bool:
     two texts name one number (``1`` and ``1.0``, ``01`` and ``1``)."""
     present = numbers.notna() & texts.notna()
     return texts[present].str.strip().nunique() > numbers[present].nunique()
+
+
+def _encoding_hint(path: Path) -> str:
+    """``--encoding utf-16`` for a file that starts with a UTF-16 byte order mark (a
+    spreadsheet's "Unicode text"; latin-1, suggested before, read it as 'ÿþy\x00,\x00...'),
+    else ``--encoding latin-1``."""
+    import gzip
+
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    try:
+        with opener(path, "rb") as f:
+            start = f.read(2)
+    except (OSError, EOFError):
+        start = b""
+    if start in (b"\xff\xfe", b"\xfe\xff"):
+        return "--encoding utf-16 (the file starts with a UTF-16 byte order mark)"
+    return "--encoding latin-1"
 
 
 def _undecodable(path: Path, encoding: str, chunk_size: int = 1 << 20) -> str:
