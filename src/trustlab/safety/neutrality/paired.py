@@ -391,9 +391,14 @@ def option_probability(
     positives = [positive] if isinstance(positive, (str, int)) else positive
     try:
         positives = {_option(p, "positive") for p in positives}
+    except TypeError:
+        raise InputError.bad(
+            "positive", "an option token or a sequence of them", positive
+        ) from None
+    try:
         choices = {_option(o, "options") for o in options}
     except TypeError:
-        raise InputError.bad("options", "sequences of option tokens", options) from None
+        raise InputError.bad("options", "a sequence of option tokens", options) from None
     if not positives or not choices:
         raise InputError.bad("options", "at least one option and one positive option", options)
     if not positives <= choices:
