@@ -31,7 +31,7 @@ from trustlab.safety.polytope.language_model import (
     generation_states,
     prompt_activations,
 )
-from trustlab.safety.polytope.options import _check_generation
+from trustlab.safety.polytope.options import _check_generation, check_correction
 from trustlab.safety.polytope.results import FacetReport
 from trustlab.safety.polytope.selection import bootstrap_auroc
 from trustlab.safety.polytope.steering import (
@@ -410,7 +410,8 @@ def benign_perplexity(
     prompts, answers : list of str
         One answer per prompt.
     correct_first : int, optional
-        Steps corrected, as in :func:`~trustlab.safety.steered_generate`; None: no correction.
+        Steps corrected, as in :func:`~trustlab.safety.steered_generate` (0 is refused: it
+        would correct nothing); None: no correction.
     margin : float, default 1e-6
     chat : bool, default True
 
@@ -423,7 +424,8 @@ def benign_perplexity(
     chat = check_bool(chat, "chat")
     if correct_first is None:
         return _perplexity(polytope, model, prompts, answers, chat)
-    correct_first = check_positive_int(correct_first, "correct_first", minimum=0)
+    # 0 corrects no state: the plain perplexity would pass for a corrected one
+    correct_first = check_correction("project", correct_first)[1]
     margin = check_non_negative(margin, "margin")
     layer = _check_compatible(polytope, model)
     return _perplexity(polytope, model, prompts, answers, chat, layer, margin, correct_first)

@@ -96,7 +96,8 @@ def check_correction(correction: Any, correct_first: Any) -> tuple[str, int]:
     loads one (the CLI does).
 
     ``correct_first=0`` is refused: it checks no state, so the "corrected" answers would be the
-    plain ones and the share of checked steps corrected 0 of 0 (``safe_flow`` refuses it too).
+    plain ones and the share of checked steps corrected 0 of 0 (``safe_flow`` and
+    ``benign_perplexity`` refuse it too).
 
     >>> check_correction("project", 4)
     ('project', 4)

@@ -110,15 +110,16 @@ def safe_flow(
 
     ``positions="newest"``: in each forward pass only the newest position of every row (the one
     that predicts the next token) is checked; the first ``correct_first`` passes are corrected
-    (None: all; 0 is refused, it would correct nothing). With a KV cache the first pass is the prompt and each later pass one generated
-    token, so this is "the first k generated tokens". ``positions="all"``: every position of every
-    pass. ``window=(start, stop)`` instead checks positions ``start..stop-1`` of a single
-    teacher-forced pass (prompt and answer together): with ``start`` the prompt's last position
-    and ``stop = start + k`` it corrects exactly the states that generation would, which is how
-    :func:`~trustlab.safety.benign_perplexity` scores an answer under steering. A pass in which
-    no state is flagged returns the layer output untouched, so the model is unchanged on safe
-    inputs. "newest" assumes left padding, as in ``LocalModel.generate``; other calls that pad on
-    the right (``activations``, ``logprobs``) should run one prompt at a time (``batch_size=1``).
+    (None: all; 0 is refused, it would correct nothing). With a KV cache the first pass is the
+    prompt and each later pass one generated token, so this is "the first k generated tokens".
+    ``positions="all"``: every position of every pass. ``window=(start, stop)`` instead checks
+    positions ``start..stop-1`` of a single teacher-forced pass (prompt and answer together):
+    with ``start`` the prompt's last position and ``stop = start + k`` it corrects exactly the
+    states that generation would, which is how :func:`~trustlab.safety.benign_perplexity`
+    scores an answer under steering. A pass in which no state is flagged returns the layer
+    output untouched, so the model is unchanged on safe inputs. "newest" assumes left padding,
+    as in ``LocalModel.generate``; other calls that pad on the right (``activations``,
+    ``logprobs``) should run one prompt at a time (``batch_size=1``).
 
     Yields
     ------
