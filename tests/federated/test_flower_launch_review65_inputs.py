@@ -60,3 +60,10 @@ def test_a_flwr_home_that_is_a_file_is_refused_before_connecting(tmp_path):
     for home in (afile, afile / "x"):  # a raw FileExistsError / NotADirectoryError
         with pytest.raises(InputError, match="^flwr_home: expected a directory"):
             run_flower_app(app, "127.0.0.1:1", flwr_home=home, connect_timeout=0.01)
+
+
+def test_run_loopback_refuses_more_silos_than_digits_can_fill(tmp_path):
+    # every SuperNode builds a digit silo (at most 40): 41 started 42 processes, each node failing
+    with pytest.raises(InputError, match="^n_silos: expected at most 40 SuperNodes"):
+        run_loopback(n_silos=41, workdir=tmp_path / "w")
+    assert not (tmp_path / "w").exists()

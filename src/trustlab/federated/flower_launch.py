@@ -242,10 +242,8 @@ def _check_nodes(n_silos: Any, port: Any) -> tuple[int, int]:
     """At least two SuperNodes, and a SuperLink port that leaves room for theirs."""
     n_silos = check_positive_int(n_silos, "n_silos", minimum=2)
     if check_positive_int(port, "port") > 65535 - n_silos:  # the SuperNodes take the next ports
-        raise InputError.bad(
-            "port", f"a TCP port in [1, {65535 - n_silos}] ({n_silos} SuperNode ports follow it)",
-            port,
-        )  # fmt: skip
+        raise InputError.bad("port", f"a TCP port in [1, {65535 - n_silos}] ({n_silos} "
+                             "SuperNode ports follow it)", port)  # fmt: skip
     return n_silos, port
 
 
@@ -540,7 +538,7 @@ def run_loopback(
     config : UEFLConfig, optional
         The protocol's settings.
     n_silos, shift
-        SuperNodes (one digit silo each) and their shift preset, as in
+        SuperNodes (2 to 40, one digit silo each) and their shift preset, as in
         :func:`write_flower_app`.
     workdir : path, optional
         Keeps the app project, the result and every process's log (a new temporary directory
@@ -560,6 +558,8 @@ def run_loopback(
     1
     """
     _check_seconds(timeout=timeout, startup_timeout=startup_timeout)
+    if isinstance(n_silos, int) and n_silos > 40:  # each node builds a digit silo: every one failed
+        raise InputError.bad("n_silos", "at most 40 SuperNodes (one digit silo each)", n_silos)
     cfg = config if config is not None else UEFLConfig()
     work = output_dir(workdir, "workdir") if workdir is not None else None  # a file: InputError
     work = work or Path(tempfile.mkdtemp(prefix="uefl-flower-"))
