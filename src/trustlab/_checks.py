@@ -289,7 +289,7 @@ def as_1d(value: Any, name: str, *, min_size: int = 1) -> np.ndarray:
 
 def _is_missing(value: Any) -> bool:
     """None, a float NaN, or pandas' NA / NaT (a pandas "string" column holds pd.NA, which
-    otherwise surfaced as "values of one comparable type" when the labels were sorted)."""
+    otherwise surfaced as "labels of one comparable type" when the labels were sorted)."""
     if value is None or type(value).__name__ in ("NAType", "NaTType"):
         return True
     if isinstance(value, (float, np.floating, np.datetime64, np.timedelta64)):

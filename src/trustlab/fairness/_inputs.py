@@ -167,7 +167,7 @@ def check_labels(values: np.ndarray, labels: Sequence[Any] | None, name: str) ->
     labels_arr = np.asarray(list(labels))
     if labels_arr.ndim != 1:  # e.g. [[0], [1]]: numpy's searchsorted failed with "object too deep"
         raise InputError.bad("labels", "a flat sequence of label values", list(labels))
-    if len(np.unique(labels_arr)) != len(labels_arr):
+    if len(sorted_unique(labels_arr, "labels")) != len(labels_arr):  # [0, None]: no order
         raise InputError.bad("labels", "distinct values", list(labels))
     unknown = np.setdiff1d(sorted_unique(values, name), labels_arr)
     if unknown.size:
