@@ -67,3 +67,16 @@ def test_run_loopback_refuses_more_silos_than_digits_can_fill(tmp_path):
     with pytest.raises(InputError, match="^n_silos: expected at most 40 SuperNodes"):
         run_loopback(n_silos=41, workdir=tmp_path / "w")
     assert not (tmp_path / "w").exists()
+
+
+def test_a_result_dir_outside_the_basic_plane_is_written_as_toml_reads_it(tmp_path):
+    import tomllib
+
+    from trustlab.federated.flower_launch import write_flower_app
+
+    # JSON's escape "\ud83d\ude00" is no TOML: the project could not be read (TOMLDecodeError
+    # in run_flower_app, and in flwr run)
+    result = tmp_path / "r\U0001f600 \x7f"
+    app = write_flower_app(tmp_path / "app", n_silos=2, result_dir=result)
+    config = tomllib.loads(app.pyproject.read_text(encoding="utf-8"))["tool"]["flwr"]["app"]
+    assert config["config"]["result-dir"] == str(result.resolve())

@@ -252,7 +252,7 @@ def _toml_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value)
-    return json.dumps(str(value))
+    return json.dumps(str(value), ensure_ascii=False).replace("\x7f", "\\u007f")  # no surrogates
 
 
 def launch_commands(
