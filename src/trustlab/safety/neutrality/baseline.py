@@ -422,6 +422,12 @@ class BaselineJudge(ClassifierMixin, BaseEstimator):
     def _proba_and_flags(self, responses: Any) -> tuple[np.ndarray, list[dict[str, bool] | None]]:
         check_is_fitted(self, "embeddings_")
         self._check_params()
+        if self.n_neighbors > len(self.labels_):  # set after fit: fewer votes than n_neighbors
+            raise InputError.bad(
+                "n_neighbors",
+                f"at most the {len(self.labels_)} training responses (set it before fit)",
+                self.n_neighbors,
+            )
         texts = _check_responses(responses)
         proba = np.zeros((len(texts), len(LABELS)))
         empty = np.array([_is_empty(t) for t in texts], dtype=bool)
