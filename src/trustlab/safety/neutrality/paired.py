@@ -239,7 +239,7 @@ def load_paired_prompts(path: str | os.PathLike | None = None) -> PairedPrompts:
 
     UTF-8 (a BOM allowed); every cell of the needed columns must hold text, the two prompts of a
     row must differ (beyond spacing), and no row may repeat the two prompts of an earlier one (in
-    either order).
+    either order, spacing aside).
 
     >>> pairs = load_paired_prompts()
     >>> len(pairs), pairs.n_topics, len(pairs.categories)
@@ -263,11 +263,11 @@ def load_paired_prompts(path: str | os.PathLike | None = None) -> PairedPrompts:
                 if empty:  # a short row, or a blank cell (an empty prompt to answer)
                     where = f"a value in every column (row {i}: none in {', '.join(empty)})"
                     raise InputError.bad("path", where, str(file))
-                if " ".join(row["prompt_a"].split()) == " ".join(row["prompt_b"].split()):
-                    # one prompt graded against itself: even-handed and symmetric by construction
+                a, b = (" ".join(row[c].split()) for c in ("prompt_a", "prompt_b"))
+                if a == b:  # one prompt graded against itself: even-handed by construction
                     where = f"two different prompts per pair (row {i}: prompt_b is prompt_a)"
                     raise InputError.bad("path", where, str(file))
-                pair = frozenset((row["prompt_a"], row["prompt_b"]))  # a swapped copy too
+                pair = frozenset((a, b))  # a swapped copy too; spacing aside, as just above
                 if pair in seen:  # it would count twice in every rate
                     where = f"each pair of prompts once (row {i} repeats row {seen[pair]})"
                     raise InputError.bad("path", where, str(file))
