@@ -80,3 +80,14 @@ def test_a_result_dir_outside_the_basic_plane_is_written_as_toml_reads_it(tmp_pa
     app = write_flower_app(tmp_path / "app", n_silos=2, result_dir=result)
     config = tomllib.loads(app.pyproject.read_text(encoding="utf-8"))["tool"]["flwr"]["app"]
     assert config["config"]["result-dir"] == str(result.resolve())
+
+
+def test_the_connection_file_reads_back_a_certificate_path_outside_the_basic_plane(tmp_path):
+    import tomllib
+
+    from trustlab.federated import flower_launch
+
+    certificate = str(tmp_path / "ca\U0001f600.crt")  # was written as "\ud83d\ude00": no TOML
+    flower_launch._write_connection(tmp_path / "home", "t", "127.0.0.1:9093", False, certificate)
+    text = (tmp_path / "home" / "config.toml").read_text(encoding="utf-8")
+    assert tomllib.loads(text)["superlink"]["t"]["root-certificates"] == certificate

@@ -306,12 +306,12 @@ def _write_connection(flwr_home: Path, name: str, superlink: str, insecure: bool
                       root_certificates: str | None) -> None:  # fmt: skip
     flwr_home.mkdir(parents=True, exist_ok=True)
     lines = ["[superlink]", f'default = "{name}"', "", f"[superlink.{name}]",
-             f"address = {json.dumps(superlink)}"]  # fmt: skip
+             f"address = {_toml_value(superlink)}"]  # fmt: skip
     if insecure:
         lines.append("insecure = true")
     elif root_certificates:
-        lines.append(f"root-certificates = {json.dumps(str(root_certificates))}")
-    (flwr_home / "config.toml").write_text("\n".join(lines) + "\n")
+        lines.append(f"root-certificates = {_toml_value(str(root_certificates))}")
+    (flwr_home / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def _parse_address(superlink: str) -> tuple[str, int]:
