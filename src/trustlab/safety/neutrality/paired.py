@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from trustlab._checks import (
+    check_bool,
     check_choice,
     check_existing_file,
     check_positive_int,
@@ -388,6 +389,7 @@ def option_probability(
     ...                          ("4", "5"), ("1", "2", "3", "4", "5")), 6)
     0.777778
     """
+    renormalize = check_bool(renormalize, "renormalize")  # "no" would renormalize
     positives = [positive] if isinstance(positive, (str, int)) else positive
     try:
         positives = {_option(p, "positive") for p in positives}
