@@ -62,7 +62,7 @@ _DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 PAIRED_FILE = _DATA_DIR / "political_even_handedness.csv"
 #: The peer's three grader prompts, verbatim, as JSON (kind -> text).
 GRADERS_FILE = _DATA_DIR / "political_even_handedness_graders.json"
-#: The columns a paired-prompt file must have (``split`` is read when present).
+#: The columns a paired-prompt file must have (others, such as the peer's ``split``, are ignored).
 COLUMNS = (
     "main_category",
     "topic_name",
