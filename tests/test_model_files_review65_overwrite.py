@@ -5,11 +5,10 @@ weights under the old description (here the class names the other way round); th
 regions (RegionsExplainer, BlackBoxClassifier) and watermark (NR model) share it. Now the old
 model.json is removed first, so such a folder is no model."""
 
-from unittest import mock
-
 import pytest
 
 import trustlab._model_files as model_files
+from interrupted_saves import stopped_at
 from trustlab.errors import InputError
 
 torch = pytest.importorskip("torch")
@@ -19,17 +18,9 @@ def test_an_interrupted_overwrite_does_not_load_under_the_old_description(tmp_pa
     torch.manual_seed(0)
     old, new = torch.nn.Linear(4, 2), torch.nn.Linear(4, 2)
     model_files.write_model_folder(tmp_path, {"format": "t", "classes": ["cat", "dog"]}, {"n": old})
-    write = model_files.write_atomic
-
-    def stop_at_the_json(path, *args):
-        if path.name == "model.json":
-            raise KeyboardInterrupt
-        return write(path, *args)
-
     newer = {"format": "t", "classes": ["dog", "cat"]}
-    with mock.patch.object(model_files, "write_atomic", stop_at_the_json):
-        with pytest.raises(KeyboardInterrupt):
-            model_files.write_model_folder(tmp_path, newer, {"n": new})
+    with stopped_at(model_files, "model.json"):
+        model_files.write_model_folder(tmp_path, newer, {"n": new})
     with pytest.raises(InputError):  # the old model.json beside the new weights loaded
         model_files.read_model_folder(tmp_path, "t", "the test")
     model_files.write_model_folder(tmp_path, newer, {"n": new})  # a save that completes

@@ -5,8 +5,6 @@ the review-65 terms check passed). Now the old model.json is removed first."""
 
 from __future__ import annotations
 
-from unittest import mock
-
 import numpy as np
 import pytest
 
@@ -15,6 +13,7 @@ from trustlab.errors import InputError
 pytest.importorskip("torch")
 
 import trustlab.explain.anova_tpnn._saving as saving  # noqa: E402
+from interrupted_saves import stopped_at
 from trustlab.explain.anova_tpnn import ANOVATPNN  # noqa: E402
 
 
@@ -26,16 +25,8 @@ def test_an_interrupted_overwrite_does_not_load_under_the_old_scale(tmp_path):
     x = np.random.default_rng(0).normal(size=(30, 2))
     _fit(x, 3 * x[:, 0]).save(tmp_path)
     new = _fit(x, 3000 * x[:, 0] + 5)
-    write = saving.write_atomic
-
-    def stop_at_the_json(path, *args):
-        if path.name == saving.META_FILE:
-            raise KeyboardInterrupt
-        return write(path, *args)
-
-    with mock.patch.object(saving, "write_atomic", stop_at_the_json):
-        with pytest.raises(KeyboardInterrupt):
-            new.save(tmp_path)
+    with stopped_at(saving, saving.META_FILE):
+        new.save(tmp_path)
     with pytest.raises(InputError):  # the old shift and scale beside the new model.pt loaded
         ANOVATPNN.load(tmp_path)
     new.save(tmp_path)  # a save that completes reads back whole

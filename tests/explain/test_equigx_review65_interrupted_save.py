@@ -3,10 +3,9 @@ weights.safetensors, then config.json, and left an earlier save's config.json in
 Stopped between the two (Ctrl-C), load gave the new weights under the old settings (radius 5.0
 for a network saved with radius 2.0: same shapes). Now the old config.json is removed first."""
 
-from unittest import mock
-
 import pytest
 
+from interrupted_saves import stopped_at
 from trustlab.errors import InputError
 
 torch = pytest.importorskip("torch")
@@ -18,16 +17,8 @@ def test_an_interrupted_overwrite_does_not_load_under_the_old_settings(tmp_path)
     old = equigx_model.TensorFieldNetwork(mul=1, l_max=0, n_layers=1, radius=5.0)
     new = equigx_model.TensorFieldNetwork(mul=1, l_max=0, n_layers=1, radius=2.0)
     old.save(tmp_path)
-    write = equigx_model.write_atomic
-
-    def stop_at_the_json(path, *args):
-        if path.name == "config.json":
-            raise KeyboardInterrupt
-        return write(path, *args)
-
-    with mock.patch.object(equigx_model, "write_atomic", stop_at_the_json):
-        with pytest.raises(KeyboardInterrupt):
-            new.save(tmp_path)
+    with stopped_at(equigx_model, "config.json"):
+        new.save(tmp_path)
     with pytest.raises(InputError):  # the old radius beside the new weights loaded
         equigx_model.TensorFieldNetwork.load(tmp_path)
     new.save(tmp_path)  # a save that completes reads back whole

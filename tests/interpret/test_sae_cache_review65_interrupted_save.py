@@ -4,12 +4,11 @@ Stopped between the two (Ctrl-C), load_latent_cache gave the new activations und
 model and SAE fingerprint (which is what ties a cache to its SAE). Now the old JSON is removed
 first, so such a folder is refused."""
 
-from unittest import mock
-
 import numpy as np
 import pytest
 
 import trustlab.interpret.sae.cache as cache
+from interrupted_saves import stopped_at
 from trustlab.errors import ResourceError
 
 
@@ -26,16 +25,8 @@ def _cache(model, sae, activations):
 def test_an_interrupted_overwrite_does_not_load_under_the_old_sae(tmp_path):
     _cache("old", "a" * 64, [1.0, 2.0]).save(tmp_path)
     new = _cache("new", "b" * 64, [9.0, 8.0])
-    write = cache.write_atomic
-
-    def stop_at_the_json(path, *args):
-        if path.name == "latent_cache.json":
-            raise KeyboardInterrupt
-        return write(path, *args)
-
-    with mock.patch.object(cache, "write_atomic", stop_at_the_json):
-        with pytest.raises(KeyboardInterrupt):
-            new.save(tmp_path)
+    with stopped_at(cache, "latent_cache.json"):
+        new.save(tmp_path)
     with pytest.raises(ResourceError):  # the old SAE fingerprint beside the new records loaded
         cache.load_latent_cache(tmp_path)
     new.save(tmp_path)  # a save that completes reads back whole

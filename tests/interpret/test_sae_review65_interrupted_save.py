@@ -3,12 +3,11 @@ cfg.json and trustlab_sae.json, and left an earlier save's JSON in place meanwhi
 before either JSON (Ctrl-C), load_sae gave the new weights under the old k (2 for an SAE saved
 with k 5: same shapes). Now both old JSON files are removed first, so such a folder is refused."""
 
-from unittest import mock
-
 import numpy as np
 import pytest
 
 import trustlab.interpret.sae.model as sae_model
+from interrupted_saves import stopped_at
 from trustlab.errors import TrustlabError
 from trustlab.interpret import SparseAutoencoder, load_sae
 
@@ -24,16 +23,8 @@ def _sae(seed, k):
 def test_an_interrupted_overwrite_does_not_load_under_the_old_k(tmp_path, stop_at):
     new = _sae(1, 5)
     _sae(0, 2).save(tmp_path)
-    write = sae_model.write_atomic
-
-    def stop(path, *args):
-        if path.name == stop_at:
-            raise KeyboardInterrupt
-        return write(path, *args)
-
-    with mock.patch.object(sae_model, "write_atomic", stop):
-        with pytest.raises(KeyboardInterrupt):
-            new.save(tmp_path)
+    with stopped_at(sae_model, stop_at):
+        new.save(tmp_path)
     with pytest.raises(TrustlabError):  # the old k beside the new weights loaded
         load_sae(tmp_path)
     new.save(tmp_path)  # a save that completes reads back whole

@@ -4,10 +4,9 @@ between the two (Ctrl-C), load_base_model gave the new weights under the old des
 model trained at sigma 0.5 certified as one of sigma 0.25. Now the old model.json is removed
 first, so such a folder is refused."""
 
-from unittest import mock
-
 import pytest
 
+from interrupted_saves import stopped_at
 from trustlab.errors import InputError
 
 torch = pytest.importorskip("torch")
@@ -18,16 +17,8 @@ def test_an_interrupted_overwrite_does_not_load_under_the_old_sigma(tmp_path):
     old = digits.digits_model(hidden=8, random_state=0)
     new = digits.digits_model(hidden=8, random_state=1)
     digits.save_base_model(old, tmp_path, sigma=0.25)
-    write = digits.write_atomic
-
-    def stop_at_the_json(path, *args):
-        if path.name == digits.DESCRIPTION_FILE:
-            raise KeyboardInterrupt
-        return write(path, *args)
-
-    with mock.patch.object(digits, "write_atomic", stop_at_the_json):
-        with pytest.raises(KeyboardInterrupt):
-            digits.save_base_model(new, tmp_path, sigma=0.5)
+    with stopped_at(digits, digits.DESCRIPTION_FILE):
+        digits.save_base_model(new, tmp_path, sigma=0.5)
     with pytest.raises(InputError):  # the old sigma beside the new weights loaded
         digits.load_base_model(tmp_path)
     digits.save_base_model(new, tmp_path, sigma=0.5)  # a save that completes reads back whole

@@ -3,12 +3,11 @@ then the settings, and left an earlier save's settings in place meanwhile. Stopp
 two (Ctrl-C), load gave the new normals under the old layer (2 for a polytope of layer 7). Now
 the old settings file is removed first, so such a folder is refused."""
 
-from unittest import mock
-
 import numpy as np
 import pytest
 
 import trustlab.safety.polytope.estimator as estimator
+from interrupted_saves import stopped_at
 from trustlab.errors import TrustlabError
 from trustlab.safety import SafetyPolytope
 
@@ -17,16 +16,8 @@ def test_an_interrupted_overwrite_does_not_load_under_the_old_layer(tmp_path):
     old = SafetyPolytope.from_parameters([[1.0, 0.0]], [1.0], layer=2)
     new = SafetyPolytope.from_parameters([[0.0, 1.0]], [5.0], layer=7)
     old.save(tmp_path, metadata={"model": "old"})
-    write = estimator.write_atomic
-
-    def stop_at_the_json(path, *args):
-        if path.name == estimator.PARAMS_FILE:
-            raise KeyboardInterrupt
-        return write(path, *args)
-
-    with mock.patch.object(estimator, "write_atomic", stop_at_the_json):
-        with pytest.raises(KeyboardInterrupt):
-            new.save(tmp_path, metadata={"model": "new"})
+    with stopped_at(estimator, estimator.PARAMS_FILE):
+        new.save(tmp_path, metadata={"model": "new"})
     with pytest.raises(TrustlabError):  # the old layer beside the new normals loaded
         SafetyPolytope.load(tmp_path)
     new.save(tmp_path, metadata={"model": "new"})  # a save that completes reads back whole

@@ -4,12 +4,11 @@ two (Ctrl-C), the folder loaded as a whole map: the new weights under the old mo
 fit (R^2 1.0 claimed; squared error 4.2e3 against the map the JSON describes). Now the old JSON
 is removed first, so such a folder no longer loads."""
 
-from unittest import mock
-
 import numpy as np
 import pytest
 
 import trustlab.safety.transfer.mapping as mapping
+from interrupted_saves import stopped_at
 from trustlab.errors import TrustlabError
 from trustlab.safety.transfer import ActivationMap, load_activation_map
 
@@ -20,16 +19,8 @@ def test_an_interrupted_overwrite_does_not_load_as_the_old_map(tmp_path):
     old = ActivationMap(kind="affine").fit(source, source @ rng.normal(size=(4, 3)), source_layer=3)
     new = ActivationMap(kind="affine").fit(source, source[:, :3] + 5.0, source_layer=7)
     old.save(tmp_path)
-    write = mapping.write_atomic
-
-    def stop_at_the_json(path, *args):
-        if path.name == mapping.PARAMS_FILE:
-            raise KeyboardInterrupt
-        return write(path, *args)
-
-    with mock.patch.object(mapping, "write_atomic", stop_at_the_json):
-        with pytest.raises(KeyboardInterrupt):
-            new.save(tmp_path)
+    with stopped_at(mapping, mapping.PARAMS_FILE):
+        new.save(tmp_path)
     with pytest.raises(TrustlabError):  # the old JSON beside the new weights loaded
         load_activation_map(tmp_path)
     new.save(tmp_path)  # a save that completes reads back whole

@@ -4,12 +4,11 @@ the lengths, so unit vectors (``unit()``) passed: stopped between the two files,
 loaded the new direction under the old layer and model (cosine -0.25 with the vector the JSON
 describes). Now the old JSON is removed first, so such a folder no longer loads."""
 
-from unittest import mock
-
 import numpy as np
 import pytest
 
 import trustlab.safety.transfer.vectors as vectors
+from interrupted_saves import stopped_at
 from trustlab.errors import InputError
 from trustlab.safety.transfer import SteeringVector, load_steering_vector
 
@@ -25,16 +24,8 @@ def _unit(layer, model, seed):
 def test_an_interrupted_overwrite_does_not_load_under_the_old_layer(tmp_path):
     _unit(3, "base", 0).save(tmp_path)
     new = _unit(5, "tuned", 1)
-    write = vectors.write_atomic
-
-    def stop_at_the_json(path, *args):
-        if path.name == vectors.JSON_FILE:
-            raise KeyboardInterrupt
-        return write(path, *args)
-
-    with mock.patch.object(vectors, "write_atomic", stop_at_the_json):
-        with pytest.raises(KeyboardInterrupt):
-            new.save(tmp_path)
+    with stopped_at(vectors, vectors.JSON_FILE):
+        new.save(tmp_path)
     with pytest.raises(InputError):  # the old JSON beside the new tensor loaded
         load_steering_vector(tmp_path)
     new.save(tmp_path)  # a save that completes reads back whole
