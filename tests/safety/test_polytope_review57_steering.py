@@ -1,8 +1,6 @@
 """Review 57: Safe Flow's corrected states are inside the polytope as the model gets them (in
 its dtype), not only in the float64 the projection computed them in."""
 
-import contextlib
-
 import numpy as np
 import pytest
 
@@ -10,22 +8,7 @@ from trustlab.safety import SafetyPolytope, safe_flow
 
 torch = pytest.importorskip("torch")
 
-
-class _HookedModel:
-    """The shape Safe Flow needs from a language model: sizes and ``intervene``."""
-
-    name, n_layers = "hooked", 2
-
-    def __init__(self, width):
-        self.hidden_size, self.hook = width, None
-
-    @contextlib.contextmanager
-    def intervene(self, layer, fn):
-        self.hook = fn
-        try:
-            yield
-        finally:
-            self.hook = None
+from hooked_models import HookedModel as _HookedModel  # noqa: E402
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])

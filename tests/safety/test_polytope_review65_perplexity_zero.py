@@ -3,8 +3,6 @@ was taken and corrected nothing, so the plain perplexity passed for a steered on
 hooked layer with a 3-face polytope (d 8), 3.832 for both 0 and None, 3.569 for 1. Now refused as
 safe_flow and steered_generate refuse it, naming correct_first; 1 still corrects."""
 
-import contextlib
-
 import numpy as np
 import pytest
 
@@ -13,28 +11,21 @@ from trustlab.safety import SafetyPolytope, benign_perplexity
 
 torch = pytest.importorskip("torch")
 
+from hooked_models import HookedModel  # noqa: E402
+
 
 class _Tokenizer:
     def __call__(self, text, add_special_tokens=False):
         return {"input_ids": list(range(len(text.split())))}
 
 
-class _HookedModel:
+class _HookedModel(HookedModel):
     """What benign_perplexity needs: sizes, a tokenizer, ``intervene`` and ``logprobs`` (the
     log-probability falls with the states' size, so a correction moves it)."""
 
-    name, n_layers, hidden_size = "hooked", 2, 8
-
     def __init__(self, states):
-        self.states, self.hook, self.tokenizer = states, None, _Tokenizer()
-
-    @contextlib.contextmanager
-    def intervene(self, layer, fn):
-        self.hook = fn
-        try:
-            yield
-        finally:
-            self.hook = None
+        super().__init__(8)
+        self.states, self.tokenizer = states, _Tokenizer()
 
     def logprobs(self, prompts, answers, chat, batch_size):
         h = self.hook(self.states) if self.hook else self.states

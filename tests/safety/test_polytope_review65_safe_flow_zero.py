@@ -3,8 +3,6 @@ of 50 unsafe states of a hooked layer went through unchanged with stats of 0 che
 steered_generate and the CLI refuse 0 for that reason. Now safe_flow refuses it alike, naming
 correct_first; 1 and None still correct every flagged state."""
 
-import contextlib
-
 import numpy as np
 import pytest
 
@@ -13,22 +11,7 @@ from trustlab.safety import SafetyPolytope, safe_flow
 
 torch = pytest.importorskip("torch")
 
-
-class _HookedModel:
-    """The shape Safe Flow needs from a language model: sizes and ``intervene``."""
-
-    name, n_layers = "hooked", 2
-
-    def __init__(self, width):
-        self.hidden_size, self.hook = width, None
-
-    @contextlib.contextmanager
-    def intervene(self, layer, fn):
-        self.hook = fn
-        try:
-            yield
-        finally:
-            self.hook = None
+from hooked_models import HookedModel as _HookedModel  # noqa: E402
 
 
 def _polytope_and_states():
