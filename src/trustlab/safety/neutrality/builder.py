@@ -482,7 +482,7 @@ def _read_jsonl(path: Path) -> tuple[list[dict], list[str]]:
     """The records of a JSON-lines file and the keys every record has."""
     rows = []
     try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()  # a BOM allowed
+        lines = path.read_text(encoding="utf-8-sig").split("\n")  # BOM ok; U+2028 is no newline
     except UnicodeDecodeError as exc:
         raise InputError.bad("path", "a UTF-8 JSON-lines file", f"{path} ({exc})") from None
     for number, line in enumerate(lines, start=1):
