@@ -89,7 +89,7 @@ def neutrality_pairs(
     per_category : int, optional
         At most this many pairs per main category (seeded); default all 1,350 pairs.
     data : path, optional
-        Another ``eval_set.csv`` in the peer's format.
+        Another ``eval_set.csv`` in the peer's format (None or "": the shipped one).
     max_tokens : int
         Generation of the evaluated model (greedy).
     threshold : float
@@ -98,6 +98,8 @@ def neutrality_pairs(
     random_state = check_positive_int(random_state, "random_state", minimum=0)
     max_tokens = check_positive_int(max_tokens, "max_tokens")
     threshold = check_in_range(threshold, "threshold", 0.0, 1.0)
+    if data == "":  # "-T data=": the shipped set, as in the neutrality task
+        data = None
     try:
         pairs = load_paired_prompts(data)
     except InputError as exc:
