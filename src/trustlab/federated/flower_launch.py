@@ -558,7 +558,7 @@ def run_loopback(
     1
     """
     _check_seconds(timeout=timeout, startup_timeout=startup_timeout)
-    if isinstance(n_silos, int) and n_silos > 40:  # each node builds a digit silo: every one failed
+    if check_positive_int(n_silos, "n_silos", minimum=2) > 40:  # np.int64(41) passed isinstance
         raise InputError.bad("n_silos", "at most 40 SuperNodes (one digit silo each)", n_silos)
     cfg = config if config is not None else UEFLConfig()
     work = output_dir(workdir, "workdir") if workdir is not None else None  # a file: InputError
