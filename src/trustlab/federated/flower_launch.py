@@ -416,7 +416,7 @@ def _check_seconds(**seconds: Any) -> None:
 def _result_dir(app: Path) -> Path:
     import tomllib
 
-    config = tomllib.loads((app / "pyproject.toml").read_text())
+    config = tomllib.loads((app / "pyproject.toml").read_text(encoding="utf-8"))
     result = config.get("tool", {}).get("flwr", {}).get("app", {}).get("config", {})
     if not result.get("result-dir"):
         raise InputError.bad("app_dir", "an app whose run config sets result-dir", str(app))
