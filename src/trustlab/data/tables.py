@@ -125,7 +125,10 @@ def _read_csv_rows(path: Path, name: str, keep_default_na: bool, options: dict):
         frame = pd.read_csv(path, keep_default_na=keep_default_na, index_col=False, **options)
     if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
         frame = pd.read_csv(path, keep_default_na=keep_default_na, **options)
-        if isinstance(frame.index, pd.MultiIndex):  # all values were shifted, most to NaN
+        # rows ending in two or more empty cells: pandas took the first cells for a row index
+        # and shifted every value left; two or more cells of row names (a MultiIndex written
+        # with to_csv(index_label=False)) leave the last columns holding values
+        if isinstance(frame.index, pd.MultiIndex) and _all_empty(frame, frame.index.nlevels):
             width = len(frame.columns)
             raise InputError(
                 f"{name}: expected rows of {width} cells in {path.name}, as its header names (one "
@@ -135,6 +138,12 @@ def _read_csv_rows(path: Path, name: str, keep_default_na: bool, options: dict):
     else:
         options["index_col"] = False
     return frame
+
+
+def _all_empty(frame, count: int) -> bool:
+    """Whether the last ``count`` columns of ``frame`` hold only missing or empty cells."""
+    tail = frame.iloc[:, -count:]
+    return bool((tail.isna() | tail.astype(object).eq("")).all(axis=None))
 
 
 def _refuse_repeated_names(path: Path, name: str, options: dict) -> None:
