@@ -4,7 +4,7 @@ and refused after it; only rows ending in empty cells are refused."""
 
 import pytest
 
-from trustlab.data.tables import read_table
+from trustlab.data.tables import read_table, require_columns
 from trustlab.errors import InputError
 
 
@@ -22,3 +22,11 @@ def test_rows_ending_in_two_empty_cells_are_still_refused(tmp_path, keep_default
     path.write_text("y,pred,g\n1,0,a,,\n0,1,b,,\n")
     with pytest.raises(InputError, match=r"^--data: expected rows of 3 cells in w.csv"):
         read_table(path, keep_default_na=keep_default_na)
+
+
+def test_a_name_given_with_spaces_is_not_said_to_be_spaced_in_the_file(tmp_path):
+    # 80569da8 said "the file names it 'y', with spaces" for --label ' y' under header 'y,pred'
+    path = tmp_path / "t.csv"
+    path.write_text("y,pred\n1,0\n")
+    with pytest.raises(InputError, match=r"the file names it 'y', without spaces$"):
+        require_columns(read_table(path), {"--label": " y"})

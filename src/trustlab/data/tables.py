@@ -382,10 +382,13 @@ def _has_column(df, col) -> bool:
 
 def _spaces_hint(df, col: str) -> str:
     """The header names the column with spaces around it (``y, pred, g``: the column is
-    ``' pred'``), which the listing of columns does not show."""
+    ``' pred'``), which the listing of columns does not show; or the name given has spaces
+    around it (``' y'``) and the header's has none."""
     spaced = [c for c in df.columns if isinstance(c, str) and c.strip() == str(col).strip()]
     if not spaced:
         return ""
+    if spaced[0] == spaced[0].strip():
+        return f"; the file names it {spaced[0]!r}, without spaces"
     return (
         f"; the file names it {spaced[0]!r}, with spaces: remove them from the header, or give "
         f"the name with them"
