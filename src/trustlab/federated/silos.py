@@ -83,7 +83,7 @@ def default_shifts(n_silos: int, preset: str = "rotation") -> list[dict[str, flo
     """Per-silo shifts: the paper's rotations for 9 and 5 silos, otherwise three equal groups
     (0, -50 and 120 degrees); "mixed" groups none, rotation and blur + noise; "none" is iid."""
     n_silos = check_positive_int(n_silos, "n_silos")
-    check_choice(preset, "shift", SHIFT_PRESETS)
+    check_choice(preset, "preset", SHIFT_PRESETS)
     if preset == "none":
         return [{} for _ in range(n_silos)]
     if preset == "mixed":
@@ -296,8 +296,8 @@ def _shift_label(shift: Mapping[str, float]) -> str:
 
 
 def _check_shifts(shifts: Any, n_silos: int) -> list[dict[str, float]]:
-    if isinstance(shifts, str):
-        return default_shifts(n_silos, shifts)
+    if isinstance(shifts, str):  # named "shifts" here, not default_shifts' "preset"
+        return default_shifts(n_silos, check_choice(shifts, "shifts", SHIFT_PRESETS))
     expected = f"a preset name {SHIFT_PRESETS} or a sequence of {n_silos} shift dicts"
     if isinstance(shifts, Mapping):  # one dict: its keys were taken for the silos' shifts
         raise InputError.bad("shifts", expected + " (one per silo), not one dict", shifts)

@@ -11,14 +11,20 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from trustlab._checks import check_bool, check_positive_int
+from trustlab._checks import check_bool, check_choice, check_positive_int
 from trustlab._lazy import require
 from trustlab._progress import check_progress
 from trustlab.errors import InputError
 from trustlab.federated._checkpoint import Checkpoint, fingerprint
 from trustlab.federated.protocol import InProcessEngine, ProtocolDriver, ProtocolState
 from trustlab.federated.results import MethodRun, UEFLSimulation
-from trustlab.federated.silos import Silo, check_silos, make_silos, paper_threshold_factor
+from trustlab.federated.silos import (
+    SHIFT_PRESETS,
+    Silo,
+    check_silos,
+    make_silos,
+    paper_threshold_factor,
+)
 from trustlab.federated.uefl import SiloState, UEFLConfig, initial_weights
 
 __all__ = ["simulate_uefl"]
@@ -111,6 +117,8 @@ def simulate_uefl(
         raise InputError.bad("checkpoint", "a directory path", checkpoint)  # 5: a raw TypeError
     if silos is None:
         check_positive_int(n_silos, "n_silos", minimum=2)
+        if isinstance(shift, str):  # make_silos names its own argument "shifts"
+            check_choice(shift, "shift", SHIFT_PRESETS)
         silos = make_silos(data, n_silos, shift, random_state=cfg.random_state)
     else:
         silos = check_silos(silos)
