@@ -30,3 +30,13 @@ def test_a_name_given_with_spaces_is_not_said_to_be_spaced_in_the_file(tmp_path)
     path.write_text("y,pred\n1,0\n")
     with pytest.raises(InputError, match=r"the file names it 'y', without spaces$"):
         require_columns(read_table(path), {"--label": " y"})
+
+
+def test_a_utf32_file_is_told_to_name_utf32_not_utf16(tmp_path):
+    # its mark FF FE 00 00 starts like UTF-16's: 7a1eef51 said --encoding utf-16, which read
+    # the header as 'y\x00,\x00p...'
+    path = tmp_path / "u.csv"
+    path.write_text("y,pred\n1,0\n", encoding="utf-32")
+    with pytest.raises(InputError, match=r"e\.g\. --encoding utf-32 \(the file starts with"):
+        read_table(path)
+    assert list(read_table(path, encoding="utf-32").columns) == ["y", "pred"]

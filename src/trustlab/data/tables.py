@@ -174,16 +174,19 @@ def _names_not_numbers(texts, numbers) -> bool:
 def _encoding_hint(path: Path) -> str:
     """``--encoding utf-16`` for a file that starts with a UTF-16 byte order mark (a
     spreadsheet's "Unicode text"; latin-1, suggested before, read it as 'ÿþy\x00,\x00...'),
-    else ``--encoding latin-1``."""
+    else ``--encoding latin-1``. UTF-32 (little-endian: FF FE 00 00, which starts like UTF-16's
+    mark) is told ``--encoding utf-32``: utf-16 read its header as 'y\x00,\x00...'."""
     import gzip
 
     opener = gzip.open if path.suffix.lower() == ".gz" else open
     try:
         with opener(path, "rb") as f:
-            start = f.read(2)
+            start = f.read(4)
     except (OSError, EOFError):
         start = b""
-    if start in (b"\xff\xfe", b"\xfe\xff"):
+    if start == b"\xff\xfe\x00\x00":
+        return "--encoding utf-32 (the file starts with a UTF-32 byte order mark)"
+    if start[:2] in (b"\xff\xfe", b"\xfe\xff"):
         return "--encoding utf-16 (the file starts with a UTF-16 byte order mark)"
     return "--encoding latin-1"
 
