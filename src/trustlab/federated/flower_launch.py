@@ -102,9 +102,8 @@ class FlowerRunResult(Result):
 @dataclass(frozen=True)
 class FlowerApp(Result):
     """A Flower App project written by :func:`write_flower_app`: its directory, the number of
-    SuperNodes (silos) it expects, and the shell commands that launch it on one machine with
-    the SuperLink on ``port``. Usable wherever a path is (``os.fspath(app)`` is its
-    directory)."""
+    SuperNodes (silos) it expects, and the shell commands that launch it on one machine with the
+    SuperLink on ``port``. Usable wherever a path is (``os.fspath(app)`` is its directory)."""
 
     app_dir: Path
     n_silos: int
@@ -147,8 +146,7 @@ def write_flower_app(
     """Write the Flower App project (a ``pyproject.toml``) that ``flwr run`` submits.
 
     The components are ``trustlab.federated.flower:server_app`` and ``:client_app``, so every
-    machine running a SuperLink or SuperNode needs trustlab with the ``federated`` extra
-    installed.
+    machine running a SuperLink or SuperNode needs trustlab with the ``federated`` extra installed.
 
     Parameters
     ----------
@@ -206,13 +204,16 @@ def write_flower_app(
     # NaN never timed out (the ServerApp waited for nodes for good); -5 or 0 failed at once.
     node_timeout = check_in_range(node_timeout, "node_timeout", 0, np.inf, low_open=True,
                                   high_open=True)  # fmt: skip
-    if result_dir is not None:  # a file there failed the ServerApp after the whole run
-        check_output_dir(result_dir, "result_dir")
+    # result_dir: a file there failed the ServerApp after the whole run (check_output_dir)
+    rdir = "" if result_dir is None else str(check_output_dir(result_dir, "result_dir").resolve())
+    if rdir != rdir.encode("utf-8", "replace").decode():  # byte 0xff: a raw UnicodeEncodeError
+        raise InputError.bad("result_dir", "a path that is valid UTF-8 (pyproject.toml is UTF-8)",
+                             result_dir)  # fmt: skip
     run_config: dict[str, Any] = {k.replace("_", "-"): v for k, v in cfg.to_dict().items()}
     run_config.update({
         "num-silos": n_silos, "shift": shift, "data": data, "num-features": int(n_features),
         "num-classes": int(n_classes), "node-timeout": float(node_timeout),
-        "result-dir": "" if result_dir is None else str(Path(result_dir).resolve()),
+        "result-dir": rdir,
     })  # fmt: skip
     for key, value in run_config.items():  # flwr run failed: "ValueError: Value out of range"
         if isinstance(value, int) and not -(2**63) <= value < 2**63:
@@ -538,8 +539,7 @@ def run_loopback(
     config : UEFLConfig, optional
         The protocol's settings.
     n_silos, shift
-        SuperNodes (2 to 40, one digit silo each) and their shift preset, as in
-        :func:`write_flower_app`.
+        SuperNodes (2 to 40, one digit silo each) and shift preset, as in :func:`write_flower_app`.
     workdir : path, optional
         Keeps the app project, the result and every process's log (a new temporary directory
         by default).
