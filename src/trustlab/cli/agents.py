@@ -227,7 +227,7 @@ def _read_cases(path: Path) -> list[dict[str, Any]]:
         raise InputError(f"--cases: {path} is not UTF-8 text ({err})", argument="--cases") from None
     if path.suffix.lower() == ".jsonl":
         items = []
-        for number, line in enumerate(text.splitlines(), 1):
+        for number, line in enumerate(text.split("\n"), 1):  # U+2028 in a string: no newline
             if not line.strip():
                 continue
             try:

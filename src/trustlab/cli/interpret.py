@@ -1025,7 +1025,7 @@ def _run_files(folder: Path, option: str, lines: str, writer: str) -> tuple[dict
         info = json.loads((folder / "result.json").read_text(encoding="utf-8"))
         rows = [
             json.loads(line)
-            for line in (folder / lines).read_text(encoding="utf-8").splitlines()
+            for line in (folder / lines).read_text(encoding="utf-8").split("\n")  # not U+2028
             if line.strip()
         ]
     except (OSError, ValueError) as exc:

@@ -120,10 +120,10 @@ def _pairs(path: Path) -> list[tuple[str, str]]:
         raise InputError.bad("--pairs", expected, str(path)) from exc
     try:
         if path.suffix.lower() == ".csv":
-            reader = csv.DictReader(text.splitlines())
+            reader = csv.DictReader(text.split("\n"))  # "\n" only: U+2028 is text, not a row
             rows = [(reader.line_num, row) for row in reader]
         else:
-            lines = enumerate(text.splitlines(), 1)
+            lines = enumerate(text.split("\n"), 1)
             rows = [(n, json.loads(line)) for n, line in lines if line.strip()]
     except (ValueError, csv.Error) as exc:
         raise InputError.bad("--pairs", expected, str(path)) from exc
