@@ -552,6 +552,12 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
         fit) into ``directory``; return it. :func:`load_sae` reads it back."""
         check_is_fitted(self, "fit_")
         self._check_encoding()  # load_sae refuses a folder whose activation or k encode cannot read
+        stated = None if self.n_latents is None else check_positive_int(self.n_latents, "n_latents")
+        if stated is not None and stated != self.n_latents_:  # set_params after fit: load_sae
+            raise InputError.bad(  # refused the folder ("its settings give 16 latents, its weights 8")
+                "n_latents", f"None or the {self.n_latents_} latents of the fitted weights (fit "
+                "again for another number)", self.n_latents,
+            )  # fmt: skip
         if not isinstance(directory, (str, os.PathLike)):
             raise InputError.bad("directory", "a folder path", directory)
         out = output_dir(directory, "directory")
