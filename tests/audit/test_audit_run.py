@@ -231,7 +231,7 @@ def test_numeric_labels_and_groups_are_audited(tmp_path):
     result = run_audit(table, label="y", group="g", pred="p", out=tmp_path)
     assert result.context.labels.tolist() == [0, 1, 2]
     fairness = sections_by_id(result.json_path)["fairness"]
-    assert fairness["status"] == "ok" and fairness["data"]["groups"] == ["1", "2", "3"]
+    assert fairness["status"] == "ok" and fairness["data"]["groups"] == [1, 2, 3]
     expected = dcp(table["y"], table["p"], table["g"], [0, 1, 2], 0)
     assert fairness["data"]["models"]["p"]["result"] == to_jsonable(expected.to_dict())
 

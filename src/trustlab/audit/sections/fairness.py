@@ -79,7 +79,7 @@ def build(ctx: AuditContext) -> Section | None:
     data = {
         "group": ctx.group,
         "labels": ctx.labels.tolist(),
-        "groups": groups,
+        "groups": to_jsonable(group_values),  # as the DCP result's groups: 1, not '1'
         "group_sizes": dict(zip(groups, sizes, strict=True)),
         "models": {
             name: {**headline[name], "result": to_jsonable(result.to_dict())}
