@@ -272,8 +272,9 @@ def _score(
 ) -> ClassificationScore:
     if not isinstance(examples, LatentExamples):
         raise InputError.bad("examples", "LatentExamples (latent_examples)", examples)
-    if not isinstance(explanation, str):
-        raise InputError.bad("explanation", "a string", explanation)
+    if not isinstance(explanation, str) or not explanation.strip():
+        # as the embedding, surprisal and intervention scorers: an empty one scored 0.5
+        raise InputError.bad("explanation", "a non-empty string", explanation)
     answer = check_choice(answer, "answer", ANSWERS)
     if answer == "list" and (not hasattr(scorer, "generate") or not hasattr(scorer, "name")):
         raise InputError.bad("scorer", "a language model with name and generate", scorer)
