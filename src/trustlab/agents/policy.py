@@ -149,6 +149,8 @@ class Trajectory(_Model):
             raise InputError.bad("trajectory", "a mapping (JSON object)", data)
         if "conversation" not in data:
             return _validate(cls, data, "trajectory")
+        if "steps" in data:  # the conversation's steps replaced them (a payment made was lost)
+            raise InputError.bad("trajectory", "'steps' or 'conversation', not both", sorted(data))
         conversation = data["conversation"]
         if not isinstance(conversation, list):
             raise InputError.bad("trajectory.conversation", "a list of turns", conversation)
@@ -235,10 +237,8 @@ class Predicate(_Model):
     def _from_list(cls, data: Any) -> Any:
         # ASPM writes predicates as [name, description, _, type] (grounded: [name, description, type])
         if isinstance(data, (list, tuple)):
-            if len(data) == 4:
-                return {"name": data[0], "description": data[1], "type": data[3]}
-            if len(data) == 3:
-                return {"name": data[0], "description": data[1], "type": data[2]}
+            if len(data) in (3, 4):  # the type comes last in both
+                return {"name": data[0], "description": data[1], "type": data[-1]}
             if len(data) in (1, 2):
                 return {"name": data[0], "description": data[1] if len(data) == 2 else ""}
             raise ValueError(f"a predicate is [name, description, _, type]; got {data!r}")
