@@ -115,7 +115,7 @@ def test_a_negative_seed_is_told_in_the_command_lines_words(run, no_load):
     """Not 'None, an integer >= 0 or a numpy Generator': the CLI passes neither."""
     code, _, err = run("llm", "generate", "--model", "m", "--seed", "-1", "hello")
     assert code == 2
-    assert one_line(err) == "trustlab: error: --seed: expected an integer >= 0, got -1"
+    assert one_line(err) == "trustlab: error: --seed: expected a non-negative integer seed, got -1"
 
 
 def test_unreachable_endpoint_is_exit_1_in_one_line(run, monkeypatch):

@@ -102,7 +102,7 @@ def test_evaluate_refuses_a_negative_seed_with_data(saved, tmp_path):
         "watermark", "evaluate", "--data", saved, "--seed", "-1", "--out", tmp_path / "e"
     )
     assert code == 2
-    assert one_line(err) == "trustlab: error: --seed: expected a non-negative int seed, got -1"
+    assert one_line(err) == "trustlab: error: --seed: expected a non-negative integer seed, got -1"
     assert not (tmp_path / "e").exists()
 
 

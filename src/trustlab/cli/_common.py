@@ -63,6 +63,16 @@ TrustTypeOption = Annotated[
 ]
 
 
+def check_seed_option(ctx: Any, param: Any, value: int | None) -> int | None:
+    """The click callback of every command's ``--seed`` (main sets it on each): a seed below 0 or
+    of 2**64 and above is refused as the options are read, before any work and the same way in
+    every command (each checked it in its own words and range, some only after reading files)."""
+    if value is not None and not 0 <= value < 2**64:
+        expected = "a non-negative integer seed" if value < 0 else "an integer seed below 2**64"
+        raise InputError.bad("--seed", expected, value)
+    return value
+
+
 EncodingOption = Annotated[
     str | None,
     typer.Option(

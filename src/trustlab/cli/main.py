@@ -216,8 +216,22 @@ def _click_command(root: typer.Typer) -> Any:
     """The click command of the Typer app ``root``, built on its first use in the process."""
     built = _BUILT.get(id(root))
     if built is None or built[0] is not root:
-        built = _BUILT[id(root)] = (root, _one_suggestion(typer.main.get_command(root)))
+        command = _checked_seeds(_one_suggestion(typer.main.get_command(root)))
+        built = _BUILT[id(root)] = (root, command)
     return built[1]
+
+
+def _checked_seeds(command: Any) -> Any:
+    """``command`` with every ``--seed`` option, in it and in its subcommands, checked by the
+    one shared callback as it is read (commands with a narrower backend keep their own check)."""
+    from trustlab.cli._common import check_seed_option
+
+    for param in getattr(command, "params", []):
+        if "--seed" in getattr(param, "opts", ()) and param.callback is None:
+            param.callback = check_seed_option
+    for sub in getattr(command, "commands", {}).values():
+        _checked_seeds(sub)
+    return command
 
 
 def _one_suggestion(group: Any) -> Any:
