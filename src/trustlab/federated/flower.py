@@ -26,12 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_in_range, check_positive_int
+from trustlab._checks import check_choice, check_in_range, check_positive_int
 from trustlab._lazy import require
 from trustlab._results import json_text, write_atomic
 from trustlab.errors import BackendError, ConfigError, InputError
 from trustlab.federated.protocol import Assignment, ProtocolDriver, _check_finite
-from trustlab.federated.silos import load_silo_file, make_silos
+from trustlab.federated.silos import SHIFT_PRESETS, load_silo_file, make_silos
 from trustlab.federated.uefl import (
     SiloEvaluation,
     SiloPlan,
@@ -116,6 +116,7 @@ def _node_setup(context: Context):
         _check_node_silo(silo, context.run_config, num_classes)
     else:
         shift = str(context.run_config.get("shift", "rotation"))
+        check_choice(shift, "shift", SHIFT_PRESETS)  # the run-config key; make_silos says "shifts"
         data = str(context.run_config.get("data", "digits"))
         silo = make_silos(data, count, shift, random_state=cfg.random_state)[index]
         _check_built_silo(silo, data, context.run_config, num_classes)
