@@ -552,6 +552,11 @@ def _is_number(x: Any) -> bool:
     )
 
 
+def _hundredths(lo: float, hi: float) -> tuple[int, int]:
+    """The smallest and largest multiple of 0.01 in [lo, hi], in hundredths."""
+    return math.ceil(lo * 100 - 1e-9), math.floor(hi * 100 + 1e-9)
+
+
 def _check_args(n, random_state, kinds, size, clean_fraction, opacity_range, progress, strengths):
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise InputError.bad("n", "a positive int", n)
@@ -584,6 +589,11 @@ def _check_args(n, random_state, kinds, size, clean_fraction, opacity_range, pro
         raise InputError.bad("opacity_range", "a pair (low, high)", opacity_range) from None
     if not (0.0 <= lo <= hi <= MAX_OPACITY):
         raise InputError.bad("opacity_range", f"0 <= low <= high <= {MAX_OPACITY}", opacity_range)
+    k_lo, k_hi = _hundredths(lo, hi)
+    if k_lo > k_hi:  # (0.001, 0.004) drew w = 0 for every mark: no blend at all
+        raise InputError.bad(
+            "opacity_range", "a range holding a multiple of 0.01 (w is rounded to 0.01)", (lo, hi)
+        )
     check_progress(progress, "None or a callable progress(done, total)")
     table = dict(DEFAULT_STRENGTHS)
     if strengths is not None:
@@ -632,7 +642,8 @@ def synthesize(
     clean_fraction : float
         Probability that an image is left without watermark (``kind == "clean"``).
     opacity_range : (float, float)
-        Range of the visible marks' opacity ``w`` (within [0, 0.25]); ``w`` is rounded to 0.01.
+        Range of the visible marks' opacity ``w`` (within [0, 0.25]); ``w`` is rounded to 0.01,
+        to the nearest such value inside the range (which must hold one).
     progress : callable or None
         Called as ``progress(done, n)`` after each image.
     strengths : mapping or None
@@ -746,6 +757,9 @@ def _one(rng, kinds, size, clean_fraction, lo, hi, table) -> dict[str, Any]:
         mark = np.zeros_like(cover.image)
         mark[y : y + h, x : x + w][local] = rgb[local]
         opacity = round(float(rng.uniform(lo, hi)), 2)
+        if not lo <= opacity <= hi:  # rounded out of the range: the nearest 0.01 inside it
+            k_lo, k_hi = _hundredths(lo, hi)
+            opacity = min(max(k_lo, round(opacity * 100)), k_hi) / 100
         image, shift = _blend(cover.image, mark, mask, opacity)
         box = trimmed_box(mask)
         orientation, angle = orientation_of_mask(mask), principal_angle(mask)
