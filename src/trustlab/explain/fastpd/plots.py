@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import as_float_array
+from trustlab._checks import as_float_array, check_positive_int
 from trustlab._results import new_axes
 from trustlab.errors import InputError
 
@@ -38,8 +38,12 @@ def plot_shap_summary(
     kind : "beeswarm" or "bar"
         For several outputs, ``"bar"`` stacks the outputs; ``"beeswarm"`` shows ``output``
         (default: the output with the largest mean |SHAP|).
+    output : int, optional
+        The output (its index) the beeswarm shows.
     output_names : sequence of str, optional
         Names of the outputs, for the legend (e.g. ``FastPD.output_names_``).
+    max_display : int or None, default 10
+        How many features to show, most important first (None: all).
 
     Returns
     -------
@@ -66,6 +70,8 @@ def plot_shap_summary(
         raise InputError.bad("feature_names", f"{d} names", list(names))
     if kind not in ("beeswarm", "bar"):
         raise InputError.bad("kind", "'beeswarm' or 'bar'", kind)
+    if max_display is not None:  # 0 drew nothing and crashed, -1 dropped a feature, 2.5 TypeError
+        max_display = check_positive_int(max_display, "max_display")
     outputs = [f"output {o}" for o in range(n_out)] if output_names is None else output_names
     if len(outputs) != n_out:
         raise InputError.bad("output_names", f"{n_out} names", list(outputs))
@@ -82,7 +88,12 @@ def plot_shap_summary(
             ax.legend(fontsize="small")
         ax.set_xlabel("mean |SHAP|")
         return ax
-    o = int(np.argmax(mean_abs.sum(axis=0))) if output is None else int(output)
+    if output is None:
+        o = int(np.argmax(mean_abs.sum(axis=0)))
+    elif isinstance(output, (int, np.integer)) and not isinstance(output, bool):
+        o = int(output)
+    else:  # int() would cut 1.7 to 1 and give 'a' a raw ValueError
+        o = -1
     if not 0 <= o < n_out:
         raise InputError.bad("output", f"an index below {n_out}", output)
     colours = None
