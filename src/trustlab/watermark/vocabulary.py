@@ -122,16 +122,25 @@ def score_of_level_probabilities(probabilities: Any) -> np.ndarray:
 
 
 def cell_of_point(x: float, y: float, *, width: int, height: int) -> str:
-    """The 3x3 cell (one of :data:`CELLS`) that the point ``(x, y)`` (pixels) falls in."""
+    """The 3x3 cell (one of :data:`CELLS`) that the point ``(x, y)`` (pixels) falls in; the point
+    lies in the image, ``0 <= x <= width`` and ``0 <= y <= height`` (the far edges count as the
+    last cells)."""
     width, height = check_positive(width, "width"), check_positive(height, "height")
-    col = min(max(int(3 * _finite(x, "x") / width), 0), 2)
-    row = min(max(int(3 * _finite(y, "y") / height), 0), 2)
+    x, y = _finite(x, "x"), _finite(y, "y")
+    # a point off the image was read as the nearest border cell ((-5, -5) was "Top-left")
+    for name, v, side in (("x", x, width), ("y", y, height)):
+        if not 0.0 <= v <= side:
+            raise InputError.bad(name, f"a position in the image, in [0, {side:g}]", v)
+    col = min(int(3 * x / width), 2)
+    row = min(int(3 * y / height), 2)
     return CELLS[3 * row + col]
 
 
 def cell_of_box(box: Any, *, width: int, height: int) -> str:
     """The 3x3 cell of the centre of ``box = (x0, y0, x1, y1)`` (pixels, x1/y1 exclusive)."""
     x0, y0, x1, y1 = as_float_array(box, "box", shape=(4,)).tolist()
+    if x1 < x0 or y1 < y0:  # (10, 10, 5, 5) was read by its centre, as (5, 5, 10, 10)
+        raise InputError.bad("box", "(x0, y0, x1, y1) with x0 <= x1 and y0 <= y1", box)
     return cell_of_point((x0 + x1) / 2, (y0 + y1) / 2, width=width, height=height)
 
 
