@@ -398,8 +398,10 @@ def _read_row(row: Mapping[str, Any], name: str) -> dict:
         raise InputError.bad(f"{name}['intervention_calibrated']", "true, false or None",
                              calibrated)  # fmt: skip
     calibrated = None if calibrated is None else bool(calibrated)
+    error = row.get("intervention_error")  # why `sae score` gave no intervention score
     return {"explanation": explanation or "", "values": values, "intervals": intervals,
-            "examples": examples, "calibrated": calibrated}  # fmt: skip
+            "examples": examples, "calibrated": calibrated,
+            "intervention_error": None if error is None else str(error)}  # fmt: skip
 
 
 def _number(value: Any, name: str) -> float:
@@ -521,7 +523,12 @@ def _no_score(true: dict[int, dict], method: str) -> dict[str, int]:
     for row in true.values():
         if not np.isfinite(_score(row, method)):
             shown = row["examples"].get(method.removesuffix("_auroc"), {}).get("quantiles")
-            reason = no_score_reason(shown)
+            # intervention shows no examples: its reason is the row's, not the classifiers'
+            reason = (
+                (row["intervention_error"] or "no score")
+                if method == "intervention"
+                else no_score_reason(shown)
+            )
             out[reason] = out.get(reason, 0) + 1
     return out
 
