@@ -113,7 +113,12 @@ def score_of_level_probabilities(probabilities: Any) -> np.ndarray:
     >>> score_of_level_probabilities([[1, 0, 0, 0, 0], [0, 0, 0.5, 0.5, 0]]).tolist()
     [5.0, 2.5]
     """
-    p = np.asarray(probabilities, dtype=np.float64)
+    try:  # strings or ragged rows raised numpy's ValueError, naming no argument
+        p = np.asarray(probabilities, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError.bad(
+            "probabilities", "an array of shape (..., 5) of numbers", probabilities
+        ) from None
     if p.ndim not in (1, 2) or p.shape[-1] != len(LEVELS):
         raise InputError.bad("probabilities", "an array of shape (..., 5)", p.shape)
     if not np.all(np.isfinite(p)) or np.any(p < 0) or not np.allclose(p.sum(-1), 1.0, atol=1e-6):
