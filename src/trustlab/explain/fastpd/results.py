@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from trustlab._checks import check_positive_int
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.explain.fastpd._features import TIMES, resolve_features, resolve_output, subset_label
@@ -134,6 +135,7 @@ class Decomposition(Result):
 
     def plot(self, ax: Any = None, *, top: int = 15) -> Any:
         """Horizontal bars of the largest components' mean |m_S| (summed over outputs)."""
+        top = check_positive_int(top, "top")  # -1 dropped a bar, 2.5 a raw TypeError
         ax = new_axes(ax, (6, 0.3 * top + 1))
         items = _by_size(self.importance())[:top]
         _bars(ax, items, self.feature_names, f"mean |m_S| ({self.output_kind})")
@@ -275,12 +277,14 @@ class Importance(Result):
 
     def top_features(self, k: int = 10) -> list[str]:
         """Feature names by mean |SHAP| (summed over outputs), largest first."""
+        k = check_positive_int(k, "k")  # -1 silently dropped the last feature
         order = np.argsort(-self.shap.sum(axis=1), kind="stable")[:k]
         return [self.feature_names[j] for j in order]
 
     def top_interactions(self, k: int = 10) -> list[tuple[tuple[str, str], float]]:
         """Feature pairs by mean |m_jk| (summed over outputs), largest first; pairs at or below
         ``rounding_level`` (an additive model's rounding error, or exactly zero) are left out."""
+        k = check_positive_int(k, "k")  # -1 silently dropped the weakest pair
         pairs = [(s, float(np.sum(v))) for s, v in self.components.items() if len(s) == 2]
         pairs = [(s, v) for s, v in pairs if v > self.rounding_level]
         pairs.sort(key=lambda sv: -sv[1])
@@ -320,6 +324,7 @@ class Importance(Result):
         """Bars of mean |SHAP| per feature (``kind="shap"``) or of mean |m_S| (``"components"``)."""
         if kind not in ("shap", "components"):
             raise InputError.bad("kind", "'shap' or 'components'", kind)
+        top = check_positive_int(top, "top")  # -1 dropped a bar, 2.5 a raw TypeError
         ax = new_axes(ax, (6, 0.3 * top + 1))
         if kind == "shap":
             order = np.argsort(-self.shap.sum(axis=1), kind="stable")[:top][::-1]
