@@ -192,7 +192,15 @@ def parse_explanation(answer: str) -> tuple[str, bool]:
     at = answer.rfind(MARKER)
     if at >= 0:
         rest = answer[at + len(MARKER) :].strip()
-        return _clean(rest.splitlines()[0] if rest else ""), True
+        line = rest.splitlines()[0] if rest else ""
+        # a marker set in bold ("**[EXPLANATION]:** cats", "**[EXPLANATION]: cats**") left
+        # the closing "**" before or after the explanation
+        wrap = answer[:at][len(answer[:at].rstrip("*_")) :]
+        if wrap and line.startswith(wrap):
+            line = line[len(wrap) :]
+        elif wrap and line.endswith(wrap):
+            line = line[: -len(wrap)]
+        return _clean(line), True
     for line in answer.splitlines():
         if line.strip():
             return _clean(line), False
