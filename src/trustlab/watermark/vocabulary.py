@@ -75,6 +75,10 @@ MAX_OPACITY = 0.25
 
 
 def _finite(value: Any, name: str) -> float:
+    # float() read the string "3.5" as a score (stored as a string in WatermarkFacts, whose
+    # summary then raised a raw ValueError) and True as the score 1
+    if isinstance(value, (str, bytes, bool, np.bool_)):
+        raise InputError.bad(name, "a number", value)
     try:
         out = float(value)
     except (TypeError, ValueError):
