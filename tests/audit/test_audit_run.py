@@ -230,10 +230,15 @@ def test_numeric_labels_and_groups_are_audited(tmp_path):
     )
     result = run_audit(table, label="y", group="g", pred="p", out=tmp_path)
     assert result.context.labels.tolist() == [0, 1, 2]
-    fairness = sections_by_id(result.json_path)["fairness"]
+    sections = sections_by_id(result.json_path)
+    fairness = sections["fairness"]
     assert fairness["status"] == "ok" and fairness["data"]["groups"] == [1, 2, 3]
     expected = dcp(table["y"], table["p"], table["g"], [0, 1, 2], 0)
     assert fairness["data"]["models"]["p"]["result"] == to_jsonable(expected.to_dict())
+    # review 65: the groups as the DCP result and the overview list them (ints, not '1'); the
+    # group sizes keep string keys (JSON object keys)
+    assert [g["group"] for g in sections["overview"]["data"]["groups"]] == [1, 2, 3]
+    assert list(fairness["data"]["group_sizes"]) == ["1", "2", "3"]
 
 
 def test_group_sizes_are_counted_and_small_groups_flagged(tmp_path):
