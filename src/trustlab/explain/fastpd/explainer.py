@@ -59,8 +59,11 @@ class FastPD(BaseEstimator):
         scikit-learn DecisionTree, RandomForest, ExtraTrees, GradientBoosting or
         HistGradientBoosting (regressor or classifier), an xgboost Booster / XGBModel, or a
         LightGBM Booster / LGBMModel (:meth:`supports` tells). What is decomposed: the
-        prediction for regressors, the class probabilities for forest classifiers and the raw
-        margin (log-odds, softmax logits) for boosting classifiers. A Pipeline is explained
+        prediction for regressors with an identity link (else the raw margin: the log of the
+        prediction for poisson, gamma and tweedie, the log-odds for xgboost ``reg:logistic`` and
+        LightGBM ``cross_entropy``; :attr:`output_kind_` says which), the class probabilities
+        for forest classifiers and the raw margin (log-odds, softmax logits) for boosting
+        classifiers. A Pipeline is explained
         through its transform: rows given to :meth:`fit` and the other methods are raw input
         rows, passed through the steps before the tree model, and the features are the
         transformed columns (named by the transform's ``get_feature_names_out``).
