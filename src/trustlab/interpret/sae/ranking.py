@@ -29,7 +29,7 @@ import numpy as np
 from trustlab._checks import check_positive_int, check_random_state
 from trustlab._numerics import auroc_rows
 from trustlab._results import Result, internal_field, new_axes
-from trustlab.errors import InputError
+from trustlab.errors import BackendError, InputError
 from trustlab.interpret.sae.examples import LatentExamples
 
 __all__ = [
@@ -218,6 +218,17 @@ def _check(
     return texts, activating, quantiles
 
 
+def _check_finite(scores: np.ndarray, source: str, what: str) -> None:
+    """A NaN or infinite per-example score (a model's NaN or -inf log-probabilities) made
+    scikit-learn's AUROC raise a bare ValueError ("Input contains NaN")."""
+    bad = int((~np.isfinite(scores)).sum())
+    if bad:
+        raise BackendError(
+            f"{source}: its {what} scores are not finite (NaN or infinite) for {bad} of "
+            f"{len(scores)} examples; a model with broken weights or outputs gives such values"
+        )
+
+
 def _auroc(scores: np.ndarray, positive: np.ndarray) -> float:
     if positive.all() or not positive.any():
         return math.nan
@@ -246,6 +257,7 @@ def _result(
     n_bootstrap = check_positive_int(n_bootstrap, "n_bootstrap")
     rng = check_random_state(random_state)
     scores = np.asarray(scores, dtype=np.float64)
+    _check_finite(scores, "embedder" if method == "embedding" else "model", method)
     interval = (math.nan, math.nan)
     if activating.sum() >= 2 and (~activating).sum() >= 2:
         rows = rng.integers(0, len(scores), (n_bootstrap, len(scores)))

@@ -49,6 +49,7 @@ from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.interpret.sae.examples import Example, LatentExamples
 from trustlab.interpret.sae.explain import highlight
+from trustlab.interpret.sae.ranking import _check_finite
 
 __all__ = ["ClassificationScore", "detection_score", "fuzzing_score", "METHODS", "ANSWERS"]
 
@@ -317,7 +318,9 @@ def _score(
             totals = scorer.logprobs(prompts * 2, ["1"] * len(texts) + ["0"] * len(texts),
                                      chat=chat, **share)  # fmt: skip
             yes, no = np.asarray(totals[: len(texts)]), np.asarray(totals[len(texts) :])
-        probabilities = 1.0 / (1.0 + np.exp(no - yes))
+        with np.errstate(over="ignore", invalid="ignore"):  # P 0 when exp overflows; NaN below
+            probabilities = 1.0 / (1.0 + np.exp(no - yes))
+        _check_finite(probabilities, "scorer", f"{method} P('1')")
         predicted: list[int | None] = [int(p > 0.5) for p in probabilities]
         texts = []  # nothing left to generate
     build = prompt_builder or (lambda expl, batch: render(method, expl, batch))
