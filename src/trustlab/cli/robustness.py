@@ -109,7 +109,7 @@ sigma, the cost matrix (or harmful pairs) and the held-out accuracy; certify use
 
 Held-out accuracy (reported in the summary and model.json): with --data digits --split train,
 on the digits test split (540 images, which certify uses by default); otherwise on --holdout of
-the data (default 0.2, stratified, seeded by --seed), which is then not trained on.
+the data (default 0.2, stratified, seeded by --seed below 2**32), which is then not trained on.
 
 """
 
@@ -235,6 +235,8 @@ def _held_out(X, y, data: str, split: str, holdout: float | None, seed: int):
         return X, y, None, ""
     if len(X) - n_out < 2:
         raise InputError.bad("--holdout", f"a share that leaves rows to train on ({len(X)})", share)
+    if seed > 2**32 - 1:  # scikit-learn's split takes 32-bit seeds (else a raw error, exit 1)
+        raise InputError.bad("--seed", "a seed in [0, 2**32-1] for the --holdout split", seed)
     from sklearn.model_selection import train_test_split
 
     _, counts = np.unique(y, return_counts=True)
