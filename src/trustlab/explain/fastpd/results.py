@@ -462,7 +462,7 @@ class Explanation(Result):
     def files(self) -> dict[str, Any]:
         """``shap_values.csv``, ``interactions.csv`` and ``pd_<feature>.png`` per curve (a
         feature whose file name would repeat an earlier one's, ignoring case, e.g. ``a/b`` after
-        ``a_b``, gets ``pd_a_b-2.png``)."""
+        ``a_b``, gets ``pd_a_b-2.png``; a long name is cut to its first 100 bytes)."""
         files: dict[str, Any] = {
             "shap_values.csv": self.shap_table(),
             "interactions.csv": self.interaction_table(),
@@ -477,5 +477,13 @@ class Explanation(Result):
         return files
 
 
+#: Longest feature part of a file name, in UTF-8 bytes: a file name may have 255, and the atomic
+#: write's temporary file adds a dot, a random part and the suffix around the name.
+_NAME_BYTES = 100
+
+
 def _file_part(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+    part = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+    # a 293-character column name (a survey question) was an OSError 'File name too long' after
+    # shap_values.csv was written
+    return part.encode("utf-8")[:_NAME_BYTES].decode("utf-8", errors="ignore")
