@@ -26,3 +26,18 @@ def test_stars_inside_the_explanation_are_kept():
     assert parse_explanation("[EXPLANATION]: the **bold** word cat") == (
         "the **bold** word cat", True,
     )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("**[EXPLANATION]: **kwargs parameters**", "**kwargs parameters"),
+        ("*[EXPLANATION]: *args*", "*args"),
+        ("**[EXPLANATION]:** **kwargs parameters", "**kwargs parameters"),
+        ("__[EXPLANATION]:__ snake_case_", "snake_case_"),
+        ("[EXPLANATION]: snake_case_", "snake_case_"),
+    ],
+)
+def test_an_explanation_starting_with_stars_keeps_them(answer, expected):
+    # diff review 65 S: the start was cut first, so "**kwargs parameters**" lost its own stars
+    assert parse_explanation(answer) == (expected, True)

@@ -194,10 +194,12 @@ def parse_explanation(answer: str) -> tuple[str, bool]:
         rest = answer[at + len(MARKER) :].strip()
         line = rest.splitlines()[0] if rest else ""
         # a marker set in bold ("**[EXPLANATION]:** cats", "**[EXPLANATION]: cats**") left
-        # the closing "**" before or after the explanation
+        # the closing "**" before or after the explanation (from the start when a space follows
+        # it or the end lacks it: "**[EXPLANATION]: **kwargs**" is about "**kwargs")
         wrap = answer[:at][len(answer[:at].rstrip("*_")) :]
-        if wrap and line.startswith(wrap):
-            line = line[len(wrap) :]
+        after = line[len(wrap) :]
+        if wrap and line.startswith(wrap) and (after[:1].isspace() or not after.endswith(wrap)):
+            line = after
         elif wrap and line.endswith(wrap):
             line = line[: -len(wrap)]
         return _clean(line), True
