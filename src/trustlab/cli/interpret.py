@@ -865,7 +865,12 @@ def _no_score(rows: list[dict], method: str) -> dict[str, int]:
         value = row.get(method)
         if value is None or not np.isfinite(value):
             shown = (row.get(f"{method}_examples") or {}).get("quantiles")
-            reason = "no score" if method == "intervention" else no_score_reason(shown)
+            # intervention: the row's error, as `sae report` gives it (it said 'no score' there)
+            reason = (
+                (row.get("intervention_error") or "no score")
+                if method == "intervention"
+                else no_score_reason(shown)
+            )
             out[reason] = out.get(reason, 0) + 1
     return out
 

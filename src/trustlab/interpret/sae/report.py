@@ -87,7 +87,8 @@ class SAEReport(Result):
         means over latents, each with its ``*_interval`` (95 % percentile bootstrap over
         latents), the latents counted (``n``, ``n_shuffled``, ``n_paired``) and ``no_score``:
         why the other latents' true scores are missing, reason -> number of latents
-        (:func:`no_score_reason`), left out of the means. ``intervention`` also has
+        (:func:`no_score_reason`; for ``intervention`` the row's ``intervention_error`` or
+        'no score'), left out of the means. ``intervention`` also has
         ``uncalibrated``: latents whose strength did not reach the calibration's KL target
         (rows with ``intervention_calibrated`` false; their scores are at that strength, in
         the means).
