@@ -16,11 +16,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from trustlab._numerics import root_mean_square
+from trustlab._paths import file_part
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.explain.anova_tpnn._encoding import python_value
 from trustlab.explain.anova_tpnn._saving import META_FILE, MODEL_FILE, model_files
-from trustlab.explain.fastpd.results import _file_part
 
 __all__ = [
     "ComponentValues",
@@ -47,7 +47,7 @@ def component_name(features: Sequence[str]) -> str:
 
 def component_file(name: str) -> str:
     """The PNG file name of a component: ``component_age.png``, ``component_age__income.png``."""
-    return f"component_{_file_part(name.replace(PAIR_SEPARATOR, '__'))}.png"  # <= 100 bytes
+    return f"component_{file_part(name.replace(PAIR_SEPARATOR, '__'))}.png"  # <= 100 bytes
 
 
 def component_files(names: Sequence[str]) -> list[str]:

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from trustlab._checks import check_positive_int
+from trustlab._paths import file_part
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.explain.fastpd._features import TIMES, resolve_features, resolve_output, subset_label
@@ -468,22 +469,10 @@ class Explanation(Result):
             "interactions.csv": self.interaction_table(),
         }
         for curve in self.partial_dependence:
-            stem, number = f"pd_{_file_part(curve.features[0])}", 1
+            stem, number = f"pd_{file_part(curve.features[0])}", 1
             name = f"{stem}.png"
             while name.casefold() in {taken.casefold() for taken in files}:
                 number += 1
                 name = f"{stem}-{number}.png"
             files[name] = curve.plot
         return files
-
-
-#: Longest feature part of a file name, in UTF-8 bytes: a file name may have 255, and the atomic
-#: write's temporary file adds a dot, a random part and the suffix around the name.
-_NAME_BYTES = 100
-
-
-def _file_part(name: str) -> str:
-    part = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
-    # a 293-character column name (a survey question) was an OSError 'File name too long' after
-    # shap_values.csv was written
-    return part.encode("utf-8")[:_NAME_BYTES].decode("utf-8", errors="ignore")
