@@ -74,10 +74,13 @@ ISOTROPIC_RATIO = 0.85
 MAX_OPACITY = 0.25
 
 
+_NOT_NUMBERS = (str, bytes, bool, np.bool_)
+
+
 def _finite(value: Any, name: str) -> float:
     # float() read the string "3.5" as a score (stored as a string in WatermarkFacts, whose
     # summary then raised a raw ValueError) and True as the score 1
-    if isinstance(value, (str, bytes, bool, np.bool_)):
+    if isinstance(value, _NOT_NUMBERS):
         raise InputError.bad(name, "a number", value)
     try:
         out = float(value)
@@ -148,6 +151,9 @@ def cell_of_point(x: float, y: float, *, width: int, height: int) -> str:
 def cell_of_box(box: Any, *, width: int, height: int) -> str:
     """The 3x3 cell of the centre of ``box = (x0, y0, x1, y1)`` (pixels, x1/y1 exclusive)."""
     x0, y0, x1, y1 = as_float_array(box, "box", shape=(4,)).tolist()
+    # the same str/bool refusal as _finite: ("1", "1", "2", "2") and (True,) * 4 were read as boxes
+    if any(isinstance(v, _NOT_NUMBERS) for v in np.asarray(box, dtype=object).ravel()):
+        raise InputError.bad("box", "four numbers (x0, y0, x1, y1)", box)
     if x1 < x0 or y1 < y0:  # (10, 10, 5, 5) was read by its centre, as (5, 5, 10, 10)
         raise InputError.bad("box", "(x0, y0, x1, y1) with x0 <= x1 and y0 <= y1", box)
     return cell_of_point((x0 + x1) / 2, (y0 + y1) / 2, width=width, height=height)
@@ -268,6 +274,13 @@ class WatermarkFacts(Result):
         c = _finite(self.coverage, "coverage")
         if not 0.0 <= c <= 1.0:
             raise InputError.bad("coverage", "a fraction in [0, 1]", self.coverage)
+        # opacity was not checked: "0.1" or True were kept and written by to_dict as they came
+        if self.opacity is not None:
+            w = _finite(self.opacity, "opacity")
+            if not 0.0 <= w <= MAX_OPACITY:
+                raise InputError.bad(
+                    "opacity", f"None or a number in [0, {MAX_OPACITY}]", self.opacity
+                )
 
     def summary(self) -> str:
         if not self.present:
