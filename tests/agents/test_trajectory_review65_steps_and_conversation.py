@@ -38,3 +38,10 @@ def test_either_alone_reads_as_before():
     talk = {"conversation": [{"role": "agent", "messages": [{"action": "pay"}]}]}
     assert not guard.check(talk, "pay").action_allowed
     assert [s.action.name for s in as_trajectory(talk).steps] == ["pay"]
+
+
+def test_both_keys_beside_a_key_that_is_no_string_are_refused_in_words():
+    # diff review 65 Q: sorting the keys for the message was a raw TypeError ('<' between int
+    # and str); before the refusal this mapping was an InputError naming trajectory.1
+    with pytest.raises(InputError, match="^trajectory: expected 'steps' or 'conversation'"):
+        as_trajectory({"steps": [{"action": "pay"}], "conversation": [], 1: 2})

@@ -150,7 +150,7 @@ class Trajectory(_Model):
         if "conversation" not in data:
             return _validate(cls, data, "trajectory")
         if "steps" in data:  # the conversation's steps replaced them (a payment made was lost)
-            raise InputError.bad("trajectory", "'steps' or 'conversation', not both", sorted(data))
+            raise InputError.bad("trajectory", "'steps' or 'conversation', not both", list(data))
         conversation = data["conversation"]
         if not isinstance(conversation, list):
             raise InputError.bad("trajectory.conversation", "a list of turns", conversation)
