@@ -290,10 +290,15 @@ def _default_grid(detector: str) -> dict[str, tuple]:
 
 
 def _check_seed(random_state: Any) -> None:
-    """An integer: it seeds the folds and every fit, and the result records it."""
+    """An integer in [0, 2**32-1] (scikit-learn's folds take no other; -1 or 2**32 was a raw
+    ValueError): it seeds the folds and every fit, and the result records it."""
     if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
         raise InputError.bad(
             "random_state", "an integer seed (it seeds the folds and every fit)", random_state
+        )
+    if not 0 <= random_state <= 2**32 - 1:
+        raise InputError.bad(
+            "random_state", "a seed in [0, 2**32-1] (seeds the folds)", random_state
         )
 
 
