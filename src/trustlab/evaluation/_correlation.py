@@ -33,9 +33,11 @@ def kendall_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Kendall's tau-b between ``x[b]`` and ``y[b]`` for every row ``b``, from all pairs.
 
     NaN where a row is constant, as in :func:`scipy.stats.kendalltau`. O(B M^2), chunked.
+    The pairs are compared on the rows' ranks (which order them as the values do): equal
+    infinite values are a tie there, where their difference (inf - inf) would be NaN.
     """
-    x = np.atleast_2d(np.asarray(x, dtype=np.float64))
-    y = np.atleast_2d(np.asarray(y, dtype=np.float64))
+    x = stats.rankdata(np.atleast_2d(np.asarray(x, dtype=np.float64)), axis=1)
+    y = stats.rankdata(np.atleast_2d(np.asarray(y, dtype=np.float64)), axis=1)
     first, second = np.triu_indices(x.shape[1], 1)
     out = np.empty(x.shape[0])
     step = max(1, _bootstrap.CHUNK_ELEMENTS // max(1, len(first)))
