@@ -116,10 +116,15 @@ def _load_folder(folder: Path, option: str) -> Any:
 
     for cls in (RegionSparseClassifier, BlackBoxClassifier):
         try:
-            return cls.load(folder)
+            model = cls.load(folder)
         except InputError as exc:  # the other class's folder: try on; a damaged one: say why
             if not str(exc).startswith(("path: expected a model of format", "path: expected a fo")):
                 raise InputError(f"{option}: {folder}{str(exc)[4:]}", argument=option) from exc
+        else:
+            # the CLI speaks class names (the generated labels are names): a model fitted in the
+            # library on label indices 0..9 of bam-lite-digits predicts 3 where the data says '3'
+            model.classes_ = np.asarray([str(c) for c in model.classes_])
+            return model
     raise InputError.bad(
         option, "a folder written by 'trustlab explain regions train' or a model's save()",
         str(folder),
