@@ -34,11 +34,21 @@ def resampled_means(values: np.ndarray, indices: np.ndarray, counts=None) -> np.
     """Column means of ``values[indices[b]]`` for each row ``b`` of ``indices``, via counts.
 
     float32 ``values`` must hold integers (0/1 correctness): the products and partial sums are
-    then integers below 2**24, exact in float32, and the product runs twice as fast.
+    then integers below 2**24, exact in float32, and the product runs twice as fast. An infinite
+    value (a summed token NLL that overflowed) makes the mean of every resample that draws it
+    infinite; in the product, the resamples that leave it out would get 0 * inf = NaN.
     """
     counts = resample_counts(indices) if counts is None else counts
-    sums = counts.astype(values.dtype) @ values
-    return sums.astype(np.float64) / values.shape[0]
+    weights = counts.astype(values.dtype)
+    finite = np.isfinite(values)
+    if finite.all():
+        return (weights @ values).astype(np.float64) / values.shape[0]
+    sums = (weights @ np.where(finite, values, 0.0)).astype(np.float64)
+    drawn = [(weights @ mask) > 0 for mask in (np.isposinf(values), np.isneginf(values))]
+    sums = np.where(drawn[0], np.inf, sums)
+    sums = np.where(drawn[1], np.where(drawn[0], np.nan, -np.inf), sums)
+    sums = np.where((weights @ np.isnan(values)) > 0, np.nan, sums)
+    return sums / values.shape[0]
 
 
 def bootstrap_index_chunks(n: int, n_bootstrap: int, rng: np.random.Generator):
@@ -76,11 +86,18 @@ def warn_if_too_few(n_bootstrap: int, level: float) -> None:
 
 
 def percentile_interval(samples: np.ndarray, level: float) -> np.ndarray:
-    """Percentile interval along axis 0 (NaN samples ignored), shape samples.shape[1:] + (2,)."""
+    """Percentile interval along axis 0 (NaN samples ignored), shape samples.shape[1:] + (2,).
+
+    An end between two equal samples is that sample: interpolating between two infinities
+    (inf - inf) would give NaN.
+    """
     tail = (1.0 - level) / 2.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column gives NaN, not noise
         bounds = np.nanquantile(samples, [tail, 1.0 - tail], axis=0)
+        below = np.nanquantile(samples, [tail, 1.0 - tail], axis=0, method="lower")
+        above = np.nanquantile(samples, [tail, 1.0 - tail], axis=0, method="higher")
+    bounds = np.where(below == above, below, bounds)
     return np.moveaxis(bounds, 0, -1)
 
 
