@@ -48,6 +48,18 @@ class Table:
     caption: str = ""
 
     def __post_init__(self):
+        # Kept as lists: a generator read here would be empty when the page is drawn, an array
+        # of rows failed there ('truth value of an array ... is ambiguous').
+        columns = _cells(self.columns, "columns", "a sequence of column names")
+        object.__setattr__(self, "columns", columns)
+        rows = _cells(self.rows, "rows", "a sequence of rows, each a list of cells")
+        cells = [
+            _cells(row, f"rows[{i}]", "a list of cells, one per column")
+            for i, row in enumerate(rows)
+        ]
+        if any(new is not old for new, old in zip(cells, rows, strict=True)):
+            rows = cells  # lists and tuples stay the objects given
+        object.__setattr__(self, "rows", rows)
         width = len(self.columns)
         if width == 0:
             raise InputError.bad("columns", "at least one column name", self.columns)
@@ -101,6 +113,16 @@ class Figure:
     @property
     def data_uri(self) -> str:
         return "data:image/png;base64," + self.png_base64
+
+
+def _cells(value: Any, name: str, expected: str) -> list | tuple:
+    """``value`` as a list (a list or tuple as given, not copied); text, a mapping or a set (no
+    order, or its keys for cells) is refused."""
+    if isinstance(value, (str, bytes, dict, set, frozenset)) or not hasattr(value, "__iter__"):
+        raise InputError.bad(name, expected, value)
+    if isinstance(value, (list, tuple)):
+        return value
+    return list(value.tolist() if hasattr(value, "tolist") else value)
 
 
 def _close_figure(figure) -> None:

@@ -58,6 +58,10 @@ class Section:
             raise InputError.bad(
                 "id", "letters, digits, '-' or '_', starting with a letter", self.id
             )
+        if isinstance(self.blocks, (str, bytes, dict)) or not hasattr(self.blocks, "__iter__"):
+            raise InputError.bad("blocks", "a list of Paragraph, Table and Figure", self.blocks)
+        if not isinstance(self.blocks, list):  # a generator read here would show no block
+            self.blocks = list(self.blocks)
         for i, block in enumerate(self.blocks):
             if not isinstance(block, BLOCK_TYPES):
                 raise InputError.bad(f"blocks[{i}]", "a Paragraph, Table or Figure", block)
