@@ -78,6 +78,8 @@ def baseline_scores(
     >>> baseline_scores(net, g, "grad_cam", target=0).shape
     (8,)
     """
+    if not isinstance(model, TensorFieldNetwork):  # not an AttributeError on .parameters()
+        raise InputError.bad("model", "a trustlab TensorFieldNetwork", model)
     if method not in BASELINES:
         raise InputError.bad("method", f"one of {BASELINES}", method)
     # captum asserted on 0 steps and numpy raised a TypeError on 2.5
