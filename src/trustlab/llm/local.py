@@ -18,8 +18,11 @@ docstrings and examples make up much of the length.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import inspect
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -148,6 +151,10 @@ class LocalModel:
             Created if needed. A folder that already holds a ``config.json`` is refused unless
             ``overwrite``.
         overwrite : bool, default False
+            Replace the model files of an earlier save (weights, configs, tokenizer files, chat
+            template) by this model's: a file of the earlier model that this one has no copy of
+            (its chat template, say) goes too; other files stay. The new files are written
+            next to them first, so a save that fails leaves the earlier model as it was.
 
         Returns
         -------
@@ -164,9 +171,15 @@ class LocalModel:
                 argument="directory",
             )
         path.mkdir(parents=True, exist_ok=True)
-        with quiet_transformers():
-            self.model.save_pretrained(path, safe_serialization=True)
-            self.tokenizer.save_pretrained(path)
+        # written aside first (inside the folder: the same file system for the moves)
+        staging = Path(tempfile.mkdtemp(prefix=".saving-", dir=path))
+        try:
+            with quiet_transformers():
+                self.model.save_pretrained(staging, safe_serialization=True)
+                self.tokenizer.save_pretrained(staging)
+            _replace_model_files(path, staging)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
         return path
 
     # ---- generation --------------------------------------------------------------------
@@ -759,6 +772,31 @@ class LocalModel:
 # --------------------------------------------------------------------------------------------
 # Small helpers
 # --------------------------------------------------------------------------------------------
+
+
+# the files a Hugging Face save writes (save_pretrained of a model and its tokenizer)
+_MODEL_FILES = (
+    "config.json", "generation_config.json", "*.safetensors", "*.safetensors.index.json",
+    "pytorch_model*.bin", "pytorch_model.bin.index.json", "tokenizer*", "special_tokens_map.json",
+    "added_tokens.json", "vocab.*", "merges.txt", "*.model", "chat_template.*",
+    "additional_chat_templates",
+)  # fmt: skip
+
+
+def _replace_model_files(path: Path, staging: Path) -> None:
+    """Move a save's files from ``staging`` into ``path``, first removing the model files an
+    earlier save left there that this one did not write: a stale ``chat_template.jinja`` gave a
+    model saved without a template the earlier model's template when loaded back."""
+    new = {entry.name for entry in staging.iterdir()}
+    for entry in path.iterdir():
+        stale = entry.name not in new and entry != staging
+        if stale and any(fnmatch.fnmatch(entry.name, p) for p in _MODEL_FILES):
+            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+    for name in sorted(new):
+        target = path / name
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        os.replace(staging / name, target)
 
 
 def _find_layers(model: Any) -> tuple[Any, Any]:
