@@ -127,7 +127,10 @@ class Report:
     def __init__(self, title: str, meta: dict | None = None):
         if not isinstance(title, str) or not title:
             raise InputError.bad("title", "a non-empty string", title)
-        meta = dict(meta or {})
+        try:
+            meta = dict(meta or {})
+        except (TypeError, ValueError):  # 'abc': "dictionary update sequence element #0 ..."
+            raise InputError.bad("meta", "a dict of header entries or None", meta) from None
         meta.setdefault("trustlab_version", _version())
         meta.setdefault("created", datetime.now(UTC).isoformat(timespec="seconds"))
         self.title = title
@@ -163,6 +166,7 @@ class Report:
 
     def write_json(self, out_dir: str | os.PathLike, name: str = "report") -> Path:
         """Write ``<name>.json`` only (used to save progress while an audit runs)."""
+        _check_name(name)
         out = _out_dir(out_dir)
         text = json.dumps(self.to_dict(), indent=2, ensure_ascii=False, allow_nan=False)
         return write_atomic(out / f"{name}.json", text)
@@ -175,6 +179,7 @@ class Report:
         -------
         (html_path, json_path)
         """
+        _check_name(name)
         out = _out_dir(out_dir)
         html_path = write_atomic(out / f"{name}.html", self.to_html(f"{name}.json"))
         return html_path, self.write_json(out, name)
@@ -187,6 +192,12 @@ def _version() -> str:
     from trustlab import __version__
 
     return __version__
+
+
+def _check_name(name) -> None:
+    """A file name without its suffix, with no folder in it (``out_dir`` says where)."""
+    if not isinstance(name, str) or not name.strip() or "/" in name or os.sep in name:
+        raise InputError.bad("name", "a file name without suffix or folder, such as 'report'", name)
 
 
 def _out_dir(out_dir: str | os.PathLike) -> Path:
