@@ -195,6 +195,8 @@ class BlackBoxClassifier(ClassifierMixin, BaseEstimator):
         self._check_fitted()
         params = self.get_params()
         params["classifier_widths"] = list(params["classifier_widths"])
+        if isinstance(params["random_state"], np.integer):  # np.int64(3) is the seed 3
+            params["random_state"] = int(params["random_state"])
         if not isinstance(params["random_state"], (int, type(None))):
             params["random_state"] = None
         meta = {
