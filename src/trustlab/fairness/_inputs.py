@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import (
+    _is_missing,
     as_1d,
     as_float_array,
     check_probability_vector,
@@ -49,10 +50,32 @@ def check_sizes(n_groups: int, n_labels: int, group_arg: str, label_arg: str) ->
         )
 
 
+def name_sequence(names: Any, name: str) -> tuple:
+    """Names given in their order (``labels=``, ``groups=``) as a tuple of Python values: a set
+    has no order to pair names with positions, and a number or a 0-d array is no sequence (a
+    string is read as its characters)."""
+    if isinstance(names, (set, frozenset)) or not hasattr(names, "__iter__"):
+        raise InputError.bad(name, "a sequence of names in order (a list, tuple or array)", names)
+    if getattr(names, "ndim", 1) == 0:  # np.array("ab"): tolist() would give the string
+        raise InputError.bad(name, "a sequence of names in order (a list, tuple or array)", names)
+    return python_names(names)
+
+
+def check_no_missing(names: tuple, name: str) -> None:
+    """A missing name (None, NaN) names no class or group."""
+    missing = [i for i, v in enumerate(names) if _is_missing(v)]
+    if missing:
+        raise InputError(
+            f"{name}: expected no missing names, got {names[missing[0]]!r} at index {missing[0]}",
+            argument=name,
+        )
+
+
 def check_names(names: Sequence[Any] | None, size: int, name: str) -> tuple:
     if names is None:
         return tuple(range(size))
-    names = python_names(names)
+    names = name_sequence(names, name)
+    check_no_missing(names, name)
     if len(names) != size:
         raise InputError.bad(name, f"{size} names", list(names))
     try:
@@ -169,6 +192,7 @@ def check_labels(values: np.ndarray, labels: Sequence[Any] | None, name: str) ->
         raise InputError.bad("labels", "a flat sequence of label values", list(labels))
     if len(sorted_unique(labels_arr, "labels")) != len(labels_arr):  # [0, None]: no order
         raise InputError.bad("labels", "distinct values", list(labels))
+    check_no_missing(python_names(labels_arr), "labels")
     unknown = np.setdiff1d(sorted_unique(values, name), labels_arr)
     if unknown.size:
         shown = ", ".join(repr(v) for v in unknown[:5].tolist())
