@@ -262,6 +262,10 @@ def _interval_text(intervals, m) -> str:
 
 
 def _error_bars(centre: np.ndarray, intervals: np.ndarray | None):
+    """Error bar lengths below and above ``centre``; none (0) where one is not finite (an
+    infinite score, or an interval's infinite end, has no bar to draw)."""
     if intervals is None:
         return None
-    return np.vstack([centre - intervals[:, 0], intervals[:, 1] - centre]).clip(min=0.0)
+    with np.errstate(invalid="ignore"):  # inf - inf: an infinite score's own interval
+        bars = np.vstack([centre - intervals[:, 0], intervals[:, 1] - centre])
+    return np.where(np.isfinite(bars), bars, 0.0).clip(min=0.0)
