@@ -158,7 +158,22 @@ def resolve_task(spec: str) -> Callable[..., Any] | str:
     if callable(task):
         return task
     module, _, function = task.partition(":")
-    return getattr(importlib.import_module(module), function)
+    try:
+        found = getattr(importlib.import_module(module), function, None)
+        missing = f"the module {module!r} has no {function!r}"
+    except ModuleNotFoundError as exc:
+        # the module itself (or a package above it) missing; a missing dependency of a module
+        # that exists stays the ModuleNotFoundError it is
+        if exc.name is None or not (module == exc.name or module.startswith(exc.name + ".")):
+            raise
+        found, missing = None, f"no module {module!r}"
+    if found is None:
+        raise InputError(
+            f"task: expected the task {spec!r} to name an importable function, got {task!r} "
+            f"({missing}); register it again with 'module:function' or the @task function",
+            argument="task",
+        )
+    return found
 
 
 def load_builtin_tasks() -> None:
