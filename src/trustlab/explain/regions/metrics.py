@@ -480,6 +480,8 @@ def _predict(torch: Any, classify_fn: Callable[[Any], Any], x: Any, n: int) -> n
     arr = np.asarray(logits)
     if arr.ndim != 2 or arr.shape[0] != n or arr.shape[1] < 1:
         raise InputError.bad("classify_fn", f"logits of shape ({n}, n_classes)", arr)
+    if np.issubdtype(arr.dtype, np.floating) and np.isnan(arr).any():  # argmax: class 0
+        raise InputError.bad("classify_fn", "logits without NaN", "NaN logits")
     return arr.argmax(1)
 
 
