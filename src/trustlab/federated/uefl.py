@@ -38,6 +38,8 @@ from trustlab._numerics import seeded_torch
 from trustlab._renamed import renamed_keyword
 from trustlab._results import Result
 from trustlab.errors import InputError
+from trustlab.federated._inputs import _round_seed
+from trustlab.federated._inputs import check_silo_round as _checked
 from trustlab.federated.model import (
     Adam,
     _encoder_features,
@@ -466,15 +468,10 @@ def initial_weights(
     return model_arrays(build_model(spec, random_state=config.random_state))
 
 
-def _round_seed(random_state: int, round_no: int, silo: int, purpose: int = 0) -> int:
-    """A seed for one silo in one round, equal on every engine."""
-    return int(np.random.SeedSequence([random_state, round_no, silo, purpose]).generate_state(1)[0])
+_KINDS = (SiloPlan, SiloState, UEFLConfig)  # the classes _checked asks of a silo's round
 
 
 def _prepare_model(shared, state, silo: Silo, plan: SiloPlan, config: UEFLConfig, n_classes):
-    top = int(max(np.max(silo.y_train), np.max(silo.y_test)))
-    if top >= n_classes:
-        raise InputError.bad("n_classes", f"more than the silo's largest label {top}", n_classes)
     spec = config.model_spec(silo.num_features, n_classes, plan.use_vq)
     model = build_model(spec, random_state=config.random_state)
     if plan.use_vq:
@@ -509,6 +506,7 @@ def train_silo(
     result.
     """
     torch = require("torch", "federated")
+    silo = _checked(shared, state, silo, plan, config, round_no, n_classes, _KINDS, "train")
     model = _prepare_model(shared, state, silo, plan, config, n_classes)
     book = plan.book_idx if plan.use_vq else 0
     if plan.use_vq:
@@ -587,6 +585,7 @@ def evaluate_silo(
     evaluate in eval mode, so their passes coincide; ``authors_compat`` reproduces that), the
     mean predictive entropy over the test points, and the accuracy of the deterministic model
     (dropout off)."""
+    silo = _checked(shared, state, silo, plan, config, round_no, n_classes, _KINDS, "evaluate")
     model = _prepare_model(shared, state, silo, plan, config, n_classes)
     if plan.use_vq:
         model.vq.active_book = plan.book_idx
