@@ -177,9 +177,12 @@ def _numbers(data, column: str, groups: list[str]) -> np.ndarray:
 
     values = pd.to_numeric(data[column], errors="coerce").to_numpy(dtype=float)
     for i, value in enumerate(values):
-        if not math.isfinite(value) or value < 0:
-            cell = data[column].iloc[i]
-            got = "an empty cell" if pd.isna(cell) else repr(cell)
+        cell = data[column].iloc[i]
+        # pandas reads True/False as 1/0: a share of True is no number (a weight True, False
+        # gave one group all the weight and a DCP of 0)
+        if not math.isfinite(value) or value < 0 or isinstance(cell, (bool, np.bool_)):
+            shown = cell.item() if isinstance(cell, np.generic) else cell  # -0.4, not np.float64
+            got = "an empty cell" if pd.isna(cell) else repr(shown)
             raise _bad_table(
                 f"non-negative numbers in column {column!r}",
                 f"{got} in the row of group {groups[i]!r}",
