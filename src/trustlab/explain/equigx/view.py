@@ -5,18 +5,22 @@ its relevance (direction + distance), red for positive and blue for negative."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from trustlab._lazy import require
+from trustlab._results import write_atomic
+from trustlab.errors import InputError
 
 __all__ = ["explanation_html"]
 
 
 def explanation_html(ex: Any, path: str | Any, *, title: str | None = None) -> Path:
     """Write the view of explanation ``ex`` to ``path``; return the path."""
+    out = _html_path(path)  # before the figure is built
     go = require("plotly.graph_objects", "graph")
     p, r = ex.positions, ex.node_relevance
     e = ex.edge_direction + ex.edge_distance
@@ -59,7 +63,22 @@ def explanation_html(ex: Any, path: str | Any, *, title: str | None = None) -> P
         scene={"aspectmode": "data"},
         margin={"l": 0, "r": 0, "t": 40, "b": 0},
     )
+    # one self-contained page, written whole (an interrupted write leaves no half page)
+    return write_atomic(out, fig.to_html(include_plotlyjs=True, full_html=True))
+
+
+def _html_path(path: Any) -> Path:
+    """``path`` as the file to write, its folder made; an InputError naming ``path`` where it is
+    no path, empty, a folder, or under a file (not the OSError of the write)."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise InputError.bad("path", "a file path (str or os.PathLike) for the HTML view", path)
     out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.write_html(str(out), include_plotlyjs=True, full_html=True)
+    if out.is_dir():
+        raise InputError.bad("path", "a file path for the HTML view, not a folder", str(out))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError.bad(
+            "path", "a file path in a folder that exists or can be created", str(out)
+        ) from exc
     return out
