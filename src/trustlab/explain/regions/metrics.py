@@ -254,7 +254,10 @@ def pxap_per_image(soft_maps: Any, truth: Any, n_bins: int | None = None) -> np.
 
 def _per_image_fraction(value: Any, n: int, name: str) -> np.ndarray:
     try:
-        arr = np.asarray(value, dtype=np.float64)
+        arr = np.asarray(value)
+        if arr.dtype.kind not in "iuf":  # "0.5" or True is no fraction
+            raise TypeError
+        arr = arr.astype(np.float64)
     except (TypeError, ValueError):
         raise InputError.bad(name, f"a number or {n} numbers in [0, 1]", value) from None
     if arr.ndim == 0:
