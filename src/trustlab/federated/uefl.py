@@ -557,6 +557,7 @@ def mc_dropout_probabilities(model, X, passes: int, *, dropout: bool = True, ran
     left as it was.
     """
     torch = require("torch", "federated")
+    passes = check_positive_int(passes, "passes")  # 0: numpy's 'need at least one array to stack'
     X = torch.as_tensor(np.asarray(X, dtype=np.float32))
     was_training = model.training
     try:
