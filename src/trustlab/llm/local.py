@@ -779,8 +779,9 @@ _MODEL_FILES = (
     "config.json", "generation_config.json", "*.safetensors", "*.safetensors.index.json",
     "pytorch_model*.bin", "pytorch_model.bin.index.json", "tokenizer*", "special_tokens_map.json",
     "added_tokens.json", "vocab.*", "merges.txt", "*.model", "chat_template.*",
-    "additional_chat_templates",
 )  # fmt: skip
+# the one folder it writes (a tokenizer's named chat templates beside its default one)
+_MODEL_FOLDER = "additional_chat_templates"
 
 
 def _replace_model_files(path: Path, staging: Path) -> None:
@@ -789,9 +790,13 @@ def _replace_model_files(path: Path, staging: Path) -> None:
     model saved without a template the earlier model's template when loaded back."""
     new = {entry.name for entry in staging.iterdir()}
     for entry in path.iterdir():
-        stale = entry.name not in new and entry != staging
-        if stale and any(fnmatch.fnmatch(entry.name, p) for p in _MODEL_FILES):
-            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+        if entry.name in new or entry == staging:
+            continue
+        if entry.is_dir() and not entry.is_symlink():  # a folder of one's own stays
+            if entry.name == _MODEL_FOLDER:
+                shutil.rmtree(entry)
+        elif any(fnmatch.fnmatch(entry.name, p) for p in _MODEL_FILES):
+            entry.unlink()
     for name in sorted(new):
         target = path / name
         if target.is_dir() and not target.is_symlink():
