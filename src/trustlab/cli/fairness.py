@@ -312,6 +312,11 @@ def _parse_labels(text: str | None, y_true, y_pred):
         return [truth[t.lower()] for t in labels]
     if not pd.api.types.is_numeric_dtype(y_true):
         return _as_written(labels, set(y_true.tolist()) | set(y_pred.tolist()))
+    if pd.api.types.is_integer_dtype(y_true):
+        try:  # exactly: float() rounds a class id beyond 2**53 to another id
+            return [int(t) for t in labels]
+        except ValueError:
+            pass  # 1e3 or 2.5: read as floats below
     try:
         numbers = [float(t) for t in labels]
     except ValueError:
