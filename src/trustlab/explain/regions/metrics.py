@@ -59,7 +59,10 @@ PXAP_BINS = 100_000
 
 def _masks(value: Any, name: str, shape: tuple[int, ...] | None = None) -> np.ndarray:
     """A bool (n, H, W) array from bool or 0/1 numeric input."""
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except ValueError:  # ragged nested lists
+        raise InputError.bad(name, "a non-empty mask array of shape (n, H, W)", value) from None
     if arr.ndim != 3 or arr.size == 0:
         raise InputError.bad(name, "a non-empty mask array of shape (n, H, W)", arr)
     if shape is not None and arr.shape != shape:
@@ -88,7 +91,10 @@ def _soft_maps(value: Any) -> np.ndarray:
 def _label_maps(segments: Any) -> np.ndarray:
     if hasattr(segments, "detach"):  # a torch tensor
         segments = segments.detach().cpu().numpy()
-    seg = np.asarray(segments)
+    try:
+        seg = np.asarray(segments)
+    except ValueError:  # ragged nested lists
+        raise InputError.bad("segments", "an integer array of shape (n, H, W)", segments) from None
     if seg.ndim != 3 or seg.size == 0 or not np.issubdtype(seg.dtype, np.integer):
         raise InputError.bad("segments", "a non-empty integer array of shape (n, H, W)", seg)
     if seg.min() < 0:
