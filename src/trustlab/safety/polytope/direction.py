@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_bool, check_choice, check_positive_int
+from trustlab._checks import check_bool, check_choice, check_positive_int, check_string_list
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
 from trustlab.safety.polytope.language_model import prompt_activations
@@ -107,7 +107,8 @@ def refusal_direction(
     layer : int
     method : {"answers", "prompts"}
     refusals, compliances : sequence of str
-        The answer openings of ``method="answers"``.
+        The answer openings of ``method="answers"``: strings, not all blank (openings that add
+        no token after the prompts are refused: their mean state would be NaN).
     chat : bool, default True
         Wrap each prompt in the chat template (as generation does).
 
@@ -130,12 +131,16 @@ def refusal_direction(
         harmful = [t for t, u in zip(texts, unsafe, strict=True) if u]
         if not harmful:
             raise InputError.bad("prompts", "some unsafe prompts", prompts.summary())
-        for name, openings in (("refusals", refusals), ("compliances", compliances)):
+        sides = {"refusals": refusals, "compliances": compliances}
+        for name, openings in sides.items():
             if isinstance(openings, str) or not openings:
                 raise InputError.bad(name, "a non-empty sequence of answer openings", openings)
-        vector = _answer_mean(model, harmful, refusals, layer, chat) - _answer_mean(
-            model, harmful, compliances, layer, chat
-        )
+            sides[name] = check_string_list(openings, name, what="answer openings")
+            if not any(text.strip() for text in sides[name]):  # no answer token: a NaN mean
+                raise InputError.bad(name, "an answer opening that is not blank", openings)
+        vector = _answer_mean(
+            model, harmful, sides["refusals"], "refusals", layer, chat
+        ) - _answer_mean(model, harmful, sides["compliances"], "compliances", layer, chat)
         n = len(harmful)
     return RefusalDirection(
         model=model.name,
@@ -148,10 +153,11 @@ def refusal_direction(
 
 
 def _answer_mean(
-    model: Any, prompts: list[str], answers: Sequence[str], layer: int, chat: bool
+    model: Any, prompts: list[str], answers: list[str], name: str, layer: int, chat: bool
 ) -> np.ndarray:
     """Mean state at ``layer`` over the answer tokens of every prompt + answer pair (batched:
-    right padding leaves the states of the real tokens of a causal model unchanged)."""
+    right padding leaves the states of the real tokens of a causal model unchanged); openings
+    ``name`` that add no token after the prompts are refused (the mean would be 0 / 0)."""
     heads = [_formatted(model, prompt, chat) for prompt in prompts]
     # ``activations(chat=False)`` encodes with the tokenizer's special tokens: count alike
     n_heads = [len(model.tokenizer(h, add_special_tokens=True)["input_ids"]) for h in heads]
@@ -162,6 +168,8 @@ def _answer_mean(
         seq[n:].astype(np.float64).sum(axis=0) for seq, n in zip(states, starts, strict=True)
     )
     count = sum(len(seq) - n for seq, n in zip(states, starts, strict=True))
+    if count <= 0:  # 0 / 0: the direction would be NaN
+        raise InputError.bad(name, "answer openings that add tokens after the prompt", answers)
     return total / count
 
 
