@@ -79,6 +79,9 @@ class ProtocolState(Result):
     extensions: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        # "2" (a hand-edited file) or 2.5 was a raw "can't multiply sequence by non-int", 0 a
+        # state of no silos, True one silo, and -1 was blamed on book_idx
+        self.n_silos = check_positive_int(self.n_silos, "n_silos")
         self.book_idx = self.book_idx or [0] * self.n_silos
         self.init_pending = self.init_pending or [False] * self.n_silos
         for name in ("book_idx", "init_pending"):  # a shorter list: an IndexError in plans()
