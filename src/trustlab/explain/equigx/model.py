@@ -30,6 +30,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from trustlab._lazy import require
 from trustlab._results import write_atomic
 from trustlab.errors import InputError
@@ -44,6 +46,29 @@ __all__ = ["TFNConfig", "TensorFieldNetwork", "PointGraph", "as_graph_tensors"]
 TP_KINDS = ("fully_connected", "uvu")
 #: Neighbours within this relative distance of the k-th nearest count as tied with it (kept).
 KNN_TIE_TOLERANCE = 1e-5
+
+
+def _count(cfg: Any, name: str, minimum: int) -> bool:
+    """Whether ``cfg.name`` is an integer >= ``minimum`` (not a bool); a numpy one is stored as
+    a Python int."""
+    value = getattr(cfg, name)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        return False
+    object.__setattr__(cfg, name, int(value))  # the config is frozen
+    return True
+
+
+def _distance(cfg: Any, name: str) -> bool:
+    """Whether ``cfg.name`` is a finite number > 0 (not a bool); a numpy one is stored as a
+    Python number."""
+    value = getattr(cfg, name)
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return False
+    if not 0 < value < math.inf:
+        return False
+    if isinstance(value, (np.integer, np.floating)):
+        object.__setattr__(cfg, name, value.item())
+    return True
 
 
 @dataclass(frozen=True)
@@ -65,23 +90,23 @@ class TFNConfig:
     dtype: str = "float32"
 
     def __post_init__(self) -> None:
+        # numpy numbers are read as Python ones (the JSON config keeps plain numbers); a bool is
+        # no count or distance (radius=True built a network of radius 1 whose config said true)
         for name in ("n_classes", "n_scalars", "mul", "n_layers", "n_basis", "radial_hidden"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise InputError.bad(name, "a positive integer", value)
-        if not isinstance(self.l_max, int) or self.l_max < 0:
+            if not _count(self, name, 1):
+                raise InputError.bad(name, "a positive integer", getattr(self, name))
+        if not _count(self, "l_max", 0):
             raise InputError.bad("l_max", "an integer >= 0", self.l_max)
-        if self.k is not None and (not isinstance(self.k, int) or self.k < 1):
+        if self.k is not None and not _count(self, "k", 1):
             raise InputError.bad("k", "None or a positive integer", self.k)
         # an infinite cut-off zeroes every radial basis function: no edge would carry a message
-        if not (isinstance(self.radius, (int, float)) and 0 < self.radius < math.inf):
+        if not _distance(self, "radius"):
             raise InputError.bad("radius", "a finite positive number", self.radius)
         if self.tp not in TP_KINDS:
             raise InputError.bad("tp", f"one of {TP_KINDS}", self.tp)
         if self.dtype not in ("float32", "float64"):
             raise InputError.bad("dtype", "'float32' or 'float64'", self.dtype)
-        finite = isinstance(self.avg_neighbors, (int, float)) and 0 < self.avg_neighbors < math.inf
-        if not finite:
+        if not _distance(self, "avg_neighbors"):
             raise InputError.bad("avg_neighbors", "a finite positive number", self.avg_neighbors)
 
     @property
