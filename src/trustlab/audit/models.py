@@ -211,6 +211,25 @@ def _check_fitted_classifier(model, path: Path) -> None:
         ) from None
     except TypeError:
         pass  # not a scikit-learn estimator: trust that predict works, the call will tell
+    _check_classifier_kind(model, "model", f" in {path.name}")
+
+
+def _check_classifier_kind(model, name: str, where: str = "") -> None:
+    """Refuse what scikit-learn's tags call a regressor, clusterer or outlier detector: its
+    predictions (cluster ids, whole-number outputs) would be audited as class labels. An estimator
+    without tags is trusted, as for the fit check."""
+    from sklearn.utils import get_tags
+
+    try:
+        kind = get_tags(model).estimator_type
+    except Exception:  # no __sklearn_tags__ (another library's model): trust it
+        kind = getattr(model, "_estimator_type", None)
+    if kind in ("regressor", "clusterer", "outlier_detector", "density_estimator"):
+        raise InputError(
+            f"{name}: expected a classifier, got a {kind.replace('_', ' ')} "
+            f"({type(model).__name__}{where}): its predictions are no class labels",
+            argument=name,
+        )
 
 
 def predict_labels(model, X: pd.DataFrame, name: str = "model") -> np.ndarray:
@@ -219,6 +238,7 @@ def predict_labels(model, X: pd.DataFrame, name: str = "model") -> np.ndarray:
     Warnings raised while predicting (feature names, a RuntimeWarning from a transformer) are
     silenced; a failure keeps the first line of the model's message.
     """
+    _check_classifier_kind(model, name)
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
