@@ -120,10 +120,15 @@ def check_correction(correction: Any, correct_first: Any) -> tuple[str, int]:
 
 def _check_direction(direction: Any, model: Any) -> None:
     vector = getattr(direction, "vector", None)
-    if vector is None or np.shape(vector) != (model.hidden_size,):
+    usable = vector is not None and np.shape(vector) == (model.hidden_size,)
+    if usable:  # a NaN or inf added to every state turns the answers into noise, silently
+        values = np.asarray(vector)
+        usable = values.dtype.kind in "iuf" and bool(np.isfinite(values).all())
+    if not usable:
         raise InputError.bad(
             "direction",
-            f"a RefusalDirection of width {model.hidden_size} for correction='direction'",
+            f"a RefusalDirection of width {model.hidden_size} (finite numbers) for "
+            "correction='direction'",
             direction,
         )
     if not 0 <= direction.layer < model.n_layers:
