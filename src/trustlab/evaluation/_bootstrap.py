@@ -88,8 +88,9 @@ def warn_if_too_few(n_bootstrap: int, level: float) -> None:
 def percentile_interval(samples: np.ndarray, level: float) -> np.ndarray:
     """Percentile interval along axis 0 (NaN samples ignored), shape samples.shape[1:] + (2,).
 
-    An end between two equal samples is that sample: interpolating between two infinities
-    (inf - inf) would give NaN.
+    An end between two equal samples is that sample, and an end between a finite sample and an
+    infinite one is that infinity (the linear interpolation's limit): numpy's interpolation takes
+    inf - inf there and would give NaN. Finite samples take numpy's interpolation unchanged.
     """
     tail = (1.0 - level) / 2.0
     with warnings.catch_warnings():
@@ -97,6 +98,8 @@ def percentile_interval(samples: np.ndarray, level: float) -> np.ndarray:
         bounds = np.nanquantile(samples, [tail, 1.0 - tail], axis=0)
         below = np.nanquantile(samples, [tail, 1.0 - tail], axis=0, method="lower")
         above = np.nanquantile(samples, [tail, 1.0 - tail], axis=0, method="higher")
+    one_infinite = np.isinf(below) != np.isinf(above)
+    bounds = np.where(one_infinite, np.where(np.isinf(below), below, above), bounds)
     bounds = np.where(below == above, below, bounds)
     return np.moveaxis(bounds, 0, -1)
 
