@@ -50,15 +50,24 @@ def check_sizes(n_groups: int, n_labels: int, group_arg: str, label_arg: str) ->
         )
 
 
-def name_sequence(names: Any, name: str) -> tuple:
-    """Names given in their order (``labels=``, ``groups=``) as a tuple of Python values: a set
+def given_names(names: Any, name: str) -> Any:
+    """Names given in their order (``labels=``, ``groups=``), checked to be a sequence: a set
     has no order to pair names with positions, and a number or a 0-d array is no sequence (a
-    string is read as its characters)."""
+    string, np.str_ too, is read as its characters). A sequence or array is returned as given,
+    its dtype kept (uint64 ids beyond 2**63 would become floats through Python ints, datetime64
+    names integers); an iterator is read once into a list."""
+    if isinstance(names, str):
+        return names
     if isinstance(names, (set, frozenset)) or not hasattr(names, "__iter__"):
         raise InputError.bad(name, "a sequence of names in order (a list, tuple or array)", names)
     if getattr(names, "ndim", 1) == 0:  # np.array("ab"): tolist() would give the string
         raise InputError.bad(name, "a sequence of names in order (a list, tuple or array)", names)
-    return python_names(names)
+    return names if hasattr(names, "__len__") and hasattr(names, "__getitem__") else list(names)
+
+
+def name_sequence(names: Any, name: str) -> tuple:
+    """:func:`given_names` as a tuple of Python values."""
+    return python_names(given_names(names, name))
 
 
 def check_no_missing(names: tuple, name: str) -> None:

@@ -48,8 +48,8 @@ from trustlab.fairness._inputs import (
     check_sizes,
     check_weighted_groups,
     frozen,
+    given_names,
     index_of,
-    name_sequence,
     python_names,
     records,
     rows_sum_to_one,
@@ -339,7 +339,7 @@ def dcp_inputs(
     if labels is None:
         label_names = union_of_labels(y_true, y_pred)
     else:
-        labels = name_sequence(labels, "labels")  # read once: a generator would be spent
+        labels = given_names(labels, "labels")  # read once: a generator would be spent
         label_names = check_labels(y_true, labels, "y_true")
         check_labels(y_pred, labels, "y_pred")
     group_names = sorted_unique(group_values, "groups")
