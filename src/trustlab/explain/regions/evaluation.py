@@ -180,7 +180,10 @@ def evaluate_regions(
         if not hasattr(m, "classes_"):
             raise InputError.bad(f"models[{name!r}]", "a fitted model", m)
     x = check_images(images, "images")
-    y = np.asarray(labels)
+    try:
+        y = np.asarray(labels)
+    except ValueError:  # ragged nested lists
+        y = np.empty(0)
     if y.shape != (x.shape[0],):
         raise InputError.bad("labels", f"{x.shape[0]} labels", labels)
     for name, m in models.items():  # checked here so that errors name images and labels
@@ -201,7 +204,10 @@ def evaluate_regions(
                 f"them ({shown})",
                 argument="labels",
             )
-    truth = np.asarray(masks)
+    try:
+        truth = np.asarray(masks)
+    except ValueError:  # ragged nested lists
+        truth = np.empty(0)
     if truth.dtype != bool or truth.shape != (x.shape[0], *x.shape[2:]):
         raise InputError.bad("masks", f"a bool array of shape {(x.shape[0], *x.shape[2:])}", masks)
     values = np.asarray(deltas, dtype=object).ravel()  # a number, a sequence or an array

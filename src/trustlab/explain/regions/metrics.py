@@ -514,7 +514,10 @@ def _fidelity(
     ts = _levels(levels, name)
     order = check_choice(order, "order", ("importance", "random"))
     chunk = check_positive_int(chunk_size, "chunk_size")
-    x = images if isinstance(images, torch.Tensor) else torch.as_tensor(np.asarray(images))
+    try:  # ragged nested lists or text: no array of images
+        x = images if isinstance(images, torch.Tensor) else torch.as_tensor(np.asarray(images))
+    except (TypeError, ValueError):
+        x = torch.empty(0)
     if x.ndim != 4 or not x.is_floating_point() or x.numel() == 0:
         raise InputError.bad("images", "a non-empty float array or tensor (n, C, H, W)", images)
     if not bool(torch.isfinite(x).all()):  # NaN logits: argmax 0 everywhere, agreement 1.0
