@@ -8,6 +8,8 @@ import sys
 from dataclasses import InitVar, dataclass, field
 from typing import Any
 
+import numpy as np
+
 from trustlab._results import FIGURE_DPI, save_png
 from trustlab.errors import InputError
 
@@ -117,11 +119,18 @@ class Figure:
 
 def _cells(value: Any, name: str, expected: str) -> list | tuple:
     """``value`` as a list (a list or tuple as given, not copied); text, a mapping or a set (no
-    order, or its keys for cells) is refused."""
-    if isinstance(value, (str, bytes, dict, set, frozenset)) or not hasattr(value, "__iter__"):
+    order, or its keys for cells) and a 0-d array are refused. A numpy array keeps its cells as
+    numpy gives them (its ``tolist`` turns a datetime64[ns] into a count of nanoseconds)."""
+    if (
+        isinstance(value, (str, bytes, dict, set, frozenset))
+        or not hasattr(value, "__iter__")
+        or getattr(value, "ndim", None) == 0
+    ):
         raise InputError.bad(name, expected, value)
     if isinstance(value, (list, tuple)):
         return value
+    if isinstance(value, np.ndarray):
+        return list(value)
     return list(value.tolist() if hasattr(value, "tolist") else value)
 
 
