@@ -164,7 +164,8 @@ class LocalModel:
         path = Path(directory)
         if path.exists() and not path.is_dir():
             raise InputError.bad("directory", "a folder (or a path to create one)", str(path))
-        if (path / "config.json").exists() and not check_bool(overwrite, "overwrite"):
+        earlier = (path / "config.json").exists()  # the folder holds a model to replace
+        if earlier and not check_bool(overwrite, "overwrite"):
             raise InputError(
                 f"directory: {path} already holds a model (config.json); pass overwrite=True to "
                 "replace it",
@@ -177,7 +178,7 @@ class LocalModel:
             with quiet_transformers():
                 self.model.save_pretrained(staging, safe_serialization=True)
                 self.tokenizer.save_pretrained(staging)
-            _replace_model_files(path, staging)
+            _replace_model_files(path, staging, earlier=earlier)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         return path
@@ -774,22 +775,28 @@ class LocalModel:
 # --------------------------------------------------------------------------------------------
 
 
-# the files a Hugging Face save writes (save_pretrained of a model and its tokenizer)
+# the files a Hugging Face save writes (save_pretrained of a model and its tokenizer), by the
+# names transformers gives them: a file of one's own such as steering.safetensors, my.model or
+# tokenizer_notes.txt beside a model is no model file
 _MODEL_FILES = (
-    "config.json", "generation_config.json", "*.safetensors", "*.safetensors.index.json",
-    "pytorch_model*.bin", "pytorch_model.bin.index.json", "tokenizer*", "special_tokens_map.json",
-    "added_tokens.json", "vocab.*", "merges.txt", "*.model", "chat_template.*",
+    "config.json", "generation_config.json", "model.safetensors", "model.safetensors.index.json",
+    "model-[0-9]*-of-[0-9]*.safetensors", "pytorch_model.bin", "pytorch_model.bin.index.json",
+    "pytorch_model-[0-9]*-of-[0-9]*.bin", "tokenizer.json", "tokenizer_config.json",
+    "tokenizer.model", "special_tokens_map.json", "added_tokens.json", "vocab.json", "vocab.txt",
+    "merges.txt", "spiece.model", "sentencepiece.bpe.model", "chat_template.jinja",
+    "chat_template.json",
 )  # fmt: skip
 # the one folder it writes (a tokenizer's named chat templates beside its default one)
 _MODEL_FOLDER = "additional_chat_templates"
 
 
-def _replace_model_files(path: Path, staging: Path) -> None:
-    """Move a save's files from ``staging`` into ``path``, first removing the model files an
-    earlier save left there that this one did not write: a stale ``chat_template.jinja`` gave a
-    model saved without a template the earlier model's template when loaded back."""
+def _replace_model_files(path: Path, staging: Path, *, earlier: bool) -> None:
+    """Move a save's files from ``staging`` into ``path``, first removing, where the folder held
+    an ``earlier`` model, the model files it left there that this save did not write: a stale
+    ``chat_template.jinja`` gave a model saved without a template the earlier model's template
+    when loaded back. A folder that held no model loses nothing."""
     new = {entry.name for entry in staging.iterdir()}
-    for entry in path.iterdir():
+    for entry in path.iterdir() if earlier else ():
         if entry.name in new or entry == staging:
             continue
         if entry.is_dir() and not entry.is_symlink():  # a folder of one's own stays
