@@ -201,6 +201,18 @@ class RankingResult(Result):
             self._plot_against_accuracy(ax)
         else:
             self._plot_scores(ax)
+        missing = [
+            name for name, s in zip(self.models, self.scores, strict=True) if not np.isfinite(s)
+        ]
+        if missing:  # no point to draw (an overflowed summed NLL): said, not dropped silently
+            ax.text(
+                0.01,
+                0.01,
+                f"not drawn (score not finite): {', '.join(missing)}",
+                transform=ax.transAxes,
+                fontsize=8,
+                va="bottom",
+            )
         return ax
 
     def _plot_against_accuracy(self, ax) -> None:
