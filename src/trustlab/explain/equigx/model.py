@@ -64,10 +64,13 @@ def _distance(cfg: Any, name: str) -> bool:
     value = getattr(cfg, name)
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         return False
-    if not 0 < value < math.inf:
+    if isinstance(value, np.integer):
+        value = int(value)
+    elif isinstance(value, np.floating):  # float(): a long double's .item() stays one (no JSON)
+        value = float(value)
+    if not 0 < value < math.inf:  # as stored: a long double 1e400 is an infinite float
         return False
-    if isinstance(value, (np.integer, np.floating)):
-        object.__setattr__(cfg, name, value.item())
+    object.__setattr__(cfg, name, value)
     return True
 
 
