@@ -9,9 +9,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from trustlab._checks import (
+    as_float_array,
     check_bool,
     check_choice,
     check_in_range,
@@ -120,10 +119,15 @@ def check_correction(correction: Any, correct_first: Any) -> tuple[str, int]:
 
 def _check_direction(direction: Any, model: Any) -> None:
     vector = getattr(direction, "vector", None)
-    usable = vector is not None and np.shape(vector) == (model.hidden_size,)
-    if usable:  # a NaN or inf added to every state turns the answers into noise, silently
-        values = np.asarray(vector)
-        usable = values.dtype.kind in "iuf" and bool(np.isfinite(values).all())
+    # read as model.steer reads it: what steer takes passes (an object array of floats, a torch
+    # tensor of any float type steer converts), and NaN, inf, text, a bfloat16 tensor or one
+    # that requires grad are refused here by name, before the model is used
+    try:
+        usable = vector is not None
+        if usable:
+            as_float_array(vector, "direction", shape=(model.hidden_size,))
+    except (InputError, RuntimeError):  # RuntimeError: torch's "requires grad" refusal
+        usable = False
     if not usable:
         raise InputError.bad(
             "direction",
