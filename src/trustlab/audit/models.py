@@ -209,8 +209,10 @@ def _check_fitted_classifier(model, path: Path) -> None:
         raise InputError.bad(
             "model", "a fitted estimator", f"an unfitted one in {path.name}"
         ) from None
-    except TypeError:
-        pass  # not a scikit-learn estimator: trust that predict works, the call will tell
+    except (TypeError, AttributeError):
+        # not a scikit-learn estimator: trust that predict works, the call will tell (an object
+        # with fit but without scikit-learn's tags is an AttributeError from scikit-learn >= 1.7)
+        pass
     _check_classifier_kind(model, "model", f" in {path.name}")
 
 
