@@ -196,7 +196,7 @@ def check_labels(values: np.ndarray, labels: Sequence[Any] | None, name: str) ->
     """The label set: given ``labels`` (checked to cover ``values``) or the sorted unique values."""
     if labels is None:
         return sorted_unique(values, name)
-    labels_arr = np.asarray(list(labels))
+    labels_arr = label_array(list(labels))
     if labels_arr.ndim != 1:  # e.g. [[0], [1]]: numpy's searchsorted failed with "object too deep"
         raise InputError.bad("labels", "a flat sequence of label values", list(labels))
     if len(sorted_unique(labels_arr, "labels")) != len(labels_arr):  # [0, None]: no order
@@ -211,6 +211,22 @@ def check_labels(values: np.ndarray, labels: Sequence[Any] | None, name: str) ->
             argument=name,
         )
     return labels_arr
+
+
+def label_array(labels: list) -> np.ndarray:
+    """Given labels as an array; integers beyond int64 (the ids of a uint64 column, as the CLI's
+    --labels reads them) are uint64, not the float64 numpy makes of them (2**64 - 1 became
+    1.8446744073709552e+19, and 2**64 - 2 the same number)."""
+    array = np.asarray(labels)
+    integers = all(
+        isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in labels
+    )
+    if array.dtype.kind == "f" and integers and all(v >= 0 for v in labels):
+        try:
+            return np.asarray(labels, dtype=np.uint64)
+        except OverflowError:  # beyond 2**64: no integer array holds it
+            pass
+    return array
 
 
 def union_of_labels(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
