@@ -28,6 +28,7 @@ __all__ = [
     "as_float_array",
     "as_1d",
     "check_finite",
+    "is_missing",
     "check_same_length",
     "check_probability_vector",
     "check_row_stochastic",
@@ -277,7 +278,7 @@ def as_1d(value: Any, name: str, *, min_size: int = 1) -> np.ndarray:
         got = "NaN" if arr.dtype.kind == "f" else "NaT"
         raise InputError(f"{name}: expected no missing values, got {got}", argument=name)
     if arr.dtype.kind == "O":
-        missing = [i for i, v in enumerate(arr) if _is_missing(v)]
+        missing = [i for i, v in enumerate(arr) if is_missing(v)]
         if missing:
             raise InputError(
                 f"{name}: expected no missing values, got {len(missing)} (first at index "
@@ -287,7 +288,7 @@ def as_1d(value: Any, name: str, *, min_size: int = 1) -> np.ndarray:
     return arr
 
 
-def _is_missing(value: Any) -> bool:
+def is_missing(value: Any) -> bool:
     """None, a float NaN, or pandas' NA / NaT (a pandas "string" column holds pd.NA, which
     otherwise surfaced as "labels of one comparable type" when the labels were sorted)."""
     if value is None or type(value).__name__ in ("NAType", "NaTType"):

@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import (
-    _is_missing,
     as_1d,
     as_float_array,
     check_probability_vector,
     check_row_stochastic,
+    is_missing,
 )
 from trustlab._labels import sorted_unique
 from trustlab.errors import InputError
@@ -72,7 +72,7 @@ def name_sequence(names: Any, name: str) -> tuple:
 
 def check_no_missing(names: tuple, name: str) -> None:
     """A missing name (None, NaN) names no class or group."""
-    missing = [i for i, v in enumerate(names) if _is_missing(v)]
+    missing = [i for i, v in enumerate(names) if is_missing(v)]
     if missing:
         raise InputError(
             f"{name}: expected no missing names, got {names[missing[0]]!r} at index {missing[0]}",
