@@ -791,24 +791,37 @@ _MODEL_FOLDER = "additional_chat_templates"
 
 
 def _replace_model_files(path: Path, staging: Path, *, earlier: bool) -> None:
-    """Move a save's files from ``staging`` into ``path``, first removing, where the folder held
-    an ``earlier`` model, the model files it left there that this save did not write: a stale
+    """Move a save's files from ``staging`` into ``path``, removing, where the folder held an
+    ``earlier`` model, the model files it left there that this save did not write: a stale
     ``chat_template.jinja`` gave a model saved without a template the earlier model's template
-    when loaded back. A folder that held no model loses nothing."""
-    new = {entry.name for entry in staging.iterdir()}
-    for entry in path.iterdir() if earlier else ():
-        if entry.name in new or entry == staging:
-            continue
-        if entry.is_dir() and not entry.is_symlink():  # a folder of one's own stays
-            if entry.name == _MODEL_FOLDER:
-                shutil.rmtree(entry)
-        elif any(fnmatch.fnmatch(entry.name, p) for p in _MODEL_FILES):
-            entry.unlink()
-    for name in sorted(new):
-        target = path / name
-        if target.is_dir() and not target.is_symlink():
-            shutil.rmtree(target)
-        os.replace(staging / name, target)
+    when loaded back. A folder that held no model loses nothing. The files replaced or removed
+    are moved aside into ``staging`` first, and back if a move fails: the earlier model stays
+    whole (a new config.json beside the earlier weights loaded as neither model)."""
+    new = sorted(entry.name for entry in staging.iterdir())
+    old = [name for name in new if os.path.lexists(path / name)]
+    old += [e.name for e in (path.iterdir() if earlier else ()) if _stale(e, new)]
+    aside = staging / ".earlier"  # no name a save writes
+    aside.mkdir()
+    moves = [(path / n, aside / n) for n in old] + [(staging / n, path / n) for n in new]
+    done: list[tuple[Path, Path]] = []
+    try:
+        for source, target in moves:
+            os.replace(source, target)
+            done.append((source, target))
+    except BaseException:
+        for source, target in reversed(done):  # the new files out, the earlier ones back
+            os.replace(target, source)
+        raise
+
+
+def _stale(entry: Path, new: list[str]) -> bool:
+    """Whether ``entry`` is a model file of an earlier save that the new one did not write; a
+    folder of one's own stays whatever its name (the ``.saving-*`` folder too)."""
+    if entry.name in new:
+        return False
+    if entry.is_dir() and not entry.is_symlink():
+        return entry.name == _MODEL_FOLDER
+    return any(fnmatch.fnmatch(entry.name, p) for p in _MODEL_FILES)
 
 
 def _find_layers(model: Any) -> tuple[Any, Any]:
