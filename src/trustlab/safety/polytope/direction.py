@@ -133,7 +133,8 @@ def refusal_direction(
             raise InputError.bad("prompts", "some unsafe prompts", prompts.summary())
         sides = {"refusals": refusals, "compliances": compliances}
         for name, openings in sides.items():
-            if isinstance(openings, str) or not openings:
+            # len, not truth: an array or Series of openings has no truth value
+            if isinstance(openings, str) or (hasattr(openings, "__len__") and not len(openings)):
                 raise InputError.bad(name, "a non-empty sequence of answer openings", openings)
             sides[name] = check_string_list(openings, name, what="answer openings")
             if not any(text.strip() for text in sides[name]):  # no answer token: a NaN mean
