@@ -119,8 +119,9 @@ class Figure:
 
 def _cells(value: Any, name: str, expected: str) -> list | tuple:
     """``value`` as a list (a list or tuple as given, not copied); text, a mapping or a set (no
-    order, or its keys for cells) and a 0-d array are refused. A numpy array keeps its cells as
-    numpy gives them (its ``tolist`` turns a datetime64[ns] into a count of nanoseconds)."""
+    order, or its keys for cells) and a 0-d array are refused. An array is read through its
+    ``tolist`` (a timedelta64[s] cell a timedelta, a masked one None), except that a datetime64
+    array keeps numpy's cells (its ``tolist`` turns a datetime64[ns] into a count of nanoseconds)."""
     if (
         isinstance(value, (str, bytes, dict, set, frozenset))
         or not hasattr(value, "__iter__")
@@ -129,7 +130,11 @@ def _cells(value: Any, name: str, expected: str) -> list | tuple:
         raise InputError.bad(name, expected, value)
     if isinstance(value, (list, tuple)):
         return value
-    if isinstance(value, np.ndarray):
+    if (
+        isinstance(value, np.ndarray)
+        and value.dtype.kind == "M"
+        and not isinstance(value, np.ma.MaskedArray)
+    ):
         return list(value)
     return list(value.tolist() if hasattr(value, "tolist") else value)
 
