@@ -118,7 +118,10 @@ def check_training_data(X: Any, y: Any) -> tuple[Any, np.ndarray, np.ndarray]:
     if x.shape[2] % 8 or x.shape[3] % 8:
         given = X if isinstance(X, torch.Tensor) else np.asarray(X)  # not its float32 copy
         raise InputError.bad("X", "images whose sides are multiples of 8", given)
-    y_arr = np.asarray(y)
+    try:
+        y_arr = np.asarray(y)
+    except ValueError:  # ragged nested lists
+        raise InputError.bad("y", f"{x.shape[0]} labels (one per image)", y) from None
     if y_arr.ndim != 1 or len(y_arr) != x.shape[0]:
         raise InputError.bad("y", f"{x.shape[0]} labels (one per image)", y)
     if _missing(y_arr).any():
@@ -135,7 +138,10 @@ def check_training_data(X: Any, y: Any) -> tuple[Any, np.ndarray, np.ndarray]:
 def check_known_labels(y: Any, n: int, classes: np.ndarray, name: str = "y") -> np.ndarray:
     """``y`` as an array of ``n`` labels among ``classes`` (a model's ``classes_``): a label outside
     them would only count as wrong, and a column (n, 1) would be compared with every prediction."""
-    arr = np.asarray(y)
+    try:
+        arr = np.asarray(y)
+    except ValueError:  # ragged nested lists
+        raise InputError.bad(name, f"{n} labels (one per image)", y) from None
     if arr.shape != (n,):
         raise InputError.bad(name, f"{n} labels (one per image)", y)
     unknown = arr[~np.isin(arr, classes)]
