@@ -26,6 +26,20 @@ def tiny_llama(tokenizer, vocab_size, *, hidden_size=64, name="tiny-llama", seed
     return LocalModel(LlamaForCausalLM(config), tokenizer, name=name)
 
 
+# a chat template that joins the messages' contents (tests of saving and loading templates)
+JOIN_TEMPLATE = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
+
+
+def abcd_llama(width, seed, template=None):
+    """A tiny Llama of width ``width`` on the words a-d, with ``template`` (a template, a mapping
+    name -> template, or None) as its tokenizer's chat template."""
+    words = ["a", "b", "c", "d"]
+    tokenizer = word_tokenizer(words)
+    if template is not None:
+        tokenizer.chat_template = template
+    return tiny_llama(tokenizer, len(words) + 3, hidden_size=width, seed=seed)
+
+
 def word_tokenizer(words):
     """A fast word-level tokenizer: ids 0-2 are <pad>, <s> and [UNK], then ``words`` in the order
     given (duplicates once); whitespace-separated words, [UNK] for others, <s> first."""

@@ -17,18 +17,9 @@ import os
 
 import pytest
 
-from tiny_llama import tiny_llama, word_tokenizer
+from tiny_llama import JOIN_TEMPLATE as TEMPLATE
+from tiny_llama import abcd_llama as _model
 from trustlab.llm import load_model, local
-
-WORDS = ["a", "b", "c", "d"]
-TEMPLATE = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
-
-
-def _model(width, seed, template=None):
-    tokenizer = word_tokenizer(WORDS)
-    if template is not None:
-        tokenizer.chat_template = template
-    return tiny_llama(tokenizer, len(WORDS) + 3, hidden_size=width, seed=seed)
 
 
 @pytest.mark.parametrize("failing", [1, 3, 6, 9])

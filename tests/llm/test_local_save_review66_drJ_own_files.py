@@ -16,21 +16,13 @@ from __future__ import annotations
 
 import pytest
 
-from tiny_llama import tiny_llama, word_tokenizer
+from tiny_llama import JOIN_TEMPLATE as TEMPLATE
+from tiny_llama import abcd_llama as _model
 from trustlab.llm import load_model
 
-WORDS = ["a", "b", "c", "d"]
 OWN = ["probe.safetensors", "my.model", "vocab.md", "tokenizer_notes.txt", "chat_template.txt"]
 # names a save of another model could write: kept too where the folder holds no model
 NO_MODEL = [*OWN, "vocab.txt", "merges.txt"]
-TEMPLATE = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
-
-
-def _model(width, seed, template=None):
-    tokenizer = word_tokenizer(WORDS)
-    if template is not None:
-        tokenizer.chat_template = template
-    return tiny_llama(tokenizer, len(WORDS) + 3, hidden_size=width, seed=seed)
 
 
 def _own_files(folder, names=OWN):

@@ -12,18 +12,9 @@ none; other folders stay whatever their names.
 
 from __future__ import annotations
 
-from tiny_llama import tiny_llama, word_tokenizer
+from tiny_llama import JOIN_TEMPLATE as TEMPLATE
+from tiny_llama import abcd_llama as _model
 from trustlab.llm import load_model
-
-WORDS = ["a", "b", "c", "d"]
-TEMPLATE = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
-
-
-def _model(width, seed, templates=None):
-    tokenizer = word_tokenizer(WORDS)
-    if templates is not None:
-        tokenizer.chat_template = templates
-    return tiny_llama(tokenizer, len(WORDS) + 3, hidden_size=width, seed=seed)
 
 
 def test_a_folder_of_ones_own_stays_whatever_its_name(tmp_path):

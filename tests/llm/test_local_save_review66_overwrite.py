@@ -16,20 +16,9 @@ from __future__ import annotations
 
 import pytest
 
-from tiny_llama import tiny_llama, word_tokenizer
+from tiny_llama import JOIN_TEMPLATE as TEMPLATE
+from tiny_llama import abcd_llama as _model
 from trustlab.llm import load_model
-
-WORDS = ["a", "b", "c", "d"]
-
-
-def _model(width, seed, template=None):
-    tokenizer = word_tokenizer(WORDS)
-    if template is not None:
-        tokenizer.chat_template = template
-    return tiny_llama(tokenizer, len(WORDS) + 3, hidden_size=width, seed=seed)
-
-
-TEMPLATE = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
 
 
 def test_overwriting_drops_the_earlier_models_chat_template(tmp_path):

@@ -7,11 +7,19 @@ steered_generate(correction="direction") then accepted; refusals=["x"] (glued to
 last word, no token of its own) did the same; refusals=[None] or [1] raised a raw
 "TypeError: can only concatenate str (not 'NoneType') to str". Now each is an InputError naming
 the argument; openings that add tokens give the same direction as before (checked against the
-mean of the answer states read one text at a time)."""
+mean of the answer states read one text at a time).
+
+Diff review 66 P of 79edccfe (the last two tests, moved here from their own file to share its
+model and prompts): 79edccfe kept the check ``not openings`` before check_string_list, so
+refusals=np.array([" stop now", " hi"]) stopped on numpy's raw "ValueError: The truth value of
+an array with more than one element is ambiguous" (a pandas Series the same, an empty array
+"...of an empty array is ambiguous"). Now an array or Series of openings gives the direction of
+the same list, and an empty one is the InputError of the empty list."""
 
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from trustlab.errors import InputError
@@ -25,6 +33,7 @@ PROMPTS = SafetyPrompts(
     sources=("test",),
     split="train",
 )
+REFUSALS, COMPLIANCES = [" stop now", " hi"], [" the cat", " dog ran"]
 
 
 @pytest.fixture(scope="module")
@@ -72,3 +81,22 @@ def test_openings_that_add_tokens_give_the_mean_answer_state(tiny):
 
     assert np.isfinite(got.norm) and got.norm > 0
     np.testing.assert_allclose(got.vector, mean(refusals) - mean(compliances), atol=1e-7)
+
+
+def _direction(model, refusals, compliances):
+    return refusal_direction(
+        model, PROMPTS, 1, chat=False, refusals=refusals, compliances=compliances
+    ).vector
+
+
+@pytest.mark.parametrize("kind", [np.array, pd.Series])
+def test_openings_as_an_array_give_the_direction_of_the_list(tiny, kind):
+    expected = _direction(tiny, REFUSALS, COMPLIANCES)
+    got = _direction(tiny, kind(REFUSALS), kind(COMPLIANCES))
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_an_empty_array_of_openings_is_refused_by_name(tiny):
+    with pytest.raises(InputError, match=r"^compliances: expected a non-empty sequence") as info:
+        _direction(tiny, REFUSALS, np.array([], dtype=str))
+    assert info.value.argument == "compliances"
