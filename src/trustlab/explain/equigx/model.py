@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -458,11 +459,15 @@ class TensorFieldNetwork(torch.nn.Module):
         folder.mkdir(parents=True, exist_ok=True)
         text = json.dumps(asdict(self.config), indent=2) + "\n"
         state = {k: v.detach().contiguous() for k, v in self.state_dict().items()}
-        # each file whole or not at all (an interrupted save left half a weights file); an
-        # earlier save's config.json goes first (left beside the weights rewritten here, an
-        # interrupted overwrite loaded them under the old radius and settings)
+        # each file whole or not at all (an interrupted save left half a weights file); the new
+        # weights are written aside first (stopped there, the earlier network stays whole), then
+        # an earlier save's config.json goes before they take its weights' place (left beside
+        # them, an interrupted overwrite loaded them under the old radius and settings)
+        staged = write_atomic(
+            folder / ".weights.safetensors.new", lambda tmp: save_file(state, str(tmp))
+        )
         (folder / "config.json").unlink(missing_ok=True)
-        write_atomic(folder / "weights.safetensors", lambda tmp: save_file(state, str(tmp)))
+        os.replace(staged, folder / "weights.safetensors")
         write_atomic(folder / "config.json", text)
         return folder
 
