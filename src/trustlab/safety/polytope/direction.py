@@ -118,6 +118,11 @@ def refusal_direction(
     """
     method = check_choice(method, "method", DIRECTION_METHODS)
     layer = check_positive_int(layer, "layer", minimum=0)
+    n_layers = getattr(model, "n_layers", None)
+    if isinstance(n_layers, (int, np.integer)) and not layer < n_layers:  # named as given
+        raise InputError.bad(
+            "layer", f"a layer of {getattr(model, 'name', 'the model')} (0..{n_layers - 1})", layer
+        )
     chat = check_bool(chat, "chat")
     unsafe = np.asarray(prompts.unsafe, dtype=bool)
     texts = list(prompts.prompts)

@@ -9,6 +9,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from trustlab._checks import (
     as_float_array,
     check_bool,
@@ -135,7 +137,10 @@ def _check_direction(direction: Any, model: Any) -> None:
             "correction='direction'",
             direction,
         )
-    if not 0 <= direction.layer < model.n_layers:
+    layer = getattr(direction, "layer", None)  # a bool is no layer (True read as layer 1)
+    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)):
+        raise InputError.bad("direction.layer", f"an integer layer of {model.name}", layer)
+    if not 0 <= layer < model.n_layers:
         raise InputError.bad(
             "direction.layer", f"a layer of {model.name} (0..{model.n_layers - 1})", direction
         )
