@@ -322,18 +322,30 @@ def _lattice_shift(p: int) -> int:
     """
     if p <= 2:
         return p - 1 if p == 2 else 0
-    i = np.arange(1, p, dtype=np.int64)
-    best = np.full(p, p * p, dtype=np.int64)
-    for start in range(0, p, 256):  # bounded memory for large p
-        k = np.arange(start, min(start + 256, p), dtype=np.int64)[:, None]
-        r = (k * i) % p
-        d = np.minimum(r, p - r)
-        best[start : start + k.shape[0]] = np.minimum(p * p, (i * i + d * d).min(1))
-    return int(np.argmax(best))
+    # the shortest vector of every k at once by Lagrange (Gauss) reduction of the basis
+    # (0, p), (1, -k): O(p log p), where the minimum over 0 < i < p above was O(p^2); integers,
+    # so the lengths (and the argmax, smallest k on ties) are exactly those of that minimum
+    a0, a1 = np.zeros(p, dtype=np.int64), np.full(p, p, dtype=np.int64)
+    b0, b1 = np.ones(p, dtype=np.int64), -np.arange(p, dtype=np.int64)
+    shortest = np.empty(p, dtype=np.int64)
+    live = np.arange(p)  # the shifts k still being reduced
+    while live.size:
+        na, nb = a0 * a0 + a1 * a1, b0 * b0 + b1 * b1
+        swap = nb < na  # keep a the shorter
+        a0, b0 = np.where(swap, b0, a0), np.where(swap, a0, b0)
+        a1, b1 = np.where(swap, b1, a1), np.where(swap, a1, b1)
+        na = np.minimum(na, nb)
+        mu = np.floor_divide(2 * (a0 * b0 + a1 * b1) + na, 2 * na)  # round(a.b / a.a), halves up
+        done = mu == 0
+        shortest[live[done]] = na[done]
+        go = ~done
+        live, a0, a1, mu = live[go], a0[go], a1[go], mu[go]
+        b0, b1 = b0[go] - mu * a0, b1[go] - mu * a1
+    return int(np.argmax(np.minimum(shortest, p * p)))
 
 
 def _lattice(h: int, w: int, p: int, complement: bool) -> np.ndarray:
-    k = _lattice_shift(p)
+    k = _lattice_shift(p) if h > 1 else 0  # one row: every shift gives the same mask
     rows, cols = np.arange(h)[:, None], np.arange(w)[None, :]
     on = (cols + k * rows) % p == 0
     return ~on if complement else on
@@ -399,16 +411,23 @@ def pixel_grid_mask(shape: Sequence[int], kept_fraction: float) -> np.ndarray:
 
     for complement, p in sorted(window):
         consider(complement, p)
-    # every other p <= W keeps floor(W/p) or ceil(W/p) pixels per row: try those that could win
-    for p in range(1, min(w, hw) + 1):
+    # every other p <= W keeps floor(W/p) or ceil(W/p) pixels per row, and row 0 (r_0 = 0)
+    # ceil(W/p): try those that could win (bounds of all p at once, then in order of p)
+    ps = np.arange(1, min(w, hw) + 1, dtype=np.int64)
+    floor, ceil = w // ps, -(-w // ps)
+    lo, hi = (ceil + (h - 1) * floor) / hw, ceil / w
+    gaps = {False: np.maximum(np.maximum(lo - q, q - hi), 0.0)}
+    gaps[True] = np.maximum(np.maximum((1 - hi) - q, q - (1 - lo)), 0.0)
+    gaps[True][ps < 2] = np.inf
+    (close,) = np.nonzero(np.minimum(gaps[False], gaps[True]) <= best[0][0])
+    for index in close:
+        p = int(ps[index])
         for complement in (False, True):
-            if (complement, p) in window or (complement and p < 2):
+            if (complement, p) in window or gaps[complement][index] > best[0][0]:
                 continue
-            lo, hi = (w // p) / w, -(-w // p) / w
-            if complement:
-                lo, hi = 1 - hi, 1 - lo
-            if max(lo - q, q - hi, 0.0) <= best[0][0]:
-                consider(complement, p)
+            if best[0][0] == 0 and (complement, p) > best[0][2:]:  # an exact fit wins ties
+                continue
+            consider(complement, p)
     return best[1]
 
 
