@@ -8,7 +8,7 @@ import numpy as np
 
 from trustlab._lazy import require
 from trustlab.errors import InputError
-from trustlab.explain.regions.segments import _consecutive
+from trustlab.explain.regions.segments import _consecutive, check_label_range
 
 torch = require("torch", "image")
 
@@ -99,6 +99,8 @@ def check_segment_maps(
         raise InputError.bad(name, f"an integer array of shape {want} to match the images", arr)
     if arr.size and arr.min() < 0:
         raise InputError.bad(name, "segment labels >= 0", arr)
+    if arr.size and not compact:  # used as given: a huge label would size the groups
+        check_label_range(arr.max(), arr.shape[1] * arr.shape[2], name)
     arr = arr.astype(np.int64)
     if compact:
         arr = np.stack([_compact(m) for m in arr]) if arr.size else arr

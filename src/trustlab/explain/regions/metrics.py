@@ -36,6 +36,7 @@ from trustlab._lazy import require
 from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.explain.regions.inputs import images_count
+from trustlab.explain.regions.segments import check_label_range
 
 __all__ = [
     "localisation_precision",
@@ -99,6 +100,7 @@ def _label_maps(segments: Any) -> np.ndarray:
         raise InputError.bad("segments", "a non-empty integer array of shape (n, H, W)", seg)
     if seg.min() < 0:
         raise InputError.bad("segments", "non-negative region labels", seg)
+    check_label_range(seg.max(), seg.shape[1] * seg.shape[2])
     return seg.astype(np.int64, copy=False)
 
 

@@ -20,6 +20,9 @@ from trustlab._lazy import require
 from trustlab._results import output_dir, write_atomic
 from trustlab.errors import InputError
 
+# labels below this are accepted on any map, however small (see check_label_range)
+LABEL_LIMIT = 65536
+
 __all__ = ["superpixels", "segment_sizes", "mask_from_segments", "kept_fraction"]
 
 _CACHE_VERSION = "1"
@@ -154,12 +157,26 @@ def _read_cached(path: Path) -> np.ndarray | None:
         return None
 
 
+def check_label_range(largest: Any, pixels: int, name: str = "segments") -> None:
+    """Refuse region labels far past a map's size: every label up to the largest gets a count
+    or a column (pixel counts, selection tables), so a label of 1e12 would ask for terabytes
+    (a raw MemoryError). Allowed: labels below the pixels of one map, or below 65536."""
+    limit = max(int(pixels), LABEL_LIMIT)
+    if int(largest) >= limit:
+        raise InputError.bad(
+            name,
+            f"region labels below {limit} (the pixels of one map, or {LABEL_LIMIT})",
+            f"a label of {int(largest)}",
+        )
+
+
 def _check_segments(segments: Any) -> np.ndarray:
     seg = np.asarray(segments)
     if seg.ndim not in (2, 3) or seg.size == 0 or not np.issubdtype(seg.dtype, np.integer):
         raise InputError.bad("segments", "an integer array of shape (H, W) or (n, H, W)", seg)
     if seg.min() < 0:
         raise InputError.bad("segments", "non-negative region labels", seg)
+    check_label_range(seg.max(), seg.shape[-2] * seg.shape[-1])
     return seg
 
 

@@ -39,6 +39,7 @@ from trustlab._checks import check_positive, check_positive_int
 from trustlab._lazy import require
 from trustlab._numerics import torch_seed
 from trustlab.errors import BackendError, InputError
+from trustlab.explain.regions.segments import check_label_range
 
 torch = require("torch", "image")
 
@@ -96,6 +97,7 @@ def _segments(segments: Any, name: str = "segments") -> Any:
         raise InputError.bad(name, "a non-empty (B, H, W) label map", segments)
     if int(seg.min()) < 0:
         raise InputError.bad(name, "labels >= 0", f"a minimum label of {int(seg.min())}")
+    check_label_range(seg.max(), seg.shape[1] * seg.shape[2], name)
     return seg
 
 
