@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from trustlab._results import write_atomic
+from trustlab._results import replace_saved
 from trustlab.errors import InputError, ResourceError
 
 SKOPS_SUFFIXES = (".skops",)
@@ -195,16 +194,15 @@ def write_model_folder(folder: Any, meta: dict, networks: dict[str, Any]) -> Any
         for name, net in networks.items()
         for k, v in net.state_dict().items()
     }
-    # each file whole or not at all (an interrupted save left half a weights file), and the
-    # description last: a folder without model.json is no model. The new weights are written
-    # aside first (stopped there, the earlier model stays whole), then the earlier model.json
-    # goes before they take its weights' place: left beside them, an interrupted overwrite
-    # loaded the new weights under the old description (classes, settings, history)
+    # whole or absent (replace_saved): stopped in the weights' write, the earlier model stays
+    # whole; later, the folder holds no model.json, so it is no model (never the new weights
+    # under the old description: classes, settings, history)
     text = json.dumps(meta, indent=1, default=_plain_number) + "\n"
-    staged = write_atomic(out / ".weights.safetensors.new", lambda tmp: save_file(state, str(tmp)))
-    (out / "model.json").unlink(missing_ok=True)
-    os.replace(staged, out / "weights.safetensors")
-    write_atomic(out / "model.json", text)
+    replace_saved(
+        out,
+        {"weights.safetensors": lambda tmp: save_file(state, str(tmp))},
+        {"model.json": text},
+    )
     return out
 
 

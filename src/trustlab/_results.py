@@ -52,6 +52,7 @@ __all__ = [
     "new_axes",
     "write_outputs",
     "write_atomic",
+    "replace_saved",
     "save_png",
     "write_png",
     "output_dir",
@@ -309,6 +310,50 @@ def write_atomic(path: str | os.PathLike, data: str | bytes | Callable[[Path], A
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def replace_saved(
+    folder: str | os.PathLike,
+    arrays: Mapping[str, str | bytes | Callable[[Path], Any]],
+    descriptions: Mapping[str, str | bytes],
+) -> list[Path]:
+    """Write a saved model (its array files, then the description files that make ``folder`` a
+    model) over an earlier one, so that the folder is the earlier model or none at any moment.
+
+    ``arrays`` and ``descriptions`` map file names to what :func:`write_atomic` writes. In turn:
+
+    1. each array file is written whole aside, as ``.<name>.new``: stopped there (Ctrl-C, a
+       full disk), the earlier model is as it was;
+    2. the earlier description files are removed (the last written first);
+    3. the staged array files are renamed into place;
+    4. the description files are written, in the order given.
+
+    Stopped between 2 and 4, the folder holds no (whole) description, so nothing loads: never
+    new arrays under the earlier description. The paths written are returned, arrays first. An
+    array file that is a symbolic link is written where it points, as :func:`write_atomic` does.
+    """
+    folder = Path(folder)
+    staged: dict[Path, Path] = {}  # staged file -> where it goes
+    try:
+        for name, data in arrays.items():
+            target = Path(os.path.realpath(folder / name))
+            if not target.parent.is_dir():
+                target = folder / name
+            # beside the file it replaces: the rename stays on one file system
+            staged[write_atomic(target.parent / f".{target.name}.new", data)] = target
+        for name in reversed(list(descriptions)):
+            (folder / name).unlink(missing_ok=True)
+        for path, target in list(staged.items()):
+            os.replace(path, target)
+            del staged[path]
+    except BaseException:
+        for path in staged:  # never renamed: no stray copies of the new arrays
+            path.unlink(missing_ok=True)
+        raise
+    written = [folder / name for name in arrays]
+    for name, text in descriptions.items():
+        written.append(write_atomic(folder / name, text))
+    return written
 
 
 def _umask() -> int:

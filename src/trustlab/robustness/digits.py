@@ -22,7 +22,7 @@ from trustlab._checks import check_choice, check_positive_int, check_random_stat
 from trustlab._lazy import require
 from trustlab._numerics import seeded_torch
 from trustlab._renamed import renamed_keys, renamed_keyword
-from trustlab._results import write_atomic
+from trustlab._results import replace_saved
 from trustlab.errors import InputError
 
 __all__ = [
@@ -204,11 +204,14 @@ def save_base_model(model: Any, folder: str | Path, **info: Any) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     saved = {**getattr(model, "trustlab_description", {}), **info, **spec}
     text = json.dumps(saved, indent=2, sort_keys=True)  # a refusal leaves the folder as it was
-    # an earlier save's description goes first: left beside the weights rewritten here, an
-    # interrupted overwrite loaded the new weights under the old sigma and cost matrix
-    (folder / DESCRIPTION_FILE).unlink(missing_ok=True)
-    write_atomic(folder / WEIGHTS_FILE, lambda tmp: torch.save(model.state_dict(), tmp))
-    write_atomic(folder / DESCRIPTION_FILE, text)
+    # whole or absent (replace_saved): stopped in the weights' write, the earlier model stays
+    # whole; later, the folder holds no description, so nothing loads (never the new weights
+    # under the old sigma and cost matrix)
+    replace_saved(
+        folder,
+        {WEIGHTS_FILE: lambda tmp: torch.save(model.state_dict(), tmp)},
+        {DESCRIPTION_FILE: text},
+    )
     return folder
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._lazy import require
-from trustlab._results import json_text, output_dir, to_jsonable, write_atomic
+from trustlab._results import json_text, output_dir, replace_saved, to_jsonable
 from trustlab.errors import InputError
 from trustlab.explain.anova_tpnn._components import TermGroup
 from trustlab.explain.anova_tpnn._encoding import FeatureMap
@@ -68,11 +68,10 @@ def write_model(model: Any, directory: str | os.PathLike) -> Path:
     files = model_files(model)
     directory = output_dir(directory, "directory")
     text = json_text(files[META_FILE])
-    # an earlier save's model.json goes first: left beside the model.pt rewritten here, an
-    # interrupted overwrite loaded the new components under the old shift, scale and names
-    (directory / META_FILE).unlink(missing_ok=True)
-    write_atomic(directory / MODEL_FILE, files[MODEL_FILE])
-    write_atomic(directory / META_FILE, text)
+    # whole or absent (replace_saved): stopped in model.pt's write, the earlier model stays
+    # whole; later, the folder holds no model.json, so nothing loads (never the new components
+    # under the old shift, scale and names)
+    replace_saved(directory, {MODEL_FILE: files[MODEL_FILE]}, {META_FILE: text})
     return directory
 
 

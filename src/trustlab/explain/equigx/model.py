@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._lazy import require
-from trustlab._results import write_atomic
+from trustlab._results import replace_saved
 from trustlab.errors import InputError
 
 torch = require("torch", "graph")
@@ -459,16 +458,14 @@ class TensorFieldNetwork(torch.nn.Module):
         folder.mkdir(parents=True, exist_ok=True)
         text = json.dumps(asdict(self.config), indent=2) + "\n"
         state = {k: v.detach().contiguous() for k, v in self.state_dict().items()}
-        # each file whole or not at all (an interrupted save left half a weights file); the new
-        # weights are written aside first (stopped there, the earlier network stays whole), then
-        # an earlier save's config.json goes before they take its weights' place (left beside
-        # them, an interrupted overwrite loaded them under the old radius and settings)
-        staged = write_atomic(
-            folder / ".weights.safetensors.new", lambda tmp: save_file(state, str(tmp))
+        # whole or absent (replace_saved): stopped in the weights' write, the earlier network
+        # stays whole; later, the folder holds no config.json, so nothing loads (never the new
+        # weights under the old radius and settings)
+        replace_saved(
+            folder,
+            {"weights.safetensors": lambda tmp: save_file(state, str(tmp))},
+            {"config.json": text},
         )
-        (folder / "config.json").unlink(missing_ok=True)
-        os.replace(staged, folder / "weights.safetensors")
-        write_atomic(folder / "config.json", text)
         return folder
 
     @classmethod

@@ -31,7 +31,15 @@ import numpy as np
 from trustlab._checks import check_positive_int, check_string_list
 from trustlab._model_files import read_json_object, read_saved_arrays
 from trustlab._progress import WorkCounter, check_progress
-from trustlab._results import Result, internal_field, json_text, new_axes, output_dir, write_atomic
+from trustlab._results import (
+    Result,
+    internal_field,
+    json_text,
+    new_axes,
+    output_dir,
+    replace_saved,
+    write_atomic,
+)
 from trustlab.errors import InputError, ResourceError
 from trustlab.interpret.sae.activations import texts_named, warn_past_context
 from trustlab.interpret.sae.model import SparseAutoencoder
@@ -144,11 +152,14 @@ class LatentCache(Result):
         arrays = {n: getattr(self, n) for n in _ARRAYS}
         info = {"format": _FORMAT, **{n: getattr(self, n) for n in _SCALARS}, "sae": self.sae}
         text = json_text(info)
-        # an earlier save's JSON goes first: left beside the arrays rewritten here, an
-        # interrupted overwrite loaded them under the old model, layer and SAE fingerprint
-        (out / "latent_cache.json").unlink(missing_ok=True)
-        write_atomic(out / "latent_cache.npz", lambda tmp: _save_npz(tmp, arrays))
-        write_atomic(out / "latent_cache.json", text)
+        # whole or absent (replace_saved): stopped in the arrays' write, the earlier cache stays
+        # whole; later, the folder holds no JSON, so nothing loads (never the new arrays under
+        # the old model, layer and SAE fingerprint)
+        replace_saved(
+            out,
+            {"latent_cache.npz": lambda tmp: _save_npz(tmp, arrays)},
+            {"latent_cache.json": text},
+        )
         return out
 
 

@@ -74,8 +74,8 @@ from trustlab._results import (
     json_text,
     new_axes,
     output_dir,
+    replace_saved,
     saved_mapping,
-    write_atomic,
 )
 from trustlab.errors import InputError, ResourceError
 from trustlab.interpret.sae._training import activate, train_sae
@@ -575,13 +575,14 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
             "fit": self.fit_.to_dict(),
         }
         text = json_text(info)
-        # an earlier save's JSON goes first: left beside the weights rewritten here, an
-        # interrupted overwrite loaded them under the old k, layer and fit
-        for name in (TRUSTLAB_FILE, CFG_FILE):
-            (out / name).unlink(missing_ok=True)
-        write_atomic(out / WEIGHTS_FILE, lambda tmp: safetensors.save_file(arrays, str(tmp)))
-        write_atomic(out / CFG_FILE, cfg)
-        write_atomic(out / TRUSTLAB_FILE, text)
+        # whole or absent (replace_saved): stopped in the weights' write, the earlier SAE stays
+        # whole; later, the folder lacks trustlab_sae.json, so nothing loads (never the new
+        # weights under the old k, layer and fit)
+        replace_saved(
+            out,
+            {WEIGHTS_FILE: lambda tmp: safetensors.save_file(arrays, str(tmp))},
+            {CFG_FILE: cfg, TRUSTLAB_FILE: text},
+        )
         return out
 
     def sae_lens_config(self) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from trustlab._checks import (
 )
 from trustlab._model_files import read_saved_arrays, read_saved_params, storable_params
 from trustlab._numerics import column_mean_scale, standardised
-from trustlab._results import json_text, output_dir, to_jsonable, write_atomic
+from trustlab._results import json_text, output_dir, replace_saved, to_jsonable
 from trustlab.errors import InputError, ResourceError
 from trustlab.safety.polytope._inputs import (
     CLASSES,
@@ -617,11 +617,10 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
             for name in _ARRAY_NAMES
             if (value := getattr(self, name + "_", None)) is not None
         }
-        # an earlier save's settings go first: left beside the arrays rewritten here, an
-        # interrupted overwrite loaded the new normals under the old layer and metadata
-        (out / PARAMS_FILE).unlink(missing_ok=True)
-        write_atomic(out / ARRAYS_FILE, lambda tmp: _save_npz(tmp, arrays))
-        write_atomic(out / PARAMS_FILE, text)
+        # whole or absent (replace_saved): stopped in the arrays' write, the earlier polytope
+        # stays whole; later, the folder holds no settings, so nothing loads (never the new
+        # normals under the old layer and metadata)
+        replace_saved(out, {ARRAYS_FILE: lambda tmp: _save_npz(tmp, arrays)}, {PARAMS_FILE: text})
         return out
 
     @classmethod

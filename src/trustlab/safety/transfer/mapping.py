@@ -68,8 +68,8 @@ from trustlab._results import (
     json_text,
     new_axes,
     output_dir,
+    replace_saved,
     saved_mapping,
-    write_atomic,
 )
 from trustlab.errors import InputError, ResourceError
 from trustlab.safety.transfer._alignment import boundary_pairs, token_ends
@@ -556,10 +556,6 @@ class ActivationMap(BaseEstimator):
         out = output_dir(directory, "directory")
         safetensors = require("safetensors.numpy", "llm")
         arrays = {n: np.ascontiguousarray(getattr(self, n + "_")) for n in WEIGHT_NAMES[self.kind]}
-        # an earlier save's JSON marks the folder as a map: not beside the weights rewritten
-        # here (an interrupted overwrite loaded the new weights under the old fit and layers)
-        (out / PARAMS_FILE).unlink(missing_ok=True)
-        write_atomic(out / WEIGHTS_FILE, lambda tmp: safetensors.save_file(arrays, str(tmp)))
         params = storable_params(self)
         info = {
             "format_version": FORMAT_VERSION,
@@ -573,7 +569,14 @@ class ActivationMap(BaseEstimator):
             "history": self.history_,
             "fit": self.fit_.to_dict(),
         }
-        write_atomic(out / PARAMS_FILE, json_text(info))
+        # whole or absent (replace_saved): stopped in the weights' write, the earlier map stays
+        # whole; later, the folder holds no JSON, so nothing loads (never the new weights under
+        # the old fit and layers)
+        replace_saved(
+            out,
+            {WEIGHTS_FILE: lambda tmp: safetensors.save_file(arrays, str(tmp))},
+            {PARAMS_FILE: json_text(info)},
+        )
         return out
 
     # ------------------------------------------------------------------------------- helpers

@@ -44,7 +44,7 @@ from trustlab._checks import (
     check_string_list,
 )
 from trustlab._lazy import require
-from trustlab._results import Result, internal_field, json_text, output_dir, write_atomic
+from trustlab._results import Result, internal_field, json_text, output_dir, replace_saved
 from trustlab.errors import InputError, describe
 
 __all__ = [
@@ -222,15 +222,16 @@ class SteeringVector(Result):
         st = require("safetensors.numpy", "llm")
         out = output_dir(path_dir, "path_dir")
         vector = np.ascontiguousarray(self.vector)
-        # an earlier save's JSON names the vector's layer and model: not beside the tensor
-        # rewritten here (an interrupted overwrite of a vector of equal length loaded as a whole)
-        (out / JSON_FILE).unlink(missing_ok=True)
-        tensor = write_atomic(
-            out / TENSOR_FILE,
-            lambda tmp: st.save_file({_TENSOR_KEY: vector}, str(tmp), {"format": _FORMAT}),
-        )
         meta = {"format": _FORMAT, **self.to_dict()}
-        return [tensor, write_atomic(out / JSON_FILE, json_text(meta))]
+        # whole or absent (replace_saved): stopped in the tensor's write, the earlier vector
+        # stays whole; later, the folder holds no JSON, so nothing loads (never the new tensor
+        # under the old layer and model)
+        tensor = {_TENSOR_KEY: vector}
+        return replace_saved(
+            out,
+            {TENSOR_FILE: lambda tmp: st.save_file(tensor, str(tmp), {"format": _FORMAT})},
+            {JSON_FILE: json_text(meta)},
+        )
 
     def summary(self) -> str:
         if self.kind == "prompt":
