@@ -455,7 +455,12 @@ class TensorFieldNetwork(torch.nn.Module):
         from safetensors.torch import save_file
 
         folder = Path(path)
-        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):  # a file in the way
+            raise InputError.bad(
+                "path", "a folder (or a path where one can be created)", str(path)
+            ) from None
         text = json.dumps(asdict(self.config), indent=2) + "\n"
         state = {k: v.detach().contiguous() for k, v in self.state_dict().items()}
         # whole or absent (replace_saved): stopped in the weights' write, the earlier network
