@@ -78,6 +78,14 @@ def _masks(value: Any, name: str, shape: tuple[int, ...] | None = None) -> np.nd
 
 
 def _soft_maps(value: Any) -> np.ndarray:
+    if hasattr(value, "detach"):  # a torch tensor
+        value = value.detach().cpu().numpy()
+    try:
+        kind = np.asarray(value).dtype.kind
+    except (TypeError, ValueError):
+        kind = "O"
+    if kind == "c":  # the cast below would drop the imaginary part with only a warning
+        raise InputError.bad("soft_maps", "real values in [0, 1]", "complex values")
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
@@ -191,10 +199,18 @@ def _binned_scores(s: np.ndarray, n_bins: int) -> np.ndarray:
     return np.floor(s * n_bins).astype(np.int64)
 
 
+# the finest grid: floor(s * n_bins) of a score in [0, 1] is then an exact int64 (a grid past
+# 2**63 overflowed the cast and merged different scores into one bin)
+MAX_BINS = 2**53
+
+
 def _check_bins(n_bins: Any) -> int | None:
     if n_bins is None:
         return None
-    return check_positive_int(n_bins, "n_bins")
+    bins = check_positive_int(n_bins, "n_bins")
+    if bins > MAX_BINS:
+        raise InputError.bad("n_bins", "an integer in [1, 2**53] (or None: the exact PxAP)", n_bins)
+    return bins
 
 
 def pxap(soft_maps: Any, truth: Any, n_bins: int | None = None) -> float:
@@ -214,7 +230,7 @@ def pxap(soft_maps: Any, truth: Any, n_bins: int | None = None) -> float:
         on the grid ``j / n_bins`` only, i.e. every score is rounded down to
         ``floor(s * n_bins) / n_bins`` first (the spec's "1e-5 histogram bins" is
         ``n_bins=PXAP_BINS`` = 100000). The binned value differs from the exact one only through
-        scores that share a bin.
+        scores that share a bin. At most 2**53.
 
     Returns
     -------
