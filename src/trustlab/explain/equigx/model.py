@@ -64,8 +64,13 @@ def _distance(cfg: Any, name: str) -> bool:
     value = getattr(cfg, name)
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         return False
-    if isinstance(value, np.integer):
+    if isinstance(value, (int, np.integer)):
         value = int(value)
+        if value >= 2**63:  # torch reads a Python int as an int64: beyond it, stored as a float
+            try:
+                value = float(value)
+            except OverflowError:  # 10**400: no number the network computes with
+                return False
     elif isinstance(value, np.floating):  # float(): a long double's .item() stays one (no JSON)
         value = float(value)
     if not 0 < value < math.inf:  # as stored: a long double 1e400 is an infinite float
@@ -103,12 +108,20 @@ class TFNConfig:
         if self.k is not None and not _count(self, "k", 1):
             raise InputError.bad("k", "None or a positive integer", self.k)
         # an infinite cut-off zeroes every radial basis function: no edge would carry a message
-        if not _distance(self, "radius"):
-            raise InputError.bad("radius", "a finite positive number", self.radius)
-        if self.tp not in TP_KINDS:
-            raise InputError.bad("tp", f"one of {TP_KINDS}", self.tp)
         if self.dtype not in ("float32", "float64"):
             raise InputError.bad("dtype", "'float32' or 'float64'", self.dtype)
+        if not _distance(self, "radius"):
+            raise InputError.bad("radius", "a finite positive number", self.radius)
+        # the radial basis spans 0..radius in the network's dtype: beyond its largest number
+        # (1e39 in float32) the first forward pass stopped on torch's overflow
+        largest = torch.finfo(getattr(torch, self.dtype)).max
+        if self.radius > largest:
+            raise InputError.bad(
+                "radius", f"a positive number at most {largest:.4g} (dtype {self.dtype})",
+                self.radius,
+            )  # fmt: skip
+        if self.tp not in TP_KINDS:
+            raise InputError.bad("tp", f"one of {TP_KINDS}", self.tp)
         if not _distance(self, "avg_neighbors"):
             raise InputError.bad("avg_neighbors", "a finite positive number", self.avg_neighbors)
 
