@@ -522,6 +522,8 @@ def _levels(values: Any, name: str) -> tuple[float, ...]:
 def _predict(torch: Any, classify_fn: Callable[[Any], Any], x: Any, n: int) -> np.ndarray:
     logits = classify_fn(x)
     if isinstance(logits, torch.Tensor):
+        if logits.dtype == torch.bfloat16:  # numpy has no bfloat16; float32 holds each exactly
+            logits = logits.float()
         logits = logits.detach().cpu().numpy()
     arr = np.asarray(logits)
     if arr.ndim != 2 or arr.shape[0] != n or arr.shape[1] < 1:
