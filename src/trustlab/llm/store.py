@@ -76,6 +76,8 @@ class ResultStore:
     def __init__(self, path: str | os.PathLike):
         if not isinstance(path, (str, os.PathLike)) or str(path) in ("", ":memory:"):
             raise InputError.bad("path", "a file path (str or os.PathLike)", path)
+        if "\0" in str(path):  # no file name holds one: pathlib raised a bare ValueError
+            raise InputError.bad("path", "a file path without a NUL character", str(path))
         self.path = Path(path)
         if self.path.is_dir():
             raise InputError.bad("path", "a file path, not a folder", str(path))
