@@ -401,6 +401,14 @@ def predict(
     from trustlab.explain.regions import RegionSparseClassifier
 
     refuse_existing(out, overwrite, ("predictions.json", "regions.png"), "predictions")
+    # the earlier overlays are removed before the new ones are written: without --overwrite
+    # they are refused too, even where no predictions.json lies beside them
+    if out is not None and not overwrite and any((out / "overlays").glob("overlay_*.png")):
+        raise InputError(
+            f"--out: {out} already holds overlays (overlays/overlay_*.png); pass --overwrite "
+            "to replace them, or choose another --out",
+            argument="--out",
+        )
     if (model is None) == (checkpoint is None):
         raise InputError.bad(
             "--model", "either --model DIR or --checkpoint NAME", "both or neither"
