@@ -116,11 +116,22 @@ def register_task(name: str, task: Callable[..., Any] | str, description: str = 
     check_string(name, "name")
     if "/" in name or "@" in name or name.endswith(".py"):
         raise InputError.bad("name", "a task name without '/', '@' or '.py'", name)
-    if not (callable(task) or (isinstance(task, str) and ":" in task)):
+    if not (callable(task) or (isinstance(task, str) and _module_function(task))):
         raise InputError.bad("task", "an inspect @task function or 'module:function'", task)
     if not isinstance(description, str):
         raise InputError.bad("description", "a string", description)
     _REGISTERED[name] = (task, description)
+
+
+def _module_function(text: str) -> bool:
+    """Whether ``text`` reads 'module:function' (dotted names; ':fn' or '.rel:fn' stopped
+    resolve_task on importlib's raw ValueError or TypeError)."""
+    module, colon, function = text.partition(":")
+    return (
+        bool(colon)
+        and function.isidentifier()
+        and all(part.isidentifier() for part in module.split("."))
+    )
 
 
 def check_roles(task: str, roles: Any) -> None:
@@ -167,6 +178,8 @@ def resolve_task(spec: str) -> Callable[..., Any] | str:
         if exc.name is None or not (module == exc.name or module.startswith(exc.name + ".")):
             raise
         found, missing = None, f"no module {module!r}"
+    if found is not None and not callable(found):  # 'os:path' gave inspect a module
+        found, missing = None, f"{module}.{function} is a {type(found).__name__}, not a function"
     if found is None:
         raise InputError(
             f"task: expected the task {spec!r} to name an importable function, got {task!r} "
