@@ -116,7 +116,7 @@ def dcp_from_confusion(
     label_dist : array-like of shape (G, K)
         pi_g^y = P(Y = y | A = g); every row sums to 1.
     greedy_attempts : int, default 10
-        Number of random label orders for the greedy upper bound.
+        Number of random label orders for the greedy upper bound (at most 100000).
     random_state : None, int or numpy Generator
         Seed of the greedy label orders.
     permutations : array-like of shape (T, K, K-1), optional
@@ -153,10 +153,24 @@ def dcp_from_confusion(
     if permutations is not None:
         orders = check_orders(permutations, n_labels)
     else:
-        attempts = check_positive_int(greedy_attempts, "greedy_attempts")
+        attempts = _check_attempts(greedy_attempts)
         orders = random_orders(check_random_state(random_state), attempts, n_labels)
     local_search = check_bool(local_search, "local_search")
     return _known_regime(alpha, weights, dist, orders, local_search, labels, groups)
+
+
+#: The most greedy label orders: each is kept in memory (K (K - 1) integers) and solved; 10**12
+#: asked numpy for 14.6 TiB at once (a raw MemoryError), where the default is 10.
+MAX_GREEDY_ATTEMPTS = 100_000
+
+
+def _check_attempts(greedy_attempts: Any) -> int:
+    attempts = check_positive_int(greedy_attempts, "greedy_attempts")
+    if attempts > MAX_GREEDY_ATTEMPTS:
+        raise InputError.bad(
+            "greedy_attempts", f"an integer in [1, {MAX_GREEDY_ATTEMPTS}]", greedy_attempts
+        )
+    return attempts
 
 
 def _known_regime(alpha, weights, dist, orders, local_search, labels, groups) -> DCPResult:
@@ -435,7 +449,7 @@ def multiclass_dcp(
         Non-negative record weights (survey weights), positive in at least two groups; every
         share is then weighted and ``DCPInputs.weighted`` says so.
     greedy_attempts : int, default 10
-        Random label orders of the greedy upper bound.
+        Random label orders of the greedy upper bound (at most 100000).
     n_restarts : int, default 5
         Starts of the aggregate regime: the known-regime solution, then ``n_restarts - 1``
         random ones. (``restarts=``, its old name, still works for one release and warns.)
@@ -460,7 +474,7 @@ def multiclass_dcp(
     >>> res.known.lower <= res.known.upper
     True
     """
-    attempts = check_positive_int(greedy_attempts, "greedy_attempts")
+    attempts = _check_attempts(greedy_attempts)
     n_restarts = check_positive_int(n_restarts, "n_restarts")
     aggregate = check_bool(aggregate, "aggregate")
     n_jobs = check_n_jobs(n_jobs)
