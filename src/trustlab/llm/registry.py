@@ -226,7 +226,9 @@ def resolve_source(name_or_path: Any) -> ModelSource:
     if path.is_file() and path.suffix.lower() == ".gguf":
         return ModelSource(path.stem, "gguf", path, file_identity(path))
     if path.is_dir() and (path / "config.json").is_file():
-        return ModelSource(path.name, "hf", path, str(path.resolve()))
+        # '.', '..' or '/' name no folder: the model is called after the folder they stand for
+        name = path.name if path.name not in ("", "..") else path.resolve().name
+        return ModelSource(name or str(path.resolve()), "hf", path, str(path.resolve()))
     names = ", ".join(repr(name) for name in _REGISTRY)
     raise InputError.bad(
         "name_or_path",
