@@ -24,6 +24,18 @@ __all__ = ["Section", "Report"]
 _SECTION_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
 
+def header_meta(meta: object) -> dict:
+    """``meta`` (a mapping, pairs or None) as the dict of a report's header entries.
+
+    The one check of :class:`Report` and of the page builders that add their own entries to
+    ``meta`` before the report sees it: anything else is an InputError naming ``meta``.
+    """
+    try:
+        return dict(meta or {})
+    except (TypeError, ValueError):  # 'abc': "dictionary update sequence element #0 ..."
+        raise InputError.bad("meta", "a dict of header entries or None", meta) from None
+
+
 @dataclass
 class Section:
     """One card of the report.
@@ -127,10 +139,7 @@ class Report:
     def __init__(self, title: str, meta: dict | None = None):
         if not isinstance(title, str) or not title:
             raise InputError.bad("title", "a non-empty string", title)
-        try:
-            meta = dict(meta or {})
-        except (TypeError, ValueError):  # 'abc': "dictionary update sequence element #0 ..."
-            raise InputError.bad("meta", "a dict of header entries or None", meta) from None
+        meta = header_meta(meta)
         meta.setdefault("trustlab_version", _version())
         meta.setdefault("created", datetime.now(UTC).isoformat(timespec="seconds"))
         self.title = title

@@ -16,6 +16,7 @@ from typing import Any
 
 from trustlab.errors import InputError
 from trustlab.report import Figure, Paragraph, Report, Section, Table
+from trustlab.report.builder import header_meta
 
 __all__ = ["build_page", "write_page"]
 
@@ -55,10 +56,11 @@ def build_page(
         raise InputError.bad(
             "evaluation", "an ExplanationEvaluation (evaluate_explanations)", evaluation
         )
+    header = header_meta(meta)
     page = Report(
         title or f"EquiGX explanations on {evaluation.dataset}",
         {"graphs": evaluation.n_graphs, "accuracy": round(evaluation.accuracy, 4),
-         **dict(meta or {})},
+         **header},
     )  # fmt: skip
     for section in _sections(evaluation):
         page.add(section)

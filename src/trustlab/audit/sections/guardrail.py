@@ -14,6 +14,7 @@ from typing import Any
 
 from trustlab.errors import InputError
 from trustlab.report import Figure, Paragraph, Report, Section, Table
+from trustlab.report.builder import header_meta
 
 __all__ = ["build_page", "write_page"]
 
@@ -41,9 +42,10 @@ def build_page(
 
     if not isinstance(evaluation, GuardrailEvaluation):
         raise InputError.bad("evaluation", "a GuardrailEvaluation (evaluate_guardrail)", evaluation)
+    header = header_meta(meta)
     page = Report(
         title or "Agent guardrail: decisions against labelled actions",
-        {"cases": evaluation.n_cases, "predicates from": evaluation.mode, **dict(meta or {})},
+        {"cases": evaluation.n_cases, "predicates from": evaluation.mode, **header},
     )
     for section in _sections(evaluation):
         page.add(section)

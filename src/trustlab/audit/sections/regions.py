@@ -19,6 +19,7 @@ import numpy as np
 
 from trustlab.errors import InputError
 from trustlab.report import Figure, Paragraph, Report, Section, Table
+from trustlab.report.builder import header_meta
 
 __all__ = ["build_page", "write_page", "HTML_NAME", "JSON_NAME", "ABLATIONS", "TABLE_TITLES"]
 
@@ -121,6 +122,7 @@ def build_page(
 
     if not isinstance(evaluation, RegionsEvaluation):
         raise InputError.bad("evaluation", "a RegionsEvaluation (evaluate_regions)", evaluation)
+    header = header_meta(meta)
     names = [r["model"] for r in evaluation.accuracy]
     if ablations is None:
         ablations = {k: v for k, v in ABLATIONS.items() if k in names}
@@ -132,7 +134,7 @@ def build_page(
     page = Report(
         title or f"Region-sparse classifiers on {evaluation.dataset}",
         {"images": evaluation.n_images, "object_area": round(evaluation.object_fraction, 4),
-         **dict(meta or {})},
+         **header},
     )  # fmt: skip
     for section in _sections(evaluation, dict(ablations), reference, n_examples):
         page.add(section)

@@ -20,6 +20,7 @@ import numpy as np
 
 from trustlab.errors import InputError
 from trustlab.report import Figure, Paragraph, Report, Section, Table
+from trustlab.report.builder import header_meta
 
 __all__ = ["build_page", "write_page", "activation_html"]
 
@@ -35,9 +36,10 @@ def build_page(
 
     if not isinstance(report, SAEReport):
         raise InputError.bad("report", "an SAEReport (sae_report)", report)
+    header = header_meta(meta)
     page = Report(
         title or "SAE latents: explanations and their scores",
-        {"latents": report.n_latents, "methods": list(report.methods), **dict(meta or {})},
+        {"latents": report.n_latents, "methods": list(report.methods), **header},
     )
     for section in _sections(report):
         page.add(section)

@@ -30,6 +30,7 @@ import numpy as np
 
 from trustlab.errors import InputError
 from trustlab.report import Figure, Paragraph, Report, Section, Table
+from trustlab.report.builder import header_meta
 
 __all__ = [
     "CONTACT_SHEET_NAME",
@@ -224,6 +225,7 @@ def build_contact_sheet(
         raise InputError.bad(
             "predictions", "a WatermarkPredictions (WatermarkPredictor.predict)", predictions
         )
+    header = header_meta(meta)
     n = len(predictions)
     for arg, values in (("images", images), ("names", names), ("descriptions", descriptions)):
         if len(values) != n:
@@ -237,7 +239,7 @@ def build_contact_sheet(
     counts = {lv: predictions.levels.count(lv) for lv in dict.fromkeys(predictions.levels)}
     page = Report(
         title or f"Watermark contact sheet: {n} image{'s' if n != 1 else ''}",
-        {"images": n, "threshold": predictions.threshold, **dict(meta or {})},
+        {"images": n, "threshold": predictions.threshold, **header},
     )
     rows = [_row(predictions, i, str(names[i])) for i in range(n)]
     page.add(
@@ -451,6 +453,7 @@ def build_evaluation_page(
         raise InputError.bad(
             "evaluation", "a PredictorEvaluation (evaluate_predictions)", evaluation
         )
+    header = header_meta(meta)
     descriptions = dict(descriptions or {})
     if any(not isinstance(v, DescriptionScores) for v in descriptions.values()):
         raise InputError.bad(
@@ -458,7 +461,7 @@ def build_evaluation_page(
         )
     page = Report(
         title or f"Watermark predictor on {evaluation.n_images} generated images",
-        {"images": evaluation.n_images, **dict(meta or {})},
+        {"images": evaluation.n_images, **header},
     )
     for section in _evaluation_sections(evaluation, descriptions):
         page.add(section)
