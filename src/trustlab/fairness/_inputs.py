@@ -95,6 +95,16 @@ def check_names(names: Sequence[Any] | None, size: int, name: str) -> tuple:
         ) from None
     if distinct != size:
         raise InputError.bad(name, "distinct names", list(names))
+    # the summary, tables and plots show names as text: 1 and "1" would be one bar, one row
+    seen: dict[str, Any] = {}
+    for value in names:
+        first = seen.setdefault(str(value), value)
+        if first is not value:
+            raise InputError(
+                f"{name}: expected names that stay distinct as text, got {first!r} and "
+                f"{value!r}, which both read as {str(value)!r}",
+                argument=name,
+            )
     return names
 
 
