@@ -120,8 +120,9 @@ class Figure:
 def _cells(value: Any, name: str, expected: str) -> list | tuple:
     """``value`` as a list (a list or tuple as given, not copied); text, a mapping or a set (no
     order, or its keys for cells) and a 0-d array are refused. An array is read through its
-    ``tolist`` (a timedelta64[s] cell a timedelta, a masked one None), except that a datetime64
-    array keeps numpy's cells (its ``tolist`` turns a datetime64[ns] into a count of nanoseconds)."""
+    ``tolist`` (a masked cell None), except that a datetime64 or timedelta64 array keeps numpy's
+    cells (its ``tolist`` turns a [ns] one into a count of nanoseconds; format_cell reads numpy's
+    durations as a list of them reads)."""
     if (
         isinstance(value, (str, bytes, dict, set, frozenset))
         or not hasattr(value, "__iter__")
@@ -132,7 +133,7 @@ def _cells(value: Any, name: str, expected: str) -> list | tuple:
         return value
     if (
         isinstance(value, np.ndarray)
-        and value.dtype.kind == "M"
+        and value.dtype.kind in "mM"
         and not isinstance(value, np.ma.MaskedArray)
     ):
         return list(value)

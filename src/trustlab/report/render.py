@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import math
 import numbers
 from functools import lru_cache
@@ -24,6 +25,8 @@ def format_cell(value: Any) -> str:
         return "n/a"
     if isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", "") == "b":
         return "yes" if value else "no"  # numpy's bool_ too (not a bool, not a number)
+    if isinstance(value, datetime.timedelta) or type(value).__name__ == "timedelta64":
+        return _duration(value)  # numpy's is an Integral: int() of one in seconds raised
     if isinstance(value, numbers.Integral):
         return f"{int(value):,}"
     if isinstance(value, numbers.Real):
@@ -38,6 +41,29 @@ def format_cell(value: Any) -> str:
             return f"{x:,.0f}"
         # Small but non-zero values keep three significant digits instead of reading as 0.0000.
         return f"{x:.3g}" if 0 < abs(x) < 5e-4 else f"{x:.4f}"
+    return str(value)
+
+
+def _duration(value: Any) -> str:
+    """A duration as Python's timedelta reads ('0:00:05', '1 day, 2:00:00', '-0:00:05'), as a
+    timedelta64[s] array row (read through ``tolist``) already did; a numpy one that no timedelta
+    holds (finer than a microsecond, years, beyond 999,999,999 days) in numpy's words ('1500
+    nanoseconds', '2 years')."""
+    if not isinstance(value, datetime.timedelta):
+        unit = value.dtype.str[-3:-1]  # '<m8[ns]' -> 'ns'
+        item = value.item()
+        if not isinstance(item, datetime.timedelta) and unit in ("ns", "ps", "fs", "as"):
+            micro = value.astype("timedelta64[us]")
+            if micro.astype(value.dtype) == value:  # whole microseconds (no wrap-around)
+                item = micro.item()
+        if not isinstance(item, datetime.timedelta):
+            return str(value)
+        value = item
+    if value < datetime.timedelta(0):
+        try:
+            return f"-{-value}"
+        except OverflowError:  # -timedelta.min is no timedelta
+            pass
     return str(value)
 
 
