@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from trustlab._checks import check_positive_int
+from trustlab._checks import as_float_array, check_positive_int
 from trustlab.errors import InputError
 from trustlab.federated.model import CODEBOOK_PREFIX, codebook_key, is_codebook_key
 from trustlab.federated.silos import Silo, check_silo
@@ -34,6 +34,10 @@ def check_silo_round(
         if not isinstance(value, kind):
             what = "a mapping name -> array" if kind is Mapping else f"a {kind.__name__}"
             raise InputError.bad(name, what, value)
+    if not isinstance(state.codebooks, Mapping):  # SiloState(None) was a raw TypeError
+        raise InputError.bad(
+            "state.codebooks", "a mapping name -> array (SiloState() holds {})", state.codebooks
+        )
     check_positive_int(round_no, "round_no", minimum=0)  # it seeds the round with the silo index
     check_positive_int(plan.silo, "plan.silo", minimum=0)
     check_positive_int(plan.book_idx, "plan.book_idx", minimum=0)
@@ -56,6 +60,19 @@ def check_silo_round(
             plan.book_idx,
         )
     return silo
+
+
+def float32_range_rows(value: Any, name: str) -> np.ndarray:
+    """``value`` as finite float64 rows (n, d) whose magnitudes fit float32: a float32 array
+    made from them (a codebook) holds no inf (it held inf with only numpy's overflow warning)."""
+    X = as_float_array(value, name, ndim=2)
+    top = float(np.abs(X).max()) if X.size else 0.0
+    if top > float(np.finfo(np.float32).max):
+        raise InputError.bad(
+            name, "values within float32's range (|x| <= 3.4e38), the codebook's type",
+            f"a value of magnitude {top:.3g}",
+        )  # fmt: skip
+    return X
 
 
 def _round_seed(random_state: int, round_no: int, silo: int, purpose: int = 0) -> int:

@@ -38,7 +38,7 @@ from trustlab._numerics import seeded_torch
 from trustlab._renamed import renamed_keyword
 from trustlab._results import Result
 from trustlab.errors import InputError
-from trustlab.federated._inputs import _round_seed
+from trustlab.federated._inputs import _round_seed, float32_range_rows
 from trustlab.federated._inputs import check_silo_round as _checked
 from trustlab.federated.model import (
     Adam,
@@ -445,7 +445,7 @@ def kmeans_codebook(features: Any, n_codes: int, random_state: int = 0) -> np.nd
     from sklearn.cluster import KMeans
     from threadpoolctl import threadpool_limits
 
-    X = as_float_array(features, "features", ndim=2)
+    X = float32_range_rows(features, "features")  # past float32: inf codewords
     n_codes = check_positive_int(n_codes, "n_codes")
     if not _has_distinct_rows(X, n_codes):
         distinct = np.unique(X, axis=0)
