@@ -470,6 +470,9 @@ server_app = ServerApp()
 def _server_main(grid: Grid, context: Context) -> None:
     run_config = context.run_config
     cfg = UEFLConfig.from_dict(run_config)
+    if "num-silos" not in run_config:  # a hand-edited pyproject.toml: was a raw KeyError
+        raise InputError.bad("num-silos", "the run config's number of silos (write_flower_app "
+                             "writes it to [tool.flwr.app.config])", "no num-silos key")  # fmt: skip
     n_silos = _whole(run_config["num-silos"], "num-silos")
     # An edited pyproject.toml or `flwr run --run-config "node-timeout=nan"`: NaN and inf waited
     # for the nodes for good, "x" was a raw ValueError and -1 blamed num-silos.
