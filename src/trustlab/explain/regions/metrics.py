@@ -430,22 +430,39 @@ def pixel_grid_mask(shape: Sequence[int], kept_fraction: float) -> np.ndarray:
     for complement, p in sorted(window):
         consider(complement, p)
     # every other p <= W keeps floor(W/p) or ceil(W/p) pixels per row, and row 0 (r_0 = 0)
-    # ceil(W/p): try those that could win (bounds of all p at once, then in order of p)
+    # ceil(W/p): its kept count lies in [lo, hi] below. Only a p whose best possible count has
+    # a key below the best's is built (the key from the count is the mask's: mean = count / HW)
     ps = np.arange(1, min(w, hw) + 1, dtype=np.int64)
     floor, ceil = w // ps, -(-w // ps)
-    lo, hi = (ceil + (h - 1) * floor) / hw, ceil / w
-    gaps = {False: np.maximum(np.maximum(lo - q, q - hi), 0.0)}
-    gaps[True] = np.maximum(np.maximum((1 - hi) - q, q - (1 - lo)), 0.0)
+    counts = {False: (ceil + (h - 1) * floor, h * ceil)}
+    counts[True] = (hw - counts[False][1], hw - counts[False][0])
+    near = np.floor(q * hw)
+
+    def nearest_gap(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        a, b = np.clip(near, lo, hi), np.clip(near + 1, lo, hi)
+        return np.minimum(np.abs(a / hw - q), np.abs(b / hw - q))
+
+    gaps = {c: nearest_gap(*counts[c]) for c in (False, True)}
     gaps[True][ps < 2] = np.inf
-    (close,) = np.nonzero(np.minimum(gaps[False], gaps[True]) <= best[0][0])
+    slack = 1e-9 * q  # a prefilter only: the exact test below decides
+    (close,) = np.nonzero(np.minimum(gaps[False], gaps[True]) <= best[0][0] + slack)
+
+    def could_win(complement: bool, index: int) -> bool:
+        lo, hi = (int(v[index]) for v in counts[complement])
+        centre = int(near)
+        for count in {lo, hi, *(min(max(centre + d, lo), hi) for d in (-1, 0, 1, 2))}:
+            mean = count / hw
+            if (abs(mean - q), mean, complement, int(ps[index])) < best[0]:
+                return True
+        return False
+
     for index in close:
         p = int(ps[index])
         for complement in (False, True):
-            if (complement, p) in window or gaps[complement][index] > best[0][0]:
+            if complement and p < 2 or (complement, p) in window:
                 continue
-            if best[0][0] == 0 and (complement, p) > best[0][2:]:  # an exact fit wins ties
-                continue
-            consider(complement, p)
+            if could_win(complement, index):
+                consider(complement, p)
     return best[1]
 
 
