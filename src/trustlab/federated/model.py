@@ -120,6 +120,35 @@ def _modules():
             perplexity = torch.exp(-(usage * torch.log(usage + 1e-10)).sum())
             return straight_through, loss, perplexity
 
+    class HalvingMaxPool(torch.autograd.Function):
+        """2 x 2 max pooling, stride 2, as ``max_pool2d``: the same maxima, the same indices
+        (the first maximum of each window) and torch's own backward kernel on them. The forward
+        runs in channels-last layout, several times faster on CPU for 16 channels than the
+        default layout's kernel (the encoder's most expensive step)."""
+
+        @staticmethod
+        def forward(ctx, x):
+            out, index = F.max_pool2d(
+                x.contiguous(memory_format=torch.channels_last), 2, return_indices=True
+            )
+            index = index.contiguous()
+            ctx.save_for_backward(x, index)
+            return out.contiguous()
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, index = ctx.saved_tensors
+            return torch.ops.aten.max_pool2d_with_indices_backward(
+                grad.contiguous(), x, [2, 2], [2, 2], [0, 0], [1, 1], False, index
+            )
+
+    class MaxPool2(nn.Module):
+        """``nn.MaxPool2d(2)`` by :class:`HalvingMaxPool` (no parameters, so the state dict's
+        names are the same)."""
+
+        def forward(self, x):
+            return HalvingMaxPool.apply(x)
+
     class CNNEncoder(nn.Module):
         """Conv 3x3 - ReLU - max-pool 2 - conv 3x3 - ReLU on square one-channel images; the
         output positions (side/2)^2 are the vectors to quantise."""
@@ -128,7 +157,7 @@ def _modules():
             super().__init__()
             self.side = side
             self.net = nn.Sequential(
-                nn.Conv2d(1, channels, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                nn.Conv2d(1, channels, 3, padding=1), nn.ReLU(), MaxPool2(),
                 nn.Conv2d(channels, dim, 3, padding=1), nn.ReLU(),
             )  # fmt: skip
             self.positions = (side // 2) ** 2
@@ -196,7 +225,7 @@ def _modules():
             q, loss, perplexity = self.quantized(x)
             return self.head(q), loss, perplexity
 
-    _MODULES = {"VectorQuantizer": VectorQuantizer, "UEFLNet": UEFLNet}
+    _MODULES = {"VectorQuantizer": VectorQuantizer, "UEFLNet": UEFLNet, "MaxPool2": MaxPool2}
     return _MODULES
 
 
