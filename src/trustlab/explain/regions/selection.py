@@ -39,7 +39,7 @@ from trustlab._checks import check_positive, check_positive_int
 from trustlab._lazy import require
 from trustlab._numerics import torch_seed
 from trustlab.errors import BackendError, InputError
-from trustlab.explain.regions.segments import check_label_range
+from trustlab.explain.regions.segments import LABEL_LIMIT, check_label_range
 
 torch = require("torch", "image")
 
@@ -154,6 +154,8 @@ def group_pool(features: Any, segments: Any, n_groups: int | None = None) -> tup
         raise InputError.bad("segments", f"shape {(b, h, w)} to match features", seg)
     needed = int(seg.max()) + 1
     k = needed if n_groups is None else check_positive_int(n_groups, "n_groups")
+    if k > max(h * w, LABEL_LIMIT):  # (B, K, C) sums: 10**12 was torch's raw allocation error
+        raise InputError.bad("n_groups", f"at most {max(h * w, LABEL_LIMIT)} (the label limit)", k)
     if k < needed:
         raise InputError.bad("n_groups", f"at least {needed} (largest label + 1)", n_groups)
     idx = seg.reshape(b, h * w).to(feats.device)
