@@ -454,6 +454,10 @@ def build_evaluation_page(
             "evaluation", "a PredictorEvaluation (evaluate_predictions)", evaluation
         )
     header = header_meta(meta)
+    if descriptions is not None and not isinstance(descriptions, Mapping):  # 'abc': dict() raised
+        raise InputError.bad(
+            "descriptions", "a mapping from names to DescriptionScores", descriptions
+        )
     descriptions = dict(descriptions or {})
     if any(not isinstance(v, DescriptionScores) for v in descriptions.values()):
         raise InputError.bad(
