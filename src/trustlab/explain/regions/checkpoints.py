@@ -76,7 +76,7 @@ CHECKPOINTS: dict[str, dict[str, Any]] = {
 
 
 def _entry(name: str) -> dict[str, Any]:
-    if name not in CHECKPOINTS:
+    if not isinstance(name, str) or name not in CHECKPOINTS:  # a list is unhashable
         raise InputError.bad("name", f"one of {tuple(CHECKPOINTS)}", name)
     return CHECKPOINTS[name]
 
