@@ -93,15 +93,18 @@ def percentile_interval(samples: np.ndarray, level: float) -> np.ndarray:
     inf - inf there and would give NaN. Finite samples take numpy's interpolation unchanged.
 
     The two neighbouring samples are only looked up when some sample is infinite or a negative
-    zero (between two equal zeros numpy's interpolation may flip the sign, the sample keeps it):
-    otherwise they change nothing, and each lookup costs as much as the interpolation.
+    zero (between two equal zeros numpy's interpolation may flip the sign, the sample keeps it)
+    or an end came out NaN (an end on a sample whose next one is more than the largest float
+    above it: numpy's interpolation takes inf * 0 there; the sample is the end): otherwise they
+    change nothing, and each lookup costs as much as the interpolation.
     """
     tail = (1.0 - level) / 2.0
     samples = np.asarray(samples)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column gives NaN, not noise
         bounds = np.nanquantile(samples, [tail, 1.0 - tail], axis=0)
-        if not (np.isinf(samples).any() or np.signbit(samples[samples == 0]).any()):
+        special = np.isinf(samples).any() or np.isnan(bounds).any()
+        if not (special or np.signbit(samples[samples == 0]).any()):
             return np.moveaxis(bounds, 0, -1)
         below = np.nanquantile(samples, [tail, 1.0 - tail], axis=0, method="lower")
         above = np.nanquantile(samples, [tail, 1.0 - tail], axis=0, method="higher")
