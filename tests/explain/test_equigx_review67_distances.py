@@ -39,10 +39,14 @@ def test_distances_no_float32_network_computes_with_are_refused(settings, argume
     assert info.value.argument == argument
 
 
-@pytest.mark.parametrize("radius", [10**300, 2**63, 1e39], ids=["10**300", "2**63", "1e39"])
+@pytest.mark.parametrize(
+    "radius", [10**300, 2**64, 2**63, 1e39], ids=["10**300", "2**64", "2**63", "1e39"]
+)
 def test_large_distances_a_float64_network_computes_with_run(radius, tmp_path):
     cfg = TFNConfig(mul=1, l_max=1, n_layers=1, dtype="float64", radius=radius)
-    assert cfg.radius == float(radius)
+    # stored as the float it stands for (diff review 67 J: on 1b2aaee5 an int radius of 2**63
+    # ran as an int, from 2**64 up it stopped on 'OverflowError: int too big to convert')
+    assert cfg.radius == float(radius) and type(cfg.radius) is float
     net = TensorFieldNetwork(cfg)
     graph = PointGraph(pos=np.random.default_rng(0).normal(size=(5, 3)), x=np.ones((5, 1)))
     assert torch.isfinite(net(graph)).all()
