@@ -454,11 +454,12 @@ def build_evaluation_page(
             "evaluation", "a PredictorEvaluation (evaluate_predictions)", evaluation
         )
     header = header_meta(meta)
-    if descriptions is not None and not isinstance(descriptions, Mapping):  # 'abc': dict() raised
+    try:  # a mapping or pairs, as meta; 'abc' or [1, 2] gave dict()'s raw error
+        descriptions = dict(descriptions or {})
+    except (TypeError, ValueError):
         raise InputError.bad(
             "descriptions", "a mapping from names to DescriptionScores", descriptions
-        )
-    descriptions = dict(descriptions or {})
+        ) from None
     if any(not isinstance(v, DescriptionScores) for v in descriptions.values()):
         raise InputError.bad(
             "descriptions", "a mapping from names to DescriptionScores", descriptions
