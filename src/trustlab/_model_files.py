@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from trustlab._results import replace_saved
+from trustlab._results import output_dir, replace_saved
 from trustlab.errors import InputError, ResourceError
 
 SKOPS_SUFFIXES = (".skops",)
@@ -187,8 +187,8 @@ def write_model_folder(folder: Any, meta: dict, networks: dict[str, Any]) -> Any
     in ``meta`` are written as Python ones."""
     from safetensors.torch import save_file
 
-    out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
+    # a file in the way (the folder, or one above it) is refused naming the savers' argument
+    out = output_dir(folder, "path")
     state = {
         f"{name}.{k}": v.contiguous()
         for name, net in networks.items()
