@@ -10,6 +10,8 @@ happen at one point (the authors read block 19 and steer after block 20).
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -68,11 +70,38 @@ def prompt_activations(
     ndarray (n, hidden) or (n, n_layers, hidden), float64
     """
     texts = _as_prompt_list(prompts)
-    layers = int(layer) if np.ndim(layer) == 0 else [int(v) for v in layer]
+    layers = _check_layers(layer, model)
     extra = {} if progress is None else {"progress": progress}
     return model.activations(
         texts, layers, "last", chat=chat, batch_size=batch_size, **extra
     ).astype(np.float64)
+
+
+def _check_layers(layer: Any, model: Any) -> int | list[int]:
+    """``layer`` (one or a sequence) as ints, each a layer of ``model``, refused as ``layer``:
+    int() read True as 1, 2.7 as 2 and "1" as 1, and a layer past the model was named
+    ``layers`` by the model. An integral float (2.0) or a 0-d array still reads as before."""
+
+    def one(value: Any) -> int:
+        if np.ndim(value) == 0 and isinstance(value, np.ndarray):
+            value = value.item()
+        whole = isinstance(value, numbers.Integral) or (
+            isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer()
+        )
+        if isinstance(value, (bool, np.bool_)) or not whole:
+            raise InputError.bad("layer", "an integer layer (or a sequence of them)", layer)
+        n_layers = getattr(model, "n_layers", None)
+        top = f"{n_layers - 1}" if isinstance(n_layers, (int, np.integer)) else None
+        if value < 0 or (top is not None and value >= n_layers):
+            name = getattr(model, "name", "the model")
+            raise InputError.bad("layer", f"a layer of {name} (0..{top or 'its last'})", value)
+        return int(value)
+
+    if np.ndim(layer) == 0:
+        return one(layer)
+    if isinstance(layer, (str, bytes)) or len(layer) == 0:
+        raise InputError.bad("layer", "a layer or a non-empty sequence of layers", layer)
+    return [one(v) for v in layer]
 
 
 def _as_prompt_list(prompts: Any) -> list[str]:
