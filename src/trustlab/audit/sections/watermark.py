@@ -228,8 +228,14 @@ def build_contact_sheet(
     header = header_meta(meta)
     n = len(predictions)
     for arg, values in (("images", images), ("names", names), ("descriptions", descriptions)):
-        if len(values) != n:
-            raise InputError.bad(arg, f"{n} items, one per prediction", len(values))
+        try:
+            given = len(values)
+        except TypeError:  # 5, a generator or a 0-d array: len() raised a bare TypeError
+            raise InputError.bad(
+                arg, f"a sequence of {n} items, one per prediction", values
+            ) from None
+        if given != n:
+            raise InputError.bad(arg, f"{n} items, one per prediction", given)
     for i, img in enumerate(images):
         shape = tuple(int(s) for s in np.shape(img)[:2])
         if np.ndim(img) != 3 or shape != tuple(predictions.image_sizes[i]):
