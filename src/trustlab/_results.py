@@ -289,9 +289,7 @@ def write_atomic(path: str | os.PathLike, data: str | bytes | Callable[[Path], A
     given is returned.
     """
     path = Path(path)
-    target = Path(os.path.realpath(path))
-    if not target.parent.is_dir():
-        target = path
+    target = _link_target(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix, dir=target.parent)
     try:
         if callable(data):
@@ -329,20 +327,20 @@ def replace_saved(
     4. the description files are written, in the order given.
 
     Stopped between 2 and 4, the folder holds no (whole) description, so nothing loads: never
-    new arrays under the earlier description. The paths written are returned, arrays first. An
-    array file that is a symbolic link is written where it points, as :func:`write_atomic` does.
+    new arrays under the earlier description. The paths written are returned, arrays first. A
+    file (array or description) that is a symbolic link is written where it points, as
+    :func:`write_atomic` does: the link stays.
     """
     folder = Path(folder)
     staged: dict[Path, Path] = {}  # staged file -> where it goes
     try:
         for name, data in arrays.items():
-            target = Path(os.path.realpath(folder / name))
-            if not target.parent.is_dir():
-                target = folder / name
+            target = _link_target(folder / name)
             # beside the file it replaces: the rename stays on one file system
             staged[write_atomic(target.parent / f".{target.name}.new", data)] = target
         for name in reversed(list(descriptions)):
-            (folder / name).unlink(missing_ok=True)
+            # a linked description's file goes, not the link: step 4 writes through it
+            _link_target(folder / name).unlink(missing_ok=True)
         for path, target in list(staged.items()):
             os.replace(path, target)
             del staged[path]
@@ -354,6 +352,13 @@ def replace_saved(
     for name, text in descriptions.items():
         written.append(write_atomic(folder / name, text))
     return written
+
+
+def _link_target(path: Path) -> Path:
+    """Where writing ``path`` goes: the file a symbolic link points to (also through a chain of
+    links), or ``path`` itself where that lies in no existing folder (nothing there to update)."""
+    target = Path(os.path.realpath(path))
+    return target if target.parent.is_dir() else path
 
 
 def _umask() -> int:
