@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._checks import check_int_seed
-from trustlab._results import Result, internal_field, write_atomic
+from trustlab._results import Result, internal_field, replace_saved
 from trustlab.errors import InputError
 from trustlab.watermark.covers import make_cover
 from trustlab.watermark.vocabulary import CELLS
@@ -238,10 +238,15 @@ def _real_records(path: Path) -> int | None:
     return len(records) if isinstance(records, list) else 0
 
 
-def _write_png(path: Path, image: np.ndarray) -> None:
-    from PIL import Image
+def _png(image: np.ndarray) -> Callable[[Path], None]:
+    """What writes ``image`` as a PNG at the path it is given (a staged name: not ``.png``)."""
 
-    Image.fromarray(image).save(path)
+    def write(path: Path) -> None:
+        from PIL import Image
+
+        Image.fromarray(image).save(path, format="PNG")
+
+    return write
 
 
 def export_stages(
@@ -265,7 +270,10 @@ def export_stages(
         with ``train.json`` and ``images/``; the structured blocks go to ``structured.json``
         next to ``train.json`` (the authors' schema has no place for them). A
         ``WQA-Real/train.json`` already there that is not an empty list (real data the user put
-        there, as its README asks) is kept as it is, and counted.
+        there, as its README asks) is kept as it is, and counted. Over an earlier export, every
+        file is written whole aside first and the ``train.json`` files last: stopped while
+        writing, the earlier export is as it was; never an earlier ``train.json`` beside new
+        images.
     format : {"llava"}
         LLaVA-style conversations with mPLUG-Owl2's ``<|image|>`` token, as the authors' files.
     position : PositionLite or None
@@ -305,24 +313,31 @@ def export_stages(
         "WQA-Synthetic": (synthetic, dataset.images),
         "WQA-Real": ([], None),
     }
+    staged: dict[str, Any] = {}  # stage files, relative to root
+    descriptions: dict[str, str] = {}  # each stage's train.json (what marks an export in --out)
     for stage, (records, images) in stages.items():
         folder = root / stage
         if stage == "WQA-Real" and (kept := _real_records(folder / "train.json")) is not None:
             counts[stage] = kept  # the user's real data: never replaced by an empty list
             continue
         (folder / "images").mkdir(parents=True, exist_ok=True)
-        (folder / "train.json").unlink(missing_ok=True)  # an earlier export's: not while rewriting
         plain = [{k: v for k, v in r.items() if k != "structured"} for r in records]
         for r, image in zip(records, images if images is not None else [], strict=True):
-            _write_png(folder / "images" / r["image"], image)
+            staged[f"{stage}/images/{r['image']}"] = _png(image)
             files.append(str(folder / "images" / r["image"]))
-        # each file whole or not at all, train.json (what marks an export in --out) last
         if records:
             structured = [{"image": r["image"], **r["structured"]} for r in records]
-            side = write_atomic(folder / "structured.json", json.dumps(structured, indent=1))
+            side = "structured.json"
+            staged[f"{stage}/{side}"] = json.dumps(structured, indent=1)
         else:
-            side = write_atomic(folder / "README.txt", _REAL_NOTE)
-        write_atomic(folder / "train.json", json.dumps(plain, indent=4, ensure_ascii=False))
-        files += [str(folder / "train.json"), str(side)]
+            side = "README.txt"
+            staged[f"{stage}/{side}"] = _REAL_NOTE
+        descriptions[f"{stage}/train.json"] = json.dumps(plain, indent=4, ensure_ascii=False)
+        files += [str(folder / "train.json"), str(folder / side)]
         counts[stage] = len(records)
+    # review 67: each stage's earlier train.json was removed before its images were rewritten
+    # in place, so an export stopped there lost the earlier one. Now every file is written whole
+    # aside first; then the earlier train.json files go, the files are renamed into place and
+    # the train.json files written last: never an earlier train.json beside new images
+    replace_saved(root, staged, descriptions)
     return StageExport(out_dir=str(root), format=format, counts=counts, files=files)

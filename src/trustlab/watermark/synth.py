@@ -57,7 +57,7 @@ import numpy as np
 from trustlab._checks import check_int_seed, check_n_jobs
 from trustlab._lazy import require
 from trustlab._progress import check_progress
-from trustlab._results import Result, internal_field, new_axes, write_atomic
+from trustlab._results import Result, internal_field, new_axes, replace_saved
 from trustlab.errors import InputError
 from trustlab.watermark.covers import make_cover
 from trustlab.watermark.marks import (
@@ -407,18 +407,17 @@ class WatermarkDataset(Result):
     def save(self, out_dir: str | os.PathLike) -> list[Path]:
         """Write ``images/<i>.png``, ``annotations.json`` (per-image structured blocks and the
         dataset's fields) and ``arrays.npz`` (covers, masks, marks, object masks); :func:`load_watermark_dataset` reads
-        them back."""
+        them back.
+
+        Over an earlier save, the folder holds the earlier dataset or none at any moment: the
+        images and ``arrays.npz`` are written whole aside first, then the earlier
+        ``annotations.json`` (what marks a dataset, read first by the loader) is removed, the new
+        files renamed into place and ``annotations.json`` written last. Stopped while writing,
+        the earlier dataset loads as it was; never new images under its annotations."""
         from PIL import Image
 
         out = Path(out_dir)
         (out / "images").mkdir(parents=True, exist_ok=True)
-        # an earlier save's annotations.json marked the folder as whole while this one rewrote it
-        (out / "annotations.json").unlink(missing_ok=True)
-        written = []
-        for i in range(len(self)):
-            p = out / "images" / self.image_name(i)
-            Image.fromarray(self.images[i]).save(p)
-            written.append(p)
         meta = {
             "format": "trustlab.watermark.synth/1",
             "size": self.size,
@@ -434,15 +433,26 @@ class WatermarkDataset(Result):
             "marks": self.marks,
             "object_masks": self.object_masks,
         }
-        # each file whole or not at all, annotations.json (what marks a dataset) last: an
-        # interrupted save left it beside half an arrays.npz (unreadable; a rerun was refused)
-        text = json.dumps(meta, indent=1)
-        arrays_file = write_atomic(
-            out / "arrays.npz", lambda tmp: np.savez_compressed(tmp, **arrays)
-        )
-        written.append(write_atomic(out / "annotations.json", text))
-        written.append(arrays_file)
-        return written
+
+        def png(image: np.ndarray) -> Callable[[Path], None]:
+            return lambda tmp: Image.fromarray(image).save(tmp, format="PNG")
+
+        def npz(tmp: Path) -> None:
+            full = tmp.with_name(tmp.name + ".npz")  # numpy adds .npz to a name without it
+            try:
+                np.savez_compressed(full, **arrays)
+                os.replace(full, tmp)
+            finally:
+                full.unlink(missing_ok=True)
+
+        files: dict[str, Any] = {
+            f"images/{self.image_name(i)}": png(self.images[i]) for i in range(len(self))
+        }
+        files["arrays.npz"] = npz
+        # review 67: the earlier annotations.json was removed before the images were rewritten
+        # in place, so an overwrite stopped there lost the earlier dataset
+        written = replace_saved(out, files, {"annotations.json": json.dumps(meta, indent=1)})
+        return written[:-2] + [written[-1], written[-2]]  # images, annotations.json, arrays.npz
 
 
 def load_watermark_dataset(path: str | os.PathLike) -> WatermarkDataset:
