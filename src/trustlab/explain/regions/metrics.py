@@ -79,7 +79,10 @@ def _masks(value: Any, name: str, shape: tuple[int, ...] | None = None) -> np.nd
 
 def _soft_maps(value: Any) -> np.ndarray:
     if hasattr(value, "detach"):  # a torch tensor
-        value = value.detach().cpu().numpy()
+        value = value.detach().cpu()
+        if str(value.dtype) == "torch.bfloat16":  # numpy has no bfloat16; float32 holds each
+            value = value.float()
+        value = value.numpy()
     try:
         kind = np.asarray(value).dtype.kind
     except (TypeError, ValueError):
