@@ -278,7 +278,13 @@ def load_arrays(model, arrays: Mapping[str, np.ndarray]) -> None:
     own = model.state_dict()
     for key, value in arrays.items():
         if is_codebook_key(key) and key not in own and model.vq is not None:
-            model.vq.add_book(int(key[len(CODEBOOK_PREFIX) :]), np.asarray(value))
+            # a book the model lacks (a silo state's extension): None, text or another shape
+            # was a raw torch TypeError / RuntimeError in the first forward pass
+            shape = (model.vq.n_codes, model.vq.dim)
+            book = np.asarray(value)
+            if book.shape != shape or book.dtype.kind not in "biuf":
+                raise InputError.bad(f"arrays[{key!r}]", f"a codebook of shape {shape}", book)
+            model.vq.add_book(int(key[len(CODEBOOK_PREFIX) :]), book)
             continue
         if key not in own:
             raise InputError.bad("arrays", f"names of the model's parameters, e.g. {next(iter(own))!r}",
