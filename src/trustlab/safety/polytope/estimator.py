@@ -596,6 +596,8 @@ class SafetyPolytope(ClassifierMixin, BaseEstimator):
         reads back.
         """
         check_is_fitted(self, "normals_")
+        if self.layer is not None:  # set by hand after fitting: load() would read it back as is
+            check_positive_int(self.layer, "layer", minimum=0)
         if metadata is not None and not isinstance(metadata, dict):  # load() reads a dict
             raise InputError.bad("metadata", "a dict of JSON-safe values, or None", metadata)
         info = {
