@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from trustlab._numerics import seeded_torch
-from trustlab._results import write_atomic
+from trustlab._results import check_output_dir, write_atomic
 from trustlab.errors import InputError
 from trustlab.explain.equigx.data import GraphDataset, qm9_carbonyl, shapes_in_noise
 
@@ -126,6 +126,7 @@ def train_recipe(recipe: dict[str, Any], out_dir: str | Path, *, progress: Any =
     from trustlab.explain.equigx.model import TensorFieldNetwork
     from trustlab.explain.equigx.training import predict_graphs, train_tfn
 
+    out = check_output_dir(out_dir, "out_dir")  # a file in the way: refused before training
     parts = recipe_data(recipe["data"])
     train = parts["train"]
     seed = recipe.get("train", {}).get("random_state")
@@ -135,7 +136,6 @@ def train_recipe(recipe: dict[str, Any], out_dir: str | Path, *, progress: Any =
         net = TensorFieldNetwork(
             n_classes=train.n_classes, n_scalars=train[0].x.shape[1], **recipe.get("model", {})
         )
-    out = Path(out_dir)
     history = train_tfn(
         net, train, validation=parts["validation"], checkpoint_dir=out / "_state",
         progress=progress, **recipe.get("train", {}),

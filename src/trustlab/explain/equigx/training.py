@@ -32,7 +32,7 @@ from trustlab._checks import (
 from trustlab._lazy import require
 from trustlab._numerics import seeded_torch
 from trustlab._progress import check_progress
-from trustlab._results import Result
+from trustlab._results import Result, check_output_dir
 from trustlab.errors import InputError
 
 torch = require("torch", "graph")
@@ -394,7 +394,8 @@ def train_tfn(
         model.config, train, validation, max_epochs=max_epochs, learning_rate=learning_rate,
         batch_size=batch_size, weight_decay=weight_decay, random_state=random_state,
     )  # fmt: skip
-    folder = Path(checkpoint_dir) if checkpoint_dir is not None else None
+    # a file in the way is refused before any training (was: a raw error once an epoch ran)
+    folder = None if checkpoint_dir is None else check_output_dir(checkpoint_dir, "checkpoint_dir")
     state = None
     if folder is not None and resume and (folder / "state.pt").is_file():
         state = _resume_state(folder, settings)
