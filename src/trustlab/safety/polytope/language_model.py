@@ -331,11 +331,14 @@ def _check_compatible(polytope: Any, model: Any) -> int:
             f"a model with hidden size {polytope.n_features_in_} (the polytope's width)",
             f"{model.name} with hidden size {model.hidden_size}",
         )
-    if not 0 <= polytope.layer < model.n_layers:
+    layer = polytope.layer  # set by hand or read from a saved polytope.json: True was layer 1
+    if isinstance(layer, (bool, np.bool_)) or not isinstance(layer, (int, np.integer)):
+        raise InputError.bad("polytope.layer", f"an integer layer of {model.name}", layer)
+    if not 0 <= layer < model.n_layers:
         raise InputError.bad(
-            "polytope.layer", f"a layer of {model.name} (0..{model.n_layers - 1})", polytope.layer
+            "polytope.layer", f"a layer of {model.name} (0..{model.n_layers - 1})", layer
         )
-    return int(polytope.layer)
+    return int(layer)
 
 
 def _check_language_model(model: Any) -> None:
