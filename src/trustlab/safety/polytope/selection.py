@@ -545,7 +545,13 @@ def _check_layered(acts: Any, unsafe: Any, layers: Sequence[int], prefix: str = 
     labels = _as_labels(unsafe, f"{prefix}unsafe")
     if len(labels) != len(X):
         raise InputError.bad(f"{prefix}unsafe", f"{len(X)} labels (one per row)", len(labels))
-    layer_list = [check_positive_int(v, "layers", minimum=0) for v in layers]
+    try:  # one layer, None or a 0-d array stopped on Python's raw "not iterable" TypeError
+        values = list(layers)
+    except TypeError:
+        raise InputError.bad(
+            "layers", f"a sequence of layers (one per slice of {prefix}acts)", layers
+        ) from None
+    layer_list = [check_positive_int(v, "layers", minimum=0) for v in values]
     if len(layer_list) != X.shape[1] or len(set(layer_list)) != len(layer_list):
         raise InputError.bad(
             "layers", f"{X.shape[1]} distinct layers (one per slice of {prefix}acts)", layer_list
