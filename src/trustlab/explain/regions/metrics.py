@@ -58,10 +58,21 @@ PXAP_BINS = 100_000
 # ------------------------------------------------------------------ input checks
 
 
+def _from_tensor(value: Any) -> Any:
+    """A torch tensor as a numpy array (detached, on the CPU; bfloat16, which numpy lacks, as
+    float32, which holds each value); anything else as it is."""
+    if not hasattr(value, "detach"):
+        return value
+    value = value.detach().cpu()
+    if str(value.dtype) == "torch.bfloat16":
+        value = value.float()
+    return value.numpy()
+
+
 def _masks(value: Any, name: str, shape: tuple[int, ...] | None = None) -> np.ndarray:
     """A bool (n, H, W) array from bool or 0/1 numeric input."""
     try:
-        arr = np.asarray(value)
+        arr = np.asarray(_from_tensor(value))
     except ValueError:  # ragged nested lists
         raise InputError.bad(name, "a non-empty mask array of shape (n, H, W)", value) from None
     if arr.ndim != 3 or arr.size == 0:
@@ -78,11 +89,7 @@ def _masks(value: Any, name: str, shape: tuple[int, ...] | None = None) -> np.nd
 
 
 def _soft_maps(value: Any) -> np.ndarray:
-    if hasattr(value, "detach"):  # a torch tensor
-        value = value.detach().cpu()
-        if str(value.dtype) == "torch.bfloat16":  # numpy has no bfloat16; float32 holds each
-            value = value.float()
-        value = value.numpy()
+    value = _from_tensor(value)
     try:
         kind = np.asarray(value).dtype.kind
     except (TypeError, ValueError):
