@@ -761,6 +761,8 @@ class LocalModel:
         return int(layer)
 
     def _check_layers(self, layers: Any) -> tuple[list[int], bool]:
+        if isinstance(layers, np.ndarray) and layers.ndim == 0:  # len() of it: a raw TypeError
+            layers = layers.item()  # one layer, as a numpy int; a bool or float is refused
         if isinstance(layers, (int, np.integer)) and not isinstance(layers, bool):
             return [self._check_layer(layers, "layers")], True
         if isinstance(layers, (str, bytes)) or not isinstance(layers, (Sequence, np.ndarray)):
