@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from trustlab._results import output_dir, replace_saved
+from trustlab._results import check_output_dir, output_dir, replace_saved
 from trustlab.errors import InputError, ResourceError
 
 SKOPS_SUFFIXES = (".skops",)
@@ -254,7 +254,11 @@ def read_model_folder(path: Any, fmt: str, what: str) -> tuple[dict, dict[str, d
 def load_training_state(folder: Path | None, fingerprint: Any) -> dict | None:
     """The training state :func:`save_training_state` left in ``folder`` (None when there is
     none, or no folder), refused with an InputError naming ``checkpoint_dir`` when it was left by
-    a fit of other data or settings (another ``fingerprint``)."""
+    a fit of other data or settings (another ``fingerprint``). A ``folder`` that is a file (or
+    lies under one) is refused naming ``checkpoint_dir``: a fit calls this before its first
+    epoch, and save_training_state's ``mkdir`` met it only after that epoch, as a raw error."""
+    if folder is not None:
+        check_output_dir(folder, "checkpoint_dir")
     if folder is None or not (Path(folder) / "state.pt").is_file():
         return None
     import torch
