@@ -390,11 +390,14 @@ def synth(
     refuse_existing(out, overwrite, ("annotations.json",), "a dataset")
     with progress() as bar:
         ds = _generate(n, seed, kinds, clean_fraction, size, bar)
-    if out.exists() and overwrite:  # an earlier run's extra images (its names: 00000.png, ...)
-        for earlier in (out / "images").glob("*.png"):  # a user's other files there are kept
-            if earlier.stem.isdigit():
-                earlier.unlink()
     written = ds.save(out)
+    if overwrite:  # an earlier, larger run's extra images (its names: 00000.png, ...), removed
+        # once the new dataset is saved whole (review 67: removed before, an overwrite stopped
+        # in the save lost the earlier dataset the staged save keeps); a user's files are kept
+        new = set(written)
+        for earlier in (out / "images").glob("*.png"):
+            if earlier.stem.isdigit() and earlier not in new:
+                earlier.unlink()
     records = write_atomic(out / "records.json", json_text(ds.records(random_state=seed)))
     from matplotlib.figure import Figure as MplFigure
 
