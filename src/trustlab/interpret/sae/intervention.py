@@ -23,6 +23,7 @@ Steps 4 to 6 (explanations of the output effects, generations, the score) are in
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -326,10 +327,33 @@ def _check_subject(model: Any, sae: Any, latent: Any, layer: Any) -> int:
         raise InputError.bad("latent", f"a latent index in [0, {sae.n_latents_ - 1}]", latent)
     if not 0 <= latent < sae.n_latents_:
         raise InputError.bad("latent", f"a latent index in [0, {sae.n_latents_ - 1}]", latent)
-    layer = sae.layer_ if layer is None else layer
     if layer is None:
-        raise InputError.bad("layer", "a decoder layer (the SAE records none)", layer)
-    return int(layer)
+        if sae.layer_ is None:
+            raise InputError.bad("layer", "a decoder layer (the SAE records none)", layer)
+        return int(sae.layer_)
+    return _check_layer(layer, model)
+
+
+def _check_layer(layer: Any, model: Any) -> int:
+    """``layer`` as a block of ``model``, refused as ``layer`` as the user wrote it (review 67:
+    int() read True as layer 1, 1.7 as 1 and "1" as 1). Ints, numpy integers, 0-d integer
+    arrays and an integral float (2.0, read as 2 as before) pass, as in the polytope's layers."""
+    value = layer.item() if isinstance(layer, np.ndarray) and layer.ndim == 0 else layer
+    whole = isinstance(value, numbers.Integral) or (
+        isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer()
+    )
+    n_layers = getattr(model, "n_layers", None)
+    top = n_layers - 1 if isinstance(n_layers, (int, np.integer)) else None
+    name = getattr(model, "name", "the model")
+    span = f" in [0, {top}]" if top is not None else " (>= 0)"  # as cache_latents says it
+    if (
+        isinstance(value, (bool, np.bool_))
+        or not whole
+        or value < 0
+        or (top is not None and value > top)
+    ):
+        raise InputError.bad("layer", f"an integer decoder layer of {name!r}{span}", layer)
+    return int(value)
 
 
 def _check_strength(strength: Any) -> float:
