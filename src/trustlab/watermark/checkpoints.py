@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from trustlab._checks import check_positive_int
+from trustlab._results import check_output_dir
 from trustlab.errors import InputError
 
 __all__ = [
@@ -163,7 +164,7 @@ def train_checkpoint(
 
     from trustlab.watermark.nr import WatermarkPredictor
 
-    out = Path(out_dir)
+    out = check_output_dir(out_dir, "out_dir")  # a file in the way: refused before the images
     train = checkpoint_data("train", n_jobs=n_jobs)
     model = WatermarkPredictor(**PARAMS, checkpoint_dir=out / "_state")
     model.fit(

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from trustlab._results import check_output_dir
 from trustlab.errors import InputError
 
 __all__ = [
@@ -116,7 +117,7 @@ def train_checkpoint(
     import shutil
 
     entry = _entry(name)
-    out = Path(out_dir)
+    out = check_output_dir(out_dir, "out_dir")  # a file in the way: refused before training
     params = dict(entry["params"])
     cls = _model_class(entry["kind"])
     if entry["kind"] == "p2p":
