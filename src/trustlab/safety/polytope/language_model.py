@@ -83,8 +83,8 @@ def _check_layers(layer: Any, model: Any) -> int | list[int]:
     ``layers`` by the model. An integral float (2.0) or a 0-d array still reads as before."""
 
     def one(value: Any) -> int:
-        if np.ndim(value) == 0 and isinstance(value, np.ndarray):
-            value = value.item()
+        if np.ndim(value) == 0 and hasattr(value, "item") and not isinstance(value, np.generic):
+            value = value.item()  # a 0-d numpy array or torch tensor (int() read both before)
         whole = isinstance(value, numbers.Integral) or (
             isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer()
         )
