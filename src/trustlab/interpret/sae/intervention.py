@@ -337,8 +337,11 @@ def _check_subject(model: Any, sae: Any, latent: Any, layer: Any) -> int:
 def _check_layer(layer: Any, model: Any) -> int:
     """``layer`` as a block of ``model``, refused as ``layer`` as the user wrote it (review 67:
     int() read True as layer 1, 1.7 as 1 and "1" as 1). Ints, numpy integers, 0-d integer
-    arrays and an integral float (2.0, read as 2 as before) pass, as in the polytope's layers."""
-    value = layer.item() if isinstance(layer, np.ndarray) and layer.ndim == 0 else layer
+    arrays and an integral float (2.0, read as 2 as before) pass, as in the polytope's layers.
+    A 0-d array of any library (numpy's, torch's: int() read torch.tensor(1) as 1 before) is
+    read as its item."""
+    zero_d = getattr(layer, "ndim", None) == 0 and callable(getattr(layer, "item", None))
+    value = layer.item() if zero_d else layer
     whole = isinstance(value, numbers.Integral) or (
         isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer()
     )
