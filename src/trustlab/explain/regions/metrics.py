@@ -108,10 +108,8 @@ def _soft_maps(value: Any) -> np.ndarray:
 
 
 def _label_maps(segments: Any) -> np.ndarray:
-    if hasattr(segments, "detach"):  # a torch tensor
-        segments = segments.detach().cpu().numpy()
     try:
-        seg = np.asarray(segments)
+        seg = np.asarray(_from_tensor(segments))  # a bfloat16 tensor: refused below, by name
     except ValueError:  # ragged nested lists
         raise InputError.bad("segments", "an integer array of shape (n, H, W)", segments) from None
     if seg.ndim != 3 or seg.size == 0 or not np.issubdtype(seg.dtype, np.integer):
