@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -249,6 +250,17 @@ def read_model_folder(path: Any, fmt: str, what: str) -> tuple[dict, dict[str, d
         name, _, rest = key.partition(".")
         states.setdefault(name, {})[rest] = value
     return meta, states
+
+
+def checkpoint_folder(checkpoint_dir: Any) -> Path | None:
+    """A fit's ``checkpoint_dir`` as a Path (None stays None), checked before any work: an
+    InputError naming ``checkpoint_dir`` where it is no path, or a file (or lies under one),
+    which save_training_state's ``mkdir`` would meet only after the first epoch."""
+    if checkpoint_dir is None:
+        return None
+    if not isinstance(checkpoint_dir, (str, os.PathLike)):
+        raise InputError.bad("checkpoint_dir", "a folder path or None", checkpoint_dir)
+    return check_output_dir(checkpoint_dir, "checkpoint_dir")
 
 
 def load_training_state(folder: Path | None, fingerprint: Any) -> dict | None:

@@ -39,7 +39,6 @@ import hashlib
 import inspect
 import json
 import math
-import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -61,6 +60,7 @@ from trustlab._checks import (
 )
 from trustlab._lazy import require
 from trustlab._model_files import (
+    checkpoint_folder,
     load_training_state,
     read_model_folder,
     save_training_state,
@@ -68,7 +68,7 @@ from trustlab._model_files import (
 )
 from trustlab._numerics import flush_denormals, seeded_torch, zero_denormals
 from trustlab._progress import check_progress
-from trustlab._results import Result, check_output_dir, internal_field, new_axes
+from trustlab._results import Result, internal_field, new_axes
 from trustlab.errors import InputError
 from trustlab.watermark.marks import trimmed_box
 from trustlab.watermark.vocabulary import (
@@ -538,10 +538,7 @@ class WatermarkPredictor(BaseEstimator):
                 "widths", f"a last stage of other than 1, 2, 4 or 8 channels at input_size {size}",
                 self.widths,
             )  # fmt: skip
-        if self.checkpoint_dir is not None:  # a file in the way: refused before any training
-            if not isinstance(self.checkpoint_dir, (str, os.PathLike)):
-                raise InputError.bad("checkpoint_dir", "a folder path or None", self.checkpoint_dir)
-            check_output_dir(self.checkpoint_dir, "checkpoint_dir")
+        checkpoint_folder(self.checkpoint_dir)  # a file in the way: refused before any training
         return {
             "size": size,
             "widths": widths,

@@ -37,6 +37,7 @@ from trustlab._checks import (
 )
 from trustlab._lazy import require
 from trustlab._model_files import (
+    checkpoint_folder,
     load_training_state,
     read_model_folder,
     save_training_state,
@@ -226,7 +227,7 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
             raise InputError.bad("fill", "a finite number", self.fill)
         if not is_number(self.colour_jitter) or not 0 <= self.colour_jitter < 1:
             raise InputError.bad("colour_jitter", "a number in [0, 1)", self.colour_jitter)
-        return p
+        return {**p, "folder": checkpoint_folder(self.checkpoint_dir)}  # before the superpixels
 
     def _segments(self, x: Any, segments: Any, compact: bool = True) -> Any:
         if segments is None:
@@ -279,7 +280,7 @@ class RegionSparseClassifier(ClassifierMixin, BaseEstimator):
                 k: [] for k in ("epochs", "loss", "ce", "sparsity", "acc", "kept", "temp", "lam")
             }
             start, seconds = 0, 0.0
-            folder = Path(self.checkpoint_dir) if self.checkpoint_dir is not None else None
+            folder = p["folder"]
             fingerprint = self._fingerprint(x, y_idx, seg)
             state = load_training_state(folder, fingerprint)
             if state is not None:
