@@ -10,8 +10,14 @@ Typical use (see :func:`run_audit` for a runnable example)::
 Report sections live in :mod:`trustlab.audit.sections`; each receives an :class:`AuditContext`.
 """
 
-from trustlab.audit.context import AuditContext, AuditPlan
-from trustlab.audit.result import AuditResult
-from trustlab.audit.run import run_audit
+from trustlab._lazy import lazy_names
 
-__all__ = ["run_audit", "AuditResult", "AuditContext", "AuditPlan"]
+# module -> the public names it defines, imported on first use (pandas stays unloaded until then)
+__getattr__, __all__, __dir__ = lazy_names(
+    __name__,
+    {
+        ".run": ["run_audit"],
+        ".result": ["AuditResult"],
+        ".context": ["AuditContext", "AuditPlan"],
+    },
+)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from trustlab._checks import check_probability
 from trustlab.audit.table import check_classes_and_groups
 from trustlab.errors import InputError
+
+if TYPE_CHECKING:  # only in annotations: `trustlab --help` need not load pandas
+    import pandas as pd
 
 __all__ = ["AuditContext", "AuditPlan", "audit_mode", "check_test_groups"]
 

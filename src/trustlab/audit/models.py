@@ -13,10 +13,9 @@ import shlex
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from trustlab._model_files import (  # noqa: F401  (trusted_library_modules is re-exported)
     PICKLE_SUFFIXES,
@@ -26,6 +25,9 @@ from trustlab._model_files import (  # noqa: F401  (trusted_library_modules is r
     trusted_library_modules,
 )
 from trustlab.errors import InputError
+
+if TYPE_CHECKING:  # pandas loads on first use: `trustlab --help` need not pay for it
+    import pandas as pd
 
 __all__ = [
     "ZOO_NAMES",
@@ -64,6 +66,8 @@ MAX_CATEGORIES = 50
 
 def categorical_columns(X: pd.DataFrame) -> list[str]:
     """Columns treated as categories: every non-numeric column, booleans included."""
+    import pandas as pd
+
     return [
         c
         for c in X.columns

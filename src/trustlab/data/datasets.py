@@ -5,11 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from trustlab.errors import InputError
+
+if TYPE_CHECKING:  # pandas loads on first use: `trustlab --help` need not pay for it
+    import pandas as pd
 
 __all__ = ["Dataset", "load_dataset", "list_datasets"]
 
@@ -103,6 +106,8 @@ class Dataset:
 
     def info(self) -> dict:
         """A JSON-safe description (no data)."""
+        import pandas as pd
+
         return {
             "name": self.name,
             "rows": int(len(self.frame)),
@@ -159,6 +164,8 @@ def load_dataset(name: str) -> Dataset:
 
 @cache
 def _read(name: str) -> pd.DataFrame:
+    import pandas as pd
+
     entry = _REGISTRY[name]
     with resources.files("trustlab.data").joinpath("bundled", entry.file).open("rb") as fh:
         frame = pd.read_csv(fh, compression="gzip")
