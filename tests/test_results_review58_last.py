@@ -34,11 +34,13 @@ class _Result:
 def test_a_stopped_save_leaves_no_result_json(tmp_path):
     written = write_outputs(_Result(stop=False), tmp_path)
     assert [p.name for p in written] == ["result.json", "revenue.png", "accuracy.png"]
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     with pytest.raises(KeyboardInterrupt):  # rerun into the folder (--overwrite), stopped
         write_outputs(_Result(stop=True), tmp_path)
     # before: result.json was written first (and the earlier run's stayed): it named a complete
-    # run beside a partial one
-    assert not (tmp_path / "result.json").exists()
+    # run beside a partial one. Review 67 (G2): the new files are written aside first, so the
+    # folder still holds the earlier run whole, file for file (review 58 had it hold none)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
     write_outputs(_Result(stop=False), tmp_path)
     assert json.loads((tmp_path / "result.json").read_text()) == {"stop": False}
     files = tmp_path / "result.json", tmp_path / "accuracy.png"

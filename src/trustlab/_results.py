@@ -411,35 +411,50 @@ def write_outputs(result: Any, out_dir: str | os.PathLike) -> list[Path]:
 
     ``result.json`` holds ``to_dict()``; ``plot()`` is saved as ``result.figure_name`` (PNG at
     :data:`FIGURE_DPI`); ``result.files()`` adds tables (CSV), arrays (.npy), texts, JSON values
-    and further pictures. Every file is written atomically, and ``result.json`` last (a result.json
-    of an earlier run is removed first): a folder that holds one holds the whole result, even if
-    the process was stopped while saving.
+    and further pictures. An overwrite goes through :func:`replace_saved`: every new file is
+    written whole aside first (stopped there, the earlier result's files are as they were), then
+    the earlier ``result.json`` is removed, the new files renamed into place and ``result.json``
+    written last: a folder that holds one holds one whole result, even if the process was
+    stopped while saving.
     """
     out = output_dir(out_dir, "out")
     summary = json_text(result.to_dict())
-    (out / "result.json").unlink(missing_ok=True)
-    written = []
     size = getattr(result, "figure_size", (7.0, 4.5))
+    files: dict[str, str | bytes | Callable[[Path], Any]] = {}
     if has_plot(result):
-        written.append(_write_figure(out / result.figure_name, result.plot, size))
+        files[result.figure_name] = _figure_writer(result.plot, size)
     extra = result.files() if callable(getattr(result, "files", None)) else {}
     for name, content in extra.items():
-        written.append(_write_file(out / name, content, size))
-    return [write_atomic(out / "result.json", summary), *written]
+        files[name] = _file_writer(content, size)
+    written = replace_saved(out, files, {"result.json": summary})
+    return [written[-1], *written[:-1]]
 
 
-def _write_file(path: Path, content: Any, size: tuple[float, float]) -> Path:
+def _file_writer(content: Any, size: tuple[float, float]) -> str | bytes | Callable[[Path], Any]:
+    """What :func:`write_atomic` writes for ``content``: text, bytes, or a function that writes
+    the temporary path it is given."""
     import numpy as np
 
     if hasattr(content, "to_csv"):
-        return write_atomic(path, lambda tmp: content.to_csv(tmp, index=False))
+        return lambda tmp: content.to_csv(tmp, index=False)
     if isinstance(content, np.ndarray):
-        return write_atomic(path, lambda tmp: _save_npy(tmp, content))
+        return lambda tmp: _save_npy(tmp, content)
     if isinstance(content, (str, bytes)):
-        return write_atomic(path, content)
+        return content
     if callable(content):
-        return _write_figure(path, content, size)
-    return write_atomic(path, json_text(content))
+        return _figure_writer(content, size)
+    return json_text(content)
+
+
+def _figure_writer(draw: Callable[..., Any], size: tuple[float, float]) -> Callable[[Path], Any]:
+    def write(tmp: Path) -> None:
+        from matplotlib.figure import Figure
+
+        figure = Figure(figsize=size)  # not registered with pyplot: nothing to close, nothing leaks
+        draw(ax=figure.add_subplot())
+        save_png(figure, tmp)
+
+    return write
 
 
 def _save_npy(path: Path, array: Any) -> None:
@@ -468,11 +483,3 @@ def save_png(figure: Any, target: Any) -> None:
         text.set_parse_math(False)
     with matplotlib.rc_context({"text.parse_math": False}):
         figure.savefig(target, format="png", dpi=FIGURE_DPI, bbox_inches="tight")
-
-
-def _write_figure(path: Path, draw: Callable[..., Any], size: tuple[float, float]) -> Path:
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=size)  # not registered with pyplot: nothing to close, nothing leaks
-    draw(ax=figure.add_subplot())
-    return write_png(path, figure)
