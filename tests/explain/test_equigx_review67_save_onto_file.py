@@ -21,7 +21,7 @@ def test_saving_onto_a_file_is_refused(tmp_path):
     file = tmp_path / "net"
     file.write_text("keep me")
     for target in (file, file / "below"):
-        with pytest.raises(InputError, match=r"^path: expected a folder") as info:
+        with pytest.raises(InputError, match=r"^path: expected a directory") as info:
             net.save(target)
         assert info.value.argument == "path"
     assert file.read_text() == "keep me"

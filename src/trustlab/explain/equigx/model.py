@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from trustlab._lazy import require
-from trustlab._results import replace_saved
+from trustlab._results import output_dir, replace_saved
 from trustlab.errors import InputError
 
 torch = require("torch", "graph")
@@ -467,13 +467,9 @@ class TensorFieldNetwork(torch.nn.Module):
         """
         from safetensors.torch import save_file
 
-        folder = Path(path)
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except (FileExistsError, NotADirectoryError):  # a file in the way
-            raise InputError.bad(
-                "path", "a folder (or a path where one can be created)", str(path)
-            ) from None
+        # '' (the working directory), a file in the way or a folder that cannot be made (no
+        # permission) is refused naming path, as the other savers do
+        folder = output_dir(path, "path")
         text = json.dumps(asdict(self.config), indent=2) + "\n"
         state = {k: v.detach().contiguous() for k, v in self.state_dict().items()}
         # whole or absent (replace_saved): stopped in the weights' write, the earlier network
