@@ -7,6 +7,7 @@ Every public function converts and validates its inputs once, with these helpers
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import re
 import urllib.parse
@@ -29,6 +30,7 @@ __all__ = [
     "as_1d",
     "check_finite",
     "is_missing",
+    "whole_number",
     "check_same_length",
     "check_probability_vector",
     "check_row_stochastic",
@@ -286,6 +288,21 @@ def as_1d(value: Any, name: str, *, min_size: int = 1) -> np.ndarray:
                 argument=name,
             )
     return arr
+
+
+def whole_number(value: Any) -> Any:
+    """``value`` where it is a whole number (an int, a numpy integer, a finite integral float, or
+    a 0-d array or tensor of one, read as its item), else None (bools, strings, fractions): the
+    layer checks of the polytope and the SAE intervention (int() read True, 2.7 and "1" as 1)."""
+    zero_d = np.ndim(value) == 0 and not isinstance(value, np.generic)
+    value = value.item() if zero_d and callable(getattr(value, "item", None)) else value
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, numbers.Integral):
+        return value
+    if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
+        return value
+    return None
 
 
 def is_missing(value: Any) -> bool:

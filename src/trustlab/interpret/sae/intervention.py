@@ -23,7 +23,6 @@ Steps 4 to 6 (explanations of the output effects, generations, the score) are in
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +33,7 @@ from trustlab._checks import (
     check_positive,
     check_positive_int,
     check_string_list,
+    whole_number,
 )
 from trustlab._lazy import require
 from trustlab._results import Result, new_axes
@@ -340,21 +340,12 @@ def _check_layer(layer: Any, model: Any) -> int:
     arrays and an integral float (2.0, read as 2 as before) pass, as in the polytope's layers.
     A 0-d array of any library (numpy's, torch's: int() read torch.tensor(1) as 1 before) is
     read as its item."""
-    zero_d = getattr(layer, "ndim", None) == 0 and callable(getattr(layer, "item", None))
-    value = layer.item() if zero_d else layer
-    whole = isinstance(value, numbers.Integral) or (
-        isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer()
-    )
+    value = whole_number(layer)
     n_layers = getattr(model, "n_layers", None)
     top = n_layers - 1 if isinstance(n_layers, (int, np.integer)) else None
     name = getattr(model, "name", "the model")
     span = f" in [0, {top}]" if top is not None else " (>= 0)"  # as cache_latents says it
-    if (
-        isinstance(value, (bool, np.bool_))
-        or not whole
-        or value < 0
-        or (top is not None and value > top)
-    ):
+    if value is None or value < 0 or (top is not None and value > top):
         raise InputError.bad("layer", f"an integer decoder layer of {name!r}{span}", layer)
     return int(value)
 

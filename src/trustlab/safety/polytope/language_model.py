@@ -10,8 +10,6 @@ happen at one point (the authors read block 19 and steer after block 20).
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +17,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from trustlab._checks import check_positive_int
+from trustlab._checks import check_positive_int, whole_number
 from trustlab._progress import Progress, check_progress
 from trustlab._results import Result, internal_field
 from trustlab.errors import InputError
@@ -82,13 +80,9 @@ def _check_layers(layer: Any, model: Any) -> int | list[int]:
     int() read True as 1, 2.7 as 2 and "1" as 1, and a layer past the model was named
     ``layers`` by the model. An integral float (2.0) or a 0-d array still reads as before."""
 
-    def one(value: Any) -> int:
-        if np.ndim(value) == 0 and hasattr(value, "item") and not isinstance(value, np.generic):
-            value = value.item()  # a 0-d numpy array or torch tensor (int() read both before)
-        whole = isinstance(value, numbers.Integral) or (
-            isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer()
-        )
-        if isinstance(value, (bool, np.bool_)) or not whole:
+    def one(given: Any) -> int:
+        value = whole_number(given)  # a 0-d numpy array or torch tensor read as its item
+        if value is None:
             raise InputError.bad("layer", "an integer layer (or a sequence of them)", layer)
         n_layers = getattr(model, "n_layers", None)
         top = f"{n_layers - 1}" if isinstance(n_layers, (int, np.integer)) else None
