@@ -6,13 +6,21 @@ that reads the states, had the same defect: measured on HEAD 2f87ae89 with a sta
 passed int(layer) on, so True was read as layer 1, 2.7 as layer 2, "1" as layer 1, [0, 2.5] as
 [0, 2], None stopped on int()'s raw TypeError, and a layer past a real model (or -1, or [])
 was refused by the model as ``layers: ...``. Now each layer is refused by the argument's name;
-integers (numpy's too), integral floats and arrays of them read as before."""
+integers (numpy's too), integral floats and arrays of them read as before.
+
+Third reader O of 969d9a07: that check took ints, numpy numbers and 0-d numpy arrays only. Measured on 969d9a07^ with a 2-layer stand-in model:
+torch.tensor(1), torch.tensor(1.0), torch.tensor([0, 1]) and [torch.tensor(0), torch.tensor(1)]
+were read as 1, 1, [0, 1], [0, 1]; on 969d9a07 each was refused as ``layer: expected an integer
+layer``. A torch tensor's value is read as a Python number first, so they read as before and a
+bool or non-integral tensor is still refused as ``layer``."""
 
 import numpy as np
 import pytest
 
 from trustlab.errors import InputError
 from trustlab.safety import prompt_activations
+
+torch = pytest.importorskip("torch")
 
 
 class _Model:
@@ -61,3 +69,29 @@ def test_integer_layers_read_as_before(layer, read):
     assert model.layers == read
     assert all(type(v) is int for v in np.atleast_1d(model.layers).tolist())
     assert type(model.layers) in (int, list)
+
+
+@pytest.mark.parametrize(
+    ("layer", "read"),
+    [
+        (torch.tensor(1), 1),
+        (torch.tensor(1, dtype=torch.int8), 1),
+        (torch.tensor(1.0), 1),
+        (torch.tensor([0, 1]), [0, 1]),
+        ([torch.tensor(0), torch.tensor(1)], [0, 1]),
+    ],
+)
+def test_torch_layers_read_as_before(layer, read):
+    model = _Model()
+    prompt_activations(model, ["hi"], layer, chat=False)
+    assert model.layers == read and type(model.layers) is type(read)
+
+
+@pytest.mark.parametrize(
+    "layer", [torch.tensor(True), torch.tensor(0.5), torch.tensor([0.0, 1.5]), torch.tensor(2)]
+)
+def test_bool_fractional_or_out_of_range_tensors_are_still_refused(layer):
+    model = _Model()
+    with pytest.raises(InputError, match=r"^layer: expected") as e:
+        prompt_activations(model, ["hi"], layer, chat=False)
+    assert e.value.argument == "layer" and model.layers is None
